@@ -1,0 +1,79 @@
+"""Preview-time facts about a pinned AMI, read through ``aws.ec2.get_ami``.
+
+One look-up per distinct AMI, however many pools or node groups pin it: share one ``AmiLookup``
+between components (the ``Rack`` does). The checks themselves are the policy pack's rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from policies import rules
+
+from .config import ConfigError
+
+
+@dataclass(frozen=True)
+class AmiFacts:
+    id: str
+    name: str
+    description: str
+    architecture: str
+    root_device_name: str
+    root_snapshot_gib: Optional[float]
+    creation_date: str
+
+
+class AmiLookup:
+    """Looks AMIs up once each and checks a lane against them."""
+
+    def __init__(self, opts: Optional[pulumi.InvokeOptions] = None) -> None:
+        self._opts = opts
+        self._cache: dict[str, AmiFacts] = {}
+
+    def facts(self, subject: str, ami_id: str) -> AmiFacts:
+        if ami_id not in self._cache:
+            self._cache[ami_id] = self._fetch(subject, ami_id)
+        return self._cache[ami_id]
+
+    def _fetch(self, subject: str, ami_id: str) -> AmiFacts:
+        try:
+            image = aws.ec2.get_ami(
+                filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami_id])],
+                include_deprecated=True,
+                opts=self._opts,
+            )
+        except Exception as exc:  # the provider's own error: not found, not shared, no credentials
+            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(
+                f"{subject}: ami_id '{ami_id}' cannot be read in this region/account ({reason}); "
+                f"check that it exists here and is shared with this account"
+            ) from None
+        root = image.root_device_name
+        size: Optional[float] = None
+        for mapping in image.block_device_mappings or []:
+            if mapping.device_name == root and mapping.ebs and mapping.ebs.get("volume_size"):
+                size = float(mapping.ebs["volume_size"])
+        return AmiFacts(
+            id=ami_id,
+            name=image.name or "",
+            description=image.description or "",
+            architecture=image.architecture,
+            root_device_name=root,
+            root_snapshot_gib=size,
+            creation_date=image.creation_date or "",
+        )
+
+    def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float) -> AmiFacts:
+        """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI."""
+        facts = self.facts(subject, ami_id)
+        problem = rules.arch_mismatch(subject, arches, ami_id, facts.architecture)
+        if not problem and facts.root_snapshot_gib is not None:
+            problem = rules.disk_below_snapshot(subject, disk_gib, ami_id, facts.root_snapshot_gib)
+        if problem:
+            raise ConfigError(problem)
+        return facts

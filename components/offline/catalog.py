@@ -1,0 +1,112 @@
+"""The AMI catalog that answers ``aws:ec2/getAmi`` offline.
+
+One entry per AMI under the top-level key ``amis:``, each with ``id``, ``name``, ``description``,
+``architecture`` (``x86_64``/``arm64``), ``root_device_name``, ``root_snapshot_gib``,
+``creation_date`` (ISO 8601) and ``owner_id``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import yaml
+
+DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
+_FIELDS = ("id", "name", "description", "architecture", "root_device_name", "root_snapshot_gib", "creation_date", "owner_id")
+
+
+class CatalogError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CatalogAmi:
+    id: str
+    name: str
+    description: str
+    architecture: str
+    root_device_name: str
+    root_snapshot_gib: float
+    creation_date: str
+    owner_id: str
+
+    def get_ami_result(self) -> dict[str, Any]:
+        """The ``aws:ec2/getAmi`` result EC2 would give for this image (engine property names)."""
+        return {
+            "id": self.id,
+            "imageId": self.id,
+            "name": self.name,
+            "description": self.description,
+            "architecture": self.architecture,
+            "rootDeviceName": self.root_device_name,
+            "rootDeviceType": "ebs",
+            "creationDate": self.creation_date,
+            "ownerId": self.owner_id,
+            "state": "available",
+            "virtualizationType": "hvm",
+            "blockDeviceMappings": [
+                {
+                    "deviceName": self.root_device_name,
+                    "ebs": {
+                        "delete_on_termination": "true",
+                        "encrypted": "false",
+                        "snapshot_id": "snap-" + self.id.removeprefix("ami-"),
+                        "volume_size": f"{self.root_snapshot_gib:g}",
+                        "volume_type": "gp3",
+                    },
+                    "noDevice": "",
+                    "virtualName": "",
+                }
+            ],
+        }
+
+
+class Catalog:
+    def __init__(self, amis: Mapping[str, CatalogAmi], source: str = "<memory>") -> None:
+        self.amis = dict(amis)
+        self.source = source
+
+    def get(self, ami_id: str) -> Optional[CatalogAmi]:
+        return self.amis.get(ami_id)
+
+    @classmethod
+    def load(cls, path: Optional[Path] = None) -> "Catalog":
+        path = Path(path) if path else DEFAULT_CATALOG
+        try:
+            doc = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CatalogError(f"AMI catalog {path}: {exc}") from None
+        return cls.from_doc(doc, str(path))
+
+    @classmethod
+    def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
+        if not isinstance(doc, dict) or not isinstance(doc.get("amis", []), list):
+            raise CatalogError(f"AMI catalog {source}: expected a top-level 'amis:' list")
+        amis: dict[str, CatalogAmi] = {}
+        for n, entry in enumerate(doc.get("amis") or []):
+            where = f"AMI catalog {source}: amis[{n}]"
+            if not isinstance(entry, dict):
+                raise CatalogError(f"{where}: expected a mapping")
+            missing = [f for f in _FIELDS if f not in entry]
+            unknown = sorted(set(entry) - set(_FIELDS))
+            if missing or unknown:
+                raise CatalogError(f"{where}: missing {missing or 'nothing'}, unknown {unknown or 'nothing'}")
+            if entry["architecture"] not in ("x86_64", "arm64"):
+                raise CatalogError(f"{where}.architecture: '{entry['architecture']}' (must be x86_64 or arm64)")
+            created = str(entry["creation_date"])
+            if not re.match(r"^\d{4}-\d{2}-\d{2}", created):
+                raise CatalogError(f"{where}.creation_date: '{created}' (must be ISO 8601)")
+            amis[entry["id"]] = CatalogAmi(
+                id=str(entry["id"]),
+                name=str(entry["name"]),
+                description=str(entry["description"]),
+                architecture=entry["architecture"],
+                root_device_name=str(entry["root_device_name"]),
+                root_snapshot_gib=float(entry["root_snapshot_gib"]),
+                creation_date=created,
+                owner_id=str(entry["owner_id"]),
+            )
+        return cls(amis, source)

@@ -1,0 +1,81 @@
+"""``python -m components.offline preview``: the rack's preview on a machine with no cloud."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import yaml
+
+from ..config import ConfigError
+from .catalog import Catalog, CatalogError
+from .engine import run_program
+from .preview import render, to_json
+
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m components.offline")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("preview", help="preview a stack offline, like `pulumi preview`")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", help="read Pulumi.STACK.yaml from the project directory")
+    which.add_argument("--config", type=Path, help="any stack config file")
+    p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
+    p.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    p.add_argument("--json", type=Path, dest="json_out", help="also write resources and violations as JSON")
+    return parser
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except OSError as exc:
+        raise UsageError(f"cannot read stack config {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"stack config {path} is not valid YAML: {exc}") from None
+    config = doc.get("config", {}) if isinstance(doc, dict) else None
+    if not isinstance(config, dict):
+        raise UsageError(f"stack config {path}: expected a 'config:' mapping")
+    return config
+
+
+def project_name(cwd: Path) -> str:
+    try:
+        doc = yaml.safe_load((cwd / "Pulumi.yaml").read_text()) or {}
+        return str(doc.get("name") or "project")
+    except (OSError, yaml.YAMLError):
+        return "project"
+
+
+def preview(args: argparse.Namespace) -> int:
+    cwd: Path = args.cwd
+    stack_file = args.config or cwd / f"Pulumi.{args.stack}.yaml"
+    stack = args.stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    config = read_stack_file(stack_file)
+    catalog = Catalog.load(args.amis)
+    run = run_program(cwd, config, catalog, project=project_name(cwd), stack=stack)
+    violations: list[dict[str, Any]] = []
+    sys.stdout.write(render(run, violations))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(to_json(run, violations), indent=2) + "\n")
+    return EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return preview(args)
+    except (ConfigError, UsageError, CatalogError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+    except Exception as exc:  # a program error: report it like the CLI does, without a traceback
+        sys.stderr.write(f"error: the program failed: {type(exc).__name__}: {exc}\n")
+    return EXIT_ERROR

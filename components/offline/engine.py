@@ -1,0 +1,229 @@
+"""Run a Pulumi program offline, under the SDK's mocks, and record what it registers."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import json
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+import pulumi
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime.sync_await import _sync_await
+
+from .catalog import Catalog
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+OFFLINE_ACCOUNT = "123456789012"
+
+
+@dataclass
+class Resource:
+    """One registration, as the engine sees it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    properties: struct_pb2.Struct = field(repr=False, default_factory=struct_pb2.Struct)
+    """The inputs exactly as sent over the wire: unknowns and secrets keep their markers."""
+    provider: str = ""
+    dependencies: list[str] = field(default_factory=list)
+    protect: bool = False
+    delete_before_replace: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+        }
+
+
+@dataclass
+class ProgramRun:
+    project: str
+    stack: str
+    resources: list[Resource]
+    outputs: dict[str, Any]
+
+
+def plain(value: Any) -> Any:
+    """Wire values -> JSON: unknowns become ``"<computed>"``, secrets ``{"secret": ...}``."""
+    if isinstance(value, dict):
+        sig = value.get(rpc._special_sig_key)
+        if sig == rpc._special_secret_sig:
+            return {"secret": plain(value.get("value"))}
+        if sig == rpc._special_resource_sig:
+            return {"resource": value.get("urn")}
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if value == rpc.UNKNOWN:
+        return "<computed>"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class OfflineMocks(pulumi_mocks.Mocks):
+    """Answers the look-ups a rack program makes; anything else is refused by name."""
+
+    def __init__(self, catalog: Catalog, config: Mapping[str, str]) -> None:
+        self.catalog = catalog
+        self.region = str(config.get("aws:region") or "us-east-1")
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
+        token = args.token
+        if token == "aws:ec2/getAmi:getAmi":
+            return self._get_ami(args.args)
+        if token == "aws:eks/getCluster:getCluster":
+            name = args.args["name"]
+            return {
+                "id": name,
+                "name": name,
+                "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
+                "endpoint": f"https://{name}.eks.offline.invalid",
+                "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
+                "version": "1.33",
+                "status": "ACTIVE",
+            }
+        if token == "aws:index/getRegion:getRegion":
+            return {"id": self.region, "name": self.region, "region": self.region}
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
+        if token == "aws:index/getPartition:getPartition":
+            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com"}
+        raise NotImplementedError(f"the offline engine cannot answer the look-up {token}")
+
+    def _get_ami(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        ids = [v for f in args.get("filters") or [] if f.get("name") == "image-id" for v in f.get("values", [])]
+        if len(ids) != 1:
+            raise NotImplementedError("the offline engine answers aws:ec2/getAmi by one image-id filter only")
+        ami = self.catalog.get(ids[0])
+        if ami is None:
+            # what the AWS provider says when EC2 DescribeImages finds nothing
+            raise LookupError("Your query returned no results. Please change your search criteria and try again.")
+        return ami.get_ami_result()
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The SDK's mock monitor, keeping every registration request in order."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[Resource] = []
+        self.stack_outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        raw = json_format.MessageToDict(request.object)
+        self.recorded.append(
+            Resource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=bool(request.custom),
+                inputs=plain(raw),
+                properties=request.object,
+                provider=request.provider,
+                dependencies=list(request.dependencies),
+                protect=bool(request.protect),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                ignore_changes=list(request.ignoreChanges),
+                replace_on_changes=list(request.replaceOnChanges),
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802
+        if request.urn.split("::")[2] == STACK_TYPE:
+            self.stack_outputs = plain(json_format.MessageToDict(request.outputs))
+        return super().RegisterResourceOutputs(request)
+
+
+def stack_config_values(config: Mapping[str, Any]) -> dict[str, str]:
+    """Stack-file values as the CLI hands them to a program: structured values as JSON text."""
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        if isinstance(value, str):
+            out[key] = value
+        elif isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        else:
+            out[key] = json.dumps(value)
+    return out
+
+
+def run_program(
+    program: Callable[[], Any] | Path | str,
+    config: Mapping[str, Any],
+    catalog: Optional[Catalog] = None,
+    project: str = "mixed-os-racks",
+    stack: str = "dev",
+) -> ProgramRun:
+    """Run ``program`` (a ``__main__.py`` path, a project directory, or a callable) as a preview.
+
+    Exceptions the program raises propagate unchanged (``ConfigError`` among them).
+    """
+    catalog = catalog or Catalog.load()
+    values = stack_config_values(config)
+    mocks = OfflineMocks(catalog, values)
+    monitor = RecordingMonitor(mocks)
+
+    if callable(program):
+        body = program
+    else:
+        path = Path(program)
+        main = path / "__main__.py" if path.is_dir() else path
+
+        def body() -> None:
+            sys.path.insert(0, str(main.parent))
+            try:
+                runpy.run_path(str(main), run_name="__main__")
+            finally:
+                sys.path.remove(str(main.parent))
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            settings.ROOT.set(None)
+            runtime_config.set_all_config(values, [])
+            pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=True, monitor=monitor)
+            settings.SETTINGS.rpc_manager.clear()
+            settings.SETTINGS.outputs.clear()
+            _sync_await(pulumi.runtime.stack.run_pulumi_func(body))
+            # set_mocks closes the root Stack before the program runs; register its exports now,
+            # as the real language host does when the program returns.
+            root = settings.get_root_resource()
+            if isinstance(root, pulumi.runtime.stack.Stack) and root.outputs:
+                root._outputs_registered = False
+                root._finish()
+                _sync_await(pulumi.runtime.stack.wait_for_rpcs())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
+    contextvars.Context().run(run)
+    return ProgramRun(project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs)

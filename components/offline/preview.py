@@ -1,0 +1,57 @@
+"""Render an offline run like ``pulumi preview`` does: a tree of what ``pulumi up`` would create."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from .engine import ProgramRun, Resource
+
+
+def _children(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
+    by_parent: dict[str, list[Resource]] = {}
+    for res in resources:
+        by_parent.setdefault(res.parent, []).append(res)
+    for kids in by_parent.values():
+        kids.sort(key=lambda r: (r.type, r.name))
+    return by_parent
+
+
+def tree_lines(run: ProgramRun) -> list[tuple[str, str]]:
+    """(type column, name column) rows, depth-first, children sorted by type then name."""
+    by_parent = _children(run.resources)
+    rows: list[tuple[str, str]] = []
+
+    def walk(res: Resource, prefix: str, last: bool, root: bool) -> None:
+        branch = "" if root else ("└─ " if last else "├─ ")
+        rows.append((prefix + branch + res.type, res.name))
+        kids = by_parent.get(res.urn, [])
+        inner = prefix + ("" if root else ("   " if last else "│  "))
+        for n, kid in enumerate(kids):
+            walk(kid, inner, n == len(kids) - 1, False)
+
+    for top in by_parent.get("", []):
+        walk(top, "", True, True)
+    return rows
+
+
+def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> str:
+    rows = tree_lines(run)
+    width = max([len(t) for t, _ in rows] + [4]) + 2
+    out = [f"Previewing update ({run.stack}), offline:", "", f"     {'Type':<{width}}Name"]
+    out += [f" +   {t:<{width}}{n}" for t, n in rows]
+    if violations:
+        out += ["", "Policies:"]
+        for v in violations:
+            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({v['urn'].rsplit('::', 1)[-1] or 'stack'})")
+            out.append(f"        {v['message']}")
+    if run.outputs:
+        out += ["", "Outputs:"]
+        key_width = max(len(k) for k in run.outputs)
+        out += [f"    {k:<{key_width}}: {json.dumps(v)}" for k, v in sorted(run.outputs.items())]
+    out += ["", "Resources:", f"    + {len(run.resources)} to create"]
+    return "\n".join(out) + "\n"
+
+
+def to_json(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"resources": [r.to_json() for r in run.resources], "violations": list(violations or [])}
