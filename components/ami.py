@@ -6,6 +6,7 @@ between components (the ``Rack`` does). The checks themselves are the policy pac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -48,7 +49,8 @@ class AmiLookup:
                 opts=self._opts,
             )
         except Exception as exc:  # the provider's own error: not found, not shared, no credentials
-            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            text = str(exc).strip()
+            reason = re.sub(r"^invoke of \S+ failed: ", "", text.splitlines()[-1]) if text else type(exc).__name__
             raise ConfigError(
                 f"{subject}: ami_id '{ami_id}' cannot be read in this region/account ({reason}); "
                 f"check that it exists here and is shared with this account"

@@ -31,6 +31,14 @@ class ConfigError(pulumi.RunError):
     """Bad rack config. Pulumi prints it without a traceback; the offline CLI exits 2 with it."""
 
 
+class FieldProblem(ValueError):
+    """A rule broken by one field; the error's key path ends with that field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 # ---- value shapes the seeds accept ---------------------------------------------------------------
 
 
@@ -104,7 +112,8 @@ Taints = Annotated[list[Taint], BeforeValidator(_parse_taints)]
 def _check_taint_effects(subject: str, taints: list[Taint]) -> None:
     for taint in taints:
         if taint.effect not in TAINT_EFFECTS:
-            raise ValueError(
+            raise FieldProblem(
+                "taints",
                 f"{subject}: invalid taint effect '{taint.effect}' (must be one of {', '.join(TAINT_EFFECTS)})"
             )
 
@@ -162,24 +171,26 @@ class KarpenterPoolConfig(_Strict):
         check_pool_fields(self.subject, self)
         if self.volume_iops is not None:
             if self.volume_type != "gp3":
-                raise ValueError(f"{self.subject}: volume_iops requires volume_type gp3 (currently {self.volume_type})")
+                raise FieldProblem("volume_iops", f"{self.subject}: volume_iops requires volume_type gp3 (currently {self.volume_type})")
             if not 3000 <= self.volume_iops <= 80000:
-                raise ValueError(f"{self.subject}: invalid volume_iops '{self.volume_iops}' (must be 3000-80000)")
+                raise FieldProblem("volume_iops", f"{self.subject}: invalid volume_iops '{self.volume_iops}' (must be 3000-80000)")
         if self.volume_throughput is not None:
             if self.volume_type != "gp3":
-                raise ValueError(
+                raise FieldProblem(
+                    "volume_throughput",
                     f"{self.subject}: volume_throughput requires volume_type gp3 (currently {self.volume_type})"
                 )
             if not 125 <= self.volume_throughput <= 1000:
-                raise ValueError(
+                raise FieldProblem(
+                    "volume_throughput",
                     f"{self.subject}: invalid volume_throughput '{self.volume_throughput}' (must be 125-1000)"
                 )
         if self.weight is not None and not 0 <= self.weight <= 100:
-            raise ValueError(f"{self.subject}: weight must be 0-100 (got '{self.weight}')")
+            raise FieldProblem("weight", f"{self.subject}: weight must be 0-100 (got '{self.weight}')")
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(self.subject, self.ami_id)
             if problem:
-                raise ValueError(problem)
+                raise FieldProblem("ami_id", problem)
         return self
 
 
@@ -187,32 +198,33 @@ def check_pool_fields(subject: str, pool: Any) -> None:
     """The rules the default workload pool and every additional pool share."""
     for ct in pool.capacity_types:
         if ct not in CAPACITY_TYPES:
-            raise ValueError(f"{subject}: invalid capacity type '{ct}' (must be on-demand or spot)")
+            raise FieldProblem("capacity_types", f"{subject}: invalid capacity type '{ct}' (must be on-demand or spot)")
     if not pool.capacity_types:
-        raise ValueError(f"{subject}: capacity_types must not be empty")
+        raise FieldProblem("capacity_types", f"{subject}: capacity_types must not be empty")
     for arch in pool.arch:
         if arch not in ARCHES:
-            raise ValueError(f"{subject}: invalid arch '{arch}' (must be amd64 or arm64)")
+            raise FieldProblem("arch", f"{subject}: invalid arch '{arch}' (must be amd64 or arm64)")
     if not pool.arch:
-        raise ValueError(f"{subject}: arch must not be empty")
+        raise FieldProblem("arch", f"{subject}: arch must not be empty")
     if pool.cpu_limit <= 0:
-        raise ValueError(f"{subject}: cpu_limit must be positive (got '{pool.cpu_limit}')")
+        raise FieldProblem("cpu_limit", f"{subject}: cpu_limit must be positive (got '{pool.cpu_limit}')")
     if pool.memory_limit_gb <= 0:
-        raise ValueError(f"{subject}: memory_limit_gb must be positive (got '{pool.memory_limit_gb}')")
+        raise FieldProblem("memory_limit_gb", f"{subject}: memory_limit_gb must be positive (got '{pool.memory_limit_gb}')")
     if not DURATION_RE.match(pool.consolidate_after):
-        raise ValueError(f"{subject}: invalid consolidate_after '{pool.consolidate_after}' (use a duration like 30s, 5m or 1h)")
+        raise FieldProblem("consolidate_after", f"{subject}: invalid consolidate_after '{pool.consolidate_after}' (use a duration like 30s, 5m or 1h)")
     if not EXPIRY_RE.match(pool.node_expiry):
-        raise ValueError(f"{subject}: invalid node_expiry '{pool.node_expiry}' (use hours like 720h, or Never)")
+        raise FieldProblem("node_expiry", f"{subject}: invalid node_expiry '{pool.node_expiry}' (use hours like 720h, or Never)")
     if not BUDGET_RE.match(pool.disruption_budget_nodes):
-        raise ValueError(
+        raise FieldProblem(
+            "disruption_budget_nodes",
             f"{subject}: invalid disruption_budget_nodes '{pool.disruption_budget_nodes}' (use a percentage like 10% or a count)"
         )
     if pool.disk <= 0:
-        raise ValueError(f"{subject}: disk must be positive (got '{pool.disk}')")
+        raise FieldProblem("disk", f"{subject}: disk must be positive (got '{pool.disk}')")
     if pool.volume_type not in VOLUME_TYPES:
-        raise ValueError(f"{subject}: invalid volume_type '{pool.volume_type}' (must be one of gp2, gp3, io1, io2)")
+        raise FieldProblem("volume_type", f"{subject}: invalid volume_type '{pool.volume_type}' (must be one of gp2, gp3, io1, io2)")
     if rules.NODEPOOL_LABEL in pool.labels:
-        raise ValueError(f"{subject}: label '{rules.NODEPOOL_LABEL}' is reserved")
+        raise FieldProblem("labels", f"{subject}: label '{rules.NODEPOOL_LABEL}' is reserved")
     _check_taint_effects(subject, pool.taints)
 
 
@@ -310,6 +322,23 @@ def _backfill_ids(groups: list[NodeGroupConfig]) -> list[NodeGroupConfig]:
     return groups
 
 
+# The workload pool's fields, by the rack parameter that sets each.
+WORKLOAD_KEYS = {
+    "instance_families": "karpenter_instance_families",
+    "capacity_types": "karpenter_capacity_types",
+    "arch": "karpenter_arch",
+    "cpu_limit": "karpenter_cpu_limit",
+    "memory_limit_gb": "karpenter_memory_limit_gb",
+    "consolidate_after": "karpenter_consolidate_after",
+    "node_expiry": "karpenter_node_expiry",
+    "disruption_budget_nodes": "karpenter_disruption_budget_nodes",
+    "disk": "karpenter_node_disk",
+    "volume_type": "karpenter_node_volume_type",
+    "labels": "karpenter_node_labels",
+    "taints": "karpenter_node_taints",
+}
+
+
 class RackConfig(_Strict):
     """The whole rack, parsed from the ``rack`` namespace of a stack config."""
 
@@ -385,11 +414,14 @@ class RackConfig(_Strict):
     @model_validator(mode="after")
     def _rules(self) -> "RackConfig":
         workload = self.workload_pool_view()
-        check_pool_fields(workload.subject, workload)
+        try:
+            check_pool_fields(workload.subject, workload)
+        except FieldProblem as problem:
+            raise FieldProblem(WORKLOAD_KEYS[problem.field], str(problem)) from None
         gpu = rules.gpu_families(workload.instance_families)
-        problem = gpu and rules.gpu_lane_on_bottlerocket(workload.subject, workload.os, f"instance families {','.join(gpu)}")
-        if problem:
-            raise ValueError(problem)
+        message = gpu and rules.gpu_lane_on_bottlerocket(workload.subject, workload.os, f"instance families {','.join(gpu)}")
+        if message:
+            raise FieldProblem("karpenter_instance_families", message)
         if self.gpu_observability_enable and not self.nvidia_device_plugin_enable:
             raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
         if self.nvidia_device_time_slicing_replicas < 1:
@@ -486,6 +518,9 @@ def _loc(loc: tuple[Any, ...]) -> str:
 
 def _error_text(error: Mapping[str, Any]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldProblem):
+        loc += (cause.field,)
     path = f"{NAMESPACE}:{_loc(loc)}" if loc else f"{NAMESPACE}"
     kind = error["type"]
     if kind == "extra_forbidden":

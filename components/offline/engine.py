@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+import grpc
 import pulumi
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
@@ -81,6 +82,20 @@ def plain(value: Any) -> Any:
     return value
 
 
+class ProviderError(grpc.RpcError):
+    """A look-up failure as the engine reports one: a gRPC error whose details are the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self._message = message
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._message
+
+
 class OfflineMocks(pulumi_mocks.Mocks):
     """Answers the look-ups a rack program makes; anything else is refused by name."""
 
@@ -121,7 +136,7 @@ class OfflineMocks(pulumi_mocks.Mocks):
         ami = self.catalog.get(ids[0])
         if ami is None:
             # what the AWS provider says when EC2 DescribeImages finds nothing
-            raise LookupError("Your query returned no results. Please change your search criteria and try again.")
+            raise ProviderError("Your query returned no results. Please change your search criteria and try again.")
         return ami.get_ami_result()
 
 

@@ -1,0 +1,74 @@
+"""Benchmark of the offline preview (not a test): wall time of the whole CLI, as a user runs it.
+
+    make bench            # or: .venv/bin/python benchmarks/bench_preview.py [--repeat N]
+
+Bars (issue 2): the prod example under 2 s; a generated 200-pool config under 15 s, growing
+linearly (the time per pool at 200 pools is no worse than 1.5x the time per pool at 50).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+GPU_AMI = "ami-0a1b2c3d4e5f60718"
+
+
+def generated_stack(pools: int) -> dict:
+    """``pools`` additional pools; every fourth one pinned to the catalog's GPU AMI."""
+    configs = []
+    for n in range(pools):
+        pool = {"name": f"pool-{n:03d}", "instance_families": "c7i,m7i", "capacity_types": "on-demand,spot"}
+        if n % 4 == 0:
+            pool.update(instance_families="g5,g6", ami_id=GPU_AMI, disk=200, dedicated=True)
+        configs.append(pool)
+    return {"config": {"aws:region": "us-east-1", "rack:cluster_name": "bench", "rack:karpenter_node_os": "bottlerocket",
+                       "rack:additional_karpenter_nodepools_config": configs}}
+
+
+def wall(args: list[str], repeat: int) -> float:
+    """Median wall time of ``python -m components.offline preview ARGS``."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "components.offline", "preview", *args],
+                              cwd=REPO, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if proc.returncode not in (0, 1):
+            sys.exit(f"preview failed ({proc.returncode}): {proc.stderr}")
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("extra", nargs="*", help="extra preview arguments, e.g. --no-policy")
+    args = parser.parse_args()
+
+    prod = wall(["--stack", "prod", *args.extra], args.repeat)
+    print(f"prod example:        {prod:6.2f} s   (bar: < 2 s)")
+    per_pool = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for pools in (50, 100, 200):
+            stack = Path(tmp) / f"Pulumi.bench{pools}.yaml"
+            stack.write_text(yaml.safe_dump(generated_stack(pools)))
+            seconds = wall(["--config", str(stack), *args.extra], args.repeat)
+            per_pool[pools] = (seconds - prod) / pools
+            print(f"{pools:3d} pools:           {seconds:6.2f} s   ({per_pool[pools] * 1000:5.1f} ms per pool above prod)")
+    ratio = per_pool[200] / per_pool[50] if per_pool[50] > 0 else float("inf")
+    print(f"linearity:           {ratio:6.2f}x  (per-pool cost at 200 vs 50; bar: <= 1.5x)")
+    ok = prod < 2 and seconds < 15 and ratio <= 1.5
+    print("bars met" if ok else "BARS MISSED")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

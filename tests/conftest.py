@@ -1,0 +1,57 @@
+"""Shared helpers: run the rack program offline and look at what it registers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import pytest
+import yaml
+
+from components.offline import Catalog, ProgramRun, Resource, run_program
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO.parent / "shared" / "reference"
+KARPENTER_CRDS = REFERENCE / "karpenter-v1.14.1"
+
+NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+GPU_AMI = "ami-0a1b2c3d4e5f60718"  # x86_64, 100 GiB root snapshot, in the default catalog
+ARM_AMI = "ami-0f0e0d0c0b0a09080"  # arm64, 20 GiB root snapshot, in the default catalog
+
+
+def stack_config(name: str) -> dict[str, Any]:
+    return yaml.safe_load((REPO / f"Pulumi.{name}.yaml").read_text())["config"]
+
+
+def rack_config(**rack: Any) -> dict[str, Any]:
+    """A stack config map: ``rack:`` keys from keyword arguments, a cluster name by default."""
+    values: dict[str, Any] = {"aws:region": "us-east-1", "rack:cluster_name": "test-rack"}
+    values.update({f"rack:{k}": v for k, v in rack.items()})
+    return values
+
+
+def run_rack(config: Mapping[str, Any], catalog: Optional[Catalog] = None, stack: str = "test") -> ProgramRun:
+    return run_program(REPO, config, catalog, stack=stack)
+
+
+def of_type(run: ProgramRun, type_: str) -> list[Resource]:
+    return [r for r in run.resources if r.type == type_]
+
+
+def named(run: ProgramRun, type_: str, k8s_name: str) -> Resource:
+    """The Kubernetes object of ``type_`` whose metadata.name is ``k8s_name``."""
+    matches = [r for r in of_type(run, type_) if r.inputs["metadata"]["name"] == k8s_name]
+    assert len(matches) == 1, f"{type_} {k8s_name}: {len(matches)} registered"
+    return matches[0]
+
+
+@pytest.fixture(scope="session")
+def prod_run() -> ProgramRun:
+    return run_rack(stack_config("prod"), stack="prod")
+
+
+@pytest.fixture(scope="session")
+def dev_run() -> ProgramRun:
+    return run_rack(stack_config("dev"), stack="dev")

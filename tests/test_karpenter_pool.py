@@ -1,0 +1,229 @@
+"""What each Karpenter pool registers, and the preview-time AMI checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.config import ConfigError
+from components.offline import Catalog
+from policies import rules
+
+from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, named, of_type, rack_config, run_rack
+
+GPU_POOL = {
+    "name": "gpu",
+    "instance_families": "g5,g6",
+    "ami_id": GPU_AMI,
+    "disk": 200,
+    "dedicated": True,
+    "taints": "nvidia.com/gpu=true:NoSchedule",
+    "labels": "team=ml",
+    "volume_iops": 6000,
+    "volume_throughput": 250,
+    "weight": 10,
+}
+
+
+def test_default_al2023_pool(dev_run):
+    spec = named(dev_run, NODECLASS, "workload").inputs["spec"]
+    assert spec["amiFamily"] == "AL2023"
+    assert spec["amiSelectorTerms"] == [{"alias": "al2023@latest"}]
+    assert spec["role"] == "KarpenterNodeRole-dev-rack"
+    assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "dev-rack"}}]
+    assert spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "dev-rack"}}]
+    assert spec["metadataOptions"]["httpTokens"] == "required"
+    assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    assert spec["blockDeviceMappings"] == [
+        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}
+    ]
+
+
+def test_default_pool_nodepool(dev_run):
+    pool = named(dev_run, NODEPOOL, "workload").inputs
+    assert pool["apiVersion"] == "karpenter.sh/v1"
+    spec = pool["spec"]
+    template = spec["template"]["spec"]
+    assert template["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "workload"}
+    assert {r["key"]: r["values"] for r in template["requirements"]} == {
+        "kubernetes.io/os": ["linux"],
+        "kubernetes.io/arch": ["amd64"],
+        "karpenter.sh/capacity-type": ["on-demand", "spot"],
+        "karpenter.k8s.aws/instance-family": ["c6i", "m6i", "r6i"],
+    }
+    assert template["expireAfter"] == "720h"
+    assert "taints" not in template
+    assert spec["template"]["metadata"]["labels"] == {"convox.io/nodepool": "workload"}
+    assert spec["limits"] == {"cpu": "64", "memory": "256Gi"}
+    assert spec["disruption"] == {
+        "consolidationPolicy": "WhenEmptyOrUnderutilized",
+        "consolidateAfter": "30s",
+        "budgets": [{"nodes": "10%"}],
+    }
+    assert "weight" not in spec
+
+
+def test_bottlerocket_default_lane(prod_run):
+    spec = named(prod_run, NODECLASS, "workload").inputs["spec"]
+    assert spec["amiFamily"] == "Bottlerocket"
+    assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@latest"}]
+    assert [(m["deviceName"], m["ebs"]["volumeSize"], m["ebs"]["encrypted"]) for m in spec["blockDeviceMappings"]] == [
+        ("/dev/xvda", "4Gi", True),
+        ("/dev/xvdb", "50Gi", True),
+    ]
+
+
+def test_consolidation_disabled_means_when_empty():
+    run = run_rack(rack_config(karpenter_consolidation_enabled="false"))
+    assert named(run, NODEPOOL, "workload").inputs["spec"]["disruption"]["consolidationPolicy"] == "WhenEmpty"
+
+
+def test_ami_alias_applies_to_al2023_workload():
+    run = run_rack(rack_config(karpenter_ami_alias="al2023@v20261115"))
+    assert named(run, NODECLASS, "workload").inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@v20261115"}]
+
+
+def test_pinned_gpu_pool():
+    run = run_rack(rack_config(karpenter_node_os="bottlerocket", additional_karpenter_nodepools_config=[GPU_POOL]))
+    node_class = named(run, NODECLASS, "gpu").inputs
+    spec = node_class["spec"]
+    assert spec["amiFamily"] == "AL2023"
+    assert spec["amiSelectorTerms"] == [{"id": GPU_AMI}]
+    assert spec["blockDeviceMappings"] == [
+        {
+            "deviceName": "/dev/xvda",
+            "ebs": {"volumeSize": "200Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True, "iops": 6000, "throughput": 250},
+        }
+    ]
+    assert node_class["metadata"]["annotations"] == {rules.ROOT_SNAPSHOT_ANNOTATION: "100"}
+
+    pool = named(run, NODEPOOL, "gpu").inputs["spec"]
+    labels = pool["template"]["metadata"]["labels"]
+    assert labels == {"team": "ml", "convox.io/gpu-vendor": "nvidia", "convox.io/nodepool": "gpu"}
+    assert pool["template"]["spec"]["taints"] == [
+        {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+    ]
+    assert pool["weight"] == 10
+    # the pinned AMI changes only its own pool
+    assert named(run, NODECLASS, "workload").inputs["spec"]["amiFamily"] == "Bottlerocket"
+
+
+def test_nodepool_label_always_wins():
+    run = run_rack(rack_config(karpenter_node_labels="team=web"))
+    assert named(run, NODEPOOL, "workload").inputs["spec"]["template"]["metadata"]["labels"] == {
+        "team": "web",
+        "convox.io/nodepool": "workload",
+    }
+
+
+def test_mixed_families_get_no_gpu_label():
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=[{"name": "mixed", "instance_families": "g5,m6i"}]))
+    assert "convox.io/gpu-vendor" not in named(run, NODEPOOL, "mixed").inputs["spec"]["template"]["metadata"]["labels"]
+
+
+def test_unknown_ami_is_a_clear_error():
+    pool = dict(GPU_POOL, ami_id="ami-0123456789abcdef0")
+    with pytest.raises(ConfigError) as exc:
+        run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
+    assert str(exc.value).startswith(
+        "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read in this region/account (Your query returned no results"
+    )
+
+
+def test_arch_mismatch_is_refused():
+    pool = dict(GPU_POOL, ami_id=ARM_AMI)
+    with pytest.raises(ConfigError, match=r"karpenter nodepool 'gpu': arch x86_64 does not match ami-0f0e0d0c0b0a09080, which is arm64"):
+        run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
+
+
+def test_arm_pool_on_arm_ami_is_fine():
+    pool = {"name": "arm", "instance_families": "m7g", "arch": "arm64", "ami_id": ARM_AMI}
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
+    assert named(run, NODECLASS, "arm").inputs["metadata"]["annotations"] == {rules.ROOT_SNAPSHOT_ANNOTATION: "20"}
+
+
+def test_disk_smaller_than_snapshot_is_refused():
+    pool = dict(GPU_POOL, disk=50)
+    with pytest.raises(ConfigError) as exc:
+        run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
+    assert str(exc.value) == f"karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
+
+
+def test_disk_equal_to_snapshot_is_fine():
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, disk=100)]))
+    assert named(run, NODECLASS, "gpu").inputs["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"] == "100Gi"
+
+
+class CountingCatalog(Catalog):
+    def __init__(self) -> None:
+        base = Catalog.load()
+        super().__init__(base.amis, base.source)
+        self.lookups: list[str] = []
+
+    def get(self, ami_id):
+        self.lookups.append(ami_id)
+        return super().get(ami_id)
+
+
+def test_each_ami_is_looked_up_once():
+    catalog = CountingCatalog()
+    pools = [dict(GPU_POOL, name=f"gpu-{n}") for n in range(5)] + [
+        {"name": "arm", "instance_families": "m7g", "arch": "arm64", "ami_id": ARM_AMI}
+    ]
+    run_rack(rack_config(additional_karpenter_nodepools_config=pools), catalog)
+    assert sorted(catalog.lookups) == sorted([GPU_AMI, ARM_AMI])
+
+
+def test_reordering_pools_changes_no_urn():
+    pools = [GPU_POOL, {"name": "batch", "instance_families": "c7i"}, {"name": "arm", "arch": "arm64"}]
+    first = run_rack(rack_config(additional_karpenter_nodepools_config=pools))
+    second = run_rack(rack_config(additional_karpenter_nodepools_config=list(reversed(pools))))
+    assert {r.urn: r.inputs for r in first.resources} == {r.urn: r.inputs for r in second.resources}
+
+
+def test_changing_one_pool_touches_no_other():
+    pools = [GPU_POOL, {"name": "batch", "instance_families": "c7i"}]
+    before = run_rack(rack_config(additional_karpenter_nodepools_config=pools))
+    after = run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, disk=300), pools[1]]))
+    changed = {r.urn for r in before.resources} ^ {r.urn for r in after.resources}
+    assert not changed
+    old = {r.urn: r.inputs for r in before.resources}
+    differs = sorted(r.name for r in after.resources if old[r.urn] != r.inputs)
+    assert differs == ["rack-gpu-nodeclass"]
+
+
+def test_every_kubernetes_object_goes_through_the_rack_provider(prod_run):
+    (provider,) = of_type(prod_run, "pulumi:providers:kubernetes")
+    for res in of_type(prod_run, NODECLASS) + of_type(prod_run, NODEPOOL):
+        assert res.provider.startswith(provider.urn + "::")
+        assert res.custom
+
+
+def test_component_used_alone():
+    """The component imported into another program, without the Rack."""
+    import pulumi
+
+    from components import KarpenterPool, KarpenterPoolArgs, PoolSpec
+    from components.offline import run_program
+
+    def program():
+        pool = KarpenterPool(
+            "ml",
+            KarpenterPoolArgs(pool=PoolSpec(name="ml", instance_families=["g6"], ami_id=GPU_AMI, disk=120), cluster_name="other"),
+        )
+        pulumi.export("nodePool", pool.node_pool.metadata["name"])
+
+    run = run_program(program, {})
+    assert [r.type for r in run.resources] == ["pulumi:pulumi:Stack", "rack:karpenter:KarpenterPool", NODECLASS, NODEPOOL]
+    assert named(run, NODECLASS, "ml").inputs["spec"]["role"] == "KarpenterNodeRole-other"
+
+
+def test_component_refuses_gpu_on_bottlerocket():
+    from components import KarpenterPool, KarpenterPoolArgs, PoolSpec
+    from components.offline import run_program
+
+    def program():
+        KarpenterPool("bad", KarpenterPoolArgs(pool=PoolSpec(name="bad", os="bottlerocket", instance_families=["g5"]), cluster_name="c"))
+
+    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'bad': instance families g5 make this a GPU lane"):
+        run_program(program, {})

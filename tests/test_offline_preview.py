@@ -1,0 +1,108 @@
+"""The offline preview CLI: its tree, its JSON, its exit codes and its error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from components.offline.cli import main
+
+from conftest import REPO, stack_config
+
+
+def preview(*args: str) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "components.offline", "preview", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def write_stack(tmp_path, **rack) -> str:
+    config = {"aws:region": "us-east-1", "rack:cluster_name": "t"}
+    config.update({f"rack:{k}": v for k, v in rack.items()})
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(yaml.safe_dump({"config": config}))
+    return str(path)
+
+
+def test_prod_preview_tree_and_json(tmp_path):
+    out_file = tmp_path / "prod.json"
+    code, out, err = preview("--stack", "prod", "--json", str(out_file))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "Previewing update (prod), offline:"
+    assert any(line.startswith(" +   pulumi:pulumi:Stack") and line.endswith("mixed-os-racks-prod") for line in lines)
+    assert any("└─ rack:index:Rack" in line for line in lines)
+    assert any("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" in line and line.endswith("rack-gpu-nodeclass") for line in lines)
+    assert any("kubernetes:karpenter.sh/v1:NodePool" in line and line.endswith("rack-workload-nodepool") for line in lines)
+
+    doc = json.loads(out_file.read_text())
+    assert set(doc) == {"resources", "violations"}
+    assert f"    + {len(doc['resources'])} to create" in lines
+    first = doc["resources"][0]
+    assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs"}
+    gpu = [r for r in doc["resources"] if r["name"] == "rack-gpu-nodeclass"][0]
+    assert gpu["custom"] is True
+    assert gpu["inputs"]["spec"]["amiSelectorTerms"] == [{"id": "ami-0a1b2c3d4e5f60718"}]
+    assert gpu["parent"].endswith("rack:karpenter:KarpenterPool::rack-gpu")
+
+
+def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):
+    stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-XYZ"}])
+    code, out, err = preview("--config", stack)
+    assert code == 2
+    assert err == (
+        "error: rack:additional_karpenter_nodepools_config[0].ami_id: "
+        "karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)\n"
+    )
+    assert "Traceback" not in err and out == ""
+
+
+def test_ami_missing_from_catalog_exits_2(tmp_path, capsys):
+    stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0"}])
+    assert main(["preview", "--config", stack]) == 2
+    assert "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read" in capsys.readouterr().err
+
+
+def test_other_catalog(tmp_path, capsys):
+    catalog = tmp_path / "amis.yaml"
+    catalog.write_text(yaml.safe_dump({"amis": [{
+        "id": "ami-0123456789abcdef0", "name": "custom-al2023", "description": "Amazon Linux 2023",
+        "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 30,
+        "creation_date": "2026-11-01T00:00:00Z", "owner_id": "111122223333"}]}))
+    stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0", "disk": 25}])
+    assert main(["preview", "--config", stack, "--amis", str(catalog)]) == 2
+    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB)" in capsys.readouterr().err
+
+
+def test_bad_catalog_exits_2(tmp_path, capsys):
+    catalog = tmp_path / "amis.yaml"
+    catalog.write_text("amis:\n  - id: ami-0123456789abcdef0\n")
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--amis", str(catalog)]) == 2
+    assert "amis[0]: missing" in capsys.readouterr().err
+
+
+def test_missing_stack_file_exits_2(capsys):
+    assert main(["preview", "--stack", "nope", "--cwd", str(REPO)]) == 2
+    assert capsys.readouterr().err.startswith("error: cannot read stack config")
+
+
+def test_dev_preview_in_process(capsys):
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO)]) == 0
+    out = capsys.readouterr().out
+    assert "rack-workload-nodeclass" in out and "rack-gpu" not in out
+
+
+def test_example_stack_files_parse():
+    from components.config import parse_rack_config, rack_values
+
+    for name in ("dev", "prod"):
+        assert parse_rack_config(rack_values(stack_config(name))).cluster_name
