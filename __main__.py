@@ -9,3 +9,4 @@ rack = Rack("rack", RackArgs(config=config))
 
 pulumi.export("clusterName", config.cluster_name)
 pulumi.export("nodePools", sorted(rack.pools))
+pulumi.export("nodeGroups", sorted(rack.node_groups))

@@ -11,7 +11,9 @@ from .config import (
     load_stack_config,
     parse_rack_config,
 )
+from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .nodegroup import ExistingCluster, NodeGroup, NodeGroupArgs, ami_type
 from .rack import Rack, RackArgs
 
 __all__ = [
@@ -19,14 +21,22 @@ __all__ = [
     "AmiLookup",
     "BuildGroupConfig",
     "ConfigError",
+    "ExistingCluster",
+    "GpuObservability",
+    "GpuObservabilityArgs",
     "KarpenterPool",
     "KarpenterPoolArgs",
     "KarpenterPoolConfig",
+    "NodeGroup",
+    "NodeGroupArgs",
     "NodeGroupConfig",
+    "NvidiaDevicePlugin",
+    "NvidiaDevicePluginArgs",
     "PoolSpec",
     "Rack",
     "RackArgs",
     "RackConfig",
+    "ami_type",
     "load_stack_config",
     "parse_rack_config",
 ]

@@ -27,6 +27,7 @@ class AmiFacts:
     root_device_name: str
     root_snapshot_gib: Optional[float]
     creation_date: str
+    root_snapshot_encrypted: bool = False
 
 
 class AmiLookup:
@@ -35,6 +36,7 @@ class AmiLookup:
     def __init__(self, opts: Optional[pulumi.InvokeOptions] = None) -> None:
         self._opts = opts
         self._cache: dict[str, AmiFacts] = {}
+        self._encrypted_by_default: Optional[bool] = None
 
     def facts(self, subject: str, ami_id: str) -> AmiFacts:
         if ami_id not in self._cache:
@@ -57,9 +59,11 @@ class AmiLookup:
             ) from None
         root = image.root_device_name
         size: Optional[float] = None
+        encrypted = False
         for mapping in image.block_device_mappings or []:
             if mapping.device_name == root and mapping.ebs and mapping.ebs.get("volume_size"):
                 size = float(mapping.ebs["volume_size"])
+                encrypted = str(mapping.ebs.get("encrypted", "")).lower() == "true"
         return AmiFacts(
             id=ami_id,
             name=image.name or "",
@@ -68,6 +72,7 @@ class AmiLookup:
             root_device_name=root,
             root_snapshot_gib=size,
             creation_date=image.creation_date or "",
+            root_snapshot_encrypted=encrypted,
         )
 
     def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float) -> AmiFacts:
@@ -79,3 +84,22 @@ class AmiLookup:
         if problem:
             raise ConfigError(problem)
         return facts
+
+    def check_root_encryption(self, subject: str, facts: AmiFacts) -> None:
+        """Fail fast when a volume made from this AMI's root snapshot, with no ``encrypted`` flag in
+        its launch template, would be unencrypted: EC2 encrypts it only when the snapshot is
+        encrypted or the account encrypts new EBS volumes by default (one look-up, cached)."""
+        if facts.root_snapshot_encrypted:
+            return
+        if self._encrypted_by_default is None:
+            try:
+                self._encrypted_by_default = bool(aws.ebs.get_encryption_by_default(opts=self._opts).enabled)
+            except Exception as exc:  # the provider's own error, e.g. no ec2:GetEbsEncryptionByDefault
+                reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({reason})") from None
+        if not self._encrypted_by_default:
+            raise ConfigError(
+                f"{subject}: ami_id '{facts.id}' has an unencrypted root snapshot and EBS encryption by default "
+                f"is off, so its root volumes would be unencrypted (pin an encrypted copy of the AMI, "
+                f"e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default)"
+            )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, Mapping, Optional
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Optional
 
 import pulumi
 from pydantic import (
@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -79,6 +80,10 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TAINT_RE = re.compile(r"^([A-Za-z0-9./_-]+)(?:=([A-Za-z0-9._-]*))?:([A-Za-z]+)$")
 # Karpenter's own alias rule for AL2023 is looser; the seeds pin 'latest' or a dated release.
 AL2023_ALIAS_RE = re.compile(r"^al2023@(latest|v\d{8})$")
+INSTANCE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
+LABEL_VALUE_RE = re.compile(r"^[a-z0-9-]+$")
+IAM_ROLE_NAME_RE = re.compile(r"^[A-Za-z0-9+=,.@_-]{1,64}$")
+CHART_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 
 
 class Taint(BaseModel):
@@ -231,12 +236,14 @@ def check_pool_fields(subject: str, pool: Any) -> None:
 class NodeGroupConfig(_Strict):
     """One EKS managed node group (always Amazon Linux 2023)."""
 
+    kind: ClassVar[str] = "node group"
     type: Optional[str] = None
     disk: Optional[int] = None
     capacity_type: str = "ON_DEMAND"
     min_size: int = 1
     max_size: int = 100
-    label: str = "custom"
+    label: Optional[str] = "custom"
+    """``convox.io/label`` on the group's nodes; an explicit null sets no label (not with ``dedicated``)."""
     id: Optional[int] = None
     tags: Optional[str] = None
     ami_id: Optional[str] = None
@@ -253,6 +260,8 @@ class NodeGroupConfig(_Strict):
     def _rules(self) -> "NodeGroupConfig":
         if not self.type or not self.type.strip():
             raise ValueError(f"node type is required: '{self.type or ''}'")
+        if not INSTANCE_TYPE_RE.match(self.type):
+            raise ValueError(f"invalid node type '{self.type}' (must look like g4dn.xlarge)")
         if self.capacity_type not in ("ON_DEMAND", "SPOT"):
             raise ValueError(f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
         if self.min_size < 0:
@@ -261,15 +270,15 @@ class NodeGroupConfig(_Strict):
             raise ValueError(f"invalid max size: '{self.max_size}'")
         if self.min_size > self.max_size:
             raise ValueError(f"invalid min size: '{self.min_size}' must be less or equal to max size")
-        if not re.match(r"^[a-z0-9-]+$", self.label):
-            raise ValueError(f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
         if self.dedicated and not self.label:
             raise ValueError("label is required when dedicated option is set")
+        if self.label is not None and not LABEL_VALUE_RE.match(self.label):
+            raise ValueError(f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
         if self.disk is not None and self.disk < 20:
             raise ValueError(f"node disk is less than 20: '{self.disk}'")
         self.tag_map()  # validates format and reserved keys
         if self.ami_id is not None:
-            problem = rules.invalid_ami_id(f"node group '{self.type}'", self.ami_id)
+            problem = rules.invalid_ami_id(f"{self.kind} '{self.type}'", self.ami_id)
             if problem:
                 raise ValueError(problem)
         return self
@@ -291,8 +300,9 @@ class NodeGroupConfig(_Strict):
 class BuildGroupConfig(NodeGroupConfig):
     """A build lane: a node group tainted ``dedicated=build:NoSchedule``."""
 
+    kind: ClassVar[str] = "build group"
     min_size: int = 0
-    label: str = "custom-build"
+    label: Optional[str] = "custom-build"
 
 
 def _json_list(value: Any) -> Any:
@@ -366,6 +376,8 @@ class RackConfig(_Strict):
 
     # managed node groups and the GPU tier
     node_disk: int = 20
+    node_group_role_name: Optional[str] = None
+    """An existing IAM role (name) for every managed node group; default: each group gets its own."""
     additional_node_groups_config: Annotated[list[NodeGroupConfig], BeforeValidator(_json_list)] = []
     additional_build_groups_config: Annotated[list[BuildGroupConfig], BeforeValidator(_json_list)] = []
     nvidia_device_plugin_enable: bool = False
@@ -411,23 +423,47 @@ class RackConfig(_Strict):
             raise ValueError(f"node disk is less than 20: '{v}'")
         return v
 
+    @field_validator("node_group_role_name")
+    @classmethod
+    def _role_name(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not IAM_ROLE_NAME_RE.match(v):
+            raise ValueError(f"invalid node_group_role_name '{v}' (must be an IAM role name, not an ARN)")
+        return v
+
+    @field_validator("nvidia_device_time_slicing_replicas")
+    @classmethod
+    def _replicas(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"invalid nvidia_device_time_slicing_replicas '{v}' (must be 1 or more)")
+        return v
+
+    @field_validator("gpu_observability_enable")
+    @classmethod
+    def _observability(cls, v: bool, info: ValidationInfo) -> bool:
+        if v and not info.data.get("nvidia_device_plugin_enable"):
+            raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
+        return v
+
+    @field_validator("gpu_observability_chart_version")
+    @classmethod
+    def _chart_version(cls, v: str) -> str:
+        if not CHART_VERSION_RE.match(v):
+            raise ValueError(f"invalid gpu_observability_chart_version '{v}' (must be a chart version like 4.8.2)")
+        return v
+
     @model_validator(mode="after")
     def _rules(self) -> "RackConfig":
-        workload = self.workload_pool_view()
         try:
-            check_pool_fields(workload.subject, workload)
-        except FieldProblem as problem:
-            raise FieldProblem(WORKLOAD_KEYS[problem.field], str(problem)) from None
+            workload = self.workload_pool_view()
+        except ValidationError as exc:
+            problem = (exc.errors()[0].get("ctx") or {}).get("error")
+            if isinstance(problem, FieldProblem):
+                raise FieldProblem(WORKLOAD_KEYS[problem.field], str(problem)) from None
+            raise
         gpu = rules.gpu_families(workload.instance_families)
         message = gpu and rules.gpu_lane_on_bottlerocket(workload.subject, workload.os, f"instance families {','.join(gpu)}")
         if message:
             raise FieldProblem("karpenter_instance_families", message)
-        if self.gpu_observability_enable and not self.nvidia_device_plugin_enable:
-            raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
-        if self.nvidia_device_time_slicing_replicas < 1:
-            raise ValueError(
-                f"invalid nvidia_device_time_slicing_replicas '{self.nvidia_device_time_slicing_replicas}' (must be 1 or more)"
-            )
         return self
 
     def workload_pool_view(self) -> "PoolSpec":
@@ -462,33 +498,21 @@ class RackConfig(_Strict):
         ]
 
 
-class PoolSpec(BaseModel):
-    """What a ``KarpenterPool`` builds: a validated pool plus its OS and AMI selection."""
+class PoolSpec(KarpenterPoolConfig):
+    """What a ``KarpenterPool`` builds: a validated pool plus its OS and AMI selection.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    The default workload pool is one too, so ``workload`` is a valid name here.
+    """
 
-    name: str
     os: Literal["al2023", "bottlerocket"] = "al2023"
     ami_alias: str = "al2023@latest"
-    ami_id: Optional[str] = None
-    instance_families: list[str] = []
-    instance_sizes: list[str] = []
-    capacity_types: list[str] = ["on-demand"]
-    arch: list[str] = ["amd64"]
-    cpu_limit: int = 100
-    memory_limit_gb: int = 400
-    consolidation_policy: str = "WhenEmptyOrUnderutilized"
-    consolidate_after: str = "30s"
-    node_expiry: str = "720h"
-    disruption_budget_nodes: str = "10%"
-    disk: int = 20
-    volume_type: str = "gp3"
-    volume_iops: Optional[int] = None
-    volume_throughput: Optional[int] = None
-    weight: Optional[int] = None
-    labels: dict[str, str] = {}
-    taints: list[Taint] = []
-    dedicated: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(f"karpenter nodepool name '{v}' must be lowercase alphanumeric with dashes, max 63 chars")
+        return v
 
     @property
     def subject(self) -> str:

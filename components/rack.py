@@ -10,8 +10,10 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .ami import AmiLookup
-from .config import RackConfig
+from .config import NodeGroupConfig, RackConfig
+from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .nodegroup import ExistingCluster, NodeGroup, NodeGroupArgs
 
 
 class RackArgs(TypedDict, total=False):
@@ -56,6 +58,10 @@ class Rack(pulumi.ComponentResource):
     """A rack: the default workload pool, every additional Karpenter pool, and the GPU tier."""
 
     pools: dict[str, KarpenterPool]
+    node_groups: dict[str, NodeGroup]
+    """Managed node groups and build groups, by component name (``<rack>-ng-<id>``, ``<rack>-build-<id>``)."""
+    device_plugin: Optional[NvidiaDevicePlugin]
+    gpu_observability: Optional[GpuObservability]
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:index:Rack", name, None, opts)
@@ -81,4 +87,46 @@ class Rack(pulumi.ComponentResource):
             )
             for pool in config.pools()
         }
-        self.register_outputs({"nodePools": sorted(self.pools)})
+
+        groups: list[tuple[str, NodeGroupConfig]] = [
+            (f"{name}-ng-{g.id}", g) for g in config.additional_node_groups_config
+        ] + [(f"{name}-build-{g.id}", g) for g in config.additional_build_groups_config]
+        self.node_groups = {}
+        if groups:
+            read = pulumi.ResourceOptions(parent=self)
+            cluster = ExistingCluster.read(f"{name}-cluster", config.cluster_name, provider, read)
+            shared_role = (
+                aws.iam.Role.get(f"{name}-node-group-role", config.node_group_role_name, opts=read)
+                if config.node_group_role_name
+                else None
+            )
+            for group_name, group in groups:
+                group_args = NodeGroupArgs(
+                    group=group,
+                    cluster=cluster,
+                    default_disk=config.node_disk,
+                    rack=config.cluster_name,
+                    ami_lookup=amis,
+                )
+                if shared_role is not None:
+                    group_args["node_role"] = shared_role
+                self.node_groups[group_name] = NodeGroup(group_name, group_args, opts=child)
+
+        self.device_plugin = None
+        if config.nvidia_device_plugin_enable:
+            self.device_plugin = NvidiaDevicePlugin(
+                f"{name}-nvidia-device-plugin",
+                NvidiaDevicePluginArgs(time_slicing_replicas=config.nvidia_device_time_slicing_replicas),
+                opts=child,
+            )
+        self.gpu_observability = None
+        if config.gpu_observability_enable:
+            self.gpu_observability = GpuObservability(
+                f"{name}-gpu-observability",
+                GpuObservabilityArgs(
+                    version=config.gpu_observability_chart_version,
+                    service_monitor=config.gpu_observability_service_monitor,
+                ),
+                opts=child,
+            )
+        self.register_outputs({"nodePools": sorted(self.pools), "nodeGroups": sorted(self.node_groups)})

@@ -227,3 +227,15 @@ def test_component_refuses_gpu_on_bottlerocket():
 
     with pytest.raises(ConfigError, match=r"^karpenter nodepool 'bad': instance families g5 make this a GPU lane"):
         run_program(program, {})
+
+
+def test_pool_spec_validates_like_the_stack_config():
+    from pydantic import ValidationError
+
+    from components import PoolSpec
+
+    with pytest.raises(ValidationError, match=r"karpenter nodepool 'ml': invalid ami_id 'ami-XYZ'"):
+        PoolSpec(name="ml", ami_id="ami-XYZ")
+    with pytest.raises(ValidationError, match=r"karpenter workload nodepool: invalid capacity type 'reserved'"):
+        PoolSpec(name="workload", capacity_types=["reserved"])
+    assert PoolSpec(name="workload", os="bottlerocket").subject == "karpenter workload nodepool"

@@ -2,7 +2,9 @@
 
 One entry per AMI under the top-level key ``amis:``, each with ``id``, ``name``, ``description``,
 ``architecture`` (``x86_64``/``arm64``), ``root_device_name``, ``root_snapshot_gib``,
-``creation_date`` (ISO 8601) and ``owner_id``.
+``creation_date`` (ISO 8601) and ``owner_id``, and optionally ``root_snapshot_encrypted`` (default
+false). The optional top-level ``ebs_encryption_by_default`` (default false, as in a new AWS account)
+answers ``aws:ebs/getEncryptionByDefault`` for the offline account.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import yaml
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 _FIELDS = ("id", "name", "description", "architecture", "root_device_name", "root_snapshot_gib", "creation_date", "owner_id")
+_OPTIONAL_FIELDS = ("root_snapshot_encrypted",)
 
 
 class CatalogError(ValueError):
@@ -32,6 +35,7 @@ class CatalogAmi:
     root_snapshot_gib: float
     creation_date: str
     owner_id: str
+    root_snapshot_encrypted: bool = False
 
     def get_ami_result(self) -> dict[str, Any]:
         """The ``aws:ec2/getAmi`` result EC2 would give for this image (engine property names)."""
@@ -52,7 +56,7 @@ class CatalogAmi:
                     "deviceName": self.root_device_name,
                     "ebs": {
                         "delete_on_termination": "true",
-                        "encrypted": "false",
+                        "encrypted": "true" if self.root_snapshot_encrypted else "false",
                         "snapshot_id": "snap-" + self.id.removeprefix("ami-"),
                         "volume_size": f"{self.root_snapshot_gib:g}",
                         "volume_type": "gp3",
@@ -65,9 +69,12 @@ class CatalogAmi:
 
 
 class Catalog:
-    def __init__(self, amis: Mapping[str, CatalogAmi], source: str = "<memory>") -> None:
+    def __init__(
+        self, amis: Mapping[str, CatalogAmi], source: str = "<memory>", ebs_encryption_by_default: bool = False
+    ) -> None:
         self.amis = dict(amis)
         self.source = source
+        self.ebs_encryption_by_default = ebs_encryption_by_default
 
     def get(self, ami_id: str) -> Optional[CatalogAmi]:
         return self.amis.get(ami_id)
@@ -91,11 +98,14 @@ class Catalog:
             if not isinstance(entry, dict):
                 raise CatalogError(f"{where}: expected a mapping")
             missing = [f for f in _FIELDS if f not in entry]
-            unknown = sorted(set(entry) - set(_FIELDS))
+            unknown = sorted(set(entry) - set(_FIELDS) - set(_OPTIONAL_FIELDS))
             if missing or unknown:
                 raise CatalogError(f"{where}: missing {missing or 'nothing'}, unknown {unknown or 'nothing'}")
             if entry["architecture"] not in ("x86_64", "arm64"):
                 raise CatalogError(f"{where}.architecture: '{entry['architecture']}' (must be x86_64 or arm64)")
+            encrypted = entry.get("root_snapshot_encrypted", False)
+            if not isinstance(encrypted, bool):
+                raise CatalogError(f"{where}.root_snapshot_encrypted: '{encrypted}' (must be true or false)")
             created = str(entry["creation_date"])
             if not re.match(r"^\d{4}-\d{2}-\d{2}", created):
                 raise CatalogError(f"{where}.creation_date: '{created}' (must be ISO 8601)")
@@ -108,5 +118,9 @@ class Catalog:
                 root_snapshot_gib=float(entry["root_snapshot_gib"]),
                 creation_date=created,
                 owner_id=str(entry["owner_id"]),
+                root_snapshot_encrypted=encrypted,
             )
-        return cls(amis, source)
+        by_default = doc.get("ebs_encryption_by_default", False)
+        if not isinstance(by_default, bool):
+            raise CatalogError(f"AMI catalog {source}: ebs_encryption_by_default: '{by_default}' (must be true or false)")
+        return cls(amis, source, ebs_encryption_by_default=by_default)

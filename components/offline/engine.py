@@ -8,6 +8,7 @@ import contextvars
 import json
 import runpy
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -18,6 +19,7 @@ from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime import config as runtime_config
+from pulumi.runtime.rpc_manager import RPCManager
 from pulumi.runtime.sync_await import _sync_await
 
 from .catalog import Catalog
@@ -44,6 +46,10 @@ class Resource:
     delete_before_replace: bool = False
     ignore_changes: list[str] = field(default_factory=list)
     replace_on_changes: list[str] = field(default_factory=list)
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    """Input property -> the URNs its value came from (a node group's ``launchTemplate`` -> the template)."""
+    delete_before_replace_defined: bool = False
+    additional_secret_outputs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,23 +110,51 @@ class OfflineMocks(pulumi_mocks.Mocks):
         self.region = str(config.get("aws:region") or "us-east-1")
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+        if args.resource_id:  # a read (`Resource.get`) of something that already exists
+            return args.resource_id, self._read(args.typ, args.resource_id)
+        if not args.custom:
+            # A component's outputs are what it registers, never its inputs echoed back: a remote
+            # component (eks.ManagedNodeGroup, helm.v4.Chart) stays opaque, its outputs unknown.
+            return f"{args.name}-id", {}
         return f"{args.name}-id", dict(args.inputs)
+
+    def _read(self, token: str, resource_id: str) -> dict[str, Any]:
+        if token == "aws:eks/cluster:Cluster":
+            cluster = self._cluster(resource_id)
+            cluster["certificateAuthority"] = cluster.pop("certificateAuthorities")[0]
+            return cluster
+        if token == "aws:iam/role:Role":
+            return {"id": resource_id, "name": resource_id, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
+        raise NotImplementedError(f"the offline engine cannot read an existing {token}")
+
+    def _cluster(self, name: str) -> dict[str, Any]:
+        """An existing EKS cluster as the offline account has it (``getCluster`` shape)."""
+        return {
+            "id": name,
+            "name": name,
+            "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
+            "endpoint": f"https://{name}.eks.offline.invalid",
+            "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
+            "version": "1.33",
+            "status": "ACTIVE",
+            "roleArn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
+            "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
+            "kubernetesNetworkConfig": {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"},
+            "vpcConfig": {
+                "vpcId": "vpc-offline",
+                "subnetIds": ["subnet-offline-a", "subnet-offline-b", "subnet-offline-c"],
+                "clusterSecurityGroupId": "sg-offline-cluster",
+            },
+        }
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
         token = args.token
         if token == "aws:ec2/getAmi:getAmi":
             return self._get_ami(args.args)
         if token == "aws:eks/getCluster:getCluster":
-            name = args.args["name"]
-            return {
-                "id": name,
-                "name": name,
-                "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
-                "endpoint": f"https://{name}.eks.offline.invalid",
-                "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
-                "version": "1.33",
-                "status": "ACTIVE",
-            }
+            return self._cluster(args.args["name"])
+        if token == "aws:ebs/getEncryptionByDefault:getEncryptionByDefault":
+            return {"id": self.region, "enabled": self.catalog.ebs_encryption_by_default}
         if token == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
@@ -140,6 +174,32 @@ class OfflineMocks(pulumi_mocks.Mocks):
         return ami.get_ami_result()
 
 
+def _isolated(request: Callable[[], Any]) -> Any:
+    """Serve one monitor request on its worker thread, keeping what it starts on that thread.
+
+    The mock monitor deserializes a request's properties on the worker thread serving it; a
+    resource reference among them (``cluster=...``, ``node_role=...`` of a remote component) is
+    rehydrated there, as a ``getResource`` task on the thread's own event loop. Tracked by the
+    program's RPC manager, the main loop would await it ("attached to a different loop"). So the
+    request gets an RPC manager of its own (the worker runs in a copy of the program's context),
+    and the thread's loop runs until everything the request started is done.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return request()
+    settings.SETTINGS.rpc_manager = RPCManager()
+    try:
+        return request()
+    finally:
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:  # no loop on this thread: nothing was deserialized here
+            loop = None
+        if loop is not None and not loop.is_running():
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
@@ -149,7 +209,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.stack_outputs: dict[str, Any] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
+        response = _isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
         raw = json_format.MessageToDict(request.object)
         self.recorded.append(
             Resource(
@@ -166,9 +226,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 ignore_changes=list(request.ignoreChanges),
                 replace_on_changes=list(request.replaceOnChanges),
+                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+                delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
+                additional_secret_outputs=list(request.additionalSecretOutputs),
             )
         )
         return response
+
+    def ReadResource(self, request):  # noqa: N802
+        return _isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+
+    def Invoke(self, request):  # noqa: N802
+        return _isolated(lambda: super(RecordingMonitor, self).Invoke(request))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
         if request.urn.split("::")[2] == STACK_TYPE:
