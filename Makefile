@@ -19,6 +19,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_preview.py
+	$(PY) benchmarks/bench_policy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -153,7 +153,7 @@ class KarpenterPoolConfig(_Strict):
 
     @property
     def subject(self) -> str:
-        return f"karpenter nodepool '{self.name}'"
+        return rules.pool_subject(self.name)
 
     @field_validator("name")
     @classmethod
@@ -514,9 +514,6 @@ class PoolSpec(KarpenterPoolConfig):
             raise ValueError(f"karpenter nodepool name '{v}' must be lowercase alphanumeric with dashes, max 63 chars")
         return v
 
-    @property
-    def subject(self) -> str:
-        return "karpenter workload nodepool" if self.name == "workload" else f"karpenter nodepool '{self.name}'"
 
     @property
     def is_gpu(self) -> bool:

@@ -143,9 +143,7 @@ class KarpenterPool(pulumi.ComponentResource):
         if problem:
             raise ConfigError(problem)
         if pool.ami_id:
-            if pool.os != "al2023":
-                raise ConfigError(f"{pool.subject}: a pinned ami_id needs an AL2023 pool (got {pool.os})")
-            problem = rules.invalid_ami_id(pool.subject, pool.ami_id)
+            problem = rules.pinned_ami_not_al2023(pool.subject, pool.os) or rules.invalid_ami_id(pool.subject, pool.ami_id)
             if problem:
                 raise ConfigError(problem)
 

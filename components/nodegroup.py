@@ -166,7 +166,7 @@ class NodeGroup(pulumi.ComponentResource):
         super().__init__("rack:eks:NodeGroup", name, None, opts)
         group = args["group"]
         instance_type = group.type or ""
-        subject = f"{group.kind} {group.id if group.id is not None else name} ({instance_type})"
+        subject = rules.node_group_subject(name)  # the pack names the ManagedNodeGroup the same way
         disk = group.disk or args.get("default_disk") or 20
         tags = {**group.tag_map(), "rack": args.get("rack") or name}
 

@@ -1,1 +1,5 @@
-"""The rack's CrossGuard policy pack. ``rules`` holds the pure rule functions the components share."""
+"""The rack's CrossGuard policy pack (``python policies`` serves it; see ``__main__``).
+
+``rules`` holds the pure rule functions the components share; ``facts`` reads resources,
+``checks`` is the policies themselves, ``lookup`` the optional EC2 look-up.
+"""

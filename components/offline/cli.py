@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence
 import yaml
 
 from ..config import ConfigError
+from .analyzer import PolicyPackError, PolicyPacks
 from .catalog import Catalog, CatalogError
 from .engine import run_program
 from .preview import render, to_json
@@ -32,6 +33,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
     p.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
     p.add_argument("--json", type=Path, dest="json_out", help="also write resources and violations as JSON")
+    p.add_argument(
+        "--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
+        help="run this CrossGuard policy pack (repeatable; default: the nearest policies/ at or above --cwd)",
+    )
+    p.add_argument(
+        "--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
+        help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)",
+    )
+    p.add_argument("--no-policy", action="store_true", help="run no policy pack")
     return parser
 
 
@@ -56,25 +66,41 @@ def project_name(cwd: Path) -> str:
         return "project"
 
 
+def default_pack(cwd: Path) -> Path:
+    """The project's ``policies/``: the nearest one at or above the project directory."""
+    for folder in [cwd.resolve(), *cwd.resolve().parents]:
+        if (folder / "policies" / "PulumiPolicy.yaml").is_file():
+            return folder / "policies"
+    return cwd / "policies"
+
+
 def preview(args: argparse.Namespace) -> int:
     cwd: Path = args.cwd
     stack_file = args.config or cwd / f"Pulumi.{args.stack}.yaml"
     stack = args.stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
     config = read_stack_file(stack_file)
     catalog = Catalog.load(args.amis)
-    run = run_program(cwd, config, catalog, project=project_name(cwd), stack=stack)
-    violations: list[dict[str, Any]] = []
+    packs = [] if args.no_policy else (args.policy_packs or [default_pack(cwd)])
+    if args.no_policy and (args.policy_packs or args.policy_pack_configs):
+        raise UsageError("--no-policy runs no pack: drop --policy-pack and --policy-pack-config")
+    for pack in packs:
+        if not (pack / "PulumiPolicy.yaml").is_file():
+            raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR, or --no-policy")
+    project = project_name(cwd)
+    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
+        run = run_program(cwd, config, catalog, project=project, stack=stack)
+        violations = policy.analyze(run)
     sys.stdout.write(render(run, violations))
     if args.json_out:
         args.json_out.write_text(json.dumps(to_json(run, violations), indent=2) + "\n")
-    return EXIT_OK
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return preview(args)
-    except (ConfigError, UsageError, CatalogError) as exc:
+    except (ConfigError, UsageError, CatalogError, PolicyPackError) as exc:
         sys.stderr.write(f"error: {exc}\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         sys.stderr.write(f"error: the program failed: {type(exc).__name__}: {exc}\n")

@@ -1,0 +1,35 @@
+"""A Bottlerocket rack, plus another team's pool pinning a custom AMI with ``amiFamily: Bottlerocket``."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import Rack, RackArgs, load_stack_config
+
+rack = Rack("rack", RackArgs(config=load_stack_config()))
+
+team = pulumi.Config("team")
+pool = team.require("pool")
+k8s.apiextensions.CustomResource(
+    f"{pool}-nodeclass",
+    api_version="karpenter.k8s.aws/v1",
+    kind="EC2NodeClass",
+    metadata={"name": pool},
+    spec={
+        "amiFamily": team.require("ami_family"),
+        "amiSelectorTerms": [{"id": team.require("ami_id")}],
+        "role": "KarpenterNodeRole-example-rack",
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example-rack"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example-rack"}}],
+        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "120Gi", "volumeType": "gp3"}}],
+    },
+)
+k8s.apiextensions.CustomResource(
+    f"{pool}-nodepool",
+    api_version="karpenter.sh/v1",
+    kind="NodePool",
+    metadata={"name": pool},
+    spec={"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool},
+        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"]}],
+    }}},
+)

@@ -1,0 +1,425 @@
+"""Read what decides a node's boot out of one resource's properties: mappings in, facts out.
+
+Pure and standalone (the standard library only, no sibling imports), so the pack (``python
+policies``, where this is the top-level ``facts``) and the tests (``policies.facts``) share it.
+
+Reading is lazy: each fact reads only the fields it needs, when a rule asks for it. Under the
+policy SDK the properties are proxies that raise on an unknown value, so a rule meets only the
+unknowns it actually depends on (and the SDK turns that into an advisory "can't run policy").
+Numbers arrive as floats, secrets arrive unwrapped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional
+
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+NODE_GROUP_V2 = "eks:index:NodeGroupV2"
+NODE_GROUP_V1 = "eks:index:NodeGroup"
+
+AL2023_ROOT_DEVICE = "/dev/xvda"
+FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+TYPE_LABEL = "node.kubernetes.io/instance-type"
+ARCH_LABEL = "kubernetes.io/arch"
+# Karpenter's default block device mappings, when an EC2NodeClass sets none (root volume GiB).
+KARPENTER_DEFAULT_ROOT_GIB = {"al2023": 20.0, "al2": 20.0, "bottlerocket": 4.0}
+PULUMI_EKS_DEFAULT_DISK_GIB = 20.0
+
+_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "k": 10**3, "K": 10**3, "M": 10**6,
+          "G": 10**9, "T": 10**12, "P": 10**15, "": 1}
+_QUANTITY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P|)\s*$")
+
+
+# ---- reading helpers (work on dicts and on the SDK's read-only proxies alike) -------------------------
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else ()
+
+
+def dig(value: Any, *path: str) -> Any:
+    for key in path:
+        value = as_map(value).get(key)
+    return value
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def number(value: Any) -> Optional[float]:
+    """A size as a number: floats and ints pass, numeric strings ("20") are read, anything else is None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip()) if isinstance(value, str) and value.strip() else None
+    except ValueError:
+        return None
+
+
+def quantity_gib(value: Any) -> Optional[float]:
+    """A Kubernetes quantity (``"200Gi"``, ``"100G"``, ``"1Ti"``) in GiB; None when unreadable."""
+    match = _QUANTITY_RE.match(value) if isinstance(value, str) else None
+    if not match:
+        return None
+    return float(match.group(1)) * _UNITS[match.group(2)] / 2**30
+
+
+def os_of_user_data(value: Any) -> str:
+    """What user data boots: ``al2023`` (nodeadm NodeConfig), ``bottlerocket`` (TOML settings),
+    ``al2`` (bootstrap.sh), or '' when it says none of these. Base64 is decoded first."""
+    raw = text(value)
+    try:
+        decoded = base64.b64decode(raw, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = raw
+    if "node.eks.aws/" in decoded and "NodeConfig" in decoded:
+        return "al2023"
+    if re.search(r"^\s*\[settings[.\]]", decoded, re.M):
+        return "bottlerocket"
+    if "/etc/eks/bootstrap.sh" in decoded:
+        return "al2"
+    return ""
+
+
+def os_of_ami_type(ami_type: str) -> str:
+    """EKS ``amiType`` -> OS: ``AL2023_x86_64_NVIDIA`` -> al2023, ``BOTTLEROCKET_*`` -> bottlerocket, ``CUSTOM`` -> custom."""
+    upper = ami_type.upper()
+    for prefix, os_name in (("AL2023_", "al2023"), ("BOTTLEROCKET_", "bottlerocket"), ("AL2_", "al2"), ("WINDOWS_", "windows")):
+        if upper.startswith(prefix):
+            return os_name
+    return "custom" if upper == "CUSTOM" else ""
+
+
+def os_name(declared: str) -> str:
+    """Normalise a declared OS: ``AL2023`` -> al2023, ``Bottlerocket`` -> bottlerocket, ``Windows2022`` -> windows."""
+    lowered = declared.strip().lower()
+    return "windows" if lowered.startswith("windows") else lowered
+
+
+@dataclass(frozen=True)
+class Ami:
+    """A pinned AMI as a lane selects it: by id, or by name, tags or SSM parameter (then ``id`` is None)."""
+
+    id: Optional[str]
+    label: str
+    """How a message names it: the id, or e.g. ``the AMI named 'my-ami-*'``."""
+
+
+@dataclass(frozen=True)
+class Disk:
+    gib: float
+    how: str = ""
+    """Where the size comes from when it is a default, e.g. ``Karpenter's default``."""
+
+
+# ---- lanes: one per kind of resource that decides what a node boots --------------------------------
+
+
+class Lane:
+    """One resource's boot facts. Subclasses read their own kind; every fact is read on demand."""
+
+    types: ClassVar[tuple[str, ...]] = ()
+    os_fix: ClassVar[str] = ""
+    """How to declare AL2023 on this kind of resource."""
+    lane_word: ClassVar[str] = "node group"
+    """What a message calls the lane: ``karpenter nodepool``s are pools, the rest node groups."""
+
+    def __init__(self, type_: str, name: str, props: Mapping[str, Any]) -> None:
+        self.type = type_
+        self.name = name
+        self.props = props
+
+    @property
+    def subject_name(self) -> str:
+        """The name a message gives the lane (its Kubernetes or AWS name, else the Pulumi name)."""
+        return text(self.props.get("nodeGroupName")) or self.name
+
+    def ami_id_values(self) -> list[Any]:
+        """Every value that must be an AMI id (checked by ``ami-id-format``)."""
+        return []
+
+    def amis(self) -> list[Ami]:
+        """The custom AMIs this lane pins (empty: it boots an AMI EKS or Karpenter picks)."""
+        return [Ami(v, v) for v in self.ami_id_values() if isinstance(v, str)]
+
+    def os(self) -> str:
+        """The OS the lane declares (al2023, bottlerocket, al2, custom, windows) or '' when none."""
+        return ""
+
+    def root_disk(self, root_device: str) -> Optional[Disk]:
+        """The root volume the lane asks for; None when it leaves the AMI's own size."""
+        return None
+
+    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
+        """The root snapshot size our components stamp on the resource (annotation or tag)."""
+        return None
+
+    def instance_types(self) -> list[str]:
+        """The instance types (or, for Karpenter, families) the lane may launch, as written."""
+        return []
+
+    def arch_requirement(self) -> list[str]:
+        """An explicit architecture requirement (Karpenter ``kubernetes.io/arch``), as written."""
+        return []
+
+    def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+        """What makes this a GPU lane, worded to fit '<reason> make this a GPU lane'; None if nothing."""
+        return None
+
+    def kubernetes_version(self) -> Optional[str]:
+        return None
+
+
+def _tag(tags: Any, key: str) -> Optional[float]:
+    return number(as_map(tags).get(key))
+
+
+class NodeClass(Lane):
+    """Karpenter ``EC2NodeClass``: AMI selection, family and block devices."""
+
+    types = (NODE_CLASS,)
+    lane_word = "pool"
+
+    @property
+    def subject_name(self) -> str:
+        return text(dig(self.props, "metadata", "name")) or self.name
+
+    def _terms(self) -> Sequence[Any]:
+        return as_list(dig(self.props, "spec", "amiSelectorTerms"))
+
+    def ami_id_values(self) -> list[Any]:
+        return [as_map(term).get("id") for term in self._terms() if "id" in as_map(term)]
+
+    def amis(self) -> list[Ami]:
+        found: list[Ami] = []
+        for term in self._terms():
+            term = as_map(term)
+            if "alias" in term:
+                continue
+            if isinstance(term.get("id"), str):
+                found.append(Ami(term["id"], term["id"]))
+            elif "name" in term:
+                found.append(Ami(None, f"the AMI named '{text(term.get('name'))}'"))
+            elif "ssmParameter" in term:
+                found.append(Ami(None, f"the AMI in SSM parameter '{text(term.get('ssmParameter'))}'"))
+            elif "tags" in term:
+                tags = ",".join(f"{k}={v}" for k, v in sorted(as_map(term.get("tags")).items()))
+                found.append(Ami(None, f"the AMI tagged {tags}"))
+        return found
+
+    def os(self) -> str:
+        for term in self._terms():
+            alias = text(as_map(term).get("alias"))
+            if alias:
+                return os_name(alias.split("@", 1)[0])
+        return os_name(text(dig(self.props, "spec", "amiFamily")))
+
+    def root_disk(self, root_device: str) -> Optional[Disk]:
+        mappings = [as_map(m) for m in as_list(dig(self.props, "spec", "blockDeviceMappings"))]
+        if "blockDeviceMappings" not in as_map(dig(self.props, "spec")):
+            default = KARPENTER_DEFAULT_ROOT_GIB.get(self.os())
+            return Disk(default, "Karpenter's default") if default is not None else None
+        root = [m for m in mappings if m.get("rootVolume") is True] or [
+            m for m in mappings if m.get("deviceName") == root_device
+        ]
+        size = quantity_gib(dig(root[0], "ebs", "volumeSize")) if root else None
+        return Disk(size) if size is not None else None
+
+    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
+        recorded = _tag(dig(self.props, "metadata", "annotations"), key)
+        return recorded if recorded is not None else _tag(dig(self.props, "spec", "tags"), key)
+
+
+class NodePool(Lane):
+    """Karpenter ``NodePool``: requirements, taints and labels of the pool's nodes."""
+
+    types = (NODE_POOL,)
+    lane_word = "pool"
+
+    @property
+    def subject_name(self) -> str:
+        return text(dig(self.props, "metadata", "name")) or self.name
+
+    @property
+    def node_class_name(self) -> str:
+        return text(dig(self.props, "spec", "template", "spec", "nodeClassRef", "name"))
+
+    def _requirement(self, key: str) -> list[str]:
+        for req in as_list(dig(self.props, "spec", "template", "spec", "requirements")):
+            req = as_map(req)
+            if req.get("key") == key and req.get("operator") == "In":
+                return [v for v in as_list(req.get("values")) if isinstance(v, str)]
+        return []
+
+    def families(self) -> list[str]:
+        return self._requirement(FAMILY_LABEL)
+
+    def instance_types(self) -> list[str]:
+        return self.families() + self._requirement(TYPE_LABEL)
+
+    def arch_requirement(self) -> list[str]:
+        return self._requirement(ARCH_LABEL)
+
+    def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+        for what, values in (("instance families", self.families()), ("instance types", self._requirement(TYPE_LABEL))):
+            gpus = [v for v in values if is_gpu(v)]
+            if gpus:
+                return f"{what} {','.join(gpus)}"
+        spec = dig(self.props, "spec", "template")
+        return _gpu_taint_or_label(dig(spec, "spec", "taints"), dig(spec, "metadata", "labels"), taint_key, vendor_label)
+
+
+def _gpu_taint_or_label(taints: Any, labels: Any, taint_key: str, vendor_label: str) -> Optional[str]:
+    """GPU evidence beyond instance types: an ``nvidia.com/gpu`` taint or the GPU-vendor label."""
+    if isinstance(as_map(taints).get(taint_key), Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
+        return f"taints {taint_key}"
+    if any(as_map(t).get("key") == taint_key for t in as_list(taints)):
+        return f"taints {taint_key}"
+    vendor = as_map(labels).get(vendor_label)
+    if vendor:
+        return f"labels {vendor_label}={vendor}"
+    return None
+
+
+class LaunchTemplate(Lane):
+    """``aws.ec2.LaunchTemplate``: image, user data, block devices, instance type."""
+
+    types = (LAUNCH_TEMPLATE,)
+    lane_word = "launch template"
+    os_fix = "its user data must be a nodeadm NodeConfig (apiVersion: node.eks.aws/v1alpha1)"
+
+    @property
+    def subject_name(self) -> str:
+        return text(self.props.get("name")) or self.name
+
+    def ami_id_values(self) -> list[Any]:
+        return [self.props["imageId"]] if "imageId" in self.props else []
+
+    def os(self) -> str:
+        return os_of_user_data(self.props.get("userData"))
+
+    def root_disk(self, root_device: str) -> Optional[Disk]:
+        for mapping in as_list(self.props.get("blockDeviceMappings")):
+            if as_map(mapping).get("deviceName") == root_device:
+                size = number(dig(mapping, "ebs", "volumeSize"))
+                return Disk(size) if size is not None else None
+        return None
+
+    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
+        return _tag(self.props.get("tags"), key)
+
+    def instance_types(self) -> list[str]:
+        value = self.props.get("instanceType")
+        return [value] if isinstance(value, str) else []
+
+    def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+        gpus = [t for t in self.instance_types() if is_gpu(t)]
+        return f"instance types {','.join(gpus)}" if gpus else None
+
+
+class EksNodeGroup(Lane):
+    """``aws.eks.NodeGroup``: AMI type, instance types, taints, labels; its image is in its launch template."""
+
+    types = (EKS_NODE_GROUP,)
+    os_fix = "use an AL2023_* ami_type, or CUSTOM with a launch template whose user data is a nodeadm NodeConfig"
+
+    def instance_types(self) -> list[str]:
+        return [t for t in as_list(self.props.get("instanceTypes")) if isinstance(t, str)]
+
+    def os(self) -> str:
+        return os_of_ami_type(text(self.props.get("amiType")))
+
+    def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+        return _group_gpu_reason(self, is_gpu, taint_key, vendor_label)
+
+    def kubernetes_version(self) -> Optional[str]:
+        return text(self.props.get("version")) or None
+
+
+class PulumiEksNodeGroup(Lane):
+    """pulumi-eks ``ManagedNodeGroup``, ``NodeGroupV2`` and ``NodeGroup`` (their inputs)."""
+
+    types = (MANAGED_NODE_GROUP, NODE_GROUP_V2, NODE_GROUP_V1)
+    os_fix = "set operating_system=AL2023 (pulumi-eks then renders the nodeadm user data)"
+
+    def ami_id_values(self) -> list[Any]:
+        return [self.props["amiId"]] if "amiId" in self.props else []
+
+    def os(self) -> str:
+        declared = text(self.props.get("operatingSystem"))
+        return os_name(declared) if declared else os_of_ami_type(text(self.props.get("amiType")))
+
+    def instance_types(self) -> list[str]:
+        if self.type == MANAGED_NODE_GROUP:
+            return [t for t in as_list(self.props.get("instanceTypes")) if isinstance(t, str)]
+        value = self.props.get("instanceType")
+        return [value] if isinstance(value, str) else []
+
+    def root_disk(self, root_device: str) -> Optional[Disk]:
+        if self.type == MANAGED_NODE_GROUP:
+            if "launchTemplate" in self.props:
+                return None  # the disk is in the caller's launch template, judged there
+            size = number(self.props.get("diskSize"))
+        else:
+            size = number(self.props.get("nodeRootVolumeSize"))
+        return Disk(size) if size is not None else Disk(PULUMI_EKS_DEFAULT_DISK_GIB, "pulumi-eks's default")
+
+    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
+        for tags in ("tags", "autoScalingGroupTags", "cloudFormationTags"):
+            recorded = _tag(self.props.get(tags), key)
+            if recorded is not None:
+                return recorded
+        return None
+
+    def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+        return _group_gpu_reason(self, is_gpu, taint_key, vendor_label)
+
+    def kubernetes_version(self) -> Optional[str]:
+        return text(self.props.get("version")) or None
+
+
+def _group_gpu_reason(group: Lane, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+    """A node group's GPU evidence: GPU instance types, pulumi-eks ``gpu``, a GPU AMI type, the taint, the label."""
+    gpus = [t for t in group.instance_types() if is_gpu(t)]
+    if gpus:
+        return f"instance types {','.join(gpus)}"
+    if group.props.get("gpu") is True:
+        return "gpu=true"
+    ami_type = text(group.props.get("amiType"))
+    if re.search(r"NVIDIA|GPU", ami_type, re.I):
+        return f"ami_type {ami_type}"
+    return _gpu_taint_or_label(group.props.get("taints"), group.props.get("labels"), taint_key, vendor_label)
+
+
+LANES: dict[str, type[Lane]] = {t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types}
+
+
+def read(type_: str, name: str, props: Mapping[str, Any]) -> Optional[Lane]:
+    """The lane a resource describes, or None for resources that decide nothing about a node's boot.
+
+    Karpenter kinds are matched by group and kind, whatever the version (``v1``, ``v1beta1``).
+    """
+    kind = LANES.get(type_)
+    if kind is None and type_.startswith("kubernetes:karpenter.k8s.aws/") and type_.endswith(":EC2NodeClass"):
+        kind = NodeClass
+    if kind is None and type_.startswith("kubernetes:karpenter.sh/") and type_.endswith(":NodePool"):
+        kind = NodePool
+    if kind is None:
+        return None
+    return kind(type_, name, props)

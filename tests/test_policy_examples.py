@@ -1,0 +1,182 @@
+"""The offline preview with policy packs: the bad-stack examples, exit codes, and what a user sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.offline.cli import main
+from conftest import REPO
+
+EXAMPLES = REPO / "examples"
+
+
+def preview(capsys, example: str, *extra: str, json_out: Path | None = None) -> tuple[int, str, str]:
+    folder = EXAMPLES / example
+    args = ["preview", "--cwd", str(folder), "--stack", "example", "--amis", str(folder / "amis.yaml"), *extra]
+    if json_out is not None:
+        args += ["--json", str(json_out)]
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def policies_section(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = lines.index("Policies:")
+    end = next(n for n in range(start + 1, len(lines)) if not lines[n].startswith("    "))
+    return lines[start + 1:end]
+
+
+# ---- the four bad stacks -------------------------------------------------------------------------------------
+
+
+def test_malformed_ami_id(capsys, tmp_path):
+    code, out, err = preview(capsys, "malformed-ami-id", json_out=tmp_path / "out.json")
+    assert code == 1, err
+    assert policies_section(out) == [
+        "    [mandatory]  mixed-os-racks: ami-id-format  (ml-batch-nodeclass)",
+        "        karpenter nodepool 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
+    ]
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["violations"] == [{
+        "policy": "ami-id-format",
+        "pack": "mixed-os-racks",
+        "level": "mandatory",
+        "urn": "urn:pulumi:example::malformed-ami-id::pulumi:pulumi:Stack$kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-batch-nodeclass",
+        "message": "karpenter nodepool 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
+    }]
+
+
+def test_custom_ami_on_bottlerocket(capsys):
+    code, out, _ = preview(capsys, "custom-ami-on-bottlerocket")
+    assert code == 1
+    section = policies_section(out)
+    assert "    [mandatory]  mixed-os-racks: al2023-family  (batch-nodeclass)" in section
+    assert "        karpenter nodepool 'batch': a pinned ami_id needs an AL2023 pool (got bottlerocket)" in section
+    assert not any("rack-gpu" in line or "rack-workload" in line for line in section)  # the rack itself passes
+
+
+def test_disk_below_snapshot_with_the_policy_config(capsys):
+    config = EXAMPLES / "disk-below-snapshot" / "policy-config.json"
+    code, out, _ = preview(capsys, "disk-below-snapshot", "--policy-pack-config", str(config))
+    assert code == 1
+    assert policies_section(out) == [
+        "    [mandatory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)",
+        "        launch template 'gpu-train-launch-template': disk 50 GiB is smaller than the root snapshot of "
+        "ami-0a1b2c3d4e5f60718 (100 GiB)",
+    ]
+
+
+def test_disk_below_snapshot_without_a_size_is_an_advisory_not_a_pass(capsys):
+    code, out, _ = preview(capsys, "disk-below-snapshot")
+    assert code == 0
+    section = policies_section(out)
+    assert section[0] == "    [advisory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)"
+    assert "cannot verify disk 50 GiB against the root snapshot of ami-0a1b2c3d4e5f60718" in section[1]
+
+
+def test_gpu_lane_on_bottlerocket(capsys):
+    code, out, _ = preview(capsys, "gpu-lane-on-bottlerocket")
+    assert code == 1
+    assert policies_section(out) == [
+        "    [mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)",
+        "        karpenter nodepool 'gpu-inference': instance families g5,g6 make this a GPU lane, and GPU lanes must run "
+        "Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)",
+    ]
+
+
+def test_every_example_ships_its_stack_config_and_catalog():
+    for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()):
+        assert {"Pulumi.yaml", "Pulumi.example.yaml", "amis.yaml", "__main__.py"} <= {p.name for p in folder.iterdir()}, folder
+
+
+# ---- flags and exit codes -----------------------------------------------------------------------------------------
+
+
+def test_no_policy_runs_no_pack(capsys):
+    code, out, _ = preview(capsys, "gpu-lane-on-bottlerocket", "--no-policy")
+    assert code == 0 and "Policies:" not in out
+
+
+def test_advisory_everywhere_exits_0(capsys, tmp_path):
+    config = tmp_path / "advisory.json"
+    config.write_text(json.dumps({"all": "advisory"}))
+    code, out, _ = preview(capsys, "gpu-lane-on-bottlerocket", "--policy-pack-config", str(config))
+    assert code == 0
+    assert "    [advisory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)" in out
+
+
+def test_the_pack_is_repeatable_with_a_config_each(capsys, tmp_path):
+    quiet = tmp_path / "quiet.json"
+    quiet.write_text(json.dumps({"gpu-lane-os": "disabled"}))
+    code, out, _ = preview(capsys, "gpu-lane-on-bottlerocket", "--policy-pack", str(REPO / "policies"),
+                           "--policy-pack", str(REPO / "policies"), "--policy-pack-config", str(quiet),
+                           "--policy-pack-config", str(tmp_path / "empty.json"))
+    assert code == 2  # the second config file does not exist
+    (tmp_path / "empty.json").write_text("")
+    code, out, _ = preview(capsys, "gpu-lane-on-bottlerocket", "--policy-pack", str(REPO / "policies"),
+                           "--policy-pack", str(REPO / "policies"), "--policy-pack-config", str(quiet),
+                           "--policy-pack-config", str(tmp_path / "empty.json"))
+    assert code == 1
+    assert out.count("mixed-os-racks: gpu-lane-os") == 1  # disabled for the first pack, on for the second
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        (["--policy-pack", "nowhere"], "error: no policy pack at nowhere (no PulumiPolicy.yaml): pass --policy-pack DIR, or --no-policy\n"),
+        (["--no-policy", "--policy-pack", "policies"], "error: --no-policy runs no pack: drop --policy-pack and --policy-pack-config\n"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, extra, error):
+    code, out, err = preview(capsys, "malformed-ami-id", *extra)
+    assert (code, out, err) == (2, "", error)
+
+
+def test_a_config_the_schemas_refuse_exits_2(capsys, tmp_path):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"pinned-ami-age": {"maxAgeDays": "soon"}, "gpu-lane-os": {"enforcementLevel": "mandatory"}}))
+    code, _, err = preview(capsys, "malformed-ami-id", "--policy-pack-config", str(config))
+    assert code == 2
+    assert err == "error: invalid policy pack config for 'mixed-os-racks':\n  pinned-ami-age: maxAgeDays: 'soon' is not of type 'number'\n"
+
+
+def test_a_pack_that_fails_to_start_exits_2_and_is_not_left_running(capsys, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (broken / "__main__.py").write_text("import missing_policy_library\n")
+    code, out, err = preview(capsys, "malformed-ami-id", "--policy-pack", str(broken))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: policy pack {broken} failed to start: it exited before printing its port")
+    assert "ModuleNotFoundError: No module named 'missing_policy_library'" in err
+
+    talkative = tmp_path / "talkative"
+    talkative.mkdir()
+    (talkative / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    pid_file = tmp_path / "pid"
+    (talkative / "__main__.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\nprint('hello', flush=True)\ntime.sleep(600)\n"
+    )
+    code, _, err = preview(capsys, "malformed-ami-id", "--policy-pack", str(talkative))
+    assert code == 2 and "failed to start: it printed 'hello' instead of a port" in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+
+
+def test_the_cli_as_a_user_runs_it():
+    """`python -m components.offline preview` in a shell: the exit code a CI job sees."""
+    folder = EXAMPLES / "gpu-lane-on-bottlerocket"
+    proc = subprocess.run(
+        [sys.executable, "-m", "components.offline", "preview", "--cwd", str(folder), "--stack", "example",
+         "--amis", str(folder / "amis.yaml"), "--policy-pack", "policies"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "[mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)" in proc.stdout

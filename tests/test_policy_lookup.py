@@ -1,0 +1,160 @@
+"""The pack's own AMI look-up (``lookup: true``) against moto's EC2.
+
+In-process, ``policies.lookup`` is called directly under ``mock_aws``. Through gRPC, the pack
+process itself runs under moto: a ``sitecustomize`` on its ``PYTHONPATH`` starts ``mock_aws``, and
+``MOTO_AMIS_PATH`` gives that EC2 the images (fixed ids, names, architectures, creation dates).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from components.offline.analyzer import PolicyPackProcess, pack_env
+from conftest import GPU_AMI
+from policies import lookup
+from policy_helpers import POLICIES, judge, launch_template, managed_node_group, messages, of
+
+MOTO_ROOT_GIB = 15  # moto gives every image a root snapshot of this size (checked below)
+MISSING_AMI = "ami-0123456789abcdef0"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
+               "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+
+
+@pytest.fixture
+def ec2(monkeypatch):
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    lookup.clear()
+    with mock_aws():
+        yield boto3.client("ec2", region_name="us-east-1")
+    lookup.clear()
+
+
+def register(ec2, size_gib: int, name: str = "amazon-eks-node-al2023-x86_64-standard-1.33-v20261115") -> str:
+    volume = ec2.create_volume(Size=size_gib, AvailabilityZone="us-east-1a")
+    snapshot = ec2.create_snapshot(VolumeId=volume["VolumeId"])
+    return ec2.register_image(
+        Name=name, Description="AL2023", RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"], "VolumeSize": size_gib}}],
+    )["ImageId"]
+
+
+def test_the_root_snapshot_size_is_what_ec2_reports(ec2):
+    ami = register(ec2, 100)
+    image = ec2.describe_images(ImageIds=[ami])["Images"][0]
+    root = [m for m in image["BlockDeviceMappings"] if m["DeviceName"] == image["RootDeviceName"]][0]
+    assert root["Ebs"]["VolumeSize"] == MOTO_ROOT_GIB  # moto's answer, whatever the snapshot given
+    facts = lookup.describe_image(ami)
+    assert facts["rootSnapshotGiB"] == float(root["Ebs"]["VolumeSize"])
+    assert facts["rootDeviceName"] == image["RootDeviceName"]
+    assert facts["name"] == "amazon-eks-node-al2023-x86_64-standard-1.33-v20261115"
+    assert facts["creationDate"] == image["CreationDate"]
+
+
+def test_answers_are_cached_per_ami(ec2):
+    ami = register(ec2, 20)
+    first = lookup.describe_image(ami)
+    ec2.deregister_image(ImageId=ami)
+    assert lookup.describe_image(ami) == first  # no second DescribeImages
+    lookup.clear()
+    with pytest.raises(LookupError):
+        lookup.describe_image(ami)
+
+
+def test_a_missing_image_is_a_reason_not_a_crash(ec2):
+    with pytest.raises(LookupError, match="InvalidAMIID.NotFound"):
+        lookup.describe_image(MISSING_AMI)
+    with pytest.raises(LookupError, match="InvalidAMIID.NotFound"):  # failures are cached too
+        lookup.describe_image(MISSING_AMI)
+
+
+# ---- through the pack's gRPC server -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def moto_pack(tmp_path_factory):
+    """The pack, with its EC2 answered by moto inside its own process."""
+    root = tmp_path_factory.mktemp("moto-pack")
+    (root / "sitecustomize.py").write_text(
+        "import os\nif os.environ.get('MOTO_AMIS_PATH'):\n    from moto import mock_aws\n    mock_aws().start()\n"
+    )
+    image = {
+        "ami_id": GPU_AMI,
+        "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.29-v20200101",
+        "description": "EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s 1.29)",
+        "owner_id": "111122223333",
+        "public": True,
+        "virtualization_type": "hvm",
+        "architecture": "x86_64",
+        "state": "available",
+        "root_device_type": "ebs",
+        "root_device_name": "/dev/xvda",
+        "creation_date": "2020-01-01T00:00:00.000Z",
+    }
+    (root / "amis.json").write_text(json.dumps([image]))
+    env = pack_env("mixed-os-racks", "test")
+    env.update(CREDENTIALS)
+    env.update({"MOTO_AMIS_PATH": str(root / "amis.json"),
+                "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])})
+    with PolicyPackProcess(POLICIES, env) as running:
+        yield running
+
+
+LOOKUP = {policy: {"lookup": True} for policy in (
+    "al2023-family", "disk-fits-ami-snapshot", "arch-matches-ami", "pinned-ami-age", "ami-k8s-version")}
+
+
+def test_the_disk_rule_reads_the_snapshot_from_ec2(moto_pack):
+    def program():
+        launch_template("small", disk=MOTO_ROOT_GIB - 5)
+        launch_template("exact", disk=MOTO_ROOT_GIB)
+
+    assert messages(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot") == [
+        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} "
+        f"({MOTO_ROOT_GIB} GiB)"
+    ]
+    unverified = of(judge(moto_pack, program), "disk-fits-ami-snapshot")  # lookup off: it cannot tell
+    assert [v["level"] for v in unverified] == ["advisory", "advisory"]
+
+
+def test_the_config_and_the_resources_record_come_before_ec2(moto_pack):
+    def program():
+        launch_template("small", disk=MOTO_ROOT_GIB - 5, tags={"mixed-os-racks/ami-root-snapshot-gib": "5"})
+
+    assert not of(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot")
+    config = {**LOOKUP, "disk-fits-ami-snapshot": {"lookup": True, "amiRootSnapshotGiB": {GPU_AMI: 50}}}
+    assert messages(judge(moto_pack, program, config), "disk-fits-ami-snapshot") == [
+        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} (50 GiB)"
+    ]
+
+
+def test_the_other_facts_come_from_ec2_too(moto_pack):
+    def program():
+        managed_node_group("arm", ami_id=GPU_AMI, operating_system="AL2023", disk_size=100, instance_types=["m7g.large"])
+
+    config = {**LOOKUP, "ami-k8s-version": {"lookup": True, "kubernetesVersion": "1.33"}}
+    violations = judge(moto_pack, program, config)
+    assert messages(violations, "arch-matches-ami") == [
+        f"node group 'arm': arch arm64 does not match {GPU_AMI}, which is x86_64 (pin an x86_64 AMI or set the lane's arch to match)"
+    ]
+    assert [v["level"] for v in of(violations, "pinned-ami-age")] == ["advisory"]
+    assert "created 2020-01-01" in of(violations, "pinned-ami-age")[0]["message"]
+    assert messages(violations, "ami-k8s-version", "advisory") == [
+        f"node group 'arm': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.29-v20200101') is built "
+        "for Kubernetes 1.29, but the cluster runs 1.33 (pin an AMI built for 1.33)"
+    ]
+
+
+def test_an_image_ec2_does_not_have_cannot_be_verified(moto_pack):
+    def program():
+        launch_template("ghost", image=MISSING_AMI, disk=50)
+
+    violations = of(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot")
+    assert [v["level"] for v in violations] == ["advisory"]
+    assert f"cannot verify disk 50 GiB against the root snapshot of {MISSING_AMI}" in violations[0]["message"]
+    assert "look-up failed: EC2 DescribeImages: InvalidAMIID.NotFound" in violations[0]["message"]

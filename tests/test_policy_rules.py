@@ -1,0 +1,238 @@
+"""The pack's pure layer: rules, resource reading and the policies, without a server.
+
+Also: the pack directory imports as the pack runs it (``python policies``: top-level ``rules``,
+``facts``, ``checks``), with no pulumi in its rules and no boto3 until a look-up is asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import GPU_AMI, REPO
+from policies import checks, facts, rules
+from policy_helpers import AMI_IDS, HEX
+
+ids = AMI_IDS
+
+
+def lane(type_: str, props: dict[str, Any], name: str = "r") -> facts.Lane:
+    found = facts.read(type_, name, props)
+    assert found is not None
+    return found
+
+
+def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.Lane:
+    return lane(facts.NODE_CLASS, {"metadata": {"name": "team"}, "spec": {"amiSelectorTerms": terms, **spec}})
+
+
+# ---- the id rule, property-based ------------------------------------------------------------------------
+
+
+@given(ids)
+def test_a_node_class_id_is_flagged_exactly_when_the_rule_refuses_it(ami):
+    found = [f.message for f in checks.ami_id_format(node_class([{"id": ami}]))]
+    well_formed = rules.AMI_ID_RE.match(ami) is not None
+    assert found == ([] if well_formed else [rules.invalid_ami_id("karpenter nodepool 'team'", ami)])
+
+
+@given(ids)
+def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
+    lanes = [
+        lane(facts.LAUNCH_TEMPLATE, {"imageId": ami}, "lt"),
+        lane(facts.MANAGED_NODE_GROUP, {"amiId": ami}, "mng"),
+        lane(facts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
+    ]
+    flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]
+    assert flagged == [rules.invalid_ami_id("x", ami) is not None] * 3
+
+
+@given(st.sampled_from([8, 17]).flatmap(lambda n: st.text(HEX, min_size=n, max_size=n)))
+def test_a_well_formed_id_is_reasoned_about_by_the_other_rules(digits):
+    ami = f"ami-{digits}"
+    assert checks.well_formed([facts.Ami(ami, ami)]) == [facts.Ami(ami, ami)]
+    assert checks.well_formed([facts.Ami(ami.upper(), ami)]) == []
+
+
+# ---- reading resources ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("quantity", "gib"),
+    [("200Gi", 200.0), ("1Ti", 1024.0), ("100G", 100e9 / 2**30), ("2T", 2e12 / 2**30), (" 20Gi ", 20.0),
+     ("1.5Ti", 1536.0), ("20", 20 / 2**30), ("lots", None), (200.0, None), (None, None)],
+)
+def test_volume_sizes_are_kubernetes_quantities(quantity, gib):
+    assert facts.quantity_gib(quantity) == (pytest.approx(gib) if gib is not None else None)
+
+
+NODEADM = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"
+MIME = f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: application/node.eks.aws\n\n{NODEADM}--B--\n'
+
+
+@pytest.mark.parametrize(
+    ("user_data", "os_name"),
+    [
+        (NODEADM, "al2023"),
+        (base64.b64encode(MIME.encode()).decode(), "al2023"),
+        ('[settings.kubernetes]\ncluster-name = "c"\n', "bottlerocket"),
+        (base64.b64encode(b"[settings]\nmotd = 'hi'\n").decode(), "bottlerocket"),
+        ("#!/bin/bash\n/etc/eks/bootstrap.sh my-cluster\n", "al2"),
+        ("#cloud-config\npackages: [nginx]\n", ""),
+        (None, ""),
+    ],
+)
+def test_user_data_says_which_os_boots(user_data, os_name):
+    assert facts.os_of_user_data(user_data) == os_name
+
+
+@pytest.mark.parametrize(
+    ("ami_type", "os_name"),
+    [("AL2023_x86_64_NVIDIA", "al2023"), ("AL2023_ARM_64_STANDARD", "al2023"), ("BOTTLEROCKET_ARM_64_NVIDIA", "bottlerocket"),
+     ("AL2_x86_64_GPU", "al2"), ("WINDOWS_CORE_2022_x86_64", "windows"), ("CUSTOM", "custom"), ("", "")],
+)
+def test_eks_ami_types(ami_type, os_name):
+    assert facts.os_of_ami_type(ami_type) == os_name
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "os_name"),
+    [
+        ("amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115", "", "al2023"),
+        ("bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0-abc", "", "bottlerocket"),
+        ("amazon-eks-gpu-node-1.29-v20240101", "", "al2"),
+        ("ubuntu-eks/k8s_1.29/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20240101", "", "ubuntu"),
+        ("team-image-7", "Amazon Linux 2023 with NVIDIA 580", "al2023"),
+        ("team-image-7", "", None),
+    ],
+)
+def test_an_amis_own_words_name_its_os(name, description, os_name):
+    assert rules.os_of_ami(name, description) == os_name
+
+
+@pytest.mark.parametrize(
+    ("name", "minor"),
+    [("amazon-eks-node-al2023-x86_64-standard-1.33-v20261115", "1.33"), ("bottlerocket-aws-k8s-1.29-x86_64-v1.30.0", "1.29"),
+     ("team-gpu-image", None), ("mixed-1.29-and-1.30", None)],
+)
+def test_the_kubernetes_minor_an_ami_name_names(name, minor):
+    assert rules.k8s_minor_of_ami(name) == minor
+
+
+def test_node_class_facts():
+    nc = node_class([{"alias": "bottlerocket@v1.30.0"}], amiFamily="AL2023")
+    assert nc.os() == "bottlerocket" and nc.amis() == []  # an alias is the family and no pin
+    nc = node_class([{"id": GPU_AMI}, {"name": "team-*", "owner": "self"}, {"tags": {"team": "ml", "os": "al2023"}},
+                     {"ssmParameter": "/team/ami"}], amiFamily="Custom")
+    assert [a.label for a in nc.amis()] == [GPU_AMI, "the AMI named 'team-*'", "the AMI tagged os=al2023,team=ml",
+                                           "the AMI in SSM parameter '/team/ami'"]
+    assert nc.os() == "custom"
+    assert node_class([], amiFamily="AL2023").root_disk("/dev/xvda") == facts.Disk(20.0, "Karpenter's default")
+    assert node_class([], amiFamily="Custom").root_disk("/dev/xvda") is None  # the AMI's own size
+    rooted = node_class([], blockDeviceMappings=[
+        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi"}},
+        {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "300Gi"}, "rootVolume": True}])
+    assert rooted.root_disk("/dev/xvda") == facts.Disk(300.0)
+
+
+def test_node_pool_facts():
+    pool = lane(facts.NODE_POOL, {"metadata": {"name": "p"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"name": "nc"},
+        "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "NotIn", "values": ["g5"]},
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.xlarge", "m7i.large"]},
+        ]}}}})
+    assert pool.node_class_name == "nc" and pool.arch_requirement() == []
+    assert checks.gpu_reason(pool) == "instance types g6.xlarge"  # NotIn is not a GPU lane
+
+
+def test_karpenter_kinds_of_any_version_are_read():
+    assert isinstance(facts.read("kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass", "n", {}), facts.NodeClass)
+    assert isinstance(facts.read("kubernetes:karpenter.sh/v1beta1:NodePool", "n", {}), facts.NodePool)
+    assert facts.read("aws:iam/role:Role", "n", {}) is None
+
+
+# ---- where snapshot sizes come from ----------------------------------------------------------------------
+
+
+def test_snapshot_size_sources_in_order():
+    def ec2(ami: str) -> dict[str, Any]:
+        return {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"}
+
+    configured = checks.AmiKnowledge({"amiRootSnapshotGiB": {GPU_AMI: 10.0}, "lookup": True}, ec2)
+    assert configured.snapshot_gib(GPU_AMI, recorded=20.0) == (10.0, "")
+    recorded = checks.AmiKnowledge({"lookup": True}, ec2)
+    assert recorded.snapshot_gib(GPU_AMI, recorded=20.0) == (20.0, "")
+    assert recorded.snapshot_gib(GPU_AMI, recorded=None) == (30.0, "")
+    assert checks.AmiKnowledge({}, ec2).snapshot_gib(GPU_AMI, recorded=None) == (None, "")  # lookup is off
+
+
+def test_a_failed_look_up_is_the_reason():
+    def ec2(ami: str) -> dict[str, Any]:
+        raise LookupError("EC2 DescribeImages: UnauthorizedOperation: no")
+
+    size, why = checks.AmiKnowledge({"lookup": True}, ec2).snapshot_gib(GPU_AMI, recorded=None)
+    assert size is None and why == "look-up failed: EC2 DescribeImages: UnauthorizedOperation: no"
+
+
+# ---- stack policies: unknowns stay with their lane ---------------------------------------------------------
+
+
+class NotKnown(Exception):
+    message = "value at .spec can't be known during preview"
+
+
+class Later(Mapping):
+    """A mapping whose every value is unknown, as the policy SDK's proxies present one."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise NotKnown()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["spec"])
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_an_unknown_lane_is_uncertain_and_the_others_are_judged():
+    resources = [
+        checks.StackResource(facts.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "br"}, "spec": {
+            "amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}}),
+        checks.StackResource(facts.NODE_POOL, "late", "urn:late", {"metadata": {"name": "late"}, "spec": Later()}),
+        checks.StackResource(facts.NODE_POOL, "gpu", "urn:gpu", {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
+            "nodeClassRef": {"name": "br"},
+            "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]}}}}),
+    ]
+    found = checks.judge_stack(checks.gpu_lane_os, resources, checks.AmiKnowledge({}), NotKnown)
+    assert [(f.urn, f.certain) for f in found] == [("urn:late", False), ("urn:gpu", True)]
+    assert found[0].message == "karpenter nodepool 'late': value at .spec can't be known during preview"
+    assert found[1].message.startswith("karpenter nodepool 'gpu': instance families g5 make this a GPU lane")
+
+
+# ---- the pack directory, imported the way the pack runs ------------------------------------------------------
+
+
+def test_the_pack_modules_import_as_top_level_without_pulumi_or_boto3():
+    code = (
+        "import sys; sys.path.insert(0, 'policies')\n"
+        "import rules, facts, checks, lookup\n"
+        "assert not [m for m in sys.modules if m == 'pulumi' or m.startswith('pulumi.') or m.startswith('pulumi_')], 'pulumi'\n"
+        "assert 'boto3' not in sys.modules, 'boto3'\n"
+        "assert checks.rules is rules and checks.facts is facts\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_rules_imports_nothing_of_its_siblings():
+    source = (REPO / "policies" / "rules.py").read_text()
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == ["from __future__ import annotations", "import re", "from typing import Iterable, Optional"]
