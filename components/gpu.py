@@ -74,6 +74,21 @@ def dcgm_exporter_values(service_monitor: bool = False) -> dict[str, Any]:
     }
 
 
+def _chart(
+    parent: pulumi.Resource, release: str, chart: str, repo: str, version: str, namespace: str, values: dict[str, Any]
+) -> k8s.helm.v4.Chart:
+    """A Helm v4 chart, rendered client side; ``release`` names the chart's objects."""
+    return k8s.helm.v4.Chart(
+        release,
+        chart=chart,
+        version=version,
+        namespace=namespace,
+        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo),
+        values=values,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 class NvidiaDevicePluginArgs(TypedDict, total=False):
     time_slicing_replicas: int
     """Share each GPU this many ways (time-slicing) when greater than 1. Default 1."""
@@ -96,14 +111,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         replicas = args.get("time_slicing_replicas", 1)
         if replicas < 1:
             raise ConfigError(f"nvidia device plugin: invalid time_slicing_replicas '{replicas}' (must be 1 or more)")
-        self.chart = k8s.helm.v4.Chart(
-            name,  # the release name: the chart's objects are named after it
-            chart=DEVICE_PLUGIN_CHART,
-            version=args.get("version", DEVICE_PLUGIN_VERSION),
-            namespace=args.get("namespace", NAMESPACE),
-            repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=DEVICE_PLUGIN_REPO),
-            values=device_plugin_values(replicas),
-            opts=pulumi.ResourceOptions(parent=self),
+        self.chart = _chart(
+            self, name, DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_REPO, args.get("version", DEVICE_PLUGIN_VERSION),
+            args.get("namespace", NAMESPACE), device_plugin_values(replicas),
         )
         self.register_outputs({})
 
@@ -127,13 +137,8 @@ class GpuObservability(pulumi.ComponentResource):
     ) -> None:
         super().__init__("rack:gpu:GpuObservability", name, None, opts)
         args = args or GpuObservabilityArgs()
-        self.chart = k8s.helm.v4.Chart(
-            name,  # the release name: the chart's objects are named after it
-            chart=DCGM_EXPORTER_CHART,
-            version=args.get("version", DCGM_EXPORTER_VERSION),
-            namespace=args.get("namespace", NAMESPACE),
-            repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=DCGM_EXPORTER_REPO),
-            values=dcgm_exporter_values(args.get("service_monitor", False)),
-            opts=pulumi.ResourceOptions(parent=self),
+        self.chart = _chart(
+            self, name, DCGM_EXPORTER_CHART, DCGM_EXPORTER_REPO, args.get("version", DCGM_EXPORTER_VERSION),
+            args.get("namespace", NAMESPACE), dcgm_exporter_values(args.get("service_monitor", False)),
         )
         self.register_outputs({})
