@@ -44,6 +44,10 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert any("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" in line and line.endswith("rack-gpu-nodeclass") for line in lines)
     assert any("kubernetes:karpenter.sh/v1:NodePool" in line and line.endswith("rack-workload-nodepool") for line in lines)
 
+    # the existing cluster and its role are read, not created, as `pulumi preview` marks them
+    assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
+    assert "    > 2 to read" in lines
+
     doc = json.loads(out_file.read_text())
     assert set(doc) == {"resources", "violations"}
     assert f"    + {len(doc['resources'])} to create" in lines

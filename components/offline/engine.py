@@ -68,6 +68,8 @@ class ProgramRun:
     stack: str
     resources: list[Resource]
     outputs: dict[str, Any]
+    reads: list[Resource] = field(default_factory=list)
+    """Existing resources the program reads (``Resource.get``): shown, never created or analysed."""
 
 
 def plain(value: Any) -> Any:
@@ -206,6 +208,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
         super().__init__(mocks)
         self.recorded: list[Resource] = []
+        self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
@@ -234,7 +237,19 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def ReadResource(self, request):  # noqa: N802
-        return _isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        response = _isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        self.reads.append(
+            Resource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=True,
+                inputs={"id": request.id},
+                provider=request.provider,
+            )
+        )
+        return response
 
     def Invoke(self, request):  # noqa: N802
         return _isolated(lambda: super(RecordingMonitor, self).Invoke(request))
@@ -310,4 +325,6 @@ def run_program(
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
     contextvars.Context().run(run)
-    return ProgramRun(project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs)
+    return ProgramRun(
+        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs, reads=list(monitor.reads)
+    )

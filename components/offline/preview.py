@@ -17,14 +17,18 @@ def _children(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
     return by_parent
 
 
-def tree_lines(run: ProgramRun) -> list[tuple[str, str]]:
-    """(type column, name column) rows, depth-first, children sorted by type then name."""
-    by_parent = _children(run.resources)
-    rows: list[tuple[str, str]] = []
+def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
+    """(operation, type column, name column) rows, depth-first, children sorted by type then name.
+
+    The operation is ``+`` (create) or ``>`` (read an existing resource), as ``pulumi preview`` marks them.
+    """
+    by_parent = _children(run.resources + run.reads)
+    read_urns = {r.urn for r in run.reads}
+    rows: list[tuple[str, str, str]] = []
 
     def walk(res: Resource, prefix: str, last: bool, root: bool) -> None:
         branch = "" if root else ("└─ " if last else "├─ ")
-        rows.append((prefix + branch + res.type, res.name))
+        rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name))
         kids = by_parent.get(res.urn, [])
         inner = prefix + ("" if root else ("   " if last else "│  "))
         for n, kid in enumerate(kids):
@@ -37,9 +41,9 @@ def tree_lines(run: ProgramRun) -> list[tuple[str, str]]:
 
 def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> str:
     rows = tree_lines(run)
-    width = max([len(t) for t, _ in rows] + [4]) + 2
+    width = max([len(t) for _, t, _ in rows] + [4]) + 2
     out = [f"Previewing update ({run.stack}), offline:", "", f"     {'Type':<{width}}Name"]
-    out += [f" +   {t:<{width}}{n}" for t, n in rows]
+    out += [f" {op}   {t:<{width}}{n}" for op, t, n in rows]
     if violations:
         out += ["", "Policies:"]
         for v in violations:
@@ -50,6 +54,8 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
         key_width = max(len(k) for k in run.outputs)
         out += [f"    {k:<{key_width}}: {json.dumps(v)}" for k, v in sorted(run.outputs.items())]
     out += ["", "Resources:", f"    + {len(run.resources)} to create"]
+    if run.reads:
+        out.append(f"    > {len(run.reads)} to read")
     return "\n".join(out) + "\n"
 
 
