@@ -110,3 +110,13 @@ def test_example_stack_files_parse():
 
     for name in ("dev", "prod"):
         assert parse_rack_config(rack_values(stack_config(name))).cluster_name
+
+
+def test_every_config_error_is_its_own_line(tmp_path, capsys):
+    stack = write_stack(tmp_path, karpenter_node_oss="al2023", additional_karpenter_nodepools_config=[{"name": "Bad"}])
+    assert main(["preview", "--config", stack, "--no-policy"]) == 2
+    assert sorted(capsys.readouterr().err.splitlines()) == [
+        "error: rack:additional_karpenter_nodepools_config[0].name: "
+        "karpenter nodepool name 'Bad' must be lowercase alphanumeric with dashes, max 63 chars",
+        "error: rack:karpenter_node_oss: unknown field",
+    ]

@@ -100,7 +100,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return preview(args)
-    except (ConfigError, UsageError, CatalogError, PolicyPackError) as exc:
+    except ConfigError as exc:  # one line per broken key
+        sys.stderr.writelines(f"error: {line}\n" for line in str(exc).splitlines())
+    except (UsageError, CatalogError, PolicyPackError) as exc:
         sys.stderr.write(f"error: {exc}\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         sys.stderr.write(f"error: the program failed: {type(exc).__name__}: {exc}\n")
