@@ -18,6 +18,12 @@ from policies import rules
 from .config import ConfigError
 
 
+def _provider_reason(exc: Exception) -> str:
+    """The provider's own words for a failed look-up, without the SDK's ``invoke of <token> failed:``."""
+    text = str(exc).strip()
+    return re.sub(r"^invoke of \S+ failed: ", "", text.splitlines()[-1]) if text else type(exc).__name__
+
+
 @dataclass(frozen=True)
 class AmiFacts:
     id: str
@@ -51,8 +57,7 @@ class AmiLookup:
                 opts=self._opts,
             )
         except Exception as exc:  # the provider's own error: not found, not shared, no credentials
-            text = str(exc).strip()
-            reason = re.sub(r"^invoke of \S+ failed: ", "", text.splitlines()[-1]) if text else type(exc).__name__
+            reason = _provider_reason(exc)
             raise ConfigError(
                 f"{subject}: ami_id '{ami_id}' cannot be read in this region/account ({reason}); "
                 f"check that it exists here and is shared with this account"
@@ -95,8 +100,7 @@ class AmiLookup:
             try:
                 self._encrypted_by_default = bool(aws.ebs.get_encryption_by_default(opts=self._opts).enabled)
             except Exception as exc:  # the provider's own error, e.g. no ec2:GetEbsEncryptionByDefault
-                reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({reason})") from None
+                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({_provider_reason(exc)})") from None
         if not self._encrypted_by_default:
             raise ConfigError(
                 f"{subject}: ami_id '{facts.id}' has an unencrypted root snapshot and EBS encryption by default "

@@ -113,12 +113,8 @@ def well_formed(amis: Sequence[facts.Ami]) -> list[facts.Ami]:
     return [a for a in amis if a.id is None or rules.invalid_ami_id("", a.id) is None]
 
 
-def is_gpu(instance_type: str) -> bool:
-    return rules.is_nvidia_gpu_family(instance_type)
-
-
 def gpu_reason(lane: facts.Lane) -> Optional[str]:
-    return lane.gpu_reason(is_gpu, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
+    return lane.gpu_reason(rules.is_nvidia_gpu_family, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
 
 
 # ---- resource policies ---------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime import rpc
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
@@ -134,8 +135,9 @@ def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[
     ]
 
 
-_SIG = "4dabf18193072939515e22adb298388d"
-_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+# the SDK's wire markers, as the engine module reads them too
+_SIG = rpc._special_sig_key
+_RESOURCE_SIG = rpc._special_resource_sig
 
 
 def wire_properties(struct: struct_pb2.Struct) -> struct_pb2.Struct:
@@ -223,7 +225,10 @@ class PolicyPackProcess:
         try:
             return method(request, timeout=RPC_TIMEOUT_S)
         except grpc.RpcError as exc:
-            raise PolicyPackError(f"policy pack {self.path}: {exc.code().name}: {exc.details()}") from None
+            raise self._rpc_failed(exc) from None
+
+    def _rpc_failed(self, exc: grpc.RpcError) -> PolicyPackError:
+        return PolicyPackError(f"policy pack {self.path}: {exc.code().name}: {exc.details()}")
 
     def close(self) -> None:
         if self._channel is not None:
@@ -296,7 +301,7 @@ class PolicyPackProcess:
         try:
             return future.result()
         except grpc.RpcError as exc:
-            raise PolicyPackError(f"policy pack {self.path}: {exc.code().name}: {exc.details()}") from None
+            raise self._rpc_failed(exc) from None
 
     def _violation(self, d: pb.AnalyzeDiagnostic, urn: str) -> dict[str, Any]:
         prefix = d.description + "\n"
@@ -398,14 +403,3 @@ class PolicyPacks:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def run_policy_packs(
-    run: ProgramRun,
-    packs: Sequence[Path | str],
-    configs: Sequence[Optional[Path | str]] = (),
-    stack_config: Optional[Mapping[str, Any]] = None,
-) -> list[dict[str, Any]]:
-    """Every pack over ``run``: ``Analyze`` each resource, ``AnalyzeStack`` once; the violations."""
-    with PolicyPacks(packs, configs, run.project, run.stack, stack_config) as running:
-        return running.analyze(run)
