@@ -12,7 +12,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 	touch $@
 
 preview: $(VENV)/.installed
-	$(PY) -m components.offline preview --stack $(STACK)
+	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q

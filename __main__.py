@@ -2,11 +2,11 @@
 
 import pulumi
 
-from components import Rack, RackArgs, load_stack_config
+from mixed_os_racks import Rack, RackArgs, load_stack_config
 
-config = load_stack_config()
-rack = Rack("rack", RackArgs(config=config))
+spec = load_stack_config("rack")
+rack = Rack("rack", RackArgs(spec=spec))
 
-pulumi.export("clusterName", config.cluster_name)
+pulumi.export("clusterName", spec.cluster_name)
 pulumi.export("nodePools", sorted(rack.pools))
 pulumi.export("nodeGroups", sorted(rack.node_groups))

@@ -24,9 +24,9 @@ sys.path.insert(0, str(REPO))
 import pulumi_aws as aws  # noqa: E402
 import pulumi_kubernetes as k8s  # noqa: E402
 
-from components import Rack, RackArgs, parse_rack_config  # noqa: E402
-from components.offline import ProgramRun, run_program  # noqa: E402
-from components.offline.analyzer import PolicyPackProcess, pack_env, parse_config  # noqa: E402
+from mixed_os_racks import Rack, RackArgs, parse_rack_config  # noqa: E402
+from mixed_os_racks.offline import ProgramRun, run_program  # noqa: E402
+from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env, parse_config  # noqa: E402
 
 GPU_AMI = "ami-0a1b2c3d4e5f60718"
 START_BAR_S = 1.0

@@ -36,11 +36,11 @@ def generated_stack(pools: int) -> dict:
 
 
 def wall(args: list[str], repeat: int) -> float:
-    """Median wall time of ``python -m components.offline preview ARGS``."""
+    """Median wall time of ``python -m mixed_os_racks.offline preview ARGS``."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "components.offline", "preview", *args],
+        proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
                               cwd=REPO, capture_output=True, text=True)
         times.append(time.perf_counter() - start)
         if proc.returncode not in (0, 1):

@@ -1,42 +1,48 @@
-"""Mixed-OS racks: a hardened default lane and Amazon Linux 2023 GPU lanes for an EKS cluster."""
+"""Mixed-OS racks: a hardened default lane and Amazon Linux 2023 GPU lanes for an EKS cluster.
+
+Every component takes ``(name, args, opts)``: ``args`` is a ``TypedDict`` (``XArgs``) whose required
+fields are required, checked when the component is built. Every component that goes into a cluster
+takes it as ``cluster``, a ``ClusterRef``. Pools and node groups take a spec (``PoolSpec``,
+``NodeGroupSpec``); the stack config's Convox parameters become a ``RackSpec`` through
+``load_stack_config``.
+"""
 
 from .ami import AmiFacts, AmiLookup
-from .config import (
-    BuildGroupConfig,
-    ConfigError,
-    KarpenterPoolConfig,
-    NodeGroupConfig,
-    PoolSpec,
-    RackConfig,
-    load_stack_config,
-    parse_rack_config,
-)
+from .cluster import ClusterRef
+from .errors import ArgumentError, ConfigError
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
-from .nodegroup import ExistingCluster, NodeGroup, NodeGroupArgs, ami_type
+from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
+from .params import RackParams, parse_rack_config, parse_rack_params
 from .rack import Rack, RackArgs
+from .specs import DevicePluginSpec, GpuObservabilitySpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
+from .stackconfig import load_stack_config
 
 __all__ = [
     "AmiFacts",
     "AmiLookup",
-    "BuildGroupConfig",
+    "ArgumentError",
+    "ClusterRef",
     "ConfigError",
-    "ExistingCluster",
+    "DevicePluginSpec",
     "GpuObservability",
     "GpuObservabilityArgs",
+    "GpuObservabilitySpec",
     "KarpenterPool",
     "KarpenterPoolArgs",
-    "KarpenterPoolConfig",
     "NodeGroup",
     "NodeGroupArgs",
-    "NodeGroupConfig",
+    "NodeGroupSpec",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
     "PoolSpec",
     "Rack",
     "RackArgs",
-    "RackConfig",
+    "RackParams",
+    "RackSpec",
+    "Taint",
     "ami_type",
     "load_stack_config",
     "parse_rack_config",
+    "parse_rack_params",
 ]

@@ -1,39 +1,48 @@
 """Preview-time facts about a pinned AMI, read through ``aws.ec2.get_ami``.
 
 One look-up per distinct AMI, however many pools or node groups pin it: share one ``AmiLookup``
-between components (the ``Rack`` does). The checks themselves are the policy pack's rules.
+between components (the ``Rack`` does). The facts are decoded by the pack's own decoder
+(``policies/amifacts.py``) and judged by the pack's rules, so a component refuses exactly what the
+pack would, in the same words.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import pulumi
 import pulumi_aws as aws
 
-from policies import rules
+from .errors import ConfigError
+from .policies import rules
+from .policies.amifacts import AmiFacts, decode
 
-from .config import ConfigError
+__all__ = ["AmiFacts", "AmiLookup", "provider_reason"]
 
 
-def _provider_reason(exc: Exception) -> str:
-    """The provider's own words for a failed look-up, without the SDK's ``invoke of <token> failed:``."""
+def provider_reason(exc: BaseException) -> str:
+    """The provider's own words for a failed look-up: the whole message, without the SDK's
+    ``invoke of <token> failed:`` prefix (multi-line reasons keep every line)."""
     text = str(exc).strip()
-    return re.sub(r"^invoke of \S+ failed: ", "", text.splitlines()[-1]) if text else type(exc).__name__
+    if not text:
+        return type(exc).__name__
+    return re.sub(r"\Ainvoke of \S+ failed: ", "", text).strip()
 
 
-@dataclass(frozen=True)
-class AmiFacts:
-    id: str
-    name: str
-    description: str
-    architecture: str
-    root_device_name: str
-    root_snapshot_gib: Optional[float]
-    creation_date: str
-    root_snapshot_encrypted: bool = False
+def _image(result: Any) -> dict[str, Any]:
+    """A ``GetAmiResult`` as a mapping the decoder reads (its mappings keep the provider's ``ebs`` map)."""
+    return {
+        "name": result.name,
+        "description": result.description,
+        "architecture": result.architecture,
+        "root_device_name": result.root_device_name,
+        "creation_date": result.creation_date,
+        "owner_id": result.owner_id,
+        "block_device_mappings": [
+            {"device_name": m.device_name, "ebs": m.ebs} for m in (result.block_device_mappings or [])
+        ],
+    }
 
 
 class AmiLookup:
@@ -57,28 +66,11 @@ class AmiLookup:
                 opts=self._opts,
             )
         except Exception as exc:  # the provider's own error: not found, not shared, no credentials
-            reason = _provider_reason(exc)
             raise ConfigError(
-                f"{subject}: ami_id '{ami_id}' cannot be read in this region/account ({reason}); "
+                f"{subject}: ami_id '{ami_id}' cannot be read in this region/account ({provider_reason(exc)}); "
                 f"check that it exists here and is shared with this account"
             ) from None
-        root = image.root_device_name
-        size: Optional[float] = None
-        encrypted = False
-        for mapping in image.block_device_mappings or []:
-            if mapping.device_name == root and mapping.ebs and mapping.ebs.get("volume_size"):
-                size = float(mapping.ebs["volume_size"])
-                encrypted = str(mapping.ebs.get("encrypted", "")).lower() == "true"
-        return AmiFacts(
-            id=ami_id,
-            name=image.name or "",
-            description=image.description or "",
-            architecture=image.architecture,
-            root_device_name=root,
-            root_snapshot_gib=size,
-            creation_date=image.creation_date or "",
-            root_snapshot_encrypted=encrypted,
-        )
+        return decode(ami_id, _image(image))
 
     def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float) -> AmiFacts:
         """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI."""
@@ -90,20 +82,22 @@ class AmiLookup:
             raise ConfigError(problem)
         return facts
 
-    def check_root_encryption(self, subject: str, facts: AmiFacts) -> None:
-        """Fail fast when a volume made from this AMI's root snapshot, with no ``encrypted`` flag in
-        its launch template, would be unencrypted: EC2 encrypts it only when the snapshot is
-        encrypted or the account encrypts new EBS volumes by default (one look-up, cached)."""
-        if facts.root_snapshot_encrypted:
-            return
+    def encrypted_by_default(self, subject: str) -> bool:
+        """Whether the account encrypts new EBS volumes by default (one look-up, cached)."""
         if self._encrypted_by_default is None:
             try:
                 self._encrypted_by_default = bool(aws.ebs.get_encryption_by_default(opts=self._opts).enabled)
             except Exception as exc:  # the provider's own error, e.g. no ec2:GetEbsEncryptionByDefault
-                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({_provider_reason(exc)})") from None
-        if not self._encrypted_by_default:
-            raise ConfigError(
-                f"{subject}: ami_id '{facts.id}' has an unencrypted root snapshot and EBS encryption by default "
-                f"is off, so its root volumes would be unencrypted (pin an encrypted copy of the AMI, "
-                f"e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default)"
-            )
+                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({provider_reason(exc)})") from None
+        return self._encrypted_by_default
+
+    def check_root_encryption(self, subject: str, facts: AmiFacts, fix: str) -> bool:
+        """Fail fast, with rule ``root-volume-encrypted``'s words, when a root volume made from this
+        AMI's snapshot with no ``encrypted`` flag would be unencrypted: EC2 encrypts it only when the
+        snapshot is encrypted or the account encrypts new volumes by default. Returns whether the
+        account's default was needed (and on)."""
+        if facts.root_snapshot_encrypted:
+            return False
+        if not self.encrypted_by_default(subject):
+            raise ConfigError(rules.root_volume_unencrypted(subject, f"ami_id '{facts.id}'", fix))
+        return True

@@ -10,22 +10,18 @@ wants NFD labels or ``nvidia.com/gpu.present=true``, and dcgm-exporter tolerates
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Any, NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from policies import rules
+from .args import checked
+from .cluster import ClusterRef
+from .errors import ArgumentError
+from .policies import rules, upstream
+from .specs import chart_version_problem, time_slicing_problem
 
-from .config import ConfigError
-
-DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
-DEVICE_PLUGIN_VERSION = "0.20.0"
-DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
-DCGM_EXPORTER_CHART = "dcgm-exporter"
-DCGM_EXPORTER_VERSION = "4.8.2"
-DCGM_EXPORTER_REPO = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 NAMESPACE = "kube-system"
 TIME_SLICING_CONFIG = "time-slicing"
 
@@ -74,71 +70,75 @@ def dcgm_exporter_values(service_monitor: bool = False) -> dict[str, Any]:
     }
 
 
-def _chart(
-    parent: pulumi.Resource, release: str, chart: str, repo: str, version: str, namespace: str, values: dict[str, Any]
-) -> k8s.helm.v4.Chart:
-    """A Helm v4 chart, rendered client side; ``release`` names the chart's objects."""
-    return k8s.helm.v4.Chart(
-        release,
-        chart=chart,
-        version=version,
-        namespace=namespace,
-        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo),
-        values=values,
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+class _ChartAddon(pulumi.ComponentResource):
+    """One Helm v4 chart, rendered client side, in the cluster's provider; ``release`` names its objects."""
+
+    chart: k8s.helm.v4.Chart
+    release_name: pulumi.Output[str]
+    """The Helm release name (the chart's objects are named after it)."""
+    namespace: pulumi.Output[str]
+
+    def _install(self, name: str, chart: upstream.Chart, version: str, namespace: str, cluster: ClusterRef,
+                 values: dict[str, Any]) -> None:
+        problem = chart_version_problem(version, "version")
+        if problem:
+            raise ArgumentError(type(self).__name__, name, "version", problem)
+        self.chart = k8s.helm.v4.Chart(
+            name,
+            chart=chart.name,
+            version=version,
+            namespace=namespace,
+            repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=chart.repo),
+            values=values,
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider),
+        )
+        self.release_name = pulumi.Output.from_input(name)
+        self.namespace = pulumi.Output.from_input(namespace)
+        self.register_outputs({"releaseName": self.release_name, "namespace": self.namespace, "chartVersion": version})
 
 
 class NvidiaDevicePluginArgs(TypedDict, total=False):
-    time_slicing_replicas: int
+    cluster: Required[ClusterRef]
+    """The cluster to install into (its Kubernetes provider)."""
+    time_slicing_replicas: NotRequired[int]
     """Share each GPU this many ways (time-slicing) when greater than 1. Default 1."""
-    version: str
+    version: NotRequired[str]
     """The chart version. Default 0.20.0."""
-    namespace: str
+    namespace: NotRequired[str]
     """Default ``kube-system``."""
 
 
-class NvidiaDevicePlugin(pulumi.ComponentResource):
+class NvidiaDevicePlugin(_ChartAddon):
     """The NVIDIA device plugin DaemonSet, on every AL2023 GPU lane and nowhere else."""
 
-    chart: k8s.helm.v4.Chart
-
-    def __init__(
-        self, name: str, args: Optional[NvidiaDevicePluginArgs] = None, opts: Optional[pulumi.ResourceOptions] = None
-    ) -> None:
+    def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:gpu:NvidiaDevicePlugin", name, None, opts)
-        args = args or NvidiaDevicePluginArgs()
+        args = checked(self, name, args, NvidiaDevicePluginArgs)  # type: ignore[assignment]
         replicas = args.get("time_slicing_replicas", 1)
-        if replicas < 1:
-            raise ConfigError(f"nvidia device plugin: invalid time_slicing_replicas '{replicas}' (must be 1 or more)")
-        self.chart = _chart(
-            self, name, DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_REPO, args.get("version", DEVICE_PLUGIN_VERSION),
-            args.get("namespace", NAMESPACE), device_plugin_values(replicas),
-        )
-        self.register_outputs({})
+        problem = time_slicing_problem(replicas)
+        if problem:
+            raise ArgumentError("NvidiaDevicePlugin", name, "time_slicing_replicas", problem)
+        self._install(name, upstream.NVIDIA_DEVICE_PLUGIN, args.get("version", upstream.NVIDIA_DEVICE_PLUGIN.version),
+                      args.get("namespace", NAMESPACE), args["cluster"], device_plugin_values(replicas))
 
 
 class GpuObservabilityArgs(TypedDict, total=False):
-    version: str
+    cluster: Required[ClusterRef]
+    """The cluster to install into (its Kubernetes provider)."""
+    version: NotRequired[str]
     """The dcgm-exporter chart version. Default 4.8.2."""
-    service_monitor: bool
+    service_monitor: NotRequired[bool]
     """Create the chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
-    namespace: str
+    namespace: NotRequired[str]
     """Default ``kube-system``."""
 
 
-class GpuObservability(pulumi.ComponentResource):
+class GpuObservability(_ChartAddon):
     """NVIDIA dcgm-exporter: GPU metrics from every AL2023 GPU lane."""
 
-    chart: k8s.helm.v4.Chart
-
-    def __init__(
-        self, name: str, args: Optional[GpuObservabilityArgs] = None, opts: Optional[pulumi.ResourceOptions] = None
-    ) -> None:
+    def __init__(self, name: str, args: GpuObservabilityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:gpu:GpuObservability", name, None, opts)
-        args = args or GpuObservabilityArgs()
-        self.chart = _chart(
-            self, name, DCGM_EXPORTER_CHART, DCGM_EXPORTER_REPO, args.get("version", DCGM_EXPORTER_VERSION),
-            args.get("namespace", NAMESPACE), dcgm_exporter_values(args.get("service_monitor", False)),
-        )
-        self.register_outputs({})
+        args = checked(self, name, args, GpuObservabilityArgs)  # type: ignore[assignment]
+        self._install(name, upstream.DCGM_EXPORTER, args.get("version", upstream.DCGM_EXPORTER.version),
+                      args.get("namespace", NAMESPACE), args["cluster"],
+                      dcgm_exporter_values(args.get("service_monitor", False)))

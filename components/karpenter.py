@@ -2,38 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Any, NotRequired, Optional, Required, TypedDict, Union
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from policies import rules
-
 from .ami import AmiLookup
-from .config import ConfigError, PoolSpec
-
-BOTTLEROCKET_OS_VOLUME_GIB = 4
-DISCOVERY_TAG = "karpenter.sh/discovery"
+from .args import checked
+from .cluster import ClusterRef
+from .policies import rules, upstream
+from .specs import PoolSpec
 
 
 class KarpenterPoolArgs(TypedDict, total=False):
-    pool: PoolSpec
-    """The validated pool: its name names the EC2NodeClass and the NodePool."""
-    cluster_name: str
-    """The EKS cluster; subnets and security groups are found by its ``karpenter.sh/discovery`` tag."""
-    node_role: str
-    """The IAM role (name) Karpenter's nodes get; default ``KarpenterNodeRole-<cluster_name>``."""
-    ami_lookup: AmiLookup
+    pool: Required[PoolSpec]
+    """The pool: its name names the EC2NodeClass and the NodePool."""
+    cluster: Required[ClusterRef]
+    """The cluster: its name finds subnets and security groups (``karpenter.sh/discovery``), its
+    Kubernetes provider applies the objects."""
+    node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
+    """The nodes' IAM role, or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
+    ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up, so an AMI pinned by many pools is read once. Default: a private one."""
 
 
-def _quantity_gib(size: int) -> str:
-    return f"{size}Gi"
+def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
+    """An IAM role's name, from the role or from its ARN (``arn:aws:iam::<account>:role/<path/>name``)."""
+    if isinstance(role, aws.iam.Role):
+        return role.name
+    return pulumi.Output.from_input(role).apply(lambda arn: arn.rsplit("/", 1)[-1])
 
 
 def _ebs(pool: PoolSpec, size_gib: int, volume_type: Optional[str] = None) -> dict[str, Any]:
     ebs: dict[str, Any] = {
-        "volumeSize": _quantity_gib(size_gib),
+        "volumeSize": f"{size_gib}Gi",
         "volumeType": volume_type or pool.volume_type,
         "encrypted": True,
         "deleteOnTermination": True,
@@ -46,21 +49,25 @@ def _ebs(pool: PoolSpec, size_gib: int, volume_type: Optional[str] = None) -> di
     return ebs
 
 
-def node_class_spec(pool: PoolSpec, cluster_name: str, node_role: str) -> dict[str, Any]:
-    """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``)."""
-    discovery = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
+                    root_device: str = upstream.AL2023_ROOT_DEVICE) -> dict[str, Any]:
+    """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``).
+
+    ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise).
+    """
+    discovery = [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
     if pool.os == "bottlerocket":
         family = "Bottlerocket"
-        selector = [{"alias": "bottlerocket@latest"}]
+        selector = [{"alias": pool.alias}]
         # Mappings replace Karpenter's defaults: the OS volume and the data volume both go here.
         volumes = [
-            {"deviceName": "/dev/xvda", "ebs": _ebs(pool, BOTTLEROCKET_OS_VOLUME_GIB, "gp3")},
-            {"deviceName": "/dev/xvdb", "ebs": _ebs(pool, pool.disk)},
+            {"deviceName": upstream.BOTTLEROCKET_OS_DEVICE, "ebs": _ebs(pool, upstream.BOTTLEROCKET_OS_VOLUME_GIB, "gp3")},
+            {"deviceName": upstream.BOTTLEROCKET_DATA_DEVICE, "ebs": _ebs(pool, pool.disk)},
         ]
     else:
         family = "AL2023"
-        selector = [{"id": pool.ami_id}] if pool.ami_id else [{"alias": pool.ami_alias}]
-        volumes = [{"deviceName": "/dev/xvda", "ebs": _ebs(pool, pool.disk)}]
+        selector = [{"id": pool.ami_id}] if pool.ami_id else [{"alias": pool.alias}]
+        volumes = [{"deviceName": root_device, "ebs": _ebs(pool, pool.disk)}]
     return {
         "amiFamily": family,
         "amiSelectorTerms": selector,
@@ -74,7 +81,7 @@ def node_class_spec(pool: PoolSpec, cluster_name: str, node_role: str) -> dict[s
             "httpTokens": "required",
         },
         "blockDeviceMappings": volumes,
-        "tags": {DISCOVERY_TAG: cluster_name, rules.NODEPOOL_LABEL: pool.name},
+        "tags": {upstream.DISCOVERY_TAG: cluster_name, rules.NODEPOOL_LABEL: pool.name},
     }
 
 
@@ -94,26 +101,16 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     if pool.instance_sizes:
         requirements.append(_requirement("karpenter.k8s.aws/instance-size", pool.instance_sizes))
 
-    labels = dict(pool.labels)
-    if pool.is_gpu:
-        labels[rules.GPU_VENDOR_LABEL] = rules.GPU_VENDOR_NVIDIA
-    labels[rules.NODEPOOL_LABEL] = pool.name  # always wins
-
-    taints: list[dict[str, str]] = []
-    if pool.dedicated:
-        taints.append({"key": rules.DEDICATED_TAINT_KEY, "value": pool.name, "effect": "NoSchedule"})
-    for taint in pool.taints:
-        taints.append({k: v for k, v in taint.model_dump().items() if v is not None})
-
     template_spec: dict[str, Any] = {
         "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.name},
         "requirements": requirements,
         "expireAfter": pool.node_expiry,
     }
+    taints = pool.node_taints()
     if taints:
         template_spec["taints"] = taints
     spec: dict[str, Any] = {
-        "template": {"metadata": {"labels": labels}, "spec": template_spec},
+        "template": {"metadata": {"labels": pool.node_labels()}, "spec": template_spec},
         "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi"},
         "disruption": {
             "consolidationPolicy": pool.consolidation_policy,
@@ -131,30 +128,34 @@ class KarpenterPool(pulumi.ComponentResource):
 
     node_class: k8s.apiextensions.CustomResource
     node_pool: k8s.apiextensions.CustomResource
+    node_class_name: pulumi.Output[str]
+    """The EC2NodeClass's ``metadata.name``."""
+    node_pool_name: pulumi.Output[str]
+    """The NodePool's ``metadata.name``: what ``convox.io/nodepool`` selects."""
+    labels: pulumi.Output[dict[str, str]]
+    """The labels every node of the pool carries."""
+    taints: pulumi.Output[list[dict[str, str]]]
+    """The taints every node of the pool carries (``key``, ``value``, ``effect``)."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:karpenter:KarpenterPool", name, None, opts)
-        pool = args["pool"]
-        cluster_name = args["cluster_name"]
-        node_role = args.get("node_role") or f"KarpenterNodeRole-{cluster_name}"
-
-        gpu = rules.gpu_families(pool.instance_families)
-        problem = gpu and rules.gpu_lane_on_bottlerocket(pool.subject, pool.os, f"instance families {','.join(gpu)}")
-        if problem:
-            raise ConfigError(problem)
-        if pool.ami_id:
-            problem = rules.pinned_ami_not_al2023(pool.subject, pool.os) or rules.invalid_ami_id(pool.subject, pool.ami_id)
-            if problem:
-                raise ConfigError(problem)
+        args = checked(self, name, args, KarpenterPoolArgs)  # type: ignore[assignment]
+        pool: PoolSpec = args["pool"]
+        cluster: ClusterRef = args["cluster"]
+        node_role = (
+            role_name(args["node_role"]) if "node_role" in args
+            else cluster.name.apply(upstream.karpenter_node_role_name)
+        )
 
         annotations: dict[str, str] = {}
+        root_device = upstream.AL2023_ROOT_DEVICE
         if pool.ami_id:
-            lookup = args.get("ami_lookup") or AmiLookup()
+            lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
             facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk)
+            root_device = facts.root_device_name or root_device
             if facts.root_snapshot_gib is not None:
                 annotations[rules.ROOT_SNAPSHOT_ANNOTATION] = rules.gib(facts.root_snapshot_gib)
 
-        child = pulumi.ResourceOptions(parent=self)
         metadata: dict[str, Any] = {"name": pool.name}
         if annotations:
             metadata["annotations"] = annotations
@@ -163,8 +164,8 @@ class KarpenterPool(pulumi.ComponentResource):
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
-            spec=node_class_spec(pool, cluster_name, node_role),
-            opts=child,
+            spec=node_class_spec(pool, cluster.name, node_role, root_device),
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider),
         )
         self.node_pool = k8s.apiextensions.CustomResource(
             f"{name}-nodepool",
@@ -172,6 +173,15 @@ class KarpenterPool(pulumi.ComponentResource):
             kind="NodePool",
             metadata={"name": pool.name},
             spec=node_pool_spec(pool),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.node_class]),
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.node_class]),
         )
-        self.register_outputs({"nodeClassName": pool.name, "nodePoolName": pool.name})
+        self.node_class_name = pulumi.Output.from_input(pool.name)
+        self.node_pool_name = pulumi.Output.from_input(pool.name)
+        self.labels = pulumi.Output.from_input(pool.node_labels())
+        self.taints = pulumi.Output.from_input(pool.node_taints())
+        self.register_outputs({
+            "nodeClassName": self.node_class_name,
+            "nodePoolName": self.node_pool_name,
+            "labels": self.labels,
+            "taints": self.taints,
+        })

@@ -1,23 +1,26 @@
 """``NodeGroup``: one EKS managed node group on Amazon Linux 2023, through pulumi-eks ``ManagedNodeGroup``.
 
-How the hardening is done, and why this way (pulumi-eks 4.x, read from its source):
+How the hardening is done, and why this way (pulumi-eks 4.x, ``nodejs/eks/nodes/nodegroup.ts``):
 
 * **No ``ami_id``** (the EKS-optimized AMI of an ``ami_type`` chosen from the instance type):
   the group gets a launch template of its own (``<name>-launch-template``): IMDSv2 required (hop
   limit 2, what EKS and pulumi-eks use for node groups), an encrypted gp3 root volume of the
   group's ``disk`` on ``/dev/xvda``, and the group's tags on its instances and volumes. It carries
   no image and no user data, so EKS still picks the AMI from ``ami_type`` and merges its own
-  bootstrap. pulumi-eks passes a given ``launch_template`` through as it is, as long as none of
-  its own launch-template options (``ami_id``, ``enable_imd_sv2``, ``user_data``, ...) are set; the
-  disk is then in the launch template, not in ``disk_size`` (EKS refuses both).
+  bootstrap. pulumi-eks passes a given ``launch_template`` through as it is (and refuses it beside
+  its own launch-template options); the disk is in the launch template, not in ``disk_size`` (EKS
+  refuses both). pulumi-eks defaults the node group's ``version`` to the cluster's only when no
+  launch template is given, so this group passes the cluster's version itself: after a control
+  plane upgrade, the next ``pulumi up`` rolls the group to the new kubelet.
 * **``ami_id``** (a pinned custom AL2023 image): pulumi-eks builds the launch template itself
   (``ami_id`` + ``operating_system=AL2023``): the image, the full nodeadm ``NodeConfig`` user data
-  EKS does not merge for a custom AMI, ``disk_size`` moved into it, and IMDSv2 required through
-  ``enable_imd_sv2``. It takes no launch template of ours alongside, and sets no ``encrypted``
-  flag on the root volume: EC2 then encrypts it only when the AMI's root snapshot is encrypted
-  or the account encrypts new volumes by default, so the preview checks exactly that (with the
-  architecture and the root snapshot size) and refuses the AMI otherwise. The group's tags go
-  on the node group; EKS puts only its own tags on the instances of this path.
+  EKS does not merge for a custom AMI, ``disk_size`` moved into it on ``/dev/xvda`` (hard-coded
+  for AL2023, so an AMI booting from another device is refused), and IMDSv2 required through
+  ``enable_imd_sv2``. It drops ``version`` (the AMI decides the kubelet) and sets no ``encrypted``
+  flag on the root volume: EC2 then encrypts it only when the AMI's root snapshot is encrypted or
+  the account encrypts new volumes by default, so the preview checks exactly that (with the
+  architecture and the root snapshot size) and refuses the AMI otherwise. The group's tags go on
+  the node group; pulumi-eks puts none on its launch template.
 
 Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch template, and the
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
@@ -27,132 +30,63 @@ Desired size starts at ``min_size``; pulumi-eks's ``ignore_scaling_changes`` put
 ``ignoreChanges: ["scalingConfig.desiredSize"]`` on the ``aws.eks.NodeGroup`` it creates, so an
 autoscaler's changes stay. (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do
 nothing: a component is not diffed, its children are.)
-
-The cluster is an existing one: ``ExistingCluster.read`` reads it (``aws.eks.Cluster.get``) and
-its IAM role, and hands pulumi-eks the ``CoreData`` it needs; a program that builds an
-``eks.Cluster`` passes that instead.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Optional, Sequence, TypedDict, Union
+from typing import NotRequired, Optional, Required, Sequence, TypedDict, Union
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
-import pulumi_kubernetes as k8s
-
-from policies import rules
 
 from .ami import AmiLookup
-from .config import BuildGroupConfig, ConfigError, NodeGroupConfig
+from .args import checked
+from .cluster import ClusterRef
+from .errors import ArgumentError, ConfigError
+from .policies import instances, rules, upstream
+from .specs import NodeGroupSpec
 
-AL2023_ROOT_DEVICE = "/dev/xvda"
-BUILD_LABEL = "convox-build"
-BUILD_TAINT_KEY = "dedicated"
 WORKER_POLICIES = {
     "worker": "AmazonEKSWorkerNodePolicy",
     "cni": "AmazonEKS_CNI_Policy",
     "ecr": "AmazonEC2ContainerRegistryReadOnly",
 }
+ENCRYPTION_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
 
 
 def ami_type(instance_type: str) -> str:
     """The EKS AL2023 ``amiType`` for an instance type (used when no ``ami_id`` is pinned)."""
-    arm = rules.is_arm_family(instance_type)
-    if rules.is_nvidia_gpu_family(instance_type):
+    family = instances.facts(instance_type)
+    arm = family.arch == instances.ARM
+    if family.gpu == instances.NVIDIA:
         return "AL2023_ARM_64_NVIDIA" if arm else "AL2023_x86_64_NVIDIA"
-    if rules.is_neuron_family(instance_type):
+    if family.neuron:
         return "AL2023_x86_64_NEURON"
     return "AL2023_ARM_64_STANDARD" if arm else "AL2023_x86_64_STANDARD"
 
 
-@dataclass(frozen=True)
-class ExistingCluster:
-    """An EKS cluster this program does not manage, read once and shared by its node groups."""
-
-    cluster: aws.eks.Cluster
-    cluster_role: aws.iam.Role
-    k8s_provider: k8s.Provider
-
-    @classmethod
-    def read(
-        cls, name: str, cluster_name: str, k8s_provider: k8s.Provider, opts: Optional[pulumi.ResourceOptions] = None
-    ) -> "ExistingCluster":
-        """Read the cluster ``cluster_name`` (``<name>``) and its IAM role (``<name>-role``)."""
-        cluster = aws.eks.Cluster.get(name, cluster_name, opts=opts)
-        role_name = cluster.role_arn.apply(lambda arn: arn.rsplit("/", 1)[-1])
-        return cls(cluster, aws.iam.Role.get(f"{name}-role", role_name, opts=opts), k8s_provider)
-
-    def core_data(self, node_role: aws.iam.Role) -> eks.CoreDataArgs:
-        """What pulumi-eks needs of a cluster for one managed node group using ``node_role``.
-
-        Without ``subnet_ids`` of its own, a group uses the cluster's subnets (pulumi-eks's default).
-        """
-        vpc = self.cluster.vpc_config
-        return eks.CoreDataArgs(
-            cluster=self.cluster,
-            cluster_iam_role=self.cluster_role,
-            endpoint=self.cluster.endpoint,
-            instance_roles=[node_role],
-            node_group_options=eks.ClusterNodeGroupOptionsArgs(),
-            provider=self.k8s_provider,
-            subnet_ids=vpc.subnet_ids,
-            vpc_id=vpc.vpc_id,
-        )
-
-
 class NodeGroupArgs(TypedDict, total=False):
-    group: NodeGroupConfig
-    """The validated group; a ``BuildGroupConfig`` makes it a build lane."""
-    cluster: Union[eks.Cluster, ExistingCluster]
-    """The cluster: an ``eks.Cluster`` of this program, or ``ExistingCluster.read(...)``."""
-    node_role: aws.iam.Role
-    """The nodes' IAM role. Default: a role of the group's own with the three EKS worker policies."""
-    default_disk: int
-    """Root volume GiB when the group sets no ``disk`` (the rack's ``node_disk``). Default 20."""
-    rack: str
+    group: Required[NodeGroupSpec]
+    """The group; ``build=True`` makes it a build lane."""
+    cluster: Required[ClusterRef]
+    """The cluster: ``ClusterRef.existing(...)`` or ``ClusterRef.created(eks_cluster)``."""
+    node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
+    """The nodes' IAM role, or its ARN. Default: a role of the group's own with the three EKS worker policies."""
+    rack: NotRequired[str]
     """The rack's name, written as the ``rack`` tag. Default: the component's name."""
-    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    subnet_ids: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
     """Subnets for the nodes. Default: the cluster's."""
-    ami_lookup: AmiLookup
+    ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up, so an AMI pinned by many lanes is read once. Default: a private one."""
 
 
-def node_labels(group: NodeGroupConfig) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    if group.label:
-        labels[rules.NODEGROUP_LABEL] = group.label
-    if rules.is_nvidia_gpu_family(group.type or ""):
-        labels[rules.GPU_VENDOR_LABEL] = rules.GPU_VENDOR_NVIDIA
-    if isinstance(group, BuildGroupConfig):
-        labels[BUILD_LABEL] = "true"
-    return labels
-
-
-def node_taints(group: NodeGroupConfig) -> list[dict[str, str]]:
-    """EKS taints (effects in the EKS API's spelling)."""
-    taints: list[dict[str, str]] = []
-    if isinstance(group, BuildGroupConfig):
-        taints.append({"key": BUILD_TAINT_KEY, "value": "build", "effect": "NO_SCHEDULE"})
-    if group.dedicated and group.label:
-        taints.append({"key": rules.DEDICATED_TAINT_KEY, "value": group.label, "effect": "NO_SCHEDULE"})
-    if rules.is_nvidia_gpu_family(group.type or ""):
-        taints.append({"key": rules.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"})
-    return taints
-
-
 def _assume_role_policy() -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
+    return json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    })
 
 
 class NodeGroup(pulumi.ComponentResource):
@@ -160,40 +94,56 @@ class NodeGroup(pulumi.ComponentResource):
 
     managed_node_group: eks.ManagedNodeGroup
     launch_template: Optional[aws.ec2.LaunchTemplate]
-    node_role: aws.iam.Role
+    node_role: Optional[aws.iam.Role]
+    """The group's own role (None when one was passed)."""
+    node_group_name: pulumi.Output[str]
+    """The ``aws.eks.NodeGroup``'s name."""
+    node_group_arn: pulumi.Output[str]
+    role_arn: pulumi.Output[str]
+    """The nodes' IAM role ARN."""
+    labels: pulumi.Output[dict[str, str]]
+    taints: pulumi.Output[list[dict[str, str]]]
+    """EKS taints (``NO_SCHEDULE`` spelling)."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:eks:NodeGroup", name, None, opts)
-        group = args["group"]
-        instance_type = group.type or ""
+        args = checked(self, name, args, NodeGroupArgs)  # type: ignore[assignment]
+        group: NodeGroupSpec = args["group"]
+        cluster: ClusterRef = args["cluster"]
+        if group.name is not None and group.name != name:
+            raise ArgumentError("NodeGroup", name, "group.name", f"'{group.name}' must be the component's name or unset")
         subject = rules.node_group_subject(name)  # the pack names the ManagedNodeGroup the same way
-        disk = group.disk or args.get("default_disk") or 20
-        tags = {**group.tag_map(), "rack": args.get("rack") or name}
+        tags = {**group.tags, "rack": args.get("rack") or name}
 
         pinned = group.ami_id
         group_tags = dict(tags)
         if pinned:
-            problem = rules.invalid_ami_id(subject, pinned)
-            if problem:
-                raise ConfigError(problem)
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
-            facts = lookup.check(subject, pinned, [rules.instance_arch(instance_type)], disk)
-            lookup.check_root_encryption(subject, facts)
+            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk)
+            problem = rules.root_device_not_sized(subject, pinned, facts.root_device_name, upstream.AL2023_ROOT_DEVICE)
+            if problem and facts.root_device_name:
+                raise ConfigError(problem)
+            by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
             if facts.root_snapshot_gib is not None:
                 group_tags[rules.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
+            group_tags[rules.ROOT_SNAPSHOT_ENCRYPTED_TAG] = str(bool(facts.root_snapshot_encrypted)).lower()
+            if by_default:
+                group_tags[rules.ENCRYPTION_BY_DEFAULT_TAG] = "true"
 
         child = pulumi.ResourceOptions(parent=self)
         role_ready: list[pulumi.Resource] = []
-        node_role = args.get("node_role")
-        if node_role is None:
-            node_role = aws.iam.Role(f"{name}-role", assume_role_policy=_assume_role_policy(), tags=tags, opts=child)
+        given = args.get("node_role")
+        self.node_role = None
+        if given is None:
+            self.node_role = aws.iam.Role(f"{name}-role", assume_role_policy=_assume_role_policy(), tags=tags, opts=child)
             role_ready = [
                 aws.iam.RolePolicyAttachment(
-                    f"{name}-{short}", role=node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{policy}", opts=child
+                    f"{name}-{short}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{policy}", opts=child
                 )
                 for short, policy in WORKER_POLICIES.items()
             ]
-        self.node_role = node_role
+        role = self.node_role if self.node_role is not None else given
+        role_object = role if isinstance(role, aws.iam.Role) else None
 
         self.launch_template = None
         launch_template: Optional[aws.eks.NodeGroupLaunchTemplateArgs] = None
@@ -202,9 +152,9 @@ class NodeGroup(pulumi.ComponentResource):
                 f"{name}-launch-template",
                 block_device_mappings=[
                     aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                        device_name=AL2023_ROOT_DEVICE,
+                        device_name=upstream.AL2023_ROOT_DEVICE,
                         ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                            volume_size=disk, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                            volume_size=group.disk, volume_type="gp3", encrypted="true", delete_on_termination="true"
                         ),
                     )
                 ],
@@ -222,29 +172,43 @@ class NodeGroup(pulumi.ComponentResource):
                 id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
             )
 
-        cluster = args["cluster"]
         self.managed_node_group = eks.ManagedNodeGroup(
             name,
-            cluster=cluster.core_data(node_role) if isinstance(cluster, ExistingCluster) else cluster,
-            node_role=node_role,
+            cluster=cluster.node_group_cluster(role_object),
+            node_role=role_object,
+            node_role_arn=None if role_object is not None else role,
             operating_system=eks.OperatingSystem.AL2023,
             # pinned: pulumi-eks builds the launch template (image, nodeadm user data, disk, IMDSv2)
             ami_id=pinned,
-            disk_size=disk if pinned else None,
+            disk_size=group.disk if pinned else None,
             enable_imd_sv2=True if pinned else None,
-            # not pinned: EKS's AMI for the type, our launch template (disk, IMDSv2, encryption, tags)
-            ami_type=None if pinned else ami_type(instance_type),
+            # not pinned: EKS's AMI for the type, our launch template (disk, IMDSv2, encryption, tags),
+            # and the cluster's version, which pulumi-eks does not default beside a launch template
+            ami_type=None if pinned else ami_type(group.instance_type),
             launch_template=launch_template,
-            instance_types=[instance_type],
+            version=None if pinned else cluster.version,
+            instance_types=[group.instance_type],
             capacity_type=group.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 desired_size=group.min_size, min_size=group.min_size, max_size=group.max_size
             ),
             ignore_scaling_changes=True,
-            labels=node_labels(group),
-            taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in node_taints(group)],
+            labels=group.node_labels(),
+            taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in group.node_taints()],
             tags=group_tags,
             subnet_ids=args.get("subnet_ids"),
             opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready),
         )
-        self.register_outputs({"nodeGroup": self.managed_node_group.node_group})
+        node_group = self.managed_node_group.node_group
+        self.node_group_name = node_group.apply(lambda g: g.node_group_name)
+        self.node_group_arn = node_group.apply(lambda g: g.arn)
+        self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
+        self.labels = pulumi.Output.from_input(group.node_labels())
+        self.taints = pulumi.Output.from_input(group.node_taints())
+        self.register_outputs({
+            "nodeGroupName": self.node_group_name,
+            "nodeGroupArn": self.node_group_arn,
+            "roleArn": self.role_arn,
+            "labels": self.labels,
+            "taints": self.taints,
+        })

@@ -1,131 +1,83 @@
-"""``Rack``: the whole rack, from a validated ``RackConfig``."""
+"""``Rack``: the whole rack, from a ``RackSpec``."""
 
 from __future__ import annotations
 
-import json
-from typing import Optional, TypedDict
+from typing import NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from .ami import AmiLookup
-from .config import NodeGroupConfig, RackConfig
+from .args import checked
+from .cluster import ClusterRef
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
-from .nodegroup import ExistingCluster, NodeGroup, NodeGroupArgs
+from .nodegroup import NodeGroup, NodeGroupArgs
+from .specs import RackSpec
 
 
 class RackArgs(TypedDict, total=False):
-    config: RackConfig
-    """The validated rack config (``load_stack_config()`` or ``parse_rack_config({...})``)."""
-    k8s_provider: k8s.Provider
-    """Where the rack's Kubernetes objects go. Default: a provider for ``config.cluster_name``."""
-
-
-def cluster_kubeconfig(cluster_name: str) -> pulumi.Output[str]:
-    """A kubeconfig for an existing EKS cluster that authenticates with ``aws eks get-token``."""
-    cluster = aws.eks.get_cluster_output(name=cluster_name)
-
-    def render(args: list[str]) -> str:
-        endpoint, ca_data = args
-        return json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": cluster_name, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
-                "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-                "current-context": cluster_name,
-                "users": [
-                    {
-                        "name": cluster_name,
-                        "user": {
-                            "exec": {
-                                "apiVersion": "client.authentication.k8s.io/v1beta1",
-                                "command": "aws",
-                                "args": ["eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
-                            }
-                        },
-                    }
-                ],
-            }
-        )
-
-    return pulumi.Output.all(cluster.endpoint, cluster.certificate_authorities[0].data).apply(render)
+    spec: Required[RackSpec]
+    """The rack: ``load_stack_config()`` or ``parse_rack_config({...})``."""
+    cluster: NotRequired[ClusterRef]
+    """The cluster. Default: the existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing``
+    named after the rack: a provider ``<name>-k8s``, the cluster read as ``<name>-cluster``)."""
 
 
 class Rack(pulumi.ComponentResource):
     """A rack: the default workload pool, every additional Karpenter pool, and the GPU tier."""
 
+    cluster: ClusterRef
     pools: dict[str, KarpenterPool]
+    """Karpenter pools by lane name: the pool's name (``workload``, ``gpu``), as every message names it."""
     node_groups: dict[str, NodeGroup]
-    """Managed node groups and build groups, by component name (``<rack>-ng-<id>``, ``<rack>-build-<id>``)."""
+    """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
+    ``<rack>-build-<id>``), as every message names it."""
     device_plugin: Optional[NvidiaDevicePlugin]
     gpu_observability: Optional[GpuObservability]
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:index:Rack", name, None, opts)
-        config = args["config"]
-        provider = args.get("k8s_provider") or k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=cluster_kubeconfig(config.cluster_name),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        child = pulumi.ResourceOptions(parent=self, providers={"kubernetes": provider})
+        args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
+        spec: RackSpec = args["spec"]
+        child = pulumi.ResourceOptions(parent=self)
+        self.cluster = args.get("cluster") or ClusterRef.existing(name, spec.cluster_name, opts=child)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
 
+        pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis)  # type: ignore[typeddict-item]
+        if spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
+            pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         self.pools = {
-            pool.name: KarpenterPool(
-                f"{name}-{pool.name}",
-                KarpenterPoolArgs(
-                    pool=pool,
-                    cluster_name=config.cluster_name,
-                    node_role=config.karpenter_node_role,
-                    ami_lookup=amis,
-                ),
-                opts=child,
-            )
-            for pool in config.pools()
+            pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=child)
+            for pool in spec.pools
         }
 
-        groups: list[tuple[str, NodeGroupConfig]] = [
-            (f"{name}-ng-{g.id}", g) for g in config.additional_node_groups_config
-        ] + [(f"{name}-build-{g.id}", g) for g in config.additional_build_groups_config]
+        shared_role = (
+            aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
+        )
         self.node_groups = {}
-        if groups:
-            read = pulumi.ResourceOptions(parent=self)
-            cluster = ExistingCluster.read(f"{name}-cluster", config.cluster_name, provider, read)
-            shared_role = (
-                aws.iam.Role.get(f"{name}-node-group-role", config.node_group_role_name, opts=read)
-                if config.node_group_role_name
-                else None
-            )
-            for group_name, group in groups:
-                group_args = NodeGroupArgs(
-                    group=group,
-                    cluster=cluster,
-                    default_disk=config.node_disk,
-                    rack=config.cluster_name,
-                    ami_lookup=amis,
-                )
-                if shared_role is not None:
-                    group_args["node_role"] = shared_role
-                self.node_groups[group_name] = NodeGroup(group_name, group_args, opts=child)
+        for group in spec.node_groups:
+            lane = group.name or ""
+            group_args = NodeGroupArgs(group=group, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
+            if shared_role is not None:
+                group_args["node_role"] = shared_role
+            self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
 
         self.device_plugin = None
-        if config.nvidia_device_plugin_enable:
+        if spec.device_plugin is not None:
             self.device_plugin = NvidiaDevicePlugin(
                 f"{name}-nvidia-device-plugin",
-                NvidiaDevicePluginArgs(time_slicing_replicas=config.nvidia_device_time_slicing_replicas),
+                NvidiaDevicePluginArgs(cluster=self.cluster, time_slicing_replicas=spec.device_plugin.time_slicing_replicas),
                 opts=child,
             )
         self.gpu_observability = None
-        if config.gpu_observability_enable:
+        if spec.gpu_observability is not None:
             self.gpu_observability = GpuObservability(
                 f"{name}-gpu-observability",
                 GpuObservabilityArgs(
-                    version=config.gpu_observability_chart_version,
-                    service_monitor=config.gpu_observability_service_monitor,
+                    cluster=self.cluster,
+                    version=spec.gpu_observability.version,
+                    service_monitor=spec.gpu_observability.service_monitor,
                 ),
                 opts=child,
             )

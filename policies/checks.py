@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
-try:  # imported as ``policies.checks`` (the components' package, the tests)
-    from . import facts, rules
-except ImportError:  # run as the pack: ``python policies`` puts the pack directory first on sys.path
+try:  # imported as ``mixed_os_racks.policies.checks`` (the installed package, the tests)
+    from . import amifacts, facts, instances, rules
+except ImportError:  # run as the pack: the pack directory is first on sys.path
+    import amifacts  # type: ignore[no-redef]
     import facts  # type: ignore[no-redef]
+    import instances  # type: ignore[no-redef]
     import rules  # type: ignore[no-redef]
 
-Lookup = Callable[[str], Mapping[str, Any]]
+Lookup = Callable[[str], "amifacts.AmiFacts"]
 """An AMI id -> its facts (``lookup.describe_image``); raises ``LookupError``."""
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
 """The exception(s) meaning 'not known at preview' (the policy SDK's ``UnknownValueError``)."""
@@ -33,27 +35,7 @@ class Finding:
     """False: the policy cannot decide (the pack reports it as an advisory, never a silence)."""
 
 
-@dataclass(frozen=True)
-class AmiFacts:
-    id: str
-    name: str = ""
-    description: str = ""
-    architecture: str = ""
-    root_device_name: str = ""
-    root_snapshot_gib: Optional[float] = None
-    creation_date: str = ""
-
-    @classmethod
-    def of(cls, ami_id: str, entry: Mapping[str, Any]) -> "AmiFacts":
-        return cls(
-            id=ami_id,
-            name=facts.text(entry.get("name")),
-            description=facts.text(entry.get("description")),
-            architecture=facts.text(entry.get("architecture")),
-            root_device_name=facts.text(entry.get("rootDeviceName")),
-            root_snapshot_gib=facts.number(entry.get("rootSnapshotGiB")),
-            creation_date=facts.text(entry.get("creationDate")),
-        )
+AmiFacts = amifacts.AmiFacts
 
 
 class AmiKnowledge:
@@ -66,14 +48,14 @@ class AmiKnowledge:
 
     def configured(self, ami_id: str) -> Optional[AmiFacts]:
         entry = facts.as_map(facts.as_map(self.config.get("amis")).get(ami_id))
-        return AmiFacts.of(ami_id, entry) if entry else None
+        return amifacts.decode(ami_id, entry) if entry else None
 
     def looked_up(self, ami_id: str) -> tuple[Optional[AmiFacts], str]:
         """(facts, why not): EC2's answer when lookup is on."""
         if self.lookup is None:
             return None, ""
         try:
-            return AmiFacts.of(ami_id, self.lookup(ami_id)), ""
+            return self.lookup(ami_id), ""
         except LookupError as exc:
             return None, f"look-up failed: {exc}"
 
@@ -114,7 +96,7 @@ def well_formed(amis: Sequence[facts.Ami]) -> list[facts.Ami]:
 
 
 def gpu_reason(lane: facts.Lane) -> Optional[str]:
-    return lane.gpu_reason(rules.is_nvidia_gpu_family, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
+    return lane.gpu_reason(instances.is_nvidia_gpu_family, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
 
 
 # ---- resource policies ---------------------------------------------------------------------------------
@@ -336,7 +318,7 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.Lane, knowled
     amis = [a for a in well_formed(boot.amis()) if a.id]
     if not amis:
         return
-    arches = lane.arch_requirement() or sorted({rules.instance_arch(t) for t in boot.types()})
+    arches = lane.arch_requirement() or sorted({instances.instance_arch(t) for t in boot.types()})
     for ami in amis if arches else []:
         known = knowledge.facts(ami.id)  # type: ignore[arg-type]
         if known and known.architecture:

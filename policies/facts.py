@@ -1,7 +1,7 @@
 """Read what decides a node's boot out of one resource's properties: mappings in, facts out.
 
-Pure and standalone (the standard library only, no sibling imports), so the pack (``python
-policies``, where this is the top-level ``facts``) and the tests (``policies.facts``) share it.
+Pure (the standard library and the pack's own ``upstream`` facts), so the pack (where this is the
+top-level ``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
 
 Reading is lazy: each fact reads only the fields it needs, when a rule asks for it. Under the
 policy SDK the properties are proxies that raise on an unknown value, so a rule meets only the
@@ -18,6 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
+try:  # imported as ``mixed_os_racks.policies.facts``
+    from . import upstream
+except ImportError:  # run as the pack: the pack directory is first on sys.path
+    import upstream  # type: ignore[no-redef]
+
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -26,13 +31,12 @@ MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 NODE_GROUP_V2 = "eks:index:NodeGroupV2"
 NODE_GROUP_V1 = "eks:index:NodeGroup"
 
-AL2023_ROOT_DEVICE = "/dev/xvda"
+AL2023_ROOT_DEVICE = upstream.AL2023_ROOT_DEVICE
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
-# Karpenter's default block device mappings, when an EC2NodeClass sets none (root volume GiB).
-KARPENTER_DEFAULT_ROOT_GIB = {"al2023": 20.0, "al2": 20.0, "bottlerocket": 4.0}
-PULUMI_EKS_DEFAULT_DISK_GIB = 20.0
+KARPENTER_DEFAULT_ROOT_GIB = upstream.KARPENTER_DEFAULT_ROOT_GIB
+PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
 _UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "k": 10**3, "K": 10**3, "M": 10**6,
           "G": 10**9, "T": 10**12, "P": 10**15, "": 1}

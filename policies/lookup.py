@@ -1,25 +1,26 @@
 """The pack's own AMI look-up: EC2 ``DescribeImages`` with the ambient AWS credentials, once per AMI.
 
 Used only when a policy's config sets ``lookup: true``. boto3 is imported on first use, so a pack
-that never looks anything up starts without it. Standalone (no sibling imports).
+that never looks anything up starts without it. EC2's answer is read by the one AMI-facts decoder.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Optional
+from typing import Any
 
-_cache: dict[str, "dict[str, Any] | LookupError"] = {}
+try:  # imported as ``mixed_os_racks.policies.lookup``
+    from .amifacts import AmiFacts, decode
+except ImportError:  # run as the pack: the pack directory is first on sys.path
+    from amifacts import AmiFacts, decode  # type: ignore[no-redef]
+
+_cache: dict[str, "AmiFacts | LookupError"] = {}
 _lock = threading.Lock()  # the pack's gRPC server runs 4 worker threads
 _client: Any = None
 
 
-def describe_image(ami_id: str) -> dict[str, Any]:
-    """The AMI's facts, keyed like the policy config's ``amis`` entries::
-
-        {"name", "description", "architecture", "rootDeviceName", "rootSnapshotGiB", "creationDate"}
-
-    Raises ``LookupError`` with the reason (not found, no credentials, ...). Answers, and
+def describe_image(ami_id: str) -> AmiFacts:
+    """The AMI's facts. Raises ``LookupError`` with the reason (not found, no credentials, ...). Answers, and
     failures, are cached per AMI for the life of the pack process (one preview).
     """
     with _lock:
@@ -39,7 +40,7 @@ def clear() -> None:
         _client = None
 
 
-def _fetch(ami_id: str) -> "dict[str, Any] | LookupError":
+def _fetch(ami_id: str) -> "AmiFacts | LookupError":
     global _client
     import botocore.exceptions
     import boto3
@@ -55,21 +56,4 @@ def _fetch(ami_id: str) -> "dict[str, Any] | LookupError":
         return LookupError(f"EC2 DescribeImages: {exc}")
     if not images:
         return LookupError(f"EC2 DescribeImages: {ami_id} not found in this region/account")
-    return facts_of(images[0])
-
-
-def facts_of(image: dict[str, Any]) -> dict[str, Any]:
-    """One ``DescribeImages`` image -> the facts the rules use."""
-    root = image.get("RootDeviceName") or ""
-    size: Optional[float] = None
-    for mapping in image.get("BlockDeviceMappings") or []:
-        if mapping.get("DeviceName") == root and (mapping.get("Ebs") or {}).get("VolumeSize") is not None:
-            size = float(mapping["Ebs"]["VolumeSize"])
-    return {
-        "name": image.get("Name") or "",
-        "description": image.get("Description") or "",
-        "architecture": image.get("Architecture") or "",
-        "rootDeviceName": root,
-        "rootSnapshotGiB": size,
-        "creationDate": image.get("CreationDate") or "",
-    }
+    return decode(ami_id, images[0])

@@ -1,13 +1,14 @@
 """The rack's rules, as pure functions.
 
 This module is the single home of every rule the rack enforces. It imports nothing but the
-standard library so that the policy pack (run as ``python policies``) and the components
-(``from policies import rules``) share it unchanged. Each check returns ``None`` when the
+standard library so that the policy pack (where this is the top-level ``rules``) and the
+components (``mixed_os_racks.policies.rules``) share it unchanged. Each check returns ``None`` when the
 subject is fine, or the message to show, worded like the seeds' CLI:
 ``karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)``.
 
-The pack reads resources with ``facts`` and applies these rules in ``checks``; this module
-imports none of its siblings, so ``policies.rules`` and the pack's top-level ``rules`` are the same.
+The pack reads resources with ``facts`` and applies these rules in ``checks``. Upstream facts
+(devices, disks, instance families, charts) live in ``upstream`` and ``instances``; this module
+imports neither, so the rules stay free of facts that change with AWS.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional
 
-AMI_ID_RE = re.compile(r"^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+AMI_ID_RE = re.compile(r"ami-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 AMI_ID_EXAMPLE = "ami-0123456789abcdef0"
 
 # Labels and taints of the seeds' contract.
@@ -26,54 +27,15 @@ GPU_VENDOR_NVIDIA = "nvidia"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 DEDICATED_TAINT_KEY = "dedicated-node"
 
-# Where our components record an AMI's root snapshot size for the policy pack.
+# Where our components record, for the policy pack, facts it cannot look up itself (a pack sees no
+# invoke results): an AMI's root snapshot size and encryption, and the account's EBS default.
 ROOT_SNAPSHOT_ANNOTATION = "mixed-os-racks/ami-root-snapshot-gib"
 ROOT_SNAPSHOT_TAG = ROOT_SNAPSHOT_ANNOTATION
-
-# EC2 instance families with NVIDIA GPUs (g4ad is AMD, so not here), and those that are Graviton.
-_NVIDIA_FAMILY_RE = re.compile(r"^(?:p\d+[a-z]*(?:-[a-z0-9]+)?|gr?\d+[a-z]*)$")
-_NON_NVIDIA_G_FAMILIES = frozenset({"g4ad"})
-_ARM_GPU_FAMILIES = frozenset({"g5g"})
-_NEURON_FAMILY_RE = re.compile(r"^(?:inf|trn)\d+[a-z]*$")
-# Graviton: the generation digit is followed by a 'g' (m7g, c6gn, r8gd, t4g, x2gd, im4gn, is4gen).
-_GRAVITON_FAMILY_RE = re.compile(r"^(?:[a-z]+\d+g[a-z]*|a1|is4gen|im4gn)$")
+ROOT_SNAPSHOT_ENCRYPTED_TAG = "mixed-os-racks/ami-root-snapshot-encrypted"
+ENCRYPTION_BY_DEFAULT_TAG = "mixed-os-racks/ebs-encryption-by-default"
 
 EC2_ARCH = {"amd64": "x86_64", "arm64": "arm64"}
-
-
-def instance_family(instance_type: str) -> str:
-    """``g5.xlarge`` -> ``g5``; a bare family is returned unchanged."""
-    return instance_type.split(".", 1)[0].strip().lower()
-
-
-def is_nvidia_gpu_family(family: str) -> bool:
-    family = instance_family(family)
-    return family not in _NON_NVIDIA_G_FAMILIES and bool(_NVIDIA_FAMILY_RE.match(family))
-
-
-def is_neuron_family(family: str) -> bool:
-    return bool(_NEURON_FAMILY_RE.match(instance_family(family)))
-
-
-def is_arm_family(family: str) -> bool:
-    family = instance_family(family)
-    return family in _ARM_GPU_FAMILIES or bool(_GRAVITON_FAMILY_RE.match(family))
-
-
-def is_gpu_lane(families: Iterable[str]) -> bool:
-    """A lane is a GPU lane when it has families and every one of them is an NVIDIA GPU family."""
-    families = list(families)
-    return bool(families) and all(is_nvidia_gpu_family(f) for f in families)
-
-
-def gpu_families(families: Iterable[str]) -> list[str]:
-    """The NVIDIA GPU families among ``families`` (instance types are reduced to their family)."""
-    return [instance_family(f) for f in families if is_nvidia_gpu_family(f)]
-
-
-def instance_arch(instance_type: str) -> str:
-    """The EC2 architecture (``x86_64`` or ``arm64``) of an instance type or family."""
-    return "arm64" if is_arm_family(instance_type) else "x86_64"
+"""Kubernetes architecture names -> EC2's."""
 
 
 def gib(value: float) -> str:
@@ -84,11 +46,17 @@ def gib(value: float) -> str:
 # ---- the rules ---------------------------------------------------------------------------------
 
 
+def ami_id_problem(ami_id: object) -> Optional[str]:
+    """Rule ``ami-id-format`` without a subject: ``ami-`` followed by 8 or 17 lowercase hex digits."""
+    if isinstance(ami_id, str) and AMI_ID_RE.fullmatch(ami_id):
+        return None
+    return f"invalid ami_id '{ami_id}' (must look like {AMI_ID_EXAMPLE})"
+
+
 def invalid_ami_id(subject: str, ami_id: object) -> Optional[str]:
     """Rule ``ami-id-format``: ``ami-`` followed by 8 or 17 lowercase hex digits."""
-    if isinstance(ami_id, str) and AMI_ID_RE.match(ami_id):
-        return None
-    return f"{subject}: invalid ami_id '{ami_id}' (must look like {AMI_ID_EXAMPLE})"
+    problem = ami_id_problem(ami_id)
+    return f"{subject}: {problem}" if problem else None
 
 
 def disk_below_snapshot(subject: str, disk_gib: float, ami_id: str, snapshot_gib: float) -> Optional[str]:
@@ -228,4 +196,35 @@ def ami_for_other_k8s(subject: str, ami_id: str, ami_name: str, ami_minor: str, 
     return (
         f"{subject}: pinned AMI {ami_id} ('{ami_name}') is built for Kubernetes {ami_minor}, but the cluster "
         f"runs {cluster_minor} (pin an AMI built for {cluster_minor})"
+    )
+
+
+def root_volume_explicitly_unencrypted(subject: str, where: str, fix: str) -> str:
+    """Rule ``root-volume-encrypted``: the root volume's mapping sets ``encrypted`` false."""
+    return f"{subject}: the root volume ({where}) sets encrypted: false ({fix})"
+
+
+def root_volume_unencrypted(subject: str, ami: str, fix: str) -> str:
+    """Rule ``root-volume-encrypted``: nothing asks for encryption, the AMI's root snapshot is
+    unencrypted and the account does not encrypt new EBS volumes by default, so EC2 makes an
+    unencrypted root volume."""
+    return (
+        f"{subject}: {ami} has an unencrypted root snapshot and EBS encryption by default is off, "
+        f"so its root volumes would be unencrypted ({fix})"
+    )
+
+
+def root_encryption_unverified(subject: str, ami: str, unknown: str, how: str) -> str:
+    """Rule ``root-volume-encrypted`` when the facts that decide it are not known (advisory)."""
+    return f"{subject}: cannot verify that the root volume from {ami} is encrypted: {unknown} is unknown ({how})"
+
+
+def root_device_not_sized(subject: str, ami_id: str, device: str, sized: str) -> Optional[str]:
+    """A lane that can size only ``sized`` pins an AMI whose root is another device: the disk
+    would become an extra volume and the root would keep the snapshot's size."""
+    if device == sized:
+        return None
+    return (
+        f"{subject}: ami_id '{ami_id}' boots from {device}, but this lane sizes {sized} "
+        f"(pin an AMI whose root device is {sized})"
     )

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 import pytest
 import yaml
 
-from components.offline import Catalog, ProgramRun, Resource, run_program
+from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"

@@ -9,13 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.config import ConfigError, parse_rack_config
-from policies import rules
+from mixed_os_racks import ConfigError, parse_rack_config, parse_rack_params
+from mixed_os_racks.policies import rules
 
 
 def parse(**values):
+    """The validated parameters (the seeds' names)."""
     values.setdefault("cluster_name", "test-rack")
-    return parse_rack_config(values)
+    return parse_rack_params(values)
+
+
+def spec(**values):
+    """The rack they describe."""
+    return parse(**values).spec()
 
 
 def error_of(**values) -> str:
@@ -31,10 +37,10 @@ def pool_error(**pool) -> str:
 
 def test_defaults_are_the_seeds():
     config = parse()
-    workload = config.pools()[0]
+    workload = config.spec().pools[0]
     assert config.karpenter_node_os == "al2023"
-    assert config.karpenter_node_role == "KarpenterNodeRole-test-rack"
-    assert (workload.name, workload.os, workload.ami_alias) == ("workload", "al2023", "al2023@latest")
+    assert config.spec().node_role_name == "KarpenterNodeRole-test-rack"
+    assert (workload.name, workload.os, workload.alias) == ("workload", "al2023", "al2023@latest")
     assert workload.capacity_types == ["on-demand"]
     assert workload.arch == ["amd64"]
     assert (workload.cpu_limit, workload.memory_limit_gb) == (100, 400)
@@ -56,14 +62,14 @@ def test_cluster_name_is_required():
 
 
 def test_node_role_defaults_from_cluster_and_can_be_set():
-    assert parse(node_role_name="my-role").karpenter_node_role == "my-role"
+    assert spec(node_role_name="my-role").node_role_name == "my-role"
 
 
 @pytest.mark.parametrize("value", ["bottlerocket", "Bottlerocket", "BOTTLEROCKET"])
 def test_node_os_is_case_insensitive(value):
-    config = parse(karpenter_node_os=value)
-    assert config.pools()[0].os == "bottlerocket"
-    assert config.pools()[0].ami_alias == "bottlerocket@latest"
+    workload = spec(karpenter_node_os=value).pools[0]
+    assert workload.os == "bottlerocket"
+    assert workload.alias == "bottlerocket@latest"
 
 
 def test_node_os_rejects_other_values():
@@ -72,7 +78,7 @@ def test_node_os_rejects_other_values():
 
 @pytest.mark.parametrize("alias", ["al2023@latest", "al2023@v20261115"])
 def test_ami_alias_accepted(alias):
-    assert parse(karpenter_ami_alias=alias).pools()[0].ami_alias == alias
+    assert spec(karpenter_ami_alias=alias).pools[0].alias == alias
 
 
 @pytest.mark.parametrize("alias", ["al2023@v2026", "al2@latest", "bottlerocket@latest", "latest"])
@@ -163,11 +169,11 @@ def test_consolidate_after_accepted(value):
 
 @pytest.mark.parametrize("value", ["10%", "100%", "0", "5"])
 def test_budget_accepted(value):
-    assert parse(karpenter_disruption_budget_nodes=value).pools()[0].disruption_budget_nodes == value
+    assert spec(karpenter_disruption_budget_nodes=value).pools[0].disruption_budget_nodes == value
 
 
 def test_node_expiry_never():
-    assert parse(karpenter_node_expiry="Never").pools()[0].node_expiry == "Never"
+    assert spec(karpenter_node_expiry="Never").pools[0].node_expiry == "Never"
 
 
 def test_iops_require_gp3():

@@ -9,10 +9,12 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from components import GpuObservability, NvidiaDevicePlugin
-from components.offline import ProgramRun, Resource, run_program
-from components.offline.cli import main as offline_cli
-from policies import rules
+import pulumi
+
+from mixed_os_racks import ClusterRef, GpuObservability, NvidiaDevicePlugin
+from mixed_os_racks.offline import ProgramRun, Resource, run_program
+from mixed_os_racks.offline.cli import main as offline_cli
+from mixed_os_racks.policies import rules
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
@@ -234,10 +236,14 @@ def test_dcgm_exporter_values_exist_in_the_chart(service_monitor: bool) -> None:
 
 def test_components_work_outside_the_rack() -> None:
     def program() -> None:
-        NvidiaDevicePlugin("plugin", {"time_slicing_replicas": 2})
-        GpuObservability("metrics", {"version": "4.8.2", "service_monitor": True})
+        cluster = ClusterRef.existing("other", "other")
+        plugin = NvidiaDevicePlugin("plugin", {"cluster": cluster, "time_slicing_replicas": 2})
+        GpuObservability("metrics", {"cluster": cluster, "version": "4.8.2", "service_monitor": True})
+        pulumi.export("release", plugin.release_name)
+        pulumi.export("namespace", plugin.namespace)
 
     r = run_program(program, {})
+    assert r.outputs == {"release": "plugin", "namespace": "kube-system"}
     found = charts(r)
     assert yaml.safe_load(found["nvidia-device-plugin"]["values"]["config"]["map"]["time-slicing"])["sharing"][
         "timeSlicing"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import ConfigError
-from components.offline import Catalog
-from policies import rules
+from mixed_os_racks import ConfigError
+from mixed_os_racks.offline import Catalog
+from mixed_os_racks.policies import rules
 
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, named, of_type, rack_config, run_rack
 
@@ -203,39 +203,39 @@ def test_component_used_alone():
     """The component imported into another program, without the Rack."""
     import pulumi
 
-    from components import KarpenterPool, KarpenterPoolArgs, PoolSpec
-    from components.offline import run_program
+    from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec
+    from mixed_os_racks.offline import run_program
 
     def program():
+        cluster = ClusterRef.existing("other", "other")
         pool = KarpenterPool(
             "ml",
-            KarpenterPoolArgs(pool=PoolSpec(name="ml", instance_families=["g6"], ami_id=GPU_AMI, disk=120), cluster_name="other"),
+            KarpenterPoolArgs(pool=PoolSpec(name="ml", instance_families=["g6"], ami_id=GPU_AMI, disk=120), cluster=cluster),
         )
-        pulumi.export("nodePool", pool.node_pool.metadata["name"])
+        pulumi.export("nodePool", pool.node_pool_name)
+        pulumi.export("labels", pool.labels)
 
     run = run_program(program, {})
-    assert [r.type for r in run.resources] == ["pulumi:pulumi:Stack", "rack:karpenter:KarpenterPool", NODECLASS, NODEPOOL]
+    assert sorted(r.type for r in run.resources) == sorted([
+        "pulumi:pulumi:Stack", "pulumi:providers:kubernetes", "rack:karpenter:KarpenterPool", NODECLASS, NODEPOOL
+    ])
     assert named(run, NODECLASS, "ml").inputs["spec"]["role"] == "KarpenterNodeRole-other"
+    assert run.outputs == {"nodePool": "ml", "labels": {"convox.io/gpu-vendor": "nvidia", "convox.io/nodepool": "ml"}}
 
 
-def test_component_refuses_gpu_on_bottlerocket():
-    from components import KarpenterPool, KarpenterPoolArgs, PoolSpec
-    from components.offline import run_program
+def test_the_spec_refuses_gpu_on_bottlerocket():
+    """The rule holds whatever builds the pool: the spec refuses it before any component exists."""
+    from mixed_os_racks import PoolSpec
 
-    def program():
-        KarpenterPool("bad", KarpenterPoolArgs(pool=PoolSpec(name="bad", os="bottlerocket", instance_families=["g5"]), cluster_name="c"))
-
-    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'bad': instance families g5 make this a GPU lane"):
-        run_program(program, {})
+    with pytest.raises(ConfigError, match=r"^PoolSpec.instance_families: karpenter nodepool 'bad': instance families g5 make this a GPU lane"):
+        PoolSpec(name="bad", os="bottlerocket", instance_families=["g5"])
 
 
 def test_pool_spec_validates_like_the_stack_config():
-    from pydantic import ValidationError
+    from mixed_os_racks import PoolSpec
 
-    from components import PoolSpec
-
-    with pytest.raises(ValidationError, match=r"karpenter nodepool 'ml': invalid ami_id 'ami-XYZ'"):
+    with pytest.raises(ConfigError, match=r"^PoolSpec.ami_id: karpenter nodepool 'ml': invalid ami_id 'ami-XYZ'"):
         PoolSpec(name="ml", ami_id="ami-XYZ")
-    with pytest.raises(ValidationError, match=r"karpenter workload nodepool: invalid capacity type 'reserved'"):
+    with pytest.raises(ConfigError, match=r"karpenter workload nodepool: invalid capacity type 'reserved'"):
         PoolSpec(name="workload", capacity_types=["reserved"])
     assert PoolSpec(name="workload", os="bottlerocket").subject == "karpenter workload nodepool"

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.config import BuildGroupConfig, ConfigError, NodeGroupConfig, RackConfig, parse_rack_config
+from mixed_os_racks import ConfigError, NodeGroupSpec, RackParams, parse_rack_params
+from mixed_os_racks.specs import SpecError
 
 NG = "additional_node_groups_config"
 BG = "additional_build_groups_config"
 
 
-def parse(**values: Any) -> RackConfig:
-    return parse_rack_config({"cluster_name": "c1", **values})
+def parse(**values: Any) -> RackParams:
+    return parse_rack_params({"cluster_name": "c1", **values})
 
 
 def error(**values: Any) -> str:
@@ -34,14 +35,16 @@ def group(**fields: Any) -> dict[str, Any]:
 
 def test_node_group_defaults_are_the_seeds() -> None:
     ng = parse(**{NG: [{"type": "g4dn.xlarge"}]}).additional_node_groups_config[0]
+    # no disk of its own: the rack's node_disk (20); tags are a mapping, empty by default
     assert (ng.disk, ng.capacity_type, ng.min_size, ng.max_size, ng.label, ng.dedicated, ng.ami_id, ng.tags) == (
-        None, "ON_DEMAND", 1, 100, "custom", False, None, None
+        20, "ON_DEMAND", 1, 100, "custom", False, None, {}
     )
+    assert (ng.name, ng.instance_type, ng.build) == ("rack-ng-0", "g4dn.xlarge", False)
 
 
 def test_build_group_defaults_differ_in_min_size_and_label() -> None:
     bg = parse(**{BG: [{"type": "c6i.large"}]}).additional_build_groups_config[0]
-    assert isinstance(bg, BuildGroupConfig)
+    assert bg.build and bg.name == "rack-build-0"
     assert (bg.min_size, bg.max_size, bg.label) == (0, 100, "custom-build")
 
 
@@ -60,13 +63,19 @@ def test_gpu_tier_defaults() -> None:
 def test_seeds_json_string_is_accepted() -> None:
     text = json.dumps([{"id": 7, "type": "g4dn.xlarge", "min_size": 1, "max_size": 3, "dedicated": True, "label": "gpu-inference"}])
     ng = parse(**{NG: text}).additional_node_groups_config[0]
-    assert (ng.id, ng.type, ng.max_size, ng.dedicated, ng.label) == (7, "g4dn.xlarge", 3, True, "gpu-inference")
+    assert (ng.name, ng.instance_type, ng.max_size, ng.dedicated, ng.label) == ("rack-ng-7", "g4dn.xlarge", 3, True, "gpu-inference")
 
 
 def test_tags_as_a_mapping_or_the_seeds_text() -> None:
     a = parse(**{NG: [group(tags="team=ml,cost=gpu")]}).additional_node_groups_config[0]
     b = parse(**{NG: [group(tags={"team": "ml", "cost": "gpu"})]}).additional_node_groups_config[0]
-    assert a.tag_map() == b.tag_map() == {"team": "ml", "cost": "gpu"}
+    assert a.tags == b.tags == {"team": "ml", "cost": "gpu"}
+
+
+def test_tags_are_a_mapping_end_to_end() -> None:
+    """A mapping's value with a comma or an '=' stays one tag (it used to be joined and split again)."""
+    ng = parse(**{NG: [group(tags={"a": "b,c=d"})]}).additional_node_groups_config[0]
+    assert ng.tags == {"a": "b,c=d"}
 
 
 # ---- ids --------------------------------------------------------------------------------------------
@@ -74,13 +83,13 @@ def test_tags_as_a_mapping_or_the_seeds_text() -> None:
 
 def test_ids_are_backfilled_by_position_when_no_entry_has_one() -> None:
     cfg = parse(**{NG: [group(), group(type="m5.large")], BG: [group()]})
-    assert [g.id for g in cfg.additional_node_groups_config] == [0, 1]
-    assert [g.id for g in cfg.additional_build_groups_config] == [0]
+    assert [g.name for g in cfg.additional_node_groups_config] == ["rack-ng-0", "rack-ng-1"]
+    assert [g.name for g in cfg.additional_build_groups_config] == ["rack-build-0"]
 
 
 def test_explicit_ids_are_kept() -> None:
     cfg = parse(**{NG: [group(id=5), group(id=2)]})
-    assert [g.id for g in cfg.additional_node_groups_config] == [5, 2]
+    assert [g.name for g in cfg.additional_node_groups_config] == ["rack-ng-5", "rack-ng-2"]
 
 
 @pytest.mark.parametrize("key", [NG, BG])
@@ -117,7 +126,7 @@ def test_duplicate_id(key: str) -> None:
         ({"tags": "team=ml,=x"}, "invalid 'tags', use format: k1=v1,k2=v2"),
         ({"tags": "Name=gpu"}, "reserved tag key 'Name' is not allowed"),
         ({"tags": "a=b,RACK=x"}, "reserved tag key 'RACK' is not allowed"),
-        ({"ami_id": "ami-XYZ"}, "node group 'g4dn.xlarge': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
+        ({"ami_id": "ami-XYZ"}, "node group 'rack-ng-0': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
     ],
 )
 def test_node_group_rule(fields: dict[str, Any], message: str) -> None:
@@ -125,8 +134,9 @@ def test_node_group_rule(fields: dict[str, Any], message: str) -> None:
 
 
 def test_build_group_rules_name_the_build_list_and_the_build_group() -> None:
+    """One name for one thing: the config names the group as the component and the pack do."""
     assert error(**{BG: [group(), group(ami_id="ami-123")]}) == (
-        f"rack:{BG}[1]: build group 'g4dn.xlarge': invalid ami_id 'ami-123' (must look like ami-0123456789abcdef0)"
+        f"rack:{BG}[1]: node group 'rack-build-1': invalid ami_id 'ami-123' (must look like ami-0123456789abcdef0)"
     )
     assert error(**{BG: [group(min_size=2, max_size=1)]}) == f"rack:{BG}[0]: invalid min size: '2' must be less or equal to max size"
 
@@ -184,14 +194,17 @@ def test_label_null_without_dedicated_means_no_label() -> None:
 def test_sizes_are_accepted_exactly_when_min_le_max(min_size: int, max_size: int) -> None:
     values = {"cluster_name": "c1", NG: [group(min_size=min_size, max_size=max_size)]}
     if min_size <= max_size:
-        ng = parse_rack_config(values).additional_node_groups_config[0]
+        ng = parse_rack_params(values).additional_node_groups_config[0]
         assert (ng.min_size, ng.max_size) == (min_size, max_size)
     else:
         with pytest.raises(ConfigError, match="must be less or equal to max size"):
-            parse_rack_config(values)
+            parse_rack_params(values)
 
 
 def test_models_validate_on_their_own() -> None:
-    with pytest.raises(ValueError, match="node type is required"):
-        NodeGroupConfig()
-    assert BuildGroupConfig(type="c6i.large").label == "custom-build"
+    assert error(**{NG: [{}]}) == f"rack:{NG}[0]: node type is required: ''"
+    with pytest.raises(SpecError, match=r"^NodeGroupSpec.instance_type: required$"):
+        NodeGroupSpec()  # type: ignore[call-arg]
+    with pytest.raises(SpecError, match=r"^NodeGroupSpec.instance_type: node type is required: ' '$"):
+        NodeGroupSpec(instance_type=" ")
+    assert parse(**{BG: [{"type": "c6i.large"}]}).additional_build_groups_config[0].label == "custom-build"

@@ -7,9 +7,9 @@ from typing import Any, Optional
 
 import pytest
 
-from components import ConfigError, ami_type
-from components.offline import Catalog, ProgramRun, Resource, run_program
-from policies import rules
+from mixed_os_racks import ConfigError, ami_type
+from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
+from mixed_os_racks.policies import rules
 
 REPO = Path(__file__).resolve().parents[1]
 MNG = "eks:index:ManagedNodeGroup"

@@ -9,14 +9,14 @@ import sys
 import pytest
 import yaml
 
-from components.offline.cli import main
+from mixed_os_racks.offline.cli import main
 
 from conftest import REPO, stack_config
 
 
 def preview(*args: str) -> tuple[int, str, str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "components.offline", "preview", *args],
+        [sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -106,7 +106,8 @@ def test_dev_preview_in_process(capsys):
 
 
 def test_example_stack_files_parse():
-    from components.config import parse_rack_config, rack_values
+    from mixed_os_racks import parse_rack_config
+    from mixed_os_racks.stackconfig import rack_values
 
     for name in ("dev", "prod"):
         assert parse_rack_config(rack_values(stack_config(name))).cluster_name

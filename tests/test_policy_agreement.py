@@ -15,9 +15,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.config import ConfigError, PoolSpec, parse_rack_config
-from components.karpenter import KarpenterPool, KarpenterPoolArgs, node_class_spec, node_pool_spec
-from components.offline import Catalog, run_program
+from mixed_os_racks import ClusterRef, ConfigError, PoolSpec, parse_rack_config
+from mixed_os_racks.specs import SpecError
+from mixed_os_racks.karpenter import KarpenterPool, KarpenterPoolArgs, node_class_spec, node_pool_spec
+from mixed_os_racks.offline import Catalog, run_program
 from conftest import ARM_AMI, GPU_AMI, rack_config, run_rack
 from policy_helpers import judge, start_pack
 
@@ -59,10 +60,20 @@ def as_built(pool: PoolSpec, family: str | None = None) -> Callable[[], None]:
 
 
 def component_error(pool: PoolSpec) -> str:
+    def program() -> None:
+        KarpenterPool(f"rack-{pool.name}", KarpenterPoolArgs(pool=pool, cluster=ClusterRef.existing("rack", CLUSTER)))
+
     with pytest.raises(ConfigError) as refused:
-        run_program(lambda: KarpenterPool(f"rack-{pool.name}", KarpenterPoolArgs(pool=pool, cluster_name=CLUSTER)),
-                    rack_config())
+        run_program(program, rack_config())
     return str(refused.value)
+
+
+def spec_error(**fields: Any) -> tuple[str, PoolSpec]:
+    """What ``PoolSpec`` says of these fields (the rule's own message), and the pool built past it."""
+    with pytest.raises(SpecError) as refused:
+        PoolSpec(**fields)
+    (line,) = str(refused.value).splitlines()
+    return line.split(": ", 1)[1], PoolSpec.model_construct(**{**PoolSpec(name=fields["name"]).model_dump(), **fields})
 
 
 def pack_says(pack, program: Callable[[], None], policy: str) -> list[str]:
@@ -82,18 +93,18 @@ def test_malformed_ami_id(pack):
 
 
 def test_gpu_lane_on_bottlerocket(pack):
-    pool = PoolSpec(name="workload", os="bottlerocket", ami_alias="bottlerocket@latest", instance_families=["m6i", "g5"])
+    refused_spec, pool = spec_error(name="workload", os="bottlerocket", instance_families=["m6i", "g5"])
     with pytest.raises(ConfigError) as refused:
         parse_rack_config({"cluster_name": CLUSTER, "karpenter_node_os": "bottlerocket", "karpenter_instance_families": "m6i,g5"})
     said = pack_says(pack, as_built(pool), "gpu-lane-os")
-    assert said == [component_error(pool)]
+    assert said == [refused_spec]
     assert str(refused.value) == f"rack:karpenter_instance_families: {said[0]}"
 
 
 def test_pinned_ami_off_al2023(pack):
-    pool = PoolSpec(name="gpu", os="bottlerocket", ami_id=GPU_AMI, disk=200)
+    refused_spec, _ = spec_error(name="gpu", os="bottlerocket", ami_id=GPU_AMI, disk=200)
     said = pack_says(pack, as_built(PoolSpec(**GPU), family="Bottlerocket"), "al2023-family")
-    assert said == [component_error(pool)]
+    assert said == [refused_spec]
 
 
 def test_arch_mismatch(pack):

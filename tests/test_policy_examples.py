@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.offline.cli import main
+from mixed_os_racks.offline.cli import main
 from conftest import REPO
 
 EXAMPLES = REPO / "examples"
@@ -171,10 +171,10 @@ def test_a_pack_that_fails_to_start_exits_2_and_is_not_left_running(capsys, tmp_
 
 
 def test_the_cli_as_a_user_runs_it():
-    """`python -m components.offline preview` in a shell: the exit code a CI job sees."""
+    """`python -m mixed_os_racks.offline preview` in a shell: the exit code a CI job sees."""
     folder = EXAMPLES / "gpu-lane-on-bottlerocket"
     proc = subprocess.run(
-        [sys.executable, "-m", "components.offline", "preview", "--cwd", str(folder), "--stack", "example",
+        [sys.executable, "-m", "mixed_os_racks.offline", "preview", "--cwd", str(folder), "--stack", "example",
          "--amis", str(folder / "amis.yaml"), "--policy-pack", "policies"],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )

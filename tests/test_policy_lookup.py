@@ -14,9 +14,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from components.offline.analyzer import PolicyPackProcess, pack_env
+from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env
 from conftest import GPU_AMI
-from policies import lookup
+from mixed_os_racks.policies import lookup
 from policy_helpers import POLICIES, judge, launch_template, managed_node_group, messages, of
 
 MOTO_ROOT_GIB = 15  # moto gives every image a root snapshot of this size (checked below)
@@ -50,10 +50,10 @@ def test_the_root_snapshot_size_is_what_ec2_reports(ec2):
     root = [m for m in image["BlockDeviceMappings"] if m["DeviceName"] == image["RootDeviceName"]][0]
     assert root["Ebs"]["VolumeSize"] == MOTO_ROOT_GIB  # moto's answer, whatever the snapshot given
     facts = lookup.describe_image(ami)
-    assert facts["rootSnapshotGiB"] == float(root["Ebs"]["VolumeSize"])
-    assert facts["rootDeviceName"] == image["RootDeviceName"]
-    assert facts["name"] == "amazon-eks-node-al2023-x86_64-standard-1.33-v20261115"
-    assert facts["creationDate"] == image["CreationDate"]
+    assert facts.root_snapshot_gib == float(root["Ebs"]["VolumeSize"])
+    assert facts.root_device_name == image["RootDeviceName"]
+    assert facts.name == "amazon-eks-node-al2023-x86_64-standard-1.33-v20261115"
+    assert facts.creation_date == image["CreationDate"]
 
 
 def test_answers_are_cached_per_ami(ec2):

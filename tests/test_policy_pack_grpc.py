@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.offline.analyzer import PolicyPackError, parse_config
+from mixed_os_racks.offline.analyzer import PolicyPackError, parse_config
 from conftest import ARM_AMI, GPU_AMI, rack_config, run_rack, stack_config
 from policy_helpers import (
     AMI_IDS,
@@ -495,7 +495,7 @@ def test_an_unknown_pool_does_not_hide_the_others(pack):
 
 
 def test_requests_carry_options_and_provider_as_the_cli_sends_them():
-    from components.offline.analyzer import _RESOURCE_SIG, _options, _provider, wire_properties
+    from mixed_os_racks.offline.analyzer import _RESOURCE_SIG, _options, _provider, wire_properties
 
     config = stack_config("prod")
     run = run_rack(config, stack="prod")

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
-from policies import checks, facts, rules
+from mixed_os_racks.policies import checks, facts, rules
+from mixed_os_racks.policies.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 
 ids = AMI_IDS
@@ -163,8 +164,8 @@ def test_karpenter_kinds_of_any_version_are_read():
 
 
 def test_snapshot_size_sources_in_order():
-    def ec2(ami: str) -> dict[str, Any]:
-        return {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"}
+    def ec2(ami: str) -> AmiFacts:
+        return decode(ami, {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"})
 
     configured = checks.AmiKnowledge({"amiRootSnapshotGiB": {GPU_AMI: 10.0}, "lookup": True}, ec2)
     assert configured.snapshot_gib(GPU_AMI, recorded=20.0) == (10.0, "")
@@ -175,7 +176,7 @@ def test_snapshot_size_sources_in_order():
 
 
 def test_a_failed_look_up_is_the_reason():
-    def ec2(ami: str) -> dict[str, Any]:
+    def ec2(ami: str) -> AmiFacts:
         raise LookupError("EC2 DescribeImages: UnauthorizedOperation: no")
 
     size, why = checks.AmiKnowledge({"lookup": True}, ec2).snapshot_gib(GPU_AMI, recorded=None)

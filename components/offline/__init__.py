@@ -4,7 +4,7 @@
 catalog, and records every registered resource as the engine sees it.
 """
 
-from .catalog import Catalog, CatalogAmi, CatalogError
+from .catalog import Catalog, CatalogError
 from .engine import ProgramRun, Resource, run_program
 
-__all__ = ["Catalog", "CatalogAmi", "CatalogError", "ProgramRun", "Resource", "run_program"]
+__all__ = ["Catalog", "CatalogError", "ProgramRun", "Resource", "run_program"]

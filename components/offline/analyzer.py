@@ -28,10 +28,10 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
-from pulumi.runtime import rpc
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from . import sdk
 from .engine import STACK_TYPE, ProgramRun, Resource
 
 LEVELS = {"advisory": pb.ADVISORY, "mandatory": pb.MANDATORY, "remediate": pb.REMEDIATE, "disabled": pb.DISABLED}
@@ -135,9 +135,8 @@ def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[
     ]
 
 
-# the SDK's wire markers, as the engine module reads them too
-_SIG = rpc._special_sig_key
-_RESOURCE_SIG = rpc._special_resource_sig
+_SIG = sdk.SIG_KEY
+_RESOURCE_SIG = sdk.RESOURCE_SIG
 
 
 def wire_properties(struct: struct_pb2.Struct) -> struct_pb2.Struct:

@@ -10,11 +10,12 @@ answers ``aws:ebs/getEncryptionByDefault`` for the offline account.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import yaml
+
+from ..policies.amifacts import AmiFacts, decode
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 _FIELDS = ("id", "name", "description", "architecture", "root_device_name", "root_snapshot_gib", "creation_date", "owner_id")
@@ -25,58 +26,46 @@ class CatalogError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class CatalogAmi:
-    id: str
-    name: str
-    description: str
-    architecture: str
-    root_device_name: str
-    root_snapshot_gib: float
-    creation_date: str
-    owner_id: str
-    root_snapshot_encrypted: bool = False
-
-    def get_ami_result(self) -> dict[str, Any]:
-        """The ``aws:ec2/getAmi`` result EC2 would give for this image (engine property names)."""
-        return {
-            "id": self.id,
-            "imageId": self.id,
-            "name": self.name,
-            "description": self.description,
-            "architecture": self.architecture,
-            "rootDeviceName": self.root_device_name,
-            "rootDeviceType": "ebs",
-            "creationDate": self.creation_date,
-            "ownerId": self.owner_id,
-            "state": "available",
-            "virtualizationType": "hvm",
-            "blockDeviceMappings": [
-                {
-                    "deviceName": self.root_device_name,
-                    "ebs": {
-                        "delete_on_termination": "true",
-                        "encrypted": "true" if self.root_snapshot_encrypted else "false",
-                        "snapshot_id": "snap-" + self.id.removeprefix("ami-"),
-                        "volume_size": f"{self.root_snapshot_gib:g}",
-                        "volume_type": "gp3",
-                    },
-                    "noDevice": "",
-                    "virtualName": "",
-                }
-            ],
-        }
+def get_ami_result(ami: AmiFacts) -> dict[str, Any]:
+    """The ``aws:ec2/getAmi`` result EC2 would give for this image (engine property names)."""
+    return {
+        "id": ami.id,
+        "imageId": ami.id,
+        "name": ami.name,
+        "description": ami.description,
+        "architecture": ami.architecture,
+        "rootDeviceName": ami.root_device_name,
+        "rootDeviceType": "ebs",
+        "creationDate": ami.creation_date,
+        "ownerId": ami.owner_id,
+        "state": "available",
+        "virtualizationType": "hvm",
+        "blockDeviceMappings": [
+            {
+                "deviceName": ami.root_device_name,
+                "ebs": {
+                    "delete_on_termination": "true",
+                    "encrypted": "true" if ami.root_snapshot_encrypted else "false",
+                    "snapshot_id": "snap-" + ami.id.removeprefix("ami-"),
+                    "volume_size": f"{ami.root_snapshot_gib:g}",
+                    "volume_type": "gp3",
+                },
+                "noDevice": "",
+                "virtualName": "",
+            }
+        ],
+    }
 
 
 class Catalog:
     def __init__(
-        self, amis: Mapping[str, CatalogAmi], source: str = "<memory>", ebs_encryption_by_default: bool = False
+        self, amis: Mapping[str, AmiFacts], source: str = "<memory>", ebs_encryption_by_default: bool = False
     ) -> None:
         self.amis = dict(amis)
         self.source = source
         self.ebs_encryption_by_default = ebs_encryption_by_default
 
-    def get(self, ami_id: str) -> Optional[CatalogAmi]:
+    def get(self, ami_id: str) -> Optional[AmiFacts]:
         return self.amis.get(ami_id)
 
     @classmethod
@@ -92,7 +81,7 @@ class Catalog:
     def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
         if not isinstance(doc, dict) or not isinstance(doc.get("amis", []), list):
             raise CatalogError(f"AMI catalog {source}: expected a top-level 'amis:' list")
-        amis: dict[str, CatalogAmi] = {}
+        amis: dict[str, AmiFacts] = {}
         for n, entry in enumerate(doc.get("amis") or []):
             where = f"AMI catalog {source}: amis[{n}]"
             if not isinstance(entry, dict):
@@ -109,17 +98,7 @@ class Catalog:
             created = str(entry["creation_date"])
             if not re.match(r"^\d{4}-\d{2}-\d{2}", created):
                 raise CatalogError(f"{where}.creation_date: '{created}' (must be ISO 8601)")
-            amis[entry["id"]] = CatalogAmi(
-                id=str(entry["id"]),
-                name=str(entry["name"]),
-                description=str(entry["description"]),
-                architecture=entry["architecture"],
-                root_device_name=str(entry["root_device_name"]),
-                root_snapshot_gib=float(entry["root_snapshot_gib"]),
-                creation_date=created,
-                owner_id=str(entry["owner_id"]),
-                root_snapshot_encrypted=encrypted,
-            )
+            amis[entry["id"]] = decode(str(entry["id"]), {**entry, "root_snapshot_encrypted": encrypted})
         by_default = doc.get("ebs_encryption_by_default", False)
         if not isinstance(by_default, bool):
             raise CatalogError(f"AMI catalog {source}: ebs_encryption_by_default: '{by_default}' (must be true or false)")

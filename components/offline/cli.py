@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 
 import yaml
 
-from ..config import ConfigError
+from ..errors import ConfigError
 from .analyzer import PolicyPackError, PolicyPacks
 from .catalog import Catalog, CatalogError
 from .engine import run_program
@@ -24,7 +24,7 @@ class UsageError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m components.offline")
+    parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.offline")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("preview", help="preview a stack offline, like `pulumi preview`")
     which = p.add_mutually_exclusive_group(required=True)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextvars
 import json
 import runpy
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -16,13 +14,9 @@ from typing import Any, Callable, Mapping, Optional
 import grpc
 import pulumi
 from google.protobuf import json_format, struct_pb2
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import rpc, settings
-from pulumi.runtime import config as runtime_config
-from pulumi.runtime.rpc_manager import RPCManager
-from pulumi.runtime.sync_await import _sync_await
 
-from .catalog import Catalog
+from . import sdk
+from .catalog import Catalog, get_ami_result
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 OFFLINE_ACCOUNT = "123456789012"
@@ -75,15 +69,15 @@ class ProgramRun:
 def plain(value: Any) -> Any:
     """Wire values -> JSON: unknowns become ``"<computed>"``, secrets ``{"secret": ...}``."""
     if isinstance(value, dict):
-        sig = value.get(rpc._special_sig_key)
-        if sig == rpc._special_secret_sig:
+        sig = value.get(sdk.SIG_KEY)
+        if sig == sdk.SECRET_SIG:
             return {"secret": plain(value.get("value"))}
-        if sig == rpc._special_resource_sig:
+        if sig == sdk.RESOURCE_SIG:
             return {"resource": value.get("urn")}
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
-    if value == rpc.UNKNOWN:
+    if value == sdk.UNKNOWN:
         return "<computed>"
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -104,14 +98,14 @@ class ProviderError(grpc.RpcError):
         return self._message
 
 
-class OfflineMocks(pulumi_mocks.Mocks):
+class OfflineMocks(pulumi.runtime.Mocks):
     """Answers the look-ups a rack program makes; anything else is refused by name."""
 
     def __init__(self, catalog: Catalog, config: Mapping[str, str]) -> None:
         self.catalog = catalog
         self.region = str(config.get("aws:region") or "us-east-1")
 
-    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         if args.resource_id:  # a read (`Resource.get`) of something that already exists
             return args.resource_id, self._read(args.typ, args.resource_id)
         if not args.custom:
@@ -149,7 +143,7 @@ class OfflineMocks(pulumi_mocks.Mocks):
             },
         }
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # type: ignore[override]
         token = args.token
         if token == "aws:ec2/getAmi:getAmi":
             return self._get_ami(args.args)
@@ -173,46 +167,20 @@ class OfflineMocks(pulumi_mocks.Mocks):
         if ami is None:
             # what the AWS provider says when EC2 DescribeImages finds nothing
             raise ProviderError("Your query returned no results. Please change your search criteria and try again.")
-        return ami.get_ami_result()
+        return get_ami_result(ami)
 
 
-def _isolated(request: Callable[[], Any]) -> Any:
-    """Serve one monitor request on its worker thread, keeping what it starts on that thread.
-
-    The mock monitor deserializes a request's properties on the worker thread serving it; a
-    resource reference among them (``cluster=...``, ``node_role=...`` of a remote component) is
-    rehydrated there, as a ``getResource`` task on the thread's own event loop. Tracked by the
-    program's RPC manager, the main loop would await it ("attached to a different loop"). So the
-    request gets an RPC manager of its own (the worker runs in a copy of the program's context),
-    and the thread's loop runs until everything the request started is done.
-    """
-    if threading.current_thread() is threading.main_thread():
-        return request()
-    settings.SETTINGS.rpc_manager = RPCManager()
-    try:
-        return request()
-    finally:
-        try:
-            loop = asyncio.get_event_loop()
-        except RuntimeError:  # no loop on this thread: nothing was deserialized here
-            loop = None
-        if loop is not None and not loop.is_running():
-            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-
-
-class RecordingMonitor(pulumi_mocks.MockMonitor):
+class RecordingMonitor(sdk.MockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
-    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.recorded: list[Resource] = []
         self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = _isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
+        response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
         raw = json_format.MessageToDict(request.object)
         self.recorded.append(
             Resource(
@@ -237,7 +205,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def ReadResource(self, request):  # noqa: N802
-        response = _isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
         self.reads.append(
             Resource(
                 urn=response.urn,
@@ -252,7 +220,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
     def Invoke(self, request):  # noqa: N802
-        return _isolated(lambda: super(RecordingMonitor, self).Invoke(request))
+        return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
         if request.urn.split("::")[2] == STACK_TYPE:
@@ -303,25 +271,8 @@ def run_program(
                 sys.path.remove(str(main.parent))
 
     def run() -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            settings.ROOT.set(None)
-            runtime_config.set_all_config(values, [])
-            pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=True, monitor=monitor)
-            settings.SETTINGS.rpc_manager.clear()
-            settings.SETTINGS.outputs.clear()
-            _sync_await(pulumi.runtime.stack.run_pulumi_func(body))
-            # set_mocks closes the root Stack before the program runs; register its exports now,
-            # as the real language host does when the program returns.
-            root = settings.get_root_resource()
-            if isinstance(root, pulumi.runtime.stack.Stack) and root.outputs:
-                root._outputs_registered = False
-                root._finish()
-                _sync_await(pulumi.runtime.stack.wait_for_rpcs())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
+        with sdk.language_host_config(values):
+            sdk.run_under_mocks(body, values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
     contextvars.Context().run(run)

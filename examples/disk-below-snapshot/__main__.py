@@ -5,10 +5,10 @@ import base64
 import pulumi
 import pulumi_aws as aws
 
-from components import Rack, RackArgs, load_stack_config
+from mixed_os_racks import Rack, RackArgs, load_stack_config
 
 config = load_stack_config()
-rack = Rack("rack", RackArgs(config=config))
+rack = Rack("rack", RackArgs(spec=config))
 
 team = pulumi.Config("team")
 group = team.require("group")

@@ -3,9 +3,9 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import Rack, RackArgs, load_stack_config
+from mixed_os_racks import Rack, RackArgs, load_stack_config
 
-rack = Rack("rack", RackArgs(config=load_stack_config()))
+rack = Rack("rack", RackArgs(spec=load_stack_config()))
 
 team = pulumi.Config("team")
 pool = team.require("pool")

@@ -1,0 +1,132 @@
+"""Every component's ``args``: a ``TypedDict`` checked once, against its own annotations.
+
+A component calls ``checked(self, name, args, XArgs)`` first thing: a missing required argument, an
+unknown one, or a value of the wrong type raises ``ArgumentError`` naming the component, the
+argument and what it expected, never a ``KeyError`` or ``TypeError`` from deep inside. Values a
+``pulumi.Input`` allows (an ``Output`` or an awaitable) pass as they are: they are checked when known.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import sys
+import types
+import typing
+from functools import lru_cache
+from typing import Any, Literal, Mapping, NotRequired, Required, Union
+
+import pulumi
+
+from .errors import ArgumentError
+
+_UNIONS = (Union, types.UnionType)
+_SEQUENCES = (list, tuple, collections.abc.Sequence)
+_MAPPINGS = (dict, collections.abc.Mapping)
+
+
+@lru_cache(maxsize=None)
+def _hints(args_type: type) -> dict[str, Any]:
+    module = sys.modules[args_type.__module__].__dict__
+    # ``pulumi.Input[X]`` holds the forward reference "Output[T]": resolve it in the SDK's own terms
+    sdk_names = {"Output": pulumi.Output, "T": typing.TypeVar("T")}
+    return typing.get_type_hints(args_type, globalns=module, localns=sdk_names, include_extras=True)
+
+
+@lru_cache(maxsize=None)
+def required_keys(args_type: type) -> tuple[str, ...]:
+    """The keys ``args_type`` requires: ``Required[...]``, or not ``NotRequired[...]`` in a total
+    TypedDict. (Read from the resolved annotations: with postponed annotations, Python 3.11's
+    ``__required_keys__`` cannot see ``Required`` inside a string.)"""
+    total = getattr(args_type, "__total__", True)
+    required = []
+    for key, tp in _hints(args_type).items():
+        origin = typing.get_origin(tp)
+        if origin is Required or (total and origin is not NotRequired):
+            required.append(key)
+    return tuple(required)
+
+
+def _strip(tp: Any) -> Any:
+    while typing.get_origin(tp) in (Required, NotRequired, typing.Annotated):
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+def accepts(tp: Any, value: Any) -> bool:
+    """Whether ``value`` fits the annotation ``tp`` (shallowly for generics it cannot see into)."""
+    tp = _strip(tp)
+    origin = typing.get_origin(tp)
+    if tp is Any or isinstance(tp, typing.TypeVar):
+        return True
+    if tp is None or tp is type(None):
+        return value is None
+    if origin in _UNIONS:
+        return any(accepts(arg, value) for arg in typing.get_args(tp))
+    if origin is Literal:
+        return any(value == arg and type(value) is type(arg) for arg in typing.get_args(tp))
+    if origin is pulumi.Output or tp is pulumi.Output:
+        return isinstance(value, pulumi.Output)
+    if origin is collections.abc.Awaitable:
+        return inspect.isawaitable(value)
+    if origin in _MAPPINGS:
+        key, val = typing.get_args(tp) or (Any, Any)
+        return isinstance(value, collections.abc.Mapping) and all(accepts(key, k) and accepts(val, v) for k, v in value.items())
+    if origin in _SEQUENCES:
+        item = (typing.get_args(tp) or (Any,))[0]
+        return isinstance(value, (list, tuple)) and all(accepts(item, v) for v in value)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(tp, type):
+        return isinstance(value, tp)
+    return True
+
+
+def describe(tp: Any) -> str:
+    """``pulumi.Input[str]`` -> ``str (or an Output)``; ``Optional[Role]`` -> ``Role or None``."""
+    tp = _strip(tp)
+    origin = typing.get_origin(tp)
+    if origin in _UNIONS:
+        parts = [a for a in typing.get_args(tp)]
+        plain = [a for a in parts if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable)]
+        text = " or ".join(dict.fromkeys(describe(a) for a in plain))
+        return f"{text} (or an Output)" if len(plain) < len(parts) else text
+    if origin is Literal:
+        return " or ".join(repr(a) for a in typing.get_args(tp))
+    if origin in _MAPPINGS:
+        key, val = typing.get_args(tp) or (Any, Any)
+        return f"a mapping of {describe(key)} to {describe(val)}"
+    if origin in _SEQUENCES:
+        return f"a list of {describe((typing.get_args(tp) or (Any,))[0])}"
+    if tp is type(None):
+        return "None"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type) -> dict[str, Any]:
+    """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``)."""
+    kind = component if isinstance(component, str) else type(component).__name__
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise ArgumentError(kind, name, "args", f"expected {args_type.__name__} (a mapping), got {type(args).__name__}")
+    hints = _hints(args_type)
+    unknown = sorted(set(args) - set(hints), key=str)
+    if unknown:
+        raise ArgumentError(kind, name, str(unknown[0]), f"unknown argument (expected one of: {', '.join(hints)})")
+    for key in required_keys(args_type):
+        if args.get(key) is None:
+            raise ArgumentError(kind, name, key, f"required (expected {describe(hints[key])})")
+    for key, value in args.items():
+        if not accepts(hints[key], value):
+            raise ArgumentError(
+                kind, name, key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"
+            )
+    return dict(args)

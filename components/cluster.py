@@ -1,0 +1,151 @@
+"""``ClusterRef``: the one way every component says "the cluster this goes into".
+
+It holds the cluster's name, the Kubernetes provider that reaches it, and, where known, its
+``aws.eks.Cluster`` (read, or created by pulumi-eks) and IAM role. Build it from an EKS cluster this
+program does not manage (``ClusterRef.existing``: read, nothing created) or from the pulumi-eks
+``Cluster`` a program creates (``ClusterRef.created``). Pools, node groups and add-ons take it as
+their ``cluster`` argument.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+
+def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
+               region: pulumi.Input[str], profile: Optional[str] = None) -> pulumi.Output[str]:
+    """A kubeconfig that authenticates with ``aws eks get-token``, as pulumi-eks's own does
+    (``generateKubeconfig`` in nodejs/eks/cluster/cluster.ts): ``--region`` always (the cluster's, from
+    its ARN), and the stack's ``aws:profile`` as ``--profile`` when one is set, so the token is minted
+    for the stack's identity, not for whatever the shell's default profile and region are."""
+
+    def render(args: list[str]) -> str:
+        server, ca, where = args
+        token = ["--region", where, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"]
+        if profile:
+            token += ["--profile", profile]
+        return json.dumps({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": cluster_name, "cluster": {"server": server, "certificate-authority-data": ca}}],
+            "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+            "current-context": cluster_name,
+            "users": [{"name": cluster_name, "user": {"exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": token,
+            }}}],
+        })
+
+    return pulumi.Output.all(endpoint, ca_data, region).apply(render)
+
+
+def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
+    """The region field of an ARN (``arn:aws:eks:<region>:<account>:cluster/<name>``), as pulumi-eks reads it."""
+    return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
+
+
+class ClusterRef:
+    """The cluster a component goes into. Use ``existing`` or ``created``; don't build it directly."""
+
+    def __init__(
+        self,
+        name: pulumi.Input[str],
+        provider: k8s.Provider,
+        *,
+        eks_cluster: Optional[aws.eks.Cluster] = None,
+        cluster_role: Optional[aws.iam.Role] = None,
+        cluster: Optional[eks.Cluster] = None,
+        read: Optional[tuple[str, pulumi.ResourceOptions]] = None,
+    ) -> None:
+        self.name: pulumi.Output[str] = pulumi.Output.from_input(name)
+        """The EKS cluster's name."""
+        self.provider = provider
+        """The Kubernetes provider for the cluster's objects."""
+        self.cluster = cluster
+        """The pulumi-eks ``Cluster``, when this program creates the cluster."""
+        self._eks_cluster = eks_cluster
+        self._cluster_role = cluster_role
+        self._read = read
+
+    @classmethod
+    def existing(
+        cls,
+        name: str,
+        cluster_name: str,
+        provider: Optional[k8s.Provider] = None,
+        opts: Optional[pulumi.ResourceOptions] = None,
+    ) -> "ClusterRef":
+        """An EKS cluster this program does not manage.
+
+        Without ``provider``, a Kubernetes provider ``<name>-k8s`` is made from the cluster's endpoint
+        (an ``aws.eks.get_cluster`` look-up, no resource). The cluster itself (``aws.eks.Cluster.get``,
+        as ``<name>-cluster``) and its IAM role (``<name>-cluster-role``) are read only when a component
+        needs them (a managed node group does, a Karpenter pool does not).
+        """
+        opts = opts or pulumi.ResourceOptions()
+        if provider is None:
+            found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
+            config = kubeconfig(
+                cluster_name, found.endpoint, found.certificate_authorities[0].data, region_of(found.arn),
+                pulumi.Config("aws").get("profile"),
+            )
+            provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
+        return cls(cluster_name, provider, read=(name, opts))
+
+    @classmethod
+    def created(cls, cluster: eks.Cluster) -> "ClusterRef":
+        """A cluster this program creates with pulumi-eks (its ``eks_cluster`` and ``provider`` outputs)."""
+        return cls(cluster.eks_cluster.name, cluster.provider, eks_cluster=cluster.eks_cluster, cluster=cluster)  # type: ignore[arg-type]
+
+    @cached_property
+    def eks_cluster(self) -> aws.eks.Cluster:
+        """The ``aws.eks.Cluster`` (read on first use for an existing cluster)."""
+        if self._eks_cluster is None:
+            if self._read is None:
+                raise ValueError("this ClusterRef knows no aws.eks.Cluster: build it with ClusterRef.existing or .created")
+            name, opts = self._read
+            self._eks_cluster = aws.eks.Cluster.get(f"{name}-cluster", self.name, opts=opts)
+        return self._eks_cluster
+
+    @cached_property
+    def cluster_role(self) -> aws.iam.Role:
+        """The cluster's IAM role (read on first use for an existing cluster)."""
+        if self._cluster_role is None:
+            if self.cluster is not None:
+                raise ValueError("a created cluster's role is pulumi-eks's own; pass the eks.Cluster to pulumi-eks instead")
+            name, opts = self._read  # type: ignore[misc]
+            role_name = self.eks_cluster.role_arn.apply(lambda arn: arn.rsplit("/", 1)[-1])
+            self._cluster_role = aws.iam.Role.get(f"{name}-cluster-role", role_name, opts=opts)
+        return self._cluster_role
+
+    @property
+    def version(self) -> pulumi.Output[str]:
+        """The control plane's Kubernetes version (``1.34``)."""
+        return self.eks_cluster.version
+
+    def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgs":
+        """What pulumi-eks ``ManagedNodeGroup(cluster=...)`` takes: the ``eks.Cluster`` a program created,
+        or, for an existing cluster, the ``CoreData`` it reads (the ``aws.eks.Cluster``, its endpoint,
+        subnets and VPC; a group without ``subnet_ids`` of its own uses the cluster's subnets). pulumi-eks
+        reads ``instance_roles`` only for a cluster without access entries, where the node role must be
+        among them: pass the role itself, not its ARN, to such a cluster."""
+        if self.cluster is not None:
+            return self.cluster
+        cluster = self.eks_cluster
+        vpc = cluster.vpc_config
+        return eks.CoreDataArgs(
+            cluster=cluster,
+            cluster_iam_role=self.cluster_role,
+            endpoint=cluster.endpoint,
+            instance_roles=[node_role] if node_role is not None else [],
+            node_group_options=eks.ClusterNodeGroupOptionsArgs(),
+            provider=self.provider,
+            subnet_ids=vpc.subnet_ids,
+            vpc_id=vpc.vpc_id,
+        )

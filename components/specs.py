@@ -1,0 +1,442 @@
+"""The specs the components take: one validated, immutable value per lane.
+
+``PoolSpec`` (a Karpenter pool) and ``NodeGroupSpec`` (an EKS managed node group) are pydantic
+models: building one checks every rule that holds for the lane whatever its source, once, with the
+seeds' wording; a component trusts what its spec guarantees and checks only what needs the cloud
+(the AMI's facts). ``RackSpec`` is a whole rack. The seeds' parameter names and value shapes
+(comma lists, ``k=v`` labels, JSON strings) are translated into these in ``params``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .policies import instances, rules, upstream
+
+
+class FieldProblem(ValueError):
+    """A rule broken by one field; an error's key path ends with that field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def key_path(loc: Sequence[Any]) -> str:
+    """``("pools", 0, "disk")`` -> ``pools[0].disk`` (pydantic's own validator names are dropped)."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part).startswith("function-") and "[" not in str(part):
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    """One pydantic error in the seeds' words: the rule's own message, or what was expected and got."""
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, ")
+    return f"{str(error['msg']).lower()} (got {json.dumps(error.get('input'), default=str)})"
+
+
+def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Where an error is: its location, ending with the field a ``FieldProblem`` names."""
+    loc = tuple(error["loc"])
+    cause = (error.get("ctx") or {}).get("error")
+    return loc + (cause.field,) if isinstance(cause, FieldProblem) else loc
+
+
+class SpecError(ConfigError, ValueError):
+    """A spec built with values its rules refuse: one ``<Spec>.<field>: <problem>`` line each."""
+
+    def __init__(self, spec: str, exc: ValidationError) -> None:
+        self.errors = exc.errors()
+        """pydantic's errors, for callers that name the paths in their own terms (the stack config)."""
+        lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
+                                    for path, message in lines))
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SpecError(type(self).__name__, exc) from None
+
+
+NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,62}")
+DURATION_RE = re.compile(r"[0-9]+(s|m|h)")
+EXPIRY_RE = re.compile(r"[0-9]+h|Never")
+BUDGET_RE = re.compile(r"(100|[0-9]{1,2})%|[0-9]+")
+AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
+INSTANCE_TYPE_RE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9]+")
+LABEL_VALUE_RE = re.compile(r"[a-z0-9-]+")
+CHART_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
+CAPACITY_TYPES = ("on-demand", "spot")
+ARCHES = ("amd64", "arm64")
+VOLUME_TYPES = ("gp2", "gp3", "io1", "io2")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+RESERVED_TAG_KEYS = ("name", "rack")
+BUILD_LABEL = "convox-build"
+BUILD_TAINT_KEY = "dedicated"
+
+
+class Taint(Spec):
+    """A Kubernetes taint, as a NodePool writes it."""
+
+    key: str
+    value: Optional[str] = None
+    effect: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+# ---- Karpenter pools ----------------------------------------------------------------------------------
+
+
+class PoolSpec(Spec):
+    """One Karpenter pool: an EC2NodeClass and a NodePool, both named ``name``."""
+
+    name: str
+    """The EC2NodeClass and NodePool name (``metadata.name``); lowercase, digits and dashes, at most 63."""
+    os: Literal["al2023", "bottlerocket"] = "al2023"
+    """The node OS. Default ``al2023``; ``bottlerocket`` takes no GPU families and no pinned AMI."""
+    ami_alias: str = "al2023@latest"
+    """The AL2023 AMI alias when no ``ami_id`` is pinned: ``al2023@latest`` or ``al2023@vYYYYMMDD``."""
+    instance_families: list[str] = []
+    """Instance families the pool may launch (``g5``); default: any."""
+    instance_sizes: list[str] = []
+    """Instance sizes (``xlarge``); default: any."""
+    capacity_types: list[str] = ["on-demand"]
+    """``on-demand`` and/or ``spot``. Default ``on-demand``."""
+    arch: list[str] = ["amd64"]
+    """``amd64`` and/or ``arm64``. Default ``amd64``."""
+    cpu_limit: int = 100
+    """The pool's CPU limit (cores). Default 100."""
+    memory_limit_gb: int = 400
+    """The pool's memory limit (GiB). Default 400."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
+    """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
+    consolidate_after: str = "30s"
+    """How long a node stays before consolidation: ``30s``, ``5m``, ``1h``. Default ``30s``."""
+    node_expiry: str = "720h"
+    """Node lifetime (``expireAfter``): hours like ``720h``, or ``Never``. Default ``720h``."""
+    disruption_budget_nodes: str = "10%"
+    """Nodes disrupted at once: a percentage (``10%``) or a count. Default ``10%``."""
+    disk: int = 20
+    """Root volume GiB (Bottlerocket: the data volume). Default 20."""
+    volume_type: str = "gp3"
+    """EBS volume type: gp2, gp3, io1 or io2. Default ``gp3``."""
+    volume_iops: Optional[int] = None
+    """Provisioned IOPS (gp3 only, 3000-80000). Default: the volume type's own."""
+    volume_throughput: Optional[int] = None
+    """Throughput MiB/s (gp3 only, 125-1000). Default: gp3's own."""
+    ami_id: Optional[str] = None
+    """A custom AL2023 AMI to pin instead of the alias."""
+    weight: Optional[int] = None
+    """The NodePool's weight (preference among pools). Default: none."""
+    labels: dict[str, str] = {}
+    """Extra node labels; ``convox.io/nodepool`` is the pool's own."""
+    taints: list[Taint] = []
+    """Extra node taints."""
+    dedicated: bool = False
+    """Taint the nodes ``dedicated-node=<name>:NoSchedule``. Default false."""
+
+    @property
+    def subject(self) -> str:
+        return rules.pool_subject(self.name)
+
+    @property
+    def alias(self) -> Optional[str]:
+        """The AMI alias the EC2NodeClass selects (None when an AMI is pinned)."""
+        if self.os == "bottlerocket":
+            return "bottlerocket@latest"
+        return None if self.ami_id else self.ami_alias
+
+    @property
+    def is_gpu(self) -> bool:
+        """Every family is an NVIDIA GPU family: the pool gets the GPU-vendor label."""
+        return instances.is_nvidia_lane(self.instance_families)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.fullmatch(v):
+            raise ValueError(f"karpenter nodepool name '{v}' must be lowercase alphanumeric with dashes, max 63 chars")
+        return v
+
+    @field_validator("consolidation_policy", mode="before")
+    @classmethod
+    def _policy(cls, v: Any) -> Any:
+        if v not in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
+            raise ValueError(f"invalid consolidation_policy '{v}' (must be WhenEmpty or WhenEmptyOrUnderutilized)")
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self) -> "PoolSpec":
+        s = self.subject
+        for ct in self.capacity_types:
+            if ct not in CAPACITY_TYPES:
+                raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand or spot)")
+        if not self.capacity_types:
+            raise FieldProblem("capacity_types", f"{s}: capacity_types must not be empty")
+        for arch in self.arch:
+            if arch not in ARCHES:
+                raise FieldProblem("arch", f"{s}: invalid arch '{arch}' (must be amd64 or arm64)")
+        if not self.arch:
+            raise FieldProblem("arch", f"{s}: arch must not be empty")
+        if self.cpu_limit <= 0:
+            raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
+        if self.memory_limit_gb <= 0:
+            raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+        if not DURATION_RE.fullmatch(self.consolidate_after):
+            raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
+        if not EXPIRY_RE.fullmatch(self.node_expiry):
+            raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
+        if not BUDGET_RE.fullmatch(self.disruption_budget_nodes):
+            raise FieldProblem(
+                "disruption_budget_nodes",
+                f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",
+            )
+        if self.disk <= 0:
+            raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
+        if self.volume_type not in VOLUME_TYPES:
+            raise FieldProblem("volume_type", f"{s}: invalid volume_type '{self.volume_type}' (must be one of gp2, gp3, io1, io2)")
+        if rules.NODEPOOL_LABEL in self.labels:
+            raise FieldProblem("labels", f"{s}: label '{rules.NODEPOOL_LABEL}' is reserved")
+        for taint in self.taints:
+            if taint.effect not in TAINT_EFFECTS:
+                raise FieldProblem("taints", f"{s}: invalid taint effect '{taint.effect}' (must be one of {', '.join(TAINT_EFFECTS)})")
+        self._volume_rules()
+        if self.weight is not None and not 0 <= self.weight <= 100:
+            raise FieldProblem("weight", f"{s}: weight must be 0-100 (got '{self.weight}')")
+        if not AL2023_ALIAS_RE.fullmatch(self.ami_alias):
+            raise FieldProblem("ami_alias", f"invalid karpenter_ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
+        gpu = instances.nvidia_families(self.instance_families)
+        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
+        if problem:
+            raise FieldProblem("instance_families", problem)
+        if self.ami_id is not None:
+            problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
+            if problem:
+                raise FieldProblem("ami_id", problem)
+        return self
+
+    def _volume_rules(self) -> None:
+        s = self.subject
+        if self.volume_iops is not None:
+            if self.volume_type != "gp3":
+                raise FieldProblem("volume_iops", f"{s}: volume_iops requires volume_type gp3 (currently {self.volume_type})")
+            if not 3000 <= self.volume_iops <= 80000:
+                raise FieldProblem("volume_iops", f"{s}: invalid volume_iops '{self.volume_iops}' (must be 3000-80000)")
+        if self.volume_throughput is not None:
+            if self.volume_type != "gp3":
+                raise FieldProblem(
+                    "volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {self.volume_type})"
+                )
+            if not 125 <= self.volume_throughput <= 1000:
+                raise FieldProblem(
+                    "volume_throughput", f"{s}: invalid volume_throughput '{self.volume_throughput}' (must be 125-1000)"
+                )
+
+    def node_labels(self) -> dict[str, str]:
+        """The NodePool's node labels: the user's, the GPU-vendor label on a GPU pool, and
+        ``convox.io/nodepool=<name>``, which always wins."""
+        labels = dict(self.labels)
+        if self.is_gpu:
+            labels[rules.GPU_VENDOR_LABEL] = rules.GPU_VENDOR_NVIDIA
+        labels[rules.NODEPOOL_LABEL] = self.name
+        return labels
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """``dedicated-node=<name>:NoSchedule`` first when dedicated, then the user's."""
+        taints = [{"key": rules.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}] if self.dedicated else []
+        return taints + [t.as_dict() for t in self.taints]
+
+
+# ---- managed node groups ---------------------------------------------------------------------------------
+
+
+class NodeGroupSpec(Spec):
+    """One EKS managed node group on Amazon Linux 2023."""
+
+    instance_type: str
+    """The one instance type of the group (``g4dn.xlarge``)."""
+    name: Optional[str] = None
+    """How messages name the group before its component exists (the Rack sets it to the component name)."""
+    build: bool = False
+    """A build lane: ``dedicated=build:NoSchedule`` and ``convox-build=true``. Default false."""
+    disk: int = upstream.SEEDS_NODE_DISK_GIB
+    """Root volume GiB, at least 20. Default 20."""
+    capacity_type: str = "ON_DEMAND"
+    """``ON_DEMAND`` or ``SPOT``. Default ``ON_DEMAND``."""
+    min_size: int = 1
+    """Minimum (and initial) size. Default 1."""
+    max_size: int = 100
+    """Maximum size. Default 100."""
+    label: Optional[str] = "custom"
+    """``convox.io/label`` on the nodes; None sets no label (not with ``dedicated``). Default ``custom``."""
+    tags: dict[str, str] = {}
+    """AWS tags for the group; ``name`` and ``rack`` are reserved, in any case."""
+    ami_id: Optional[str] = None
+    """A custom AL2023 AMI to pin instead of EKS's AMI for the instance type."""
+    dedicated: bool = False
+    """Taint the nodes ``dedicated-node=<label>:NoSchedule``. Default false."""
+
+    @property
+    def subject(self) -> str:
+        return rules.node_group_subject(self.name) if self.name else "node group"
+
+    @model_validator(mode="after")
+    def _rules(self) -> "NodeGroupSpec":
+        if not self.instance_type.strip():
+            raise FieldProblem("instance_type", f"node type is required: '{self.instance_type}'")
+        if not INSTANCE_TYPE_RE.fullmatch(self.instance_type):
+            raise FieldProblem("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
+        if self.capacity_type not in ("ON_DEMAND", "SPOT"):
+            raise FieldProblem("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
+        if self.min_size < 0:
+            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}'")
+        if self.max_size < 1:
+            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}'")
+        if self.min_size > self.max_size:
+            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}' must be less or equal to max size")
+        if self.dedicated and not self.label:
+            raise FieldProblem("label", "label is required when dedicated option is set")
+        if self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
+            raise FieldProblem("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+        if self.disk < upstream.SEEDS_NODE_DISK_GIB:
+            raise FieldProblem("disk", f"node disk is less than 20: '{self.disk}'")
+        for key in self.tags:
+            if key.strip().lower() in RESERVED_TAG_KEYS:
+                raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
+        if self.ami_id is not None:
+            problem = rules.invalid_ami_id(self.subject, self.ami_id)
+            if problem:
+                raise FieldProblem("ami_id", problem)
+        return self
+
+    @property
+    def is_gpu(self) -> bool:
+        return instances.is_nvidia_gpu_family(self.instance_type)
+
+    def node_labels(self) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        if self.label:
+            labels[rules.NODEGROUP_LABEL] = self.label
+        if self.is_gpu:
+            labels[rules.GPU_VENDOR_LABEL] = rules.GPU_VENDOR_NVIDIA
+        if self.build:
+            labels[BUILD_LABEL] = "true"
+        return labels
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """EKS taints (effects in the EKS API's spelling)."""
+        taints: list[dict[str, str]] = []
+        if self.build:
+            taints.append({"key": BUILD_TAINT_KEY, "value": "build", "effect": "NO_SCHEDULE"})
+        if self.dedicated and self.label:
+            taints.append({"key": rules.DEDICATED_TAINT_KEY, "value": self.label, "effect": "NO_SCHEDULE"})
+        if self.is_gpu:
+            taints.append({"key": rules.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"})
+        return taints
+
+
+# ---- the GPU tier's add-ons and the whole rack ---------------------------------------------------------
+
+
+def time_slicing_problem(replicas: int) -> Optional[str]:
+    if replicas < 1:
+        return f"invalid nvidia_device_time_slicing_replicas '{replicas}' (must be 1 or more)"
+    return None
+
+
+def chart_version_problem(version: str, what: str) -> Optional[str]:
+    if not CHART_VERSION_RE.fullmatch(version):
+        return f"invalid {what} '{version}' (must be a chart version like 4.8.2)"
+    return None
+
+
+class DevicePluginSpec(Spec):
+    """The NVIDIA device plugin on every AL2023 GPU lane."""
+
+    time_slicing_replicas: int = 1
+    """Share each GPU this many ways (time-slicing) when greater than 1. Default 1."""
+
+    @field_validator("time_slicing_replicas")
+    @classmethod
+    def _replicas(cls, v: int) -> int:
+        problem = time_slicing_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
+class GpuObservabilitySpec(Spec):
+    """dcgm-exporter on every AL2023 GPU lane."""
+
+    version: str = upstream.DCGM_EXPORTER.version
+    """The dcgm-exporter chart version. Default 4.8.2."""
+    service_monitor: bool = False
+    """Create the chart's ServiceMonitor (needs the monitoring.coreos.com CRDs). Default false."""
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        problem = chart_version_problem(v, "gpu_observability_chart_version")
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
+class RackSpec(Spec):
+    """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
+
+    cluster_name: str
+    """The EKS cluster."""
+    karpenter_node_role: Optional[str] = None
+    """The IAM role (name) of Karpenter's nodes. Default ``KarpenterNodeRole-<cluster_name>``."""
+    pools: list[PoolSpec] = Field(min_length=1)
+    """Karpenter pools, the default lane first; names are unique."""
+    node_groups: list[NodeGroupSpec] = []
+    """Managed node groups and build lanes; each has its ``name`` (the component name), unique."""
+    node_group_role: Optional[str] = None
+    """An existing IAM role (name) shared by every node group. Default: each group gets its own."""
+    device_plugin: Optional[DevicePluginSpec] = None
+    """The NVIDIA device plugin, when enabled."""
+    gpu_observability: Optional[GpuObservabilitySpec] = None
+    """dcgm-exporter, when enabled (needs the device plugin)."""
+
+    @property
+    def node_role_name(self) -> str:
+        return self.karpenter_node_role or upstream.karpenter_node_role_name(self.cluster_name)
+
+    @model_validator(mode="after")
+    def _unique(self) -> "RackSpec":
+        for what, names in (("karpenter nodepool name", [p.name for p in self.pools]),
+                            ("node group name", [g.name for g in self.node_groups])):
+            seen: set[Optional[str]] = set()
+            for name in names:
+                if name in seen:
+                    raise ValueError(f"duplicate {what}: {name}")
+                seen.add(name)
+        if any(g.name is None for g in self.node_groups):
+            raise ValueError("every node group of a rack needs its name")
+        if self.gpu_observability is not None and self.device_plugin is None:
+            raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
+        return self

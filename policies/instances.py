@@ -1,0 +1,134 @@
+"""EC2 instance-family facts: architecture, GPUs (NVIDIA or AMD), Neuron and other accelerators.
+
+One table, read by the components (AMI type, GPU label and taint, the default lane's instance
+choice) and by the pack (GPU-lane and architecture detection). It covers every accelerated-computing
+family and every Graviton family the EC2 instance-type documentation lists (see ``SOURCE``);
+a family it does not know is judged by EC2's naming convention: a ``g`` right after the generation
+digit (``m7g``, ``c8gn``, ``r8gd``) is a Graviton (arm64) family, anything else x86_64, with no
+accelerator.
+
+Standard library only and no sibling imports (the pack and the components share it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+SOURCE = (
+    "Amazon EC2 instance types: 'Accelerated computing' and 'Specifications for Amazon EC2 accelerated "
+    "computing instances', and the Graviton families of 'Amazon EC2 instance type naming conventions'"
+)
+AS_OF = "2026-12-02"
+
+X86, ARM = "x86_64", "arm64"
+NVIDIA, AMD = "nvidia", "amd"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    arch: str = X86
+    gpu: str = ""
+    """GPU manufacturer: ``nvidia``, ``amd``, or '' for none."""
+    gpu_model: str = ""
+    neuron: bool = False
+    """AWS Inferentia or Trainium (Neuron devices, ``aws.amazon.com/neuron``)."""
+    accelerator: str = ""
+    """Any other accelerator: Gaudi, Qualcomm AI 100, FPGA, video transcoding."""
+
+    @property
+    def accelerated(self) -> bool:
+        return bool(self.gpu or self.neuron or self.accelerator)
+
+
+def _nvidia(name: str, model: str, arch: str = X86) -> Family:
+    return Family(name, arch, gpu=NVIDIA, gpu_model=model)
+
+
+_ACCELERATED = (
+    # NVIDIA, x86_64
+    _nvidia("p2", "K80"), _nvidia("p3", "V100"), _nvidia("p3dn", "V100"),
+    _nvidia("p4d", "A100"), _nvidia("p4de", "A100"),
+    _nvidia("p5", "H100"), _nvidia("p5e", "H200"), _nvidia("p5en", "H200"),
+    _nvidia("p6-b200", "B200"), _nvidia("p6-b300", "B300"),
+    _nvidia("g3", "M60"), _nvidia("g3s", "M60"), _nvidia("g4dn", "T4"), _nvidia("g5", "A10G"),
+    _nvidia("g6", "L4"), _nvidia("g6e", "L40S"), _nvidia("g6f", "L4"), _nvidia("gr6", "L4"), _nvidia("gr6f", "L4"),
+    _nvidia("g7e", "RTX PRO 6000 Blackwell"),
+    # NVIDIA, arm64 (Graviton or Grace hosts)
+    _nvidia("g5g", "T4G", ARM), _nvidia("p6e-gb200", "B200", ARM),
+    # AMD
+    Family("g4ad", X86, gpu=AMD, gpu_model="Radeon Pro V520"),
+    # Neuron
+    Family("inf1", neuron=True), Family("inf2", neuron=True),
+    Family("trn1", neuron=True), Family("trn1n", neuron=True), Family("trn2", neuron=True), Family("trn2u", neuron=True),
+    # other accelerators
+    Family("dl1", accelerator="Habana Gaudi"), Family("dl2q", accelerator="Qualcomm AI 100"),
+    Family("f1", accelerator="FPGA"), Family("f2", accelerator="FPGA"), Family("vt1", accelerator="video transcoding"),
+)
+
+_GRAVITON = (
+    "a1", "t4g",
+    "m6g", "m6gd", "c6g", "c6gd", "c6gn", "r6g", "r6gd", "x2gd", "im4gn", "is4gen",
+    "m7g", "m7gd", "c7g", "c7gd", "c7gn", "r7g", "r7gd", "hpc7g",
+    "m8g", "m8gd", "c8g", "c8gd", "c8gn", "r8g", "r8gd", "x8g", "i8g", "i8ge",
+    "mac2", "mac2-m1ultra", "mac2-m2", "mac2-m2pro", "mac-m4", "mac-m4pro",
+)
+
+FAMILIES: dict[str, Family] = {f.name: f for f in _ACCELERATED}
+FAMILIES.update({name: Family(name, ARM) for name in _GRAVITON})
+
+# EC2's naming: a Graviton family has a 'g' right after its generation digit (m9g, c9gn, ...).
+_GRAVITON_NAME_RE = re.compile(r"[a-z]+[0-9]+g[a-z]*")
+
+
+def family_of(instance_type: str) -> str:
+    """``g5.xlarge`` -> ``g5``; a bare family is returned unchanged (lowercased)."""
+    return instance_type.split(".", 1)[0].strip().lower()
+
+
+def facts(instance_type: str) -> Family:
+    """The facts of an instance type's (or a family's) family."""
+    name = family_of(instance_type)
+    known: Optional[Family] = FAMILIES.get(name)
+    if known is not None:
+        return known
+    return Family(name, ARM if _GRAVITON_NAME_RE.fullmatch(name) else X86)
+
+
+def is_nvidia_gpu_family(instance_type: str) -> bool:
+    return facts(instance_type).gpu == NVIDIA
+
+
+def is_gpu_family(instance_type: str) -> bool:
+    """Any GPU, NVIDIA or AMD."""
+    return bool(facts(instance_type).gpu)
+
+
+def is_neuron_family(instance_type: str) -> bool:
+    return facts(instance_type).neuron
+
+
+def is_accelerated_family(instance_type: str) -> bool:
+    return facts(instance_type).accelerated
+
+
+def is_arm_family(instance_type: str) -> bool:
+    return facts(instance_type).arch == ARM
+
+
+def instance_arch(instance_type: str) -> str:
+    """The EC2 architecture (``x86_64`` or ``arm64``) of an instance type or family."""
+    return facts(instance_type).arch
+
+
+def nvidia_families(families: Iterable[str]) -> list[str]:
+    """The NVIDIA GPU families among ``families`` (instance types are reduced to their family)."""
+    return [family_of(f) for f in families if is_nvidia_gpu_family(f)]
+
+
+def is_nvidia_lane(families: Iterable[str]) -> bool:
+    """A lane is an NVIDIA GPU lane when it has families and every one of them is an NVIDIA GPU family."""
+    families = list(families)
+    return bool(families) and all(is_nvidia_gpu_family(f) for f in families)
