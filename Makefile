@@ -1,25 +1,34 @@
-# `make preview` and `make test` work on a fresh machine: the first use creates .venv and installs.
+# `make preview` and `make test` work on a fresh machine: the first use creates the virtualenvs and
+# installs: .venv (this package, editable, and the test tools) and policies/venv (the policy pack's
+# own, which `pulumi preview --policy-pack policies` and the offline preview both start it in).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+PACK_VENV := policies/venv
+PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench clean
+.PHONY: preview test bench readme clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install $(PIP_FLAGS) -r requirements-dev.txt
+	$(PYTHON) -m venv $(PACK_VENV)
+	$(PACK_VENV)/bin/python -m pip install $(PIP_FLAGS) -r policies/requirements.txt
 	touch $@
 
 preview: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_preview.py
 	$(PY) benchmarks/bench_policy.py
 
+readme: $(VENV)/.installed
+	$(PY) -m mixed_os_racks.docs README.md
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(PACK_VENV) .pytest_cache .hypothesis

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 import pulumi_aws as aws  # noqa: E402
 import pulumi_kubernetes as k8s  # noqa: E402
@@ -42,12 +41,12 @@ def program(teams: int):
     def body() -> None:
         pools = [{"name": f"pool-{n:03d}", "instance_families": "g5,g6" if n % 2 else "c7i,m7i",
                   **({"ami_id": GPU_AMI, "disk": 200} if n % 2 else {})} for n in range(teams)]
-        Rack("rack", RackArgs(config=parse_rack_config({"cluster_name": "bench", "additional_karpenter_nodepools_config": pools})))
+        Rack("rack", RackArgs(spec=parse_rack_config({"cluster_name": "bench", "additional_karpenter_nodepools_config": pools})))
         for n in range(teams):
             template = aws.ec2.LaunchTemplate(
                 f"team-{n}-lt", image_id=GPU_AMI, instance_type="g5.xlarge",
                 user_data="YXBpVmVyc2lvbjogbm9kZS5la3MuYXdzL3YxYWxwaGExCmtpbmQ6IE5vZGVDb25maWcK",
-                block_device_mappings=[{"device_name": "/dev/xvda", "ebs": {"volume_size": 150, "volume_type": "gp3"}}])
+                block_device_mappings=[{"device_name": "/dev/xvda", "ebs": {"volume_size": 150, "volume_type": "gp3", "encrypted": "true"}}])
             aws.eks.NodeGroup(
                 f"team-{n}-ng", cluster_name="bench", node_role_arn="arn:aws:iam::123456789012:role/n", subnet_ids=["s"],
                 ami_type="CUSTOM", launch_template={"id": template.id, "version": "1"},

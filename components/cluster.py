@@ -58,8 +58,6 @@ class ClusterRef:
         name: pulumi.Input[str],
         provider: k8s.Provider,
         *,
-        eks_cluster: Optional[aws.eks.Cluster] = None,
-        cluster_role: Optional[aws.iam.Role] = None,
         cluster: Optional[eks.Cluster] = None,
         read: Optional[tuple[str, pulumi.ResourceOptions]] = None,
     ) -> None:
@@ -69,9 +67,8 @@ class ClusterRef:
         """The Kubernetes provider for the cluster's objects."""
         self.cluster = cluster
         """The pulumi-eks ``Cluster``, when this program creates the cluster."""
-        self._eks_cluster = eks_cluster
-        self._cluster_role = cluster_role
         self._read = read
+        """(name, opts) to read an existing cluster and its role with, on first use."""
 
     @classmethod
     def existing(
@@ -99,37 +96,38 @@ class ClusterRef:
         return cls(cluster_name, provider, read=(name, opts))
 
     @classmethod
-    def created(cls, cluster: eks.Cluster) -> "ClusterRef":
-        """A cluster this program creates with pulumi-eks (its ``eks_cluster`` and ``provider`` outputs)."""
-        return cls(cluster.eks_cluster.name, cluster.provider, eks_cluster=cluster.eks_cluster, cluster=cluster)  # type: ignore[arg-type]
+    def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None) -> "ClusterRef":
+        """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
+        from the cluster's ``kubeconfig_json`` (pulumi-eks's Python ``Cluster.provider`` is an Output, which
+        a resource's ``provider`` option cannot take)."""
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=cluster.kubeconfig_json, opts=opts)
+        return cls(cluster.eks_cluster.apply(lambda c: c.name), provider, cluster=cluster)
 
     @cached_property
     def eks_cluster(self) -> aws.eks.Cluster:
-        """The ``aws.eks.Cluster`` (read on first use for an existing cluster)."""
-        if self._eks_cluster is None:
-            if self._read is None:
-                raise ValueError("this ClusterRef knows no aws.eks.Cluster: build it with ClusterRef.existing or .created")
-            name, opts = self._read
-            self._eks_cluster = aws.eks.Cluster.get(f"{name}-cluster", self.name, opts=opts)
-        return self._eks_cluster
+        """The ``aws.eks.Cluster`` of an existing cluster (read on first use)."""
+        if self._read is None:
+            raise ValueError("a created cluster's aws.eks.Cluster is the eks.Cluster's eks_cluster output")
+        name, opts = self._read
+        return aws.eks.Cluster.get(f"{name}-cluster", self.name, opts=opts)
 
     @cached_property
     def cluster_role(self) -> aws.iam.Role:
         """The cluster's IAM role (read on first use for an existing cluster)."""
-        if self._cluster_role is None:
-            if self.cluster is not None:
-                raise ValueError("a created cluster's role is pulumi-eks's own; pass the eks.Cluster to pulumi-eks instead")
-            name, opts = self._read  # type: ignore[misc]
-            role_name = self.eks_cluster.role_arn.apply(lambda arn: arn.rsplit("/", 1)[-1])
-            self._cluster_role = aws.iam.Role.get(f"{name}-cluster-role", role_name, opts=opts)
-        return self._cluster_role
+        if self._read is None:
+            raise ValueError("a created cluster's role is pulumi-eks's own; pass the eks.Cluster to pulumi-eks instead")
+        name, opts = self._read
+        role_name = self.eks_cluster.role_arn.apply(lambda arn: arn.rsplit("/", 1)[-1])
+        return aws.iam.Role.get(f"{name}-cluster-role", role_name, opts=opts)
 
     @property
     def version(self) -> pulumi.Output[str]:
         """The control plane's Kubernetes version (``1.34``)."""
+        if self.cluster is not None:
+            return self.cluster.eks_cluster.apply(lambda c: c.version)
         return self.eks_cluster.version
 
-    def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgs":
+    def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgsDict":
         """What pulumi-eks ``ManagedNodeGroup(cluster=...)`` takes: the ``eks.Cluster`` a program created,
         or, for an existing cluster, the ``CoreData`` it reads (the ``aws.eks.Cluster``, its endpoint,
         subnets and VPC; a group without ``subnet_ids`` of its own uses the cluster's subnets). pulumi-eks
@@ -139,13 +137,16 @@ class ClusterRef:
             return self.cluster
         cluster = self.eks_cluster
         vpc = cluster.vpc_config
-        return eks.CoreDataArgs(
-            cluster=cluster,
-            cluster_iam_role=self.cluster_role,
-            endpoint=cluster.endpoint,
-            instance_roles=[node_role] if node_role is not None else [],
-            node_group_options=eks.ClusterNodeGroupOptionsArgs(),
-            provider=self.provider,
-            subnet_ids=vpc.subnet_ids,
-            vpc_id=vpc.vpc_id,
-        )
+        # pulumi-eks's CoreData, as the mapping its CoreDataArgsDict describes (the SDK would otherwise
+        # evaluate CoreDataArgs' type hints, which import most of pulumi-aws: most of a preview's time)
+        core: eks.CoreDataArgsDict = {
+            "cluster": cluster,
+            "cluster_iam_role": self.cluster_role,
+            "endpoint": cluster.endpoint,
+            "instance_roles": [node_role] if node_role is not None else [],
+            "node_group_options": {},
+            "provider": self.provider,
+            "subnet_ids": vpc.subnet_ids,
+            "vpc_id": vpc.vpc_id,
+        }
+        return core

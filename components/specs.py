@@ -282,17 +282,18 @@ class NodeGroupSpec(Spec):
     build: bool = False
     """A build lane: ``dedicated=build:NoSchedule`` and ``convox-build=true``. Default false."""
     disk: int = upstream.SEEDS_NODE_DISK_GIB
-    """Root volume GiB, at least 20. Default 20."""
+    """Root volume GiB, at least 20. Default 20 (in the stack config: ``node_disk``)."""
     capacity_type: str = "ON_DEMAND"
     """``ON_DEMAND`` or ``SPOT``. Default ``ON_DEMAND``."""
     min_size: int = 1
-    """Minimum (and initial) size. Default 1."""
+    """Minimum (and initial) size. Default 1 (build lanes in the stack config: 0)."""
     max_size: int = 100
     """Maximum size. Default 100."""
     label: Optional[str] = "custom"
-    """``convox.io/label`` on the nodes; None sets no label (not with ``dedicated``). Default ``custom``."""
+    """``convox.io/label`` on the nodes; ``null`` sets none (not with ``dedicated``). Default ``custom``
+    (build lanes in the stack config: ``custom-build``)."""
     tags: dict[str, str] = {}
-    """AWS tags for the group; ``name`` and ``rack`` are reserved, in any case."""
+    """AWS tags for the group (a mapping, or ``k=v,k2=v2``); ``name`` and ``rack`` are reserved, in any case."""
     ami_id: Optional[str] = None
     """A custom AL2023 AMI to pin instead of EKS's AMI for the instance type."""
     dedicated: bool = False

@@ -6,6 +6,7 @@ rules are in ``rules``, reading resources in ``facts``, the policies themselves 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable, Iterable, Optional
 
 from pulumi_policy import (
@@ -23,6 +24,9 @@ from pulumi_policy.proxy import UnknownValueError
 import checks
 import facts
 import lookup
+import speedups
+
+speedups.install()
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -37,6 +41,22 @@ class CannotVerify(UnknownValueError):
         self.message = "; ".join(messages)
 
 
+class UrnDependencies(Mapping[str, Sequence[str]]):
+    """A resource's property dependencies as URNs, converted only for the properties a check reads."""
+
+    def __init__(self, dependencies: Mapping[str, Sequence[Any]]) -> None:
+        self._dependencies = dependencies
+
+    def __getitem__(self, key: str) -> Sequence[str]:
+        return [d.urn for d in self._dependencies[key]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dependencies)
+
+    def __len__(self) -> int:
+        return len(self._dependencies)
+
+
 def report_all(findings: Iterable[checks.Finding], report: ReportViolation) -> None:
     unsure = []
     for finding in findings:
@@ -49,7 +69,7 @@ def report_all(findings: Iterable[checks.Finding], report: ReportViolation) -> N
 
 
 def knowledge(config: Any) -> checks.AmiKnowledge:
-    return checks.AmiKnowledge(config or {}, lookup.describe_image)
+    return checks.AmiKnowledge(config or {}, lookup.describe_image, lookup.encryption_by_default)
 
 
 def resource_policy(name: str, description: str, level: EnforcementLevel, check: Callable[..., Any],
@@ -67,8 +87,7 @@ def stack_policy(name: str, description: str, check: checks.StackCheck,
                  schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
-            checks.StackResource(r.resource_type, r.name, r.urn, r.props,
-                                 {k: [d.urn for d in v] for k, v in r.property_dependencies.items()})
+            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
             for r in args.resources
         ]
         report_all(checks.judge_stack(check, resources, knowledge(args.get_config()), UnknownValueError), report)
@@ -83,12 +102,13 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
         "lookup": {"type": "boolean", "default": False,
                    "description": "Read AMI facts with EC2 DescribeImages (the ambient AWS credentials), once per AMI."},
         "amis": {"type": "object", "default": {},
-                 "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, creationDate.",
+                 "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
+                                "rootSnapshotEncrypted, creationDate.",
                  "additionalProperties": {"type": "object", "properties": {
                      "name": {"type": "string"}, "description": {"type": "string"},
                      "architecture": {"type": "string", "enum": ["x86_64", "arm64"]},
                      "rootDeviceName": {"type": "string"}, "rootSnapshotGiB": {"type": "number"},
-                     "creationDate": {"type": "string"}}}},
+                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"}}}},
         **extra,
     })
 
@@ -97,7 +117,7 @@ PolicyPack(
     name="mixed-os-racks",
     enforcement_level=MANDATORY,
     description="Refuses what breaks a mixed-OS rack: malformed AMI ids, custom AMIs off AL2023, "
-                "root disks below the AMI's snapshot, GPU lanes on Bottlerocket.",
+                "root disks below the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes.",
     policies=[
         resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits.", MANDATORY,
                         lambda lane, _: checks.ami_id_format(lane)),
@@ -109,6 +129,10 @@ PolicyPack(
                             "description": "Root snapshot GiB by AMI id, e.g. {\"ami-0123456789abcdef0\": 20}."})),
         stack_policy("gpu-lane-os", "GPU lanes run Amazon Linux 2023, never Bottlerocket.", checks.gpu_lane_os),
         stack_policy("arch-matches-ami", "A lane's architecture matches its pinned AMI's.", checks.arch_matches_ami, schema()),
+        stack_policy("root-volume-encrypted", "Every node's root volume is encrypted.", checks.root_volume_encrypted,
+                     schema(ebsEncryptionByDefault={
+                         "type": "boolean",
+                         "description": "Whether the account encrypts new EBS volumes by default (EC2 GetEbsEncryptionByDefault)."})),
         resource_policy("pinned-ami-age", "A pinned AMI is recent enough to carry OS patches.", ADVISORY,
                         checks.pinned_ami_age, schema(maxAgeDays={
                             "type": "number", "minimum": 1, "default": 90,

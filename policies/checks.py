@@ -42,9 +42,11 @@ class AmiKnowledge:
     """What one policy knows about AMIs: its config (``amis``, ``amiRootSnapshotGiB``), what the
     resource itself records, then EC2 when the config sets ``lookup: true``."""
 
-    def __init__(self, config: Mapping[str, Any], lookup: Optional[Lookup] = None) -> None:
+    def __init__(self, config: Mapping[str, Any], lookup: Optional[Lookup] = None,
+                 encryption_lookup: Optional[Callable[[], bool]] = None) -> None:
         self.config = config
         self.lookup = lookup if config.get("lookup") is True else None
+        self.encryption_lookup = encryption_lookup if config.get("lookup") is True else None
 
     def configured(self, ami_id: str) -> Optional[AmiFacts]:
         entry = facts.as_map(facts.as_map(self.config.get("amis")).get(ami_id))
@@ -61,6 +63,30 @@ class AmiKnowledge:
 
     def facts(self, ami_id: str) -> Optional[AmiFacts]:
         return self.configured(ami_id) or self.looked_up(ami_id)[0]
+
+    def snapshot_encrypted(self, ami_id: str, recorded: Optional[bool]) -> Optional[bool]:
+        """Whether the AMI's root snapshot is encrypted: config, the resource's own record, EC2."""
+        configured = self.configured(ami_id)
+        if configured is not None and configured.root_snapshot_encrypted is not None:
+            return configured.root_snapshot_encrypted
+        if recorded is not None:
+            return recorded
+        found = self.looked_up(ami_id)[0]
+        return found.root_snapshot_encrypted if found is not None else None
+
+    def encryption_by_default(self, recorded: Optional[bool]) -> Optional[bool]:
+        """Whether the account encrypts new EBS volumes: config, the resource's own record, EC2."""
+        configured = self.config.get("ebsEncryptionByDefault")
+        if isinstance(configured, bool):
+            return configured
+        if recorded is not None:
+            return recorded
+        if self.encryption_lookup is None:
+            return None
+        try:
+            return self.encryption_lookup()
+        except LookupError:
+            return None
 
     def snapshot_gib(self, ami_id: Optional[str], recorded: Optional[float]) -> tuple[Optional[float], str]:
         """The root snapshot size, in the issue's order: config, the resource's own record, EC2."""
@@ -325,3 +351,68 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.Lane, knowled
             problem = rules.arch_mismatch(subject(lane), arches, ami.label, known.architecture)
             if problem:
                 yield Finding(problem, urn=res.urn)
+
+
+# ---- root-volume-encrypted -----------------------------------------------------------------------------
+
+_ENCRYPTION_FIX = {
+    facts.NodeClass: "set encrypted: true on the root volume's blockDeviceMappings entry",
+    facts.LaunchTemplate: 'set encrypted "true" on the root device\'s block device mapping',
+}
+_PINNED_GROUP_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+_SELF_MANAGED_FIX = "set nodeRootVolumeEncrypted: true"
+_PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
+"""An alias or an EKS ``amiType`` selects a public AMI, whose root snapshot is unencrypted."""
+
+
+def _encryption_fix(lane: facts.Lane) -> str:
+    if isinstance(lane, facts.PulumiEksNodeGroup):
+        return _PINNED_GROUP_FIX if lane.type == facts.MANAGED_NODE_GROUP else _SELF_MANAGED_FIX
+    return _ENCRYPTION_FIX.get(type(lane), _PINNED_GROUP_FIX)
+
+
+def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.Lane) -> bool:
+    if isinstance(lane, facts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
+        return stack.is_referenced(res) or lane.os() != ""
+    return isinstance(lane, (facts.NodeClass, facts.PulumiEksNodeGroup))
+
+
+def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+    """Every node's root volume is encrypted: asked for by the lane, or, when it asks nothing, made
+    from an encrypted snapshot or in an account that encrypts new volumes by default."""
+    if not _judged_for_encryption(stack, res, lane):
+        return
+    pinned = lane.amis()
+    amis = well_formed(pinned)
+    if pinned and not amis:
+        return  # malformed ids: ami-id-format's
+    known = knowledge.facts(amis[0].id) if len(amis) == 1 and amis[0].id else None
+    device = known.root_device_name if known and known.root_device_name else facts.AL2023_ROOT_DEVICE
+    volume = lane.root_volume(device)
+    if volume is None or volume.encrypted:
+        return
+    by_default = knowledge.encryption_by_default(facts.flag(lane.recorded(rules.ENCRYPTION_BY_DEFAULT_TAG)))
+    if by_default:
+        return
+    fix = _encryption_fix(lane)
+    for ami in amis or [_PUBLIC]:
+        if ami is _PUBLIC:
+            snapshot: Optional[bool] = False
+        elif ami.id:
+            snapshot = knowledge.snapshot_encrypted(ami.id, facts.flag(lane.recorded(rules.ROOT_SNAPSHOT_ENCRYPTED_TAG)))
+        else:
+            snapshot = None
+        if snapshot:
+            continue
+        label = f"ami_id '{ami.id}'" if ami.id else ami.label
+        if snapshot is False and by_default is False:
+            yield Finding(rules.root_volume_unencrypted(subject(lane), label, fix), urn=res.urn)
+            continue
+        unknown = " and ".join(
+            what for what, value in (("whether its root snapshot is encrypted", snapshot),
+                                     ("whether the account encrypts new EBS volumes by default", by_default))
+            if value is None
+        )
+        how = (f"{fix}; or set amis.<id>.rootSnapshotEncrypted and ebsEncryptionByDefault in the policy config, "
+               f"or lookup: true")
+        yield Finding(rules.root_encryption_unverified(subject(lane), label, unknown, how), urn=res.urn, certain=False)

@@ -132,6 +132,23 @@ class Disk:
     """Where the size comes from when it is a default, e.g. ``Karpenter's default``."""
 
 
+@dataclass(frozen=True)
+class RootVolume:
+    encrypted: bool
+    """The lane asks for encryption (``encrypted: true``); False: it leaves it to the snapshot and the account."""
+    where: str
+    """How a message names what decides it, e.g. ``blockDeviceMappings /dev/xvda``."""
+
+
+def flag(value: Any) -> Optional[bool]:
+    """``true``/``"true"`` -> True, ``false``/``"false"`` -> False, anything else -> None."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
 # ---- lanes: one per kind of resource that decides what a node boots --------------------------------
 
 
@@ -170,8 +187,17 @@ class Lane:
         """The root volume the lane asks for; None when it leaves the AMI's own size."""
         return None
 
+    def recorded(self, key: str) -> Any:
+        """A fact our components stamp on the resource (an annotation or a tag), or None."""
+        return None
+
     def recorded_snapshot_gib(self, key: str) -> Optional[float]:
-        """The root snapshot size our components stamp on the resource (annotation or tag)."""
+        """The root snapshot size our components stamp on the resource."""
+        return number(self.recorded(key))
+
+    def root_volume(self, root_device: str) -> Optional["RootVolume"]:
+        """Whether the lane asks for an encrypted root volume; None when another resource decides
+        (a pool's NodeClass, a node group's launch template) or the lane is not judged."""
         return None
 
     def instance_types(self) -> list[str]:
@@ -188,10 +214,6 @@ class Lane:
 
     def kubernetes_version(self) -> Optional[str]:
         return None
-
-
-def _tag(tags: Any, key: str) -> Optional[float]:
-    return number(as_map(tags).get(key))
 
 
 class NodeClass(Lane):
@@ -235,19 +257,29 @@ class NodeClass(Lane):
         return os_name(text(dig(self.props, "spec", "amiFamily")))
 
     def root_disk(self, root_device: str) -> Optional[Disk]:
-        mappings = [as_map(m) for m in as_list(dig(self.props, "spec", "blockDeviceMappings"))]
         if "blockDeviceMappings" not in as_map(dig(self.props, "spec")):
             default = KARPENTER_DEFAULT_ROOT_GIB.get(self.os())
             return Disk(default, "Karpenter's default") if default is not None else None
-        root = [m for m in mappings if m.get("rootVolume") is True] or [
-            m for m in mappings if m.get("deviceName") == root_device
-        ]
-        size = quantity_gib(dig(root[0], "ebs", "volumeSize")) if root else None
+        root = self._root_mapping(root_device)
+        size = quantity_gib(dig(root, "ebs", "volumeSize")) if root else None
         return Disk(size) if size is not None else None
 
-    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
-        recorded = _tag(dig(self.props, "metadata", "annotations"), key)
-        return recorded if recorded is not None else _tag(dig(self.props, "spec", "tags"), key)
+    def recorded(self, key: str) -> Any:
+        recorded = as_map(dig(self.props, "metadata", "annotations")).get(key)
+        return recorded if recorded is not None else as_map(dig(self.props, "spec", "tags")).get(key)
+
+    def _root_mapping(self, root_device: str) -> Optional[Mapping[str, Any]]:
+        mappings = [as_map(m) for m in as_list(dig(self.props, "spec", "blockDeviceMappings"))]
+        root = [m for m in mappings if m.get("rootVolume") is True] or [m for m in mappings if m.get("deviceName") == root_device]
+        return root[0] if root else None
+
+    def root_volume(self, root_device: str) -> Optional[RootVolume]:
+        if "blockDeviceMappings" not in as_map(dig(self.props, "spec")):
+            return RootVolume(upstream.KARPENTER_DEFAULT_MAPPINGS_ENCRYPTED, "Karpenter's default mappings")
+        mapping = self._root_mapping(root_device)
+        if mapping is None:
+            return RootVolume(False, f"blockDeviceMappings has no entry for {root_device}")
+        return RootVolume(flag(dig(mapping, "ebs", "encrypted")) is True, f"blockDeviceMappings {text(mapping.get('deviceName'))}")
 
 
 class NodePool(Lane):
@@ -318,15 +350,24 @@ class LaunchTemplate(Lane):
     def os(self) -> str:
         return os_of_user_data(self.props.get("userData"))
 
-    def root_disk(self, root_device: str) -> Optional[Disk]:
+    def _root_mapping(self, root_device: str) -> Optional[Mapping[str, Any]]:
         for mapping in as_list(self.props.get("blockDeviceMappings")):
             if as_map(mapping).get("deviceName") == root_device:
-                size = number(dig(mapping, "ebs", "volumeSize"))
-                return Disk(size) if size is not None else None
+                return as_map(mapping)
         return None
 
-    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
-        return _tag(self.props.get("tags"), key)
+    def root_disk(self, root_device: str) -> Optional[Disk]:
+        size = number(dig(self._root_mapping(root_device), "ebs", "volumeSize"))
+        return Disk(size) if size is not None else None
+
+    def recorded(self, key: str) -> Any:
+        return as_map(self.props.get("tags")).get(key)
+
+    def root_volume(self, root_device: str) -> Optional[RootVolume]:
+        mapping = self._root_mapping(root_device)
+        if mapping is None:
+            return RootVolume(False, f"no block device mapping for {root_device}")
+        return RootVolume(flag(dig(mapping, "ebs", "encrypted")) is True, f"block device mapping {root_device}")
 
     def instance_types(self) -> list[str]:
         value = self.props.get("instanceType")
@@ -384,12 +425,20 @@ class PulumiEksNodeGroup(Lane):
             size = number(self.props.get("nodeRootVolumeSize"))
         return Disk(size) if size is not None else Disk(PULUMI_EKS_DEFAULT_DISK_GIB, "pulumi-eks's default")
 
-    def recorded_snapshot_gib(self, key: str) -> Optional[float]:
+    def recorded(self, key: str) -> Any:
         for tags in ("tags", "autoScalingGroupTags", "cloudFormationTags"):
-            recorded = _tag(self.props.get(tags), key)
+            recorded = as_map(self.props.get(tags)).get(key)
             if recorded is not None:
                 return recorded
         return None
+
+    def root_volume(self, root_device: str) -> Optional[RootVolume]:
+        if self.type == MANAGED_NODE_GROUP:
+            if "launchTemplate" in self.props or "amiId" not in self.props:
+                return None  # the caller's launch template (judged there), or EKS's own
+            # pulumi-eks's launch template sizes the root volume and sets no ``encrypted``
+            return RootVolume(False, "pulumi-eks's launch template, which sets no encrypted flag")
+        return RootVolume(flag(self.props.get("nodeRootVolumeEncrypted")) is True, "nodeRootVolumeEncrypted")
 
     def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
         return _group_gpu_reason(self, is_gpu, taint_key, vendor_label)

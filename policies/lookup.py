@@ -14,7 +14,8 @@ try:  # imported as ``mixed_os_racks.policies.lookup``
 except ImportError:  # run as the pack: the pack directory is first on sys.path
     from amifacts import AmiFacts, decode  # type: ignore[no-redef]
 
-_cache: dict[str, "AmiFacts | LookupError"] = {}
+_ENCRYPTION = "ebs-encryption-by-default"
+_cache: dict[str, Any] = {}
 _lock = threading.Lock()  # the pack's gRPC server runs 4 worker threads
 _client: Any = None
 
@@ -30,6 +31,34 @@ def describe_image(ami_id: str) -> AmiFacts:
     if isinstance(found, LookupError):
         raise found
     return found
+
+
+def encryption_by_default() -> bool:
+    """Whether the account encrypts new EBS volumes by default (EC2 ``GetEbsEncryptionByDefault``,
+    once per pack process). Raises ``LookupError`` with the reason."""
+    with _lock:
+        if _ENCRYPTION not in _cache:
+            _cache[_ENCRYPTION] = _fetch_encryption()
+        found = _cache[_ENCRYPTION]
+    if isinstance(found, LookupError):
+        raise found
+    return bool(found)
+
+
+def _fetch_encryption() -> "bool | LookupError":
+    global _client
+    import botocore.exceptions
+    import boto3
+
+    try:
+        if _client is None:
+            _client = boto3.client("ec2")
+        return bool(_client.get_ebs_encryption_by_default().get("EbsEncryptionByDefault"))
+    except botocore.exceptions.ClientError as exc:
+        error = exc.response.get("Error", {})
+        return LookupError(f"EC2 GetEbsEncryptionByDefault: {error.get('Code', 'error')}: {error.get('Message', exc)}")
+    except botocore.exceptions.BotoCoreError as exc:
+        return LookupError(f"EC2 GetEbsEncryptionByDefault: {exc}")
 
 
 def clear() -> None:

@@ -13,6 +13,26 @@ from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
 KARPENTER_CRDS = REFERENCE / "karpenter-v1.14.1"
+REFERENCE_MISSING = "upstream reference data"
+
+
+def reference(*parts: str) -> Path:
+    """A file or folder of ``../shared/reference``; the test is skipped (and the summary says so) without it."""
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{REFERENCE_MISSING}: {path} is absent")
+    return path
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001 - pytest's hook signature
+    """Once, loudly: tests that check us against upstream data did not run."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if REFERENCE_MISSING in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_sep("!", f"{len(skipped)} tests SKIPPED: {REFERENCE} is missing", red=True, bold=True)
+        terminalreporter.write_line(
+            "These tests check the components against upstream data (Karpenter CRDs and CEL rules, chart values "
+            "files). CI always has the folder; put ../shared/reference beside the repository to run them."
+        )
 
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

@@ -9,10 +9,10 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from conftest import GPU_AMI, KARPENTER_CRDS, NODECLASS, NODEPOOL, of_type, rack_config, run_rack, stack_config
+from conftest import GPU_AMI, KARPENTER_CRDS, NODECLASS, NODEPOOL, REFERENCE_MISSING, of_type, rack_config, run_rack, stack_config
 
 if not KARPENTER_CRDS.is_dir():
-    pytest.skip(f"Karpenter CRDs not found in {KARPENTER_CRDS}", allow_module_level=True)
+    pytest.skip(f"{REFERENCE_MISSING}: Karpenter CRDs not found in {KARPENTER_CRDS}", allow_module_level=True)
 
 celpy = pytest.importorskip("celpy")
 jsonschema = pytest.importorskip("jsonschema")

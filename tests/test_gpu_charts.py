@@ -12,12 +12,12 @@ import yaml
 import pulumi
 
 from mixed_os_racks import ClusterRef, GpuObservability, NvidiaDevicePlugin
+from conftest import reference
 from mixed_os_racks.offline import ProgramRun, Resource, run_program
 from mixed_os_racks.offline.cli import main as offline_cli
 from mixed_os_racks.policies import rules
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference"
 CHART = "kubernetes:helm.sh/v4:Chart"
 MNG = "eks:index:ManagedNodeGroup"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"
@@ -201,10 +201,7 @@ def unknown_keys(values: dict[str, Any], reference: dict[str, Any], path: str = 
 
 
 def reference_values(chart_dir: str) -> dict[str, Any]:
-    path = REFERENCE / chart_dir / "values.yaml"
-    if not path.is_file():
-        pytest.skip(f"reference values file {path} is absent")
-    return yaml.safe_load(path.read_text())
+    return yaml.safe_load(reference(chart_dir, "values.yaml").read_text())
 
 
 def test_unknown_keys_finds_a_misspelt_key() -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 
 import boto3
 import pytest
+import yaml
 from moto import mock_aws
 
 from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env
@@ -97,11 +100,18 @@ def moto_pack(tmp_path_factory):
         "creation_date": "2020-01-01T00:00:00.000Z",
     }
     (root / "amis.json").write_text(json.dumps([image]))
+    # moto lives in the tests' interpreter, not the pack's virtualenv: a copy of the pack that names no
+    # virtualenv runs with $PULUMI_PYTHON_CMD, as the CLI's Python analyzer plugin would run it
+    pack = shutil.copytree(POLICIES, root / "pack", ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    manifest = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())
+    del manifest["runtime"]["options"]["virtualenv"]
+    (pack / "PulumiPolicy.yaml").write_text(yaml.safe_dump(manifest))
     env = pack_env("mixed-os-racks", "test")
     env.update(CREDENTIALS)
-    env.update({"MOTO_AMIS_PATH": str(root / "amis.json"),
+    env.update({"MOTO_AMIS_PATH": str(root / "amis.json"), "PULUMI_PYTHON_CMD": sys.executable,
                 "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])})
-    with PolicyPackProcess(POLICIES, env) as running:
+    with PolicyPackProcess(pack, env) as running:
+        assert running.python == sys.executable and not running.warnings
         yield running
 
 

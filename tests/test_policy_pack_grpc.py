@@ -50,12 +50,12 @@ def pack():
 # ---- the pack and its config -----------------------------------------------------------------------
 
 
-def test_the_pack_serves_the_seven_policies_at_their_levels(pack):
+def test_the_pack_serves_its_policies_at_their_levels(pack):
     levels = {p.name: p.enforcementLevel for p in pack.info.policies}
     assert pack.info.name == "mixed-os-racks"
     assert sorted(levels) == sorted([
         "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
-        "pinned-ami-age", "ami-k8s-version",
+        "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted",
     ])
     advisory = {name for name, level in levels.items() if level == 0}
     assert advisory == {"pinned-ami-age", "ami-k8s-version"}

@@ -40,7 +40,7 @@ def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.Lane:
 @given(ids)
 def test_a_node_class_id_is_flagged_exactly_when_the_rule_refuses_it(ami):
     found = [f.message for f in checks.ami_id_format(node_class([{"id": ami}]))]
-    well_formed = rules.AMI_ID_RE.match(ami) is not None
+    well_formed = rules.AMI_ID_RE.fullmatch(ami) is not None
     assert found == ([] if well_formed else [rules.invalid_ami_id("karpenter nodepool 'team'", ami)])
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import grpc
+import yaml
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
@@ -167,17 +168,50 @@ def _struct(value: Optional[Mapping[str, Any]]) -> struct_pb2.Struct:
 # ---- one running pack ----------------------------------------------------------------------------------
 
 
+ENGINE_ADDRESS = "127.0.0.1:0"
+"""The engine address the CLI passes a pack; the Python policy SDK reads it and never dials it."""
+
+
+def pack_python(path: Path, env: Mapping[str, str]) -> tuple[str, list[str]]:
+    """The interpreter the CLI's Python analyzer plugin runs a pack with, and any warning.
+
+    With ``runtime.options.virtualenv`` in ``PulumiPolicy.yaml`` (relative to the pack), that
+    virtualenv's python; without one, ``$PULUMI_PYTHON_CMD`` or else this interpreter (the CLI would
+    take ``python3`` from the PATH). A virtualenv that does not exist makes the CLI fail to start the
+    pack; the offline preview runs it with this interpreter instead, and says so.
+    """
+    try:
+        doc = yaml.safe_load((path / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise PolicyPackError(f"policy pack {path}: cannot read PulumiPolicy.yaml ({exc})") from None
+    options = ((doc.get("runtime") or {}).get("options") or {}) if isinstance(doc, dict) and isinstance(doc.get("runtime"), dict) else {}
+    venv = options.get("virtualenv") if isinstance(options, dict) else None
+    if not venv:
+        return env.get("PULUMI_PYTHON_CMD") or sys.executable, []
+    venv_dir = (path / str(venv)).resolve()
+    python = venv_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if python.exists():
+        return str(python), []
+    return sys.executable, [
+        f"policy pack {path}: its virtualenv {venv_dir} does not exist, so `pulumi preview --policy-pack` "
+        f"could not start it; running it with {sys.executable} (create it: python -m venv {venv_dir} && "
+        f"{venv_dir}/bin/pip install -r {path}/requirements.txt)"
+    ]
+
+
 class PolicyPackProcess:
-    """A policy pack started as the CLI starts it, with one gRPC channel to it. Use as a context
+    """A policy pack started as the CLI starts it (``<python> -u -m pulumi.policy <engine> <pack dir>``,
+    in the pack's directory, with the pack's virtualenv), with one gRPC channel to it. Use as a context
     manager (or call ``close``): the process is killed however the block ends."""
 
     def __init__(self, path: Path | str, env: Optional[Mapping[str, str]] = None) -> None:
         self.path = Path(path).resolve()
         if not (self.path / "PulumiPolicy.yaml").is_file():
             raise PolicyPackError(f"policy pack {path} not found: no PulumiPolicy.yaml in {self.path}")
+        self.python, self.warnings = pack_python(self.path, env if env is not None else os.environ)
         self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            [sys.executable, "-u", str(self.path)],
+            [self.python, "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(self.path)],
             cwd=self.path,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -197,6 +231,10 @@ class PolicyPackProcess:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
 
     def _read_port(self) -> int:
         """The first line the pack prints is its port; stdout is drained afterwards so it never blocks."""
@@ -352,7 +390,8 @@ def _provider(
 def pack_env(project: str, stack: str, stack_config: Optional[Mapping[str, Any]] = None) -> dict[str, str]:
     """The environment the CLI gives a pack: ours, plus the stack's config, project, stack, dry run."""
     env = dict(os.environ)
-    env.update({"PULUMI_PROJECT": project, "PULUMI_STACK": stack, "PULUMI_DRY_RUN": "true"})
+    env.update({"PULUMI_ORGANIZATION": "organization", "PULUMI_PROJECT": project, "PULUMI_STACK": stack,
+                "PULUMI_DRY_RUN": "true"})
     if stack_config:
         env["PULUMI_CONFIG"] = json.dumps({k: v if isinstance(v, str) else json.dumps(v) for k, v in stack_config.items()})
     return env
@@ -383,8 +422,10 @@ class PolicyPacks:
 
     def analyze(self, run: ProgramRun) -> list[dict[str, Any]]:
         violations: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
         for starting, user in zip(self._starting, self._user):
             pack = starting.result()
+            self.warnings += pack.warnings
             pack.configure(user, run)
             violations += pack.analyze(run, self._stack_config)
         return violations

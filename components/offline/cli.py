@@ -90,6 +90,7 @@ def preview(args: argparse.Namespace) -> int:
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
         run = run_program(cwd, config, catalog, project=project, stack=stack)
         violations = policy.analyze(run)
+        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
     sys.stdout.write(render(run, violations))
     if args.json_out:
         args.json_out.write_text(json.dumps(to_json(run, violations), indent=2) + "\n")

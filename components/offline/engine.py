@@ -64,6 +64,8 @@ class ProgramRun:
     outputs: dict[str, Any]
     reads: list[Resource] = field(default_factory=list)
     """Existing resources the program reads (``Resource.get``): shown, never created or analysed."""
+    component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What each component registered with ``register_outputs``, by URN."""
 
 
 def plain(value: Any) -> Any:
@@ -178,6 +180,7 @@ class RecordingMonitor(sdk.MockMonitor):
         self.recorded: list[Resource] = []
         self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
+        self.component_outputs: dict[str, dict[str, Any]] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
@@ -223,8 +226,11 @@ class RecordingMonitor(sdk.MockMonitor):
         return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
+        outputs = plain(json_format.MessageToDict(request.outputs))
         if request.urn.split("::")[2] == STACK_TYPE:
-            self.stack_outputs = plain(json_format.MessageToDict(request.outputs))
+            self.stack_outputs = outputs
+        else:
+            self.component_outputs[request.urn] = outputs
         return super().RegisterResourceOutputs(request)
 
 
@@ -277,5 +283,6 @@ def run_program(
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
     contextvars.Context().run(run)
     return ProgramRun(
-        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs, reads=list(monitor.reads)
+        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs,
+        reads=list(monitor.reads), component_outputs=dict(monitor.component_outputs),
     )

@@ -32,7 +32,9 @@ template = aws.ec2.LaunchTemplate(
     block_device_mappings=[
         aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
             device_name="/dev/xvda",
-            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=team.require_int("disk_gib"), volume_type="gp3"),
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=team.require_int("disk_gib"), volume_type="gp3", encrypted="true"
+            ),
         )
     ],
 )

@@ -20,8 +20,8 @@ k8s.apiextensions.CustomResource(
         "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example-rack"}}],
         "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example-rack"}}],
         "blockDeviceMappings": [
-            {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi", "volumeType": "gp3"}},
-            {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "200Gi", "volumeType": "gp3"}},
+            {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi", "volumeType": "gp3", "encrypted": True}},
+            {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "200Gi", "volumeType": "gp3", "encrypted": True}},
         ],
     },
 )

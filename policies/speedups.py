@@ -1,0 +1,110 @@
+"""Make the Python policy SDK decode each resource once per request, not once per policy.
+
+For every policy it runs, pulumi-policy's analyzer servicer turns a resource's properties from
+protobuf into Python again (``json_format.MessageToDict``, then ``deserialize_properties``) and
+wraps them in a fresh read-only proxy tree (``unknown_checking_proxy``, which walks every value):
+four times per resource in ``Analyze`` (one per resource policy, and the provider's properties
+each time) and four times over the whole stack in ``AnalyzeStack`` (one per stack policy). Every
+policy gets the same values, so each step after the first, on the same object within one request,
+is pure waste: it was most of the pack's time. ``install`` gives the servicer versions of the three
+steps that remember their answers, by the identity of their input, for the request the thread is
+serving (each gRPC worker thread serves one request at a time), and caches ``inspect.signature``,
+which it calls on every request. Policies see the same values as before: the proxies are read-only,
+so sharing one between policies changes nothing they can observe. Decoding itself is remembered
+by the message's content across requests (a bounded cache): a resource's properties arrive in
+``Analyze`` and again in ``AnalyzeStack``, and one provider's with every resource it manages.
+
+Installed only when the SDK has the shape this was written against; otherwise the pack runs as is.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from typing import Any, Callable
+
+from google.protobuf import json_format as _json_format
+
+
+class _Remembered(threading.local):
+    def __init__(self) -> None:
+        self.answers: dict[int, tuple[Any, Any]] = {}
+
+
+_remembered = _Remembered()
+
+
+def _remembering(step: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``step(value)``, answered once per input object for the request being served."""
+
+    @functools.wraps(step)
+    def remembered(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            return step(value, *args, **kwargs)
+        answers = _remembered.answers
+        key = (step, id(value))
+        found = answers.get(key)
+        if found is not None and found[0] is value:
+            return found[1]
+        answer = step(value)
+        answers[key] = (value, answer)  # the input is held, so its id is not reused meanwhile
+        return answer
+
+    return remembered
+
+
+@functools.lru_cache(maxsize=16384)
+def _decoded(kind: type, wire: bytes) -> Any:
+    message = kind()
+    message.ParseFromString(wire)
+    return _json_format.MessageToDict(message)
+
+
+def _message_to_dict(message: Any) -> Any:
+    """``MessageToDict`` answered by content: the same properties arrive once in ``Analyze`` and again
+    in ``AnalyzeStack``, and one provider's properties with every resource it manages."""
+    return _decoded(type(message), message.SerializeToString(deterministic=True))
+
+
+class _RememberingJsonFormat:
+    """``google.protobuf.json_format`` with ``MessageToDict(message)`` remembered per message content."""
+
+    MessageToDict = staticmethod(_remembering(_message_to_dict))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(_json_format, name)
+
+
+def _one_request(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def serve(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _remembered.answers = {}
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _remembered.answers = {}
+
+    return serve
+
+
+def install() -> bool:
+    """Install the speed-ups into the policy SDK; False (and nothing changed) for an SDK of another shape."""
+    try:
+        import pulumi_policy.policy as sdk
+
+        servicer = sdk._PolicyAnalyzerServicer
+    except (ImportError, AttributeError):
+        return False
+    steps = ("json_format", "signature", "deserialize_properties", "unknown_checking_proxy")
+    if not all(hasattr(sdk, name) for name in steps) or not all(
+        callable(getattr(servicer, name, None)) for name in ("Analyze", "AnalyzeStack")
+    ):
+        return False
+    sdk.json_format = _RememberingJsonFormat()
+    sdk.deserialize_properties = _remembering(sdk.deserialize_properties)
+    sdk.unknown_checking_proxy = _remembering(sdk.unknown_checking_proxy)
+    sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)
+    servicer.Analyze = _one_request(servicer.Analyze)
+    servicer.AnalyzeStack = _one_request(servicer.AnalyzeStack)
+    return True

@@ -1,0 +1,120 @@
+"""One convention: every component takes ``(name, args, opts)`` with typed args, and a missing,
+unknown or wrongly typed argument fails with the component, the argument and what it expected."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pulumi
+import pytest
+
+from mixed_os_racks import (
+    ArgumentError,
+    ClusterRef,
+    GpuObservability,
+    KarpenterPool,
+    NodeGroup,
+    NodeGroupSpec,
+    NvidiaDevicePlugin,
+    PoolSpec,
+    Rack,
+    parse_rack_config,
+)
+from mixed_os_racks.offline import run_program
+
+
+def refused(build: Callable[[], Any]) -> str:
+    with pytest.raises(ArgumentError) as caught:
+        run_program(build, {"aws:region": "us-east-1"})
+    return str(caught.value)
+
+
+def cluster() -> ClusterRef:
+    return ClusterRef.existing("c", "c")
+
+
+def test_missing_required_arguments_are_named():
+    assert refused(lambda: KarpenterPool("x", {})) == "KarpenterPool 'x': pool: required (expected PoolSpec)"
+    assert refused(lambda: KarpenterPool("x", {"pool": PoolSpec(name="x")})) == (
+        "KarpenterPool 'x': cluster: required (expected ClusterRef)"
+    )
+    assert refused(lambda: NodeGroup("g", {"cluster": cluster()})) == "NodeGroup 'g': group: required (expected NodeGroupSpec)"
+    assert refused(lambda: NvidiaDevicePlugin("p", {})) == "NvidiaDevicePlugin 'p': cluster: required (expected ClusterRef)"
+    assert refused(lambda: Rack("r", {})) == "Rack 'r': spec: required (expected RackSpec)"
+
+
+def test_wrong_types_say_what_was_expected_and_what_came():
+    assert refused(lambda: NvidiaDevicePlugin("p", {"cluster": cluster(), "time_slicing_replicas": "4"})) == (
+        "NvidiaDevicePlugin 'p': time_slicing_replicas: expected int, got str '4'"
+    )
+    assert refused(lambda: NvidiaDevicePlugin("p", {"cluster": cluster(), "time_slicing_replicas": True})) == (
+        "NvidiaDevicePlugin 'p': time_slicing_replicas: expected int, got bool True"
+    )
+    assert refused(lambda: GpuObservability("m", {"cluster": cluster(), "service_monitor": "yes"})) == (
+        "GpuObservability 'm': service_monitor: expected bool, got str 'yes'"
+    )
+    assert refused(lambda: KarpenterPool("x", {"pool": {"name": "x"}, "cluster": cluster()})) == (
+        "KarpenterPool 'x': pool: expected PoolSpec, got dict {'name': 'x'}"
+    )
+    assert refused(lambda: KarpenterPool("x", {"pool": PoolSpec(name="x"), "cluster": "prod-rack"})) == (
+        "KarpenterPool 'x': cluster: expected ClusterRef, got str 'prod-rack'"
+    )
+    assert refused(lambda: NodeGroup("g", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster(),
+                                           "node_role": 7})) == (
+        "NodeGroup 'g': node_role: expected Role or str (or an Output), got int 7"
+    )
+
+
+def test_unknown_arguments_and_non_mappings_are_refused():
+    assert refused(lambda: NvidiaDevicePlugin("p", {"cluster": cluster(), "replicas": 4})) == (
+        "NvidiaDevicePlugin 'p': replicas: unknown argument (expected one of: cluster, time_slicing_replicas, version, namespace)"
+    )
+    assert refused(lambda: Rack("r", ["spec"])) == "Rack 'r': args: expected RackArgs (a mapping), got list"  # type: ignore[arg-type]
+
+
+def test_values_are_checked_too():
+    assert refused(lambda: NvidiaDevicePlugin("p", {"cluster": cluster(), "time_slicing_replicas": 0})) == (
+        "NvidiaDevicePlugin 'p': time_slicing_replicas: invalid nvidia_device_time_slicing_replicas '0' (must be 1 or more)"
+    )
+    assert refused(lambda: GpuObservability("m", {"cluster": cluster(), "version": "latest"})) == (
+        "GpuObservability 'm': version: invalid version 'latest' (must be a chart version like 4.8.2)"
+    )
+    assert refused(lambda: NodeGroup("g", {"group": NodeGroupSpec(instance_type="m5.large", name="other"),
+                                           "cluster": cluster()})) == (
+        "NodeGroup 'g': group.name: 'other' must be the component's name or unset"
+    )
+
+
+def test_outputs_arrive_as_awaitable_outputs():
+    """An ``Output`` passes the type check as the annotation's ``pulumi.Input`` allows."""
+    def program() -> None:
+        role_arn = pulumi.Output.from_input("arn:aws:iam::123456789012:role/nodes")
+        group = NodeGroup("g", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster(), "node_role": role_arn})
+        pulumi.export("role", group.role_arn)
+
+    run = run_program(program, {"aws:region": "us-east-1"})
+    assert run.outputs["role"] == "arn:aws:iam::123456789012:role/nodes"
+    assert not [r for r in run.resources if r.type == "aws:iam/role:Role"]  # no role of its own
+
+
+def test_every_component_registers_its_outputs():
+    spec = parse_rack_config({"cluster_name": "c", "nvidia_device_plugin_enable": True,
+                              "additional_node_groups_config": [{"id": 1, "type": "g5.xlarge"}]})
+
+    def program() -> None:
+        Rack("rack", {"spec": spec})
+
+    run = run_program(program, {"aws:region": "us-east-1"})
+    components = [r for r in run.resources if not r.custom and r.type.startswith("rack:")]
+    assert {r.type for r in components} == {"rack:index:Rack", "rack:karpenter:KarpenterPool", "rack:eks:NodeGroup",
+                                             "rack:gpu:NvidiaDevicePlugin"}
+    registered = {r.name: run.component_outputs.get(r.urn) for r in components}
+    assert all(registered.values()), registered  # no component registers empty outputs
+    assert registered["rack-workload"] == {
+        "nodeClassName": "workload", "nodePoolName": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": []
+    }
+    assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia"}
+    assert registered["rack-ng-1"]["roleArn"] == "<computed>"  # the group's own role, created by the preview
+    assert registered["rack-nvidia-device-plugin"] == {"releaseName": "rack-nvidia-device-plugin",
+                                                       "namespace": "kube-system", "chartVersion": "0.20.0"}
+    assert registered["rack"] == {"nodePools": ["workload"], "nodeGroups": ["rack-ng-1"]}

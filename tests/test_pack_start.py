@@ -1,0 +1,78 @@
+"""The pack is started as the Pulumi CLI starts a Python policy pack.
+
+The CLI's Python analyzer plugin (pulumi-language-python's ``RunPlugin`` for kind ``analyzer``) runs
+``<python> -u -m pulumi.policy <engine address> <pack dir>`` in the pack's directory, where
+``<python>`` is the virtualenv ``PulumiPolicy.yaml`` names (``runtime.options.virtualenv``,
+relative to the pack), or, when it names none, ``$PULUMI_PYTHON_CMD`` (else ``python3``). A
+virtualenv that does not exist fails the CLI; the offline preview runs the pack with its own
+interpreter instead and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import yaml
+
+from mixed_os_racks.offline.analyzer import ENGINE_ADDRESS, PolicyPackProcess, pack_env
+from policy_helpers import POLICIES
+
+
+def pack_copy(tmp_path: Path, virtualenv: str | None) -> Path:
+    pack = shutil.copytree(POLICIES, tmp_path / "pack", ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    manifest = yaml.safe_load((pack / "PulumiPolicy.yaml").read_text())
+    if virtualenv is None:
+        del manifest["runtime"]["options"]["virtualenv"]
+    else:
+        manifest["runtime"]["options"]["virtualenv"] = virtualenv
+    (pack / "PulumiPolicy.yaml").write_text(yaml.safe_dump(manifest))
+    return pack
+
+
+def small_venv(where: Path) -> Path:
+    """A real virtualenv of its own, seeing this interpreter's packages through a .pth file."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next(where.glob("lib/python*/site-packages"))
+    (site / "tests-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return where / "bin" / "python"
+
+
+def started_as(pack: PolicyPackProcess) -> tuple[list[str], str]:
+    cmdline = Path(f"/proc/{pack.pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    return cmdline, os.readlink(f"/proc/{pack.pid}/cwd")
+
+
+def test_in_the_virtualenv_the_pack_names(tmp_path):
+    pack_dir = pack_copy(tmp_path, "venv")
+    python = small_venv(pack_dir / "venv")
+    with PolicyPackProcess(pack_dir, pack_env("p", "s")) as pack:
+        assert pack.info.name == "mixed-os-racks" and pack.warnings == []
+        argv, cwd = started_as(pack)
+    assert argv == [str(python), "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(pack_dir)]
+    assert cwd == str(pack_dir)
+
+
+def test_a_missing_virtualenv_is_said_and_this_python_runs_it(tmp_path):
+    pack_dir = pack_copy(tmp_path, "no-such-venv")
+    with PolicyPackProcess(pack_dir, pack_env("p", "s")) as pack:
+        assert pack.info.name == "mixed-os-racks"
+        argv, _ = started_as(pack)
+        (warning,) = pack.warnings
+    assert argv[0] == sys.executable
+    assert f"its virtualenv {pack_dir / 'no-such-venv'} does not exist" in warning
+    assert "pip install -r" in warning
+
+
+def test_without_a_virtualenv_the_python_command_runs_it(tmp_path):
+    pack_dir = pack_copy(tmp_path, None)
+    python = small_venv(tmp_path / "elsewhere")
+    env = pack_env("p", "s")
+    env["PULUMI_PYTHON_CMD"] = str(python)
+    with PolicyPackProcess(pack_dir, env) as pack:
+        argv, _ = started_as(pack)
+    assert argv[0] == str(python)

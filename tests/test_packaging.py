@@ -1,0 +1,84 @@
+"""``pip install .`` gives a working package: one distinct import name, every import declared.
+
+The wheel is built as pip builds it. Its modules' imports are checked against the wheel's own
+``Requires-Dist`` (a module the package imports must come from the standard library, the package
+itself, or a declared distribution), and the installed wheel, on its own, runs the offline preview
+of the prod example from outside the repository.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+# the pack's modules import each other as top-level names when the pack runs from its own folder
+PACK_SIBLINGS = {p.stem for p in (REPO / "policies").glob("*.py")}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(REPO)],
+                   check=True, capture_output=True)
+    (built,) = out.glob("mixed_os_racks-*.whl")
+    return built
+
+
+def test_one_distinct_import_name(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/", 1)[0] for name in archive.namelist()}
+    assert tops == {"mixed_os_racks", next(t for t in tops if t.endswith(".dist-info"))}
+
+
+def _imports(source: str) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_everything_the_package_imports_is_declared(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        sources = {n: archive.read(n).decode() for n in archive.namelist() if n.endswith(".py")}
+        metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+    declared = {re.split(r"[ ;<>=!~\[]", line.removeprefix("Requires-Dist: "), maxsplit=1)[0].lower().replace("_", "-")
+                for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
+    providers = importlib.metadata.packages_distributions()
+    undeclared = {}
+    for name, source in sources.items():
+        for module in _imports(source):
+            if module in sys.stdlib_module_names or module == "mixed_os_racks" or module in PACK_SIBLINGS or module == "__future__":
+                continue
+            dists = {d.lower().replace("_", "-") for d in providers.get(module, [])}
+            if not dists & declared:
+                undeclared.setdefault(module, []).append(name)
+    assert undeclared == {}
+
+
+def test_the_installed_wheel_runs_the_prod_preview_from_elsewhere(wheel, tmp_path):
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+                   check=True, capture_output=True)
+    # -S: no site-packages of this virtualenv (where the package is installed editable); its
+    # dependencies are on the path, the package only from the wheel
+    env = {"PYTHONPATH": f"{target}:{sysconfig.get_paths()['purelib']}", "PATH": "/usr/bin:/bin"}
+    where = subprocess.run([sys.executable, "-S", "-c", "import mixed_os_racks; print(mixed_os_racks.__file__)"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert where.stdout.startswith(str(target))
+    run = subprocess.run([sys.executable, "-S", "-m", "mixed_os_racks.offline", "preview", "--cwd", str(REPO),
+                          "--stack", "prod", "--no-policy"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "+ 18 to create" in run.stdout
