@@ -1,11 +1,11 @@
 """EC2 instance-family facts: architecture, GPUs (NVIDIA or AMD), Neuron and other accelerators.
 
 One table, read by the components (AMI type, GPU label and taint, the default lane's instance
-choice) and by the pack (GPU-lane and architecture detection). It covers every accelerated-computing
-family and every Graviton family the EC2 instance-type documentation lists (see ``SOURCE``);
-a family it does not know is judged by EC2's naming convention: a ``g`` right after the generation
-digit (``m7g``, ``c8gn``, ``r8gd``) is a Graviton (arm64) family, anything else x86_64, with no
-accelerator.
+choice) and by the pack (GPU-lane and architecture detection). It covers every accelerated family
+and every Graviton family EC2 lists (see ``SOURCE``, as of ``AS_OF``); a family it does not know is
+judged by EC2's naming convention: a ``g`` right after the generation digit (``m7g``, ``c8gn``,
+``r8gd``) is a Graviton (arm64) family, ``inf``/``trn`` families are Neuron, anything else x86_64
+with no accelerator.
 
 Standard library only and no sibling imports (the pack and the components share it).
 """
@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 SOURCE = (
-    "Amazon EC2 instance types: 'Accelerated computing' and 'Specifications for Amazon EC2 accelerated "
-    "computing instances', and the Graviton families of 'Amazon EC2 instance type naming conventions'"
+    "botocore 1.44.8's EC2 InstanceType enum (2026-11-20); Karpenter's generated instance-type reference "
+    "(v1.14.0, 2026-07-11) and eksctl's instance table (2026-08-12), both from DescribeInstanceTypes in "
+    "us-east-1, us-east-2 and us-west-2; awslabs/amazon-eks-ami (release v20260714) for which EKS AMI drives what"
 )
 AS_OF = "2026-12-02"
 
@@ -37,30 +38,34 @@ class Family:
     """AWS Inferentia or Trainium (Neuron devices, ``aws.amazon.com/neuron``)."""
     accelerator: str = ""
     """Any other accelerator: Gaudi, Qualcomm AI 100, FPGA, video transcoding."""
+    eks_nvidia_ami: bool = True
+    """For NVIDIA families: the EKS-optimized AL2023 NVIDIA AMI's driver (580) runs it. G7 needs driver
+    595 or newer (a custom AMI, amazon-eks-ami doc/usage/g7-ami.md); P2 needs 470 or older (unsupported)."""
 
     @property
     def accelerated(self) -> bool:
         return bool(self.gpu or self.neuron or self.accelerator)
 
 
-def _nvidia(name: str, model: str, arch: str = X86) -> Family:
-    return Family(name, arch, gpu=NVIDIA, gpu_model=model)
+def _nvidia(name: str, model: str, arch: str = X86, eks_ami: bool = True) -> Family:
+    return Family(name, arch, gpu=NVIDIA, gpu_model=model, eks_nvidia_ami=eks_ami)
 
 
 _ACCELERATED = (
-    # NVIDIA, x86_64
-    _nvidia("p2", "K80"), _nvidia("p3", "V100"), _nvidia("p3dn", "V100"),
+    # NVIDIA on x86_64 hosts (p2, p3, g2, g3, g3s, cg1: previous generation, kept so old configs are judged right)
+    _nvidia("p2", "K80", eks_ami=False), _nvidia("p3", "V100"), _nvidia("p3dn", "V100"),
     _nvidia("p4d", "A100"), _nvidia("p4de", "A100"),
     _nvidia("p5", "H100"), _nvidia("p5e", "H200"), _nvidia("p5en", "H200"),
     _nvidia("p6-b200", "B200"), _nvidia("p6-b300", "B300"),
-    _nvidia("g3", "M60"), _nvidia("g3s", "M60"), _nvidia("g4dn", "T4"), _nvidia("g5", "A10G"),
-    _nvidia("g6", "L4"), _nvidia("g6e", "L40S"), _nvidia("g6f", "L4"), _nvidia("gr6", "L4"), _nvidia("gr6f", "L4"),
-    _nvidia("g7e", "RTX PRO 6000 Blackwell"),
-    # NVIDIA, arm64 (Graviton or Grace hosts)
-    _nvidia("g5g", "T4G", ARM), _nvidia("p6e-gb200", "B200", ARM),
-    # AMD
+    _nvidia("cg1", "Tesla"), _nvidia("g2", "K520"), _nvidia("g3", "M60"), _nvidia("g3s", "M60"),
+    _nvidia("g4dn", "T4"), _nvidia("g5", "A10G"), _nvidia("g6", "L4"), _nvidia("g6e", "L40S"),
+    _nvidia("g6f", "L4 (fractional)"), _nvidia("gr6", "L4"), _nvidia("gr6f", "L4 (fractional)"),
+    _nvidia("g7", "RTX PRO 4500 Blackwell", eks_ami=False), _nvidia("g7e", "RTX PRO 6000 Blackwell Server"),
+    # NVIDIA on arm64 hosts: Graviton2 (g5g) and NVIDIA Grace (GB200, GB300)
+    _nvidia("g5g", "T4G", ARM), _nvidia("p6e-gb200", "GB200", ARM), _nvidia("p6e-gb300", "GB300", ARM),
+    # AMD GPUs
     Family("g4ad", X86, gpu=AMD, gpu_model="Radeon Pro V520"),
-    # Neuron
+    # AWS Neuron: Inferentia and Trainium
     Family("inf1", neuron=True), Family("inf2", neuron=True),
     Family("trn1", neuron=True), Family("trn1n", neuron=True), Family("trn2", neuron=True), Family("trn2u", neuron=True),
     # other accelerators
@@ -70,17 +75,21 @@ _ACCELERATED = (
 
 _GRAVITON = (
     "a1", "t4g",
-    "m6g", "m6gd", "c6g", "c6gd", "c6gn", "r6g", "r6gd", "x2gd", "im4gn", "is4gen",
-    "m7g", "m7gd", "c7g", "c7gd", "c7gn", "r7g", "r7gd", "hpc7g",
-    "m8g", "m8gd", "c8g", "c8gd", "c8gn", "r8g", "r8gd", "x8g", "i8g", "i8ge",
-    "mac2", "mac2-m1ultra", "mac2-m2", "mac2-m2pro", "mac-m4", "mac-m4pro",
+    "c6g", "c6gd", "c6gn", "c7g", "c7gd", "c7gn", "c8g", "c8gb", "c8gd", "c8gn", "c9g", "c9gd",
+    "m6g", "m6gd", "m7g", "m7gd", "m8g", "m8gb", "m8gd", "m8gn", "m9g", "m9gd",
+    "r6g", "r6gd", "r7g", "r7gd", "r8g", "r8gb", "r8gd", "r8gn", "r9g", "r9gd",
+    "x2gd", "x8g", "hpc7g", "im4gn", "is4gen", "i4g", "i8g", "i8ge",
 )
+# Apple silicon Macs (EC2 reports arm64_mac); mac1 is an Intel Mac
+_APPLE_SILICON = ("mac2", "mac2-m1ultra", "mac2-m2", "mac2-m2pro", "mac-m4", "mac-m4pro", "mac-m4max", "mac-m3ultra")
 
 FAMILIES: dict[str, Family] = {f.name: f for f in _ACCELERATED}
-FAMILIES.update({name: Family(name, ARM) for name in _GRAVITON})
+FAMILIES.update({name: Family(name, ARM) for name in _GRAVITON + _APPLE_SILICON})
 
-# EC2's naming: a Graviton family has a 'g' right after its generation digit (m9g, c9gn, ...).
+# EC2's naming for families the table does not know yet: a 'g' right after the generation digit is a
+# Graviton family (m10g, c10gn, ...); Inferentia and Trainium keep their names (trn3, inf3).
 _GRAVITON_NAME_RE = re.compile(r"[a-z]+[0-9]+g[a-z]*")
+_NEURON_NAME_RE = re.compile(r"(inf|trn)[0-9]+[a-z]*")
 
 
 def family_of(instance_type: str) -> str:
@@ -94,7 +103,7 @@ def facts(instance_type: str) -> Family:
     known: Optional[Family] = FAMILIES.get(name)
     if known is not None:
         return known
-    return Family(name, ARM if _GRAVITON_NAME_RE.fullmatch(name) else X86)
+    return Family(name, ARM if _GRAVITON_NAME_RE.fullmatch(name) else X86, neuron=bool(_NEURON_NAME_RE.fullmatch(name)))
 
 
 def is_nvidia_gpu_family(instance_type: str) -> bool:
