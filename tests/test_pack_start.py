@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import yaml
@@ -38,7 +37,8 @@ def small_venv(where: Path) -> Path:
     """A real virtualenv of its own, seeing this interpreter's packages through a .pth file."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     site = next(where.glob("lib/python*/site-packages"))
-    (site / "tests-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    ours = [path for path in sys.path if path.endswith("site-packages")]
+    (site / "tests-packages.pth").write_text("\n".join(ours) + "\n")
     return where / "bin" / "python"
 
 
