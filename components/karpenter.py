@@ -85,6 +85,10 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
     }
 
 
+NO_ACCELERATORS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
+"""Karpenter's well-known instance labels for GPU and accelerator counts (karpenter-provider-aws pkg/apis/v1/labels.go)."""
+
+
 def _requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": list(values)}
 
@@ -100,6 +104,12 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
         requirements.append(_requirement("karpenter.k8s.aws/instance-family", pool.instance_families))
     if pool.instance_sizes:
         requirements.append(_requirement("karpenter.k8s.aws/instance-size", pool.instance_sizes))
+    if not pool.offers_accelerators:
+        # Karpenter labels an instance type with a GPU or accelerator count only when it has one, and
+        # treats a label an instance type cannot fill as absent: DoesNotExist keeps every GPU, Neuron
+        # and other accelerated instance out of a pool that is not an accelerated lane (a pod asking for
+        # nvidia.com/gpu must not get a GPU node on Bottlerocket, or without the GPU lane's taint).
+        requirements += [{"key": key, "operator": "DoesNotExist"} for key in NO_ACCELERATORS]
 
     template_spec: dict[str, Any] = {
         "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": pool.name},

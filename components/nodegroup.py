@@ -119,10 +119,11 @@ class NodeGroup(pulumi.ComponentResource):
         group_tags = dict(tags)
         if pinned:
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
-            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk)
-            problem = rules.root_device_not_sized(subject, pinned, facts.root_device_name, upstream.AL2023_ROOT_DEVICE)
-            if problem and facts.root_device_name:
+            device = lookup.facts(subject, pinned).root_device_name
+            problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
+            if problem:
                 raise ConfigError(problem)
+            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk)
             by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
             if facts.root_snapshot_gib is not None:
                 group_tags[rules.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)

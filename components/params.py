@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from . import syntax
 from .errors import ConfigError
 from .specs import (
     AL2023_ALIAS_RE,
@@ -44,7 +45,6 @@ from .policies import upstream
 
 NAMESPACE = "rack"
 RESERVED_POOL_NAMES = frozenset({"workload", "build", "default", "system"})
-IAM_ROLE_NAME_RE = r"[A-Za-z0-9+=,.@_-]{1,64}"
 
 
 class Problems(ValueError):
@@ -316,6 +316,22 @@ class RackParams(BaseModel):
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
 
+    @field_validator("cluster_name")
+    @classmethod
+    def _cluster_name(cls, v: str) -> str:
+        problem = syntax.eks_cluster_name_problem(v)
+        if problem:
+            raise ValueError(f"invalid cluster_name '{v}' ({problem})")
+        return v
+
+    @field_validator("node_role_name", "node_group_role_name")
+    @classmethod
+    def _role_name(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+        problem = v is not None and syntax.iam_role_name_problem(v)
+        if problem:
+            raise ValueError(f"invalid {info.field_name} '{v}' ({problem})")
+        return v
+
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
     def _os(cls, v: Any) -> Any:
@@ -362,15 +378,6 @@ class RackParams(BaseModel):
             raise ValueError(f"node disk is less than 20: '{v}'")
         return v
 
-    @field_validator("node_group_role_name")
-    @classmethod
-    def _role_name(cls, v: Optional[str]) -> Optional[str]:
-        import re
-
-        if v is not None and not re.fullmatch(IAM_ROLE_NAME_RE, v):
-            raise ValueError(f"invalid node_group_role_name '{v}' (must be an IAM role name, not an ARN)")
-        return v
-
     @field_validator("nvidia_device_time_slicing_replicas")
     @classmethod
     def _replicas(cls, v: int) -> int:
@@ -401,6 +408,12 @@ class RackParams(BaseModel):
 
     def workload_pool(self) -> PoolSpec:
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""
+        limits = upstream.EBS_VOLUMES.get(self.karpenter_node_volume_type)
+        if limits is not None and limits.iops_required:
+            raise Problems([("karpenter_node_volume_type", (
+                f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs provisioned IOPS, and the "
+                f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with volume_iops)"
+            ))])
         try:
             return PoolSpec(**dict(
                 name="workload",

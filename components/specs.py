@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import syntax
 from .errors import ConfigError
 from .policies import instances, rules, upstream
 
@@ -78,19 +79,29 @@ class Spec(BaseModel):
             raise SpecError(type(self).__name__, exc) from None
 
 
-NAME_RE = re.compile(r"[a-z][a-z0-9-]{0,62}")
-DURATION_RE = re.compile(r"[0-9]+(s|m|h)")
-EXPIRY_RE = re.compile(r"[0-9]+h|Never")
+# A pool's name is a Kubernetes object name (DNS-1123 label) that, as the seeds require, starts with a letter.
+NAME_RE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+# The NodePool CRD's patterns (Karpenter v1.14.1): consolidateAfter and expireAfter, disruption budgets.
+DURATION_RE = re.compile(r"([0-9]+(s|m|h))+|Never")
 BUDGET_RE = re.compile(r"(100|[0-9]{1,2})%|[0-9]+")
 AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
-INSTANCE_TYPE_RE = re.compile(r"[a-z][a-z0-9-]*\.[a-z0-9]+")
-LABEL_VALUE_RE = re.compile(r"[a-z0-9-]+")
+# The seeds' node-group label: lowercase alphanumerics and dashes; as a Kubernetes label value, at
+# most 63 and starting and ending with an alphanumeric.
+LABEL_VALUE_RE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 CHART_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
 CAPACITY_TYPES = ("on-demand", "spot")
 ARCHES = ("amd64", "arm64")
-VOLUME_TYPES = ("gp2", "gp3", "io1", "io2")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+VOLUME_TYPES = tuple(upstream.EBS_VOLUMES)
+TAINT_EFFECTS = syntax.TAINT_EFFECTS
 RESERVED_TAG_KEYS = ("name", "rack")
+WEIGHT_RANGE = (1, 100)
+"""The NodePool CRD's bounds for ``spec.weight``."""
+NODEPOOL_LABELS_MAX = 100
+"""The NodePool CRD's ``maxProperties`` for template labels."""
+TAGS_MAX = 50
+"""AWS takes at most 50 tags per resource."""
+RACK_TAGS = 4
+"""Tags the rack adds to a node group: ``rack`` and the three AMI facts it records for the pack."""
 BUILD_LABEL = "convox-build"
 BUILD_TAINT_KEY = "dedicated"
 
@@ -133,9 +144,9 @@ class PoolSpec(Spec):
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
-    """How long a node stays before consolidation: ``30s``, ``5m``, ``1h``. Default ``30s``."""
+    """How long a node stays before consolidation: ``30s``, ``5m``, ``1h30m`` or ``Never``. Default ``30s``."""
     node_expiry: str = "720h"
-    """Node lifetime (``expireAfter``): hours like ``720h``, or ``Never``. Default ``720h``."""
+    """Node lifetime (``expireAfter``): a duration like ``720h`` or ``1h30m``, or ``Never``. Default ``720h``."""
     disruption_budget_nodes: str = "10%"
     """Nodes disrupted at once: a percentage (``10%``) or a count. Default ``10%``."""
     disk: int = 20
@@ -143,13 +154,14 @@ class PoolSpec(Spec):
     volume_type: str = "gp3"
     """EBS volume type: gp2, gp3, io1 or io2. Default ``gp3``."""
     volume_iops: Optional[int] = None
-    """Provisioned IOPS (gp3 only, 3000-80000). Default: the volume type's own."""
+    """Provisioned IOPS: gp3 3000-80000 (at most 500 per GiB), io1 100-64000 (50 per GiB), io2
+    100-256000 (1000 per GiB); required for io1 and io2, refused for gp2. Default: gp3's 3000."""
     volume_throughput: Optional[int] = None
-    """Throughput MiB/s (gp3 only, 125-1000). Default: gp3's own."""
+    """Throughput MiB/s, gp3 only: 125-2000, at most 0.25 per IOPS. Default: gp3's 125."""
     ami_id: Optional[str] = None
     """A custom AL2023 AMI to pin instead of the alias."""
     weight: Optional[int] = None
-    """The NodePool's weight (preference among pools). Default: none."""
+    """The NodePool's weight (preference among pools), 1-100. Default: none."""
     labels: dict[str, str] = {}
     """Extra node labels; ``convox.io/nodepool`` is the pool's own."""
     taints: list[Taint] = []
@@ -190,6 +202,14 @@ class PoolSpec(Spec):
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
         s = self.subject
+        for family in self.instance_families:
+            problem = syntax.instance_family_problem(family)
+            if problem:
+                raise FieldProblem("instance_families", f"{s}: instance family '{family}' {problem}")
+        for size in self.instance_sizes:
+            problem = syntax.instance_size_problem(size)
+            if problem:
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}")
         for ct in self.capacity_types:
             if ct not in CAPACITY_TYPES:
                 raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand or spot)")
@@ -206,25 +226,20 @@ class PoolSpec(Spec):
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
         if not DURATION_RE.fullmatch(self.consolidate_after):
             raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
-        if not EXPIRY_RE.fullmatch(self.node_expiry):
+        if not DURATION_RE.fullmatch(self.node_expiry):
             raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
         if not BUDGET_RE.fullmatch(self.disruption_budget_nodes):
             raise FieldProblem(
                 "disruption_budget_nodes",
                 f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",
             )
-        if self.disk <= 0:
-            raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
         if self.volume_type not in VOLUME_TYPES:
             raise FieldProblem("volume_type", f"{s}: invalid volume_type '{self.volume_type}' (must be one of gp2, gp3, io1, io2)")
-        if rules.NODEPOOL_LABEL in self.labels:
-            raise FieldProblem("labels", f"{s}: label '{rules.NODEPOOL_LABEL}' is reserved")
-        for taint in self.taints:
-            if taint.effect not in TAINT_EFFECTS:
-                raise FieldProblem("taints", f"{s}: invalid taint effect '{taint.effect}' (must be one of {', '.join(TAINT_EFFECTS)})")
         self._volume_rules()
-        if self.weight is not None and not 0 <= self.weight <= 100:
-            raise FieldProblem("weight", f"{s}: weight must be 0-100 (got '{self.weight}')")
+        self._label_rules()
+        self._taint_rules()
+        if self.weight is not None and not WEIGHT_RANGE[0] <= self.weight <= WEIGHT_RANGE[1]:
+            raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
         if not AL2023_ALIAS_RE.fullmatch(self.ami_alias):
             raise FieldProblem("ami_alias", f"invalid karpenter_ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
         gpu = instances.nvidia_families(self.instance_families)
@@ -235,24 +250,97 @@ class PoolSpec(Spec):
             problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
             if problem:
                 raise FieldProblem("ami_id", problem)
+        else:
+            problem = _needs_custom_nvidia_ami(s, self.instance_families)
+            if problem:
+                raise FieldProblem("instance_families", problem)
         return self
 
     def _volume_rules(self) -> None:
+        """The EBS limits of the volume type (``upstream.EBS_VOLUMES``): size, IOPS and throughput."""
+        s, kind = self.subject, self.volume_type
+        limits = upstream.EBS_VOLUMES[kind]
+        low, high = limits.size_gib[0], min(limits.size_gib[1], upstream.KARPENTER_VOLUME_MAX_GIB)
+        if not low <= self.disk <= high:
+            if self.disk <= 0:
+                raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
+            raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
+        iops = self.volume_iops
+        if iops is not None:
+            if limits.iops is None:
+                raise FieldProblem("volume_iops", f"{s}: volume_iops requires volume_type gp3, io1 or io2 (currently {kind})")
+            if not limits.iops[0] <= iops <= limits.iops[1]:
+                raise FieldProblem("volume_iops", f"{s}: invalid volume_iops '{iops}' (must be {limits.iops[0]}-{limits.iops[1]})")
+            most = max(limits.baseline_iops, (limits.iops_per_gib or 0) * self.disk)
+            if iops > most:
+                raise FieldProblem(
+                    "volume_iops",
+                    f"{s}: volume_iops {iops} is more than a {self.disk} GiB {kind} volume takes "
+                    f"({limits.iops_per_gib} per GiB: at most {most}; grow disk or lower volume_iops)",
+                )
+        elif limits.iops_required:
+            raise FieldProblem(
+                "volume_iops",
+                f"{s}: volume_type {kind} needs volume_iops (EC2 refuses an {kind} volume without provisioned IOPS, "
+                f"so no node would launch)",
+            )
+        throughput = self.volume_throughput
+        if throughput is not None:
+            if limits.throughput_mibs is None:
+                raise FieldProblem("volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {kind})")
+            low, high = limits.throughput_mibs
+            if not low <= throughput <= high:
+                raise FieldProblem("volume_throughput", f"{s}: invalid volume_throughput '{throughput}' (must be {low}-{high})")
+            provisioned = iops if iops is not None else limits.baseline_iops
+            most = max(limits.baseline_throughput_mibs, int(provisioned * (limits.throughput_per_iops or 0)))
+            if throughput > most:
+                raise FieldProblem(
+                    "volume_throughput",
+                    f"{s}: volume_throughput {throughput} MiB/s needs more than {provisioned} IOPS "
+                    f"({limits.throughput_per_iops:g} MiB/s per IOPS: at most {most}; raise volume_iops)",
+                )
+
+    def _label_rules(self) -> None:
         s = self.subject
-        if self.volume_iops is not None:
-            if self.volume_type != "gp3":
-                raise FieldProblem("volume_iops", f"{s}: volume_iops requires volume_type gp3 (currently {self.volume_type})")
-            if not 3000 <= self.volume_iops <= 80000:
-                raise FieldProblem("volume_iops", f"{s}: invalid volume_iops '{self.volume_iops}' (must be 3000-80000)")
-        if self.volume_throughput is not None:
-            if self.volume_type != "gp3":
-                raise FieldProblem(
-                    "volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {self.volume_type})"
-                )
-            if not 125 <= self.volume_throughput <= 1000:
-                raise FieldProblem(
-                    "volume_throughput", f"{s}: invalid volume_throughput '{self.volume_throughput}' (must be 125-1000)"
-                )
+        if rules.NODEPOOL_LABEL in self.labels:
+            raise FieldProblem("labels", f"{s}: label '{rules.NODEPOOL_LABEL}' is reserved")
+        for key, value in self.labels.items():
+            problem = syntax.qualified_name_problem(key)
+            if problem:
+                raise FieldProblem("labels", f"{s}: invalid label key '{key}' ({problem})")
+            domain = syntax.restricted_label_domain(key)
+            if domain:
+                raise FieldProblem("labels", f"{s}: label '{key}' is in the restricted domain {domain} (Karpenter and the kubelet refuse it)")
+            problem = syntax.label_value_problem(value)
+            if problem:
+                raise FieldProblem("labels", f"{s}: invalid value '{value}' of label '{key}' ({problem})")
+        if len(self.node_labels()) > NODEPOOL_LABELS_MAX:
+            raise FieldProblem("labels", f"{s}: at most {NODEPOOL_LABELS_MAX} node labels (the NodePool's limit, the rack's own included)")
+
+    def _taint_rules(self) -> None:
+        s = self.subject
+        seen: set[tuple[str, str]] = set()
+        for taint in self.node_taints():
+            key, effect = taint["key"], taint["effect"]
+            if effect not in TAINT_EFFECTS:
+                raise FieldProblem("taints", f"{s}: invalid taint effect '{effect}' (must be one of {', '.join(TAINT_EFFECTS)})")
+            problem = syntax.qualified_name_problem(key)
+            if problem:
+                raise FieldProblem("taints", f"{s}: invalid taint key '{key}' ({problem})")
+            value = taint.get("value", "")
+            problem = syntax.label_value_problem(value) if value else None
+            if problem:
+                raise FieldProblem("taints", f"{s}: invalid value '{value}' of taint '{key}' ({problem})")
+            if (key, effect) in seen:
+                why = " (dedicated adds it already)" if key == rules.DEDICATED_TAINT_KEY and self.dedicated else ""
+                raise FieldProblem("taints", f"{s}: duplicate taint {key}:{effect}{why}")
+            seen.add((key, effect))
+
+    @property
+    def offers_accelerators(self) -> bool:
+        """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
+        lists accelerated families itself; every other pool asks Karpenter for none."""
+        return self.os == "al2023" and any(instances.is_accelerated_family(f) for f in self.instance_families)
 
     def node_labels(self) -> dict[str, str]:
         """The NodePool's node labels: the user's, the GPU-vendor label on a GPU pool, and
@@ -267,6 +355,20 @@ class PoolSpec(Spec):
         """``dedicated-node=<name>:NoSchedule`` first when dedicated, then the user's."""
         taints = [{"key": rules.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}] if self.dedicated else []
         return taints + [t.as_dict() for t in self.taints]
+
+
+def _needs_custom_nvidia_ami(subject: str, instance_types: list[str]) -> Optional[str]:
+    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive (its driver is 580; G7 needs 595
+    or newer, P2 470 or older: amazon-eks-ami doc/usage/g7-ami.md, the EKS AMI docs)."""
+    unserved = sorted({instances.family_of(t) for t in instance_types
+                       if instances.is_nvidia_gpu_family(t) and not instances.facts(t).eks_nvidia_ami})
+    if not unserved:
+        return None
+    what = f"instance family {unserved[0]} needs" if len(unserved) == 1 else f"instance families {', '.join(unserved)} need"
+    return (
+        f"{subject}: {what} an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship "
+        f"(pin an ami_id built for it, e.g. amazon-eks-ami with nvidia_driver_major_version=595 for G7)"
+    )
 
 
 # ---- managed node groups ---------------------------------------------------------------------------------
@@ -307,7 +409,7 @@ class NodeGroupSpec(Spec):
     def _rules(self) -> "NodeGroupSpec":
         if not self.instance_type.strip():
             raise FieldProblem("instance_type", f"node type is required: '{self.instance_type}'")
-        if not INSTANCE_TYPE_RE.fullmatch(self.instance_type):
+        if syntax.instance_type_problem(self.instance_type):
             raise FieldProblem("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
         if self.capacity_type not in ("ON_DEMAND", "SPOT"):
             raise FieldProblem("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
@@ -323,13 +425,25 @@ class NodeGroupSpec(Spec):
             raise FieldProblem("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
         if self.disk < upstream.SEEDS_NODE_DISK_GIB:
             raise FieldProblem("disk", f"node disk is less than 20: '{self.disk}'")
-        for key in self.tags:
+        most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
+        if self.disk > most:
+            raise FieldProblem("disk", f"node disk is more than a gp3 volume takes ({most} GiB): '{self.disk}'")
+        for key, value in self.tags.items():
             if key.strip().lower() in RESERVED_TAG_KEYS:
                 raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
+            problem = syntax.tag_problem(key, value)
+            if problem:
+                raise FieldProblem("tags", f"invalid tags: {problem}")
+        if len(self.tags) > TAGS_MAX - RACK_TAGS:
+            raise FieldProblem("tags", f"at most {TAGS_MAX - RACK_TAGS} tags (AWS takes {TAGS_MAX}; the rack adds {RACK_TAGS})")
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(self.subject, self.ami_id)
             if problem:
                 raise FieldProblem("ami_id", problem)
+        else:
+            problem = _needs_custom_nvidia_ami(self.subject, [self.instance_type])
+            if problem:
+                raise FieldProblem("instance_type", problem)
         return self
 
     @property

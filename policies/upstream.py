@@ -9,6 +9,7 @@ Each fact says where it was read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 # ---- devices and disks ---------------------------------------------------------------------------------
 
@@ -22,6 +23,8 @@ BOTTLEROCKET_OS_VOLUME_GIB = 4
 KARPENTER_DEFAULT_ROOT_GIB = {"al2023": 20.0, "al2": 20.0, "bottlerocket": 4.0}
 """Root volume Karpenter gives an EC2NodeClass that sets no ``blockDeviceMappings`` (encrypted gp3)."""
 KARPENTER_DEFAULT_MAPPINGS_ENCRYPTED = True
+KARPENTER_VOLUME_MAX_GIB = 59000
+"""The EC2NodeClass CRD's pattern for ``blockDeviceMappings[].ebs.volumeSize`` stops at 59000Gi (v1.14.1)."""
 """Karpenter's default block device mappings set ``encrypted: true``."""
 PULUMI_EKS_DEFAULT_DISK_GIB = 20.0
 """pulumi-eks's default ``diskSize``/``nodeRootVolumeSize``."""
@@ -57,3 +60,36 @@ class Chart:
 
 NVIDIA_DEVICE_PLUGIN = Chart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
 DCGM_EXPORTER = Chart("dcgm-exporter", "4.8.2", "https://nvidia.github.io/dcgm-exporter/helm-charts")
+
+
+# ---- EBS volumes -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VolumeLimits:
+    """What EC2 accepts for one EBS volume type (CreateVolume / EbsBlockDevice in botocore 1.44.8's
+    EC2 model, 2026-11-20; the ratios from the EBS user guide's volume-type pages)."""
+
+    size_gib: tuple[int, int]
+    iops: Optional[tuple[int, int]] = None
+    """Provisioned IOPS range; None: IOPS cannot be set (gp2: 3 per GiB, fixed)."""
+    iops_required: bool = False
+    """io1 and io2: without ``iops`` EC2 refuses the launch (InvalidParameterCombination)."""
+    iops_per_gib: Optional[int] = None
+    """At most this many provisioned IOPS per GiB of volume."""
+    baseline_iops: int = 0
+    """IOPS every volume of the type gets whatever its size (gp3: 3,000)."""
+    throughput_mibs: Optional[tuple[int, int]] = None
+    """Provisioned throughput range (gp3 only)."""
+    throughput_per_iops: Optional[float] = None
+    """At most this many MiB/s per provisioned IOPS (gp3: 0.25)."""
+    baseline_throughput_mibs: int = 0
+
+
+EBS_VOLUMES = {
+    "gp2": VolumeLimits(size_gib=(1, 16384)),
+    "gp3": VolumeLimits(size_gib=(1, 65536), iops=(3000, 80000), iops_per_gib=500, baseline_iops=3000,
+                        throughput_mibs=(125, 2000), throughput_per_iops=0.25, baseline_throughput_mibs=125),
+    "io1": VolumeLimits(size_gib=(4, 16384), iops=(100, 64000), iops_required=True, iops_per_gib=50),
+    "io2": VolumeLimits(size_gib=(4, 65536), iops=(100, 256000), iops_required=True, iops_per_gib=1000),
+}

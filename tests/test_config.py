@@ -144,7 +144,8 @@ def test_duplicate_pool_names():
         ("node_expiry", "30d", "invalid node_expiry '30d' (use hours like 720h, or Never)"),
         ("disruption_budget_nodes", "101%", "invalid disruption_budget_nodes '101%' (use a percentage like 10% or a count)"),
         ("volume_type", "st1", "invalid volume_type 'st1' (must be one of gp2, gp3, io1, io2)"),
-        ("weight", 101, "weight must be 0-100 (got '101')"),
+        ("weight", 101, "weight must be 1-100 (got '101')"),
+        ("weight", 0, "weight must be 1-100 (got '0')"),  # the NodePool CRD: minimum 1
         ("labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
         ("taints", "a=b:NoWay", "invalid taint effect 'NoWay' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
         ("ami_id", "ami-XYZ", "invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
@@ -176,21 +177,25 @@ def test_node_expiry_never():
     assert spec(karpenter_node_expiry="Never").pools[0].node_expiry == "Never"
 
 
-def test_iops_require_gp3():
-    assert pool_error(volume_type="io2", volume_iops=4000) == (
+def test_iops_are_refused_for_gp2():
+    """gp2's IOPS are 3 per GiB and cannot be provisioned (EC2: "The parameter iops is not supported for gp2 volumes")."""
+    assert pool_error(volume_type="gp2", volume_iops=4000) == (
         "rack:additional_karpenter_nodepools_config[0].volume_iops: "
-        "karpenter nodepool 'gpu': volume_iops requires volume_type gp3 (currently io2)"
+        "karpenter nodepool 'gpu': volume_iops requires volume_type gp3, io1 or io2 (currently gp2)"
     )
 
 
 @pytest.mark.parametrize("iops", [2999, 80001])
 def test_iops_range(iops):
-    assert pool_error(volume_iops=iops).endswith(f"invalid volume_iops '{iops}' (must be 3000-80000)")
+    assert pool_error(volume_iops=iops, disk=200).endswith(f"invalid volume_iops '{iops}' (must be 3000-80000)")
 
 
-@pytest.mark.parametrize("throughput", [124, 1001])
+@pytest.mark.parametrize("throughput", [124, 2001])
 def test_throughput_range(throughput):
-    assert pool_error(volume_throughput=throughput).endswith(f"invalid volume_throughput '{throughput}' (must be 125-1000)")
+    """gp3 throughput is 125-2,000 MiB/s since EC2 raised gp3's limits in 2025 (botocore's EC2 model, 2026-11)."""
+    assert pool_error(volume_throughput=throughput, volume_iops=8000, disk=100).endswith(
+        f"invalid volume_throughput '{throughput}' (must be 125-2000)"
+    )
 
 
 def test_labels_and_taints_in_seed_format():

@@ -44,11 +44,14 @@ def test_default_pool_nodepool(dev_run):
     spec = pool["spec"]
     template = spec["template"]["spec"]
     assert template["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "workload"}
-    assert {r["key"]: r["values"] for r in template["requirements"]} == {
-        "kubernetes.io/os": ["linux"],
-        "kubernetes.io/arch": ["amd64"],
-        "karpenter.sh/capacity-type": ["on-demand", "spot"],
-        "karpenter.k8s.aws/instance-family": ["c6i", "m6i", "r6i"],
+    assert {r["key"]: (r["operator"], r.get("values")) for r in template["requirements"]} == {
+        "kubernetes.io/os": ("In", ["linux"]),
+        "kubernetes.io/arch": ("In", ["amd64"]),
+        "karpenter.sh/capacity-type": ("In", ["on-demand", "spot"]),
+        "karpenter.k8s.aws/instance-family": ("In", ["c6i", "m6i", "r6i"]),
+        # not an accelerated lane: no GPU or accelerator instances (issue 8)
+        "karpenter.k8s.aws/instance-gpu-count": ("DoesNotExist", None),
+        "karpenter.k8s.aws/instance-accelerator-count": ("DoesNotExist", None),
     }
     assert template["expireAfter"] == "720h"
     assert "taints" not in template
@@ -239,3 +242,36 @@ def test_pool_spec_validates_like_the_stack_config():
     with pytest.raises(ConfigError, match=r"karpenter workload nodepool: invalid capacity type 'reserved'"):
         PoolSpec(name="workload", capacity_types=["reserved"])
     assert PoolSpec(name="workload", os="bottlerocket").subject == "karpenter workload nodepool"
+
+
+# ---- which lanes may launch accelerated instances (issue 8) ------------------------------------------------
+
+NO_ACCELERATORS = [
+    {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "DoesNotExist"},
+    {"key": "karpenter.k8s.aws/instance-accelerator-count", "operator": "DoesNotExist"},
+]
+
+
+def requirements_of(run, name):
+    return named(run, NODEPOOL, name).inputs["spec"]["template"]["spec"]["requirements"]
+
+
+def test_the_bottlerocket_default_lane_never_launches_an_accelerated_instance(prod_run):
+    """Karpenter labels GPU and accelerator counts only on instance types that have them, and treats an
+    absent label as DoesNotExist (karpenter-provider-aws pkg/apis/v1/labels.go, instance-type labels):
+    with no families the Bottlerocket lane could otherwise launch a GPU instance for a pod that asks for
+    nvidia.com/gpu, and Bottlerocket GPU lanes are refused."""
+    requirements = requirements_of(prod_run, "workload")
+    assert all(r in requirements for r in NO_ACCELERATORS)
+    run = run_rack(rack_config(karpenter_node_os="bottlerocket"))  # no families at all
+    assert all(r in requirements_of(run, "workload") for r in NO_ACCELERATORS)
+
+
+def test_an_al2023_lane_offers_accelerators_only_when_it_lists_them():
+    pools = [{"name": "gpu", "instance_families": "g5,g6"}, {"name": "neuron", "instance_families": "inf2"},
+             {"name": "any"}, {"name": "cpu", "instance_families": "c7i"}]
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=pools))
+    for name in ("gpu", "neuron"):
+        assert not [r for r in requirements_of(run, name) if r in NO_ACCELERATORS], name
+    for name in ("any", "cpu", "workload"):
+        assert all(r in requirements_of(run, name) for r in NO_ACCELERATORS), name

@@ -73,9 +73,14 @@ def test_tags_as_a_mapping_or_the_seeds_text() -> None:
 
 
 def test_tags_are_a_mapping_end_to_end() -> None:
-    """A mapping's value with a comma or an '=' stays one tag (it used to be joined and split again)."""
-    ng = parse(**{NG: [group(tags={"a": "b,c=d"})]}).additional_node_groups_config[0]
-    assert ng.tags == {"a": "b,c=d"}
+    """A mapping stays the mapping it is: ``{"a": "b,c=d"}`` used to be joined and split into two tags.
+    EKS takes letters, digits, spaces and + - = . _ : / @ in tag values (its TagMap rules), so the
+    comma is refused by name, and an '=' stays in its one value."""
+    ng = parse(**{NG: [group(tags={"a": "b=c", "team": "ml"})]}).additional_node_groups_config[0]
+    assert ng.tags == {"a": "b=c", "team": "ml"}
+    assert error(**{NG: [group(tags={"a": "b,c=d"})]}) == (
+        f"rack:{NG}[0]: invalid tags: tag 'a' value must be at most 256 letters, digits, spaces or _.:/=+-@"
+    )
 
 
 # ---- ids --------------------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+"""The syntax the real APIs enforce, checked before anything is sent to them.
+
+Kubernetes (apimachinery's validation, the same patterns the Karpenter v1.14.1 CRDs carry): a
+label key is a qualified name (an optional DNS-1123 subdomain prefix of at most 253 characters and a
+``/``, then a name of at most 63 characters that starts and ends with an alphanumeric); a label or
+taint value is at most 63 such characters or empty; an object name such as a NodePool's is a
+DNS-1123 label. AWS: an EKS cluster name (1-100 characters, ``[0-9A-Za-z][0-9A-Za-z_-]*``, the
+``ClusterName`` shape of the EKS API), an IAM role name (1-64 of ``[A-Za-z0-9+=,.@_-]``), an EC2
+instance type (``<family>.<size>``, every type in botocore's EC2 enum matches), a region, and tags
+(EC2's limits: keys of 1-127 characters, values of at most 256, letters, digits, spaces and
+``_ . : / = + - @``, no ``aws:`` prefix). Every pattern matches the whole string, and only ASCII digits
+count as digits.
+
+Each ``*_problem`` function returns None for a good value, or what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+NAME_PART_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+# Label domains the kubelet's node restriction or Karpenter reserve (karpenter sigs.k8s.io/karpenter
+# pkg/apis/v1/labels.go RestrictedLabelDomains; the CRD's CEL rules on template labels), and the
+# subdomains they allow.
+RESTRICTED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
+ALLOWED_LABEL_SUBDOMAINS = ("node.kubernetes.io", "node-restriction.kubernetes.io")
+
+EKS_CLUSTER_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,99}")
+IAM_ROLE_NAME_RE = re.compile(r"[A-Za-z0-9+=,.@_-]{1,64}")
+INSTANCE_FAMILY_RE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+INSTANCE_SIZE_RE = re.compile(r"nano|micro|small|medium|large|xlarge|[1-9][0-9]*xlarge|metal(-[1-9][0-9]*xl)?")
+REGION_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]+")
+TAG_TEXT_RE = re.compile(r"[\w .:/=+\-@]*")
+TAG_KEY_MAX, TAG_VALUE_MAX = 127, 256
+
+
+def dns_label_problem(name: str) -> Optional[str]:
+    if len(name) > 63 or not DNS1123_LABEL_RE.fullmatch(name):
+        return "must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63"
+    return None
+
+
+def qualified_name_problem(key: str) -> Optional[str]:
+    """A label or taint key: ``[prefix/]name``."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN_RE.fullmatch(prefix)):
+        return "its prefix must be a DNS subdomain (lowercase, at most 253 characters) followed by '/'"
+    if not name or len(name) > 63 or not NAME_PART_RE.fullmatch(name):
+        return "must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+    return None
+
+
+def label_value_problem(value: str) -> Optional[str]:
+    if len(value) > 63 or not LABEL_VALUE_RE.fullmatch(value):
+        return "must be empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+    return None
+
+
+def restricted_label_domain(key: str) -> Optional[str]:
+    """The reserved domain a label key is in, or None."""
+    prefix = key.rpartition("/")[0]
+    if not prefix or any(prefix == d or prefix.endswith("." + d) for d in ALLOWED_LABEL_SUBDOMAINS):
+        return None
+    return next((d for d in RESTRICTED_LABEL_DOMAINS if prefix == d or prefix.endswith("." + d)), None)
+
+
+def eks_cluster_name_problem(name: str) -> Optional[str]:
+    if not EKS_CLUSTER_NAME_RE.fullmatch(name):
+        return "must be 1-100 letters, digits, '-' or '_', starting with a letter or digit (the EKS cluster name rule)"
+    return None
+
+
+def iam_role_name_problem(name: str) -> Optional[str]:
+    if name.startswith("arn:") or "/" in name:
+        return "must be an IAM role name, not an ARN"
+    if not IAM_ROLE_NAME_RE.fullmatch(name):
+        return "must be an IAM role name: 1-64 of letters, digits and +=,.@_-"
+    return None
+
+
+def instance_family_problem(family: str) -> Optional[str]:
+    if "." in family:
+        return "is an instance type, not a family (give the family, e.g. g5, and sizes in instance_sizes)"
+    if len(family) > 20 or not INSTANCE_FAMILY_RE.fullmatch(family):
+        return "must be an EC2 instance family like g5, m7g or c7i-flex"
+    return None
+
+
+def instance_size_problem(size: str) -> Optional[str]:
+    if not INSTANCE_SIZE_RE.fullmatch(size):
+        return "must be an EC2 instance size like large, xlarge, 2xlarge or metal"
+    return None
+
+
+def instance_type_problem(instance_type: str) -> Optional[str]:
+    family, dot, size = instance_type.partition(".")
+    if not dot or instance_family_problem(family) or instance_size_problem(size):
+        return "must look like g4dn.xlarge"
+    return None
+
+
+def region_problem(region: str) -> Optional[str]:
+    if not REGION_RE.fullmatch(region):
+        return "must be an AWS region like us-east-1"
+    return None
+
+
+def tag_problem(key: str, value: str) -> Optional[str]:
+    if not 1 <= len(key) <= TAG_KEY_MAX or not TAG_TEXT_RE.fullmatch(key):
+        return f"tag key '{key}' must be 1-{TAG_KEY_MAX} letters, digits, spaces or _.:/=+-@"
+    if key.lower().startswith("aws:"):
+        return f"tag key '{key}' uses the reserved prefix 'aws:'"
+    if len(value) > TAG_VALUE_MAX or not TAG_TEXT_RE.fullmatch(value):
+        return f"tag '{key}' value must be at most {TAG_VALUE_MAX} letters, digits, spaces or _.:/=+-@"
+    return None
