@@ -1,0 +1,222 @@
+"""Values are refused, never silently changed (issue 10, classes 12-14): every pattern matches the whole
+string with ASCII digits only, and values follow the syntax of the API they end up in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mixed_os_racks import ConfigError, parse_rack_config
+from mixed_os_racks.syntax import (
+    eks_cluster_name_problem,
+    instance_type_problem,
+    label_value_problem,
+    qualified_name_problem,
+    region_problem,
+)
+
+
+def error(**values: Any) -> str:
+    values.setdefault("cluster_name", "c")
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config(values)
+    return str(caught.value)
+
+
+def pool_error(**pool: Any) -> str:
+    return error(additional_karpenter_nodepools_config=[{"name": "gpu", **pool}])
+
+
+def accepted(**values: Any) -> Any:
+    values.setdefault("cluster_name", "c")
+    return parse_rack_config(values)
+
+
+# ---- 12: whole strings, ASCII digits -------------------------------------------------------------------------
+
+STRING_FIELDS = {
+    "name": "gpu",
+    "consolidate_after": "30s",
+    "node_expiry": "720h",
+    "disruption_budget_nodes": "10%",
+    "ami_id": "ami-0123456789abcdef0",
+}
+
+
+@pytest.mark.parametrize("field", sorted(STRING_FIELDS))
+@pytest.mark.parametrize("suffix", ["\n", " ", "\t", "\r\n"])
+def test_a_trailing_newline_or_blank_is_refused(field, suffix):
+    """A YAML block scalar (`name: |`) ends its value with a newline: 'gpu' and 'gpu\\n' are not the same pool."""
+    good = STRING_FIELDS[field]
+    assert accepted(additional_karpenter_nodepools_config=[{"name": "gpu", field: good}])
+    assert pool_error(**{field: good + suffix})
+
+
+def test_gpu_and_gpu_newline_cannot_coexist():
+    assert "must be lowercase alphanumeric" in pool_error(name="gpu\n")
+
+
+@pytest.mark.parametrize("field, value", [
+    ("consolidate_after", "３０s"), ("node_expiry", "７２０h"), ("disruption_budget_nodes", "１０%"),
+    ("disruption_budget_nodes", "٣"), ("ami_id", "ami-０１２３４５６７"),
+])
+def test_only_ascii_digits_are_digits(field, value):
+    assert pool_error(**{field: value})
+
+
+def test_a_fullwidth_alias_date_is_refused():
+    assert error(karpenter_ami_alias="al2023@v２０２４０１０１").startswith("rack:karpenter_ami_alias: invalid karpenter_ami_alias")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=12).filter(lambda t: not t.isascii() or not t.strip() == t))
+def test_no_odd_text_passes_as_a_duration(text):
+    with pytest.raises(ConfigError):
+        parse_rack_config({"cluster_name": "c", "karpenter_consolidate_after": f"30s{text}"})
+
+
+# ---- 13: Kubernetes syntax -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gpu-", "-gpu", "g" * 64, "gpu.pool", "gpu_pool", "Gpu", ""])
+def test_pool_names_are_dns_labels(name):
+    assert pool_error(name=name).endswith(f"karpenter nodepool name '{name}' must be lowercase alphanumeric with dashes, max 63 chars")
+
+
+def test_k_v_x_is_not_a_label():
+    assert pool_error(labels="team=ml=x") == (
+        "rack:additional_karpenter_nodepools_config[0].labels: karpenter nodepool 'gpu': invalid value 'ml=x' of label "
+        "'team' (must be empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)"
+    )
+
+
+@pytest.mark.parametrize("labels, problem", [
+    ({"team": "x" * 64}, "invalid value"),
+    ({"Team Name": "x"}, "invalid label key 'Team Name'"),
+    ({"example.com/": "x"}, "invalid label key 'example.com/'"),
+    ({"Example.com/team": "x"}, "invalid label key 'Example.com/team'"),
+    ({"kubernetes.io/role": "gpu"}, "is in the restricted domain kubernetes.io"),
+    ({"node-role.kubernetes.io/gpu": ""}, "is in the restricted domain kubernetes.io"),
+    ({"karpenter.sh/capacity-type": "spot"}, "is in the restricted domain karpenter.sh"),
+    ({"karpenter.k8s.aws/instance-family": "g5"}, "is in the restricted domain karpenter.k8s.aws"),
+])
+def test_labels_follow_kubernetes(labels, problem):
+    assert problem in pool_error(labels=labels)
+
+
+def test_allowed_subdomains_of_kubernetes_io():
+    spec = accepted(additional_karpenter_nodepools_config=[{"name": "gpu", "labels": {"node.kubernetes.io/lane": "gpu"}}])
+    assert spec.pools[1].labels == {"node.kubernetes.io/lane": "gpu"}
+
+
+@pytest.mark.parametrize("taints, problem", [
+    ("a=b:NoSchedule,a=c:NoSchedule", "duplicate taint a:NoSchedule"),
+    ("bad key=x:NoSchedule", "invalid taint key 'bad key'"),
+    ("a=-x:NoSchedule", "invalid value '-x' of taint 'a'"),
+    ("a=b:noschedule", "invalid taint effect 'noschedule'"),
+])
+def test_taints_follow_kubernetes(taints, problem):
+    assert problem in pool_error(taints=taints)
+
+
+def test_a_taint_repeating_the_dedicated_one_is_refused():
+    assert pool_error(dedicated=True, taints="dedicated-node=gpu:NoSchedule").endswith(
+        "karpenter nodepool 'gpu': duplicate taint dedicated-node:NoSchedule (dedicated adds it already)"
+    )
+    # a different effect is another taint: Kubernetes keys taints by key and effect
+    assert accepted(additional_karpenter_nodepools_config=[{"name": "gpu", "dedicated": True,
+                                                            "taints": "dedicated-node=gpu:NoExecute"}])
+
+
+@pytest.mark.parametrize("label", ["gpu-", "-gpu", "g" * 64])
+def test_node_group_labels_are_label_values(label):
+    assert error(additional_node_groups_config=[{"type": "g5.xlarge", "label": label}]) == (
+        f"rack:additional_node_groups_config[0]: label value '{label}' invalid, must contain only lowercase alphanumeric and dashes"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=70))
+def test_label_values_match_kubernetes(value):
+    import re
+
+    kubernetes = re.fullmatch(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", value) and len(value) <= 63
+    assert (label_value_problem(value) is None) == bool(kubernetes and value.isascii())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abc-._/AZ09 ", max_size=30))
+def test_qualified_names_match_kubernetes(key):
+    import re
+
+    prefix, slash, name = key.rpartition("/")
+    dns = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+    good_prefix = not slash or bool(re.fullmatch(dns, prefix))
+    good_name = bool(re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", name)) and len(name) <= 63
+    assert (qualified_name_problem(key) is None) == (good_prefix and good_name)
+
+
+# ---- 14: AWS syntax -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["", " ", "prod rack", "prod\n", "x" * 101, "prod-räck", "-prod", "null\t"])
+def test_eks_cluster_names(name):
+    assert error(cluster_name=name).startswith("rack:cluster_name:")
+
+
+@pytest.mark.parametrize("name", ["prod-rack", "p", "1rack", "prod_rack", "x" * 100])
+def test_good_cluster_names(name):
+    assert accepted(cluster_name=name).cluster_name == name
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=110))
+def test_cluster_names_match_the_eks_api(name):
+    import re
+
+    assert (eks_cluster_name_problem(name) is None) == bool(re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z_-]{0,99}", name, re.ASCII))
+
+
+@pytest.mark.parametrize("value, good", [
+    ("g4dn.xlarge", True), ("u7inh-32tb.480xlarge", True), ("c7i-flex.large", True), ("m7i.metal-24xl", True),
+    ("p6e-gb200.36xlarge", True), ("g4dn", False), ("g4dn.XLarge", False), ("g4dn.xlarge\n", False),
+    ("g4dn..xlarge", False), (".xlarge", False), ("g4dn.0xlarge", False),
+])
+def test_instance_types(value, good):
+    assert (instance_type_problem(value) is None) == good
+
+
+@pytest.mark.parametrize("families, problem", [
+    ("g5.xlarge", "is an instance type, not a family"), ("G5", "must be an EC2 instance family"),
+    ("g5 ", "must be an EC2 instance family"),
+])
+def test_instance_families(families, problem):
+    assert problem in pool_error(instance_families=[families])
+
+
+@pytest.mark.parametrize("region, good", [
+    ("us-east-1", True), ("eu-central-2", True), ("us-gov-west-1", True), ("cn-northwest-1", True),
+    ("eusc-de-east-1", True), ("us-east", False), ("US-EAST-1", False), ("us-east-1\n", False), ("us_east_1", False),
+])
+def test_regions(region, good):
+    assert (region_problem(region) is None) == good
+
+
+@pytest.mark.parametrize("tags, problem", [
+    ({"aws:team": "x"}, "reserved prefix 'aws:'"),
+    ({"k" * 128: "x"}, "must be 1-127"),
+    ({"team": "v" * 257}, "value must be at most 256"),
+    ({"NAME": "x"}, "reserved tag key 'NAME' is not allowed"),
+    ({f"t{n}": "x" for n in range(47)}, "at most 46 tags"),
+])
+def test_node_group_tags_follow_aws(tags, problem):
+    assert problem in error(additional_node_groups_config=[{"type": "m5.large", "tags": tags}])
+
+
+@pytest.mark.parametrize("key", ["node_role_name", "node_group_role_name"])
+@pytest.mark.parametrize("name", ["role name", "x" * 65, "rôle", ""])
+def test_role_names(key, name):
+    assert error(**{key: name}).startswith(f"rack:{key}: invalid {key} '{name}' (must be an IAM role name")
