@@ -9,13 +9,15 @@ takes it as ``cluster``, a ``ClusterRef``. Pools and node groups take a spec (``
 
 from .ami import AmiFacts, AmiLookup
 from .cluster import ClusterRef
+from .eks import RackCluster, RackClusterArgs
 from .errors import ArgumentError, ConfigError
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
 from .params import RackParams, parse_rack_config, parse_rack_params
 from .rack import Rack, RackArgs
-from .specs import DevicePluginSpec, GpuObservabilitySpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
+from .specs import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
 from .stackconfig import load_stack_config
 
 __all__ = [
@@ -23,13 +25,17 @@ __all__ = [
     "AmiLookup",
     "ArgumentError",
     "ClusterRef",
+    "ClusterSpec",
     "ConfigError",
     "DevicePluginSpec",
     "GpuObservability",
     "GpuObservabilityArgs",
     "GpuObservabilitySpec",
+    "KarpenterController",
+    "KarpenterControllerArgs",
     "KarpenterPool",
     "KarpenterPoolArgs",
+    "KarpenterSpec",
     "NodeGroup",
     "NodeGroupArgs",
     "NodeGroupSpec",
@@ -38,6 +44,8 @@ __all__ = [
     "PoolSpec",
     "Rack",
     "RackArgs",
+    "RackCluster",
+    "RackClusterArgs",
     "RackParams",
     "RackSpec",
     "Taint",

@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from functools import lru_cache
-from typing import Any, Literal, Mapping, NotRequired, Required, Union
+from typing import Any, Literal, Mapping, NotRequired, Optional, Required, Union
 
 import pulumi
 
@@ -130,3 +130,12 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
                 kind, name, key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"
             )
     return dict(args)
+
+
+def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
+    """What a component was told to wait for (``opts.depends_on``), for its children to wait for too:
+    Pulumi orders a component's children by their own dependencies, not by the component's."""
+    found = opts.depends_on if opts is not None else None
+    if found is None:
+        return []
+    return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]

@@ -58,6 +58,8 @@ class ClusterRef:
         name: pulumi.Input[str],
         provider: k8s.Provider,
         *,
+        endpoint: pulumi.Input[str],
+        kubeconfig: pulumi.Input[str],
         cluster: Optional[eks.Cluster] = None,
         read: Optional[tuple[str, pulumi.ResourceOptions]] = None,
     ) -> None:
@@ -65,10 +67,15 @@ class ClusterRef:
         """The EKS cluster's name."""
         self.provider = provider
         """The Kubernetes provider for the cluster's objects."""
+        self.endpoint: pulumi.Output[str] = pulumi.Output.from_input(endpoint)
+        """The API server's endpoint."""
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig)
+        """A kubeconfig for the cluster (``aws eks get-token``), as a secret."""
         self.cluster = cluster
         """The pulumi-eks ``Cluster``, when this program creates the cluster."""
         self._read = read
         """(name, opts) to read an existing cluster and its role with, on first use."""
+        self._version: Optional[str] = None
 
     @classmethod
     def existing(
@@ -86,22 +93,28 @@ class ClusterRef:
         needs them (a managed node group does, a Karpenter pool does not).
         """
         opts = opts or pulumi.ResourceOptions()
+        found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
+        config = kubeconfig(
+            cluster_name, found.endpoint, found.certificate_authorities[0].data, region_of(found.arn),
+            pulumi.Config("aws").get("profile"),
+        )
         if provider is None:
-            found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
-            config = kubeconfig(
-                cluster_name, found.endpoint, found.certificate_authorities[0].data, region_of(found.arn),
-                pulumi.Config("aws").get("profile"),
-            )
             provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
-        return cls(cluster_name, provider, read=(name, opts))
+        return cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
 
     @classmethod
-    def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None) -> "ClusterRef":
+    def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None,
+                cluster_name: Optional[str] = None, version: Optional[str] = None) -> "ClusterRef":
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
         from the cluster's ``kubeconfig_json`` (pulumi-eks's Python ``Cluster.provider`` is an Output, which
-        a resource's ``provider`` option cannot take)."""
+        a resource's ``provider`` option cannot take). Pass ``cluster_name`` and ``version`` when the program
+        sets them (``eks.Cluster(name=..., version=...)``), so what is built from them is known at preview."""
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=cluster.kubeconfig_json, opts=opts)
-        return cls(cluster.eks_cluster.apply(lambda c: c.name), provider, cluster=cluster)
+        name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
+        endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
+        ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=cluster.kubeconfig_json, cluster=cluster)
+        ref._version = version
+        return ref
 
     @cached_property
     def eks_cluster(self) -> aws.eks.Cluster:
@@ -123,6 +136,8 @@ class ClusterRef:
     @property
     def version(self) -> pulumi.Output[str]:
         """The control plane's Kubernetes version (``1.34``)."""
+        if self._version is not None:
+            return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
             return self.cluster.eks_cluster.apply(lambda c: c.version)
         return self.eks_cluster.version

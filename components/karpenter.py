@@ -9,7 +9,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .ami import AmiLookup
-from .args import checked
+from .args import checked, inherited_depends_on
 from .cluster import ClusterRef
 from .policies import rules, upstream
 from .specs import PoolSpec
@@ -146,6 +146,8 @@ class KarpenterPool(pulumi.ComponentResource):
     """The labels every node of the pool carries."""
     taints: pulumi.Output[list[dict[str, str]]]
     """The taints every node of the pool carries (``key``, ``value``, ``effect``)."""
+    ami: pulumi.Output[dict[str, str]]
+    """What the pool boots: ``{"alias": ...}``, or a pinned ``{"id", "name", "created"}`` (which gets no updates)."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:karpenter:KarpenterPool", name, None, opts)
@@ -159,9 +161,11 @@ class KarpenterPool(pulumi.ComponentResource):
 
         annotations: dict[str, str] = {}
         root_device = upstream.AL2023_ROOT_DEVICE
+        ami = {"alias": pool.alias or ""}
         if pool.ami_id:
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
             facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk)
+            ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
             root_device = facts.root_device_name or root_device
             if facts.root_snapshot_gib is not None:
                 annotations[rules.ROOT_SNAPSHOT_ANNOTATION] = rules.gib(facts.root_snapshot_gib)
@@ -169,13 +173,17 @@ class KarpenterPool(pulumi.ComponentResource):
         metadata: dict[str, Any] = {"name": pool.name}
         if annotations:
             metadata["annotations"] = annotations
+        # what the pool waits for (Karpenter's charts, when the rack installs them), its objects wait for:
+        # applied before the CRDs and the controller exist they would be refused, and destroyed after
+        # the controller, their finalizers would strand instances
+        waits = inherited_depends_on(opts)
         self.node_class = k8s.apiextensions.CustomResource(
             f"{name}-nodeclass",
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
             spec=node_class_spec(pool, cluster.name, node_role, root_device),
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider),
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
         self.node_pool = k8s.apiextensions.CustomResource(
             f"{name}-nodepool",
@@ -183,15 +191,17 @@ class KarpenterPool(pulumi.ComponentResource):
             kind="NodePool",
             metadata={"name": pool.name},
             spec=node_pool_spec(pool),
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.node_class]),
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.node_class, *waits]),
         )
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
         self.taints = pulumi.Output.from_input(pool.node_taints())
+        self.ami = pulumi.Output.from_input(ami)
         self.register_outputs({
             "nodeClassName": self.node_class_name,
             "nodePoolName": self.node_pool_name,
             "labels": self.labels,
             "taints": self.taints,
+            "ami": self.ami,
         })

@@ -104,6 +104,9 @@ class NodeGroup(pulumi.ComponentResource):
     labels: pulumi.Output[dict[str, str]]
     taints: pulumi.Output[list[dict[str, str]]]
     """EKS taints (``NO_SCHEDULE`` spelling)."""
+    ami: pulumi.Output[dict[str, str]]
+    """What the group boots: ``{"amiType": ...}`` (EKS's AMI, updated by EKS releases), or a pinned
+    ``{"id", "name", "created"}``."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:eks:NodeGroup", name, None, opts)
@@ -117,6 +120,7 @@ class NodeGroup(pulumi.ComponentResource):
 
         pinned = group.ami_id
         group_tags = dict(tags)
+        ami = {"amiType": ami_type(group.instance_type)}
         if pinned:
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
             device = lookup.facts(subject, pinned).root_device_name
@@ -124,6 +128,7 @@ class NodeGroup(pulumi.ComponentResource):
             if problem:
                 raise ConfigError(problem)
             facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk)
+            ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
             by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
             if facts.root_snapshot_gib is not None:
                 group_tags[rules.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
@@ -206,7 +211,9 @@ class NodeGroup(pulumi.ComponentResource):
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
         self.labels = pulumi.Output.from_input(group.node_labels())
         self.taints = pulumi.Output.from_input(group.node_taints())
+        self.ami = pulumi.Output.from_input(ami)
         self.register_outputs({
+            "ami": self.ami,
             "nodeGroupName": self.node_group_name,
             "nodeGroupArn": self.node_group_arn,
             "roleArn": self.role_arn,

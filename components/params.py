@@ -11,7 +11,7 @@ The rules themselves belong to the specs (``specs.py``) and the pack (``policies
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Sequence
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,10 @@ from . import syntax
 from .errors import ConfigError
 from .specs import (
     AL2023_ALIAS_RE,
+    BUILD_LABEL,
+    BUILD_TAINT_KEY,
+    ClusterSpec,
+    KarpenterSpec,
     error_loc,
     error_message,
     key_path,
@@ -258,7 +262,39 @@ class RackParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     cluster_name: str = Field(min_length=1)
-    """The EKS cluster (required)."""
+    """The EKS cluster (required): the one to use, or the name of the one to create."""
+    cluster_mode: Literal["existing", "create"] = "existing"
+    """``existing``: the rack goes into the EKS cluster ``cluster_name``. ``create``: the rack creates it (pulumi-eks) in your VPC. Default ``existing``."""
+    vpc_id: Optional[str] = None
+    """``create``: the VPC to create the cluster in (bring your own network)."""
+    private_subnets_ids: CsvList = []
+    """``create`` (required): the subnets for the nodes; tagged ``karpenter.sh/discovery``."""
+    public_subnets_ids: CsvList = []
+    """``create``: subnets for public load balancers. Default none."""
+    k8s_version: str = "1.34"
+    """``create``: the cluster's Kubernetes version. Default 1.34."""
+    high_availability: bool = True
+    """Three system nodes and two Karpenter replicas (one of each when false). Default true."""
+    eks_api_server_public_access_cidrs: CsvList = ["0.0.0.0/0"]
+    """``create``: who may reach the cluster's public endpoint (the private one is on too). Default ``0.0.0.0/0``."""
+    tags: KeyValues = {}
+    """AWS tags for everything the rack creates in AWS. Default none."""
+    protect: bool = True
+    """``create``: protect the cluster from ``pulumi destroy`` and replacement. Default true."""
+    node_type: str = "t3.large"
+    """The system lane's instance type (``create``). Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
+    karpenter_install: Optional[bool] = None
+    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create``, false with ``existing``."""
+    karpenter_enabled: bool = True
+    """The seeds' switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
+    karpenter_auth_mode: Optional[bool] = None
+    """The seeds' switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
+    pod_identity_agent_enable: Optional[bool] = None
+    """Install the EKS Pod Identity agent add-on. Default true with ``create``; with ``existing``, the cluster must have it for Karpenter."""
+    build_node_enabled: bool = False
+    """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
+    build_node_type: CsvList = []
+    """The build pool's instance types (their families and sizes). Default: any non-accelerated type."""
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
@@ -404,7 +440,85 @@ class RackParams(BaseModel):
     @model_validator(mode="after")
     def _workload(self) -> "RackParams":
         self.workload_pool()
+        self._mode_rules()
+        self.cluster_spec()
         return self
+
+    @property
+    def installs_karpenter(self) -> bool:
+        return self.karpenter_install if self.karpenter_install is not None else self.cluster_mode == "create"
+
+    @property
+    def installs_pod_identity_agent(self) -> bool:
+        if self.pod_identity_agent_enable is not None:
+            return self.pod_identity_agent_enable
+        return self.cluster_mode == "create"
+
+    def _mode_rules(self) -> None:
+        problems: list[tuple[str, str]] = []
+        if not self.karpenter_enabled:
+            problems.append(("karpenter_enabled", (
+                "karpenter_enabled=false is not possible: every lane of this rack is a Karpenter pool or a managed "
+                "node group, and the default lane is Karpenter's (remove the key, or set it true)"
+            )))
+        if self.karpenter_auth_mode is False and (self.installs_karpenter or self.cluster_mode == "create"):
+            problems.append(("karpenter_auth_mode", (
+                "karpenter_auth_mode=false is not possible here: Karpenter's nodes join through an EKS access entry, "
+                "so the cluster uses access entries (remove the key, or set it true)"
+            )))
+        if self.cluster_mode == "create" and self.pod_identity_agent_enable is False and self.installs_karpenter:
+            problems.append(("pod_identity_agent_enable", (
+                "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
+                "authenticates with EKS Pod Identity"
+            )))
+        if self.cluster_mode == "existing":
+            for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
+                        "eks_api_server_public_access_cidrs", "node_type", "protect"):
+                if key in self.model_fields_set:
+                    problems.append((key, f"{key} is for cluster_mode: create (an existing cluster keeps its own)"))
+        elif not self.private_subnets_ids:
+            problems.append(("private_subnets_ids", "cluster_mode: create needs private_subnets_ids (the nodes' subnets)"))
+        elif self.vpc_id is None:
+            problems.append(("vpc_id", "cluster_mode: create needs vpc_id (bring your own network)"))
+        if self.build_node_type and not self.build_node_enabled:
+            problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
+        if problems:
+            raise Problems(problems)
+
+    def cluster_spec(self) -> Optional[ClusterSpec]:
+        """The cluster to create (``cluster_mode: create``), or None."""
+        if self.cluster_mode != "create":
+            return None
+        fields = {
+            "name": self.cluster_name, "vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnets_ids,
+            "public_subnet_ids": self.public_subnets_ids, "version": self.k8s_version,
+            "high_availability": self.high_availability, "public_access_cidrs": self.eks_api_server_public_access_cidrs,
+            "tags": self.tags, "system_node_type": self.node_type, "system_node_disk": self.node_disk,
+            "protect": self.protect,
+        }
+        keys = {"name": "cluster_name", "private_subnet_ids": "private_subnets_ids", "public_subnet_ids": "public_subnets_ids",
+                "version": "k8s_version", "public_access_cidrs": "eks_api_server_public_access_cidrs",
+                "system_node_type": "node_type", "system_node_disk": "node_disk"}
+        try:
+            return ClusterSpec(**fields)
+        except SpecError as exc:
+            raise Problems([(keys.get(field, field), error_message(error))
+                            for error in exc.errors for field in [_field_of(error)]]) from None
+
+    def build_pool(self) -> PoolSpec:
+        """The seeds' Karpenter ``build`` pool: AL2023 whatever ``karpenter_node_os`` says, on-demand,
+        32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``."""
+        families = sorted({t.split(".", 1)[0] for t in self.build_node_type})
+        sizes = sorted({t.split(".", 1)[1] for t in self.build_node_type if "." in t})
+        bad = [t for t in self.build_node_type if syntax.instance_type_problem(t)]
+        if bad:
+            raise Problems([("build_node_type", f"invalid node type '{bad[0]}' (must look like c7i.2xlarge)")])
+        return PoolSpec(
+            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
+            instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
+            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
+            labels={BUILD_LABEL: "true"}, taints=[{"key": BUILD_TAINT_KEY, "value": "build", "effect": "NoSchedule"}],
+        )
 
     def workload_pool(self) -> PoolSpec:
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""
@@ -443,10 +557,16 @@ class RackParams(BaseModel):
 
     def spec(self) -> RackSpec:
         """The ``RackSpec`` these parameters describe."""
+        build = [self.build_pool()] if self.build_node_enabled else []
         return RackSpec(
             cluster_name=self.cluster_name,
+            tags=self.tags,
             karpenter_node_role=self.node_role_name,
-            pools=[self.workload_pool(), *self.additional_karpenter_nodepools_config],
+            pools=[self.workload_pool(), *self.additional_karpenter_nodepools_config, *build],
+            cluster=self.cluster_spec(),
+            karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
+            pod_identity_agent=self.installs_pod_identity_agent,
+            high_availability=self.high_availability,
             node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
             node_group_role=self.node_group_role_name,
             device_plugin=(

@@ -1,8 +1,8 @@
-"""``Rack``: the whole rack, from a ``RackSpec``."""
+"""``Rack``: the whole rack, from a ``RackSpec``, into an existing EKS cluster or one it creates."""
 
 from __future__ import annotations
 
-from typing import NotRequired, Optional, Required, TypedDict
+from typing import Any, NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -10,24 +10,46 @@ import pulumi_aws as aws
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
+from .eks import SYSTEM_SELECTOR, SYSTEM_TOLERATION, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .karpenter_controller import KarpenterController, KarpenterControllerArgs, node_role_name
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .specs import RackSpec
+from .specs import NodeGroupSpec, PoolSpec, RackSpec
+
+EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
 class RackArgs(TypedDict, total=False):
     spec: Required[RackSpec]
     """The rack: ``load_stack_config()`` or ``parse_rack_config({...})``."""
     cluster: NotRequired[ClusterRef]
-    """The cluster. Default: the existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing``
-    named after the rack: a provider ``<name>-k8s``, the cluster read as ``<name>-cluster``)."""
+    """The cluster, when the program has one already. Default: the one ``spec.cluster`` creates, or else the
+    existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing`` named after the rack)."""
+
+
+def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
+    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
+            "taints": [{**t, "effect": EKS_EFFECTS.get(t["effect"], t["effect"])} for t in taints]}
+
+
+def pool_lane(pool: PoolSpec) -> dict[str, Any]:
+    return _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
+
+
+def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
+    """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
+    return _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
 
 
 class Rack(pulumi.ComponentResource):
-    """A rack: the default workload pool, every additional Karpenter pool, and the GPU tier."""
+    """A rack: its cluster (created or existing), Karpenter (when installed), the default workload pool,
+    every additional Karpenter pool, the managed node groups and the GPU tier."""
 
     cluster: ClusterRef
+    created: Optional[RackCluster]
+    """The cluster the rack created (``spec.cluster``), with its system lane."""
+    karpenter: Optional[KarpenterController]
     pools: dict[str, KarpenterPool]
     """Karpenter pools by lane name: the pool's name (``workload``, ``gpu``), as every message names it."""
     node_groups: dict[str, NodeGroup]
@@ -35,22 +57,63 @@ class Rack(pulumi.ComponentResource):
     ``<rack>-build-<id>``), as every message names it."""
     device_plugin: Optional[NvidiaDevicePlugin]
     gpu_observability: Optional[GpuObservability]
+    node_role_arn: pulumi.Output[str]
+    """The role of the nodes Karpenter launches."""
+    interruption_queue_name: pulumi.Output[Optional[str]]
+    lanes: pulumi.Output[dict[str, Any]]
+    """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu`` and ``ami``
+    (an alias or AMI type that follows releases, or a pinned id with its creation date): where each
+    workload lands, and which lanes stopped receiving AMI updates."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:index:Rack", name, None, opts)
         args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
-        self.cluster = args.get("cluster") or ClusterRef.existing(name, spec.cluster_name, opts=child)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
+        lanes: dict[str, Any] = {}
+
+        self.created = None
+        if "cluster" in args:
+            self.cluster = args["cluster"]
+        elif spec.cluster is not None:
+            self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
+                                                             ami_lookup=amis), opts=child)
+            self.cluster = self.created.ref
+            system = self.created.system_lane_spec
+            lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
+        else:
+            self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+
+        # Karpenter itself, then every pool waits for its CRDs and controller (and is destroyed first)
+        self.karpenter = None
+        pools_wait: list[pulumi.Resource] = []
+        if spec.karpenter is not None:
+            controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
+                                                      replicas=spec.karpenter.replicas, tags=spec.tags)
+            if spec.karpenter_node_role:
+                controller_args["node_role_name"] = spec.karpenter_node_role
+            if self.created is not None:  # the controller runs on the system lane
+                controller_args["node_selector"] = SYSTEM_SELECTOR
+                controller_args["tolerations"] = [SYSTEM_TOLERATION]
+            self.karpenter = KarpenterController(
+                f"{name}-karpenter", controller_args,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.created.system_lane] if self.created else None),
+            )
+            pools_wait = [self.karpenter.crd_chart, self.karpenter.chart]
 
         pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis)  # type: ignore[typeddict-item]
-        if spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
+        if self.karpenter is not None:
+            pool_args["node_role"] = self.karpenter.node_role
+        elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
+        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
         self.pools = {
-            pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=child)
+            pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=pool_opts)
             for pool in spec.pools
         }
+        for pool in spec.pools:
+            lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, pool=pool: {**pool_lane(pool), "ami": ami})
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -62,6 +125,7 @@ class Rack(pulumi.ComponentResource):
             if shared_role is not None:
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            lanes[lane] = self._group_lane(group, self.node_groups[lane])
 
         self.device_plugin = None
         if spec.device_plugin is not None:
@@ -81,4 +145,33 @@ class Rack(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-        self.register_outputs({"nodePools": sorted(self.pools), "nodeGroups": sorted(self.node_groups)})
+
+        if self.karpenter is not None:
+            self.node_role_arn = self.karpenter.node_role_arn
+            self.interruption_queue_name = self.karpenter.interruption_queue_name
+        else:
+            self.node_role_arn = self._existing_node_role_arn(spec)
+            self.interruption_queue_name = pulumi.Output.from_input(None)
+        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})
+        self.register_outputs({
+            "clusterName": self.cluster.name,
+            "endpoint": self.cluster.endpoint,
+            "kubeconfig": self.cluster.kubeconfig,
+            "nodeRoleArn": self.node_role_arn,
+            "interruptionQueueName": self.interruption_queue_name,
+            "lanes": self.lanes,
+            "nodePools": sorted(self.pools),
+            "nodeGroups": sorted(self.node_groups),
+        })
+
+    @staticmethod
+    def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[dict[str, Any]]:
+        return component.ami.apply(lambda ami: {**group_lane(group), "ami": ami})
+
+    def _existing_node_role_arn(self, spec: RackSpec) -> pulumi.Output[str]:
+        """The ARN of the node role an existing Karpenter uses, from its name (the getting-started role has path /)."""
+        invoke = pulumi.InvokeOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        account = aws.get_caller_identity_output(opts=invoke).account_id
+        role = spec.karpenter_node_role or node_role_name(spec.cluster_name)
+        return pulumi.Output.all(partition, account).apply(lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{role}")

@@ -9,11 +9,12 @@ seeds' wording; a component trusts what its spec guarantees and checks only what
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from typing import Any, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import syntax
 from .errors import ConfigError
@@ -89,6 +90,10 @@ AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 # most 63 and starting and ending with an alphanumeric.
 LABEL_VALUE_RE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 CHART_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
+K8S_VERSION_RE = re.compile(r"1\.[0-9]{1,2}")
+VPC_ID_RE = re.compile(r"vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})")
+SUBNET_ID_RE = re.compile(r"subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})")
+CIDR_RE = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}")
 CAPACITY_TYPES = ("on-demand", "spot")
 ARCHES = ("amd64", "arm64")
 VOLUME_TYPES = tuple(upstream.EBS_VOLUMES)
@@ -104,6 +109,8 @@ RACK_TAGS = 4
 """Tags the rack adds to a node group: ``rack`` and the three AMI facts it records for the pack."""
 BUILD_LABEL = "convox-build"
 BUILD_TAINT_KEY = "dedicated"
+SYSTEM_NODE_LABEL = "convox.io/system-node"
+"""The seeds' system nodes carry it as a label and as a ``NoSchedule`` taint, both ``true``."""
 
 
 class Taint(Spec):
@@ -383,6 +390,8 @@ class NodeGroupSpec(Spec):
     """How messages name the group before its component exists (the Rack sets it to the component name)."""
     build: bool = False
     """A build lane: ``dedicated=build:NoSchedule`` and ``convox-build=true``. Default false."""
+    system: bool = False
+    """The rack's system lane: ``convox.io/system-node=true``, as a label and a NoSchedule taint. Default false."""
     disk: int = upstream.SEEDS_NODE_DISK_GIB
     """Root volume GiB, at least 20. Default 20 (in the stack config: ``node_disk``)."""
     capacity_type: str = "ON_DEMAND"
@@ -452,6 +461,8 @@ class NodeGroupSpec(Spec):
 
     def node_labels(self) -> dict[str, str]:
         labels: dict[str, str] = {}
+        if self.system:
+            labels[SYSTEM_NODE_LABEL] = "true"
         if self.label:
             labels[rules.NODEGROUP_LABEL] = self.label
         if self.is_gpu:
@@ -463,6 +474,8 @@ class NodeGroupSpec(Spec):
     def node_taints(self) -> list[dict[str, str]]:
         """EKS taints (effects in the EKS API's spelling)."""
         taints: list[dict[str, str]] = []
+        if self.system:
+            taints.append({"key": SYSTEM_NODE_LABEL, "value": "true", "effect": "NO_SCHEDULE"})
         if self.build:
             taints.append({"key": BUILD_TAINT_KEY, "value": "build", "effect": "NO_SCHEDULE"})
         if self.dedicated and self.label:
@@ -519,11 +532,130 @@ class GpuObservabilitySpec(Spec):
         return v
 
 
+class ClusterSpec(Spec):
+    """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
+
+    name: str
+    """The EKS cluster's name."""
+    vpc_id: str
+    """The VPC."""
+    private_subnet_ids: list[str] = Field(min_length=1)
+    """Subnets for the nodes (and Karpenter's, by the ``karpenter.sh/discovery`` tag)."""
+    public_subnet_ids: list[str] = []
+    """Subnets for public load balancers. Default none."""
+    version: str = "1.34"
+    """The Kubernetes version of the control plane. Default 1.34."""
+    high_availability: bool = True
+    """Three system nodes and two Karpenter replicas; one of each without. Default true."""
+    public_access_cidrs: list[str] = ["0.0.0.0/0"]
+    """Who may reach the public API endpoint. Default ``0.0.0.0/0``."""
+    tags: dict[str, str] = {}
+    """AWS tags for the cluster and what the rack creates with it."""
+    system_node_type: str = "t3.large"
+    """The system lane's instance type. Default ``t3.large`` (Karpenter requests 1 CPU and 1 GiB per replica)."""
+    system_node_disk: int = Field(default=upstream.SEEDS_NODE_DISK_GIB, ge=upstream.SEEDS_NODE_DISK_GIB)
+    """The system lane's root volume GiB, at least 20. Default 20."""
+    protect: bool = True
+    """Protect the cluster from ``pulumi destroy`` and replacement. Default true."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        problem = syntax.eks_cluster_name_problem(v)
+        if problem:
+            raise ValueError(f"invalid cluster_name '{v}' ({problem})")
+        return v
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if not K8S_VERSION_RE.fullmatch(v):
+            raise ValueError(f"invalid k8s_version '{v}' (must be a Kubernetes minor like 1.34)")
+        return v
+
+    @field_validator("vpc_id")
+    @classmethod
+    def _vpc(cls, v: str) -> str:
+        if not VPC_ID_RE.fullmatch(v):
+            raise ValueError(f"invalid vpc_id '{v}' (must look like vpc-0123456789abcdef0)")
+        return v
+
+    @field_validator("private_subnet_ids", "public_subnet_ids")
+    @classmethod
+    def _subnets(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        for subnet in v:
+            if not SUBNET_ID_RE.fullmatch(subnet):
+                raise ValueError(f"invalid subnet id '{subnet}' (must look like subnet-0123456789abcdef0)")
+        if len(set(v)) != len(v):
+            raise ValueError("duplicate subnet id")
+        return v
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        for cidr in v:
+            try:
+                network = ipaddress.ip_network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(f"invalid CIDR '{cidr}' (must look like 203.0.113.0/24)") from None
+            if network.version != 4 or not CIDR_RE.fullmatch(cidr):
+                raise ValueError(f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)")
+        if not v:
+            raise ValueError("at least one CIDR (the public endpoint is on)")
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self) -> "ClusterSpec":
+        if set(self.private_subnet_ids) & set(self.public_subnet_ids):
+            raise FieldProblem("public_subnet_ids", "a subnet cannot be both private and public")
+        for key, value in self.tags.items():
+            problem = syntax.tag_problem(key, value)
+            if problem:
+                raise FieldProblem("tags", f"invalid tags: {problem}")
+        if syntax.instance_type_problem(self.system_node_type):
+            raise FieldProblem("system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)")
+        return self
+
+    def system_lane(self, name: str) -> NodeGroupSpec:
+        """The system lane: AL2023, labelled and tainted ``convox.io/system-node=true``, 3 nodes (1 without HA)."""
+        size = 3 if self.high_availability else 1
+        return NodeGroupSpec(instance_type=self.system_node_type, name=name, system=True, label=None,
+                             disk=self.system_node_disk, min_size=size, max_size=size, tags=self.tags)
+
+
+class KarpenterSpec(Spec):
+    """Karpenter itself, installed by the rack."""
+
+    version: str = upstream.KARPENTER_CHART.version
+    """The ``karpenter`` and ``karpenter-crd`` chart version. Default 1.14.1."""
+    replicas: int = 2
+    """Controller replicas: 2 (1 without high availability)."""
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        problem = chart_version_problem(v, "karpenter version")
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas(cls, v: int) -> int:
+        if not 1 <= v <= 10:
+            raise ValueError(f"invalid Karpenter replicas '{v}' (must be 1-10)")
+        return v
+
+
 class RackSpec(Spec):
     """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
 
     cluster_name: str
     """The EKS cluster."""
+    tags: dict[str, str] = {}
+    """AWS tags for everything the rack creates in AWS (node groups add their own)."""
+    pod_identity_agent: bool = False
+    """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
     karpenter_node_role: Optional[str] = None
     """The IAM role (name) of Karpenter's nodes. Default ``KarpenterNodeRole-<cluster_name>``."""
     pools: list[PoolSpec] = Field(min_length=1)
@@ -536,6 +668,12 @@ class RackSpec(Spec):
     """The NVIDIA device plugin, when enabled."""
     gpu_observability: Optional[GpuObservabilitySpec] = None
     """dcgm-exporter, when enabled (needs the device plugin)."""
+    cluster: Optional[ClusterSpec] = None
+    """The EKS cluster to create; None: an existing cluster named ``cluster_name``."""
+    karpenter: Optional[KarpenterSpec] = None
+    """Karpenter to install; None: the cluster already runs Karpenter v1."""
+    high_availability: bool = True
+    """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
 
     @property
     def node_role_name(self) -> str:
@@ -554,4 +692,6 @@ class RackSpec(Spec):
             raise ValueError("every node group of a rack needs its name")
         if self.gpu_observability is not None and self.device_plugin is None:
             raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
+        if self.cluster is not None and self.cluster.name != self.cluster_name:
+            raise ValueError(f"the cluster to create is named '{self.cluster.name}', not '{self.cluster_name}'")
         return self

@@ -58,6 +58,9 @@ class Chart:
     repo: str
 
 
+KARPENTER_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", "")
+KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1", "")
+"""Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""
 NVIDIA_DEVICE_PLUGIN = Chart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
 DCGM_EXPORTER = Chart("dcgm-exporter", "4.8.2", "https://nvidia.github.io/dcgm-exporter/helm-charts")
 

@@ -111,10 +111,12 @@ def test_every_component_registers_its_outputs():
     registered = {r.name: run.component_outputs.get(r.urn) for r in components}
     assert all(registered.values()), registered  # no component registers empty outputs
     assert registered["rack-workload"] == {
-        "nodeClassName": "workload", "nodePoolName": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": []
+        "nodeClassName": "workload", "nodePoolName": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": [],
+        "ami": {"alias": "al2023@latest"},
     }
     assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia"}
     assert registered["rack-ng-1"]["roleArn"] == "<computed>"  # the group's own role, created by the preview
     assert registered["rack-nvidia-device-plugin"] == {"releaseName": "rack-nvidia-device-plugin",
                                                        "namespace": "kube-system", "chartVersion": "0.20.0"}
-    assert registered["rack"] == {"nodePools": ["workload"], "nodeGroups": ["rack-ng-1"]}
+    assert (registered["rack"]["nodePools"], registered["rack"]["nodeGroups"]) == (["workload"], ["rack-ng-1"])
+    assert registered["rack"]["clusterName"] == "c" and set(registered["rack"]["lanes"]) == {"workload", "rack-ng-1"}

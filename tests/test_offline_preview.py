@@ -44,9 +44,9 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert any("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" in line and line.endswith("rack-gpu-nodeclass") for line in lines)
     assert any("kubernetes:karpenter.sh/v1:NodePool" in line and line.endswith("rack-workload-nodepool") for line in lines)
 
-    # the existing cluster and its role are read, not created, as `pulumi preview` marks them
-    assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
-    assert "    > 2 to read" in lines
+    # prod creates its cluster: nothing is read
+    assert any("eks:index:Cluster" in line and line.endswith(" rack") for line in lines)
+    assert not any(line.startswith(" >   ") for line in lines)
 
     doc = json.loads(out_file.read_text())
     assert set(doc) == {"resources", "violations"}
@@ -57,6 +57,17 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert gpu["custom"] is True
     assert gpu["inputs"]["spec"]["amiSelectorTerms"] == [{"id": "ami-0a1b2c3d4e5f60718"}]
     assert gpu["parent"].endswith("rack:karpenter:KarpenterPool::rack-gpu")
+
+
+def test_an_existing_cluster_is_read_not_created(tmp_path):
+    """In existing mode a node group needs the cluster and its role: both are read, as `pulumi preview` marks them."""
+    stack = write_stack(tmp_path, additional_node_groups_config=[{"id": 1, "type": "m5.large"}])
+    code, out, err = preview("--config", stack, "--no-policy")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
+    assert any(line.startswith(" >   ") and "aws:iam/role:Role" in line and line.endswith("rack-cluster-role") for line in lines)
+    assert "    > 2 to read" in lines
 
 
 def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):

@@ -1,0 +1,122 @@
+"""``RackCluster``: the EKS cluster a rack creates, in a network the user brings, with its system lane.
+
+Through pulumi-eks ``Cluster`` (read from its source, nodejs/eks/cluster/cluster.ts):
+``authentication_mode=API`` (access entries only; pulumi-eks refuses ``instance_roles`` and
+``role_mappings`` with it), ``skip_default_node_group`` and ``skip_default_security_groups`` (no
+self-managed nodes, so no node security group of pulumi-eks's own: nodes and Karpenter use the
+EKS-managed cluster security group, the only one tagged ``karpenter.sh/discovery``), both endpoints
+on with the public one limited to ``public_access_cidrs``, the cluster named ``cluster_name`` (so
+every name built from it is known at preview), Kubernetes secrets encrypted with a KMS key of its own,
+and CoreDNS as a managed add-on that tolerates and selects the system lane. The EKS Pod Identity agent
+is an ``aws.eks.Addon`` (pulumi-eks has no input for it).
+
+The system lane is an AL2023 managed node group (the seeds' system nodes: labelled and tainted
+``convox.io/system-node=true``), three nodes spread over the private subnets' zones, one without high
+availability. The private subnets and the cluster security group get ``karpenter.sh/discovery:
+<cluster>``. A creating VPC is out of scope: bring your own network.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, Optional, Required, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+
+from .ami import AmiLookup
+from .args import checked
+from .cluster import ClusterRef
+from .nodegroup import NodeGroup, NodeGroupArgs
+from .policies import upstream
+from .specs import SYSTEM_NODE_LABEL, ClusterSpec, NodeGroupSpec
+
+POD_IDENTITY_AGENT = "eks-pod-identity-agent"
+SYSTEM_TOLERATION = {"key": SYSTEM_NODE_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+SYSTEM_SELECTOR = {SYSTEM_NODE_LABEL: "true"}
+
+
+def coredns_configuration() -> dict[str, object]:
+    """The CoreDNS add-on's configuration values (keys of its add-on configuration schema): run on the
+    system lane, which no workload reaches."""
+    return {"nodeSelector": SYSTEM_SELECTOR, "tolerations": [SYSTEM_TOLERATION]}
+
+
+class RackClusterArgs(TypedDict, total=False):
+    spec: Required[ClusterSpec]
+    """The cluster to create."""
+    pod_identity_agent: NotRequired[bool]
+    """Install the EKS Pod Identity agent add-on. Default true."""
+    ami_lookup: NotRequired[AmiLookup]
+    """Shared AMI look-up for the system lane. Default: a private one."""
+
+
+class RackCluster(pulumi.ComponentResource):
+    """An EKS cluster with access entries, secrets encryption, the Pod Identity agent and a system lane."""
+
+    cluster: eks.Cluster
+    ref: ClusterRef
+    """The shared "which cluster" value, for every component that goes into this cluster."""
+    system_lane: NodeGroup
+    system_lane_spec: NodeGroupSpec
+    kms_key: aws.kms.Key
+    security_group_id: pulumi.Output[str]
+    """The EKS-managed cluster security group (tagged for Karpenter's discovery)."""
+
+    def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("rack:eks:RackCluster", name, None, opts)
+        args = checked(self, name, args, RackClusterArgs)  # type: ignore[assignment]
+        spec: ClusterSpec = args["spec"]
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(spec.tags)
+
+        self.kms_key = aws.kms.Key(
+            f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
+            deletion_window_in_days=30, tags=tags, opts=child,
+        )
+        self.cluster = eks.Cluster(
+            name,
+            name=spec.name,
+            version=spec.version,
+            vpc_id=spec.vpc_id,
+            private_subnet_ids=spec.private_subnet_ids,
+            public_subnet_ids=spec.public_subnet_ids or None,
+            authentication_mode=eks.AuthenticationMode.API,
+            skip_default_node_group=True,
+            skip_default_security_groups=True,
+            endpoint_private_access=True,
+            endpoint_public_access=True,
+            public_access_cidrs=spec.public_access_cidrs,
+            encryption_config_key_arn=self.kms_key.arn,
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True, configuration_values=coredns_configuration()),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
+        )
+        self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        if args.get("pod_identity_agent", True):
+            aws.eks.Addon(
+                f"{name}-{POD_IDENTITY_AGENT}", cluster_name=spec.name, addon_name=POD_IDENTITY_AGENT,
+                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
+            )
+        lane = f"{name}-system"
+        self.system_lane_spec = spec.system_lane(lane)
+        self.system_lane = NodeGroup(
+            lane,
+            NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
+                          **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
+            opts=child,
+        )
+        # Karpenter finds subnets and security groups by this tag; exactly one security group may carry it
+        self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
+        for subnet in spec.private_subnet_ids:
+            aws.ec2.Tag(f"{name}-discovery-{subnet}", resource_id=subnet, key=upstream.DISCOVERY_TAG, value=spec.name,
+                        opts=child)
+        aws.ec2.Tag(f"{name}-discovery-security-group", resource_id=self.security_group_id, key=upstream.DISCOVERY_TAG,
+                    value=spec.name, opts=child)
+        self.register_outputs({
+            "clusterName": spec.name,
+            "endpoint": self.ref.endpoint,
+            "securityGroupId": self.security_group_id,
+            "kmsKeyArn": self.kms_key.arn,
+        })
