@@ -30,6 +30,7 @@ from .specs import (
     AL2023_ALIAS_RE,
     BUILD_LABEL,
     BUILD_TAINT_KEY,
+    ClusterName,
     ClusterSpec,
     KarpenterSpec,
     error_loc,
@@ -261,7 +262,7 @@ class RackParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    cluster_name: str = Field(min_length=1)
+    cluster_name: ClusterName
     """The EKS cluster (required): the one to use, or the name of the one to create."""
     cluster_mode: Literal["existing", "create"] = "existing"
     """``existing``: the rack goes into the EKS cluster ``cluster_name``. ``create``: the rack creates it (pulumi-eks) in your VPC. Default ``existing``."""
@@ -351,14 +352,6 @@ class RackParams(BaseModel):
     """The dcgm-exporter chart version. Default 4.8.2."""
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
-
-    @field_validator("cluster_name")
-    @classmethod
-    def _cluster_name(cls, v: str) -> str:
-        problem = syntax.eks_cluster_name_problem(v)
-        if problem:
-            raise ValueError(f"invalid cluster_name '{v}' ({problem})")
-        return v
 
     @field_validator("node_role_name", "node_group_role_name")
     @classmethod

@@ -12,9 +12,18 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from . import syntax
 from .errors import ConfigError
@@ -68,6 +77,17 @@ class SpecError(ConfigError, ValueError):
         lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
         super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
                                     for path, message in lines))
+
+
+def _cluster_name(name: str) -> str:
+    problem = syntax.eks_cluster_name_problem(name)
+    if problem:
+        raise ValueError(f"invalid cluster_name '{name}' ({problem})")
+    return name
+
+
+ClusterName = Annotated[str, AfterValidator(_cluster_name)]
+"""An EKS cluster name, as the EKS API takes it."""
 
 
 class Spec(BaseModel):
@@ -535,7 +555,7 @@ class GpuObservabilitySpec(Spec):
 class ClusterSpec(Spec):
     """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
 
-    name: str
+    name: ClusterName
     """The EKS cluster's name."""
     vpc_id: str
     """The VPC."""
@@ -557,14 +577,6 @@ class ClusterSpec(Spec):
     """The system lane's root volume GiB, at least 20. Default 20."""
     protect: bool = True
     """Protect the cluster from ``pulumi destroy`` and replacement. Default true."""
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        problem = syntax.eks_cluster_name_problem(v)
-        if problem:
-            raise ValueError(f"invalid cluster_name '{v}' ({problem})")
-        return v
 
     @field_validator("version")
     @classmethod
@@ -650,7 +662,7 @@ class KarpenterSpec(Spec):
 class RackSpec(Spec):
     """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
 
-    cluster_name: str
+    cluster_name: ClusterName
     """The EKS cluster."""
     tags: dict[str, str] = {}
     """AWS tags for everything the rack creates in AWS (node groups add their own)."""
