@@ -14,7 +14,10 @@ from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, Nvi
 from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
 from .params import RackParams, parse_rack_config, parse_rack_params
+from .placement import GpuRequest, Placement, place
 from .rack import Rack, RackArgs
+from .service import Service, ServiceArgs
+from .servicespec import ServiceError, ServiceSpec
 from .specs import DevicePluginSpec, GpuObservabilitySpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
 from .stackconfig import load_stack_config
 
@@ -28,6 +31,7 @@ __all__ = [
     "GpuObservability",
     "GpuObservabilityArgs",
     "GpuObservabilitySpec",
+    "GpuRequest",
     "KarpenterPool",
     "KarpenterPoolArgs",
     "NodeGroup",
@@ -35,14 +39,20 @@ __all__ = [
     "NodeGroupSpec",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
+    "Placement",
     "PoolSpec",
     "Rack",
     "RackArgs",
     "RackParams",
     "RackSpec",
+    "Service",
+    "ServiceArgs",
+    "ServiceError",
+    "ServiceSpec",
     "Taint",
     "ami_type",
     "load_stack_config",
     "parse_rack_config",
     "parse_rack_params",
+    "place",
 ]
