@@ -347,7 +347,7 @@ LANES_SCHEMA: dict[str, Any] = {
             "labels": {"type": "object", "additionalProperties": {"type": "string"}},
             "taints": {"type": "array", "items": {
                 "type": "object", "required": ["key", "effect"],
-                "properties": {"key": {"type": "string"}, "value": {"type": "string"},
+                "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
                                "effect": {"type": "string", "enum": sorted([*BLOCKING, "PreferNoSchedule", *EFFECTS])}}}},
             "gpu": {"type": "boolean"},
         },
