@@ -9,19 +9,7 @@ The seeds' contract (``/work/shared/DESIGN.md``, decision 2): a workload names a
 dedicated lane is tainted ``dedicated-node=<pool|label>:NoSchedule``; a GPU lane is tainted
 ``nvidia.com/gpu``; the default lane (the ``workload`` pool) has no GPUs.
 
-How Kubernetes decides where a pod may go, which this module follows:
-
-* A pod's ``nodeSelector`` (every pair must match) and its required node affinity (the
-  ``nodeSelectorTerms`` are ORed, each term's ``matchExpressions`` ANDed, an empty term matches
-  nothing; operators ``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``; ``NotIn`` and
-  ``DoesNotExist`` match a node without the label) must both hold
-  (kubernetes/kubernetes ``staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``,
-  ``GetRequiredNodeAffinity`` and ``LazyErrorNodeSelector.Match``).
-* A node's ``NoSchedule`` and ``NoExecute`` taints must each be tolerated; ``PreferNoSchedule`` is a
-  preference (the scheduler's ``TaintToleration`` filter). A toleration tolerates a taint when its
-  effect is empty or equal, its key is empty or equal, and its operator is ``Exists``, or ``Equal``
-  (or empty) with an equal value, or ``Lt``/``Gt`` comparing integer values
-  (``staging/src/k8s.io/api/core/v1/toleration.go``, ``ToleratesTaint``).
+Where a pod may go is decided with Kubernetes' own rules (``scheduling``).
 
 A lane's labels are what it declares (NodePool ``spec.template.metadata.labels`` plus Karpenter's
 own ``karpenter.sh/nodepool``, a node group's ``labels``). Nodes carry more (architecture, zone,
@@ -36,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 try:  # imported as ``mixed_os_racks.policies.workloads``
-    from . import checks, facts, rules
+    from . import checks, facts, rules, scheduling
+    from .scheduling import Selection, Taint, Toleration, label_text
 except ImportError:  # run as the pack: the pack directory is first on sys.path
     import checks  # type: ignore[no-redef]
     import facts  # type: ignore[no-redef]
     import rules  # type: ignore[no-redef]
+    import scheduling  # type: ignore[no-redef]
+    from scheduling import Selection, Taint, Toleration, label_text  # type: ignore[no-redef]
 
 Finding = checks.Finding
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
@@ -76,146 +67,14 @@ def gpu_toleration(resource: str) -> dict[str, str]:
     return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
 
 
-# ---- Kubernetes' taints, tolerations and node selection ------------------------------------------------
-
-EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
-"""The EKS API's spelling of taint effects -> Kubernetes'."""
-BLOCKING = ("NoSchedule", "NoExecute")
-
-
-def effect(value: Any) -> str:
-    text = facts.text(value)
-    return EFFECTS.get(text, text)
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: str = "NoSchedule"
-
-    @classmethod
-    def read(cls, value: Any) -> "Taint":
-        taint = facts.as_map(value)
-        return cls(facts.text(taint.get("key")), facts.text(taint.get("value")), effect(taint.get("effect")))
-
-    @property
-    def blocking(self) -> bool:
-        """Keeps pods that do not tolerate it off the node (``PreferNoSchedule`` only discourages)."""
-        return self.effect in BLOCKING
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-@dataclass(frozen=True)
-class Toleration:
-    key: str = ""
-    operator: str = ""
-    value: str = ""
-    effect: str = ""
-
-    @classmethod
-    def read(cls, value: Any) -> "Toleration":
-        t = facts.as_map(value)
-        return cls(facts.text(t.get("key")), facts.text(t.get("operator")), _label_text(t.get("value")),
-                   facts.text(t.get("effect")))
-
-    def tolerates(self, taint: Taint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator in ("", "Equal"):
-            return self.value == taint.value
-        if self.operator == "Exists":
-            return True
-        if self.operator in ("Lt", "Gt"):
-            mine, theirs = _integer(self.value), _integer(taint.value)
-            if mine is None or theirs is None:
-                return False
-            return theirs < mine if self.operator == "Lt" else theirs > mine
-        return False
-
-
-def _integer(value: str) -> Optional[int]:
-    return int(value) if re.fullmatch(r"[+-]?[0-9]+", value or "") else None
-
-
-def _label_text(value: Any) -> str:
-    """A label or toleration value: strings as they are, numbers and booleans as YAML would write them."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return value if isinstance(value, str) else ("" if value is None else str(value))
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """One ``matchExpressions`` entry (a ``nodeSelector`` pair is ``In`` with one value)."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-
-    def holds(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        value = labels.get(self.key, "")
-        if self.operator == "In":
-            return present and value in self.values
-        if self.operator == "NotIn":
-            return not present or value not in self.values
-        if self.operator == "Exists":
-            return present
-        if self.operator == "DoesNotExist":
-            return not present
-        if self.operator in ("Gt", "Lt") and present and len(self.values) == 1:
-            mine, theirs = _integer(self.values[0]), _integer(value)
-            if mine is None or theirs is None:
-                return False
-            return theirs > mine if self.operator == "Gt" else theirs < mine
-        return False
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Where a pod may go by labels: its ``nodeSelector`` AND any of its required affinity terms."""
-
-    node_selector: tuple[Requirement, ...] = ()
-    terms: Optional[tuple[tuple[Requirement, ...], ...]] = None
-    """None: no required node affinity (every node passes it)."""
-
-    @property
-    def requirements(self) -> Iterator[Requirement]:
-        yield from self.node_selector
-        for term in self.terms or ():
-            yield from term
-
-    @property
-    def empty(self) -> bool:
-        return not self.node_selector and self.terms is None
-
-    def matches(self, labels: Mapping[str, str], known: frozenset[str]) -> bool:
-        """Whether a lane with ``labels`` passes; requirements on keys outside ``known`` hold."""
-
-        def holds(req: Requirement) -> bool:
-            return req.key not in known or req.holds(labels)
-
-        if not all(holds(r) for r in self.node_selector):
-            return False
-        if self.terms is None:
-            return True
-        return any(term and all(holds(r) for r in term) for term in self.terms)
-
-    def named(self) -> list[tuple[str, str]]:
-        """The lanes it names: ``(convox.io/nodepool|convox.io/label, value)`` of ``nodeSelector``
-        pairs and ``In`` requirements, in order, without repeats."""
-        found: list[tuple[str, str]] = []
-        for req in self.requirements:
-            if req.key in LANE_KEYS and req.operator == "In":
-                found += [(req.key, v) for v in req.values if (req.key, v) not in found]
-        return found
+def named_lanes(selection: Selection) -> list[tuple[str, str]]:
+    """The lanes a selection names: ``(convox.io/nodepool|convox.io/label, value)`` of ``nodeSelector``
+    pairs and ``In`` requirements, in order, without repeats."""
+    found: list[tuple[str, str]] = []
+    for req in selection.requirements:
+        if req.key in LANE_KEYS and req.operator == "In":
+            found += [(req.key, v) for v in req.values if (req.key, v) not in found]
+    return found
 
 
 # ---- lanes -------------------------------------------------------------------------------------------
@@ -262,13 +121,13 @@ class Lane:
 
 
 def _labels(value: Any) -> dict[str, str]:
-    return {str(k): _label_text(v) for k, v in facts.as_map(value).items()}
+    return {str(k): label_text(v) for k, v in facts.as_map(value).items()}
 
 
 def _taints(value: Any) -> tuple[Taint, ...]:
     if isinstance(value, Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
-        return tuple(Taint(str(k), facts.text(facts.as_map(v).get("value")), effect(facts.as_map(v).get("effect")))
-                     for k, v in value.items())
+        return tuple(Taint(str(k), facts.text(facts.as_map(v).get("value")),
+                           scheduling.effect(facts.as_map(v).get("effect"))) for k, v in value.items())
     return tuple(Taint.read(t) for t in facts.as_list(value))
 
 
@@ -334,6 +193,8 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
     return lanes
 
 
+EFFECT_NAMES = sorted({*scheduling.EFFECTS, *scheduling.EFFECTS.values()})
+"""Taint effects in Kubernetes' spelling or EKS's."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],
@@ -348,7 +209,7 @@ LANES_SCHEMA: dict[str, Any] = {
             "taints": {"type": "array", "items": {
                 "type": "object", "required": ["key", "effect"],
                 "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
-                               "effect": {"type": "string", "enum": sorted([*BLOCKING, "PreferNoSchedule", *EFFECTS])}}}},
+                               "effect": {"type": "string", "enum": EFFECT_NAMES}}}},
             "gpu": {"type": "boolean"},
         },
     },
@@ -412,7 +273,8 @@ GROUPS = {
     "ReplicaSet": ("apps", "extensions"), "ReplicationController": ("core",), "Job": ("batch",),
     "CronJob": ("batch",), "Pod": ("core",),
 }
-"""The API groups each kind comes in (any version): ``kubernetes:apps/v1:Deployment``, ``kubernetes:batch/v1beta1:CronJob``."""
+"""The API groups each kind comes in, any version (``kubernetes:apps/v1:Deployment``,
+``kubernetes:batch/v1beta1:CronJob``)."""
 _TYPE_RE = re.compile(r"kubernetes:(?P<group>[a-z0-9.-]+)/(?P<version>[a-z0-9]+):(?P<kind>[A-Za-z]+)")
 
 
@@ -441,22 +303,6 @@ class Workload:
         return self.gpus.get(NVIDIA_GPU, 0)
 
 
-def _requirement(value: Any) -> Requirement:
-    req = facts.as_map(value)
-    return Requirement(facts.text(req.get("key")), facts.text(req.get("operator")),
-                       tuple(_label_text(v) for v in facts.as_list(req.get("values"))))
-
-
-def _selection(pod: Any) -> Selection:
-    node_selector = tuple(Requirement(str(k), "In", (_label_text(v),)) for k, v in facts.as_map(pod.get("nodeSelector")).items())
-    required = facts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = None
-    if isinstance(required, Mapping):
-        terms = tuple(tuple(_requirement(r) for r in facts.as_list(facts.as_map(t).get("matchExpressions")))
-                      for t in facts.as_list(required.get("nodeSelectorTerms")))
-    return Selection(node_selector, terms)
-
-
 def _gpus(pod: Any) -> dict[str, float]:
     total: dict[str, float] = {}
     for group in ("initContainers", "containers"):
@@ -480,8 +326,7 @@ def read_workload(res: checks.StackResource) -> Optional[Workload]:
     service = facts.text(facts.as_map(metadata.get("annotations")).get(SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
     subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
-    tolerations = tuple(Toleration.read(t) for t in facts.as_list(pod.get("tolerations")))
-    return Workload(subject, kind, res.urn, _selection(pod), tolerations, _gpus(pod))
+    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod), _gpus(pod))
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -495,11 +340,15 @@ def _named(key: str, value: str) -> str:
     return f'Karpenter node pool "{value}"' if key == rules.NODEPOOL_LABEL else f'node group label "{value}"'
 
 
-def missing_lane(subject: str, key: str, value: str, existing: Sequence[str]) -> str:
-    """The seeds' deploy check (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``), in one line."""
+def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], unlabelled: bool = False) -> str:
+    """The seeds' deploy check (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``), in one
+    line. Like the seeds, a pool exists for a workload by the label its nodes carry, not by its name:
+    ``unlabelled`` says a NodePool of that name exists whose nodes do not carry it."""
     what = "pools" if key == rules.NODEPOOL_LABEL else "labels"
+    hint = (f"; NodePool '{value}' exists, but its nodes carry no {key}={value} label: add it to its "
+            f"spec.template.metadata.labels") if unlabelled else ""
     return (f"{subject} targets {_named(key, value)}, which does not exist on this rack "
-            f"(existing {what}: {', '.join(existing) or 'none'})")
+            f"(existing {what}: {', '.join(existing) or 'none'}{hint})")
 
 
 def _fix(taint: Taint, workload: Workload) -> str:
@@ -542,8 +391,9 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
 
 def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can)."""
-    problems = [missing_lane(workload.subject, key, value, lanes.existing(key))
-                for key, value in workload.selection.named() if value not in lanes.existing(key)]
+    problems = [missing_lane(workload.subject, key, value, lanes.existing(key),
+                             key == rules.NODEPOOL_LABEL and any(l.kind == "pool" and l.name == value for l in lanes.lanes))
+                for key, value in named_lanes(workload.selection) if value not in lanes.existing(key)]
     if problems:
         return problems
     known = lanes.known_keys
@@ -615,7 +465,7 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     lanes, workloads, found = _survey(resources, config, unknown)
     for workload in workloads:
         if not lanes.lanes and not lanes.unknown:
-            if workload.selection.named() or workload.nvidia_gpus > 0:
+            if named_lanes(workload.selection) or workload.nvidia_gpus > 0:
                 found.append(Finding(_no_lanes(workload), workload.urn, certain=False))
             continue
         found.extend(_findings(workload, reach_problems(workload, lanes), lanes))

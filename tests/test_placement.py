@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mixed_os_racks import GpuRequest, place
 from mixed_os_racks.placement import gpu_request
-from mixed_os_racks.policies import workloads
+from mixed_os_racks.policies import scheduling, workloads
 
 LABEL_KEYS = st.sampled_from(["convox.io/label", "convox.io/nodepool", "team", "kubernetes.io/arch", "example.com/tier"])
 LABEL_VALUES = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)
@@ -111,12 +111,12 @@ def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects
     """Whatever it selects, a workload placed by ``place()`` tolerates the seeds' taints of the lane it
     selects (Kubernetes' matching, as the pack applies it), and nothing else: a custom taint is not
     tolerated automatically."""
-    taints = [workloads.Taint("dedicated-node", v) for k, v in selectors.items() if k in workloads.LANE_KEYS]
+    taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in workloads.LANE_KEYS]
     if gpu:
-        taints.append(workloads.Taint("nvidia.com/gpu", "true"))
+        taints.append(scheduling.Taint("nvidia.com/gpu", "true"))
     lane = workloads.Lane("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))
     if custom:
-        lane = workloads.Lane("lane", "lane", dict(selectors), (*taints, workloads.Taint("team", "ml")), gpu=bool(gpu))
-    tolerations = [workloads.Toleration.read(t) for t in place(selectors, gpu).tolerations]
+        lane = workloads.Lane("lane", "lane", dict(selectors), (*taints, scheduling.Taint("team", "ml")), gpu=bool(gpu))
+    tolerations = [scheduling.Toleration.read(t) for t in place(selectors, gpu).tolerations]
     untolerated = lane.untolerated(tolerations)
-    assert untolerated == ([workloads.Taint("team", "ml")] if custom else [])
+    assert untolerated == ([scheduling.Taint("team", "ml")] if custom else [])

@@ -29,8 +29,6 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config
 from mixed_os_racks.offline import run_program
@@ -259,6 +257,36 @@ def test_a_custom_taint_is_not_tolerated_automatically(pack):
     assert messages(judge(pack, alone(tolerated), config), REACH) == []  # PreferNoSchedule does not keep it off
 
 
+def test_a_pool_is_named_by_the_label_its_nodes_carry_as_the_seeds_read_it(pack):
+    """The seeds list a rack's pools by ``spec.template.metadata.labels["convox.io/nodepool"]``, never by
+    ``metadata.name``: a NodePool without the label has no node a ``convox.io/nodepool`` selector matches."""
+    def unlabelled(_: ClusterRef) -> None:
+        k8s.apiextensions.CustomResource("batch-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
+                                         metadata={"name": "batch"}, spec={"template": {"spec": {
+                                             "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                              "name": "workload"}, "requirements": []}}})
+
+    violations = judge(pack, on_rack(unlabelled, deployment("reports", pod({"convox.io/nodepool": "batch"}))))
+    assert messages(violations, REACH) == [
+        'deployment "reports" targets Karpenter node pool "batch", which does not exist on this rack (existing pools: '
+        "gpu, workload; NodePool 'batch' exists, but its nodes carry no convox.io/nodepool=batch label: add it to its "
+        "spec.template.metadata.labels)"
+    ]
+    assert messages(judge(pack, on_rack(unlabelled, deployment("reports", pod({"karpenter.sh/nodepool": "batch"})))),
+                    REACH) == []
+
+
+def test_the_racks_own_gpu_daemonsets_reach_every_gpu_lane(pack):
+    """The device plugin and dcgm-exporter, scheduled as our chart values schedule them (when a preview
+    expands their charts, the pack sees these DaemonSets): no refusal, no advisory."""
+    from mixed_os_racks import gpu
+
+    values = gpu.device_plugin_values()
+    spec = pod(tolerations=values["tolerations"], affinity=values["affinity"])
+    violations = judge(pack, on_rack(deployment("nvidia-device-plugin", spec, kind=k8s.apps.v1.DaemonSet)))
+    assert of(violations, REACH) == [] and of(violations, SQUAT) == []
+
+
 # ---- the advisory -------------------------------------------------------------------------------------------------
 
 
@@ -401,55 +429,3 @@ def test_our_components_registered_outputs_are_lanes():
          ["dedicated-node=gpu-inference:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
     ]
     assert lanes.existing("convox.io/nodepool") == ["gpu", "workload"]
-
-
-# ---- Kubernetes' matching, as properties ------------------------------------------------------------------------
-
-KEYS = st.sampled_from(["", "dedicated-node", "nvidia.com/gpu", "team"])
-VALUES = st.sampled_from(["", "gpu", "ml", "1", "7", "true"])
-EFFECTS = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
-TAINTS = st.builds(workloads.Taint, KEYS.filter(bool), VALUES, EFFECTS)
-TOLERATIONS = st.builds(workloads.Toleration, KEYS, st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Bogus"]), VALUES,
-                        st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]))
-
-
-@given(taint=TAINTS, effect=EFFECTS)
-def test_an_empty_key_exists_toleration_tolerates_every_taint_of_its_effect(taint, effect):
-    assert workloads.Toleration(operator="Exists").tolerates(taint)
-    assert workloads.Toleration(operator="Exists", effect=effect).tolerates(taint) == (taint.effect == effect)
-
-
-@given(toleration=TOLERATIONS, taint=TAINTS)
-def test_a_toleration_tolerates_by_effect_key_then_operator(toleration, taint):
-    verdict = toleration.tolerates(taint)
-    if toleration.effect and toleration.effect != taint.effect:
-        assert not verdict
-    elif toleration.key and toleration.key != taint.key:
-        assert not verdict
-    elif toleration.operator in ("", "Equal"):
-        assert verdict == (toleration.value == taint.value)
-    elif toleration.operator == "Exists":
-        assert verdict
-    elif toleration.operator in ("Lt", "Gt") and toleration.value.isdigit() and taint.value.isdigit():
-        mine, theirs = int(toleration.value), int(taint.value)
-        assert verdict == (theirs < mine if toleration.operator == "Lt" else theirs > mine)
-    else:
-        assert not verdict  # unknown operators, or Lt/Gt on values that are not integers
-
-
-@given(labels=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from(["1", "2", "x"]), max_size=3),
-       values=st.lists(st.sampled_from(["1", "2", "x"]), max_size=2),
-       operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
-def test_requirements_match_labels_as_label_selectors_do(labels, values, operator):
-    requirement = workloads.Requirement("a", operator, tuple(values))
-    present = "a" in labels
-    expected = {
-        "In": present and labels.get("a") in values,
-        "NotIn": not present or labels.get("a") not in values,
-        "Exists": present,
-        "DoesNotExist": not present,
-    }[operator]
-    assert requirement.holds(labels) == expected
-    selection = workloads.Selection(terms=((requirement,), ()))  # an empty term matches nothing
-    assert selection.matches(labels, frozenset({"a"})) == expected
-    assert selection.matches(labels, frozenset()) is True  # a key no lane declares is not judged
