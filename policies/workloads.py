@@ -391,13 +391,21 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
 
 def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can)."""
-    problems = [missing_lane(workload.subject, key, value, lanes.existing(key),
-                             key == rules.NODEPOOL_LABEL and any(l.kind == "pool" and l.name == value for l in lanes.lanes))
-                for key, value in named_lanes(workload.selection) if value not in lanes.existing(key)]
+    named = named_lanes(workload.selection)
+    pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
+    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == rules.NODEPOOL_LABEL and value in pools)
+                for key, value in named if value not in lanes.existing(key)]
     if problems:
         return problems
     known = lanes.known_keys
     selected = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)]
+    # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
+    problems = [untolerated_lane(workload, lane, taints) for lane in selected
+                if any(lane.labels.get(key) == value for key, value in named)
+                and (taints := lane.untolerated(workload.tolerations))]
+    if problems:
+        return problems
+    # ... and whatever else it selects, some lane must
     reachable = [lane for lane in selected if not lane.untolerated(workload.tolerations)]
     if selected and not reachable and not workload.selection.empty:
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]

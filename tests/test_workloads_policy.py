@@ -193,6 +193,22 @@ def test_a_dedicated_pool_without_either_toleration(pack):
     ]
 
 
+def test_every_lane_a_workload_names_must_take_it(pack):
+    """Naming a dedicated pool beside the default one still names it: its taints must be tolerated."""
+    either = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "convox.io/nodepool", "operator": "In", "values": ["workload", "gpu"]}]}]}}}
+    assert messages(judge(pack, on_rack(deployment("api", pod(affinity=either)))), REACH) == [
+        'deployment "api" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
+        "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
+        "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request nvidia.com/gpu)"
+    ]
+    by_vendor = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "convox.io/gpu-vendor", "operator": "In", "values": ["nvidia"]}]}]}}}
+    tolerates_the_pool = pod(tolerations=[{"key": "dedicated-node", "value": "gpu"}, GPU], affinity=by_vendor, gpus=1)
+    assert messages(judge(pack, on_rack(deployment("trainer", tolerates_the_pool))), REACH) == []  # one GPU lane takes it
+
+
 KINDS = [
     ("StatefulSet", lambda name, spec: k8s.apps.v1.StatefulSet(name, metadata={"name": name}, spec={
         "serviceName": name, "selector": {"matchLabels": {"app": name}},
