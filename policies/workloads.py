@@ -252,7 +252,9 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
             found.setdefault(lane._key(), lane)  # a component's outputs and its child are one lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
-    return Lanes(tuple(found.values()), tuple(not_known))
+    kinds = ("pool", "node group", "lane")
+    ordered = sorted(found.values(), key=lambda lane: (kinds.index(lane.kind), lane.name))  # messages in one order
+    return Lanes(tuple(ordered), tuple(not_known))
 
 
 # ---- workloads ---------------------------------------------------------------------------------------

@@ -433,8 +433,14 @@ def test_a_selector_not_known_at_preview_is_an_advisory_not_a_verdict(pack):
 def test_our_components_registered_outputs_are_lanes():
     """Under the CLI a component's ``AnalyzeStack`` properties are its registered outputs: a
     ``KarpenterPool``'s ``nodePoolName``, ``labels`` and ``taints``, a ``NodeGroup``'s ``labels`` and
-    ``taints``. Read from the outputs the prod rack really registers, they are the rack's lanes."""
-    run = on_rack()
+    ``taints``. Read from the outputs the seeds' rack really registers, they are the rack's lanes."""
+    seeds = rack_config(
+        karpenter_node_os="bottlerocket",
+        additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g5,g6", "dedicated": True,
+                                                "taints": "nvidia.com/gpu=true:NoSchedule"}],
+        additional_node_groups_config=[{"id": 1, "type": "g4dn.xlarge", "dedicated": True, "label": "gpu-inference"}],
+    )
+    run = run_program(lambda: Rack("rack", RackArgs(spec=load_stack_config())), seeds, stack="test")
     components = [checks.StackResource(r.type, r.name, r.urn, run.component_outputs[r.urn])
                   for r in run.resources if r.type in (workloads.COMPONENT_POOL, workloads.COMPONENT_NODE_GROUP)]
     lanes = workloads.read_lanes(components, {})
