@@ -1,6 +1,6 @@
 """The seeds' app on the seeds' rack: ``web`` on the default lane, ``inference`` on the GPU node group.
 
-The rack is the prod stack's (a Bottlerocket default lane, a dedicated GPU Karpenter pool, the
+The rack has the prod stack's lanes (a Bottlerocket default lane, a dedicated GPU Karpenter pool, the
 ``gpu-inference`` node group). The services are the stack config's ``app:services``, written as a
 ``convox.yml``'s services are. ``inference`` selects ``convox.io/label: gpu-inference`` and asks for one
 NVIDIA GPU; the ``Service`` component gives it the lane's tolerations, so nobody writes them by hand,
