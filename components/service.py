@@ -13,7 +13,8 @@ From a ``ServiceSpec`` (the seeds' service fields):
 * a Service ``<name>``: ClusterIP when ``internal``, else a LoadBalancer, on the service's port.
 * for a count range (``2-6``), an autoscaling/v2 HorizontalPodAutoscaler ``<name>`` on CPU
   utilization, and no ``replicas`` in the Deployment (the autoscaler owns it; Kubernetes' HPA
-  documentation says to drop ``spec.replicas`` from a manifest an HPA scales, or every apply resets it).
+  documentation, "Migrating Deployments and StatefulSets to horizontal autoscaling", says to drop
+  ``spec.replicas`` from a manifest an HPA scales, or every apply resets the pod count).
 
 The Deployment carries the ``mixed-os-racks/service`` annotation, so the policy pack names it as the
 seeds do (``service "web"``).

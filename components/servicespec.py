@@ -37,7 +37,8 @@ DEFAULT_CPU_MILLICORES = 250
 DEFAULT_MEMORY_MIB = 512
 DEFAULT_CPU_TARGET = 80
 """The autoscaler's CPU target (percent of the request) when ``scale.targets.cpu`` is not set: the
-figure Kubernetes itself uses for a HorizontalPodAutoscaler without metrics."""
+figure Kubernetes itself uses for a HorizontalPodAutoscaler without metrics (k8s.io/api
+``autoscaling/v2`` ``HorizontalPodAutoscalerSpec.metrics``: "80% average CPU utilization")."""
 
 
 def dns1035_problem(value: str, what: str) -> Optional[str]:
