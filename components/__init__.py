@@ -16,7 +16,10 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
 from .params import RackParams, parse_rack_config, parse_rack_params
+from .placement import GpuRequest, Placement, place
 from .rack import Rack, RackArgs
+from .service import Service, ServiceArgs
+from .servicespec import ServiceError, ServiceSpec
 from .specs import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
 from .stackconfig import load_stack_config
 
@@ -31,6 +34,7 @@ __all__ = [
     "GpuObservability",
     "GpuObservabilityArgs",
     "GpuObservabilitySpec",
+    "GpuRequest",
     "KarpenterController",
     "KarpenterControllerArgs",
     "KarpenterPool",
@@ -41,6 +45,7 @@ __all__ = [
     "NodeGroupSpec",
     "NvidiaDevicePlugin",
     "NvidiaDevicePluginArgs",
+    "Placement",
     "PoolSpec",
     "Rack",
     "RackArgs",
@@ -48,9 +53,14 @@ __all__ = [
     "RackClusterArgs",
     "RackParams",
     "RackSpec",
+    "Service",
+    "ServiceArgs",
+    "ServiceError",
+    "ServiceSpec",
     "Taint",
     "ami_type",
     "load_stack_config",
     "parse_rack_config",
     "parse_rack_params",
+    "place",
 ]

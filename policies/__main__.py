@@ -25,6 +25,7 @@ import checks
 import facts
 import lookup
 import speedups
+import workloads
 
 speedups.install()
 
@@ -96,6 +97,21 @@ def stack_policy(name: str, description: str, check: checks.StackCheck,
                                  config_schema=schema, validate=validate)
 
 
+def workload_policy(name: str, description: str, level: EnforcementLevel,
+                    judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
+    """A policy over the stack's workloads and lanes (``workloads``); config: ``lanes``."""
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources = [
+            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
+            for r in args.resources
+        ]
+        report_all(judge(resources, args.get_config() or {}, UnknownValueError), report)
+
+    return StackValidationPolicy(name=name, description=description, enforcement_level=level,
+                                 config_schema=PolicyConfigSchema(properties={"lanes": workloads.LANES_SCHEMA}),
+                                 validate=validate)
+
+
 def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
     """Every AMI-facts policy: ``lookup`` (EC2, ambient credentials) and ``amis`` (facts by id)."""
     return PolicyConfigSchema(properties={
@@ -141,5 +157,9 @@ PolicyPack(
                         checks.ami_k8s_version, schema(kubernetesVersion={
                             "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
                             "description": "The cluster's Kubernetes version, when the resources do not say it."})),
+        workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
+                        "workload on a GPU lane.", MANDATORY, workloads.reach),
+        workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
+                        ADVISORY, workloads.squatting),
     ],
 )

@@ -56,9 +56,10 @@ def test_the_pack_serves_its_policies_at_their_levels(pack):
     assert sorted(levels) == sorted([
         "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
         "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted",
+        "workloads-reach-their-lane", "gpu-lanes-for-gpu-workloads",
     ])
     advisory = {name for name, level in levels.items() if level == 0}
-    assert advisory == {"pinned-ami-age", "ami-k8s-version"}
+    assert advisory == {"pinned-ami-age", "ami-k8s-version", "gpu-lanes-for-gpu-workloads"}
 
 
 def test_config_is_merged_over_the_defaults_as_the_cli_does(pack):

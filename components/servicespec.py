@@ -1,0 +1,363 @@
+"""``ServiceSpec``: one service in the seeds' words (a ``convox.yml`` service), validated once.
+
+Fields take the seeds' names (``nodeSelectorLabels``, ``securityContext.runAsNonRoot``) or their
+Python spelling (``node_selector_labels``), and the seeds' shapes: ``scale: 2`` or
+``scale: {count: 2-6, cpu: 256, memory: 512, gpu: 1}``, ``gpu: {count: 1, vendor: nvidia}``,
+``health: /health`` or ``health: {path, grace, interval, timeout}``, ``environment: [KEY=value]``
+or a mapping. Defaults are the seeds' (convox/convox ``pkg/manifest/manifest.go``): one replica;
+250 millicores and 512 MiB requested when no GPU is; health on ``/`` every 5 s.
+
+Every value is checked against what the Kubernetes API would accept (names are DNS-1035 labels,
+label keys and values, environment variable names, ports) and every problem is one line naming the
+service, the field path and the value: ``Service 'web': scale.count: invalid count '2-' (...)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Optional
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from .errors import ConfigError
+from .placement import GpuRequest, Placement, place
+from .policies import workloads
+from .specs import FieldProblem, error_loc, error_message, key_path
+
+DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+ENV_VAR_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+COUNT_RE = re.compile(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?")
+"""Kubernetes' own patterns (k8s.io/apimachinery ``pkg/util/validation/validation.go``)."""
+
+DEFAULT_CPU_MILLICORES = 250
+DEFAULT_MEMORY_MIB = 512
+DEFAULT_CPU_TARGET = 80
+"""The autoscaler's CPU target (percent of the request) when ``scale.targets.cpu`` is not set: the
+figure Kubernetes itself uses for a HorizontalPodAutoscaler without metrics (k8s.io/api
+``autoscaling/v2`` ``HorizontalPodAutoscalerSpec.metrics``: "80% average CPU utilization")."""
+
+
+def dns1035_problem(value: str, what: str) -> Optional[str]:
+    """A Service's name: lowercase letters, digits and '-', starting with a letter, at most 63."""
+    if len(value) <= 63 and DNS1035_LABEL.fullmatch(value):
+        return None
+    return (f"invalid {what} '{value}' (lowercase letters, digits and '-', starting with a letter and ending "
+            f"with a letter or digit, at most 63 characters)")
+
+
+def dns1123_label_problem(value: str, what: str) -> Optional[str]:
+    """A namespace: lowercase letters, digits and '-', starting and ending alphanumeric, at most 63."""
+    if len(value) <= 63 and DNS1123_LABEL.fullmatch(value):
+        return None
+    return f"invalid {what} '{value}' (lowercase letters, digits and '-', starting and ending alphanumeric, at most 63)"
+
+
+def label_key_problem(key: str) -> Optional[str]:
+    """A label key: ``[prefix/]name``, the prefix a DNS subdomain of at most 253, the name at most 63."""
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return f"invalid label key '{key}' (its prefix must be a lowercase DNS subdomain, e.g. convox.io)"
+    if not name or len(name) > 63 or not QUALIFIED_NAME.fullmatch(name):
+        return (f"invalid label key '{key}' (the name is at most 63 letters, digits, '-', '_' or '.', "
+                f"starting and ending alphanumeric)")
+    return None
+
+
+def label_value_problem(key: str, value: str) -> Optional[str]:
+    if value == "" or (len(value) <= 63 and QUALIFIED_NAME.fullmatch(value)):
+        return None
+    return (f"invalid value '{value}' for '{key}' (at most 63 letters, digits, '-', '_' or '.', "
+            f"starting and ending alphanumeric)")
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()}")
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_no_bool)]
+"""An integer: numbers and numeric strings pass, ``true``/``false`` do not."""
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
+                              alias_generator=to_camel, populate_by_name=True)
+
+
+class GpuSpec(Part):
+    """``scale.gpu``: a bare number is the count."""
+
+    count: Int = 0
+    """GPUs per replica. Default 0."""
+    vendor: str = "nvidia"
+    """``nvidia`` (or ``nvidia.com``) or ``amd`` (or ``amd.com``). Default ``nvidia``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_count(cls, value: Any) -> Any:
+        return {"count": value} if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+
+    @field_validator("count")
+    @classmethod
+    def _count(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError(f"invalid count '{v}' (0 or more)")
+        return v
+
+    @field_validator("vendor")
+    @classmethod
+    def _vendor(cls, v: str) -> str:
+        if v not in workloads.GPU_RESOURCES:
+            raise ValueError(f"invalid vendor '{v}' (one of {', '.join(workloads.GPU_RESOURCES)})")
+        return v
+
+    def request(self) -> GpuRequest:
+        return GpuRequest(self.count, self.vendor)
+
+
+class TargetsSpec(Part):
+    """``scale.targets``: what the autoscaler aims for."""
+
+    cpu: Int = DEFAULT_CPU_TARGET
+    """Average CPU use, percent of the request. Default 80."""
+
+    @field_validator("cpu")
+    @classmethod
+    def _cpu(cls, v: int) -> int:
+        if not 1 <= v <= 100:
+            raise ValueError(f"invalid cpu target '{v}' (a percentage, 1-100)")
+        return v
+
+
+def parse_count(value: Any) -> tuple[int, int]:
+    """``2`` -> (2, 2); ``"2-6"`` -> (2, 6)."""
+    if isinstance(value, bool):
+        raise ValueError(f"invalid count '{str(value).lower()}' (use a number like 2 or a range like 2-6)")
+    if isinstance(value, int):
+        low = high = value
+    else:
+        match = COUNT_RE.fullmatch(value) if isinstance(value, str) else None
+        if not match:
+            raise ValueError(f"invalid count '{value}' (use a number like 2 or a range like 2-6)")
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) is not None else low
+    if low < 0:
+        raise ValueError(f"invalid count '{value}' (0 or more)")
+    if low > high:
+        raise ValueError(f"invalid count '{value}' (the minimum {low} is above the maximum {high})")
+    if low != high and low < 1:
+        raise ValueError(f"invalid count '{value}' (an autoscaled range starts at 1 or more)")
+    return low, high
+
+
+class ScaleSpec(Part):
+    """``scale``: a bare number or range is the count."""
+
+    count: tuple[int, int] = (1, 1)
+    """Replicas: ``2``, or a range ``2-6`` (a HorizontalPodAutoscaler on CPU between them). Default 1."""
+    cpu: Optional[Int] = None
+    """CPU request, millicores. Default 250 (none for a GPU service)."""
+    memory: Optional[Int] = None
+    """Memory request and limit, MiB. Default 512 (none for a GPU service)."""
+    gpu: GpuSpec = GpuSpec()
+    """GPUs per replica, as request and limit: ``1``, or ``{count: 1, vendor: nvidia}``."""
+    targets: TargetsSpec = TargetsSpec()
+    """The autoscaler's targets: ``{cpu: 80}``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_count(cls, value: Any) -> Any:
+        return {"count": value} if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+
+    @field_validator("count", mode="before")
+    @classmethod
+    def _count(cls, value: Any) -> tuple[int, int]:
+        return parse_count(value)
+
+    @field_validator("cpu", "memory")
+    @classmethod
+    def _positive(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v <= 0:
+            raise ValueError(f"invalid value '{v}' (must be positive)")
+        return v
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.count[0] != self.count[1]
+
+    @property
+    def cpu_request(self) -> Optional[int]:
+        """Millicores requested: ``cpu``, else the seeds' default unless the service asks for GPUs."""
+        return self.cpu if self.cpu is not None or self.gpu.count else DEFAULT_CPU_MILLICORES
+
+    @property
+    def memory_request(self) -> Optional[int]:
+        return self.memory if self.memory is not None or self.gpu.count else DEFAULT_MEMORY_MIB
+
+    @model_validator(mode="after")
+    def _autoscaled_needs_cpu(self) -> "ScaleSpec":
+        if self.autoscaled and self.cpu_request is None:
+            raise FieldProblem("count", f"range '{self.count[0]}-{self.count[1]}' autoscales on CPU, which needs "
+                                        f"scale.cpu (a GPU service requests no CPU by default)")
+        return self
+
+
+class HealthSpec(Part):
+    """``health``: a bare string is the path."""
+
+    path: str = "/"
+    """The HTTP path the readiness and liveness probes get. Default ``/``."""
+    grace: Optional[Int] = None
+    """Seconds before the first readiness check. Default: ``interval``."""
+    interval: Int = 5
+    """Seconds between checks. Default 5."""
+    timeout: Optional[Int] = None
+    """Seconds a check may take. Default: ``interval`` - 1 (at least 1)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_path(cls, value: Any) -> Any:
+        return {"path": value} if isinstance(value, str) else value
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        if not v.startswith("/") or re.search(r"\s", v):
+            raise ValueError(f"invalid path '{v}' (an HTTP path like /health)")
+        return v
+
+    @field_validator("interval", "timeout")
+    @classmethod
+    def _at_least_one(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v < 1:
+            raise ValueError(f"invalid value '{v}' (seconds, 1 or more)")
+        return v
+
+    @field_validator("grace")
+    @classmethod
+    def _grace(cls, v: Optional[int]) -> Optional[int]:
+        if v is not None and v < 0:
+            raise ValueError(f"invalid grace '{v}' (seconds, 0 or more)")
+        return v
+
+    @property
+    def initial_delay(self) -> int:
+        return self.grace if self.grace is not None else self.interval
+
+    @property
+    def check_timeout(self) -> int:
+        return self.timeout if self.timeout is not None else max(1, self.interval - 1)
+
+
+class SecurityContextSpec(Part):
+    """``securityContext``: on top of the restrictive defaults every container gets."""
+
+    run_as_non_root: bool = False
+    """Refuse to start an image whose user is root. Default false."""
+    read_only_root_filesystem: bool = False
+    """Mount the image read-only (``/tmp`` stays writable, an emptyDir). Default false."""
+
+
+def _environment(value: Any) -> Any:
+    """``[KEY=value, ...]`` (the seeds' form) -> a mapping; a mapping passes as it is."""
+    if not isinstance(value, list):
+        return value
+    env: dict[str, Any] = {}
+    for item in value:
+        if not isinstance(item, str) or "=" not in item:
+            raise ValueError(f"entry '{item}' has no value (write KEY=value)")
+        key, _, val = item.partition("=")
+        if key in env:
+            raise ValueError(f"'{key}' is set twice")
+        env[key] = val
+    return env
+
+
+class ServiceSpec(Part):
+    """One service: a Deployment and a Service named ``name``, placed on the lane it selects."""
+
+    name: str
+    """The Deployment's and the Service's name: a DNS-1035 label (``web``)."""
+    image: str
+    """The container image (``nginx:1.27``, ``123456789012.dkr.ecr.us-east-1.amazonaws.com/app:1``)."""
+    port: Int
+    """The port the container listens on; the Service exposes it. 1-65535."""
+    health: HealthSpec = HealthSpec()
+    """Readiness and liveness on an HTTP path: ``/health``, or ``{path, grace, interval, timeout}``."""
+    environment: Annotated[dict[str, str], BeforeValidator(_environment)] = {}
+    """Environment variables: ``[KEY=value]`` or a mapping."""
+    scale: ScaleSpec = ScaleSpec()
+    """``count``, ``cpu`` (millicores), ``memory`` (MiB), ``gpu``, ``targets``; a bare number is the count."""
+    node_selector_labels: dict[str, str] = {}
+    """Labels the nodes must carry: ``convox.io/label: gpu-inference`` or ``convox.io/nodepool: gpu``
+    (and the lane's ``dedicated-node`` taint is then tolerated)."""
+    internal: bool = False
+    """Reachable inside the cluster only (a ClusterIP Service); otherwise a LoadBalancer. Default false."""
+    security_context: SecurityContextSpec = SecurityContextSpec()
+    """``runAsNonRoot``, ``readOnlyRootFilesystem``."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            name = data.get("name")
+            raise ServiceError(name if isinstance(name, str) else "?", exc) from None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        problem = dns1035_problem(v, "name")
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        if not v or re.search(r"\s", v):
+            raise ValueError(f"invalid image '{v}' (a reference like nginx:1.27, with no spaces)")
+        return v
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, v: int) -> int:
+        if not 1 <= v <= 65535:
+            raise ValueError(f"invalid port '{v}' (1-65535)")
+        return v
+
+    @field_validator("environment")
+    @classmethod
+    def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
+        for key in v:
+            if not ENV_VAR_NAME.fullmatch(key):
+                raise ValueError(f"invalid name '{key}' (letters, digits, '_', '-' or '.', not starting with a digit)")
+        return v
+
+    @field_validator("node_selector_labels")
+    @classmethod
+    def _labels(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, value in v.items():
+            problem = label_key_problem(key) or label_value_problem(key, value)
+            if problem:
+                raise ValueError(problem)
+        return v
+
+    def placement(self) -> Placement:
+        """Where it lands: ``place(node_selector_labels, scale.gpu)``."""
+        return place(self.node_selector_labels, self.scale.gpu.request())
+
+
+class ServiceError(ConfigError, ValueError):
+    """A service whose fields the Kubernetes API (or the seeds) would refuse: one line per problem,
+    ``Service '<name>': <field path>: <problem>``."""
+
+    def __init__(self, name: str, exc: ValidationError) -> None:
+        self.errors = exc.errors()
+        lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        super().__init__("\n".join(f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
+                                   for path, message in lines))

@@ -1,0 +1,29 @@
+"""The seeds' app on the seeds' rack: ``web`` on the default lane, ``inference`` on the GPU node group.
+
+The rack has the prod stack's lanes (a Bottlerocket default lane, a dedicated GPU Karpenter pool, the
+``gpu-inference`` node group). The services are the stack config's ``app:services``, written as a
+``convox.yml``'s services are. ``inference`` selects ``convox.io/label: gpu-inference`` and asks for one
+NVIDIA GPU; the ``Service`` component gives it the lane's tolerations, so nobody writes them by hand,
+and the policy pack's ``workloads-reach-their-lane`` checks that it can land there.
+"""
+
+import pulumi
+
+from mixed_os_racks import ConfigError, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config
+
+rack = Rack("rack", RackArgs(spec=load_stack_config()))
+
+app = pulumi.Config("app")
+services = app.require_object("services")
+if not isinstance(services, dict):
+    raise ConfigError(f"app:services: expected a mapping of service name to its fields, got {services!r}")
+for name, fields in services.items():
+    if not isinstance(fields, dict):
+        raise ConfigError(f"app:services.{name}: expected the service's fields (a mapping), got {fields!r}")
+    service = Service(name, ServiceArgs(
+        service=ServiceSpec(**{**fields, "name": name}),
+        cluster=rack.cluster,
+        namespace=app.get("namespace") or "default",
+    ))
+    pulumi.export(f"{name}Service", service.service_name)
+    pulumi.export(f"{name}Scheduling", service.scheduling)

@@ -1,0 +1,181 @@
+"""Kubernetes' scheduling by labels and taints, as pure functions over pod specs and node facts.
+
+Pure (the standard library and the pack's own ``facts`` reading helpers), shared by the pack (top-level
+``scheduling``) and the package (``mixed_os_racks.policies.scheduling``). What it follows:
+
+* A pod's ``nodeSelector`` (every pair must match) and its required node affinity (the
+  ``nodeSelectorTerms`` are ORed, each term's ``matchExpressions`` ANDed, an empty term matches
+  nothing; operators ``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``; ``NotIn`` and
+  ``DoesNotExist`` match a node without the label) must both hold
+  (kubernetes/kubernetes ``staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``,
+  ``GetRequiredNodeAffinity`` and ``LazyErrorNodeSelector.Match``).
+* A node's ``NoSchedule`` and ``NoExecute`` taints must each be tolerated; ``PreferNoSchedule`` is a
+  preference (the scheduler's ``TaintToleration`` filter,
+  ``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``). A toleration tolerates a
+  taint when its effect is empty or equal, its key is empty or equal, and its operator is ``Exists``,
+  or ``Equal`` (or empty) with an equal value, or ``Lt``/``Gt`` comparing integer values
+  (``staging/src/k8s.io/api/core/v1/toleration.go``, ``ToleratesTaint``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Optional
+
+try:  # imported as ``mixed_os_racks.policies.scheduling``
+    from . import facts
+except ImportError:  # run as the pack: the pack directory is first on sys.path
+    import facts  # type: ignore[no-redef]
+
+EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+"""The EKS API's spelling of taint effects -> Kubernetes'."""
+BLOCKING = ("NoSchedule", "NoExecute")
+
+
+def effect(value: Any) -> str:
+    text = facts.text(value)
+    return EFFECTS.get(text, text)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    @classmethod
+    def read(cls, value: Any) -> "Taint":
+        taint = facts.as_map(value)
+        return cls(facts.text(taint.get("key")), facts.text(taint.get("value")), effect(taint.get("effect")))
+
+    @property
+    def blocking(self) -> bool:
+        """Keeps pods that do not tolerate it off the node (``PreferNoSchedule`` only discourages)."""
+        return self.effect in BLOCKING
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+
+    @classmethod
+    def read(cls, value: Any) -> "Toleration":
+        t = facts.as_map(value)
+        return cls(facts.text(t.get("key")), facts.text(t.get("operator")), label_text(t.get("value")),
+                   facts.text(t.get("effect")))
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("Lt", "Gt"):
+            mine, theirs = _integer(self.value), _integer(taint.value)
+            if mine is None or theirs is None:
+                return False
+            return theirs < mine if self.operator == "Lt" else theirs > mine
+        return False
+
+
+def _integer(value: str) -> Optional[int]:
+    return int(value) if re.fullmatch(r"[+-]?[0-9]+", value or "") else None
+
+
+def label_text(value: Any) -> str:
+    """A label or toleration value: strings as they are, numbers and booleans as YAML would write them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One ``matchExpressions`` entry (a ``nodeSelector`` pair is ``In`` with one value)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def holds(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key, "")
+        if self.operator == "In":
+            return present and value in self.values
+        if self.operator == "NotIn":
+            return not present or value not in self.values
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator in ("Gt", "Lt") and present and len(self.values) == 1:
+            mine, theirs = _integer(self.values[0]), _integer(value)
+            if mine is None or theirs is None:
+                return False
+            return theirs > mine if self.operator == "Gt" else theirs < mine
+        return False
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Where a pod may go by labels: its ``nodeSelector`` AND any of its required affinity terms."""
+
+    node_selector: tuple[Requirement, ...] = ()
+    terms: Optional[tuple[tuple[Requirement, ...], ...]] = None
+    """None: no required node affinity (every node passes it)."""
+
+    @property
+    def requirements(self) -> Iterator[Requirement]:
+        yield from self.node_selector
+        for term in self.terms or ():
+            yield from term
+
+    @property
+    def empty(self) -> bool:
+        return not self.node_selector and self.terms is None
+
+    def matches(self, labels: Mapping[str, str], known: frozenset[str]) -> bool:
+        """Whether a lane with ``labels`` passes; requirements on keys outside ``known`` hold."""
+
+        def holds(req: Requirement) -> bool:
+            return req.key not in known or req.holds(labels)
+
+        if not all(holds(r) for r in self.node_selector):
+            return False
+        if self.terms is None:
+            return True
+        return any(term and all(holds(r) for r in term) for term in self.terms)
+
+
+def _requirement(value: Any) -> Requirement:
+    req = facts.as_map(value)
+    return Requirement(facts.text(req.get("key")), facts.text(req.get("operator")),
+                       tuple(label_text(v) for v in facts.as_list(req.get("values"))))
+
+
+def selection_of(pod: Any) -> Selection:
+    """A pod spec's ``nodeSelector`` and required node affinity."""
+    node_selector = tuple(Requirement(str(k), "In", (label_text(v),))
+                          for k, v in facts.as_map(pod.get("nodeSelector")).items())
+    required = facts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = None
+    if isinstance(required, Mapping):
+        terms = tuple(tuple(_requirement(r) for r in facts.as_list(facts.as_map(t).get("matchExpressions")))
+                      for t in facts.as_list(required.get("nodeSelectorTerms")))
+    return Selection(node_selector, terms)
+
+
+def tolerations_of(pod: Any) -> tuple[Toleration, ...]:
+    return tuple(Toleration.read(t) for t in facts.as_list(pod.get("tolerations")))

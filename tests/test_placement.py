@@ -1,0 +1,122 @@
+"""``place()``: a workload's scheduling with the seeds' semantics, and the pack agreeing it lands.
+
+The seeds' rack renders a service's pod spec from ``nodeSelectorLabels`` and ``scale.gpu``
+(convox/convox ``provider/k8s/template/app/service.yml.tmpl``): one required node-affinity term with
+an ``In`` requirement per label; ``dedicated-node=<value>:NoSchedule`` (``Equal``) for each label keyed
+``convox.io/label`` or ``convox.io/nodepool``; for a GPU count above 0, the vendor resource's taint
+tolerated with ``Exists``/``NoSchedule`` and the resource requested and limited. Its vendor mapping is
+``gpuResourceKey`` in ``provider/k8s/helpers.go``: nvidia/nvidia.com and amd/amd.com, anything else NVIDIA.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mixed_os_racks import GpuRequest, place
+from mixed_os_racks.placement import gpu_request
+from mixed_os_racks.policies import scheduling, workloads
+
+LABEL_KEYS = st.sampled_from(["convox.io/label", "convox.io/nodepool", "team", "kubernetes.io/arch", "example.com/tier"])
+LABEL_VALUES = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)
+SELECTORS = st.dictionaries(LABEL_KEYS, LABEL_VALUES, max_size=4)
+VENDORS = st.one_of(st.sampled_from(["nvidia", "nvidia.com", "amd", "amd.com", "", "intel", "NVIDIA"]), st.text(max_size=12))
+
+DEDICATED = {"key": "dedicated-node", "operator": "Equal", "effect": "NoSchedule"}
+NVIDIA = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def terms(placement) -> list:
+    return placement.affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+
+
+# ---- the seeds' two services --------------------------------------------------------------------------------
+
+
+def test_web_on_the_default_lane_gets_no_scheduling_at_all():
+    web = place({}, None)
+    assert web.affinity is None and web.tolerations == [] and web.gpu_resources == {}
+    assert web.pod_spec() == {}
+
+
+def test_inference_selects_the_gpu_node_group_and_tolerates_its_taints():
+    inference = place({"convox.io/label": "gpu-inference"}, {"count": 1, "vendor": "nvidia"})
+    assert terms(inference) == [
+        {"matchExpressions": [{"key": "convox.io/label", "operator": "In", "values": ["gpu-inference"]}]}
+    ]
+    assert inference.tolerations == [{**DEDICATED, "value": "gpu-inference"}, NVIDIA]
+    assert inference.gpu_resources == {"nvidia.com/gpu": "1"}
+    assert inference.pod_spec() == {"affinity": inference.affinity, "tolerations": inference.tolerations}
+
+
+# ---- GPU requests ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("vendor", "resource"), [
+    ("nvidia", "nvidia.com/gpu"), ("nvidia.com", "nvidia.com/gpu"), ("amd", "amd.com/gpu"), ("amd.com", "amd.com/gpu"),
+    ("intel", "nvidia.com/gpu"), ("", "nvidia.com/gpu"), ("AMD", "nvidia.com/gpu"),
+])
+def test_the_seeds_vendor_mapping(vendor, resource):
+    scheduling = place({}, {"count": 2, "vendor": vendor})
+    assert scheduling.gpu_resources == {resource: "2"}
+    assert scheduling.tolerations == [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+@given(vendor=VENDORS, count=st.integers(min_value=1, max_value=16))
+def test_every_vendor_maps_to_one_of_the_two_resources(vendor, count):
+    resource = {"amd": "amd.com/gpu", "amd.com": "amd.com/gpu"}.get(vendor, "nvidia.com/gpu")
+    scheduling = place({}, GpuRequest(count, vendor))
+    assert scheduling.gpu_resources == {resource: str(count)}
+    assert scheduling.tolerations == [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
+
+
+@given(count=st.integers(min_value=-3, max_value=16))
+def test_a_bare_number_is_the_count_and_only_a_positive_one_asks_for_gpus(count):
+    assert gpu_request(count) == GpuRequest(count, "nvidia")
+    scheduling = place({}, count)
+    assert scheduling.gpu_resources == ({"nvidia.com/gpu": str(count)} if count > 0 else {})
+    assert scheduling.tolerations == ([NVIDIA] if count > 0 else [])
+
+
+@pytest.mark.parametrize("gpu", [True, 1.5, "1", {"count": "1"}, {"count": 1, "model": "h100"}, [1]])
+def test_a_gpu_request_in_no_shape_the_seeds_know_is_refused(gpu):
+    with pytest.raises(ValueError, match="invalid gpu"):
+        place({}, gpu)
+
+
+# ---- selectors -> affinity and tolerations ---------------------------------------------------------------------
+
+
+@given(selectors=SELECTORS)
+def test_every_selector_label_is_one_required_in_requirement(selectors):
+    scheduling = place(selectors)
+    if not selectors:
+        assert scheduling.affinity is None
+        return
+    (term,) = terms(scheduling)
+    assert term["matchExpressions"] == [{"key": k, "operator": "In", "values": [v]} for k, v in selectors.items()]
+
+
+@given(selectors=SELECTORS, gpu=st.integers(min_value=0, max_value=4))
+def test_only_lane_keys_bring_the_dedicated_toleration(selectors, gpu):
+    scheduling = place(selectors, gpu)
+    dedicated = [t for t in scheduling.tolerations if t["key"] == "dedicated-node"]
+    assert dedicated == [{**DEDICATED, "value": v} for k, v in selectors.items() if k in ("convox.io/label", "convox.io/nodepool")]
+    assert [t for t in scheduling.tolerations if t["key"] != "dedicated-node"] == ([NVIDIA] if gpu else [])
+
+
+@given(selectors=SELECTORS, gpu=st.integers(min_value=0, max_value=4), custom=st.booleans())
+def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects(selectors, gpu, custom):
+    """Whatever it selects, a workload placed by ``place()`` tolerates the seeds' taints of the lane it
+    selects (Kubernetes' matching, as the pack applies it), and nothing else: a custom taint is not
+    tolerated automatically."""
+    taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in workloads.LANE_KEYS]
+    if gpu:
+        taints.append(scheduling.Taint("nvidia.com/gpu", "true"))
+    lane = workloads.Lane("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))
+    if custom:
+        lane = workloads.Lane("lane", "lane", dict(selectors), (*taints, scheduling.Taint("team", "ml")), gpu=bool(gpu))
+    tolerations = [scheduling.Toleration.read(t) for t in place(selectors, gpu).tolerations]
+    untolerated = lane.untolerated(tolerations)
+    assert untolerated == ([scheduling.Taint("team", "ml")] if custom else [])

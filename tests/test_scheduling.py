@@ -1,0 +1,102 @@
+"""Kubernetes' scheduling by labels and taints (``policies/scheduling.py``), as properties.
+
+Each property is the upstream rule, read from kubernetes/kubernetes:
+
+* ``ToleratesTaint`` (``staging/src/k8s.io/api/core/v1/toleration.go``): an empty toleration effect
+  matches every effect, else the effects must be equal; an empty key (with ``Exists``) matches every
+  key, else the keys must be equal; then ``Exists`` matches any value, ``Equal`` or no operator an
+  equal value, ``Lt``/``Gt`` compare the values as integers (a value that is not one never matches),
+  any other operator nothing.
+* Label requirements (``k8s.io/apimachinery/pkg/labels/selector.go``, ``Requirement.Matches``):
+  ``In`` needs the label with one of the values; ``NotIn`` holds when the label is absent or has none
+  of them; ``Exists``/``DoesNotExist`` test presence. Node affinity terms are ORed and an empty term
+  matches nothing (``component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mixed_os_racks.policies import scheduling
+
+
+KEYS = st.sampled_from(["", "dedicated-node", "nvidia.com/gpu", "team"])
+VALUES = st.sampled_from(["", "gpu", "ml", "1", "7", "true"])
+EFFECTS = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+TAINTS = st.builds(scheduling.Taint, KEYS.filter(bool), VALUES, EFFECTS)
+TOLERATIONS = st.builds(scheduling.Toleration, KEYS, st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Bogus"]), VALUES,
+                        st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]))
+
+
+@given(taint=TAINTS, effect=EFFECTS)
+def test_an_empty_key_exists_toleration_tolerates_every_taint_of_its_effect(taint, effect):
+    assert scheduling.Toleration(operator="Exists").tolerates(taint)
+    assert scheduling.Toleration(operator="Exists", effect=effect).tolerates(taint) == (taint.effect == effect)
+
+
+@given(toleration=TOLERATIONS, taint=TAINTS)
+def test_a_toleration_tolerates_by_effect_key_then_operator(toleration, taint):
+    verdict = toleration.tolerates(taint)
+    if toleration.effect and toleration.effect != taint.effect:
+        assert not verdict
+    elif toleration.key and toleration.key != taint.key:
+        assert not verdict
+    elif toleration.operator in ("", "Equal"):
+        assert verdict == (toleration.value == taint.value)
+    elif toleration.operator == "Exists":
+        assert verdict
+    elif toleration.operator in ("Lt", "Gt") and toleration.value.isdigit() and taint.value.isdigit():
+        mine, theirs = int(toleration.value), int(taint.value)
+        assert verdict == (theirs < mine if toleration.operator == "Lt" else theirs > mine)
+    else:
+        assert not verdict  # unknown operators, or Lt/Gt on values that are not integers
+
+
+@given(labels=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from(["1", "2", "x"]), max_size=3),
+       values=st.lists(st.sampled_from(["1", "2", "x"]), max_size=2),
+       operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
+def test_requirements_match_labels_as_label_selectors_do(labels, values, operator):
+    requirement = scheduling.Requirement("a", operator, tuple(values))
+    present = "a" in labels
+    expected = {
+        "In": present and labels.get("a") in values,
+        "NotIn": not present or labels.get("a") not in values,
+        "Exists": present,
+        "DoesNotExist": not present,
+    }[operator]
+    assert requirement.holds(labels) == expected
+    selection = scheduling.Selection(terms=((requirement,), ()))  # an empty term matches nothing
+    assert selection.matches(labels, frozenset({"a"})) == expected
+    assert selection.matches(labels, frozenset()) is True  # a key no lane declares is not judged
+
+
+
+def test_a_pod_spec_is_its_node_selector_and_any_of_its_affinity_terms():
+    pod = {
+        "nodeSelector": {"a": "1"},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "b", "operator": "In", "values": ["x"]}]},
+            {"matchExpressions": [{"key": "c", "operator": "Exists"}]},
+        ]}}},
+        "tolerations": [{"key": "k", "operator": "Equal", "value": 1, "effect": "NoSchedule"}],
+    }
+    selection = scheduling.selection_of(pod)
+    known = frozenset("abc")
+    assert selection.matches({"a": "1", "b": "x"}, known) and selection.matches({"a": "1", "c": ""}, known)
+    assert not selection.matches({"a": "2", "b": "x"}, known) and not selection.matches({"a": "1"}, known)
+    assert scheduling.tolerations_of(pod) == (scheduling.Toleration("k", "Equal", "1", "NoSchedule"),)
+    assert scheduling.selection_of({}).empty and scheduling.selection_of({}).matches({}, known)
+
+
+def test_gt_and_lt_compare_integer_label_values():
+    more = scheduling.Requirement("gpus", "Gt", ("1",))
+    assert more.holds({"gpus": "2"}) and not more.holds({"gpus": "1"}) and not more.holds({"gpus": "many"})
+    assert not more.holds({}) and scheduling.Requirement("gpus", "Lt", ("4",)).holds({"gpus": "2"})
+
+
+def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():
+    assert scheduling.Taint.read({"key": "k", "value": "v", "effect": "NO_SCHEDULE"}) == scheduling.Taint("k", "v", "NoSchedule")
+    assert scheduling.Taint.read({"key": "k", "effect": "NO_EXECUTE"}).blocking
+    assert not scheduling.Taint.read({"key": "k", "effect": "PREFER_NO_SCHEDULE"}).blocking
+    assert str(scheduling.Taint("nvidia.com/gpu", "", "NoSchedule")) == "nvidia.com/gpu:NoSchedule"

@@ -1,0 +1,453 @@
+"""``workloads-reach-their-lane`` (mandatory) and ``gpu-lanes-for-gpu-workloads`` (advisory), through
+the pack's real gRPC server, over the prod rack plus workloads written by our ``Service`` or by hand.
+
+Kubernetes facts the policy follows (and these tests pin):
+
+* ``ToleratesTaint`` (kubernetes/kubernetes ``staging/src/k8s.io/api/core/v1/toleration.go``): an empty
+  toleration effect matches every effect, else the effects must be equal; an empty key (with
+  ``Exists``) matches every key, else the keys must be equal; ``Exists`` matches any value, ``Equal``
+  (or no operator) an equal value, ``Lt``/``Gt`` compare integer values.
+* The scheduler's ``TaintToleration`` filter only keeps pods off nodes for ``NoSchedule`` and
+  ``NoExecute`` taints (``pkg/scheduler/framework/plugins/tainttoleration``); ``PreferNoSchedule`` is
+  a preference.
+* ``nodeSelector`` pairs all must match and the required affinity's terms are ORed, each term's
+  expressions ANDed, an empty term matching nothing (``component-helpers/scheduling/corev1/nodeaffinity``).
+* The seeds refuse a deploy whose ``convox.io/nodepool`` names a pool the rack lacks, with
+  ``service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack`` and the
+  existing pools (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from typing import Any, Callable, Optional
+
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+import pytest
+
+from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config
+from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline.cli import main
+from mixed_os_racks.policies import checks, workloads
+from conftest import REPO, rack_config, stack_config
+from policy_helpers import judge, messages, of, start_pack, unknown
+
+REACH = "workloads-reach-their-lane"
+SQUAT = "gpu-lanes-for-gpu-workloads"
+
+WEB = {"name": "web", "image": "nginxinc/nginx-unprivileged:1.27", "port": 8080, "scale": {"count": "2-6", "cpu": 256}}
+INFERENCE = {"name": "inference", "image": "vllm/vllm-openai:v0.6.4", "port": 8000, "internal": True,
+             "scale": {"count": 1, "memory": 16384, "gpu": {"count": 1, "vendor": "nvidia"}},
+             "nodeSelectorLabels": {"convox.io/label": "gpu-inference"}}
+GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+SEEDS_LANES = [
+    {"name": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": [], "gpu": False},
+    {"name": "gpu", "labels": {"convox.io/nodepool": "gpu", "convox.io/gpu-vendor": "nvidia"},
+     "taints": [{"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}], "gpu": True},
+    {"name": "rack-ng-1", "labels": {"convox.io/label": "gpu-inference", "convox.io/gpu-vendor": "nvidia"},
+     "taints": [{"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}], "gpu": True},
+]
+
+
+@pytest.fixture(scope="module")
+def pack():
+    with start_pack() as running:
+        yield running
+
+
+def services(*fields: dict[str, Any]) -> Callable[[ClusterRef], None]:
+    def add(cluster: ClusterRef) -> None:
+        for f in fields:
+            Service(f["name"], ServiceArgs(service=ServiceSpec(**f), cluster=cluster))
+    return add
+
+
+def on_rack(*extra: Callable[[ClusterRef], Any], stack: str = "prod") -> Any:
+    """The ``stack``'s rack (its own stack config) plus ``extra`` workloads in its cluster, run offline."""
+    def program() -> None:
+        rack = Rack("rack", RackArgs(spec=load_stack_config()))
+        for add in extra:
+            add(rack.cluster)
+
+    return run_program(program, stack_config(stack), stack=stack)
+
+
+def alone(*extra: Callable[[ClusterRef], Any]) -> Any:
+    """Workloads in a stack of their own (the rack is another stack)."""
+    def program() -> None:
+        cluster = ClusterRef.existing("prod", "prod-rack")
+        for add in extra:
+            add(cluster)
+
+    return run_program(program, {"aws:region": "us-east-1"}, stack="apps")
+
+
+def pod(node_selector: Optional[dict[str, str]] = None, tolerations: Optional[list[dict[str, str]]] = None,
+        gpus: int = 0, affinity: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """A pod spec as another team writes one."""
+    container: dict[str, Any] = {"name": "app", "image": "busybox:1.36"}
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    spec: dict[str, Any] = {"containers": [container]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if affinity:
+        spec["affinity"] = affinity
+    return spec
+
+
+def deployment(name: str, spec: dict[str, Any], kind: Any = k8s.apps.v1.Deployment) -> Callable[[ClusterRef], Any]:
+    def add(cluster: ClusterRef) -> Any:
+        return kind(name, metadata={"name": name}, spec={
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": spec},
+        })
+    return add
+
+
+# ---- the seeds' app -------------------------------------------------------------------------------------------
+
+
+def test_the_seeds_app_passes_every_policy(pack):
+    violations = judge(pack, on_rack(services(WEB, INFERENCE)))
+    assert violations == []
+
+
+def test_the_mixed_app_example_previews_clean_offline(capsys):
+    code = main(["preview", "--cwd", str(REPO / "examples" / "mixed-app"), "--stack", "example"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Policies:" not in out
+    assert "rack:workloads:Service" in out and "kubernetes:apps/v1:Deployment" in out
+
+
+# ---- refused, with the seeds' words ----------------------------------------------------------------------------------
+
+
+def test_a_service_aimed_at_a_missing_pool(pack):
+    lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
+    violations = judge(pack, on_rack(services(lost)))
+    assert messages(violations, REACH) == [
+        'service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack (existing pools: gpu, workload)'
+    ]
+    assert of(violations, REACH)[0]["urn"].endswith("kubernetes:apps/v1:Deployment::web-deployment")
+
+
+def test_a_service_aimed_at_a_missing_node_group_label(pack):
+    lost = {**INFERENCE, "nodeSelectorLabels": {"convox.io/label": "gpu-inferense"}}
+    assert messages(judge(pack, on_rack(services(lost))), REACH) == [
+        'service "inference" targets node group label "gpu-inferense", which does not exist on this rack '
+        "(existing labels: gpu-inference)"
+    ]
+
+
+def test_a_gpu_service_on_a_rack_with_no_gpu_lane(pack):
+    assert messages(judge(pack, on_rack(services({**INFERENCE, "nodeSelectorLabels": {}}), stack="dev")), REACH) == [
+        'service "inference" requests 1 nvidia.com/gpu, but this rack has no GPU lane '
+        "(add a Karpenter pool or node group with GPU instance types)"
+    ]
+
+
+def test_a_gpu_service_with_no_selector(pack):
+    assert messages(judge(pack, on_rack(services({**INFERENCE, "nodeSelectorLabels": {}}))), REACH) == [
+        'service "inference" requests 1 nvidia.com/gpu but selects no lane, and the default lane has no GPUs '
+        "(select a GPU lane in nodeSelectorLabels: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)"
+    ]
+
+
+def test_a_gpu_service_on_the_default_lane(pack):
+    cpu_lane = {**INFERENCE, "nodeSelectorLabels": {"convox.io/nodepool": "workload"}}
+    assert messages(judge(pack, on_rack(services(cpu_lane))), REACH) == [
+        'service "inference" requests 1 nvidia.com/gpu, but it selects Karpenter node pool "workload", which has no GPUs '
+        "(select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)"
+    ]
+
+
+def test_a_dedicated_lane_without_its_toleration(pack):
+    hand_written = pod({"convox.io/label": "gpu-inference"}, [GPU], gpus=1)
+    assert messages(judge(pack, on_rack(deployment("inference", hand_written))), REACH) == [
+        'deployment "inference" selects node group "rack-ng-1" (convox.io/label=gpu-inference) but does not tolerate '
+        "its taint dedicated-node=gpu-inference:NoSchedule (add the toleration {key: dedicated-node, operator: Equal, "
+        "value: gpu-inference, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
+        "convox.io/nodepool and convox.io/label)"
+    ]
+
+
+def test_a_dedicated_pool_without_either_toleration(pack):
+    hand_written = pod({"convox.io/nodepool": "gpu"}, gpus=2)
+    assert messages(judge(pack, on_rack(deployment("trainer", hand_written))), REACH) == [
+        'deployment "trainer" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
+        "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
+        "convox.io/nodepool and convox.io/label; add the toleration {key: nvidia.com/gpu, operator: Exists, "
+        "effect: NoSchedule}; the Service component adds it for scale.gpu)"
+    ]
+
+
+def test_every_lane_a_workload_names_must_take_it(pack):
+    """Naming a dedicated pool beside the default one still names it: its taints must be tolerated."""
+    either = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "convox.io/nodepool", "operator": "In", "values": ["workload", "gpu"]}]}]}}}
+    assert messages(judge(pack, on_rack(deployment("api", pod(affinity=either)))), REACH) == [
+        'deployment "api" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
+        "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
+        "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request nvidia.com/gpu)"
+    ]
+    by_vendor = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "convox.io/gpu-vendor", "operator": "In", "values": ["nvidia"]}]}]}}}
+    tolerates_the_pool = pod(tolerations=[{"key": "dedicated-node", "value": "gpu"}, GPU], affinity=by_vendor, gpus=1)
+    assert messages(judge(pack, on_rack(deployment("trainer", tolerates_the_pool))), REACH) == []  # one GPU lane takes it
+
+
+KINDS = [
+    ("StatefulSet", lambda name, spec: k8s.apps.v1.StatefulSet(name, metadata={"name": name}, spec={
+        "serviceName": name, "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("DaemonSet", lambda name, spec: k8s.apps.v1.DaemonSet(name, metadata={"name": name}, spec={
+        "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("ReplicaSet", lambda name, spec: k8s.apps.v1.ReplicaSet(name, metadata={"name": name}, spec={
+        "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("ReplicationController", lambda name, spec: k8s.core.v1.ReplicationController(name, metadata={"name": name}, spec={
+        "selector": {"app": name}, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("Job", lambda name, spec: k8s.batch.v1.Job(name, metadata={"name": name}, spec={
+        "template": {"spec": {**spec, "restartPolicy": "Never"}}})),
+    ("CronJob", lambda name, spec: k8s.batch.v1.CronJob(name, metadata={"name": name}, spec={
+        "schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {"spec": {**spec, "restartPolicy": "Never"}}}}})),
+    ("Pod", lambda name, spec: k8s.core.v1.Pod(name, metadata={"name": name}, spec=spec)),
+    ("Deployment", lambda name, spec: k8s.apps.v1beta2.Deployment(name, metadata={"name": name}, spec={
+        "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("Deployment", lambda name, spec: k8s.extensions.v1beta1.Deployment(name, metadata={"name": name}, spec={
+        "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})),
+    ("CronJob", lambda name, spec: k8s.batch.v1beta1.CronJob(name, metadata={"name": name}, spec={
+        "schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {"spec": spec}}}})),
+]
+
+
+@pytest.mark.parametrize(("kind", "build"), KINDS, ids=[f"{k}-{n}" for n, (k, _) in enumerate(KINDS)])
+def test_every_kind_of_pod_template_is_judged(pack, kind, build):
+    """By node selector or by required affinity, in any API group and version the kind comes in."""
+    by_affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "convox.io/nodepool", "operator": "In", "values": ["gpu-xl"]}]}]}}}
+    violations = judge(pack, on_rack(lambda _: build("team-a", pod({"convox.io/nodepool": "gpu-lg"})),
+                                     lambda _: build("team-b", pod(affinity=by_affinity))))
+    assert sorted(messages(violations, REACH)) == [
+        f'{kind.lower()} "team-a" targets Karpenter node pool "gpu-lg", which does not exist on this rack '
+        "(existing pools: gpu, workload)",
+        f'{kind.lower()} "team-b" targets Karpenter node pool "gpu-xl", which does not exist on this rack '
+        "(existing pools: gpu, workload)",
+    ]
+
+
+@pytest.mark.parametrize(("type_", "kind"), [
+    ("kubernetes:apps/v1:Deployment", "Deployment"), ("kubernetes:apps/v1beta1:Deployment", "Deployment"),
+    ("kubernetes:extensions/v1beta1:DaemonSet", "DaemonSet"), ("kubernetes:batch/v1:CronJob", "CronJob"),
+    ("kubernetes:batch/v2alpha1:CronJob", "CronJob"), ("kubernetes:core/v1:Pod", "Pod"),
+    ("kubernetes:example.com/v1:Deployment", None), ("kubernetes:core/v1:Service", None),
+    ("kubernetes:apps/v1:DeploymentPatch", None), ("kubernetes:apps/v1:Deployment:extra", None),
+])
+def test_workload_kinds_by_group_whatever_the_version(type_, kind):
+    assert workloads.workload_kind(type_) == kind
+
+
+def test_a_custom_taint_is_not_tolerated_automatically(pack):
+    lanes = [*SEEDS_LANES, {"name": "ml", "labels": {"convox.io/label": "ml"},
+                            "taints": [{"key": "team", "value": "ml", "effect": "NoSchedule"},
+                                       {"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]}]
+    config = {REACH: {"lanes": lanes}}
+    ml = {**WEB, "nodeSelectorLabels": {"convox.io/label": "ml"}}
+    assert messages(judge(pack, alone(services(ml)), config), REACH) == [
+        'service "web" selects lane "ml" (convox.io/label=ml) but does not tolerate its taint team=ml:NoSchedule '
+        "(add a toleration for it: custom taints are not tolerated automatically)"
+    ]
+    tolerated = deployment("web", pod({"convox.io/label": "ml"}, [{"key": "team", "operator": "Equal", "value": "ml"}]))
+    assert messages(judge(pack, alone(tolerated), config), REACH) == []  # PreferNoSchedule does not keep it off
+
+
+def test_a_pool_is_named_by_the_label_its_nodes_carry_as_the_seeds_read_it(pack):
+    """The seeds list a rack's pools by ``spec.template.metadata.labels["convox.io/nodepool"]``, never by
+    ``metadata.name``: a NodePool without the label has no node a ``convox.io/nodepool`` selector matches."""
+    def unlabelled(_: ClusterRef) -> None:
+        k8s.apiextensions.CustomResource("batch-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
+                                         metadata={"name": "batch"}, spec={"template": {"spec": {
+                                             "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                              "name": "workload"}, "requirements": []}}})
+
+    violations = judge(pack, on_rack(unlabelled, deployment("reports", pod({"convox.io/nodepool": "batch"}))))
+    assert messages(violations, REACH) == [
+        'deployment "reports" targets Karpenter node pool "batch", which does not exist on this rack (existing pools: '
+        "gpu, workload; NodePool 'batch' exists, but its nodes carry no convox.io/nodepool=batch label: add it to its "
+        "spec.template.metadata.labels)"
+    ]
+    assert messages(judge(pack, on_rack(unlabelled, deployment("reports", pod({"karpenter.sh/nodepool": "batch"})))),
+                    REACH) == []
+
+
+def test_the_racks_own_gpu_daemonsets_reach_every_gpu_lane(pack):
+    """The device plugin and dcgm-exporter, scheduled as our chart values schedule them (when a preview
+    expands their charts, the pack sees these DaemonSets): no refusal, no advisory."""
+    from mixed_os_racks import gpu
+
+    values = gpu.device_plugin_values()
+    spec = pod(tolerations=values["tolerations"], affinity=values["affinity"])
+    violations = judge(pack, on_rack(deployment("nvidia-device-plugin", spec, kind=k8s.apps.v1.DaemonSet)))
+    assert of(violations, REACH) == [] and of(violations, SQUAT) == []
+
+
+# ---- the advisory -------------------------------------------------------------------------------------------------
+
+
+def test_a_workload_that_could_squat_on_gpu_nodes_gets_an_advisory(pack):
+    everything = [{"operator": "Exists"}]
+    violations = judge(pack, on_rack(
+        lambda _: k8s.batch.v1.CronJob("reports", metadata={"name": "reports"}, spec={
+            "schedule": "0 * * * *",
+            "jobTemplate": {"spec": {"template": {"spec": {**pod(tolerations=everything), "restartPolicy": "Never"}}}}}),
+        deployment("node-exporter", pod(tolerations=everything), kind=k8s.apps.v1.DaemonSet),
+        services(INFERENCE),
+    ))
+    assert messages(violations, REACH) == []
+    assert messages(violations, SQUAT, "advisory") == [
+        'cronjob "reports" requests no GPU but tolerates the nvidia.com/gpu taint of Karpenter node pool "gpu", '
+        'node group "rack-ng-1" (convox.io/label=gpu-inference), so it can take a GPU node '
+        "(drop the toleration, or request nvidia.com/gpu)"
+    ]
+
+
+def test_the_advisory_only_counts_gpu_lanes_the_workload_can_reach(pack):
+    pinned = pod({"convox.io/nodepool": "gpu"}, [{"key": "dedicated-node", "operator": "Exists"}, GPU])
+    violations = judge(pack, on_rack(deployment("batch", pinned)))
+    assert messages(violations, SQUAT, "advisory") == [
+        'deployment "batch" requests no GPU but tolerates the nvidia.com/gpu taint of Karpenter node pool "gpu", '
+        "so it can take a GPU node (drop the toleration, or request nvidia.com/gpu)"
+    ]
+    assert messages(violations, REACH) == []
+
+
+# ---- lanes from elsewhere ---------------------------------------------------------------------------------------
+
+
+def test_lanes_from_the_policy_config_when_the_rack_is_another_stack(pack):
+    config = {REACH: {"lanes": SEEDS_LANES}, SQUAT: {"lanes": SEEDS_LANES}}
+    assert judge(pack, alone(services(WEB, INFERENCE)), config) == []
+    lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
+    assert messages(judge(pack, alone(services(lost)), config), REACH) == [
+        'service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack (existing pools: gpu, workload)'
+    ]
+
+
+def test_with_no_lanes_anywhere_it_says_what_would_make_it_verifiable(pack):
+    violations = judge(pack, alone(services(WEB, INFERENCE)))
+    assert messages(violations, REACH) == []
+    (advisory,) = messages(violations, REACH, "advisory")
+    assert advisory.startswith(f"can't run policy '{REACH}' from policy pack 'mixed-os-racks@v0.0.1' during preview: "
+                               'service "inference": cannot verify that it can land where it asks: this stack declares no lanes')
+    assert "set lanes: [{name, labels, taints, gpu}]" in advisory
+
+
+def test_a_lanes_config_the_schema_refuses(pack):
+    from mixed_os_racks.offline.analyzer import PolicyPackError, parse_config
+
+    run = alone(services(WEB))
+    with pytest.raises(PolicyPackError, match=r"lanes"):
+        pack.configure(parse_config({REACH: {"lanes": [{"name": "x", "taints": [{"key": "a", "effect": "Sometimes"}]}]}}), run)
+
+
+def _readme_jq_program() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"pulumi stack output lanes --json[^\n]*\n\s*\| jq '([^']+)'", readme)
+    assert match, "the README shows how to turn the rack's lanes output into the policy config"
+    return match.group(1)
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_readme_turns_the_rack_stacks_lanes_output_into_the_policy_config(pack):
+    """The rack program's ``lanes`` stack output: ``{<lane>: {kind, os, labels, taints: [{key, value, effect}], gpu, ami}}``."""
+    output = {
+        "workload": {"kind": "nodepool", "os": "bottlerocket", "labels": {"convox.io/nodepool": "workload"},
+                     "taints": [], "gpu": False, "ami": {"alias": "bottlerocket@latest"}},
+        "gpu": {"kind": "nodepool", "os": "al2023", "labels": SEEDS_LANES[1]["labels"], "taints": SEEDS_LANES[1]["taints"],
+                "gpu": True, "ami": {"id": "ami-0a1b2c3d4e5f60718"}},
+        "rack-ng-1": {"kind": "nodegroup", "os": "al2023", "labels": SEEDS_LANES[2]["labels"],
+                      "taints": [{"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
+                                 {"key": "nvidia.com/gpu", "effect": "NO_SCHEDULE"}], "gpu": True, "ami": {}},
+    }
+    converted = subprocess.run(["jq", _readme_jq_program()], input=json.dumps(output), capture_output=True, text=True,
+                               check=True)
+    config = json.loads(converted.stdout)
+    assert judge(pack, alone(services(WEB, INFERENCE)), config) == []
+    lost = {**INFERENCE, "nodeSelectorLabels": {"convox.io/label": "gpu"}}
+    assert messages(judge(pack, alone(services(lost)), config), REACH) == [
+        'service "inference" targets node group label "gpu", which does not exist on this rack (existing labels: gpu-inference)'
+    ]
+
+
+def test_lanes_from_hand_written_eks_and_pulumi_eks_node_groups(pack):
+    """``aws.eks.NodeGroup`` labels and taints (EKS effect spelling), pulumi-eks ``NodeGroupV2`` taints
+    (a map of key to value and effect)."""
+    def groups(_: ClusterRef) -> None:
+        aws.eks.NodeGroup("ml", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n", subnet_ids=["s"],
+                          scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=1, min_size=1, max_size=2),
+                          instance_types=["g5.xlarge"], labels={"convox.io/label": "ml"},
+                          taints=[aws.eks.NodeGroupTaintArgs(key="dedicated-node", value="ml", effect="NO_SCHEDULE")])
+        eks.NodeGroupV2("batch", cluster="c", instance_type="c6i.large", labels={"convox.io/label": "batch"},
+                        taints={"dedicated-node": eks.TaintArgs(value="batch", effect="NoSchedule")})
+
+    seeds = {"name": "trainer", "image": "i", "port": 1, "scale": {"gpu": 1}, "nodeSelectorLabels": {"convox.io/label": "ml"}}
+    placed = judge(pack, alone(groups, services(seeds)))
+    assert of(placed, REACH) == [] and of(placed, SQUAT) == []
+    violations = judge(pack, alone(groups, deployment("cruncher", pod({"convox.io/label": "batch"})),
+                                   deployment("trainer", pod({"convox.io/label": "ml"}, gpus=1))))
+    assert sorted(messages(violations, REACH)) == [
+        'deployment "cruncher" selects node group "batch" (convox.io/label=batch) but does not tolerate its taint '
+        "dedicated-node=batch:NoSchedule (add the toleration {key: dedicated-node, operator: Equal, value: batch, "
+        "effect: NoSchedule}; the Service component adds it for nodeSelectorLabels convox.io/nodepool and convox.io/label)",
+        'deployment "trainer" selects node group "ml" (convox.io/label=ml) but does not tolerate its taint '
+        "dedicated-node=ml:NoSchedule (add the toleration {key: dedicated-node, operator: Equal, value: ml, "
+        "effect: NoSchedule}; the Service component adds it for nodeSelectorLabels convox.io/nodepool and convox.io/label)",
+    ]
+
+
+def test_a_selector_not_known_at_preview_is_an_advisory_not_a_verdict(pack):
+    def late(_: ClusterRef) -> None:
+        k8s.apps.v1.Deployment("late", metadata={"name": "late"}, spec={
+            "selector": {"matchLabels": {"app": "late"}},
+            "template": {"metadata": {"labels": {"app": "late"}},
+                         "spec": pod({"convox.io/nodepool": unknown("gpu-lg")})}})
+
+    violations = judge(pack, on_rack(late))
+    assert messages(violations, REACH) == []
+    (advisory,) = messages(violations, REACH, "advisory")
+    assert "deployment 'late'" in advisory and "can't be known during preview" in advisory
+
+
+def test_our_components_registered_outputs_are_lanes():
+    """Under the CLI a component's ``AnalyzeStack`` properties are its registered outputs: a
+    ``KarpenterPool``'s ``nodePoolName``, ``labels`` and ``taints``, a ``NodeGroup``'s ``labels`` and
+    ``taints``. Read from the outputs the seeds' rack really registers, they are the rack's lanes."""
+    seeds = rack_config(
+        karpenter_node_os="bottlerocket",
+        additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g5,g6", "dedicated": True,
+                                                "taints": "nvidia.com/gpu=true:NoSchedule"}],
+        additional_node_groups_config=[{"id": 1, "type": "g4dn.xlarge", "dedicated": True, "label": "gpu-inference"}],
+    )
+    run = run_program(lambda: Rack("rack", RackArgs(spec=load_stack_config())), seeds, stack="test")
+    components = [checks.StackResource(r.type, r.name, r.urn, run.component_outputs[r.urn])
+                  for r in run.resources if r.type in (workloads.COMPONENT_POOL, workloads.COMPONENT_NODE_GROUP)]
+    lanes = workloads.read_lanes(components, {})
+    assert sorted((lane.subject, lane.gpu, [str(t) for t in lane.taints]) for lane in lanes.lanes) == [
+        ('Karpenter node pool "gpu"', True, ["dedicated-node=gpu:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
+        ('Karpenter node pool "workload"', False, []),
+        ('node group "rack-ng-1" (convox.io/label=gpu-inference)', True,
+         ["dedicated-node=gpu-inference:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
+    ]
+    assert lanes.existing("convox.io/nodepool") == ["gpu", "workload"]
