@@ -10,8 +10,8 @@ as its JSON (``50``, ``true``), a mapping or list as JSON text (``config/object.
 - a rack parameter that is text (by its model: ``RackParams``, and ``PoolSpec``/``NodeGroupSpec``
   under the seeds' keys inside the pool and node-group lists) must not be written so that YAML reads
   a boolean, a number or a date: it is refused with a hint to quote it;
-- anywhere else, a plain scalar that YAML 1.1 and go-yaml read as different types (``1:30``,
-  ``0o17``, ``1e3``) and any date are refused, for the same reason;
+- anywhere else, a plain scalar that go-yaml reads as text is text here too (``yes``, ``1:30``), and
+  one it reads as a number PyYAML does not (``0o17``, ``1e3``) is refused, as is any date;
 - duplicate keys are refused, as go-yaml v3 refuses them (``mapping key "x" already defined``);
 - keys must be text; ``!!binary``, ``!!set`` and other tags, NaN and infinities, recursive aliases,
   alias bombs and nesting deeper than ``MAX_NESTING`` are refused;
@@ -152,8 +152,9 @@ class _Loader(yaml.SafeLoader):
 
 def compose(text: str, source: str) -> Optional[yaml.Node]:
     """The document's root node (None for an empty document), or an ``InputFileError``."""
-    loader = _Loader(text)
+    loader: Optional[_Loader] = None
     try:
+        loader = _Loader(text)  # checks that every character is one YAML allows
         return loader.get_single_node()
     except _TooDeep as exc:
         raise InputFileError(
@@ -167,7 +168,8 @@ def compose(text: str, source: str) -> Optional[yaml.Node]:
     except yaml.YAMLError as exc:
         raise InputFileError(f"{source}: not valid YAML: {exc}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # ---- what each rack key holds, from the models --------------------------------------------------------
@@ -232,7 +234,6 @@ def rack_shape() -> Shape:
 # ---- nodes -> values, with every problem found --------------------------------------------------------
 
 
-_BOOL_WORDS = {"yes", "no", "on", "off"}
 _GO_NULLS = {"", "~", "null", "Null", "NULL"}
 _GO_BOOLS = {"true", "True", "TRUE", "false", "False", "FALSE"}
 _GO_SPECIAL_FLOATS = {f"{sign}.{word}" for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")} | {
@@ -392,7 +393,9 @@ class _Reader:
         if isinstance(value, float) and not math.isfinite(value):
             self.problem(node, where, f"{text} is not a finite number")
             return None
-        if yaml11 != yaml12 and not (yaml11 == "bool" and text.lower() in _BOOL_WORDS):
+        if yaml11 != yaml12 and yaml12 == "str":  # yes, no, on, off, 1:30: text to the CLI, so text here too
+            return text
+        if yaml11 != yaml12:
             self.problem(
                 node, where,
                 f"YAML 1.1 reads {text} as {_described(yaml11, text, value)} and the Pulumi CLI (YAML 1.2) as "
@@ -449,9 +452,10 @@ def config_key(key: str, project: str) -> Optional[str]:
     """A stack file's config key as the CLI names it: ``ns:name``; None when it cannot be one."""
     colons = key.count(":")
     if colons == 0:
-        return f"{project}:{key}"
+        return f"{project}:{key}" if key else None
     if colons == 1:
-        return key
+        namespace, _, name = key.partition(":")
+        return key if namespace and name else None
     namespace, module, name = key.split(":", 2)
     if colons == 2 and module == "config" and namespace and name:
         return f"{namespace}:{name}"
