@@ -149,6 +149,13 @@ def test_nan_and_infinity_are_not_numbers_a_config_can_hold(capsys, tmp_path):
                      "error: FILE:5: rack:karpenter_cpu_limit: -.inf is not a finite number"]
 
 
+def test_an_integer_the_cli_would_round_is_refused(capsys, tmp_path):
+    """go-yaml reads an integer beyond int64 and uint64 as a float (``resolve.go``), which the CLI
+    then writes in exponent form: 99999999999999999999999 would reach the program as 1e+23."""
+    (line,) = refused(capsys, tmp_path, BASE + "  rack:karpenter_node_disk: 99999999999999999999999\n")
+    assert line == "error: FILE:4: rack:karpenter_node_disk: 99999999999999999999999 is too large a number (the Pulumi CLI would round it)"
+
+
 # ---- 9. policy config numbers --------------------------------------------------------------------------------
 
 

@@ -146,6 +146,13 @@ def test_sys_exit_with_a_message_and_an_exception_give_their_message(tmp_path, c
     assert capsys.readouterr().err == "error: the program failed: RuntimeError: the cluster is gone\n"
 
 
+def test_sys_exit_in_a_callback_is_an_error_line_too(tmp_path, capsys):
+    program = "import sys\nimport pulumi_aws as aws\naws.s3.Bucket('b').id.apply(lambda _: sys.exit(7))\n"
+    folder = project(tmp_path, program)
+    assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
+    assert capsys.readouterr().err == "error: the program exited with code 7\n"
+
+
 def test_sys_exit_0_ends_the_program_like_returning(tmp_path, capsys):
     program = "import sys\nimport pulumi_aws as aws\naws.s3.Bucket('kept')\nsys.exit(0)\naws.s3.Bucket('never')\n"
     folder = project(tmp_path, program)

@@ -256,7 +256,9 @@ class ProgramExit(Exception):
     """The program called ``sys.exit`` with a failure: the offline CLI exits 2 with this message."""
 
     def __init__(self, code: Any) -> None:
-        if isinstance(code, int):
+        if code in (None, 0):  # from a callback (an ``apply``): the program stopped half-way
+            message = "the program exited with code 0 before it finished"
+        elif isinstance(code, int):
             message = f"the program exited with code {code}"
         else:  # sys.exit("message"): Python prints the message and exits 1
             message = f"the program exited with code 1: {code}"
@@ -326,7 +328,10 @@ def run_program(
             sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
-    contextvars.Context().run(run)
+    try:
+        contextvars.Context().run(run)
+    except SystemExit as exc:  # from a callback the program registered (an ``apply``), not its body
+        raise ProgramExit(exc.code) from None
     return ProgramRun(
         project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs,
         reads=list(monitor.reads), component_outputs=dict(monitor.component_outputs),

@@ -393,6 +393,10 @@ class _Reader:
         if isinstance(value, float) and not math.isfinite(value):
             self.problem(node, where, f"{text} is not a finite number")
             return None
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+            # go-yaml reads an integer outside int64 and uint64 as a float, so the CLI would round it
+            self.problem(node, where, f"{text} is too large a number (the Pulumi CLI would round it)")
+            return None
         if yaml11 != yaml12 and yaml12 == "str":  # yes, no, on, off, 1:30: text to the CLI, so text here too
             return text
         if yaml11 != yaml12:
