@@ -219,9 +219,11 @@ def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, cap
     assert processes_mentioning(str(pack)) == []
 
 
-@pytest.mark.parametrize("kind", ["silent listener", "no port", "half a line"])
-def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(analyzer, "START_TIMEOUT_S", 1.5)
+@pytest.mark.parametrize("kind, budget", [("silent listener", 5.0), ("no port", 1.5), ("half a line", 1.5)])
+def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, budget, tmp_path, capsys, monkeypatch):
+    """The start budget is shortened for the test (the silent listener must still get to print its
+    port first, on a busy machine)."""
+    monkeypatch.setattr(analyzer, "START_TIMEOUT_S", budget)
     program = {
         "silent listener": "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
                            "print(s.getsockname()[1], flush=True)\ntime.sleep(600)\n",
@@ -233,10 +235,10 @@ def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, tmp_path, 
     assert main(["preview", "--stack", "dev", "--policy-pack", str(pack)]) == 2
     elapsed = time.monotonic() - started
     err = capsys.readouterr().err
-    what = {"silent listener": "but no gRPC server answered there within 1.5 s",
-            "no port": "it printed no port within 1.5 s", "half a line": "it printed no port within 1.5 s"}[kind]
+    what = {"silent listener": f"but no gRPC server answered there within {budget:g} s",
+            "no port": f"it printed no port within {budget:g} s", "half a line": f"it printed no port within {budget:g} s"}[kind]
     assert err.startswith(f"error: policy pack {pack} failed to start: it ") and what in err.splitlines()[0]
-    assert elapsed < 1.5 + 5
+    assert elapsed < budget + 5
     assert processes_mentioning(str(pack)) == []
 
 
