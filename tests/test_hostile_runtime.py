@@ -204,6 +204,8 @@ def test_the_start_budget_leaves_a_preview_under_15_seconds():
 
 
 def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, capsys):
+    """The policy SDK prints its port only after its gRPC server has started (pulumi-policy
+    ``policy.py``: ``server.start()``, then the port on stdout), so a refused connection is final."""
     pack = fake_pack(tmp_path, "refused", (
         "import socket, sys, time\n"
         "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
@@ -266,8 +268,9 @@ def env_string_bytes(config: dict) -> int:
 def test_a_config_too_large_for_pulumi_config_is_refused_up_front(policy, tmp_path, capsys):
     """The CLI hands a program (pulumi-language-python ``main.go``: ``env = append(env,
     "PULUMI_CONFIG="+config)``) and a pack (``sdk/policy_proxy.go``) the whole config in one
-    environment variable; Linux refuses one environment string longer than MAX_ARG_STRLEN (32 pages,
-    131072 bytes, NUL included) with E2BIG. Such a stack cannot run under ``pulumi up``."""
+    environment variable; Linux refuses one environment string longer than MAX_ARG_STRLEN
+    (``include/uapi/linux/binfmts.h``: 32 pages, 131072 bytes with 4 KiB pages, NUL included) with
+    E2BIG. Such a stack cannot run under ``pulumi up``."""
     stack = big_stack(tmp_path, 200_000)
     assert main(["preview", "--config", str(stack), *policy]) == 2
     captured = capsys.readouterr()
