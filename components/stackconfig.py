@@ -3,36 +3,140 @@
 The language host hands a program its whole stack config as the ``PULUMI_CONFIG`` environment
 variable (JSON, structured values as JSON text), which the SDK exposes as
 ``pulumi.runtime.get_config_env()``. ``pulumi.Config`` cannot list keys, and unknown keys must be
-errors, so this reads the whole map.
+errors, so this reads the whole map, and also refuses keys that were meant for the rack but that it
+would never read: another spelling of the ``rack`` namespace, a rack parameter in the project's
+namespace (where the CLI puts a key written without one), and a key written as a path.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+import re
+from typing import Any, Mapping, Optional
 
 import pulumi
 
-from .params import NAMESPACE, parse_rack_config
+from .errors import ConfigError
+from .params import NAMESPACE, RackParams, parse_rack_config
 from .specs import RackSpec
 
+MAX_NESTING = 32
+"""Deepest nesting of lists and mappings a config value may have. The deepest real rack value
+(a pool list -> a pool -> its taints -> a taint) is four levels down; anything near this limit is
+an accident or an attack on the parser, refused before it reaches one."""
 
-def decode_config_value(raw: Any) -> Any:
-    """Structured stack config reaches a program as JSON text; plain strings stay strings."""
+FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def nesting_depth(value: Any) -> int:
+    """How many lists and mappings deep ``value`` goes (iterative: safe on any depth)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
+def decode_config_value(raw: Any, key: str = "") -> Any:
+    """Structured stack config reaches a program as JSON text; plain strings stay strings.
+
+    JSON nested deeper than ``MAX_NESTING`` is refused (``ConfigError`` naming ``key``).
+    """
     if isinstance(raw, str) and raw[:1] in "[{":
         try:
-            return json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError:
             return raw
+        except RecursionError:
+            raise ConfigError(_too_deep(key)) from None
+        if nesting_depth(value) > MAX_NESTING:
+            raise ConfigError(_too_deep(key))
+        return value
     return raw
+
+
+def _too_deep(key: str) -> str:
+    return f"{key or 'value'}: nested deeper than {MAX_NESTING} levels of lists and mappings (no rack config needs that)"
 
 
 def rack_values(all_config: Mapping[str, Any]) -> dict[str, Any]:
     """The ``rack:*`` entries of a full config map, keyed without the namespace."""
     prefix = f"{NAMESPACE}:"
-    return {k[len(prefix):]: decode_config_value(v) for k, v in all_config.items() if k.startswith(prefix)}
+    return {k[len(prefix):]: decode_config_value(v, k) for k, v in all_config.items() if k.startswith(prefix)}
+
+
+def _field_named(name: str) -> Optional[str]:
+    """The rack parameter ``name`` spells, ignoring case."""
+    fields = {field.lower(): field for field in RackParams.model_fields}
+    return fields.get(name.lower())
+
+
+def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -> dict[str, str]:
+    """Keys meant for the rack that it would never read: key -> ``<key>: <problem>``.
+
+    - a namespace that is ``rack`` in another case (``Rack:karpenter_node_os``);
+    - a rack parameter in the project's namespace: the CLI namespaces a key written without one
+      with the project's name (pulumi ``sdk/go/common/workspace/loaders.go``,
+      ``stackConfigNamespacedWithProject``), so ``karpenter_node_os: bottlerocket`` reaches the
+      program as ``<project>:karpenter_node_os``;
+    - under ``rack:``, a key that is a parameter in another case, or a path
+      (``rack:additional_karpenter_nodepools_config[0].name``): a stack file's keys are names,
+      only ``pulumi config set --path`` reads a path, and writes the value inside the list.
+    """
+    problems: dict[str, str] = {}
+    for key in all_config:
+        namespace, sep, name = key.partition(":")
+        if not sep:
+            continue
+        field = _field_named(name)
+        if namespace != NAMESPACE and namespace.lower() == NAMESPACE:
+            hint = f"did you mean {NAMESPACE}:{field}?" if field else f"the rack reads the namespace '{NAMESPACE}', in lowercase"
+            problems[key] = f"{key}: not read: namespaces are case-sensitive; {hint}"
+        elif project and namespace == project and project != NAMESPACE and field:
+            problems[key] = (
+                f"{key}: not read: the rack reads its parameters from the '{NAMESPACE}' namespace, and a key written "
+                f"without a namespace is in the project's ('{project}'); did you mean {NAMESPACE}:{field}?"
+            )
+        elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name):
+            parameter = re.split(r"[.\[]", name, maxsplit=1)[0]
+            problems[key] = (
+                f"{key}: unknown field: a stack config key is a name, not a path; write the value inside "
+                f"{NAMESPACE}:{parameter} (`pulumi config set --path '{key}' <value>` does that)"
+            )
+        elif namespace == NAMESPACE and field and field != name:
+            problems[key] = f"{key}: unknown field: keys are case-sensitive; did you mean {NAMESPACE}:{field}?"
+    return problems
+
+
+def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = None, rack: str = "rack") -> RackSpec:
+    """The ``RackSpec`` a whole stack config map describes, for a ``Rack`` named ``rack``.
+
+    Every problem is one line of the ``ConfigError``: keys the rack would not read (see
+    ``key_problems``) and the ``rack:`` values' own problems.
+    """
+    problems = key_problems(all_config, project)
+    prefix = f"{NAMESPACE}:"
+    values = {
+        k[len(prefix):]: decode_config_value(v, k)
+        for k, v in all_config.items()
+        if k.startswith(prefix) and k not in problems
+    }
+    try:
+        spec = parse_rack_config(values, rack)
+    except ConfigError as exc:
+        raise ConfigError("\n".join([*problems.values(), *str(exc).splitlines()])) from None
+    if problems:
+        raise ConfigError("\n".join(problems.values()))
+    return spec
 
 
 def load_stack_config(rack: str = "rack") -> RackSpec:
     """The ``RackSpec`` of the current stack, for a ``Rack`` named ``rack``."""
-    return parse_rack_config(rack_values(pulumi.runtime.get_config_env()), rack)
+    return parse_stack_config(pulumi.runtime.get_config_env(), pulumi.get_project(), rack)

@@ -1,22 +1,28 @@
-"""``python -m components.offline preview``: the rack's preview on a machine with no cloud."""
+"""``python -m mixed_os_racks.offline preview``: the rack's preview on a machine with no cloud.
+
+Exit codes: ``0`` fine (advisories allowed), ``1`` a mandatory policy is violated, ``2`` an error (one
+``error:`` line per problem, naming the file, key or argument; never a traceback), ``130``
+interrupted (Ctrl-C; every policy pack process is killed first).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
-
-import yaml
+from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import ConfigError
 from .analyzer import PolicyPackError, PolicyPacks
 from .catalog import Catalog, CatalogError
-from .engine import run_program
+from .engine import ProgramExit, run_program, stack_config_values
 from .preview import render, to_json
+from .sdk import oversized_config
+from .stackfile import InputFileError, read_project_file, read_stack_file, stack_name_problem
 
-EXIT_OK, EXIT_VIOLATION, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class UsageError(Exception):
@@ -45,27 +51,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_stack_file(path: Path) -> dict[str, Any]:
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except OSError as exc:
-        raise UsageError(f"cannot read stack config {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"stack config {path} is not valid YAML: {exc}") from None
-    config = doc.get("config", {}) if isinstance(doc, dict) else None
-    if not isinstance(config, dict):
-        raise UsageError(f"stack config {path}: expected a 'config:' mapping")
-    return config
-
-
-def project_name(cwd: Path) -> str:
-    try:
-        doc = yaml.safe_load((cwd / "Pulumi.yaml").read_text()) or {}
-        return str(doc.get("name") or "project")
-    except (OSError, yaml.YAMLError):
-        return "project"
-
-
 def default_pack(cwd: Path) -> Path:
     """The project's ``policies/``: the nearest one at or above the project directory."""
     for folder in [cwd.resolve(), *cwd.resolve().parents]:
@@ -74,37 +59,128 @@ def default_pack(cwd: Path) -> Path:
     return cwd / "policies"
 
 
+# ---- arguments, checked before anything runs ----------------------------------------------------------
+
+
+def project_dir(cwd: Path) -> Path:
+    """``--cwd``: a directory with a ``Pulumi.yaml`` and the program's ``__main__.py``."""
+    if not cwd.exists():
+        raise UsageError(f"--cwd {cwd}: no such directory")
+    if not cwd.is_dir():
+        raise UsageError(f"--cwd {cwd}: not a directory (give the project directory, the one with Pulumi.yaml)")
+    if not (cwd / "Pulumi.yaml").is_file():
+        raise UsageError(f"--cwd {cwd}: no Pulumi.yaml there, so it is not a Pulumi project directory")
+    if not (cwd / "__main__.py").is_file():
+        raise UsageError(f"--cwd {cwd}: no __main__.py there (the Python program to preview)")
+    return cwd
+
+
+def stack_of(args: argparse.Namespace, cwd: Path) -> tuple[str, Path]:
+    """The stack's name, checked as the Pulumi CLI checks it, and its config file."""
+    if args.stack is not None:
+        problem = stack_name_problem(args.stack)
+        if problem:
+            raise UsageError(f"--stack {args.stack}: {problem}")
+        return args.stack, cwd / f"Pulumi.{args.stack}.yaml"
+    path: Path = args.config
+    stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    problem = stack_name_problem(stack)
+    if problem:
+        raise UsageError(f"--config {path}: names the stack {stack!r}, and {problem}")
+    return stack, path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return a.resolve() == b.resolve()
+
+
+def check_output(path: Path, inputs: Iterable[Path]) -> None:
+    """``--json``: somewhere a file can be written that is not one of the preview's inputs."""
+    where = f"--json {path}"
+    for given in inputs:
+        if _same_file(path, given):
+            raise UsageError(f"{where}: is {given}, an input of this preview; write the JSON to another file")
+    if path.is_dir():
+        raise UsageError(f"{where}: is a directory; give a file name")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise UsageError(f"{where}: cannot be written: {parent} is not a directory")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{where}: cannot be written: permission denied")
+    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{where}: cannot be written: no permission to create files in {parent}")
+
+
+def write_json(path: Path, doc: Any) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(json.dumps(doc, indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"--json {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _print(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say, and nothing to complain of at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+# ---- the preview -----------------------------------------------------------------------------------------
+
+
 def preview(args: argparse.Namespace) -> int:
-    cwd: Path = args.cwd
-    stack_file = args.config or cwd / f"Pulumi.{args.stack}.yaml"
-    stack = args.stack or stack_file.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    config = read_stack_file(stack_file)
-    catalog = Catalog.load(args.amis)
-    packs = [] if args.no_policy else (args.policy_packs or [default_pack(cwd)])
+    cwd = project_dir(args.cwd)
+    project = read_project_file(cwd)
+    stack, stack_file = stack_of(args, cwd)
     if args.no_policy and (args.policy_packs or args.policy_pack_configs):
         raise UsageError("--no-policy runs no pack: drop --policy-pack and --policy-pack-config")
+    packs: list[Path] = [] if args.no_policy else (args.policy_packs or [default_pack(cwd)])
     for pack in packs:
         if not (pack / "PulumiPolicy.yaml").is_file():
             raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR, or --no-policy")
-    project = project_name(cwd)
+    if args.json_out:
+        inputs = [stack_file, cwd / "Pulumi.yaml", cwd / "__main__.py", *(args.policy_pack_configs or [])]
+        inputs += [args.amis] if args.amis else []
+        inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
+        check_output(args.json_out, inputs)
+    config = read_stack_file(stack_file, project)
+    too_large = oversized_config(stack_config_values(config))
+    if too_large:
+        raise UsageError(f"{stack_file}: {too_large}")
+    catalog = Catalog.load(args.amis)
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
         run = run_program(cwd, config, catalog, project=project, stack=stack)
         violations = policy.analyze(run)
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
-    sys.stdout.write(render(run, violations))
+    _print(render(run, violations))
     if args.json_out:
-        args.json_out.write_text(json.dumps(to_json(run, violations), indent=2) + "\n")
+        write_json(args.json_out, to_json(run, violations))
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def _error_lines(lines: Iterable[str]) -> None:
+    sys.stderr.writelines(f"error: {line}\n" for line in lines)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return preview(args)
-    except ConfigError as exc:  # one line per broken key
-        sys.stderr.writelines(f"error: {line}\n" for line in str(exc).splitlines())
-    except (UsageError, CatalogError, PolicyPackError) as exc:
+    except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
+        sys.stderr.write("error: interrupted\n")
+        return EXIT_INTERRUPTED
+    except (ConfigError, InputFileError) as exc:  # one line per broken key
+        _error_lines(str(exc).splitlines())
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit) as exc:
         sys.stderr.write(f"error: {exc}\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
-        sys.stderr.write(f"error: the program failed: {type(exc).__name__}: {exc}\n")
+        first, *rest = str(exc).strip().splitlines() or [""]
+        sys.stderr.write(f"error: the program failed: {type(exc).__name__}" + (f": {first}" if first else "") + "\n")
+        sys.stderr.writelines(f"  {line}\n" for line in rest)
     return EXIT_ERROR

@@ -15,6 +15,7 @@ import grpc
 import pulumi
 from google.protobuf import json_format, struct_pb2
 
+from ..errors import ConfigError
 from . import sdk
 from .catalog import Catalog, get_ami_result
 
@@ -235,16 +236,58 @@ class RecordingMonitor(sdk.MockMonitor):
 
 
 def stack_config_values(config: Mapping[str, Any]) -> dict[str, str]:
-    """Stack-file values as the CLI hands them to a program: structured values as JSON text."""
+    """Stack-file values as the CLI hands them to a program: scalars as their JSON text (``50``,
+    ``true``), structured values as JSON text. The CLI's encoder is Go's, which writes a whole float
+    without ``.0`` (pulumi ``sdk/go/common/resource/config/object.go`` ``MarshalString``)."""
     out: dict[str, str] = {}
     for key, value in config.items():
         if isinstance(value, str):
             out[key] = value
         elif isinstance(value, bool):
             out[key] = "true" if value else "false"
+        elif isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+            out[key] = str(int(value))
         else:
             out[key] = json.dumps(value)
     return out
+
+
+class ProgramExit(Exception):
+    """The program called ``sys.exit`` with a failure: the offline CLI exits 2 with this message."""
+
+    def __init__(self, code: Any) -> None:
+        if code in (None, 0):  # from a callback (an ``apply``): the program stopped half-way
+            message = "the program exited with code 0 before it finished"
+        elif isinstance(code, int):
+            message = f"the program exited with code {code}"
+        else:  # sys.exit("message"): Python prints the message and exits 1
+            message = f"the program exited with code 1: {code}"
+        super().__init__(message)
+        self.code = code
+
+
+def _exits_as_errors(body: Callable[[], Any]) -> Callable[[], Any]:
+    """``sys.exit`` inside the program ends the program, as it does under the language host; a
+    failure code becomes a ``ProgramExit`` (an ordinary exception), so it is reported like any
+    program error instead of tearing through the SDK's event loop as a ``SystemExit``."""
+
+    def run() -> Any:
+        try:
+            return body()
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise ProgramExit(exc.code) from None
+            return None
+
+    return run
+
+
+def check_config_fits(values: Mapping[str, str]) -> None:
+    """Refuse a config the Pulumi CLI could not hand to a program: it does so in one environment
+    variable, ``PULUMI_CONFIG``, which Linux caps at ``MAX_ARG_STRLEN`` bytes."""
+    problem = sdk.oversized_config(values)
+    if problem:
+        raise ConfigError(problem)
 
 
 def run_program(
@@ -256,10 +299,14 @@ def run_program(
 ) -> ProgramRun:
     """Run ``program`` (a ``__main__.py`` path, a project directory, or a callable) as a preview.
 
-    Exceptions the program raises propagate unchanged (``ConfigError`` among them).
+    Exceptions the program raises propagate unchanged (``ConfigError`` among them); ``sys.exit``
+    with a failure code raises ``ProgramExit``. A config too large for ``PULUMI_CONFIG`` is refused
+    (``ConfigError``) before the program runs. The program's event loop and the SDK's worker
+    threads are shut down however the run ends.
     """
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)
+    check_config_fits(values)
     mocks = OfflineMocks(catalog, values)
     monitor = RecordingMonitor(mocks)
 
@@ -278,10 +325,13 @@ def run_program(
 
     def run() -> None:
         with sdk.language_host_config(values):
-            sdk.run_under_mocks(body, values, mocks, monitor, project, stack)
+            sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.
-    contextvars.Context().run(run)
+    try:
+        contextvars.Context().run(run)
+    except SystemExit as exc:  # from a callback the program registered (an ``apply``), not its body
+        raise ProgramExit(exc.code) from None
     return ProgramRun(
         project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs,
         reads=list(monitor.reads), component_outputs=dict(monitor.component_outputs),

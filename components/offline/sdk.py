@@ -56,9 +56,58 @@ def isolated(request: Callable[[], Any]) -> Any:
         except RuntimeError:  # no loop on this thread: nothing was deserialized here
             loop = None
         if loop is not None and not loop.is_running():
-            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-            if pending:
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            try:
+                pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            finally:
+                # The SDK made this loop for the request (``_ensure_event_loop``) and never closes it;
+                # left to the garbage collector, it may be finalized at interpreter exit after its
+                # self-pipe, printing "Exception ignored in BaseEventLoop.__del__". Close it now; the
+                # thread's next request makes a fresh one.
+                asyncio.set_event_loop(None)
+                loop.close()
+
+
+MAX_ARG_STRLEN = 32 * 4096
+"""Linux's limit on one argument or environment string, ``NAME=value`` and its NUL included
+(``include/uapi/linux/binfmts.h``); ``execve`` fails with E2BIG ("Argument list too long") above it."""
+
+
+def go_json_size(text: str) -> int:
+    """Bytes of ``text`` as a JSON string the way Go's ``encoding/json`` writes it: UTF-8, with
+    ``<``, ``>``, ``&``, U+2028 and U+2029 escaped (6 bytes each) and the usual escapes."""
+    body = json.dumps(text, ensure_ascii=False)
+    extra = sum(5 for ch in text if ch in "<>&") + sum(3 for ch in text if ch in "\u2028\u2029")
+    return len(body.encode("utf-8", "surrogatepass")) + extra
+
+
+def oversized_config(values: Mapping[str, str]) -> str | None:
+    """Why a config cannot reach a program through ``PULUMI_CONFIG``, or None when it fits.
+
+    The language host hands a program its whole stack config as one environment variable,
+    ``PULUMI_CONFIG`` (JSON of ``"ns:key"`` -> string), and the policy proxy hands a policy pack the
+    same (pulumi ``sdk/python/cmd/pulumi-language-python/main.go``, ``sdk/policy_proxy.go``).
+    """
+    sizes = {key: go_json_size(key) + 1 + go_json_size(value) for key, value in values.items()}
+    total = len(f"{CONFIG_ENV}=") + 2 + sum(sizes.values()) + max(len(sizes) - 1, 0) + 1
+    if total <= MAX_ARG_STRLEN:
+        return None
+    ranked = sorted(sizes, key=lambda key: -sizes[key])
+    biggest = ranked[:1] + [key for key in ranked[1:3] if sizes[key] >= 1024]
+    named = ", ".join(f"{key} ({sizes[key]:,} bytes)" for key in biggest)
+    return (
+        f"the stack config is too large to run: a program (and a policy pack) gets the whole config as one "
+        f"environment variable, {CONFIG_ENV}, which would be {total:,} bytes, and Linux allows one environment "
+        f"string at most {MAX_ARG_STRLEN:,} bytes (MAX_ARG_STRLEN), so `pulumi up` could not start the program "
+        f"either; the biggest keys: {named} (keep large data in a file the program reads)"
+    )
+
+
+def config_env_value(values: Mapping[str, str]) -> str:
+    """``PULUMI_CONFIG``'s value: compact JSON, as Go writes it (never larger than
+    ``oversized_config`` measures)."""
+    return json.dumps(dict(values), separators=(",", ":"), ensure_ascii=False)
 
 
 @contextlib.contextmanager
@@ -67,7 +116,7 @@ def language_host_config(values: Mapping[str, str]) -> Iterator[None]:
     ``"ns:key"`` -> string) in the environment, which the SDK reads through ``pulumi.Config`` and
     ``pulumi.runtime.get_config_env()``. The environment is restored afterwards."""
     saved = {key: os.environ.get(key) for key in (CONFIG_ENV, SECRET_KEYS_ENV)}
-    os.environ[CONFIG_ENV] = json.dumps(dict(values))
+    os.environ[CONFIG_ENV] = config_env_value(values)
     os.environ[SECRET_KEYS_ENV] = "[]"
     try:
         yield
@@ -87,6 +136,7 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     when the program returns, as the real language host does.
     """
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_quiet_after_interrupt)
     asyncio.set_event_loop(loop)
     try:
         _settings.ROOT.set(None)
@@ -100,6 +150,32 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
             root._outputs_registered = False
             root._finish()
             _sync_await(_stack.wait_for_rpcs())
+    finally:
+        _shut_down(loop)
+
+
+def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's error handler: a task that ended with Ctrl-C or ``sys.exit`` has already been
+    reported by the caller; anything else goes to asyncio's own handler."""
+    exc = context.get("exception")
+    if isinstance(exc, BaseException) and not isinstance(exc, Exception):
+        return
+    loop.default_exception_handler(context)
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the program's loop on every exit path (a program error, ``sys.exit``, Ctrl-C): cancel
+    what is still pending, join the worker threads the SDK's monitor calls ran on, close the loop.
+    Nothing is left for the garbage collector to finalize at interpreter exit."""
+    try:
+        if not loop.is_running() and not loop.is_closed():
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
     finally:
         asyncio.set_event_loop(None)
         loop.close()
