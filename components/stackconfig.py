@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
+from . import syntax
 from .errors import ConfigError
 from .params import NAMESPACE, RackParams, parse_rack_config
 from .specs import RackSpec
@@ -88,7 +89,8 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
       program as ``<project>:karpenter_node_os``;
     - under ``rack:``, a key that is a parameter in another case, or a path
       (``rack:additional_karpenter_nodepools_config[0].name``): a stack file's keys are names,
-      only ``pulumi config set --path`` reads a path, and writes the value inside the list.
+      only ``pulumi config set --path`` reads a path, and writes the value inside the list;
+    - ``aws:region`` that is no AWS region (the AWS provider would fail on it anyway, later and vaguer).
     """
     problems: dict[str, str] = {}
     for key in all_config:
@@ -112,6 +114,10 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
             )
         elif namespace == NAMESPACE and field and field != name:
             problems[key] = f"{key}: unknown field: keys are case-sensitive; did you mean {NAMESPACE}:{field}?"
+    region = all_config.get("aws:region")
+    problem = syntax.region_problem(region) if isinstance(region, str) else None
+    if problem:
+        problems["aws:region"] = f"aws:region: invalid region '{region}' ({problem})"
     return problems
 
 

@@ -220,3 +220,12 @@ def test_node_group_tags_follow_aws(tags, problem):
 @pytest.mark.parametrize("name", ["role name", "x" * 65, "rôle", ""])
 def test_role_names(key, name):
     assert error(**{key: name}).startswith(f"rack:{key}: invalid {key} '{name}' (must be an IAM role name")
+
+
+@pytest.mark.parametrize("region", ["us-east", "US-EAST-1", "us_east_1", "us-east-1 "])
+def test_the_stacks_region_is_checked(region):
+    from mixed_os_racks.stackconfig import parse_stack_config
+
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config({"aws:region": region, "rack:cluster_name": "c"})
+    assert str(caught.value) == f"aws:region: invalid region '{region}' (must be an AWS region like us-east-1)"
