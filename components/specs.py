@@ -50,15 +50,20 @@ def key_path(loc: Sequence[Any]) -> str:
 
 
 def error_message(error: Mapping[str, Any]) -> str:
-    """One pydantic error in the seeds' words: the rule's own message, or what was expected and got."""
+    """One pydantic error in the seeds' words: the rule's own message, or what was expected and got.
+
+    One problem is one line: a value with a line break in it (``name: |`` gives ``gpu\\n``) shows the
+    break escaped, so the error names the value as written and cannot split into lines of its own."""
     kind = error["type"]
     if kind == "extra_forbidden":
         return "unknown field"
     if kind == "missing":
         return "required"
     if kind == "value_error":
-        return str(error["msg"]).removeprefix("Value error, ")
-    return f"{str(error['msg']).lower()} (got {json.dumps(error.get('input'), default=str)})"
+        text = str(error["msg"]).removeprefix("Value error, ")
+    else:
+        text = f"{str(error['msg']).lower()} (got {json.dumps(error.get('input'), default=str)})"
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -229,3 +229,10 @@ def test_the_stacks_region_is_checked(region):
     with pytest.raises(ConfigError) as caught:
         parse_stack_config({"aws:region": region, "rack:cluster_name": "c"})
     assert str(caught.value) == f"aws:region: invalid region '{region}' (must be an AWS region like us-east-1)"
+
+
+def test_a_value_with_a_line_break_is_one_error_line():
+    message = pool_error(name="gpu\nextra")
+    assert len(message.splitlines()) == 1
+    assert message == ("rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name 'gpu\\nextra' must be "
+                       "lowercase alphanumeric with dashes, max 63 chars")
