@@ -270,7 +270,7 @@ def test_prod_offline_preview_shows_the_gpu_tier(capsys: pytest.CaptureFixture[s
     assert any(line.startswith("    nodeGroups ") and line.endswith(': ["rack-ng-1"]') for line in lines)
 
     resources = yaml.safe_load(out_json.read_text())["resources"]
-    group = next(r for r in resources if r["type"] == MNG)["inputs"]
+    group = next(r for r in resources if r["type"] == MNG and r["name"] == "rack-ng-1")["inputs"]
     assert group["instanceTypes"] == ["g4dn.xlarge"]
     assert group["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
     assert group["labels"] == {rules.NODEGROUP_LABEL: "gpu-inference", rules.GPU_VENDOR_LABEL: "nvidia"}
