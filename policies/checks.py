@@ -417,16 +417,16 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.Lane, knowledge:
     boot = stack.boot(res, lane)
     if boot is None or isinstance(lane, facts.NodePool):
         return
-    amis = well_formed(boot.amis())
-    if not amis:
-        return
+    pinned = boot.amis()
+    if not pinned:
+        return  # a malformed id is still a pin: the family is judged, the AMI's own facts are not
     declared = boot.os()
     if isinstance(lane, facts.LaunchTemplate) and not declared:
         return  # a launch template of no EKS node group that boots no EKS node OS: not a node
     problem = rules.pinned_ami_not_al2023(subject(lane), declared, lane.lane_word, _family_fix(lane, boot.template))
     if problem:
         yield Finding(problem, urn=res.urn)
-    for image in knowledge.resolve(amis, karpenter=boot.karpenter):
+    for image in knowledge.resolve(well_formed(pinned), karpenter=boot.karpenter):
         seen = rules.os_of_ami(image.facts.name, image.facts.description) if image.facts else None
         problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]
         if problem:

@@ -138,11 +138,11 @@ def eks_node_group(name: str, template: Optional[aws.ec2.LaunchTemplate], **kw: 
 
 def existing_cluster(name: str = "c") -> dict[str, Any]:
     """pulumi-eks's ``CoreData`` for a cluster the program reads (what ``ManagedNodeGroup(cluster=...)`` takes):
-    pulumi-eks reads its ``aws.eks.Cluster``'s name, version, endpoint and certificate authority."""
+    pulumi-eks reads its ``aws.eks.Cluster``'s name, version, endpoint and certificate authority, and the
+    CoreData's ``subnetIds``. The keys are the schema's (the Python SDK sends a plain dict's keys as written)."""
     cluster = aws.eks.Cluster.get(f"{name}-cluster-{next(_sources)}", name)
-    return {"cluster": cluster, "endpoint": cluster.endpoint, "instance_roles": [], "node_group_options": {},
-            "provider": None, "subnet_ids": cluster.vpc_config.subnet_ids, "vpc_id": cluster.vpc_config.vpc_id,
-            "cluster_iam_role": None}
+    return {"cluster": cluster, "endpoint": cluster.endpoint, "instanceRoles": [], "subnetIds": cluster.vpc_config.subnet_ids,
+            "vpcId": cluster.vpc_config.vpc_id}
 
 
 def managed_node_group(name: str, **kw: Any) -> eks.ManagedNodeGroup:

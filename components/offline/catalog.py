@@ -67,7 +67,7 @@ def _iso_8601(value: str) -> str:
 
 def _ami_id(value: str) -> str:
     if not AMI_ID_RE.fullmatch(value):
-        raise ValueError(f"'{value}' is not an AMI id (must look like {AMI_ID_EXAMPLE})")
+        raise ValueError(f"{value!r} is not an AMI id (must look like {AMI_ID_EXAMPLE})")
     return value
 
 
@@ -184,7 +184,7 @@ def _where(loc: Sequence[Any], doc: Any) -> str:
         entries = doc.get("amis") if isinstance(doc, dict) else None
         entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
         ami_id = entry.get("id") if isinstance(entry, dict) else None
-        if isinstance(ami_id, str) and ami_id:
+        if isinstance(ami_id, str) and AMI_ID_RE.fullmatch(ami_id):
             head = f"amis[{loc[1]}]"
             path = f"{head} ({ami_id}){path[len(head):]}"
     return path or "the catalog"

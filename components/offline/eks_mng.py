@@ -65,6 +65,13 @@ NODE_GROUP_INPUTS = (
 """The inputs of ``aws.eks.NodeGroup`` (@pulumi/aws 7.x): the generated constructor keeps only these."""
 ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
 DEFAULT_OS = "AL2023"
+CORE_DATA_FIELDS = frozenset({
+    "cluster", "clusterIamRole", "endpoint", "instanceRoles", "nodeGroupOptions", "provider", "subnetIds", "vpcId",
+    "awsProvider", "clusterSecurityGroup", "eksNodeAccess", "encryptionConfig", "fargateProfile", "kubeconfig",
+    "oidcProvider", "privateSubnetIds", "publicSubnetIds", "storageClasses", "tags", "vpcCni", "accessEntries",
+    "nodeSecurityGroupTags",
+})
+"""pulumi-eks's ``CoreData`` fields, by their schema names (schema.json ``eks:index:CoreData``)."""
 TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 _INSTANCE_TYPE_RE = re.compile(r"([a-z]+)([0-9]+)([a-z])?-?([a-z]+)?\.([a-zA-Z0-9-]+)")
 """pulumi-eks's reading of an instance type: a ``g`` right after the generation digits is Graviton."""
@@ -124,6 +131,7 @@ class ManagedNodeGroup:
         self.reg, self.ctx = reg, ctx
         self.args = dict(reg.wire)
         self.subject = f"{TYPE} '{reg.name}'"
+        self.warned = False
 
     def fail(self, reason: str) -> ExpansionError:
         return ExpansionError(f"{self.subject}: {reason}")
@@ -131,7 +139,10 @@ class ManagedNodeGroup:
     # ---- the cluster (CoreData) ----
 
     def core(self) -> Any:
-        """The ``CoreData`` pulumi-eks reads: the component's ``cluster`` argument, or a Cluster's ``core``."""
+        """The ``CoreData`` pulumi-eks reads: the component's ``cluster`` argument, or a Cluster's ``core``.
+
+        pulumi-eks reads CoreData's fields by their schema names (``subnetIds``, ``instanceRoles``); a
+        Python mapping the SDK sent untranslated (``subnet_ids``) is not read, and a warning says so."""
         cluster = self.args.get("cluster")
         urn = reference(cluster)
         if urn is not None:
@@ -145,6 +156,11 @@ class ManagedNodeGroup:
         if not isinstance(reveal(cluster), dict) or reference(lookup(cluster, "cluster")) is None:
             raise self.fail("cluster must be a pulumi-eks Cluster or a CoreData whose cluster is the aws.eks.Cluster "
                             "(pulumi-eks reads core.cluster's name, version, endpoint and certificate authority)")
+        unread = sorted(k for k in reveal(cluster) if _camel(k) != k and _camel(k) in CORE_DATA_FIELDS)
+        if unread and not self.warned:
+            self.warned = True
+            self.ctx.warn(f"{self.subject}: its cluster's CoreData has {', '.join(unread)}, which pulumi-eks does not "
+                          f"read (it reads {', '.join(_camel(k) for k in unread)}): they are ignored")
         return cluster
 
     def cluster(self, *path: str) -> Any:
@@ -464,6 +480,11 @@ class ManagedNodeGroup:
     def aws_provider(self) -> str:
         """Children inherit the component's AWS provider (pulumi-eks passes none of its own)."""
         return self.reg.providers.get("aws", "")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _b64(text: str) -> str:

@@ -59,7 +59,7 @@ class Resource:
         return json_format.MessageToDict(self.properties)
 
     def unknown_inputs(self) -> list[str]:
-        """The input paths not known until apply (``launchTemplate.id``), in order."""
+        """The input paths not known until apply (``launchTemplate.id``), sorted."""
         found: list[str] = []
 
         def walk(value: Any, path: str) -> None:
@@ -75,7 +75,7 @@ class Resource:
                     walk(item, f"{path}[{n}]")
 
         walk(self.wire, "")
-        return found
+        return sorted(found)
 
     def to_json(self) -> dict[str, Any]:
         return {
