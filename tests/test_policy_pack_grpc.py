@@ -533,6 +533,19 @@ def test_an_unknown_pool_does_not_hide_the_others(pack):
         "can't be known") in advisory[0]["message"]
 
 
+def test_user_data_is_read_only_for_a_gpu_lane(pack):
+    """gpu-lane-os looks for GPU evidence first: a CPU group whose launch template's user data is not known
+    yet gets nothing; a GPU group's unknown user data is reported as unknown until apply."""
+    def program():
+        eks_node_group("cpu", launch_template("cpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["m6i.large"])
+        eks_node_group("gpu", launch_template("gpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["g5.xlarge"])
+
+    found = of(judge(pack, program), "gpu-lane-os")
+    assert [v["level"] for v in found] == ["advisory"]
+    assert "node group 'gpu': string value at .userData can't be known during preview" in found[0]["message"]
+    assert "'cpu'" not in found[0]["message"]
+
+
 # ---- what the pack is sent --------------------------------------------------------------------------------
 
 

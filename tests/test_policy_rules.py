@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
 from mixed_os_racks.policies import checks, facts, rules
+from mixed_os_racks.policies import requirements as reqs
 from mixed_os_racks.policies.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 
@@ -263,3 +264,77 @@ def test_rules_imports_nothing_of_its_siblings():
     source = (REPO / "policies" / "rules.py").read_text()
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert imports == ["from __future__ import annotations", "import re", "from typing import Iterable, Mapping, Optional"]
+
+
+# ---- what a NodePool's requirements select, read against the instance table ------------------------------------
+
+K = "karpenter.k8s.aws/"
+
+
+def pool(*requirements: tuple[str, str, list[str]]) -> list[Any]:
+    return reqs.read([{"key": k, "operator": op, "values": values} for k, op, values in requirements])
+
+
+@pytest.mark.parametrize(
+    ("requirements", "reason"),
+    [
+        ([(K + "instance-gpu-count", "Gt", ["0"])], f"requirements {K}instance-gpu-count Gt [0]"),
+        ([(K + "instance-gpu-count", "Gte", ["1"])], f"requirements {K}instance-gpu-count Gte [1]"),
+        ([(K + "instance-gpu-count", "Lt", ["1"])], None),  # no GPU type has fewer than one GPU
+        ([(K + "instance-gpu-count", "Exists", [])], f"requirements {K}instance-gpu-count Exists"),
+        ([(K + "instance-gpu-count", "DoesNotExist", [])], None),
+        ([(K + "instance-category", "NotIn", ["g", "p"])], None),
+        ([(K + "instance-category", "In", ["c", "m", "r"])], None),
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-gpu-manufacturer", "In", ["amd"])], None),  # g4ad only
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-gpu-count", "DoesNotExist", [])], None),
+        ([(K + "instance-gpu-name", "In", ["t4"])], f"requirements {K}instance-gpu-name In [t4]"),
+        ([(K + "instance-accelerator-name", "In", ["inferentia2"])], None),  # Neuron: an accelerator, not a GPU
+        ([("eks.amazonaws.com/instance-category", "In", ["p"])], "requirements eks.amazonaws.com/instance-category In [p]"),
+        ([(K + "instance-family", "In", ["g5", "m6i"])], "instance families g5"),
+        ([(K + "instance-family", "In", ["g5"]), ("kubernetes.io/arch", "In", ["arm64"])], None),  # nothing can launch
+        ([("node.kubernetes.io/instance-type", "In", ["p5.48xlarge"])], "instance types p5.48xlarge"),
+    ],
+)
+def test_gpu_selection_reads_every_operator(requirements, reason):
+    assert reqs.gpu_selection(pool(*requirements)) == reason
+
+
+@pytest.mark.parametrize(
+    ("requirements", "arches"),
+    [
+        ([], ["arm64", "x86_64"]),
+        ([("kubernetes.io/arch", "In", ["amd64"])], ["x86_64"]),
+        ([("kubernetes.io/arch", "NotIn", ["amd64"])], ["arm64"]),
+        ([(K + "instance-family", "In", ["m7g", "c7g"])], ["arm64"]),
+        ([(K + "instance-category", "In", ["c", "m", "r"])], ["arm64", "x86_64"]),
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-generation", "Gt", ["4"])], ["arm64", "x86_64"]),  # g5g
+        ([(K + "instance-family", "In", ["p6e-gb200"])], ["arm64"]),  # NVIDIA Grace
+    ],
+)
+def test_the_architectures_a_pool_can_launch(requirements, arches):
+    assert reqs.architectures(pool(*requirements)) == arches
+
+
+def test_a_pool_joins_its_class_by_group_kind_and_name():
+    def node_pool(ref: dict[str, str]) -> facts.NodePool:
+        found = facts.read(facts.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
+        assert isinstance(found, facts.NodePool)
+        return found
+
+    assert node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}).auto_mode
+    assert node_pool({"name": "default"}).node_class_ref == ("karpenter.k8s.aws", "EC2NodeClass", "default")
+    assert node_pool({"apiVersion": "karpenter.k8s.aws/v1beta1", "kind": "EC2NodeClass", "name": "x"}).node_class_ref[0] == "karpenter.k8s.aws"
+    classes = [checks.StackResource(facts.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "default"}, "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@latest"}]}})]
+    stack = checks.Stack(classes)
+    assert stack.node_class(node_pool({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})) is not None
+    assert stack.node_class(node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"})) is None
+    assert stack.node_class(node_pool({"group": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "name": "default"})) is None
+
+
+def test_multi_architecture_rule():
+    assert rules.no_ami_for_arch("s", ["amd64"], {"ami-a": "x86_64", "ami-b": "arm64"}) is None
+    assert rules.no_ami_for_arch("s", ["amd64", "arm64"], {"ami-a": "x86_64"}) is None  # it launches what fits
+    assert rules.no_ami_for_arch("s", ["arm64"], {"ami-a": "x86_64", "ami-b": "x86_64"}) == (
+        "s: arch arm64 does not match any of its AMIs: ami-a is x86_64, ami-b is x86_64 (pin an arm64 AMI, or set the "
+        "lane's arch to x86_64)")
