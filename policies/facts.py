@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -337,7 +338,7 @@ class NodePool(Lane):
     def _template_spec(self) -> Any:
         return dig(self.props, "spec", "template", "spec")
 
-    @property
+    @functools.cached_property
     def node_class_ref(self) -> tuple[str, str, str]:
         """(group, kind, name) of ``nodeClassRef``. Without a group (Karpenter v1beta1 wrote ``apiVersion``),
         the group of its ``apiVersion``, else Karpenter's; without a kind, ``EC2NodeClass``."""
@@ -354,7 +355,12 @@ class NodePool(Lane):
         return self.node_class_ref[:2] == AUTO_MODE_CLASS
 
     def requirements(self) -> list["reqs.Requirement"]:
-        return reqs.read(dig(self._template_spec(), "requirements"))
+        return list(self._requirements)
+
+    @functools.cached_property
+    def _requirements(self) -> tuple["reqs.Requirement", ...]:
+        """Read once per lane (a lane lives for one request; a value unknown at preview raises, and is not kept)."""
+        return tuple(reqs.read(dig(self._template_spec(), "requirements")))
 
     def _values(self, label: str) -> list[str]:
         return [v for r in self.requirements() if r.label == label and r.operator == "In" for v in r.values]

@@ -180,3 +180,16 @@ def test_the_cli_as_a_user_runs_it():
     )
     assert proc.returncode == 1, proc.stderr
     assert "[mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)" in proc.stdout
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+def test_the_readme_shows_what_each_example_prints(capsys, example):
+    """The README's output block for each example is the preview's own ``Policies:`` section."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = readme.index(f"--cwd examples/{example} ")
+    shown = readme[readme.index("```\nPolicies:", command) + 4:]
+    shown = shown[:shown.index("```")].splitlines()
+    extra = ["--policy-pack-config", str(EXAMPLES / example / "policy-config.json")] if "--policy-pack-config" in (
+        readme[command:readme.index("```\nPolicies:", command)]) else []
+    _, out, _ = preview(capsys, example, *extra)
+    assert shown == ["Policies:", *policies_section(out)]
