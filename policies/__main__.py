@@ -113,7 +113,8 @@ def stack_of(args: StackValidationArgs) -> checks.Stack:
                                  getattr(r.opts, "parent", None) or "")
             for r in args.resources
         ], UnknownValueError)
-        STACKS.values[key] = found
+        if scope.installed():
+            STACKS.values[key] = found
     return found
 
 

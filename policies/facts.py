@@ -1,7 +1,11 @@
 """Read what decides a node's boot out of one resource's properties: mappings in, facts out.
 
-Pure (the standard library and the pack's own ``upstream`` facts), so the pack (where this is the
-top-level ``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
+Pure (the standard library, the pack's own ``upstream`` facts and ``wellknown``, which reads a
+NodePool's requirements against the instance table), so the pack (where this is the top-level
+``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
+
+A resource is read with its URN and its parent's: a launch template pulumi-eks registered for a
+``ManagedNodeGroup`` (its parent's type in the URN's type chain) is named, and fixed, through it.
 
 Reading is lazy: each fact reads only the fields it needs, when a rule asks for it. Under the
 policy SDK the properties are proxies that raise on an unknown value, so a rule meets only the
@@ -20,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
 try:  # imported as ``mixed_os_racks.policies.facts``
-    from . import requirements as reqs
+    from . import wellknown as reqs
     from . import upstream
 except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import requirements as reqs  # type: ignore[no-redef]
+    import wellknown as reqs  # type: ignore[no-redef]
     import upstream  # type: ignore[no-redef]
 
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
 from mixed_os_racks.policies import checks, facts, rules
-from mixed_os_racks.policies import requirements as reqs
+from mixed_os_racks.policies import wellknown as reqs
 from mixed_os_racks.policies.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 

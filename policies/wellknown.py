@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-try:  # imported as ``mixed_os_racks.policies.requirements``
+try:  # imported as ``mixed_os_racks.policies.wellknown``
     from . import instances
 except ImportError:  # run as the pack: the pack directory is first on sys.path
     import instances  # type: ignore[no-redef]
