@@ -65,10 +65,6 @@ class Resolved:
     """Why the facts are missing: '' (not looked up), or the look-up's answer."""
 
     @property
-    def id(self) -> Optional[str]:
-        return self.ami.id or (self.facts.id if self.facts else None)
-
-    @property
     def label(self) -> str:
         """The id for an id; ``ami-... (the AMI named 'x-*')`` for an image a selector resolved to."""
         if self.ami.id or self.facts is None:
@@ -103,9 +99,6 @@ class AmiKnowledge:
             return self.lookup(ami_id), ""
         except LookupError as exc:
             return None, f"the look-up failed: {exc}"
-
-    def facts(self, ami_id: str) -> Optional[AmiFacts]:
-        return self.configured(ami_id) or self.looked_up(ami_id)[0]
 
     def resolve(self, amis: Sequence[facts.Ami], karpenter: bool = False) -> list[Resolved]:
         """The images ``amis`` boot: an id's facts (config, else EC2), a selector's matches (EC2, with
