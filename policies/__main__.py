@@ -188,6 +188,7 @@ POLICIES = [
 ]
 # ami-facts-unknown reports what the policies before it left: it runs last, whatever is added above
 POLICIES.sort(key=lambda policy: policy.name == checks.UNVERIFIED)
+speedups.tune_gc()  # after every import and policy: what exists now lives as long as the pack
 
 PolicyPack(
     name="mixed-os-racks",
@@ -195,4 +196,4 @@ PolicyPack(
     description="Refuses what breaks a mixed-OS rack: malformed AMI ids, custom AMIs off AL2023, "
                 "root disks below the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes.",
     policies=POLICIES,
-)
+)  # serves until the process is stopped
