@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
-from .remote import UNKNOWN, Child, Context, ExpansionError, Registration, child_urn, known, reveal, secret
+from .remote import Child, Context, ExpansionError, Registration, child_urn, known, reveal, secret
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
@@ -93,8 +93,8 @@ def decode(args: Mapping[str, Any]) -> dict[str, Any]:
     if namespace:
         for obj in objects:
             meta = obj.setdefault("metadata", {})
-            if not meta.get("namespace") and _kind_scope(obj, objects) is not False:
-                meta["namespace"] = namespace  # unknown kinds are assumed namespaced here
+            if not meta.get("namespace") and str(obj.get("kind")) not in CLUSTER_SCOPED:
+                meta["namespace"] = namespace  # a kind it does not know is assumed namespaced here
     return {"result": objects}
 
 
