@@ -1,7 +1,15 @@
 """The rack's CrossGuard policy pack: ``pulumi preview --policy-pack policies``.
 
 This file only builds the ``PolicyPack`` (which serves it over gRPC and prints its port). The
-rules are in ``rules``, reading resources in ``facts``, the policies themselves in ``checks``.
+rules are in ``rules``, reading resources in ``facts``, the policies themselves in ``checks`` (lanes)
+and ``workloads`` (pods against the lanes).
+
+Findings reach the user three ways: a violation at the policy's level; the SDK's advisory "can't
+run policy ... during preview" for a value not known until apply; and, for an AMI fact nobody gave
+(no config entry, no look-up), the pack's own advisory ``ami-facts-unknown``, which names the check
+that could not run, the AMI or selector, and what would make it verifiable. The stack policies that
+need AMI facts leave those findings, per request, for ``ami-facts-unknown``, which the SDK runs
+after them (it runs a request's policies in the list's order, on one thread: see ``scope``).
 """
 
 from __future__ import annotations
@@ -24,17 +32,19 @@ from pulumi_policy.proxy import UnknownValueError
 import checks
 import facts
 import lookup
+import scope
 import speedups
 import workloads
 
 speedups.install()
+scope.install()
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
 
 class CannotVerify(UnknownValueError):
-    """Raised after a policy reported what it could decide: the SDK turns it into the advisory
-    "can't run policy ..." diagnostic, as it does for a value not known at preview."""
+    """Raised after a policy reported what it could decide, when values it reads are not known until
+    apply: the SDK turns it into the advisory "can't run policy ... during preview"."""
 
     def __init__(self, messages: list[str]) -> None:
         Exception.__init__(self)
@@ -58,40 +68,63 @@ class UrnDependencies(Mapping[str, Sequence[str]]):
         return len(self._dependencies)
 
 
-def report_all(findings: Iterable[checks.Finding], report: ReportViolation) -> None:
-    unsure = []
+UNVERIFIED = scope.RequestLocal()
+"""Per request: policy name -> the findings it could not verify, for ``ami-facts-unknown``."""
+STACKS = scope.RequestLocal()
+"""Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
+
+
+def report_all(policy: str, findings: Iterable[checks.Finding], report: ReportViolation) -> None:
+    unsure, unverified = [], []
     for finding in findings:
-        if finding.certain:
+        if finding.unverified:
+            unverified.append(finding)
+        elif finding.certain:
             report(finding.message, finding.urn or None)
         else:
             unsure.append(finding.message)
+    UNVERIFIED.values[policy] = unverified
     if unsure:
         raise CannotVerify(unsure)
 
 
-def knowledge(config: Any) -> checks.AmiKnowledge:
-    return checks.AmiKnowledge(config or {}, lookup.describe_image, lookup.encryption_by_default)
+def knowledge(policy: str, config: Any) -> checks.AmiKnowledge:
+    return checks.AmiKnowledge(config or {}, lookup.describe_image, lookup.encryption_by_default, lookup.select, policy)
 
 
 def resource_policy(name: str, description: str, level: EnforcementLevel, check: Callable[..., Any],
                     schema: Optional[PolicyConfigSchema] = None) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        lane = facts.read(args.resource_type, args.name, args.props)
+        parent = getattr(args.opts, "parent", None) or ""
+        lane = facts.read(args.resource_type, args.name, args.props, args.urn, parent)
         if lane is not None:
-            report_all(check(lane, knowledge(args.get_config())), report)
+            report_all(name, check(lane, knowledge(name, args.get_config())), report)
 
     return ResourceValidationPolicy(name=name, description=description, enforcement_level=level,
                                     config_schema=schema, validate=validate)
 
 
+def stack_of(args: StackValidationArgs) -> checks.Stack:
+    """The stack, joined: once per request when ``scope`` is installed (every stack policy of a request
+    gets the same resources), else for each policy."""
+    key = tuple(r.urn for r in args.resources)
+    found = STACKS.values.get(key) if scope.installed() else None
+    if found is None:
+        found = checks.Stack([
+            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies),
+                                 getattr(r.opts, "parent", None) or "")
+            for r in args.resources
+        ], UnknownValueError)
+        if scope.installed():
+            STACKS.values[key] = found
+    return found
+
+
 def stack_policy(name: str, description: str, check: checks.StackCheck,
                  schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [
-            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
-            for r in args.resources
-        ]
-        report_all(checks.judge_stack(check, resources, knowledge(args.get_config()), UnknownValueError), report)
+        stack = stack_of(args)
+        report_all(name, checks.judge_stack(check, stack, knowledge(name, args.get_config()), UnknownValueError), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=MANDATORY,
                                  config_schema=schema, validate=validate)
@@ -105,18 +138,34 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
             checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
             for r in args.resources
         ]
-        report_all(judge(resources, args.get_config() or {}, UnknownValueError), report)
+        report_all(name, judge(resources, args.get_config() or {}, UnknownValueError), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level,
                                  config_schema=PolicyConfigSchema(properties={"lanes": workloads.LANES_SCHEMA}),
                                  validate=validate)
 
 
+def unverified_policy() -> StackValidationPolicy:
+    """``ami-facts-unknown``: what the AMI-facts policies of this request could not verify."""
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        found, UNVERIFIED.values = UNVERIFIED.values, {}
+        for findings in found.values():
+            for finding in findings:
+                report(finding.message, finding.urn or None)
+
+    return StackValidationPolicy(
+        name=checks.UNVERIFIED, enforcement_level=ADVISORY, validate=validate,
+        description="A check that needs an AMI's facts could not run: it says which, for which AMI or selector, "
+                    "and what would make it verifiable.")
+
+
 def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
     """Every AMI-facts policy: ``lookup`` (EC2, ambient credentials) and ``amis`` (facts by id)."""
     return PolicyConfigSchema(properties={
         "lookup": {"type": "boolean", "default": False,
-                   "description": "Read AMI facts with EC2 DescribeImages (the ambient AWS credentials), once per AMI."},
+                   "description": "Read AMI facts with EC2 DescribeImages and resolve selectors (names, tags, SSM "
+                                  "parameters) as Karpenter and EC2 do, with the ambient AWS credentials."},
         "amis": {"type": "object", "default": {},
                  "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
                                 "rootSnapshotEncrypted, creationDate.",
@@ -129,37 +178,44 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
     })
 
 
+POLICIES = [
+    resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits.", MANDATORY,
+                    lambda lane, _: checks.ami_id_format(lane)),
+    stack_policy("al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.",
+                 checks.al2023_family, schema()),
+    stack_policy("disk-fits-ami-snapshot", "The root volume is at least the AMI's root snapshot.",
+                 checks.disk_fits_ami_snapshot, schema(amiRootSnapshotGiB={
+                     "type": "object", "default": {}, "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+                     "description": "Root snapshot GiB by AMI id, e.g. {\"ami-0123456789abcdef0\": 20}."})),
+    stack_policy("gpu-lane-os", "GPU lanes run Amazon Linux 2023, never Bottlerocket.", checks.gpu_lane_os),
+    stack_policy("arch-matches-ami", "A lane's architecture matches its pinned AMI's.", checks.arch_matches_ami, schema()),
+    stack_policy("root-volume-encrypted", "Every node's root volume is encrypted.", checks.root_volume_encrypted,
+                 schema(ebsEncryptionByDefault={
+                     "type": "boolean",
+                     "description": "Whether the account encrypts new EBS volumes by default (EC2 GetEbsEncryptionByDefault)."})),
+    resource_policy("pinned-ami-age", "A pinned AMI is recent enough to carry OS patches.", ADVISORY,
+                    checks.pinned_ami_age, schema(maxAgeDays={
+                        "type": "number", "minimum": 1, "default": 90,
+                        "description": "Days after its creation a pinned AMI is considered stale."})),
+    resource_policy("ami-k8s-version", "A pinned AMI is built for the cluster's Kubernetes minor.", ADVISORY,
+                    checks.ami_k8s_version, schema(kubernetesVersion={
+                        "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
+                        "description": "The cluster's Kubernetes version, when the resources do not say it."})),
+    workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
+                    "workload on a GPU lane.", MANDATORY, workloads.reach),
+    workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
+                    ADVISORY, workloads.squatting),
+    unverified_policy(),
+]
+# ami-facts-unknown reports what the policies before it left: it runs last, whatever is added above
+POLICIES.sort(key=lambda policy: policy.name == checks.UNVERIFIED)
+speedups.tune_gc()  # after every import and policy: what exists now lives as long as the pack
+
 PolicyPack(
     name="mixed-os-racks",
     enforcement_level=MANDATORY,
     description="Refuses what breaks a mixed-OS rack: malformed AMI ids, custom AMIs off AL2023, "
-                "root disks below the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes.",
-    policies=[
-        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits.", MANDATORY,
-                        lambda lane, _: checks.ami_id_format(lane)),
-        stack_policy("al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.",
-                     checks.al2023_family, schema()),
-        resource_policy("disk-fits-ami-snapshot", "The root volume is at least the AMI's root snapshot.", MANDATORY,
-                        checks.disk_fits_ami_snapshot, schema(amiRootSnapshotGiB={
-                            "type": "object", "default": {}, "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
-                            "description": "Root snapshot GiB by AMI id, e.g. {\"ami-0123456789abcdef0\": 20}."})),
-        stack_policy("gpu-lane-os", "GPU lanes run Amazon Linux 2023, never Bottlerocket.", checks.gpu_lane_os),
-        stack_policy("arch-matches-ami", "A lane's architecture matches its pinned AMI's.", checks.arch_matches_ami, schema()),
-        stack_policy("root-volume-encrypted", "Every node's root volume is encrypted.", checks.root_volume_encrypted,
-                     schema(ebsEncryptionByDefault={
-                         "type": "boolean",
-                         "description": "Whether the account encrypts new EBS volumes by default (EC2 GetEbsEncryptionByDefault)."})),
-        resource_policy("pinned-ami-age", "A pinned AMI is recent enough to carry OS patches.", ADVISORY,
-                        checks.pinned_ami_age, schema(maxAgeDays={
-                            "type": "number", "minimum": 1, "default": 90,
-                            "description": "Days after its creation a pinned AMI is considered stale."})),
-        resource_policy("ami-k8s-version", "A pinned AMI is built for the cluster's Kubernetes minor.", ADVISORY,
-                        checks.ami_k8s_version, schema(kubernetesVersion={
-                            "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
-                            "description": "The cluster's Kubernetes version, when the resources do not say it."})),
-        workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
-                        "workload on a GPU lane.", MANDATORY, workloads.reach),
-        workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
-                        ADVISORY, workloads.squatting),
-    ],
-)
+                "root disks below the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes, "
+                "workloads that select a lane the rack does not have.",
+    policies=POLICIES,
+)  # serves until the process is stopped

@@ -14,8 +14,9 @@ Standard library only and no sibling imports (the pack and the components share 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,10 @@ class AmiFacts:
     root_snapshot_encrypted: Optional[bool] = None
     creation_date: str = ""
     owner_id: str = ""
+    owner_alias: str = ""
+    """EC2's ``ImageOwnerAlias`` (``amazon`` for Amazon's public images), or ''."""
+    deprecation_time: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 def _key(name: str) -> str:
@@ -75,6 +80,16 @@ def _flag(value: Any) -> Optional[bool]:
     return None
 
 
+def _tags(value: Any) -> dict[str, str]:
+    """Tags as a mapping: EC2's ``[{"Key", "Value"}]`` list or a plain mapping."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        pairs = [_fields(item) for item in value]
+        return {str(p.get("key")): str(p.get("value", "")) for p in pairs if p.get("key") is not None}
+    return {}
+
+
 def _root_ebs(fields: Mapping[str, Any], root: str) -> dict[str, Any]:
     mappings = fields.get("blockdevicemappings")
     if not isinstance(mappings, Sequence) or isinstance(mappings, str):
@@ -103,4 +118,67 @@ def decode(ami_id: str, image: Any) -> AmiFacts:
         root_snapshot_encrypted=_flag(encrypted),
         creation_date=_text(fields.get("creationdate")),
         owner_id=_text(fields.get("ownerid")),
+        owner_alias=_text(fields.get("imageowneralias") or fields.get("owneralias")),
+        deprecation_time=_text(fields.get("deprecationtime")),
+        tags=_tags(fields.get("tags")),
     )
+
+
+# ---- which image a selector boots ---------------------------------------------------------------------
+
+ARCHITECTURES = ("x86_64", "arm64")
+"""The architectures Karpenter keeps (it drops images of any other, e.g. ``i386``)."""
+
+
+def parse_time(value: str) -> Optional[datetime]:
+    """An EC2 timestamp (``2026-11-15T08:12:40.000Z``) as an aware datetime; None when unreadable."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def deprecated(image: AmiFacts, now: datetime) -> bool:
+    when = parse_time(image.deprecation_time) if image.deprecation_time else None
+    return when is not None and when <= now
+
+
+def karpenter_choice(images: Iterable[AmiFacts], now: Optional[datetime] = None) -> list[AmiFacts]:
+    """The images Karpenter launches from what its ``amiSelectorTerms`` matched: one per architecture
+    (a non-deprecated image over a deprecated one, then the newest ``CreationDate``, then the larger
+    name), newest first (karpenter-provider-aws ``pkg/providers/amifamily/ami.go``, v1.14.1)."""
+    now = now or datetime.now(timezone.utc)
+
+    def rank(image: AmiFacts) -> tuple[bool, str, str]:
+        return (not deprecated(image, now), image.creation_date, image.name)
+
+    best: dict[str, AmiFacts] = {}
+    for image in images:
+        if image.architecture not in ARCHITECTURES:
+            continue
+        kept = best.get(image.architecture)
+        if kept is None or rank(image) > rank(kept):
+            best[image.architecture] = image
+    return sorted(best.values(), key=lambda i: (i.creation_date, i.id), reverse=True)
+
+
+def karpenter_query(term: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The EC2 ``DescribeImages`` filters and owners Karpenter builds for a ``name``/``owner``/``tags``
+    term (karpenter-provider-aws ``pkg/providers/amifamily/ami.go`` ``DescribeImageQueries``, v1.14.1):
+    ``name`` filters by name (wildcards allowed), each tag by ``tag:<key>`` (a ``*`` value by
+    ``tag-key``); the owners are ``owner``, else ``self`` and ``amazon`` when the term has a name, else
+    any; only ``available`` images, deprecated ones included."""
+    filters: list[dict[str, Any]] = [{"Name": "state", "Values": ["available"]}]
+    name = term.get("name")
+    if isinstance(name, str) and name:
+        filters.append({"Name": "name", "Values": [name]})
+    tags = term.get("tags")
+    for key, value in (tags.items() if isinstance(tags, Mapping) else ()):
+        if value == "*":
+            filters.append({"Name": "tag-key", "Values": [str(key)]})
+        else:
+            filters.append({"Name": f"tag:{key}", "Values": [str(value)]})
+    owner = term.get("owner")
+    owners = [str(owner)] if owner else (["self", "amazon"] if isinstance(name, str) and name else [])
+    return filters, owners

@@ -1,9 +1,16 @@
-"""The pack's seven policies as pure functions: facts in (``facts``), messages out (``rules``).
+"""The pack's policies as pure functions: facts in (``facts``), messages out (``rules``).
 
 No pulumi imports: the tests call these directly, and ``__main__`` only adapts them to the
 policy SDK. Resource policies take one resource; stack policies take the whole stack, because
 what a Karpenter pool boots is split between its NodePool (instance types, taints, labels) and
-its EC2NodeClass (AMI, family), and an EKS node group's image lives in its launch template.
+its EC2NodeClass (AMI, family), an EKS node group's image lives in its launch template, and a
+launch template pulumi-eks builds carries no tags: what our components record reaches it through
+the node group using it.
+
+A finding is certain (a violation at the policy's level), unknown until apply (a value a preview
+cannot know: the SDK's "can't run policy ... during preview"), or unverified (an AMI fact nobody
+gave: reported by ``ami-facts-unknown``, with the check, the AMI or selector, and what would make
+it verifiable).
 """
 
 from __future__ import annotations
@@ -20,8 +27,16 @@ except ImportError:  # run as the pack: the pack directory is first on sys.path
     import instances  # type: ignore[no-redef]
     import rules  # type: ignore[no-redef]
 
+FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
+    "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
+    "root-volume-encrypted", "pinned-ami-age", "ami-k8s-version",
+)
+UNVERIFIED = "ami-facts-unknown"
+
 Lookup = Callable[[str], "amifacts.AmiFacts"]
 """An AMI id -> its facts (``lookup.describe_image``); raises ``LookupError``."""
+Select = Callable[[Mapping[str, Any]], "list[amifacts.AmiFacts]"]
+"""A selector term (name/owner/tags/ssmParameter) -> the images it matches (``lookup.select``); raises ``LookupError``."""
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
 """The exception(s) meaning 'not known at preview' (the policy SDK's ``UnknownValueError``)."""
 
@@ -32,21 +47,45 @@ class Finding:
     urn: str = ""
     """Stack policies: the resource the finding is about."""
     certain: bool = True
-    """False: the policy cannot decide (the pack reports it as an advisory, never a silence)."""
+    """False: a value the rule reads is not known until apply (the SDK's advisory "can't run policy")."""
+    unverified: bool = False
+    """True: an AMI fact is unknown, so the check could not run (the ``ami-facts-unknown`` advisory)."""
 
 
 AmiFacts = amifacts.AmiFacts
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """One image a lane boots, as far as it is known."""
+
+    ami: facts.Ami
+    facts: Optional[AmiFacts]
+    why: str = ""
+    """Why the facts are missing: '' (not looked up), or the look-up's answer."""
+
+    @property
+    def label(self) -> str:
+        """The id for an id; ``ami-... (the AMI named 'x-*')`` for an image a selector resolved to."""
+        if self.ami.id or self.facts is None:
+            return self.ami.label
+        return f"{self.facts.id} ({self.ami.label})"
+
+
 class AmiKnowledge:
     """What one policy knows about AMIs: its config (``amis``, ``amiRootSnapshotGiB``), what the
-    resource itself records, then EC2 when the config sets ``lookup: true``."""
+    resource itself records, then EC2 (and SSM) when the config sets ``lookup: true``."""
 
     def __init__(self, config: Mapping[str, Any], lookup: Optional[Lookup] = None,
-                 encryption_lookup: Optional[Callable[[], bool]] = None) -> None:
+                 encryption_lookup: Optional[Callable[[], bool]] = None, select: Optional[Select] = None,
+                 policy: str = "") -> None:
         self.config = config
-        self.lookup = lookup if config.get("lookup") is True else None
-        self.encryption_lookup = encryption_lookup if config.get("lookup") is True else None
+        self.lookups = config.get("lookup") is True
+        self.lookup = lookup if self.lookups else None
+        self.encryption_lookup = encryption_lookup if self.lookups else None
+        self.select = select if self.lookups else None
+        self.policy = policy
+        """The policy this knowledge is configured for (what a message tells the user to configure)."""
 
     def configured(self, ami_id: str) -> Optional[AmiFacts]:
         entry = facts.as_map(facts.as_map(self.config.get("amis")).get(ami_id))
@@ -59,10 +98,44 @@ class AmiKnowledge:
         try:
             return self.lookup(ami_id), ""
         except LookupError as exc:
-            return None, f"look-up failed: {exc}"
+            return None, f"the look-up failed: {exc}"
 
-    def facts(self, ami_id: str) -> Optional[AmiFacts]:
-        return self.configured(ami_id) or self.looked_up(ami_id)[0]
+    def resolve(self, amis: Sequence[facts.Ami], karpenter: bool = False) -> list[Resolved]:
+        """The images ``amis`` boot: an id's facts (config, else EC2), a selector's matches (EC2, with
+        lookup). ``karpenter``: the lane is an EC2NodeClass, which launches one image per architecture
+        (the newest, non-deprecated first) of everything its terms match."""
+        out: list[Resolved] = []
+        for ami in amis:
+            if ami.id:
+                found, why = (self.configured(ami.id), "")
+                if found is None:
+                    found, why = self.looked_up(ami.id)
+                out.append(Resolved(ami, found, why))
+            elif ami.term is not None and self.select is not None:
+                try:
+                    matches = self.select(ami.term)
+                except LookupError as exc:
+                    out.append(Resolved(ami, None, f"the look-up failed: {exc}"))
+                    continue
+                if not matches:
+                    out.append(Resolved(ami, None, "EC2 finds no image it selects"))
+                out += [Resolved(ami, image) for image in matches]
+            else:
+                out.append(Resolved(ami, None))
+        if karpenter and self.select is not None:
+            chosen = {image.id for image in amifacts.karpenter_choice(r.facts for r in out if r.facts)}
+            out = [r for r in out if r.facts is None or r.facts.id in chosen]
+        return out
+
+    def unresolved_how(self, resolved: Resolved, configure: str) -> str:
+        """What would make an unknown fact of ``resolved`` known. ``configure`` names the config for an id."""
+        if resolved.ami.id:
+            return f"{configure} in the policy config, or set lookup: true on {self.policy} (EC2 DescribeImages)"
+        if resolved.ami.term is not None and not self.lookups:
+            via = "SSM GetParameter, then EC2 DescribeImages" if resolved.ami.how == "SSM parameter" else "EC2 DescribeImages"
+            return (f"set lookup: true on {self.policy}: it is selected by {resolved.ami.how}, which only the look-up "
+                    f"resolves ({via})")
+        return f"make {resolved.ami.label} resolvable with the pack's credentials, or pin it by id"
 
     def snapshot_encrypted(self, ami_id: str, recorded: Optional[bool]) -> Optional[bool]:
         """Whether the AMI's root snapshot is encrypted: config, the resource's own record, EC2."""
@@ -88,30 +161,28 @@ class AmiKnowledge:
         except LookupError:
             return None
 
-    def snapshot_gib(self, ami_id: Optional[str], recorded: Optional[float]) -> tuple[Optional[float], str]:
-        """The root snapshot size, in the issue's order: config, the resource's own record, EC2."""
-        if ami_id:
-            size = facts.number(facts.as_map(self.config.get("amiRootSnapshotGiB")).get(ami_id))
-            configured = self.configured(ami_id)
-            if size is None and configured is not None:
-                size = configured.root_snapshot_gib
-            if size is not None:
-                return size, ""
-        if recorded is not None:
-            return recorded, ""
-        if not ami_id:
-            return None, "selected by something other than an id"
-        found, why = self.looked_up(ami_id)
-        if found is not None and found.root_snapshot_gib is not None:
-            return found.root_snapshot_gib, ""
-        return None, why or ("EC2 reports no root snapshot size" if found else "")
+    def configured_snapshot_gib(self, ami_id: str) -> Optional[float]:
+        size = facts.number(facts.as_map(self.config.get("amiRootSnapshotGiB")).get(ami_id))
+        configured = self.configured(ami_id)
+        return size if size is not None else (configured.root_snapshot_gib if configured else None)
+
+
+# ---- how messages name a lane ---------------------------------------------------------------------
 
 
 def subject(lane: facts.Lane) -> str:
-    """How every message names the lane, in the components' words."""
-    if isinstance(lane, (facts.NodeClass, facts.NodePool)):
+    """How every message names the lane, in the components' words: a NodePool by its name (and its
+    class when that differs), an EC2NodeClass by its own (by its pool's when our components built it),
+    a launch template pulumi-eks built by its node group."""
+    if isinstance(lane, facts.NodePool):
+        group, kind, name = lane.node_class_ref
+        if name and (name != lane.subject_name or (group, kind) != facts.KARPENTER_CLASS):
+            kind = "EKS Auto Mode NodeClass" if lane.auto_mode else kind
+            return rules.pool_with_class_subject(lane.subject_name, name, kind)
         return rules.pool_subject(lane.subject_name)
-    if isinstance(lane, facts.LaunchTemplate):
+    if isinstance(lane, facts.NodeClass):
+        return rules.pool_subject(lane.rack_pool) if lane.rack_pool else rules.node_class_subject(lane.subject_name)
+    if isinstance(lane, facts.LaunchTemplate) and lane.built_by != facts.MANAGED_NODE_GROUP:
         return rules.launch_template_subject(lane.subject_name)
     return rules.node_group_subject(lane.subject_name)
 
@@ -125,6 +196,11 @@ def gpu_reason(lane: facts.Lane) -> Optional[str]:
     return lane.gpu_reason(instances.is_nvidia_gpu_family, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
 
 
+def pulumi_eks_built(lane: Optional[facts.Lane]) -> bool:
+    """A resource pulumi-eks's ``ManagedNodeGroup`` registered (its launch template or node group)."""
+    return lane is not None and lane.built_by == facts.MANAGED_NODE_GROUP
+
+
 # ---- resource policies ---------------------------------------------------------------------------------
 
 
@@ -135,30 +211,18 @@ def ami_id_format(lane: facts.Lane) -> Iterator[Finding]:
             yield Finding(problem)
 
 
-def disk_fits_ami_snapshot(lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
-    for ami in well_formed(lane.amis()):
-        known = knowledge.facts(ami.id) if ami.id else None
-        disk = lane.root_disk(known.root_device_name if known and known.root_device_name else facts.AL2023_ROOT_DEVICE)
-        if disk is None:
-            continue
-        size, why = knowledge.snapshot_gib(ami.id, lane.recorded_snapshot_gib(rules.ROOT_SNAPSHOT_ANNOTATION))
-        if size is None:
-            yield Finding(rules.disk_unverified(subject(lane), disk.gib, ami.label, why), certain=False)
-            continue
-        problem = rules.disk_below_snapshot(subject(lane), disk.gib, ami.label, size)
-        if problem:
-            yield Finding(f"{problem}; {rules.gib(disk.gib)} GiB is {disk.how}" if disk.how else problem)
+def _resolved(lane: facts.Lane, knowledge: AmiKnowledge) -> list[Resolved]:
+    return knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass))
 
 
 def pinned_ami_age(lane: facts.Lane, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
     max_days = facts.number(knowledge.config.get("maxAgeDays"))
     now = now or datetime.now(timezone.utc)
-    for ami in well_formed(lane.amis()):
-        known = knowledge.facts(ami.id) if ami.id else None
-        created = _parse_date(known.creation_date) if known else None
+    for image in _resolved(lane, knowledge):
+        created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:
             continue
-        problem = rules.ami_too_old(subject(lane), ami.label, known.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]
+        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]
         if problem:
             yield Finding(problem)
 
@@ -167,21 +231,12 @@ def ami_k8s_version(lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Findi
     cluster = rules.k8s_minor(lane.kubernetes_version() or knowledge.config.get("kubernetesVersion"))
     if cluster is None:
         return
-    for ami in well_formed(lane.amis()):
-        known = knowledge.facts(ami.id) if ami.id else None
-        minor = rules.k8s_minor_of_ami(known.name) if known else None
-        if known and minor:
-            problem = rules.ami_for_other_k8s(subject(lane), ami.label, known.name, minor, cluster)
+    for image in _resolved(lane, knowledge):
+        minor = rules.k8s_minor_of_ami(image.facts.name) if image.facts else None
+        if image.facts and minor:
+            problem = rules.ami_for_other_k8s(subject(lane), image.label, image.facts.name, minor, cluster)
             if problem:
                 yield Finding(problem)
-
-
-def _parse_date(value: str) -> Optional[datetime]:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 # ---- the stack, with its lanes joined --------------------------------------------------------------
@@ -195,26 +250,36 @@ class StackResource:
     props: Mapping[str, Any]
     property_dependencies: Mapping[str, Sequence[str]] = field(default_factory=dict)
     """Property -> the URNs it depends on (how a node group names its launch template's resource)."""
+    parent: str = ""
+    """The parent's URN."""
 
 
 NODE_GROUPS = (facts.EksNodeGroup, facts.PulumiEksNodeGroup)
+AUTO_MODE_OS = "bottlerocket"
+"""EKS Auto Mode nodes always run Bottlerocket (EKS user guide, automode/auto-mng.adoc: "Can run
+Bottlerocket: Yes - Required", "Supports Custom AMIs: No")."""
 
 
 class Stack:
-    """Every lane of the stack, with NodePools joined to their EC2NodeClass (by name) and node
-    groups to their launch template (by the ``launchTemplate`` property's dependency)."""
+    """Every lane of the stack, with NodePools joined to their class (by ``nodeClassRef`` group, kind
+    and name) and node groups to their launch template (by the ``launchTemplate`` property's dependency)."""
 
     def __init__(self, resources: Sequence[StackResource], unknown: Unknown = ()) -> None:
-        self.items = [(res, lane) for res in resources if (lane := facts.read(res.type, res.name, res.props))]
+        self.items = [(res, lane) for res in resources
+                      if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}
-        self._referenced = {
-            urn for res, lane in self.items if isinstance(lane, NODE_GROUPS)
+        self._users: dict[str, facts.Lane] = {
+            urn: lane for res, lane in self.items if isinstance(lane, NODE_GROUPS)
             for urn in res.property_dependencies.get("launchTemplate", ())
         }
         self._unknown = unknown
         self._node_classes: Optional[dict[str, facts.NodeClass]] = None
 
     def node_class(self, pool: facts.NodePool) -> Optional[facts.NodeClass]:
+        """The EC2NodeClass a pool launches from: same group, kind and name (None for other kinds)."""
+        group, kind, name = pool.node_class_ref
+        if (group, kind) != facts.KARPENTER_CLASS:
+            return None
         if self._node_classes is None:
             by_name: dict[str, facts.NodeClass] = {}
             for _, lane in self.items:
@@ -224,7 +289,7 @@ class Stack:
                     except self._unknown:
                         continue  # a name not known at preview: no pool can be joined to it yet
             self._node_classes = by_name
-        return self._node_classes.get(pool.node_class_name)
+        return self._node_classes.get(name)
 
     def launch_template(self, res: StackResource) -> Optional[facts.LaunchTemplate]:
         for urn in res.property_dependencies.get("launchTemplate", ()):
@@ -233,19 +298,33 @@ class Stack:
                 return lane
         return None
 
+    def user(self, res: StackResource) -> Optional[facts.Lane]:
+        """The node group using this launch template, if any."""
+        return self._users.get(res.urn)
+
     def is_referenced(self, res: StackResource) -> bool:
         """A launch template some node group of the stack uses (judged as part of that group)."""
-        return res.urn in self._referenced
+        return res.urn in self._users
+
+    def recorded(self, res: StackResource, lane: facts.Lane, key: str) -> Any:
+        """A fact our components record: on the resource, else on the node group using it (pulumi-eks
+        puts no tags on the launch template it builds; the group carries them)."""
+        own = lane.recorded(key)
+        user = self.user(res) if own is None else None
+        return user.recorded(key) if user is not None else own
 
     def boot(self, res: StackResource, lane: facts.Lane) -> Optional["Boot"]:
         """What a lane boots, joins resolved; None for lanes judged through another one
-        (NodeClasses through their pools, launch templates through the node groups using them)."""
+        (launch templates through the node groups using them)."""
         if isinstance(lane, facts.NodePool):
+            if lane.auto_mode:
+                return Boot(os=lambda: AUTO_MODE_OS, amis=lambda: [], arches=lane.architectures, karpenter=True)
             node_class = self.node_class(lane)
             return Boot(
                 os=lambda: node_class.os() if node_class else "",
                 amis=lambda: node_class.amis() if node_class else [],
-                types=lane.instance_types,
+                arches=lane.architectures,
+                karpenter=True,
             )
         if isinstance(lane, NODE_GROUPS):
             template = self.launch_template(res)
@@ -254,16 +333,20 @@ class Stack:
                 own = lane.os()
                 return template.os() if own in ("", "custom") and template is not None else own
 
+            def types() -> list[str]:
+                return lane.instance_types() or (template.instance_types() if template else [])
+
             return Boot(
                 os=declared,
                 amis=lambda: lane.amis() or (template.amis() if template else []),
-                types=lambda: lane.instance_types() or (template.instance_types() if template else []),
+                arches=lambda: sorted({instances.instance_arch(t) for t in types()}),
                 template=template,
             )
         if isinstance(lane, facts.LaunchTemplate) and not self.is_referenced(res):
-            return Boot(os=lane.os, amis=lane.amis, types=lane.instance_types)
+            return Boot(os=lane.os, amis=lane.amis,
+                        arches=lambda: sorted({instances.instance_arch(t) for t in lane.instance_types()}))
         if isinstance(lane, facts.NodeClass):
-            return Boot(os=lane.os, amis=lane.amis, types=lambda: [], judged_elsewhere=True)
+            return Boot(os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True)
         return None
 
 
@@ -273,19 +356,23 @@ class Boot:
 
     os: Callable[[], str]
     amis: Callable[[], list[facts.Ami]]
-    types: Callable[[], list[str]]
+    arches: Callable[[], list[str]]
+    """The EC2 architectures the lane can launch."""
     template: Optional[facts.LaunchTemplate] = None
     judged_elsewhere: bool = False
     """A NodeClass: its pool is the GPU/arch lane; only its own AMI family is judged on it."""
+    karpenter: bool = False
+    """Karpenter picks one image per architecture among what the class selects."""
 
 
 StackCheck = Callable[[Stack, StackResource, facts.Lane, AmiKnowledge], Iterator[Finding]]
 
 
-def judge_stack(check: StackCheck, resources: Sequence[StackResource], knowledge: AmiKnowledge, unknown: Unknown = ()) -> list[Finding]:
+def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, knowledge: AmiKnowledge,
+                unknown: Unknown = ()) -> list[Finding]:
     """Run ``check`` on every lane. A lane whose facts are ``unknown`` (the SDK's exception for a
     value not known at preview) becomes an uncertain finding; the other lanes are still judged."""
-    stack = Stack(resources, unknown)
+    stack = resources if isinstance(resources, Stack) else Stack(resources, unknown)
     found: list[Finding] = []
     for res, lane in stack.items:
         try:
@@ -296,43 +383,58 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource], knowledge
 
 
 def _subject(lane: facts.Lane, res: StackResource, unknown: Unknown) -> str:
-    try:
-        return subject(lane)
-    except unknown:
-        return f"{res.type} '{res.name}'"
+    """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
+    own = {facts.NodePool: rules.pool_subject, facts.NodeClass: rules.node_class_subject}.get(type(lane))
+    for name in (lambda: subject(lane), lambda: own(lane.subject_name) if own else subject(lane)):
+        try:
+            return name()
+        except unknown:
+            continue
+    return f"{res.type} '{res.name}'"
 
 
 # ---- stack policies ------------------------------------------------------------------------------------
+
+
+def _family_fix(lane: facts.Lane, template: Optional[facts.LaunchTemplate]) -> str:
+    """How to declare AL2023 on the resource the user wrote: a pulumi-eks argument only where pulumi-eks
+    builds the launch template; the template's own user data where the user wrote the template."""
+    if isinstance(lane, facts.EksNodeGroup) and pulumi_eks_built(lane):
+        if template is None or pulumi_eks_built(template):
+            return facts.PulumiEksNodeGroup.os_fix
+        return template.os_fix
+    return lane.os_fix or (template.os_fix if template is not None else "")
 
 
 def al2023_family(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or isinstance(lane, facts.NodePool):
         return
-    amis = well_formed(boot.amis())
-    if not amis:
-        return
+    pinned = boot.amis()
+    if not pinned:
+        return  # a malformed id is still a pin: the family is judged, the AMI's own facts are not
     declared = boot.os()
     if isinstance(lane, facts.LaunchTemplate) and not declared:
         return  # a launch template of no EKS node group that boots no EKS node OS: not a node
-    fix = lane.os_fix or (boot.template.os_fix if boot.template else "")
-    problem = rules.pinned_ami_not_al2023(subject(lane), declared, lane.lane_word, fix)
+    problem = rules.pinned_ami_not_al2023(subject(lane), declared, lane.lane_word, _family_fix(lane, boot.template))
     if problem:
         yield Finding(problem, urn=res.urn)
-    for ami in amis:
-        known = knowledge.facts(ami.id) if ami.id else None
-        seen = rules.os_of_ami(known.name, known.description) if known else None
-        problem = seen and rules.ami_names_other_os(subject(lane), ami.label, known.name, seen)  # type: ignore[union-attr]
+    for image in knowledge.resolve(well_formed(pinned), karpenter=boot.karpenter):
+        seen = rules.os_of_ami(image.facts.name, image.facts.description) if image.facts else None
+        problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]
         if problem:
             yield Finding(problem, urn=res.urn)
 
 
 def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+    """GPU evidence first: the OS (which may mean reading user data) only for a GPU lane."""
     boot = stack.boot(res, lane)
-    if boot is None or boot.judged_elsewhere or boot.os() != "bottlerocket":
+    if boot is None or boot.judged_elsewhere:
         return
     reason = gpu_reason(lane) or (gpu_reason(boot.template) if boot.template else None)
-    problem = reason and rules.gpu_lane_on_bottlerocket(subject(lane), "bottlerocket", reason)
+    if not reason:
+        return
+    problem = rules.gpu_lane_on_bottlerocket(subject(lane), boot.os(), reason)
     if problem:
         yield Finding(problem, urn=res.urn)
 
@@ -341,16 +443,45 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.Lane, knowled
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
         return
-    amis = [a for a in well_formed(boot.amis()) if a.id]
+    amis = well_formed(boot.amis())
     if not amis:
         return
-    arches = lane.arch_requirement() or sorted({instances.instance_arch(t) for t in boot.types()})
-    for ami in amis if arches else []:
-        known = knowledge.facts(ami.id)  # type: ignore[arg-type]
-        if known and known.architecture:
-            problem = rules.arch_mismatch(subject(lane), arches, ami.label, known.architecture)
-            if problem:
-                yield Finding(problem, urn=res.urn)
+    arches = boot.arches()
+    if not arches:
+        return
+    images = knowledge.resolve(amis, karpenter=boot.karpenter)
+    if any(not (i.facts and i.facts.architecture) for i in images):
+        return  # an AMI whose architecture is unknown may be the one that fits
+    problem = rules.no_ami_for_arch(subject(lane), arches, {i.label: i.facts.architecture for i in images})  # type: ignore[union-attr]
+    if problem:
+        yield Finding(problem, urn=res.urn)
+
+
+def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+    """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for."""
+    if isinstance(lane, (facts.NodePool, facts.EksNodeGroup)):
+        return  # a pool's disk is its class's; an EKS node group's is in its launch template
+    recorded = facts.number(stack.recorded(res, lane, rules.ROOT_SNAPSHOT_ANNOTATION))
+    for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass)):
+        root = image.facts.root_device_name if image.facts and image.facts.root_device_name else facts.AL2023_ROOT_DEVICE
+        disk = lane.root_disk(root)
+        if disk is None:
+            continue
+        size = knowledge.configured_snapshot_gib(image.ami.id) if image.ami.id else None
+        if size is None and image.ami.id and recorded is not None:
+            size = recorded
+        if size is None and image.facts is not None:
+            size = image.facts.root_snapshot_gib
+        if size is None:
+            why = image.why or ("EC2 reports no root snapshot size" if image.facts else "its size is unknown")
+            configure = (f'set amiRootSnapshotGiB {{"{image.ami.id}": <GiB>}} (or amis.{image.ami.id}.rootSnapshotGiB) '
+                         f"on {DISK}")
+            how = knowledge.unresolved_how(image, configure)
+            yield Finding(rules.disk_unverified(subject(lane), disk.gib, image.label, why, how), urn=res.urn, unverified=True)
+            continue
+        problem = rules.disk_below_snapshot(subject(lane), disk.gib, image.label, size)
+        if problem:
+            yield Finding(f"{problem}; {rules.gib(disk.gib)} GiB is {disk.how}" if disk.how else problem, urn=res.urn)
 
 
 # ---- root-volume-encrypted -----------------------------------------------------------------------------
@@ -360,6 +491,7 @@ _ENCRYPTION_FIX = {
     facts.LaunchTemplate: 'set encrypted "true" on the root device\'s block device mapping',
 }
 _PINNED_GROUP_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+"""pulumi-eks's managed-node-group launch template sets no ``encrypted``, and no argument asks it to."""
 _SELF_MANAGED_FIX = "set nodeRootVolumeEncrypted: true"
 _PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
 """An alias or an EKS ``amiType`` selects a public AMI, whose root snapshot is unencrypted."""
@@ -367,7 +499,9 @@ _PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
 
 def _encryption_fix(lane: facts.Lane) -> str:
     if isinstance(lane, facts.PulumiEksNodeGroup):
-        return _PINNED_GROUP_FIX if lane.type == facts.MANAGED_NODE_GROUP else _SELF_MANAGED_FIX
+        return _SELF_MANAGED_FIX
+    if pulumi_eks_built(lane):
+        return _PINNED_GROUP_FIX
     return _ENCRYPTION_FIX.get(type(lane), _PINNED_GROUP_FIX)
 
 
@@ -386,33 +520,49 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.Lane, kn
     amis = well_formed(pinned)
     if pinned and not amis:
         return  # malformed ids: ami-id-format's
-    known = knowledge.facts(amis[0].id) if len(amis) == 1 and amis[0].id else None
+    images = knowledge.resolve(amis, karpenter=isinstance(lane, facts.NodeClass)) if amis else []
+    known = images[0].facts if len(images) == 1 else None
     device = known.root_device_name if known and known.root_device_name else facts.AL2023_ROOT_DEVICE
     volume = lane.root_volume(device)
     if volume is None or volume.encrypted:
         return
-    by_default = knowledge.encryption_by_default(facts.flag(lane.recorded(rules.ENCRYPTION_BY_DEFAULT_TAG)))
+    by_default = knowledge.encryption_by_default(facts.flag(stack.recorded(res, lane, rules.ENCRYPTION_BY_DEFAULT_TAG)))
     if by_default:
         return
     fix = _encryption_fix(lane)
-    for ami in amis or [_PUBLIC]:
-        if ami is _PUBLIC:
+    recorded = facts.flag(stack.recorded(res, lane, rules.ROOT_SNAPSHOT_ENCRYPTED_TAG))
+    for image in images or [Resolved(_PUBLIC, None)]:
+        if image.ami is _PUBLIC:
             snapshot: Optional[bool] = False
-        elif ami.id:
-            snapshot = knowledge.snapshot_encrypted(ami.id, facts.flag(lane.recorded(rules.ROOT_SNAPSHOT_ENCRYPTED_TAG)))
+        elif image.ami.id:
+            snapshot = knowledge.snapshot_encrypted(image.ami.id, recorded)
         else:
-            snapshot = None
+            snapshot = image.facts.root_snapshot_encrypted if image.facts else None
         if snapshot:
             continue
-        label = f"ami_id '{ami.id}'" if ami.id else ami.label
+        label = f"ami_id '{image.ami.id}'" if image.ami.id else image.label
         if snapshot is False and by_default is False:
             yield Finding(rules.root_volume_unencrypted(subject(lane), label, fix), urn=res.urn)
             continue
-        unknown = " and ".join(
+        unknown = list(
             what for what, value in (("whether its root snapshot is encrypted", snapshot),
                                      ("whether the account encrypts new EBS volumes by default", by_default))
             if value is None
         )
-        how = (f"{fix}; or set amis.<id>.rootSnapshotEncrypted and ebsEncryptionByDefault in the policy config, "
-               f"or lookup: true")
-        yield Finding(rules.root_encryption_unverified(subject(lane), label, unknown, how), urn=res.urn, certain=False)
+        how = _encryption_how(fix, image, snapshot, by_default, knowledge)
+        yield Finding(rules.root_encryption_unverified(subject(lane), label, unknown, how), urn=res.urn, unverified=True)
+
+
+def _encryption_how(fix: str, image: Resolved, snapshot: Optional[bool], by_default: Optional[bool],
+                    knowledge: AmiKnowledge) -> str:
+    """Every way to settle it: the fix itself, the config keys for the unknown facts, the look-up."""
+    keys = ([f"amis.{image.ami.id}.rootSnapshotEncrypted"] if snapshot is None and image.ami.id else []) + (
+        ["ebsEncryptionByDefault"] if by_default is None else [])
+    ways = [fix]
+    if keys:
+        ways.append(f"set {' and '.join(keys)} on {ENCRYPTION} in the policy config")
+    if snapshot is None and not image.ami.id:
+        ways.append(knowledge.unresolved_how(image, ""))
+    elif not knowledge.lookups:
+        ways.append(f"set lookup: true on {ENCRYPTION} (EC2 DescribeImages, GetEbsEncryptionByDefault)")
+    return "; or ".join(ways)

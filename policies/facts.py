@@ -1,7 +1,11 @@
 """Read what decides a node's boot out of one resource's properties: mappings in, facts out.
 
-Pure (the standard library and the pack's own ``upstream`` facts), so the pack (where this is the
-top-level ``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
+Pure (the standard library, the pack's own ``upstream`` facts and ``wellknown``, which reads a
+NodePool's requirements against the instance table), so the pack (where this is the top-level
+``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
+
+A resource is read with its URN and its parent's: a launch template pulumi-eks registered for a
+``ManagedNodeGroup`` (its parent's type in the URN's type chain) is named, and fixed, through it.
 
 Reading is lazy: each fact reads only the fields it needs, when a rule asks for it. Under the
 policy SDK the properties are proxies that raise on an unknown value, so a rule meets only the
@@ -13,14 +17,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
 try:  # imported as ``mixed_os_racks.policies.facts``
+    from . import wellknown as reqs
     from . import upstream
 except ImportError:  # run as the pack: the pack directory is first on sys.path
+    import wellknown as reqs  # type: ignore[no-redef]
     import upstream  # type: ignore[no-redef]
 
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -30,8 +37,17 @@ EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 NODE_GROUP_V2 = "eks:index:NodeGroupV2"
 NODE_GROUP_V1 = "eks:index:NodeGroup"
+AUTO_MODE_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
+KARPENTER_CLASS = ("karpenter.k8s.aws", "EC2NodeClass")
+AUTO_MODE_CLASS = ("eks.amazonaws.com", "NodeClass")
+RESOLVE_SSM = "resolve:ssm:"
+"""A launch template's ``imageId`` may name an SSM parameter; EC2 resolves it at launch."""
 
 AL2023_ROOT_DEVICE = upstream.AL2023_ROOT_DEVICE
+RACK_POOL_TAG = "convox.io/nodepool"
+"""The tag our components put on a pool's EC2NodeClass, naming the pool (the seeds' label key)."""
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""The label the NVIDIA device plugin's default affinity selects (NFD sets it; pools may set it themselves)."""
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
@@ -123,6 +139,15 @@ class Ami:
     id: Optional[str]
     label: str
     """How a message names it: the id, or e.g. ``the AMI named 'my-ami-*'``."""
+    term: Optional[Mapping[str, Any]] = None
+    """A selector (``{"name": ..., "owner": ...}``, ``{"tags": ...}``, ``{"ssmParameter": ...}``) for ``id`` None."""
+
+    @property
+    def how(self) -> str:
+        """What the selector selects by: ``name``, ``tags``, ``SSM parameter``, or ``id``."""
+        if self.term is None:
+            return "id"
+        return "SSM parameter" if "ssmParameter" in self.term else ("name" if "name" in self.term else "tags")
 
 
 @dataclass(frozen=True)
@@ -161,10 +186,24 @@ class Lane:
     lane_word: ClassVar[str] = "node group"
     """What a message calls the lane: ``karpenter nodepool``s are pools, the rest node groups."""
 
-    def __init__(self, type_: str, name: str, props: Mapping[str, Any]) -> None:
+    def __init__(self, type_: str, name: str, props: Mapping[str, Any], urn: str = "", parent: str = "") -> None:
         self.type = type_
         self.name = name
         self.props = props
+        self.urn = urn
+        self.parent = parent
+        """The parent's URN ('' for none)."""
+
+    @property
+    def built_by(self) -> str:
+        """The type of the component whose provider registered this resource (the parent's type in the
+        URN's type chain, ``eks:index:ManagedNodeGroup``), or '' for a top-level resource."""
+        chain = self.urn.split("::")[2].split("$") if self.urn.count("::") >= 3 else []
+        return chain[-2] if len(chain) >= 2 else ""
+
+    @property
+    def parent_name(self) -> str:
+        return self.parent.rsplit("::", 1)[-1] if self.parent else ""
 
     @property
     def subject_name(self) -> str:
@@ -226,6 +265,11 @@ class NodeClass(Lane):
     def subject_name(self) -> str:
         return text(dig(self.props, "metadata", "name")) or self.name
 
+    @property
+    def rack_pool(self) -> str:
+        """The pool our components built this class for (its ``convox.io/nodepool`` tag), or ''."""
+        return text(as_map(dig(self.props, "spec", "tags")).get(RACK_POOL_TAG))
+
     def _terms(self) -> Sequence[Any]:
         return as_list(dig(self.props, "spec", "amiSelectorTerms"))
 
@@ -241,12 +285,15 @@ class NodeClass(Lane):
             if isinstance(term.get("id"), str):
                 found.append(Ami(term["id"], term["id"]))
             elif "name" in term:
-                found.append(Ami(None, f"the AMI named '{text(term.get('name'))}'"))
+                owner = text(term.get("owner"))
+                tags = ",".join(f"{k}={v}" for k, v in sorted(as_map(term.get("tags")).items()))
+                label = f"the AMI named '{text(term.get('name'))}'" + (f" owned by {owner}" if owner else "")
+                found.append(Ami(None, label + (f" tagged {tags}" if tags else ""), _plain(term)))
             elif "ssmParameter" in term:
-                found.append(Ami(None, f"the AMI in SSM parameter '{text(term.get('ssmParameter'))}'"))
+                found.append(Ami(None, f"the AMI in SSM parameter '{text(term.get('ssmParameter'))}'", _plain(term)))
             elif "tags" in term:
                 tags = ",".join(f"{k}={v}" for k, v in sorted(as_map(term.get("tags")).items()))
-                found.append(Ami(None, f"the AMI tagged {tags}"))
+                found.append(Ami(None, f"the AMI tagged {tags}", _plain(term)))
         return found
 
     def os(self) -> str:
@@ -283,7 +330,7 @@ class NodeClass(Lane):
 
 
 class NodePool(Lane):
-    """Karpenter ``NodePool``: requirements, taints and labels of the pool's nodes."""
+    """Karpenter ``NodePool`` (and EKS Auto Mode's): requirements, taints, labels and limits of the pool's nodes."""
 
     types = (NODE_POOL,)
     lane_word = "pool"
@@ -292,33 +339,58 @@ class NodePool(Lane):
     def subject_name(self) -> str:
         return text(dig(self.props, "metadata", "name")) or self.name
 
+    def _template_spec(self) -> Any:
+        return dig(self.props, "spec", "template", "spec")
+
+    @functools.cached_property
+    def node_class_ref(self) -> tuple[str, str, str]:
+        """(group, kind, name) of ``nodeClassRef``. Without a group (Karpenter v1beta1 wrote ``apiVersion``),
+        the group of its ``apiVersion``, else Karpenter's; without a kind, ``EC2NodeClass``."""
+        ref = as_map(dig(self._template_spec(), "nodeClassRef"))
+        group = text(ref.get("group")) or text(ref.get("apiVersion")).rpartition("/")[0] or KARPENTER_CLASS[0]
+        return group, text(ref.get("kind")) or KARPENTER_CLASS[1], text(ref.get("name"))
+
     @property
     def node_class_name(self) -> str:
-        return text(dig(self.props, "spec", "template", "spec", "nodeClassRef", "name"))
+        return self.node_class_ref[2]
 
-    def _requirement(self, key: str) -> list[str]:
-        for req in as_list(dig(self.props, "spec", "template", "spec", "requirements")):
-            req = as_map(req)
-            if req.get("key") == key and req.get("operator") == "In":
-                return [v for v in as_list(req.get("values")) if isinstance(v, str)]
-        return []
+    @property
+    def auto_mode(self) -> bool:
+        return self.node_class_ref[:2] == AUTO_MODE_CLASS
+
+    def requirements(self) -> list["reqs.Requirement"]:
+        return list(self._requirements)
+
+    @functools.cached_property
+    def _requirements(self) -> tuple["reqs.Requirement", ...]:
+        """Read once per lane (a lane lives for one request; a value unknown at preview raises, and is not kept)."""
+        return tuple(reqs.read(dig(self._template_spec(), "requirements")))
+
+    def _values(self, label: str) -> list[str]:
+        return [v for r in self.requirements() if r.label == label and r.operator == "In" for v in r.values]
 
     def families(self) -> list[str]:
-        return self._requirement(FAMILY_LABEL)
+        return self._values("instance-family")
 
     def instance_types(self) -> list[str]:
-        return self.families() + self._requirement(TYPE_LABEL)
+        return self.families() + self._values("instance-type")
 
     def arch_requirement(self) -> list[str]:
-        return self._requirement(ARCH_LABEL)
+        return self._values("arch")
+
+    def architectures(self) -> list[str]:
+        """The EC2 architectures the pool can launch (from every requirement, read against the instance table)."""
+        return reqs.architectures(self.requirements())
 
     def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
-        for what, values in (("instance families", self.families()), ("instance types", self._requirement(TYPE_LABEL))):
-            gpus = [v for v in values if is_gpu(v)]
-            if gpus:
-                return f"{what} {','.join(gpus)}"
-        spec = dig(self.props, "spec", "template")
-        return _gpu_taint_or_label(dig(spec, "spec", "taints"), dig(spec, "metadata", "labels"), taint_key, vendor_label)
+        selected = reqs.gpu_selection(self.requirements())
+        if selected:
+            return selected
+        template = dig(self.props, "spec", "template")
+        limit = as_map(dig(self.props, "spec", "limits")).get(taint_key)
+        if limit is not None and str(limit).strip() not in ("0", "0.0"):
+            return f"limits {taint_key}"
+        return _gpu_taint_or_label(dig(template, "spec", "taints"), dig(template, "metadata", "labels"), taint_key, vendor_label)
 
 
 def _gpu_taint_or_label(taints: Any, labels: Any, taint_key: str, vendor_label: str) -> Optional[str]:
@@ -327,9 +399,12 @@ def _gpu_taint_or_label(taints: Any, labels: Any, taint_key: str, vendor_label: 
         return f"taints {taint_key}"
     if any(as_map(t).get("key") == taint_key for t in as_list(taints)):
         return f"taints {taint_key}"
-    vendor = as_map(labels).get(vendor_label)
+    labels = as_map(labels)
+    vendor = labels.get(vendor_label)
     if vendor:
         return f"labels {vendor_label}={vendor}"
+    if flag(labels.get(GPU_PRESENT_LABEL)) is True:
+        return f"labels {GPU_PRESENT_LABEL}=true"
     return None
 
 
@@ -342,10 +417,22 @@ class LaunchTemplate(Lane):
 
     @property
     def subject_name(self) -> str:
+        if self.built_by == MANAGED_NODE_GROUP and self.parent_name:
+            return self.parent_name  # pulumi-eks's own template: named, and fixed, through its node group
         return text(self.props.get("name")) or self.name
 
     def ami_id_values(self) -> list[Any]:
-        return [self.props["imageId"]] if "imageId" in self.props else []
+        if "imageId" not in self.props:
+            return []
+        image = self.props["imageId"]
+        return [] if isinstance(image, str) and image.startswith(RESOLVE_SSM) else [image]
+
+    def amis(self) -> list[Ami]:
+        image = self.props.get("imageId")
+        if isinstance(image, str) and image.startswith(RESOLVE_SSM):
+            parameter = image[len(RESOLVE_SSM):]
+            return [Ami(None, f"the AMI in SSM parameter '{parameter}'", {"ssmParameter": parameter})]
+        return super().amis()
 
     def os(self) -> str:
         return os_of_user_data(self.props.get("userData"))
@@ -390,6 +477,9 @@ class EksNodeGroup(Lane):
     def os(self) -> str:
         return os_of_ami_type(text(self.props.get("amiType")))
 
+    def recorded(self, key: str) -> Any:
+        return as_map(self.props.get("tags")).get(key)
+
     def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
         return _group_gpu_reason(self, is_gpu, taint_key, vendor_label)
 
@@ -398,9 +488,15 @@ class EksNodeGroup(Lane):
 
 
 class PulumiEksNodeGroup(Lane):
-    """pulumi-eks ``ManagedNodeGroup``, ``NodeGroupV2`` and ``NodeGroup`` (their inputs)."""
+    """pulumi-eks's self-managed ``NodeGroupV2`` and ``NodeGroup`` (their inputs).
 
-    types = (MANAGED_NODE_GROUP, NODE_GROUP_V2, NODE_GROUP_V1)
+    A ``ManagedNodeGroup`` is judged through the children pulumi-eks registers for it (its launch
+    template and ``aws.eks.NodeGroup``), as under the Pulumi CLI, where the component itself carries
+    no inputs: pulumi-eks 4.x registers it from its provider with the Node.js SDK it bundles
+    (@pulumi/pulumi 3.173.0 in its yarn.lock), which sends a component's inputs to the engine only
+    from 3.203.0 on (pulumi/pulumi #20357)."""
+
+    types = (NODE_GROUP_V2, NODE_GROUP_V1)
     os_fix = "set operating_system=AL2023 (pulumi-eks then renders the nodeadm user data)"
 
     def ami_id_values(self) -> list[Any]:
@@ -411,18 +507,11 @@ class PulumiEksNodeGroup(Lane):
         return os_name(declared) if declared else os_of_ami_type(text(self.props.get("amiType")))
 
     def instance_types(self) -> list[str]:
-        if self.type == MANAGED_NODE_GROUP:
-            return [t for t in as_list(self.props.get("instanceTypes")) if isinstance(t, str)]
         value = self.props.get("instanceType")
         return [value] if isinstance(value, str) else []
 
     def root_disk(self, root_device: str) -> Optional[Disk]:
-        if self.type == MANAGED_NODE_GROUP:
-            if "launchTemplate" in self.props:
-                return None  # the disk is in the caller's launch template, judged there
-            size = number(self.props.get("diskSize"))
-        else:
-            size = number(self.props.get("nodeRootVolumeSize"))
+        size = number(self.props.get("nodeRootVolumeSize"))
         return Disk(size) if size is not None else Disk(PULUMI_EKS_DEFAULT_DISK_GIB, "pulumi-eks's default")
 
     def recorded(self, key: str) -> Any:
@@ -433,11 +522,6 @@ class PulumiEksNodeGroup(Lane):
         return None
 
     def root_volume(self, root_device: str) -> Optional[RootVolume]:
-        if self.type == MANAGED_NODE_GROUP:
-            if "launchTemplate" in self.props or "amiId" not in self.props:
-                return None  # the caller's launch template (judged there), or EKS's own
-            # pulumi-eks's launch template sizes the root volume and sets no ``encrypted``
-            return RootVolume(False, "pulumi-eks's launch template, which sets no encrypted flag")
         return RootVolume(flag(self.props.get("nodeRootVolumeEncrypted")) is True, "nodeRootVolumeEncrypted")
 
     def gpu_reason(self, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
@@ -445,6 +529,11 @@ class PulumiEksNodeGroup(Lane):
 
     def kubernetes_version(self) -> Optional[str]:
         return text(self.props.get("version")) or None
+
+
+def _plain(term: Mapping[str, Any]) -> dict[str, Any]:
+    """A selector term as plain values (the SDK's proxies copied out)."""
+    return {k: (dict(as_map(v)) if isinstance(v, Mapping) else v) for k, v in term.items()}
 
 
 def _group_gpu_reason(group: Lane, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
@@ -463,7 +552,7 @@ def _group_gpu_reason(group: Lane, is_gpu: Callable[[str], bool], taint_key: str
 LANES: dict[str, type[Lane]] = {t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types}
 
 
-def read(type_: str, name: str, props: Mapping[str, Any]) -> Optional[Lane]:
+def read(type_: str, name: str, props: Mapping[str, Any], urn: str = "", parent: str = "") -> Optional[Lane]:
     """The lane a resource describes, or None for resources that decide nothing about a node's boot.
 
     Karpenter kinds are matched by group and kind, whatever the version (``v1``, ``v1beta1``).
@@ -475,4 +564,4 @@ def read(type_: str, name: str, props: Mapping[str, Any]) -> Optional[Lane]:
         kind = NodePool
     if kind is None:
         return None
-    return kind(type_, name, props)
+    return kind(type_, name, props, urn, parent)

@@ -1,23 +1,28 @@
-"""The pack's own AMI look-up: EC2 ``DescribeImages`` with the ambient AWS credentials, once per AMI.
+"""The pack's own AMI look-up: EC2 ``DescribeImages`` and SSM ``GetParameter`` with the ambient AWS
+credentials, once per question.
 
 Used only when a policy's config sets ``lookup: true``. boto3 is imported on first use, so a pack
 that never looks anything up starts without it. EC2's answer is read by the one AMI-facts decoder.
+A selector (an EC2NodeClass term by name, owner or tags; an SSM parameter; a launch template's
+``resolve:ssm:`` image) is resolved the way Karpenter and EC2 resolve it: SSM gives an id, a
+name/tags term becomes the ``DescribeImages`` query ``amifacts.karpenter_query`` builds.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Mapping
 
 try:  # imported as ``mixed_os_racks.policies.lookup``
-    from .amifacts import AmiFacts, decode
+    from .amifacts import AmiFacts, decode, karpenter_query
 except ImportError:  # run as the pack: the pack directory is first on sys.path
-    from amifacts import AmiFacts, decode  # type: ignore[no-redef]
+    from amifacts import AmiFacts, decode, karpenter_query  # type: ignore[no-redef]
 
 _ENCRYPTION = "ebs-encryption-by-default"
 _cache: dict[str, Any] = {}
 _lock = threading.Lock()  # the pack's gRPC server runs 4 worker threads
 _client: Any = None
+_ssm: Any = None
 
 
 def describe_image(ami_id: str) -> AmiFacts:
@@ -63,10 +68,81 @@ def _fetch_encryption() -> "bool | LookupError":
 
 def clear() -> None:
     """Forget every answer (tests)."""
-    global _client
+    global _client, _ssm
     with _lock:
         _cache.clear()
-        _client = None
+        _client = _ssm = None
+
+
+def _cached(key: Any, fetch: Any) -> Any:
+    with _lock:
+        if key not in _cache:
+            _cache[key] = fetch()
+        found = _cache[key]
+    if isinstance(found, LookupError):
+        raise found
+    return found
+
+
+def select(term: Mapping[str, Any]) -> list[AmiFacts]:
+    """The images a selector term matches (``ssmParameter``, or ``name``/``owner``/``tags``). Raises
+    ``LookupError`` with the reason; an SSM parameter that is missing or holds no AMI id matches
+    nothing, as Karpenter skips it."""
+    parameter = term.get("ssmParameter")
+    if isinstance(parameter, str) and parameter:
+        value = _cached(("ssm", parameter), lambda: _fetch_parameter(parameter))
+        return [describe_image(value)] if isinstance(value, str) and value.startswith("ami-") else []
+    filters, owners = karpenter_query(term)
+    key = ("images", repr(filters), tuple(owners))
+    return list(_cached(key, lambda: _fetch_images(filters, owners)))
+
+
+def _client_for(service: str) -> Any:
+    global _client, _ssm
+    import boto3
+
+    if service == "ssm":
+        if _ssm is None:
+            _ssm = boto3.client("ssm")
+        return _ssm
+    if _client is None:
+        _client = boto3.client("ec2")
+    return _client
+
+
+def _failure(call: str, exc: Exception) -> LookupError:
+    import botocore.exceptions
+
+    if isinstance(exc, botocore.exceptions.ClientError):
+        error = exc.response.get("Error", {})
+        return LookupError(f"{call}: {error.get('Code', 'error')}: {error.get('Message', exc)}")
+    return LookupError(f"{call}: {exc}")
+
+
+def _fetch_parameter(name: str) -> "str | None | LookupError":
+    import botocore.exceptions
+
+    try:
+        return str(_client_for("ssm").get_parameter(Name=name)["Parameter"]["Value"])
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ParameterNotFound":
+            return None
+        return _failure("SSM GetParameter", exc)
+    except botocore.exceptions.BotoCoreError as exc:
+        return _failure("SSM GetParameter", exc)
+
+
+def _fetch_images(filters: list[dict[str, Any]], owners: list[str]) -> "tuple[AmiFacts, ...] | LookupError":
+    import botocore.exceptions
+
+    query: dict[str, Any] = {"Filters": filters, "IncludeDeprecated": True}
+    if owners:
+        query["Owners"] = owners
+    try:
+        pages = _client_for("ec2").get_paginator("describe_images").paginate(**query)
+        return tuple(decode(str(image.get("ImageId")), image) for page in pages for image in page.get("Images", []))
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        return _failure("EC2 DescribeImages", exc)
 
 
 def _fetch(ami_id: str) -> "AmiFacts | LookupError":

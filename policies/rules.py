@@ -14,7 +14,7 @@ imports neither, so the rules stay free of facts that change with AWS.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 AMI_ID_RE = re.compile(r"ami-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 AMI_ID_EXAMPLE = "ami-0123456789abcdef0"
@@ -70,17 +70,30 @@ def disk_below_snapshot(subject: str, disk_gib: float, ami_id: str, snapshot_gib
 
 
 def arch_mismatch(subject: str, arches: Iterable[str], ami_id: str, ami_arch: str) -> Optional[str]:
-    """Rule ``arch-matches-ami``: every architecture the lane may launch must be the AMI's.
+    """Rule ``arch-matches-ami`` for one pinned AMI (see ``no_ami_for_arch``)."""
+    return no_ami_for_arch(subject, arches, {ami_id: ami_arch})
 
-    ``arches`` are Kubernetes (``amd64``/``arm64``) or EC2 (``x86_64``/``arm64``) names.
+
+def no_ami_for_arch(subject: str, arches: Iterable[str], amis: Mapping[str, str]) -> Optional[str]:
+    """Rule ``arch-matches-ami``: at least one of the lane's AMIs boots an architecture the lane can launch.
+
+    ``arches`` are what the lane can launch, in Kubernetes (``amd64``/``arm64``) or EC2 (``x86_64``/
+    ``arm64``) names; ``amis`` maps each pinned AMI to its EC2 architecture. A class may pin one AMI
+    per architecture: Karpenter gives each instance the AMI of its own architecture, so a lane is
+    wrong only when no AMI fits any architecture it can launch.
     """
     wanted = sorted({EC2_ARCH.get(a, a) for a in arches})
-    wrong = [a for a in wanted if a != ami_arch]
-    if not wrong:
+    have = sorted(set(amis.values()))
+    if not wanted or set(wanted) & set(have):
         return None
+    if len(amis) == 1:
+        (ami_id, ami_arch), = amis.items()
+        found = f"{ami_id}, which is {ami_arch}"
+    else:
+        found = "any of its AMIs: " + ", ".join(f"{ami_id} is {arch}" for ami_id, arch in amis.items())
     return (
-        f"{subject}: arch {','.join(wanted)} does not match {ami_id}, which is {ami_arch} "
-        f"(pin an {ami_arch} AMI or set the lane's arch to match)"
+        f"{subject}: arch {','.join(wanted)} does not match {found} "
+        f"(pin an {' or '.join(wanted)} AMI, or set the lane's arch to {' or '.join(have)})"
     )
 
 
@@ -103,6 +116,16 @@ def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str) -> Optional[s
 def pool_subject(name: str) -> str:
     """A Karpenter pool, named by its EC2NodeClass/NodePool ``metadata.name`` (the seeds' wording)."""
     return "karpenter workload nodepool" if name == "workload" else f"karpenter nodepool '{name}'"
+
+
+def node_class_subject(name: str) -> str:
+    """A Karpenter ``EC2NodeClass`` written by hand (its ``metadata.name``)."""
+    return f"EC2NodeClass '{name}'"
+
+
+def pool_with_class_subject(pool: str, node_class: str, kind: str = "EC2NodeClass") -> str:
+    """A NodePool named with the class it launches from, when that is not obvious from its own name."""
+    return f"{pool_subject(pool)} ({kind} '{node_class}')"
 
 
 def node_group_subject(name: str) -> str:
@@ -170,12 +193,11 @@ def ami_names_other_os(subject: str, ami_id: str, ami_name: str, os_name: str) -
     )
 
 
-def disk_unverified(subject: str, disk_gib: float, ami: str, reason: str = "") -> str:
-    """Rule ``disk-fits-ami-snapshot`` when the snapshot size is nowhere to be found (advisory)."""
-    why = f"{reason}; " if reason else ""
+def disk_unverified(subject: str, disk_gib: float, ami: str, why: str, how: str) -> str:
+    """Policy ``ami-facts-unknown`` for rule ``disk-fits-ami-snapshot``: the snapshot size is not known."""
     return (
-        f"{subject}: cannot verify disk {gib(disk_gib)} GiB against the root snapshot of {ami}: its size is unknown "
-        f"({why}set amiRootSnapshotGiB {{\"<ami id>\": <GiB>}} in the policy config, or lookup: true)"
+        f"{subject}: disk-fits-ami-snapshot cannot verify disk {gib(disk_gib)} GiB against the root snapshot of "
+        f"{ami}: {why}; to verify it, {how}"
     )
 
 
@@ -214,9 +236,12 @@ def root_volume_unencrypted(subject: str, ami: str, fix: str) -> str:
     )
 
 
-def root_encryption_unverified(subject: str, ami: str, unknown: str, how: str) -> str:
-    """Rule ``root-volume-encrypted`` when the facts that decide it are not known (advisory)."""
-    return f"{subject}: cannot verify that the root volume from {ami} is encrypted: {unknown} is unknown ({how})"
+def root_encryption_unverified(subject: str, ami: str, unknown: list[str], how: str) -> str:
+    """Policy ``ami-facts-unknown`` for rule ``root-volume-encrypted``: the facts that decide it are not known."""
+    return (
+        f"{subject}: root-volume-encrypted cannot verify that the root volume from {ami} is encrypted: "
+        f"{' and '.join(unknown)} {'are' if len(unknown) > 1 else 'is'} unknown; to verify it, {how}"
+    )
 
 
 def root_device_not_sized(subject: str, ami_id: str, device: str, sized: str) -> Optional[str]:

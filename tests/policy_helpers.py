@@ -32,6 +32,9 @@ NODEADM = base64.b64encode(b"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig
 BOTTLEROCKET_TOML = '[settings.kubernetes]\ncluster-name = "c"\n'
 
 
+_sources = itertools.count()
+
+
 def start_pack() -> PolicyPackProcess:
     return PolicyPackProcess(POLICIES, pack_env("mixed-os-racks", "test"))
 
@@ -133,11 +136,19 @@ def eks_node_group(name: str, template: Optional[aws.ec2.LaunchTemplate], **kw: 
     return aws.eks.NodeGroup(name, **args)
 
 
+def existing_cluster(name: str = "c") -> dict[str, Any]:
+    """pulumi-eks's ``CoreData`` for a cluster the program reads (what ``ManagedNodeGroup(cluster=...)`` takes):
+    pulumi-eks reads its ``aws.eks.Cluster``'s name, version, endpoint and certificate authority, and the
+    CoreData's ``subnetIds``. The keys are the schema's (the Python SDK sends a plain dict's keys as written)."""
+    cluster = aws.eks.Cluster.get(f"{name}-cluster-{next(_sources)}", name)
+    return {"cluster": cluster, "endpoint": cluster.endpoint, "instanceRoles": [], "subnetIds": cluster.vpc_config.subnet_ids,
+            "vpcId": cluster.vpc_config.vpc_id}
+
+
 def managed_node_group(name: str, **kw: Any) -> eks.ManagedNodeGroup:
-    return eks.ManagedNodeGroup(name, cluster="c", node_role_arn="arn:aws:iam::123456789012:role/n", **kw)
+    """A pulumi-eks managed node group; offline, like under the CLI, its children are what the pack judges."""
+    return eks.ManagedNodeGroup(name, cluster=existing_cluster(), node_role_arn="arn:aws:iam::123456789012:role/n", **kw)
 
-
-_sources = itertools.count()
 
 
 def unknown(value: Any) -> pulumi.Output[Any]:

@@ -135,7 +135,14 @@ def test_gpu_group_launch_template_is_hardened(gpu_run: ProgramRun) -> None:
     assert "imageId" not in lt and "userData" not in lt  # EKS keeps choosing the AMI and its bootstrap
     tagged = {spec["resourceType"]: spec["tags"] for spec in lt["tagSpecifications"]}
     assert tagged == {"instance": {"team": "ml", "rack": "test-rack"}, "volume": {"team": "ml", "rack": "test-rack"}}
-    assert mng(gpu_run, "rack-ng-1")["launchTemplate"]["id"] == "rack-ng-1-launch-template-id"
+    # a preview does not know a launch template's id or latest version until it exists: the managed node
+    # group takes both from this template (its property dependency), and pulumi-eks hands them to its node group
+    template = only(gpu_run, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")
+    group = only(gpu_run, MNG, "rack-ng-1")
+    assert group.inputs["launchTemplate"] == {"id": "<computed>", "version": "<computed>"}
+    assert group.property_dependencies["launchTemplate"] == [template.urn]
+    node_group = only(gpu_run, "aws:eks/nodeGroup:NodeGroup", "rack-ng-1")
+    assert node_group.parent == group.urn and node_group.property_dependencies["launchTemplate"] == [template.urn]
 
 
 def test_group_gets_its_own_least_privilege_role(gpu_run: ProgramRun) -> None:
@@ -235,7 +242,10 @@ def test_pinned_ami_goes_through_pulumi_eks() -> None:
     assert inputs["enableIMDSv2"] is True
     assert "amiType" not in inputs and "launchTemplate" not in inputs and "gpu" not in inputs
     assert inputs["tags"][rules.ROOT_SNAPSHOT_TAG] == "100"
-    assert not [x for x in r.resources if x.type == LAUNCH_TEMPLATE]  # pulumi-eks builds it
+    # pulumi-eks builds the launch template (the component makes none of its own): a child of the managed node group
+    (template,) = [x for x in r.resources if x.type == LAUNCH_TEMPLATE]
+    assert (template.name, template.parent) == ("rack-ng-1-launchTemplate", only(r, MNG, "rack-ng-1").urn)
+    assert template.inputs["imageId"] == X86_AMI
     assert inputs["labels"][rules.GPU_VENDOR_LABEL] == rules.GPU_VENDOR_NVIDIA
 
 

@@ -102,7 +102,7 @@ def test_bad_catalog_exits_2(tmp_path, capsys):
     catalog = tmp_path / "amis.yaml"
     catalog.write_text("amis:\n  - id: ami-0123456789abcdef0\n")
     assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--amis", str(catalog)]) == 2
-    assert "amis[0]: missing" in capsys.readouterr().err
+    assert "amis[0] (ami-0123456789abcdef0): missing name, description, architecture" in capsys.readouterr().err
 
 
 def test_missing_stack_file_exits_2(capsys):

@@ -41,7 +41,7 @@ def test_malformed_ami_id(capsys, tmp_path):
     assert code == 1, err
     assert policies_section(out) == [
         "    [mandatory]  mixed-os-racks: ami-id-format  (ml-batch-nodeclass)",
-        "        karpenter nodepool 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
+        "        EC2NodeClass 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
     ]
     doc = json.loads((tmp_path / "out.json").read_text())
     assert doc["violations"] == [{
@@ -49,7 +49,7 @@ def test_malformed_ami_id(capsys, tmp_path):
         "pack": "mixed-os-racks",
         "level": "mandatory",
         "urn": "urn:pulumi:example::malformed-ami-id::pulumi:pulumi:Stack$kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-batch-nodeclass",
-        "message": "karpenter nodepool 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
+        "message": "EC2NodeClass 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
     }]
 
 
@@ -58,7 +58,7 @@ def test_custom_ami_on_bottlerocket(capsys):
     assert code == 1
     section = policies_section(out)
     assert "    [mandatory]  mixed-os-racks: al2023-family  (batch-nodeclass)" in section
-    assert "        karpenter nodepool 'batch': a pinned ami_id needs an AL2023 pool (got bottlerocket)" in section
+    assert "        EC2NodeClass 'batch': a pinned ami_id needs an AL2023 pool (got bottlerocket)" in section
     assert not any("rack-gpu" in line or "rack-workload" in line for line in section)  # the rack itself passes
 
 
@@ -77,8 +77,8 @@ def test_disk_below_snapshot_without_a_size_is_an_advisory_not_a_pass(capsys):
     code, out, _ = preview(capsys, "disk-below-snapshot")
     assert code == 0
     section = policies_section(out)
-    assert section[0] == "    [advisory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)"
-    assert "cannot verify disk 50 GiB against the root snapshot of ami-0a1b2c3d4e5f60718" in section[1]
+    assert section[0] == "    [advisory]  mixed-os-racks: ami-facts-unknown  (gpu-train-launch-template)"
+    assert "disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of ami-0a1b2c3d4e5f60718" in section[1]
 
 
 def test_gpu_lane_on_bottlerocket(capsys):
@@ -180,3 +180,23 @@ def test_the_cli_as_a_user_runs_it():
     )
     assert proc.returncode == 1, proc.stderr
     assert "[mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)" in proc.stdout
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+def test_the_readme_shows_what_each_example_prints(capsys, example):
+    """The README's output block for each example is the preview's own ``Policies:`` section."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = readme.index(f"--cwd examples/{example} ")
+    section = readme[command:readme.find("```sh", command)]
+    if "```\nPolicies:" not in section:  # an example the README says previews with no violation
+        code, out, _ = preview(capsys, example)
+        block = readme.rfind("```sh", 0, command)
+        said = readme[readme.rfind("\n\n", 0, block):block]  # the paragraph that introduces the command
+        assert code == 0 and "Policies:" not in out and "no violation" in said
+        return
+    shown = readme[readme.index("```\nPolicies:", command) + 4:]
+    shown = shown[:shown.index("```")].splitlines()
+    extra = ["--policy-pack-config", str(EXAMPLES / example / "policy-config.json")] if "--policy-pack-config" in (
+        readme[command:readme.index("```\nPolicies:", command)]) else []
+    _, out, _ = preview(capsys, example, *extra)
+    assert shown == ["Policies:", *policies_section(out)]

@@ -55,11 +55,13 @@ def test_the_pack_serves_its_policies_at_their_levels(pack):
     assert pack.info.name == "mixed-os-racks"
     assert sorted(levels) == sorted([
         "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
-        "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted",
+        "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted", "ami-facts-unknown",
         "workloads-reach-their-lane", "gpu-lanes-for-gpu-workloads",
     ])
     advisory = {name for name, level in levels.items() if level == 0}
-    assert advisory == {"pinned-ami-age", "ami-k8s-version", "gpu-lanes-for-gpu-workloads"}
+    assert advisory == {"pinned-ami-age", "ami-k8s-version", "ami-facts-unknown", "gpu-lanes-for-gpu-workloads"}
+    # ami-facts-unknown reports what the AMI-facts policies of the same request leave: it runs after them
+    assert [p.name for p in pack.info.policies][-1] == "ami-facts-unknown"
 
 
 def test_config_is_merged_over_the_defaults_as_the_cli_does(pack):
@@ -125,7 +127,7 @@ def test_another_teams_node_class_with_a_malformed_id(pack):
 
     violations = judge(pack, program)
     assert messages(violations, "ami-id-format") == [
-        f"karpenter nodepool 'ml': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)"
+        f"EC2NodeClass 'ml': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)"
     ]
     assert of(violations, "ami-id-format")[0]["urn"].endswith("::ml-nodeclass")
 
@@ -170,7 +172,7 @@ def test_a_secret_ami_id_is_still_checked(pack):
         managed_node_group("mng", ami_id=pulumi.Output.secret("ami-nope"), operating_system="AL2023")
 
     assert sorted(messages(judge(pack, program), "ami-id-format")) == [
-        f"karpenter nodepool 'team': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)",
+        f"EC2NodeClass 'team': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)",
         "node group 'mng': invalid ami_id 'ami-nope' (must look like ami-0123456789abcdef0)",
     ]
 
@@ -186,12 +188,17 @@ def test_a_pinned_node_class_must_be_al2023(pack):
         node_class("alias", [{"alias": "bottlerocket@latest"}], family=None)
 
     assert sorted(messages(judge(pack, program), "al2023-family")) == [
-        "karpenter nodepool 'br': a pinned ami_id needs an AL2023 pool (got bottlerocket)",
-        "karpenter nodepool 'custom': a pinned ami_id needs an AL2023 pool (got custom)",
+        "EC2NodeClass 'br': a pinned ami_id needs an AL2023 pool (got bottlerocket)",
+        "EC2NodeClass 'custom': a pinned ami_id needs an AL2023 pool (got custom)",
     ]
 
 
 def test_pulumi_eks_groups_must_declare_al2023(pack):
+    """A pinned managed node group is judged through what pulumi-eks builds for it, as under the CLI: its
+    launch template's user data says what boots. Without ``operating_system`` pulumi-eks renders the AL2023
+    nodeadm ``NodeConfig`` (its ``DEFAULT_OS`` is AL2023, nodejs/eks/nodes/ami.ts ``getOperatingSystem``),
+    so the 'implicit' group declares AL2023 the way a hand-written EKS node group does."""
+
     def program():
         managed_node_group("br", ami_id=GPU_AMI, operating_system="Bottlerocket", instance_types=["m6i.large"])
         managed_node_group("implicit", ami_id=GPU_AMI, instance_types=["m6i.large"])
@@ -202,7 +209,6 @@ def test_pulumi_eks_groups_must_declare_al2023(pack):
     fix = "set operating_system=AL2023 (pulumi-eks then renders the nodeadm user data)"
     assert sorted(messages(judge(pack, program), "al2023-family")) == [
         f"node group 'br': a pinned ami_id needs an AL2023 node group (got bottlerocket); {fix}",
-        f"node group 'implicit': a pinned ami_id needs an AL2023 node group (got no OS); {fix}",
         f"node group 'v2': a pinned ami_id needs an AL2023 node group (got al2); {fix}",
     ]
 
@@ -240,7 +246,7 @@ def test_the_amis_own_name_can_show_another_os(pack):
 
     config = facts(name="bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0", description="Bottlerocket")
     assert messages(judge(pack, program, config), "al2023-family") == [
-        f"karpenter nodepool 'br-image': pinned AMI {GPU_AMI} ('bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0') "
+        f"EC2NodeClass 'br-image': pinned AMI {GPU_AMI} ('bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0') "
         "is bottlerocket, not Amazon Linux 2023 (pin an AL2023 AMI, e.g. one built with awslabs/amazon-eks-ami)"
     ]
     config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115")
@@ -260,7 +266,7 @@ def test_disk_below_the_recorded_snapshot(pack):
                    annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert messages(judge(pack, program), "disk-fits-ami-snapshot") == [
-        f"karpenter nodepool 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
+        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
     ]
 
 
@@ -292,17 +298,22 @@ def test_the_policy_config_comes_first_and_numbers_are_floats(pack):
 
 
 def test_defaults_count_as_disks(pack):
-    """No block device mappings: Karpenter's 20 GiB default on AL2023; pulumi-eks's 20 GiB default."""
+    """No block device mappings: Karpenter's 20 GiB default on AL2023; pulumi-eks's 20 GiB default for a
+    self-managed group. A pinned pulumi-eks *managed* node group without ``disk_size`` is another matter:
+    pulumi-eks adds a block device mapping to the launch template it builds only for ``diskSize``
+    (``createMNGCustomLaunchTemplate``, nodejs/eks/nodes/nodegroup.ts) and drops ``diskSize`` from the node
+    group, so the root volume is the snapshot's own size, which always fits."""
 
     def program():
         node_class("default", [{"id": GPU_AMI}])
+        eks.NodeGroupV2("v2", cluster="c", ami_id=GPU_AMI, operating_system="AL2023", instance_type="m6i.large")
         managed_node_group("mng", ami_id=GPU_AMI, operating_system="AL2023")
 
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}}}
     assert sorted(messages(judge(pack, program, config), "disk-fits-ami-snapshot")) == [
-        f"karpenter nodepool 'default': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); "
+        f"EC2NodeClass 'default': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); "
         "20 GiB is Karpenter's default",
-        f"node group 'mng': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); 20 GiB is pulumi-eks's default",
+        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); 20 GiB is pulumi-eks's default",
     ]
 
 
@@ -318,16 +329,38 @@ def test_the_root_device_is_the_amis_when_known(pack):
 
 
 def test_an_unknown_size_is_an_advisory_naming_the_ami_never_silence(pack):
+    """A snapshot size nobody gave is reported by the pack's own advisory, ``ami-facts-unknown``: which check
+    could not run, for which AMI or selector, and what would make it verifiable (for an id, the config entry
+    or the look-up; for a selector, only the look-up can resolve it). Never the SDK's "during preview"."""
+
     def program():
         launch_template("lt", disk=50)
         node_class("by-name", [{"name": "team-gpu-*"}], volumes=root_volume("50Gi"))
 
-    violations = sorted(of(judge(pack, program), "disk-fits-ami-snapshot"), key=lambda v: v["urn"])
-    assert [v["level"] for v in violations] == ["advisory", "advisory"]
-    assert "karpenter nodepool 'by-name': cannot verify disk 50 GiB against the root snapshot of the AMI named 'team-gpu-*'" in (
-        violations[1]["message"])
-    assert f"launch template 'lt': cannot verify disk 50 GiB against the root snapshot of {GPU_AMI}" in violations[0]["message"]
-    assert all("amiRootSnapshotGiB" in v["message"] and "lookup: true" in v["message"] for v in violations)
+    violations = judge(pack, program)
+    assert not of(violations, "disk-fits-ami-snapshot")
+    unverified = sorted((v for v in of(violations, "ami-facts-unknown") if "disk-fits-ami-snapshot" in v["message"]),
+                        key=lambda v: v["urn"].rsplit("::", 1)[-1])
+    assert [(v["level"], v["urn"].rsplit("::", 1)[-1]) for v in unverified] == [
+        ("advisory", "by-name-nodeclass"), ("advisory", "lt")]
+    assert unverified[0]["message"] == (
+        "EC2NodeClass 'by-name': disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of the AMI "
+        "named 'team-gpu-*': its size is unknown; to verify it, set lookup: true on disk-fits-ami-snapshot: it is "
+        "selected by name, which only the look-up resolves (EC2 DescribeImages)")
+    assert unverified[1]["message"] == (
+        f"launch template 'lt': disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of {GPU_AMI}: "
+        f'its size is unknown; to verify it, set amiRootSnapshotGiB {{"{GPU_AMI}": <GiB>}} (or amis.{GPU_AMI}.rootSnapshotGiB) '
+        "on disk-fits-ami-snapshot in the policy config, or set lookup: true on disk-fits-ami-snapshot (EC2 DescribeImages)")
+    assert not any("during preview" in v["message"] for v in violations)
+
+
+def test_a_disabled_check_leaves_nothing_unverified(pack):
+    def program():
+        launch_template("lt", disk=50)
+
+    config = {"disk-fits-ami-snapshot": "disabled", "root-volume-encrypted": "disabled"}
+    assert not of(judge(pack, program, config), "ami-facts-unknown")
+    assert of(judge(pack, program), "ami-facts-unknown")  # the same pack, the next request: reported again
 
 
 # ---- gpu-lane-os -------------------------------------------------------------------------------------------
@@ -392,7 +425,7 @@ def test_a_pools_arch_against_the_amis(pack):
         node_pool("graviton", ["g5g"])  # no arch requirement: the families say arm64
 
     config = facts(architecture="x86_64")
-    fix = "(pin an x86_64 AMI or set the lane's arch to match)"
+    fix = "(pin an arm64 AMI, or set the lane's arch to x86_64)"
     assert sorted(messages(judge(pack, program, config), "arch-matches-ami")) == [
         f"karpenter nodepool 'arm': arch arm64 does not match {GPU_AMI}, which is x86_64 {fix}",
         f"karpenter nodepool 'graviton': arch arm64 does not match {GPU_AMI}, which is x86_64 {fix}",
@@ -407,7 +440,7 @@ def test_node_group_instance_types_against_the_ami(pack):
         launch_template("alone", image=ARM_AMI, instance_type="c6i.large")
 
     config = facts(ARM_AMI, architecture="arm64")
-    fix = "(pin an arm64 AMI or set the lane's arch to match)"
+    fix = "(pin an x86_64 AMI, or set the lane's arch to arm64)"
     assert sorted(messages(judge(pack, program, config), "arch-matches-ami")) == [
         f"launch template 'alone': arch x86_64 does not match {ARM_AMI}, which is arm64 {fix}",
         f"node group 'mng': arch x86_64 does not match {ARM_AMI}, which is arm64 {fix}",
@@ -424,7 +457,7 @@ def test_pinned_ami_age(pack):
     violations = judge(pack, program, facts(creationDate=OLD))
     assert [v["level"] for v in of(violations, "pinned-ami-age")] == ["advisory"]
     assert of(violations, "pinned-ami-age")[0]["message"].startswith(
-        f"karpenter nodepool 'old': pinned AMI {GPU_AMI} is ")
+        f"EC2NodeClass 'old': pinned AMI {GPU_AMI} is ")
     assert "created 2020-01-01), more than maxAgeDays 90: it gets no OS patches (pin a newer build)" in (
         of(violations, "pinned-ami-age")[0]["message"])
     recent = (datetime.now(timezone.utc) - timedelta(days=30)).isoformat()
@@ -435,18 +468,26 @@ def test_pinned_ami_age(pack):
 
 
 def test_ami_k8s_version(pack):
+    """The cluster's minor comes from the resource or the config. A pinned pulumi-eks managed node group
+    carries none: pulumi-eks drops ``version`` from the node group it builds when ``amiId`` is set
+    (createManagedNodeGroup, nodejs/eks/nodes/nodegroup.ts), so under the CLI no child says 1.29."""
+
     def program():
         node_class("pool", [{"id": GPU_AMI}], volumes=root_volume("200Gi"))
         managed_node_group("mng", ami_id=GPU_AMI, operating_system="AL2023", version="1.29")
 
     config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115")
-    assert [v["message"] for v in of(judge(pack, program, config), "ami-k8s-version")] == [
+    assert of(judge(pack, program, config), "ami-k8s-version") == []
+    config["ami-k8s-version"]["kubernetesVersion"] = "1.29"
+    found = of(judge(pack, program, config), "ami-k8s-version")
+    assert sorted(v["message"] for v in found) == [
+        f"EC2NodeClass 'pool': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115') is built "
+        "for Kubernetes 1.33, but the cluster runs 1.29 (pin an AMI built for 1.29)",
         f"node group 'mng': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115') is built "
-        "for Kubernetes 1.33, but the cluster runs 1.29 (pin an AMI built for 1.29)"
+        "for Kubernetes 1.33, but the cluster runs 1.29 (pin an AMI built for 1.29)",
     ]
-    config["ami-k8s-version"]["kubernetesVersion"] = "1.34"
-    levels = {v["urn"].rsplit("::", 1)[-1]: v["level"] for v in of(judge(pack, program, config), "ami-k8s-version")}
-    assert levels == {"pool-nodeclass": "advisory", "mng": "advisory"}
+    levels = {v["urn"].rsplit("::", 1)[-1]: v["level"] for v in found}
+    assert levels == {"pool-nodeclass": "advisory", "mng-launchTemplate": "advisory"}
 
 
 # ---- unknowns at preview --------------------------------------------------------------------------------
@@ -473,7 +514,7 @@ def test_an_unknown_value_a_rule_does_not_read_changes_nothing(pack):
         node_class("team", [{"id": BAD_ID}], volumes=root_volume("50Gi"), role=unknown("arn:role"))
 
     assert messages(judge(pack, program), "ami-id-format") == [
-        f"karpenter nodepool 'team': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)"
+        f"EC2NodeClass 'team': invalid ami_id '{BAD_ID}' (must look like ami-0123456789abcdef0)"
     ]
 
 
@@ -485,11 +526,25 @@ def test_an_unknown_pool_does_not_hide_the_others(pack):
 
     violations = of(judge(pack, program), "gpu-lane-os")
     assert [v["message"] for v in violations if v["level"] == "mandatory"] == [
-        f"karpenter nodepool 'known': instance families g6 {GPU_ON_BR}"
+        f"karpenter nodepool 'known' (EC2NodeClass 'br'): instance families g6 {GPU_ON_BR}"
     ]
     advisory = [v for v in violations if v["level"] == "advisory"]
-    assert len(advisory) == 1 and "karpenter nodepool 'late': string value at .spec.template.spec.requirements.0.values can't be known" in (
-        advisory[0]["message"])
+    assert len(advisory) == 1 and (
+        "karpenter nodepool 'late' (EC2NodeClass 'br'): string value at .spec.template.spec.requirements.0.values "
+        "can't be known") in advisory[0]["message"]
+
+
+def test_user_data_is_read_only_for_a_gpu_lane(pack):
+    """gpu-lane-os looks for GPU evidence first: a CPU group whose launch template's user data is not known
+    yet gets nothing; a GPU group's unknown user data is reported as unknown until apply."""
+    def program():
+        eks_node_group("cpu", launch_template("cpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["m6i.large"])
+        eks_node_group("gpu", launch_template("gpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["g5.xlarge"])
+
+    found = of(judge(pack, program), "gpu-lane-os")
+    assert [v["level"] for v in found] == ["advisory"]
+    assert "node group 'gpu': string value at .userData can't be known during preview" in found[0]["message"]
+    assert "'cpu'" not in found[0]["message"]
 
 
 # ---- what the pack is sent --------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
 from mixed_os_racks.policies import checks, facts, rules
+from mixed_os_racks.policies import wellknown as reqs
 from mixed_os_racks.policies.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 
@@ -39,20 +40,36 @@ def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.Lane:
 
 @given(ids)
 def test_a_node_class_id_is_flagged_exactly_when_the_rule_refuses_it(ami):
+    """A hand-written class is named as itself; one our components built (tagged with its pool) as its pool."""
     found = [f.message for f in checks.ami_id_format(node_class([{"id": ami}]))]
     well_formed = rules.AMI_ID_RE.fullmatch(ami) is not None
-    assert found == ([] if well_formed else [rules.invalid_ami_id("karpenter nodepool 'team'", ami)])
+    assert found == ([] if well_formed else [rules.invalid_ami_id("EC2NodeClass 'team'", ami)])
+    ours = node_class([{"id": ami}], tags={rules.NODEPOOL_LABEL: "gpu"})
+    assert [f.message for f in checks.ami_id_format(ours)] == ([] if well_formed else [rules.invalid_ami_id("karpenter nodepool 'gpu'", ami)])
+
+
+MNG_URN = "urn:pulumi:s::p::eks:index:ManagedNodeGroup$aws:ec2/launchTemplate:LaunchTemplate::mng-launchTemplate"
+MNG_PARENT = "urn:pulumi:s::p::eks:index:ManagedNodeGroup::mng"
 
 
 @given(ids)
 def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
     lanes = [
         lane(facts.LAUNCH_TEMPLATE, {"imageId": ami}, "lt"),
-        lane(facts.MANAGED_NODE_GROUP, {"amiId": ami}, "mng"),
+        facts.read(facts.LAUNCH_TEMPLATE, "mng-launchTemplate", {"imageId": ami}, MNG_URN, MNG_PARENT),  # pulumi-eks's
         lane(facts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
     ]
-    flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]
+    flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]  # type: ignore[arg-type]
     assert flagged == [rules.invalid_ami_id("x", ami) is not None] * 3
+    subjects = [checks.subject(each) for each in lanes]  # type: ignore[arg-type]
+    assert subjects == ["launch template 'lt'", "node group 'mng'", "node group 'v2'"]
+
+
+def test_a_launch_template_image_from_ssm_is_a_selector_not_an_id():
+    """EC2 resolves ``resolve:ssm:<parameter>`` in a launch template's image at launch."""
+    template = lane(facts.LAUNCH_TEMPLATE, {"imageId": "resolve:ssm:/team/gpu-ami"}, "lt")
+    assert list(checks.ami_id_format(template)) == []
+    assert template.amis() == [facts.Ami(None, "the AMI in SSM parameter '/team/gpu-ami'", {"ssmParameter": "/team/gpu-ami"})]
 
 
 @given(st.sampled_from([8, 17]).flatmap(lambda n: st.text(HEX, min_size=n, max_size=n)))
@@ -132,8 +149,9 @@ def test_node_class_facts():
     assert nc.os() == "bottlerocket" and nc.amis() == []  # an alias is the family and no pin
     nc = node_class([{"id": GPU_AMI}, {"name": "team-*", "owner": "self"}, {"tags": {"team": "ml", "os": "al2023"}},
                      {"ssmParameter": "/team/ami"}], amiFamily="Custom")
-    assert [a.label for a in nc.amis()] == [GPU_AMI, "the AMI named 'team-*'", "the AMI tagged os=al2023,team=ml",
+    assert [a.label for a in nc.amis()] == [GPU_AMI, "the AMI named 'team-*' owned by self", "the AMI tagged os=al2023,team=ml",
                                            "the AMI in SSM parameter '/team/ami'"]
+    assert [a.how for a in nc.amis()] == ["id", "name", "tags", "SSM parameter"]
     assert nc.os() == "custom"
     assert node_class([], amiFamily="AL2023").root_disk("/dev/xvda") == facts.Disk(20.0, "Karpenter's default")
     assert node_class([], amiFamily="Custom").root_disk("/dev/xvda") is None  # the AMI's own size
@@ -163,24 +181,33 @@ def test_karpenter_kinds_of_any_version_are_read():
 # ---- where snapshot sizes come from ----------------------------------------------------------------------
 
 
+def _disk(config: dict[str, Any], tags: dict[str, str], ec2: Any = None) -> list[checks.Finding]:
+    """disk-fits-ami-snapshot on one launch template: 25 GiB of disk on GPU_AMI, with ``tags``."""
+    template = checks.StackResource(facts.LAUNCH_TEMPLATE, "lt", "urn:lt", {
+        "imageId": GPU_AMI, "tags": tags,
+        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 25.0}}]})
+    return checks.judge_stack(checks.disk_fits_ami_snapshot, [template], checks.AmiKnowledge(config, ec2, policy="disk"))
+
+
 def test_snapshot_size_sources_in_order():
+    """The config, then what the resource records, then EC2 (only with lookup: true)."""
     def ec2(ami: str) -> AmiFacts:
         return decode(ami, {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"})
 
-    configured = checks.AmiKnowledge({"amiRootSnapshotGiB": {GPU_AMI: 10.0}, "lookup": True}, ec2)
-    assert configured.snapshot_gib(GPU_AMI, recorded=20.0) == (10.0, "")
-    recorded = checks.AmiKnowledge({"lookup": True}, ec2)
-    assert recorded.snapshot_gib(GPU_AMI, recorded=20.0) == (20.0, "")
-    assert recorded.snapshot_gib(GPU_AMI, recorded=None) == (30.0, "")
-    assert checks.AmiKnowledge({}, ec2).snapshot_gib(GPU_AMI, recorded=None) == (None, "")  # lookup is off
+    recorded = {rules.ROOT_SNAPSHOT_TAG: "20"}
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == ["40 GiB)"]
+    assert _disk({"lookup": True}, recorded, ec2) == []  # 20 GiB recorded: the disk fits
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB)"]
+    unknown = _disk({}, {}, ec2)  # lookup is off
+    assert [(f.unverified, f.certain) for f in unknown] == [(True, True)]
 
 
 def test_a_failed_look_up_is_the_reason():
     def ec2(ami: str) -> AmiFacts:
         raise LookupError("EC2 DescribeImages: UnauthorizedOperation: no")
 
-    size, why = checks.AmiKnowledge({"lookup": True}, ec2).snapshot_gib(GPU_AMI, recorded=None)
-    assert size is None and why == "look-up failed: EC2 DescribeImages: UnauthorizedOperation: no"
+    (found,) = _disk({"lookup": True}, {}, ec2)
+    assert found.unverified and "the look-up failed: EC2 DescribeImages: UnauthorizedOperation: no; to verify it" in found.message
 
 
 # ---- stack policies: unknowns stay with their lane ---------------------------------------------------------
@@ -215,7 +242,7 @@ def test_an_unknown_lane_is_uncertain_and_the_others_are_judged():
     found = checks.judge_stack(checks.gpu_lane_os, resources, checks.AmiKnowledge({}), NotKnown)
     assert [(f.urn, f.certain) for f in found] == [("urn:late", False), ("urn:gpu", True)]
     assert found[0].message == "karpenter nodepool 'late': value at .spec can't be known during preview"
-    assert found[1].message.startswith("karpenter nodepool 'gpu': instance families g5 make this a GPU lane")
+    assert found[1].message.startswith("karpenter nodepool 'gpu' (EC2NodeClass 'br'): instance families g5 make this a GPU lane")
 
 
 # ---- the pack directory, imported the way the pack runs ------------------------------------------------------
@@ -236,4 +263,78 @@ def test_the_pack_modules_import_as_top_level_without_pulumi_or_boto3():
 def test_rules_imports_nothing_of_its_siblings():
     source = (REPO / "policies" / "rules.py").read_text()
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
-    assert imports == ["from __future__ import annotations", "import re", "from typing import Iterable, Optional"]
+    assert imports == ["from __future__ import annotations", "import re", "from typing import Iterable, Mapping, Optional"]
+
+
+# ---- what a NodePool's requirements select, read against the instance table ------------------------------------
+
+K = "karpenter.k8s.aws/"
+
+
+def pool(*requirements: tuple[str, str, list[str]]) -> list[Any]:
+    return reqs.read([{"key": k, "operator": op, "values": values} for k, op, values in requirements])
+
+
+@pytest.mark.parametrize(
+    ("requirements", "reason"),
+    [
+        ([(K + "instance-gpu-count", "Gt", ["0"])], f"requirements {K}instance-gpu-count Gt [0]"),
+        ([(K + "instance-gpu-count", "Gte", ["1"])], f"requirements {K}instance-gpu-count Gte [1]"),
+        ([(K + "instance-gpu-count", "Lt", ["1"])], None),  # no GPU type has fewer than one GPU
+        ([(K + "instance-gpu-count", "Exists", [])], f"requirements {K}instance-gpu-count Exists"),
+        ([(K + "instance-gpu-count", "DoesNotExist", [])], None),
+        ([(K + "instance-category", "NotIn", ["g", "p"])], None),
+        ([(K + "instance-category", "In", ["c", "m", "r"])], None),
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-gpu-manufacturer", "In", ["amd"])], None),  # g4ad only
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-gpu-count", "DoesNotExist", [])], None),
+        ([(K + "instance-gpu-name", "In", ["t4"])], f"requirements {K}instance-gpu-name In [t4]"),
+        ([(K + "instance-accelerator-name", "In", ["inferentia2"])], None),  # Neuron: an accelerator, not a GPU
+        ([("eks.amazonaws.com/instance-category", "In", ["p"])], "requirements eks.amazonaws.com/instance-category In [p]"),
+        ([(K + "instance-family", "In", ["g5", "m6i"])], "instance families g5"),
+        ([(K + "instance-family", "In", ["g5"]), ("kubernetes.io/arch", "In", ["arm64"])], None),  # nothing can launch
+        ([("node.kubernetes.io/instance-type", "In", ["p5.48xlarge"])], "instance types p5.48xlarge"),
+    ],
+)
+def test_gpu_selection_reads_every_operator(requirements, reason):
+    assert reqs.gpu_selection(pool(*requirements)) == reason
+
+
+@pytest.mark.parametrize(
+    ("requirements", "arches"),
+    [
+        ([], ["arm64", "x86_64"]),
+        ([("kubernetes.io/arch", "In", ["amd64"])], ["x86_64"]),
+        ([("kubernetes.io/arch", "NotIn", ["amd64"])], ["arm64"]),
+        ([(K + "instance-family", "In", ["m7g", "c7g"])], ["arm64"]),
+        ([(K + "instance-category", "In", ["c", "m", "r"])], ["arm64", "x86_64"]),
+        ([(K + "instance-category", "In", ["g"]), (K + "instance-generation", "Gt", ["4"])], ["arm64", "x86_64"]),  # g5g
+        ([(K + "instance-family", "In", ["p6e-gb200"])], ["arm64"]),  # NVIDIA Grace
+    ],
+)
+def test_the_architectures_a_pool_can_launch(requirements, arches):
+    assert reqs.architectures(pool(*requirements)) == arches
+
+
+def test_a_pool_joins_its_class_by_group_kind_and_name():
+    def node_pool(ref: dict[str, str]) -> facts.NodePool:
+        found = facts.read(facts.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
+        assert isinstance(found, facts.NodePool)
+        return found
+
+    assert node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}).auto_mode
+    assert node_pool({"name": "default"}).node_class_ref == ("karpenter.k8s.aws", "EC2NodeClass", "default")
+    assert node_pool({"apiVersion": "karpenter.k8s.aws/v1beta1", "kind": "EC2NodeClass", "name": "x"}).node_class_ref[0] == "karpenter.k8s.aws"
+    classes = [checks.StackResource(facts.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "default"}, "spec": {
+        "amiSelectorTerms": [{"alias": "al2023@latest"}]}})]
+    stack = checks.Stack(classes)
+    assert stack.node_class(node_pool({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})) is not None
+    assert stack.node_class(node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"})) is None
+    assert stack.node_class(node_pool({"group": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "name": "default"})) is None
+
+
+def test_multi_architecture_rule():
+    assert rules.no_ami_for_arch("s", ["amd64"], {"ami-a": "x86_64", "ami-b": "arm64"}) is None
+    assert rules.no_ami_for_arch("s", ["amd64", "arm64"], {"ami-a": "x86_64"}) is None  # it launches what fits
+    assert rules.no_ami_for_arch("s", ["arm64"], {"ami-a": "x86_64", "ami-b": "x86_64"}) == (
+        "s: arch arm64 does not match any of its AMIs: ami-a is x86_64, ami-b is x86_64 (pin an arm64 AMI, or set the "
+        "lane's arch to x86_64)")

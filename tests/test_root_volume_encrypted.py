@@ -71,7 +71,7 @@ def test_an_encrypted_root_mapping_passes_whatever_the_account(pack):
 def test_an_alias_class_that_asks_nothing_in_an_account_that_does_not_encrypt(pack):
     program = lambda: node_class("plain", [{"alias": "al2023@latest"}], volumes=mapping())  # noqa: E731
     assert messages(judge(pack, program, config(ebsEncryptionByDefault=False)), POLICY) == [
-        "karpenter nodepool 'plain': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS "
+        "EC2NodeClass 'plain': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS "
         "encryption by default is off, so its root volumes would be unencrypted (set encrypted: true on the root "
         "volume's blockDeviceMappings entry)"
     ]
@@ -80,11 +80,18 @@ def test_an_alias_class_that_asks_nothing_in_an_account_that_does_not_encrypt(pa
 
 
 def test_unknown_account_default_is_reported_never_passed(pack):
+    """Reported by the pack's own advisory, ``ami-facts-unknown``, naming this check and what would settle it."""
     program = lambda: node_class("plain", [{"alias": "al2023@latest"}], volumes=mapping(False))  # noqa: E731
-    found = of(judge(pack, program), POLICY)
+    violations = judge(pack, program)
+    assert of(violations, POLICY) == []
+    found = of(violations, "ami-facts-unknown")
     assert [v["level"] for v in found] == ["advisory"]
-    assert "cannot verify that the root volume from the EKS-optimized AMI it selects is encrypted" in found[0]["message"]
-    assert "whether the account encrypts new EBS volumes by default is unknown" in found[0]["message"]
+    assert found[0]["message"] == (
+        "EC2NodeClass 'plain': root-volume-encrypted cannot verify that the root volume from the EKS-optimized AMI it "
+        "selects is encrypted: whether the account encrypts new EBS volumes by default is unknown; to verify it, set "
+        "encrypted: true on the root volume's blockDeviceMappings entry; or set ebsEncryptionByDefault on "
+        "root-volume-encrypted in the policy config; or set lookup: true on root-volume-encrypted (EC2 DescribeImages, "
+        "GetEbsEncryptionByDefault)")
 
 
 def test_a_pinned_ami_with_an_encrypted_snapshot_passes(pack):
@@ -93,7 +100,7 @@ def test_a_pinned_ami_with_an_encrypted_snapshot_passes(pack):
     assert of(judge(pack, program, encrypted), POLICY) == []
     plain = config(ebsEncryptionByDefault=False, **SNAPSHOT_PLAIN)
     assert messages(judge(pack, program, plain), POLICY) == [
-        f"karpenter nodepool 'gpu': ami_id '{GPU_AMI}' has an unencrypted root snapshot and EBS encryption by default "
+        f"EC2NodeClass 'gpu': ami_id '{GPU_AMI}' has an unencrypted root snapshot and EBS encryption by default "
         "is off, so its root volumes would be unencrypted (set encrypted: true on the root volume's "
         "blockDeviceMappings entry)"
     ]

@@ -1,29 +1,347 @@
-"""The AMI catalog that answers ``aws:ec2/getAmi`` offline.
+"""The AMI catalog: the offline account's images and SSM parameters.
 
-One entry per AMI under the top-level key ``amis:``, each with ``id``, ``name``, ``description``,
-``architecture`` (``x86_64``/``arm64``), ``root_device_name``, ``root_snapshot_gib``,
-``creation_date`` (ISO 8601) and ``owner_id``, and optionally ``root_snapshot_encrypted`` (default
-false). The optional top-level ``ebs_encryption_by_default`` (default false, as in a new AWS account)
-answers ``aws:ebs/getEncryptionByDefault`` for the offline account.
+It answers, offline, what EC2 and SSM answer for a real preview: ``aws:ec2/getAmi`` (by id, or by
+name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
+launch template's ``resolve:ssm:``), and ``aws:ebs/getEncryptionByDefault``. The format:
+
+```yaml
+amis:
+  - id: ami-0a1b2c3d4e5f60718                # ami- and 8 or 17 lowercase hex digits, unique
+    name: amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115
+    description: EKS-optimized Kubernetes node based on Amazon Linux 2023
+    architecture: x86_64                     # or arm64
+    root_device_name: /dev/xvda
+    root_snapshot_gib: 100                   # a positive number
+    creation_date: "2026-11-15T08:12:40.000Z"   # ISO 8601, quoted
+    owner_id: "111122223333"                 # 12 digits, quoted
+    root_snapshot_encrypted: false           # optional, default false
+    owner_alias: amazon                      # optional: EC2's ImageOwnerAlias (owners: [amazon] matches it)
+    deprecation_time: "2027-11-15T00:00:00Z" # optional
+    tags: {team: ml}                         # optional
+ssm_parameters:                              # optional: parameter name -> the AMI id it holds
+  /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id: ami-0a1b2c3d4e5f60718
+ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
+```
+
+The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
+keys, numbers that are not positive and finite, and text fields given another YAML type are refused,
+each with the file, the entry and the field.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..policies.amifacts import AmiFacts, decode
+from ..policies.rules import AMI_ID_EXAMPLE, AMI_ID_RE
+from ..specs import key_path
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
-_FIELDS = ("id", "name", "description", "architecture", "root_device_name", "root_snapshot_gib", "creation_date", "owner_id")
-_OPTIONAL_FIELDS = ("root_snapshot_encrypted",)
+OFFLINE_ACCOUNT = "123456789012"
+"""The account the offline engine runs as (``owners: [self]`` means it)."""
+MAX_DEPTH = 20
+"""A catalog is three levels deep; anything nested deeper than this is not a catalog."""
 
 
 class CatalogError(ValueError):
     pass
+
+
+# ---- the model ---------------------------------------------------------------------------------------
+
+
+def _iso_8601(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"'{value}' is not an ISO 8601 time (like 2026-11-15T08:12:40.000Z)") from None
+    return value
+
+
+def _ami_id(value: str) -> str:
+    if not AMI_ID_RE.fullmatch(value):
+        raise ValueError(f"{value!r} is not an AMI id (must look like {AMI_ID_EXAMPLE})")
+    return value
+
+
+class CatalogAmi(BaseModel):
+    """One image, with the fields EC2 ``DescribeImages`` gives and the rack's rules read."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    id: str
+    name: str = Field(min_length=1, max_length=128)
+    description: str
+    architecture: Literal["x86_64", "arm64"]
+    root_device_name: str = Field(pattern=r"^/dev/[a-z0-9]+$")
+    root_snapshot_gib: float
+    creation_date: str
+    owner_id: str = Field(pattern=r"^[0-9]{12}$")
+    root_snapshot_encrypted: bool = False
+    owner_alias: Optional[Literal["amazon", "aws-marketplace"]] = None
+    deprecation_time: Optional[str] = None
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return _ami_id(value)
+
+    @field_validator("creation_date", "deprecation_time")
+    @classmethod
+    def _time(cls, value: Optional[str]) -> Optional[str]:
+        return value if value is None else _iso_8601(value)
+
+    @field_validator("root_snapshot_gib")
+    @classmethod
+    def _positive(cls, value: float) -> float:
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"must be a positive number of GiB (got {value:g})")
+        return value
+
+    def facts(self) -> AmiFacts:
+        return decode(self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted})
+
+
+class CatalogDoc(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    amis: list[CatalogAmi] = Field(default_factory=list)
+    ssm_parameters: dict[str, str] = Field(default_factory=dict)
+    ebs_encryption_by_default: bool = False
+
+    @field_validator("ssm_parameters")
+    @classmethod
+    def _parameter_values(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, ami_id in value.items():
+            if not name.strip():
+                raise ValueError("a parameter name is empty")
+            try:
+                _ami_id(ami_id)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "CatalogDoc":
+        first: dict[str, int] = {}
+        for n, ami in enumerate(self.amis):
+            if ami.id in first:
+                raise ValueError(f"amis[{n}].id: '{ami.id}' is already amis[{first[ami.id]}] (ids are unique)")
+            first[ami.id] = n
+        return self
+
+
+# ---- reading the file ------------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML as the stack config reads it: a key given twice is an error, not "the last one wins"."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key '{key}' is given twice", key_node.start_mark)
+            if isinstance(key, (str, int, float, bool)):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deep ``value`` nests (stops counting past ``limit``)."""
+    if limit <= 0 or not isinstance(value, (dict, list)):
+        return 0
+    children = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(child, limit - 1) for child in children), default=0)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, (date, datetime)):
+        return "a date"
+    return {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
+            dict: "a mapping", str: "text", bytes: "binary data", set: "a set"}.get(type(value), f"a YAML {type(value).__name__}")
+
+
+def _shown(value: Any) -> str:
+    return value.isoformat() if isinstance(value, (date, datetime)) else repr(value)
+
+
+def _where(loc: Sequence[Any], doc: Any) -> str:
+    """``("amis", 2, "root_snapshot_gib")`` -> ``amis[2] (ami-...).root_snapshot_gib``: the entry by its
+    position and, when it has a readable one, its id."""
+    path = key_path(loc)
+    if len(loc) >= 2 and loc[0] == "amis" and isinstance(loc[1], int):
+        entries = doc.get("amis") if isinstance(doc, dict) else None
+        entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
+        ami_id = entry.get("id") if isinstance(entry, dict) else None
+        if isinstance(ami_id, str) and AMI_ID_RE.fullmatch(ami_id):
+            head = f"amis[{loc[1]}]"
+            path = f"{head} ({ami_id}){path[len(head):]}"
+    return path or "the catalog"
+
+
+def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
+    """One pydantic error as (where, what is wrong), naming the type found and the fix."""
+    loc = tuple(error["loc"])
+    kind, given = error["type"], error.get("input")
+    if kind == "missing":
+        return _where(loc[:-1], doc), f"missing {loc[-1]}"
+    where = _where(loc, doc)
+    if kind == "extra_forbidden":
+        return where, "unknown key"
+    if kind == "value_error":
+        return where, str(error["msg"]).removeprefix("Value error, ")
+    if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(given, str):
+        quote = isinstance(given, (bool, int, float, date))
+        return where, f"expected text, got {_type_name(given)} {_shown(given)}" + (" (quote it)" if quote else "")
+    if kind == "float_type":
+        return where, f"expected a positive number, got {_type_name(given)} {_shown(given)}"
+    if kind == "bool_type":
+        return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
+    return where, f"{str(error['msg']).lower()} (got {given!r})"
+
+
+def _problems(exc: ValidationError, doc: Any) -> list[str]:
+    """One line per field; an entry's missing fields on one line."""
+    lines: dict[str, list[str]] = {}
+    for where, what in (_problem(e, doc) for e in exc.errors()):
+        lines.setdefault(where, []).append(what)
+    out = []
+    for where, whats in lines.items():
+        missing = [w.removeprefix("missing ") for w in whats if w.startswith("missing ")]
+        rest = [w for w in whats if not w.startswith("missing ")]
+        if missing:
+            out.append(f"{where}: missing {', '.join(missing)}")
+        out += [f"{where}: {w}" for w in rest]
+    return out
+
+
+class Catalog:
+    """The offline account's images (by id) and SSM parameters."""
+
+    def __init__(
+        self,
+        amis: Mapping[str, AmiFacts],
+        source: str = "<memory>",
+        ebs_encryption_by_default: bool = False,
+        ssm_parameters: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.amis = dict(amis)
+        self.source = source
+        self.ebs_encryption_by_default = ebs_encryption_by_default
+        self.ssm_parameters = dict(ssm_parameters or {})
+
+    def get(self, ami_id: str) -> Optional[AmiFacts]:
+        return self.amis.get(ami_id)
+
+    def parameter(self, name: str) -> Optional[str]:
+        """An SSM parameter's value (``GetParameter`` by name or ARN), or None when the account has none."""
+        if name.startswith("arn:"):
+            name = name.split(":parameter", 1)[-1]
+        return self.ssm_parameters.get(name) or self.ssm_parameters.get("/" + name.lstrip("/"))
+
+    def find(self, filters: Sequence[Mapping[str, Any]] = (), owners: Sequence[str] = ()) -> list[AmiFacts]:
+        """EC2 ``DescribeImages``: every image matching all ``filters`` (each one's values ORed, ``*`` and
+        ``?`` as wildcards) and, when given, one of ``owners`` (account ids, ``self``, ``amazon``,
+        ``aws-marketplace``). An unsupported filter is refused by name."""
+        ids = [[str(v) for v in f.get("values") or []] for f in filters if f.get("name") == "image-id"]
+        if ids and not any(c in v for v in ids[0] for c in "*?"):
+            pool = [ami for ami in (self.get(v) for v in ids[0]) if ami is not None]  # by id: one read each
+        else:
+            pool = list(self.amis.values())
+        found = []
+        for ami in pool:
+            if owners and not any(_owned_by(ami, owner) for owner in owners):
+                continue
+            if all(_matches(ami, str(f.get("name", "")), [str(v) for v in f.get("values") or []]) for f in filters):
+                found.append(ami)
+        return found
+
+    @classmethod
+    def load(cls, path: Optional[Path] = None) -> "Catalog":
+        path = Path(path) if path else DEFAULT_CATALOG
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise CatalogError(f"AMI catalog {path}: cannot read it ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise CatalogError(f"AMI catalog {path}: not UTF-8 text") from None
+        try:
+            doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise CatalogError(f"AMI catalog {path}: not valid YAML: {exc}") from None
+        except RecursionError:
+            raise CatalogError(f"AMI catalog {path}: nested deeper than any catalog (more than {MAX_DEPTH} levels)") from None
+        return cls.from_doc({} if doc is None else doc, str(path))
+
+    @classmethod
+    def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
+        if not isinstance(doc, dict):
+            raise CatalogError(f"AMI catalog {source}: expected a mapping with an 'amis:' list, got {_type_name(doc)}")
+        if _depth(doc) >= MAX_DEPTH:
+            raise CatalogError(f"AMI catalog {source}: nested deeper than any catalog (more than {MAX_DEPTH} levels)")
+        bad_keys = [k for k in _keys(doc) if not isinstance(k, str)]
+        if bad_keys:
+            raise CatalogError(f"AMI catalog {source}: the key {bad_keys[0]!r} is {_type_name(bad_keys[0])}, not text (quote it)")
+        try:
+            model = CatalogDoc.model_validate(doc)
+        except ValidationError as exc:
+            problems = _problems(exc, doc)
+            raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
+                               "invalid:\n  " + "\n  ".join(problems))) from None
+        return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters)
+
+
+def _keys(value: Any) -> list[Any]:
+    """Every mapping key in ``value``, at any depth."""
+    if isinstance(value, dict):
+        return [*value.keys(), *(k for v in value.values() for k in _keys(v))]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+# ---- DescribeImages filters ---------------------------------------------------------------------------------
+
+
+def _owned_by(ami: AmiFacts, owner: str) -> bool:
+    if owner == "self":
+        return ami.owner_id == OFFLINE_ACCOUNT
+    if owner in ("amazon", "aws-marketplace"):
+        return ami.owner_alias == owner
+    return ami.owner_id == owner
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """EC2's filter wildcards: ``*`` any run of characters, ``?`` one character; nothing else is special."""
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern), re.S)
+
+
+def _matches(ami: AmiFacts, name: str, values: list[str]) -> bool:
+    fields = {
+        "image-id": ami.id, "name": ami.name, "description": ami.description, "architecture": ami.architecture,
+        "owner-id": ami.owner_id, "owner-alias": ami.owner_alias, "root-device-name": ami.root_device_name,
+        "state": "available", "image-type": "machine", "virtualization-type": "hvm", "root-device-type": "ebs",
+    }
+    if name == "tag-key":
+        return any(_glob(v).fullmatch(key) for v in values for key in ami.tags)
+    if name.startswith("tag:"):
+        value = ami.tags.get(name[4:])
+        return value is not None and any(_glob(v).fullmatch(value) for v in values)
+    if name not in fields:
+        raise CatalogError(f"the offline AMI catalog cannot filter images by '{name}' "
+                           f"(it filters by {', '.join(sorted(fields))}, tag:<key> and tag-key)")
+    return any(_glob(v).fullmatch(fields[name]) for v in values)
 
 
 def get_ami_result(ami: AmiFacts) -> dict[str, Any]:
@@ -37,9 +355,12 @@ def get_ami_result(ami: AmiFacts) -> dict[str, Any]:
         "rootDeviceName": ami.root_device_name,
         "rootDeviceType": "ebs",
         "creationDate": ami.creation_date,
+        "deprecationTime": ami.deprecation_time,
         "ownerId": ami.owner_id,
+        "imageOwnerAlias": ami.owner_alias,
         "state": "available",
         "virtualizationType": "hvm",
+        "tags": dict(ami.tags),
         "blockDeviceMappings": [
             {
                 "deviceName": ami.root_device_name,
@@ -57,49 +378,3 @@ def get_ami_result(ami: AmiFacts) -> dict[str, Any]:
     }
 
 
-class Catalog:
-    def __init__(
-        self, amis: Mapping[str, AmiFacts], source: str = "<memory>", ebs_encryption_by_default: bool = False
-    ) -> None:
-        self.amis = dict(amis)
-        self.source = source
-        self.ebs_encryption_by_default = ebs_encryption_by_default
-
-    def get(self, ami_id: str) -> Optional[AmiFacts]:
-        return self.amis.get(ami_id)
-
-    @classmethod
-    def load(cls, path: Optional[Path] = None) -> "Catalog":
-        path = Path(path) if path else DEFAULT_CATALOG
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise CatalogError(f"AMI catalog {path}: {exc}") from None
-        return cls.from_doc(doc, str(path))
-
-    @classmethod
-    def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
-        if not isinstance(doc, dict) or not isinstance(doc.get("amis", []), list):
-            raise CatalogError(f"AMI catalog {source}: expected a top-level 'amis:' list")
-        amis: dict[str, AmiFacts] = {}
-        for n, entry in enumerate(doc.get("amis") or []):
-            where = f"AMI catalog {source}: amis[{n}]"
-            if not isinstance(entry, dict):
-                raise CatalogError(f"{where}: expected a mapping")
-            missing = [f for f in _FIELDS if f not in entry]
-            unknown = sorted(set(entry) - set(_FIELDS) - set(_OPTIONAL_FIELDS))
-            if missing or unknown:
-                raise CatalogError(f"{where}: missing {missing or 'nothing'}, unknown {unknown or 'nothing'}")
-            if entry["architecture"] not in ("x86_64", "arm64"):
-                raise CatalogError(f"{where}.architecture: '{entry['architecture']}' (must be x86_64 or arm64)")
-            encrypted = entry.get("root_snapshot_encrypted", False)
-            if not isinstance(encrypted, bool):
-                raise CatalogError(f"{where}.root_snapshot_encrypted: '{encrypted}' (must be true or false)")
-            created = str(entry["creation_date"])
-            if not re.match(r"^\d{4}-\d{2}-\d{2}", created):
-                raise CatalogError(f"{where}.creation_date: '{created}' (must be ISO 8601)")
-            amis[entry["id"]] = decode(str(entry["id"]), {**entry, "root_snapshot_encrypted": encrypted})
-        by_default = doc.get("ebs_encryption_by_default", False)
-        if not isinstance(by_default, bool):
-            raise CatalogError(f"AMI catalog {source}: ebs_encryption_by_default: '{by_default}' (must be true or false)")
-        return cls(amis, source, ebs_encryption_by_default=by_default)

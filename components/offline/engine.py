@@ -5,8 +5,10 @@ from __future__ import annotations
 import base64
 import contextvars
 import json
+import re
 import runpy
 import sys
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -16,11 +18,15 @@ import pulumi
 from google.protobuf import json_format, struct_pb2
 
 from ..errors import ConfigError
-from . import sdk
-from .catalog import Catalog, get_ami_result
+from ..policies.amifacts import deprecated
+from . import eks_mng, k8s_yaml, remote, sdk
+from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result
 
 STACK_TYPE = "pulumi:pulumi:Stack"
-OFFLINE_ACCOUNT = "123456789012"
+EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
+    eks_mng.TYPE: eks_mng.expand, **k8s_yaml.EXPANDERS,
+}
+"""Remote components the offline engine expands as their providers do (``remote``)."""
 
 
 @dataclass
@@ -45,6 +51,32 @@ class Resource:
     """Input property -> the URNs its value came from (a node group's ``launchTemplate`` -> the template)."""
     delete_before_replace_defined: bool = False
     additional_secret_outputs: list[str] = field(default_factory=list)
+    providers: dict[str, str] = field(default_factory=dict)
+    """A component's providers by package (what its children inherit)."""
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        """The inputs as wire values (unknowns, secrets and resource references marked)."""
+        return json_format.MessageToDict(self.properties)
+
+    def unknown_inputs(self) -> list[str]:
+        """The input paths not known until apply (``launchTemplate.id``), sorted."""
+        found: list[str] = []
+
+        def walk(value: Any, path: str) -> None:
+            if value == sdk.UNKNOWN:
+                found.append(path)
+            elif isinstance(value, dict) and value.get(sdk.SIG_KEY) == sdk.SECRET_SIG:
+                walk(value.get("value"), path)
+            elif isinstance(value, dict) and value.get(sdk.SIG_KEY) != sdk.RESOURCE_SIG:
+                for key, item in value.items():
+                    walk(item, f"{path}.{key}" if path else key)
+            elif isinstance(value, list):
+                for n, item in enumerate(value):
+                    walk(item, f"{path}[{n}]")
+
+        walk(self.wire, "")
+        return sorted(found)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,20 +134,43 @@ class ProviderError(grpc.RpcError):
 
 
 class OfflineMocks(pulumi.runtime.Mocks):
-    """Answers the look-ups a rack program makes; anything else is refused by name."""
+    """Answers the look-ups a rack program makes; anything else is refused by name.
 
-    def __init__(self, catalog: Catalog, config: Mapping[str, str]) -> None:
+    In preview (the default, as ``pulumi preview``) a resource being created has no id and no outputs
+    beyond its inputs: the provider echoes the inputs and computes the rest at apply, so ``id`` and
+    every computed output (an ARN, a launch template's ``latestVersion``) are unknown, as in a real
+    preview. Remote components are expanded into their children (``expand``); what the engine cannot
+    expand or render it says in ``warnings`` (each also printed to stderr as ``warning: ...``).
+    """
+
+    def __init__(self, catalog: Catalog, config: Mapping[str, str], preview: bool = True) -> None:
         self.catalog = catalog
+        self.config = dict(config)
         self.region = str(config.get("aws:region") or "us-east-1")
+        self.preview = preview
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        sys.stderr.write(f"warning: {message}\n")
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         if args.resource_id:  # a read (`Resource.get`) of something that already exists
             return args.resource_id, self._read(args.typ, args.resource_id)
         if not args.custom:
             # A component's outputs are what it registers, never its inputs echoed back: a remote
-            # component (eks.ManagedNodeGroup, helm.v4.Chart) stays opaque, its outputs unknown.
+            # component (eks.ManagedNodeGroup, helm.v4.Chart) registers its children, its outputs unknown.
             return f"{args.name}-id", {}
+        if self.preview:
+            return "", dict(args.inputs)  # no id yet, outputs beyond the inputs unknown
         return f"{args.name}-id", dict(args.inputs)
+
+    def expand(self, component: "Resource", ctx: remote.Context) -> list[remote.Child]:
+        """The children a remote component's provider registers (none for other registrations)."""
+        expander = EXPANDERS.get(component.type)
+        if expander is None or component.custom:
+            return []
+        return expander(component, ctx)
 
     def _read(self, token: str, resource_id: str) -> dict[str, Any]:
         if token == "aws:eks/cluster:Cluster":
@@ -150,6 +205,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
         token = args.token
         if token == "aws:ec2/getAmi:getAmi":
             return self._get_ami(args.args)
+        if token == "aws:ssm/getParameter:getParameter":
+            return self._get_parameter(args.args)
+        if token == "kubernetes:yaml:decode":
+            return k8s_yaml.decode(args.args)
         if token == "aws:eks/getCluster:getCluster":
             return self._cluster(args.args["name"])
         if token == "aws:ebs/getEncryptionByDefault:getEncryptionByDefault":
@@ -163,14 +222,38 @@ class OfflineMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"the offline engine cannot answer the look-up {token}")
 
     def _get_ami(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        ids = [v for f in args.get("filters") or [] if f.get("name") == "image-id" for v in f.get("values", [])]
-        if len(ids) != 1:
-            raise NotImplementedError("the offline engine answers aws:ec2/getAmi by one image-id filter only")
-        ami = self.catalog.get(ids[0])
-        if ami is None:
+        """``aws.ec2.get_ami`` as the AWS provider answers it: EC2 ``DescribeImages`` with the filters and
+        owners given (deprecated images only with ``include_deprecated`` or by id), then one image:
+        the only match, or the newest with ``most_recent``."""
+        filters = list(args.get("filters") or [])
+        owners = [str(o) for o in args.get("owners") or []]
+        try:
+            found = self.catalog.find(filters, owners)
+        except CatalogError as exc:
+            raise NotImplementedError(str(exc)) from None
+        by_id = any(f.get("name") == "image-id" for f in filters)
+        if not args.get("includeDeprecated") and not by_id:
+            now = datetime.now(timezone.utc)
+            found = [ami for ami in found if not deprecated(ami, now)]
+        if args.get("nameRegex"):
+            pattern = re.compile(str(args["nameRegex"]))
+            found = [ami for ami in found if pattern.search(ami.name)]
+        if not found:
             # what the AWS provider says when EC2 DescribeImages finds nothing
             raise ProviderError("Your query returned no results. Please change your search criteria and try again.")
-        return get_ami_result(ami)
+        if len(found) > 1 and not args.get("mostRecent"):
+            raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
+                                "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
+        return get_ami_result(max(found, key=lambda ami: ami.creation_date))
+
+    def _get_parameter(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        name = str(args.get("name") or "")
+        value = self.catalog.parameter(name)
+        if value is None:
+            raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
+                                f"({self.catalog.source}) has no such parameter (add it under ssm_parameters:)")
+        return {"id": name, "name": name, "arn": f"arn:aws:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
+                "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
 
 
 class RecordingMonitor(sdk.MockMonitor):
@@ -182,34 +265,48 @@ class RecordingMonitor(sdk.MockMonitor):
         self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
         self.component_outputs: dict[str, dict[str, Any]] = {}
+        self.states: dict[str, dict[str, Any]] = {}
+        """URN -> the state the engine holds (wire values): a read's in full, a create's as previewed."""
+        self.registrations: dict[str, Resource] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
         raw = json_format.MessageToDict(request.object)
-        self.recorded.append(
-            Resource(
-                urn=response.urn,
-                type=request.type,
-                name=request.name,
-                parent=request.parent,
-                custom=bool(request.custom),
-                inputs=plain(raw),
-                properties=request.object,
-                provider=request.provider,
-                dependencies=list(request.dependencies),
-                protect=bool(request.protect),
-                delete_before_replace=bool(request.deleteBeforeReplace),
-                ignore_changes=list(request.ignoreChanges),
-                replace_on_changes=list(request.replaceOnChanges),
-                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
-                delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
-                additional_secret_outputs=list(request.additionalSecretOutputs),
-            )
+        self.states[response.urn] = json_format.MessageToDict(response.object)
+        resource = Resource(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            custom=bool(request.custom),
+            inputs=plain(raw),
+            properties=request.object,
+            provider=request.provider,
+            dependencies=list(request.dependencies),
+            protect=bool(request.protect),
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            ignore_changes=list(request.ignoreChanges),
+            replace_on_changes=list(request.replaceOnChanges),
+            property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+            delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
+            additional_secret_outputs=list(request.additionalSecretOutputs),
+            providers=dict(request.providers),
         )
+        self._record(resource)
+        expand = getattr(self.mocks, "expand", None)
+        if expand is not None and request.remote:
+            context = remote.Context(self.mocks.catalog, self.mocks.config, self.states, self.registrations, self.mocks.warn)
+            for child in expand(resource, context):
+                self._record(_child_resource(resource, child))
         return response
+
+    def _record(self, resource: Resource) -> None:
+        self.recorded.append(resource)
+        self.registrations[resource.urn] = resource
 
     def ReadResource(self, request):  # noqa: N802
         response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        self.states[response.urn] = json_format.MessageToDict(response.properties)
         self.reads.append(
             Resource(
                 urn=response.urn,
@@ -233,6 +330,25 @@ class RecordingMonitor(sdk.MockMonitor):
         else:
             self.component_outputs[request.urn] = outputs
         return super().RegisterResourceOutputs(request)
+
+
+def _child_resource(parent: Resource, child: remote.Child) -> Resource:
+    """A child a provider registers for ``parent``, as the engine records it."""
+    properties = struct_pb2.Struct()
+    properties.update(child.props)
+    return Resource(
+        urn=remote.child_urn(parent.urn, child.type, child.name),
+        type=child.type,
+        name=child.name,
+        parent=parent.urn,
+        custom=child.custom,
+        inputs=plain(json_format.MessageToDict(properties)),
+        properties=properties,
+        provider=child.provider,
+        dependencies=list(child.dependencies),
+        ignore_changes=list(child.ignore_changes),
+        property_dependencies={k: list(v) for k, v in child.property_dependencies.items()},
+    )
 
 
 def stack_config_values(config: Mapping[str, Any]) -> dict[str, str]:

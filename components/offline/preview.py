@@ -1,4 +1,9 @@
-"""Render an offline run like ``pulumi preview`` does: a tree of what ``pulumi up`` would create."""
+"""Render an offline run like ``pulumi preview`` does: a tree of what ``pulumi up`` would create.
+
+Below a resource whose inputs are not all known yet, a line names them (``unknown until apply:
+launchTemplate.id, launchTemplate.version``): values that come from another resource's outputs,
+which a preview cannot know (``pulumi preview --diff`` shows them as ``output<string>``).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +22,15 @@ def _children(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
     return by_parent
 
 
+UNKNOWN_SHOWN = 4
+"""At most this many unknown inputs are named on a resource's line; the rest are counted."""
+
+
 def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
     """(operation, type column, name column) rows, depth-first, children sorted by type then name.
 
-    The operation is ``+`` (create) or ``>`` (read an existing resource), as ``pulumi preview`` marks them.
+    The operation is ``+`` (create) or ``>`` (read an existing resource), as ``pulumi preview`` marks them;
+    a row with an empty operation, under a resource, names that resource's unknown inputs.
     """
     by_parent = _children(run.resources + run.reads)
     read_urns = {r.urn for r in run.reads}
@@ -31,6 +41,10 @@ def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
         rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name))
         kids = by_parent.get(res.urn, [])
         inner = prefix + ("" if root else ("   " if last else "│  "))
+        unknown = [] if res.urn in read_urns else res.unknown_inputs()
+        if unknown:
+            shown = ", ".join(unknown[:UNKNOWN_SHOWN]) + (f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else "")
+            rows.append(("", inner + ("│  " if kids else "   ") + "unknown until apply: " + shown, ""))
         for n, kid in enumerate(kids):
             walk(kid, inner, n == len(kids) - 1, False)
 
@@ -41,9 +55,9 @@ def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
 
 def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> str:
     rows = tree_lines(run)
-    width = max([len(t) for _, t, _ in rows] + [4]) + 2
+    width = max([len(t) for op, t, _ in rows if op] + [4]) + 2
     out = [f"Previewing update ({run.stack}), offline:", "", f"     {'Type':<{width}}Name"]
-    out += [f" {op}   {t:<{width}}{n}" for op, t, n in rows]
+    out += [f" {op}   {t:<{width}}{n}" if op else f"     {t}" for op, t, n in rows]
     if violations:
         out += ["", "Policies:"]
         for v in violations:
