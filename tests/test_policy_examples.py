@@ -190,7 +190,7 @@ def test_the_readme_shows_what_each_example_prints(capsys, example):
     section = readme[command:readme.find("```sh", command)]
     if "```\nPolicies:" not in section:  # an example the README says previews with no violation
         code, out, _ = preview(capsys, example)
-        block = readme.rfind("```sh", 0, command)
+        block = readme.rfind("\n\n```sh", 0, command)
         said = readme[readme.rfind("\n\n", 0, block):block]  # the paragraph that introduces the command
         assert code == 0 and "Policies:" not in out and "no violation" in said
         return
