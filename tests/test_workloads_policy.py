@@ -25,6 +25,7 @@ import shutil
 import subprocess
 from typing import Any, Callable, Optional
 
+import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
@@ -451,3 +452,24 @@ def test_our_components_registered_outputs_are_lanes():
          ["dedicated-node=gpu-inference:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
     ]
     assert lanes.existing("convox.io/nodepool") == ["gpu", "workload"]
+
+
+def test_a_components_registered_outputs_reach_the_stack_policies(pack):
+    """The CLI's ``AnalyzeStack`` sends each resource's outputs (pulumi ``step_generator.go``,
+    ``AnalyzeResources``: ``Properties: v.Outputs``); a component's outputs are what it registered with
+    ``register_outputs``. A lane known only from a component's outputs is a lane the workload reaches."""
+
+    class Lane(pulumi.ComponentResource):
+        def __init__(self, label: str) -> None:
+            super().__init__(workloads.COMPONENT_NODE_GROUP, f"{label}-lane")
+            self.register_outputs({"labels": {"convox.io/label": label}, "taints": []})
+
+    def on_lane(label: str) -> Callable[[ClusterRef], None]:
+        def program(cluster: ClusterRef) -> None:
+            Lane(label)
+            deployment("cruncher", pod({"convox.io/label": "batch"}))(cluster)
+        return program
+
+    assert messages(judge(pack, alone(on_lane("batch"))), REACH) == []
+    assert messages(judge(pack, alone(on_lane("ml"))), REACH) == [
+        'deployment "cruncher" targets node group label "batch", which does not exist on this rack (existing labels: ml)']

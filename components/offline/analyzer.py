@@ -8,9 +8,12 @@ CLI reconciles it (policy defaults and schema defaults, the pack's initial confi
 (custom and component, with its options and provider), ``AnalyzeStack`` once. Then the process is
 killed, also on errors.
 
-Like the CLI, ``Analyze`` gets each resource's inputs; ``AnalyzeStack`` gets them too (the CLI sends
-outputs there, which for a resource created by a preview are its inputs plus unknowns; for a
-component, which has no inputs under the CLI, the offline run has the inputs it was given).
+Like the CLI, ``Analyze`` gets each resource's inputs and ``AnalyzeStack`` each resource's outputs
+(pulumi ``pkg/resource/deploy/step_generator.go``, ``AnalyzeResources``, sends ``v.Outputs``): for a
+custom resource created by a preview, its inputs plus unknowns; for a component, what it registered
+with ``register_outputs`` (nothing, when it registered none). A remote component's outputs come from
+its provider, which the offline engine does not run: it gets the inputs it was given, a divergence
+the README states (the pack also judges the children the engine expands such a component into).
 """
 
 from __future__ import annotations
@@ -194,6 +197,16 @@ def wire_properties(struct: struct_pb2.Struct) -> struct_pb2.Struct:
     if _RESOURCE_SIG.encode() not in struct.SerializeToString():
         return struct
     return _struct(_downgrade(json_format.MessageToDict(struct)))
+
+
+def _stack_properties(request: pb.AnalyzeRequest, resource: Resource) -> struct_pb2.Struct:
+    """What ``AnalyzeStack`` gets for a resource: its outputs (a custom resource's previewed inputs;
+    a component's registered outputs, or none)."""
+    if resource.custom or resource.remote:
+        return request.properties
+    if resource.registered_outputs is None:
+        return struct_pb2.Struct()
+    return wire_properties(resource.registered_outputs)
 
 
 def _downgrade(value: Any) -> Any:
@@ -448,7 +461,7 @@ class PolicyPackProcess:
             violations += [self._violation(d, request.urn) for d in response.diagnostics]
         stack = pb.AnalyzeStackRequest(resources=[
             pb.AnalyzerResource(
-                type=q.type, name=q.name, urn=q.urn, properties=q.properties, options=q.options, provider=q.provider,
+                type=q.type, name=q.name, urn=q.urn, properties=_stack_properties(q, r), options=q.options, provider=q.provider,
                 parent=r.parent, dependencies=r.dependencies,
                 propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in r.property_dependencies.items()},
             )

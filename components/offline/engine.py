@@ -53,6 +53,10 @@ class Resource:
     additional_secret_outputs: list[str] = field(default_factory=list)
     providers: dict[str, str] = field(default_factory=dict)
     """A component's providers by package (what its children inherit)."""
+    remote: bool = False
+    """A component its provider builds (pulumi-eks's ``ManagedNodeGroup``, a Helm v4 ``Chart``)."""
+    registered_outputs: Optional[struct_pb2.Struct] = field(repr=False, default=None)
+    """A component's ``register_outputs`` values as sent over the wire (None until it registers any)."""
 
     @property
     def wire(self) -> dict[str, Any]:
@@ -291,6 +295,7 @@ class RecordingMonitor(sdk.MockMonitor):
             delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
+            remote=bool(request.remote),
         )
         self._record(resource)
         expand = getattr(self.mocks, "expand", None)
@@ -329,6 +334,10 @@ class RecordingMonitor(sdk.MockMonitor):
             self.stack_outputs = outputs
         else:
             self.component_outputs[request.urn] = outputs
+            if request.urn in self.registrations:
+                wire = struct_pb2.Struct()
+                wire.CopyFrom(request.outputs)
+                self.registrations[request.urn].registered_outputs = wire
         return super().RegisterResourceOutputs(request)
 
 
