@@ -49,10 +49,18 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert not any(line.startswith(" >   ") for line in lines)
 
     doc = json.loads(out_file.read_text())
-    assert set(doc) == {"resources", "violations"}
+    assert set(doc) == {"resources", "outputs", "violations"}
     assert f"    + {len(doc['resources'])} to create" in lines
     first = doc["resources"][0]
-    assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs"}
+    assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs", "dependencies", "propertyDependencies"}
+    # the stack's outputs, a secret shown as pulumi shows one (in the tree's Outputs too)
+    assert doc["outputs"]["kubeconfig"] == "[secret]" and doc["outputs"]["clusterName"] == "prod-rack"
+    assert '    kubeconfig           : "[secret]"' in lines
+    # dependencies are URNs, as pulumi preview --json has them: a node group depends on its launch template
+    by_urn = {r["urn"]: r for r in doc["resources"]}
+    group = next(r for r in doc["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and r["name"] == "rack-ng-1")
+    (template,) = group["propertyDependencies"]["launchTemplate"]
+    assert template in group["dependencies"] and by_urn[template]["type"] == "aws:ec2/launchTemplate:LaunchTemplate"
     gpu = [r for r in doc["resources"] if r["name"] == "rack-gpu-nodeclass"][0]
     assert gpu["custom"] is True
     assert gpu["inputs"]["spec"]["amiSelectorTerms"] == [{"id": "ami-0a1b2c3d4e5f60718"}]

@@ -83,13 +83,16 @@ class Resource:
         return sorted(found)
 
     def to_json(self) -> dict[str, Any]:
+        """As ``pulumi preview --json`` shows a resource's new state: secrets as ``[secret]``."""
         return {
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
             "parent": self.parent,
             "custom": self.custom,
-            "inputs": self.inputs,
+            "inputs": shown(self.wire),
+            "dependencies": list(self.dependencies),
+            "propertyDependencies": {k: list(v) for k, v in self.property_dependencies.items()},
         }
 
 
@@ -103,6 +106,23 @@ class ProgramRun:
     """Existing resources the program reads (``Resource.get``): shown, never created or analysed."""
     component_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """What each component registered with ``register_outputs``, by URN."""
+    outputs_wire: dict[str, Any] = field(default_factory=dict)
+    """The stack's outputs as wire values (secrets and unknowns marked): what ``shown`` prints."""
+
+
+def shown(value: Any) -> Any:
+    """Wire values as ``pulumi preview`` prints them: a secret as ``[secret]``, an unknown as
+    ``<computed>``, a resource reference as its URN."""
+    if isinstance(value, dict):
+        sig = value.get(sdk.SIG_KEY)
+        if sig == sdk.SECRET_SIG:
+            return "[secret]"
+        if sig == sdk.RESOURCE_SIG:
+            return value.get("urn")
+        return {k: shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    return plain(value)
 
 
 def plain(value: Any) -> Any:
@@ -268,6 +288,7 @@ class RecordingMonitor(sdk.MockMonitor):
         self.recorded: list[Resource] = []
         self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
+        self.stack_outputs_wire: dict[str, Any] = {}
         self.component_outputs: dict[str, dict[str, Any]] = {}
         self.states: dict[str, dict[str, Any]] = {}
         """URN -> the state the engine holds (wire values): a read's in full, a create's as previewed."""
@@ -332,6 +353,7 @@ class RecordingMonitor(sdk.MockMonitor):
         outputs = plain(json_format.MessageToDict(request.outputs))
         if request.urn.split("::")[2] == STACK_TYPE:
             self.stack_outputs = outputs
+            self.stack_outputs_wire = json_format.MessageToDict(request.outputs)
         else:
             self.component_outputs[request.urn] = outputs
             if request.urn in self.registrations:
@@ -458,6 +480,6 @@ def run_program(
     except SystemExit as exc:  # from a callback the program registered (an ``apply``), not its body
         raise ProgramExit(exc.code) from None
     return ProgramRun(
-        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs,
+        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs, outputs_wire=monitor.stack_outputs_wire,
         reads=list(monitor.reads), component_outputs=dict(monitor.component_outputs),
     )

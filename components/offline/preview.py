@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from .engine import ProgramRun, Resource
+from .engine import ProgramRun, Resource, shown
 
 
 def _children(resources: Iterable[Resource]) -> dict[str, list[Resource]]:
@@ -66,7 +66,7 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
     if run.outputs:
         out += ["", "Outputs:"]
         key_width = max(len(k) for k in run.outputs)
-        out += [f"    {k:<{key_width}}: {json.dumps(v)}" for k, v in sorted(run.outputs.items())]
+        out += [f"    {k:<{key_width}}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(shown(run.outputs_wire).items())]
     out += ["", "Resources:", f"    + {len(run.resources)} to create"]
     if run.reads:
         out.append(f"    > {len(run.reads)} to read")
@@ -74,4 +74,7 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
 
 
 def to_json(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"resources": [r.to_json() for r in run.resources], "violations": list(violations or [])}
+    """The run as JSON: each resource (with its ``dependencies`` URNs, as ``pulumi preview --json``
+    has them), the stack's ``outputs`` (secrets as ``[secret]``), and the policy violations."""
+    return {"resources": [r.to_json() for r in run.resources], "outputs": shown(run.outputs_wire),
+            "violations": list(violations or [])}
