@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -75,3 +76,10 @@ def prod_run() -> ProgramRun:
 @pytest.fixture(scope="session")
 def dev_run() -> ProgramRun:
     return run_rack(stack_config("dev"), stack="dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Collect cycles less often: a Pulumi program run allocates many short-lived SDK objects, and the
+    default thresholds spend a large share of the suite in the collector (as in the pack: ``speedups``)."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
