@@ -8,6 +8,7 @@ interrupted (Ctrl-C; every policy pack process is killed first).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -166,6 +167,17 @@ def preview(args: argparse.Namespace) -> int:
 
 def _error_lines(lines: Iterable[str]) -> None:
     sys.stderr.writelines(f"error: {line}\n" for line in lines)
+
+
+def entry() -> None:
+    """The process's entry (``python -m mixed_os_racks.offline``, the ``mixed-os-racks`` script).
+
+    A run allocates many short-lived SDK objects while what the imports built lives as long as the
+    process: freeze that, and collect cycles less often (the policy pack does the same, ``speedups``).
+    """
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+    sys.exit(main())
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
