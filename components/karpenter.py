@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, Optional, Required, TypedDict, Union
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -11,8 +11,9 @@ import pulumi_kubernetes as k8s
 from .ami import AmiLookup
 from .args import checked, inherited_depends_on
 from .cluster import ClusterRef
+from .errors import ArgumentError
 from .policies import rules, upstream
-from .specs import PoolSpec
+from .specs import PoolSpec, karpenter_tags_problem, tags_problem
 
 
 class KarpenterPoolArgs(TypedDict, total=False):
@@ -25,6 +26,8 @@ class KarpenterPoolArgs(TypedDict, total=False):
     """The nodes' IAM role, or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
     ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up, so an AMI pinned by many pools is read once. Default: a private one."""
+    tags: NotRequired[Mapping[str, str]]
+    """AWS tags for the instances and volumes Karpenter launches for the pool. Default none."""
 
 
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
@@ -50,10 +53,12 @@ def _ebs(pool: PoolSpec, size_gib: int, volume_type: Optional[str] = None) -> di
 
 
 def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
-                    root_device: str = upstream.AL2023_ROOT_DEVICE) -> dict[str, Any]:
+                    root_device: str = upstream.AL2023_ROOT_DEVICE,
+                    tags: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``).
 
-    ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise).
+    ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise). ``tags`` go on
+    what Karpenter launches (instances, volumes, network interfaces), under the pool's own two tags.
     """
     discovery = [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
     if pool.os == "bottlerocket":
@@ -81,7 +86,7 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
             "httpTokens": "required",
         },
         "blockDeviceMappings": volumes,
-        "tags": {upstream.DISCOVERY_TAG: cluster_name, rules.NODEPOOL_LABEL: pool.name},
+        "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, rules.NODEPOOL_LABEL: pool.name},
     }
 
 
@@ -154,6 +159,10 @@ class KarpenterPool(pulumi.ComponentResource):
         args = checked(self, name, args, KarpenterPoolArgs)  # type: ignore[assignment]
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
+        tags = dict(args.get("tags") or {})
+        problem = tags_problem(tags) or karpenter_tags_problem(tags)
+        if problem:
+            raise ArgumentError("KarpenterPool", name, "tags", problem)
         node_role = (
             role_name(args["node_role"]) if "node_role" in args
             else cluster.name.apply(upstream.karpenter_node_role_name)
@@ -182,7 +191,7 @@ class KarpenterPool(pulumi.ComponentResource):
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
-            spec=node_class_spec(pool, cluster.name, node_role, root_device),
+            spec=node_class_spec(pool, cluster.name, node_role, root_device, tags),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
         self.node_pool = k8s.apiextensions.CustomResource(

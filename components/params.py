@@ -41,9 +41,12 @@ from .specs import (
     GpuObservabilitySpec,
     NodeGroupSpec,
     PoolSpec,
+    RESERVED_TAG_KEYS,
     RackSpec,
     SpecError,
     chart_version_problem,
+    karpenter_tags_problem,
+    tags_problem,
     time_slicing_problem,
 )
 from .policies import upstream
@@ -119,6 +122,7 @@ def json_list(value: Any) -> Any:
 
 CsvList = Annotated[list[str], BeforeValidator(split_csv)]
 KeyValues = Annotated[dict[str, str], BeforeValidator(parse_kv)]
+Tags = Annotated[dict[str, str], BeforeValidator(lambda v: parse_kv(v, lambda part: f"invalid tag '{part}'"))]
 Taints = Annotated[list[Any], BeforeValidator(parse_taints)]
 JsonList = Annotated[list[Any], BeforeValidator(json_list)]
 
@@ -278,8 +282,9 @@ class RackParams(BaseModel):
     """Three system nodes and two Karpenter replicas (one of each when false). Default true."""
     eks_api_server_public_access_cidrs: CsvList = ["0.0.0.0/0"]
     """``create``: who may reach the cluster's public endpoint (the private one is on too). Default ``0.0.0.0/0``."""
-    tags: KeyValues = {}
-    """AWS tags for everything the rack creates in AWS. Default none."""
+    tags: Tags = {}
+    """AWS tags for everything the rack creates in AWS, including what Karpenter launches (a node
+    group's own tags win). Karpenter's own keys and ``name``/``rack`` are refused. Default none."""
     protect: bool = True
     """``create``: protect the cluster from ``pulumi destroy`` and replacement. Default true."""
     node_type: str = "t3.large"
@@ -420,6 +425,17 @@ class RackParams(BaseModel):
     def _observability(cls, v: bool, info: ValidationInfo) -> bool:
         if v and not info.data.get("nvidia_device_plugin_enable"):
             raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
+        return v
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: dict[str, str]) -> dict[str, str]:
+        problem = tags_problem(v) or karpenter_tags_problem(v)
+        if problem:
+            raise ValueError(problem)
+        reserved = [key for key in v if key.strip().lower() in RESERVED_TAG_KEYS]
+        if reserved:
+            raise ValueError(f"reserved tag key '{reserved[0]}' is not allowed")
         return v
 
     @field_validator("gpu_observability_chart_version")

@@ -102,7 +102,7 @@ class Rack(pulumi.ComponentResource):
             )
             pools_wait = [self.karpenter.crd_chart, self.karpenter.chart]
 
-        pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis)  # type: ignore[typeddict-item]
+        pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis, tags=spec.tags)  # type: ignore[typeddict-item]
         if self.karpenter is not None:
             pool_args["node_role"] = self.karpenter.node_role
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
@@ -121,7 +121,8 @@ class Rack(pulumi.ComponentResource):
         self.node_groups = {}
         for group in spec.node_groups:
             lane = group.name or ""
-            group_args = NodeGroupArgs(group=group, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
+            tagged = group.model_copy(update={"tags": spec.group_tags(group)})  # checked by RackSpec
+            group_args = NodeGroupArgs(group=tagged, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
             if shared_role is not None:
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)

@@ -132,6 +132,32 @@ TAGS_MAX = 50
 """AWS takes at most 50 tags per resource."""
 RACK_TAGS = 4
 """Tags the rack adds to a node group: ``rack`` and the three AMI facts it records for the pack."""
+
+
+KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "kubernetes.io/cluster", "karpenter.sh/nodepool",
+                             "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass")
+"""Tag keys (and, for ``kubernetes.io/cluster``, prefixes) the EC2NodeClass CRD refuses in ``spec.tags``:
+Karpenter sets them on what it launches (its CEL rules, ``tag contains a restricted tag matching ...``)."""
+
+
+def karpenter_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
+    """A tag key the EC2NodeClass CRD refuses, or None."""
+    for key in tags:
+        for restricted in KARPENTER_RESTRICTED_TAGS:
+            if key == restricted or (restricted == "kubernetes.io/cluster" and key.startswith(restricted)):
+                return f"tag key '{key}' is Karpenter's own (the EC2NodeClass refuses it in its tags)"
+    return None
+
+
+def tags_problem(tags: Mapping[str, str]) -> Optional[str]:
+    """What AWS would refuse in these tags (each key and value, and how many), or None."""
+    for key, value in tags.items():
+        problem = syntax.tag_problem(key, value)
+        if problem:
+            return f"invalid tags: {problem}"
+    if len(tags) > TAGS_MAX - RACK_TAGS:
+        return f"at most {TAGS_MAX - RACK_TAGS} tags (AWS takes {TAGS_MAX}; the rack adds {RACK_TAGS})"
+    return None
 BUILD_LABEL = "convox-build"
 BUILD_TAINT_KEY = "dedicated"
 SYSTEM_NODE_LABEL = "convox.io/system-node"
@@ -462,14 +488,12 @@ class NodeGroupSpec(Spec):
         most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
         if self.disk > most:
             raise FieldProblem("disk", f"node disk is more than a gp3 volume takes ({most} GiB): '{self.disk}'")
-        for key, value in self.tags.items():
+        for key in self.tags:
             if key.strip().lower() in RESERVED_TAG_KEYS:
                 raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
-            problem = syntax.tag_problem(key, value)
-            if problem:
-                raise FieldProblem("tags", f"invalid tags: {problem}")
-        if len(self.tags) > TAGS_MAX - RACK_TAGS:
-            raise FieldProblem("tags", f"at most {TAGS_MAX - RACK_TAGS} tags (AWS takes {TAGS_MAX}; the rack adds {RACK_TAGS})")
+        problem = tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(self.subject, self.ami_id)
             if problem:
@@ -603,8 +627,9 @@ class ClusterSpec(Spec):
         for subnet in v:
             if not SUBNET_ID_RE.fullmatch(subnet):
                 raise ValueError(f"invalid subnet id '{subnet}' (must look like subnet-0123456789abcdef0)")
-        if len(set(v)) != len(v):
-            raise ValueError("duplicate subnet id")
+        twice = sorted({subnet for subnet in v if v.count(subnet) > 1})
+        if twice:
+            raise ValueError(f"duplicate subnet id '{twice[0]}'")
         return v
 
     @field_validator("public_access_cidrs")
@@ -625,10 +650,9 @@ class ClusterSpec(Spec):
     def _rules(self) -> "ClusterSpec":
         if set(self.private_subnet_ids) & set(self.public_subnet_ids):
             raise FieldProblem("public_subnet_ids", "a subnet cannot be both private and public")
-        for key, value in self.tags.items():
-            problem = syntax.tag_problem(key, value)
-            if problem:
-                raise FieldProblem("tags", f"invalid tags: {problem}")
+        problem = tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
         if syntax.instance_type_problem(self.system_node_type):
             raise FieldProblem("system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)")
         return self
@@ -670,7 +694,8 @@ class RackSpec(Spec):
     cluster_name: ClusterName
     """The EKS cluster."""
     tags: dict[str, str] = {}
-    """AWS tags for everything the rack creates in AWS (node groups add their own)."""
+    """AWS tags for everything the rack creates in AWS: the cluster, Karpenter's resources, every node
+    group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
     pod_identity_agent: bool = False
     """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
     karpenter_node_role: Optional[str] = None
@@ -696,8 +721,22 @@ class RackSpec(Spec):
     def node_role_name(self) -> str:
         return self.karpenter_node_role or upstream.karpenter_node_role_name(self.cluster_name)
 
+    def group_tags(self, group: NodeGroupSpec) -> dict[str, str]:
+        """A node group's tags: the rack's, then the group's own (which win)."""
+        return {**self.tags, **group.tags}
+
     @model_validator(mode="after")
     def _unique(self) -> "RackSpec":
+        problem = tags_problem(self.tags) or karpenter_tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
+        for key in self.tags:  # node groups write these themselves
+            if key.strip().lower() in RESERVED_TAG_KEYS:
+                raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
+        for group in self.node_groups:  # each group carries the rack's tags under its own
+            problem = tags_problem(self.group_tags(group))
+            if problem:
+                raise FieldProblem("tags", f"node group '{group.name}' with the rack's tags: {problem}")
         for what, names in (("karpenter nodepool name", [p.name for p in self.pools]),
                             ("node group name", [g.name for g in self.node_groups])):
             seen: set[Optional[str]] = set()

@@ -361,6 +361,14 @@ def test_a_pinned_lane_shows_its_ami_and_its_age():
     ({**CREATE, "node_type": "t3"}, "rack:node_type: invalid node type 't3'"),
     ({"cluster_mode": "replace"}, "rack:cluster_mode: input should be 'existing' or 'create'"),
     ({"build_node_type": "c7i.large"}, "rack:build_node_type: build_node_type needs build_node_enabled: true"),
+    ({**CREATE, "private_subnets_ids": ",".join([PRIVATE[0]] * 2)}, f"rack:private_subnets_ids: duplicate subnet id '{PRIVATE[0]}'"),
+    # AWS refuses these tags (its tagging rules: a key of 1-128 characters outside the reserved aws: prefix,
+    # a value of at most 256; EC2 takes keys of at most 127), in either mode
+    ({"tags": "team=a,oops"}, "rack:tags: invalid tag 'oops', use format: k1=v1,k2=v2"),
+    ({"tags": {"aws:owner": "me"}}, "rack:tags: invalid tags: tag key 'aws:owner' uses the reserved prefix 'aws:'"),
+    ({**CREATE, "tags": {"": "x"}}, "rack:tags: invalid tags: tag key '' must be 1-127"),
+    ({"tags": {"k": "v" * 257}}, "rack:tags: invalid tags: tag 'k' value must be at most 256"),
+    ({"tags": {f"k{n}": "v" for n in range(47)}}, "rack:tags: at most 46 tags"),
 ])
 def test_mode_rules(values, expected):
     with pytest.raises(ConfigError) as caught:
@@ -393,3 +401,37 @@ def test_the_example_stacks_pass_the_pack(stack):
     with start_pack() as pack:
         found = judge(pack, run_rack(stack_config(stack), stack=stack), json.loads((REPO / "policies" / "config.json").read_text()))
     assert [v for v in found if v["level"] == "mandatory"] == []
+
+
+def test_the_racks_tags_reach_every_lane():
+    """``rack:tags`` go on every AWS resource the rack makes, as the seeds' ``tags`` do: an EC2NodeClass's
+    ``spec.tags`` go on the instances, volumes and interfaces Karpenter launches for it (Karpenter
+    docs, NodeClasses, ``spec.tags``); a node group's on the group, its launch template and instances.
+    A group's own tags win over the rack's."""
+    run = run_rack(rack_config(tags="team=platform,env=prod", additional_node_groups_config=[
+        {"id": 1, "type": "m5.large", "tags": {"env": "batch"}}]))
+    node_class = only(run, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "rack-workload-nodeclass")
+    assert node_class.inputs["spec"]["tags"] == {"team": "platform", "env": "prod", "karpenter.sh/discovery": "test-rack",
+                                                 "convox.io/nodepool": "workload"}
+    group = only(run, "aws:eks/nodeGroup:NodeGroup", "rack-ng-1")
+    assert {k: group.inputs["tags"][k] for k in ("team", "env", "rack")} == {"team": "platform", "env": "batch", "rack": "test-rack"}
+
+
+@pytest.mark.parametrize("tags, expected", [
+    # the EC2NodeClass CRD's CEL rules refuse the keys Karpenter sets itself
+    ({"karpenter.sh/nodepool": "x"}, "rack:tags: tag key 'karpenter.sh/nodepool' is Karpenter's own"),
+    ({"kubernetes.io/cluster/other": "owned"}, "rack:tags: tag key 'kubernetes.io/cluster/other' is Karpenter's own"),
+    ({"eks:eks-cluster-name": "x"}, "rack:tags: tag key 'eks:eks-cluster-name' is Karpenter's own"),
+    ({"rack": "mine"}, "rack:tags: reserved tag key 'rack' is not allowed"),
+])
+def test_tags_the_lanes_would_refuse_are_refused_up_front(tags, expected):
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config({"cluster_name": "c", "tags": tags})
+    assert str(caught.value).startswith(expected), str(caught.value)
+
+
+def test_a_group_full_of_tags_leaves_no_room_for_the_racks():
+    groups = [{"id": 1, "type": "m5.large", "tags": {f"g{n}": "v" for n in range(46)}}]
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config({"cluster_name": "c", "tags": "team=platform", "additional_node_groups_config": groups})
+    assert "node group 'rack-ng-1' with the rack's tags: at most 46 tags" in str(caught.value)
