@@ -612,6 +612,9 @@ class ClusterSpec(Spec):
     def _version(cls, v: str) -> str:
         if not K8S_VERSION_RE.fullmatch(v):
             raise ValueError(f"invalid k8s_version '{v}' (must be a Kubernetes minor like 1.34)")
+        if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
+            raise ValueError(f"k8s_version '{v}' is older than Karpenter supports "
+                             f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
         return v
 
     @field_validator("vpc_id")

@@ -58,6 +58,9 @@ class Chart:
     repo: str
 
 
+KARPENTER_MIN_K8S_MINOR = 29
+"""Karpenter v1's compatibility matrix (karpenter.sh, Upgrading > Compatibility) starts at Kubernetes
+1.29: no Karpenter 1.x release supports an older control plane."""
 KARPENTER_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", "")
 KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1", "")
 """Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""
