@@ -33,7 +33,7 @@ RATE_BAR = 1000.0
 CONFIG = parse_config({
     "disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}},
     "arch-matches-ami": {"amis": {GPU_AMI: {"architecture": "x86_64"}}},
-    "ami-k8s-version": {"kubernetesVersion": "1.33", "amis": {GPU_AMI: {"name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115"}}},
+    "ami-k8s-version": {"kubernetesVersion": "1.33", "amis": {GPU_AMI: {"name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115"}}},
 })
 
 

@@ -130,7 +130,7 @@ def test_kubeconfig_without_a_profile_uses_the_region_only():
 def test_an_unpinned_group_takes_the_existing_clusters_version():
     run = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "m5.large"}]))
     (group,) = [r for r in run.resources if r.type == MNG]
-    assert group.inputs["version"] == "1.33"  # the offline engine's existing cluster runs 1.33
+    assert group.inputs["version"] == "1.34"  # the offline engine's existing cluster runs 1.34
     assert "launchTemplate" in group.inputs
 
 

@@ -249,7 +249,7 @@ def test_the_amis_own_name_can_show_another_os(pack):
         f"EC2NodeClass 'br-image': pinned AMI {GPU_AMI} ('bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0') "
         "is bottlerocket, not Amazon Linux 2023 (pin an AL2023 AMI, e.g. one built with awslabs/amazon-eks-ami)"
     ]
-    config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115")
+    config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115")
     assert not of(judge(pack, program, config), "al2023-family")
 
 
@@ -476,15 +476,15 @@ def test_ami_k8s_version(pack):
         node_class("pool", [{"id": GPU_AMI}], volumes=root_volume("200Gi"))
         managed_node_group("mng", ami_id=GPU_AMI, operating_system="AL2023", version="1.29")
 
-    config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115")
+    config = facts(name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115")
     assert of(judge(pack, program, config), "ami-k8s-version") == []
     config["ami-k8s-version"]["kubernetesVersion"] = "1.29"
     found = of(judge(pack, program, config), "ami-k8s-version")
     assert sorted(v["message"] for v in found) == [
-        f"EC2NodeClass 'pool': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115') is built "
-        "for Kubernetes 1.33, but the cluster runs 1.29 (pin an AMI built for 1.29)",
-        f"node group 'mng': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115') is built "
-        "for Kubernetes 1.33, but the cluster runs 1.29 (pin an AMI built for 1.29)",
+        f"EC2NodeClass 'pool': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115') is built "
+        "for Kubernetes 1.34, but the cluster runs 1.29 (pin an AMI built for 1.29)",
+        f"node group 'mng': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115') is built "
+        "for Kubernetes 1.34, but the cluster runs 1.29 (pin an AMI built for 1.29)",
     ]
     levels = {v["urn"].rsplit("::", 1)[-1]: v["level"] for v in found}
     assert levels == {"pool-nodeclass": "advisory", "mng-launchTemplate": "advisory"}

@@ -123,7 +123,7 @@ def test_eks_ami_types(ami_type, os_name):
 @pytest.mark.parametrize(
     ("name", "description", "os_name"),
     [
-        ("amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115", "", "al2023"),
+        ("amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115", "", "al2023"),
         ("bottlerocket-aws-k8s-1.33-nvidia-x86_64-v1.30.0-abc", "", "bottlerocket"),
         ("amazon-eks-gpu-node-1.29-v20240101", "", "al2"),
         ("ubuntu-eks/k8s_1.29/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20240101", "", "ubuntu"),

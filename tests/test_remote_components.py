@@ -138,7 +138,7 @@ def test_an_unpinned_group_keeps_eks_ami_and_takes_the_clusters_version():
     assert not [x for x in r.resources if x.type == LT]  # nothing asks for a launch template
     ng = one(r, NG).inputs
     assert ng["amiType"] == "BOTTLEROCKET_ARM_64_NVIDIA"  # from the OS, gpu and g5g's Graviton host
-    assert ng["version"] == "1.33"  # the cluster's, when no launch template is given
+    assert ng["version"] == "1.34"  # the cluster's, when no launch template is given
 
 
 def test_a_given_launch_template_passes_through_with_its_dependency():
@@ -157,7 +157,7 @@ def test_a_given_launch_template_passes_through_with_its_dependency():
 
 def test_the_recommended_image_comes_from_ssm():
     catalog = Catalog.from_doc({"amis": [], "ssm_parameters": {
-        "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/standard/recommended/image_id": GPU_AMI}})
+        "/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id": GPU_AMI}})
 
     def program() -> None:
         eks.ManagedNodeGroup("std", cluster=existing_cluster(), node_role_arn=ROLE, kubelet_extra_args="--max-pods=110",
@@ -166,7 +166,7 @@ def test_the_recommended_image_comes_from_ssm():
     template = one(run(program, catalog), LT)
     assert template.inputs["imageId"] == GPU_AMI
     assert nodeadm_parts(user_data(template))[1]["spec"]["kubelet"]["flags"] == ["--max-pods=110"]
-    with pytest.raises(Exception, match="recommended image from the SSM parameter /aws/service/eks/optimized-ami/1.33/"
+    with pytest.raises(Exception, match="recommended image from the SSM parameter /aws/service/eks/optimized-ami/1.34/"
                                         "amazon-linux-2023/x86_64/standard/recommended/image_id"):
         run(program)
 
@@ -213,7 +213,7 @@ def test_our_pinned_node_group_passes_the_pack_with_no_advisory(pack):
     """The component records the snapshot size and encryption on the group's tags; pulumi-eks puts them on
     its node group, and the pack reads them for the launch template that node group uses."""
     catalog = Catalog.from_doc({"ebs_encryption_by_default": True, "amis": [{
-        "id": GPU_AMI, "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115", "description": "AL2023",
+        "id": GPU_AMI, "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115", "description": "AL2023",
         "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 100,
         "creation_date": "2026-11-15T08:12:40.000Z", "owner_id": "111122223333"}]})
     built = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 120}]),

@@ -342,7 +342,7 @@ def test_existing_mode_outputs():
 def test_a_pinned_lane_shows_its_ami_and_its_age():
     run = run_rack(stack_config("prod"), stack="prod")
     assert run.outputs["lanes"]["gpu"]["ami"] == {
-        "id": "ami-0a1b2c3d4e5f60718", "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115",
+        "id": "ami-0a1b2c3d4e5f60718", "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115",
         "created": "2026-11-15T08:12:40.000Z"}
     assert run.outputs["lanes"]["rack-ng-1"]["ami"] == {"amiType": "AL2023_x86_64_NVIDIA"}
 

@@ -7,7 +7,7 @@ launch template's ``resolve:ssm:``), and ``aws:ebs/getEncryptionByDefault``. The
 ```yaml
 amis:
   - id: ami-0a1b2c3d4e5f60718                # ami- and 8 or 17 lowercase hex digits, unique
-    name: amazon-eks-node-al2023-x86_64-nvidia-580-1.33-v20261115
+    name: amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115
     description: EKS-optimized Kubernetes node based on Amazon Linux 2023
     architecture: x86_64                     # or arm64
     root_device_name: /dev/xvda
@@ -19,7 +19,7 @@ amis:
     deprecation_time: "2027-11-15T00:00:00Z" # optional
     tags: {team: ml}                         # optional
 ssm_parameters:                              # optional: parameter name -> the AMI id it holds
-  /aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id: ami-0a1b2c3d4e5f60718
+  /aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/nvidia/recommended/image_id: ami-0a1b2c3d4e5f60718
 ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
 ```
 

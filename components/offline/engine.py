@@ -213,7 +213,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
             "endpoint": f"https://{name}.eks.offline.invalid",
             "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
-            "version": "1.33",
+            "version": "1.34",
             "status": "ACTIVE",
             "roleArn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
             "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
