@@ -461,7 +461,8 @@ class PolicyPackProcess:
             violations += [self._violation(d, request.urn) for d in response.diagnostics]
         stack = pb.AnalyzeStackRequest(resources=[
             pb.AnalyzerResource(
-                type=q.type, name=q.name, urn=q.urn, properties=_stack_properties(q, r), options=q.options, provider=q.provider,
+                type=q.type, name=q.name, urn=q.urn, properties=_stack_properties(q, r), options=q.options,
+                provider=q.provider,
                 parent=r.parent, dependencies=r.dependencies,
                 propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in r.property_dependencies.items()},
             )
