@@ -6,9 +6,14 @@ Through pulumi-eks ``Cluster`` (read from its source, nodejs/eks/cluster/cluster
 self-managed nodes, so no node security group of pulumi-eks's own: nodes and Karpenter use the
 EKS-managed cluster security group, the only one tagged ``karpenter.sh/discovery``), both endpoints
 on with the public one limited to ``public_access_cidrs``, the cluster named ``cluster_name`` (so
-every name built from it is known at preview), Kubernetes secrets encrypted with a KMS key of its own,
-and CoreDNS as a managed add-on that tolerates and selects the system lane. The EKS Pod Identity agent
-is an ``aws.eks.Addon`` (pulumi-eks has no input for it).
+every name built from it is known at preview), and Kubernetes secrets encrypted with a KMS key of its
+own. The EKS Pod Identity agent is an ``aws.eks.Addon`` (pulumi-eks has no input for it).
+
+CoreDNS is a managed add-on of our own, created after the system lane, which it tolerates and selects.
+pulumi-eks would create it inside ``Cluster`` when asked (``corednsAddonOptions.enabled``), before any
+node exists: EKS then holds the add-on ``DEGRADED`` (its pods cannot schedule), the provider waits 20
+minutes for ``ACTIVE`` and fails the first ``pulumi up`` before any node group is made (pulumi-eks
+issue 1819; without a default node group pulumi-eks creates no CoreDNS at all, PR 1371).
 
 The system lane is an AL2023 managed node group (the seeds' system nodes: labelled and tainted
 ``convox.io/system-node=true``), three nodes spread over the private subnets' zones, one without high
@@ -18,6 +23,7 @@ availability. The private subnets and the cluster security group get ``karpenter
 
 from __future__ import annotations
 
+import json
 from typing import NotRequired, Optional, Required, TypedDict
 
 import pulumi
@@ -59,6 +65,8 @@ class RackCluster(pulumi.ComponentResource):
     """The shared "which cluster" value, for every component that goes into this cluster."""
     system_lane: NodeGroup
     system_lane_spec: NodeGroupSpec
+    coredns: aws.eks.Addon
+    """CoreDNS, on the system lane: created once the lane's nodes can run it."""
     kms_key: aws.kms.Key
     security_group_id: pulumi.Output[str]
     """The EKS-managed cluster security group (tagged for Karpenter's discovery)."""
@@ -88,7 +96,7 @@ class RackCluster(pulumi.ComponentResource):
             endpoint_public_access=True,
             public_access_cidrs=spec.public_access_cidrs,
             encryption_config_key_arn=self.kms_key.arn,
-            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True, configuration_values=coredns_configuration()),
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),  # ours, once nodes exist (above)
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
@@ -106,6 +114,12 @@ class RackCluster(pulumi.ComponentResource):
             NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
                           **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
             opts=child,
+        )
+        self.coredns = aws.eks.Addon(
+            f"{name}-coredns", cluster_name=spec.name, addon_name="coredns",
+            configuration_values=json.dumps(coredns_configuration(), sort_keys=True),
+            resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", preserve=True, tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
         # Karpenter finds subnets and security groups by this tag; exactly one security group may carry it
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)

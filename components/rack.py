@@ -98,7 +98,9 @@ class Rack(pulumi.ComponentResource):
                 controller_args["tolerations"] = [SYSTEM_TOLERATION]
             self.karpenter = KarpenterController(
                 f"{name}-karpenter", controller_args,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.created.system_lane] if self.created else None),
+                # on the system lane, with cluster DNS (the controller resolves the AWS endpoints it calls)
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[self.created.system_lane, self.created.coredns] if self.created else None),
             )
             pools_wait = [self.karpenter.crd_chart, self.karpenter.chart]
 
@@ -123,6 +125,10 @@ class Rack(pulumi.ComponentResource):
             lane = group.name or ""
             tagged = group.model_copy(update={"tags": spec.group_tags(group)})  # checked by RackSpec
             group_args = NodeGroupArgs(group=tagged, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
+            if spec.cluster is not None:
+                # the private subnets, as the system lane: pulumi-eks's default is every subnet of the
+                # cluster, public ones included (CoreData subnetIds is public + private)
+                group_args["subnet_ids"] = spec.cluster.private_subnet_ids
             if shared_role is not None:
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)

@@ -4,8 +4,11 @@ both modes, the outputs, and what a change may never do to the cluster.
 Upstream facts pinned here:
 - pulumi-eks ``Cluster`` (nodejs/eks/cluster/cluster.ts): ``authenticationMode: API`` with no default node
   group creates no access entry of its own; ``skipDefaultSecurityGroups`` leaves the EKS-managed cluster
-  security group as the only one; ``corednsAddonOptions.configurationValues`` is passed to the CoreDNS
-  add-on as JSON; ``encryptionConfigKeyArn`` encrypts Kubernetes secrets.
+  security group as the only one; ``encryptionConfigKeyArn`` encrypts Kubernetes secrets. CoreDNS asked of
+  ``Cluster`` (``corednsAddonOptions``: ``enabled``, or any ``configurationValues``) is created inside it,
+  before any node group: EKS holds it DEGRADED and the first ``pulumi up`` fails after 20 minutes
+  (pulumi-eks issue 1819), so the rack makes its own add-on after the system lane. A managed node
+  group with no ``subnetIds`` takes the cluster's CoreData ``subnetIds``: public and private together.
 - Karpenter's reference CloudFormation (../shared/reference/karpenter-v1.14.1/getting-started/cloudformation.yaml):
   the node role's four managed policies, the controller policies' statements, the queue (300 s, SQS SSE,
   EventBridge and SQS may send, non-TLS denied) and the five EventBridge rules.
@@ -73,17 +76,32 @@ def test_the_cluster_uses_access_entries_and_the_users_network(created):
     assert "instanceRoles" not in inputs and "roleMappings" not in inputs  # refused by pulumi-eks in API mode
 
 
-def test_coredns_runs_on_the_system_lane(created):
-    options = only(created, "eks:index:Cluster").inputs["corednsAddonOptions"]
-    assert options["enabled"] is True
-    assert options["configurationValues"] == {
+def test_coredns_runs_on_the_system_lane_once_it_exists(created):
+    options = only(created, "eks:index:Cluster").inputs["corednsAddonOptions"]  # not inside Cluster
+    assert options["enabled"] is False and "configurationValues" not in options  # values would enable it
+    addon = only(created, "aws:eks/addon:Addon", "rack-coredns")
+    assert (addon.inputs["addonName"], addon.inputs["clusterName"]) == ("coredns", "test-rack")
+    assert json.loads(addon.inputs["configurationValues"]) == {
         "nodeSelector": {"convox.io/system-node": "true"},
         "tolerations": [{"key": "convox.io/system-node", "operator": "Equal", "value": "true", "effect": "NoSchedule"}],
     }
+    # the SDK turns a dependency on our NodeGroup into one on each of its children: pulumi-eks's
+    # ManagedNodeGroup among them, which is done when EKS reports the group's nodes ACTIVE
+    assert only(created, "eks:index:ManagedNodeGroup", "rack-system").urn in addon.dependencies
+    # Karpenter waits for cluster DNS too
+    controller = only(created, "rack:karpenter:KarpenterController")
+    assert addon.urn in controller.dependencies
+
+
+def test_every_node_group_of_a_created_cluster_is_in_its_private_subnets():
+    run = run_rack(rack_config(**CREATE, additional_node_groups_config=[{"id": 1, "type": "g4dn.xlarge"}],
+                               build_node_enabled=True))
+    for group in of(run, "eks:index:ManagedNodeGroup"):
+        assert group.inputs["subnetIds"] == PRIVATE, group.name
 
 
 def test_the_pod_identity_agent_is_installed(created):
-    addon = only(created, "aws:eks/addon:Addon")
+    addon = only(created, "aws:eks/addon:Addon", "rack-eks-pod-identity-agent")
     assert (addon.inputs["addonName"], addon.inputs["clusterName"]) == ("eks-pod-identity-agent", "test-rack")
     assert only(created, "eks:index:Cluster").urn in addon.dependencies
 
@@ -127,8 +145,9 @@ def test_changing_pools_groups_or_karpenter_never_touches_the_cluster():
         additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g6"}],
         additional_node_groups_config=[{"id": 1, "type": "g4dn.xlarge"}], nvidia_device_plugin_enable=True,
     ))
-    for type_ in ("eks:index:Cluster", "aws:kms/key:Key", "aws:eks/addon:Addon"):
-        before, after = only(base, type_), only(changed, type_)
+    for type_, name in (("eks:index:Cluster", None), ("aws:kms/key:Key", None), ("aws:eks/addon:Addon", "rack-coredns"),
+                        ("aws:eks/addon:Addon", "rack-eks-pod-identity-agent")):
+        before, after = only(base, type_, name), only(changed, type_, name)
         assert (before.urn, before.inputs) == (after.urn, after.inputs), type_
 
 
