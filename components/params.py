@@ -11,6 +11,7 @@ The rules themselves belong to the specs (``specs.py``) and the pack (``policies
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Sequence
 
 from pydantic import (
@@ -227,18 +228,32 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
     return pools
 
 
+GROUP_ID_RE = re.compile(r"[0-9A-Za-z_-]{1,16}")
+
+
+def group_id_problem(value: Any) -> Optional[str]:
+    """What is wrong with a node group ``id``: it names the group (``<rack>-ng-<id>``) and, through
+    that, its IAM role and EKS node group, whose names take letters, digits, '-' and '_' only."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not GROUP_ID_RE.fullmatch(str(value)):
+        return f"invalid id {json.dumps(value, default=str)} (a number, or 1-16 letters, digits, '-' or '_')"
+    return None
+
+
 def _groups(kind: str, prefix: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], ValidationInfo], list[NodeGroupSpec]]:
     """A validator for the node-group list ``kind`` (``ng``/``build``): ids, names, defaults, then a spec each."""
 
     def validate(items: list[Any], info: ValidationInfo) -> list[NodeGroupSpec]:
         ids = [item.get("id") if isinstance(item, Mapping) else None for item in items]
+        bad = [(f"[{n}].id", group_id_problem(i)) for n, i in enumerate(ids) if i is not None and group_id_problem(i)]
+        if bad:
+            raise Problems(bad)  # type: ignore[arg-type]
         if any(i is not None for i in ids) and any(i is None for i in ids):
             raise ValueError("some node groups missing id property")
-        seen: set[Any] = set()
+        seen: set[str] = set()
         for i in ids:
-            if i is not None and i in seen:
+            if i is not None and str(i) in seen:  # 1 and "1" name the same group
                 raise ValueError(f"duplicate node group id is found: {i}")
-            seen.add(i)
+            seen.add(str(i))
         rack = (info.context or {}).get("rack", "rack")
         disk = info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB)
 
@@ -451,6 +466,14 @@ class RackParams(BaseModel):
         self.workload_pool()
         self._mode_rules()
         self.cluster_spec()
+        if self.build_node_enabled:
+            self.build_pool()
+        try:  # what only the whole rack can say (a group's tags with the rack's), under the key that set it
+            self.spec()
+        except SpecError as exc:
+            keys = {"node_groups": "additional_node_groups_config", "pools": "additional_karpenter_nodepools_config"}
+            raise Problems([(keys.get(field, field), error_message(error))
+                            for error in exc.errors for field in [_field_of(error)]]) from None
         return self
 
     @property
@@ -522,12 +545,16 @@ class RackParams(BaseModel):
         bad = [t for t in self.build_node_type if syntax.instance_type_problem(t)]
         if bad:
             raise Problems([("build_node_type", f"invalid node type '{bad[0]}' (must look like c7i.2xlarge)")])
-        return PoolSpec(
-            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
-            instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
-            labels={BUILD_LABEL: "true"}, taints=[{"key": BUILD_TAINT_KEY, "value": "build", "effect": "NoSchedule"}],
-        )
+        try:
+            return PoolSpec(
+                name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
+                instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
+                consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
+                labels={BUILD_LABEL: "true"}, taints=[{"key": BUILD_TAINT_KEY, "value": "build", "effect": "NoSchedule"}],
+            )
+        except SpecError as exc:  # what the build lane is made of: its types, and the rack's node_disk
+            raise Problems([("node_disk" if _field_of(error) == "disk" else "build_node_type", error_message(error))
+                            for error in exc.errors]) from None
 
     def workload_pool(self) -> PoolSpec:
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""

@@ -385,7 +385,9 @@ class PoolSpec(Spec):
             problem = syntax.qualified_name_problem(key)
             if problem:
                 raise FieldProblem("taints", f"{s}: invalid taint key '{key}' ({problem})")
-            value = taint.get("value", "")
+            value = taint.get("value")
+            if value == "":  # the NodePool CRD's pattern for a taint value needs a character
+                raise FieldProblem("taints", f"{s}: taint '{key}' has an empty value (write {key}:{effect} for a taint without one)")
             problem = syntax.label_value_problem(value) if value else None
             if problem:
                 raise FieldProblem("taints", f"{s}: invalid value '{value}' of taint '{key}' ({problem})")
@@ -658,6 +660,14 @@ class ClusterSpec(Spec):
             raise FieldProblem("tags", problem)
         if syntax.instance_type_problem(self.system_node_type):
             raise FieldProblem("system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)")
+        try:  # the system lane is a node group: its rules apply to the type and disk given here
+            self.system_lane("system")
+        except SpecError as exc:
+            error = exc.errors[0]
+            cause = (error.get("ctx") or {}).get("error")
+            where = getattr(cause, "field", None) or (str(error["loc"][0]) if error["loc"] else "")
+            field = "system_node_disk" if where == "disk" else "system_node_type"
+            raise FieldProblem(field, error_message(error)) from None
         return self
 
     def system_lane(self, name: str) -> NodeGroupSpec:

@@ -30,6 +30,8 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # subdomains they allow.
 RESTRICTED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
 ALLOWED_LABEL_SUBDOMAINS = ("node.kubernetes.io", "node-restriction.kubernetes.io")
+CRD_RESTRICTED_LABEL_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+"""The domains the NodePool CRD's CEL rules check on the whole key when it has no ``/``."""
 
 EKS_CLUSTER_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,99}")
 IAM_ROLE_NAME_RE = re.compile(r"[A-Za-z0-9+=,.@_-]{1,64}")
@@ -63,11 +65,19 @@ def label_value_problem(value: str) -> Optional[str]:
 
 
 def restricted_label_domain(key: str) -> Optional[str]:
-    """The reserved domain a label key is in, or None."""
-    prefix = key.rpartition("/")[0]
-    if not prefix or any(prefix == d or prefix.endswith("." + d) for d in ALLOWED_LABEL_SUBDOMAINS):
+    """The reserved domain a label key is in, or None.
+
+    Both checks match a plain suffix, not a DNS subdomain: Karpenter's ``IsRestrictedNodeLabel``
+    (``strings.HasSuffix`` on the part before ``/``) refuses ``mykarpenter.sh/x`` and ``xk8s.io/x``, and
+    the NodePool CRD's CEL (``x.find("^([^/]+)").endsWith("karpenter.sh")``, the whole key when it has no
+    ``/``) refuses a bare ``karpenter.sh`` too.
+    """
+    prefix, slash, _ = key.partition("/")
+    if not slash:
+        return next((d for d in CRD_RESTRICTED_LABEL_DOMAINS if key.endswith(d)), None)
+    if any(prefix.endswith(d) for d in ALLOWED_LABEL_SUBDOMAINS):
         return None
-    return next((d for d in RESTRICTED_LABEL_DOMAINS if prefix == d or prefix.endswith("." + d)), None)
+    return next((d for d in RESTRICTED_LABEL_DOMAINS if prefix.endswith(d)), None)
 
 
 def eks_cluster_name_problem(name: str) -> Optional[str]:

@@ -102,6 +102,13 @@ def test_k_v_x_is_not_a_label():
     ({"node-role.kubernetes.io/gpu": ""}, "is in the restricted domain kubernetes.io"),
     ({"karpenter.sh/capacity-type": "spot"}, "is in the restricted domain karpenter.sh"),
     ({"karpenter.k8s.aws/instance-family": "g5"}, "is in the restricted domain karpenter.k8s.aws"),
+    # a plain suffix, not a subdomain: Karpenter's IsRestrictedNodeLabel uses strings.HasSuffix on the
+    # domain, and the NodePool CRD's CEL checks the whole key with endsWith when it has no '/'
+    ({"mykarpenter.sh/x": "y"}, "is in the restricted domain karpenter.sh"),
+    ({"xkarpenter.k8s.aws/x": "y"}, "is in the restricted domain karpenter.k8s.aws"),
+    ({"mykubernetes.io/x": "y"}, "is in the restricted domain kubernetes.io"),
+    ({"xk8s.io/x": "y"}, "is in the restricted domain k8s.io"),
+    ({"karpenter.sh": "x"}, "label 'karpenter.sh' is in the restricted domain karpenter.sh"),
 ])
 def test_labels_follow_kubernetes(labels, problem):
     assert problem in pool_error(labels=labels)
@@ -117,6 +124,9 @@ def test_allowed_subdomains_of_kubernetes_io():
     ("bad key=x:NoSchedule", "invalid taint key 'bad key'"),
     ("a=-x:NoSchedule", "invalid value '-x' of taint 'a'"),
     ("a=b:noschedule", "invalid taint effect 'noschedule'"),
+    # the NodePool CRD's pattern for a taint value needs at least one character
+    ("a=:NoSchedule", "taint 'a' has an empty value (write a:NoSchedule for a taint without one)"),
+    ([{"key": "a", "value": "", "effect": "NoSchedule"}], "taint 'a' has an empty value"),
 ])
 def test_taints_follow_kubernetes(taints, problem):
     assert problem in pool_error(taints=taints)
@@ -236,3 +246,29 @@ def test_a_value_with_a_line_break_is_one_error_line():
     assert len(message.splitlines()) == 1
     assert message == ("rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name 'gpu\\nextra' must be "
                        "lowercase alphanumeric with dashes, max 63 chars")
+
+
+@pytest.mark.parametrize("groups, expected", [
+    ([{"type": "m7i.large", "id": [1]}], "rack:additional_node_groups_config[0].id: invalid id [1]"),
+    ([{"type": "m7i.large", "id": "a b"}], "rack:additional_node_groups_config[0].id: invalid id \"a b\""),
+    ([{"type": "m7i.large", "id": True}], "rack:additional_node_groups_config[0].id: invalid id true"),
+    ([{"type": "m7i.large", "id": "n" * 17}], "rack:additional_node_groups_config[0].id: invalid id"),
+    # the id names the group (<rack>-ng-<id>): 1 and "1" would be one group
+    ([{"type": "m7i.large", "id": 1}, {"type": "m7i.large", "id": "1"}],
+     "rack:additional_node_groups_config: duplicate node group id is found: 1"),
+])
+def test_node_group_ids_name_groups_aws_can_name(groups, expected):
+    assert error(additional_node_groups_config=groups).startswith(expected)
+
+
+@pytest.mark.parametrize("values, expected", [
+    # what only the build lane, the system lane or the whole rack can say is named by the key that set it
+    ({"build_node_enabled": True, "build_node_type": "c7i"}, "rack:build_node_type: invalid node type 'c7i'"),
+    ({"build_node_enabled": True, "build_node_type": "g7.2xlarge"},
+     "rack:build_node_type: karpenter nodepool 'build': instance family g7 needs an NVIDIA driver"),
+    ({"build_node_enabled": True, "node_disk": 60000}, "rack:node_disk: karpenter nodepool 'build': disk must be"),
+    ({"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718", "private_subnets_ids": "subnet-0a1b2c3d4e5f60711",
+      "node_type": "p2.xlarge"}, "rack:node_type: node group 'system': instance family p2"),
+])
+def test_rules_of_derived_lanes_name_their_key(values, expected):
+    assert error(**values).startswith(expected)

@@ -456,4 +456,4 @@ def test_a_group_full_of_tags_leaves_no_room_for_the_racks():
     groups = [{"id": 1, "type": "m5.large", "tags": {f"g{n}": "v" for n in range(46)}}]
     with pytest.raises(ConfigError) as caught:
         parse_rack_config({"cluster_name": "c", "tags": "team=platform", "additional_node_groups_config": groups})
-    assert "node group 'rack-ng-1' with the rack's tags: at most 46 tags" in str(caught.value)
+    assert str(caught.value) == "rack:tags: node group 'rack-ng-1' with the rack's tags: at most 46 tags (AWS takes 50; the rack adds 4)"
