@@ -47,6 +47,7 @@ from .specs import (
     SpecError,
     chart_version_problem,
     karpenter_tags_problem,
+    numbers_only,
     tags_problem,
     time_slicing_problem,
 )
@@ -280,6 +281,11 @@ class RackParams(BaseModel):
     """The ``rack`` namespace of a stack config, in the seeds' words (keys without ``rack:``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return numbers_only(cls, value, info)
 
     cluster_name: ClusterName
     """The EKS cluster (required): the one to use, or the name of the one to create."""

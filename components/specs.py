@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence, get_args
 
 from pydantic import (
     AfterValidator,
@@ -95,6 +95,16 @@ ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 """An EKS cluster name, as the EKS API takes it."""
 
 
+def numbers_only(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """Refuse ``true``/``false`` for a number field: pydantic's lax mode takes them as 1 and 0, so a YAML
+    ``weight: true`` would silently become weight 1. Numbers and numeric strings pass."""
+    if isinstance(value, bool) and info.field_name in model.model_fields:
+        kinds = {model.model_fields[info.field_name].annotation, *get_args(model.model_fields[info.field_name].annotation)}
+        if bool not in kinds and kinds & {int, float}:
+            raise ValueError(f"expected a number, got {str(value).lower()}")
+    return value
+
+
 class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -103,6 +113,11 @@ class Spec(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise SpecError(type(self).__name__, exc) from None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return numbers_only(cls, value, info)
 
 
 # A pool's name is a Kubernetes object name (DNS-1123 label) that, as the seeds require, starts with a letter.

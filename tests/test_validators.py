@@ -272,3 +272,17 @@ def test_node_group_ids_name_groups_aws_can_name(groups, expected):
 ])
 def test_rules_of_derived_lanes_name_their_key(values, expected):
     assert error(**values).startswith(expected)
+
+
+@pytest.mark.parametrize("values, expected", [
+    # pydantic's lax mode reads true/false as 1/0: a YAML `weight: true` would silently be weight 1
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "weight": True}]},
+     "rack:additional_karpenter_nodepools_config[0].weight: expected a number, got true"),
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "disk": True}]},
+     "rack:additional_karpenter_nodepools_config[0].disk: expected a number, got true"),
+    ({"additional_node_groups_config": [{"type": "m5.large", "min_size": False}]},
+     "rack:additional_node_groups_config[0].min_size: expected a number, got false"),
+    ({"karpenter_cpu_limit": True}, "rack:karpenter_cpu_limit: expected a number, got true"),
+])
+def test_a_boolean_is_not_a_number(values, expected):
+    assert error(**values) == expected
