@@ -25,7 +25,6 @@ account has it, so it is created once per account by hand (see the README).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict
 
@@ -58,19 +57,8 @@ CONTROLLER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"c
 """What Karpenter's getting-started guide gives each controller replica."""
 
 
-def bounded_name(prefix: str, base: str, limit: int, suffix: str = "") -> str:
-    """``prefix + base + suffix``, or, past an AWS name limit, ``base`` shortened and marked with a hash
-    of the whole name, so long cluster names still give distinct, stable names."""
-    whole = f"{prefix}{base}{suffix}"
-    if len(whole) <= limit:
-        return whole
-    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
-    room = limit - len(prefix) - len(suffix) - len(digest) - 1
-    return f"{prefix}{base[:room]}-{digest}{suffix}"
-
-
-def node_role_name(cluster_name: str) -> str:
-    return bounded_name(upstream.KARPENTER_NODE_ROLE_PREFIX, cluster_name, 64)
+bounded_name = upstream.bounded_name
+node_role_name = upstream.karpenter_node_role_name
 
 
 def queue_name(cluster_name: str) -> str:

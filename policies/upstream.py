@@ -8,6 +8,7 @@ Each fact says where it was read.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -43,9 +44,25 @@ DISCOVERY_TAG = "karpenter.sh/discovery"
 KARPENTER_NODE_ROLE_PREFIX = "KarpenterNodeRole-"
 
 
+def bounded_name(prefix: str, base: str, limit: int, suffix: str = "") -> str:
+    """``prefix + base + suffix``, or, past an AWS name limit, ``base`` shortened and marked with a hash
+    of the whole name, so long cluster names still give distinct, stable names."""
+    whole = f"{prefix}{base}{suffix}"
+    if len(whole) <= limit:
+        return whole
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    room = limit - len(prefix) - len(suffix) - len(digest) - 1
+    return f"{prefix}{base[:room]}-{digest}{suffix}"
+
+
+IAM_ROLE_NAME_MAX = 64
+
+
 def karpenter_node_role_name(cluster_name: str) -> str:
-    """Karpenter's getting-started node role name, ``KarpenterNodeRole-<cluster>``."""
-    return f"{KARPENTER_NODE_ROLE_PREFIX}{cluster_name}"
+    """Karpenter's getting-started node role name, ``KarpenterNodeRole-<cluster>``, within IAM's 64
+    characters (a longer cluster name is shortened and marked with a hash, the same name wherever the
+    rack derives it: the role it creates, the role its pools name, the ARN it exports)."""
+    return bounded_name(KARPENTER_NODE_ROLE_PREFIX, cluster_name, IAM_ROLE_NAME_MAX)
 
 
 # ---- charts ----------------------------------------------------------------------------------------------

@@ -457,3 +457,16 @@ def test_a_group_full_of_tags_leaves_no_room_for_the_racks():
     with pytest.raises(ConfigError) as caught:
         parse_rack_config({"cluster_name": "c", "tags": "team=platform", "additional_node_groups_config": groups})
     assert str(caught.value) == "rack:tags: node group 'rack-ng-1' with the rack's tags: at most 46 tags (AWS takes 50; the rack adds 4)"
+
+
+def test_a_long_cluster_name_gives_one_node_role_name_everywhere():
+    """IAM role names stop at 64 characters: ``KarpenterNodeRole-<cluster>`` for a 60-character cluster
+    name is shortened (with a hash) the same way for the pools, the role Karpenter's install creates
+    and the exported ARN."""
+    name = "c" * 60
+    for values in ({}, {"karpenter_install": True}):
+        run = run_rack(rack_config(cluster_name=name, **values))
+        roles = {r.inputs["spec"]["role"] for r in of(run, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")}
+        (role,) = roles
+        assert len(role) <= 64 and role.startswith("KarpenterNodeRole-ccc")
+        assert run.outputs["nodeRoleArn"].endswith(f":role/{role}")
