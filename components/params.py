@@ -42,13 +42,11 @@ from .specs import (
     GpuObservabilitySpec,
     NodeGroupSpec,
     PoolSpec,
-    RESERVED_TAG_KEYS,
     RackSpec,
     SpecError,
     chart_version_problem,
-    karpenter_tags_problem,
     numbers_only,
-    tags_problem,
+    rack_tags_problem,
     time_slicing_problem,
 )
 from .policies import upstream
@@ -451,12 +449,9 @@ class RackParams(BaseModel):
     @field_validator("tags")
     @classmethod
     def _tags(cls, v: dict[str, str]) -> dict[str, str]:
-        problem = tags_problem(v) or karpenter_tags_problem(v)
+        problem = rack_tags_problem(v)
         if problem:
             raise ValueError(problem)
-        reserved = [key for key in v if key.strip().lower() in RESERVED_TAG_KEYS]
-        if reserved:
-            raise ValueError(f"reserved tag key '{reserved[0]}' is not allowed")
         return v
 
     @field_validator("gpu_observability_chart_version")

@@ -164,14 +164,38 @@ def karpenter_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
     return None
 
 
-def tags_problem(tags: Mapping[str, str]) -> Optional[str]:
-    """What AWS would refuse in these tags (each key and value, and how many), or None."""
+def tags_problem(tags: Mapping[str, str], added: int = RACK_TAGS, by: str = "the rack") -> Optional[str]:
+    """What AWS would refuse in these tags (each key and value, and how many, with ``added`` more that
+    ``by`` adds to the same resource), or None."""
     for key, value in tags.items():
         problem = syntax.tag_problem(key, value)
         if problem:
             return f"invalid tags: {problem}"
-    if len(tags) > TAGS_MAX - RACK_TAGS:
-        return f"at most {TAGS_MAX - RACK_TAGS} tags (AWS takes {TAGS_MAX}; the rack adds {RACK_TAGS})"
+    if len(tags) > TAGS_MAX - added:
+        return f"at most {TAGS_MAX - added} tags (AWS takes {TAGS_MAX}; {by} adds {added})"
+    return None
+
+
+KARPENTER_INSTANCE_TAGS = 5
+"""Tags Karpenter puts on each instance it launches besides the EC2NodeClass's: ``karpenter.sh/nodepool``,
+``karpenter.sh/nodeclaim``, ``karpenter.k8s.aws/ec2nodeclass``, ``kubernetes.io/cluster/<cluster>`` and
+``eks:eks-cluster-name`` (the keys the EC2NodeClass CRD keeps for them)."""
+POOL_TAGS = 2
+"""Tags every EC2NodeClass of the rack carries: ``karpenter.sh/discovery`` and ``convox.io/nodepool``."""
+RACK_OWN_TAG_KEYS = (upstream.DISCOVERY_TAG, rules.NODEPOOL_LABEL)
+"""Tag keys the rack sets itself on what Karpenter launches (a user's value would be overwritten)."""
+
+
+def rack_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
+    """What the rack's own ``tags`` may not hold: anything AWS refuses, more than fit on an instance
+    Karpenter launches beside its own and the pool's tags, Karpenter's keys, and the rack's own keys."""
+    problem = (tags_problem(tags, KARPENTER_INSTANCE_TAGS + POOL_TAGS, "Karpenter with the pool")
+               or karpenter_tags_problem(tags))
+    if problem:
+        return problem
+    for key in tags:
+        if key.strip().lower() in RESERVED_TAG_KEYS or key in RACK_OWN_TAG_KEYS:
+            return f"reserved tag key '{key}' is not allowed"
     return None
 BUILD_LABEL = "convox-build"
 BUILD_TAINT_KEY = "dedicated"
@@ -755,12 +779,9 @@ class RackSpec(Spec):
 
     @model_validator(mode="after")
     def _unique(self) -> "RackSpec":
-        problem = tags_problem(self.tags) or karpenter_tags_problem(self.tags)
+        problem = rack_tags_problem(self.tags)
         if problem:
             raise FieldProblem("tags", problem)
-        for key in self.tags:  # node groups write these themselves
-            if key.strip().lower() in RESERVED_TAG_KEYS:
-                raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
         for group in self.node_groups:  # each group carries the rack's tags under its own
             problem = tags_problem(self.group_tags(group))
             if problem:

@@ -390,7 +390,11 @@ def test_a_pinned_lane_shows_its_ami_and_its_age():
     ({"tags": {"aws:owner": "me"}}, "rack:tags: invalid tags: tag key 'aws:owner' uses the reserved prefix 'aws:'"),
     ({**CREATE, "tags": {"": "x"}}, "rack:tags: invalid tags: tag key '' must be 1-127"),
     ({"tags": {"k": "v" * 257}}, "rack:tags: invalid tags: tag 'k' value must be at most 256"),
-    ({"tags": {f"k{n}": "v" for n in range(47)}}, "rack:tags: at most 46 tags"),
+    # on an instance Karpenter launches: the rack's tags, the pool's 2 and Karpenter's own 5
+    ({"tags": {f"k{n}": "v" for n in range(44)}}, "rack:tags: at most 43 tags (AWS takes 50; Karpenter with the pool adds 7)"),
+    # the rack sets these itself on what Karpenter launches
+    ({"tags": {"karpenter.sh/discovery": "other"}}, "rack:tags: reserved tag key 'karpenter.sh/discovery' is not allowed"),
+    ({"tags": {"convox.io/nodepool": "x"}}, "rack:tags: reserved tag key 'convox.io/nodepool' is not allowed"),
 ])
 def test_mode_rules(values, expected):
     with pytest.raises(ConfigError) as caught:
