@@ -125,6 +125,19 @@ NAME_RE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 # The NodePool CRD's patterns (Karpenter v1.14.1): consolidateAfter and expireAfter, disruption budgets.
 DURATION_RE = re.compile(r"([0-9]+(s|m|h))+|Never")
 BUDGET_RE = re.compile(r"(100|[0-9]{1,2})%|[0-9]+")
+GO_MAX_DURATION_S = (2**63 - 1) / 1e9
+"""Karpenter reads a NodePool's durations with Go's ``time.ParseDuration``, an int64 of nanoseconds:
+about 2562047h. A longer duration matches the CRD's pattern and then cannot be decoded."""
+BUDGET_NODES_MAX = 2**31 - 1
+"""A budget's node count becomes an ``intstr.IntOrString``, whose integer is 32 bits."""
+_UNIT_S = {"h": 3600, "m": 60, "s": 1}
+
+
+def duration_too_long(text: str) -> bool:
+    """Whether a CRD-pattern duration (``1h30m``, ``Never``) is past what Go's time.ParseDuration takes."""
+    if text == "Never":
+        return False
+    return sum(int(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)([hms])", text)) > GO_MAX_DURATION_S
 AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 # The seeds' node-group label: lowercase alphanumerics and dashes; as a Kubernetes label value, at
 # most 63 and starting and ending with an alphanumeric.
@@ -321,11 +334,12 @@ class PoolSpec(Spec):
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
-        if not DURATION_RE.fullmatch(self.consolidate_after):
+        if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
             raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
-        if not DURATION_RE.fullmatch(self.node_expiry):
+        if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
             raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
-        if not BUDGET_RE.fullmatch(self.disruption_budget_nodes):
+        budget = self.disruption_budget_nodes
+        if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and int(budget) > BUDGET_NODES_MAX):
             raise FieldProblem(
                 "disruption_budget_nodes",
                 f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",

@@ -286,3 +286,19 @@ def test_rules_of_derived_lanes_name_their_key(values, expected):
 ])
 def test_a_boolean_is_not_a_number(values, expected):
     assert error(**values) == expected
+
+
+@pytest.mark.parametrize("field, value", [
+    # Karpenter decodes durations with Go's time.ParseDuration (int64 nanoseconds, about 2562047h):
+    # longer ones match the CRD's pattern and then break the NodePool's decoding
+    ("consolidate_after", "2562048h"), ("node_expiry", "9999999999999h"), ("consolidate_after", "2562047h60m"),
+    # a budget's count is an IntOrString, 32 bits
+    ("disruption_budget_nodes", "2147483648"),
+])
+def test_durations_and_budgets_karpenter_cannot_decode_are_refused(field, value):
+    assert f"invalid {field} '{value}'" in pool_error(**{field: value})
+
+
+def test_the_longest_durations_karpenter_decodes_pass():
+    assert accepted(additional_karpenter_nodepools_config=[
+        {"name": "gpu", "consolidate_after": "2562047h", "node_expiry": "Never", "disruption_budget_nodes": "2147483647"}])
