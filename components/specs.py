@@ -376,6 +376,11 @@ class PoolSpec(Spec):
             if self.disk <= 0:
                 raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
             raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
+        if self.os == "al2023" and not self.ami_id and self.disk < upstream.EKS_AMI_ROOT_SNAPSHOT_GIB:
+            # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
+            # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
+            raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
+                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB)")
         iops = self.volume_iops
         if iops is not None:
             if limits.iops is None:
