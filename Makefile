@@ -21,7 +21,7 @@ preview: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --dist loadscope
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_preview.py
