@@ -158,6 +158,8 @@ NODEPOOL_LABELS_MAX = 100
 """The NodePool CRD's ``maxProperties`` for template labels."""
 TAGS_MAX = 50
 """AWS takes at most 50 tags per resource."""
+EKS_SCALING_MAX = 2**31 - 1
+"""EKS's scaling sizes (``NodegroupScalingConfig``) are 32-bit integers."""
 RACK_TAGS = 4
 """Tags the rack adds to a node group: ``rack`` and the three AMI facts it records for the pack."""
 
@@ -537,6 +539,8 @@ class NodeGroupSpec(Spec):
             raise FieldProblem("min_size", f"invalid min size: '{self.min_size}'")
         if self.max_size < 1:
             raise FieldProblem("max_size", f"invalid max size: '{self.max_size}'")
+        if self.max_size > EKS_SCALING_MAX:
+            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}' (EKS takes at most {EKS_SCALING_MAX})")
         if self.min_size > self.max_size:
             raise FieldProblem("min_size", f"invalid min size: '{self.min_size}' must be less or equal to max size")
         if self.dedicated and not self.label:

@@ -312,3 +312,9 @@ def test_an_alias_pool_disk_below_the_eks_ami_snapshot_is_refused():
     assert error(karpenter_node_disk=5).startswith("rack:karpenter_node_disk: karpenter workload nodepool: disk 5 GiB")
     # Bottlerocket's data volume starts from a small image: a 10 GiB data disk is fine
     assert accepted(karpenter_node_os="bottlerocket", karpenter_node_disk=10)
+
+
+def test_a_node_group_larger_than_eks_can_count_is_refused():
+    # NodegroupScalingConfig's sizes are 32-bit integers in the EKS API
+    assert error(additional_node_groups_config=[{"type": "m5.large", "max_size": 2**40}]).endswith(
+        f"invalid max size: '{2**40}' (EKS takes at most 2147483647)")
