@@ -130,14 +130,6 @@ GO_MAX_DURATION_S = (2**63 - 1) / 1e9
 about 2562047h. A longer duration matches the CRD's pattern and then cannot be decoded."""
 BUDGET_NODES_MAX = 2**31 - 1
 """A budget's node count becomes an ``intstr.IntOrString``, whose integer is 32 bits."""
-_UNIT_S = {"h": 3600, "m": 60, "s": 1}
-
-
-def duration_too_long(text: str) -> bool:
-    """Whether a CRD-pattern duration (``1h30m``, ``Never``) is past what Go's time.ParseDuration takes."""
-    if text == "Never":
-        return False
-    return sum(int(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)([hms])", text)) > GO_MAX_DURATION_S
 AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 # The seeds' node-group label: lowercase alphanumerics and dashes; as a Kubernetes label value, at
 # most 63 and starting and ending with an alphanumeric.
@@ -212,6 +204,18 @@ def rack_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
         if key.strip().lower() in RESERVED_TAG_KEYS or key in RACK_OWN_TAG_KEYS:
             return f"reserved tag key '{key}' is not allowed"
     return None
+
+
+_UNIT_S = {"h": 3600, "m": 60, "s": 1}
+
+
+def duration_too_long(text: str) -> bool:
+    """Whether a CRD-pattern duration (``1h30m``, ``Never``) is past what Go's time.ParseDuration takes."""
+    if text == "Never":
+        return False
+    return sum(int(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)([hms])", text)) > GO_MAX_DURATION_S
+
+
 BUILD_LABEL = "convox-build"
 BUILD_TAINT_KEY = "dedicated"
 SYSTEM_NODE_LABEL = "convox.io/system-node"
