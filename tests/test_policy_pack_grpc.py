@@ -75,6 +75,17 @@ def test_config_is_merged_over_the_defaults_as_the_cli_does(pack):
         "mandatory", {"lookup": False, "amis": {}, "amiRootSnapshotGiB": {}})
 
 
+def test_a_name_that_is_no_policy_is_skipped_as_the_cli_skips_it_and_named(pack):
+    """pulumi's ReconcilePolicyPackConfig (sdk/go/common/resource/analyzer/config.go) passes over a config
+    entry whose name is no policy of the pack: so does the offline preview, with a warning naming it."""
+    pack.warnings.clear()
+    merged = pack.configure(parse_config({"gpu-lane-oss": "advisory"}))
+    assert "gpu-lane-oss" not in merged and merged["gpu-lane-os"][0] == "mandatory"
+    assert pack.warnings == ["policy pack config: 'gpu-lane-oss' is not a policy of mixed-os-racks, so it is ignored "
+                             "(as pulumi ignores it)"]
+    pack.warnings.clear()
+
+
 @pytest.mark.parametrize(
     ("config", "error"),
     [

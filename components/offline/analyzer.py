@@ -148,6 +148,8 @@ def _apply(result: PolicyConfig, given: PolicyConfig) -> None:
         for name, (_, props) in list(result.items()):
             result[name] = (everything[0], props)
     for name, (level, props) in given.items():
+        if name not in result:  # the CLI skips a name that is no policy of the pack (ReconcilePolicyPackConfig)
+            continue
         current_level, current_props = result.get(name, ("", None))
         merged = dict(current_props or {})
         merged.update(props or {})
@@ -438,6 +440,9 @@ class PolicyPackProcess:
         if run is not None:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
         config = reconcile(self.info, user or {})
+        policies = {p.name for p in self.info.policies}
+        self.warnings += [f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
+                          f"pulumi ignores it)" for name in sorted(set(user or {}) - policies - {"all"})]
         request = pb.ConfigureAnalyzerRequest(policyConfig={
             name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=_struct(props))
             for name, (level, props) in config.items()
@@ -600,8 +605,8 @@ class PolicyPacks:
         self.warnings = []
         for pack, starting, user in zip(self._packs, self._starting, self._user):
             starting.result()
-            self.warnings += pack.warnings
             pack.configure(user, run)
+            self.warnings += pack.warnings
             violations += pack.analyze(run, self._stack_config)
         return violations
 
