@@ -13,7 +13,7 @@ from .args import checked, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .policies import rules, upstream
-from .specs import PoolSpec, karpenter_tags_problem, tags_problem
+from .specs import PoolSpec, pool_tags_problem
 
 
 class KarpenterPoolArgs(TypedDict, total=False):
@@ -160,7 +160,7 @@ class KarpenterPool(pulumi.ComponentResource):
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})
-        problem = tags_problem(tags) or karpenter_tags_problem(tags)
+        problem = pool_tags_problem(tags)
         if problem:
             raise ArgumentError("KarpenterPool", name, "tags", problem)
         node_role = (

@@ -473,8 +473,10 @@ class RackParams(BaseModel):
             self.spec()
         except SpecError as exc:
             keys = {"node_groups": "additional_node_groups_config", "pools": "additional_karpenter_nodepools_config"}
-            raise Problems([(keys.get(field, field), error_message(error))
-                            for error in exc.errors for field in [_field_of(error)]]) from None
+            problems = [(keys.get(field, field), error_message(error)) for error in exc.errors for field in [_field_of(error)]]
+            if all(key for key, _ in problems):
+                raise Problems(problems) from None
+            raise ValueError("; ".join(message for _, message in problems)) from None  # the rack as a whole
         return self
 
     @property

@@ -193,15 +193,26 @@ RACK_OWN_TAG_KEYS = (upstream.DISCOVERY_TAG, rules.NODEPOOL_LABEL)
 """Tag keys the rack sets itself on what Karpenter launches (a user's value would be overwritten)."""
 
 
-def rack_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
-    """What the rack's own ``tags`` may not hold: anything AWS refuses, more than fit on an instance
-    Karpenter launches beside its own and the pool's tags, Karpenter's keys, and the rack's own keys."""
+def pool_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
+    """What a pool's EC2NodeClass ``tags`` may not hold: anything AWS refuses, more than fit on an
+    instance Karpenter launches beside its own and the pool's tags, Karpenter's keys, the rack's keys."""
     problem = (tags_problem(tags, KARPENTER_INSTANCE_TAGS + POOL_TAGS, "Karpenter with the pool")
                or karpenter_tags_problem(tags))
     if problem:
         return problem
     for key in tags:
-        if key.strip().lower() in RESERVED_TAG_KEYS or key in RACK_OWN_TAG_KEYS:
+        if key in RACK_OWN_TAG_KEYS:
+            return f"reserved tag key '{key}' is not allowed"
+    return None
+
+
+def rack_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
+    """What the rack's ``tags`` may not hold: what no pool takes, and the keys node groups write."""
+    problem = pool_tags_problem(tags)
+    if problem:
+        return problem
+    for key in tags:
+        if key.strip().lower() in RESERVED_TAG_KEYS:
             return f"reserved tag key '{key}' is not allowed"
     return None
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mixed_os_racks import ConfigError
-from mixed_os_racks.offline import Catalog
+from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec
+from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.policies import rules
 
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, named, of_type, rack_config, run_rack
@@ -275,3 +276,20 @@ def test_an_al2023_lane_offers_accelerators_only_when_it_lists_them():
         assert not [r for r in requirements_of(run, name) if r in NO_ACCELERATORS], name
     for name in ("any", "cpu", "workload"):
         assert all(r in requirements_of(run, name) for r in NO_ACCELERATORS), name
+
+
+@pytest.mark.parametrize("tags, problem", [
+    ({"karpenter.sh/nodepool": "x"}, "tags: tag key 'karpenter.sh/nodepool' is Karpenter's own"),
+    ({"karpenter.sh/discovery": "other"}, "tags: reserved tag key 'karpenter.sh/discovery' is not allowed"),
+    ({f"k{n}": "v" for n in range(44)}, "tags: at most 43 tags (AWS takes 50; Karpenter with the pool adds 7)"),
+])
+def test_a_pools_tags_are_what_the_ec2nodeclass_and_ec2_take(tags, problem):
+    """The EC2NodeClass CRD refuses Karpenter's own tag keys; an instance carries the class's tags and
+    five of Karpenter's, 50 at most."""
+    def program() -> None:
+        KarpenterPool("rack-gpu", KarpenterPoolArgs(pool=PoolSpec(name="gpu"), cluster=ClusterRef.existing("rack", "c"),
+                                                    tags=tags))
+
+    with pytest.raises(ConfigError) as refused:
+        run_program(program, {"aws:region": "us-east-1"})
+    assert str(refused.value).startswith(f"KarpenterPool 'rack-gpu': {problem}")
