@@ -333,6 +333,9 @@ class PoolSpec(Spec):
             problem = syntax.instance_family_problem(family)
             if problem:
                 raise FieldProblem("instance_families", f"{s}: instance family '{family}' {problem}")
+        problem = _mac_problem(s, self.instance_families)
+        if problem:
+            raise FieldProblem("instance_families", problem)
         for size in self.instance_sizes:
             problem = syntax.instance_size_problem(size)
             if problem:
@@ -492,6 +495,15 @@ class PoolSpec(Spec):
         return taints + [t.as_dict() for t in self.taints]
 
 
+def _mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
+    """EC2 Mac instances run only on Dedicated Hosts, with macOS: neither an EKS managed node group nor
+    Karpenter launches them, and no EKS node AMI boots on them (EC2 User Guide, Amazon EC2 Mac instances)."""
+    macs = sorted({instances.family_of(t) for t in instance_types if instances.family_of(t).startswith("mac")})
+    if not macs:
+        return None
+    return f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
+
+
 def _needs_custom_nvidia_ami(subject: str, instance_types: list[str]) -> Optional[str]:
     """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive (its driver is 580; G7 needs 595
     or newer, P2 470 or older: amazon-eks-ami doc/usage/g7-ami.md, the EKS AMI docs)."""
@@ -573,6 +585,9 @@ class NodeGroupSpec(Spec):
         problem = tags_problem(self.tags)
         if problem:
             raise FieldProblem("tags", problem)
+        problem = _mac_problem(self.subject, [self.instance_type])
+        if problem:
+            raise FieldProblem("instance_type", problem)
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(self.subject, self.ami_id)
             if problem:

@@ -318,3 +318,14 @@ def test_a_node_group_larger_than_eks_can_count_is_refused():
     # NodegroupScalingConfig's sizes are 32-bit integers in the EKS API
     assert error(additional_node_groups_config=[{"type": "m5.large", "max_size": 2**40}]).endswith(
         f"invalid max size: '{2**40}' (EKS takes at most 2147483647)")
+
+
+@pytest.mark.parametrize("values", [
+    {"additional_node_groups_config": [{"type": "mac1.metal"}]},
+    {"additional_karpenter_nodepools_config": [{"name": "gpu", "instance_families": "mac2,m7i"}]},
+    {"karpenter_instance_families": "mac2-m2pro"},
+])
+def test_mac_instances_are_not_for_eks_nodes(values):
+    """EC2 Mac instances run only on Dedicated Hosts with macOS: no managed node group or Karpenter
+    launches them, and no EKS node AMI boots on them."""
+    assert "runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use" in error(**values)
