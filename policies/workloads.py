@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 try:  # imported as ``mixed_os_racks.policies.workloads``
-    from . import checks, facts, rules, scheduling
+    from . import checks, facts, rules, scheduling, wellknown
     from .scheduling import Selection, Taint, Toleration, label_text
 except ImportError:  # run as the pack: the pack directory is first on sys.path
     import checks  # type: ignore[no-redef]
     import facts  # type: ignore[no-redef]
     import rules  # type: ignore[no-redef]
     import scheduling  # type: ignore[no-redef]
+    import wellknown  # type: ignore[no-redef]
     from scheduling import Selection, Taint, Toleration, label_text  # type: ignore[no-redef]
 
 Finding = checks.Finding
@@ -90,6 +91,29 @@ class Lane:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     gpu: bool = False
+    requirements: tuple[wellknown.Requirement, ...] = ()
+    """A NodePool's requirements: with the pod's, they decide which instance families it can get."""
+
+    def _families(self, selection: Selection) -> list[list[str]]:
+        """Per alternative of the pod's required affinity, the families a pod with ``selection`` can get
+        here (Karpenter intersects the pod's requirements with the pool's); [] for a lane without them."""
+        if not self.requirements:
+            return []
+        terms = selection.terms if selection.terms is not None else ((),)
+        return [wellknown.candidates(self.requirements + _wellknown(selection.node_selector + tuple(term)))
+                for term in terms]
+
+    def admits(self, selection: Selection) -> bool:
+        """Whether some instance this lane can launch satisfies the pod's well-known requirements
+        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``); lanes without requirements do."""
+        return not self.requirements or any(self._families(selection))
+
+    def gpu_for(self, selection: Selection) -> bool:
+        """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
+        if not self.requirements:
+            return self.gpu
+        return self.gpu and any(any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+                                for families in self._families(selection))
 
     @property
     def subject(self) -> str:
@@ -118,6 +142,24 @@ class Lane:
 
     def _key(self) -> tuple[Any, ...]:
         return (self.kind, tuple(sorted(self.labels.items())), self.taints, self.gpu)
+
+
+def _wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellknown.Requirement, ...]:
+    return tuple(wellknown.Requirement(r.key, r.operator, r.values) for r in requirements if r.operator in wellknown.OPERATORS)
+
+
+RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com")
+
+
+def _requirement_labels(requirements: Sequence[wellknown.Requirement]) -> dict[str, str]:
+    """Labels a NodePool's requirements put on its nodes: Karpenter labels a node with every requirement
+    that allows one value (Karpenter docs, NodePools: labels come from the template's labels and its
+    requirements). Only custom keys: well-known ones are judged against the instance table."""
+    def custom(key: str) -> bool:
+        domain, slash, _ = key.partition("/")
+        return not (slash and domain.endswith(RESERVED_DOMAINS))
+
+    return {r.key: r.values[0] for r in requirements if r.operator == "In" and len(r.values) == 1 and custom(r.key)}
 
 
 def _labels(value: Any) -> dict[str, str]:
@@ -172,8 +214,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.Lane]) -> 
     if isinstance(lane, facts.NodePool):
         name = lane.subject_name
         template = facts.dig(props, "spec", "template")
-        labels = {**_labels(facts.dig(template, "metadata", "labels")), KARPENTER_POOL_LABEL: name}
-        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane))
+        requirements = tuple(wellknown.read(facts.as_list(facts.dig(template, "spec", "requirements"))))
+        labels = {**_requirement_labels(requirements), **_labels(facts.dig(template, "metadata", "labels")),
+                  KARPENTER_POOL_LABEL: name}
+        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
+                    requirements)
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
@@ -328,7 +373,11 @@ def read_workload(res: checks.StackResource) -> Optional[Workload]:
     service = facts.text(facts.as_map(metadata.get("annotations")).get(SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
     subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
-    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod), _gpus(pod))
+    gpus = _gpus(pod)
+    # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
+    # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it
+    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in gpus)
+    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus)
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -400,7 +449,8 @@ def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if problems:
         return problems
     known = lanes.known_keys
-    selected = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)]
+    selected = [lane for lane in lanes.lanes
+                if workload.selection.matches(lane.labels, known) and lane.admits(workload.selection)]
     # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
     problems = [untolerated_lane(workload, lane, taints) for lane in selected
                 if any(lane.labels.get(key) == value for key, value in named)
@@ -411,8 +461,8 @@ def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     reachable = [lane for lane in selected if not lane.untolerated(workload.tolerations)]
     if selected and not reachable and not workload.selection.empty:
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
-    if workload.nvidia_gpus > 0 and not any(lane.gpu for lane in reachable):
-        return [no_gpu_lane(workload, [lane for lane in selected if not lane.gpu], lanes)]
+    if workload.nvidia_gpus > 0 and not any(lane.gpu_for(workload.selection) for lane in reachable):
+        return [no_gpu_lane(workload, [lane for lane in selected if not lane.gpu_for(workload.selection)], lanes)]
     return []
 
 
@@ -423,7 +473,7 @@ def squats(workload: Workload, lanes: Lanes) -> list[str]:
         return []
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints and workload.selection.matches(lane.labels, known)
-               and not lane.untolerated(workload.tolerations)]
+               and lane.gpu_for(workload.selection) and not lane.untolerated(workload.tolerations)]
     if not reached:
         return []
     key = reached[0].gpu_taints[0].key

@@ -36,7 +36,7 @@ from mixed_os_racks.offline import run_program
 from mixed_os_racks.offline.cli import main
 from mixed_os_racks.policies import checks, workloads
 from conftest import REPO, rack_config, stack_config
-from policy_helpers import judge, messages, of, start_pack, unknown
+from policy_helpers import judge, messages, node_class, node_pool, of, start_pack, unknown
 
 REACH = "workloads-reach-their-lane"
 SQUAT = "gpu-lanes-for-gpu-workloads"
@@ -194,13 +194,23 @@ def test_a_dedicated_lane_without_its_toleration(pack):
 
 
 def test_a_dedicated_pool_without_either_toleration(pack):
+    """EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions): a pod
+    requesting nvidia.com/gpu gets {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}, so only the
+    dedicated taint is left untolerated; a pod asking for no GPU gets nothing and tolerates neither."""
     hand_written = pod({"convox.io/nodepool": "gpu"}, gpus=2)
     assert messages(judge(pack, on_rack(deployment("trainer", hand_written))), REACH) == [
-        'deployment "trainer" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        'deployment "trainer" selects Karpenter node pool "gpu" but does not tolerate its taint '
+        "dedicated-node=gpu:NoSchedule (add the toleration {key: dedicated-node, "
+        "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
+        "convox.io/nodepool and convox.io/label)"
+    ]
+    no_gpu = pod({"convox.io/nodepool": "gpu"})
+    assert messages(judge(pack, on_rack(deployment("cruncher", no_gpu))), REACH) == [
+        'deployment "cruncher" selects Karpenter node pool "gpu" but does not tolerate its taints '
         "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
         "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
-        "convox.io/nodepool and convox.io/label; add the toleration {key: nvidia.com/gpu, operator: Exists, "
-        "effect: NoSchedule}; the Service component adds it for scale.gpu)"
+        "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request "
+        "nvidia.com/gpu)"
     ]
 
 
@@ -483,3 +493,59 @@ def test_a_components_registered_outputs_reach_the_stack_policies(pack):
     assert messages(judge(pack, alone(on_lane("batch"))), REACH) == []
     assert messages(judge(pack, alone(on_lane("ml"))), REACH) == [
         'deployment "cruncher" targets node group label "batch", which does not exist on this rack (existing labels: ml)']
+
+
+# ---- hand-written pools, as other teams publish them ---------------------------------------------------------
+
+GPU_TAINT = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+
+
+def gpu_pool_with(requirements: list[dict[str, Any]]) -> Callable[[ClusterRef], None]:
+    """A GPU pool on g5/g6/p4d (all x86_64), tainted nvidia.com/gpu as in Karpenter's and AWS's GPU
+    examples, with more ``requirements``; and a general pool on m7i."""
+    def add(cluster: ClusterRef) -> None:
+        node_class("gpu", [{"alias": "al2023@latest"}])
+        k8s.apiextensions.CustomResource("gpu-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
+                                         metadata={"name": "gpu"}, spec={"template": {
+                                             "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                                       "name": "gpu"},
+                                                      "requirements": [{"key": "karpenter.k8s.aws/instance-family",
+                                                                        "operator": "In", "values": ["g5", "g6", "p4d"]},
+                                                                       *requirements],
+                                                      "taints": GPU_TAINT}}})
+        node_class("general", [{"alias": "al2023@latest"}])
+        node_pool("general", families=["m7i"], labels={"workload": "general"})
+    return add
+
+
+def test_a_gpu_pod_tolerates_the_gpu_taint_through_eks_admission(pack):
+    """ExtendedResourceToleration (on in every EKS platform version): a pod requesting nvidia.com/gpu gets
+    the nvidia.com/gpu NoSchedule toleration without writing it."""
+    job = deployment("infer", pod({"karpenter.sh/nodepool": "gpu"}, gpus=1))
+    assert messages(judge(pack, alone(gpu_pool_with([]), job)), REACH) == []
+
+
+def test_a_label_from_a_single_value_requirement_is_the_nodes(pack):
+    """Karpenter labels a node with every requirement that allows one value (NodePools docs)."""
+    selecting = deployment("infer", pod({"workload": "gpu"}, gpus=1))
+    lanes = gpu_pool_with([{"key": "workload", "operator": "In", "values": ["gpu"]}])
+    assert messages(judge(pack, alone(lanes, selecting)), REACH) == []
+
+
+@pytest.mark.parametrize("selector", [{"kubernetes.io/arch": "arm64"}, {"karpenter.k8s.aws/instance-family": "m5"}])
+def test_a_gpu_pod_whose_selection_no_gpu_instance_meets_is_refused(pack, selector):
+    """Karpenter intersects the pod's requirements with the pool's: g5, g6 and p4d are x86_64 and none is m5."""
+    gpu_pod = pod(selector, tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], gpus=1)
+    found = messages(judge(pack, alone(gpu_pool_with([]), deployment("infer", gpu_pod))), REACH)
+    assert len(found) == 1 and found[0].startswith('deployment "infer" requests 1 nvidia.com/gpu')
+
+
+def test_a_pod_that_excludes_gpu_instances_cannot_squat(pack):
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "DoesNotExist"}]}]}}}
+    tolerant = pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], affinity=affinity)
+    violations = judge(pack, alone(gpu_pool_with([]), deployment("batch", tolerant)))
+    assert messages(violations, SQUAT, "advisory") == []
+    # without the exclusion it could take a GPU node
+    loose = pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    assert messages(judge(pack, alone(gpu_pool_with([]), deployment("batch", loose))), SQUAT, "advisory")
