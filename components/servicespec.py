@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from .errors import ConfigError
 from .placement import GpuRequest, Placement, place
 from .policies import workloads
-from .specs import FieldProblem, error_loc, error_message, key_path
+from .specs import FieldProblem, error_loc, error_message, key_path, numbers_only
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -74,25 +74,20 @@ def label_value_problem(key: str, value: str) -> Optional[str]:
             f"starting and ending alphanumeric)")
 
 
-def _no_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a number, got {str(value).lower()}")
-    return value
-
-
-Int = Annotated[int, BeforeValidator(_no_bool)]
-"""An integer: numbers and numeric strings pass, ``true``/``false`` do not."""
-
-
 class Part(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
                               alias_generator=to_camel, populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return numbers_only(cls, value, info)  # numbers and numeric strings pass, true/false do not
 
 
 class GpuSpec(Part):
     """``scale.gpu``: a bare number is the count."""
 
-    count: Int = 0
+    count: int = 0
     """GPUs per replica. Default 0."""
     vendor: str = "nvidia"
     """``nvidia`` (or ``nvidia.com``) or ``amd`` (or ``amd.com``). Default ``nvidia``."""
@@ -123,7 +118,7 @@ class GpuSpec(Part):
 class TargetsSpec(Part):
     """``scale.targets``: what the autoscaler aims for."""
 
-    cpu: Int = DEFAULT_CPU_TARGET
+    cpu: int = DEFAULT_CPU_TARGET
     """Average CPU use, percent of the request. Default 80."""
 
     @field_validator("cpu")
@@ -160,9 +155,9 @@ class ScaleSpec(Part):
 
     count: tuple[int, int] = (1, 1)
     """Replicas: ``2``, or a range ``2-6`` (a HorizontalPodAutoscaler on CPU between them). Default 1."""
-    cpu: Optional[Int] = None
+    cpu: Optional[int] = None
     """CPU request, millicores. Default 250 (none for a GPU service)."""
-    memory: Optional[Int] = None
+    memory: Optional[int] = None
     """Memory request and limit, MiB. Default 512 (none for a GPU service)."""
     gpu: GpuSpec = GpuSpec()
     """GPUs per replica, as request and limit: ``1``, or ``{count: 1, vendor: nvidia}``."""
@@ -212,11 +207,11 @@ class HealthSpec(Part):
 
     path: str = "/"
     """The HTTP path the readiness and liveness probes get. Default ``/``."""
-    grace: Optional[Int] = None
+    grace: Optional[int] = None
     """Seconds before the first readiness check. Default: ``interval``."""
-    interval: Int = 5
+    interval: int = 5
     """Seconds between checks. Default 5."""
-    timeout: Optional[Int] = None
+    timeout: Optional[int] = None
     """Seconds a check may take. Default: ``interval`` - 1 (at least 1)."""
 
     @model_validator(mode="before")
@@ -285,7 +280,7 @@ class ServiceSpec(Part):
     """The Deployment's and the Service's name: a DNS-1035 label (``web``)."""
     image: str
     """The container image (``nginx:1.27``, ``123456789012.dkr.ecr.us-east-1.amazonaws.com/app:1``)."""
-    port: Int
+    port: int
     """The port the container listens on; the Service exposes it. 1-65535."""
     health: HealthSpec = HealthSpec()
     """Readiness and liveness on an HTTP path: ``/health``, or ``{path, grace, interval, timeout}``."""
