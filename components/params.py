@@ -19,6 +19,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -243,9 +244,9 @@ def _groups(kind: str, prefix: str, defaults: Mapping[str, Any]) -> Callable[[li
 
     def validate(items: list[Any], info: ValidationInfo) -> list[NodeGroupSpec]:
         ids = [item.get("id") if isinstance(item, Mapping) else None for item in items]
-        bad = [(f"[{n}].id", group_id_problem(i)) for n, i in enumerate(ids) if i is not None and group_id_problem(i)]
+        bad = [(f"[{n}].id", problem) for n, i in enumerate(ids) if i is not None and (problem := group_id_problem(i))]
         if bad:
-            raise Problems(bad)  # type: ignore[arg-type]
+            raise Problems(bad)
         if any(i is not None for i in ids) and any(i is None for i in ids):
             raise ValueError("some node groups missing id property")
         seen: set[str] = set()
@@ -279,6 +280,7 @@ class RackParams(BaseModel):
     """The ``rack`` namespace of a stack config, in the seeds' words (keys without ``rack:``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    _spec: Optional[RackSpec] = PrivateAttr(default=None)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -464,13 +466,13 @@ class RackParams(BaseModel):
 
     @model_validator(mode="after")
     def _workload(self) -> "RackParams":
-        self.workload_pool()
+        """The whole ``RackSpec``, built once here so each rule's error names the key that set it."""
+        workload = self.workload_pool()
         self._mode_rules()
-        self.cluster_spec()
-        if self.build_node_enabled:
-            self.build_pool()
+        cluster = self.cluster_spec()
+        build = [self.build_pool()] if self.build_node_enabled else []
         try:  # what only the whole rack can say (a group's tags with the rack's), under the key that set it
-            self.spec()
+            self._spec = self._rack_spec(workload, cluster, build)
         except SpecError as exc:
             keys = {"node_groups": "additional_node_groups_config", "pools": "additional_karpenter_nodepools_config"}
             problems = [(keys.get(field, field), error_message(error)) for error in exc.errors for field in [_field_of(error)]]
@@ -595,14 +597,17 @@ class RackParams(BaseModel):
             ]) from None
 
     def spec(self) -> RackSpec:
-        """The ``RackSpec`` these parameters describe."""
-        build = [self.build_pool()] if self.build_node_enabled else []
+        """The ``RackSpec`` these parameters describe (built when they were validated)."""
+        assert self._spec is not None, "RackParams are built by model_validate"
+        return self._spec
+
+    def _rack_spec(self, workload: PoolSpec, cluster: Optional[ClusterSpec], build: list[PoolSpec]) -> RackSpec:
         return RackSpec(
             cluster_name=self.cluster_name,
             tags=self.tags,
             karpenter_node_role=self.node_role_name,
-            pools=[self.workload_pool(), *self.additional_karpenter_nodepools_config, *build],
-            cluster=self.cluster_spec(),
+            pools=[workload, *self.additional_karpenter_nodepools_config, *build],
+            cluster=cluster,
             karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
             high_availability=self.high_availability,

@@ -13,7 +13,7 @@ from .cluster import ClusterRef
 from .eks import SYSTEM_SELECTOR, SYSTEM_TOLERATION, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
-from .karpenter_controller import KarpenterController, KarpenterControllerArgs, node_role_name
+from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .specs import NodeGroupSpec, PoolSpec, RackSpec
 
@@ -180,5 +180,5 @@ class Rack(pulumi.ComponentResource):
         invoke = pulumi.InvokeOptions(parent=self)
         partition = aws.get_partition_output(opts=invoke).partition
         account = aws.get_caller_identity_output(opts=invoke).account_id
-        role = spec.karpenter_node_role or node_role_name(spec.cluster_name)
+        role = spec.node_role_name
         return pulumi.Output.all(partition, account).apply(lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{role}")

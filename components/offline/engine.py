@@ -350,16 +350,16 @@ class RecordingMonitor(sdk.MockMonitor):
         return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
-        outputs = plain(json_format.MessageToDict(request.outputs))
+        wire = json_format.MessageToDict(request.outputs)
+        outputs = plain(wire)
         if request.urn.split("::")[2] == STACK_TYPE:
-            self.stack_outputs = outputs
-            self.stack_outputs_wire = json_format.MessageToDict(request.outputs)
+            self.stack_outputs, self.stack_outputs_wire = outputs, wire
         else:
             self.component_outputs[request.urn] = outputs
             if request.urn in self.registrations:
-                wire = struct_pb2.Struct()
-                wire.CopyFrom(request.outputs)
-                self.registrations[request.urn].registered_outputs = wire
+                struct = struct_pb2.Struct()
+                struct.CopyFrom(request.outputs)
+                self.registrations[request.urn].registered_outputs = struct
         return super().RegisterResourceOutputs(request)
 
 
