@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -10,6 +9,7 @@ import pytest
 import yaml
 
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
+from mixed_os_racks.policies.speedups import tune_gc
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
@@ -81,5 +81,4 @@ def dev_run() -> ProgramRun:
 def pytest_configure(config: pytest.Config) -> None:
     """Collect cycles less often: a Pulumi program run allocates many short-lived SDK objects, and the
     default thresholds spend a large share of the suite in the collector (as in the pack: ``speedups``)."""
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    tune_gc()

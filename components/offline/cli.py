@@ -8,7 +8,6 @@ interrupted (Ctrl-C; every policy pack process is killed first).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import ConfigError
+from ..policies.speedups import tune_gc
 from .analyzer import PolicyPackError, PolicyPacks
 from .catalog import Catalog, CatalogError
 from .engine import ProgramExit, run_program, stack_config_values
@@ -173,10 +173,9 @@ def entry() -> None:
     """The process's entry (``python -m mixed_os_racks.offline``, the ``mixed-os-racks`` script).
 
     A run allocates many short-lived SDK objects while what the imports built lives as long as the
-    process: freeze that, and collect cycles less often (the policy pack does the same, ``speedups``).
+    process: freeze that, and collect cycles less often, as the policy pack does.
     """
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    tune_gc()
     sys.exit(main())
 
 
