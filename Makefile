@@ -1,6 +1,7 @@
 # `make preview` and `make test` work on a fresh machine: the first use creates the virtualenvs and
 # installs: .venv (this package, editable, and the test tools) and policies/venv (the policy pack's
-# own, which `pulumi preview --policy-pack policies` and the offline preview both start it in).
+# own, which `pulumi preview --policy-pack policies` and the offline preview both start it in; it
+# installs this package too, whose pack/ holds the policies).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -14,7 +15,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_FLAGS) -r requirements-dev.txt
 	$(PYTHON) -m venv $(PACK_VENV)
-	$(PACK_VENV)/bin/python -m pip install $(PIP_FLAGS) -r policies/requirements.txt
+	cd policies && venv/bin/python -m pip install $(PIP_FLAGS) -r requirements.txt
 	touch $@
 
 preview: $(VENV)/.installed

@@ -5,62 +5,71 @@ fields are required, checked when the component is built. Every component that g
 takes it as ``cluster``, a ``ClusterRef``. Pools and node groups take a spec (``PoolSpec``,
 ``NodeGroupSpec``); the stack config's Convox parameters become a ``RackSpec`` through
 ``load_stack_config``.
+
+The names below are imported on first use, so ``import mixed_os_racks.pack`` (the policy pack's
+rules) loads no Pulumi provider SDK.
 """
 
-from .ami import AmiFacts, AmiLookup
-from .cluster import ClusterRef
-from .eks import RackCluster, RackClusterArgs
-from .errors import ArgumentError, ConfigError
-from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs
-from .karpenter_controller import KarpenterController, KarpenterControllerArgs
-from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
-from .params import RackParams, parse_rack_config, parse_rack_params
-from .placement import GpuRequest, Placement, place
-from .rack import Rack, RackArgs
-from .service import Service, ServiceArgs
-from .servicespec import ServiceError, ServiceSpec
-from .specs import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
-from .stackconfig import load_stack_config
+from __future__ import annotations
 
-__all__ = [
-    "AmiFacts",
-    "AmiLookup",
-    "ArgumentError",
-    "ClusterRef",
-    "ClusterSpec",
-    "ConfigError",
-    "DevicePluginSpec",
-    "GpuObservability",
-    "GpuObservabilityArgs",
-    "GpuObservabilitySpec",
-    "GpuRequest",
-    "KarpenterController",
-    "KarpenterControllerArgs",
-    "KarpenterPool",
-    "KarpenterPoolArgs",
-    "KarpenterSpec",
-    "NodeGroup",
-    "NodeGroupArgs",
-    "NodeGroupSpec",
-    "NvidiaDevicePlugin",
-    "NvidiaDevicePluginArgs",
-    "Placement",
-    "PoolSpec",
-    "Rack",
-    "RackArgs",
-    "RackCluster",
-    "RackClusterArgs",
-    "RackParams",
-    "RackSpec",
-    "Service",
-    "ServiceArgs",
-    "ServiceError",
-    "ServiceSpec",
-    "Taint",
-    "ami_type",
-    "load_stack_config",
-    "parse_rack_config",
-    "parse_rack_params",
-    "place",
-]
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = version("mixed-os-racks")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    __version__ = "0+unknown"
+
+_EXPORTS = {
+    "ami": ("AmiFacts", "AmiLookup"),
+    "cluster": ("ClusterRef",),
+    "eks": ("RackCluster", "RackClusterArgs"),
+    "errors": ("ArgumentError", "ConfigError"),
+    "gpu": ("GpuObservability", "GpuObservabilityArgs", "NvidiaDevicePlugin", "NvidiaDevicePluginArgs"),
+    "karpenter": ("KarpenterPool", "KarpenterPoolArgs"),
+    "karpenter_controller": ("KarpenterController", "KarpenterControllerArgs"),
+    "nodegroup": ("NodeGroup", "NodeGroupArgs", "ami_type"),
+    "config.params": ("RackParams", "parse_rack_config", "parse_rack_params"),
+    "config.stackconfig": ("load_stack_config",),
+    "placement": ("GpuRequest", "Placement", "place"),
+    "rack": ("Rack", "RackArgs"),
+    "service": ("Service", "ServiceArgs"),
+    "spec.service": ("ServiceError", "ServiceSpec"),
+    "spec": ("ClusterSpec", "DevicePluginSpec", "GpuObservabilitySpec", "KarpenterSpec", "NodeGroupSpec", "PoolSpec",
+             "RackSpec", "Taint"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mixed_os_racks' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported lazily above)
+    from .ami import AmiFacts, AmiLookup
+    from .cluster import ClusterRef
+    from .config.params import RackParams, parse_rack_config, parse_rack_params
+    from .config.stackconfig import load_stack_config
+    from .eks import RackCluster, RackClusterArgs
+    from .errors import ArgumentError, ConfigError
+    from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
+    from .karpenter import KarpenterPool, KarpenterPoolArgs
+    from .karpenter_controller import KarpenterController, KarpenterControllerArgs
+    from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
+    from .placement import GpuRequest, Placement, place
+    from .rack import Rack, RackArgs
+    from .service import Service, ServiceArgs
+    from .spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
+    from .spec.service import ServiceError, ServiceSpec

@@ -15,8 +15,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .errors import ConfigError
-from .policies import rules
-from .policies.amifacts import AmiFacts, decode
+from .pack import rules
+from .pack.amifacts import AmiFacts, decode
 
 __all__ = ["AmiFacts", "AmiLookup", "provider_reason"]
 

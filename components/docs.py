@@ -16,30 +16,33 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from pydantic import BaseModel
 
-from .params import GROUP_FIELDS, GROUP_KEYS, POOL_KEYS, RackParams
-from .specs import NodeGroupSpec, PoolSpec
+from .config import keys
+from .config.params import RackParams
 
 BLOCK_RE = re.compile(r"(<!-- BEGIN generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)", re.S)
 
 
-def _rows(model: type[BaseModel], keys: Iterable[str], rename: Optional[dict[str, str]] = None,
-          extra: Optional[dict[str, str]] = None) -> list[tuple[str, str]]:
-    rename = rename or {}
-    fields = {rename.get(name, name): field for name, field in model.model_fields.items()}
+def _rows(model: type[BaseModel], names: Iterable[str], table: Optional[keys.KeyTable] = None,
+          extra: Optional[dict[str, str]] = None) -> list[tuple[str, str, str]]:
+    """(key, Python field, description) per key; ``table`` says which field a key sets."""
     rows = []
-    for key in keys:
-        if key in fields:
-            rows.append((key, (fields[key].description or "").strip()))
+    for key in names:
+        field = table.field_of(key) if table else key
+        if field in model.model_fields:
+            rows.append((key, field, (model.model_fields[field].description or "").strip()))
         elif extra and key in extra:
-            rows.append((key, extra[key]))
+            rows.append((key, "", extra[key]))
         else:
             raise KeyError(f"{model.__name__} documents no field {key!r}")
     return rows
 
 
-def _table(rows: Sequence[tuple[str, str]]) -> str:
-    lines = ["| parameter | what it does, and its default |", "|---|---|"]
-    lines += [f"| `{key}` | {_cell(text)} |" for key, text in rows]
+def _table(rows: Sequence[tuple[str, str, str]], fields: bool = True) -> str:
+    if not fields:
+        lines = ["| parameter | what it does, and its default |", "|---|---|"]
+        return "\n".join(lines + [f"| `{key}` | {_cell(text)} |" for key, _, text in rows]) + "\n"
+    lines = ["| key | Python field | what it does, and its default |", "|---|---|---|"]
+    lines += [f"| `{key}` | {f'`{field}`' if field else ''} | {_cell(text)} |" for key, field, text in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -49,10 +52,10 @@ def _cell(text: str) -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "rack-params": lambda: _table(_rows(RackParams, RackParams.model_fields)),
-    "pool-fields": lambda: _table(_rows(PoolSpec, POOL_KEYS)),
+    "rack-params": lambda: _table(_rows(RackParams, RackParams.model_fields), fields=False),
+    "pool-fields": lambda: _table(_rows(keys.POOL.spec, keys.POOL.item_keys, keys.POOL)),
     "node-group-fields": lambda: _table(_rows(
-        NodeGroupSpec, GROUP_KEYS, {v: k for k, v in GROUP_FIELDS.items()} | {"instance_type": "type"},
+        keys.NODE_GROUP.spec, keys.NODE_GROUP.item_keys, keys.NODE_GROUP,
         {"id": "The group's id: its names and URNs are ``<rack>-ng-<id>`` (``<rack>-build-<id>``). Default: its position "
                "when no group has one (give every group an ``id`` if you will ever reorder the list)."},
     )),

@@ -30,22 +30,21 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
+from . import contract
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .policies import upstream
-from .specs import SYSTEM_NODE_LABEL, ClusterSpec, NodeGroupSpec
+from .pack import upstream
+from .spec import ClusterSpec, NodeGroupSpec
 
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
-SYSTEM_TOLERATION = {"key": SYSTEM_NODE_LABEL, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-SYSTEM_SELECTOR = {SYSTEM_NODE_LABEL: "true"}
 
 
 def coredns_configuration() -> dict[str, object]:
     """The CoreDNS add-on's configuration values (keys of its add-on configuration schema): run on the
     system lane, which no workload reaches."""
-    return {"nodeSelector": SYSTEM_SELECTOR, "tolerations": [SYSTEM_TOLERATION]}
+    return {"nodeSelector": contract.SYSTEM_SELECTOR, "tolerations": [contract.SYSTEM_TOLERATION]}
 
 
 class RackClusterArgs(TypedDict, total=False):

@@ -16,11 +16,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from . import contract
 from .args import checked
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .policies import rules, upstream
-from .specs import chart_version_problem, time_slicing_problem
+from .pack import upstream
+from .spec.rack import chart_version_problem, time_slicing_problem
 
 NAMESPACE = "kube-system"
 TIME_SLICING_CONFIG = "time-slicing"
@@ -28,13 +29,13 @@ TIME_SLICING_CONFIG = "time-slicing"
 # The taints of the seeds' lanes a GPU node may carry: the GPU taint, `dedicated` lanes, build lanes.
 GPU_TOLERATIONS: list[dict[str, str]] = [
     {"key": key, "operator": "Exists", "effect": "NoSchedule"}
-    for key in ("CriticalAddonsOnly", rules.GPU_TAINT_KEY, rules.DEDICATED_TAINT_KEY, "dedicated")
+    for key in ("CriticalAddonsOnly", contract.GPU_TAINT_KEY, contract.DEDICATED_TAINT_KEY, "dedicated")
 ]
 
 
 def gpu_node_affinity() -> dict[str, Any]:
     """Required node affinity on the GPU-vendor label our AL2023 GPU lanes carry."""
-    term = {"matchExpressions": [{"key": rules.GPU_VENDOR_LABEL, "operator": "In", "values": [rules.GPU_VENDOR_NVIDIA]}]}
+    term = {"matchExpressions": [{"key": contract.GPU_VENDOR_LABEL, "operator": "In", "values": [contract.GPU_VENDOR_NVIDIA]}]}
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
@@ -42,7 +43,7 @@ def time_slicing_config(replicas: int) -> str:
     """The device plugin's config file (``version: v1``) sharing each GPU ``replicas`` ways."""
     config = {
         "version": "v1",
-        "sharing": {"timeSlicing": {"resources": [{"name": rules.GPU_TAINT_KEY, "replicas": replicas}]}},
+        "sharing": {"timeSlicing": {"resources": [{"name": contract.GPU_TAINT_KEY, "replicas": replicas}]}},
     }
     return yaml.safe_dump(config, sort_keys=False)
 

@@ -8,12 +8,14 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from . import contract
 from .ami import AmiLookup
 from .args import checked, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .policies import rules, upstream
-from .specs import PoolSpec, pool_tags_problem
+from .pack import rules, upstream
+from .spec import PoolSpec
+from .spec.tags import pool_tags_problem
 
 
 class KarpenterPoolArgs(TypedDict, total=False):
@@ -86,7 +88,7 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
             "httpTokens": "required",
         },
         "blockDeviceMappings": volumes,
-        "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, rules.NODEPOOL_LABEL: pool.name},
+        "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, contract.NODEPOOL_LABEL: pool.name},
     }
 
 
@@ -177,7 +179,7 @@ class KarpenterPool(pulumi.ComponentResource):
             ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
             root_device = facts.root_device_name or root_device
             if facts.root_snapshot_gib is not None:
-                annotations[rules.ROOT_SNAPSHOT_ANNOTATION] = rules.gib(facts.root_snapshot_gib)
+                annotations[contract.ROOT_SNAPSHOT_ANNOTATION] = rules.gib(facts.root_snapshot_gib)
 
         metadata: dict[str, Any] = {"name": pool.name}
         if annotations:

@@ -35,8 +35,8 @@ import pulumi_kubernetes as k8s
 from .args import checked, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .policies import upstream
-from .specs import chart_version_problem
+from .pack import upstream
+from .spec.rack import chart_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
 NODE_ROLE_POLICIES = (

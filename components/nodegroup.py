@@ -41,12 +41,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
+from . import contract
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
-from .policies import instances, rules, upstream
-from .specs import NodeGroupSpec
+from .pack import instances, rules, upstream
+from .spec import NodeGroupSpec
 
 WORKER_POLICIES = {
     "worker": "AmazonEKSWorkerNodePolicy",
@@ -131,10 +132,10 @@ class NodeGroup(pulumi.ComponentResource):
             ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
             by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
             if facts.root_snapshot_gib is not None:
-                group_tags[rules.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
-            group_tags[rules.ROOT_SNAPSHOT_ENCRYPTED_TAG] = str(bool(facts.root_snapshot_encrypted)).lower()
+                group_tags[contract.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
+            group_tags[contract.ROOT_SNAPSHOT_ENCRYPTED_TAG] = str(bool(facts.root_snapshot_encrypted)).lower()
             if by_default:
-                group_tags[rules.ENCRYPTION_BY_DEFAULT_TAG] = "true"
+                group_tags[contract.ENCRYPTION_BY_DEFAULT_TAG] = "true"
 
         child = pulumi.ResourceOptions(parent=self)
         role_ready: list[pulumi.Resource] = []

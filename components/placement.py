@@ -13,7 +13,7 @@ service says (``nodeSelectorLabels`` and ``scale.gpu``), exactly as the seeds' r
   ``nvidia.com/gpu``, ``amd``/``amd.com`` -> ``amd.com/gpu``, anything else -> ``nvidia.com/gpu``.
 
 Custom taints (anything but ``dedicated-node`` and the GPU taint) are not tolerated automatically.
-Pure: no Pulumi resources, only the contract the policy pack checks (``policies/workloads.py``).
+Pure: no Pulumi resources, only the contract the policy pack checks (``pack/workloads.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Union
 
-from .policies import workloads
+from . import contract
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class GpuRequest:
     @property
     def resource(self) -> str:
         """The extended resource: ``nvidia.com/gpu`` or ``amd.com/gpu``."""
-        return workloads.gpu_resource(self.vendor)
+        return contract.gpu_resource(self.vendor)
 
 
 GpuInput = Union[None, int, GpuRequest, Mapping[str, Any]]
@@ -94,9 +94,9 @@ def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInpu
     if selectors:
         term = {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in selectors.items()]}
         affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
-    tolerations = [workloads.dedicated_toleration(v) for k, v in selectors.items() if k in workloads.LANE_KEYS]
+    tolerations = [contract.dedicated_toleration(v) for k, v in selectors.items() if k in contract.LANE_KEYS]
     resources: dict[str, str] = {}
     if request.count > 0:
-        tolerations.append(workloads.gpu_toleration(request.resource))
+        tolerations.append(contract.gpu_toleration(request.resource))
         resources[request.resource] = str(request.count)
     return Placement(affinity, tolerations, resources)

@@ -7,17 +7,17 @@ from typing import Any, NotRequired, Optional, Required, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from . import contract
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
-from .eks import SYSTEM_SELECTOR, SYSTEM_TOLERATION, RackCluster, RackClusterArgs
+from .eks import RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .specs import NodeGroupSpec, PoolSpec, RackSpec
+from .spec import NodeGroupSpec, PoolSpec, RackSpec
 
-EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
 
 class RackArgs(TypedDict, total=False):
@@ -30,7 +30,7 @@ class RackArgs(TypedDict, total=False):
 
 def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
     return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
-            "taints": [{**t, "effect": EKS_EFFECTS.get(t["effect"], t["effect"])} for t in taints]}
+            "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
 
 
 def pool_lane(pool: PoolSpec) -> dict[str, Any]:
@@ -94,8 +94,8 @@ class Rack(pulumi.ComponentResource):
             if spec.karpenter_node_role:
                 controller_args["node_role_name"] = spec.karpenter_node_role
             if self.created is not None:  # the controller runs on the system lane
-                controller_args["node_selector"] = SYSTEM_SELECTOR
-                controller_args["tolerations"] = [SYSTEM_TOLERATION]
+                controller_args["node_selector"] = contract.SYSTEM_SELECTOR
+                controller_args["tolerations"] = [contract.SYSTEM_TOLERATION]
             self.karpenter = KarpenterController(
                 f"{name}-karpenter", controller_args,
                 # on the system lane, with cluster DNS (the controller resolves the AWS endpoints it calls)

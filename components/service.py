@@ -27,11 +27,11 @@ from typing import Any, NotRequired, Optional, Required, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import contract
 from .args import checked
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .policies import workloads
-from .servicespec import ServiceSpec, dns1123_label_problem
+from .spec.service import ServiceSpec, dns1123_label_problem
 
 NAME_LABEL = "app.kubernetes.io/name"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "mixed-os-racks"}
@@ -154,7 +154,7 @@ class Service(pulumi.ComponentResource):
             deployment_spec["replicas"] = spec.scale.count[0]
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata={**metadata, "annotations": {workloads.SERVICE_ANNOTATION: spec.name}},
+            metadata={**metadata, "annotations": {contract.SERVICE_ANNOTATION: spec.name}},
             spec=deployment_spec,
             opts=child,
         )

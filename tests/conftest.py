@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
-from mixed_os_racks.policies.speedups import tune_gc
+from mixed_os_racks.pack.speedups import tune_gc
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks.offline import Catalog, CatalogError, run_program
-from mixed_os_racks.offline.cli import main
+from mixed_os_racks.cli import main
 from conftest import REPO
 
 X86 = "ami-0123456789abcdef0"
@@ -152,7 +152,7 @@ def test_any_snapshot_value_is_kept_exactly_when_positive_and_finite(value):
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet="ami-0123456789abcdefABCDEFxyz\n ", max_size=24))
 def test_any_id_is_kept_exactly_when_the_rule_takes_it(value):
-    from mixed_os_racks.policies import rules
+    from mixed_os_racks.pack import rules
 
     doc = {"amis": [entry(id=value)]}
     if rules.ami_id_problem(value) is None:

@@ -74,7 +74,7 @@ def test_unknown_arguments_and_non_mappings_are_refused():
 
 def test_values_are_checked_too():
     assert refused(lambda: NvidiaDevicePlugin("p", {"cluster": cluster(), "time_slicing_replicas": 0})) == (
-        "NvidiaDevicePlugin 'p': time_slicing_replicas: invalid nvidia_device_time_slicing_replicas '0' (must be 1 or more)"
+        "NvidiaDevicePlugin 'p': time_slicing_replicas: invalid time_slicing_replicas '0' (must be 1 or more)"
     )
     assert refused(lambda: GpuObservability("m", {"cluster": cluster(), "version": "latest"})) == (
         "GpuObservability 'm': version: invalid version 'latest' (must be a chart version like 4.8.2)"

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, parse_rack_config, parse_rack_params
-from mixed_os_racks.policies import rules
+from mixed_os_racks.pack import rules
 
 
 def parse(**values):
@@ -214,15 +214,16 @@ def test_malformed_taint():
     ("key", "value", "message"),
     [
         ("karpenter_capacity_types", "reserved", "invalid capacity type 'reserved' (must be on-demand or spot)"),
-        ("karpenter_arch", "arm", "invalid arch 'arm' (must be amd64 or arm64)"),
-        ("karpenter_cpu_limit", 0, "cpu_limit must be positive (got '0')"),
-        ("karpenter_consolidate_after", "soon", "invalid consolidate_after 'soon' (use a duration like 30s, 5m or 1h)"),
-        ("karpenter_node_volume_type", "sc1", "invalid volume_type 'sc1' (must be one of gp2, gp3, io1, io2)"),
+        ("karpenter_arch", "arm", "invalid karpenter_arch 'arm' (must be amd64 or arm64)"),
+        ("karpenter_cpu_limit", 0, "karpenter_cpu_limit must be positive (got '0')"),
+        ("karpenter_consolidate_after", "soon", "invalid karpenter_consolidate_after 'soon' (use a duration like 30s, 5m or 1h)"),
+        ("karpenter_node_volume_type", "sc1", "invalid karpenter_node_volume_type 'sc1' (must be one of gp2, gp3, io1, io2)"),
         ("karpenter_node_labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
         ("karpenter_node_taints", "a:Bad", "invalid taint effect 'Bad' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
     ],
 )
 def test_workload_rules_name_their_key(key, value, message):
+    # the pool's rules, in the words the stack user wrote: a field named by its rack key
     assert error_of(**{key: value}) == f"rack:{key}: karpenter workload nodepool: {message}"
 
 

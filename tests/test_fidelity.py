@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pulumi
 import pulumi_eks as eks
 import pytest
 
 from conftest import GPU_AMI, rack_config, run_rack
+from mixed_os_racks import contract
 from mixed_os_racks import ClusterRef, ConfigError, NodeGroup, NodeGroupArgs, NodeGroupSpec, PoolSpec, ami_type, parse_rack_config
 from mixed_os_racks.ami import provider_reason
 from mixed_os_racks.offline import Catalog, run_program
-from mixed_os_racks.policies import checks, facts, instances, rules
+from mixed_os_racks.pack import checks, facts, instances
 
 MNG = "eks:index:ManagedNodeGroup"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -174,12 +174,12 @@ def test_every_family_derives_its_ami_type_and_gpu_lane(family):
     instance_type = f"{family}.metal" if family.startswith("mac") else f"{family}.xlarge"
     assert ami_type(instance_type) == expected
     # the pack calls a node group on it a GPU lane exactly when it is an NVIDIA family
-    lane = facts.read(facts.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
+    lane = facts.read(contract.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
     assert (checks.gpu_reason(lane) is not None) == (fact.gpu == instances.NVIDIA)
     if fact.gpu == instances.NVIDIA and fact.eks_nvidia_ami:
         group = NodeGroupSpec(instance_type=instance_type)
-        assert group.node_labels()[rules.GPU_VENDOR_LABEL] == rules.GPU_VENDOR_NVIDIA
-        assert {"key": rules.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"} in group.node_taints()
+        assert group.node_labels()[contract.GPU_VENDOR_LABEL] == contract.GPU_VENDOR_NVIDIA
+        assert {"key": contract.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"} in group.node_taints()
 
 
 @pytest.mark.parametrize("family, arch", [

@@ -11,11 +11,11 @@ import yaml
 
 import pulumi
 
+from mixed_os_racks import contract
 from mixed_os_racks import ClusterRef, GpuObservability, NvidiaDevicePlugin
 from conftest import reference
 from mixed_os_racks.offline import ProgramRun, Resource, run_program
-from mixed_os_racks.offline.cli import main as offline_cli
-from mixed_os_racks.policies import rules
+from mixed_os_racks.cli import main as offline_cli
 
 REPO = Path(__file__).resolve().parents[1]
 CHART = "kubernetes:helm.sh/v4:Chart"
@@ -273,6 +273,6 @@ def test_prod_offline_preview_shows_the_gpu_tier(capsys: pytest.CaptureFixture[s
     group = next(r for r in resources if r["type"] == MNG and r["name"] == "rack-ng-1")["inputs"]
     assert group["instanceTypes"] == ["g4dn.xlarge"]
     assert group["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
-    assert group["labels"] == {rules.NODEGROUP_LABEL: "gpu-inference", rules.GPU_VENDOR_LABEL: "nvidia"}
+    assert group["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: "nvidia"}
     assert {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"} in group["taints"]
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"

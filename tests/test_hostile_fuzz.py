@@ -17,8 +17,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks.offline.cli import main
-from mixed_os_racks.params import GROUP_KEYS, POOL_KEYS, RackParams
+from mixed_os_racks.cli import main
+from mixed_os_racks.config.keys import NODE_GROUP, POOL
+from mixed_os_racks.config.params import RackParams
 
 from conftest import REPO
 
@@ -54,7 +55,7 @@ def block_list(keys: list[str]) -> st.SearchStrategy[str]:
     return st.lists(flow_mapping(keys), max_size=3).map(lambda items: "".join(f"\n    - {item}" for item in items) or " []")
 
 
-value = st.one_of(scalar, scalar, block_list(list(POOL_KEYS)), block_list(list(GROUP_KEYS)))
+value = st.one_of(scalar, scalar, block_list(list(POOL.item_keys)), block_list(list(NODE_GROUP.item_keys)))
 key = st.one_of(st.sampled_from([f"rack:{name}" for name in RackParams.model_fields]), st.sampled_from(ODD_KEYS))
 
 

@@ -26,15 +26,17 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-import yaml
 
 from mixed_os_racks.errors import ConfigError
 from mixed_os_racks.offline import run_program
-from mixed_os_racks.offline.cli import main
-from mixed_os_racks.offline.stackfile import TEXT, InputFileError, read_stack_file, rack_shape, stack_name_problem
-from mixed_os_racks.params import GROUP_FIELDS, RackParams
-from mixed_os_racks.specs import NodeGroupSpec, PoolSpec
-from mixed_os_racks.stackconfig import MAX_NESTING, parse_stack_config
+from mixed_os_racks.cli import main
+from mixed_os_racks.config.keys import item_keys
+from mixed_os_racks.offline.stackfile import model_shape, TEXT, InputFileError, read_stack_file, stack_name_problem
+from mixed_os_racks.config.keys import NODE_GROUP
+from mixed_os_racks.config.params import RackParams
+from mixed_os_racks.spec import NodeGroupSpec, PoolSpec
+from mixed_os_racks.config.stackconfig import parse_stack_config
+from mixed_os_racks.inputs import MAX_NESTING
 
 from conftest import REPO, rack_config
 
@@ -264,13 +266,16 @@ def test_a_key_written_as_a_path_is_named_as_written(capsys, tmp_path):
     ]
 
 
+RACK_SHAPES = {"rack": model_shape(RackParams, item_keys())}
+
+
 # ---- 15. YAML 1.1 surprises ------------------------------------------------------------------------------------
 
 
 def text_fields() -> list[str]:
     """Every text position of the rack's config, from the models: ``RackParams`` fields, and the pool
     and node-group fields under the seeds' keys (``type`` for ``NodeGroupSpec.instance_type``)."""
-    shape = rack_shape()
+    shape = model_shape(RackParams, item_keys())
     found = [name for name, field in shape.fields.items() if field == TEXT]
     for name, field in shape.fields.items():
         if field.kind == "list" and field.item is not None and field.item.kind == "model":
@@ -290,7 +295,7 @@ def test_the_text_fields_come_from_the_models():
     assert pools <= set(PoolSpec.model_fields)
     groups = {f.split(".", 1)[1] for f in fields if f.startswith("additional_node_groups_config[0].")}
     assert groups == {"type", "capacity_type", "label", "ami_id"}  # ``type``: the seeds' key for instance_type
-    assert GROUP_FIELDS["instance_type"] == "type" and "instance_type" in NodeGroupSpec.model_fields
+    assert NODE_GROUP.keys["instance_type"] == "type" and "instance_type" in NodeGroupSpec.model_fields
     assert {f.split(".", 1)[1] for f in fields if f.startswith("additional_build_groups_config[0].")} == groups
 
 
@@ -307,7 +312,7 @@ def test_every_text_field_refuses_what_yaml_reads_as_another_type(value, reads, 
         top, _, inner = field.partition("[0].")
         text = "config:\n" + (f"  rack:{top}:\n    - {inner}: {value}\n" if inner else f"  rack:{top}: {value}\n")
         with pytest.raises(InputFileError) as caught:
-            read_stack_file(stack_file(tmp_path, text), "p")
+            read_stack_file(stack_file(tmp_path, text), "p", RACK_SHAPES)
         lines.append(str(caught.value))
     for field, line in zip(text_fields(), lines):
         where = f"rack:{field}"
@@ -316,7 +321,7 @@ def test_every_text_field_refuses_what_yaml_reads_as_another_type(value, reads, 
 
 def test_quoted_the_same_values_are_text(tmp_path):
     path = stack_file(tmp_path, BASE.replace("cluster_name: t", 'cluster_name: "no"') + "  rack:karpenter_consolidate_after: '1:30'\n")
-    config = read_stack_file(path, "p")
+    config = read_stack_file(path, "p", RACK_SHAPES)
     assert config["rack:cluster_name"] == "no" and config["rack:karpenter_consolidate_after"] == "1:30"
 
 
@@ -325,7 +330,7 @@ def test_elsewhere_a_value_is_what_the_cli_reads(tmp_path, capsys):
     under another namespace; ``1:30`` in a number parameter is the text the CLI would pass, and the
     parameter's own error follows); one go-yaml reads as a number and PyYAML does not is refused."""
     path = stack_file(tmp_path, BASE + "  other:flag: no\n  rack:nvidia_device_plugin_enable: yes\n")
-    config = read_stack_file(path, "p")
+    config = read_stack_file(path, "p", RACK_SHAPES)
     assert config["other:flag"] == "no" and config["rack:nvidia_device_plugin_enable"] == "yes"
     assert preview(capsys, "--config", str(path), "--no-policy")[0] == 0
 
@@ -347,10 +352,10 @@ def test_duplicate_keys_are_refused(capsys, tmp_path):
 
 def test_keys_are_namespaced_as_the_cli_namespaces_them(tmp_path):
     path = stack_file(tmp_path, BASE + "  region_hint: x\n  aws:config:profile: dev\n")
-    config = read_stack_file(path, "my-project")
+    config = read_stack_file(path, "my-project", RACK_SHAPES)
     assert config["my-project:region_hint"] == "x" and config["aws:profile"] == "dev"
     with pytest.raises(InputFileError, match=r"Pulumi\.t\.yaml:5: a:b:c: not a configuration key"):
-        read_stack_file(stack_file(tmp_path, BASE + "  region_hint: x\n  a:b:c: 1\n"), "p")
+        read_stack_file(stack_file(tmp_path, BASE + "  region_hint: x\n  a:b:c: 1\n"), "p", RACK_SHAPES)
 
 
 # ---- 16. keys that look like ours but are not read ---------------------------------------------------------------

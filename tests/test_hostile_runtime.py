@@ -11,7 +11,6 @@ import asyncio
 import gc
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -24,7 +23,7 @@ import yaml
 from mixed_os_racks.errors import ConfigError
 from mixed_os_racks.offline import analyzer, run_program
 from mixed_os_racks.offline.analyzer import PolicyPackError, PolicyPackProcess, pack_env
-from mixed_os_racks.offline.cli import main
+from mixed_os_racks.cli import main
 from mixed_os_racks.offline.engine import ProgramExit
 from mixed_os_racks.offline.sdk import MAX_ARG_STRLEN
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from mixed_os_racks import contract
 from mixed_os_racks import ConfigError
 from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec
 from mixed_os_racks.offline import Catalog, run_program
-from mixed_os_racks.policies import rules
 
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, named, of_type, rack_config, run_rack
 
@@ -98,7 +98,7 @@ def test_pinned_gpu_pool():
             "ebs": {"volumeSize": "200Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True, "iops": 6000, "throughput": 250},
         }
     ]
-    assert node_class["metadata"]["annotations"] == {rules.ROOT_SNAPSHOT_ANNOTATION: "100"}
+    assert node_class["metadata"]["annotations"] == {contract.ROOT_SNAPSHOT_ANNOTATION: "100"}
 
     pool = named(run, NODEPOOL, "gpu").inputs["spec"]
     labels = pool["template"]["metadata"]["labels"]
@@ -143,7 +143,7 @@ def test_arch_mismatch_is_refused():
 def test_arm_pool_on_arm_ami_is_fine():
     pool = {"name": "arm", "instance_families": "m7g", "arch": "arm64", "ami_id": ARM_AMI}
     run = run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
-    assert named(run, NODECLASS, "arm").inputs["metadata"]["annotations"] == {rules.ROOT_SNAPSHOT_ANNOTATION: "20"}
+    assert named(run, NODECLASS, "arm").inputs["metadata"]["annotations"] == {contract.ROOT_SNAPSHOT_ANNOTATION: "20"}
 
 
 def test_disk_smaller_than_snapshot_is_refused():

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, NodeGroupSpec, RackParams, parse_rack_params
-from mixed_os_racks.specs import SpecError
+from mixed_os_racks.spec import SpecError
 
 NG = "additional_node_groups_config"
 BG = "additional_build_groups_config"
@@ -166,7 +166,8 @@ def test_node_disk_rule() -> None:
 
 def test_observability_needs_the_device_plugin() -> None:
     assert error(gpu_observability_enable=True) == (
-        "rack:gpu_observability_enable: gpu_observability_enable=true requires nvidia_device_plugin_enable=true"
+        "rack:gpu_observability_enable: gpu_observability_enable requires nvidia_device_plugin_enable "
+        "(dcgm-exporter reads the GPUs the device plugin exposes)"
     )
     assert parse(gpu_observability_enable=True, nvidia_device_plugin_enable=True).gpu_observability_enable
 

@@ -7,9 +7,10 @@ from typing import Any, Optional
 
 import pytest
 
+from mixed_os_racks import contract
 from mixed_os_racks import ConfigError, ami_type
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
-from mixed_os_racks.policies import rules
+from mixed_os_racks.pack import rules
 
 REPO = Path(__file__).resolve().parents[1]
 MNG = "eks:index:ManagedNodeGroup"
@@ -112,7 +113,7 @@ def test_gpu_group_managed_node_group_arguments(gpu_run: ProgramRun) -> None:
     assert inputs["capacityType"] == "ON_DEMAND"
     assert inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
     assert inputs["ignoreScalingChanges"] is True
-    assert inputs["labels"] == {rules.NODEGROUP_LABEL: "gpu-inference", rules.GPU_VENDOR_LABEL: rules.GPU_VENDOR_NVIDIA}
+    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA}
     assert sorted(inputs["taints"], key=lambda t: t["key"]) == [
         {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
@@ -194,7 +195,7 @@ def test_existing_role_from_config_is_shared_and_nothing_is_created() -> None:
 def test_plain_group_has_no_gpu_label_or_taint_and_uses_the_rack_disk() -> None:
     r = run(node_disk=50, additional_node_groups_config=[{"type": "m5.large", "capacity_type": "SPOT"}])
     inputs = mng(r, "rack-ng-0")
-    assert inputs["labels"] == {rules.NODEGROUP_LABEL: "custom"}
+    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "custom"}
     assert "taints" not in inputs or inputs["taints"] == []
     assert inputs["capacityType"] == "SPOT"
     assert only(r, LAUNCH_TEMPLATE).inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 50
@@ -203,20 +204,20 @@ def test_plain_group_has_no_gpu_label_or_taint_and_uses_the_rack_disk() -> None:
 def test_neuron_group_is_not_an_nvidia_lane() -> None:
     inputs = mng(run(additional_node_groups_config=[{"type": "inf2.xlarge", "disk": 100}]), "rack-ng-0")
     assert inputs["amiType"] == "AL2023_x86_64_NEURON"
-    assert rules.GPU_VENDOR_LABEL not in inputs["labels"]
+    assert contract.GPU_VENDOR_LABEL not in inputs["labels"]
 
 
 def test_build_group_lane() -> None:
     r = run(additional_build_groups_config=[{"type": "c6i.2xlarge", "label": "builds"}, {"type": "g5.xlarge", "dedicated": True}])
     plain = mng(r, "rack-build-0")
-    assert plain["labels"] == {"convox-build": "true", rules.NODEGROUP_LABEL: "builds"}
+    assert plain["labels"] == {"convox-build": "true", contract.NODEGROUP_LABEL: "builds"}
     assert plain["taints"] == [{"key": "dedicated", "value": "build", "effect": "NO_SCHEDULE"}]
     assert plain["scalingConfig"] == {"minSize": 0, "maxSize": 100, "desiredSize": 0}
     gpu = mng(r, "rack-build-1")
     assert gpu["labels"] == {
         "convox-build": "true",
-        rules.NODEGROUP_LABEL: "custom-build",
-        rules.GPU_VENDOR_LABEL: rules.GPU_VENDOR_NVIDIA,
+        contract.NODEGROUP_LABEL: "custom-build",
+        contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
     }
     assert {(t["key"], t["value"]) for t in gpu["taints"]} == {
         ("dedicated", "build"),
@@ -227,7 +228,7 @@ def test_build_group_lane() -> None:
 
 def test_explicit_null_label_sets_no_label() -> None:
     inputs = mng(run(additional_node_groups_config=[{"type": "m5.large", "label": None}]), "rack-ng-0")
-    assert rules.NODEGROUP_LABEL not in (inputs.get("labels") or {})
+    assert contract.NODEGROUP_LABEL not in (inputs.get("labels") or {})
 
 
 # ---- a pinned custom AMI ------------------------------------------------------------------------------------
@@ -241,18 +242,18 @@ def test_pinned_ami_goes_through_pulumi_eks() -> None:
     assert inputs["diskSize"] == 120
     assert inputs["enableIMDSv2"] is True
     assert "amiType" not in inputs and "launchTemplate" not in inputs and "gpu" not in inputs
-    assert inputs["tags"][rules.ROOT_SNAPSHOT_TAG] == "100"
+    assert inputs["tags"][contract.ROOT_SNAPSHOT_TAG] == "100"
     # pulumi-eks builds the launch template (the component makes none of its own): a child of the managed node group
     (template,) = [x for x in r.resources if x.type == LAUNCH_TEMPLATE]
     assert (template.name, template.parent) == ("rack-ng-1-launchTemplate", only(r, MNG, "rack-ng-1").urn)
     assert template.inputs["imageId"] == X86_AMI
-    assert inputs["labels"][rules.GPU_VENDOR_LABEL] == rules.GPU_VENDOR_NVIDIA
+    assert inputs["labels"][contract.GPU_VENDOR_LABEL] == contract.GPU_VENDOR_NVIDIA
 
 
 def test_pinned_ami_defaults_to_the_rack_disk() -> None:
     inputs = mng(run(node_disk=40, additional_node_groups_config=[gpu_group(ami_id=X86_AMI_2)]), "rack-ng-1")
     assert inputs["diskSize"] == 40
-    assert inputs["tags"][rules.ROOT_SNAPSHOT_TAG] == "20"
+    assert inputs["tags"][contract.ROOT_SNAPSHOT_TAG] == "20"
 
 
 def test_pinned_arm_ami_on_a_graviton_group() -> None:

@@ -6,10 +6,9 @@ import json
 import subprocess
 import sys
 
-import pytest
 import yaml
 
-from mixed_os_racks.offline.cli import main
+from mixed_os_racks.cli import main
 
 from conftest import REPO, stack_config
 
@@ -126,7 +125,7 @@ def test_dev_preview_in_process(capsys):
 
 def test_example_stack_files_parse():
     from mixed_os_racks import parse_rack_config
-    from mixed_os_racks.stackconfig import rack_values
+    from mixed_os_racks.config.stackconfig import rack_values
 
     for name in ("dev", "prod"):
         assert parse_rack_config(rack_values(stack_config(name))).cluster_name

@@ -34,11 +34,12 @@ def pack_copy(tmp_path: Path, virtualenv: str | None) -> Path:
 
 
 def small_venv(where: Path) -> Path:
-    """A real virtualenv of its own, seeing this interpreter's packages through a .pth file."""
+    """A real virtualenv of its own, seeing this interpreter's packages through a .pth file (as site
+    directories, so their own .pth files run too: the package is installed editable)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     site = next(where.glob("lib/python*/site-packages"))
     ours = [path for path in sys.path if path.endswith("site-packages")]
-    (site / "tests-packages.pth").write_text("\n".join(ours) + "\n")
+    (site / "tests-packages.pth").write_text("".join(f"import site; site.addsitedir({path!r})\n" for path in ours))
     return where / "bin" / "python"
 
 

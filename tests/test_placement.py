@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mixed_os_racks import contract
 from mixed_os_racks import GpuRequest, place
 from mixed_os_racks.placement import gpu_request
-from mixed_os_racks.policies import scheduling, workloads
+from mixed_os_racks.pack import scheduling, workloads
 
 LABEL_KEYS = st.sampled_from(["convox.io/label", "convox.io/nodepool", "team", "kubernetes.io/arch", "example.com/tier"])
 LABEL_VALUES = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)
@@ -111,7 +112,7 @@ def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects
     """Whatever it selects, a workload placed by ``place()`` tolerates the seeds' taints of the lane it
     selects (Kubernetes' matching, as the pack applies it), and nothing else: a custom taint is not
     tolerated automatically."""
-    taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in workloads.LANE_KEYS]
+    taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in contract.LANE_KEYS]
     if gpu:
         taints.append(scheduling.Taint("nvidia.com/gpu", "true"))
     lane = workloads.Lane("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))

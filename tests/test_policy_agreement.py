@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from mixed_os_racks import ClusterRef, ConfigError, PoolSpec, parse_rack_config
-from mixed_os_racks.specs import SpecError
+from mixed_os_racks.spec import SpecError
 from mixed_os_racks.karpenter import KarpenterPool, KarpenterPoolArgs, node_class_spec, node_pool_spec
 from mixed_os_racks.offline import Catalog, run_program
 from conftest import ARM_AMI, GPU_AMI, rack_config, run_rack

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mixed_os_racks.offline.cli import main
+from mixed_os_racks.cli import main
 from conftest import REPO
 
 EXAMPLES = REPO / "examples"

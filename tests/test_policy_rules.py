@@ -7,6 +7,7 @@ Also: the pack directory imports as the pack runs it (``python policies``: top-l
 from __future__ import annotations
 
 import base64
+import ast
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -17,22 +18,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
-from mixed_os_racks.policies import checks, facts, rules
-from mixed_os_racks.policies import wellknown as reqs
-from mixed_os_racks.policies.amifacts import AmiFacts, decode
+from mixed_os_racks import contract
+from mixed_os_racks.pack import checks, facts, rules
+from mixed_os_racks.pack import wellknown as reqs
+from mixed_os_racks.pack.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 
 ids = AMI_IDS
 
 
-def lane(type_: str, props: dict[str, Any], name: str = "r") -> facts.Lane:
+def lane(type_: str, props: dict[str, Any], name: str = "r") -> facts.LaneResource:
     found = facts.read(type_, name, props)
     assert found is not None
     return found
 
 
-def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.Lane:
-    return lane(facts.NODE_CLASS, {"metadata": {"name": "team"}, "spec": {"amiSelectorTerms": terms, **spec}})
+def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.LaneResource:
+    return lane(contract.NODE_CLASS, {"metadata": {"name": "team"}, "spec": {"amiSelectorTerms": terms, **spec}})
 
 
 # ---- the id rule, property-based ------------------------------------------------------------------------
@@ -44,7 +46,7 @@ def test_a_node_class_id_is_flagged_exactly_when_the_rule_refuses_it(ami):
     found = [f.message for f in checks.ami_id_format(node_class([{"id": ami}]))]
     well_formed = rules.AMI_ID_RE.fullmatch(ami) is not None
     assert found == ([] if well_formed else [rules.invalid_ami_id("EC2NodeClass 'team'", ami)])
-    ours = node_class([{"id": ami}], tags={rules.NODEPOOL_LABEL: "gpu"})
+    ours = node_class([{"id": ami}], tags={contract.NODEPOOL_LABEL: "gpu"})
     assert [f.message for f in checks.ami_id_format(ours)] == ([] if well_formed else [rules.invalid_ami_id("karpenter nodepool 'gpu'", ami)])
 
 
@@ -55,8 +57,8 @@ MNG_PARENT = "urn:pulumi:s::p::eks:index:ManagedNodeGroup::mng"
 @given(ids)
 def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
     lanes = [
-        lane(facts.LAUNCH_TEMPLATE, {"imageId": ami}, "lt"),
-        facts.read(facts.LAUNCH_TEMPLATE, "mng-launchTemplate", {"imageId": ami}, MNG_URN, MNG_PARENT),  # pulumi-eks's
+        lane(contract.LAUNCH_TEMPLATE, {"imageId": ami}, "lt"),
+        facts.read(contract.LAUNCH_TEMPLATE, "mng-launchTemplate", {"imageId": ami}, MNG_URN, MNG_PARENT),  # pulumi-eks's
         lane(facts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
     ]
     flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]  # type: ignore[arg-type]
@@ -67,7 +69,7 @@ def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
 
 def test_a_launch_template_image_from_ssm_is_a_selector_not_an_id():
     """EC2 resolves ``resolve:ssm:<parameter>`` in a launch template's image at launch."""
-    template = lane(facts.LAUNCH_TEMPLATE, {"imageId": "resolve:ssm:/team/gpu-ami"}, "lt")
+    template = lane(contract.LAUNCH_TEMPLATE, {"imageId": "resolve:ssm:/team/gpu-ami"}, "lt")
     assert list(checks.ami_id_format(template)) == []
     assert template.amis() == [facts.Ami(None, "the AMI in SSM parameter '/team/gpu-ami'", {"ssmParameter": "/team/gpu-ami"})]
 
@@ -162,7 +164,7 @@ def test_node_class_facts():
 
 
 def test_node_pool_facts():
-    pool = lane(facts.NODE_POOL, {"metadata": {"name": "p"}, "spec": {"template": {"spec": {
+    pool = lane(contract.NODE_POOL, {"metadata": {"name": "p"}, "spec": {"template": {"spec": {
         "nodeClassRef": {"name": "nc"},
         "requirements": [
             {"key": "karpenter.k8s.aws/instance-family", "operator": "NotIn", "values": ["g5"]},
@@ -183,7 +185,7 @@ def test_karpenter_kinds_of_any_version_are_read():
 
 def _disk(config: dict[str, Any], tags: dict[str, str], ec2: Any = None) -> list[checks.Finding]:
     """disk-fits-ami-snapshot on one launch template: 25 GiB of disk on GPU_AMI, with ``tags``."""
-    template = checks.StackResource(facts.LAUNCH_TEMPLATE, "lt", "urn:lt", {
+    template = checks.StackResource(contract.LAUNCH_TEMPLATE, "lt", "urn:lt", {
         "imageId": GPU_AMI, "tags": tags,
         "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 25.0}}]})
     return checks.judge_stack(checks.disk_fits_ami_snapshot, [template], checks.AmiKnowledge(config, ec2, policy="disk"))
@@ -194,7 +196,7 @@ def test_snapshot_size_sources_in_order():
     def ec2(ami: str) -> AmiFacts:
         return decode(ami, {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"})
 
-    recorded = {rules.ROOT_SNAPSHOT_TAG: "20"}
+    recorded = {contract.ROOT_SNAPSHOT_TAG: "20"}
     assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == ["40 GiB)"]
     assert _disk({"lookup": True}, recorded, ec2) == []  # 20 GiB recorded: the disk fits
     assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB)"]
@@ -232,10 +234,10 @@ class Later(Mapping):
 
 def test_an_unknown_lane_is_uncertain_and_the_others_are_judged():
     resources = [
-        checks.StackResource(facts.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "br"}, "spec": {
+        checks.StackResource(contract.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "br"}, "spec": {
             "amiSelectorTerms": [{"alias": "bottlerocket@latest"}]}}),
-        checks.StackResource(facts.NODE_POOL, "late", "urn:late", {"metadata": {"name": "late"}, "spec": Later()}),
-        checks.StackResource(facts.NODE_POOL, "gpu", "urn:gpu", {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
+        checks.StackResource(contract.NODE_POOL, "late", "urn:late", {"metadata": {"name": "late"}, "spec": Later()}),
+        checks.StackResource(contract.NODE_POOL, "gpu", "urn:gpu", {"metadata": {"name": "gpu"}, "spec": {"template": {"spec": {
             "nodeClassRef": {"name": "br"},
             "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]}]}}}}),
     ]
@@ -245,14 +247,16 @@ def test_an_unknown_lane_is_uncertain_and_the_others_are_judged():
     assert found[1].message.startswith("karpenter nodepool 'gpu' (EC2NodeClass 'br'): instance families g5 make this a GPU lane")
 
 
-# ---- the pack directory, imported the way the pack runs ------------------------------------------------------
+# ---- the pack's modules: the rules alone load no Pulumi SDK and no AWS SDK ------------------------------------
 
 
-def test_the_pack_modules_import_as_top_level_without_pulumi_or_boto3():
+def test_the_pack_modules_import_without_pulumi_or_boto3():
+    # the pack process imports these from the installed package; the package's public names load lazily
     code = (
-        "import sys; sys.path.insert(0, 'policies')\n"
-        "import rules, facts, checks, lookup\n"
-        "assert not [m for m in sys.modules if m == 'pulumi' or m.startswith('pulumi.') or m.startswith('pulumi_')], 'pulumi'\n"
+        "import sys\n"
+        "from mixed_os_racks.pack import rules, facts, checks, lookup, workloads\n"
+        "assert not [m for m in sys.modules if m == 'pulumi' or m.startswith('pulumi.') or m.startswith('pulumi_')], "
+        "sorted(m for m in sys.modules if m.startswith('pulumi'))\n"
         "assert 'boto3' not in sys.modules, 'boto3'\n"
         "assert checks.rules is rules and checks.facts is facts\n"
     )
@@ -260,10 +264,23 @@ def test_the_pack_modules_import_as_top_level_without_pulumi_or_boto3():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_rules_imports_nothing_of_its_siblings():
-    source = (REPO / "policies" / "rules.py").read_text()
+def test_rules_import_nothing_but_the_standard_library():
+    source = (REPO / "components" / "pack" / "rules.py").read_text()
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert imports == ["from __future__ import annotations", "import re", "from typing import Iterable, Mapping, Optional"]
+
+
+def test_every_module_imports_its_siblings_one_way():
+    # relative imports inside the package, never a top-level name that only resolves from one folder
+    package = {p.stem for p in (REPO / "components").rglob("*.py")}
+    for path in (REPO / "components").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Try):
+                caught = {getattr(h.type, "id", None) for h in node.handlers}
+                assert "ImportError" not in caught and "ModuleNotFoundError" not in caught, path
+            if isinstance(node, ast.Import):
+                assert not {a.name.split(".")[0] for a in node.names} & (package - {"__init__", "__main__"}), path
 
 
 # ---- what a NodePool's requirements select, read against the instance table ------------------------------------
@@ -317,14 +334,14 @@ def test_the_architectures_a_pool_can_launch(requirements, arches):
 
 def test_a_pool_joins_its_class_by_group_kind_and_name():
     def node_pool(ref: dict[str, str]) -> facts.NodePool:
-        found = facts.read(facts.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
+        found = facts.read(contract.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
         assert isinstance(found, facts.NodePool)
         return found
 
     assert node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}).auto_mode
     assert node_pool({"name": "default"}).node_class_ref == ("karpenter.k8s.aws", "EC2NodeClass", "default")
     assert node_pool({"apiVersion": "karpenter.k8s.aws/v1beta1", "kind": "EC2NodeClass", "name": "x"}).node_class_ref[0] == "karpenter.k8s.aws"
-    classes = [checks.StackResource(facts.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "default"}, "spec": {
+    classes = [checks.StackResource(contract.NODE_CLASS, "nc", "urn:nc", {"metadata": {"name": "default"}, "spec": {
         "amiSelectorTerms": [{"alias": "al2023@latest"}]}})]
     stack = checks.Stack(classes)
     assert stack.node_class(node_pool({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})) is not None

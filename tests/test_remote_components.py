@@ -35,9 +35,9 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
+from mixed_os_racks import contract
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
-from mixed_os_racks.offline.cli import main
-from mixed_os_racks.policies import rules
+from mixed_os_racks.cli import main
 from conftest import GPU_AMI, REPO, rack_config, run_rack
 from policy_helpers import existing_cluster, judge, start_pack
 
@@ -219,7 +219,7 @@ def test_our_pinned_node_group_passes_the_pack_with_no_advisory(pack):
     built = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 120}]),
                      catalog)
     group = one(built, NG, "rack-ng-1")
-    assert group.inputs["tags"][rules.ROOT_SNAPSHOT_TAG] == "100"
+    assert group.inputs["tags"][contract.ROOT_SNAPSHOT_TAG] == "100"
     assert one(built, LT, "rack-ng-1-launchTemplate").inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 120
     assert judge(pack, built) == []
     # told a bigger snapshot (the config comes before what the resource records), the pack refuses the disk on

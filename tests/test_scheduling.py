@@ -18,7 +18,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mixed_os_racks.policies import scheduling
+from mixed_os_racks.pack import scheduling
 
 
 KEYS = st.sampled_from(["", "dedicated-node", "nvidia.com/gpu", "team"])

@@ -223,7 +223,7 @@ def test_every_problem_is_its_own_line():
 
 def test_a_bad_service_stops_the_preview_before_anything_exists(capsys, tmp_path):
     """The offline preview prints it as ``error:`` lines and exits 2, as for a bad rack config."""
-    from mixed_os_racks.offline.cli import main
+    from mixed_os_racks.cli import main
     from conftest import REPO
 
     config = tmp_path / "Pulumi.bad.yaml"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, parse_rack_config
-from mixed_os_racks.syntax import (
+from mixed_os_racks.spec.syntax import (
     eks_cluster_name_problem,
     instance_type_problem,
     label_value_problem,
@@ -234,7 +234,7 @@ def test_role_names(key, name):
 
 @pytest.mark.parametrize("region", ["us-east", "US-EAST-1", "us_east_1", "us-east-1 "])
 def test_the_stacks_region_is_checked(region):
-    from mixed_os_racks.stackconfig import parse_stack_config
+    from mixed_os_racks.config.stackconfig import parse_stack_config
 
     with pytest.raises(ConfigError) as caught:
         parse_stack_config({"aws:region": region, "rack:cluster_name": "c"})

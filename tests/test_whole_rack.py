@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import KARPENTER_CRDS, REPO, rack_config, reference, run_rack, stack_config
+from conftest import REPO, rack_config, reference, run_rack, stack_config
 from mixed_os_racks import ConfigError, parse_rack_config
 from mixed_os_racks.karpenter_controller import bounded_name, controller_policies, queue_name, rule_name
 from mixed_os_racks.offline import ProgramRun, Resource

@@ -31,10 +31,11 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 import pytest
 
+from mixed_os_racks import contract
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config
 from mixed_os_racks.offline import run_program
-from mixed_os_racks.offline.cli import main
-from mixed_os_racks.policies import checks, workloads
+from mixed_os_racks.cli import main
+from mixed_os_racks.pack import checks, workloads
 from conftest import REPO, rack_config, stack_config
 from policy_helpers import judge, messages, node_class, node_pool, of, start_pack, unknown
 
@@ -463,7 +464,7 @@ def test_our_components_registered_outputs_are_lanes():
     )
     run = run_program(lambda: Rack("rack", RackArgs(spec=load_stack_config())), seeds, stack="test")
     components = [checks.StackResource(r.type, r.name, r.urn, run.component_outputs[r.urn])
-                  for r in run.resources if r.type in (workloads.COMPONENT_POOL, workloads.COMPONENT_NODE_GROUP)]
+                  for r in run.resources if r.type in (contract.COMPONENT_POOL, contract.COMPONENT_NODE_GROUP)]
     lanes = workloads.read_lanes(components, {})
     assert sorted((lane.subject, lane.gpu, [str(t) for t in lane.taints]) for lane in lanes.lanes) == [
         ('Karpenter node pool "gpu"', True, ["dedicated-node=gpu:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
@@ -481,7 +482,7 @@ def test_a_components_registered_outputs_reach_the_stack_policies(pack):
 
     class Lane(pulumi.ComponentResource):
         def __init__(self, label: str) -> None:
-            super().__init__(workloads.COMPONENT_NODE_GROUP, f"{label}-lane")
+            super().__init__(contract.COMPONENT_NODE_GROUP, f"{label}-lane")
             self.register_outputs({"labels": {"convox.io/label": label}, "taints": []})
 
     def on_lane(label: str) -> Callable[[ClusterRef], None]:

@@ -39,7 +39,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from ..stackconfig import MAX_NESTING, nesting_depth
+from ..inputs import MAX_NESTING, nesting_depth
 from . import sdk
 from .engine import STACK_TYPE, ProgramRun, Resource, stack_config_values
 from .stackfile import InputFileError, read_utf8

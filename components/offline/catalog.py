@@ -39,9 +39,9 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..policies.amifacts import AmiFacts, decode
-from ..policies.rules import AMI_ID_EXAMPLE, AMI_ID_RE
-from ..specs import key_path
+from ..pack.amifacts import AmiFacts, decode
+from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
+from ..spec.base import key_path
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"

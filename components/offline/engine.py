@@ -18,7 +18,7 @@ import pulumi
 from google.protobuf import json_format, struct_pb2
 
 from ..errors import ConfigError
-from ..policies.amifacts import deprecated
+from ..pack.amifacts import deprecated
 from . import eks_mng, k8s_yaml, remote, sdk
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result
 

@@ -7,9 +7,9 @@ as its JSON (``50``, ``true``), a mapping or list as JSON text (``config/object.
 ``MarshalString``). PyYAML reads YAML 1.1, where ``no`` is a boolean, ``1:30`` is the number 90 and
 ``2024-01-01`` a date, and go-yaml turns a date into Go's ``2024-01-01 00:00:00 +0000 UTC``. So:
 
-- a rack parameter that is text (by its model: ``RackParams``, and ``PoolSpec``/``NodeGroupSpec``
-  under the seeds' keys inside the pool and node-group lists) must not be written so that YAML reads
-  a boolean, a number or a date: it is refused with a hint to quote it;
+- a value the program reads as text (the caller says which: ``shapes``, by namespace, built from
+  the program's config models with ``model_shape``) must not be written so that YAML reads a
+  boolean, a number or a date: it is refused with a hint to quote it;
 - anywhere else, a plain scalar that go-yaml reads as text is text here too (``yes``, ``1:30``), and
   one it reads as a number PyYAML does not (``0o17``, ``1e3``) is refused, as is any date;
 - duplicate keys are refused, as go-yaml v3 refuses them (``mapping key "x" already defined``);
@@ -24,7 +24,6 @@ Every problem is reported as ``<file>:<line>: <key>: <problem>``.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -37,9 +36,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..params import GROUP_FIELDS, GROUP_KEYS, NAMESPACE, POOL_KEYS, RackParams
-from ..specs import NodeGroupSpec, PoolSpec
-from ..stackconfig import MAX_NESTING
+from ..inputs import MAX_NESTING
 
 MAX_VALUES = 100_000
 """Most values a document may expand to through aliases (an alias bomb expands to billions)."""
@@ -188,47 +185,39 @@ class Shape:
 OTHER = Shape("other")
 TEXT = Shape("text")
 
-SEEDS_KEYS: dict[type[BaseModel], tuple[Sequence[str], Mapping[str, str]]] = {
-    PoolSpec: (POOL_KEYS, {}),
-    NodeGroupSpec: (GROUP_KEYS, GROUP_FIELDS),
-}
-"""A spec as the stack config writes it: the seeds' keys, and spec field -> seeds' key where they differ."""
+ItemKeys = Mapping[type[BaseModel], tuple[Sequence[str], Mapping[str, str]]]
+"""A model as a config file writes it: the keys it takes, and field -> key where they differ."""
 
 
-def shape_of(annotation: Any) -> Shape:
-    """The shape of a pydantic field's type."""
+def shape_of(annotation: Any, items: ItemKeys = {}) -> Shape:
+    """The shape of a pydantic field's type (``items``: how models inside it are written)."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if annotation is str:
         return TEXT
     if origin is typing.Annotated:
-        return shape_of(args[0])
+        return shape_of(args[0], items)
     if origin is typing.Literal:
         return TEXT if all(isinstance(a, str) for a in args) else OTHER
     if origin in (typing.Union, types.UnionType):
         kept = [a for a in args if a is not type(None)]
-        return shape_of(kept[0]) if len(kept) == 1 else OTHER
+        return shape_of(kept[0], items) if len(kept) == 1 else OTHER
     if origin is list:
-        return Shape("list", item=shape_of(args[0]) if args else OTHER)
+        return Shape("list", item=shape_of(args[0], items) if args else OTHER)
     if origin is dict:
-        return Shape("dict", item=shape_of(args[1]) if len(args) == 2 else OTHER)
+        return Shape("dict", item=shape_of(args[1], items) if len(args) == 2 else OTHER)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return model_shape(annotation)
+        return model_shape(annotation, items)
     return OTHER
 
 
-def model_shape(model: type[BaseModel]) -> Shape:
-    keys, renamed = SEEDS_KEYS.get(model, (None, {}))
-    by_key = {renamed.get(name, name): shape_of(info.annotation) for name, info in model.model_fields.items()}
+def model_shape(model: type[BaseModel], items: ItemKeys = {}) -> Shape:
+    """What each key of ``model`` holds, by the key a config file writes."""
+    keys, renamed = items.get(model, (None, {}))
+    by_key = {renamed.get(name, name): shape_of(info.annotation, items) for name, info in model.model_fields.items()}
     if keys is not None:
         by_key = {key: by_key.get(key, OTHER) for key in keys}
     return Shape("model", fields=by_key)
-
-
-@functools.cache
-def rack_shape() -> Shape:
-    """Every ``rack:`` parameter's shape, by its name."""
-    return model_shape(RackParams)
 
 
 # ---- nodes -> values, with every problem found --------------------------------------------------------
@@ -466,8 +455,10 @@ def config_key(key: str, project: str) -> Optional[str]:
     return None
 
 
-def read_stack_file(path: Path, project: str) -> dict[str, Any]:
-    """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once."""
+def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {}) -> dict[str, Any]:
+    """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once.
+
+    ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them."""
     source = str(path)
     root = compose(read_utf8(path, "stack config"), source)
     if root is None:
@@ -475,7 +466,6 @@ def read_stack_file(path: Path, project: str) -> dict[str, Any]:
     reader = _Reader(source)
     if not isinstance(root, yaml.MappingNode) or root.tag != f"{_TAG}map":
         raise InputFileError(f"{source}: expected a mapping with a 'config:' mapping")
-    rack = rack_shape()
     config: dict[str, Any] = {}
     for key, node in reader.pairs(root, lambda key: key):
         if key != "config":
@@ -497,7 +487,7 @@ def read_stack_file(path: Path, project: str) -> dict[str, Any]:
                 continue
             written[name] = raw
             namespace, _, field_name = name.partition(":")
-            shape = rack.fields.get(field_name, OTHER) if namespace == NAMESPACE else OTHER
+            shape = shapes[namespace].fields.get(field_name, OTHER) if namespace in shapes else OTHER
             config[name] = reader.value(child, name, shape, (id(node),))
     reader.report()
     return config

@@ -19,13 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
-try:  # imported as ``mixed_os_racks.policies.checks`` (the installed package, the tests)
-    from . import amifacts, facts, instances, rules
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import amifacts  # type: ignore[no-redef]
-    import facts  # type: ignore[no-redef]
-    import instances  # type: ignore[no-redef]
-    import rules  # type: ignore[no-redef]
+from .. import contract
+from . import amifacts, facts, instances, rules
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
     "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
@@ -170,7 +165,7 @@ class AmiKnowledge:
 # ---- how messages name a lane ---------------------------------------------------------------------
 
 
-def subject(lane: facts.Lane) -> str:
+def subject(lane: facts.LaneResource) -> str:
     """How every message names the lane, in the components' words: a NodePool by its name (and its
     class when that differs), an EC2NodeClass by its own (by its pool's when our components built it),
     a launch template pulumi-eks built by its node group."""
@@ -182,7 +177,7 @@ def subject(lane: facts.Lane) -> str:
         return rules.pool_subject(lane.subject_name)
     if isinstance(lane, facts.NodeClass):
         return rules.pool_subject(lane.rack_pool) if lane.rack_pool else rules.node_class_subject(lane.subject_name)
-    if isinstance(lane, facts.LaunchTemplate) and lane.built_by != facts.MANAGED_NODE_GROUP:
+    if isinstance(lane, facts.LaunchTemplate) and lane.built_by != contract.MANAGED_NODE_GROUP:
         return rules.launch_template_subject(lane.subject_name)
     return rules.node_group_subject(lane.subject_name)
 
@@ -192,30 +187,30 @@ def well_formed(amis: Sequence[facts.Ami]) -> list[facts.Ami]:
     return [a for a in amis if a.id is None or rules.invalid_ami_id("", a.id) is None]
 
 
-def gpu_reason(lane: facts.Lane) -> Optional[str]:
-    return lane.gpu_reason(instances.is_nvidia_gpu_family, rules.GPU_TAINT_KEY, rules.GPU_VENDOR_LABEL)
+def gpu_reason(lane: facts.LaneResource) -> Optional[str]:
+    return lane.gpu_reason(instances.is_nvidia_gpu_family, contract.GPU_TAINT_KEY, contract.GPU_VENDOR_LABEL)
 
 
-def pulumi_eks_built(lane: Optional[facts.Lane]) -> bool:
+def pulumi_eks_built(lane: Optional[facts.LaneResource]) -> bool:
     """A resource pulumi-eks's ``ManagedNodeGroup`` registered (its launch template or node group)."""
-    return lane is not None and lane.built_by == facts.MANAGED_NODE_GROUP
+    return lane is not None and lane.built_by == contract.MANAGED_NODE_GROUP
 
 
 # ---- resource policies ---------------------------------------------------------------------------------
 
 
-def ami_id_format(lane: facts.Lane) -> Iterator[Finding]:
+def ami_id_format(lane: facts.LaneResource) -> Iterator[Finding]:
     for value in lane.ami_id_values():
         problem = rules.invalid_ami_id(subject(lane), value)
         if problem:
             yield Finding(problem)
 
 
-def _resolved(lane: facts.Lane, knowledge: AmiKnowledge) -> list[Resolved]:
+def _resolved(lane: facts.LaneResource, knowledge: AmiKnowledge) -> list[Resolved]:
     return knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass))
 
 
-def pinned_ami_age(lane: facts.Lane, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
+def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
     max_days = facts.number(knowledge.config.get("maxAgeDays"))
     now = now or datetime.now(timezone.utc)
     for image in _resolved(lane, knowledge):
@@ -227,7 +222,7 @@ def pinned_ami_age(lane: facts.Lane, knowledge: AmiKnowledge, now: Optional[date
             yield Finding(problem)
 
 
-def ami_k8s_version(lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def ami_k8s_version(lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     cluster = rules.k8s_minor(lane.kubernetes_version() or knowledge.config.get("kubernetesVersion"))
     if cluster is None:
         return
@@ -268,7 +263,7 @@ class Stack:
         self.items = [(res, lane) for res in resources
                       if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}
-        self._users: dict[str, facts.Lane] = {
+        self._users: dict[str, facts.LaneResource] = {
             urn: lane for res, lane in self.items if isinstance(lane, NODE_GROUPS)
             for urn in res.property_dependencies.get("launchTemplate", ())
         }
@@ -298,7 +293,7 @@ class Stack:
                 return lane
         return None
 
-    def user(self, res: StackResource) -> Optional[facts.Lane]:
+    def user(self, res: StackResource) -> Optional[facts.LaneResource]:
         """The node group using this launch template, if any."""
         return self._users.get(res.urn)
 
@@ -306,14 +301,14 @@ class Stack:
         """A launch template some node group of the stack uses (judged as part of that group)."""
         return res.urn in self._users
 
-    def recorded(self, res: StackResource, lane: facts.Lane, key: str) -> Any:
+    def recorded(self, res: StackResource, lane: facts.LaneResource, key: str) -> Any:
         """A fact our components record: on the resource, else on the node group using it (pulumi-eks
         puts no tags on the launch template it builds; the group carries them)."""
         own = lane.recorded(key)
         user = self.user(res) if own is None else None
         return user.recorded(key) if user is not None else own
 
-    def boot(self, res: StackResource, lane: facts.Lane) -> Optional["Boot"]:
+    def boot(self, res: StackResource, lane: facts.LaneResource) -> Optional["Boot"]:
         """What a lane boots, joins resolved; None for lanes judged through another one
         (launch templates through the node groups using them)."""
         if isinstance(lane, facts.NodePool):
@@ -365,7 +360,7 @@ class Boot:
     """Karpenter picks one image per architecture among what the class selects."""
 
 
-StackCheck = Callable[[Stack, StackResource, facts.Lane, AmiKnowledge], Iterator[Finding]]
+StackCheck = Callable[[Stack, StackResource, facts.LaneResource, AmiKnowledge], Iterator[Finding]]
 
 
 def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, knowledge: AmiKnowledge,
@@ -382,7 +377,7 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, k
     return found
 
 
-def _subject(lane: facts.Lane, res: StackResource, unknown: Unknown) -> str:
+def _subject(lane: facts.LaneResource, res: StackResource, unknown: Unknown) -> str:
     """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
     own = {facts.NodePool: rules.pool_subject, facts.NodeClass: rules.node_class_subject}.get(type(lane))
     for name in (lambda: subject(lane), lambda: own(lane.subject_name) if own else subject(lane)):
@@ -396,7 +391,7 @@ def _subject(lane: facts.Lane, res: StackResource, unknown: Unknown) -> str:
 # ---- stack policies ------------------------------------------------------------------------------------
 
 
-def _family_fix(lane: facts.Lane, template: Optional[facts.LaunchTemplate]) -> str:
+def _family_fix(lane: facts.LaneResource, template: Optional[facts.LaunchTemplate]) -> str:
     """How to declare AL2023 on the resource the user wrote: a pulumi-eks argument only where pulumi-eks
     builds the launch template; the template's own user data where the user wrote the template."""
     if isinstance(lane, facts.EksNodeGroup) and pulumi_eks_built(lane):
@@ -406,7 +401,7 @@ def _family_fix(lane: facts.Lane, template: Optional[facts.LaunchTemplate]) -> s
     return lane.os_fix or (template.os_fix if template is not None else "")
 
 
-def al2023_family(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or isinstance(lane, facts.NodePool):
         return
@@ -426,7 +421,7 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.Lane, knowledge:
             yield Finding(problem, urn=res.urn)
 
 
-def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """GPU evidence first: the OS (which may mean reading user data) only for a GPU lane."""
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
@@ -439,7 +434,7 @@ def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: A
         yield Finding(problem, urn=res.urn)
 
 
-def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
         return
@@ -457,11 +452,11 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.Lane, knowled
         yield Finding(problem, urn=res.urn)
 
 
-def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for."""
     if isinstance(lane, (facts.NodePool, facts.EksNodeGroup)):
         return  # a pool's disk is its class's; an EKS node group's is in its launch template
-    recorded = facts.number(stack.recorded(res, lane, rules.ROOT_SNAPSHOT_ANNOTATION))
+    recorded = facts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
     for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass)):
         root = image.facts.root_device_name if image.facts and image.facts.root_device_name else facts.AL2023_ROOT_DEVICE
         disk = lane.root_disk(root)
@@ -497,7 +492,7 @@ _PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
 """An alias or an EKS ``amiType`` selects a public AMI, whose root snapshot is unencrypted."""
 
 
-def _encryption_fix(lane: facts.Lane) -> str:
+def _encryption_fix(lane: facts.LaneResource) -> str:
     if isinstance(lane, facts.PulumiEksNodeGroup):
         return _SELF_MANAGED_FIX
     if pulumi_eks_built(lane):
@@ -505,13 +500,13 @@ def _encryption_fix(lane: facts.Lane) -> str:
     return _ENCRYPTION_FIX.get(type(lane), _PINNED_GROUP_FIX)
 
 
-def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.Lane) -> bool:
+def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.LaneResource) -> bool:
     if isinstance(lane, facts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
         return stack.is_referenced(res) or lane.os() != ""
     return isinstance(lane, (facts.NodeClass, facts.PulumiEksNodeGroup))
 
 
-def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.Lane, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """Every node's root volume is encrypted: asked for by the lane, or, when it asks nothing, made
     from an encrypted snapshot or in an account that encrypts new volumes by default."""
     if not _judged_for_encryption(stack, res, lane):
@@ -526,11 +521,11 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.Lane, kn
     volume = lane.root_volume(device)
     if volume is None or volume.encrypted:
         return
-    by_default = knowledge.encryption_by_default(facts.flag(stack.recorded(res, lane, rules.ENCRYPTION_BY_DEFAULT_TAG)))
+    by_default = knowledge.encryption_by_default(facts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG)))
     if by_default:
         return
     fix = _encryption_fix(lane)
-    recorded = facts.flag(stack.recorded(res, lane, rules.ROOT_SNAPSHOT_ENCRYPTED_TAG))
+    recorded = facts.flag(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ENCRYPTED_TAG))
     for image in images or [Resolved(_PUBLIC, None)]:
         if image.ami is _PUBLIC:
             snapshot: Optional[bool] = False

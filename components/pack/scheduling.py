@@ -1,7 +1,7 @@
 """Kubernetes' scheduling by labels and taints, as pure functions over pod specs and node facts.
 
 Pure (the standard library and the pack's own ``facts`` reading helpers), shared by the pack (top-level
-``scheduling``) and the package (``mixed_os_racks.policies.scheduling``). What it follows:
+``scheduling``) and the package (``mixed_os_racks.pack.scheduling``). What it follows:
 
 * A pod's ``nodeSelector`` (every pair must match) and its required node affinity (the
   ``nodeSelectorTerms`` are ORed, each term's ``matchExpressions`` ANDed, an empty term matches
@@ -23,19 +23,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
-try:  # imported as ``mixed_os_racks.policies.scheduling``
-    from . import facts
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import facts  # type: ignore[no-redef]
-
-EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
-"""The EKS API's spelling of taint effects -> Kubernetes'."""
-BLOCKING = ("NoSchedule", "NoExecute")
+from .. import contract
+from . import facts
 
 
 def effect(value: Any) -> str:
     text = facts.text(value)
-    return EFFECTS.get(text, text)
+    return contract.effect(text)
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ class Taint:
     @property
     def blocking(self) -> bool:
         """Keeps pods that do not tolerate it off the node (``PreferNoSchedule`` only discourages)."""
-        return self.effect in BLOCKING
+        return self.effect in contract.BLOCKING_EFFECTS
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"

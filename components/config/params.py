@@ -5,20 +5,19 @@ values may be YAML or the seeds' JSON strings, list-like fields take comma-separ
 (``g5,g6``), labels take ``k=v,k2=v2``, taints ``key=value:Effect``. Unknown keys are errors.
 ``parse_rack_config`` validates them and returns the ``RackSpec`` the ``Rack`` takes; every error
 names its key path (``rack:additional_karpenter_nodepools_config[0].ami_id``) and the bad value.
-The rules themselves belong to the specs (``specs.py``) and the pack (``policies/rules.py``).
+The rules themselves belong to the specs (``spec/``); the keys that set each spec field are in ``keys``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Field,
     PrivateAttr,
     ValidationError,
     ValidationInfo,
@@ -26,177 +25,47 @@ from pydantic import (
     model_validator,
 )
 
-from . import syntax
-from .errors import ConfigError
-from .specs import (
-    AL2023_ALIAS_RE,
-    BUILD_LABEL,
-    BUILD_TAINT_KEY,
-    ClusterName,
-    ClusterSpec,
-    KarpenterSpec,
-    error_loc,
-    error_message,
-    key_path,
-    DevicePluginSpec,
-    FieldProblem,
-    GpuObservabilitySpec,
-    NodeGroupSpec,
-    PoolSpec,
-    RackSpec,
-    SpecError,
-    chart_version_problem,
-    numbers_only,
-    rack_tags_problem,
-    time_slicing_problem,
-)
-from .policies import upstream
+from .. import contract
+from ..errors import ConfigError
+from ..pack import upstream
+from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
+from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only
+from ..spec.nodegroup import node_disk_problem
+from ..spec.syntax import instance_type_problem
+from . import keys
+from .errors import field_of, problems
+from .keys import NAMESPACE, KeyTable
+from .shapes import CsvList, KeyValues, Problems, Tags, Taints, json_list, parse_kv, parse_taints, split_csv
 
-NAMESPACE = "rack"
 RESERVED_POOL_NAMES = frozenset({"workload", "build", "default", "system"})
-
-
-class Problems(ValueError):
-    """Several problems found at once, each at a key path below the field that raised it."""
-
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        super().__init__("; ".join(message for _, message in problems))
-        self.problems = problems
-
-
-# ---- the seeds' value shapes ------------------------------------------------------------------------
-
-
-def split_csv(value: Any) -> Any:
-    """``"g5,g6"`` -> ``["g5", "g6"]``; lists pass through; an empty string means 'not set'."""
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
-
-
-def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid label '{part}'") -> Any:
-    """``"k1=v1,k2=v2"`` -> ``{"k1": "v1", "k2": "v2"}``; mappings pass through unchanged (a value
-    with a comma in a mapping stays one value)."""
-    if not isinstance(value, str):
-        return value
-    out: dict[str, str] = {}
-    for part in value.split(","):
-        if not part.strip():
-            continue
-        key, sep, val = part.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{invalid(part.strip())}, use format: k1=v1,k2=v2")
-        out[key.strip()] = val.strip()
-    return out
-
-
-def parse_taints(value: Any) -> Any:
-    """``"key=value:Effect,key:Effect"`` -> taints; a YAML list of such strings or of mappings works too."""
-    items = split_csv(value) if isinstance(value, str) else value
-    if not isinstance(items, list):
-        return items
-    out: list[Any] = []
-    for item in items:
-        if not isinstance(item, str):
-            out.append(item)
-            continue
-        key, sep, effect = item.strip().rpartition(":")
-        name, _, val = key.partition("=")
-        if not sep or not name or not effect:
-            raise ValueError(f"invalid taint '{item}', use format: key=value:Effect or key:Effect")
-        out.append({"key": name, "value": val if "=" in key else None, "effect": effect})
-    return out
-
-
-def json_list(value: Any) -> Any:
-    """The seeds pass these lists as JSON strings; YAML lists work as they are."""
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return []
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
-    return value
-
-
-CsvList = Annotated[list[str], BeforeValidator(split_csv)]
-KeyValues = Annotated[dict[str, str], BeforeValidator(parse_kv)]
-Tags = Annotated[dict[str, str], BeforeValidator(lambda v: parse_kv(v, lambda part: f"invalid tag '{part}'"))]
-Taints = Annotated[list[Any], BeforeValidator(parse_taints)]
-JsonList = Annotated[list[Any], BeforeValidator(json_list)]
 
 
 # ---- list items: one spec each, every problem at its own path -----------------------------------------
 
 
-def _item_problems(errors: list[Any], index: int, keys: Mapping[str, str], field_suffix: bool) -> list[tuple[str, str]]:
-    """A spec's validation errors as (sub-path, message), with spec field names turned back into the seeds'."""
-    found = []
-    for error in errors:
-        loc = [keys.get(str(p), p) if n == 0 else p for n, p in enumerate(error["loc"])]
-        cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, FieldProblem):
-            loc = [keys.get(cause.field, cause.field)] if field_suffix else []
-        found.append((f"[{index}]" + (("." + key_path(loc)) if loc else ""), error_message(error)))
-    return found
-
-
-def _validate_items(
-    items: list[Any], allowed: Sequence[str], build: Callable[[int, dict[str, Any]], Any],
-    keys: Mapping[str, str], field_suffix: bool,
-) -> list[Any]:
-    """Each item: only ``allowed`` keys, then ``build`` (which validates a spec); all problems together."""
-    specs, problems = [], []
+def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dict[str, Any]], Any]) -> list[Any]:
+    """Each item: only the table's keys, then ``build`` (which builds its spec); all problems together,
+    each at ``[n]`` or below it."""
+    specs, found = [], []
     for n, item in enumerate(items):
         if not isinstance(item, Mapping):
-            problems.append((f"[{n}]", f"expected a mapping (got {json.dumps(item, default=str)})"))
+            found.append((f"[{n}]", f"expected a mapping (got {json.dumps(item, default=str)})"))
             continue
-        unknown = [k for k in item if k not in allowed]
+        unknown = [k for k in item if k not in table.item_keys]
         if unknown:
-            problems += [(f"[{n}].{k}", "unknown field") for k in unknown]
+            found += [(f"[{n}].{k}", "unknown field") for k in unknown]
             continue
         try:
             specs.append(build(n, dict(item)))
         except SpecError as exc:
-            problems += _item_problems(exc.errors, n, keys, field_suffix)
+            found += problems(exc, table, f"[{n}]")
         except FieldProblem as exc:
-            problems.append((f"[{n}].{exc.field}", str(exc)))
+            found.append((f"[{n}].{exc.field}", str(exc)))
         except ValueError as exc:  # a value in the seeds' shapes that does not parse
-            problems.append((f"[{n}]", str(exc)))
-    if problems:
-        raise Problems(problems)
+            found.append((f"[{n}]", str(exc)))
+    if found:
+        raise Problems(found)
     return specs
-
-
-POOL_KEYS = (
-    "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
-    "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
-    "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated",
-)
-GROUP_KEYS = ("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated")
-GROUP_FIELDS = {"instance_type": "type"}  # spec field -> the seeds' key
-
-# The default pool's fields, by the rack parameter that sets each.
-WORKLOAD_KEYS = {
-    "instance_families": "karpenter_instance_families",
-    "instance_sizes": "karpenter_instance_sizes",
-    "capacity_types": "karpenter_capacity_types",
-    "arch": "karpenter_arch",
-    "cpu_limit": "karpenter_cpu_limit",
-    "memory_limit_gb": "karpenter_memory_limit_gb",
-    "consolidation_policy": "karpenter_consolidation_enabled",
-    "consolidate_after": "karpenter_consolidate_after",
-    "node_expiry": "karpenter_node_expiry",
-    "disruption_budget_nodes": "karpenter_disruption_budget_nodes",
-    "disk": "karpenter_node_disk",
-    "volume_type": "karpenter_node_volume_type",
-    "labels": "karpenter_node_labels",
-    "taints": "karpenter_node_taints",
-    "ami_alias": "karpenter_ami_alias",
-    "os": "karpenter_node_os",
-}
 
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
@@ -211,21 +80,22 @@ def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
+    """The additional pools, AL2023 with the rack's alias (whose problems the ``workload`` pool reports)."""
     alias = info.data.get("karpenter_ami_alias", "al2023@latest")
 
     def build(n: int, item: dict[str, Any]) -> PoolSpec:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
-        return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
+        try:
+            return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
+        except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
+            exc.errors = [e for e in exc.errors if field_of(e) != "ami_alias"]
+            if exc.errors:
+                raise
+            return PoolSpec(**_pool_shapes(item), os="al2023")
 
-    pools = _validate_items(items, POOL_KEYS, build, {}, field_suffix=True)
-    seen: set[str] = set()
-    for pool in pools:
-        if pool.name in seen:
-            raise ValueError(f"duplicate karpenter nodepool name: {pool.name}")
-        seen.add(pool.name)
-    return pools
+    return _validate_items(items, keys.POOL, build)
 
 
 GROUP_ID_RE = re.compile(r"[0-9A-Za-z_-]{1,16}")
@@ -239,7 +109,7 @@ def group_id_problem(value: Any) -> Optional[str]:
     return None
 
 
-def _groups(kind: str, prefix: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], ValidationInfo], list[NodeGroupSpec]]:
+def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], ValidationInfo], list[NodeGroupSpec]]:
     """A validator for the node-group list ``kind`` (``ng``/``build``): ids, names, defaults, then a spec each."""
 
     def validate(items: list[Any], info: ValidationInfo) -> list[NodeGroupSpec]:
@@ -260,15 +130,15 @@ def _groups(kind: str, prefix: str, defaults: Mapping[str, Any]) -> Callable[[li
         def build(n: int, item: dict[str, Any]) -> NodeGroupSpec:
             group_id = item.pop("id", None)
             group_id = n if group_id is None else group_id
-            fields = {**defaults, "disk": disk, **item}
-            fields["instance_type"] = fields.pop("type", None) or ""
+            fields = {**defaults, **{keys.NODE_GROUP.field_of(k) or k: v for k, v in item.items()}}
+            fields["instance_type"] = fields.get("instance_type") or ""
             if fields.get("disk") is None:
                 fields["disk"] = disk
             if "tags" in fields:
                 fields["tags"] = parse_kv(fields["tags"], lambda _: "invalid 'tags'") if fields["tags"] is not None else {}
-            return NodeGroupSpec(**{**fields, "name": f"{rack}-{prefix}-{group_id}", "build": kind == "build"})
+            return NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
 
-        return _validate_items(items, GROUP_KEYS, build, GROUP_FIELDS, field_suffix=False)
+        return _validate_items(items, keys.NODE_GROUP, build)
 
     return validate
 
@@ -379,28 +249,10 @@ class RackParams(BaseModel):
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
 
-    @field_validator("node_role_name", "node_group_role_name")
-    @classmethod
-    def _role_name(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
-        problem = v is not None and syntax.iam_role_name_problem(v)
-        if problem:
-            raise ValueError(f"invalid {info.field_name} '{v}' ({problem})")
-        return v
-
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
     def _os(cls, v: Any) -> Any:
-        lowered = str(v).lower()
-        if lowered not in ("al2023", "bottlerocket"):
-            raise ValueError(f"invalid karpenter_node_os '{v}' (must be al2023 or bottlerocket)")
-        return lowered
-
-    @field_validator("karpenter_ami_alias")
-    @classmethod
-    def _alias(cls, v: str) -> str:
-        if not AL2023_ALIAS_RE.fullmatch(v):
-            raise ValueError(f"invalid karpenter_ami_alias '{v}' (must be al2023@latest or al2023@vYYYYMMDD)")
-        return v
+        return v.lower() if isinstance(v, str) else v  # the seeds take it in any case
 
     @field_validator("additional_karpenter_nodepools_config", mode="wrap")
     @classmethod
@@ -416,7 +268,7 @@ class RackParams(BaseModel):
         items = json_list(value)
         if not isinstance(items, list):
             return handler(items)
-        return _groups("ng", "ng", {})(items, info)
+        return _groups("ng", {})(items, info)
 
     @field_validator("additional_build_groups_config", mode="wrap")
     @classmethod
@@ -424,62 +276,59 @@ class RackParams(BaseModel):
         items = json_list(value)
         if not isinstance(items, list):
             return handler(items)
-        return _groups("build", "build", {"min_size": 0, "label": "custom-build"})(items, info)
+        return _groups("build", {"min_size": 0, "label": "custom-build"})(items, info)
 
     @field_validator("node_disk")
     @classmethod
     def _node_disk(cls, v: int) -> int:
-        if v < upstream.SEEDS_NODE_DISK_GIB:
-            raise ValueError(f"node disk is less than 20: '{v}'")
-        return v
-
-    @field_validator("nvidia_device_time_slicing_replicas")
-    @classmethod
-    def _replicas(cls, v: int) -> int:
-        problem = time_slicing_problem(v)
-        if problem:
-            raise ValueError(problem)
-        return v
-
-    @field_validator("gpu_observability_enable")
-    @classmethod
-    def _observability(cls, v: bool, info: ValidationInfo) -> bool:
-        if v and not info.data.get("nvidia_device_plugin_enable"):
-            raise ValueError("gpu_observability_enable=true requires nvidia_device_plugin_enable=true")
-        return v
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, v: dict[str, str]) -> dict[str, str]:
-        problem = rack_tags_problem(v)
-        if problem:
-            raise ValueError(problem)
-        return v
-
-    @field_validator("gpu_observability_chart_version")
-    @classmethod
-    def _chart_version(cls, v: str) -> str:
-        problem = chart_version_problem(v, "gpu_observability_chart_version")
+        problem = node_disk_problem(v)  # the node-group rule, for the default of groups that may not exist
         if problem:
             raise ValueError(problem)
         return v
 
     @model_validator(mode="after")
-    def _workload(self) -> "RackParams":
-        """The whole ``RackSpec``, built once here so each rule's error names the key that set it."""
-        workload = self.workload_pool()
+    def _rack(self) -> "RackParams":
+        """The whole ``RackSpec``, built once here; each part's problems are named by the keys that set it."""
         self._mode_rules()
-        cluster = self.cluster_spec()
-        build = [self.build_pool()] if self.build_node_enabled else []
-        try:  # what only the whole rack can say (a group's tags with the rack's), under the key that set it
-            self._spec = self._rack_spec(workload, cluster, build)
-        except SpecError as exc:
-            keys = {"node_groups": "additional_node_groups_config", "pools": "additional_karpenter_nodepools_config"}
-            problems = [(keys.get(field, field), error_message(error)) for error in exc.errors for field in [_field_of(error)]]
-            if all(key for key, _ in problems):
-                raise Problems(problems) from None
-            raise ValueError("; ".join(message for _, message in problems)) from None  # the rack as a whole
+        found: list[tuple[str, str]] = []
+        workload = self._part(found, keys.WORKLOAD_POOL, self.workload_pool)
+        cluster = self._part(found, keys.CLUSTER, self.cluster_spec) if self.cluster_mode == "create" else None
+        build = self._part(found, keys.BUILD_POOL, self.build_pool) if self.build_node_enabled else None
+        # the add-ons' settings are checked whether or not they are on: a bad value is never silently kept
+        plugin = self._part(found, keys.DEVICE_PLUGIN, lambda: DevicePluginSpec(
+            time_slicing_replicas=self.nvidia_device_time_slicing_replicas))
+        observability = self._part(found, keys.GPU_OBSERVABILITY, lambda: GpuObservabilitySpec(
+            version=self.gpu_observability_chart_version, service_monitor=self.gpu_observability_service_monitor))
+        if found:
+            raise Problems(found)
+        self._spec = self._part(found, keys.RACK, lambda: RackSpec(
+            cluster_name=self.cluster_name,
+            tags=self.tags,
+            karpenter_node_role=self.node_role_name,
+            pools=[workload, *self.additional_karpenter_nodepools_config, *([build] if build else [])],
+            cluster=cluster,
+            karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
+            pod_identity_agent=self.installs_pod_identity_agent,
+            high_availability=self.high_availability,
+            node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
+            node_group_role=self.node_group_role_name,
+            device_plugin=plugin if self.nvidia_device_plugin_enable else None,
+            gpu_observability=observability if self.gpu_observability_enable else None,
+        ))
+        if found:
+            if all(key for key, _ in found):
+                raise Problems(found)
+            raise ValueError("; ".join(message for _, message in found))  # the rack as a whole
         return self
+
+    @staticmethod
+    def _part(found: list[tuple[str, str]], table: KeyTable, build: Callable[[], Any]) -> Any:
+        """``build()``'s spec, or None with its problems added to ``found`` under the keys that set them."""
+        try:
+            return build()
+        except SpecError as exc:
+            found += [p for p in problems(exc, table) if p not in found]
+            return None
 
     @property
     def installs_karpenter(self) -> bool:
@@ -522,44 +371,30 @@ class RackParams(BaseModel):
         if problems:
             raise Problems(problems)
 
-    def cluster_spec(self) -> Optional[ClusterSpec]:
-        """The cluster to create (``cluster_mode: create``), or None."""
-        if self.cluster_mode != "create":
-            return None
-        fields = {
-            "name": self.cluster_name, "vpc_id": self.vpc_id, "private_subnet_ids": self.private_subnets_ids,
-            "public_subnet_ids": self.public_subnets_ids, "version": self.k8s_version,
-            "high_availability": self.high_availability, "public_access_cidrs": self.eks_api_server_public_access_cidrs,
-            "tags": self.tags, "system_node_type": self.node_type, "system_node_disk": self.node_disk,
-            "protect": self.protect,
-        }
-        keys = {"name": "cluster_name", "private_subnet_ids": "private_subnets_ids", "public_subnet_ids": "public_subnets_ids",
-                "version": "k8s_version", "public_access_cidrs": "eks_api_server_public_access_cidrs",
-                "system_node_type": "node_type", "system_node_disk": "node_disk"}
-        try:
-            return ClusterSpec(**fields)
-        except SpecError as exc:
-            raise Problems([(keys.get(field, field), error_message(error))
-                            for error in exc.errors for field in [_field_of(error)]]) from None
+    def cluster_spec(self) -> ClusterSpec:
+        """The cluster ``cluster_mode: create`` makes."""
+        return ClusterSpec(
+            name=self.cluster_name, vpc_id=self.vpc_id, private_subnet_ids=self.private_subnets_ids,
+            public_subnet_ids=self.public_subnets_ids, version=self.k8s_version, high_availability=self.high_availability,
+            public_access_cidrs=self.eks_api_server_public_access_cidrs, tags=self.tags, system_node_type=self.node_type,
+            system_node_disk=self.node_disk, protect=self.protect,
+        )
 
     def build_pool(self) -> PoolSpec:
         """The seeds' Karpenter ``build`` pool: AL2023 whatever ``karpenter_node_os`` says, on-demand,
         32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``."""
         families = sorted({t.split(".", 1)[0] for t in self.build_node_type})
         sizes = sorted({t.split(".", 1)[1] for t in self.build_node_type if "." in t})
-        bad = [t for t in self.build_node_type if syntax.instance_type_problem(t)]
+        bad = [t for t in self.build_node_type if instance_type_problem(t)]
         if bad:
             raise Problems([("build_node_type", f"invalid node type '{bad[0]}' (must look like c7i.2xlarge)")])
-        try:
-            return PoolSpec(
-                name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
-                instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-                consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
-                labels={BUILD_LABEL: "true"}, taints=[{"key": BUILD_TAINT_KEY, "value": "build", "effect": "NoSchedule"}],
-            )
-        except SpecError as exc:  # what the build lane is made of: its types, and the rack's node_disk
-            raise Problems([("node_disk" if _field_of(error) == "disk" else "build_node_type", error_message(error))
-                            for error in exc.errors]) from None
+        return PoolSpec(
+            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
+            instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
+            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
+            labels={contract.BUILD_LABEL: "true"},
+            taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],
+        )
 
     def workload_pool(self) -> PoolSpec:
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""
@@ -569,70 +404,33 @@ class RackParams(BaseModel):
                 f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs provisioned IOPS, and the "
                 f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with volume_iops)"
             ))])
-        try:
-            return PoolSpec(**dict(
-                name="workload",
-                os=self.karpenter_node_os,
-                ami_alias=self.karpenter_ami_alias,
-                instance_families=self.karpenter_instance_families,
-                instance_sizes=self.karpenter_instance_sizes,
-                capacity_types=self.karpenter_capacity_types,
-                arch=self.karpenter_arch,
-                cpu_limit=self.karpenter_cpu_limit,
-                memory_limit_gb=self.karpenter_memory_limit_gb,
-                consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
-                consolidate_after=self.karpenter_consolidate_after,
-                node_expiry=self.karpenter_node_expiry,
-                disruption_budget_nodes=self.karpenter_disruption_budget_nodes,
-                disk=self.karpenter_node_disk,
-                volume_type=self.karpenter_node_volume_type,
-                labels=self.karpenter_node_labels,
-                taints=self.karpenter_node_taints,
-            ))
-        except SpecError as exc:
-            raise Problems([
-                (WORKLOAD_KEYS.get(field, field), error_message(error))
-                for error in exc.errors
-                for field in [_field_of(error)]
-            ]) from None
+        return PoolSpec(
+            name="workload",
+            os=self.karpenter_node_os,
+            ami_alias=self.karpenter_ami_alias,
+            instance_families=self.karpenter_instance_families,
+            instance_sizes=self.karpenter_instance_sizes,
+            capacity_types=self.karpenter_capacity_types,
+            arch=self.karpenter_arch,
+            cpu_limit=self.karpenter_cpu_limit,
+            memory_limit_gb=self.karpenter_memory_limit_gb,
+            consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
+            consolidate_after=self.karpenter_consolidate_after,
+            node_expiry=self.karpenter_node_expiry,
+            disruption_budget_nodes=self.karpenter_disruption_budget_nodes,
+            disk=self.karpenter_node_disk,
+            volume_type=self.karpenter_node_volume_type,
+            labels=self.karpenter_node_labels,
+            taints=self.karpenter_node_taints,
+        )
 
     def spec(self) -> RackSpec:
         """The ``RackSpec`` these parameters describe (built when they were validated)."""
         assert self._spec is not None, "RackParams are built by model_validate"
         return self._spec
 
-    def _rack_spec(self, workload: PoolSpec, cluster: Optional[ClusterSpec], build: list[PoolSpec]) -> RackSpec:
-        return RackSpec(
-            cluster_name=self.cluster_name,
-            tags=self.tags,
-            karpenter_node_role=self.node_role_name,
-            pools=[workload, *self.additional_karpenter_nodepools_config, *build],
-            cluster=cluster,
-            karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
-            pod_identity_agent=self.installs_pod_identity_agent,
-            high_availability=self.high_availability,
-            node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
-            node_group_role=self.node_group_role_name,
-            device_plugin=(
-                DevicePluginSpec(time_slicing_replicas=self.nvidia_device_time_slicing_replicas)
-                if self.nvidia_device_plugin_enable else None
-            ),
-            gpu_observability=(
-                GpuObservabilitySpec(version=self.gpu_observability_chart_version,
-                                     service_monitor=self.gpu_observability_service_monitor)
-                if self.gpu_observability_enable else None
-            ),
-        )
-
 
 # ---- errors, with their key paths ------------------------------------------------------------------------
-
-
-def _field_of(error: Mapping[str, Any]) -> str:
-    cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, FieldProblem):
-        return cause.field
-    return str(error["loc"][0]) if error["loc"] else ""
 
 
 def _lines(error: Mapping[str, Any]) -> list[str]:

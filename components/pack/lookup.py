@@ -13,10 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Mapping
 
-try:  # imported as ``mixed_os_racks.policies.lookup``
-    from .amifacts import AmiFacts, decode, karpenter_query
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    from amifacts import AmiFacts, decode, karpenter_query  # type: ignore[no-redef]
+from .amifacts import AmiFacts, decode, karpenter_query
 
 _ENCRYPTION = "ebs-encryption-by-default"
 _cache: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 
 Pure (the standard library, the pack's own ``upstream`` facts and ``wellknown``, which reads a
 NodePool's requirements against the instance table), so the pack (where this is the top-level
-``facts``) and the components and tests (``mixed_os_racks.policies.facts``) share it.
+``facts``) and the components and tests (``mixed_os_racks.pack.facts``) share it.
 
 A resource is read with its URN and its parent's: a launch template pulumi-eks registered for a
 ``ManagedNodeGroup`` (its parent's type in the URN's type chain) is named, and fixed, through it.
@@ -23,29 +23,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
-try:  # imported as ``mixed_os_racks.policies.facts``
-    from . import wellknown as reqs
-    from . import upstream
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import wellknown as reqs  # type: ignore[no-redef]
-    import upstream  # type: ignore[no-redef]
+from .. import contract
+from . import upstream
+from . import wellknown as reqs
 
-NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 NODE_GROUP_V2 = "eks:index:NodeGroupV2"
 NODE_GROUP_V1 = "eks:index:NodeGroup"
-AUTO_MODE_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
 KARPENTER_CLASS = ("karpenter.k8s.aws", "EC2NodeClass")
 AUTO_MODE_CLASS = ("eks.amazonaws.com", "NodeClass")
 RESOLVE_SSM = "resolve:ssm:"
 """A launch template's ``imageId`` may name an SSM parameter; EC2 resolves it at launch."""
 
 AL2023_ROOT_DEVICE = upstream.AL2023_ROOT_DEVICE
-RACK_POOL_TAG = "convox.io/nodepool"
-"""The tag our components put on a pool's EC2NodeClass, naming the pool (the seeds' label key)."""
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """The label the NVIDIA device plugin's default affinity selects (NFD sets it; pools may set it themselves)."""
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
@@ -177,7 +166,7 @@ def flag(value: Any) -> Optional[bool]:
 # ---- lanes: one per kind of resource that decides what a node boots --------------------------------
 
 
-class Lane:
+class LaneResource:
     """One resource's boot facts. Subclasses read their own kind; every fact is read on demand."""
 
     types: ClassVar[tuple[str, ...]] = ()
@@ -255,10 +244,10 @@ class Lane:
         return None
 
 
-class NodeClass(Lane):
+class NodeClass(LaneResource):
     """Karpenter ``EC2NodeClass``: AMI selection, family and block devices."""
 
-    types = (NODE_CLASS,)
+    types = (contract.NODE_CLASS,)
     lane_word = "pool"
 
     @property
@@ -268,7 +257,7 @@ class NodeClass(Lane):
     @property
     def rack_pool(self) -> str:
         """The pool our components built this class for (its ``convox.io/nodepool`` tag), or ''."""
-        return text(as_map(dig(self.props, "spec", "tags")).get(RACK_POOL_TAG))
+        return text(as_map(dig(self.props, "spec", "tags")).get(contract.NODEPOOL_LABEL))
 
     def _terms(self) -> Sequence[Any]:
         return as_list(dig(self.props, "spec", "amiSelectorTerms"))
@@ -329,10 +318,10 @@ class NodeClass(Lane):
         return RootVolume(flag(dig(mapping, "ebs", "encrypted")) is True, f"blockDeviceMappings {text(mapping.get('deviceName'))}")
 
 
-class NodePool(Lane):
+class NodePool(LaneResource):
     """Karpenter ``NodePool`` (and EKS Auto Mode's): requirements, taints, labels and limits of the pool's nodes."""
 
-    types = (NODE_POOL,)
+    types = (contract.NODE_POOL,)
     lane_word = "pool"
 
     @property
@@ -408,16 +397,16 @@ def _gpu_taint_or_label(taints: Any, labels: Any, taint_key: str, vendor_label: 
     return None
 
 
-class LaunchTemplate(Lane):
+class LaunchTemplate(LaneResource):
     """``aws.ec2.LaunchTemplate``: image, user data, block devices, instance type."""
 
-    types = (LAUNCH_TEMPLATE,)
+    types = (contract.LAUNCH_TEMPLATE,)
     lane_word = "launch template"
     os_fix = "its user data must be a nodeadm NodeConfig (apiVersion: node.eks.aws/v1alpha1)"
 
     @property
     def subject_name(self) -> str:
-        if self.built_by == MANAGED_NODE_GROUP and self.parent_name:
+        if self.built_by == contract.MANAGED_NODE_GROUP and self.parent_name:
             return self.parent_name  # pulumi-eks's own template: named, and fixed, through its node group
         return text(self.props.get("name")) or self.name
 
@@ -465,10 +454,10 @@ class LaunchTemplate(Lane):
         return f"instance types {','.join(gpus)}" if gpus else None
 
 
-class EksNodeGroup(Lane):
+class EksNodeGroup(LaneResource):
     """``aws.eks.NodeGroup``: AMI type, instance types, taints, labels; its image is in its launch template."""
 
-    types = (EKS_NODE_GROUP,)
+    types = (contract.EKS_NODE_GROUP,)
     os_fix = "use an AL2023_* ami_type, or CUSTOM with a launch template whose user data is a nodeadm NodeConfig"
 
     def instance_types(self) -> list[str]:
@@ -487,7 +476,7 @@ class EksNodeGroup(Lane):
         return text(self.props.get("version")) or None
 
 
-class PulumiEksNodeGroup(Lane):
+class PulumiEksNodeGroup(LaneResource):
     """pulumi-eks's self-managed ``NodeGroupV2`` and ``NodeGroup`` (their inputs).
 
     A ``ManagedNodeGroup`` is judged through the children pulumi-eks registers for it (its launch
@@ -536,7 +525,7 @@ def _plain(term: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (dict(as_map(v)) if isinstance(v, Mapping) else v) for k, v in term.items()}
 
 
-def _group_gpu_reason(group: Lane, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+def _group_gpu_reason(group: LaneResource, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
     """A node group's GPU evidence: GPU instance types, pulumi-eks ``gpu``, a GPU AMI type, the taint, the label."""
     gpus = [t for t in group.instance_types() if is_gpu(t)]
     if gpus:
@@ -549,10 +538,10 @@ def _group_gpu_reason(group: Lane, is_gpu: Callable[[str], bool], taint_key: str
     return _gpu_taint_or_label(group.props.get("taints"), group.props.get("labels"), taint_key, vendor_label)
 
 
-LANES: dict[str, type[Lane]] = {t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types}
+LANES: dict[str, type[LaneResource]] = {t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types}
 
 
-def read(type_: str, name: str, props: Mapping[str, Any], urn: str = "", parent: str = "") -> Optional[Lane]:
+def read(type_: str, name: str, props: Mapping[str, Any], urn: str = "", parent: str = "") -> Optional[LaneResource]:
     """The lane a resource describes, or None for resources that decide nothing about a node's boot.
 
     Karpenter kinds are matched by group and kind, whatever the version (``v1``, ``v1beta1``).

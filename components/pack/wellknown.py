@@ -26,10 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-try:  # imported as ``mixed_os_racks.policies.wellknown``
-    from . import instances
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import instances  # type: ignore[no-redef]
+from . import instances
 
 KARPENTER_PREFIX = "karpenter.k8s.aws/"
 AUTO_MODE_PREFIX = "eks.amazonaws.com/"

@@ -16,33 +16,13 @@ from typing import Any, Mapping, Optional
 
 import pulumi
 
-from . import syntax
-from .errors import ConfigError
-from .params import NAMESPACE, RackParams, parse_rack_config
-from .specs import RackSpec
-
-MAX_NESTING = 32
-"""Deepest nesting of lists and mappings a config value may have. The deepest real rack value
-(a pool list -> a pool -> its taints -> a taint) is four levels down; anything near this limit is
-an accident or an attack on the parser, refused before it reaches one."""
+from ..errors import ConfigError
+from ..inputs import MAX_NESTING, nesting_depth
+from ..spec import RackSpec, syntax
+from .keys import NAMESPACE
+from .params import RackParams, parse_rack_config
 
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def nesting_depth(value: Any) -> int:
-    """How many lists and mappings deep ``value`` goes (iterative: safe on any depth)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            stack += [(v, depth + 1) for v in item.values()]
-        elif isinstance(item, list):
-            stack += [(v, depth + 1) for v in item]
-        else:
-            deepest = max(deepest, depth)
-            continue
-        deepest = max(deepest, depth + 1)
-    return deepest
 
 
 def decode_config_value(raw: Any, key: str = "") -> Any:

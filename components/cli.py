@@ -1,4 +1,8 @@
-"""``python -m mixed_os_racks.offline preview``: the rack's preview on a machine with no cloud.
+"""The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
+preview on a machine with no cloud.
+
+It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
+config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
 
 Exit codes: ``0`` fine (advisories allowed), ``1`` a mandatory policy is violated, ``2`` an error (one
 ``error:`` line per problem, naming the file, key or argument; never a traceback), ``130``
@@ -14,14 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from ..errors import ConfigError
-from ..policies.speedups import tune_gc
-from .analyzer import PolicyPackError, PolicyPacks
-from .catalog import Catalog, CatalogError
-from .engine import ProgramExit, run_program, stack_config_values
-from .preview import render, to_json
-from .sdk import oversized_config
-from .stackfile import InputFileError, read_project_file, read_stack_file, stack_name_problem
+from .config.keys import NAMESPACE, item_keys
+from .config.params import RackParams
+from .errors import ConfigError
+from .offline.analyzer import PolicyPackError, PolicyPacks
+from .offline.catalog import Catalog, CatalogError
+from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.preview import render, to_json
+from .offline.sdk import oversized_config
+from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .pack.speedups import tune_gc
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -150,7 +156,7 @@ def preview(args: argparse.Namespace) -> int:
         inputs += [args.amis] if args.amis else []
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
-    config = read_stack_file(stack_file, project)
+    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())})
     too_large = oversized_config(stack_config_values(config))
     if too_large:
         raise UsageError(f"{stack_file}: {too_large}")

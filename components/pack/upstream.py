@@ -2,7 +2,7 @@
 and the pack both rely on.
 
 Standard library only and no sibling imports, so the pack (``python -m pulumi.policy``, where this
-is the top-level ``upstream``) and the components (``mixed_os_racks.policies.upstream``) share it.
+is the top-level ``upstream``) and the components (``mixed_os_racks.pack.upstream``) share it.
 Each fact says where it was read.
 """
 

@@ -1,7 +1,7 @@
 """Workloads and the lanes they can land on: ``workloads-reach-their-lane`` and its advisory twin.
 
 Pure (the standard library and the pack's own modules), so the pack (where this is the top-level
-``workloads``) and the components (``mixed_os_racks.policies.workloads``) share it: the ``Service``
+``workloads``) and the components (``mixed_os_racks.pack.workloads``) share it: the ``Service``
 component builds its scheduling from the same contract this module checks.
 
 The seeds' contract (``/work/shared/DESIGN.md``, decision 2): a workload names a lane with
@@ -23,49 +23,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-try:  # imported as ``mixed_os_racks.policies.workloads``
-    from . import checks, facts, rules, scheduling, wellknown
-    from .scheduling import Selection, Taint, Toleration, label_text
-except ImportError:  # run as the pack: the pack directory is first on sys.path
-    import checks  # type: ignore[no-redef]
-    import facts  # type: ignore[no-redef]
-    import rules  # type: ignore[no-redef]
-    import scheduling  # type: ignore[no-redef]
-    import wellknown  # type: ignore[no-redef]
-    from scheduling import Selection, Taint, Toleration, label_text  # type: ignore[no-redef]
+from .. import contract
+from . import checks, facts, rules, scheduling, wellknown
+from .scheduling import Selection, Taint, Toleration, label_text
 
 Finding = checks.Finding
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
 
-# ---- the seeds' placement contract ------------------------------------------------------------------
-
-LANE_KEYS = (rules.NODEPOOL_LABEL, rules.NODEGROUP_LABEL)
-"""Selector keys that name a lane; selecting one tolerates its ``dedicated-node=<value>`` taint."""
-KARPENTER_POOL_LABEL = "karpenter.sh/nodepool"
-"""Karpenter labels every node it launches with its NodePool's name."""
-SERVICE_ANNOTATION = "mixed-os-racks/service"
-"""Set by the ``Service`` component on its Deployment: messages then name the service, as the seeds do."""
-
-NVIDIA_GPU = "nvidia.com/gpu"
-AMD_GPU = "amd.com/gpu"
-GPU_RESOURCES = {"nvidia": NVIDIA_GPU, "nvidia.com": NVIDIA_GPU, "amd": AMD_GPU, "amd.com": AMD_GPU}
-"""The seeds' ``scale.gpu.vendor`` -> the extended resource (convox/convox ``provider/k8s/helpers.go``,
-``gpuResourceKey``); any other vendor, or none, is NVIDIA's."""
-
-
-def gpu_resource(vendor: Optional[str]) -> str:
-    """``nvidia``/``nvidia.com`` -> ``nvidia.com/gpu``, ``amd``/``amd.com`` -> ``amd.com/gpu``, else ``nvidia.com/gpu``."""
-    return GPU_RESOURCES.get(vendor or "", NVIDIA_GPU)
-
-
-def dedicated_toleration(value: str) -> dict[str, str]:
-    """The toleration a workload selecting lane ``value`` gets: ``dedicated-node=<value>:NoSchedule``."""
-    return {"key": rules.DEDICATED_TAINT_KEY, "operator": "Equal", "value": value, "effect": "NoSchedule"}
-
-
-def gpu_toleration(resource: str) -> dict[str, str]:
-    """The toleration a workload requesting GPUs gets: the vendor resource's taint, any value."""
-    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+# ---- the seeds' placement contract (names in ``contract``) --------------------------------------------
 
 
 def named_lanes(selection: Selection) -> list[tuple[str, str]]:
@@ -73,7 +38,7 @@ def named_lanes(selection: Selection) -> list[tuple[str, str]]:
     pairs and ``In`` requirements, in order, without repeats."""
     found: list[tuple[str, str]] = []
     for req in selection.requirements:
-        if req.key in LANE_KEYS and req.operator == "In":
+        if req.key in contract.LANE_KEYS and req.operator == "In":
             found += [(req.key, v) for v in req.values if (req.key, v) not in found]
     return found
 
@@ -119,17 +84,17 @@ class Lane:
     def subject(self) -> str:
         if self.kind == "pool":
             return f'Karpenter node pool "{self.name}"'
-        label = self.labels.get(rules.NODEGROUP_LABEL)
+        label = self.labels.get(contract.NODEGROUP_LABEL)
         word = "node group" if self.kind == "node group" else "lane"
-        return f'{word} "{self.name}" ({rules.NODEGROUP_LABEL}={label})' if label else f'{word} "{self.name}"'
+        return f'{word} "{self.name}" ({contract.NODEGROUP_LABEL}={label})' if label else f'{word} "{self.name}"'
 
     @property
     def gpu_taints(self) -> list[Taint]:
-        return [t for t in self.taints if t.blocking and t.key in (NVIDIA_GPU, AMD_GPU)]
+        return [t for t in self.taints if t.blocking and t.key in (contract.NVIDIA_GPU, contract.AMD_GPU)]
 
     def selector(self) -> str:
         """How a workload selects this lane, in ``nodeSelectorLabels`` terms."""
-        for key in (rules.NODEPOOL_LABEL, rules.NODEGROUP_LABEL):
+        for key in (contract.NODEPOOL_LABEL, contract.NODEGROUP_LABEL):
             if key in self.labels:
                 return f"{key}: {self.labels[key]}"
         if self.labels:
@@ -174,7 +139,7 @@ def _taints(value: Any) -> tuple[Taint, ...]:
 
 
 def _gpu_taint_or_label(labels: Mapping[str, str], taints: Sequence[Taint]) -> bool:
-    return rules.GPU_VENDOR_LABEL in labels or any(t.key == rules.GPU_TAINT_KEY for t in taints)
+    return contract.GPU_VENDOR_LABEL in labels or any(t.key == contract.GPU_TAINT_KEY for t in taints)
 
 
 GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count")
@@ -195,19 +160,17 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
     return False
 
 
-COMPONENT_POOL = "rack:karpenter:KarpenterPool"
-COMPONENT_NODE_GROUP = "rack:eks:NodeGroup"
 
 
-def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.Lane]) -> Optional[Lane]:
+def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource]) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
-    if res.type == COMPONENT_POOL and "labels" in props:  # KarpenterPool's registered outputs
+    if res.type == contract.COMPONENT_POOL and "labels" in props:  # KarpenterPool's registered outputs
         name = facts.text(props.get("nodePoolName")) or res.name
-        labels = {**_labels(props.get("labels")), KARPENTER_POOL_LABEL: name}
+        labels = {**_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = _taints(props.get("taints"))
         return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints))
-    if res.type == COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
+    if res.type == contract.COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = _labels(props.get("labels")), _taints(props.get("taints"))
         return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints))
     lane = facts.read(res.type, res.name, props)
@@ -216,7 +179,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.Lane]) -> 
         template = facts.dig(props, "spec", "template")
         requirements = tuple(wellknown.read(facts.as_list(facts.dig(template, "spec", "requirements"))))
         labels = {**_requirement_labels(requirements), **_labels(facts.dig(template, "metadata", "labels")),
-                  KARPENTER_POOL_LABEL: name}
+                  contract.KARPENTER_POOL_LABEL: name}
         return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
                     requirements)
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
@@ -238,7 +201,7 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
     return lanes
 
 
-EFFECT_NAMES = sorted({*scheduling.EFFECTS, *scheduling.EFFECTS.values()})
+EFFECT_NAMES = sorted({*contract.EKS_EFFECTS, *contract.EKS_EFFECTS.values()})
 """Taint effects in Kubernetes' spelling or EKS's."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
@@ -272,7 +235,7 @@ class Lanes:
 
     @property
     def known_keys(self) -> frozenset[str]:
-        return frozenset(k for lane in self.lanes for k in lane.labels) | frozenset(LANE_KEYS)
+        return frozenset(k for lane in self.lanes for k in lane.labels) | frozenset(contract.LANE_KEYS)
 
     def existing(self, key: str) -> list[str]:
         return sorted({lane.labels[key] for lane in self.lanes if key in lane.labels})
@@ -347,7 +310,7 @@ class Workload:
 
     @property
     def nvidia_gpus(self) -> float:
-        return self.gpus.get(NVIDIA_GPU, 0)
+        return self.gpus.get(contract.NVIDIA_GPU, 0)
 
 
 def _gpus(pod: Any) -> dict[str, float]:
@@ -355,7 +318,7 @@ def _gpus(pod: Any) -> dict[str, float]:
     for group in ("initContainers", "containers"):
         for container in facts.as_list(pod.get(group)):
             resources = facts.as_map(facts.as_map(container).get("resources"))
-            for resource in (NVIDIA_GPU, AMD_GPU):
+            for resource in (contract.NVIDIA_GPU, contract.AMD_GPU):
                 count = facts.number(facts.as_map(resources.get("limits")).get(resource))
                 if count is None:
                     count = facts.number(facts.as_map(resources.get("requests")).get(resource))
@@ -370,7 +333,7 @@ def read_workload(res: checks.StackResource) -> Optional[Workload]:
         return None
     pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
     metadata = facts.as_map(res.props.get("metadata"))
-    service = facts.text(facts.as_map(metadata.get("annotations")).get(SERVICE_ANNOTATION))
+    service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
     subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
     gpus = _gpus(pod)
@@ -384,18 +347,18 @@ def read_workload(res: checks.StackResource) -> Optional[Workload]:
 
 
 def _gpu_words(count: float) -> str:
-    return f"{rules.gib(count)} {NVIDIA_GPU}"
+    return f"{rules.gib(count)} {contract.NVIDIA_GPU}"
 
 
 def _named(key: str, value: str) -> str:
-    return f'Karpenter node pool "{value}"' if key == rules.NODEPOOL_LABEL else f'node group label "{value}"'
+    return f'Karpenter node pool "{value}"' if key == contract.NODEPOOL_LABEL else f'node group label "{value}"'
 
 
 def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], unlabelled: bool = False) -> str:
     """The seeds' deploy check (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``), in one
     line. Like the seeds, a pool exists for a workload by the label its nodes carry, not by its name:
     ``unlabelled`` says a NodePool of that name exists whose nodes do not carry it."""
-    what = "pools" if key == rules.NODEPOOL_LABEL else "labels"
+    what = "pools" if key == contract.NODEPOOL_LABEL else "labels"
     hint = (f"; NodePool '{value}' exists, but its nodes carry no {key}={value} label: add it to its "
             f"spec.template.metadata.labels") if unlabelled else ""
     return (f"{subject} targets {_named(key, value)}, which does not exist on this rack "
@@ -403,10 +366,10 @@ def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], un
 
 
 def _fix(taint: Taint, workload: Workload) -> str:
-    if taint.key == rules.DEDICATED_TAINT_KEY:
+    if taint.key == contract.DEDICATED_TAINT_KEY:
         return (f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "
-                f"the Service component adds it for nodeSelectorLabels {' and '.join(LANE_KEYS)}")
-    if taint.key in (NVIDIA_GPU, AMD_GPU):
+                f"the Service component adds it for nodeSelectorLabels {' and '.join(contract.LANE_KEYS)}")
+    if taint.key in (contract.NVIDIA_GPU, contract.AMD_GPU):
         if workload.gpus.get(taint.key):
             return (f"add the toleration {{key: {taint.key}, operator: Exists, effect: {taint.effect}}}; "
                     f"the Service component adds it for scale.gpu")
@@ -444,7 +407,7 @@ def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can)."""
     named = named_lanes(workload.selection)
     pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
-    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == rules.NODEPOOL_LABEL and value in pools)
+    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools)
                 for key, value in named if value not in lanes.existing(key)]
     if problems:
         return problems

@@ -2,7 +2,7 @@
 
 This module is the single home of every rule the rack enforces. It imports nothing but the
 standard library so that the policy pack (where this is the top-level ``rules``) and the
-components (``mixed_os_racks.policies.rules``) share it unchanged. Each check returns ``None`` when the
+components (``mixed_os_racks.pack.rules``) share it unchanged. Each check returns ``None`` when the
 subject is fine, or the message to show, worded like the seeds' CLI:
 ``karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)``.
 
@@ -16,23 +16,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Optional
 
+
 AMI_ID_RE = re.compile(r"ami-(?:[0-9a-f]{8}|[0-9a-f]{17})")
 AMI_ID_EXAMPLE = "ami-0123456789abcdef0"
 
-# Labels and taints of the seeds' contract.
-NODEPOOL_LABEL = "convox.io/nodepool"
-NODEGROUP_LABEL = "convox.io/label"
-GPU_VENDOR_LABEL = "convox.io/gpu-vendor"
-GPU_VENDOR_NVIDIA = "nvidia"
-GPU_TAINT_KEY = "nvidia.com/gpu"
-DEDICATED_TAINT_KEY = "dedicated-node"
-
-# Where our components record, for the policy pack, facts it cannot look up itself (a pack sees no
-# invoke results): an AMI's root snapshot size and encryption, and the account's EBS default.
-ROOT_SNAPSHOT_ANNOTATION = "mixed-os-racks/ami-root-snapshot-gib"
-ROOT_SNAPSHOT_TAG = ROOT_SNAPSHOT_ANNOTATION
-ROOT_SNAPSHOT_ENCRYPTED_TAG = "mixed-os-racks/ami-root-snapshot-encrypted"
-ENCRYPTION_BY_DEFAULT_TAG = "mixed-os-racks/ebs-encryption-by-default"
 
 EC2_ARCH = {"amd64": "x86_64", "arm64": "arm64"}
 """Kubernetes architecture names -> EC2's."""

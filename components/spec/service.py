@@ -20,10 +20,10 @@ from typing import Annotated, Any, Optional
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from .errors import ConfigError
-from .placement import GpuRequest, Placement, place
-from .policies import workloads
-from .specs import FieldProblem, error_loc, error_message, key_path, numbers_only
+from .. import contract
+from ..errors import ConfigError
+from ..placement import GpuRequest, Placement, place
+from .base import FieldProblem, error_loc, error_message, key_path, numbers_only
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -107,8 +107,8 @@ class GpuSpec(Part):
     @field_validator("vendor")
     @classmethod
     def _vendor(cls, v: str) -> str:
-        if v not in workloads.GPU_RESOURCES:
-            raise ValueError(f"invalid vendor '{v}' (one of {', '.join(workloads.GPU_RESOURCES)})")
+        if v not in contract.GPU_RESOURCES:
+            raise ValueError(f"invalid vendor '{v}' (one of {', '.join(contract.GPU_RESOURCES)})")
         return v
 
     def request(self) -> GpuRequest:

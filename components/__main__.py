@@ -1,0 +1,5 @@
+"""``python -m mixed_os_racks``: the ``mixed-os-racks`` command."""
+
+from .cli import entry
+
+entry()

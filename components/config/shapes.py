@@ -1,0 +1,86 @@
+"""The seeds' value shapes: comma lists, ``k=v`` pairs, ``key=value:Effect`` taints, JSON strings.
+
+A Convox rack passes its lists as JSON text and its labels, tags and taints as comma-separated
+strings; YAML lists and mappings work too. These turn either into what a spec field takes. They
+check shapes only (a pair needs its ``=``, a key may not repeat); the values' rules are the specs'.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Callable
+
+from pydantic import BeforeValidator
+
+
+class Problems(ValueError):
+    """Several problems found at once, each at a key path below the field that raised it."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems = problems
+
+
+def split_csv(value: Any) -> Any:
+    """``"g5,g6"`` -> ``["g5", "g6"]``; lists pass through; an empty string means 'not set'."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid label '{part}'") -> Any:
+    """``"k1=v1,k2=v2"`` -> ``{"k1": "v1", "k2": "v2"}``; mappings pass through unchanged (a value
+    with a comma in a mapping stays one value)."""
+    if not isinstance(value, str):
+        return value
+    out: dict[str, str] = {}
+    for part in value.split(","):
+        if not part.strip():
+            continue
+        key, sep, val = part.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{invalid(part.strip())}, use format: k1=v1,k2=v2")
+        out[key.strip()] = val.strip()
+    return out
+
+
+def parse_taints(value: Any) -> Any:
+    """``"key=value:Effect,key:Effect"`` -> taints; a YAML list of such strings or of mappings works too."""
+    items = split_csv(value) if isinstance(value, str) else value
+    if not isinstance(items, list):
+        return items
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, str):
+            out.append(item)
+            continue
+        key, sep, effect = item.strip().rpartition(":")
+        name, _, val = key.partition("=")
+        if not sep or not name or not effect:
+            raise ValueError(f"invalid taint '{item}', use format: key=value:Effect or key:Effect")
+        out.append({"key": name, "value": val if "=" in key else None, "effect": effect})
+    return out
+
+
+def json_list(value: Any) -> Any:
+    """The seeds pass these lists as JSON strings; YAML lists work as they are."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
+    return value
+
+
+def parse_tags(value: Any) -> Any:
+    return parse_kv(value, lambda part: f"invalid tag '{part}'")
+
+
+CsvList = Annotated[list[str], BeforeValidator(split_csv)]
+KeyValues = Annotated[dict[str, str], BeforeValidator(parse_kv)]
+Tags = Annotated[dict[str, str], BeforeValidator(parse_tags)]
+Taints = Annotated[list[Any], BeforeValidator(parse_taints)]
+JsonList = Annotated[list[Any], BeforeValidator(json_list)]

@@ -1,0 +1,28 @@
+"""Limits every file and value the package reads shares, whoever reads it (stack config, policy config)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+MAX_NESTING = 32
+"""Deepest nesting of lists and mappings a config value may have. The deepest real rack value
+(a pool list -> a pool -> its taints -> a taint) is four levels down; anything near this limit is
+an accident or an attack on the parser, refused before it reaches one."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How many lists and mappings deep ``value`` goes (iterative: safe on any depth)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+

@@ -1,0 +1,11 @@
+"""The rack's rules, facts and CrossGuard policies: pure Python, no Pulumi resources.
+
+``rules`` (formats and the seeds' rules), ``upstream`` and ``instances`` (facts checked against
+AWS, EKS and Karpenter), ``amifacts`` (an AMI's facts), ``facts`` (lanes read from resources, with
+``wellknown`` for a NodePool's requirements), ``checks`` and ``workloads`` (the checks), ``lookup``
+(the optional EC2 and SSM look-up), and ``policies`` (the CrossGuard policies and ``serve``). ``scope``
+and ``speedups`` adapt pulumi-policy's server to the pack; only ``serve`` installs them.
+
+The components import the rules from here and fail fast with the pack's words; the pack folder
+(``policies/``, or one written by ``mixed-os-racks pack init``) is a thin entry that serves them.
+"""

@@ -1,0 +1,132 @@
+"""``NodeGroupSpec``: one EKS managed node group on Amazon Linux 2023, every rule checked once."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import model_validator
+
+from .. import contract
+from ..pack import instances, rules, upstream
+from . import syntax
+from .base import FieldProblem, Spec
+from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
+from .pool import mac_problem, needs_custom_nvidia_ami
+from .tags import tags_problem
+
+
+def node_disk_problem(disk: int) -> Optional[str]:
+    """A node group's root volume: at least the seeds' 20 GiB, at most what a gp3 volume takes."""
+    if disk < upstream.SEEDS_NODE_DISK_GIB:
+        return f"node disk is less than 20: '{disk}'"
+    most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
+    if disk > most:
+        return f"node disk is more than a gp3 volume takes ({most} GiB): '{disk}'"
+    return None
+
+
+class NodeGroupSpec(Spec):
+    """One EKS managed node group on Amazon Linux 2023."""
+
+    instance_type: str
+    """The one instance type of the group (``g4dn.xlarge``)."""
+    name: Optional[str] = None
+    """How messages name the group before its component exists (the Rack sets it to the component name)."""
+    build: bool = False
+    """A build lane: ``dedicated=build:NoSchedule`` and ``convox-build=true``. Default false."""
+    system: bool = False
+    """The rack's system lane: ``convox.io/system-node=true``, as a label and a NoSchedule taint. Default false."""
+    disk: int = upstream.SEEDS_NODE_DISK_GIB
+    """Root volume GiB, at least 20. Default 20 (in the stack config: ``node_disk``)."""
+    capacity_type: str = "ON_DEMAND"
+    """``ON_DEMAND`` or ``SPOT``. Default ``ON_DEMAND``."""
+    min_size: int = 1
+    """Minimum (and initial) size. Default 1 (build lanes in the stack config: 0)."""
+    max_size: int = 100
+    """Maximum size. Default 100."""
+    label: Optional[str] = "custom"
+    """``convox.io/label`` on the nodes; ``null`` sets none (not with ``dedicated``). Default ``custom``
+    (build lanes in the stack config: ``custom-build``)."""
+    tags: dict[str, str] = {}
+    """AWS tags for the group (a mapping, or ``k=v,k2=v2``); ``name`` and ``rack`` are reserved, in any case."""
+    ami_id: Optional[str] = None
+    """A custom AL2023 AMI to pin instead of EKS's AMI for the instance type."""
+    dedicated: bool = False
+    """Taint the nodes ``dedicated-node=<label>:NoSchedule``. Default false."""
+
+    @property
+    def subject(self) -> str:
+        return rules.node_group_subject(self.name) if self.name else "node group"
+
+    @model_validator(mode="after")
+    def _rules(self) -> "NodeGroupSpec":
+        if not self.instance_type.strip():
+            raise FieldProblem("instance_type", f"node type is required: '{self.instance_type}'")
+        if syntax.instance_type_problem(self.instance_type):
+            raise FieldProblem("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
+        if self.capacity_type not in ("ON_DEMAND", "SPOT"):
+            raise FieldProblem("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
+        if self.min_size < 0:
+            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}'")
+        if self.max_size < 1:
+            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}'")
+        if self.max_size > EKS_SCALING_MAX:
+            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}' (EKS takes at most {EKS_SCALING_MAX})")
+        if self.min_size > self.max_size:
+            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}' must be less or equal to max size")
+        if self.dedicated and not self.label:
+            raise FieldProblem("label", "label is required when dedicated option is set")
+        if self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
+            raise FieldProblem("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+        problem = node_disk_problem(self.disk)
+        if problem:
+            raise FieldProblem("disk", problem)
+        for key in self.tags:
+            if key.strip().lower() in RESERVED_TAG_KEYS:
+                raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
+        problem = tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
+        problem = mac_problem(self.subject, [self.instance_type])
+        if problem:
+            raise FieldProblem("instance_type", problem)
+        if self.ami_id is not None:
+            problem = rules.invalid_ami_id(self.subject, self.ami_id)
+            if problem:
+                raise FieldProblem("ami_id", problem)
+        else:
+            problem = needs_custom_nvidia_ami(self.subject, [self.instance_type])
+            if problem:
+                raise FieldProblem("instance_type", problem)
+        return self
+
+    @property
+    def is_gpu(self) -> bool:
+        return instances.is_nvidia_gpu_family(self.instance_type)
+
+    def node_labels(self) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        if self.system:
+            labels[contract.SYSTEM_NODE_LABEL] = "true"
+        if self.label:
+            labels[contract.NODEGROUP_LABEL] = self.label
+        if self.is_gpu:
+            labels[contract.GPU_VENDOR_LABEL] = contract.GPU_VENDOR_NVIDIA
+        if self.build:
+            labels[contract.BUILD_LABEL] = "true"
+        return labels
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """EKS taints (effects in the EKS API's spelling)."""
+        taints: list[dict[str, str]] = []
+        if self.system:
+            taints.append({"key": contract.SYSTEM_NODE_LABEL, "value": "true", "effect": "NO_SCHEDULE"})
+        if self.build:
+            taints.append({"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NO_SCHEDULE"})
+        if self.dedicated and self.label:
+            taints.append({"key": contract.DEDICATED_TAINT_KEY, "value": self.label, "effect": "NO_SCHEDULE"})
+        if self.is_gpu:
+            taints.append({"key": contract.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"})
+        return taints
+
+

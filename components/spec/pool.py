@@ -1,0 +1,317 @@
+"""``PoolSpec``: one Karpenter pool (an EC2NodeClass and a NodePool), every rule checked once."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import field_validator, model_validator
+
+from .. import contract
+from ..pack import instances, rules, upstream
+from . import syntax
+from .base import FieldProblem, Spec
+from .limits import (
+    AL2023_ALIAS_RE,
+    ARCHES,
+    BUDGET_NODES_MAX,
+    BUDGET_RE,
+    CAPACITY_TYPES,
+    DURATION_RE,
+    NAME_RE,
+    NODEPOOL_LABELS_MAX,
+    TAINT_EFFECTS,
+    VOLUME_TYPES,
+    WEIGHT_RANGE,
+    duration_too_long,
+)
+
+
+class Taint(Spec):
+    """A Kubernetes taint, as a NodePool writes it."""
+
+    key: str
+    value: Optional[str] = None
+    effect: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+
+class PoolSpec(Spec):
+    """One Karpenter pool: an EC2NodeClass and a NodePool, both named ``name``."""
+
+    name: str
+    """The EC2NodeClass and NodePool name (``metadata.name``); lowercase, digits and dashes, at most 63."""
+    os: Literal["al2023", "bottlerocket"] = "al2023"
+    """The node OS. Default ``al2023``; ``bottlerocket`` takes no GPU families and no pinned AMI."""
+    ami_alias: str = "al2023@latest"
+    """The AL2023 AMI alias when no ``ami_id`` is pinned: ``al2023@latest`` or ``al2023@vYYYYMMDD``."""
+    instance_families: list[str] = []
+    """Instance families the pool may launch (``g5``); default: any."""
+    instance_sizes: list[str] = []
+    """Instance sizes (``xlarge``); default: any."""
+    capacity_types: list[str] = ["on-demand"]
+    """``on-demand`` and/or ``spot``. Default ``on-demand``."""
+    arch: list[str] = ["amd64"]
+    """``amd64`` and/or ``arm64``. Default ``amd64``."""
+    cpu_limit: int = 100
+    """The pool's CPU limit (cores). Default 100."""
+    memory_limit_gb: int = 400
+    """The pool's memory limit (GiB). Default 400."""
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
+    """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
+    consolidate_after: str = "30s"
+    """How long a node stays before consolidation: ``30s``, ``5m``, ``1h30m`` or ``Never``. Default ``30s``."""
+    node_expiry: str = "720h"
+    """Node lifetime (``expireAfter``): a duration like ``720h`` or ``1h30m``, or ``Never``. Default ``720h``."""
+    disruption_budget_nodes: str = "10%"
+    """Nodes disrupted at once: a percentage (``10%``) or a count. Default ``10%``."""
+    disk: int = 20
+    """Root volume GiB (Bottlerocket: the data volume). Default 20."""
+    volume_type: str = "gp3"
+    """EBS volume type: gp2, gp3, io1 or io2. Default ``gp3``."""
+    volume_iops: Optional[int] = None
+    """Provisioned IOPS: gp3 3000-80000 (at most 500 per GiB), io1 100-64000 (50 per GiB), io2
+    100-256000 (1000 per GiB); required for io1 and io2, refused for gp2. Default: gp3's 3000."""
+    volume_throughput: Optional[int] = None
+    """Throughput MiB/s, gp3 only: 125-2000, at most 0.25 per IOPS. Default: gp3's 125."""
+    ami_id: Optional[str] = None
+    """A custom AL2023 AMI to pin instead of the alias."""
+    weight: Optional[int] = None
+    """The NodePool's weight (preference among pools), 1-100. Default: none."""
+    labels: dict[str, str] = {}
+    """Extra node labels; ``convox.io/nodepool`` is the pool's own."""
+    taints: list[Taint] = []
+    """Extra node taints."""
+    dedicated: bool = False
+    """Taint the nodes ``dedicated-node=<name>:NoSchedule``. Default false."""
+
+    @property
+    def subject(self) -> str:
+        return rules.pool_subject(self.name)
+
+    @property
+    def alias(self) -> Optional[str]:
+        """The AMI alias the EC2NodeClass selects (None when an AMI is pinned)."""
+        if self.os == "bottlerocket":
+            return "bottlerocket@latest"
+        return None if self.ami_id else self.ami_alias
+
+    @property
+    def is_gpu(self) -> bool:
+        """Every family is an NVIDIA GPU family: the pool gets the GPU-vendor label."""
+        return instances.is_nvidia_lane(self.instance_families)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.fullmatch(v):
+            raise ValueError(f"karpenter nodepool name '{v}' must be lowercase alphanumeric with dashes, max 63 chars")
+        return v
+
+    @field_validator("os", mode="before")
+    @classmethod
+    def _os(cls, v: Any) -> Any:
+        if v not in ("al2023", "bottlerocket"):
+            raise ValueError(f"invalid os '{v}' (must be al2023 or bottlerocket)")
+        return v
+
+    @field_validator("consolidation_policy", mode="before")
+    @classmethod
+    def _policy(cls, v: Any) -> Any:
+        if v not in ("WhenEmpty", "WhenEmptyOrUnderutilized"):
+            raise ValueError(f"invalid consolidation_policy '{v}' (must be WhenEmpty or WhenEmptyOrUnderutilized)")
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self) -> "PoolSpec":
+        s = self.subject
+        for family in self.instance_families:
+            problem = syntax.instance_family_problem(family)
+            if problem:
+                raise FieldProblem("instance_families", f"{s}: instance family '{family}' {problem}")
+        problem = mac_problem(s, self.instance_families)
+        if problem:
+            raise FieldProblem("instance_families", problem)
+        for size in self.instance_sizes:
+            problem = syntax.instance_size_problem(size)
+            if problem:
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}")
+        for ct in self.capacity_types:
+            if ct not in CAPACITY_TYPES:
+                raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand or spot)")
+        if not self.capacity_types:
+            raise FieldProblem("capacity_types", f"{s}: capacity_types must not be empty")
+        for arch in self.arch:
+            if arch not in ARCHES:
+                raise FieldProblem("arch", f"{s}: invalid arch '{arch}' (must be amd64 or arm64)")
+        if not self.arch:
+            raise FieldProblem("arch", f"{s}: arch must not be empty")
+        if self.cpu_limit <= 0:
+            raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
+        if self.memory_limit_gb <= 0:
+            raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+        if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
+            raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
+        if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
+            raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
+        budget = self.disruption_budget_nodes
+        if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and int(budget) > BUDGET_NODES_MAX):
+            raise FieldProblem(
+                "disruption_budget_nodes",
+                f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",
+            )
+        if self.volume_type not in VOLUME_TYPES:
+            raise FieldProblem("volume_type", f"{s}: invalid volume_type '{self.volume_type}' (must be one of gp2, gp3, io1, io2)")
+        self._volume_rules()
+        self._label_rules()
+        self._taint_rules()
+        if self.weight is not None and not WEIGHT_RANGE[0] <= self.weight <= WEIGHT_RANGE[1]:
+            raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
+        if not AL2023_ALIAS_RE.fullmatch(self.ami_alias):
+            raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
+        gpu = instances.nvidia_families(self.instance_families)
+        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
+        if problem:
+            raise FieldProblem("instance_families", problem)
+        if self.ami_id is not None:
+            problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
+            if problem:
+                raise FieldProblem("ami_id", problem)
+        else:
+            problem = needs_custom_nvidia_ami(s, self.instance_families)
+            if problem:
+                raise FieldProblem("instance_families", problem)
+        return self
+
+    def _volume_rules(self) -> None:
+        """The EBS limits of the volume type (``upstream.EBS_VOLUMES``): size, IOPS and throughput."""
+        s, kind = self.subject, self.volume_type
+        limits = upstream.EBS_VOLUMES[kind]
+        low, high = limits.size_gib[0], min(limits.size_gib[1], upstream.KARPENTER_VOLUME_MAX_GIB)
+        if not low <= self.disk <= high:
+            if self.disk <= 0:
+                raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
+            raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
+        if self.os == "al2023" and not self.ami_id and self.disk < upstream.EKS_AMI_ROOT_SNAPSHOT_GIB:
+            # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
+            # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
+            raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
+                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB)")
+        iops = self.volume_iops
+        if iops is not None:
+            if limits.iops is None:
+                raise FieldProblem("volume_iops", f"{s}: volume_iops requires volume_type gp3, io1 or io2 (currently {kind})")
+            if not limits.iops[0] <= iops <= limits.iops[1]:
+                raise FieldProblem("volume_iops", f"{s}: invalid volume_iops '{iops}' (must be {limits.iops[0]}-{limits.iops[1]})")
+            most = max(limits.baseline_iops, (limits.iops_per_gib or 0) * self.disk)
+            if iops > most:
+                raise FieldProblem(
+                    "volume_iops",
+                    f"{s}: volume_iops {iops} is more than a {self.disk} GiB {kind} volume takes "
+                    f"({limits.iops_per_gib} per GiB: at most {most}; grow disk or lower volume_iops)",
+                )
+        elif limits.iops_required:
+            raise FieldProblem(
+                "volume_iops",
+                f"{s}: volume_type {kind} needs volume_iops (EC2 refuses an {kind} volume without provisioned IOPS, "
+                f"so no node would launch)",
+            )
+        throughput = self.volume_throughput
+        if throughput is not None:
+            if limits.throughput_mibs is None:
+                raise FieldProblem("volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {kind})")
+            low, high = limits.throughput_mibs
+            if not low <= throughput <= high:
+                raise FieldProblem("volume_throughput", f"{s}: invalid volume_throughput '{throughput}' (must be {low}-{high})")
+            provisioned = iops if iops is not None else limits.baseline_iops
+            most = max(limits.baseline_throughput_mibs, int(provisioned * (limits.throughput_per_iops or 0)))
+            if throughput > most:
+                raise FieldProblem(
+                    "volume_throughput",
+                    f"{s}: volume_throughput {throughput} MiB/s needs more than {provisioned} IOPS "
+                    f"({limits.throughput_per_iops:g} MiB/s per IOPS: at most {most}; raise volume_iops)",
+                )
+
+    def _label_rules(self) -> None:
+        s = self.subject
+        if contract.NODEPOOL_LABEL in self.labels:
+            raise FieldProblem("labels", f"{s}: label '{contract.NODEPOOL_LABEL}' is reserved")
+        for key, value in self.labels.items():
+            problem = syntax.qualified_name_problem(key)
+            if problem:
+                raise FieldProblem("labels", f"{s}: invalid label key '{key}' ({problem})")
+            domain = syntax.restricted_label_domain(key)
+            if domain:
+                raise FieldProblem("labels", f"{s}: label '{key}' is in the restricted domain {domain} (Karpenter and the kubelet refuse it)")
+            problem = syntax.label_value_problem(value)
+            if problem:
+                raise FieldProblem("labels", f"{s}: invalid value '{value}' of label '{key}' ({problem})")
+        if len(self.node_labels()) > NODEPOOL_LABELS_MAX:
+            raise FieldProblem("labels", f"{s}: at most {NODEPOOL_LABELS_MAX} node labels (the NodePool's limit, the rack's own included)")
+
+    def _taint_rules(self) -> None:
+        s = self.subject
+        seen: set[tuple[str, str]] = set()
+        for taint in self.node_taints():
+            key, effect = taint["key"], taint["effect"]
+            if effect not in TAINT_EFFECTS:
+                raise FieldProblem("taints", f"{s}: invalid taint effect '{effect}' (must be one of {', '.join(TAINT_EFFECTS)})")
+            problem = syntax.qualified_name_problem(key)
+            if problem:
+                raise FieldProblem("taints", f"{s}: invalid taint key '{key}' ({problem})")
+            value = taint.get("value")
+            if value == "":  # the NodePool CRD's pattern for a taint value needs a character
+                raise FieldProblem("taints", f"{s}: taint '{key}' has an empty value (write {key}:{effect} for a taint without one)")
+            problem = syntax.label_value_problem(value) if value else None
+            if problem:
+                raise FieldProblem("taints", f"{s}: invalid value '{value}' of taint '{key}' ({problem})")
+            if (key, effect) in seen:
+                why = " (dedicated adds it already)" if key == contract.DEDICATED_TAINT_KEY and self.dedicated else ""
+                raise FieldProblem("taints", f"{s}: duplicate taint {key}:{effect}{why}")
+            seen.add((key, effect))
+
+    @property
+    def offers_accelerators(self) -> bool:
+        """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
+        lists accelerated families itself; every other pool asks Karpenter for none."""
+        return self.os == "al2023" and any(instances.is_accelerated_family(f) for f in self.instance_families)
+
+    def node_labels(self) -> dict[str, str]:
+        """The NodePool's node labels: the user's, the GPU-vendor label on a GPU pool, and
+        ``convox.io/nodepool=<name>``, which always wins."""
+        labels = dict(self.labels)
+        if self.is_gpu:
+            labels[contract.GPU_VENDOR_LABEL] = contract.GPU_VENDOR_NVIDIA
+        labels[contract.NODEPOOL_LABEL] = self.name
+        return labels
+
+    def node_taints(self) -> list[dict[str, str]]:
+        """``dedicated-node=<name>:NoSchedule`` first when dedicated, then the user's."""
+        taints = [{"key": contract.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}] if self.dedicated else []
+        return taints + [t.as_dict() for t in self.taints]
+
+
+def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
+    """EC2 Mac instances run only on Dedicated Hosts, with macOS: neither an EKS managed node group nor
+    Karpenter launches them, and no EKS node AMI boots on them (EC2 User Guide, Amazon EC2 Mac instances)."""
+    macs = sorted({instances.family_of(t) for t in instance_types if instances.family_of(t).startswith("mac")})
+    if not macs:
+        return None
+    return f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
+
+
+def needs_custom_nvidia_ami(subject: str, instance_types: list[str]) -> Optional[str]:
+    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive (its driver is 580; G7 needs 595
+    or newer, P2 470 or older: amazon-eks-ami doc/usage/g7-ami.md, the EKS AMI docs)."""
+    unserved = sorted({instances.family_of(t) for t in instance_types
+                       if instances.is_nvidia_gpu_family(t) and not instances.facts(t).eks_nvidia_ami})
+    if not unserved:
+        return None
+    what = f"instance family {unserved[0]} needs" if len(unserved) == 1 else f"instance families {', '.join(unserved)} need"
+    return (
+        f"{subject}: {what} an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship "
+        f"(pin an ami_id built for it, e.g. amazon-eks-ami with nvidia_driver_major_version=595 for G7)"
+    )
+

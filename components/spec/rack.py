@@ -1,0 +1,249 @@
+"""The whole rack's specs: the cluster it creates, Karpenter, the GPU add-ons, and ``RackSpec``."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Optional
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from ..pack import upstream
+from . import syntax
+from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
+from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
+from .nodegroup import NodeGroupSpec
+from .pool import PoolSpec
+from .tags import rack_tags_problem, tags_problem
+
+
+def time_slicing_problem(replicas: int) -> Optional[str]:
+    if replicas < 1:
+        return f"invalid time_slicing_replicas '{replicas}' (must be 1 or more)"
+    return None
+
+
+def chart_version_problem(version: str, what: str) -> Optional[str]:
+    if not CHART_VERSION_RE.fullmatch(version):
+        return f"invalid {what} '{version}' (must be a chart version like 4.8.2)"
+    return None
+
+
+class DevicePluginSpec(Spec):
+    """The NVIDIA device plugin on every AL2023 GPU lane."""
+
+    time_slicing_replicas: int = 1
+    """Share each GPU this many ways (time-slicing) when greater than 1. Default 1."""
+
+    @field_validator("time_slicing_replicas")
+    @classmethod
+    def _replicas(cls, v: int) -> int:
+        problem = time_slicing_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
+class GpuObservabilitySpec(Spec):
+    """dcgm-exporter on every AL2023 GPU lane."""
+
+    version: str = upstream.DCGM_EXPORTER.version
+    """The dcgm-exporter chart version. Default 4.8.2."""
+    service_monitor: bool = False
+    """Create the chart's ServiceMonitor (needs the monitoring.coreos.com CRDs). Default false."""
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        problem = chart_version_problem(v, "version")
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
+class ClusterSpec(Spec):
+    """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
+
+    name: ClusterName
+    """The EKS cluster's name."""
+    vpc_id: str
+    """The VPC."""
+    private_subnet_ids: list[str] = Field(min_length=1)
+    """Subnets for the nodes (and Karpenter's, by the ``karpenter.sh/discovery`` tag)."""
+    public_subnet_ids: list[str] = []
+    """Subnets for public load balancers. Default none."""
+    version: str = "1.34"
+    """The Kubernetes version of the control plane. Default 1.34."""
+    high_availability: bool = True
+    """Three system nodes and two Karpenter replicas; one of each without. Default true."""
+    public_access_cidrs: list[str] = ["0.0.0.0/0"]
+    """Who may reach the public API endpoint. Default ``0.0.0.0/0``."""
+    tags: dict[str, str] = {}
+    """AWS tags for the cluster and what the rack creates with it."""
+    system_node_type: str = "t3.large"
+    """The system lane's instance type. Default ``t3.large`` (Karpenter requests 1 CPU and 1 GiB per replica)."""
+    system_node_disk: int = Field(default=upstream.SEEDS_NODE_DISK_GIB, ge=upstream.SEEDS_NODE_DISK_GIB)
+    """The system lane's root volume GiB, at least 20. Default 20."""
+    protect: bool = True
+    """Protect the cluster from ``pulumi destroy`` and replacement. Default true."""
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if not K8S_VERSION_RE.fullmatch(v):
+            raise ValueError(f"invalid version '{v}' (must be a Kubernetes minor like 1.34)")
+        if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
+            raise ValueError(f"version '{v}' is older than Karpenter supports "
+                             f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
+        return v
+
+    @field_validator("vpc_id")
+    @classmethod
+    def _vpc(cls, v: str) -> str:
+        if not VPC_ID_RE.fullmatch(v):
+            raise ValueError(f"invalid vpc_id '{v}' (must look like vpc-0123456789abcdef0)")
+        return v
+
+    @field_validator("private_subnet_ids", "public_subnet_ids")
+    @classmethod
+    def _subnets(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        for subnet in v:
+            if not SUBNET_ID_RE.fullmatch(subnet):
+                raise ValueError(f"invalid subnet id '{subnet}' (must look like subnet-0123456789abcdef0)")
+        twice = sorted({subnet for subnet in v if v.count(subnet) > 1})
+        if twice:
+            raise ValueError(f"duplicate subnet id '{twice[0]}'")
+        return v
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str]) -> list[str]:
+        for cidr in v:
+            try:
+                network = ipaddress.ip_network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(f"invalid CIDR '{cidr}' (must look like 203.0.113.0/24)") from None
+            if network.version != 4 or not CIDR_RE.fullmatch(cidr):
+                raise ValueError(f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)")
+        if not v:
+            raise ValueError("at least one CIDR (the public endpoint is on)")
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self) -> "ClusterSpec":
+        if set(self.private_subnet_ids) & set(self.public_subnet_ids):
+            raise FieldProblem("public_subnet_ids", "a subnet cannot be both private and public")
+        problem = tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
+        if syntax.instance_type_problem(self.system_node_type):
+            raise FieldProblem("system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)")
+        try:  # the system lane is a node group: its rules apply to the type and disk given here
+            self.system_lane("system")
+        except SpecError as exc:
+            error = exc.errors[0]
+            cause = (error.get("ctx") or {}).get("error")
+            where = getattr(cause, "field", None) or (str(error["loc"][0]) if error["loc"] else "")
+            field = "system_node_disk" if where == "disk" else "system_node_type"
+            raise FieldProblem(field, error_message(error)) from None
+        return self
+
+    def system_lane(self, name: str) -> NodeGroupSpec:
+        """The system lane: AL2023, labelled and tainted ``convox.io/system-node=true``, 3 nodes (1 without HA)."""
+        size = 3 if self.high_availability else 1
+        return NodeGroupSpec(instance_type=self.system_node_type, name=name, system=True, label=None,
+                             disk=self.system_node_disk, min_size=size, max_size=size, tags=self.tags)
+
+
+class KarpenterSpec(Spec):
+    """Karpenter itself, installed by the rack."""
+
+    version: str = upstream.KARPENTER_CHART.version
+    """The ``karpenter`` and ``karpenter-crd`` chart version. Default 1.14.1."""
+    replicas: int = 2
+    """Controller replicas: 2 (1 without high availability)."""
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        problem = chart_version_problem(v, "karpenter version")
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas(cls, v: int) -> int:
+        if not 1 <= v <= 10:
+            raise ValueError(f"invalid Karpenter replicas '{v}' (must be 1-10)")
+        return v
+
+
+class RackSpec(Spec):
+    """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
+
+    cluster_name: ClusterName
+    """The EKS cluster."""
+    tags: dict[str, str] = {}
+    """AWS tags for everything the rack creates in AWS: the cluster, Karpenter's resources, every node
+    group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
+    pod_identity_agent: bool = False
+    """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
+    karpenter_node_role: Optional[str] = None
+    """The IAM role (name) of Karpenter's nodes. Default ``KarpenterNodeRole-<cluster_name>``."""
+    pools: list[PoolSpec] = Field(min_length=1)
+    """Karpenter pools, the default lane first; names are unique."""
+    node_groups: list[NodeGroupSpec] = []
+    """Managed node groups and build lanes; each has its ``name`` (the component name), unique."""
+    node_group_role: Optional[str] = None
+    """An existing IAM role (name) shared by every node group. Default: each group gets its own."""
+    device_plugin: Optional[DevicePluginSpec] = None
+    """The NVIDIA device plugin, when enabled."""
+    gpu_observability: Optional[GpuObservabilitySpec] = None
+    """dcgm-exporter, when enabled (needs the device plugin)."""
+    cluster: Optional[ClusterSpec] = None
+    """The EKS cluster to create; None: an existing cluster named ``cluster_name``."""
+    karpenter: Optional[KarpenterSpec] = None
+    """Karpenter to install; None: the cluster already runs Karpenter v1."""
+    high_availability: bool = True
+    """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
+
+    @field_validator("karpenter_node_role", "node_group_role")
+    @classmethod
+    def _role_name(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+        problem = v is not None and syntax.iam_role_name_problem(v)
+        if problem:
+            raise ValueError(f"invalid {info.field_name} '{v}' ({problem})")
+        return v
+
+    @property
+    def node_role_name(self) -> str:
+        return self.karpenter_node_role or upstream.karpenter_node_role_name(self.cluster_name)
+
+    def group_tags(self, group: NodeGroupSpec) -> dict[str, str]:
+        """A node group's tags: the rack's, then the group's own (which win)."""
+        return {**self.tags, **group.tags}
+
+    @model_validator(mode="after")
+    def _unique(self) -> "RackSpec":
+        problem = rack_tags_problem(self.tags)
+        if problem:
+            raise FieldProblem("tags", problem)
+        for group in self.node_groups:  # each group carries the rack's tags under its own
+            problem = tags_problem(self.group_tags(group))
+            if problem:
+                raise FieldProblem("tags", f"node group '{group.name}' with the rack's tags: {problem}")
+        for spec_field, what, names in (("pools", "karpenter nodepool name", [p.name for p in self.pools]),
+                                        ("node_groups", "node group name", [g.name for g in self.node_groups])):
+            seen: set[Optional[str]] = set()
+            for name in names:
+                if name in seen:
+                    raise FieldProblem(spec_field, f"duplicate {what}: {name}")
+                seen.add(name)
+        if any(g.name is None for g in self.node_groups):
+            raise FieldProblem("node_groups", "every node group of a rack needs its name")
+        if self.gpu_observability is not None and self.device_plugin is None:
+            raise FieldProblem("gpu_observability", "gpu_observability requires device_plugin (dcgm-exporter reads the "
+                                                    "GPUs the device plugin exposes)")
+        if self.cluster is not None and self.cluster.name != self.cluster_name:
+            raise ValueError(f"the cluster to create is named '{self.cluster.name}', not '{self.cluster_name}'")
+        return self
