@@ -25,7 +25,8 @@ import pulumi_kubernetes as k8s  # noqa: E402
 
 from mixed_os_racks import Rack, RackArgs, parse_rack_config  # noqa: E402
 from mixed_os_racks.offline import ProgramRun, run_program  # noqa: E402
-from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env, parse_config  # noqa: E402
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env  # noqa: E402
+from mixed_os_racks.offline.policyconfig import parse_config  # noqa: E402
 
 GPU_AMI = "ami-0a1b2c3d4e5f60718"
 START_BAR_S = 1.0

@@ -16,7 +16,8 @@ import pulumi_kubernetes as k8s
 from hypothesis import strategies as st
 
 from mixed_os_racks.offline import ProgramRun, run_program
-from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env, parse_config
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
+from mixed_os_racks.offline.policyconfig import parse_config
 from conftest import GPU_AMI, REPO
 
 POLICIES = REPO / "policies"

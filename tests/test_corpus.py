@@ -31,7 +31,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from mixed_os_racks.offline import run_program
-from mixed_os_racks.offline.analyzer import parse_config
+from mixed_os_racks.offline.policyconfig import parse_config
 from policy_helpers import BOTTLEROCKET_TOML, NODEADM, existing_cluster, start_pack
 
 CORPUS = Path(__file__).with_name("corpus")

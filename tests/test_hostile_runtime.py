@@ -21,8 +21,9 @@ import pytest
 import yaml
 
 from mixed_os_racks.errors import ConfigError
-from mixed_os_racks.offline import analyzer, run_program
-from mixed_os_racks.offline.analyzer import PolicyPackError, PolicyPackProcess, pack_env
+from mixed_os_racks.offline import packprocess, run_program
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
+from mixed_os_racks.offline.policyconfig import PolicyPackError
 from mixed_os_racks.cli import main
 from mixed_os_racks.offline.engine import ProgramExit
 from mixed_os_racks.offline.sdk import MAX_ARG_STRLEN
@@ -200,7 +201,7 @@ def test_ctrl_c_while_waiting_for_a_pack_kills_it(tmp_path):
 
 def test_the_start_budget_leaves_a_preview_under_15_seconds():
     """A broken pack is reported within 15 s: the start budget, plus the preview's own start."""
-    assert analyzer.START_TIMEOUT_S <= 10
+    assert packprocess.START_TIMEOUT_S <= 10
 
 
 def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, capsys):
@@ -217,7 +218,7 @@ def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, cap
     err = capsys.readouterr().err
     assert err.startswith(f"error: policy pack {pack} failed to start: it printed port ")
     assert "but nothing answers there (Connection refused)" in err
-    assert time.monotonic() - started < analyzer.START_TIMEOUT_S
+    assert time.monotonic() - started < packprocess.START_TIMEOUT_S
     assert processes_mentioning(str(pack)) == []
 
 
@@ -225,7 +226,7 @@ def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, cap
 def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, budget, tmp_path, capsys, monkeypatch):
     """The start budget is shortened for the test (the silent listener must still get to print its
     port first, on a busy machine)."""
-    monkeypatch.setattr(analyzer, "START_TIMEOUT_S", budget)
+    monkeypatch.setattr(packprocess, "START_TIMEOUT_S", budget)
     program = {
         "silent listener": "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
                            "print(s.getsockname()[1], flush=True)\ntime.sleep(600)\n",

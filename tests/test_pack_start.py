@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from mixed_os_racks.offline.analyzer import ENGINE_ADDRESS, PolicyPackProcess, pack_env
+from mixed_os_racks.offline.packprocess import ENGINE_ADDRESS, PolicyPackProcess, pack_env
 from policy_helpers import POLICIES
 
 

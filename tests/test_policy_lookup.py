@@ -17,7 +17,7 @@ import pytest
 import yaml
 from moto import mock_aws
 
-from mixed_os_racks.offline.analyzer import PolicyPackProcess, pack_env
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from conftest import GPU_AMI
 from mixed_os_racks.pack import amifacts, lookup
 from policy_helpers import POLICIES, judge, launch_template, managed_node_group, messages, node_class, node_pool, of, root_volume

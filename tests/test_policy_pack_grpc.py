@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks.offline.analyzer import PolicyPackError, parse_config
+from mixed_os_racks.offline.policyconfig import PolicyPackError, parse_config
 from conftest import ARM_AMI, GPU_AMI, rack_config, run_rack, stack_config
 from policy_helpers import (
     AMI_IDS,
@@ -562,21 +562,21 @@ def test_user_data_is_read_only_for_a_gpu_lane(pack):
 
 
 def test_requests_carry_options_and_provider_as_the_cli_sends_them():
-    from mixed_os_racks.offline.analyzer import _RESOURCE_SIG, _options, _provider, wire_properties
+    from mixed_os_racks.offline.wire import _RESOURCE_SIG, provider_of, resource_options, wire_properties
 
     config = stack_config("prod")
     run = run_rack(config, stack="prod")
     by_urn = {r.urn: r for r in run.resources}
     node_class = next(r for r in run.resources if r.name == "rack-gpu-nodeclass")
-    provider = _provider(node_class, by_urn, run, config)
+    provider = provider_of(node_class, by_urn, run, config)
     assert (provider.type, provider.name) == ("pulumi:providers:kubernetes", "rack-k8s")
     assert provider.urn == next(r.urn for r in run.resources if r.name == "rack-k8s")
-    assert _options(node_class).parent == node_class.parent and node_class.parent.endswith("KarpenterPool::rack-gpu")
+    assert resource_options(node_class).parent == node_class.parent and node_class.parent.endswith("KarpenterPool::rack-gpu")
 
-    default = _provider(next(r for r in run.resources if r.type == "aws:iam/role:Role"), by_urn, run, config)
+    default = provider_of(next(r for r in run.resources if r.type == "aws:iam/role:Role"), by_urn, run, config)
     assert (default.type, default.name) == ("pulumi:providers:aws", "default")
     assert dict(default.properties) == {"region": "us-east-1"}
-    assert _provider(next(r for r in run.resources if r.type == "rack:index:Rack"), by_urn, run, config) is None
+    assert provider_of(next(r for r in run.resources if r.type == "rack:index:Rack"), by_urn, run, config) is None
 
     assert any(_RESOURCE_SIG.encode() in r.properties.SerializeToString() for r in run.resources)
     for resource in run.resources:  # resource references go as ids or URNs (the CLI keeps no references)

@@ -377,7 +377,7 @@ def test_with_no_lanes_anywhere_it_says_what_would_make_it_verifiable(pack):
 
 
 def test_a_lanes_config_the_schema_refuses(pack):
-    from mixed_os_racks.offline.analyzer import PolicyPackError, parse_config
+    from mixed_os_racks.offline.policyconfig import PolicyPackError, parse_config
 
     run = alone(services(WEB))
     with pytest.raises(PolicyPackError, match=r"lanes"):

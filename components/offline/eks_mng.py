@@ -45,7 +45,17 @@ from typing import Any, Mapping, Optional
 import yaml
 
 from .remote import (
-    UNKNOWN, Child, Context, ExpansionError, Registration, child_urn, derived, known, lookup, reference, reveal,
+    UNKNOWN,
+    Child,
+    Context,
+    ExpansionError,
+    Registration,
+    child_urn,
+    derived,
+    known,
+    lookup,
+    reference,
+    reveal,
     without_none,
 )
 

@@ -43,7 +43,16 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
-from .remote import Child, Context, ExpansionError, Registration, child_urn, known, reveal, secret
+from .remote import (
+    Child,
+    Context,
+    ExpansionError,
+    Registration,
+    child_urn,
+    known,
+    reveal,
+    secret,
+)
 
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"

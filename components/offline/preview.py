@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from .engine import ProgramRun, Resource, shown
+from .records import ProgramRun, Resource, shown
 
 
 def _children(resources: Iterable[Resource]) -> dict[str, list[Resource]]:

@@ -1,0 +1,149 @@
+"""The offline cloud: answers the look-ups (invokes) a program makes from the AMI catalog, and
+what a provider would return for a new resource at preview (its inputs, and unknowns for the rest)."""
+
+from __future__ import annotations
+
+import base64
+import re
+import sys
+from datetime import datetime, timezone
+from typing import Any, Mapping, Optional
+
+import grpc
+import pulumi
+
+from ..pack.amifacts import deprecated
+from . import k8s_yaml
+from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result
+
+
+class ProviderError(grpc.RpcError):
+    """A look-up failure as the engine reports one: a gRPC error whose details are the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self._message = message
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._message
+
+
+class OfflineMocks(pulumi.runtime.Mocks):
+    """Answers the look-ups a rack program makes; anything else is refused by name.
+
+    In preview (the default, as ``pulumi preview``) a resource being created has no id and no outputs
+    beyond its inputs: the provider echoes the inputs and computes the rest at apply, so ``id`` and
+    every computed output (an ARN, a launch template's ``latestVersion``) are unknown, as in a real
+    preview. What the engine cannot
+    render it says in ``warnings`` (each also printed to stderr as ``warning: ...``).
+    """
+
+    def __init__(self, catalog: Catalog, config: Mapping[str, str], preview: bool = True) -> None:
+        self.catalog = catalog
+        self.config = dict(config)
+        self.region = str(config.get("aws:region") or "us-east-1")
+        self.preview = preview
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        sys.stderr.write(f"warning: {message}\n")
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+        if args.resource_id:  # a read (`Resource.get`) of something that already exists
+            return args.resource_id, self._read(args.typ, args.resource_id)
+        if not args.custom:
+            # A component's outputs are what it registers, never its inputs echoed back: a remote
+            # component (eks.ManagedNodeGroup, helm.v4.Chart) registers its children, its outputs unknown.
+            return f"{args.name}-id", {}
+        if self.preview:
+            return "", dict(args.inputs)  # no id yet, outputs beyond the inputs unknown
+        return f"{args.name}-id", dict(args.inputs)
+
+    def _read(self, token: str, resource_id: str) -> dict[str, Any]:
+        if token == "aws:eks/cluster:Cluster":
+            cluster = self._cluster(resource_id)
+            cluster["certificateAuthority"] = cluster.pop("certificateAuthorities")[0]
+            return cluster
+        if token == "aws:iam/role:Role":
+            return {"id": resource_id, "name": resource_id, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
+        raise NotImplementedError(f"the offline engine cannot read an existing {token}")
+
+    def _cluster(self, name: str) -> dict[str, Any]:
+        """An existing EKS cluster as the offline account has it (``getCluster`` shape)."""
+        return {
+            "id": name,
+            "name": name,
+            "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
+            "endpoint": f"https://{name}.eks.offline.invalid",
+            "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
+            "version": "1.34",
+            "status": "ACTIVE",
+            "roleArn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
+            "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
+            "kubernetesNetworkConfig": {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"},
+            "vpcConfig": {
+                "vpcId": "vpc-offline",
+                "subnetIds": ["subnet-offline-a", "subnet-offline-b", "subnet-offline-c"],
+                "clusterSecurityGroupId": "sg-offline-cluster",
+            },
+        }
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # type: ignore[override]
+        token = args.token
+        if token == "aws:ec2/getAmi:getAmi":
+            return self._get_ami(args.args)
+        if token == "aws:ssm/getParameter:getParameter":
+            return self._get_parameter(args.args)
+        if token == "kubernetes:yaml:decode":
+            return k8s_yaml.decode(args.args)
+        if token == "aws:eks/getCluster:getCluster":
+            return self._cluster(args.args["name"])
+        if token == "aws:ebs/getEncryptionByDefault:getEncryptionByDefault":
+            return {"id": self.region, "enabled": self.catalog.ebs_encryption_by_default}
+        if token == "aws:index/getRegion:getRegion":
+            return {"id": self.region, "name": self.region, "region": self.region}
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
+        if token == "aws:index/getPartition:getPartition":
+            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com"}
+        raise NotImplementedError(f"the offline engine cannot answer the look-up {token}")
+
+    def _get_ami(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.ec2.get_ami`` as the AWS provider answers it: EC2 ``DescribeImages`` with the filters and
+        owners given (deprecated images only with ``include_deprecated`` or by id), then one image:
+        the only match, or the newest with ``most_recent``."""
+        filters = list(args.get("filters") or [])
+        owners = [str(o) for o in args.get("owners") or []]
+        try:
+            found = self.catalog.find(filters, owners)
+        except CatalogError as exc:
+            raise NotImplementedError(str(exc)) from None
+        by_id = any(f.get("name") == "image-id" for f in filters)
+        if not args.get("includeDeprecated") and not by_id:
+            now = datetime.now(timezone.utc)
+            found = [ami for ami in found if not deprecated(ami, now)]
+        if args.get("nameRegex"):
+            pattern = re.compile(str(args["nameRegex"]))
+            found = [ami for ami in found if pattern.search(ami.name)]
+        if not found:
+            # what the AWS provider says when EC2 DescribeImages finds nothing
+            raise ProviderError("Your query returned no results. Please change your search criteria and try again.")
+        if len(found) > 1 and not args.get("mostRecent"):
+            raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
+                                "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
+        return get_ami_result(max(found, key=lambda ami: ami.creation_date))
+
+    def _get_parameter(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        name = str(args.get("name") or "")
+        value = self.catalog.parameter(name)
+        if value is None:
+            raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
+                                f"({self.catalog.source}) has no such parameter (add it under ssm_parameters:)")
+        return {"id": name, "name": name, "arn": f"arn:aws:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
+                "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
+
+

@@ -1,0 +1,120 @@
+"""The recording monitor: every registration a program makes, as the engine sees it, with remote
+components expanded into the children their providers register (``remote``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pulumi
+from google.protobuf import json_format, struct_pb2
+
+from . import eks_mng, k8s_yaml, remote, sdk
+from .records import STACK_TYPE, Resource, plain
+
+EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
+    eks_mng.TYPE: eks_mng.expand, **k8s_yaml.EXPANDERS,
+}
+"""Remote components the offline engine expands as their providers do (``remote``)."""
+
+
+class RecordingMonitor(sdk.MockMonitor):
+    """The SDK's mock monitor, keeping every registration request in order."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[Resource] = []
+        self.reads: list[Resource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.stack_outputs_wire: dict[str, Any] = {}
+        self.component_outputs: dict[str, dict[str, Any]] = {}
+        self.states: dict[str, dict[str, Any]] = {}
+        """URN -> the state the engine holds (wire values): a read's in full, a create's as previewed."""
+        self.registrations: dict[str, Resource] = {}
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+        response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
+        raw = json_format.MessageToDict(request.object)
+        self.states[response.urn] = json_format.MessageToDict(response.object)
+        resource = Resource(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            custom=bool(request.custom),
+            inputs=plain(raw),
+            properties=request.object,
+            provider=request.provider,
+            dependencies=list(request.dependencies),
+            protect=bool(request.protect),
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            ignore_changes=list(request.ignoreChanges),
+            replace_on_changes=list(request.replaceOnChanges),
+            property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+            delete_before_replace_defined=bool(request.deleteBeforeReplaceDefined),
+            additional_secret_outputs=list(request.additionalSecretOutputs),
+            providers=dict(request.providers),
+            remote=bool(request.remote),
+        )
+        self._record(resource)
+        if request.remote and not resource.custom and resource.type in EXPANDERS:
+            context = remote.Context(self.mocks.catalog, self.mocks.config, self.states, self.registrations, self.mocks.warn)
+            for child in EXPANDERS[resource.type](resource, context):
+                self._record(_child_resource(resource, child))
+        return response
+
+    def _record(self, resource: Resource) -> None:
+        self.recorded.append(resource)
+        self.registrations[resource.urn] = resource
+
+    def ReadResource(self, request):  # noqa: N802
+        response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        self.states[response.urn] = json_format.MessageToDict(response.properties)
+        self.reads.append(
+            Resource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=True,
+                inputs={"id": request.id},
+                provider=request.provider,
+            )
+        )
+        return response
+
+    def Invoke(self, request):  # noqa: N802
+        return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802
+        wire = json_format.MessageToDict(request.outputs)
+        outputs = plain(wire)
+        if request.urn.split("::")[2] == STACK_TYPE:
+            self.stack_outputs, self.stack_outputs_wire = outputs, wire
+        else:
+            self.component_outputs[request.urn] = outputs
+            if request.urn in self.registrations:
+                struct = struct_pb2.Struct()
+                struct.CopyFrom(request.outputs)
+                self.registrations[request.urn].registered_outputs = struct
+        return super().RegisterResourceOutputs(request)
+
+
+def _child_resource(parent: Resource, child: remote.Child) -> Resource:
+    """A child a provider registers for ``parent``, as the engine records it."""
+    properties = struct_pb2.Struct()
+    properties.update(child.props)
+    return Resource(
+        urn=remote.child_urn(parent.urn, child.type, child.name),
+        type=child.type,
+        name=child.name,
+        parent=parent.urn,
+        custom=child.custom,
+        inputs=plain(json_format.MessageToDict(properties)),
+        properties=properties,
+        provider=child.provider,
+        dependencies=list(child.dependencies),
+        ignore_changes=list(child.ignore_changes),
+        property_dependencies={k: list(v) for k, v in child.property_dependencies.items()},
+    )
+
+

@@ -1,0 +1,157 @@
+"""A policy pack's config, read and merged as the Pulumi CLI merges it: the policies' defaults and
+their schemas' defaults, the pack's initial config, then the user's ``--policy-pack-config`` file,
+then a check against each policy's schema."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from google.protobuf import json_format
+from pulumi.runtime.proto import analyzer_pb2 as pb
+
+from ..inputs import MAX_NESTING, nesting_depth
+from .stackfile import InputFileError, read_utf8
+
+LEVELS = {"advisory": pb.ADVISORY, "mandatory": pb.MANDATORY, "remediate": pb.REMEDIATE, "disabled": pb.DISABLED}
+LEVEL_NAMES = {value: name for name, value in LEVELS.items()}
+
+PolicyConfig = dict[str, tuple[str, Optional[dict[str, Any]]]]
+"""Policy (or ``all``) -> (enforcement level or '', properties or None), as the CLI holds it."""
+
+
+
+class PolicyPackError(Exception):
+    """A pack that cannot start, answer, or be configured. The offline CLI exits 2 with it."""
+
+
+# ---- the config file, merged as the CLI merges it ----------------------------------------------------
+
+
+class _NotFinite:
+    """A JSON number Python would read as NaN or an infinity (``NaN``, ``Infinity``, ``1e400``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _finite_float(text: str) -> Any:
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
+def _not_finite(doc: Any) -> Optional[tuple[str, str]]:
+    """The key path and text of the first non-finite number in ``doc`` (iterative: any depth)."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _NotFinite):
+            return path, value.text
+        if isinstance(value, dict):
+            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items()))]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{n}]", v) for n, v in reversed(list(enumerate(value)))]
+    return None
+
+
+def read_config_file(path: Path) -> PolicyConfig:
+    """``{"all": "mandatory", "<policy>": "advisory" | {"enforcementLevel": ..., "<prop>": ...}}``.
+
+    The file must be UTF-8 JSON, as the CLI's (Go) JSON reader needs; a number that is not finite
+    (``NaN``, ``Infinity``, ``1e400``, which Python's reader accepts and Go's and the pack's
+    protobuf encoder do not) is refused here, naming the key; so is nesting deeper than
+    ``MAX_NESTING``.
+    """
+    try:
+        text = read_utf8(Path(path), "policy pack config")
+    except InputFileError as exc:
+        raise PolicyPackError(str(exc)) from None
+    if not text.strip():
+        return {}
+    too_deep = False
+    try:
+        doc = json.loads(text, parse_constant=_NotFinite, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise PolicyPackError(f"policy pack config {path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        too_deep = True
+    if too_deep or nesting_depth(doc) > MAX_NESTING:
+        raise PolicyPackError(f"policy pack config {path}: nested deeper than {MAX_NESTING} levels (no policy config needs that)")
+    found = _not_finite(doc)
+    if found:
+        key, number = found
+        raise PolicyPackError(f"policy pack config {path}: {key}: {number} is not a finite number (JSON has no NaN or Infinity)")
+    if not isinstance(doc, dict):
+        raise PolicyPackError(f"policy pack config {path}: expected a JSON object")
+    return parse_config(doc, str(path))
+
+
+def parse_config(doc: Mapping[str, Any], source: str = "<config>") -> PolicyConfig:
+    config: PolicyConfig = {}
+    for key, value in doc.items():
+        if isinstance(value, str):
+            level, props = value, None
+        elif isinstance(value, dict):
+            props = dict(value)
+            level = props.pop("enforcementLevel", "")
+            if not isinstance(level, str):
+                raise PolicyPackError(f"policy pack config {source}: {key}: {level!r} is not a valid enforcement level")
+            props = props or None
+        else:
+            raise PolicyPackError(f"policy pack config {source}: {key}: {value!r} is not a valid value; must be a string or object")
+        if level and level not in LEVELS:
+            raise PolicyPackError(f"policy pack config {source}: {key}: '{level}' is not a valid enforcement level")
+        if level or props:
+            config[key] = (level, props)
+    return config
+
+
+def _apply(result: PolicyConfig, given: PolicyConfig) -> None:
+    everything = given.get("all")
+    if everything and everything[0]:
+        for name, (_, props) in list(result.items()):
+            result[name] = (everything[0], props)
+    for name, (level, props) in given.items():
+        if name not in result:  # the CLI skips a name that is no policy of the pack (ReconcilePolicyPackConfig)
+            continue
+        current_level, current_props = result.get(name, ("", None))
+        merged = dict(current_props or {})
+        merged.update(props or {})
+        result[name] = (level or current_level, merged or None)
+
+
+def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig) -> PolicyConfig:
+    """Defaults (each policy's level and its schema's ``default``s), the pack's initial config,
+    then the user's file; then every policy's properties checked against its schema."""
+    result: PolicyConfig = {}
+    schemas: dict[str, dict[str, Any]] = {}
+    for policy in info.policies:
+        schema = json_format.MessageToDict(policy.configSchema.properties)
+        defaults = {k: v["default"] for k, v in schema.items() if isinstance(v, dict) and "default" in v}
+        result[policy.name] = (LEVEL_NAMES[policy.enforcementLevel], defaults or None)
+        schemas[policy.name] = {"type": "object", "properties": schema, **({"required": list(policy.configSchema.required)} if policy.configSchema.required else {})}
+    initial: PolicyConfig = {
+        name: (LEVEL_NAMES[c.enforcementLevel], json_format.MessageToDict(c.properties) or None)
+        for name, c in info.initialConfig.items()
+    }
+    _apply(result, initial)
+    _apply(result, user)
+    problems = []
+    for name, schema in schemas.items():
+        problems += [f"{name}: {message}" for message in _schema_errors(schema, (result.get(name) or ("", None))[1] or {})]
+    if problems:
+        raise PolicyPackError(f"invalid policy pack config for '{info.name}':\n  " + "\n  ".join(problems))
+    return result
+
+
+def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[str]:
+    import jsonschema
+
+    return [
+        (f"{'.'.join(str(p) for p in error.absolute_path)}: " if error.absolute_path else "") + error.message
+        for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+    ]
+
+
