@@ -35,6 +35,50 @@ CONFIG_ENV = "PULUMI_CONFIG"
 SECRET_KEYS_ENV = "PULUMI_CONFIG_SECRET_KEYS"
 
 
+class _WorkerLoops:
+    """One event loop per worker thread of a run, kept for every request the thread serves and closed
+    with the run. Each loop records the tasks made on it, so finishing a request waits for its own
+    tasks without scanning ``asyncio.all_tasks``, which walks every task of every loop in the process:
+    with thousands of resources pending on the program's loop, that scan made each request cost more
+    than the last."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._loops: list[asyncio.AbstractEventLoop] = []
+
+    def current(self) -> tuple[asyncio.AbstractEventLoop, list[asyncio.Task[Any]]]:
+        """This thread's loop (made on first use, and made the thread's event loop) and its tasks."""
+        loop = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            created: list[asyncio.Task[Any]] = []
+
+            def record(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+                task = asyncio.Task(coro, loop=loop, **kwargs)
+                created.append(task)
+                return task
+
+            loop.set_task_factory(record)  # type: ignore[arg-type]
+            self._local.loop, self._local.created = loop, created
+            with self._lock:
+                self._loops.append(loop)
+        asyncio.set_event_loop(loop)
+        return loop, self._local.created
+
+    def close(self) -> None:
+        """Close every worker loop (their threads have been joined: none is running)."""
+        with self._lock:
+            loops, self._loops = self._loops, []
+        for loop in loops:
+            if not loop.is_closed() and not loop.is_running():
+                loop.close()
+
+
+_WORKERS = _WorkerLoops()
+"""The worker loops of the run in progress (``run_under_mocks`` makes a new set for each run)."""
+
+
 def isolated(request: Callable[[], Any]) -> Any:
     """Serve one monitor request on its worker thread, keeping what it starts on that thread.
 
@@ -48,25 +92,14 @@ def isolated(request: Callable[[], Any]) -> Any:
     if threading.current_thread() is threading.main_thread():
         return request()
     _settings.SETTINGS.rpc_manager = RPCManager()
+    loop, created = _WORKERS.current()
     try:
         return request()
     finally:
-        try:
-            loop = asyncio.get_event_loop()
-        except RuntimeError:  # no loop on this thread: nothing was deserialized here
-            loop = None
-        if loop is not None and not loop.is_running():
-            try:
-                pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-                if pending:
-                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            finally:
-                # The SDK made this loop for the request (``_ensure_event_loop``) and never closes it;
-                # left to the garbage collector, it may be finalized at interpreter exit after its
-                # self-pipe, printing "Exception ignored in BaseEventLoop.__del__". Close it now; the
-                # thread's next request makes a fresh one.
-                asyncio.set_event_loop(None)
-                loop.close()
+        pending = [task for task in created if not task.done()]
+        created.clear()
+        if pending and not loop.is_running():
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 MAX_ARG_STRLEN = 32 * 4096
@@ -135,6 +168,8 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     ``set_mocks`` registers the root stack before the program runs; its exports are registered
     when the program returns, as the real language host does.
     """
+    global _WORKERS
+    _WORKERS = _WorkerLoops()
     loop = asyncio.new_event_loop()
     loop.set_exception_handler(_quiet_after_interrupt)
     asyncio.set_event_loop(loop)
@@ -179,3 +214,4 @@ def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+        _WORKERS.close()
