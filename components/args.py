@@ -118,17 +118,18 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     if not isinstance(args, Mapping):
         raise ArgumentError(kind, name, "args", f"expected {args_type.__name__} (a mapping), got {type(args).__name__}")
     hints = _hints(args_type)
-    unknown = sorted(set(args) - set(hints), key=str)
-    if unknown:
-        raise ArgumentError(kind, name, str(unknown[0]), f"unknown argument (expected one of: {', '.join(hints)})")
+    problems: list[tuple[str, str]] = []
+    for key in sorted(set(args) - set(hints), key=str):
+        problems.append((str(key), f"unknown argument (expected one of: {', '.join(hints)})"))
     for key in required_keys(args_type):
         if args.get(key) is None:
-            raise ArgumentError(kind, name, key, f"required (expected {describe(hints[key])})")
+            problems.append((key, f"required (expected {describe(hints[key])})"))
+    missing = {key for key, _ in problems}
     for key, value in args.items():
-        if not accepts(hints[key], value):
-            raise ArgumentError(
-                kind, name, key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"
-            )
+        if key in hints and key not in missing and not accepts(hints[key], value):
+            problems.append((key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
+    if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
+        raise ArgumentError(kind, name, *problems[0], more=problems[1:])
     return dict(args)
 
 

@@ -6,6 +6,8 @@ preview exits 2 with one ``error:`` line per line of the message.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 
 
@@ -14,14 +16,18 @@ class ConfigError(pulumi.RunError):
 
 
 class ArgumentError(ConfigError):
-    """A component argument that is missing, unknown or of the wrong type.
+    """Component arguments that are missing, unknown or of the wrong type: every problem at once.
 
-    Like pulumi-eks's ``InputPropertiesError``, it names the property path:
-    ``KarpenterPool 'ml': pool: required (expected PoolSpec)``.
+    Like pulumi-eks's ``InputPropertiesError``, it names each property path and its reason, one line
+    each: ``KarpenterPool 'ml': pool: required (expected PoolSpec)``. It stays a ``RunError`` (the
+    CLI prints a ``RunError`` from a Python program without a traceback, any other exception with
+    one); ``problems`` holds the ``(path, reason)`` pairs for a caller that reports them its own way.
     """
 
-    def __init__(self, component: str, name: str, path: str, problem: str) -> None:
-        super().__init__(f"{component} '{name}': {path}: {problem}")
+    def __init__(self, component: str, name: str, path: str, problem: str,
+                 more: Sequence[tuple[str, str]] = ()) -> None:
+        self.problems = [(path, problem), *more]
+        super().__init__("\n".join(f"{component} '{name}': {p}: {r}" for p, r in self.problems))
         self.component = component
         self.name = name
         self.property_path = path

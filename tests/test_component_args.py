@@ -34,13 +34,24 @@ def cluster() -> ClusterRef:
 
 
 def test_missing_required_arguments_are_named():
-    assert refused(lambda: KarpenterPool("x", {})) == "KarpenterPool 'x': pool: required (expected PoolSpec)"
+    assert refused(lambda: KarpenterPool("x", {})) == (
+        "KarpenterPool 'x': pool: required (expected PoolSpec)\nKarpenterPool 'x': cluster: required (expected ClusterRef)"
+    )
     assert refused(lambda: KarpenterPool("x", {"pool": PoolSpec(name="x")})) == (
         "KarpenterPool 'x': cluster: required (expected ClusterRef)"
     )
     assert refused(lambda: NodeGroup("g", {"cluster": cluster()})) == "NodeGroup 'g': group: required (expected NodeGroupSpec)"
     assert refused(lambda: NvidiaDevicePlugin("p", {})) == "NvidiaDevicePlugin 'p': cluster: required (expected ClusterRef)"
     assert refused(lambda: Rack("r", {})) == "Rack 'r': spec: required (expected RackSpec)"
+
+
+def test_every_problem_is_reported_at_once_with_its_property_path():
+    # as pulumi-eks collects every {property path, reason} before it fails: unknown, missing and wrong
+    with pytest.raises(ArgumentError) as caught:
+        run_program(lambda: NvidiaDevicePlugin("p", {"time_slicing_replicas": "4", "replica": 2}), {"aws:region": "us-east-1"})
+    assert [path for path, _ in caught.value.problems] == ["replica", "cluster", "time_slicing_replicas"]
+    assert caught.value.problems[0][1].startswith("unknown argument (expected one of: cluster, time_slicing_replicas")
+    assert str(caught.value).splitlines()[1] == "NvidiaDevicePlugin 'p': cluster: required (expected ClusterRef)"
 
 
 def test_wrong_types_say_what_was_expected_and_what_came():
