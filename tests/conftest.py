@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
+
 
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 from mixed_os_racks.pack.speedups import tune_gc
+
+# Property tests run with no per-example deadline: on a busy 2-core machine one example may take longer
+# than Hypothesis's default 200 ms without anything being wrong. ``HYPOTHESIS_PROFILE=dev`` keeps the
+# deadline for looking at slow examples locally.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("dev", deadline=500)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"

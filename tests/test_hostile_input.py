@@ -35,8 +35,9 @@ from mixed_os_racks.offline.stackfile import model_shape, TEXT, InputFileError, 
 from mixed_os_racks.config.keys import NODE_GROUP
 from mixed_os_racks.config.params import RackParams
 from mixed_os_racks.spec import NodeGroupSpec, PoolSpec
-from mixed_os_racks.config.stackconfig import parse_stack_config
-from mixed_os_racks.inputs import MAX_NESTING
+from mixed_os_racks.config.stackconfig import decode_config_value, parse_stack_config
+from mixed_os_racks.inputs import MAX_NESTING, nesting_depth
+from mixed_os_racks.offline.policyconfig import PolicyPackError, read_config_file
 
 from conftest import REPO, rack_config
 
@@ -383,3 +384,40 @@ def test_under_pulumi_up_too(tmp_path):
     with pytest.raises(ConfigError, match=r"^Rack:cluster_name: not read"):
         parse_stack_config({"rack:cluster_name": "t", "Rack:cluster_name": "u"}, "p")
     assert parse_stack_config({"rack:cluster_name": "t", "other:karpenter_node_os": "x"}, "p").cluster_name == "t"
+
+
+# ---- the nesting limit, at its boundary: a value may nest MAX_NESTING levels, not one more ------------------
+
+
+def nested(levels: int) -> str:
+    return "[" * levels + "1" + "]" * levels
+
+
+def test_a_value_nests_as_deep_as_the_limit_and_no_deeper():
+    assert nesting_depth(json.loads(nested(MAX_NESTING))) == MAX_NESTING
+    assert decode_config_value(nested(MAX_NESTING), "rack:x") == json.loads(nested(MAX_NESTING))
+    with pytest.raises(ConfigError, match=rf"^rack:x: nested deeper than {MAX_NESTING} levels"):
+        decode_config_value(nested(MAX_NESTING + 1), "rack:x")
+
+
+@pytest.mark.parametrize("levels, refused_", [(MAX_NESTING, False), (MAX_NESTING + 1, True)])
+def test_a_stack_file_value_at_the_nesting_limit(levels, refused_, tmp_path):
+    path = stack_file(tmp_path, BASE + f"  other:deep: {nested(levels)}\n")
+    if not refused_:
+        assert read_stack_file(path, "p", RACK_SHAPES)["other:deep"] == json.loads(nested(levels))
+        return
+    with pytest.raises(InputFileError) as caught:
+        read_stack_file(path, "p", RACK_SHAPES)
+    assert str(caught.value) == (f"{path}:4: other:deep: nested deeper than {MAX_NESTING} levels of lists and "
+                                 "mappings (no stack config needs that)")
+
+
+@pytest.mark.parametrize("levels, refused_", [(MAX_NESTING, False), (MAX_NESTING + 1, True)])
+def test_a_policy_config_value_at_the_nesting_limit(levels, refused_, tmp_path):
+    config = tmp_path / "policy.json"
+    config.write_text('{"pinned-ami-age": {"x": %s}}' % nested(levels - 1))  # the policy's value: levels deep
+    if not refused_:
+        read_config_file(config)
+        return
+    with pytest.raises(PolicyPackError, match=f"nested deeper than {MAX_NESTING} levels"):
+        read_config_file(config)

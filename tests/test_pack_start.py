@@ -77,3 +77,20 @@ def test_without_a_virtualenv_the_python_command_runs_it(tmp_path):
     with PolicyPackProcess(pack_dir, env) as pack:
         argv, _ = started_as(pack)
     assert argv[0] == str(python)
+
+
+def test_the_packs_speedups_apply_to_the_installed_policy_sdk():
+    # the pack adapts pulumi-policy's servicer (speedups: remembered conversions; scope: one joined stack
+    # per request); each install says False, and changes nothing, for an SDK of another shape, so this
+    # fails when an upgrade of pulumi-policy makes them stop applying
+    code = (
+        "import pulumi_policy.policy as sdk\n"
+        "from mixed_os_racks.pack import scope, speedups\n"
+        "before = (sdk.json_format, sdk.deserialize_properties, sdk._PolicyAnalyzerServicer.AnalyzeStack)\n"
+        "assert speedups.install() is True, 'speedups'\n"
+        "assert scope.install() is True and scope.installed(), 'scope'\n"
+        "after = (sdk.json_format, sdk.deserialize_properties, sdk._PolicyAnalyzerServicer.AnalyzeStack)\n"
+        "assert all(a is not b for a, b in zip(before, after)), after\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

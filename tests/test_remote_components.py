@@ -129,6 +129,25 @@ def test_a_pinned_bottlerocket_group_gets_toml_and_its_data_volume():
     assert '[settings.kubernetes.node-labels]\nteam = "ml"' in text
 
 
+def test_the_expansion_names_the_pulumi_eks_releases_it_mirrors(monkeypatch, capsys):
+    from mixed_os_racks.offline import eks_mng
+
+    # the installed SDK is one the expansion was read against: nothing to say
+    assert eks_mng.version_warning(eks_mng.installed_version()) is None
+    assert eks_mng.version_warning("4.3.0") is None and eks_mng.version_warning("4.4.2") is None
+    monkeypatch.setattr(eks_mng, "installed_version", lambda: "4.6.0")
+
+    def program() -> None:
+        for name in ("a", "b"):
+            eks.ManagedNodeGroup(name, cluster=existing_cluster("prod-rack"), node_role_arn=ROLE,
+                                 instance_types=["m7i.large"])
+
+    run(program)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "pulumi-eks 4.6.0" in line]
+    assert warnings == ["warning: pulumi-eks 4.6.0: the offline preview expands ManagedNodeGroup as pulumi-eks "
+                        "4.3-4.4 does; this release's provider may register other children or values"]
+
+
 def test_an_unpinned_group_keeps_eks_ami_and_takes_the_clusters_version():
     def program() -> None:
         eks.ManagedNodeGroup("arm", cluster=existing_cluster(), node_role_arn=ROLE, operating_system="Bottlerocket",

@@ -49,6 +49,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         self.warnings: list[str] = []
 
     def warn(self, message: str) -> None:
+        if message in self.warnings:  # said once a run
+            return
         self.warnings.append(message)
         sys.stderr.write(f"warning: {message}\n")
 

@@ -3,7 +3,8 @@
 What pulumi-eks does, read from its source (``nodejs/eks/nodes/nodegroup.ts`` ``createManagedNodeGroup``
 and ``createMNGCustomLaunchTemplate``, ``nodejs/eks/nodes/userdata.ts``, ``nodejs/eks/nodes/ami.ts``;
 pulumi/pulumi-eks at 7bf0c1b1, v4.3.0 plus dependency bumps, whose argument names match the
-installed Python SDK 4.4.0):
+Python SDK 4.4.0; ``MIRRORED`` says which releases this covers, and a run with another installed
+pulumi-eks warns once that its children may differ from what that release's provider registers):
 
 - The children, parented to the component: a launch template ``<name>-launchTemplate`` when any of
   ``bootstrapExtraArgs``, ``kubeletExtraArgs``, ``bottlerocketSettings``, ``nodeadmExtraOptions``,
@@ -36,6 +37,7 @@ refused offline, by name.
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import ipaddress
 import json
 import re
@@ -60,6 +62,25 @@ from .remote import (
 )
 
 TYPE = "eks:index:ManagedNodeGroup"
+MIRRORED = ((4, 3), (4, 4))
+"""The pulumi-eks minors (first, last) whose ``ManagedNodeGroup`` this expansion follows."""
+
+
+def installed_version() -> Optional[str]:
+    try:
+        return importlib.metadata.version("pulumi_eks")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def version_warning(version: Optional[str]) -> Optional[str]:
+    """What a user should know when ``version`` of pulumi-eks is not one this expansion mirrors."""
+    minor = re.match(r"(\d+)\.(\d+)", version or "")
+    if minor and MIRRORED[0] <= (int(minor[1]), int(minor[2])) <= MIRRORED[1]:
+        return None
+    first, last = (".".join(map(str, v)) for v in MIRRORED)
+    return (f"pulumi-eks {version or '(not installed)'}: the offline preview expands ManagedNodeGroup as "
+            f"pulumi-eks {first}-{last} does; this release's provider may register other children or values")
 CLUSTER_TYPE = "eks:index:Cluster"
 AWS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
 LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -548,4 +569,7 @@ def _toml(value: Mapping[str, Any]) -> str:
 
 
 def expand(reg: Registration, ctx: Context) -> list[Child]:
+    problem = version_warning(installed_version())
+    if problem:
+        ctx.warn(problem)  # once a run: the engine drops a warning it has given
     return ManagedNodeGroup(reg, ctx).expand()

@@ -77,7 +77,7 @@ def read_config_file(path: Path) -> PolicyConfig:
         raise PolicyPackError(f"policy pack config {path} is not valid JSON: {exc}") from None
     except RecursionError:
         too_deep = True
-    if too_deep or nesting_depth(doc) > MAX_NESTING:
+    if too_deep or nesting_depth(doc) > MAX_NESTING + 1:  # a policy's value nests at most MAX_NESTING levels
         raise PolicyPackError(f"policy pack config {path}: nested deeper than {MAX_NESTING} levels (no policy config needs that)")
     found = _not_finite(doc)
     if found:

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..inputs import MAX_NESTING
+from ..inputs import MAX_NESTING, nesting_depth
 
 MAX_VALUES = 100_000
 """Most values a document may expand to through aliases (an alias bomb expands to billions)."""
@@ -129,9 +129,10 @@ class _TooDeep(Exception):
 
 
 class _Loader(yaml.SafeLoader):
-    """PyYAML's pure-Python safe loader, composing nodes no deeper than ``MAX_NESTING`` + 1 (the
+    """PyYAML's pure-Python safe loader, composing nodes no deeper than a config value of
+    ``MAX_NESTING`` levels needs (the document, ``config:``, the value's levels and its scalars): the
     composer recurses once per level, so a document nested thousands deep would otherwise end in a
-    ``RecursionError``)."""
+    ``RecursionError``. Each value's own depth is checked exactly once it is read."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -140,7 +141,7 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D401 - PyYAML's hook
         self._depth += 1
         try:
-            if self._depth > MAX_NESTING + 1:
+            if self._depth > MAX_NESTING + 8:  # room for the document, `config:` and a scalar; exact below
                 raise _TooDeep(self.peek_event().start_mark.line + 1)
             return super().compose_node(parent, index)
         finally:
@@ -489,5 +490,8 @@ def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {}) 
             namespace, _, field_name = name.partition(":")
             shape = shapes[namespace].fields.get(field_name, OTHER) if namespace in shapes else OTHER
             config[name] = reader.value(child, name, shape, (id(node),))
+            if nesting_depth(config[name]) > MAX_NESTING:
+                reader.problem(child, name, f"nested deeper than {MAX_NESTING} levels of lists and mappings "
+                                            "(no stack config needs that)")
     reader.report()
     return config
