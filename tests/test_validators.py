@@ -74,7 +74,8 @@ def test_a_fullwidth_alias_date_is_refused():
 @settings(max_examples=60, deadline=None)
 @given(st.text(min_size=1, max_size=12).filter(lambda t: not t.isascii() or not t.strip() == t))
 def test_no_odd_text_passes_as_a_duration(text):
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"^rack:karpenter_consolidate_after: karpenter workload nodepool: invalid "
+                                          r"karpenter_consolidate_after '30s"):
         parse_rack_config({"cluster_name": "c", "karpenter_consolidate_after": f"30s{text}"})
 
 
