@@ -254,29 +254,19 @@ class RackParams(BaseModel):
     def _os(cls, v: Any) -> Any:
         return v.lower() if isinstance(v, str) else v  # the seeds take it in any case
 
-    @field_validator("additional_karpenter_nodepools_config", mode="wrap")
+    @field_validator("additional_karpenter_nodepools_config", "additional_node_groups_config",
+                     "additional_build_groups_config", mode="wrap")
     @classmethod
-    def _pools(cls, value: Any, handler: Any, info: ValidationInfo) -> list[PoolSpec]:
+    def _lists(cls, value: Any, handler: Any, info: ValidationInfo) -> list[Any]:
+        """A list of pools or node groups (YAML, or the seeds' JSON text): a spec per item, every problem at its path."""
         items = json_list(value)
         if not isinstance(items, list):
             return handler(items)
-        return _pools(items, info)
-
-    @field_validator("additional_node_groups_config", mode="wrap")
-    @classmethod
-    def _node_groups(cls, value: Any, handler: Any, info: ValidationInfo) -> list[NodeGroupSpec]:
-        items = json_list(value)
-        if not isinstance(items, list):
-            return handler(items)
+        if info.field_name == "additional_karpenter_nodepools_config":
+            return _pools(items, info)
+        if info.field_name == "additional_build_groups_config":
+            return _groups("build", {"min_size": 0, "label": "custom-build"})(items, info)
         return _groups("ng", {})(items, info)
-
-    @field_validator("additional_build_groups_config", mode="wrap")
-    @classmethod
-    def _build_groups(cls, value: Any, handler: Any, info: ValidationInfo) -> list[NodeGroupSpec]:
-        items = json_list(value)
-        if not isinstance(items, list):
-            return handler(items)
-        return _groups("build", {"min_size": 0, "label": "custom-build"})(items, info)
 
     @field_validator("node_disk")
     @classmethod
