@@ -104,6 +104,8 @@ class GpuSpec(Part):
     def _bare_count(cls, value: Any) -> Any:
         if isinstance(value, (int, str)) and not isinstance(value, bool):
             return {"count": value}
+        if isinstance(value, float) and value.is_integer():  # YAML's 1.0
+            return {"count": int(value)}
         if not isinstance(value, (dict, GpuSpec)):
             raise ValueError(f"invalid gpu {_json(value)} (a whole number of GPUs per replica like 1, or "
                              f"{{count: 1, vendor: nvidia}})")
