@@ -316,3 +316,12 @@ def test_an_impossible_ami_date_names_the_entry_and_field(date, tmp_path):
     assert "Traceback" not in err and "the program failed" not in err
     assert f"amis[0] (ami-0a1b2c3d4e5f60718).creation_date: '{date.strip(chr(39))}' is not an ISO 8601 time" in err
     assert "month must be in 1..12" in err or "day is out of range" in err
+
+
+def test_a_catalog_entry_that_is_not_a_mapping_names_no_class(tmp_path):
+    amis = tmp_path / "amis.yaml"
+    amis.write_text("amis:\n  - 1\n")
+    code, out, err = preview("--stack", "dev", "--cwd", str(REPO), "--no-policy", "--amis", str(amis))
+    assert (code, out) == (2, "")
+    assert err == (f"error: AMI catalog {amis}: amis[0]: expected a mapping of an image's fields (id, name, "
+                   "architecture, ...), got a number 1\n")

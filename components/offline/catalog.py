@@ -226,6 +226,8 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return where, f"expected a positive number, got {_type_name(given)} {_shown(given)}"
     if kind == "bool_type":
         return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
+    if kind in ("model_type", "model_attributes_type"):  # pydantic's words name our class
+        return where, f"expected a mapping of an image's fields (id, name, architecture, ...), got {_type_name(given)} {_shown(given)}"
     return where, f"{str(error['msg']).lower()} (got {given!r})"
 
 
