@@ -188,7 +188,7 @@ class RackParams(BaseModel):
     node_type: str = "t3.large"
     """The system lane's instance type (``create``). Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
     karpenter_install: Optional[bool] = None
-    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create``, false with ``existing``."""
+    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
     """The seeds' switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None

@@ -394,6 +394,7 @@ class ServiceError(ConfigError, ValueError):
     def __init__(self, name: str, exc: ValidationError) -> None:
         self.errors = exc.errors()
         lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        name = shown(name)
         super().__init__("\n".join(f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
                                    for path, message in lines))
 
