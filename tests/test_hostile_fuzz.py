@@ -24,6 +24,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mixed_os_racks import parse_services
 from mixed_os_racks.cli import main
 from mixed_os_racks.config.keys import NODE_GROUP, POOL
 from typing import Any
@@ -250,3 +251,41 @@ def parse_stack_config_params(config: dict[str, Any]) -> RackParams:
 
     parse_stack_config(config)
     return parse_rack_params({k.removeprefix("rack:"): v for k, v in config.items() if k.startswith("rack:")})
+
+
+SERVICE_FIELDS = {
+    "name": st.one_of(hostile_text(), st.just("svc")),
+    "image": st.sampled_from(["nginx:1.27", "nginx 1.27", "", "null"]),
+    "port": st.sampled_from([80, 0, 70000, "80", "eighty", True, 1.5]),
+    "scale": st.one_of(st.sampled_from([2, "2-6", "6-2", [2], None, 1.5]), st.fixed_dictionaries({}, optional={
+        "count": st.sampled_from([1, "2-6", "x"]), "cpu": st.sampled_from([250, 0, True]),
+        "gpu": st.sampled_from([1, 1.5, 2.0, [1], {"count": 1}, {"count": 1.5}, {"vendor": "intel"}, True]),
+        "targets": st.sampled_from([{"cpu": 150}, {"cpu": 0}, {"cpu": 1001}, 80, {"memory": 50}])})),
+    "health": st.sampled_from(["/health", "health", [1], {"path": "/x", "interval": 0}]),
+    "nodeSelectorLabels": st.dictionaries(hostile_text(), hostile_text(), max_size=2),
+    "environment": st.sampled_from([["A=1", "A=2"], ["A"], {"A": "1"}, "A=1"]),
+}
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(services=st.dictionaries(st.one_of(hostile_text(), st.just("web")),
+                                st.fixed_dictionaries(
+                                    {"image": st.one_of(st.just("nginx:1.27"), SERVICE_FIELDS["image"]),
+                                     "port": st.one_of(st.just(80), SERVICE_FIELDS["port"])},
+                                    optional={k: v for k, v in SERVICE_FIELDS.items() if k not in ("image", "port")}),
+                                max_size=3),
+       as_json=st.booleans())
+def test_every_service_field_refuses_or_keeps_what_was_written(services, as_json):
+    """``app:services``: refused with lines that each name ``app:services.<name>...`` on one ASCII line,
+    or every service kept under its key, with the name its key gives."""
+    try:
+        specs = parse_services(json.dumps(services) if as_json else services)
+    except ConfigError as exc:
+        for line in str(exc).split("\n"):
+            assert line.startswith("app:services"), line
+            assert line.isascii() and line.isprintable(), line
+        return
+    assert list(specs) == list(services)
+    for name, spec in specs.items():
+        assert spec.name == name
+        assert spec.node_selector_labels == services[name].get("nodeSelectorLabels", {})

@@ -92,6 +92,11 @@ def test_at_most_40_public_access_cidrs():
     assert line.startswith("rack:eks_api_server_public_access_cidrs: 41 CIDRs, and EKS takes at most 40")
 
 
+def test_a_public_access_cidr_listed_twice_is_refused():
+    (line,) = refused(**CREATE, eks_api_server_public_access_cidrs="34.201.0.0/16,34.201.0.0/16")
+    assert line == "rack:eks_api_server_public_access_cidrs: CIDR '34.201.0.0/16' is listed twice; keep one"
+
+
 @pytest.mark.parametrize("cidrs", ["0.0.0.0/0", "203.0.113.0/24", "34.201.0.0/16,52.0.0.0/8", "1.2.3.4/32"])
 def test_public_cidrs_pass(cidrs):
     assert accepted(**CREATE, eks_api_server_public_access_cidrs=cidrs).cluster.public_access_cidrs == cidrs.split(",")
