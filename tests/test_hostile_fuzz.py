@@ -211,12 +211,17 @@ def config_value(draw: st.DrawFn, key: str) -> Any:
 
 @st.composite
 def stack_configs(draw: st.DrawFn) -> dict[str, Any]:
-    config: dict[str, Any] = {"aws:region": "us-east-1", "rack:cluster_name": draw(st.sampled_from(["c", "null", "r\u0430ck"]))}
+    config: dict[str, Any] = {"aws:region": "us-east-1",
+                              "rack:cluster_name": draw(st.sampled_from(["c", "c", "c", "null", "r\u0430ck"]))}
     if draw(st.booleans()):
         config.update({"rack:cluster_mode": "create", "rack:vpc_id": "vpc-0a1b2c3d4e5f60718",
                        "rack:private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712"})
     for key in draw(st.lists(st.sampled_from(sorted(RackParams.model_fields)), max_size=3, unique=True)):
         config[f"rack:{key}"] = config_value(draw, key)
+    if draw(st.booleans()):  # a plain k=v list, often with a key repeated: kept whole, or refused
+        pairs = draw(st.lists(st.tuples(st.sampled_from(["team", "tier", "env"]), st.sampled_from(["a", "b", "x-1"])),
+                              min_size=1, max_size=4))
+        config[f"rack:{draw(st.sampled_from(KV_KEYS))}"] = ",".join(f"{k}={v}" for k, v in pairs)
     return config
 
 
@@ -288,4 +293,5 @@ def test_every_service_field_refuses_or_keeps_what_was_written(services, as_json
     assert list(specs) == list(services)
     for name, spec in specs.items():
         assert spec.name == name
+        assert services[name].get("name", name) == name, f"{name}: name {services[name]['name']!r} was dropped"
         assert spec.node_selector_labels == services[name].get("nodeSelectorLabels", {})
