@@ -35,7 +35,7 @@ _EXPORTS = {
     "placement": ("GpuRequest", "Placement", "place"),
     "rack": ("Rack", "RackArgs"),
     "service": ("Service", "ServiceArgs"),
-    "spec.service": ("ServiceError", "ServiceSpec"),
+    "spec.service": ("ServiceError", "ServiceSpec", "parse_services"),
     "spec": ("ClusterSpec", "DevicePluginSpec", "GpuObservabilitySpec", "KarpenterSpec", "NodeGroupSpec", "PoolSpec",
              "RackSpec", "Taint"),
 }
@@ -72,4 +72,4 @@ if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported 
     from .rack import Rack, RackArgs
     from .service import Service, ServiceArgs
     from .spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
-    from .spec.service import ServiceError, ServiceSpec
+    from .spec.service import ServiceError, ServiceSpec, parse_services

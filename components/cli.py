@@ -28,6 +28,7 @@ from .offline.preview import render, to_json
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.speedups import tune_gc
+from .spec.base import shown
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -172,7 +173,8 @@ def preview(args: argparse.Namespace) -> int:
 
 
 def _error_lines(lines: Iterable[str]) -> None:
-    sys.stderr.writelines(f"error: {line}\n" for line in lines)
+    """One ``error:`` line per problem, with characters a reader cannot see or tell apart escaped."""
+    sys.stderr.writelines(f"error: {shown(line)}\n" for line in lines)
 
 
 def entry() -> None:
@@ -193,9 +195,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write("error: interrupted\n")
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
-        _error_lines(str(exc).splitlines())
+        _error_lines(str(exc).split("\n"))
     except (UsageError, CatalogError, PolicyPackError, ProgramExit) as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]
         sys.stderr.write(f"error: the program failed: {type(exc).__name__}" + (f": {first}" if first else "") + "\n")

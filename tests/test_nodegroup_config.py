@@ -79,7 +79,8 @@ def test_tags_are_a_mapping_end_to_end() -> None:
     ng = parse(**{NG: [group(tags={"a": "b=c", "team": "ml"})]}).additional_node_groups_config[0]
     assert ng.tags == {"a": "b=c", "team": "ml"}
     assert error(**{NG: [group(tags={"a": "b,c=d"})]}) == (
-        f"rack:{NG}[0]: invalid tags: tag 'a' value must be at most 256 letters, digits, spaces or _.:/=+-@"
+        f"rack:{NG}[0]: invalid tags: tag 'a' value 'b,c=d': ',' is not allowed in a tag (AWS takes letters, digits, "
+        "spaces and _.:/=+-@ only; use another character, e.g. ':' or '/')"
     )
 
 

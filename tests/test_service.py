@@ -193,7 +193,7 @@ def test_component_arguments_are_checked():
     ({"scale": {"memory": -512}}, "Service 'web': scale.memory: invalid value '-512' (must be positive)"),
     ({"scale": {"gpu": -1}}, "Service 'web': scale.gpu.count: invalid count '-1' (0 or more)"),
     ({"scale": {"gpu": {"count": 1, "vendor": "intel"}}}, "Service 'web': scale.gpu.vendor: invalid vendor 'intel' (one of nvidia, nvidia.com, amd, amd.com)"),
-    ({"scale": {"targets": {"cpu": 150}}}, "Service 'web': scale.targets.cpu: invalid cpu target '150' (a percentage, 1-100)"),
+    ({"scale": {"targets": {"cpu": 1001}}}, "Service 'web': scale.targets.cpu: invalid cpu target '1001' (percent of the CPU request, 1-1000"),
     ({"scale": {"keda": {}}}, "Service 'web': scale.keda: unknown field"),
     ({"health": "health"}, "Service 'web': health.path: invalid path 'health' (an HTTP path like /health)"),
     ({"health": {"path": "/", "interval": 0}}, "Service 'web': health.interval: invalid value '0' (seconds, 1 or more)"),
@@ -232,7 +232,7 @@ def test_a_bad_service_stops_the_preview_before_anything_exists(capsys, tmp_path
     code = main(["preview", "--cwd", str(REPO / "examples" / "mixed-app"), "--config", str(config), "--no-policy"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "error: Service 'web': scale.count: invalid count '2-' (use a number like 2 or a range like 2-6)" in err
+    assert "error: app:services.web.scale.count: invalid count '2-' (use a number like 2 or a range like 2-6)" in err
 
 
 @given(low=st.integers(min_value=0, max_value=50), high=st.integers(min_value=0, max_value=50))

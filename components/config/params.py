@@ -29,7 +29,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..pack import upstream
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only
+from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, shown
 from ..spec.nodegroup import node_disk_problem
 from ..spec.syntax import instance_type_problem
 from . import keys
@@ -69,13 +69,16 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
 
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
-    for key in ("instance_families", "instance_sizes", "capacity_types", "arch"):
+    shapes: dict[str, Callable[[Any], Any]] = {key: split_csv for key in ("instance_families", "instance_sizes",
+                                                                         "capacity_types", "arch")}
+    for key, shape in {**shapes, "labels": parse_kv, "taints": parse_taints}.items():
         if key in item:
-            item[key] = split_csv(item[key])
-    if "labels" in item:
-        item["labels"] = parse_kv(item["labels"])
-    if "taints" in item:
-        item["taints"] = parse_taints(item["taints"])
+            try:
+                item[key] = shape(item[key])
+            except FieldProblem:
+                raise
+            except ValueError as exc:  # the item's own key names the problem
+                raise FieldProblem(key, str(exc)) from None
     return item
 
 
@@ -155,6 +158,10 @@ class RackParams(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None or value == "null":
+            # YAML's null reaches the program as the text "null" (the CLI passes it as JSON): no value at all
+            required = info.field_name is not None and cls.model_fields[info.field_name].is_required()
+            raise ValueError("null (no value): write a value" + ("" if required else ", or remove the key for the default"))
         return numbers_only(cls, value, info)
 
     cluster_name: ClusterName
@@ -181,7 +188,7 @@ class RackParams(BaseModel):
     node_type: str = "t3.large"
     """The system lane's instance type (``create``). Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
     karpenter_install: Optional[bool] = None
-    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create``, false with ``existing``."""
+    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
     """The seeds' switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
@@ -342,6 +349,12 @@ class RackParams(BaseModel):
                 "karpenter_auth_mode=false is not possible here: Karpenter's nodes join through an EKS access entry, "
                 "so the cluster uses access entries (remove the key, or set it true)"
             )))
+        if self.cluster_mode == "create" and self.karpenter_install is False:
+            problems.append(("karpenter_install", (
+                "karpenter_install=false is not possible with cluster_mode: create: a new cluster has no Karpenter, and "
+                "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to run your "
+                "own Karpenter, install it in the cluster and use cluster_mode: existing)"
+            )))
         if self.cluster_mode == "create" and self.pod_identity_agent_enable is False and self.installs_karpenter:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
@@ -427,7 +440,7 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
     cause = (error.get("ctx") or {}).get("error")
     if isinstance(cause, Problems):
         base = key_path(error["loc"])
-        return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{sub}: {message}"
+        return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
                 for sub, message in cause.problems]
     path = key_path(error_loc(error))
     return [f"{NAMESPACE}:{path}: {error_message(error)}" if path else f"{NAMESPACE}: {error_message(error)}"]

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator
 
+from ..spec.base import no_repeated_keys
+
 
 class Problems(ValueError):
     """Several problems found at once, each at a key path below the field that raised it."""
@@ -30,7 +32,8 @@ def split_csv(value: Any) -> Any:
 
 def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid label '{part}'") -> Any:
     """``"k1=v1,k2=v2"`` -> ``{"k1": "v1", "k2": "v2"}``; mappings pass through unchanged (a value
-    with a comma in a mapping stays one value)."""
+    with a comma in a mapping stays one value). A key given twice is refused: one of the two values
+    would be dropped without a word."""
     if not isinstance(value, str):
         return value
     out: dict[str, str] = {}
@@ -40,6 +43,9 @@ def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid 
         key, sep, val = part.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{invalid(part.strip())}, use format: k1=v1,k2=v2")
+        if key.strip() in out:
+            raise ValueError(f"'{key.strip()}' is given twice ('{key.strip()}={out[key.strip()]}' and "
+                             f"'{part.strip()}'); keep one")
         out[key.strip()] = val.strip()
     return out
 
@@ -69,7 +75,7 @@ def json_list(value: Any) -> Any:
         if not text:
             return []
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
             raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
     return value

@@ -19,6 +19,7 @@ import pulumi
 from ..errors import ConfigError
 from ..inputs import MAX_NESTING, nesting_depth
 from ..spec import RackSpec, syntax
+from ..spec.base import no_repeated_keys, pointed, shown
 from .keys import NAMESPACE
 from .params import RackParams, parse_rack_config
 
@@ -32,9 +33,11 @@ def decode_config_value(raw: Any, key: str = "") -> Any:
     """
     if isinstance(raw, str) and raw[:1] in "[{":
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError:
             return raw
+        except ValueError as exc:  # a key given twice in one JSON object
+            raise ConfigError(f"{key or 'value'}: {shown(str(exc))}") from None
         except RecursionError:
             raise ConfigError(_too_deep(key)) from None
         if nesting_depth(value) > MAX_NESTING:
@@ -86,6 +89,9 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
                 f"{key}: not read: the rack reads its parameters from the '{NAMESPACE}' namespace, and a key written "
                 f"without a namespace is in the project's ('{project}'); did you mean {NAMESPACE}:{field}?"
             )
+        elif namespace == NAMESPACE and not name.isascii() and not FIELD_NAME.fullmatch(name):
+            meant = _field_named("".join(ch for ch in name if ch.isascii() and ch.isprintable()))
+            problems[key] = f"{key}: unknown field" + (f"; did you mean {NAMESPACE}:{meant}?" if meant else "")
         elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name):
             parameter = re.split(r"[.\[]", name, maxsplit=1)[0]
             problems[key] = (
@@ -94,11 +100,17 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
             )
         elif namespace == NAMESPACE and field and field != name:
             problems[key] = f"{key}: unknown field: keys are case-sensitive; did you mean {NAMESPACE}:{field}?"
+    problems = {key: _pointed_key(key, problem) for key, problem in problems.items()}
     region = all_config.get("aws:region")
     problem = syntax.region_problem(region) if isinstance(region, str) else None
     if problem:
         problems["aws:region"] = f"aws:region: invalid region '{region}' ({problem})"
     return problems
+
+
+def _pointed_key(key: str, problem: str) -> str:
+    """A key's problem with the key shown (``shown``) and any character a reader cannot see pointed at."""
+    return pointed(problem.replace(key, shown(key)), key) if shown(key) != key else problem
 
 
 def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = None, rack: str = "rack") -> RackSpec:

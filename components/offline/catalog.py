@@ -67,8 +67,10 @@ class CatalogError(ValueError):
 def _iso_8601(value: str) -> str:
     try:
         datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"'{value}' is not an ISO 8601 time (like 2026-11-15T08:12:40.000Z)") from None
+    except ValueError as exc:
+        why = f": {exc}" if "must be in" in str(exc) or "out of range" in str(exc) else ""
+        raise ValueError(f"'{value}' is not an ISO 8601 time{why} (write it as EC2 gives it, like "
+                         f"\"2026-11-15T08:12:40.000Z\")") from None
     return value
 
 
@@ -152,6 +154,12 @@ class CatalogDoc(BaseModel):
 class _StrictLoader(yaml.SafeLoader):
     """YAML as the stack config reads it: a key given twice is an error, not "the last one wins"."""
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # noqa: D401 - PyYAML's hook
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError:  # a date no calendar has (2026-13-01): kept as text, which the entry's field check names
+            return node.value
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
@@ -162,6 +170,9 @@ class _StrictLoader(yaml.SafeLoader):
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
 
 
 def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
@@ -215,6 +226,8 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return where, f"expected a positive number, got {_type_name(given)} {_shown(given)}"
     if kind == "bool_type":
         return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
+    if kind in ("model_type", "model_attributes_type"):  # pydantic's words name our class
+        return where, f"expected a mapping of an image's fields (id, name, architecture, ...), got {_type_name(given)} {_shown(given)}"
     return where, f"{str(error['msg']).lower()} (got {given!r})"
 
 

@@ -112,6 +112,11 @@ class PolicyPackProcess:
         self.path = Path(path).resolve()
         if not (self.path / "PulumiPolicy.yaml").is_file():
             raise PolicyPackError(f"policy pack {path} not found: no PulumiPolicy.yaml in {self.path}")
+        if not (self.path / "__main__.py").is_file():
+            # `python -m pulumi.policy <engine> <dir>` runs the folder as a script (runpy), which needs its
+            # __main__.py; the CLI's Python host refuses such a plugin folder before starting it
+            raise PolicyPackError(f"policy pack {path} is not runnable: it provides no __main__.py (a Python pack's "
+                                  f"__main__.py creates its PolicyPack; add one, or pass the pack's own folder)")
         self.python, self.warnings = pack_python(self.path, env if env is not None else os.environ)
         self._lock = threading.Lock()
         self._closed = False

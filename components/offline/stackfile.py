@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel
 
 from ..inputs import MAX_NESTING, nesting_depth
+from ..spec.base import shown
 
 MAX_VALUES = 100_000
 """Most values a document may expand to through aliases (an alias bomb expands to billions)."""
@@ -305,6 +306,12 @@ class _Reader:
         if node.tag != f"{_TAG}map":
             self.problem(node, where, f"the YAML tag {_short(node.tag)} is not supported here (write a plain mapping)")
             return None
+        if _is_secret(node):
+            self.problem(node, where, (
+                "an encrypted value (secure:), which the offline preview cannot decrypt (it has no secrets provider); "
+                "to preview this stack offline, give --config a copy of the stack file with a plain stand-in value "
+                "here, or run `pulumi preview`, which decrypts it"))
+            return None
         out: dict[str, Any] = {}
         for key, child in self.pairs(node, lambda key: f"{where}.{key}" if where else key):
             if shape.kind == "model":
@@ -399,6 +406,14 @@ class _Reader:
         return value
 
 
+def _is_secret(node: yaml.MappingNode) -> bool:
+    """Whether a mapping is a secret the CLI encrypted: ``pulumi config set --secret`` writes the value as a
+    mapping whose one key is ``secure`` and whose value is the ciphertext (``secure: v1:...``; the
+    Automation API's ``StackSettingsSecureConfigValue`` models the same shape)."""
+    return (len(node.value) == 1 and isinstance(node.value[0][0], yaml.ScalarNode) and node.value[0][0].value == "secure"
+            and isinstance(node.value[0][1], yaml.ScalarNode))
+
+
 def _unholdable(text: str) -> str:
     """Why no process environment (where the CLI puts the config) can hold ``text``, or ''."""
     if "\x00" in text:
@@ -410,8 +425,8 @@ def _unholdable(text: str) -> str:
 
 
 def _shown(text: str) -> str:
-    """``text`` on one line: control characters escaped."""
-    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
+    """``text`` on one line, with characters a reader cannot see or tell apart escaped (``shown``)."""
+    return shown(text)
 
 
 def _quoted(text: str) -> str:

@@ -10,6 +10,8 @@ and names its own keys instead.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from typing import Annotated, Any, Mapping, Sequence, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
@@ -27,31 +29,87 @@ class FieldProblem(ValueError):
 
 
 def key_path(loc: Sequence[Any]) -> str:
-    """``("pools", 0, "disk")`` -> ``pools[0].disk`` (pydantic's own validator names are dropped)."""
+    """``("pools", 0, "disk")`` -> ``pools[0].disk`` (pydantic's own validator names are dropped), shown
+    as ``shown`` shows text (a key with an invisible character in it is not printed as a valid one)."""
     path = ""
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
         elif not str(part).startswith("function-") and "[" not in str(part):
             path += f".{part}" if path else str(part)
-    return path
+    return shown(path)
+
+
+def _escaped(ch: str) -> str:
+    if ch in "\r\n\t":
+        return {"\r": "\\r", "\n": "\\n", "\t": "\\t"}[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
+def shown(text: str) -> str:
+    """Text as a message shows it: on one line, with every character a reader could not tell apart
+    from another (a line break, a control or zero-width character, anything outside printable ASCII,
+    such as a Cyrillic ``а`` that prints like a Latin ``a``) written as an escape (``\\n``,
+    ``\\u200b``, ``\\u0430``). Printable ASCII is shown as it is."""
+    return "".join(ch if " " <= ch <= "~" else _escaped(ch) for ch in text)
+
+
+def unusual_characters(text: str) -> str:
+    """Where ``text`` has characters ``shown`` escapes: ``'\\u200b' (ZERO WIDTH SPACE) at position 3``,
+    each one, '' when there are none (line breaks are left out: their escape is self-explanatory)."""
+    found = []
+    for n, ch in enumerate(text):
+        if not " " <= ch <= "~" and ch not in "\r\n\t":
+            name = unicodedata.name(ch, "a control character" if unicodedata.category(ch) == "Cc" else "unnamed")
+            found.append(f"'{_escaped(ch)}' ({name}) at position {n}")
+    return ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def pointed(message: str, value: Any) -> str:
+    """``message`` shown (``shown``), followed by where ``value`` (the value it is about, or any
+    structure of them) has characters a reader cannot see or tell apart, so an id with a zero-width
+    space or a Cyrillic letter does not read like a valid one."""
+    notes = [f"'{shown(s)}' has {where}" for s in dict.fromkeys(_strings(value)) if (where := unusual_characters(s))]
+    text = shown(message)
+    return f"{text} [{'; '.join(notes[:3])}; use plain ASCII]" if notes else text
+
+
+_CLASS_NAMES = re.compile(r" or instance of \w+| of \w+Spec\b")
 
 
 def error_message(error: Mapping[str, Any]) -> str:
     """One pydantic error in the seeds' words: the rule's own message, or what was expected and got.
 
     One problem is one line: a value with a line break in it (``name: |`` gives ``gpu\\n``) shows the
-    break escaped, so the error names the value as written and cannot split into lines of its own."""
+    break escaped, so the error names the value as written and cannot split into lines of its own;
+    characters a reader cannot see or tell apart are escaped and pointed at (``pointed``). pydantic's
+    own wording names no class of ours: "a valid dictionary or instance of GpuSpec" reads "a mapping"."""
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown field"
+        return pointed("unknown field", error["loc"][-1] if error["loc"] else None)
     if kind == "missing":
         return "required"
     if kind == "value_error":
         text = str(error["msg"]).removeprefix("Value error, ")
+    elif kind in ("model_type", "model_attributes_type", "dataclass_type", "is_instance_of"):
+        text = f"expected a mapping of its fields (got {json.dumps(error.get('input'), default=str)})"
     else:
-        text = f"{str(error['msg']).lower()} (got {json.dumps(error.get('input'), default=str)})"
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+        text = f"{_CLASS_NAMES.sub('', str(error['msg'])).lower()} (got {json.dumps(error.get('input'), default=str)})"
+    value = error.get("input")
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, FieldProblem) and isinstance(value, Mapping):
+        value = value.get(cause.field)  # a rule over the whole spec: point into the field it names
+    return pointed(text, value)
 
 
 def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -91,6 +149,16 @@ def numbers_only(model: type[BaseModel], value: Any, info: ValidationInfo) -> An
         if bool not in kinds and kinds & {int, float}:
             raise ValueError(f"expected a number, got {str(value).lower()}")
     return value
+
+
+def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members, refusing a key given twice (``json.loads`` would keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key '{key}' appears twice in a JSON object; keep one")
+        out[key] = value
+    return out
 
 
 class Spec(BaseModel):

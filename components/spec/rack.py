@@ -28,6 +28,48 @@ def chart_version_problem(version: str, what: str) -> Optional[str]:
     return None
 
 
+PUBLIC_ACCESS_CIDRS_MAX = 40
+"""EKS's fixed quota of CIDR blocks for a cluster's public endpoint (``publicAccessCidrs``)."""
+
+_NOT_PUBLIC = (
+    ("private", lambda n: any(n.subnet_of(ipaddress.ip_network(r)) for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))),
+    ("loopback", lambda n: n.is_loopback),
+    ("link-local", lambda n: n.is_link_local),
+    ("shared address space (carrier-grade NAT)", lambda n: n.subnet_of(ipaddress.ip_network("100.64.0.0/10"))),
+    ("multicast", lambda n: n.is_multicast),
+    ("unspecified ('this network')", lambda n: n.subnet_of(ipaddress.ip_network("0.0.0.0/8"))),
+    ("reserved", lambda n: n.is_reserved),
+)
+
+
+def public_cidr_problem(cidr: str) -> Optional[str]:
+    """What keeps ``cidr`` from being a public endpoint's allowed range, or None.
+
+    It must be an IPv4 network written with its network address (``34.201.0.0/16``, not
+    ``34.201.7.9/16``, which EKS refuses), and a range of public addresses: a private, loopback,
+    link-local, shared (``100.64.0.0/10``), multicast, ``0.0.0.0/8`` or reserved (``240.0.0.0/4``) range
+    is refused by EKS for the public endpoint and could never match a caller on the internet.
+    ``0.0.0.0/0`` (anyone) is fine, and so are the documentation ranges (``203.0.113.0/24``), which
+    examples use."""
+    try:
+        network = ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        return f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)"
+    if network.version != 4 or not CIDR_RE.fullmatch(cidr):
+        return f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)"
+    if str(network) != cidr:
+        return (f"invalid CIDR '{cidr}': host bits are set (the address must be the first of its /{network.prefixlen} "
+                f"range); did you mean {network}?")
+    if network.prefixlen == 0:
+        return None
+    kind = next((name for name, test in _NOT_PUBLIC if test(network)), None)
+    if kind:
+        return (f"CIDR '{cidr}' is {kind}, not a public range: EKS refuses it for the public endpoint and no caller on "
+                f"the internet comes from it; give the public addresses your callers come from (e.g. 203.0.113.0/24), "
+                f"or 0.0.0.0/0 for anyone")
+    return None
+
+
 class DevicePluginSpec(Spec):
     """The NVIDIA device plugin on every AL2023 GPU lane."""
 
@@ -118,14 +160,17 @@ class ClusterSpec(Spec):
     @classmethod
     def _cidrs(cls, v: list[str]) -> list[str]:
         for cidr in v:
-            try:
-                network = ipaddress.ip_network(cidr, strict=True)
-            except ValueError:
-                raise ValueError(f"invalid CIDR '{cidr}' (must look like 203.0.113.0/24)") from None
-            if network.version != 4 or not CIDR_RE.fullmatch(cidr):
-                raise ValueError(f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)")
+            problem = public_cidr_problem(cidr)
+            if problem:
+                raise ValueError(problem)
         if not v:
             raise ValueError("at least one CIDR (the public endpoint is on)")
+        if len(v) > PUBLIC_ACCESS_CIDRS_MAX:
+            raise ValueError(f"{len(v)} CIDRs, and EKS takes at most {PUBLIC_ACCESS_CIDRS_MAX} for the public endpoint "
+                             f"(a fixed quota): merge neighbouring ranges into wider ones")
+        twice = sorted({cidr for cidr in v if v.count(cidr) > 1})
+        if twice:
+            raise ValueError(f"CIDR '{twice[0]}' is listed twice; keep one")
         return v
 
     @model_validator(mode="after")

@@ -14,6 +14,7 @@ service, the field path and the value: ``Service 'web': scale.count: invalid cou
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Optional
 
@@ -23,7 +24,7 @@ from pydantic.alias_generators import to_camel
 from .. import contract
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
-from .base import FieldProblem, error_loc, error_message, key_path, numbers_only
+from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, numbers_only, pointed, shown
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -39,6 +40,12 @@ DEFAULT_CPU_TARGET = 80
 """The autoscaler's CPU target (percent of the request) when ``scale.targets.cpu`` is not set: the
 figure Kubernetes itself uses for a HorizontalPodAutoscaler without metrics (k8s.io/api
 ``autoscaling/v2`` ``HorizontalPodAutoscalerSpec.metrics``: "80% average CPU utilization")."""
+
+
+MAX_CPU_TARGET = 1000
+"""The rack's ceiling for ``scale.targets.cpu``. Kubernetes takes any positive ``averageUtilization``
+(percent of the request; above 100 when pods may use more than they request), but a pod that needs
+more than ten times its request is placed on nodes by a request that says almost nothing about it."""
 
 
 def dns1035_problem(value: str, what: str) -> Optional[str]:
@@ -95,7 +102,22 @@ class GpuSpec(Part):
     @model_validator(mode="before")
     @classmethod
     def _bare_count(cls, value: Any) -> Any:
-        return {"count": value} if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return {"count": value}
+        if isinstance(value, float) and value.is_integer():  # YAML's 1.0
+            return {"count": int(value)}
+        if not isinstance(value, (dict, GpuSpec)):
+            raise ValueError(f"invalid gpu {_json(value)} (a whole number of GPUs per replica like 1, or "
+                             f"{{count: 1, vendor: nvidia}})")
+        return value
+
+    @field_validator("count", mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        if isinstance(v, float) and not v.is_integer():
+            raise ValueError(f"invalid count {_json(v)} (a whole number of GPUs per replica: GPUs are not shared "
+                             f"between pods this way; use 1, or time-slicing on the lane)")
+        return v
 
     @field_validator("count")
     @classmethod
@@ -115,17 +137,31 @@ class GpuSpec(Part):
         return GpuRequest(self.count, self.vendor)
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def _mapping_or(value: Any, field: str, bare: str, fields: str) -> Any:
+    """``value`` when it is a mapping, else an error saying what ``field`` takes (no class names)."""
+    if isinstance(value, (dict, BaseModel)):
+        return value
+    raise ValueError(f"invalid {field} {_json(value)} ({bare}, or a mapping {fields})")
+
+
 class TargetsSpec(Part):
     """``scale.targets``: what the autoscaler aims for."""
 
     cpu: int = DEFAULT_CPU_TARGET
-    """Average CPU use, percent of the request. Default 80."""
+    """Average CPU use, percent of the request: 1-1000. Default 80. Above 100 is valid: use is measured
+    against the request, and a pod without a CPU limit (or with a higher one) may use more."""
 
     @field_validator("cpu")
     @classmethod
     def _cpu(cls, v: int) -> int:
-        if not 1 <= v <= 100:
-            raise ValueError(f"invalid cpu target '{v}' (a percentage, 1-100)")
+        if not 1 <= v <= MAX_CPU_TARGET:
+            raise ValueError(f"invalid cpu target '{v}' (percent of the CPU request, 1-{MAX_CPU_TARGET}; a target "
+                             f"over {MAX_CPU_TARGET}% means the pods use more than ten times what they request: "
+                             f"raise scale.cpu instead)")
         return v
 
 
@@ -167,7 +203,9 @@ class ScaleSpec(Part):
     @model_validator(mode="before")
     @classmethod
     def _bare_count(cls, value: Any) -> Any:
-        return {"count": value} if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return {"count": value}
+        return _mapping_or(value, "scale", "a count like 2 or a range like 2-6", "{count, cpu, memory, gpu, targets}")
 
     @field_validator("count", mode="before")
     @classmethod
@@ -217,7 +255,9 @@ class HealthSpec(Part):
     @model_validator(mode="before")
     @classmethod
     def _bare_path(cls, value: Any) -> Any:
-        return {"path": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"path": value}
+        return _mapping_or(value, "health", "an HTTP path like /health", "{path, grace, interval, timeout}")
 
     @field_validator("path")
     @classmethod
@@ -354,5 +394,48 @@ class ServiceError(ConfigError, ValueError):
     def __init__(self, name: str, exc: ValidationError) -> None:
         self.errors = exc.errors()
         lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        name = shown(name)
         super().__init__("\n".join(f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
                                    for path, message in lines))
+
+
+def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSpec]:
+    """The services of a stack config value (``app:services``): a mapping of service name to its fields,
+    as a ``convox.yml``'s ``services:`` writes them, given as the mapping or as the JSON text a program
+    reads from its config. The mapping key names the service; a ``name:`` that says otherwise is refused,
+    as is a key given twice in the JSON text (one of them would be dropped). Every problem is one line of
+    a ``ConfigError``, at its key path: ``app:services.web.scale.count: invalid count '2-' (...)``."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "null":
+            raise ConfigError(f"{key}: null (no value): give the services, a mapping of service name to its fields")
+        try:
+            value = json.loads(text, object_pairs_hook=no_repeated_keys)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{key}: invalid JSON: {exc.msg} at position {exc.pos}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {shown(str(exc))}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: expected a mapping of service name to its fields (got {_json(value)})")
+    specs: dict[str, ServiceSpec] = {}
+    lines: list[str] = []
+    for name, fields in value.items():
+        where = f"{key}.{shown(name)}"
+        if not isinstance(fields, dict):
+            lines.append(f"{where}: expected the service's fields, a mapping (got {_json(fields)})")
+            continue
+        if "name" in fields and fields["name"] != name:
+            lines.append(pointed(f"{where}.name: '{fields['name']}' is not the service's key '{name}': the key names "
+                                 f"the service; drop name:, or rename the key to '{fields['name']}'",
+                                 [fields["name"], name]))
+            continue
+        try:
+            specs[name] = ServiceSpec(**{**fields, "name": name})
+        except ServiceError as exc:
+            for error in exc.errors:
+                path = key_path(error_loc(error))
+                lines.append(f"{where}.{path}: {error_message(error)}" if path else f"{where}: {error_message(error)}")
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return specs
+

@@ -121,11 +121,23 @@ def region_problem(region: str) -> Optional[str]:
     return None
 
 
+def _tag_char_problem(text: str) -> Optional[str]:
+    bad = next((ch for ch in text if not TAG_TEXT_RE.fullmatch(ch)), None)
+    return None if bad is None else f"'{bad}' is not allowed in a tag" if bad.isprintable() and bad != " " else None
+
+
 def tag_problem(key: str, value: str) -> Optional[str]:
+    """What AWS refuses in one tag, naming the key or value and, for a character, the character."""
     if not 1 <= len(key) <= TAG_KEY_MAX or not TAG_TEXT_RE.fullmatch(key):
-        return f"tag key '{key}' must be 1-{TAG_KEY_MAX} letters, digits, spaces or _.:/=+-@"
+        which = _tag_char_problem(key)
+        return (f"tag key '{key}' must be 1-{TAG_KEY_MAX} letters, digits, spaces or _.:/=+-@"
+                + (f" ({which}; use another character, e.g. '-')" if which and key else ""))
     if key.lower().startswith("aws:"):
         return f"tag key '{key}' uses the reserved prefix 'aws:'"
-    if len(value) > TAG_VALUE_MAX or not TAG_TEXT_RE.fullmatch(value):
-        return f"tag '{key}' value must be at most {TAG_VALUE_MAX} letters, digits, spaces or _.:/=+-@"
+    if len(value) > TAG_VALUE_MAX:
+        return f"tag '{key}' value must be at most {TAG_VALUE_MAX} characters (it has {len(value)})"
+    if not TAG_TEXT_RE.fullmatch(value):
+        which = _tag_char_problem(value) or "it has a character that is not allowed"
+        return (f"tag '{key}' value '{value}': {which} (AWS takes letters, digits, spaces and _.:/=+-@ only; "
+                f"use another character, e.g. ':' or '/')")
     return None

@@ -9,19 +9,14 @@ and the policy pack's ``workloads-reach-their-lane`` checks that it can land the
 
 import pulumi
 
-from mixed_os_racks import ConfigError, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config
+from mixed_os_racks import Rack, RackArgs, Service, ServiceArgs, load_stack_config, parse_services
 
 rack = Rack("rack", RackArgs(spec=load_stack_config()))
 
 app = pulumi.Config("app")
-services = app.require_object("services")
-if not isinstance(services, dict):
-    raise ConfigError(f"app:services: expected a mapping of service name to its fields, got {services!r}")
-for name, fields in services.items():
-    if not isinstance(fields, dict):
-        raise ConfigError(f"app:services.{name}: expected the service's fields (a mapping), got {fields!r}")
+for name, spec in parse_services(app.require("services")).items():
     service = Service(name, ServiceArgs(
-        service=ServiceSpec(**{**fields, "name": name}),
+        service=spec,
         cluster=rack.cluster,
         namespace=app.get("namespace") or "default",
     ))
