@@ -297,3 +297,35 @@ def test_a_type_whose_size_is_not_known_is_not_judged():
 def test_the_example_stacks_that_create_a_cluster_still_preview(stack):
     run = run_rack(stack_config(stack), stack=stack)
     assert [r for r in run.resources if r.type == "eks:index:Cluster"]
+
+
+# ---- 10. the example policy config -----------------------------------------------------------------------------
+
+
+def readme_levels() -> dict[str, str]:
+    """The README's table of policies: policy -> its level."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "README.md").read_text()
+    start = text.index("### The policies\n")
+    table = text[start:text.index("### The policy config\n", start)]
+    return dict(re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory|disabled) \|", table, re.M))
+
+
+def test_the_example_policy_config_keeps_the_readmes_levels_and_the_racks_kubernetes():
+    import json
+
+    from conftest import REPO
+    from mixed_os_racks.config.params import RackParams
+    from mixed_os_racks.offline.policyconfig import parse_config, reconcile
+    from policy_helpers import start_pack
+
+    with start_pack() as pack:
+        config = reconcile(pack.info, parse_config(json.loads((REPO / "policies" / "config.json").read_text())))
+    levels = readme_levels()
+    assert len(levels) == len(config) >= 11
+    assert {name: level for name, (level, _) in config.items()} == levels
+    assert config["ami-facts-unknown"][0] == "advisory"  # "all: mandatory" made it mandatory
+    assert config["ami-k8s-version"][1]["kubernetesVersion"] == RackParams.model_fields["k8s_version"].default
