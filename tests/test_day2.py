@@ -245,11 +245,21 @@ def test_a_pool_mixing_gpu_and_cpu_families_is_refused():
 # ---- 14. node_disk above gp3's size ------------------------------------------------------------------------
 
 
-def test_a_system_disk_beyond_gp3_is_refused():
+@pytest.mark.parametrize("lane", [
+    CREATE,  # the system lane
+    {"additional_node_groups_config": [{"type": "m5.large"}]},  # a node group without a disk of its own
+    {"additional_build_groups_config": [{"type": "m5.large"}]},
+])
+def test_a_node_disk_beyond_gp3_is_refused_for_every_lane_that_uses_it(lane):
     most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
-    assert parse_rack_config({"cluster_name": "c", **CREATE, "node_disk": most}).cluster.system_node_disk == most
-    assert error(**CREATE, node_disk=most + 1) == (
+    assert parse_rack_config({"cluster_name": "c", **lane, "node_disk": most})
+    assert error(**lane, node_disk=most + 1) == (
         f"rack:node_disk: node disk is more than a gp3 volume takes ({most} GiB): '{most + 1}'")
+
+
+def test_the_build_pools_disk_is_bounded_by_karpenter_too():
+    # the build pool's volume is Karpenter's: its CRD stops at 59000Gi, below gp3's size
+    assert error(build_node_enabled=True, node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk:")
 
 
 # ---- 15. a system node too small for Karpenter and CoreDNS ------------------------------------------------------
@@ -329,3 +339,23 @@ def test_the_example_policy_config_keeps_the_readmes_levels_and_the_racks_kubern
     assert {name: level for name, (level, _) in config.items()} == levels
     assert config["ami-facts-unknown"][0] == "advisory"  # "all: mandatory" made it mandatory
     assert config["ami-k8s-version"][1]["kubernetesVersion"] == RackParams.model_fields["k8s_version"].default
+
+
+# ---- the offline preview's JSON on the example stack that creates its cluster --------------------------------
+
+
+def test_the_prod_preview_json_shows_the_day2_fixes(capsys, tmp_path):
+    import json
+
+    from conftest import REPO
+
+    out = tmp_path / "preview.json"
+    code = main(["preview", "--cwd", str(REPO), "--stack", "prod", "--no-policy", "--json", str(out)])
+    capsys.readouterr()
+    assert code == 0
+    resources = json.loads(out.read_text())["resources"]
+    assert not [r for r in resources if r["type"] == "aws:ec2/tag:Tag"]  # no subnet tags
+    (key,) = [r for r in resources if r["type"] == "aws:kms/key:Key"]
+    assert key.get("protect") is True
+    stack = resources[0]
+    assert "protect" not in stack
