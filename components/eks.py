@@ -17,8 +17,9 @@ issue 1819; without a default node group pulumi-eks creates no CoreDNS at all, P
 
 The system lane is an AL2023 managed node group (the seeds' system nodes: labelled and tainted
 ``convox.io/system-node=true``), three nodes spread over the private subnets' zones, one without high
-availability. The private subnets and the cluster security group get ``karpenter.sh/discovery:
-<cluster>``. A creating VPC is out of scope: bring your own network.
+availability. Nothing the user owns is changed: the rack's Karpenter pools select the private
+subnets and the EKS-managed cluster security group by id (no ``karpenter.sh/discovery`` tags on
+the user's subnets). A creating VPC is out of scope: bring your own network.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from . import contract
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
+from .errors import ConfigError
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import upstream
 from .spec import ClusterSpec, NodeGroupSpec
+from .subnets import subnets_problem
 
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 
@@ -67,8 +69,11 @@ class RackCluster(pulumi.ComponentResource):
     coredns: aws.eks.Addon
     """CoreDNS, on the system lane: created once the lane's nodes can run it."""
     kms_key: aws.kms.Key
+    """Encrypts the cluster's Kubernetes secrets; protected as the cluster is."""
+    pod_identity_agent: Optional[aws.eks.Addon]
+    """The EKS Pod Identity agent add-on (None when not installed)."""
     security_group_id: pulumi.Output[str]
-    """The EKS-managed cluster security group (tagged for Karpenter's discovery)."""
+    """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:eks:RackCluster", name, None, opts)
@@ -76,10 +81,15 @@ class RackCluster(pulumi.ComponentResource):
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
+        problem = subnets_problem(spec.private_subnet_ids, pulumi.InvokeOptions(parent=self))
+        if problem:  # EKS would refuse the cluster after the KMS key was made
+            raise ConfigError(f"cluster '{spec.name}': private_subnet_ids: {problem}")
 
         self.kms_key = aws.kms.Key(
             f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
-            deletion_window_in_days=30, tags=tags, opts=child,
+            deletion_window_in_days=30, tags=tags,
+            # protected as the cluster is: deleting the key makes every secret the cluster stored unreadable
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
         self.cluster = eks.Cluster(
             name,
@@ -100,8 +110,9 @@ class RackCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
         self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.pod_identity_agent = None
         if args.get("pod_identity_agent", True):
-            aws.eks.Addon(
+            self.pod_identity_agent = aws.eks.Addon(
                 f"{name}-{POD_IDENTITY_AGENT}", cluster_name=spec.name, addon_name=POD_IDENTITY_AGENT,
                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
@@ -120,13 +131,8 @@ class RackCluster(pulumi.ComponentResource):
             resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", preserve=True, tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
-        # Karpenter finds subnets and security groups by this tag; exactly one security group may carry it
+        # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
-        for subnet in spec.private_subnet_ids:
-            aws.ec2.Tag(f"{name}-discovery-{subnet}", resource_id=subnet, key=upstream.DISCOVERY_TAG, value=spec.name,
-                        opts=child)
-        aws.ec2.Tag(f"{name}-discovery-security-group", resource_id=self.security_group_id, key=upstream.DISCOVERY_TAG,
-                    value=spec.name, opts=child)
         self.register_outputs({
             "clusterName": spec.name,
             "endpoint": self.ref.endpoint,

@@ -22,8 +22,12 @@ class KarpenterPoolArgs(TypedDict, total=False):
     pool: Required[PoolSpec]
     """The pool: its name names the EC2NodeClass and the NodePool."""
     cluster: Required[ClusterRef]
-    """The cluster: its name finds subnets and security groups (``karpenter.sh/discovery``), its
-    Kubernetes provider applies the objects."""
+    """The cluster: its name finds subnets and security groups (``karpenter.sh/discovery``) unless
+    ``subnet_ids``/``security_group_ids`` are given; its Kubernetes provider applies the objects."""
+    subnet_ids: NotRequired[pulumi.Input[list[str]]]
+    """The nodes' subnets, selected by id. Default: the subnets tagged ``karpenter.sh/discovery: <cluster>``."""
+    security_group_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    """The nodes' security groups, selected by id. Default: the one tagged ``karpenter.sh/discovery: <cluster>``."""
     node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
     """The nodes' IAM role, or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
     ami_lookup: NotRequired[AmiLookup]
@@ -54,15 +58,27 @@ def _ebs(pool: PoolSpec, size_gib: int, volume_type: Optional[str] = None) -> di
     return ebs
 
 
+def selector_terms(ids: Optional[pulumi.Input[list[Any]]], cluster_name: pulumi.Input[str]) -> Any:
+    """EC2NodeClass selector terms: one ``id`` term per id when ids are given (the EC2NodeClass CRD
+    takes ``id`` alone in a term, and ORs the terms), else the ``karpenter.sh/discovery`` tag term."""
+    if ids is None:
+        return [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
+    if isinstance(ids, (list, tuple)):  # one term per id, each id known or not
+        return [{"id": i} for i in ids]
+    return pulumi.Output.from_input(ids).apply(lambda given: [{"id": i} for i in given])
+
+
 def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
                     root_device: str = upstream.AL2023_ROOT_DEVICE,
-                    tags: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
+                    tags: Optional[Mapping[str, str]] = None,
+                    subnet_ids: Optional[pulumi.Input[list[str]]] = None,
+                    security_group_ids: Optional[pulumi.Input[list[Any]]] = None) -> dict[str, Any]:
     """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``).
 
     ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise). ``tags`` go on
     what Karpenter launches (instances, volumes, network interfaces), under the pool's own two tags.
+    ``subnet_ids`` and ``security_group_ids`` select by id; without them, by the discovery tag.
     """
-    discovery = [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
     if pool.os == "bottlerocket":
         family = "Bottlerocket"
         selector = [{"alias": pool.alias}]
@@ -79,8 +95,8 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
         "amiFamily": family,
         "amiSelectorTerms": selector,
         "role": node_role,
-        "subnetSelectorTerms": discovery,
-        "securityGroupSelectorTerms": discovery,
+        "subnetSelectorTerms": selector_terms(subnet_ids, cluster_name),
+        "securityGroupSelectorTerms": selector_terms(security_group_ids, cluster_name),
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
@@ -111,6 +127,8 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
         requirements.append(_requirement("karpenter.k8s.aws/instance-family", pool.instance_families))
     if pool.instance_sizes:
         requirements.append(_requirement("karpenter.k8s.aws/instance-size", pool.instance_sizes))
+    if pool.instance_types:
+        requirements.append(_requirement("node.kubernetes.io/instance-type", pool.instance_types))
     if not pool.offers_accelerators:
         # Karpenter labels an instance type with a GPU or accelerator count only when it has one, and
         # treats a label an instance type cannot fill as absent: DoesNotExist keeps every GPU, Neuron
@@ -193,7 +211,8 @@ class KarpenterPool(pulumi.ComponentResource):
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
-            spec=node_class_spec(pool, cluster.name, node_role, root_device, tags),
+            spec=node_class_spec(pool, cluster.name, node_role, root_device, tags,
+                                 args.get("subnet_ids"), args.get("security_group_ids")),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
         self.node_pool = k8s.apiextensions.CustomResource(

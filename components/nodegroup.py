@@ -26,10 +26,16 @@ Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch tem
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
 between the two paths does replace the node group (EKS cannot drop an ``amiType`` in place).
 
-Desired size starts at ``min_size``; pulumi-eks's ``ignore_scaling_changes`` puts
-``ignoreChanges: ["scalingConfig.desiredSize"]`` on the ``aws.eks.NodeGroup`` it creates, so an
-autoscaler's changes stay. (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do
-nothing: a component is not diffed, its children are.)
+Desired size starts at ``min_size``. Who owns it afterwards depends on the group's bounds. A group
+whose ``min_size`` is below its ``max_size`` can be scaled by someone else (an autoscaler), so
+pulumi-eks's ``ignore_scaling_changes`` puts ``ignoreChanges: ["scalingConfig.desiredSize"]`` on the
+``aws.eks.NodeGroup`` it creates, and their changes stay. A fixed-size group (``min_size ==
+max_size``, such as the system lane) has nobody else to set its size: Pulumi owns its desired size
+and sends it with every change of the bounds. Were it ignored, moving both bounds past the old
+desired size (the system lane's 3 -> 1 when ``high_availability`` is turned off, 1 -> 3 when it is
+turned on) would send the new bounds with the old desired size, which EKS refuses (desired size
+must lie between the minimum and the maximum). (``ignore_changes`` on the ``ManagedNodeGroup``
+itself would do nothing: a component is not diffed, its children are.)
 """
 
 from __future__ import annotations
@@ -199,7 +205,7 @@ class NodeGroup(pulumi.ComponentResource):
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 desired_size=group.min_size, min_size=group.min_size, max_size=group.max_size
             ),
-            ignore_scaling_changes=True,
+            ignore_scaling_changes=not group.fixed_size,  # who owns desired size: see the module's doc
             labels=group.node_labels(),
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in group.node_taints()],
             tags=group_tags,

@@ -85,9 +85,17 @@ class Rack(pulumi.ComponentResource):
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
 
-        # Karpenter itself, then every pool waits for its CRDs and controller (and is destroyed first)
+        # Karpenter itself, then every pool waits for its CRDs and controller (and is destroyed first).
+        # Both also wait for CoreDNS and the Pod Identity agent, so that `pulumi destroy` deletes them
+        # only after the pools and the controller: draining a Karpenter node needs the controller, which
+        # resolves AWS endpoints through cluster DNS and gets its credentials through the agent.
         self.karpenter = None
-        pools_wait: list[pulumi.Resource] = []
+        cluster_addons: list[pulumi.Resource] = []
+        if self.created is not None:
+            cluster_addons = [self.created.coredns]
+            if self.created.pod_identity_agent is not None:
+                cluster_addons.append(self.created.pod_identity_agent)
+        pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
                                                       replicas=spec.karpenter.replicas, tags=spec.tags)
@@ -100,11 +108,15 @@ class Rack(pulumi.ComponentResource):
                 f"{name}-karpenter", controller_args,
                 # on the system lane, with cluster DNS (the controller resolves the AWS endpoints it calls)
                 opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[self.created.system_lane, self.created.coredns] if self.created else None),
+                    parent=self, depends_on=[self.created.system_lane, *cluster_addons] if self.created else None),
             )
-            pools_wait = [self.karpenter.crd_chart, self.karpenter.chart]
+            pools_wait += [self.karpenter.crd_chart, self.karpenter.chart]
 
         pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis, tags=spec.tags)  # type: ignore[typeddict-item]
+        if self.created is not None and spec.cluster is not None:
+            # the rack's own cluster: its subnets and security group by id, so nothing the user owns is tagged
+            pool_args["subnet_ids"] = list(spec.cluster.private_subnet_ids)
+            pool_args["security_group_ids"] = [self.created.security_group_id]
         if self.karpenter is not None:
             pool_args["node_role"] = self.karpenter.node_role
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>

@@ -120,11 +120,6 @@ def test_nodepool_label_always_wins():
     }
 
 
-def test_mixed_families_get_no_gpu_label():
-    run = run_rack(rack_config(additional_karpenter_nodepools_config=[{"name": "mixed", "instance_families": "g5,m6i"}]))
-    assert "convox.io/gpu-vendor" not in named(run, NODEPOOL, "mixed").inputs["spec"]["template"]["metadata"]["labels"]
-
-
 def test_unknown_ami_is_a_clear_error():
     pool = dict(GPU_POOL, ami_id="ami-0123456789abcdef0")
     with pytest.raises(ConfigError) as exc:

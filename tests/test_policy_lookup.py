@@ -274,3 +274,38 @@ def test_a_launch_template_image_from_ssm(moto_pack):
         f"(the AMI in SSM parameter '/team/gpu/image') ({MOTO_ROOT_GIB} GiB)"]
     (unresolved,) = [v for v in of(violations, "ami-facts-unknown") if "'nothing': disk-fits" in v["message"]]
     assert "the AMI in SSM parameter '/team/not-an-image': EC2 finds no image it selects" in unresolved["message"]
+
+
+# ---- the stack's region and profile (PULUMI_CONFIG, as the CLI hands the pack its stack config) ----------------
+
+
+def test_the_lookup_uses_the_stacks_region_not_the_shells(ec2, monkeypatch):
+    # the shell says us-east-1 (CREDENTIALS); the stack says eu-west-1, where the image is
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"aws:region": "eu-west-1", "rack:cluster_name": "c"}))
+    there = boto3.client("ec2", region_name="eu-west-1")
+    volume = there.create_volume(Size=20, AvailabilityZone="eu-west-1a")
+    snapshot = there.create_snapshot(VolumeId=volume["VolumeId"])
+    ami = there.register_image(Name="eu-image", RootDeviceName="/dev/xvda", BlockDeviceMappings=[
+        {"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"]}}])["ImageId"]
+    assert lookup.describe_image(ami).name == "eu-image"
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"rack:cluster_name": "c"}))  # no aws:region: the shell's
+    lookup.clear()
+    with pytest.raises(LookupError, match="does not exist"):  # us-east-1 has no such image
+        lookup.describe_image(ami)
+
+
+def test_the_lookup_uses_the_stacks_profile(ec2, monkeypatch):
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"aws:region": "us-east-1", "aws:profile": "no-such-profile"}))
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    with pytest.raises(LookupError, match="no-such-profile"):
+        lookup.describe_image(register(ec2, 20))
+
+
+@pytest.mark.parametrize("environ, settings", [
+    ({"PULUMI_CONFIG": '{"aws:region": "eu-west-1", "aws:profile": "ci"}'}, {"region_name": "eu-west-1", "profile_name": "ci"}),
+    ({"PULUMI_CONFIG": '{"aws:region": ""}'}, {}),
+    ({"PULUMI_CONFIG": "not json"}, {}),
+    ({}, {}),
+])
+def test_the_stacks_aws_settings(environ, settings):
+    assert lookup.stack_aws_settings(environ) == settings

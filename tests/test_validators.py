@@ -265,11 +265,12 @@ def test_node_group_ids_name_groups_aws_can_name(groups, expected):
 
 @pytest.mark.parametrize("values, expected", [
     # what only the build lane, the system lane or the whole rack can say is named by the key that set it
-    ({"build_node_enabled": True, "build_node_type": "c7i"}, "rack:build_node_type: invalid node type 'c7i'"),
+    ({"build_node_enabled": True, "build_node_type": "c7i"},
+     "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c7i'"),
     ({"build_node_enabled": True, "build_node_type": "g7.2xlarge"},
      "rack:build_node_type: karpenter nodepool 'build': instance family g7 needs an NVIDIA driver"),
     ({"build_node_enabled": True, "node_disk": 60000}, "rack:node_disk: karpenter nodepool 'build': disk must be"),
-    ({"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718", "private_subnets_ids": "subnet-0a1b2c3d4e5f60711",
+    ({"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718", "private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712",
       "node_type": "p2.xlarge"}, "rack:node_type: node group 'system': instance family p2"),
 ])
 def test_rules_of_derived_lanes_name_their_key(values, expected):

@@ -121,11 +121,22 @@ def test_the_system_lane(fixture, size, request):
     assert template["blockDeviceMappings"][0]["ebs"]["volumeType"] == "gp3"
 
 
-def test_the_subnets_and_one_security_group_are_tagged_for_discovery(created):
-    tags = of(created, "aws:ec2/tag:Tag")
-    assert all(t.inputs["key"] == "karpenter.sh/discovery" and t.inputs["value"] == "test-rack" for t in tags)
-    assert sorted(t.inputs["resourceId"] for t in tags if t.inputs["resourceId"] != "<computed>") == PRIVATE
-    assert len(tags) == len(PRIVATE) + 1  # one security group: the EKS-managed cluster security group
+def test_the_pools_select_the_racks_subnets_and_security_group_by_id_and_nothing_is_tagged(created):
+    # the subnets are the user's: the rack changes nothing it does not own (no aws.ec2.Tag, which would
+    # also untag them on destroy); the EC2NodeClass CRD takes an ``id`` term alone, one per subnet, ORed
+    assert of(created, "aws:ec2/tag:Tag") == []
+    for node_class in of(created, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        spec = node_class.inputs["spec"]
+        assert spec["subnetSelectorTerms"] == [{"id": subnet} for subnet in PRIVATE]
+        assert spec["securityGroupSelectorTerms"] == [{"id": "<computed>"}]  # the EKS-managed cluster group
+
+
+def test_existing_mode_pools_still_select_by_the_discovery_tag():
+    run = run_rack(stack_config("dev"), stack="dev")
+    for node_class in of(run, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"):
+        spec = node_class.inputs["spec"]
+        assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "dev-rack"}}]
+        assert spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "dev-rack"}}]
 
 
 def test_existing_mode_creates_no_cluster_and_no_karpenter():
@@ -134,8 +145,16 @@ def test_existing_mode_creates_no_cluster_and_no_karpenter():
         assert not of(run, type_), type_
 
 
+def test_the_secrets_key_is_protected_as_the_cluster_is(created):
+    # deleting the KMS key would leave every secret the cluster stored unreadable
+    assert only(created, "eks:index:Cluster").protect is True
+    assert only(created, "aws:kms/key:Key").protect is True
+
+
 def test_protect_can_be_turned_off():
-    assert only(run_rack(rack_config(**CREATE, protect=False)), "eks:index:Cluster").protect is False
+    run = run_rack(rack_config(**CREATE, protect=False))
+    assert only(run, "eks:index:Cluster").protect is False
+    assert only(run, "aws:kms/key:Key").protect is False
 
 
 def test_changing_pools_groups_or_karpenter_never_touches_the_cluster():
@@ -416,7 +435,7 @@ def test_the_build_pool_is_the_seeds():
     assert (build.consolidation_policy, build.consolidate_after) == ("WhenEmpty", "60s")
     assert build.node_labels() == {"convox-build": "true", "convox.io/nodepool": "build"}
     assert build.node_taints() == [{"key": "dedicated", "value": "build", "effect": "NoSchedule"}]
-    assert (build.instance_families, build.instance_sizes) == (["c7i"], ["2xlarge"])
+    assert (build.instance_types, build.instance_families, build.instance_sizes) == (["c7i.2xlarge"], [], [])
 
 
 # ---- the three example stacks: the pack sees nothing to refuse -----------------------------------------------------

@@ -94,8 +94,7 @@ WORKLOAD_POOL = KeyTable(PoolSpec, keys={
 """The default ``workload`` lane, set by the ``karpenter_*`` parameters."""
 
 BUILD_POOL = KeyTable(PoolSpec, keys={
-    "instance_families": "build_node_type",
-    "instance_sizes": "build_node_type",
+    "instance_types": "build_node_type",
     "disk": "node_disk",
     "ami_alias": "karpenter_ami_alias",
 }, default="build_node_type")

@@ -31,7 +31,6 @@ from ..pack import upstream
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, shown
 from ..spec.nodegroup import node_disk_problem
-from ..spec.syntax import instance_type_problem
 from . import keys
 from .errors import field_of, problems
 from .keys import NAMESPACE, KeyTable
@@ -171,7 +170,7 @@ class RackParams(BaseModel):
     vpc_id: Optional[str] = None
     """``create``: the VPC to create the cluster in (bring your own network)."""
     private_subnets_ids: CsvList = []
-    """``create`` (required): the subnets for the nodes; tagged ``karpenter.sh/discovery``."""
+    """``create`` (required): the subnets for the nodes, in at least two Availability Zones; Karpenter selects them by id (untagged)."""
     public_subnets_ids: CsvList = []
     """``create``: subnets for public load balancers. Default none."""
     k8s_version: str = "1.34"
@@ -198,7 +197,7 @@ class RackParams(BaseModel):
     build_node_enabled: bool = False
     """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
-    """The build pool's instance types (their families and sizes). Default: any non-accelerated type."""
+    """The build pool's instance types: exactly these (not the other sizes of their families). Default: any non-accelerated type."""
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
@@ -386,14 +385,9 @@ class RackParams(BaseModel):
     def build_pool(self) -> PoolSpec:
         """The seeds' Karpenter ``build`` pool: AL2023 whatever ``karpenter_node_os`` says, on-demand,
         32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``."""
-        families = sorted({t.split(".", 1)[0] for t in self.build_node_type})
-        sizes = sorted({t.split(".", 1)[1] for t in self.build_node_type if "." in t})
-        bad = [t for t in self.build_node_type if instance_type_problem(t)]
-        if bad:
-            raise Problems([("build_node_type", f"invalid node type '{bad[0]}' (must look like c7i.2xlarge)")])
         return PoolSpec(
-            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_families=families,
-            instance_sizes=sizes, capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
+            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type,
+            capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
             consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
             labels={contract.BUILD_LABEL: "true"},
             taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],

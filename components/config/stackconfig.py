@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..inputs import MAX_NESTING, nesting_depth
 from ..spec import RackSpec, syntax
 from ..spec.base import no_repeated_keys, pointed, shown
+from . import keys
 from .keys import NAMESPACE
 from .params import RackParams, parse_rack_config
 
@@ -136,5 +137,13 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
 
 
 def load_stack_config(rack: str = "rack") -> RackSpec:
-    """The ``RackSpec`` of the current stack, for a ``Rack`` named ``rack``."""
-    return parse_stack_config(pulumi.runtime.get_config_env(), pulumi.get_project(), rack)
+    """The ``RackSpec`` of the current stack, for a ``Rack`` named ``rack``. What only a look-up can
+    tell is checked here too, under the key that sets it: the zones of a created cluster's subnets."""
+    spec = parse_stack_config(pulumi.runtime.get_config_env(), pulumi.get_project(), rack)
+    if spec.cluster is not None:
+        from ..subnets import subnets_problem  # the look-up (pulumi_aws) only in a program
+
+        problem = subnets_problem(spec.cluster.private_subnet_ids)
+        if problem:
+            raise ConfigError(f"{NAMESPACE}:{keys.CLUSTER.keys['private_subnet_ids']}: {problem}")
+    return spec

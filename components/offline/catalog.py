@@ -1,8 +1,9 @@
-"""The AMI catalog: the offline account's images and SSM parameters.
+"""The AMI catalog: the offline account's images, SSM parameters and subnets.
 
 It answers, offline, what EC2 and SSM answer for a real preview: ``aws:ec2/getAmi`` (by id, or by
 name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
-launch template's ``resolve:ssm:``), and ``aws:ebs/getEncryptionByDefault``. The format:
+launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id)
+and ``aws:ebs/getEncryptionByDefault``. The format:
 
 ```yaml
 amis:
@@ -20,12 +21,16 @@ amis:
     tags: {team: ml}                         # optional
 ssm_parameters:                              # optional: parameter name -> the AMI id it holds
   /aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/nvidia/recommended/image_id: ami-0a1b2c3d4e5f60718
+subnets:                                     # optional: subnet id -> its Availability Zone
+  subnet-0a1b2c3d4e5f60711: us-east-1a       # subnet- and 8 or 17 lowercase hex digits; a zone of the stack's region
 ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
 ```
 
 The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
 keys, numbers that are not positive and finite, and text fields given another YAML type are refused,
-each with the file, the entry and the field.
+each with the file, the entry and the field; a subnet id or an Availability Zone name that could not
+be one is refused with the entry. A subnet the catalog does not list, or one in another region than
+the stack's, is not found, as EC2 would say.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from pydantic import (
 from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
+from ..spec.limits import SUBNET_ID_RE
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -119,12 +125,27 @@ class CatalogAmi(BaseModel):
         return decode(self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted})
 
 
+ZONE_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
+"""An Availability Zone (``us-east-1a``, ``us-gov-west-1b``) or Local Zone (``us-east-1-bos-1a``) name."""
+
+
 class CatalogDoc(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     amis: list[CatalogAmi] = Field(default_factory=list)
     ssm_parameters: dict[str, str] = Field(default_factory=dict)
+    subnets: dict[str, str] = Field(default_factory=dict)
     ebs_encryption_by_default: bool = False
+
+    @field_validator("subnets")
+    @classmethod
+    def _subnet_zones(cls, value: dict[str, str]) -> dict[str, str]:
+        for subnet, zone in value.items():
+            if not SUBNET_ID_RE.fullmatch(subnet):
+                raise ValueError(f"{subnet!r} is not a subnet id (must look like subnet-0123456789abcdef0)")
+            if not ZONE_RE.fullmatch(zone):
+                raise ValueError(f"{subnet}: {zone!r} is not an Availability Zone name (like us-east-1a)")
+        return value
 
     @field_validator("ssm_parameters")
     @classmethod
@@ -255,11 +276,21 @@ class Catalog:
         source: str = "<memory>",
         ebs_encryption_by_default: bool = False,
         ssm_parameters: Optional[Mapping[str, str]] = None,
+        subnets: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.amis = dict(amis)
         self.source = source
         self.ebs_encryption_by_default = ebs_encryption_by_default
         self.ssm_parameters = dict(ssm_parameters or {})
+        self.subnets = dict(subnets or {})
+        """Subnet id -> its Availability Zone."""
+
+    def zone_of(self, subnet_id: str, region: str) -> Optional[str]:
+        """The subnet's Availability Zone, or None when the account has no such subnet in ``region``."""
+        zone = self.subnets.get(subnet_id)
+        rest = zone[len(region):] if zone is not None and zone.startswith(region) else ""
+        # us-east-1a (a zone letter) or us-east-1-bos-1a (a Local Zone of the region)
+        return zone if re.fullmatch(r"[a-z]|-[a-z]+-[0-9]+[a-z]", rest) else None
 
     def get(self, ami_id: str) -> Optional[AmiFacts]:
         return self.amis.get(ami_id)
@@ -319,7 +350,8 @@ class Catalog:
             problems = _problems(exc, doc)
             raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
                                "invalid:\n  " + "\n  ".join(problems))) from None
-        return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters)
+        return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
+                   model.subnets)
 
 
 def _keys(value: Any) -> list[Any]:

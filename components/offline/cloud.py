@@ -100,6 +100,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
             return self._get_ami(args.args)
         if token == "aws:ssm/getParameter:getParameter":
             return self._get_parameter(args.args)
+        if token == "aws:ec2/getSubnet:getSubnet":
+            return self._get_subnet(args.args)
         if token == "kubernetes:yaml:decode":
             return k8s_yaml.decode(args.args)
         if token == "aws:eks/getCluster:getCluster":
@@ -138,6 +140,19 @@ class OfflineMocks(pulumi.runtime.Mocks):
             raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
                                 "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
         return get_ami_result(max(found, key=lambda ami: ami.creation_date))
+
+    def _get_subnet(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.ec2.get_subnet(id=...)``: EC2 ``DescribeSubnets`` by id, in the stack's region."""
+        if set(args) - {"id"} or not isinstance(args.get("id"), str):
+            raise NotImplementedError(f"the offline engine looks subnets up by id only (got {sorted(args)})")
+        subnet = args["id"]
+        zone = self.catalog.zone_of(subnet, self.region)
+        if zone is None:
+            # what the AWS provider says when DescribeSubnets finds nothing
+            raise ProviderError(f"no matching EC2 Subnet found (the offline catalog ({self.catalog.source}) has no "
+                                f"subnet {subnet} in {self.region}; add it under subnets:)")
+        return {"id": subnet, "availabilityZone": zone, "state": "available",
+                "arn": f"arn:aws:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}", "ownerId": OFFLINE_ACCOUNT}
 
     def _get_parameter(self, args: Mapping[str, Any]) -> dict[str, Any]:
         name = str(args.get("name") or "")

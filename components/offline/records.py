@@ -78,6 +78,8 @@ class Resource:
             "inputs": shown(self.wire),
             "dependencies": list(self.dependencies),
             "propertyDependencies": {k: list(v) for k, v in self.property_dependencies.items()},
+            # as the CLI's resource state: present only when set
+            **({"protect": True} if self.protect else {}),
         }
 
 

@@ -141,3 +141,34 @@ def is_nvidia_lane(families: Iterable[str]) -> bool:
     """A lane is an NVIDIA GPU lane when it has families and every one of them is an NVIDIA GPU family."""
     families = list(families)
     return bool(families) and all(is_nvidia_gpu_family(f) for f in families)
+
+
+# ---- vCPUs and memory, where EC2's naming tells them ------------------------------------------------------------
+
+_BURSTABLE = {  # size -> (vCPUs, GiB): EC2's burstable general-purpose types (T3, T3a, T4g; T2 below)
+    "nano": (2, 0.5), "micro": (2, 1), "small": (2, 2), "medium": (2, 4), "large": (2, 8), "xlarge": (4, 16),
+    "2xlarge": (8, 32),
+}
+_T2 = {**_BURSTABLE, "nano": (1, 0.5), "micro": (1, 1), "small": (1, 2)}
+_GIB_PER_VCPU = {"c": 2, "m": 4, "r": 8}
+"""The least memory per vCPU of EC2's compute (c), general purpose (m) and memory optimized (r) families."""
+_SIZE_RE = re.compile(r"(medium|large|xlarge|([0-9]+)xlarge)")
+
+
+def capacity(instance_type: str) -> Optional[tuple[int, float]]:
+    """An instance type's vCPUs and memory GiB where EC2's naming tells them (never more than EC2
+    gives): T2/T3/T3a/T4g by size; C, M and R families as ``medium`` 1, ``large`` 2, ``xlarge`` 4,
+    ``<n>xlarge`` 4n vCPUs with their family's least GiB per vCPU (2, 4, 8). None for any other
+    family or size (``metal``, storage or accelerated families, generations before the fifth): not judged."""
+    family, _, size = instance_type.strip().lower().partition(".")
+    if family in ("t3", "t3a", "t4g"):
+        return _BURSTABLE.get(size)
+    if family == "t2":
+        return _T2.get(size)
+    match = _SIZE_RE.fullmatch(size)
+    ratio = _GIB_PER_VCPU.get(family[:1])
+    # from the fifth generation on (a c4 has 1.875 GiB per vCPU, a c1.medium 2 vCPUs)
+    if match is None or ratio is None or facts(family).accelerated or not re.fullmatch(r"[cmr]([5-9]|[1-9][0-9])[a-z-]*", family):
+        return None
+    vcpus = {"medium": 1, "large": 2, "xlarge": 4}.get(size) or 4 * int(match.group(2))
+    return vcpus, float(vcpus * ratio)

@@ -1,5 +1,10 @@
-"""The pack's own AMI look-up: EC2 ``DescribeImages`` and SSM ``GetParameter`` with the ambient AWS
-credentials, once per question.
+"""The pack's own AMI look-up: EC2 ``DescribeImages`` and SSM ``GetParameter`` with the stack's AWS
+region and profile (``aws:region``, ``aws:profile``), else the ambient ones, once per question.
+
+The Pulumi CLI hands a policy pack the stack's config as it hands a program its own: ``PULUMI_CONFIG``,
+JSON of ``"ns:key"`` -> text (pulumi ``sdk/policy_proxy.go``; the offline engine's ``packprocess.pack_env``
+does the same). The pack's clients read the region and profile from there, so a stack in eu-west-1 is not looked
+up in the shell's us-east-1.
 
 Used only when a policy's config sets ``lookup: true``. boto3 is imported on first use, so a pack
 that never looks anything up starts without it. EC2's answer is read by the one AMI-facts decoder.
@@ -10,8 +15,10 @@ name/tags term becomes the ``DescribeImages`` query ``amifacts.karpenter_query``
 
 from __future__ import annotations
 
+import json
+import os
 import threading
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from .amifacts import AmiFacts, decode, karpenter_query
 
@@ -20,6 +27,31 @@ _cache: dict[str, Any] = {}
 _lock = threading.Lock()  # the pack's gRPC server runs 4 worker threads
 _client: Any = None
 _ssm: Any = None
+
+
+CONFIG_ENV = "PULUMI_CONFIG"
+
+
+def stack_aws_settings(environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The stack's ``aws:region`` and ``aws:profile`` from the pack's config environment, as boto3
+    session arguments (``region_name``, ``profile_name``); what is not set is left to boto3's own chain."""
+    raw = (os.environ if environ is None else environ).get(CONFIG_ENV) or "{}"
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(config, dict):
+        return {}
+    settings = {"region_name": config.get("aws:region"), "profile_name": config.get("aws:profile")}
+    return {k: v for k, v in settings.items() if isinstance(v, str) and v.strip()}
+
+
+def _new_client(service: str) -> Any:
+    """A boto3 client in the stack's region and profile (a profile that does not exist raises
+    botocore's ``ProfileNotFound``, reported as the look-up's failure)."""
+    import boto3
+
+    return boto3.session.Session(**stack_aws_settings()).client(service)
 
 
 def describe_image(ami_id: str) -> AmiFacts:
@@ -50,11 +82,10 @@ def encryption_by_default() -> bool:
 def _fetch_encryption() -> "bool | LookupError":
     global _client
     import botocore.exceptions
-    import boto3
 
     try:
         if _client is None:
-            _client = boto3.client("ec2")
+            _client = _new_client("ec2")
         return bool(_client.get_ebs_encryption_by_default().get("EbsEncryptionByDefault"))
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error", {})
@@ -96,14 +127,13 @@ def select(term: Mapping[str, Any]) -> list[AmiFacts]:
 
 def _client_for(service: str) -> Any:
     global _client, _ssm
-    import boto3
 
     if service == "ssm":
         if _ssm is None:
-            _ssm = boto3.client("ssm")
+            _ssm = _new_client("ssm")
         return _ssm
     if _client is None:
-        _client = boto3.client("ec2")
+        _client = _new_client("ec2")
     return _client
 
 
@@ -145,11 +175,10 @@ def _fetch_images(filters: list[dict[str, Any]], owners: list[str]) -> "tuple[Am
 def _fetch(ami_id: str) -> "AmiFacts | LookupError":
     global _client
     import botocore.exceptions
-    import boto3
 
     try:
         if _client is None:
-            _client = boto3.client("ec2")
+            _client = _new_client("ec2")
         images = _client.describe_images(ImageIds=[ami_id], IncludeDeprecated=True).get("Images", [])
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error", {})

@@ -104,6 +104,11 @@ class NodeGroupSpec(Spec):
     def is_gpu(self) -> bool:
         return instances.is_nvidia_gpu_family(self.instance_type)
 
+    @property
+    def fixed_size(self) -> bool:
+        """``min_size == max_size``: nothing but the config sets the group's size (Pulumi owns its desired size)."""
+        return self.min_size == self.max_size
+
     def node_labels(self) -> dict[str, str]:
         labels: dict[str, str] = {}
         if self.system:

@@ -51,6 +51,9 @@ class PoolSpec(Spec):
     """Instance families the pool may launch (``g5``); default: any."""
     instance_sizes: list[str] = []
     """Instance sizes (``xlarge``); default: any."""
+    instance_types: list[str] = []
+    """Exactly these instance types (``c7i.2xlarge``), not the cross-product of their families and
+    sizes; default: any (as the families and sizes allow)."""
     capacity_types: list[str] = ["on-demand"]
     """``on-demand`` and/or ``spot``. Default ``on-demand``."""
     arch: list[str] = ["amd64"]
@@ -99,9 +102,18 @@ class PoolSpec(Spec):
         return None if self.ami_id else self.ami_alias
 
     @property
+    def families(self) -> list[str]:
+        """The families the pool may launch, as far as its config names them: its instance types'
+        families (those in ``instance_families`` too, when both are given), else ``instance_families``."""
+        if not self.instance_types:
+            return list(self.instance_families)
+        named = list(dict.fromkeys(instances.family_of(t) for t in self.instance_types))
+        return [f for f in named if f in self.instance_families] if self.instance_families else named
+
+    @property
     def is_gpu(self) -> bool:
         """Every family is an NVIDIA GPU family: the pool gets the GPU-vendor label."""
-        return instances.is_nvidia_lane(self.instance_families)
+        return instances.is_nvidia_lane(self.families)
 
     @field_validator("name")
     @classmethod
@@ -134,6 +146,19 @@ class PoolSpec(Spec):
         problem = mac_problem(s, self.instance_families)
         if problem:
             raise FieldProblem("instance_families", problem)
+        for instance_type in self.instance_types:
+            if syntax.instance_type_problem(instance_type):
+                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)")
+        twice = sorted({t for t in self.instance_types if self.instance_types.count(t) > 1})
+        if twice:
+            raise FieldProblem("instance_types", f"{s}: duplicate instance type '{twice[0]}'")
+        problem = mac_problem(s, self.instance_types)
+        if problem:
+            raise FieldProblem("instance_types", problem)
+        if self.instance_types and self.instance_families and not self.families:
+            raise FieldProblem("instance_types", f"{s}: no instance type is of the instance families "
+                                                 f"{','.join(self.instance_families)} (the pool could launch nothing)")
+        families_field = "instance_types" if self.instance_types else "instance_families"
         for size in self.instance_sizes:
             problem = syntax.instance_size_problem(size)
             if problem:
@@ -171,18 +196,27 @@ class PoolSpec(Spec):
             raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
         if not AL2023_ALIAS_RE.fullmatch(self.ami_alias):
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
-        gpu = instances.nvidia_families(self.instance_families)
+        gpu = instances.nvidia_families(self.families)
         problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
         if problem:
-            raise FieldProblem("instance_families", problem)
+            raise FieldProblem(families_field, problem)
+        gpus = [f for f in self.families if instances.is_gpu_family(f)]
+        if gpus and len(gpus) < len(self.families):
+            # a pool is a GPU lane only when every family is a GPU family: a mixed pool's GPU nodes would
+            # get no GPU label or taint, so the device plugin skips them and CPU pods land on them
+            others = [f for f in self.families if not instances.is_gpu_family(f)]
+            raise FieldProblem(families_field, (
+                f"{s}: instance families mix GPU families ({','.join(gpus)}) with others ({','.join(others)}): "
+                f"its GPU nodes would get no GPU label or taint, so the device plugin would skip them and CPU pods "
+                f"would land on them (split it into two pools, one of GPU families and one of the others)"))
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
             if problem:
                 raise FieldProblem("ami_id", problem)
         else:
-            problem = needs_custom_nvidia_ami(s, self.instance_families)
+            problem = needs_custom_nvidia_ami(s, self.families)
             if problem:
-                raise FieldProblem("instance_families", problem)
+                raise FieldProblem(families_field, problem)
         return self
 
     def _volume_rules(self) -> None:
@@ -276,7 +310,7 @@ class PoolSpec(Spec):
     def offers_accelerators(self) -> bool:
         """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
         lists accelerated families itself; every other pool asks Karpenter for none."""
-        return self.os == "al2023" and any(instances.is_accelerated_family(f) for f in self.instance_families)
+        return self.os == "al2023" and any(instances.is_accelerated_family(f) for f in self.families)
 
     def node_labels(self) -> dict[str, str]:
         """The NodePool's node labels: the user's, the GPU-vendor label on a GPU pool, and

@@ -7,7 +7,7 @@ from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..pack import upstream
+from ..pack import instances, upstream
 from . import syntax
 from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
@@ -102,6 +102,38 @@ class GpuObservabilitySpec(Spec):
         return v
 
 
+def subnet_zones_problem(zones: dict[str, str]) -> Optional[str]:
+    """EKS creates a cluster only in subnets of at least two Availability Zones (its API refuses the
+    rest: "Subnets specified must be in at least two different AZs"). ``zones``: subnet id -> zone."""
+    distinct = sorted(set(zones.values()))
+    if len(distinct) >= 2:
+        return None
+    where = distinct[0] if distinct else "no zone"
+    return (f"subnets {', '.join(zones)} are all in {where}: EKS needs the cluster's subnets in at least two "
+            f"Availability Zones (add a subnet of another zone)")
+
+
+def system_node_fit_problem(instance_type: str) -> Optional[str]:
+    """Whether one system node can hold what may land on it together: a Karpenter controller replica
+    (one per node), both CoreDNS replicas (their anti-affinity is only preferred) and a margin for the
+    node's DaemonSets, within its allocatable (``upstream.node_allocatable``). Types whose size EC2's
+    naming does not tell (``instances.capacity``) are not judged."""
+    size = instances.capacity(instance_type)
+    if size is None:
+        return None
+    cpu, memory = upstream.node_allocatable(*size)
+    need_cpu = (upstream.KARPENTER_CONTROLLER_REQUESTS[0] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[0]
+                + upstream.SYSTEM_DAEMONSETS_MARGIN[0])
+    need_memory = (upstream.KARPENTER_CONTROLLER_REQUESTS[1] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[1]
+                   + upstream.SYSTEM_DAEMONSETS_MARGIN[1])
+    if cpu >= need_cpu and memory >= need_memory:
+        return None
+    return (f"node type '{instance_type}' is too small for the system lane: a system node must hold a Karpenter "
+            f"controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, {need_cpu}m CPU and "
+            f"{need_memory}Mi, and a {instance_type} ({size[0]} vCPU, {size[1]:g} GiB) has about {cpu}m and {memory}Mi "
+            f"allocatable (use a larger type, e.g. t3.large)")
+
+
 class ClusterSpec(Spec):
     """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
 
@@ -109,8 +141,8 @@ class ClusterSpec(Spec):
     """The EKS cluster's name."""
     vpc_id: str
     """The VPC."""
-    private_subnet_ids: list[str] = Field(min_length=1)
-    """Subnets for the nodes (and Karpenter's, by the ``karpenter.sh/discovery`` tag)."""
+    private_subnet_ids: list[str]
+    """Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by id)."""
     public_subnet_ids: list[str] = []
     """Subnets for public load balancers. Default none."""
     version: str = "1.34"
@@ -136,6 +168,10 @@ class ClusterSpec(Spec):
         if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
             raise ValueError(f"version '{v}' is older than Karpenter supports "
                              f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
+        if int(v.split(".")[1]) > upstream.KARPENTER_MAX_K8S_MINOR:
+            raise ValueError(f"version '{v}' is newer than Karpenter {upstream.KARPENTER_CHART.version} supports "
+                             f"(1.{upstream.KARPENTER_MAX_K8S_MINOR} at most; use 1.{upstream.KARPENTER_MAX_K8S_MINOR} "
+                             f"or an older minor)")
         return v
 
     @field_validator("vpc_id")
@@ -154,6 +190,14 @@ class ClusterSpec(Spec):
         twice = sorted({subnet for subnet in v if v.count(subnet) > 1})
         if twice:
             raise ValueError(f"duplicate subnet id '{twice[0]}'")
+        if info.field_name == "private_subnet_ids":
+            if len(v) < 2:
+                # EKS: "Subnets specified must be in at least two different AZs"; one subnet is one zone
+                raise ValueError(f"at least two subnets, in two Availability Zones (EKS refuses a cluster in one "
+                                 f"zone; got {len(v)})")
+            if len(v) > upstream.KARPENTER_SELECTOR_TERMS_MAX:
+                raise ValueError(f"at most {upstream.KARPENTER_SELECTOR_TERMS_MAX} subnets (Karpenter's EC2NodeClass "
+                                 f"selects them by id, one term each; got {len(v)})")
         return v
 
     @field_validator("public_access_cidrs")
@@ -190,6 +234,9 @@ class ClusterSpec(Spec):
             where = getattr(cause, "field", None) or (str(error["loc"][0]) if error["loc"] else "")
             field = "system_node_disk" if where == "disk" else "system_node_type"
             raise FieldProblem(field, error_message(error)) from None
+        problem = system_node_fit_problem(self.system_node_type)
+        if problem:
+            raise FieldProblem("system_node_type", problem)
         return self
 
     def system_lane(self, name: str) -> NodeGroupSpec:
