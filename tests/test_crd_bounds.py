@@ -49,7 +49,7 @@ EDGES: dict[str, tuple[list[Any], list[Any]]] = {
                 [{"key": "a b", "effect": "NoSchedule"}],
                 [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "x", "effect": "NoSchedule"}]]),
     "instance_sizes": ([["metal-24xl", "48xlarge", "medium"]], [["2XL"], ["xlarge\n"], ["metal-"]]),
-    "instance_families": ([["c7i-flex", "p6e-gb200", "u7inh-32tb"]], [["g5.xlarge"], ["G5"], ["-g5"]]),
+    "instance_families": ([["c7i-flex", "u7inh-32tb"], ["p6e-gb200"]], [["g5.xlarge"], ["G5"], ["-g5"]]),  # GPU and CPU families never mix in one pool
 }
 
 
