@@ -363,3 +363,19 @@ def test_karpenter_in_an_existing_cluster_waits_for_the_agent_the_rack_installs(
     (agent,) = of(run, ADDON)
     controller = only(run, "rack:karpenter:KarpenterController", "rack-karpenter")
     assert agent.urn in controller.dependencies
+
+
+def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, capsys):
+    import yaml
+
+    from mixed_os_racks.cli import main
+
+    config = {**stack_config("prod"), "aws:region": "us-gov-west-1",
+              "rack:cluster_admin_arns": "arn:aws-us-gov:iam::123456789012:role/ci-deploy"}
+    stack, out = tmp_path / "Pulumi.gov.yaml", tmp_path / "preview.json"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    assert main(["preview", "--config", str(stack), "--no-policy", "--json", str(out)]) == 0
+    resources = json.loads(out.read_text())["resources"]
+    arns = [r["inputs"]["policyArn"] for r in resources if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"]
+    assert arns and all(arn.startswith("arn:aws-us-gov:") for arn in arns)
+    assert "arn:aws:" not in json.dumps(resources)
