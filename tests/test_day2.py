@@ -379,3 +379,13 @@ def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, caps
     arns = [r["inputs"]["policyArn"] for r in resources if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"]
     assert arns and all(arn.startswith("arn:aws-us-gov:") for arn in arns)
     assert "arn:aws:" not in json.dumps(resources)
+
+
+def test_the_autoscaler_and_metrics_server_start_after_and_go_before_the_system_lane_and_its_addons(created):
+    coredns = only(created, ADDON, "rack-coredns")
+    agent = only(created, ADDON, "rack-eks-pod-identity-agent")
+    # waiting for a component is waiting for its resources: the system lane's launch template among them
+    lane = only(created, "aws:ec2/launchTemplate:LaunchTemplate", "rack-system-launch-template")
+    autoscaler, metrics = charts(created)["cluster-autoscaler"], charts(created)["metrics-server"]
+    assert {coredns.urn, agent.urn, lane.urn} <= set(autoscaler.dependencies)
+    assert {coredns.urn, lane.urn} <= set(metrics.dependencies)
