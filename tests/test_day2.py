@@ -389,3 +389,12 @@ def test_the_autoscaler_and_metrics_server_start_after_and_go_before_the_system_
     autoscaler, metrics = charts(created)["cluster-autoscaler"], charts(created)["metrics-server"]
     assert {coredns.urn, agent.urn, lane.urn} <= set(autoscaler.dependencies)
     assert {coredns.urn, lane.urn} <= set(metrics.dependencies)
+
+
+def test_an_admin_arn_of_another_partition_than_the_stacks_region_is_refused():
+    with pytest.raises(ConfigError) as caught:
+        run_rack({**rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::111122223333:role/ci"),
+                  "aws:region": "us-gov-west-1"})
+    assert str(caught.value) == (
+        "rack:cluster_admin_arns: ARN 'arn:aws:iam::111122223333:role/ci' is in the 'aws' partition, and the stack's "
+        "region us-gov-west-1 is in 'aws-us-gov' (write arn:aws-us-gov:...)")

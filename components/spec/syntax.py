@@ -150,3 +150,12 @@ def principal_arn_problem(arn: str) -> Optional[str]:
     if found is None or found["partition"] not in PARTITIONS or len(found["path"]) > 512:
         return f"invalid ARN '{arn}' (must be an IAM role or user ARN like arn:aws:iam::123456789012:role/ci)"
     return None
+
+
+def arn_partition_problem(arn: str, partition: str, region: str) -> Optional[str]:
+    """An ARN of another partition than the stack's region's: IAM principals do not cross partitions."""
+    found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+    if found is not None and found["partition"] != partition:
+        return (f"ARN '{arn}' is in the '{found['partition']}' partition, and the stack's region {region} is in "
+                f"'{partition}' (write arn:{partition}:...)")
+    return None
