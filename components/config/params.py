@@ -193,7 +193,7 @@ class RackParams(BaseModel):
     karpenter_auth_mode: Optional[bool] = None
     """The seeds' switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
-    """Install the EKS Pod Identity agent add-on. Default true with ``create``; with ``existing``, the cluster must have it for Karpenter."""
+    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter needs it: false with Karpenter installed is refused."""
     build_node_enabled: bool = False
     """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
