@@ -113,8 +113,9 @@ class ClusterRef:
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
         from a kubeconfig built as ``existing`` builds one (``kubeconfig``: the cluster's endpoint and CA,
         ``--region`` from its ARN, the stack's ``aws:profile`` as ``--profile``), not from pulumi-eks's
-        ``kubeconfig_json``, which names no profile unless pulumi-eks is given provider credential options,
-        so the charts and objects would be applied with the shell's default identity. (pulumi-eks's Python
+        ``kubeconfig_json``, which is the form pulumi-eks builds without the profile (for other users; its
+        own provider uses a second form with it), so the charts and objects would be applied with the
+        shell's default identity. (pulumi-eks's Python
         ``Cluster.provider`` is an Output, which a resource's ``provider`` option cannot take.) Pass
         ``cluster_name`` and ``version`` when the program sets them (``eks.Cluster(name=..., version=...)``),
         so what is built from them is known at preview."""

@@ -24,6 +24,9 @@ Upstream facts pinned here (read in the upstream sources; in our words):
   session. EKS refuses a second entry for the creator (ResourceInUseException), whom it bootstraps.
 - AWS partitions by region (the SDKs' partitions table): ``us-gov-*`` is ``aws-us-gov``, ``cn-*`` is
   ``aws-cn``; the EC2 service principal in China is ``ec2.amazonaws.com.cn``.
+- pulumi-eks ``Cluster`` (cluster.ts) builds two kubeconfigs: one with ``--profile`` for its own
+  Kubernetes provider, and one without, which is what ``kubeconfigJson`` exports; a provider built from
+  ``kubeconfigJson`` therefore authenticates with the shell's default identity.
 - pulumi-kubernetes: ``pulumi.com/timeoutSeconds`` on an object sets how long its readiness is awaited
   (a non-zero ``customTimeouts`` would win); Deployments and Services otherwise give up after 10 minutes.
 """
