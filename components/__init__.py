@@ -22,6 +22,7 @@ except PackageNotFoundError:  # run from a checkout that was never installed
     __version__ = "0+unknown"
 
 _EXPORTS = {
+    "addons": ("ClusterAutoscaler", "ClusterAutoscalerArgs", "MetricsServer", "MetricsServerArgs"),
     "ami": ("AmiFacts", "AmiLookup"),
     "cluster": ("ClusterRef",),
     "eks": ("RackCluster", "RackClusterArgs"),
@@ -58,6 +59,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported lazily above)
+    from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs
     from .ami import AmiFacts, AmiLookup
     from .cluster import ClusterRef
     from .config.params import RackParams, parse_rack_config, parse_rack_params

@@ -76,6 +76,9 @@ class ClusterRef:
         self._read = read
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
+        self._looked_up_version: Optional[pulumi.Output[str]] = None
+        self.claims: dict[str, str] = {}
+        """What this program already installs once per cluster (``cluster-autoscaler``) -> the component that does."""
 
     @classmethod
     def existing(
@@ -100,19 +103,32 @@ class ClusterRef:
         )
         if provider is None:
             provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
-        return cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
+        ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
+        ref._looked_up_version = found.version
+        return ref
 
     @classmethod
     def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None,
                 cluster_name: Optional[str] = None, version: Optional[str] = None) -> "ClusterRef":
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
-        from the cluster's ``kubeconfig_json`` (pulumi-eks's Python ``Cluster.provider`` is an Output, which
-        a resource's ``provider`` option cannot take). Pass ``cluster_name`` and ``version`` when the program
-        sets them (``eks.Cluster(name=..., version=...)``), so what is built from them is known at preview."""
-        provider = k8s.Provider(f"{name}-k8s", kubeconfig=cluster.kubeconfig_json, opts=opts)
+        from a kubeconfig built as ``existing`` builds one (``kubeconfig``: the cluster's endpoint and CA,
+        ``--region`` from its ARN, the stack's ``aws:profile`` as ``--profile``), not from pulumi-eks's
+        ``kubeconfig_json``, which is the form pulumi-eks builds without the profile (for other users; its
+        own provider uses a second form with it), so the charts and objects would be applied with the
+        shell's default identity. (pulumi-eks's Python
+        ``Cluster.provider`` is an Output, which a resource's ``provider`` option cannot take.) Pass
+        ``cluster_name`` and ``version`` when the program sets them (``eks.Cluster(name=..., version=...)``),
+        so what is built from them is known at preview."""
         name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
-        ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=cluster.kubeconfig_json, cluster=cluster)
+        config = kubeconfig(
+            cluster_name or "", endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
+            region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile"),
+        ) if cluster_name is not None else name_output.apply(lambda n: kubeconfig(
+            n, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
+            region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile")))
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
+        ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
         ref._version = version
         return ref
 
@@ -140,6 +156,8 @@ class ClusterRef:
             return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
             return self.cluster.eks_cluster.apply(lambda c: c.version)
+        if self._looked_up_version is not None:  # the look-up ``existing`` made: known at preview
+            return self._looked_up_version
         return self.eks_cluster.version
 
     def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgsDict":

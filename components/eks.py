@@ -32,10 +32,12 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 
 from . import contract
+from .addons import eks_addon
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
 from .errors import ConfigError
+from .pack import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .spec import ClusterSpec, NodeGroupSpec
 from .subnets import subnets_problem
@@ -68,10 +70,12 @@ class RackCluster(pulumi.ComponentResource):
     system_lane_spec: NodeGroupSpec
     coredns: aws.eks.Addon
     """CoreDNS, on the system lane: created once the lane's nodes can run it."""
+    pod_identity_agent: Optional[aws.eks.Addon]
+    """The EKS Pod Identity agent add-on (None when left out)."""
     kms_key: aws.kms.Key
     """Encrypts the cluster's Kubernetes secrets; protected as the cluster is."""
-    pod_identity_agent: Optional[aws.eks.Addon]
-    """The EKS Pod Identity agent add-on (None when not installed)."""
+    admin_access: list[aws.eks.AccessEntry]
+    """The access entries of ``spec.admin_arns``."""
     security_group_id: pulumi.Output[str]
     """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
 
@@ -112,11 +116,11 @@ class RackCluster(pulumi.ComponentResource):
         self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
         self.pod_identity_agent = None
         if args.get("pod_identity_agent", True):
-            self.pod_identity_agent = aws.eks.Addon(
-                f"{name}-{POD_IDENTITY_AGENT}", cluster_name=spec.name, addon_name=POD_IDENTITY_AGENT,
-                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", tags=tags,
+            self.pod_identity_agent = eks_addon(
+                f"{name}-{POD_IDENTITY_AGENT}", self.ref, POD_IDENTITY_AGENT, tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
+        self.admin_access = self._admin_access(name, spec, tags)
         lane = f"{name}-system"
         self.system_lane_spec = spec.system_lane(lane)
         self.system_lane = NodeGroup(
@@ -125,17 +129,64 @@ class RackCluster(pulumi.ComponentResource):
                           **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
             opts=child,
         )
-        self.coredns = aws.eks.Addon(
-            f"{name}-coredns", cluster_name=spec.name, addon_name="coredns",
-            configuration_values=json.dumps(coredns_configuration(), sort_keys=True),
-            resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", preserve=True, tags=tags,
+        self.coredns = eks_addon(
+            f"{name}-coredns", self.ref, "coredns", tags=tags,
+            configuration_values=json.dumps(coredns_configuration(), sort_keys=True), preserve=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
         # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
         self.register_outputs({
+            "adminArns": list(spec.admin_arns),
             "clusterName": spec.name,
             "endpoint": self.ref.endpoint,
             "securityGroupId": self.security_group_id,
             "kmsKeyArn": self.kms_key.arn,
         })
+
+    def _admin_access(self, name: str, spec: ClusterSpec, tags: dict[str, str]) -> list[aws.eks.AccessEntry]:
+        """An access entry and a cluster-scoped ``AmazonEKSClusterAdminPolicy`` association for each of
+        ``spec.admin_arns``, the policy's ARN in the stack's partition. The creator is not among them: EKS
+        makes the creator's entry itself (pulumi-eks bootstraps it) and refuses a second one for the same
+        principal (ResourceInUseException), so a listed ARN that is the identity running this program is
+        warned about: if it created the cluster, the entry will collide."""
+        if not spec.admin_arns:
+            return []
+        invoke = pulumi.InvokeOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        caller = aws.get_caller_identity_output(opts=invoke).arn
+
+        def warn_if_caller(arn: str) -> None:
+            if arn in spec.admin_arns or any(principal_of_session(arn) == a.split(":", 5)[5].rsplit("/", 1)[-1]
+                                             and a.split(":")[4] == arn.split(":")[4] and ":role/" in a
+                                             for a in spec.admin_arns):
+                pulumi.log.warn(
+                    f"rack:cluster_admin_arns lists the identity running this program ({arn}): if it created the "
+                    "cluster, EKS already has its admin entry and refuses a second one (ResourceInUseException); "
+                    "remove it from the list", resource=self)
+
+        caller.apply(warn_if_caller)
+        entries = []
+        for arn in spec.admin_arns:
+            account, resource = arn.split(":", 5)[4:]
+            key = f"{account}-{resource.split('/', 1)[0]}-{resource.rsplit('/', 1)[-1]}"  # <account>-role-ci
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{key}", cluster_name=spec.name, principal_arn=arn, type="STANDARD", tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-admin-{key}", cluster_name=spec.name, principal_arn=arn,
+                policy_arn=partition.apply(upstream.access_policy_arn),
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
+            )
+            entries.append(entry)
+        return entries
+
+
+def principal_of_session(arn: str) -> str:
+    """The role name of an STS assumed-role ARN (``.../assumed-role/<role>/<session>``), else ''."""
+    parts = arn.split(":", 5)
+    if len(parts) == 6 and parts[2] == "sts" and parts[5].startswith("assumed-role/"):
+        return parts[5].split("/")[1]
+    return ""

@@ -259,8 +259,7 @@ class KarpenterController(pulumi.ComponentResource):
         # the nodes' role, and the access entry that lets them join
         self.node_role = aws.iam.Role(
             f"{name}-node-role", name=role_name, tags=tags, opts=child,
-            assume_role_policy=partition.apply(lambda p: trust("ec2.amazonaws.com.cn" if p == "aws-cn" else "ec2.amazonaws.com",
-                                                               ["sts:AssumeRole"])),
+            assume_role_policy=partition.apply(lambda p: trust(upstream.ec2_principal(p), ["sts:AssumeRole"])),
         )
         for policy in NODE_ROLE_POLICIES:
             aws.iam.RolePolicyAttachment(

@@ -89,10 +89,12 @@ class NodeGroupArgs(TypedDict, total=False):
     """Shared AMI look-up, so an AMI pinned by many lanes is read once. Default: a private one."""
 
 
-def _assume_role_policy() -> str:
+def _assume_role_policy(partition: str) -> str:
+    """EC2 may assume the nodes' role (its service principal is ``ec2.amazonaws.com.cn`` in China)."""
     return json.dumps({
         "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": upstream.ec2_principal(partition)},
+                       "Action": "sts:AssumeRole"}],
     })
 
 
@@ -148,10 +150,14 @@ class NodeGroup(pulumi.ComponentResource):
         given = args.get("node_role")
         self.node_role = None
         if given is None:
-            self.node_role = aws.iam.Role(f"{name}-role", assume_role_policy=_assume_role_policy(), tags=tags, opts=child)
+            # the region's partition (aws, aws-us-gov, aws-cn) in the trust and the managed policies' ARNs
+            partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
+            self.node_role = aws.iam.Role(f"{name}-role", assume_role_policy=partition.apply(_assume_role_policy),
+                                          tags=tags, opts=child)
             role_ready = [
                 aws.iam.RolePolicyAttachment(
-                    f"{name}-{short}", role=self.node_role.name, policy_arn=f"arn:aws:iam::aws:policy/{policy}", opts=child
+                    f"{name}-{short}", role=self.node_role.name, opts=child,
+                    policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
                 )
                 for short, policy in WORKER_POLICIES.items()
             ]

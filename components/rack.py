@@ -11,7 +11,8 @@ from . import contract
 from .ami import AmiLookup
 from .args import checked
 from .cluster import ClusterRef
-from .eks import RackCluster, RackClusterArgs
+from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
+from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
@@ -55,6 +56,11 @@ class Rack(pulumi.ComponentResource):
     node_groups: dict[str, NodeGroup]
     """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
     ``<rack>-build-<id>``), as every message names it."""
+    pod_identity_agent: Optional[aws.eks.Addon]
+    """The EKS Pod Identity agent add-on the rack installed (None when the cluster brings its own)."""
+    cluster_autoscaler: Optional[ClusterAutoscaler]
+    """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
+    metrics_server: Optional[MetricsServer]
     device_plugin: Optional[NvidiaDevicePlugin]
     gpu_observability: Optional[GpuObservability]
     node_role_arn: pulumi.Output[str]
@@ -84,17 +90,26 @@ class Rack(pulumi.ComponentResource):
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+        # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
+        self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
+        if self.created is None and spec.pod_identity_agent:
+            self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
+                                                tags=spec.tags, opts=child)
+        # a created cluster's system lane runs the rack's controllers; in an existing cluster they go anywhere
+        system: dict[str, Any] = (
+            {"node_selector": contract.SYSTEM_SELECTOR, "tolerations": [contract.SYSTEM_TOLERATION]}
+            if self.created is not None else {})
+        system_ready: list[pulumi.Resource] = (
+            [self.created.system_lane, self.created.coredns] if self.created is not None else [])
 
         # Karpenter itself, then every pool waits for its CRDs and controller (and is destroyed first).
         # Both also wait for CoreDNS and the Pod Identity agent, so that `pulumi destroy` deletes them
         # only after the pools and the controller: draining a Karpenter node needs the controller, which
         # resolves AWS endpoints through cluster DNS and gets its credentials through the agent.
         self.karpenter = None
-        cluster_addons: list[pulumi.Resource] = []
-        if self.created is not None:
-            cluster_addons = [self.created.coredns]
-            if self.created.pod_identity_agent is not None:
-                cluster_addons.append(self.created.pod_identity_agent)
+        cluster_addons: list[pulumi.Resource] = [self.created.coredns] if self.created is not None else []
+        if self.pod_identity_agent is not None:
+            cluster_addons.append(self.pod_identity_agent)
         pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
@@ -108,7 +123,7 @@ class Rack(pulumi.ComponentResource):
                 f"{name}-karpenter", controller_args,
                 # on the system lane, with cluster DNS (the controller resolves the AWS endpoints it calls)
                 opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[self.created.system_lane, *cluster_addons] if self.created else None),
+                    parent=self, depends_on=list(dict.fromkeys([*system_ready, *cluster_addons])) or None),
             )
             pools_wait += [self.karpenter.crd_chart, self.karpenter.chart]
 
@@ -146,6 +161,23 @@ class Rack(pulumi.ComponentResource):
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
 
+        # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
+        agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
+        self.cluster_autoscaler = None
+        if spec.cluster_autoscaler:
+            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
+            if spec.cluster is not None:
+                autoscaler_args["kubernetes_version"] = spec.cluster.version
+            self.cluster_autoscaler = ClusterAutoscaler(
+                f"{name}-cluster-autoscaler", autoscaler_args,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
+        self.metrics_server = None
+        if spec.metrics_server:
+            self.metrics_server = MetricsServer(
+                f"{name}-metrics-server",
+                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
+                opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
+
         self.device_plugin = None
         if spec.device_plugin is not None:
             self.device_plugin = NvidiaDevicePlugin(
@@ -181,6 +213,8 @@ class Rack(pulumi.ComponentResource):
             "lanes": self.lanes,
             "nodePools": sorted(self.pools),
             "nodeGroups": sorted(self.node_groups),
+            "clusterAutoscaler": self.cluster_autoscaler is not None,
+            "metricsServer": self.metrics_server is not None,
         })
 
     @staticmethod

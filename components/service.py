@@ -42,6 +42,11 @@ PORT_NAME = "http"
 LIVENESS = {"initialDelaySeconds": 10, "periodSeconds": 5, "timeoutSeconds": 5, "successThreshold": 1, "failureThreshold": 3}
 GPU_STARTUP = {"initialDelaySeconds": 300, "periodSeconds": 10, "timeoutSeconds": 5, "successThreshold": 1,
                "failureThreshold": 180}
+TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
+"""pulumi-kubernetes waits this many seconds for an object to be ready (instead of its 10-minute default)."""
+GPU_WAIT_SECONDS = 2400
+"""A GPU service's default wait: the startup probe's 35 minutes for a model to load, after a node launches."""
+GPU_WAIT_MIN_SECONDS = 1200
 
 
 class ServiceArgs(TypedDict, total=False):
@@ -51,6 +56,9 @@ class ServiceArgs(TypedDict, total=False):
     """The cluster (its Kubernetes provider applies the objects)."""
     namespace: NotRequired[str]
     """An existing namespace. Default ``default``."""
+    gpu_wait_seconds: NotRequired[int]
+    """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds, at
+    least 1200 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400."""
 
 
 def security_context(spec: ServiceSpec) -> dict[str, Any]:
@@ -142,10 +150,17 @@ class Service(pulumi.ComponentResource):
         if problem:
             raise ArgumentError("Service", name, "namespace", problem)
 
+        wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
+        if wait < GPU_WAIT_MIN_SECONDS:  # its type is checked with the other arguments
+            raise ArgumentError("Service", name, "gpu_wait_seconds", f"must be at least {GPU_WAIT_MIN_SECONDS} (got {wait})")
+
         child = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
         selector = {NAME_LABEL: spec.name}
         labels = {**selector, **MANAGED_BY}
-        metadata = {"name": spec.name, "namespace": namespace, "labels": labels}
+        # a GPU service waits for a GPU node and its image: pulumi-kubernetes's 10 minutes are too few
+        waits = {TIMEOUT_ANNOTATION: str(wait)} if spec.scale.gpu.count else {}
+        metadata: dict[str, Any] = {"name": spec.name, "namespace": namespace, "labels": labels,
+                                    **({"annotations": waits} if waits else {})}
         deployment_spec: dict[str, Any] = {
             "selector": {"matchLabels": selector},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec(spec)},
@@ -154,7 +169,7 @@ class Service(pulumi.ComponentResource):
             deployment_spec["replicas"] = spec.scale.count[0]
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata={**metadata, "annotations": {contract.SERVICE_ANNOTATION: spec.name}},
+            metadata={**metadata, "annotations": {**waits, contract.SERVICE_ANNOTATION: spec.name}},
             spec=deployment_spec,
             opts=child,
         )
@@ -174,7 +189,7 @@ class Service(pulumi.ComponentResource):
             low, high = spec.scale.count
             self.autoscaler = k8s.autoscaling.v2.HorizontalPodAutoscaler(
                 f"{name}-autoscaler",
-                metadata=metadata,
+                metadata={k: v for k, v in metadata.items() if k != "annotations"},
                 spec={
                     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": spec.name},
                     "minReplicas": low,

@@ -1,361 +1,403 @@
-"""Day 2: what a second ``pulumi up``, a ``pulumi destroy`` or a config EKS, EC2 or Karpenter would
-refuse later does to a rack.
+"""Day 2: the seeds' autoscaling at run time, add-ons that follow the control plane, who may administer
+the cluster, the stack's identity and partition everywhere, and a GPU service's wait.
 
-Upstream facts these tests pin (read in the sources named):
-
-- pulumi-eks ``ManagedNodeGroup`` ``ignoreScalingChanges`` puts ``ignoreChanges:
-  ["scalingConfig.desiredSize"]`` on the ``aws.eks.NodeGroup`` it creates (nodejs/eks/nodes/nodegroup.ts):
-  the engine then sends the old desired size with any new bounds. EKS's ``UpdateNodegroupConfig``
-  takes a desired size only between the minimum and the maximum, so new bounds that leave the old
-  desired size outside are refused.
-- Pulumi deletes a resource only after every resource that depends on it (its ``dependencies``), and a
-  component's children before the component (pkg/resource/graph ``DependingOn``).
-- Karpenter's EC2NodeClass CRD (v1.14.1): ``node.kubernetes.io/instance-type`` is a well-known label a
-  NodePool requirement may restrict with ``In``.
-- Karpenter's v1.14 compatibility matrix (karpenter-provider-aws website/content/en/v1.14/upgrading/
-  compatibility.md) ends at Kubernetes 1.36.
-- EKS refuses a cluster whose subnets are in one Availability Zone ("Subnets specified must be in at
-  least two different AZs", the EKS user guide's network requirements).
-- nodeadm (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go) reserves for the kubelet 6% of the
-  first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest, and ``11 * maxPods +
-  255`` MiB, with a hard eviction at 100Mi of memory available.
+Upstream facts pinned here (read in the upstream sources; in our words):
+- kubernetes/autoscaler ``cluster-autoscaler/charts/cluster-autoscaler`` (chart 9.59.0): the AWS
+  auto-discovery flags are rendered only when ``autoDiscovery.clusterName`` is set; ``autoDiscovery.tags``
+  lists the ASG tag keys to discover by; the chart names the service account after its full name unless
+  ``rbac.serviceAccount.name`` is set, so the Pod Identity association needs it pinned; ``image.tag`` is
+  ``v``-prefixed. The autoscaler's minor follows Kubernetes' minor (its README's release table), and the
+  newest 1.34 release is v1.34.5.
+- The autoscaler's AWS README: the read actions (Auto Scaling and EC2 describes, launch template
+  versions, instance types from requirements, ``eks:DescribeNodegroup`` for scaling a managed group up
+  from zero) take every resource; ``SetDesiredCapacity`` and ``TerminateInstanceInAutoScalingGroup``
+  should be narrowed, e.g. by a tag condition. EKS tags each managed node group's Auto Scaling group
+  ``k8s.io/cluster-autoscaler/enabled`` and ``k8s.io/cluster-autoscaler/<cluster>`` (value ``owned``).
+- pulumi-eks ``ManagedNodeGroup``: ``ignoreScalingChanges`` puts ``ignoreChanges:
+  ["scalingConfig.desiredSize"]`` on the ``aws.eks.NodeGroup`` it creates, so an autoscaler's desired
+  size survives the next ``pulumi up``.
+- pulumi-eks resolves its own add-ons' versions with ``aws.eks.getAddonVersion`` for the cluster's
+  version, most recent (``cluster.ts``); the invoke token is ``aws:eks/getAddonVersion:getAddonVersion``.
+- EKS access entries: an ``AccessEntry`` (``STANDARD``) per principal, and an ``AccessPolicyAssociation``
+  with ``accessScope {type: cluster}`` and the policy ARN ``arn:<partition>:eks::aws:cluster-access-policy/
+  AmazonEKSClusterAdminPolicy``. Principals are IAM role or user ARNs; an STS assumed-role ARN names a
+  session. EKS refuses a second entry for the creator (ResourceInUseException), whom it bootstraps.
+- AWS partitions by region (the SDKs' partitions table): ``us-gov-*`` is ``aws-us-gov``, ``cn-*`` is
+  ``aws-cn``; the EC2 service principal in China is ``ec2.amazonaws.com.cn``.
+- pulumi-eks ``Cluster`` (cluster.ts) builds two kubeconfigs: one with ``--profile`` for its own
+  Kubernetes provider, and one without, which is what ``kubeconfigJson`` exports; a provider built from
+  ``kubeconfigJson`` therefore authenticates with the shell's default identity.
+- pulumi-kubernetes: ``pulumi.com/timeoutSeconds`` on an object sets how long its readiness is awaited
+  (a non-zero ``customTimeouts`` would win); Deployments and Services otherwise give up after 10 minutes.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import re
+from types import SimpleNamespace
 from typing import Any
 
+import pulumi
 import pytest
 
 from conftest import rack_config, run_rack, stack_config
-from mixed_os_racks import ConfigError, parse_rack_config
-from mixed_os_racks.cli import main
-from mixed_os_racks.karpenter_controller import CONTROLLER_RESOURCES
-from mixed_os_racks.offline import Catalog, CatalogError, ProgramRun, Resource
-from mixed_os_racks.pack import instances, upstream
-from mixed_os_racks.spec.rack import system_node_fit_problem
+from mixed_os_racks import ArgumentError, ClusterRef, ConfigError, Service, ServiceArgs, ServiceSpec
+from mixed_os_racks.addons import ClusterAutoscaler, ClusterAutoscalerArgs
+from mixed_os_racks.offline import ProgramRun, Resource, run_program
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
 CREATE = dict(cluster_mode="create", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnets_ids=",".join(PRIVATE))
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+SCALABLE = [{"id": 1, "type": "g5.xlarge", "min_size": 0, "max_size": 3, "label": "gpu"}]
+FIXED = [{"id": 1, "type": "m5.large", "min_size": 2, "max_size": 2}]
+SYSTEM_SELECTOR = {"convox.io/system-node": "true"}
+SYSTEM_TOLERATION = {"key": "convox.io/system-node", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+CHART = "kubernetes:helm.sh/v4:Chart"
+ADDON = "aws:eks/addon:Addon"
+
+
+def of(run: ProgramRun, type_: str) -> list[Resource]:
+    return [r for r in run.resources if r.type == type_]
 
 
 def only(run: ProgramRun, type_: str, name: str) -> Resource:
     found = [r for r in run.resources if r.type == type_ and r.name == name]
-    assert len(found) == 1, (type_, name, [r.name for r in found])
+    assert len(found) == 1, (type_, name, [r.name for r in of(run, type_)])
     return found[0]
 
 
-def error(**values: Any) -> str:
-    values.setdefault("cluster_name", "c")
+def charts(run: ProgramRun) -> dict[str, Resource]:
+    return {r.inputs["chart"]: r for r in of(run, CHART)}
+
+
+def refusal(**rack: Any) -> str:
     with pytest.raises(ConfigError) as caught:
-        parse_rack_config(values)
+        run_rack(rack_config(**rack))
     return str(caught.value)
-
-
-def refused(capsys, tmp_path: Path, values: dict[str, Any], catalog: Path | None = None) -> list[str]:
-    """The offline CLI's error lines for a stack of these ``rack:`` values (it must exit 2)."""
-    import yaml
-
-    path = tmp_path / "Pulumi.t.yaml"
-    path.write_text(yaml.safe_dump({"config": rack_config(**values)}))
-    code = main(["preview", "--config", str(path), "--no-policy", *(["--amis", str(catalog)] if catalog else [])])
-    captured = capsys.readouterr()
-    assert (code, captured.out) == (2, ""), captured.err
-    assert "Traceback" not in captured.err
-    return captured.err.splitlines()
-
-
-# ---- 4. toggling high_availability ---------------------------------------------------------------------------
-
-
-def sent_scaling(before: Resource, after: Resource) -> dict[str, int]:
-    """The scaling config the engine sends on an update from ``before`` to ``after``: an ignored
-    property keeps its old value."""
-    sent = dict(after.inputs["scalingConfig"])
-    if "scalingConfig.desiredSize" in after.ignore_changes:
-        sent["desiredSize"] = before.inputs["scalingConfig"]["desiredSize"]
-    return sent
-
-
-@pytest.mark.parametrize("first, second", [(True, False), (False, True)])
-def test_toggling_high_availability_sends_a_desired_size_eks_accepts(first, second):
-    before = only(run_rack(rack_config(**CREATE, high_availability=first)), NODE_GROUP, "rack-system")
-    after = only(run_rack(rack_config(**CREATE, high_availability=second)), NODE_GROUP, "rack-system")
-    sent = sent_scaling(before, after)
-    size = 3 if second else 1
-    assert sent == {"minSize": size, "maxSize": size, "desiredSize": size}
-    assert sent["minSize"] <= sent["desiredSize"] <= sent["maxSize"]
-
-
-def test_a_group_with_room_to_scale_leaves_its_desired_size_to_the_autoscaler():
-    run = run_rack(rack_config(**CREATE, additional_node_groups_config=[
-        {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5},
-        {"id": 2, "type": "m5.large", "min_size": 2, "max_size": 2}]))
-    assert only(run, NODE_GROUP, "rack-ng-1").ignore_changes == ["scalingConfig.desiredSize"]
-    assert only(run, NODE_GROUP, "rack-ng-2").ignore_changes == []  # fixed size: Pulumi owns it
-    assert only(run, NODE_GROUP, "rack-system").ignore_changes == []
-
-
-# ---- 7. destroy order --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def created() -> ProgramRun:
-    return run_rack(rack_config(**CREATE, additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g5"}]))
+    return run_rack(rack_config(**CREATE, additional_node_groups_config=SCALABLE))
 
 
-def test_coredns_and_the_pod_identity_agent_outlive_karpenter_and_every_pool(created):
-    addons = {only(created, "aws:eks/addon:Addon", name).urn for name in ("rack-coredns", "rack-eks-pod-identity-agent")}
-    karpenter = [r for r in created.resources if r.type == "kubernetes:helm.sh/v4:Chart"]
-    pools = [r for r in created.resources if r.type in ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
-                                                        "kubernetes:karpenter.sh/v1:NodePool")]
-    assert len(karpenter) == 2 and len(pools) == 4
-    for resource in karpenter + pools:  # each depends on both add-ons: destroyed before them
-        assert addons <= set(resource.dependencies), resource.name
+# ---- the Cluster Autoscaler ---------------------------------------------------------------------------------
 
 
-# ---- 8. build_node_type ----------------------------------------------------------------------------------------
+def test_the_autoscaler_chart_finds_the_clusters_managed_groups_from_the_system_lane(created):
+    chart = charts(created)["cluster-autoscaler"]
+    assert chart.inputs["repositoryOpts"] == {"repo": "https://kubernetes.github.io/autoscaler"}
+    assert chart.inputs["version"].startswith("9.")
+    values = chart.inputs["values"]
+    assert values["autoDiscovery"] == {
+        "clusterName": "test-rack",
+        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/test-rack"]}
+    assert values["image"] == {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.34.5"}
+    assert values["awsRegion"] == "us-east-1" and values["cloudProvider"] == "aws"
+    assert values["nodeSelector"] == SYSTEM_SELECTOR and values["tolerations"] == [SYSTEM_TOLERATION]
 
 
-def test_the_build_pool_allows_exactly_the_listed_types():
-    run = run_rack(rack_config(build_node_enabled=True, build_node_type="c5.large,m5.2xlarge"))
-    pool = next(r for r in run.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool"
-                and r.inputs["metadata"]["name"] == "build")
-    requirements = {r["key"]: r for r in pool.inputs["spec"]["template"]["spec"]["requirements"]}
-    assert requirements["node.kubernetes.io/instance-type"] == {
-        "key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c5.large", "m5.2xlarge"]}
-    # no family or size requirement that would also let c5.2xlarge and m5.large in
-    assert "karpenter.k8s.aws/instance-family" not in requirements
-    assert "karpenter.k8s.aws/instance-size" not in requirements
+def test_the_autoscaler_image_follows_the_clusters_minor():
+    run = run_rack(rack_config(**CREATE, k8s_version="1.33", additional_node_groups_config=SCALABLE))
+    assert charts(run)["cluster-autoscaler"].inputs["values"]["image"]["tag"] == "v1.33.6"
 
 
-@pytest.mark.parametrize("types, expected", [
-    ("c5.large,c5", "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c5'"),
-    ("c5.large,c5.large", "rack:build_node_type: karpenter nodepool 'build': duplicate instance type 'c5.large'"),
-    ("c5.large,g5.xlarge", "rack:build_node_type: karpenter nodepool 'build': instance families mix GPU families (g5)"),
+def test_a_version_without_an_autoscaler_release_is_refused_naming_the_keys():
+    message = refusal(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE)
+    assert message.startswith("rack:cluster_autoscaler_enable: ") and "k8s_version" in message
+    run = run_rack(rack_config(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE,
+                               cluster_autoscaler_enable=False))
+    assert "cluster-autoscaler" not in charts(run)
+
+
+def test_the_autoscaler_authenticates_through_pod_identity_with_its_service_account(created):
+    values = charts(created)["cluster-autoscaler"].inputs["values"]
+    association = only(created, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "rack-cluster-autoscaler-pod-identity")
+    assert association.inputs["serviceAccount"] == values["rbac"]["serviceAccount"]["name"]
+    assert association.inputs["namespace"] == "kube-system" and association.inputs["clusterName"] == "test-rack"
+    role = only(created, "aws:iam/role:Role", "rack-cluster-autoscaler-role")
+    (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
+    chart = charts(created)["cluster-autoscaler"]
+    assert association.urn in chart.dependencies  # the pods start with credentials
+
+
+def test_the_autoscaler_policy_reads_everywhere_and_scales_only_this_clusters_groups(created):
+    policy = json.loads(only(created, "aws:iam/policy:Policy", "rack-cluster-autoscaler-policy").inputs["policy"])
+    read, write = policy["Statement"]
+    assert {"eks:DescribeNodegroup", "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeInstanceTypes",
+            "ec2:GetInstanceTypesFromInstanceRequirements", "autoscaling:DescribeAutoScalingGroups"} <= set(read["Action"])
+    assert "Condition" not in read and not any(a.startswith(("autoscaling:Set", "autoscaling:Terminate")) for a in read["Action"])
+    assert sorted(write["Action"]) == ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"]
+    assert write["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/test-rack": "owned"}}
+
+
+def test_pulumi_keeps_the_desired_size_the_autoscaler_sets(created):
+    for group in of(created, "aws:eks/nodeGroup:NodeGroup"):
+        assert "scalingConfig.desiredSize" in group.ignore_changes, group.name
+
+
+@pytest.mark.parametrize("rack, installed", [
+    (dict(**CREATE, additional_node_groups_config=FIXED), False),  # nothing to scale (the system lane is min = max)
+    (dict(**CREATE, additional_node_groups_config=SCALABLE, cluster_autoscaler_enable=False), False),
+    (dict(additional_node_groups_config=SCALABLE), False),  # existing cluster, its add-ons are its own
+    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True), True),
+    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}]), False),
+    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True), True),
 ])
-def test_build_types_are_checked_each_once(types, expected):
-    message = error(build_node_enabled=True, build_node_type=types)
-    assert message.startswith(expected), message
-    assert len(message.splitlines()) == 1
+def test_when_the_autoscaler_is_installed(rack, installed):
+    assert ("cluster-autoscaler" in charts(run_rack(rack_config(**rack)))) is installed
 
 
-# ---- 11. the cluster's subnets ---------------------------------------------------------------------------------
+def test_in_an_existing_cluster_the_autoscaler_follows_the_clusters_version_and_runs_anywhere():
+    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True))
+    values = charts(run)["cluster-autoscaler"].inputs["values"]
+    assert values["image"]["tag"] == "v1.34.5"  # the offline account's existing cluster runs 1.34
+    assert values["nodeSelector"] == {} and values["tolerations"] == []
 
 
-def test_one_subnet_is_refused_at_once():
-    assert error(**{**CREATE, "private_subnets_ids": PRIVATE[0]}) == (
-        "rack:private_subnets_ids: at least two subnets, in two Availability Zones (EKS refuses a cluster in one "
-        "zone; got 1)")
+def test_a_second_autoscaler_for_the_same_cluster_is_refused():
+    def program() -> None:
+        cluster = ClusterRef.existing("c", "c")
+        ClusterAutoscaler("one", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
+        ClusterAutoscaler("two", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
+
+    with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler \('one'\)"):
+        run_program(program, {"aws:region": "us-east-1"})
 
 
-def test_more_subnets_than_a_node_class_selects_are_refused():
-    many = ",".join(f"subnet-0a1b2c3d4e5f607{n:02d}" for n in range(31))
-    assert error(**{**CREATE, "private_subnets_ids": many}).startswith("rack:private_subnets_ids: at most 30 subnets")
+# ---- metrics-server -----------------------------------------------------------------------------------------
 
 
-def catalog_file(tmp_path: Path, subnets: dict[str, str]) -> Path:
+def test_metrics_server_runs_on_the_system_lane_of_a_created_cluster(created):
+    chart = charts(created)["metrics-server"]
+    assert chart.inputs["repositoryOpts"] == {"repo": "https://kubernetes-sigs.github.io/metrics-server/"}
+    values = chart.inputs["values"]
+    assert values == {"replicas": 2, "nodeSelector": SYSTEM_SELECTOR, "tolerations": [SYSTEM_TOLERATION]}
+
+
+def test_metrics_server_in_an_existing_cluster_only_when_asked():
+    assert "metrics-server" not in charts(run_rack(rack_config()))
+    assert charts(run_rack(rack_config(metrics_server_enable=True)))["metrics-server"].inputs["values"]["replicas"] == 2
+
+
+# ---- add-ons follow the control plane -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.34"])
+def test_every_addon_pins_the_version_eks_offers_for_the_clusters_kubernetes(version):
+    run = run_rack(rack_config(**CREATE, k8s_version=version))
+    addons = {a.inputs["addonName"]: a.inputs["addonVersion"] for a in of(run, ADDON)}
+    assert set(addons) == {"coredns", "eks-pod-identity-agent"}
+    minor = int(version.split(".")[1])
+    # the offline stand-in answers one build per add-on and minor: a control-plane upgrade moves them
+    assert addons == {"coredns": f"v1.12.{minor - 28}-eksbuild.offline",
+                      "eks-pod-identity-agent": f"v1.3.{minor - 28}-eksbuild.offline"}
+
+
+def test_the_pod_identity_agent_of_an_existing_cluster_when_asked():
+    run = run_rack(rack_config(pod_identity_agent_enable=True))
+    (addon,) = of(run, ADDON)
+    assert addon.inputs["addonName"] == "eks-pod-identity-agent" and addon.inputs["addonVersion"].startswith("v1.3.")
+    assert of(run_rack(rack_config()), ADDON) == []
+
+
+def test_karpenter_without_the_pod_identity_agent_is_refused_in_both_modes():
+    for rack in (dict(karpenter_install=True), dict(**CREATE)):
+        message = refusal(**rack, pod_identity_agent_enable=False)
+        assert message.startswith("rack:pod_identity_agent_enable: ") and "set it true" in message
+
+
+# ---- who can administer the cluster -------------------------------------------------------------------------
+
+ADMINS = "arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/AdminSSO"
+
+
+def test_each_admin_arn_gets_an_access_entry_and_the_cluster_admin_policy():
+    run = run_rack(rack_config(**CREATE, cluster_admin_arns=ADMINS))
+    entries = {e.inputs["principalArn"]: e for e in of(run, "aws:eks/accessEntry:AccessEntry") if e.inputs.get("type") == "STANDARD"}
+    assert sorted(entries) == sorted(ADMINS.split(","))
+    associations = of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert sorted(a.inputs["principalArn"] for a in associations) == sorted(entries)
+    for association in associations:
+        assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+        assert association.inputs["accessScope"] == {"type": "cluster"}
+        assert association.inputs["clusterName"] == "test-rack"
+        assert entries[association.inputs["principalArn"]].urn in association.dependencies
+
+
+@pytest.mark.parametrize("arns, problem", [
+    ("arn:aws:sts::111122223333:assumed-role/ci/session-1", "an STS assumed-role session: give the role's own ARN"),
+    ("arn:aws:iam::111122223333:group/admins", "must be an IAM role or user ARN"),
+    ("arn:aws:iam::1111:role/ci", "must be an IAM role or user ARN"),
+    ("arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/team/ci", "duplicate ARN"),
+])
+def test_bad_admin_arns_are_refused_naming_the_key(arns, problem):
+    message = refusal(**CREATE, cluster_admin_arns=arns)
+    assert message.startswith("rack:cluster_admin_arns: ") and problem in message
+
+
+def test_admin_arns_are_for_a_cluster_the_rack_creates():
+    assert refusal(cluster_admin_arns="arn:aws:iam::111122223333:role/ci").startswith("rack:cluster_admin_arns: ")
+
+
+def test_the_deploying_identity_among_the_admins_is_warned_about(capfd):
+    # the offline account's caller is arn:aws:iam::123456789012:root
+    run_rack(rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::123456789012:user/root"))
+    assert "cluster_admin_arns" not in capfd.readouterr().err
+    # an assumed-role caller maps to its role; the rack warns instead of creating a colliding entry silently
+    from mixed_os_racks.eks import principal_of_session
+    assert principal_of_session("arn:aws:sts::123456789012:assumed-role/ci/build-7") == "ci"
+    assert principal_of_session("arn:aws:iam::123456789012:role/ci") == ""
+
+
+# ---- partitions and the stack's identity --------------------------------------------------------------------
+
+
+def test_a_govcloud_stack_uses_its_partition_everywhere():
+    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED,
+                                  cluster_admin_arns="arn:aws-us-gov:iam::111122223333:role/ci"),
+                    "aws:region": "us-gov-west-1"})
+    attachments = [a.inputs["policyArn"] for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+                   if a.inputs["policyArn"] != "<computed>"]  # the rack's own policies' ARNs come at apply
+    assert attachments and all(arn.startswith("arn:aws-us-gov:iam::aws:policy/") for arn in attachments)
+    (association,) = of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert association.inputs["policyArn"].startswith("arn:aws-us-gov:eks::aws:cluster-access-policy/")
+    text = json.dumps([r.inputs for r in run.resources])
+    assert "arn:aws:" not in text
+
+
+def test_a_china_stack_trusts_the_china_ec2_principal():
+    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED), "aws:region": "cn-north-1"})
+    role = only(run, "aws:iam/role:Role", "rack-ng-1-role")
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com.cn"}
+    assert all(a.inputs["policyArn"].startswith("arn:aws-cn:iam::aws:policy/")
+               for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") if a.name.startswith("rack-ng-1-"))
+
+
+def test_a_created_clusters_kubeconfig_names_the_stacks_profile():
+    def program() -> None:
+        # what ClusterRef.created reads of a pulumi-eks Cluster, as it is after apply
+        created = SimpleNamespace(
+            eks_cluster=pulumi.Output.from_input(SimpleNamespace(
+                name="c", endpoint="https://c.example", arn="arn:aws:eks:eu-west-1:111122223333:cluster/c",
+                certificate_authority=SimpleNamespace(data="Q0E="))),
+            kubeconfig_json=pulumi.Output.from_input("{}"),  # pulumi-eks's own, which names no profile
+        )
+        ClusterRef.created("c", created, cluster_name="c", version="1.34")  # type: ignore[arg-type]
+
+    run = run_program(program, {"aws:region": "eu-west-1", "aws:profile": "prod-admin"})
+    (provider,) = of(run, "pulumi:providers:kubernetes")
+    config = json.loads(provider.inputs["kubeconfig"])
+    assert config["clusters"][0]["cluster"]["server"] == "https://c.example"
+    assert config["users"][0]["user"]["exec"]["args"] == [
+        "--region", "eu-west-1", "eks", "get-token", "--cluster-name", "c", "--output", "json", "--profile", "prod-admin"]
+
+
+# ---- a GPU service waits for its node -----------------------------------------------------------------------
+
+INFERENCE = {"name": "inference", "image": "vllm/vllm-openai:v0.6.4", "port": 8000, "internal": True,
+             "scale": {"count": 1, "memory": 16384, "gpu": {"count": 1, "vendor": "nvidia"}},
+             "nodeSelectorLabels": {"convox.io/label": "gpu-inference"}}
+WEB = {"name": "web", "image": "nginx:1.27", "port": 8080}
+
+
+def services(*specs: dict[str, Any], **extra: Any) -> ProgramRun:
+    def program() -> None:
+        cluster = ClusterRef.existing("prod", "prod-rack")
+        for fields in specs:
+            Service(fields["name"], ServiceArgs(service=ServiceSpec(**fields), cluster=cluster, **extra))  # type: ignore[typeddict-item]
+
+    return run_program(program, {"aws:region": "us-east-1"})
+
+
+def waits(run: ProgramRun, name: str) -> tuple[Any, Any]:
+    deployment = only(run, "kubernetes:apps/v1:Deployment", f"{name}-deployment").inputs["metadata"]
+    service = only(run, "kubernetes:core/v1:Service", f"{name}-service").inputs["metadata"]
+    return ((deployment.get("annotations") or {}).get("pulumi.com/timeoutSeconds"),
+            (service.get("annotations") or {}).get("pulumi.com/timeoutSeconds"))
+
+
+def test_a_gpu_services_deployment_and_service_wait_longer_than_ten_minutes():
+    run = services(INFERENCE, WEB)
+    deployment_wait, service_wait = waits(run, "inference")
+    assert deployment_wait == service_wait and int(deployment_wait) >= 1200
+    assert waits(run, "web") == (None, None)  # pulumi-kubernetes's own 10 minutes
+    assert waits(services(INFERENCE, gpu_wait_seconds=3600), "inference") == ("3600", "3600")
+
+
+@pytest.mark.parametrize("bad, problem", [(600, "must be at least 1200 (got 600)"), ("1800", "expected int"),
+                                          (True, "expected int")])
+def test_a_wait_below_twenty_minutes_or_not_a_number_is_refused(bad, problem):
+    with pytest.raises(ArgumentError, match=re.escape(f"Service 'inference': gpu_wait_seconds: {problem}")):
+        services(INFERENCE, gpu_wait_seconds=bad)
+
+
+# ---- the example stacks show it all -------------------------------------------------------------------------
+
+
+def test_the_prod_stack_has_the_autoscaler_metrics_server_versions_and_admins():
+    run = run_rack(stack_config("prod"), stack="prod")
+    assert {"cluster-autoscaler", "metrics-server"} <= set(charts(run))
+    assert all(a.inputs.get("addonVersion") for a in of(run, ADDON))
+    assert of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+
+
+@pytest.mark.parametrize("rack, key", [
+    (dict(**CREATE, cluster_admin_arns="arn:aws:sts::111122223333:assumed-role/ci/s"), "cluster_admin_arns"),
+    (dict(karpenter_install=True, pod_identity_agent_enable=False), "pod_identity_agent_enable"),
+    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "cluster_autoscaler_enable"),
+])
+def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
     import yaml
 
-    doc = yaml.safe_load(Path(Catalog.load().source).read_text())
-    doc["subnets"] = subnets
-    path = tmp_path / "amis.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    return path
+    from mixed_os_racks.cli import main
+
+    stack = tmp_path / "Pulumi.t.yaml"
+    stack.write_text(yaml.safe_dump({"config": {**rack_config(**rack)}}))
+    assert main(["preview", "--config", str(stack), "--no-policy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: rack:{key}: ") and "Traceback" not in err
 
 
-def test_subnets_in_one_zone_are_refused_at_preview(capsys, tmp_path):
-    catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1a"})
-    lines = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
-    assert lines == [f"error: rack:private_subnets_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all in us-east-1a: EKS "
-                     "needs the cluster's subnets in at least two Availability Zones (add a subnet of another zone)"]
+def test_karpenter_in_an_existing_cluster_waits_for_the_agent_the_rack_installs():
+    run = run_rack(rack_config(karpenter_install=True, pod_identity_agent_enable=True))
+    (agent,) = of(run, ADDON)
+    controller = only(run, "rack:karpenter:KarpenterController", "rack-karpenter")
+    assert agent.urn in controller.dependencies
 
 
-def test_a_subnet_ec2_does_not_know_is_refused_at_preview(capsys, tmp_path):
-    catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "eu-west-1b"})  # another region's
-    (line,) = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
-    assert line.startswith(f"error: rack:private_subnets_ids: subnet '{PRIVATE[1]}' cannot be read in this "
-                           "region/account (no matching EC2 Subnet found")
+def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, capsys):
+    import yaml
 
+    from mixed_os_racks.cli import main
 
-def test_the_component_refuses_one_zone_too():
-    # a program that builds the cluster itself, with no stack config: the component checks the zones
-    from mixed_os_racks.eks import RackCluster, RackClusterArgs
-    from mixed_os_racks.offline import run_program
-    from mixed_os_racks.spec import ClusterSpec
-
-    catalog = Catalog.from_doc({"subnets": {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1a", PRIVATE[2]: "us-east-1b"}})
-
-    def program(subnets: list[str]) -> Any:
-        spec = ClusterSpec(name="c", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnet_ids=subnets)
-        return lambda: RackCluster("c", RackClusterArgs(spec=spec))
-
-    with pytest.raises(ConfigError) as caught:
-        run_program(program(PRIVATE[:2]), {"aws:region": "us-east-1"}, catalog)
-    assert str(caught.value).startswith(f"cluster 'c': private_subnet_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all "
-                                        "in us-east-1a")
-    run = run_program(program(PRIVATE[1:]), {"aws:region": "us-east-1"}, catalog)
-    assert only(run, "eks:index:Cluster", "c").inputs["privateSubnetIds"] == PRIVATE[1:]
-
-
-@pytest.mark.parametrize("subnets, says", [
-    ({"subnet-xyz": "us-east-1a"}, "subnets: 'subnet-xyz' is not a subnet id"),
-    ({PRIVATE[0]: "east"}, f"subnets: {PRIVATE[0]}: 'east' is not an Availability Zone name"),
-    ({PRIVATE[0]: 1}, "subnets"),
-    ([PRIVATE[0]], "subnets"),
-])
-def test_the_catalogs_subnets_are_validated(subnets, says):
-    with pytest.raises(CatalogError) as caught:
-        Catalog.from_doc({"subnets": subnets})
-    assert says in str(caught.value), str(caught.value)
-
-
-def test_local_zones_belong_to_their_region():
-    catalog = Catalog.from_doc({"subnets": {PRIVATE[0]: "us-east-1-bos-1a", PRIVATE[1]: "us-east-11a"}})
-    assert catalog.zone_of(PRIVATE[0], "us-east-1") == "us-east-1-bos-1a"
-    assert catalog.zone_of(PRIVATE[1], "us-east-1") is None  # a zone of us-east-11, were there one
-
-
-# ---- 12. k8s_version and Karpenter's compatibility matrix ----------------------------------------------------
-
-
-def test_a_kubernetes_newer_than_karpenter_supports_is_refused():
-    newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
-    assert parse_rack_config({"cluster_name": "c", **CREATE, "k8s_version": newest}).cluster.version == newest
-    assert error(**CREATE, k8s_version="1.37") == (
-        "rack:k8s_version: k8s_version '1.37' is newer than Karpenter 1.14.1 supports (1.36 at most; use 1.36 or an "
-        "older minor)")
-
-
-# ---- 13. mixed GPU and CPU pools --------------------------------------------------------------------------------
-
-
-def test_a_pool_mixing_gpu_and_cpu_families_is_refused():
-    message = error(additional_karpenter_nodepools_config=[{"name": "ml", "instance_families": "g5,m5"}])
-    assert message == (
-        "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families "
-        "mix GPU families (g5) with others (m5): its GPU nodes would get no GPU label or taint, so the device plugin "
-        "would skip them and CPU pods would land on them (split it into two pools, one of GPU families and one of "
-        "the others)")
-    assert error(karpenter_instance_families="m5,g6").startswith("rack:karpenter_instance_families: karpenter")
-
-
-# ---- 14. node_disk above gp3's size ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("lane", [
-    CREATE,  # the system lane
-    {"additional_node_groups_config": [{"type": "m5.large"}]},  # a node group without a disk of its own
-    {"additional_build_groups_config": [{"type": "m5.large"}]},
-])
-def test_a_node_disk_beyond_gp3_is_refused_for_every_lane_that_uses_it(lane):
-    most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
-    assert parse_rack_config({"cluster_name": "c", **lane, "node_disk": most})
-    assert error(**lane, node_disk=most + 1) == (
-        f"rack:node_disk: node disk is more than a gp3 volume takes ({most} GiB): '{most + 1}'")
-
-
-def test_the_build_pools_disk_is_bounded_by_karpenter_too():
-    # the build pool's volume is Karpenter's: its CRD stops at 59000Gi, below gp3's size
-    assert error(build_node_enabled=True, node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk:")
-
-
-# ---- 15. a system node too small for Karpenter and CoreDNS ------------------------------------------------------
-
-
-def test_the_system_lane_must_hold_karpenter_and_coredns():
-    assert error(**CREATE, node_type="t3.small") == (
-        "rack:node_type: node type 't3.small' is too small for the system lane: a system node must hold a Karpenter "
-        "controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, 1450m CPU and 1420Mi, and a "
-        "t3.small (2 vCPU, 2 GiB) has about 1930m and 319Mi allocatable (use a larger type, e.g. t3.large)")
-    assert error(**CREATE, node_type="m6g.medium").startswith("rack:node_type: node type 'm6g.medium' is too small")
-    for fits in ("t3.medium", "t3.large", "c5.large", "m7g.large"):
-        assert parse_rack_config({"cluster_name": "c", **CREATE, "node_type": fits}).cluster is not None
-
-
-def test_the_fit_uses_the_requests_the_rack_gives_karpenter():
-    cpu, memory = upstream.KARPENTER_CONTROLLER_REQUESTS
-    assert CONTROLLER_RESOURCES["requests"] == {"cpu": str(cpu // 1000), "memory": f"{memory // 1024}Gi"}
-
-
-def test_allocatable_follows_nodeadm():
-    assert upstream.kube_reserved_cpu_millicores(1) == 60
-    assert upstream.kube_reserved_cpu_millicores(2) == 70
-    assert upstream.kube_reserved_cpu_millicores(8) == 90  # 60 + 10 + 10 + 4 x 2.5
-    assert upstream.kube_reserved_memory_mib(110) == 1465
-
-
-@pytest.mark.parametrize("instance_type, expected", [
-    ("t3.large", (2, 8.0)), ("t3.nano", (2, 0.5)), ("t2.micro", (1, 1.0)), ("c5.large", (2, 4.0)),
-    ("m5.2xlarge", (8, 32.0)), ("r6g.medium", (1, 8.0)), ("c7i-flex.large", (2, 4.0)),
-    ("c4.large", None), ("m5.metal", None), ("g5.xlarge", None), ("i4i.large", None), ("c1.medium", None),
-])
-def test_capacity_is_known_only_where_the_name_tells_it(instance_type, expected):
-    assert instances.capacity(instance_type) == expected
-
-
-def test_a_type_whose_size_is_not_known_is_not_judged():
-    assert system_node_fit_problem("i4i.large") is None
-
-
-# ---- the example stacks -----------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("stack", ["prod", "staging"])
-def test_the_example_stacks_that_create_a_cluster_still_preview(stack):
-    run = run_rack(stack_config(stack), stack=stack)
-    assert [r for r in run.resources if r.type == "eks:index:Cluster"]
-
-
-# ---- 10. the example policy config -----------------------------------------------------------------------------
-
-
-def readme_levels() -> dict[str, str]:
-    """The README's table of policies: policy -> its level."""
-    import re
-
-    from conftest import REPO
-
-    text = (REPO / "README.md").read_text()
-    start = text.index("### The policies\n")
-    table = text[start:text.index("### The policy config\n", start)]
-    return dict(re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory|disabled) \|", table, re.M))
-
-
-def test_the_example_policy_config_keeps_the_readmes_levels_and_the_racks_kubernetes():
-    import json
-
-    from conftest import REPO
-    from mixed_os_racks.config.params import RackParams
-    from mixed_os_racks.offline.policyconfig import parse_config, reconcile
-    from policy_helpers import start_pack
-
-    with start_pack() as pack:
-        config = reconcile(pack.info, parse_config(json.loads((REPO / "policies" / "config.json").read_text())))
-    levels = readme_levels()
-    assert len(levels) == len(config) >= 11
-    assert {name: level for name, (level, _) in config.items()} == levels
-    assert config["ami-facts-unknown"][0] == "advisory"  # "all: mandatory" made it mandatory
-    assert config["ami-k8s-version"][1]["kubernetesVersion"] == RackParams.model_fields["k8s_version"].default
-
-
-# ---- the offline preview's JSON on the example stack that creates its cluster --------------------------------
-
-
-def test_the_prod_preview_json_shows_the_day2_fixes(capsys, tmp_path):
-    import json
-
-    from conftest import REPO
-
-    out = tmp_path / "preview.json"
-    code = main(["preview", "--cwd", str(REPO), "--stack", "prod", "--no-policy", "--json", str(out)])
-    capsys.readouterr()
-    assert code == 0
+    config = {**stack_config("prod"), "aws:region": "us-gov-west-1",
+              "rack:cluster_admin_arns": "arn:aws-us-gov:iam::123456789012:role/ci-deploy"}
+    stack, out = tmp_path / "Pulumi.gov.yaml", tmp_path / "preview.json"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    assert main(["preview", "--config", str(stack), "--no-policy", "--json", str(out)]) == 0
     resources = json.loads(out.read_text())["resources"]
-    assert not [r for r in resources if r["type"] == "aws:ec2/tag:Tag"]  # no subnet tags
-    (key,) = [r for r in resources if r["type"] == "aws:kms/key:Key"]
-    assert key.get("protect") is True
-    stack = resources[0]
-    assert "protect" not in stack
+    arns = [r["inputs"]["policyArn"] for r in resources if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"]
+    assert arns and all(arn.startswith("arn:aws-us-gov:") for arn in arns)
+    assert "arn:aws:" not in json.dumps(resources)
+
+
+def test_the_autoscaler_and_metrics_server_start_after_and_go_before_the_system_lane_and_its_addons(created):
+    coredns = only(created, ADDON, "rack-coredns")
+    agent = only(created, ADDON, "rack-eks-pod-identity-agent")
+    # waiting for a component is waiting for its resources: the system lane's launch template among them
+    lane = only(created, "aws:ec2/launchTemplate:LaunchTemplate", "rack-system-launch-template")
+    autoscaler, metrics = charts(created)["cluster-autoscaler"], charts(created)["metrics-server"]
+    assert {coredns.urn, agent.urn, lane.urn} <= set(autoscaler.dependencies)
+    assert {coredns.urn, lane.urn} <= set(metrics.dependencies)
+
+
+def test_an_admin_arn_of_another_partition_than_the_stacks_region_is_refused():
+    with pytest.raises(ConfigError) as caught:
+        run_rack({**rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::111122223333:role/ci"),
+                  "aws:region": "us-gov-west-1"})
+    assert str(caught.value) == (
+        "rack:cluster_admin_arns: ARN 'arn:aws:iam::111122223333:role/ci' is in the 'aws' partition, and the stack's "
+        "region us-gov-west-1 is in 'aws-us-gov' (write arn:aws-us-gov:...)")

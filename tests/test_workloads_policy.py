@@ -72,7 +72,7 @@ def services(*fields: dict[str, Any]) -> Callable[[ClusterRef], None]:
 
 
 NETWORK_KEYS = ("rack:cluster_mode", "rack:vpc_id", "rack:private_subnets_ids", "rack:public_subnets_ids",
-                "rack:eks_api_server_public_access_cidrs")
+                "rack:eks_api_server_public_access_cidrs", "rack:cluster_admin_arns")
 
 
 def on_rack(*extra: Callable[[ClusterRef], Any], stack: str = "prod", whole: bool = False) -> Any:

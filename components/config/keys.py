@@ -108,6 +108,7 @@ CLUSTER = KeyTable(ClusterSpec, keys={
     "public_access_cidrs": "eks_api_server_public_access_cidrs",
     "system_node_type": "node_type",
     "system_node_disk": "node_disk",
+    "admin_arns": "cluster_admin_arns",
 })
 """The cluster ``cluster_mode: create`` makes."""
 
@@ -120,6 +121,8 @@ GPU_OBSERVABILITY = KeyTable(GpuObservabilitySpec, keys={
 RACK = KeyTable(RackSpec, keys={
     "karpenter_node_role": "node_role_name",
     "pod_identity_agent": "pod_identity_agent_enable",
+    "cluster_autoscaler": "cluster_autoscaler_enable",
+    "metrics_server": "metrics_server_enable",
     "pools": "additional_karpenter_nodepools_config",
     "node_groups": "additional_node_groups_config",
     "node_group_role": "node_group_role_name",

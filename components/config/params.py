@@ -184,6 +184,12 @@ class RackParams(BaseModel):
     group's own tags win). Karpenter's own keys and ``name``/``rack`` are refused. Default none."""
     protect: bool = True
     """``create``: protect the cluster from ``pulumi destroy`` and replacement. Default true."""
+    cluster_admin_arns: CsvList = []
+    """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an entry itself. Default none."""
+    cluster_autoscaler_enable: Optional[bool] = None
+    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster or installs Karpenter; set false when the cluster already runs one."""
+    metrics_server_enable: Optional[bool] = None
+    """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
     """The system lane's instance type (``create``). Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
     karpenter_install: Optional[bool] = None
@@ -193,7 +199,7 @@ class RackParams(BaseModel):
     karpenter_auth_mode: Optional[bool] = None
     """The seeds' switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
-    """Install the EKS Pod Identity agent add-on. Default true with ``create``; with ``existing``, the cluster must have it for Karpenter."""
+    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter needs it: false with Karpenter installed is refused."""
     build_node_enabled: bool = False
     """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
@@ -305,6 +311,8 @@ class RackParams(BaseModel):
             cluster=cluster,
             karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
+            cluster_autoscaler=self.installs_cluster_autoscaler,
+            metrics_server=self.installs_metrics_server,
             high_availability=self.high_availability,
             node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
             node_group_role=self.node_group_role_name,
@@ -331,6 +339,21 @@ class RackParams(BaseModel):
         return self.karpenter_install if self.karpenter_install is not None else self.cluster_mode == "create"
 
     @property
+    def installs_cluster_autoscaler(self) -> bool:
+        """Explicitly asked, or: some node group can scale and the rack owns the cluster's add-ons."""
+        if self.cluster_autoscaler_enable is not None:
+            return self.cluster_autoscaler_enable
+        scalable = any(g.min_size < g.max_size
+                       for g in (*self.additional_node_groups_config, *self.additional_build_groups_config))
+        return scalable and (self.cluster_mode == "create" or self.installs_karpenter)
+
+    @property
+    def installs_metrics_server(self) -> bool:
+        if self.metrics_server_enable is not None:
+            return self.metrics_server_enable
+        return self.cluster_mode == "create"
+
+    @property
     def installs_pod_identity_agent(self) -> bool:
         if self.pod_identity_agent_enable is not None:
             return self.pod_identity_agent_enable
@@ -354,14 +377,16 @@ class RackParams(BaseModel):
                 "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to run your "
                 "own Karpenter, install it in the cluster and use cluster_mode: existing)"
             )))
-        if self.cluster_mode == "create" and self.pod_identity_agent_enable is False and self.installs_karpenter:
+        if self.pod_identity_agent_enable is False and self.installs_karpenter:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
-                "authenticates with EKS Pod Identity"
+                "authenticates with EKS Pod Identity, and crash-loops without the agent (remove the key, or set it "
+                "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
+                "eks-pod-identity-agent add-on)"
             )))
         if self.cluster_mode == "existing":
             for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
-                        "eks_api_server_public_access_cidrs", "node_type", "protect"):
+                        "eks_api_server_public_access_cidrs", "node_type", "protect", "cluster_admin_arns"):
                 if key in self.model_fields_set:
                     problems.append((key, f"{key} is for cluster_mode: create (an existing cluster keeps its own)"))
         elif not self.private_subnets_ids:
@@ -379,7 +404,7 @@ class RackParams(BaseModel):
             name=self.cluster_name, vpc_id=self.vpc_id, private_subnet_ids=self.private_subnets_ids,
             public_subnet_ids=self.public_subnets_ids, version=self.k8s_version, high_availability=self.high_availability,
             public_access_cidrs=self.eks_api_server_public_access_cidrs, tags=self.tags, system_node_type=self.node_type,
-            system_node_disk=self.node_disk, protect=self.protect,
+            system_node_disk=self.node_disk, protect=self.protect, admin_arns=self.cluster_admin_arns,
         )
 
     def build_pool(self) -> PoolSpec:

@@ -18,6 +18,7 @@ import pulumi
 
 from ..errors import ConfigError
 from ..inputs import MAX_NESTING, nesting_depth
+from ..pack import upstream
 from ..spec import RackSpec, syntax
 from ..spec.base import no_repeated_keys, pointed, shown
 from . import keys
@@ -131,6 +132,13 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
         spec = parse_rack_config(values, rack)
     except ConfigError as exc:
         raise ConfigError("\n".join([*problems.values(), *str(exc).splitlines()])) from None
+    region = all_config.get("aws:region")
+    if spec.cluster is not None and isinstance(region, str) and "aws:region" not in problems:
+        partition = upstream.partition_of(region)
+        for arn in spec.cluster.admin_arns:
+            problem = syntax.arn_partition_problem(arn, partition, region)
+            if problem:
+                problems.setdefault(f"{prefix}cluster_admin_arns", f"{prefix}cluster_admin_arns: {problem}")
     if problems:
         raise ConfigError("\n".join(problems.values()))
     return spec

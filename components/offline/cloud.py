@@ -13,8 +13,18 @@ import grpc
 import pulumi
 
 from ..pack.amifacts import deprecated
+from ..pack.upstream import partition_of
 from . import k8s_yaml
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result
+
+
+OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
+    addon: {f"1.{minor}": f"{base}.{minor - 28}-eksbuild.offline" for minor in range(29, 37)}
+    for addon, base in (("coredns", "v1.12"), ("eks-pod-identity-agent", "v1.3"), ("metrics-server", "v0.8"),
+                        ("kube-proxy", "v1"), ("vpc-cni", "v1.20"))
+}
+"""The offline stand-in for EKS's add-on versions: one per add-on and Kubernetes minor, marked
+``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
 
 
 class ProviderError(grpc.RpcError):
@@ -45,6 +55,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         self.catalog = catalog
         self.config = dict(config)
         self.region = str(config.get("aws:region") or "us-east-1")
+        self.partition = partition_of(self.region)
         self.preview = preview
         self.warnings: list[str] = []
 
@@ -71,7 +82,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             cluster["certificateAuthority"] = cluster.pop("certificateAuthorities")[0]
             return cluster
         if token == "aws:iam/role:Role":
-            return {"id": resource_id, "name": resource_id, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
+            return {"id": resource_id, "name": resource_id, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
         raise NotImplementedError(f"the offline engine cannot read an existing {token}")
 
     def _cluster(self, name: str) -> dict[str, Any]:
@@ -79,12 +90,12 @@ class OfflineMocks(pulumi.runtime.Mocks):
         return {
             "id": name,
             "name": name,
-            "arn": f"arn:aws:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
+            "arn": f"arn:{self.partition}:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
             "endpoint": f"https://{name}.eks.offline.invalid",
             "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
             "version": "1.34",
             "status": "ACTIVE",
-            "roleArn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
+            "roleArn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
             "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
             "kubernetesNetworkConfig": {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"},
             "vpcConfig": {
@@ -111,10 +122,30 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if token == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
+            return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
         if token == "aws:index/getPartition:getPartition":
-            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com"}
+            partition = self.partition
+            suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
+            return {"id": partition, "partition": partition, "dnsSuffix": suffix,
+                    "reverseDnsPrefix": ".".join(reversed(suffix.split(".")))}
+        if token == "aws:eks/getAddonVersion:getAddonVersion":
+            return self._get_addon_version(args.args)
         raise NotImplementedError(f"the offline engine cannot answer the look-up {token}")
+
+    def _get_addon_version(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.eks.get_addon_version``: EKS ``DescribeAddonVersions`` for one add-on and Kubernetes
+        version. Offline, the answer is a stand-in (``OFFLINE_ADDON_VERSIONS``), not what AWS publishes:
+        it has the shape of an EKS add-on version and changes with the Kubernetes version, as AWS's does."""
+        name = str(args.get("addonName") or "")
+        kubernetes = str(args.get("kubernetesVersion") or "")
+        builds = OFFLINE_ADDON_VERSIONS.get(name)
+        version = builds and builds.get(kubernetes)
+        if not version:
+            raise ProviderError(f"reading EKS Add-On version info ({name}, {kubernetes}): empty result (the offline "
+                                f"engine knows versions of {', '.join(sorted(OFFLINE_ADDON_VERSIONS))} for Kubernetes "
+                                f"{', '.join(sorted({v for b in OFFLINE_ADDON_VERSIONS.values() for v in b}))})")
+        return {"id": name, "addonName": name, "kubernetesVersion": kubernetes, "mostRecent": bool(args.get("mostRecent")),
+                "region": self.region, "version": version}
 
     def _get_ami(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.ec2.get_ami`` as the AWS provider answers it: EC2 ``DescribeImages`` with the filters and
@@ -160,7 +191,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if value is None:
             raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
                                 f"({self.catalog.source}) has no such parameter (add it under ssm_parameters:)")
-        return {"id": name, "name": name, "arn": f"arn:aws:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
+        return {"id": name, "name": name, "arn": f"arn:{self.partition}:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
                 "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
 
 

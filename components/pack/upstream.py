@@ -137,6 +137,58 @@ KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.1
 """Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""
 NVIDIA_DEVICE_PLUGIN = Chart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
 DCGM_EXPORTER = Chart("dcgm-exporter", "4.8.2", "https://nvidia.github.io/dcgm-exporter/helm-charts")
+CLUSTER_AUTOSCALER = Chart("cluster-autoscaler", "9.59.0", "https://kubernetes.github.io/autoscaler")
+"""The Cluster Autoscaler chart (kubernetes/autoscaler, ``cluster-autoscaler/charts/cluster-autoscaler``;
+tag ``cluster-autoscaler-chart-9.59.0``). Its appVersion (1.35.0) is not the binary the rack runs: the
+image tag follows the cluster's minor (``CLUSTER_AUTOSCALER_RELEASES``)."""
+CLUSTER_AUTOSCALER_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+CLUSTER_AUTOSCALER_RELEASES = {
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+    "1.36": "v1.36.1",
+}
+"""Kubernetes minor -> the newest Cluster Autoscaler release of that minor (git tags
+``cluster-autoscaler-X.Y.Z`` of kubernetes/autoscaler, 2026-07). The autoscaler's minor follows
+Kubernetes' minor: its README's release table pairs each Kubernetes minor with the same CA minor."""
+METRICS_SERVER = Chart("metrics-server", "3.13.1", "https://kubernetes-sigs.github.io/metrics-server/")
+"""metrics-server's chart (kubernetes-sigs/metrics-server ``charts/metrics-server``, tag
+``metrics-server-helm-chart-3.13.1``, appVersion 0.8.1)."""
+
+
+def cluster_autoscaler_release(version: str) -> Optional[str]:
+    """The Cluster Autoscaler image tag for a Kubernetes minor (``1.34`` -> ``v1.34.5``), or None."""
+    return CLUSTER_AUTOSCALER_RELEASES.get(version)
+
+
+# ---- partitions ------------------------------------------------------------------------------------
+
+PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"),
+              ("us-iso-", "aws-iso"), ("eu-isoe-", "aws-iso-e"))
+"""Region prefix -> partition, as the AWS SDKs' partitions table (aws-sdk-go-v2
+``internal/endpoints/awsrulesfn/partitions.json``) matches them; every other region is ``aws``."""
+
+
+def partition_of(region: str) -> str:
+    """The partition a region belongs to (``us-gov-west-1`` -> ``aws-us-gov``)."""
+    for prefix, partition in PARTITIONS:
+        if region.startswith(prefix):
+            return partition
+    return "aws"
+
+
+def ec2_principal(partition: str) -> str:
+    """The EC2 service principal in a partition's trust policies (``ec2.amazonaws.com.cn`` in China)."""
+    return "ec2.amazonaws.com.cn" if partition == "aws-cn" else "ec2.amazonaws.com"
+
+
+EKS_CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
+
+
+def access_policy_arn(partition: str, policy: str = EKS_CLUSTER_ADMIN_POLICY) -> str:
+    """An EKS access policy's ARN: no region or account, owner ``aws``."""
+    return f"arn:{partition}:eks::aws:cluster-access-policy/{policy}"
 
 
 # ---- EBS volumes -------------------------------------------------------------------------------------

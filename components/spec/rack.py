@@ -159,6 +159,26 @@ class ClusterSpec(Spec):
     """The system lane's root volume GiB, at least 20. Default 20."""
     protect: bool = True
     """Protect the cluster from ``pulumi destroy`` and replacement. Default true."""
+    admin_arns: list[str] = []
+    """IAM role or user ARNs given cluster admin (an access entry with ``AmazonEKSClusterAdminPolicy``,
+    cluster scope), besides the cluster's creator, whose entry EKS makes itself. Default none."""
+
+    @field_validator("admin_arns")
+    @classmethod
+    def _admin_arns(cls, v: list[str]) -> list[str]:
+        for arn in v:
+            problem = syntax.principal_arn_problem(arn)
+            if problem:
+                raise ValueError(problem)
+        seen: dict[tuple[str, ...], str] = {}
+        for arn in v:  # IAM names are unique per account whatever the path: /a/ci and /b/ci are one role
+            found = syntax.IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+            assert found is not None
+            who = (found["partition"], found["account"], found["kind"], found["name"])
+            if who in seen:
+                raise ValueError(f"duplicate ARN '{arn}' (the same {found['kind']} as '{seen[who]}')")
+            seen[who] = arn
+        return v
 
     @field_validator("version")
     @classmethod
@@ -280,6 +300,10 @@ class RackSpec(Spec):
     group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
     pod_identity_agent: bool = False
     """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
+    cluster_autoscaler: bool = False
+    """Install the Cluster Autoscaler for the managed node groups (it needs the Pod Identity agent)."""
+    metrics_server: bool = False
+    """Install metrics-server (HorizontalPodAutoscalers read CPU use from it)."""
     karpenter_node_role: Optional[str] = None
     """The IAM role (name) of Karpenter's nodes. Default ``KarpenterNodeRole-<cluster_name>``."""
     pools: list[PoolSpec] = Field(min_length=1)
@@ -336,6 +360,12 @@ class RackSpec(Spec):
         if self.gpu_observability is not None and self.device_plugin is None:
             raise FieldProblem("gpu_observability", "gpu_observability requires device_plugin (dcgm-exporter reads the "
                                                     "GPUs the device plugin exposes)")
+        if self.cluster_autoscaler and self.cluster is not None \
+                and upstream.cluster_autoscaler_release(self.cluster.version) is None:
+            raise FieldProblem("cluster_autoscaler", (
+                f"no Cluster Autoscaler release is known for Kubernetes {self.cluster.version} (the rack knows "
+                f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)}): set k8s_version to one of them, or "
+                f"cluster_autoscaler_enable: false"))
         if self.cluster is not None and self.cluster.name != self.cluster_name:
             raise ValueError(f"the cluster to create is named '{self.cluster.name}', not '{self.cluster_name}'")
         return self

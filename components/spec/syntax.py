@@ -141,3 +141,33 @@ def tag_problem(key: str, value: str) -> Optional[str]:
         return (f"tag '{key}' value '{value}': {which} (AWS takes letters, digits, spaces and _.:/=+-@ only; "
                 f"use another character, e.g. ':' or '/')")
     return None
+
+
+PARTITIONS = ("aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f", "aws-eusc")
+IAM_PRINCIPAL_ARN_RE = re.compile(
+    r"arn:(?P<partition>[a-z-]+):iam::(?P<account>[0-9]{12}):(?P<kind>role|user)"
+    r"(?P<path>/(?:[\x21-\x7e]*/)?)(?P<name>[A-Za-z0-9+=,.@_-]{1,64})")
+"""An IAM role or user ARN, path allowed (IAM: a path is ``/`` or ``/.../`` of printable ASCII, at most
+512 characters; a role or user name 1-64 of ``[A-Za-z0-9+=,.@_-]``)."""
+
+
+def principal_arn_problem(arn: str) -> Optional[str]:
+    """What keeps ``arn`` from being an EKS access entry's principal: an IAM role or user ARN. An STS
+    assumed-role ARN names one session, not the role: EKS wants the role's own ARN."""
+    if re.fullmatch(r"arn:[a-z-]+:sts::[0-9]{12}:assumed-role/.+", arn):
+        role = arn.split(":", 5)[5].split("/")[1]
+        return (f"invalid ARN '{arn}' (an STS assumed-role session: give the role's own ARN, "
+                f"arn:<partition>:iam::<account>:role/<path/>{role})")
+    found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+    if found is None or found["partition"] not in PARTITIONS or len(found["path"]) > 512:
+        return f"invalid ARN '{arn}' (must be an IAM role or user ARN like arn:aws:iam::123456789012:role/ci)"
+    return None
+
+
+def arn_partition_problem(arn: str, partition: str, region: str) -> Optional[str]:
+    """An ARN of another partition than the stack's region's: IAM principals do not cross partitions."""
+    found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+    if found is not None and found["partition"] != partition:
+        return (f"ARN '{arn}' is in the '{found['partition']}' partition, and the stack's region {region} is in "
+                f"'{partition}' (write arn:{partition}:...)")
+    return None

@@ -1,0 +1,361 @@
+"""Day 2: what a second ``pulumi up``, a ``pulumi destroy`` or a config EKS, EC2 or Karpenter would
+refuse later does to a rack.
+
+Upstream facts these tests pin (read in the sources named):
+
+- pulumi-eks ``ManagedNodeGroup`` ``ignoreScalingChanges`` puts ``ignoreChanges:
+  ["scalingConfig.desiredSize"]`` on the ``aws.eks.NodeGroup`` it creates (nodejs/eks/nodes/nodegroup.ts):
+  the engine then sends the old desired size with any new bounds. EKS's ``UpdateNodegroupConfig``
+  takes a desired size only between the minimum and the maximum, so new bounds that leave the old
+  desired size outside are refused.
+- Pulumi deletes a resource only after every resource that depends on it (its ``dependencies``), and a
+  component's children before the component (pkg/resource/graph ``DependingOn``).
+- Karpenter's EC2NodeClass CRD (v1.14.1): ``node.kubernetes.io/instance-type`` is a well-known label a
+  NodePool requirement may restrict with ``In``.
+- Karpenter's v1.14 compatibility matrix (karpenter-provider-aws website/content/en/v1.14/upgrading/
+  compatibility.md) ends at Kubernetes 1.36.
+- EKS refuses a cluster whose subnets are in one Availability Zone ("Subnets specified must be in at
+  least two different AZs", the EKS user guide's network requirements).
+- nodeadm (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go) reserves for the kubelet 6% of the
+  first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest, and ``11 * maxPods +
+  255`` MiB, with a hard eviction at 100Mi of memory available.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import rack_config, run_rack, stack_config
+from mixed_os_racks import ConfigError, parse_rack_config
+from mixed_os_racks.cli import main
+from mixed_os_racks.karpenter_controller import CONTROLLER_RESOURCES
+from mixed_os_racks.offline import Catalog, CatalogError, ProgramRun, Resource
+from mixed_os_racks.pack import instances, upstream
+from mixed_os_racks.spec.rack import system_node_fit_problem
+
+PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
+CREATE = dict(cluster_mode="create", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnets_ids=",".join(PRIVATE))
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def only(run: ProgramRun, type_: str, name: str) -> Resource:
+    found = [r for r in run.resources if r.type == type_ and r.name == name]
+    assert len(found) == 1, (type_, name, [r.name for r in found])
+    return found[0]
+
+
+def error(**values: Any) -> str:
+    values.setdefault("cluster_name", "c")
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config(values)
+    return str(caught.value)
+
+
+def refused(capsys, tmp_path: Path, values: dict[str, Any], catalog: Path | None = None) -> list[str]:
+    """The offline CLI's error lines for a stack of these ``rack:`` values (it must exit 2)."""
+    import yaml
+
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(yaml.safe_dump({"config": rack_config(**values)}))
+    code = main(["preview", "--config", str(path), "--no-policy", *(["--amis", str(catalog)] if catalog else [])])
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (2, ""), captured.err
+    assert "Traceback" not in captured.err
+    return captured.err.splitlines()
+
+
+# ---- 4. toggling high_availability ---------------------------------------------------------------------------
+
+
+def sent_scaling(before: Resource, after: Resource) -> dict[str, int]:
+    """The scaling config the engine sends on an update from ``before`` to ``after``: an ignored
+    property keeps its old value."""
+    sent = dict(after.inputs["scalingConfig"])
+    if "scalingConfig.desiredSize" in after.ignore_changes:
+        sent["desiredSize"] = before.inputs["scalingConfig"]["desiredSize"]
+    return sent
+
+
+@pytest.mark.parametrize("first, second", [(True, False), (False, True)])
+def test_toggling_high_availability_sends_a_desired_size_eks_accepts(first, second):
+    before = only(run_rack(rack_config(**CREATE, high_availability=first)), NODE_GROUP, "rack-system")
+    after = only(run_rack(rack_config(**CREATE, high_availability=second)), NODE_GROUP, "rack-system")
+    sent = sent_scaling(before, after)
+    size = 3 if second else 1
+    assert sent == {"minSize": size, "maxSize": size, "desiredSize": size}
+    assert sent["minSize"] <= sent["desiredSize"] <= sent["maxSize"]
+
+
+def test_a_group_with_room_to_scale_leaves_its_desired_size_to_the_autoscaler():
+    run = run_rack(rack_config(**CREATE, additional_node_groups_config=[
+        {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5},
+        {"id": 2, "type": "m5.large", "min_size": 2, "max_size": 2}]))
+    assert only(run, NODE_GROUP, "rack-ng-1").ignore_changes == ["scalingConfig.desiredSize"]
+    assert only(run, NODE_GROUP, "rack-ng-2").ignore_changes == []  # fixed size: Pulumi owns it
+    assert only(run, NODE_GROUP, "rack-system").ignore_changes == []
+
+
+# ---- 7. destroy order --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def created() -> ProgramRun:
+    return run_rack(rack_config(**CREATE, additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g5"}]))
+
+
+def test_coredns_and_the_pod_identity_agent_outlive_karpenter_and_every_pool(created):
+    addons = {only(created, "aws:eks/addon:Addon", name).urn for name in ("rack-coredns", "rack-eks-pod-identity-agent")}
+    karpenter = [r for r in created.resources if r.type == "kubernetes:helm.sh/v4:Chart"]
+    pools = [r for r in created.resources if r.type in ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+                                                        "kubernetes:karpenter.sh/v1:NodePool")]
+    assert len(karpenter) == 2 and len(pools) == 4
+    for resource in karpenter + pools:  # each depends on both add-ons: destroyed before them
+        assert addons <= set(resource.dependencies), resource.name
+
+
+# ---- 8. build_node_type ----------------------------------------------------------------------------------------
+
+
+def test_the_build_pool_allows_exactly_the_listed_types():
+    run = run_rack(rack_config(build_node_enabled=True, build_node_type="c5.large,m5.2xlarge"))
+    pool = next(r for r in run.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool"
+                and r.inputs["metadata"]["name"] == "build")
+    requirements = {r["key"]: r for r in pool.inputs["spec"]["template"]["spec"]["requirements"]}
+    assert requirements["node.kubernetes.io/instance-type"] == {
+        "key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c5.large", "m5.2xlarge"]}
+    # no family or size requirement that would also let c5.2xlarge and m5.large in
+    assert "karpenter.k8s.aws/instance-family" not in requirements
+    assert "karpenter.k8s.aws/instance-size" not in requirements
+
+
+@pytest.mark.parametrize("types, expected", [
+    ("c5.large,c5", "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c5'"),
+    ("c5.large,c5.large", "rack:build_node_type: karpenter nodepool 'build': duplicate instance type 'c5.large'"),
+    ("c5.large,g5.xlarge", "rack:build_node_type: karpenter nodepool 'build': instance families mix GPU families (g5)"),
+])
+def test_build_types_are_checked_each_once(types, expected):
+    message = error(build_node_enabled=True, build_node_type=types)
+    assert message.startswith(expected), message
+    assert len(message.splitlines()) == 1
+
+
+# ---- 11. the cluster's subnets ---------------------------------------------------------------------------------
+
+
+def test_one_subnet_is_refused_at_once():
+    assert error(**{**CREATE, "private_subnets_ids": PRIVATE[0]}) == (
+        "rack:private_subnets_ids: at least two subnets, in two Availability Zones (EKS refuses a cluster in one "
+        "zone; got 1)")
+
+
+def test_more_subnets_than_a_node_class_selects_are_refused():
+    many = ",".join(f"subnet-0a1b2c3d4e5f607{n:02d}" for n in range(31))
+    assert error(**{**CREATE, "private_subnets_ids": many}).startswith("rack:private_subnets_ids: at most 30 subnets")
+
+
+def catalog_file(tmp_path: Path, subnets: dict[str, str]) -> Path:
+    import yaml
+
+    doc = yaml.safe_load(Path(Catalog.load().source).read_text())
+    doc["subnets"] = subnets
+    path = tmp_path / "amis.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_subnets_in_one_zone_are_refused_at_preview(capsys, tmp_path):
+    catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1a"})
+    lines = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
+    assert lines == [f"error: rack:private_subnets_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all in us-east-1a: EKS "
+                     "needs the cluster's subnets in at least two Availability Zones (add a subnet of another zone)"]
+
+
+def test_a_subnet_ec2_does_not_know_is_refused_at_preview(capsys, tmp_path):
+    catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "eu-west-1b"})  # another region's
+    (line,) = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
+    assert line.startswith(f"error: rack:private_subnets_ids: subnet '{PRIVATE[1]}' cannot be read in this "
+                           "region/account (no matching EC2 Subnet found")
+
+
+def test_the_component_refuses_one_zone_too():
+    # a program that builds the cluster itself, with no stack config: the component checks the zones
+    from mixed_os_racks.eks import RackCluster, RackClusterArgs
+    from mixed_os_racks.offline import run_program
+    from mixed_os_racks.spec import ClusterSpec
+
+    catalog = Catalog.from_doc({"subnets": {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1a", PRIVATE[2]: "us-east-1b"}})
+
+    def program(subnets: list[str]) -> Any:
+        spec = ClusterSpec(name="c", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnet_ids=subnets)
+        return lambda: RackCluster("c", RackClusterArgs(spec=spec))
+
+    with pytest.raises(ConfigError) as caught:
+        run_program(program(PRIVATE[:2]), {"aws:region": "us-east-1"}, catalog)
+    assert str(caught.value).startswith(f"cluster 'c': private_subnet_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all "
+                                        "in us-east-1a")
+    run = run_program(program(PRIVATE[1:]), {"aws:region": "us-east-1"}, catalog)
+    assert only(run, "eks:index:Cluster", "c").inputs["privateSubnetIds"] == PRIVATE[1:]
+
+
+@pytest.mark.parametrize("subnets, says", [
+    ({"subnet-xyz": "us-east-1a"}, "subnets: 'subnet-xyz' is not a subnet id"),
+    ({PRIVATE[0]: "east"}, f"subnets: {PRIVATE[0]}: 'east' is not an Availability Zone name"),
+    ({PRIVATE[0]: 1}, "subnets"),
+    ([PRIVATE[0]], "subnets"),
+])
+def test_the_catalogs_subnets_are_validated(subnets, says):
+    with pytest.raises(CatalogError) as caught:
+        Catalog.from_doc({"subnets": subnets})
+    assert says in str(caught.value), str(caught.value)
+
+
+def test_local_zones_belong_to_their_region():
+    catalog = Catalog.from_doc({"subnets": {PRIVATE[0]: "us-east-1-bos-1a", PRIVATE[1]: "us-east-11a"}})
+    assert catalog.zone_of(PRIVATE[0], "us-east-1") == "us-east-1-bos-1a"
+    assert catalog.zone_of(PRIVATE[1], "us-east-1") is None  # a zone of us-east-11, were there one
+
+
+# ---- 12. k8s_version and Karpenter's compatibility matrix ----------------------------------------------------
+
+
+def test_a_kubernetes_newer_than_karpenter_supports_is_refused():
+    newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
+    assert parse_rack_config({"cluster_name": "c", **CREATE, "k8s_version": newest}).cluster.version == newest
+    assert error(**CREATE, k8s_version="1.37") == (
+        "rack:k8s_version: k8s_version '1.37' is newer than Karpenter 1.14.1 supports (1.36 at most; use 1.36 or an "
+        "older minor)")
+
+
+# ---- 13. mixed GPU and CPU pools --------------------------------------------------------------------------------
+
+
+def test_a_pool_mixing_gpu_and_cpu_families_is_refused():
+    message = error(additional_karpenter_nodepools_config=[{"name": "ml", "instance_families": "g5,m5"}])
+    assert message == (
+        "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families "
+        "mix GPU families (g5) with others (m5): its GPU nodes would get no GPU label or taint, so the device plugin "
+        "would skip them and CPU pods would land on them (split it into two pools, one of GPU families and one of "
+        "the others)")
+    assert error(karpenter_instance_families="m5,g6").startswith("rack:karpenter_instance_families: karpenter")
+
+
+# ---- 14. node_disk above gp3's size ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lane", [
+    CREATE,  # the system lane
+    {"additional_node_groups_config": [{"type": "m5.large"}]},  # a node group without a disk of its own
+    {"additional_build_groups_config": [{"type": "m5.large"}]},
+])
+def test_a_node_disk_beyond_gp3_is_refused_for_every_lane_that_uses_it(lane):
+    most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
+    assert parse_rack_config({"cluster_name": "c", **lane, "node_disk": most})
+    assert error(**lane, node_disk=most + 1) == (
+        f"rack:node_disk: node disk is more than a gp3 volume takes ({most} GiB): '{most + 1}'")
+
+
+def test_the_build_pools_disk_is_bounded_by_karpenter_too():
+    # the build pool's volume is Karpenter's: its CRD stops at 59000Gi, below gp3's size
+    assert error(build_node_enabled=True, node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk:")
+
+
+# ---- 15. a system node too small for Karpenter and CoreDNS ------------------------------------------------------
+
+
+def test_the_system_lane_must_hold_karpenter_and_coredns():
+    assert error(**CREATE, node_type="t3.small") == (
+        "rack:node_type: node type 't3.small' is too small for the system lane: a system node must hold a Karpenter "
+        "controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, 1450m CPU and 1420Mi, and a "
+        "t3.small (2 vCPU, 2 GiB) has about 1930m and 319Mi allocatable (use a larger type, e.g. t3.large)")
+    assert error(**CREATE, node_type="m6g.medium").startswith("rack:node_type: node type 'm6g.medium' is too small")
+    for fits in ("t3.medium", "t3.large", "c5.large", "m7g.large"):
+        assert parse_rack_config({"cluster_name": "c", **CREATE, "node_type": fits}).cluster is not None
+
+
+def test_the_fit_uses_the_requests_the_rack_gives_karpenter():
+    cpu, memory = upstream.KARPENTER_CONTROLLER_REQUESTS
+    assert CONTROLLER_RESOURCES["requests"] == {"cpu": str(cpu // 1000), "memory": f"{memory // 1024}Gi"}
+
+
+def test_allocatable_follows_nodeadm():
+    assert upstream.kube_reserved_cpu_millicores(1) == 60
+    assert upstream.kube_reserved_cpu_millicores(2) == 70
+    assert upstream.kube_reserved_cpu_millicores(8) == 90  # 60 + 10 + 10 + 4 x 2.5
+    assert upstream.kube_reserved_memory_mib(110) == 1465
+
+
+@pytest.mark.parametrize("instance_type, expected", [
+    ("t3.large", (2, 8.0)), ("t3.nano", (2, 0.5)), ("t2.micro", (1, 1.0)), ("c5.large", (2, 4.0)),
+    ("m5.2xlarge", (8, 32.0)), ("r6g.medium", (1, 8.0)), ("c7i-flex.large", (2, 4.0)),
+    ("c4.large", None), ("m5.metal", None), ("g5.xlarge", None), ("i4i.large", None), ("c1.medium", None),
+])
+def test_capacity_is_known_only_where_the_name_tells_it(instance_type, expected):
+    assert instances.capacity(instance_type) == expected
+
+
+def test_a_type_whose_size_is_not_known_is_not_judged():
+    assert system_node_fit_problem("i4i.large") is None
+
+
+# ---- the example stacks -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["prod", "staging"])
+def test_the_example_stacks_that_create_a_cluster_still_preview(stack):
+    run = run_rack(stack_config(stack), stack=stack)
+    assert [r for r in run.resources if r.type == "eks:index:Cluster"]
+
+
+# ---- 10. the example policy config -----------------------------------------------------------------------------
+
+
+def readme_levels() -> dict[str, str]:
+    """The README's table of policies: policy -> its level."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "README.md").read_text()
+    start = text.index("### The policies\n")
+    table = text[start:text.index("### The policy config\n", start)]
+    return dict(re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory|disabled) \|", table, re.M))
+
+
+def test_the_example_policy_config_keeps_the_readmes_levels_and_the_racks_kubernetes():
+    import json
+
+    from conftest import REPO
+    from mixed_os_racks.config.params import RackParams
+    from mixed_os_racks.offline.policyconfig import parse_config, reconcile
+    from policy_helpers import start_pack
+
+    with start_pack() as pack:
+        config = reconcile(pack.info, parse_config(json.loads((REPO / "policies" / "config.json").read_text())))
+    levels = readme_levels()
+    assert len(levels) == len(config) >= 11
+    assert {name: level for name, (level, _) in config.items()} == levels
+    assert config["ami-facts-unknown"][0] == "advisory"  # "all: mandatory" made it mandatory
+    assert config["ami-k8s-version"][1]["kubernetesVersion"] == RackParams.model_fields["k8s_version"].default
+
+
+# ---- the offline preview's JSON on the example stack that creates its cluster --------------------------------
+
+
+def test_the_prod_preview_json_shows_the_day2_fixes(capsys, tmp_path):
+    import json
+
+    from conftest import REPO
+
+    out = tmp_path / "preview.json"
+    code = main(["preview", "--cwd", str(REPO), "--stack", "prod", "--no-policy", "--json", str(out)])
+    capsys.readouterr()
+    assert code == 0
+    resources = json.loads(out.read_text())["resources"]
+    assert not [r for r in resources if r["type"] == "aws:ec2/tag:Tag"]  # no subnet tags
+    (key,) = [r for r in resources if r["type"] == "aws:kms/key:Key"]
+    assert key.get("protect") is True
+    stack = resources[0]
+    assert "protect" not in stack
