@@ -40,11 +40,12 @@ from typing import Any
 
 import pulumi
 import pytest
+import yaml
 
-from conftest import rack_config, run_rack, stack_config
+from conftest import REPO, rack_config, run_rack, stack_config
 from mixed_os_racks import ArgumentError, ClusterRef, ConfigError, Service, ServiceArgs, ServiceSpec
 from mixed_os_racks.addons import ClusterAutoscaler, ClusterAutoscalerArgs
-from mixed_os_racks.offline import ProgramRun, Resource, run_program
+from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
 CREATE = dict(cluster_mode="create", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnets_ids=",".join(PRIVATE))
@@ -134,8 +135,17 @@ def test_the_autoscaler_policy_reads_everywhere_and_scales_only_this_clusters_gr
 
 
 def test_pulumi_keeps_the_desired_size_the_autoscaler_sets(created):
-    for group in of(created, "aws:eks/nodeGroup:NodeGroup"):
+    # a group that can scale leaves its desired size to the autoscaler; a fixed-size group (the system lane,
+    # min = max) is nobody's to scale, and sends its size so that new bounds always take
+    groups = of(created, "aws:eks/nodeGroup:NodeGroup")
+    scalable = [g for g in groups if g.inputs["scalingConfig"]["minSize"] < g.inputs["scalingConfig"]["maxSize"]]
+    fixed = [g for g in groups if g not in scalable]
+    assert scalable and fixed
+    for group in scalable:
         assert "scalingConfig.desiredSize" in group.ignore_changes, group.name
+    for group in fixed:
+        assert "scalingConfig.desiredSize" not in group.ignore_changes, group.name
+        assert group.inputs["scalingConfig"]["desiredSize"] == group.inputs["scalingConfig"]["minSize"]
 
 
 @pytest.mark.parametrize("rack, installed", [
@@ -255,10 +265,17 @@ def test_the_deploying_identity_among_the_admins_is_warned_about(capfd):
 # ---- partitions and the stack's identity --------------------------------------------------------------------
 
 
+def catalog_in(region: str) -> Catalog:
+    """The offline catalog with the stacks' subnets in ``region``'s zones (a subnet belongs to one region)."""
+    doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
+    doc["subnets"] = {subnet: f"{region}{zone[-1]}" for subnet, zone in doc["subnets"].items()}
+    return Catalog.from_doc(doc)
+
+
 def test_a_govcloud_stack_uses_its_partition_everywhere():
     run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED,
                                   cluster_admin_arns="arn:aws-us-gov:iam::111122223333:role/ci"),
-                    "aws:region": "us-gov-west-1"})
+                    "aws:region": "us-gov-west-1"}, catalog_in("us-gov-west-1"))
     attachments = [a.inputs["policyArn"] for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                    if a.inputs["policyArn"] != "<computed>"]  # the rack's own policies' ARNs come at apply
     assert attachments and all(arn.startswith("arn:aws-us-gov:iam::aws:policy/") for arn in attachments)
@@ -269,7 +286,8 @@ def test_a_govcloud_stack_uses_its_partition_everywhere():
 
 
 def test_a_china_stack_trusts_the_china_ec2_principal():
-    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED), "aws:region": "cn-north-1"})
+    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED), "aws:region": "cn-north-1"},
+                   catalog_in("cn-north-1"))
     role = only(run, "aws:iam/role:Role", "rack-ng-1-role")
     assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com.cn"}
     assert all(a.inputs["policyArn"].startswith("arn:aws-cn:iam::aws:policy/")
@@ -375,9 +393,12 @@ def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, caps
 
     config = {**stack_config("prod"), "aws:region": "us-gov-west-1",
               "rack:cluster_admin_arns": "arn:aws-us-gov:iam::123456789012:role/ci-deploy"}
-    stack, out = tmp_path / "Pulumi.gov.yaml", tmp_path / "preview.json"
+    stack, out, amis = tmp_path / "Pulumi.gov.yaml", tmp_path / "preview.json", tmp_path / "amis.yaml"
     stack.write_text(yaml.safe_dump({"config": config}))
-    assert main(["preview", "--config", str(stack), "--no-policy", "--json", str(out)]) == 0
+    doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
+    doc["subnets"] = {subnet: f"us-gov-west-1{zone[-1]}" for subnet, zone in doc["subnets"].items()}
+    amis.write_text(yaml.safe_dump(doc))
+    assert main(["preview", "--config", str(stack), "--amis", str(amis), "--no-policy", "--json", str(out)]) == 0
     resources = json.loads(out.read_text())["resources"]
     arns = [r["inputs"]["policyArn"] for r in resources if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"]
     assert arns and all(arn.startswith("arn:aws-us-gov:") for arn in arns)

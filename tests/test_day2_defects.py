@@ -108,7 +108,7 @@ def created() -> ProgramRun:
 
 def test_coredns_and_the_pod_identity_agent_outlive_karpenter_and_every_pool(created):
     addons = {only(created, "aws:eks/addon:Addon", name).urn for name in ("rack-coredns", "rack-eks-pod-identity-agent")}
-    karpenter = [r for r in created.resources if r.type == "kubernetes:helm.sh/v4:Chart"]
+    karpenter = [r for r in created.resources if r.type == "kubernetes:helm.sh/v4:Chart" and "karpenter" in r.name]
     pools = [r for r in created.resources if r.type in ("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
                                                         "kubernetes:karpenter.sh/v1:NodePool")]
     assert len(karpenter) == 2 and len(pools) == 4
