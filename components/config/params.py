@@ -183,13 +183,13 @@ class RackParams(BaseModel):
     karpenter_install: Optional[bool] = None
     """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create``, false with ``existing``."""
     karpenter_enabled: bool = True
-    """The seeds' switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
+    """Convox's switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
-    """The seeds' switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
+    """Convox's switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
     """Install the EKS Pod Identity agent add-on. Default true with ``create``; with ``existing``, the cluster must have it for Karpenter."""
     build_node_enabled: bool = False
-    """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
+    """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
     """The build pool's instance types (their families and sizes). Default: any non-accelerated type."""
     node_role_name: Optional[str] = None
