@@ -29,7 +29,7 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_policy.py
 
 readme: $(VENV)/.installed
-	$(PY) -m mixed_os_racks.docs README.md
+	$(PY) -m mixed_os_racks.docs README.md docs/*.md
 
 clean:
 	rm -rf $(VENV) $(PACK_VENV) .pytest_cache .hypothesis

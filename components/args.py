@@ -8,6 +8,7 @@ argument and what it expected, never a ``KeyError`` or ``TypeError`` from deep i
 
 from __future__ import annotations
 
+import ast
 import collections.abc
 import inspect
 import sys
@@ -140,3 +141,55 @@ def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.
     if found is None:
         return []
     return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]
+
+
+# ---- help(): every component lists its args and outputs -------------------------------------------------
+
+
+def _documented_fields(tree: ast.Module, class_name: str) -> list[tuple[str, str, str]]:
+    """(name, annotation, docstring) of each annotated attribute of ``class_name`` and its bases in the module."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    node = classes.get(class_name)
+    if node is None:
+        return []
+    found = [field for base in node.bases if isinstance(base, ast.Name) for field in _documented_fields(tree, base.id)]
+    body = node.body
+    for n, statement in enumerate(body):
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            after = body[n + 1] if n + 1 < len(body) else None
+            doc = (after.value.value if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                   and isinstance(after.value.value, str) else "")
+            found.append((statement.target.id, ast.unparse(statement.annotation), inspect.cleandoc(doc)))
+    return found
+
+
+def _section(title: str, fields: list[tuple[str, str, str]]) -> str:
+    lines = [title]
+    for name, annotation, doc in fields:
+        lines.append(f"    {name} ({annotation}):")
+        lines += [f"        {line}" for line in (doc or "(undocumented)").splitlines()]
+    return "\n".join(lines)
+
+
+def documented(cls: type) -> type:
+    """A component class whose ``help()`` lists its args (its ``XArgs`` TypedDict's fields, with the
+    docstrings written where they are declared), its outputs (its ``pulumi.Output`` attributes) and
+    the example its own docstring gives; its ``__init__`` points there instead of inheriting the
+    docstring of Pulumi's ``ComponentResource.__init__``."""
+    tree = ast.parse(inspect.getsource(sys.modules[cls.__module__]))
+    args_type = f"{cls.__name__}Args"
+    args = _documented_fields(tree, args_type)
+    hints = _hints(getattr(sys.modules[cls.__module__], args_type)) if args else {}
+    args = [(name, f"{annotation}{'' if name in required_keys(getattr(sys.modules[cls.__module__], args_type)) else ', optional'}", doc)
+            for name, annotation, doc in args if name in hints]
+    outputs = [field for field in _documented_fields(tree, cls.__name__) if field[1].startswith("pulumi.Output")]
+    parts = [inspect.cleandoc(cls.__doc__ or cls.__name__)]
+    if args:
+        parts.append(_section(f"Args (``{args_type}``, a TypedDict: ``{cls.__name__}(name, {args_type}(...), opts)``):", args))
+    if outputs:
+        parts.append(_section("Outputs (registered as the component's outputs):", outputs))
+    cls.__doc__ = "\n\n".join(parts)
+    init = cls.__dict__.get("__init__")
+    if init is not None:
+        init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({args_type}) and ``opts``; see the class's help."
+    return cls

@@ -1,5 +1,5 @@
 """The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
-preview on a machine with no cloud.
+preview on a machine with no cloud, and ``pack init DIR``, a policy pack folder for another repository.
 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
@@ -27,6 +27,7 @@ from .offline.engine import ProgramExit, run_program, stack_config_values
 from .offline.preview import render, to_json
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .pack.scaffold import ScaffoldError
 from .pack.speedups import tune_gc
 from .spec.base import shown
 
@@ -38,7 +39,7 @@ class UsageError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.offline")
+    parser = argparse.ArgumentParser(prog="mixed-os-racks")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("preview", help="preview a stack offline, like `pulumi preview`")
     which = p.add_mutually_exclusive_group(required=True)
@@ -49,22 +50,62 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", type=Path, dest="json_out", help="also write resources and violations as JSON")
     p.add_argument(
         "--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
-        help="run this CrossGuard policy pack (repeatable; default: the nearest policies/ at or above --cwd)",
+        help="run this CrossGuard policy pack (repeatable; default: the nearest policies/ at or above --cwd, else the pack installed with this package)",
     )
     p.add_argument(
         "--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
         help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)",
     )
     p.add_argument("--no-policy", action="store_true", help="run no policy pack")
+    pack = sub.add_parser("pack", help="policy pack folders").add_subparsers(dest="pack_command", required=True)
+    init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
+                           "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
+    init.add_argument("dir", type=Path, metavar="DIR")
+    init.add_argument("--force", action="store_true", help="overwrite the pack's files if DIR has them")
+    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
+                      "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
     return parser
 
 
-def default_pack(cwd: Path) -> Path:
-    """The project's ``policies/``: the nearest one at or above the project directory."""
+BUNDLED_PACK = Path(__file__).resolve().parent / "pack" / "bundled"
+"""The pack installed with the package: the rack's policies, run with this interpreter (its
+``PulumiPolicy.yaml`` names no virtualenv)."""
+
+
+def default_pack(cwd: Path) -> Optional[Path]:
+    """The project's ``policies/``: the nearest one at or above the project directory, if any."""
     for folder in [cwd.resolve(), *cwd.resolve().parents]:
         if (folder / "policies" / "PulumiPolicy.yaml").is_file():
             return folder / "policies"
-    return cwd / "policies"
+    return None
+
+
+def packs_to_run(args: argparse.Namespace, cwd: Path) -> tuple[list[Path], str]:
+    """The packs this preview runs, and where they came from: ``--policy-pack``, else the project's
+    ``policies/``, else the bundled pack."""
+    if args.no_policy:
+        return [], "none (--no-policy)"
+    if args.policy_packs:
+        return list(args.policy_packs), "--policy-pack"
+    found = default_pack(cwd)
+    if found is not None:
+        return [found], "the project's policies/"
+    from . import __version__
+
+    return [BUNDLED_PACK], f"no policies/ at or above {cwd.resolve()}: ran the pack bundled with mixed-os-racks {__version__}"
+
+
+def pack_summary(packs: Sequence[Path], names: Sequence[str], source: str, violations: Sequence[dict[str, Any]]) -> str:
+    """Which packs ran, from where, and how each ended: the last lines of the output."""
+    lines = ["", f"Policy packs ({source}):"]
+    for path, name in zip(packs, names):
+        found = [v for v in violations if v["pack"] == name]
+        mandatory = sum(v["level"] == "mandatory" for v in found)
+        others = len(found) - mandatory
+        counts = [f"{n} {level} violation{'s' if n > 1 else ''}" for n, level in ((mandatory, "mandatory"), (others, "advisory")) if n]
+        verdict = f"failed: {' and '.join(counts)}" if mandatory else "passed" + (f", with {counts[0]}" if counts else "")
+        lines.append(f"    {name} ({path}): {verdict}")
+    return "\n".join(lines) + "\n"
 
 
 # ---- arguments, checked before anything runs ----------------------------------------------------------
@@ -148,7 +189,7 @@ def preview(args: argparse.Namespace) -> int:
     stack, stack_file = stack_of(args, cwd)
     if args.no_policy and (args.policy_packs or args.policy_pack_configs):
         raise UsageError("--no-policy runs no pack: drop --policy-pack and --policy-pack-config")
-    packs: list[Path] = [] if args.no_policy else (args.policy_packs or [default_pack(cwd)])
+    packs, source = packs_to_run(args, cwd)
     for pack in packs:
         if not (pack / "PulumiPolicy.yaml").is_file():
             raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR, or --no-policy")
@@ -165,8 +206,9 @@ def preview(args: argparse.Namespace) -> int:
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
         run = run_program(cwd, config, catalog, project=project, stack=stack)
         violations = policy.analyze(run)
+        names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
-    _print(render(run, violations))
+    _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
     if args.json_out:
         write_json(args.json_out, to_json(run, violations))
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
@@ -187,16 +229,29 @@ def entry() -> None:
     sys.exit(main())
 
 
+def pack_init(args: argparse.Namespace) -> int:
+    from . import __version__
+    from .pack.scaffold import write_pack
+
+    written = write_pack(args.dir, __version__, force=args.force, package=args.requirement)
+    _print("".join(f"wrote {path}\n" for path in written) + (
+        f"next: cd {args.dir} && pulumi install   (creates the pack's virtualenv, {args.dir / 'venv'})\n"
+        f"then: pulumi preview --policy-pack {args.dir} --policy-pack-config {args.dir / 'config.json'}\n"))
+    return EXIT_OK
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command == "pack":
+            return pack_init(args)
         return preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit) as exc:
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

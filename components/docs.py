@@ -1,9 +1,10 @@
 """The stack-config reference, rendered from the models' own field descriptions.
 
-``python -m mixed_os_racks.docs README.md`` rewrites every generated block of the README in place
-(between ``<!-- BEGIN generated: <table> -->`` and ``<!-- END generated: <table> -->``);
+``python -m mixed_os_racks.docs README.md docs/*.md`` rewrites every generated block of those files in
+place (between ``<!-- BEGIN generated: <table> -->`` and ``<!-- END generated: <table> -->``);
 ``--check`` exits 1 when one is out of date (the tests run it). Each table's rows are the model's
-fields, in declaration order, with the description written where the field is declared.
+fields, in declaration order, with the description written where the field is declared, and the
+Python field each key sets (``keys``' tables).
 """
 
 from __future__ import annotations
@@ -37,12 +38,22 @@ def _rows(model: type[BaseModel], names: Iterable[str], table: Optional[keys.Key
     return rows
 
 
-def _table(rows: Sequence[tuple[str, str, str]], fields: bool = True) -> str:
-    if not fields:
-        lines = ["| parameter | what it does, and its default |", "|---|---|"]
-        return "\n".join(lines + [f"| `{key}` | {_cell(text)} |" for key, _, text in rows]) + "\n"
-    lines = ["| key | Python field | what it does, and its default |", "|---|---|---|"]
-    lines += [f"| `{key}` | {f'`{field}`' if field else ''} | {_cell(text)} |" for key, field, text in rows]
+RACK_TABLES = (keys.CLUSTER, keys.RACK, keys.WORKLOAD_POOL, keys.BUILD_POOL, keys.DEVICE_PLUGIN, keys.GPU_OBSERVABILITY)
+"""The tables that map ``rack:`` parameters onto the specs a ``RackSpec`` is made of."""
+
+
+def _spec_fields(key: str) -> str:
+    """The spec fields a ``rack:`` parameter sets, ``Spec.field`` (several for a key shared by lanes)."""
+    found = [f"{table.spec.__name__}.{field}" for table in RACK_TABLES
+             for field in ([f for f, k in table.keys.items() if k == key] or [key])
+             if field in table.spec.model_fields]
+    return ", ".join(dict.fromkeys(found))
+
+
+def _table(rows: Sequence[tuple[str, str, str]], fields: bool = True, title: str = "key") -> str:
+    lines = [f"| {title} | Python field | what it does, and its default |", "|---|---|---|"]
+    lines += [f"| `{key}` | {', '.join(f'`{f}`' for f in field.split(', ')) if field else ''} | {_cell(text)} |"
+              for key, field, text in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -52,7 +63,8 @@ def _cell(text: str) -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "rack-params": lambda: _table(_rows(RackParams, RackParams.model_fields), fields=False),
+    "rack-params": lambda: _table([(key, _spec_fields(key), text) for key, _, text in _rows(RackParams, RackParams.model_fields)],
+                                  title="parameter"),
     "pool-fields": lambda: _table(_rows(keys.POOL.spec, keys.POOL.item_keys, keys.POOL)),
     "node-group-fields": lambda: _table(_rows(
         keys.NODE_GROUP.spec, keys.NODE_GROUP.item_keys, keys.NODE_GROUP,
@@ -75,19 +87,21 @@ def render(text: str) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.docs", description=__doc__.splitlines()[0])
-    parser.add_argument("readme", type=Path)
+    parser.add_argument("files", type=Path, nargs="+", metavar="FILE")
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated block is out of date")
     args = parser.parse_args(argv)
-    text = args.readme.read_text(encoding="utf-8")
-    fresh = render(text)
-    if args.check:
-        if fresh != text:
-            sys.stderr.write(f"{args.readme}: generated tables are out of date; run python -m mixed_os_racks.docs {args.readme}\n")
-            return 1
-        return 0
-    if fresh != text:
-        args.readme.write_text(fresh, encoding="utf-8")
-    return 0
+    stale = 0
+    for path in args.files:
+        text = path.read_text(encoding="utf-8")
+        fresh = render(text)
+        if fresh == text:
+            continue
+        if args.check:
+            sys.stderr.write(f"{path}: generated tables are out of date; run python -m mixed_os_racks.docs {path}\n")
+            stale = 1
+        else:
+            path.write_text(fresh, encoding="utf-8")
+    return stale
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import pulumi_eks as eks
 from . import contract
 from .addons import eks_addon
 from .ami import AmiLookup
-from .args import checked
+from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ConfigError
 from .pack import upstream
@@ -60,8 +60,17 @@ class RackClusterArgs(TypedDict, total=False):
     """Shared AMI look-up for the system lane. Default: a private one."""
 
 
+@documented
 class RackCluster(pulumi.ComponentResource):
-    """An EKS cluster with access entries, secrets encryption, the Pod Identity agent and a system lane."""
+    """An EKS cluster with access entries, secrets encryption, the Pod Identity agent and a system lane.
+
+    Example::
+
+        created = RackCluster("lab", RackClusterArgs(spec=ClusterSpec(
+            name="lab", vpc_id="vpc-0123456789abcdef0",
+            private_subnet_ids=["subnet-0a1b2c3d4e5f60718", "subnet-0f0e0d0c0b0a09080"])))
+        pulumi.export("endpoint", created.ref.endpoint)
+    """
 
     cluster: eks.Cluster
     ref: ClusterRef

@@ -32,3 +32,8 @@ class ArgumentError(ConfigError):
         self.name = name
         self.property_path = path
         self.reason = problem
+
+
+class OfflineUnavailable(ImportError):
+    """The offline engine (``mixed_os_racks.offline``, the ``mixed-os-racks`` command) cannot run on the
+    installed Pulumi SDK: it uses SDK internals, so it needs the range the ``offline`` extra pins."""

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from . import contract
-from .args import checked
+from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -109,8 +109,15 @@ class NvidiaDevicePluginArgs(TypedDict, total=False):
     """Default ``kube-system``."""
 
 
+@documented
 class NvidiaDevicePlugin(_ChartAddon):
-    """The NVIDIA device plugin DaemonSet, on every AL2023 GPU lane and nowhere else."""
+    """The NVIDIA device plugin DaemonSet, on every AL2023 GPU lane and nowhere else.
+
+    Example::
+
+        NvidiaDevicePlugin("nvidia", NvidiaDevicePluginArgs(
+            cluster=ClusterRef.existing("prod", "prod-rack"), time_slicing_replicas=2))
+    """
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:gpu:NvidiaDevicePlugin", name, None, opts)
@@ -134,8 +141,14 @@ class GpuObservabilityArgs(TypedDict, total=False):
     """Default ``kube-system``."""
 
 
+@documented
 class GpuObservability(_ChartAddon):
-    """NVIDIA dcgm-exporter: GPU metrics from every AL2023 GPU lane."""
+    """NVIDIA dcgm-exporter: GPU metrics from every AL2023 GPU lane.
+
+    Example::
+
+        GpuObservability("dcgm", GpuObservabilityArgs(cluster=ClusterRef.existing("prod", "prod-rack")))
+    """
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:gpu:GpuObservability", name, None, opts)

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from . import contract
 from .ami import AmiLookup
-from .args import checked, inherited_depends_on
+from .args import checked, documented, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .pack import rules, upstream
@@ -158,8 +158,18 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
+@documented
 class KarpenterPool(pulumi.ComponentResource):
-    """A Karpenter pool: an EC2NodeClass and a NodePool, both named after the pool."""
+    """A Karpenter pool: an EC2NodeClass and a NodePool, both named after the pool.
+
+    Example::
+
+        cluster = ClusterRef.existing("prod", "prod-rack")
+        ml = KarpenterPool("ml", KarpenterPoolArgs(
+            pool=PoolSpec(name="ml", instance_families=["g6"], ami_id="ami-0a1b2c3d4e5f60718", disk=120, dedicated=True),
+            cluster=cluster))
+        pulumi.export("mlNodePool", ml.node_pool_name)
+    """
 
     node_class: k8s.apiextensions.CustomResource
     node_pool: k8s.apiextensions.CustomResource

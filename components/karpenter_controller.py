@@ -32,7 +32,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import checked, inherited_depends_on
+from .args import checked, documented, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -224,8 +224,14 @@ class KarpenterControllerArgs(TypedDict, total=False):
     """AWS tags for the roles, policies, queue and rules. Default none."""
 
 
+@documented
 class KarpenterController(pulumi.ComponentResource):
-    """Karpenter v1.14.1: its IAM, its interruption queue and rules, and its two charts."""
+    """Karpenter v1.14.1: its IAM, its interruption queue and rules, and its two charts.
+
+    Example::
+
+        KarpenterController("karpenter", KarpenterControllerArgs(cluster=ClusterRef.existing("prod", "prod-rack")))
+    """
 
     node_role: aws.iam.Role
     node_role_arn: pulumi.Output[str]

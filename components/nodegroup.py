@@ -49,7 +49,7 @@ import pulumi_eks as eks
 
 from . import contract
 from .ami import AmiLookup
-from .args import checked
+from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .pack import instances, rules, upstream
@@ -98,8 +98,17 @@ def _assume_role_policy(partition: str) -> str:
     })
 
 
+@documented
 class NodeGroup(pulumi.ComponentResource):
-    """An EKS managed node group on AL2023: GPU, Neuron, Graviton or x86, optionally on a pinned AMI."""
+    """An EKS managed node group on AL2023: GPU, Neuron, Graviton or x86, optionally on a pinned AMI.
+
+    Example::
+
+        inference = NodeGroup("inference", NodeGroupArgs(
+            group=NodeGroupSpec(instance_type="g6.2xlarge", min_size=1, max_size=4, dedicated=True, label="inference"),
+            cluster=ClusterRef.existing("prod", "prod-rack")))
+        pulumi.export("inferenceTaints", inference.taints)
+    """
 
     managed_node_group: eks.ManagedNodeGroup
     launch_template: Optional[aws.ec2.LaunchTemplate]
@@ -112,7 +121,8 @@ class NodeGroup(pulumi.ComponentResource):
     """The nodes' IAM role ARN."""
     labels: pulumi.Output[dict[str, str]]
     taints: pulumi.Output[list[dict[str, str]]]
-    """EKS taints (``NO_SCHEDULE`` spelling)."""
+    """The taints every node of the group carries, in Kubernetes' spelling (``NoSchedule``), as pods tolerate them
+    (the ``aws.eks.NodeGroup`` itself takes the EKS API's ``NO_SCHEDULE``)."""
     ami: pulumi.Output[dict[str, str]]
     """What the group boots: ``{"amiType": ...}`` (EKS's AMI, updated by EKS releases), or a pinned
     ``{"id", "name", "created"}``."""
@@ -223,7 +233,7 @@ class NodeGroup(pulumi.ComponentResource):
         self.node_group_arn = node_group.apply(lambda g: g.arn)
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
         self.labels = pulumi.Output.from_input(group.node_labels())
-        self.taints = pulumi.Output.from_input(group.node_taints())
+        self.taints = pulumi.Output.from_input([{**t, "effect": contract.effect(t["effect"])} for t in group.node_taints()])
         self.ami = pulumi.Output.from_input(ami)
         self.register_outputs({
             "ami": self.ami,

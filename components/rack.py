@@ -9,7 +9,7 @@ import pulumi_aws as aws
 
 from . import contract
 from .ami import AmiLookup
-from .args import checked
+from .args import checked, documented
 from .cluster import ClusterRef
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
@@ -43,9 +43,16 @@ def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
     return _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
 
 
+@documented
 class Rack(pulumi.ComponentResource):
     """A rack: its cluster (created or existing), Karpenter (when installed), the default workload pool,
-    every additional Karpenter pool, the managed node groups and the GPU tier."""
+    every additional Karpenter pool, the managed node groups and the GPU tier.
+
+    Example (the stack config's ``rack:`` parameters, as the rack program reads them)::
+
+        rack = Rack("prod", RackArgs(spec=load_stack_config()))
+        pulumi.export("lanes", rack.lanes)
+    """
 
     cluster: ClusterRef
     created: Optional[RackCluster]

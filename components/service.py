@@ -28,7 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import contract
-from .args import checked
+from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .spec.service import ServiceSpec, dns1123_label_problem
@@ -122,8 +122,15 @@ def pod_spec(spec: ServiceSpec) -> dict[str, Any]:
     return pod
 
 
+@documented
 class Service(pulumi.ComponentResource):
-    """A seeds' service: a Deployment, a Service, and an autoscaler for a count range."""
+    """A service as a Convox app declares one: a Deployment, a Service, and an autoscaler for a count range.
+
+    Example::
+
+        Service("web", ServiceArgs(service=ServiceSpec(name="web", image="nginx:1.27", port=80),
+                                   cluster=ClusterRef.existing("prod", "prod-rack")))
+    """
 
     deployment: k8s.apps.v1.Deployment
     service: k8s.core.v1.Service

@@ -87,3 +87,18 @@ def test_the_installed_wheel_runs_the_prod_preview_from_elsewhere(wheel, tmp_pat
                           "--stack", "prod", "--no-policy"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "eks:index:Cluster" in run.stdout and " to create" in run.stdout
+
+
+def test_the_wheel_ships_its_types_its_pack_and_the_command(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
+        metadata = archive.read(f"{info}/METADATA").decode()
+    assert {"mixed_os_racks/py.typed", "mixed_os_racks/pack/bundled/PulumiPolicy.yaml",
+            "mixed_os_racks/pack/bundled/__main__.py", "mixed_os_racks/offline/amis.yaml"} <= names
+    assert "mixed-os-racks = mixed_os_racks.__main__:entry" in entry_points
+    requires = [line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist: pulumi")]
+    assert "pulumi<4,>=3.231.0" in requires
+    assert any(line.startswith("pulumi<3.273,>=3.272") and 'extra == "offline"' in line for line in requires)
+

@@ -14,6 +14,10 @@ from mixed_os_racks.cli import main
 from conftest import REPO
 
 EXAMPLES = REPO / "examples"
+STACK_EXAMPLES = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name != "consumer")
+"""The rack plus one hand-written resource, stack ``example`` (``consumer``, another team's own program
+with its own stack, has its own tests: ``test_consumer.py``)."""
+DOCS = "".join(path.read_text(encoding="utf-8") for path in sorted((REPO / "docs").glob("*.md")))
 
 
 def preview(capsys, example: str, *extra: str, json_out: Path | None = None) -> tuple[int, str, str]:
@@ -92,7 +96,7 @@ def test_gpu_lane_on_bottlerocket(capsys):
 
 
 def test_every_example_ships_its_stack_config_and_catalog():
-    for folder in sorted(p for p in EXAMPLES.iterdir() if p.is_dir()):
+    for folder in STACK_EXAMPLES:
         assert {"Pulumi.yaml", "Pulumi.example.yaml", "amis.yaml", "__main__.py"} <= {p.name for p in folder.iterdir()}, folder
 
 
@@ -182,10 +186,10 @@ def test_the_cli_as_a_user_runs_it():
     assert "[mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)" in proc.stdout
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))
+@pytest.mark.parametrize("example", [p.name for p in STACK_EXAMPLES])
 def test_the_readme_shows_what_each_example_prints(capsys, example):
-    """The README's output block for each example is the preview's own ``Policies:`` section."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """The docs' output block for each example is the preview's own ``Policies:`` section."""
+    readme = DOCS
     command = readme.index(f"--cwd examples/{example} ")
     section = readme[command:readme.find("```sh", command)]
     if "```\nPolicies:" not in section:  # an example the README says previews with no violation

@@ -1,46 +1,94 @@
-"""The README is part of the product: its generated tables are current, and every Python snippet in
-it runs, as written, under the offline engine (so the documented API cannot rot)."""
+"""The README and docs/ are part of the product: their generated tables are current, and every Python
+snippet in them runs, as written: a program under the offline engine, a pack's ``__main__.py``
+(marked ``<!-- snippet: pack -->``) as a pack the analyzer protocol drives (so the documented API
+cannot rot)."""
 
 from __future__ import annotations
 
 import re
 
+import pulumi_aws as aws
 import pytest
 
 from conftest import REPO, stack_config
 from mixed_os_racks import docs
 from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
+from policy_helpers import judge, messages
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SNIPPETS = re.findall(r"^```python\n(.*?)^```", README, re.M | re.S)
+FILES = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
+         for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]}
+SNIPPET_RE = re.compile(r"^(?:<!-- snippet: (?P<kind>[a-z]+) -->\n)?```python\n(?P<code>.*?)^```", re.M | re.S)
+SNIPPETS = [(name, match.group("kind") or "program", match.group("code"))
+            for name, text in FILES.items() for match in SNIPPET_RE.finditer(text)]
+PROGRAMS = [(name, code) for name, kind, code in SNIPPETS if kind == "program"]
+PACKS = [(name, code) for name, kind, code in SNIPPETS if kind == "pack"]
 
 
 def test_the_generated_tables_are_current():
-    assert docs.render(README) == README, "run `make readme` (python -m mixed_os_racks.docs README.md)"
+    for name, text in FILES.items():
+        assert docs.render(text) == text, f"{name}: run `make readme` (python -m mixed_os_racks.docs README.md docs/*.md)"
 
 
 def test_every_table_is_generated_from_its_model():
-    blocks = re.findall(r"<!-- BEGIN generated: ([a-z-]+) -->", README)
+    blocks = [block for text in FILES.values() for block in re.findall(r"<!-- BEGIN generated: ([a-z-]+) -->", text)]
     assert sorted(blocks) == sorted(docs.TABLES)
     for name in docs.TABLES:
         assert "| `" in docs.TABLES[name]()
 
 
+def test_the_config_tables_name_the_python_field_each_key_sets():
+    rack = docs.TABLES["rack-params"]()
+    assert "| `k8s_version` | `ClusterSpec.version` |" in rack
+    assert "| `karpenter_node_os` | `PoolSpec.os` |" in rack
+    assert "| `type` | `instance_type` |" in docs.TABLES["node-group-fields"]()
+
+
 def test_a_stale_table_is_caught(tmp_path):
-    stale = tmp_path / "README.md"
-    stale.write_text(README.replace("| `cluster_name` |", "| `cluster_nam` |"), encoding="utf-8")
-    assert docs.main([str(stale), "--check"]) == 1
-    assert docs.main([str(stale)]) == 0 and docs.main([str(stale), "--check"]) == 0
+    config = FILES["docs/config.md"]
+    stale = tmp_path / "config.md"
+    stale.write_text(config.replace("| `cluster_name` |", "| `cluster_nam` |"), encoding="utf-8")
+    fresh = tmp_path / "README.md"
+    fresh.write_text(FILES["README.md"], encoding="utf-8")
+    assert docs.main([str(fresh), str(stale), "--check"]) == 1
+    assert docs.main([str(fresh), str(stale)]) == 0 and docs.main([str(fresh), str(stale), "--check"]) == 0
+    assert stale.read_text(encoding="utf-8") == config
 
 
-def test_the_readme_has_snippets():
-    assert len(SNIPPETS) >= 5
+def test_the_readme_links_every_doc_and_every_doc_exists():
+    readme = FILES["README.md"]
+    linked = set(re.findall(r"\]\((docs/[a-z-]+\.md)", readme))
+    assert linked == {name for name in FILES if name.startswith("docs/")}
+    assert readme.index("make preview") < readme.index("## What you get") < readme.index("## Install") \
+        < readme.index("```python") < readme.index("## An AMI catalog") < readme.index("## Preview") < readme.index("## Contents")
 
 
-@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet-{n}" for n in range(len(SNIPPETS))])
-def test_every_python_snippet_runs_offline(snippet):
+def test_the_docs_have_snippets():
+    assert len(PROGRAMS) >= 5 and PACKS
+
+
+@pytest.mark.parametrize("where,snippet", PROGRAMS, ids=[f"{where}-{n}" for n, (where, _) in enumerate(PROGRAMS)])
+def test_every_python_snippet_runs_offline(where, snippet):
     def program() -> None:
-        exec(compile(snippet, "README.md", "exec"), {"__name__": "__main__"})
+        exec(compile(snippet, where, "exec"), {"__name__": "__main__"})
 
     run = run_program(program, stack_config("prod"), stack="readme")
     assert [r for r in run.resources if r.type != "pulumi:pulumi:Stack"], "the snippet registers nothing"
+
+
+@pytest.mark.parametrize("where,snippet", PACKS, ids=[f"{where}-pack-{n}" for n, (where, _) in enumerate(PACKS)])
+def test_every_pack_snippet_serves_a_pack(tmp_path, where, snippet):
+    (tmp_path / "__main__.py").write_text(snippet, encoding="utf-8")
+    (tmp_path / "PulumiPolicy.yaml").write_text("runtime:\n  name: python\n", encoding="utf-8")
+    with PolicyPackProcess(tmp_path, pack_env("readme", "dev")) as pack:
+        names = {policy.name for policy in pack.info.policies}
+        assert {"ami-id-format", "workloads-reach-their-lane", "node-groups-have-a-team"} <= names
+
+        def untagged() -> None:
+            aws.eks.NodeGroup("ng", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n",
+                              subnet_ids=["subnet-0a1b2c3d4e5f60718"], instance_types=["m6i.large"],
+                              scaling_config={"min_size": 1, "max_size": 1, "desired_size": 1})
+
+        violations = judge(pack, untagged)
+    assert messages(violations, "node-groups-have-a-team") == ["every node group carries a team tag"]
+    assert {v["pack"] for v in violations} == {pack.info.name}

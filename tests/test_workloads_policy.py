@@ -385,9 +385,9 @@ def test_a_lanes_config_the_schema_refuses(pack):
 
 
 def _readme_jq_program() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "components.md").read_text(encoding="utf-8")
     match = re.search(r"pulumi stack output lanes --json[^\n]*\n\s*\| jq '([^']+)'", readme)
-    assert match, "the README shows how to turn the rack's lanes output into the policy config"
+    assert match, "docs/components.md shows how to turn the rack's lanes output into the policy config"
     return match.group(1)
 
 

@@ -131,6 +131,9 @@ RACK = KeyTable(RackSpec, keys={
 })
 """The whole rack: what only all its parts together can break."""
 
+TABLES = (POOL, NODE_GROUP, WORKLOAD_POOL, BUILD_POOL, CLUSTER, DEVICE_PLUGIN, GPU_OBSERVABILITY, RACK)
+"""Every table (a spec's did-you-mean reads them: ``NodeGroupSpec(type=...)`` meant ``instance_type``)."""
+
 ITEM_TABLES: Mapping[type[BaseModel], KeyTable] = {PoolSpec: POOL, NodeGroupSpec: NODE_GROUP}
 """A spec as a list item of the stack config: the seeds' keys it takes."""
 

@@ -195,13 +195,13 @@ class RackParams(BaseModel):
     karpenter_install: Optional[bool] = None
     """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
-    """The seeds' switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
+    """Convox's switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
-    """The seeds' switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
+    """Convox's switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
     """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter needs it: false with Karpenter installed is refused."""
     build_node_enabled: bool = False
-    """The seeds' Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
+    """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
     """The build pool's instance types: exactly these (not the other sizes of their families). Default: any non-accelerated type."""
     node_role_name: Optional[str] = None

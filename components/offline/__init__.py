@@ -11,8 +11,37 @@ config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``
 The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts them together.
 """
 
-from .catalog import Catalog, CatalogError
-from .engine import run_program
-from .records import ProgramRun, Resource
+from importlib import metadata
 
-__all__ = ["Catalog", "CatalogError", "ProgramRun", "Resource", "run_program"]
+from ..errors import OfflineUnavailable
+
+
+def sdk_problem() -> str | None:
+    """Why the installed Pulumi SDK cannot run the engine, or None: the engine uses SDK internals
+    (``sdk``), tested on the range the package's ``offline`` extra pins (read from its metadata)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        wanted = [Requirement(line) for line in metadata.requires("mixed-os-racks") or []]
+        have = metadata.version("pulumi")
+    except (metadata.PackageNotFoundError, InvalidRequirement):  # a checkout never installed: nothing to check
+        return None
+    pins = [r for r in wanted if r.name == "pulumi" and r.marker is not None and r.marker.evaluate({"extra": "offline"})
+            and not r.marker.evaluate({"extra": ""})]
+    if not pins or all(pin.specifier.contains(have, prereleases=True) for pin in pins):
+        return None
+    return (f"the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi{pins[0].specifier} "
+            f"(it runs programs under the SDK's mocks, through SDK internals), and this environment has pulumi {have}: "
+            f"pip install \"mixed-os-racks[offline]\" gives it the SDK it was tested with (the components themselves "
+            f"work with this SDK)")
+
+
+_problem = sdk_problem()
+if _problem:
+    raise OfflineUnavailable(_problem)
+
+from .catalog import Catalog, CatalogError  # noqa: E402 - after the SDK check
+from .engine import run_program  # noqa: E402
+from .records import ProgramRun, Resource  # noqa: E402
+
+__all__ = ["Catalog", "CatalogError", "ProgramRun", "Resource", "run_program", "sdk_problem"]

@@ -86,6 +86,11 @@ class PolicyPacks:
             violations += pack.analyze(run, self._stack_config)
         return violations
 
+    @property
+    def names(self) -> list[str]:
+        """Each started pack's name, as it describes itself (``GetAnalyzerInfo``), in order."""
+        return [pack.info.name for pack in self._packs]
+
     def close(self) -> None:
         for pack in self._packs:
             pack.kill()

@@ -165,8 +165,15 @@ class OfflineMocks(pulumi.runtime.Mocks):
             pattern = re.compile(str(args["nameRegex"]))
             found = [ami for ami in found if pattern.search(ami.name)]
         if not found:
-            # what the AWS provider says when EC2 DescribeImages finds nothing
-            raise ProviderError("Your query returned no results. Please change your search criteria and try again.")
+            # what the AWS provider says when EC2 DescribeImages finds nothing, and where the offline account's images come from
+            ids = [v for f in filters if f.get("name") == "image-id" for v in f.get("values") or []]
+            raise ProviderError("Your query returned no results. Please change your search criteria and try again. "
+                                f"(offline: the AMI catalog {self.catalog.source} has no "
+                                + (f"image {', '.join(map(str, ids))}" if ids else "image matching these filters")
+                                + "; give a catalog that has it with --amis FILE, YAML of the form `amis: [{id: "
+                                "ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
+                                "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: "
+                                "\"111122223333\"}]`, described in docs/offline.md)")
         if len(found) > 1 and not args.get("mostRecent"):
             raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
                                 "catalog). Please try a more specific search criteria, or set `most_recent` to true.")

@@ -92,8 +92,8 @@ def pack_python(path: Path, env: Mapping[str, str]) -> tuple[str, list[str]]:
         return str(python), []
     return sys.executable, [
         f"policy pack {path}: its virtualenv {venv_dir} does not exist, so `pulumi preview --policy-pack` "
-        f"could not start it; running it with {sys.executable} (create it: python -m venv {venv_dir} && "
-        f"{venv_dir}/bin/pip install -r {path}/requirements.txt)"
+        f"could not start it; running it with {sys.executable} (create it: `pulumi install` in {path}, or "
+        f"python -m venv {venv_dir} && {venv_dir}/bin/pip install -r {path}/requirements.txt)"
     ]
 
 

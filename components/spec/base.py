@@ -9,10 +9,11 @@ and names its own keys instead.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import unicodedata
-from typing import Annotated, Any, Mapping, Sequence, get_args
+from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
@@ -119,13 +120,47 @@ def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
     return loc + (cause.field,) if isinstance(cause, FieldProblem) else loc
 
 
+def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> Optional[type[BaseModel]]:
+    """The model that holds the last part of ``loc`` (descending through nested specs and lists of them)."""
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type) and issubclass(t, BaseModel)]
+        if not nested:
+            return None
+        model = nested[0]
+    return model
+
+
+def did_you_mean(model: type[BaseModel], loc: Sequence[Any]) -> str:
+    """For an unknown field: the field meant, by spelling or as the stack config's key for it
+    (``NodeGroupSpec(type=...)``: ``type`` is the stack-config key of ``instance_type``)."""
+    holder = _model_at(model, loc) if loc else None
+    if holder is None or isinstance(loc[-1], int):
+        return ""
+    wrong = str(loc[-1])
+    from ..config.keys import TABLES  # the stack config's keys (config imports the specs, so only here)
+
+    by_key = {key: field for table in TABLES if table.spec is holder
+              for field, key in table.keys.items() if field in holder.model_fields}
+    if wrong in by_key:
+        return f" (did you mean {by_key[wrong]}? '{wrong}' is its stack-config key)"
+    close = difflib.get_close_matches(wrong, list(holder.model_fields), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 class SpecError(ConfigError, ValueError):
     """A spec built with values its rules refuse: one ``<Spec>.<field>: <problem>`` line each."""
 
-    def __init__(self, spec: str, exc: ValidationError) -> None:
+    def __init__(self, spec: str, exc: ValidationError, model: Optional[type[BaseModel]] = None) -> None:
         self.errors = exc.errors()
         """pydantic's errors, for callers that name the paths in their own terms (the stack config)."""
-        lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        lines = [(key_path(error_loc(e)), error_message(e) + (did_you_mean(model, e["loc"]) if model and
+                                                               e["type"] == "extra_forbidden" else ""))
+                 for e in self.errors]
         super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
                                     for path, message in lines))
 
@@ -168,7 +203,7 @@ class Spec(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise SpecError(type(self).__name__, exc) from None
+            raise SpecError(type(self).__name__, exc, type(self)) from None
 
     @field_validator("*", mode="before")
     @classmethod

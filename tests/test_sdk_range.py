@@ -1,0 +1,111 @@
+"""The components work beside the oldest Pulumi SDK their providers allow; the offline engine says
+plainly when it runs on an SDK outside the range its extra pins.
+
+pulumi-eks 4.4, pulumi-aws 7 and pulumi-kubernetes 4 each require ``pulumi>=3.231.0`` (their
+``Requires-Dist``), so 3.231.0 is the oldest SDK a program using the components can have; the package
+itself asks ``pulumi>=3.231.0,<4``. The offline engine uses SDK internals (``offline/sdk.py``) and was
+tested on the minor release the ``offline`` extra pins; the rest of the suite runs on that release
+(the newest this package supports). Here a virtualenv gets pulumi 3.231.0 (pip, from its cache) over
+this environment's other packages, and a program builds components under the SDK's own mocks.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from test_pack_start import small_venv
+
+OLDEST = "3.231.0"
+
+
+def _pulumi_requirement(dist: str, extra: str = "") -> Requirement:
+    found = [Requirement(line) for line in importlib.metadata.requires(dist) or []]
+    return next(r for r in found if r.name == "pulumi" and (r.marker is None or r.marker.evaluate({"extra": extra}))
+                and (extra == "" or r.marker is not None))
+
+
+def test_the_package_and_its_providers_all_accept_the_oldest_sdk():
+    # what a resolver checks for `pip install mixed-os-racks pulumi==3.231.0`, over the installed providers
+    for dist in ("mixed-os-racks", "pulumi-aws", "pulumi-eks", "pulumi-kubernetes", "pulumi-policy"):
+        assert _pulumi_requirement(dist).specifier.contains(OLDEST), dist
+    assert not _pulumi_requirement("mixed-os-racks", "offline").specifier.contains(OLDEST)
+    assert _pulumi_requirement("mixed-os-racks", "offline").specifier.contains(importlib.metadata.version("pulumi"))
+
+
+@pytest.fixture(scope="module")
+def oldest_sdk(tmp_path_factory) -> Path:
+    """A virtualenv with pulumi 3.231.0 of its own, seeing this environment's other packages."""
+    where = tmp_path_factory.mktemp("oldest-sdk") / "venv"
+    python = small_venv(where)
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                              "--disable-pip-version-check", f"pulumi=={OLDEST}"], capture_output=True, text=True)
+    if install.returncode != 0:
+        pytest.skip(f"pulumi {OLDEST} cannot be installed here (not in pip's cache, and no index): "
+                    + (install.stderr.strip().splitlines() or ["pip failed"])[-1])
+    return python
+
+
+PROGRAM = textwrap.dedent("""
+    import importlib.metadata, json, pulumi
+
+    assert importlib.metadata.version("pulumi") == "{oldest}", importlib.metadata.version("pulumi")
+    registered = []
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args):
+            registered.append((args.typ, args.name, args.inputs))
+            return args.name + "-id", dict(args.inputs)
+
+        def call(self, args):
+            if args.token == "aws:eks/getCluster:getCluster":
+                return {{"endpoint": "https://example.eks", "arn": "arn:aws:eks:us-east-1:123456789012:cluster/shared",
+                        "certificateAuthorities": [{{"data": "Y2E="}}], "name": "shared",
+                        "roleArn": "arn:aws:iam::123456789012:role/eks", "vpcConfig": {{"subnetIds": ["subnet-0a1b2c3d4e5f60718"]}}}}
+            return {{}}
+
+    pulumi.runtime.set_mocks(Mocks(), preview=True)
+
+    from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec
+
+    seen = {{}}
+
+    @pulumi.runtime.test  # the SDK's own test helper: waits for the Output it returns
+    def build():
+        pool = KarpenterPool("ml", KarpenterPoolArgs(
+            pool=PoolSpec(name="ml", instance_families=["g6"], disk=120, dedicated=True),
+            cluster=ClusterRef.existing("shared", "shared"),
+        ))
+        return pulumi.Output.all(pool.taints, pool.node_pool_name).apply(lambda v: seen.update(taints=v[0], pool=v[1]))
+
+    build()
+    print(json.dumps({{"types": sorted({{t for t, _, _ in registered}}), **seen}}))
+""")
+
+
+def test_components_build_beside_the_oldest_sdk(oldest_sdk):
+    run = subprocess.run([str(oldest_sdk), "-c", PROGRAM.format(oldest=OLDEST)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert {"rack:karpenter:KarpenterPool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+            "kubernetes:karpenter.sh/v1:NodePool"} <= set(out["types"])
+    assert {"key": "dedicated-node", "value": "ml", "effect": "NoSchedule"} in out["taints"] and out["pool"] == "ml"
+
+
+def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
+    pin = _pulumi_requirement("mixed-os-racks", "offline").specifier
+    run = subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"error: the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi{pin}")
+    assert f"this environment has pulumi {OLDEST}" in run.stderr and 'pip install "mixed-os-racks[offline]"' in run.stderr
+    assert "Traceback" not in run.stderr
+    assert Version(OLDEST) not in pin
