@@ -44,7 +44,7 @@ def test_help_lists_the_args_the_outputs_and_an_example(name):
 @pytest.mark.parametrize("name", COMPONENTS)
 def test_the_example_in_help_runs(name):
     doc = inspect.getdoc(getattr(mixed_os_racks, name))
-    example = doc[doc.index("::\n") + 3:doc.index(f"\n\nArgs (")]
+    example = doc[doc.index("::\n") + 3:doc.index("\n\nArgs (")]
     code = "import pulumi\nfrom mixed_os_racks import *\n" + inspect.cleandoc(example)
 
     def program() -> None:
