@@ -21,7 +21,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import checked, inherited_depends_on
+from .args import checked, documented, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .karpenter_controller import bounded_name, trust
@@ -108,17 +108,26 @@ class ClusterAutoscalerArgs(TypedDict, total=False):
     """AWS tags for its role, policy and Pod Identity association. Default none."""
 
 
+@documented
 class ClusterAutoscaler(pulumi.ComponentResource):
     """The Kubernetes Cluster Autoscaler for a cluster's managed node groups, with its IAM and Pod Identity.
 
     One per cluster: a second one in the same program for the same ``ClusterRef`` is refused (two
-    autoscalers would fight over the same groups' desired sizes, and their charts' objects collide)."""
+    autoscalers would fight over the same groups' desired sizes, and their charts' objects collide).
+
+    Example::
+
+        ClusterAutoscaler("autoscaler", ClusterAutoscalerArgs(
+            cluster=ClusterRef.existing("prod", "prod-rack"), kubernetes_version="1.34"))
+    """
 
     chart: k8s.helm.v4.Chart
     role_arn: pulumi.Output[str]
+    """The ARN of the role its pods assume through EKS Pod Identity."""
     policy: pulumi.Output[str]
     """The autoscaler's IAM policy document (JSON), as attached."""
     image_tag: pulumi.Output[str]
+    """The Cluster Autoscaler release it runs: the one of the cluster's Kubernetes minor."""
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:addons:ClusterAutoscaler", name, None, opts)
@@ -197,10 +206,18 @@ class MetricsServerArgs(TypedDict, total=False):
     """Taints of those nodes it tolerates. Default none."""
 
 
+@documented
 class MetricsServer(pulumi.ComponentResource):
-    """metrics-server, which serves the resource metrics API HorizontalPodAutoscalers read."""
+    """metrics-server, which serves the resource metrics API HorizontalPodAutoscalers read.
+
+    Example::
+
+        MetricsServer("metrics", MetricsServerArgs(cluster=ClusterRef.existing("prod", "prod-rack"), replicas=2))
+    """
 
     chart: k8s.helm.v4.Chart
+    chart_version: pulumi.Output[str]
+    """The metrics-server chart version it installs."""
 
     def __init__(self, name: str, args: MetricsServerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:addons:MetricsServer", name, None, opts)
@@ -217,4 +234,5 @@ class MetricsServer(pulumi.ComponentResource):
                                          list(args.get("tolerations") or [])),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts)),
         )
-        self.register_outputs({"chart": upstream.METRICS_SERVER.version})
+        self.chart_version = pulumi.Output.from_input(upstream.METRICS_SERVER.version)
+        self.register_outputs({"chartVersion": self.chart_version})

@@ -68,7 +68,7 @@ class RackCluster(pulumi.ComponentResource):
 
         created = RackCluster("lab", RackClusterArgs(spec=ClusterSpec(
             name="lab", vpc_id="vpc-0123456789abcdef0",
-            private_subnet_ids=["subnet-0a1b2c3d4e5f60718", "subnet-0f0e0d0c0b0a09080"])))
+            private_subnet_ids=["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"])))
         pulumi.export("endpoint", created.ref.endpoint)
     """
 

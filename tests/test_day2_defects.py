@@ -313,18 +313,18 @@ def test_the_example_stacks_that_create_a_cluster_still_preview(stack):
 
 
 def readme_levels() -> dict[str, str]:
-    """The README's table of policies: policy -> its level."""
+    """The documented table of policies (docs/policies.md): policy -> its level."""
     import re
 
     from conftest import REPO
 
-    text = (REPO / "README.md").read_text()
-    start = text.index("### The policies\n")
-    table = text[start:text.index("### The policy config\n", start)]
+    text = (REPO / "docs" / "policies.md").read_text()
+    start = text.index("## The policies\n")
+    table = text[start:text.index("## The policy config\n", start)]
     return dict(re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory|disabled) \|", table, re.M))
 
 
-def test_the_example_policy_config_keeps_the_readmes_levels_and_the_racks_kubernetes():
+def test_the_example_policy_config_keeps_the_documented_levels_and_the_racks_kubernetes():
     import json
 
     from conftest import REPO

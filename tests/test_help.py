@@ -20,7 +20,7 @@ COMPONENTS = sorted(name for name in mixed_os_racks.__all__ if f"{name}Args" in 
 
 def test_every_component_is_covered():
     assert {"KarpenterPool", "NodeGroup", "NvidiaDevicePlugin", "GpuObservability", "KarpenterController",
-            "RackCluster", "Rack", "Service"} == set(COMPONENTS)
+            "RackCluster", "Rack", "Service", "ClusterAutoscaler", "MetricsServer"} == set(COMPONENTS)
 
 
 @pytest.mark.parametrize("name", COMPONENTS)
