@@ -237,7 +237,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             name = _k8s_name(step, "old")
             classes = [c for c in steps if is_nodeclass(c.type) and c.op in removing
                        and _k8s_name(c, "old") == _get(step.inputs("old"), "spec", "template", "spec", "nodeClassRef", "name")]
-            also = f" with its EC2NodeClass ({classes[0].op})" if classes else ""
+            also = " together with its EC2NodeClass" if classes else ""
             removal(Lane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
                     "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
                     "every node of the pool together, not bounded by its disruption budget; its pods are evicted and "
@@ -310,8 +310,8 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
                 verdict(LANE_ROLLOUT, "advisory", step, pool_name,
                         f"Karpenter lane '{pool_name}': its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks "
                         f"every node of the pool drifted and replaces them (a replacement first, then the drain), "
-                        f"{budget_text(pool)}. Pin the new AMI with ami_id rather than following a moving alias, and bound "
-                        f"the rollout with the pool's disruption_budget_nodes.")
+                        f"{budget_text(pool)}. Set the new AMI deliberately with the pool's ami_id (a pinned AMI does not "
+                        f"move by itself, an alias does) and bound the rollout with its disruption_budget_nodes.")
         elif is_nodepool(step.type):
             changed = _touches(step.diff, NODEPOOL_ROLLING)
             if changed:
