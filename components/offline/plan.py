@@ -278,8 +278,9 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
     for symbol, text, name, step in rows:
         out.append(f" {symbol:<3} {text:<{width}}{name}")
         if step.diff and step.op in ("update", "replace"):
-            indent = " " * (len(text) - len(text.lstrip("│├└─ ")) + 3)
-            out.append(f"     {indent}{_diff_line(step)}")
+            branch = text[:len(text) - len(text.lstrip("│├└─ "))]
+            below = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
+            out.append(f"     {below}   {_diff_line(step)}")
     if violations:
         out += ["", "Policies:"]
         for v in violations:
