@@ -18,7 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
@@ -26,14 +26,14 @@ from .errors import ConfigError
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
 from .offline.engine import ProgramExit, run_program, stack_config_values
-from .offline.laneguard import Step, judge, unmatched_allowances
-from .offline.plan import make_plan, plan_json, render_plan
 from .offline.preview import render, to_json
-from .offline.previewjson import read_preview_json
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.speedups import tune_gc
+
+if TYPE_CHECKING:
+    from .offline.laneguard import Step
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -86,6 +86,8 @@ def allowed_lanes(args: argparse.Namespace) -> list[str]:
 
 
 def _unused_allowances(names: list[str], steps: list[Step]) -> None:
+    from .offline.laneguard import unmatched_allowances
+
     for name in unmatched_allowances(steps, names):
         sys.stderr.write(f"warning: --allow-lane-removal {name}: this change removes no lane of that name\n")
 
@@ -209,7 +211,10 @@ def preview(args: argparse.Namespace) -> int:
         _print(render(run, violations))
         if args.json_out:
             write_json(args.json_out, to_json(run, violations))
-    else:
+    else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
+        from .offline.laneguard import Step, judge
+        from .offline.plan import make_plan, plan_json, render_plan
+
         plan = make_plan(run, state)
         steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
         violations = violations + judge(steps, allow)
@@ -228,6 +233,9 @@ def preview(args: argparse.Namespace) -> int:
 
 def guard(args: argparse.Namespace) -> int:
     """``mixed-os-racks guard PREVIEW.json``: the lane verdicts over the real CLI's preview."""
+    from .offline.laneguard import judge
+    from .offline.previewjson import read_preview_json
+
     allow = allowed_lanes(args)
     if args.json_out:
         check_output(args.json_out, [args.preview_json])

@@ -276,11 +276,19 @@ def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_rep
     assert "because its launch template is replaced" in refusal["message"]
 
 
-def test_ciphertext_is_unknown_never_a_change(tmp_path, base_export, catalog_file, capsys):
+def test_what_a_real_export_adds_is_no_change(tmp_path, base_export, catalog_file, capsys):
+    """Ciphertext is unknown, never a change; a bridged provider's ``__defaults`` (an auto-name the
+    program leaves out) and the engine's default providers are not the program's changes."""
     def encrypt(resources):
         role = _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")
         role["inputs"]["assumeRolePolicy"] = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
                                               "ciphertext": "v1:AAAA"}
+        group = _resource(resources, NODEGROUP, "rack-ng-1")
+        group["inputs"]["__defaults"] = ["nodeGroupName"]
+        group["inputs"]["nodeGroupName"] = "rack-ng-1-4f3a2b1"
+        stack = resources[0]["urn"].split("::pulumi:pulumi:Stack::")[0]
+        resources.insert(1, {"urn": f"{stack}::pulumi:providers:aws::default_7_12_0", "custom": True, "id": "0f3c",
+                             "type": "pulumi:providers:aws", "inputs": {"region": "us-east-1"}})
 
     code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, encrypt), catalog_file)
     assert code == 0 and set(doc["summary"]) <= {"same", "read"}

@@ -17,7 +17,8 @@ How it compares, as the engine does: the run's inputs against the state's inputs
   ``launchTemplate.version`` (EKS rolls its nodes).
 - Components are not diffed (their children are): they are ``same``, ``create`` or ``delete``.
 - Resources the program reads (``get``) are ``read``; a read one the program no longer reads is
-  ``discard``, never a deletion.
+  ``discard``, never a deletion. The engine's default providers (``pulumi:providers:aws::default_...``)
+  are in the state but not in the run: ``same``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from .stackexport import UNREADABLE, StackState, StateResource
 OPS = ("create", "update", "replace", "delete", "same", "read", "discard")
 SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "same": "", "read": ">", "discard": "-"}
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+DEFAULT_PROVIDER = ("pulumi:providers:", "default")
+"""A provider the engine registers for resources that name none (``default_6_50_0``)."""
 TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "updateDefaultVersion", "defaultVersion")
 """Launch template inputs whose change does not make a new template version (the rest do)."""
 
@@ -214,6 +217,8 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
     for old in state.resources:
         if old.urn not in seen:
             op = "discard" if old.external else "delete"
+            if old.type.startswith(DEFAULT_PROVIDER[0]) and old.name.startswith(DEFAULT_PROVIDER[1]):
+                op = "same"  # the engine registers default providers, not the program: kept while resources use them
             steps.append(PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old))
     return Plan(run, steps)
 
