@@ -418,3 +418,20 @@ def test_a_bad_preview_file_exits_2_naming_the_file_and_the_problem(tmp_path, ca
 def test_allow_lane_removal_needs_a_state(capsys):
     assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--allow-lane-removal", "gpu", "--no-policy"]) == 2
     assert "--allow-lane-removal needs --state FILE" in capsys.readouterr().err
+
+
+def test_the_mixed_os_racks_command_is_the_cli_with_guard():
+    """The ``mixed-os-racks`` script the package installs names the CLI's entry, and ``guard`` runs as a process."""
+    import importlib
+    import subprocess
+    import sys
+    import tomllib
+
+    from mixed_os_racks import cli
+
+    target = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]["mixed-os-racks"]
+    module, attr = target.split(":")
+    assert getattr(importlib.import_module(module), attr) is cli.entry
+    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "guard", str(FIXTURES / "pool-removed.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "lane-removal" in proc.stdout
