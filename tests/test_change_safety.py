@@ -65,6 +65,7 @@ def catalog_file(tmp_path_factory) -> Path:
     doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
     newer = dict(next(a for a in doc["amis"] if a["id"] == GPU_AMI), id=NEW_AMI, creation_date="2026-11-29T08:00:00.000Z")
     doc["amis"].append(newer)
+    doc["ebs_encryption_by_default"] = True  # so a node group may pin the (unencrypted) image too
     path = tmp_path_factory.mktemp("catalog") / "amis.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -193,6 +194,22 @@ def test_an_ami_id_bump_warns_with_the_pools_budget(tmp_path, base_export, catal
     assert "2 nodes at a time (the pool's disruption budget)" in advice["message"]
     assert "ami_id" in advice["message"] and "disruption_budget_nodes" in advice["message"]
     assert verdicts(doc, "lane-removal") == []
+
+
+def test_a_node_group_ami_id_bump_rolls_the_group_in_place(tmp_path, catalog_file):
+    """pulumi-eks puts a custom AMI in the group's launch template: a new ami_id is a new template
+    version (an update), and EKS rolls the group's nodes; the group is not replaced."""
+    group = dict(GROUPS[0], type="m5.large", label="custom", ami_id=GPU_AMI, disk=100)
+    run = run_program(REPO, config(groups=[group]), Catalog.load(catalog_file), project=PROJECT, stack="cs")
+    state = write_export(run, tmp_path / "state.json")
+    code, doc = preview(tmp_path, config(groups=[dict(group, ami_id=NEW_AMI)]), state, catalog_file)
+    assert code == 0
+    assert changed(doc, LAUNCH_TEMPLATE, "rack-ng-1-launchTemplate")["diff"] == ["imageId"]
+    node_group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert node_group["op"] == "update" and node_group["diff"] == ["launchTemplate.version"]
+    assert doc["summary"]["update"] == 2 and "replace" not in doc["summary"]
+    (advice,) = verdicts(doc, "lane-rollout")
+    assert advice["lane"] == "custom" and "1 node at a time (EKS's default maxUnavailable)" in advice["message"]
 
 
 def test_a_scaling_change_updates_in_place_and_desired_size_is_ignored(tmp_path, base_export, catalog_file):

@@ -139,7 +139,7 @@ def max_unavailable_text(group: Step) -> str:
     percent = _number(_get(update, "maxUnavailablePercentage"))
     if percent:
         return f"{percent}% of its nodes at a time (its updateConfig.maxUnavailablePercentage)"
-    return f"{EKS_DEFAULT_MAX_UNAVAILABLE} node at a time (EKS's default maxUnavailable; set updateConfig to change it)"
+    return f"{EKS_DEFAULT_MAX_UNAVAILABLE} node at a time (EKS's default maxUnavailable)"
 
 
 def _named(group: Step) -> bool:
@@ -328,4 +328,4 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
                 verdict(LANE_ROLLOUT, "advisory", step, lane.name,
                         f"node group lane '{lane.name}': {', '.join(changed)} changes{source}, so EKS replaces all its "
                         f"nodes ({_group_size(step)}), new ones first, {max_unavailable_text(step)}. Set the new "
-                        f"ami_id deliberately and bound the rollout with the group's update config.")
+                        f"ami_id deliberately; the group's updateConfig (maxUnavailable) bounds the rollout.")
