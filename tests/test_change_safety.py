@@ -181,6 +181,9 @@ def test_a_node_group_instance_type_change_is_refused_as_a_replacement(tmp_path,
     assert "replaced" in refusal["message"] and "all its nodes (1 node)" in refusal["message"]
     assert "--allow-lane-removal gpu-inference" in refusal["message"]
     assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "gpu-inference")[0] == 0
+    assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "rack-ng-1")[0] == 0
+    # the rack around every lane is no lane: naming it allows nothing
+    assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "rack")[0] == 1
 
 
 def test_an_ami_id_bump_warns_with_the_pools_budget(tmp_path, base_export, catalog_file):

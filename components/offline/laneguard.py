@@ -187,11 +187,18 @@ def _group_lane(step: Step, ancestors: list[str]) -> Lane:
     return Lane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
 
 
+def _urn_type(urn: str) -> str:
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
+
+
 def _ancestors(step: Step, by_urn: dict[str, Step]) -> list[str]:
+    """The names of the node-group components around a group (pulumi-eks's, the rack's), outermost first."""
     names: list[str] = []
     parent = step.state().get("parent") or ""
     while parent:
-        names.append(parent.rsplit("::", 1)[-1])
+        if _urn_type(parent) in GROUP_COMPONENTS:
+            names.append(parent.rsplit("::", 1)[-1])
         up = by_urn.get(parent)
         parent = (up.state().get("parent") or "") if up else ""
     return names[::-1]
