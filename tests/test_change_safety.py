@@ -142,6 +142,21 @@ def test_the_mixed_app_example_against_its_own_export(tmp_path):
     plan = make_plan(run, read_stack_export(path, project, "example"))
     assert {s.op for s in plan.steps} <= {"same", "read"}
 
+    # the state edited as if the objects had been created otherwise: Kubernetes' immutable fields replace
+    doc = json.loads(path.read_text())
+    by_name = {r["urn"].rsplit("::", 1)[-1]: r for r in doc["deployment"]["resources"]}
+    by_name["web-deployment"]["inputs"]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] = "web-old"
+    by_name["inference-deployment"]["inputs"]["spec"]["replicas"] = 3
+    by_name["inference-service"]["inputs"]["spec"]["clusterIP"] = "10.100.0.10"
+    by_name["web-service"]["inputs"]["spec"]["type"] = "ClusterIP"
+    path.write_text(json.dumps(doc))
+    steps = {s.name: s for s in make_plan(run, read_stack_export(path, project, "example")).steps}
+    web = steps["web-deployment"]
+    assert web.op == "replace" and web.replace_keys == ['spec.selector.matchLabels["app.kubernetes.io/name"]']
+    assert (steps["inference-deployment"].op, steps["inference-deployment"].diff) == ("update", ["spec.replicas"])
+    assert (steps["inference-service"].op, steps["inference-service"].diff) == ("replace", ["spec.clusterIP"])
+    assert (steps["web-service"].op, steps["web-service"].diff) == ("update", ["spec.type"])  # not replaced on type
+
 
 # ---- the lane guard ---------------------------------------------------------------------------------------
 
@@ -362,6 +377,32 @@ def test_guard_reads_the_update_config_of_a_group(tmp_path):
     assert guard(str(path), "--json", str(out)) == 0
     (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["lane"] == "gpu-inference"]
     assert "2 nodes at a time (its updateConfig.maxUnavailable)" in advice["message"]
+
+
+def test_guard_without_the_pool_says_its_budget_is_not_known(tmp_path):
+    """Without --show-sames an unchanged NodePool is not among the steps: the advisory says which budget it assumes."""
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    doc["steps"] = [s for s in doc["steps"] if s["op"] != "same"]
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["urn"].endswith("rack-gpu-nodeclass")]
+    assert "its own budget is not known" in advice["message"] and "--show-sames" in advice["message"]
+
+
+def test_guard_uses_a_pools_drift_budget(tmp_path):
+    """Budgets limited to other reasons do not bound drift; a Drifted one does."""
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    pool = next(s for s in doc["steps"] if s["op"] == "same")
+    pool["newState"]["inputs"]["spec"]["disruption"] = {"budgets": [
+        {"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "3", "reasons": ["Drifted", "Empty"]}]}
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["lane"] == "gpu"]
+    assert "3 nodes at a time (the pool's disruption budget)" in advice["message"]
 
 
 # ---- bad input --------------------------------------------------------------------------------------------

@@ -118,7 +118,9 @@ def budget_text(pool: Optional[Step]) -> str:
         if isinstance(budget, dict) and (not reasons or "Drifted" in reasons):
             applicable.append(budget)
     if not applicable:
-        source = "Karpenter's default budget" if pool is not None else "Karpenter's default budget (the pool's budgets are not known here)"
+        source = ("Karpenter's default budget" if pool is not None else
+                  "Karpenter's default budget: the NodePool is not among the steps, so its own budget is not known; "
+                  "`pulumi preview --json --show-sames` includes it")
         return f"{KARPENTER_DEFAULT_BUDGET} of the pool's nodes at a time (rounded up; {source})"
     parts = []
     for budget in applicable:
