@@ -260,6 +260,8 @@ def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file
         _resource(resources, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["inputs"]["fifoQueue"] = True
         _resource(resources, "aws:cloudwatch/eventRule:EventRule", "rack-karpenter-health")["inputs"]["description"] = "old"
         _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")["inputs"]["path"] = "/old/"
+        attachment = _resource(resources, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "rack-ng-1-cni")
+        attachment["inputs"]["policyArn"] = "arn:aws:iam::aws:policy/Old"
         pool = _resource(resources, NODEPOOL, "rack-gpu-nodepool")
         pool["inputs"]["spec"]["weight"] = 99
         nodeclass = _resource(resources, NODECLASS, "rack-batch-nodeclass")
@@ -278,6 +280,7 @@ def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file
     assert got[(NODECLASS, "rack-batch-nodeclass")] == "replace"  # metadata.name: every Kubernetes kind
     assert got[("aws:eks/addon:Addon", "rack-eks-pod-identity-agent")] == "create"
     assert got[("aws:iam/policy:Policy", "rack-karpenter-Retired")] == "delete"
+    assert got[("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "rack-ng-1-cni")] == "replace"
     assert got[(NODEGROUP, "rack-ng-1")] == "same"
     assert changed(doc, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["diff"] == ["fifoQueue"]
     assert doc["summary"] == {op: list(got.values()).count(op) for op in doc["summary"]}

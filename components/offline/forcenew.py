@@ -18,11 +18,13 @@ Sources (read upstream):
   ``internal/service/ec2/ec2_launch_template.go``: only ``name``/``name_prefix``; any content change
   is a new template version. ``internal/service/iam/role.go``: ``name``, ``name_prefix``, ``path``.
   ``internal/service/iam/policy.go``: ``name``, ``name_prefix``, ``path``, ``description``.
+  ``internal/service/iam/role_policy_attachment.go``: ``role``, ``policy_arn`` (it has no update).
   ``internal/service/eks/cluster.go``: ``name``, ``role_arn``, ``bootstrap_self_managed_addons``,
   ``access_config.bootstrap_cluster_creator_admin_permissions``, ``kubernetes_network_config``'s
   ``ip_family``/``service_ipv4_cidr``, ``outpost_config.control_plane_instance_type``,
   ``remote_network_config``. ``internal/service/sqs/queue.go``: ``name``, ``name_prefix``,
   ``fifo_queue``. ``internal/service/events/rule.go``: ``name``, ``name_prefix``, ``event_bus_name``.
+  ``internal/service/events/target.go``: ``rule``, ``target_id``, ``event_bus_name``.
   ``internal/service/eks/addon.go``: ``addon_name``, ``cluster_name``.
   ``internal/service/eks/access_entry.go``: ``cluster_name``, ``principal_arn``, ``type``.
   ``internal/service/eks/pod_identity_association.go`` (RequiresReplace): ``cluster_name``,
@@ -50,6 +52,7 @@ AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
     "aws:iam/role:Role": ("name", "namePrefix", "path"),
     "aws:iam/policy:Policy": ("name", "namePrefix", "path", "description"),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ("role", "policyArn"),
     "aws:eks/cluster:Cluster": (
         "name", "roleArn", "bootstrapSelfManagedAddons", "accessConfig.bootstrapClusterCreatorAdminPermissions",
         "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
@@ -57,6 +60,7 @@ AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     ),
     "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue"),
     "aws:cloudwatch/eventRule:EventRule": ("name", "namePrefix", "eventBusName"),
+    "aws:cloudwatch/eventTarget:EventTarget": ("rule", "targetId", "eventBusName"),
     "aws:eks/addon:Addon": ("addonName", "clusterName"),
     "aws:eks/accessEntry:AccessEntry": ("clusterName", "principalArn", "type"),
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("clusterName", "namespace", "serviceAccount"),
