@@ -314,6 +314,20 @@ def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_rep
     assert "because its launch template is replaced" in refusal["message"]
 
 
+def test_a_replaced_node_role_replaces_its_group(tmp_path, base_export, catalog_file):
+    """A role's path is ForceNew; the group's nodeRoleArn comes from the role, so it changes with the new
+    role, and nodeRoleArn is ForceNew on a node group: the lane is replaced, and refused."""
+    def moved(resources):
+        _resource(resources, "aws:iam/role:Role", "rack-ng-1-role")["inputs"]["path"] = "/old/"
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, moved), catalog_file)
+    assert code == 1
+    assert changed(doc, "aws:iam/role:Role", "rack-ng-1-role")["op"] == "replace"
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "replace" and group["replaceReasons"] == ["nodeRoleArn"]
+    assert [v["lane"] for v in verdicts(doc, "lane-removal")] == ["gpu-inference"]
+
+
 def test_what_a_real_export_adds_is_no_change(tmp_path, base_export, catalog_file, capsys):
     """Ciphertext is unknown, never a change; a bridged provider's ``__defaults`` (an auto-name the
     program leaves out) and the engine's default providers are not the program's changes."""
