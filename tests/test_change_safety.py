@@ -31,12 +31,16 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mixed_os_racks.cli import main
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.engine import run_program
+from mixed_os_racks.offline.laneguard import judge
 from mixed_os_racks.offline.plan import make_plan
-from mixed_os_racks.offline.stackexport import export_run, read_stack_export, write_export
+from mixed_os_racks.offline.previewjson import read_preview_json
+from mixed_os_racks.offline.stackexport import StateFileError, export_run, read_stack_export, write_export
 
 from conftest import GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config
 
@@ -513,3 +517,62 @@ def test_the_mixed_os_racks_command_is_the_cli_with_guard():
     proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "guard", str(FIXTURES / "pool-removed.json")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "lane-removal" in proc.stdout
+
+
+# ---- hostile files: an error, never a traceback -----------------------------------------------------------
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["gpu", "10%", "Drifted"]))
+_json = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.sampled_from(
+                                                           ["metadata", "name", "spec", "template", "nodeClassRef",
+                                                            "disruption", "budgets", "nodes", "reasons", "labels",
+                                                            "scalingConfig", "desiredSize", "updateConfig", "parent",
+                                                            "inputs", "propertyDependencies", "launchTemplate"]),
+                                                           inner, max_size=4)), max_leaves=12)
+_types = st.sampled_from([NODEPOOL, NODECLASS, NODEGROUP, LAUNCH_TEMPLATE, "eks:index:ManagedNodeGroup", "pulumi:pulumi:Stack"])
+
+
+@st.composite
+def _preview_docs(draw):
+    steps = []
+    for n in range(draw(st.integers(0, 4))):
+        type_ = draw(_types)
+        step = {"op": draw(st.sampled_from(["same", "update", "replace", "delete", "create-replacement", "delete-replaced"])),
+                "urn": f"urn:pulumi:dev::p::{type_}::r{n % 2}", "detailedDiff": draw(st.one_of(st.none(), st.dictionaries(
+                    st.sampled_from(["spec.amiSelectorTerms[0].id", "launchTemplate.version", "instanceTypes[0]"]), _json, max_size=2)))}
+        for key in ("oldState", "newState"):
+            if draw(st.booleans()):
+                step[key] = draw(st.dictionaries(st.sampled_from(["inputs", "parent", "propertyDependencies", "type"]), _json, max_size=3))
+        steps.append(step)
+    return {"steps": steps, "changeSummary": draw(st.dictionaries(st.sampled_from(["same", "update"]), st.integers(0, 3)))}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=_preview_docs())
+def test_any_preview_json_is_judged_or_refused(tmp_path, doc):
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    try:
+        steps, _ = read_preview_json(path)
+    except StateFileError as exc:
+        assert str(path) in str(exc)
+        return
+    for verdict in judge(steps):
+        assert verdict["policy"] in ("lane-removal", "lane-rollout") and verdict["message"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(resources=st.lists(st.fixed_dictionaries({"type": _types}, optional={
+    "inputs": _json, "outputs": _json, "parent": _json, "id": _json, "ignoreChanges": _json,
+    "propertyDependencies": _json, "custom": _json, "delete": _json}), max_size=4))
+def test_any_stack_export_is_read_or_refused(tmp_path, resources):
+    for n, res in enumerate(resources):
+        res["urn"] = f"urn:pulumi:dev::mixed-os-racks::{res['type']}::r{n}"
+    path = tmp_path / "state.json"
+    path.write_text(_export(resources))
+    try:
+        state = read_stack_export(path, "mixed-os-racks", "dev")
+    except StateFileError as exc:
+        assert str(path) in str(exc)
+        return
+    assert len(state.resources) <= len(resources)

@@ -171,9 +171,13 @@ class Lane:
     step: Step
 
 
+def _class_of(pool: Step, which: str) -> Optional[str]:
+    name = _get(pool.inputs(which), "spec", "template", "spec", "nodeClassRef", "name")
+    return name if isinstance(name, str) else None
+
+
 def _pools_of_class(steps: Iterable[Step], class_name: str) -> list[Step]:
-    return [s for s in steps if is_nodepool(s.type)
-            and class_name in {_get(s.inputs(w), "spec", "template", "spec", "nodeClassRef", "name") for w in ("old", "new")}]
+    return [s for s in steps if is_nodepool(s.type) and class_name in (_class_of(s, "old"), _class_of(s, "new"))]
 
 
 def _group_lane(step: Step, ancestors: list[str]) -> Lane:
@@ -245,7 +249,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
         if step.op in removing and is_nodepool(step.type):
             name = _k8s_name(step, "old")
             classes = [c for c in steps if is_nodeclass(c.type) and c.op in removing
-                       and _k8s_name(c, "old") == _get(step.inputs("old"), "spec", "template", "spec", "nodeClassRef", "name")]
+                       and _k8s_name(c, "old") == _class_of(step, "old")]
             also = " together with its EC2NodeClass" if classes else ""
             removal(Lane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
                     "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "

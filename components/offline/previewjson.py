@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .laneguard import Step
-from .stackexport import StateFileError, _load_json, urn_parts
+from .stackexport import StateFileError, load_json, check_state_fields, urn_parts
 
 STEP_OPS = frozenset({
     "same", "create", "update", "delete", "replace", "create-replacement", "delete-replaced", "read",
@@ -44,7 +44,7 @@ def _diff(step: dict[str, Any], where: str) -> list[str]:
 
 def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
     """The steps of the preview at ``path`` and its ``changeSummary``; ``StateFileError`` says what is wrong."""
-    doc = _load_json(path, PREVIEW)
+    doc = load_json(path, PREVIEW)
     if not isinstance(doc, dict):
         raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {PREVIEW} (an object with steps)")
     if "deployment" in doc and "steps" not in doc:
@@ -79,8 +79,8 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
         for key, state in (("oldState", old), ("newState", new)):
             if state is not None and not isinstance(state, dict):
                 raise StateFileError(f"{where}.{key}: must be a resource state object")
-            if isinstance(state, dict) and state.get("inputs") is not None and not isinstance(state.get("inputs"), dict):
-                raise StateFileError(f"{where}.{key}.inputs: must be an object")
+            if isinstance(state, dict):
+                check_state_fields(state, f"{where}.{key}")
         step = Step(REPLACEMENT_PARTS.get(op, op), urn, qualified.rsplit("$", 1)[-1], old, new, _diff(item, where))
         known = logical.get(urn)
         if known is not None and known.op == step.op:  # --show-replacement-steps: one logical step per resource

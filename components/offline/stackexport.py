@@ -109,7 +109,23 @@ def _decode(value: Any, where: str, counter: list[int]) -> Any:
     return value
 
 
-def _load_json(path: Path, what: str) -> Any:
+def check_state_fields(item: dict[str, Any], where: str) -> None:
+    """The fields of a resource state the plan reads have the types pulumi writes."""
+    for key in ("parent", "id", "provider"):
+        if item.get(key) is not None and not isinstance(item[key], str):
+            raise StateFileError(f"{where}.{key}: must be a string, not {item[key]!r}")
+    ignore = item.get("ignoreChanges")
+    if ignore is not None and not (isinstance(ignore, list) and all(isinstance(p, str) for p in ignore)):
+        raise StateFileError(f"{where}.ignoreChanges: must be a list of property paths")
+    deps = item.get("propertyDependencies")
+    if deps is not None and not (isinstance(deps, dict) and all(
+            isinstance(v, list) and all(isinstance(u, str) for u in v) for v in deps.values())):
+        raise StateFileError(f"{where}.propertyDependencies: must map property names to lists of URNs")
+    if item.get("inputs") is not None and not isinstance(item["inputs"], dict):
+        raise StateFileError(f"{where}.inputs: must be an object")
+
+
+def load_json(path: Path, what: str) -> Any:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -133,7 +149,7 @@ EXPORT = "a `pulumi stack export` file"
 
 def read_stack_export(path: Path, project: str, stack: str) -> StackState:
     """Read and check the export at ``path`` for ``stack`` of ``project``; ``StateFileError`` says what is wrong."""
-    doc = _load_json(path, EXPORT)
+    doc = load_json(path, EXPORT)
     if not isinstance(doc, dict):
         raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {EXPORT} (an object with version and deployment)")
     if "steps" in doc or "changeSummary" in doc:
@@ -190,6 +206,7 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         inputs, outputs = item.get("inputs") or {}, item.get("outputs") or {}
         if not isinstance(inputs, dict) or not isinstance(outputs, dict):
             raise StateFileError(f"{where}: inputs and outputs must be objects")
+        check_state_fields(item, where)
         resources.append(StateResource(
             urn=urn, type=type_, custom=bool(item.get("custom")),
             inputs=_decode(inputs, f"{where}.inputs", counter),
