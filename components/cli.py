@@ -1,10 +1,13 @@
 """The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
-preview on a machine with no cloud, and ``pack init DIR``, a policy pack folder for another repository.
+preview on a machine with no cloud (with ``--state``, the plan against the stack's exported state);
+``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; and ``pack init DIR``, a
+policy pack folder for another repository.
 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
 
-Exit codes: ``0`` fine (advisories allowed), ``1`` a mandatory policy is violated, ``2`` an error (one
+Exit codes: ``0`` fine (advisories allowed), ``1`` a mandatory policy is violated (``lane-removal``
+among them), ``2`` an error (one
 ``error:`` line per problem, naming the file, key or argument; never a traceback), ``130``
 interrupted (Ctrl-C; every policy pack process is killed first).
 """
@@ -16,7 +19,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
@@ -25,11 +28,15 @@ from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
 from .offline.engine import ProgramExit, run_program, stack_config_values
 from .offline.preview import render, to_json
+from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.scaffold import ScaffoldError
 from .pack.speedups import tune_gc
 from .spec.base import shown
+
+if TYPE_CHECKING:
+    from .offline.laneguard import Step
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -57,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)",
     )
     p.add_argument("--no-policy", action="store_true", help="run no policy pack")
+    p.add_argument("--state", type=Path, metavar="FILE",
+                   help="compare with the stack's state (`pulumi stack export` JSON): print the plan, judge lane changes")
+    _allow_argument(p)
+    g = sub.add_parser("guard", help="judge `pulumi preview --json` output for lane removals and rollouts")
+    g.add_argument("preview_json", type=Path, metavar="PREVIEW.json", help="what `pulumi preview --json` wrote")
+    g.add_argument("--json", type=Path, dest="json_out", help="also write the verdicts as JSON")
+    _allow_argument(g)
     pack = sub.add_parser("pack", help="policy pack folders").add_subparsers(dest="pack_command", required=True)
     init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
                            "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
@@ -65,6 +79,27 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
                       "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
     return parser
+
+
+def _allow_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-lane-removal", action="append", dest="allow_lanes", metavar="NAME[,NAME]", default=[],
+        help="lanes (pool or node group names) this change may delete or replace (repeatable)",
+    )
+
+
+def allowed_lanes(args: argparse.Namespace) -> list[str]:
+    names = [n.strip() for given in args.allow_lanes for n in given.split(",")]
+    if any(not n for n in names):
+        raise UsageError(f"--allow-lane-removal {','.join(args.allow_lanes)}: an empty lane name")
+    return names
+
+
+def _unused_allowances(names: list[str], steps: list[Step]) -> None:
+    from .offline.laneguard import unmatched_allowances
+
+    for name in unmatched_allowances(steps, names):
+        sys.stderr.write(f"warning: --allow-lane-removal {name}: this change removes no lane of that name\n")
 
 
 BUNDLED_PACK = Path(__file__).resolve().parent / "pack" / "bundled"
@@ -193,8 +228,12 @@ def preview(args: argparse.Namespace) -> int:
     for pack in packs:
         if not (pack / "PulumiPolicy.yaml").is_file():
             raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR, or --no-policy")
+    allow = allowed_lanes(args)
+    if allow and args.state is None:
+        raise UsageError("--allow-lane-removal needs --state FILE: without the stack's state there is nothing to remove")
     if args.json_out:
         inputs = [stack_file, cwd / "Pulumi.yaml", cwd / "__main__.py", *(args.policy_pack_configs or [])]
+        inputs += [args.state] if args.state else []
         inputs += [args.amis] if args.amis else []
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
@@ -202,16 +241,65 @@ def preview(args: argparse.Namespace) -> int:
     too_large = oversized_config(stack_config_values(config))
     if too_large:
         raise UsageError(f"{stack_file}: {too_large}")
+    state = read_stack_export(args.state, project, stack) if args.state is not None else None
+    if state is not None and state.pending:
+        sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
+                         "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
         run = run_program(cwd, config, catalog, project=project, stack=stack)
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
-    _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
-    if args.json_out:
-        write_json(args.json_out, to_json(run, violations))
+    if state is None:
+        _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        if args.json_out:
+            write_json(args.json_out, to_json(run, violations))
+    else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
+        from .offline.laneguard import Step, judge
+        from .offline.plan import make_plan, plan_json, render_plan
+
+        plan = make_plan(run, state)
+        steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+        violations = violations + judge(steps, allow)
+        _unused_allowances(allow, steps)
+        if state.encrypted:
+            sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
+                             "preview cannot read: they are compared as unknown, never as changed\n")
+        _print(render_plan(plan, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        if args.json_out:
+            doc = to_json(run, violations)
+            doc["resources"] = plan_json(plan)
+            doc["summary"] = plan.summary()
+            write_json(args.json_out, doc)
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def guard(args: argparse.Namespace) -> int:
+    """``mixed-os-racks guard PREVIEW.json``: the lane verdicts over the real CLI's preview."""
+    from .offline.laneguard import judge
+    from .offline.previewjson import read_preview_json
+
+    allow = allowed_lanes(args)
+    if args.json_out:
+        check_output(args.json_out, [args.preview_json])
+    steps, summary = read_preview_json(args.preview_json)
+    verdicts = judge(steps, allow)
+    _unused_allowances(allow, steps)
+    lines = [f"Change safety of {args.preview_json} ({len(steps)} steps):"]
+    if verdicts:
+        lines += ["", "Policies:"]
+        for v in verdicts:
+            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({v['urn'].rsplit('::', 1)[-1]})")
+            lines += [f"        {line}" for line in v["message"].splitlines()]
+    else:
+        lines += ["", "No lane is removed or rolled."]
+    if summary:
+        lines += ["", "Resources (the preview's changeSummary):"] + [f"    {op}: {n}" for op, n in sorted(summary.items())]
+    _print("\n".join(lines) + "\n")
+    if args.json_out:
+        write_json(args.json_out, {"violations": verdicts, "changeSummary": summary})
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in verdicts) else EXIT_OK
 
 
 def _error_lines(lines: Iterable[str]) -> None:
@@ -245,13 +333,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "pack":
             return pack_init(args)
-        return preview(args)
+        return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError) as exc:
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -474,8 +474,9 @@ class ManagedNodeGroup:
         property_dependencies = {key: list(deps[key]) for key in props if deps.get(key)}
         if template_urn:
             property_dependencies["launchTemplate"] = [template_urn]
-        if deps.get("nodeRole") and not deps.get("nodeRoleArn"):
-            property_dependencies["nodeRoleArn"] = list(deps["nodeRole"])
+        role = deps.get("nodeRole") or ([reference(self.args.get("nodeRole"))] if reference(self.args.get("nodeRole")) else [])
+        if role and not deps.get("nodeRoleArn"):  # the ARN comes from the role (a reference carries no dependency)
+            property_dependencies["nodeRoleArn"] = list(role)
         access = reference(self.core_field("eksNodeAccess"))
         dependencies = sorted({u for urns in property_dependencies.values() for u in urns} | ({access} if access else set()))
         ignore = ["scalingConfig.desiredSize"] if _truthy(a.get("ignoreScalingChanges")) else []

@@ -32,19 +32,24 @@ def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
     The operation is ``+`` (create) or ``>`` (read an existing resource), as ``pulumi preview`` marks them;
     a row with an empty operation, under a resource, names that resource's unknown inputs.
     """
+    return [row[:3] for row in tree_rows(run)]
+
+
+def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
+    """``tree_lines``' rows with the URN of each row's resource as a fourth column."""
     by_parent = _children(run.resources + run.reads)
     read_urns = {r.urn for r in run.reads}
-    rows: list[tuple[str, str, str]] = []
+    rows: list[tuple[str, str, str, str]] = []
 
     def walk(res: Resource, prefix: str, last: bool, root: bool) -> None:
         branch = "" if root else ("└─ " if last else "├─ ")
-        rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name))
+        rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name, res.urn))
         kids = by_parent.get(res.urn, [])
         inner = prefix + ("" if root else ("   " if last else "│  "))
         unknown = [] if res.urn in read_urns else res.unknown_inputs()
         if unknown:
             shown = ", ".join(unknown[:UNKNOWN_SHOWN]) + (f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else "")
-            rows.append(("", inner + ("│  " if kids else "   ") + "unknown until apply: " + shown, ""))
+            rows.append(("", inner + ("│  " if kids else "   ") + "unknown until apply: " + shown, "", res.urn))
         for n, kid in enumerate(kids):
             walk(kid, inner, n == len(kids) - 1, False)
 

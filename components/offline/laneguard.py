@@ -1,0 +1,344 @@
+"""Judge a plan's steps for what they do to the rack's lanes: the checks ``preview --state`` and
+``guard`` (over ``pulumi preview --json``) both run, on the same ``Step`` list.
+
+- ``lane-removal`` (mandatory): a step deletes or replaces a lane: a Karpenter NodePool or its
+  EC2NodeClass, a managed node group (``aws:eks/nodeGroup:NodeGroup``, or the pulumi-eks /
+  rack component around one), or a launch template when that replaces its group.
+  ``allow`` names the lanes whose removal is intended.
+- ``lane-rollout`` (advisory): an update that makes every node of a lane be replaced: Karpenter
+  marks nodes drifted when their EC2NodeClass's hashed fields or AMI selection change, or their
+  NodePool's template; EKS rolls a node group whose launch template version, Kubernetes version or
+  release version changes.
+
+What the lanes' owners do (read upstream):
+
+- Karpenter (aws/karpenter-provider-aws ``docs/concepts/disruption.md``): drifted nodes are replaced
+  gracefully (the replacement first, then the drain), at most as many at a time as the NodePool's
+  disruption budgets allow (``spec.disruption.budgets``; without one, ``nodes: 10%``; a budget may
+  be limited to some ``reasons``, ``Drifted`` among them). A NodeClaim is owned by its NodePool
+  (``blockOwnerDeletion``), so deleting the pool deletes every NodeClaim at once, and each one's
+  termination finalizer cordons, drains and terminates its node: budgets bound disruption, not a
+  deletion. The EC2NodeClass hash covers ``userData``, ``blockDeviceMappings``, ``metadataOptions``,
+  ``role``, ``instanceProfile``, ``tags``, ``kubelet``, ...; ``amiSelectorTerms`` (and ``amiFamily``
+  through the alias) drift nodes whose AMI is no longer selected.
+- EKS (User Guide, "Delete a managed node group"): deleting a group sets its Auto Scaling group's
+  minimum, maximum and desired size to zero; each instance is drained before it is terminated, and
+  forced after 5 minutes. ("Understand each phase of node updates"): a new launch template version
+  or Kubernetes/AMI version replaces nodes in batches of ``updateConfig.maxUnavailable`` (or
+  ``maxUnavailablePercentage``), 1 by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from .forcenew import related
+
+PACK = "change-safety"
+LANE_REMOVAL = "lane-removal"
+LANE_ROLLOUT = "lane-rollout"
+
+NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", "rack:eks:NodeGroup")
+KARPENTER_DEFAULT_BUDGET = "10%"
+EKS_DEFAULT_MAX_UNAVAILABLE = 1
+LABEL = "convox.io/label"
+
+NODECLASS_ROLLING = ("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData", "spec.blockDeviceMappings",
+                     "spec.metadataOptions", "spec.role", "spec.instanceProfile", "spec.tags", "spec.kubelet",
+                     "spec.associatePublicIPAddress", "spec.instanceStorePolicy", "spec.detailedMonitoring")
+NODEPOOL_ROLLING = ("spec.template.metadata", "spec.template.spec.taints", "spec.template.spec.startupTaints",
+                    "spec.template.spec.nodeClassRef")
+NODEGROUP_ROLLING = ("launchTemplate.version", "version", "releaseVersion")
+
+
+@dataclass
+class Step:
+    """One step of a plan, whichever tool made it: ``old``/``new`` are resource states
+    (``type``, ``inputs``, ``parent``, ``propertyDependencies``), ``diff`` the changed input paths."""
+
+    op: str
+    urn: str
+    type: str
+    old: Optional[dict[str, Any]] = None
+    new: Optional[dict[str, Any]] = None
+    diff: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.urn.rsplit("::", 1)[-1]
+
+    def state(self) -> dict[str, Any]:
+        return self.new or self.old or {}
+
+    def inputs(self, which: str = "either") -> dict[str, Any]:
+        state = {"old": self.old, "new": self.new}.get(which) or (self.new if which == "either" else None) or self.old or {}
+        inputs = state.get("inputs") if isinstance(state, dict) else None
+        return inputs if isinstance(inputs, dict) else {}
+
+
+def is_nodepool(type_: str) -> bool:
+    return type_.startswith("kubernetes:karpenter.sh/") and type_.endswith(":NodePool")
+
+
+def is_nodeclass(type_: str) -> bool:
+    return type_.startswith("kubernetes:karpenter.k8s.aws/") and type_.endswith(":EC2NodeClass")
+
+
+def _get(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _k8s_name(step: Step, which: str = "either") -> str:
+    name = _get(step.inputs(which), "metadata", "name")
+    return name if isinstance(name, str) and name else step.name
+
+
+def _number(value: Any) -> Optional[int]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
+# ---- what happens to a lane's nodes ----------------------------------------------------------------------
+
+
+def budget_text(pool: Optional[Step]) -> str:
+    """How many of a pool's nodes Karpenter disrupts at a time for drift, from the pool's budgets."""
+    budgets = _get(pool.inputs("new") if pool else {}, "spec", "disruption", "budgets")
+    applicable = []
+    for budget in budgets if isinstance(budgets, list) else []:
+        reasons = budget.get("reasons") if isinstance(budget, dict) else None
+        if isinstance(budget, dict) and (not reasons or "Drifted" in reasons):
+            applicable.append(budget)
+    if not applicable:
+        source = ("Karpenter's default budget" if pool is not None else
+                  "Karpenter's default budget: the NodePool is not among the steps, so its own budget is not known; "
+                  "`pulumi preview --json --show-sames` includes it")
+        return f"{KARPENTER_DEFAULT_BUDGET} of the pool's nodes at a time (rounded up; {source})"
+    parts = []
+    for budget in applicable:
+        nodes = str(budget.get("nodes", KARPENTER_DEFAULT_BUDGET))
+        amount = f"{nodes} of the pool's nodes" if nodes.endswith("%") else f"{nodes} node{'s' if nodes != '1' else ''}"
+        if budget.get("schedule"):
+            amount += f" (while its schedule {budget['schedule']!r} is active for {budget.get('duration', '?')})"
+        parts.append(amount)
+    text = parts[0] if len(parts) == 1 else "the smallest of " + ", ".join(parts)
+    return f"{text} at a time (the pool's disruption budget)"
+
+
+def max_unavailable_text(group: Step) -> str:
+    update = _get(group.inputs("new"), "updateConfig") or {}
+    number = _number(_get(update, "maxUnavailable"))
+    if number:
+        return f"{number} node{'s' if number != 1 else ''} at a time (its updateConfig.maxUnavailable)"
+    percent = _number(_get(update, "maxUnavailablePercentage"))
+    if percent:
+        return f"{percent}% of its nodes at a time (its updateConfig.maxUnavailablePercentage)"
+    return f"{EKS_DEFAULT_MAX_UNAVAILABLE} node at a time (EKS's default maxUnavailable)"
+
+
+def _named(group: Step) -> bool:
+    """The group's name is the user's (not auto-named by the provider: not in ``__defaults``), so a
+    replacement must delete it first (pulumi-terraform-bridge's delete-before-replace rule)."""
+    new = group.inputs("new")
+    defaults = new.get("__defaults") or group.inputs("old").get("__defaults") or []
+    return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in defaults
+
+
+def _group_size(group: Step) -> str:
+    for which in ("old", "new"):
+        size = _number(_get(group.inputs(which), "scalingConfig", "desiredSize"))
+        if size is not None:
+            return f"{size} node{'s' if size != 1 else ''}"
+    return "nodes"
+
+
+# ---- lanes ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Lane:
+    kind: str
+    name: str
+    aliases: set[str]
+    step: Step
+
+
+def _class_of(pool: Step, which: str) -> Optional[str]:
+    name = _get(pool.inputs(which), "spec", "template", "spec", "nodeClassRef", "name")
+    return name if isinstance(name, str) else None
+
+
+def _pools_of_class(steps: Iterable[Step], class_name: str) -> list[Step]:
+    return [s for s in steps if is_nodepool(s.type) and class_name in (_class_of(s, "old"), _class_of(s, "new"))]
+
+
+def _group_lane(step: Step, ancestors: list[str]) -> Lane:
+    labels = _get(step.inputs(), "labels") or {}
+    label = labels.get(LABEL) if isinstance(labels, dict) else None
+    aliases = {step.name, *ancestors}
+    for key in ("nodeGroupName",):
+        value = step.inputs().get(key)
+        if isinstance(value, str):
+            aliases.add(value)
+    if isinstance(label, str):
+        aliases.add(label)
+    return Lane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
+
+
+def _urn_type(urn: str) -> str:
+    parts = urn.split("::")
+    return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
+
+
+def _ancestors(step: Step, by_urn: dict[str, Step]) -> list[str]:
+    """The names of the node-group components around a group (pulumi-eks's, the rack's), outermost first."""
+    names: list[str] = []
+    parent = step.state().get("parent") or ""
+    while parent:
+        if _urn_type(parent) in GROUP_COMPONENTS:
+            names.append(parent.rsplit("::", 1)[-1])
+        up = by_urn.get(parent)
+        parent = (up.state().get("parent") or "") if up else ""
+    return names[::-1]
+
+
+def judge(steps: list[Step], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The ``lane-removal`` violations (mandatory, unless the lane is in ``allow``) and
+    ``lane-rollout`` advisories of a plan's steps."""
+    allowed = {a for a in allow if a}
+    out = []
+    for verdict in _verdicts(steps):
+        aliases = verdict.pop("aliases")
+        if verdict["policy"] != LANE_REMOVAL or not (aliases & allowed):
+            out.append(verdict)
+    return out
+
+
+def unmatched_allowances(steps: list[Step], allow: Iterable[str]) -> list[str]:
+    """The names in ``allow`` that name no lane the steps remove (a typo would otherwise pass unnoticed)."""
+    removed = {a for v in _verdicts(steps) if v["policy"] == LANE_REMOVAL for a in v["aliases"]}
+    return [name for name in allow if name not in removed]
+
+
+def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
+    by_urn = {s.urn: s for s in steps}
+    verdicts: list[dict[str, Any]] = []
+    removing = ("delete", "replace")
+
+    def verdict(policy: str, level: str, step: Step, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
+        verdicts.append({"pack": PACK, "policy": policy, "level": level, "urn": step.urn, "lane": lane, "message": message,
+                         "aliases": set(aliases) | {lane}})
+
+    def removal(lane: Lane, what: str, happens: str) -> None:
+        verdict(LANE_REMOVAL, "mandatory", lane.step, lane.name,
+                f"{lane.kind} lane '{lane.name}': {what}. {happens}\n"
+                f"If this is intended, pass --allow-lane-removal {lane.name}.", frozenset(lane.aliases))
+
+    groups_removed = set()
+    for step in steps:
+        verb = "deleted" if step.op == "delete" else "replaced"
+        why = f" (changed: {', '.join(step.diff)})" if step.op == "replace" and step.diff else ""
+        if step.op in removing and is_nodepool(step.type):
+            name = _k8s_name(step, "old")
+            classes = [c for c in steps if is_nodeclass(c.type) and c.op in removing
+                       and _k8s_name(c, "old") == _class_of(step, "old")]
+            also = " together with its EC2NodeClass" if classes else ""
+            removal(Lane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
+                    "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
+                    "every node of the pool together, not bounded by its disruption budget; its pods are evicted and "
+                    "wait Pending for capacity" + (" until the new NodePool launches nodes." if step.op == "replace" else
+                                                   " on another lane that fits them."))
+        elif step.op in removing and is_nodeclass(step.type):
+            name = _k8s_name(step, "old")
+            pools = _pools_of_class(steps, name)
+            if pools and all(p.op in removing for p in pools):
+                continue  # the pools' own verdicts name the lane
+            names = [_k8s_name(p, "old") for p in pools] or [name]
+            removal(Lane("Karpenter", name, {name, step.name, *names}, step),
+                    f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
+                    f"Karpenter cannot launch or replace nodes for NodePool {', '.join(names)} without its class, and the "
+                    "nodes already launched from it are left without the class they were launched from.")
+        elif step.op in removing and step.type == NODEGROUP:
+            lane = _group_lane(step, _ancestors(step, by_urn))
+            groups_removed.add(step.urn)
+            templates = [t for t in (_get(step.state(), "propertyDependencies", "launchTemplate") or [])
+                         if by_urn.get(t) is not None and by_urn[t].op in removing]
+            cause = f" because its launch template is {by_urn[templates[0]].op}d" if templates and step.op == "replace" else ""
+            happens = (f"EKS scales its Auto Scaling group to zero and drains and terminates all its nodes "
+                       f"({_group_size(step)}) together (each forced after 5 minutes), not "
+                       "bounded by updateConfig.maxUnavailable")
+            if step.op == "replace" and _named(step):
+                happens += ("; its nodeGroupName is fixed, so Pulumi deletes it before creating the replacement: its pods "
+                            "wait Pending until the new group's nodes join, unless another lane fits them.")
+            elif step.op == "replace":
+                happens += ("; Pulumi creates the replacement group first, so evicted pods move to its nodes when they "
+                            "fit there, else wait Pending.")
+            else:
+                happens += "; pods without another lane that fits them wait Pending."
+            removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
+    for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
+        if step.op in removing and step.type in GROUP_COMPONENTS:
+            inner = [s for s in steps if s.type == NODEGROUP and step.urn in _parents(s, by_urn)]
+            if not inner:
+                lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
+                removal(lane, f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
+                        "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
+    _rollouts(steps, by_urn, verdict)
+    return verdicts
+
+
+def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:
+    out = set()
+    parent = step.state().get("parent") or ""
+    while parent and parent not in out:
+        out.add(parent)
+        up = by_urn.get(parent)
+        parent = (up.state().get("parent") or "") if up else ""
+    return out
+
+
+def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
+    return [p for p in diff if any(related(p, r) for r in rules)]
+
+
+def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
+    for step in steps:
+        if step.op != "update":
+            continue
+        if is_nodeclass(step.type):
+            changed = _touches(step.diff, NODECLASS_ROLLING)
+            if not changed:
+                continue
+            name = _k8s_name(step)
+            for pool in _pools_of_class(steps, name) or [None]:
+                pool_name = _k8s_name(pool) if pool else name
+                verdict(LANE_ROLLOUT, "advisory", step, pool_name,
+                        f"Karpenter lane '{pool_name}': its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks "
+                        f"every node of the pool drifted and replaces them (a replacement first, then the drain), "
+                        f"{budget_text(pool)}. Set the new AMI deliberately with the pool's ami_id (a pinned AMI does not "
+                        f"move by itself, an alias does) and bound the rollout with its disruption_budget_nodes.")
+        elif is_nodepool(step.type):
+            changed = _touches(step.diff, NODEPOOL_ROLLING)
+            if changed:
+                name = _k8s_name(step)
+                verdict(LANE_ROLLOUT, "advisory", step, name,
+                        f"Karpenter lane '{name}': its NodePool template changes {', '.join(changed)}, so Karpenter marks "
+                        f"every node of the pool drifted and replaces them, {budget_text(step)}. Bound the rollout with "
+                        f"the pool's disruption_budget_nodes.")
+        elif step.type == NODEGROUP:
+            changed = _touches(step.diff, NODEGROUP_ROLLING)
+            if changed:
+                lane = _group_lane(step, _ancestors(step, by_urn))
+                source = " (its launch template changes)" if "launchTemplate.version" in changed else ""
+                verdict(LANE_ROLLOUT, "advisory", step, lane.name,
+                        f"node group lane '{lane.name}': {', '.join(changed)} changes{source}, so EKS replaces all its "
+                        f"nodes ({_group_size(step)}), new ones first, {max_unavailable_text(step)}. Set the new "
+                        f"ami_id deliberately; the group's updateConfig (maxUnavailable) bounds the rollout.")

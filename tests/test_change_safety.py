@@ -1,0 +1,578 @@
+"""Change safety: ``preview --state`` (the plan against a ``pulumi stack export``), the ``lane-removal``
+guard and the ``lane-rollout`` advisory, and ``guard`` over ``pulumi preview --json`` output.
+
+Upstream facts these tests pin (read upstream, in our words):
+
+- ``pulumi stack export`` writes ``{"version": 3, "deployment": {"manifest", "secrets_providers",
+  "resources": [...]}}`` (version 4 plus ``features`` when a newer feature is used); a secret is
+  ``{"4dabf...": "1b47...", "ciphertext": ...}`` (pulumi ``pkg/resource/stack/deployment.go``).
+- terraform-provider-aws ``internal/service/eks/node_group.go``: ``instance_types`` is ForceNew (the
+  group is replaced); ``scaling_config`` and ``launch_template.version`` are updated in place.
+  ``internal/service/ec2/ec2_launch_template.go``: only ``name``/``name_prefix`` are ForceNew; other
+  content makes a new version. ``internal/service/sqs/queue.go``: ``fifo_queue`` is ForceNew.
+- pulumi-kubernetes ``diff.go``: ``metadata.name`` replaces every kind; a custom resource's spec is
+  updated in place.
+- pulumi-eks's ``ManagedNodeGroup`` (``ignoreScalingChanges``) puts ``ignoreChanges:
+  ["scalingConfig.desiredSize"]`` on its node group, so a desired-size change is no change.
+- Karpenter's default disruption budget is ``nodes: 10%``; drifted nodes are replaced within the
+  budget. EKS rolls a node group's nodes ``maxUnavailable`` (default 1) at a time; deleting a group
+  scales its Auto Scaling group to zero.
+- ``pulumi preview --json``: ``steps`` with ``op``, ``urn``, ``oldState``, ``newState``,
+  ``diffReasons``, ``replaceReasons``, ``detailedDiff``; a replacement is one ``replace`` step unless
+  ``--show-replacement-steps`` adds ``create-replacement``/``delete-replaced``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mixed_os_racks.cli import main
+from mixed_os_racks.offline.catalog import Catalog
+from mixed_os_racks.offline.engine import run_program
+from mixed_os_racks.offline.laneguard import judge
+from mixed_os_racks.offline.plan import make_plan
+from mixed_os_racks.offline.previewjson import read_preview_json
+from mixed_os_racks.offline.stackexport import StateFileError, export_run, read_stack_export, write_export
+
+from conftest import GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config
+
+FIXTURES = Path(__file__).parent / "fixtures" / "preview"
+NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+NEW_AMI = "ami-0b1c2d3e4f5a60718"
+PROJECT = "mixed-os-racks"
+
+POOLS = [
+    {"name": "gpu", "instance_families": "g5", "ami_id": GPU_AMI, "disk": 200, "disruption_budget_nodes": "2"},
+    {"name": "batch", "instance_families": "c7i"},
+]
+GROUPS = [{"id": 1, "type": "g4dn.xlarge", "label": "gpu-inference", "min_size": 1, "max_size": 3}]
+
+
+def config(pools: list[dict[str, Any]] = POOLS, groups: list[dict[str, Any]] = GROUPS) -> dict[str, Any]:
+    """The prod example (the rack creates its cluster and Karpenter) with these pools and node groups."""
+    return {**stack_config("prod"), "rack:cluster_name": "cs", "rack:additional_karpenter_nodepools_config": pools,
+            "rack:additional_node_groups_config": groups}
+
+
+@pytest.fixture(scope="module")
+def catalog_file(tmp_path_factory) -> Path:
+    """The default catalog plus a newer build of the GPU image (what an ``ami_id`` bump points to)."""
+    doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
+    newer = dict(next(a for a in doc["amis"] if a["id"] == GPU_AMI), id=NEW_AMI, creation_date="2026-11-29T08:00:00.000Z")
+    doc["amis"].append(newer)
+    doc["ebs_encryption_by_default"] = True  # so a node group may pin the (unencrypted) image too
+    path = tmp_path_factory.mktemp("catalog") / "amis.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.fixture(scope="module")
+def base_export(tmp_path_factory, catalog_file) -> Path:
+    """The state ``pulumi up`` of ``config()`` leaves, as ``pulumi stack export`` writes it."""
+    run = run_program(REPO, config(), Catalog.load(catalog_file), project=PROJECT, stack="cs")
+    return write_export(run, tmp_path_factory.mktemp("state") / "cs.json")
+
+
+def write_stack(tmp_path: Path, values: dict[str, Any]) -> str:
+    path = tmp_path / "Pulumi.cs.yaml"
+    path.write_text(yaml.safe_dump({"config": values}))
+    return str(path)
+
+
+def preview(tmp_path: Path, values: dict[str, Any], state: Path, catalog: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    out = tmp_path / "plan.json"
+    code = main(["preview", "--config", write_stack(tmp_path, values), "--cwd", str(REPO), "--amis", str(catalog),
+                 "--state", str(state), "--no-policy", "--json", str(out), *extra])
+    return code, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def ops(doc: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {(r["type"], r["name"]): r["op"] for r in doc["resources"]}
+
+
+def changed(doc: dict[str, Any], type_: str, name: str) -> dict[str, Any]:
+    return next(r for r in doc["resources"] if (r["type"], r["name"]) == (type_, name))
+
+
+def verdicts(doc: dict[str, Any], policy: str) -> list[dict[str, Any]]:
+    return [v for v in doc["violations"] if v["policy"] == policy]
+
+
+# ---- the example stacks against their own state ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging"])
+def test_an_example_stack_against_its_own_export_is_all_same(stack, tmp_path):
+    run = run_program(REPO, stack_config(stack), project=PROJECT, stack=stack)
+    assert run.resources
+    for secrets in ("ciphertext", "plaintext"):
+        export = export_run(run, secrets)
+        assert export["version"] == 3 and {"manifest", "resources"} <= set(export["deployment"])
+        path = tmp_path / f"{secrets}.json"
+        path.write_text(json.dumps(export))
+        plan = make_plan(run, read_stack_export(path, PROJECT, stack))
+        assert {s.op for s in plan.steps} <= {"same", "read"}, [(s.urn, s.op, s.diff) for s in plan.steps if s.op not in ("same", "read")]
+
+
+def test_prod_against_its_own_export_through_the_cli(tmp_path, capsys):
+    """The example stacks' main command, with the pack: nothing but ``same``, exit 0."""
+    run = run_program(REPO, stack_config("prod"), project=PROJECT, stack="prod")
+    state = write_export(run, tmp_path / "prod.json")
+    out = tmp_path / "plan.json"
+    assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--state", str(state), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["summary"] == {"same": len(doc["resources"])}
+    assert all(r["op"] == "same" and r["diff"] == [] for r in doc["resources"])
+    text = capsys.readouterr().out
+    assert f"    {len(doc['resources'])} unchanged" in text.splitlines()
+    assert "to create" not in text
+
+
+def test_the_mixed_app_example_against_its_own_export(tmp_path):
+    folder = REPO / "examples" / "mixed-app"
+    values = yaml.safe_load((folder / "Pulumi.example.yaml").read_text())["config"]
+    project = yaml.safe_load((folder / "Pulumi.yaml").read_text())["name"]
+    run = run_program(folder, values, Catalog.load(folder / "amis.yaml"), project=project, stack="example")
+    path = write_export(run, tmp_path / "state.json")
+    plan = make_plan(run, read_stack_export(path, project, "example"))
+    assert {s.op for s in plan.steps} <= {"same", "read"}
+
+    # the state edited as if the objects had been created otherwise: Kubernetes' immutable fields replace
+    doc = json.loads(path.read_text())
+    by_name = {r["urn"].rsplit("::", 1)[-1]: r for r in doc["deployment"]["resources"]}
+    by_name["web-deployment"]["inputs"]["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] = "web-old"
+    by_name["inference-deployment"]["inputs"]["spec"]["replicas"] = 3
+    by_name["inference-service"]["inputs"]["spec"]["clusterIP"] = "10.100.0.10"
+    by_name["web-service"]["inputs"]["spec"]["type"] = "ClusterIP"
+    path.write_text(json.dumps(doc))
+    steps = {s.name: s for s in make_plan(run, read_stack_export(path, project, "example")).steps}
+    web = steps["web-deployment"]
+    assert web.op == "replace" and web.replace_keys == ['spec.selector.matchLabels["app.kubernetes.io/name"]']
+    assert (steps["inference-deployment"].op, steps["inference-deployment"].diff) == ("update", ["spec.replicas"])
+    assert (steps["inference-service"].op, steps["inference-service"].diff) == ("replace", ["spec.clusterIP"])
+    assert (steps["web-service"].op, steps["web-service"].diff) == ("update", ["spec.type"])  # not replaced on type
+
+
+# ---- the lane guard ---------------------------------------------------------------------------------------
+
+
+def test_a_removed_pool_is_refused_and_allowed_by_name(tmp_path, base_export, catalog_file, capsys):
+    values = config(pools=POOLS[:1])
+    code, doc = preview(tmp_path, values, base_export, catalog_file)
+    assert code == 1
+    assert ops(doc)[(NODEPOOL, "rack-batch-nodepool")] == "delete"
+    assert ops(doc)[(NODECLASS, "rack-batch-nodeclass")] == "delete"
+    assert ops(doc)[("rack:karpenter:KarpenterPool", "rack-batch")] == "delete"
+    assert doc["summary"]["delete"] == 3 and "create" not in doc["summary"]
+    (refusal,) = verdicts(doc, "lane-removal")
+    assert refusal["level"] == "mandatory" and refusal["pack"] == "change-safety" and refusal["lane"] == "batch"
+    assert "NodeClaims" in refusal["message"] and "drains and terminates every node" in refusal["message"]
+    out = capsys.readouterr().out
+    assert "[mandatory]  change-safety: lane-removal  (rack-batch-nodepool)" in out
+    assert " -      ├─ rack:karpenter:KarpenterPool" in out or " -      └─ rack:karpenter:KarpenterPool" in out
+    assert "    - 3 to delete" in out.splitlines()
+
+    code, doc = preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "batch")
+    assert code == 0 and verdicts(doc, "lane-removal") == []
+
+    code, _ = preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "bacth,gpu")
+    assert code == 1
+    assert "--allow-lane-removal bacth: this change removes no lane of that name" in capsys.readouterr().err
+
+
+def test_a_node_group_instance_type_change_is_refused_as_a_replacement(tmp_path, base_export, catalog_file):
+    values = config(groups=[dict(GROUPS[0], type="g5.xlarge")])
+    code, doc = preview(tmp_path, values, base_export, catalog_file)
+    assert code == 1
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "replace" and group["diff"] == ["instanceTypes[0]"] and group["replaceReasons"] == ["instanceTypes[0]"]
+    (refusal,) = verdicts(doc, "lane-removal")
+    assert refusal["lane"] == "gpu-inference"
+    assert "replaced" in refusal["message"] and "all its nodes (1 node)" in refusal["message"]
+    assert "--allow-lane-removal gpu-inference" in refusal["message"]
+    assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "gpu-inference")[0] == 0
+    assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "rack-ng-1")[0] == 0
+    # the rack around every lane is no lane: naming it allows nothing
+    assert preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "rack")[0] == 1
+
+
+def test_an_ami_id_bump_warns_with_the_pools_budget(tmp_path, base_export, catalog_file):
+    values = config(pools=[dict(POOLS[0], ami_id=NEW_AMI), POOLS[1]])
+    code, doc = preview(tmp_path, values, base_export, catalog_file)
+    assert code == 0
+    nodeclass = changed(doc, NODECLASS, "rack-gpu-nodeclass")
+    assert nodeclass["op"] == "update" and "spec.amiSelectorTerms[0].id" in nodeclass["diff"]
+    (advice,) = verdicts(doc, "lane-rollout")
+    assert advice["level"] == "advisory" and advice["lane"] == "gpu"
+    assert "2 nodes at a time (the pool's disruption budget)" in advice["message"]
+    assert "ami_id" in advice["message"] and "disruption_budget_nodes" in advice["message"]
+    assert verdicts(doc, "lane-removal") == []
+
+
+def test_a_node_group_ami_id_bump_rolls_the_group_in_place(tmp_path, catalog_file):
+    """pulumi-eks puts a custom AMI in the group's launch template: a new ami_id is a new template
+    version (an update), and EKS rolls the group's nodes; the group is not replaced."""
+    group = dict(GROUPS[0], type="m5.large", label="custom", ami_id=GPU_AMI, disk=100)
+    run = run_program(REPO, config(groups=[group]), Catalog.load(catalog_file), project=PROJECT, stack="cs")
+    state = write_export(run, tmp_path / "state.json")
+    code, doc = preview(tmp_path, config(groups=[dict(group, ami_id=NEW_AMI)]), state, catalog_file)
+    assert code == 0
+    assert changed(doc, LAUNCH_TEMPLATE, "rack-ng-1-launchTemplate")["diff"] == ["imageId"]
+    node_group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert node_group["op"] == "update" and node_group["diff"] == ["launchTemplate.version"]
+    assert doc["summary"]["update"] == 2 and "replace" not in doc["summary"]
+    (advice,) = verdicts(doc, "lane-rollout")
+    assert advice["lane"] == "custom" and "1 node at a time (EKS's default maxUnavailable)" in advice["message"]
+
+
+def test_a_scaling_change_updates_in_place_and_desired_size_is_ignored(tmp_path, base_export, catalog_file):
+    """min_size sets scalingConfig.minSize and the initial desiredSize; the group ignores desiredSize changes."""
+    values = config(groups=[dict(GROUPS[0], min_size=2, max_size=4)])
+    code, doc = preview(tmp_path, values, base_export, catalog_file)
+    assert code == 0
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "update" and group["diff"] == ["scalingConfig.maxSize", "scalingConfig.minSize"]
+    assert doc["violations"] == [] and doc["summary"]["update"] == 1
+
+
+# ---- each op on the rack's own resource types (the state edited as the stack would have drifted) ---------
+
+
+def _edited(base_export: Path, tmp_path: Path, edit) -> Path:
+    doc = json.loads(base_export.read_text())
+    edit(doc["deployment"]["resources"])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _resource(resources: list[dict[str, Any]], type_: str, name: str) -> dict[str, Any]:
+    return next(r for r in resources if r["type"] == type_ and r["urn"].endswith("::" + name))
+
+
+def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file):
+    def edit(resources):
+        _resource(resources, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["inputs"]["fifoQueue"] = True
+        _resource(resources, "aws:cloudwatch/eventRule:EventRule", "rack-karpenter-health")["inputs"]["description"] = "old"
+        _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")["inputs"]["path"] = "/old/"
+        attachment = _resource(resources, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "rack-ng-1-cni")
+        attachment["inputs"]["policyArn"] = "arn:aws:iam::aws:policy/Old"
+        pool = _resource(resources, NODEPOOL, "rack-gpu-nodepool")
+        pool["inputs"]["spec"]["weight"] = 99
+        nodeclass = _resource(resources, NODECLASS, "rack-batch-nodeclass")
+        nodeclass["inputs"]["metadata"]["name"] = "batch-old"
+        resources.remove(_resource(resources, "aws:eks/addon:Addon", "rack-eks-pod-identity-agent"))
+        gone = copy.deepcopy(_resource(resources, "aws:iam/policy:Policy", "rack-karpenter-Interruption"))
+        gone["urn"] = gone["urn"].replace("rack-karpenter-Interruption", "rack-karpenter-Retired")
+        resources.append(gone)
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, edit), catalog_file)
+    got = ops(doc)
+    assert got[("aws:sqs/queue:Queue", "rack-karpenter-interruption")] == "replace"
+    assert got[("aws:cloudwatch/eventRule:EventRule", "rack-karpenter-health")] == "update"
+    assert got[("aws:iam/role:Role", "rack-karpenter-node-role")] == "replace"
+    assert got[(NODEPOOL, "rack-gpu-nodepool")] == "update"  # a custom resource's spec: in place
+    assert got[(NODECLASS, "rack-batch-nodeclass")] == "replace"  # metadata.name: every Kubernetes kind
+    assert got[("aws:eks/addon:Addon", "rack-eks-pod-identity-agent")] == "create"
+    assert got[("aws:iam/policy:Policy", "rack-karpenter-Retired")] == "delete"
+    assert got[("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "rack-ng-1-cni")] == "replace"
+    assert got[(NODEGROUP, "rack-ng-1")] == "same"
+    assert changed(doc, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["diff"] == ["fifoQueue"]
+    assert doc["summary"] == {op: list(got.values()).count(op) for op in doc["summary"]}
+    # the class's replacement removes the batch lane's class while its pool stays: refused
+    (refusal,) = verdicts(doc, "lane-removal")
+    assert refusal["lane"] == "batch-old" and "EC2NodeClass is replaced" in refusal["message"]
+    assert code == 1
+
+
+def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_replaces_it(tmp_path, base_export, catalog_file):
+    def content(resources):
+        _resource(resources, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["inputs"]["imageId"] = "ami-0123456789abcdef0"
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, content), catalog_file)
+    assert code == 0
+    assert changed(doc, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["op"] == "update"
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "update" and group["diff"] == ["launchTemplate.version"]
+    (advice,) = verdicts(doc, "lane-rollout")
+    assert advice["lane"] == "gpu-inference" and "1 node at a time (EKS's default maxUnavailable" in advice["message"]
+
+    def renamed(resources):
+        _resource(resources, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["inputs"]["name"] = "old-name"
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, renamed), catalog_file)
+    assert code == 1
+    assert changed(doc, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["op"] == "replace"
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "replace" and "launchTemplate.id" in group["replaceReasons"]
+    (refusal,) = verdicts(doc, "lane-removal")
+    assert "because its launch template is replaced" in refusal["message"]
+
+
+def test_a_replaced_node_role_replaces_its_group(tmp_path, base_export, catalog_file):
+    """A role's path is ForceNew; the group's nodeRoleArn comes from the role, so it changes with the new
+    role, and nodeRoleArn is ForceNew on a node group: the lane is replaced, and refused."""
+    def moved(resources):
+        _resource(resources, "aws:iam/role:Role", "rack-ng-1-role")["inputs"]["path"] = "/old/"
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, moved), catalog_file)
+    assert code == 1
+    assert changed(doc, "aws:iam/role:Role", "rack-ng-1-role")["op"] == "replace"
+    group = changed(doc, NODEGROUP, "rack-ng-1")
+    assert group["op"] == "replace" and group["replaceReasons"] == ["nodeRoleArn"]
+    assert [v["lane"] for v in verdicts(doc, "lane-removal")] == ["gpu-inference"]
+
+
+def test_what_a_real_export_adds_is_no_change(tmp_path, base_export, catalog_file, capsys):
+    """Ciphertext is unknown, never a change; a bridged provider's ``__defaults`` (an auto-name the
+    program leaves out) and the engine's default providers are not the program's changes."""
+    def encrypt(resources):
+        role = _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")
+        role["inputs"]["assumeRolePolicy"] = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+                                              "ciphertext": "v1:AAAA"}
+        group = _resource(resources, NODEGROUP, "rack-ng-1")
+        group["inputs"]["__defaults"] = ["nodeGroupName"]
+        group["inputs"]["nodeGroupName"] = "rack-ng-1-4f3a2b1"
+        stack = resources[0]["urn"].split("::pulumi:pulumi:Stack::")[0]
+        resources.insert(1, {"urn": f"{stack}::pulumi:providers:aws::default_7_12_0", "custom": True, "id": "0f3c",
+                             "type": "pulumi:providers:aws", "inputs": {"region": "us-east-1"}})
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, encrypt), catalog_file)
+    assert code == 0 and set(doc["summary"]) <= {"same", "read"}
+    assert "ciphertext, which the offline preview cannot read" in capsys.readouterr().err
+
+
+# ---- guard over pulumi preview --json ---------------------------------------------------------------------
+
+
+def guard(*args: str) -> int:
+    return main(["guard", *args])
+
+
+def test_guard_refuses_a_removed_pool_and_allows_it_by_name(tmp_path, capsys):
+    out = tmp_path / "verdicts.json"
+    assert guard(str(FIXTURES / "pool-removed.json"), "--json", str(out)) == 1
+    doc = json.loads(out.read_text())
+    (refusal,) = doc["violations"]
+    assert (refusal["policy"], refusal["level"], refusal["lane"]) == ("lane-removal", "mandatory", "batch")
+    assert "together with its EC2NodeClass" in refusal["message"]
+    assert doc["changeSummary"] == {"same": 1, "delete": 3}
+    assert "change-safety: lane-removal  (rack-batch-nodepool)" in capsys.readouterr().out
+    assert guard(str(FIXTURES / "pool-removed.json"), "--allow-lane-removal", "batch") == 0
+
+
+def test_guard_folds_replacement_steps_and_refuses_the_group(tmp_path):
+    out = tmp_path / "verdicts.json"
+    assert guard(str(FIXTURES / "nodegroup-instance-type.json"), "--json", str(out)) == 1
+    (refusal,) = json.loads(out.read_text())["violations"]
+    assert refusal["lane"] == "gpu-inference" and "all its nodes (3 nodes)" in refusal["message"]
+    assert "creates the replacement group first" in refusal["message"]  # nodeGroupName in __defaults: auto-named
+    assert guard(str(FIXTURES / "nodegroup-instance-type.json"), "--allow-lane-removal", "rack-ng-1") == 0
+
+
+def test_guard_advises_on_an_ami_rollout_with_the_budgets_in_effect(tmp_path):
+    out = tmp_path / "verdicts.json"
+    assert guard(str(FIXTURES / "ami-bump.json"), "--json", str(out)) == 0
+    by_lane = {v["lane"]: v for v in json.loads(out.read_text())["violations"]}
+    assert set(by_lane) == {"gpu", "gpu-inference"} and {v["level"] for v in by_lane.values()} == {"advisory"}
+    assert "10% of the pool's nodes at a time (rounded up; Karpenter's default budget)" in by_lane["gpu"]["message"]
+    assert "4 nodes" in by_lane["gpu-inference"]["message"] and "1 node at a time" in by_lane["gpu-inference"]["message"]
+
+
+def test_guard_reads_the_update_config_of_a_group(tmp_path):
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    group = doc["steps"][-1]
+    group["newState"]["inputs"]["updateConfig"] = {"maxUnavailable": 2}
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["lane"] == "gpu-inference"]
+    assert "2 nodes at a time (its updateConfig.maxUnavailable)" in advice["message"]
+
+
+def test_guard_without_the_pool_says_its_budget_is_not_known(tmp_path):
+    """Without --show-sames an unchanged NodePool is not among the steps: the advisory says which budget it assumes."""
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    doc["steps"] = [s for s in doc["steps"] if s["op"] != "same"]
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["urn"].endswith("rack-gpu-nodeclass")]
+    assert "its own budget is not known" in advice["message"] and "--show-sames" in advice["message"]
+
+
+def test_guard_uses_a_pools_drift_budget(tmp_path):
+    """Budgets limited to other reasons do not bound drift; a Drifted one does."""
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    pool = next(s for s in doc["steps"] if s["op"] == "same")
+    pool["newState"]["inputs"]["spec"]["disruption"] = {"budgets": [
+        {"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "3", "reasons": ["Drifted", "Empty"]}]}
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["lane"] == "gpu"]
+    assert "3 nodes at a time (the pool's disruption budget)" in advice["message"]
+
+
+# ---- bad input --------------------------------------------------------------------------------------------
+
+
+def _state_error(tmp_path, capsys, content: str | bytes) -> str:
+    path = tmp_path / "state.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code = main(["preview", "--stack", "dev", "--cwd", str(REPO), "--state", str(path), "--no-policy"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and str(path) in err, err
+    return err
+
+
+def _export(resources: list[dict[str, Any]], version: int = 3, **extra: Any) -> str:
+    return json.dumps({"version": version, "deployment": {"manifest": {}, "resources": resources}, **extra})
+
+
+STACK_URN = "urn:pulumi:dev::mixed-os-racks::pulumi:pulumi:Stack::mixed-os-racks-dev"
+
+
+def test_a_bad_state_file_exits_2_naming_the_file_and_the_problem(tmp_path, capsys):
+    assert "not JSON (line 1" in _state_error(tmp_path, capsys, "{nope")
+    assert "not a text file" in _state_error(tmp_path, capsys, b"\x89\xff\x00age-encrypted")
+    assert "deployment version 2: versions 3 and 4" in _state_error(tmp_path, capsys, _export([], version=2))
+    assert "newer than this tool" in _state_error(tmp_path, capsys, _export([], version=5))
+    assert "features this tool does not know: fancy" in _state_error(
+        tmp_path, capsys, _export([], version=4, features=["hooks", "fancy"]))
+    assert "no version and deployment" in _state_error(tmp_path, capsys, json.dumps({"resources": []}))
+    assert "`pulumi preview --json` output" in _state_error(tmp_path, capsys, json.dumps({"steps": []}))
+    assert "the whole deployment is a string" in _state_error(
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": "v1:ZW5jcnlwdGVk"}))
+    other = STACK_URN.replace("dev::", "prod::")
+    err = _state_error(tmp_path, capsys, _export([{"urn": other, "custom": False, "type": "pulumi:pulumi:Stack"}]))
+    assert "belongs to stack 'prod' of project 'mixed-os-racks', not stack 'dev'" in err
+    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN.replace("::mixed-os-racks::", "::other::"),
+                                                   "custom": False, "type": "pulumi:pulumi:Stack"}]))
+    assert "of project 'other'" in err
+    assert "is not a Pulumi URN" in _state_error(tmp_path, capsys, _export([{"urn": "arn:aws:x", "type": "t"}]))
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
+    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack",
+                                                   "inputs": {"x": secret}}]))
+    assert "inputs.x: a secret value with neither ciphertext nor plaintext" in err
+
+
+def test_a_version_4_export_with_known_features_is_read(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(_export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}], version=4, features=["hooks"]))
+    state = read_stack_export(path, "mixed-os-racks", "dev")
+    assert state.version == 4 and [r.type for r in state.resources] == ["pulumi:pulumi:Stack"]
+
+
+def test_a_bad_preview_file_exits_2_naming_the_file_and_the_problem(tmp_path, capsys):
+    def error(content: str) -> str:
+        path = tmp_path / "preview.json"
+        path.write_text(content)
+        code = guard(str(path))
+        err = capsys.readouterr().err
+        assert code == 2 and str(path) in err and "Traceback" not in err, err
+        return err
+
+    assert "not JSON" in error("nope")
+    assert "`pulumi stack export` file, not `pulumi preview --json` output" in error(_export([]))
+    assert "no steps" in error(json.dumps({"changeSummary": {}}))
+    assert "op 'explode' is not a step op" in error(json.dumps({"steps": [{"op": "explode", "urn": STACK_URN}]}))
+    assert "steps[0]: urn 'x' is not a Pulumi URN" in error(json.dumps({"steps": [{"op": "same", "urn": "x"}]}))
+    mixed = [{"op": "same", "urn": STACK_URN}, {"op": "same", "urn": STACK_URN.replace("dev::", "prod::")}]
+    assert "mixes stacks" in error(json.dumps({"steps": mixed}))
+    assert "detailedDiff: must be null or an object" in error(json.dumps({"steps": [{"op": "same", "urn": STACK_URN, "detailedDiff": []}]}))
+    missing = tmp_path / "missing.json"
+    assert guard(str(missing)) == 2 and f"{missing}: no such file" in capsys.readouterr().err
+
+
+def test_allow_lane_removal_needs_a_state(capsys):
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--allow-lane-removal", "gpu", "--no-policy"]) == 2
+    assert "--allow-lane-removal needs --state FILE" in capsys.readouterr().err
+
+
+def test_the_mixed_os_racks_command_is_the_cli_with_guard():
+    """The ``mixed-os-racks`` script the package installs names the CLI's entry, and ``guard`` runs as a process."""
+    import importlib
+    import subprocess
+    import sys
+    import tomllib
+
+    from mixed_os_racks import cli
+
+    target = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]["mixed-os-racks"]
+    module, attr = target.split(":")
+    assert getattr(importlib.import_module(module), attr) is cli.entry
+    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "guard", str(FIXTURES / "pool-removed.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "lane-removal" in proc.stdout
+
+
+# ---- hostile files: an error, never a traceback -----------------------------------------------------------
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["gpu", "10%", "Drifted"]))
+_json = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.sampled_from(
+                                                           ["metadata", "name", "spec", "template", "nodeClassRef",
+                                                            "disruption", "budgets", "nodes", "reasons", "labels",
+                                                            "scalingConfig", "desiredSize", "updateConfig", "parent",
+                                                            "inputs", "propertyDependencies", "launchTemplate"]),
+                                                           inner, max_size=4)), max_leaves=12)
+_types = st.sampled_from([NODEPOOL, NODECLASS, NODEGROUP, LAUNCH_TEMPLATE, "eks:index:ManagedNodeGroup", "pulumi:pulumi:Stack"])
+
+
+@st.composite
+def _preview_docs(draw):
+    steps = []
+    for n in range(draw(st.integers(0, 4))):
+        type_ = draw(_types)
+        step = {"op": draw(st.sampled_from(["same", "update", "replace", "delete", "create-replacement", "delete-replaced"])),
+                "urn": f"urn:pulumi:dev::p::{type_}::r{n % 2}", "detailedDiff": draw(st.one_of(st.none(), st.dictionaries(
+                    st.sampled_from(["spec.amiSelectorTerms[0].id", "launchTemplate.version", "instanceTypes[0]"]), _json, max_size=2)))}
+        for key in ("oldState", "newState"):
+            if draw(st.booleans()):
+                step[key] = draw(st.dictionaries(st.sampled_from(["inputs", "parent", "propertyDependencies", "type"]), _json, max_size=3))
+        steps.append(step)
+    return {"steps": steps, "changeSummary": draw(st.dictionaries(st.sampled_from(["same", "update"]), st.integers(0, 3)))}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=_preview_docs())
+def test_any_preview_json_is_judged_or_refused(tmp_path, doc):
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    try:
+        steps, _ = read_preview_json(path)
+    except StateFileError as exc:
+        assert str(path) in str(exc)
+        return
+    for verdict in judge(steps):
+        assert verdict["policy"] in ("lane-removal", "lane-rollout") and verdict["message"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(resources=st.lists(st.fixed_dictionaries({"type": _types}, optional={
+    "inputs": _json, "outputs": _json, "parent": _json, "id": _json, "ignoreChanges": _json,
+    "propertyDependencies": _json, "custom": _json, "delete": _json}), max_size=4))
+def test_any_stack_export_is_read_or_refused(tmp_path, resources):
+    for n, res in enumerate(resources):
+        res["urn"] = f"urn:pulumi:dev::mixed-os-racks::{res['type']}::r{n}"
+    path = tmp_path / "state.json"
+    path.write_text(_export(resources))
+    try:
+        state = read_stack_export(path, "mixed-os-racks", "dev")
+    except StateFileError as exc:
+        assert str(path) in str(exc)
+        return
+    assert len(state.resources) <= len(resources)
