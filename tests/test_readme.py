@@ -1,11 +1,13 @@
 """The README and docs/ are part of the product: their generated tables are current, and every Python
 snippet in them runs, as written: a program under the offline engine, a pack's ``__main__.py``
-(marked ``<!-- snippet: pack -->``) as a pack the analyzer protocol drives (so the documented API
-cannot rot)."""
+(marked ``<!-- snippet: pack -->``) as a pack the analyzer protocol drives, a script (marked
+``<!-- snippet: script -->``) in a copy of the rack program's directory (so the documented API cannot rot)."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import pulumi_aws as aws
 import pytest
@@ -23,6 +25,7 @@ SNIPPETS = [(name, match.group("kind") or "program", match.group("code"))
             for name, text in FILES.items() for match in SNIPPET_RE.finditer(text)]
 PROGRAMS = [(name, code) for name, kind, code in SNIPPETS if kind == "program"]
 PACKS = [(name, code) for name, kind, code in SNIPPETS if kind == "pack"]
+SCRIPTS = [(name, code) for name, kind, code in SNIPPETS if kind == "script"]
 
 
 def test_the_generated_tables_are_current():
@@ -74,6 +77,20 @@ def test_every_python_snippet_runs_offline(where, snippet):
 
     run = run_program(program, stack_config("prod"), stack="readme")
     assert [r for r in run.resources if r.type != "pulumi:pulumi:Stack"], "the snippet registers nothing"
+
+
+@pytest.mark.parametrize("where,snippet", SCRIPTS, ids=[f"{where}-script-{n}" for n, (where, _) in enumerate(SCRIPTS)])
+def test_every_script_snippet_runs_in_the_rack_programs_directory(tmp_path, monkeypatch, where, snippet):
+    for path in [REPO / "Pulumi.yaml", REPO / "__main__.py", *REPO.glob("Pulumi.*.yaml")]:
+        shutil.copy(path, tmp_path / path.name)
+    monkeypatch.chdir(tmp_path)
+    before = set(tmp_path.iterdir())
+    exec(compile(snippet, where, "exec"), {"__name__": "__main__"})
+    written = set(tmp_path.iterdir()) - before
+    assert written, "the script writes nothing"
+    for path in written:
+        if path.suffix == ".json":
+            assert json.loads(path.read_text())["version"] in (3, 4)
 
 
 @pytest.mark.parametrize("where,snippet", PACKS, ids=[f"{where}-pack-{n}" for n, (where, _) in enumerate(PACKS)])
