@@ -8,7 +8,7 @@ from typing import Any, Mapping, Optional
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, settings, strategies
 
 
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
@@ -20,6 +20,10 @@ from mixed_os_racks.pack.speedups import tune_gc
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("dev", deadline=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# Hypothesis compiles its regex strategy module on first use. After a test that caught a RecursionError
+# (the hostile-input tests nest values thousands deep), CPython 3.11 can fail that compile with
+# "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905): build it now, first.
+strategies.from_regex(r"[a-z]", fullmatch=True).validate()
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
