@@ -171,11 +171,20 @@ def _section(title: str, fields: list[tuple[str, str, str]]) -> str:
     return "\n".join(lines)
 
 
-def documented(cls: type) -> type:
-    """A component class whose ``help()`` lists its args (its ``XArgs`` TypedDict's fields, with the
-    docstrings written where they are declared), its outputs (its ``pulumi.Output`` attributes) and
-    the example its own docstring gives; its ``__init__`` points there instead of inheriting the
-    docstring of Pulumi's ``ComponentResource.__init__``."""
+class _RenderedDoc:
+    """A class's ``__doc__`` rendered when first read: ``help()`` reads it, importing the package does not
+    pay for parsing the source (``type.__doc__`` calls a descriptor it finds in the class's dict)."""
+
+    def __init__(self, cls: type, doc: Optional[str]) -> None:
+        self._cls, self._doc, self._text = cls, doc, None
+
+    def __get__(self, obj: Any, owner: Any = None) -> str:
+        if self._text is None:
+            self._text = _render_doc(self._cls, self._doc)
+        return self._text
+
+
+def _render_doc(cls: type, doc: Optional[str]) -> str:
     tree = ast.parse(inspect.getsource(sys.modules[cls.__module__]))
     args_type = f"{cls.__name__}Args"
     args = _documented_fields(tree, args_type)
@@ -183,13 +192,21 @@ def documented(cls: type) -> type:
     args = [(name, f"{annotation}{'' if name in required_keys(getattr(sys.modules[cls.__module__], args_type)) else ', optional'}", doc)
             for name, annotation, doc in args if name in hints]
     outputs = [field for field in _documented_fields(tree, cls.__name__) if field[1].startswith("pulumi.Output")]
-    parts = [inspect.cleandoc(cls.__doc__ or cls.__name__)]
+    parts = [inspect.cleandoc(doc or cls.__name__)]
     if args:
         parts.append(_section(f"Args (``{args_type}``, a TypedDict: ``{cls.__name__}(name, {args_type}(...), opts)``):", args))
     if outputs:
         parts.append(_section("Outputs (registered as the component's outputs):", outputs))
-    cls.__doc__ = "\n\n".join(parts)
+    return "\n\n".join(parts)
+
+
+def documented(cls: type) -> type:
+    """A component class whose ``help()`` lists its args (its ``XArgs`` TypedDict's fields, with the
+    docstrings written where they are declared), its outputs (its ``pulumi.Output`` attributes) and
+    the example its own docstring gives; its ``__init__`` points there instead of inheriting the
+    docstring of Pulumi's ``ComponentResource.__init__``. The text is rendered when first read."""
+    cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]
     init = cls.__dict__.get("__init__")
     if init is not None:
-        init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({args_type}) and ``opts``; see the class's help."
+        init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({cls.__name__}Args) and ``opts``; see the class's help."
     return cls
