@@ -3,7 +3,7 @@ components expanded into the children their providers register (``remote``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping
 
 import pulumi
 from google.protobuf import json_format, struct_pb2
@@ -17,6 +17,30 @@ EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
 """Remote components the offline engine expands as their providers do (``remote``)."""
 
 
+class _States(Mapping[str, Mapping[str, Any]]):
+    """URN -> a resource's state as wire values, converted from the engine's message when an expander
+    first reads it (few are read: a remote component's cluster, its role)."""
+
+    def __init__(self) -> None:
+        self._messages: dict[str, struct_pb2.Struct] = {}
+        self._values: dict[str, dict[str, Any]] = {}
+
+    def keep(self, urn: str, message: struct_pb2.Struct) -> None:
+        self._messages[urn] = message
+        self._values.pop(urn, None)
+
+    def __getitem__(self, urn: str) -> Mapping[str, Any]:
+        if urn not in self._values:
+            self._values[urn] = json_format.MessageToDict(self._messages[urn])
+        return self._values[urn]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+
 class RecordingMonitor(sdk.MockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
@@ -27,14 +51,14 @@ class RecordingMonitor(sdk.MockMonitor):
         self.stack_outputs: dict[str, Any] = {}
         self.stack_outputs_wire: dict[str, Any] = {}
         self.component_outputs: dict[str, dict[str, Any]] = {}
-        self.states: dict[str, dict[str, Any]] = {}
+        self.states = _States()
         """URN -> the state the engine holds (wire values): a read's in full, a create's as previewed."""
         self.registrations: dict[str, Resource] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
         raw = json_format.MessageToDict(request.object)
-        self.states[response.urn] = json_format.MessageToDict(response.object)
+        self.states.keep(response.urn, response.object)
         resource = Resource(
             urn=response.urn,
             type=request.type,
@@ -55,6 +79,7 @@ class RecordingMonitor(sdk.MockMonitor):
             providers=dict(request.providers),
             remote=bool(request.remote),
         )
+        resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
         if request.remote and not resource.custom and resource.type in EXPANDERS:
             context = remote.Context(self.mocks.catalog, self.mocks.config, self.states, self.registrations, self.mocks.warn)
@@ -68,7 +93,7 @@ class RecordingMonitor(sdk.MockMonitor):
 
     def ReadResource(self, request):  # noqa: N802
         response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
-        self.states[response.urn] = json_format.MessageToDict(response.properties)
+        self.states.keep(response.urn, response.properties)
         self.reads.append(
             Resource(
                 urn=response.urn,

@@ -4,6 +4,7 @@ run's stack outputs; and how wire values print (``shown``: as ``pulumi preview``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -43,9 +44,9 @@ class Resource:
     registered_outputs: Optional[struct_pb2.Struct] = field(repr=False, default=None)
     """A component's ``register_outputs`` values as sent over the wire (None until it registers any)."""
 
-    @property
+    @functools.cached_property
     def wire(self) -> dict[str, Any]:
-        """The inputs as wire values (unknowns, secrets and resource references marked)."""
+        """The inputs as wire values (unknowns, secrets and resource references marked); read, never changed."""
         return json_format.MessageToDict(self.properties)
 
     def unknown_inputs(self) -> list[str]:
