@@ -66,6 +66,8 @@ UNVERIFIED = scope.RequestLocal()
 """Per request: policy name -> the findings it could not verify, for ``ami-facts-unknown``."""
 STACKS = scope.RequestLocal()
 """Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
+SURVEYS = scope.RequestLocal()
+"""Per request: the workloads and lanes the workload policies read (``workloads.survey``)."""
 
 
 def report_all(policy: str, findings: Iterable[checks.Finding], report: ReportViolation) -> None:
@@ -132,7 +134,15 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
             checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
             for r in args.resources
         ]
-        report_all(name, judge(resources, args.get_config() or {}, UnknownValueError), report)
+        config = args.get_config() or {}
+        whole = None
+        if scope.installed() and not workloads.config_findings(config):
+            # the stack read once per request, for every workload policy with the same lanes
+            key = (tuple(r.urn for r in args.resources), repr(config.get("lanes")))
+            whole = SURVEYS.values.get(key)
+            if whole is None:
+                whole = SURVEYS.values[key] = workloads.survey(resources, config, UnknownValueError)
+        report_all(name, judge(resources, config, UnknownValueError, whole), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level,
                                  config_schema=PolicyConfigSchema(properties={"lanes": workloads.LANES_SCHEMA}),
