@@ -12,8 +12,8 @@ Standard library only and no sibling imports (the pack and the components share 
 
 from __future__ import annotations
 
-import re
 import functools
+import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -783,3 +783,35 @@ def driver_problem(family: str, branch: int) -> Optional[str]:
     if high is not None and branch > high:
         return f"{family_of(family)} is not supported by NVIDIA driver {high + 1} or newer"
     return None
+
+
+_BRANCH_RE = re.compile(
+    r"nvidia[-_ ]?(?:driver[-_ ]?)?(?:r|v)?([0-9]{3})(?![0-9])"  # ...-nvidia-595-..., nvidia595
+    r"|([0-9]{3})(?:\.[0-9]+)*[-_ ]?(?:nvidia[-_ ]?)?driver"  # NVIDIA 580 driver, 595.12 driver
+    r"|driver[-_ ]?(?:version[-_ ]?|branch[-_ ]?)?([0-9]{3})(?![0-9])",  # driver 595.12.01, driver-branch-595
+    re.IGNORECASE)
+_EKS_NVIDIA_NAME_RE = re.compile(r"amazon-eks-node-al2023-(?:x86_64|arm64)-nvidia-1\.([0-9]+)-v([0-9]{8})")
+EKS_580_FIRST = (34, "20251023")
+EKS_580_EVERY_MINOR = "20260714"
+EKS_BRANCH_PINNED = {28: 570}
+"""When the official EKS AL2023 NVIDIA AMIs shipped which branch (awslabs/amazon-eks-ami CHANGELOG and
+``templates/al2023/variables-*.json``): 580 for Kubernetes 1.34+ from release v20251023; by release
+v20260714 580 is the default of every minor but 1.28 (570). Older official images: not known here."""
+
+
+def driver_branch_of_ami(name: str, description: str = "") -> tuple[Optional[int], str]:
+    """The NVIDIA driver branch an AMI's name or description states (``...-nvidia-595-...``, ``NVIDIA 580
+    driver``), else the default of an official EKS AL2023 NVIDIA AMI of a known release; (None, '') when
+    neither says. The second value says where the branch came from."""
+    for text, where in ((name, "its name"), (description, "its description")):
+        match = _BRANCH_RE.search(text or "")
+        if match:
+            return int(next(g for g in match.groups() if g)), where
+    official = _EKS_NVIDIA_NAME_RE.fullmatch(name or "")
+    if official:
+        minor, release = int(official.group(1)), official.group(2)
+        if release >= EKS_580_EVERY_MINOR:
+            return EKS_BRANCH_PINNED.get(minor, EKS_DEFAULT_DRIVER_BRANCH), "the EKS AMI's default for its release"
+        if minor >= EKS_580_FIRST[0] and release >= EKS_580_FIRST[1]:
+            return EKS_DEFAULT_DRIVER_BRANCH, "the EKS AMI's default for its release"
+    return None, ""

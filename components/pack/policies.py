@@ -172,12 +172,13 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
                                   "parameters) as Karpenter and EC2 do, with the ambient AWS credentials."},
         "amis": {"type": "object", "default": {},
                  "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
-                                "rootSnapshotEncrypted, creationDate.",
+                                "rootSnapshotEncrypted, creationDate, nvidiaDriverBranch.",
                  "additionalProperties": {"type": "object", "properties": {
                      "name": {"type": "string"}, "description": {"type": "string"},
                      "architecture": {"type": "string", "enum": ["x86_64", "arm64"]},
                      "rootDeviceName": {"type": "string"}, "rootSnapshotGiB": {"type": "number"},
-                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"}}}},
+                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"},
+                     "nvidiaDriverBranch": {"type": "integer", "minimum": 1}}}},
         **extra,
     })
 
@@ -207,8 +208,12 @@ def policies() -> list[Policy]:
                         checks.ami_k8s_version, schema(kubernetesVersion={
                             "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
                             "description": "The cluster's Kubernetes version, when the resources do not say it."})),
+        stack_policy(checks.DRIVER, "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU "
+                     "family the lane can launch.", checks.gpu_driver_supports_lane, schema()),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
                         "workload on a GPU lane.", MANDATORY, workloads.reach),
+        workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "
+                        "dcgm-exporter) reaches every GPU lane.", MANDATORY, workloads.gpu_daemonsets),
         workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
                         ADVISORY, workloads.squatting),
         unverified_policy(),

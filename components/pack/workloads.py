@@ -574,6 +574,7 @@ class Workload:
     """Its DRA claims of GPU device classes (``resourceClaims`` names)."""
     claimed_gpus: float = 0
     """Whole GPUs those claims ask for on one node."""
+    images: tuple[str, ...] = ()
 
     @property
     def nvidia_gpus(self) -> float:
@@ -684,8 +685,10 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in gpus)
     claims, claimed_gpus = _claims(pod, gpu_claims)
+    images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
+                   for c in facts.as_list(pod.get(group)))
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    fit.pod_requests(pod), claims, claimed_gpus)
+                    fit.pod_requests(pod), claims, claimed_gpus, images)
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -1024,6 +1027,75 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
             problems, unsure = fit_problems(workload, lanes, _own_overheads(workload, whole.overheads))
             found.extend(Finding(message, workload.urn, certain=False) for message in unsure)
         found.extend(_findings(workload, problems, lanes))
+    return found
+
+
+GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
+"""Image names of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``) and dcgm-exporter
+(``nvcr.io/nvidia/k8s/dcgm-exporter``), whatever registry or tag."""
+GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, facts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
+                 *(prefix + label for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
+                   for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")))
+"""Node labels a DaemonSet selects GPU nodes by (ours, NVIDIA's and NFD's, Karpenter's and EKS Auto Mode's)."""
+_SELECTING = ("In", "Exists", "Gt")
+
+
+def serves_gpus(workload: Workload) -> str:
+    """Why a DaemonSet serves GPUs (its image, or its selection of GPU nodes), or ''."""
+    if workload.kind != "DaemonSet":
+        return ""
+    for image in workload.images:
+        name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+        if name in GPU_DAEMON_IMAGES:
+            return f"image {image}"
+    for req in workload.selection.requirements:
+        if req.key in GPU_NODE_KEYS and req.operator in _SELECTING:
+            return f"it selects GPU nodes ({_req_words(req)})"
+    return ""
+
+
+def _is_well_known(key: str) -> bool:
+    domain, slash, _ = key.partition("/")
+    return bool(slash) and domain.endswith(RESERVED_DOMAINS)
+
+
+def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> str:
+    """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
+    a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
+    strict = known | frozenset(r.key for r in workload.selection.requirements if not _is_well_known(r.key))
+    if not workload.selection.matches(lane.labels, strict):
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
+        wanted = "; ".join(_req_words(r) for r in workload.selection.requirements)
+        return (f"its node selection ({wanted}) does not match the lane's node labels ({labels}) "
+                f"(select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry)")
+    if not lane.admits(workload.selection):
+        return f"{_well_known_reason(workload, lane)}"
+    taints = lane.untolerated(workload.tolerations)
+    if taints:
+        fixes = ", ".join(f"{{key: {t.key}, operator: Exists, effect: {t.effect}}}" for t in taints)
+        return f"it does not tolerate {', '.join(str(t) for t in taints)} (add the tolerations {fixes})"
+    return ""
+
+
+def gpu_daemonsets(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
+                   whole: Optional[Survey] = None) -> list[Finding]:
+    """Policy ``gpu-daemonsets-reach-gpu-lanes``: every DaemonSet that serves GPUs runs on every GPU lane."""
+    problems = config_findings(config)
+    if problems:
+        return problems
+    whole = whole or survey(resources, config, unknown)
+    lanes = whole.lanes
+    found = [f for f in whole.unsure if "daemonset" in f.message]
+    known = lanes.known_keys
+    for workload in whole.workloads:
+        why = serves_gpus(workload)
+        if not why:
+            continue
+        for lane in lanes.gpu_lanes:
+            miss = misses_gpu_lane(workload, lane, known)
+            if miss:
+                found.extend(_findings(workload, [f"{workload.subject} serves GPUs ({why}) but never runs on "
+                                                  f"{lane.subject}, a GPU lane: {miss}"], lanes))
     return found
 
 
