@@ -333,9 +333,44 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
                                           *(int(amounts[r] / fit.MIB) if amounts[r] is not None else 10**12
                                             for r in (fit.MEMORY, fit.EPHEMERAL)))
         most = facts.number(entry.get("maxGpusPerNode"))
-        lanes.append(Lane(facts.text(entry.get("name")), "lane", labels, taints, entry.get("gpu") is True,
+        kind = CONFIG_KINDS.get(facts.text(entry.get("kind")), "lane")
+        lanes.append(Lane(facts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
                           tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
     return lanes
+
+
+CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
+"""The rack's ``lanes`` output's ``kind`` -> how messages name the lane."""
+
+
+def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {},
+               root_gib: Optional[float] = None) -> dict[str, Any]:
+    """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
+    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``)."""
+    lane = Lane("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
+    types, _, _ = lane.launchable(Selection())
+    found: dict[str, Any] = {"arch": sorted({wellknown.K8S_ARCH[t.arch] for t in types})}
+    if types:
+        largest = max(types, key=lambda t: (t.vcpus, t.memory_mib, t.gpus))
+        free = fit.allocatable(largest, root_gib)
+        found.update(maxGpusPerNode=max(t.gpus for t in types), largestInstanceType=largest.name,
+                     allocatable={fit.CPU: f"{free.cpu_m}m", fit.MEMORY: f"{free.memory_mib}Mi",
+                                  fit.EPHEMERAL: f"{free.ephemeral_mib}Mi"})
+    return found
+
+
+def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A pod spec against lanes given as the policy config gives them (the rack's ``lanes``): what the
+    policy would refuse, in its words (the components check their own pods with it)."""
+    known = Lanes(tuple(configured_lanes({"lanes": list(lanes)})))
+    workload = read_workload(checks.StackResource("kubernetes:core/v1:Pod", "pod", "", {"spec": pod}))
+    assert workload is not None
+    workload = Workload(subject, workload.kind, "", workload.selection, workload.tolerations, workload.gpus,
+                        workload.requests)
+    problems = reach_problems(workload, known)
+    if not problems:
+        problems, _ = fit_problems(workload, known, {})
+    return problems
 
 
 EFFECT_NAMES = sorted({*contract.EKS_EFFECTS, *contract.EKS_EFFECTS.values()})
@@ -356,9 +391,10 @@ LANE_FIELDS: dict[str, Any] = {
     "capacityTypes": {"type": "array", "items": {"type": "string", "enum": ["on-demand", "spot", "reserved", "ON_DEMAND", "SPOT"]}},
     "maxGpusPerNode": {"type": "integer", "minimum": 0},
     "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
+    "largestInstanceType": {"type": "string"},
     "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
 }
-"""A lane's fields: the rack's ``lanes`` output passes as it is (``kind``, ``os`` and ``ami`` are not read)."""
+"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami`` and ``largestInstanceType`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],
@@ -809,7 +845,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
     asks = workload.asks()
     if not asks or not lane.sized:
         return Fit(True)
-    if lane.stated is not None or lane.max_gpus is not None:
+    if not lane.requirements:  # a lane of the policy config that states its sizes
         has = {r: float(lane.stated.get(r)) for r in fit.SIZED} if lane.stated is not None else {}
         if lane.stated is not None:
             has = {r: v - overhead.get(r, 0) for r, v in has.items()}
