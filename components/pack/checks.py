@@ -608,5 +608,4 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
             continue
         problems = [p for f in families if (p := instances.driver_problem(f, branch))]
         if problems:
-            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, branch, where, problems,
-                                                    [f for f in families if instances.driver_problem(f, branch)]), urn=res.urn)
+            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, branch, where, problems), urn=res.urn)

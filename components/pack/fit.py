@@ -128,7 +128,7 @@ def _container(container: Any) -> dict[str, float]:
     resources = facts.as_map(facts.as_map(container).get("resources"))
     requests, limits = facts.as_map(resources.get("requests")), facts.as_map(resources.get("limits"))
     found: dict[str, float] = {}
-    for name in {*limits, *requests}:
+    for name in [*requests, *(k for k in limits if k not in requests)]:
         amount = quantity(requests[name]) if name in requests else quantity(limits[name])
         if amount:
             found[str(name)] = amount

@@ -623,7 +623,7 @@ class Workload:
 
     def asks(self) -> dict[str, float]:
         """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
-        found = {k: v for k, v in self.requests.items() if k in fit.SIZED}
+        found = {k: self.requests[k] for k in fit.SIZED if k in self.requests}
         for resource in GPU_RESOURCES:
             count = self.gpus.get(resource, 0) + (self.claimed_gpus if resource == contract.NVIDIA_GPU else 0)
             if count:
@@ -780,8 +780,10 @@ def _select_gpu_lane(lanes: Lanes) -> str:
 
 def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> str:
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
-    asks = (f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}" if workload.nvidia_gpus
-            else f"{workload.subject} claims a GPU through DRA")
+    if workload.gpus.get(contract.NVIDIA_GPU):
+        asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    else:
+        asks = f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
     if workload.selection.empty:
@@ -790,6 +792,13 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     fix = f"select a GPU lane: {_select_gpu_lane(lanes)}"
     if not selected:
         return f"{asks}, but no lane of this rack matches its node selection ({fix})"
+    known = lanes.known_keys
+    undeclared = [r for r in workload.selection.requirements
+                  if r.key not in known and not _is_well_known(r.key) and r.operator in _SELECTING]
+    if undeclared:
+        names = ", ".join(lane.subject for lane in selected)
+        return (f"{asks}, but it selects {'; '.join(_req_words(r) for r in undeclared)}, which no lane of this rack "
+                f"declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
     return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
 
@@ -883,7 +892,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
 
 
 def _overhead_words(overhead: Mapping[str, float]) -> str:
-    used = [fit.words(r, v) for r, v in overhead.items() if r in fit.SIZED and v]
+    used = [fit.words(r, overhead[r]) for r in fit.SIZED if overhead.get(r)]
     return f" and its DaemonSets' {', '.join(used)}" if used else " and its DaemonSets"
 
 
