@@ -225,7 +225,7 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
 
 
 def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
-             classes: Mapping[str, facts.NodeClass]) -> Optional[Lane]:
+             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type == contract.COMPONENT_POOL and "labels" in props:  # KarpenterPool's registered outputs
@@ -236,7 +236,6 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
     if res.type == contract.COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = _labels(props.get("labels")), _taints(props.get("taints"))
         return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints))
-    lane = facts.read(res.type, res.name, props)
     if isinstance(lane, facts.NodePool):
         name = lane.subject_name
         template = facts.dig(props, "spec", "template")
@@ -533,8 +532,9 @@ class Lanes:
 def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> Lanes:
     templates: dict[str, facts.LaneResource] = {}
     classes: dict[str, facts.NodeClass] = {}
+    read_of: dict[str, Optional[facts.LaneResource]] = {}
     for res in resources:
-        read = facts.read(res.type, res.name, res.props)
+        read = read_of[res.urn] = facts.read(res.type, res.name, res.props)
         if isinstance(read, facts.LaunchTemplate):
             templates[res.urn] = read
         elif isinstance(read, facts.NodeClass):
@@ -546,7 +546,7 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
     not_known: list[str] = []
     for res in resources:
         try:
-            lane = _lane_of(res, templates, classes)
+            lane = _lane_of(res, templates, classes, read_of.get(res.urn))
         except unknown:
             not_known.append(f"{res.type.rsplit(':', 1)[-1]} '{res.name}'")
             continue
