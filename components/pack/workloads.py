@@ -885,7 +885,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
         return Fit(True)  # no type at all: the well-known check has said so
     rank, itype, missing = best
     why = (f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
-           f"(after kube-reserved, eviction thresholds{_overhead_words(overhead)})")
+           f"(after kube-reserved{',' if any(overhead.get(r) for r in fit.SIZED) else ' and'} eviction thresholds"
+           f"{_overhead_words(overhead)})")
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
     return Fit(False, short=why, rank=rank)
@@ -893,7 +894,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
 
 def _overhead_words(overhead: Mapping[str, float]) -> str:
     used = [fit.words(r, overhead[r]) for r in fit.SIZED if overhead.get(r)]
-    return f" and its DaemonSets' {', '.join(used)}" if used else " and its DaemonSets"
+    return f" and its DaemonSets' {', '.join(used)}" if used else ""
 
 
 def _limit_words(lane: Lane) -> str:
