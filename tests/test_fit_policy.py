@@ -429,7 +429,7 @@ LANE_ENTRIES = st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["a", "b
     "labels": st.one_of(st.dictionaries(LABEL_KEYS, st.one_of(st.text(max_size=8), st.integers()), max_size=2), st.text(max_size=4)),
     "taints": st.one_of(st.lists(st.fixed_dictionaries({"key": LABEL_KEYS, "effect": st.sampled_from(["NoSchedule", "Never"])}),
                                  max_size=2), st.integers()),
-    "taint": st.just([]), "maxGpusPerNode": st.one_of(st.integers(-1, 8), st.floats(0, 2), st.booleans()),
+    "taint": st.just([]), "maxGpusPerNode": st.one_of(st.integers(-1, 8), st.floats(allow_nan=True), st.booleans()),
     "allocatable": st.one_of(st.dictionaries(st.sampled_from(["cpu", "memory", "gpu"]), st.one_of(st.text(max_size=6), st.integers(0, 9)),
                                              max_size=2), st.none()),
     "instanceTypes": st.lists(st.sampled_from(["g5.xlarge", "nope", "m7g.large"]), max_size=2),
@@ -533,3 +533,17 @@ def test_a_node_group_launch_template_with_g7_on_a_580_ami(pack):
     [message] = messages(judge(pack, stack(lane), facts_of("custom-al2023-nvidia-580-1.34")), DRIVER)
     assert message.startswith(f"node group 'g7': its AMI {GPU_AMI} runs NVIDIA driver 580 (its name), which cannot drive "
                               "instances the lane can launch: g7 needs NVIDIA driver 595 or newer")
+
+
+SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+@settings(deadline=None, max_examples=200)
+@given(number=st.integers(0, 10**6), suffix=st.sampled_from(sorted(SUFFIXES)), junk=st.text(max_size=6))
+def test_quantities_read_as_kubernetes_writes_them(number, suffix, junk):
+    assert fit.quantity(f"{number}{suffix}") == pytest.approx(number * SUFFIXES[suffix])
+    assert fit.quantity(number) == number
+    parsed = fit.quantity(junk)  # anything else is a quantity or None, never an exception
+    assert parsed is None or parsed >= 0
+    assert fit.quantity(True) is None and fit.quantity(-1) is None
+    assert fit.quantity("1e999") is None and fit.quantity(float("inf")) is None

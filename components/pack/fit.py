@@ -114,14 +114,17 @@ def quantity(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value >= 0 else None
+        return float(value) if value >= 0 and math.isfinite(value) else None
     if not isinstance(value, str):
         return None
     match = _QUANTITY_RE.fullmatch(value)
     if not match:
         return None
-    number = float(match.group(1)) * (10 ** int(match.group(2)) if match.group(2) else 1)
-    return number * _SUFFIX[match.group(3)]
+    try:
+        number = float(match.group(1)) * 10.0 ** int(match.group(2) or 0) * _SUFFIX[match.group(3)]
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _container(container: Any) -> dict[str, float]:

@@ -19,6 +19,7 @@ decides is judged.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
@@ -332,6 +333,7 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
                                           *(int(amounts[r] / fit.MIB) if amounts[r] is not None else 10**12
                                             for r in (fit.MEMORY, fit.EPHEMERAL)))
         most = facts.number(entry.get("maxGpusPerNode"))
+        most = most if most is not None and math.isfinite(most) else None
         kind = CONFIG_KINDS.get(facts.text(entry.get("kind")), "lane")
         lanes.append(Lane(facts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
                           tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
@@ -489,7 +491,8 @@ def lanes_config_problems(lanes: Any) -> list[str]:
             if isinstance(t, str) and syntax.instance_type_problem(t):
                 problems.append(f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)")
         most = entry.get("maxGpusPerNode")
-        if most is not None and (isinstance(most, bool) or not isinstance(most, (int, float)) or most < 0 or most != int(most)):
+        if most is not None and (isinstance(most, bool) or not isinstance(most, (int, float)) or not math.isfinite(most)
+                                 or most < 0 or most != int(most)):
             problems.append(f"{where}.maxGpusPerNode: expected a whole number of GPUs, got {most!r}")
         allocatable = entry.get("allocatable")
         if allocatable is not None:
