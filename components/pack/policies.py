@@ -130,15 +130,20 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
                     judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
     """A policy over the stack's workloads and lanes (``workloads``); config: ``lanes``."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [
-            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
-            for r in args.resources
-        ]
+        urns = tuple(r.urn for r in args.resources)
+        resources = SURVEYS.values.get(urns) if scope.installed() else None
+        if resources is None:
+            resources = [
+                checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
+                for r in args.resources
+            ]
+            if scope.installed():
+                SURVEYS.values[urns] = resources
         config = args.get_config() or {}
         whole = None
         if scope.installed() and not workloads.config_findings(config):
             # the stack read once per request, for every workload policy with the same lanes
-            key = (tuple(r.urn for r in args.resources), repr(config.get("lanes")))
+            key = (urns, repr(config.get("lanes")))
             whole = SURVEYS.values.get(key)
             if whole is None:
                 whole = SURVEYS.values[key] = workloads.survey(resources, config, UnknownValueError)
