@@ -25,7 +25,10 @@ Upstream facts these tests pin, in our words:
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
+import subprocess
 from typing import Any, Callable, Optional
 
 import pulumi_aws as aws
@@ -547,3 +550,30 @@ def test_quantities_read_as_kubernetes_writes_them(number, suffix, junk):
     assert parsed is None or parsed >= 0
     assert fit.quantity(True) is None and fit.quantity(-1) is None
     assert fit.quantity("1e999") is None and fit.quantity(float("inf")) is None
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_racks_lanes_output_through_the_readmes_jq_is_a_complete_lanes_config(pack):
+    """The prod rack's real ``lanes`` output, turned into the policy config by the README's recipe: a stack
+    of workloads alone is judged for fit as the rack's own stack is."""
+    from conftest import REPO
+    from test_workloads_policy import _readme_jq_program
+
+    config = {k: v for k, v in stack_config("prod").items() if k not in NETWORK_KEYS}
+    output = run_program(REPO, config, stack="prod").outputs["lanes"]
+    converted = subprocess.run(["jq", _readme_jq_program()], input=json.dumps(output), capture_output=True, text=True,
+                               check=True)
+    lanes_config = json.loads(converted.stdout)
+    assert workloads.lanes_config_problems(lanes_config[REACH]["lanes"]) == []
+
+    def alone(spec: dict[str, Any]) -> Any:
+        def program() -> None:
+            Service(spec["name"], ServiceArgs(service=ServiceSpec(**spec), cluster=ClusterRef.existing("prod", "prod-rack")))
+        return run_program(program, {"aws:region": "us-east-1"}, stack="apps")
+
+    [message] = messages(judge(pack, alone(INFERENCE), lanes_config), REACH)
+    assert message.startswith('service "inference" fits no lane: it requests memory 16Gi, nvidia.com/gpu 1; the nearest, '
+                              'node group "rack-ng-1" (convox.io/label=gpu-inference)')
+    assert "g4dn.xlarge, has memory 14481Mi allocatable < 16Gi requested" in message
+    fits = {**INFERENCE, "scale": {"count": 1, "memory": 12288, "gpu": 1}}
+    assert judge(pack, alone(fits), lanes_config) == []
