@@ -14,7 +14,12 @@ Where a pod may go is decided with Kubernetes' own rules (``scheduling``).
 A lane's labels are what it declares (NodePool ``spec.template.metadata.labels`` plus Karpenter's
 own ``karpenter.sh/nodepool``, a node group's ``labels``). Nodes carry more (architecture, zone,
 instance type); a requirement on a key no lane declares is assumed to hold, so only what the rack
-decides is judged.
+decides is judged. Well-known labels (architecture, capacity type, instance type, family, size) are
+met against what the lane can launch (``wellknown``, the instance table), and a pod must fit one
+node of a lane it reaches: GPUs per node, and its effective requests within the allocatable of an
+instance type the lane can launch, less the lane's DaemonSets, within a pool's ``limits`` (``fit``;
+``docs/placement.md`` says what is not checked). ``gpu-daemonsets-reach-gpu-lanes`` holds the GPU
+DaemonSets to every GPU lane.
 """
 
 from __future__ import annotations
