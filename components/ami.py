@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .errors import ConfigError
-from .pack import rules
+from .pack import instances, rules
 from .pack.amifacts import AmiFacts, decode
 
 __all__ = ["AmiFacts", "AmiLookup", "provider_reason"]
@@ -72,12 +72,21 @@ class AmiLookup:
             ) from None
         return decode(ami_id, _image(image))
 
-    def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float) -> AmiFacts:
-        """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI."""
+    def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float,
+              gpu_families: Iterable[str] = ()) -> AmiFacts:
+        """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI, or its NVIDIA
+        driver branch (when the AMI says it) cannot drive one of the lane's GPU families."""
         facts = self.facts(subject, ami_id)
         problem = rules.arch_mismatch(subject, arches, ami_id, facts.architecture)
         if not problem and facts.root_snapshot_gib is not None:
             problem = rules.disk_below_snapshot(subject, disk_gib, ami_id, facts.root_snapshot_gib)
+        if not problem:
+            branch, where = facts.nvidia_driver_branch, "the AMI facts"
+            if branch is None:
+                branch, where = instances.driver_branch_of_ami(facts.name, facts.description)
+            unsupported = [p for f in gpu_families if branch is not None and (p := instances.driver_problem(f, branch))]
+            if unsupported and branch is not None:
+                problem = rules.driver_cannot_drive(subject, ami_id, branch, where, list(dict.fromkeys(unsupported)))
         if problem:
             raise ConfigError(problem)
         return facts

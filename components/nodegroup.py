@@ -146,7 +146,8 @@ class NodeGroup(pulumi.ComponentResource):
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:
                 raise ConfigError(problem)
-            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk)
+            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk,
+                                 instances.nvidia_families([group.instance_type]))
             ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
             by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
             if facts.root_snapshot_gib is not None:

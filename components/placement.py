@@ -13,13 +13,15 @@ service says (``nodeSelectorLabels`` and ``scale.gpu``), exactly as the seeds' r
   ``nvidia.com/gpu``, ``amd``/``amd.com`` -> ``amd.com/gpu``, anything else -> ``nvidia.com/gpu``.
 
 Custom taints (anything but ``dedicated-node`` and the GPU taint) are not tolerated automatically.
-Pure: no Pulumi resources, only the contract the policy pack checks (``pack/workloads.py``).
+Given the rack's lanes, ``place`` also refuses a pod no lane can hold, with the pack's words
+(``pack/workloads.py``, which judges the same pod at preview).
+Pure: no Pulumi resources, only the contract the policy pack checks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import contract
 
@@ -86,8 +88,49 @@ class Placement:
         return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}
 
 
-def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInput = None) -> Placement:
-    """The seeds' scheduling for a workload selecting ``node_selector_labels`` and asking for ``gpu``."""
+LanesInput = Union[None, Mapping[str, Mapping[str, Any]], Sequence[Mapping[str, Any]]]
+"""The rack's lanes: ``Rack.lane_facts`` (name -> lane), or a list of lanes as the policy config names them."""
+
+
+def lane_list(lanes: LanesInput) -> list[dict[str, Any]]:
+    if lanes is None:
+        return []
+    if isinstance(lanes, Mapping):
+        return [{**dict(lane), "name": name} for name, lane in lanes.items()]
+    return [dict(lane) for lane in lanes]
+
+
+def fit_problems(placement: "Placement", lanes: LanesInput, subject: str = "the workload",
+                 cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> list[str]:
+    """What the policy pack's ``workloads-reach-their-lane`` would refuse about a pod placed by ``placement``
+    that requests ``cpu`` cores and ``memory_mib`` MiB, on ``lanes``, in its words ([] when it fits)."""
+    from .pack import workloads
+
+    requests: dict[str, str] = dict(placement.gpu_resources)
+    if cpu:
+        requests["cpu"] = f"{round(cpu * 1000)}m"
+    if memory_mib:
+        requests["memory"] = f"{memory_mib}Mi"
+    container: dict[str, Any] = {"name": "app", "image": "app", "resources": {"requests": requests, "limits": dict(placement.gpu_resources)}}
+    return workloads.pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
+
+
+def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInput = None, lanes: LanesInput = None,
+          cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> Placement:
+    """The seeds' scheduling for a workload selecting ``node_selector_labels`` and asking for ``gpu``.
+
+    With ``lanes`` (``Rack.lane_facts``), it refuses (``ValueError``, the pack's words) a pod no lane can
+    hold: GPUs with no GPU lane selected, more GPUs than the lane's instances have, ``cpu`` cores or
+    ``memory_mib`` MiB beyond the allocatable of its largest instance."""
+    placement = _place(node_selector_labels, gpu)
+    if lanes is not None:
+        problems = fit_problems(placement, lanes, cpu=cpu, memory_mib=memory_mib)
+        if problems:
+            raise ValueError(problems[0])
+    return placement
+
+
+def _place(node_selector_labels: Optional[Mapping[str, str]], gpu: GpuInput) -> Placement:
     selectors = dict(node_selector_labels or {})
     request = gpu_request(gpu)
     affinity = None

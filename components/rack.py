@@ -14,9 +14,10 @@ from .cluster import ClusterRef
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
+from .pack import fit, wellknown, workloads
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 
 
@@ -35,12 +36,26 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
 
 
 def pool_lane(pool: PoolSpec) -> dict[str, Any]:
-    return _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
+    """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
+    spec = node_pool_spec(pool)
+    requirements = wellknown.read(spec["template"]["spec"]["requirements"])
+    limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
+    lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
+    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
+    if pool.instance_families:
+        lane["instanceFamilies"] = list(pool.instance_families)
+    if pool.instance_sizes:
+        lane["instanceSizes"] = list(pool.instance_sizes)
+    return lane
 
 
 def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
-    return _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
+    lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
+    requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
+    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
+                **workloads.size_facts(requirements, root_gib=group.disk))
+    return lane
 
 
 @documented
@@ -74,9 +89,14 @@ class Rack(pulumi.ComponentResource):
     """The role of the nodes Karpenter launches."""
     interruption_queue_name: pulumi.Output[Optional[str]]
     lanes: pulumi.Output[dict[str, Any]]
-    """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu`` and ``ami``
-    (an alias or AMI type that follows releases, or a pinned id with its creation date): where each
-    workload lands, and which lanes stopped receiving AMI updates."""
+    """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu``, what sizes its
+    nodes (``arch``, ``instanceFamilies``/``instanceSizes`` or ``instanceTypes``, ``capacityTypes``,
+    ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``) and ``ami`` (an alias or AMI type
+    that follows releases, or a pinned id with its creation date): where each workload lands and fits,
+    and which lanes stopped receiving AMI updates."""
+    lane_facts: dict[str, dict[str, Any]]
+    """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
+    built, a pod no lane can hold)."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:index:Rack", name, None, opts)
@@ -85,6 +105,7 @@ class Rack(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
         lanes: dict[str, Any] = {}
+        self.lane_facts = {}
 
         self.created = None
         if "cluster" in args:
@@ -95,6 +116,7 @@ class Rack(pulumi.ComponentResource):
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
+            self.lane_facts[system.name or ""] = group_lane(system)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
@@ -149,7 +171,8 @@ class Rack(pulumi.ComponentResource):
             for pool in spec.pools
         }
         for pool in spec.pools:
-            lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, pool=pool: {**pool_lane(pool), "ami": ami})
+            self.lane_facts[pool.name] = pool_lane(pool)
+            lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, facts=self.lane_facts[pool.name]: {**facts, "ami": ami})
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -167,6 +190,7 @@ class Rack(pulumi.ComponentResource):
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
+            self.lane_facts[lane] = group_lane(group)
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []

@@ -22,7 +22,7 @@ seeds do (``service "web"``).
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, Optional, Required, TypedDict
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,6 +31,7 @@ from . import contract
 from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
+from .placement import fit_problems
 from .spec.service import ServiceSpec, dns1123_label_problem
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -59,6 +60,10 @@ class ServiceArgs(TypedDict, total=False):
     gpu_wait_seconds: NotRequired[int]
     """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds, at
     least 1200 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400."""
+    lanes: NotRequired[Mapping[str, Mapping[str, Any]]]
+    """The rack's lanes (``Rack.lane_facts``): the service is then refused when it is built, with the policy
+    pack's words, if no lane can hold its pod (GPUs with no GPU lane selected, more GPUs than the lane's
+    instances have, CPU or memory beyond the allocatable of its largest instance). Default: judged at preview only."""
 
 
 def security_context(spec: ServiceSpec) -> dict[str, Any]:
@@ -156,6 +161,12 @@ class Service(pulumi.ComponentResource):
         problem = dns1123_label_problem(namespace, "namespace")
         if problem:
             raise ArgumentError("Service", name, "namespace", problem)
+        if "lanes" in args:
+            cpu, memory = spec.scale.cpu_request, spec.scale.memory_request
+            problems = fit_problems(spec.placement(), args["lanes"], f'service "{spec.name}"',
+                                    cpu=cpu / 1000 if cpu else None, memory_mib=memory)
+            if problems:
+                raise ArgumentError("Service", name, "service", problems[0])
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
         if wait < GPU_WAIT_MIN_SECONDS:  # its type is checked with the other arguments

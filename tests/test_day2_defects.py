@@ -33,7 +33,7 @@ from mixed_os_racks import ConfigError, parse_rack_config
 from mixed_os_racks.cli import main
 from mixed_os_racks.karpenter_controller import CONTROLLER_RESOURCES
 from mixed_os_racks.offline import Catalog, CatalogError, ProgramRun, Resource
-from mixed_os_racks.pack import instances, upstream
+from mixed_os_racks.pack import fit, instances, upstream
 from mixed_os_racks.spec.rack import system_node_fit_problem
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
@@ -269,7 +269,7 @@ def test_the_system_lane_must_hold_karpenter_and_coredns():
     assert error(**CREATE, node_type="t3.small") == (
         "rack:node_type: node type 't3.small' is too small for the system lane: a system node must hold a Karpenter "
         "controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, 1450m CPU and 1420Mi, and a "
-        "t3.small (2 vCPU, 2 GiB) has about 1930m and 319Mi allocatable (use a larger type, e.g. t3.large)")
+        "t3.small (2 vCPU, 2 GiB) has about 1930m and 1418Mi allocatable (use a larger type, e.g. t3.large)")
     assert error(**CREATE, node_type="m6g.medium").startswith("rack:node_type: node type 'm6g.medium' is too small")
     for fits in ("t3.medium", "t3.large", "c5.large", "m7g.large"):
         assert parse_rack_config({"cluster_name": "c", **CREATE, "node_type": fits}).cluster is not None
@@ -281,23 +281,16 @@ def test_the_fit_uses_the_requests_the_rack_gives_karpenter():
 
 
 def test_allocatable_follows_nodeadm():
-    assert upstream.kube_reserved_cpu_millicores(1) == 60
-    assert upstream.kube_reserved_cpu_millicores(2) == 70
-    assert upstream.kube_reserved_cpu_millicores(8) == 90  # 60 + 10 + 10 + 4 x 2.5
-    assert upstream.kube_reserved_memory_mib(110) == 1465
-
-
-@pytest.mark.parametrize("instance_type, expected", [
-    ("t3.large", (2, 8.0)), ("t3.nano", (2, 0.5)), ("t2.micro", (1, 1.0)), ("c5.large", (2, 4.0)),
-    ("m5.2xlarge", (8, 32.0)), ("r6g.medium", (1, 8.0)), ("c7i-flex.large", (2, 4.0)),
-    ("c4.large", None), ("m5.metal", None), ("g5.xlarge", None), ("i4i.large", None), ("c1.medium", None),
-])
-def test_capacity_is_known_only_where_the_name_tells_it(instance_type, expected):
-    assert instances.capacity(instance_type) == expected
+    # nodeadm: 6% of the first core, 1% of the second, 0.5% of the third and fourth, 0.25% of the rest;
+    # 11 MiB per pod the node may run, plus 255 MiB
+    assert fit.kube_reserved_cpu_m(1) == 60
+    assert fit.kube_reserved_cpu_m(2) == 70
+    assert fit.kube_reserved_cpu_m(8) == 90  # 60 + 10 + 10 + 4 x 2.5
+    assert fit.kube_reserved_memory_mib(110) == 1465
 
 
 def test_a_type_whose_size_is_not_known_is_not_judged():
-    assert system_node_fit_problem("i4i.large") is None
+    assert instances.instance_type("zz9.large") is None and system_node_fit_problem("zz9.large") is None
 
 
 # ---- the example stacks -----------------------------------------------------------------------------------------

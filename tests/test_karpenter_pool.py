@@ -288,3 +288,14 @@ def test_a_pools_tags_are_what_the_ec2nodeclass_and_ec2_take(tags, problem):
     with pytest.raises(ConfigError) as refused:
         run_program(program, {"aws:region": "us-east-1"})
     assert str(refused.value).startswith(f"KarpenterPool 'rack-gpu': {problem}")
+
+
+def test_a_pinned_ami_whose_nvidia_driver_cannot_drive_the_pools_families_is_refused():
+    """The prod GPU AMI of the catalog names its branch (``...-nvidia-580-...``): G7 needs 595 or newer
+    (amazon-eks-ami doc/usage/g7-ami.md); the pack's gpu-driver-supports-lane says the same words."""
+    pool = dict(GPU_POOL, name="g7", instance_families="g7", ami_id=GPU_AMI)
+    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 "
+                                          r"\(its name\), which cannot drive instances the lane can launch: g7 needs NVIDIA "
+                                          r"driver 595 or newer"):
+        run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
+    run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, ami_id=GPU_AMI)]))  # g5, g6: 580 drives them

@@ -325,3 +325,17 @@ def test_changing_one_group_touches_no_other() -> None:
     def of_group(r: ProgramRun) -> dict[str, dict[str, Any]]:
         return {x.urn: x.inputs for x in r.resources if "rack-ng-7" in x.urn}
     assert of_group(before) == of_group(after) and of_group(before)
+
+
+def test_a_pinned_ami_stating_its_nvidia_branch_must_drive_the_groups_gpus():
+    """P3dn on a 595 AMI, G7 on a 580 one: refused before anything is created (amazon-eks-ami doc/usage/g7-ami.md)."""
+    amis = [{**_ami(X86_AMI, "x86_64", 20, True), "name": "custom-al2023-nvidia-595"},
+            {**_ami(X86_AMI_2, "x86_64", 20, True), "description": "AL2023 EKS node, NVIDIA 580 driver"}]
+    catalog = Catalog.from_doc({"amis": amis})
+    with pytest.raises(ConfigError, match=r"runs NVIDIA driver 595 \(its name\), which cannot drive instances the lane can "
+                                          r"launch: p3dn is not supported by NVIDIA driver 595 or newer"):
+        run(catalog, additional_node_groups_config=[gpu_group(type="p3dn.24xlarge", ami_id=X86_AMI)])
+    with pytest.raises(ConfigError, match=r"runs NVIDIA driver 580 \(its description\), which cannot drive instances the lane "
+                                          r"can launch: g7 needs NVIDIA driver 595 or newer"):
+        run(catalog, additional_node_groups_config=[gpu_group(type="g7.2xlarge", ami_id=X86_AMI_2)])
+    run(catalog, additional_node_groups_config=[gpu_group(type="g7.2xlarge", ami_id=X86_AMI)])

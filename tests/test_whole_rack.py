@@ -364,9 +364,18 @@ def test_the_stack_outputs(created):
     assert outputs["interruptionQueueName"] == "test-rack"
     assert outputs["nodeRoleArn"] == "arn:aws:iam::123456789012:role/KarpenterNodeRole-test-rack"
     assert "secret" in outputs["kubeconfig"]
-    assert outputs["lanes"]["workload"] == {
+    workload = outputs["lanes"]["workload"]
+    assert {k: workload[k] for k in ("kind", "os", "labels", "taints", "gpu", "ami", "arch", "capacityTypes")} == {
         "kind": "nodepool", "os": "al2023", "labels": {"convox.io/nodepool": "workload"}, "taints": [], "gpu": False,
-        "ami": {"alias": "al2023@latest"}}
+        "ami": {"alias": "al2023@latest"}, "arch": ["amd64"], "capacityTypes": ["on-demand"]}
+    # what the fit check needs: the largest type the pool's limits (100 CPUs, 400 GiB) let it launch, and its allocatable
+    from mixed_os_racks.pack import fit, instances
+    largest = instances.instance_type(workload["largestInstanceType"])
+    assert largest is not None and largest.vcpus <= 100 and fit.memory_capacity_mib(largest) <= 400 * 1024
+    allocatable = fit.allocatable(largest, 20)
+    assert workload["allocatable"] == {"cpu": f"{allocatable.cpu_m}m", "memory": f"{allocatable.memory_mib}Mi",
+                                       "ephemeral-storage": f"{allocatable.ephemeral_mib}Mi"}
+    assert workload["maxGpusPerNode"] == 0  # no GPU or accelerator instance in a pool that is no GPU lane
     assert outputs["lanes"]["rack-system"]["taints"] == [{"key": "convox.io/system-node", "value": "true", "effect": "NoSchedule"}]
     assert outputs["lanes"]["gpu"]["gpu"] is True
 

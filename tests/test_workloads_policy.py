@@ -44,7 +44,7 @@ SQUAT = "gpu-lanes-for-gpu-workloads"
 
 WEB = {"name": "web", "image": "nginxinc/nginx-unprivileged:1.27", "port": 8080, "scale": {"count": "2-6", "cpu": 256}}
 INFERENCE = {"name": "inference", "image": "vllm/vllm-openai:v0.6.4", "port": 8000, "internal": True,
-             "scale": {"count": 1, "memory": 16384, "gpu": {"count": 1, "vendor": "nvidia"}},
+             "scale": {"count": 1, "memory": 12288, "gpu": {"count": 1, "vendor": "nvidia"}},
              "nodeSelectorLabels": {"convox.io/label": "gpu-inference"}}
 GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SEEDS_LANES = [

@@ -2,7 +2,8 @@
 
 ``rules`` (formats and the seeds' rules), ``upstream`` and ``instances`` (facts checked against
 AWS, EKS and Karpenter), ``amifacts`` (an AMI's facts), ``facts`` (lanes read from resources, with
-``wellknown`` for a NodePool's requirements), ``checks`` and ``workloads`` (the checks), ``lookup``
+``wellknown`` for a NodePool's requirements), ``fit`` (allocatable and a pod's effective requests),
+``checks`` and ``workloads`` (the checks), ``lookup``
 (the optional EC2 and SSM look-up), and ``policies`` (the CrossGuard policies and ``serve``). ``scope``
 and ``speedups`` adapt pulumi-policy's server to the pack; only ``serve`` installs them.
 

@@ -37,6 +37,9 @@ class AmiFacts:
     """EC2's ``ImageOwnerAlias`` (``amazon`` for Amazon's public images), or ''."""
     deprecation_time: str = ""
     tags: Mapping[str, str] = field(default_factory=dict)
+    nvidia_driver_branch: Optional[int] = None
+    """The NVIDIA driver's major version (branch) the image ships, when a source states it (the policy
+    config's ``nvidiaDriverBranch``, the catalog's ``nvidia_driver_branch``); EC2 has no such field."""
 
 
 def _key(name: str) -> str:
@@ -121,7 +124,18 @@ def decode(ami_id: str, image: Any) -> AmiFacts:
         owner_alias=_text(fields.get("imageowneralias") or fields.get("owneralias")),
         deprecation_time=_text(fields.get("deprecationtime")),
         tags=_tags(fields.get("tags")),
+        nvidia_driver_branch=_branch(fields.get("nvidiadriverbranch")),
     )
+
+
+def _branch(value: Any) -> Optional[int]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and value == int(value) and value > 0:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
 
 
 # ---- which image a selector boots ---------------------------------------------------------------------

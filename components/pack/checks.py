@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract
-from . import amifacts, facts, instances, rules
+from . import amifacts, facts, instances, rules, wellknown
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
     "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
@@ -561,3 +561,51 @@ def _encryption_how(fix: str, image: Resolved, snapshot: Optional[bool], by_defa
     elif not knowledge.lookups:
         ways.append(f"set lookup: true on {ENCRYPTION} (EC2 DescribeImages, GetEbsEncryptionByDefault)")
     return "; or ".join(ways)
+
+
+DRIVER = "gpu-driver-supports-lane"
+
+
+def _nvidia_families(stack: Stack, res: StackResource, lane: facts.LaneResource) -> list[str]:
+    """The NVIDIA GPU families a GPU lane can launch (a pool: every candidate of its requirements)."""
+    if gpu_reason(lane) is None and not (isinstance(lane, NODE_GROUPS) and stack.launch_template(res) is not None
+                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]
+        return []
+    if isinstance(lane, facts.NodePool):
+        found = wellknown.candidates(lane.requirements())
+        return [f for f in found if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)]
+    template = stack.launch_template(res) if isinstance(lane, NODE_GROUPS) else None
+    types = lane.instance_types() or (template.instance_types() if template else [])
+    return sorted(set(instances.nvidia_families(types)))
+
+
+def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneResource,
+                             knowledge: AmiKnowledge) -> Iterator[Finding]:
+    """The NVIDIA driver branch of every image a GPU lane boots drives every GPU family the lane can
+    launch (``instances.DRIVER_BRANCHES``). Images are those pinned (an EC2NodeClass's ids or selectors,
+    a launch template's or pulumi-eks's image): an alias or AMI type boots EKS's own NVIDIA AMI, whose
+    families ``needs_custom_nvidia_ami`` judges."""
+    boot = stack.boot(res, lane)
+    if boot is None or boot.judged_elsewhere or (isinstance(lane, facts.LaunchTemplate) and not boot.arches()):
+        return
+    amis = well_formed(boot.amis())
+    if not amis:
+        return
+    families = _nvidia_families(stack, res, lane)
+    if not families:
+        return
+    for image in knowledge.resolve(amis, karpenter=boot.karpenter):
+        branch, where = (image.facts.nvidia_driver_branch, "the AMI facts") if image.facts else (None, "")
+        if branch is None and image.facts is not None:
+            branch, where = instances.driver_branch_of_ami(image.facts.name, image.facts.description)
+        bounded = [f for f in families if f in instances.DRIVER_BRANCHES]
+        if branch is None:
+            if bounded:
+                configure = (f"set amis.{image.ami.id}.nvidiaDriverBranch on {DRIVER}, or name the branch in the AMI's "
+                             f"name or description (…-nvidia-595-…)")
+                how = knowledge.unresolved_how(image, configure) if image.facts is None else configure
+                yield Finding(rules.driver_unverified(subject(lane), image.label, bounded, how), urn=res.urn, unverified=True)
+            continue
+        problems = [p for f in families if (p := instances.driver_problem(f, branch))]
+        if problems:
+            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, branch, where, problems), urn=res.urn)

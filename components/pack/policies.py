@@ -66,6 +66,8 @@ UNVERIFIED = scope.RequestLocal()
 """Per request: policy name -> the findings it could not verify, for ``ami-facts-unknown``."""
 STACKS = scope.RequestLocal()
 """Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
+SURVEYS = scope.RequestLocal()
+"""Per request: the workloads and lanes the workload policies read (``workloads.survey``)."""
 
 
 def report_all(policy: str, findings: Iterable[checks.Finding], report: ReportViolation) -> None:
@@ -128,11 +130,24 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
                     judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
     """A policy over the stack's workloads and lanes (``workloads``); config: ``lanes``."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [
-            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
-            for r in args.resources
-        ]
-        report_all(name, judge(resources, args.get_config() or {}, UnknownValueError), report)
+        urns = tuple(r.urn for r in args.resources)
+        resources = SURVEYS.values.get(urns) if scope.installed() else None
+        if resources is None:
+            resources = [
+                checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
+                for r in args.resources
+            ]
+            if scope.installed():
+                SURVEYS.values[urns] = resources
+        config = args.get_config() or {}
+        whole = None
+        if scope.installed() and not workloads.config_findings(config):
+            # the stack read once per request, for every workload policy with the same lanes
+            key = (urns, repr(config.get("lanes")))
+            whole = SURVEYS.values.get(key)
+            if whole is None:
+                whole = SURVEYS.values[key] = workloads.survey(resources, config, UnknownValueError)
+        report_all(name, judge(resources, config, UnknownValueError, whole), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level,
                                  config_schema=PolicyConfigSchema(properties={"lanes": workloads.LANES_SCHEMA}),
@@ -162,12 +177,13 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
                                   "parameters) as Karpenter and EC2 do, with the ambient AWS credentials."},
         "amis": {"type": "object", "default": {},
                  "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
-                                "rootSnapshotEncrypted, creationDate.",
+                                "rootSnapshotEncrypted, creationDate, nvidiaDriverBranch.",
                  "additionalProperties": {"type": "object", "properties": {
                      "name": {"type": "string"}, "description": {"type": "string"},
                      "architecture": {"type": "string", "enum": ["x86_64", "arm64"]},
                      "rootDeviceName": {"type": "string"}, "rootSnapshotGiB": {"type": "number"},
-                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"}}}},
+                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"},
+                     "nvidiaDriverBranch": {"type": "integer", "minimum": 1}}}},
         **extra,
     })
 
@@ -197,8 +213,12 @@ def policies() -> list[Policy]:
                         checks.ami_k8s_version, schema(kubernetesVersion={
                             "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
                             "description": "The cluster's Kubernetes version, when the resources do not say it."})),
+        stack_policy(checks.DRIVER, "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU "
+                     "family the lane can launch.", checks.gpu_driver_supports_lane, schema()),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
                         "workload on a GPU lane.", MANDATORY, workloads.reach),
+        workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "
+                        "dcgm-exporter) reaches every GPU lane.", MANDATORY, workloads.gpu_daemonsets),
         workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
                         ADVISORY, workloads.squatting),
         unverified_policy(),

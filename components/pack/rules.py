@@ -240,3 +240,17 @@ def root_device_not_sized(subject: str, ami_id: str, device: str, sized: str) ->
         f"{subject}: ami_id '{ami_id}' boots from {device}, but this lane sizes {sized} "
         f"(pin an AMI whose root device is {sized})"
     )
+
+
+# ---- NVIDIA driver branches ----------------------------------------------------------------------------
+
+def driver_cannot_drive(subject: str, ami: str, branch: int, where: str, problems: Iterable[str]) -> str:
+    fix = ("pin an AMI whose NVIDIA driver drives them, or keep these families in a lane of their own "
+           "(amazon-eks-ami doc/usage/g7-ami.md: a dedicated EC2NodeClass and NodePool per driver branch)")
+    return (f"{subject}: its AMI {ami} runs NVIDIA driver {branch} ({where}), which cannot drive instances the lane "
+            f"can launch: {'; '.join(problems)} ({fix})")
+
+
+def driver_unverified(subject: str, ami: str, families: Iterable[str], how: str) -> str:
+    return (f"{subject}: cannot verify that the NVIDIA driver of {ami} drives {', '.join(families)}: its driver branch "
+            f"is unknown ({how})")

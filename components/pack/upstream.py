@@ -99,39 +99,7 @@ SYSTEM_DAEMONSETS_MARGIN = (250, 256)
 """CPU millicores and memory MiB the rack keeps free on a system node for its DaemonSets (VPC CNI,
 kube-proxy, the Pod Identity agent): a conservative margin of the rack's own, not read from their
 manifests."""
-KUBELET_MAX_PODS = 110
-"""The kubelet's default ``maxPods``: an upper bound of what the EKS AMIs set (ENI-based, lower on
-small instances), so the memory reserved from it is never less than the node's."""
-KUBELET_EVICTION_MIB = 100
-"""nodeadm's ``evictionHard`` ``memory.available: 100Mi`` (awslabs/amazon-eks-ami nodeadm/internal/kubelet)."""
-EC2_MEMORY_USABLE = 0.92
-"""The share of an instance's memory the node reports as capacity, conservatively (the kernel and
-firmware keep the rest: a margin of the rack's own)."""
 
-
-def kube_reserved_cpu_millicores(vcpus: int) -> int:
-    """nodeadm's ``kubeReserved`` CPU: 6% of the first core, 1% of the second, 0.5% of the third and
-    fourth, 0.25% of every other (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go)."""
-    total = vcpus * 1000
-    reserved = 0
-    for start, end, basis_points in ((0, 1000, 600), (1000, 2000, 100), (2000, 4000, 50), (4000, total, 25)):
-        if total > start:
-            reserved += (min(total, end) - start) * basis_points // 10000
-    return reserved
-
-
-def kube_reserved_memory_mib(max_pods: int) -> int:
-    """nodeadm's ``kubeReserved`` memory: 11 MiB per pod the node may run, plus 255 MiB."""
-    return 11 * max_pods + 255
-
-
-def node_allocatable(vcpus: int, memory_gib: float) -> tuple[int, int]:
-    """A node's allocatable CPU millicores and memory MiB, conservatively: capacity less nodeadm's
-    kube-reserved (at the kubelet's largest ``maxPods``) and hard eviction threshold, and memory taken
-    at ``EC2_MEMORY_USABLE`` of the instance's."""
-    cpu = vcpus * 1000 - kube_reserved_cpu_millicores(vcpus)
-    memory = int(memory_gib * 1024 * EC2_MEMORY_USABLE) - kube_reserved_memory_mib(KUBELET_MAX_PODS) - KUBELET_EVICTION_MIB
-    return cpu, memory
 KARPENTER_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", "")
 KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1", "")
 """Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""

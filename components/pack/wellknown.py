@@ -205,3 +205,70 @@ def gpu_selection(requirements: Sequence[Requirement]) -> Optional[str]:
         if listed:
             return f"{what} {','.join(listed)}"
     return "requirements " + " and ".join(str(r) for r in asking)
+
+
+# ---- instance types: the sizes a pool can launch --------------------------------------------------------------
+
+CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
+"""On Karpenter's nodes: ``on-demand``, ``spot`` or ``reserved``; Karpenter launches on-demand when a pool
+does not say (karpenter-provider-aws, NodePools: capacity type defaults to on-demand)."""
+EKS_CAPACITY_TYPE_KEY = "eks.amazonaws.com/capacityType"
+"""On a managed node group's nodes: ``ON_DEMAND`` or ``SPOT``."""
+_TYPE_LABELS = ("instance-type", "instance-size", "instance-cpu", "instance-memory", "instance-gpu-count")
+"""Labels with a value per instance type (the table's sizes answer them)."""
+
+
+def _type_label(label: str, itype: instances.InstanceType) -> Optional[str]:
+    if label == "instance-type":
+        return itype.name
+    if label == "instance-size":
+        return itype.size
+    if label == "instance-cpu":
+        return str(itype.vcpus)
+    if label == "instance-memory":
+        return str(itype.memory_mib)
+    return str(itype.gpus) if instances.is_gpu_family(itype.name) else None
+
+
+def holds(operator: str, values: Sequence[str], value: Optional[str]) -> bool:
+    """Whether a requirement (Karpenter's operators, ``Gte``/``Lte`` included) holds for a label's value
+    (None: the node does not carry the label)."""
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator == "NotIn":
+        return value is None or value not in values
+    if value is None:
+        return False
+    if operator == "In":
+        return value in values
+    have, bound = _number(value), _number(values[0]) if values else None
+    if have is None or bound is None:
+        return False
+    return {"Gt": have > bound, "Lt": have < bound, "Gte": have >= bound, "Lte": have <= bound}.get(operator, False)
+
+
+def type_satisfies(requirement: Requirement, itype: instances.InstanceType) -> bool:
+    """Whether one instance type meets a requirement on a per-type label (others: its family decides)."""
+    if requirement.label not in _TYPE_LABELS:
+        return True
+    return holds(requirement.operator, requirement.values, _type_label(requirement.label, itype))
+
+
+@functools.lru_cache(maxsize=4096)
+def launchable(requirements: tuple[Requirement, ...]) -> tuple[tuple[instances.InstanceType, ...], tuple[str, ...]]:
+    """The sized instance types the requirements let a pool launch, and the candidate families the
+    table cannot size (a family it does not list): ``((types...), (unsized families...))``."""
+    families = [f for f in _candidates(requirements) if f != OTHER_X86]
+    if OTHER_X86 in _candidates(requirements):  # the sized x86 families without an accelerator
+        families += [f for f in instances.sized_families() if f not in instances.FAMILIES and f not in families
+                     and all(satisfies(r, f, family_labels(f)) for r in requirements)]
+    types: list[instances.InstanceType] = []
+    unsized: list[str] = []
+    for family in families:
+        sized = instances.sizes(family)
+        if not sized:
+            unsized.append(family)
+        types += [t for t in sized if all(type_satisfies(r, t) for r in requirements)]
+    return tuple(types), tuple(unsized)

@@ -14,20 +14,27 @@ Where a pod may go is decided with Kubernetes' own rules (``scheduling``).
 A lane's labels are what it declares (NodePool ``spec.template.metadata.labels`` plus Karpenter's
 own ``karpenter.sh/nodepool``, a node group's ``labels``). Nodes carry more (architecture, zone,
 instance type); a requirement on a key no lane declares is assumed to hold, so only what the rack
-decides is judged.
+decides is judged. Well-known labels (architecture, capacity type, instance type, family, size) are
+met against what the lane can launch (``wellknown``, the instance table), and a pod must fit one
+node of a lane it reaches: GPUs per node, and its effective requests within the allocatable of an
+instance type the lane can launch, less the lane's DaemonSets, within a pool's ``limits`` (``fit``;
+``docs/placement.md`` says what is not checked). ``gpu-daemonsets-reach-gpu-lanes`` holds the GPU
+DaemonSets to every GPU lane.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract
-from . import checks, facts, rules, scheduling, wellknown
+from . import checks, facts, fit, instances, rules, scheduling, wellknown
 from .scheduling import Selection, Taint, Toleration, label_text
 
 Finding = checks.Finding
+GPU_RESOURCES = (contract.NVIDIA_GPU, contract.AMD_GPU)
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
 
 # ---- the seeds' placement contract (names in ``contract``) --------------------------------------------
@@ -57,21 +64,77 @@ class Lane:
     taints: tuple[Taint, ...] = ()
     gpu: bool = False
     requirements: tuple[wellknown.Requirement, ...] = ()
-    """A NodePool's requirements: with the pod's, they decide which instance families it can get."""
+    """A NodePool's requirements (a node group's: its instance types and architecture): with the pod's,
+    they decide which instance families and types it can get."""
+    capacity: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The capacity-type labels its nodes carry and the values they can take
+    (``((karpenter.sh/capacity-type, (on-demand,)),)``); () when not known."""
+    root_gib: Optional[float] = None
+    """The root (Bottlerocket: data) volume, for ephemeral storage; None: the EKS AMIs' 20 GiB."""
+    limits: tuple[tuple[str, float], ...] = ()
+    """A NodePool's ``limits`` (cores, bytes, GPUs): no node larger than them is ever launched."""
+    stated: Optional[fit.Allocatable] = None
+    """Allocatable of its largest node as the policy config states it (a lane of another stack)."""
+    max_gpus: Optional[int] = None
+    """Most GPUs per node, as the policy config states it."""
+
+    def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
+        """Per alternative of the pod's required affinity, the lane's requirements and the pod's
+        (Karpenter intersects them)."""
+        terms = selection.terms if selection.terms is not None else ((),)
+        return [self.requirements + _wellknown(selection.node_selector + tuple(term)) for term in terms]
 
     def _families(self, selection: Selection) -> list[list[str]]:
         """Per alternative of the pod's required affinity, the families a pod with ``selection`` can get
-        here (Karpenter intersects the pod's requirements with the pool's); [] for a lane without them."""
+        here; [] for a lane without requirements."""
         if not self.requirements:
             return []
-        terms = selection.terms if selection.terms is not None else ((),)
-        return [wellknown.candidates(self.requirements + _wellknown(selection.node_selector + tuple(term)))
-                for term in terms]
+        return [wellknown.candidates(reqs) for reqs in self._alternatives(selection)]
+
+    def _capacity_holds(self, requirements: Sequence[scheduling.Requirement]) -> bool:
+        offered = dict(self.capacity)
+        for req in requirements:
+            if req.key in (wellknown.CAPACITY_TYPE_KEY, wellknown.EKS_CAPACITY_TYPE_KEY) and self.capacity:
+                values = offered.get(req.key)
+                if values is None:
+                    if not wellknown.holds(req.operator, req.values, None):
+                        return False
+                elif not any(wellknown.holds(req.operator, req.values, v) for v in values):
+                    return False
+        return True
 
     def admits(self, selection: Selection) -> bool:
         """Whether some instance this lane can launch satisfies the pod's well-known requirements
-        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``); lanes without requirements do."""
-        return not self.requirements or any(self._families(selection))
+        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``, the capacity type); lanes without
+        requirements do."""
+        terms = selection.terms if selection.terms is not None else ((),)
+        alternatives = [term for term in terms if self._capacity_holds(selection.node_selector + tuple(term))]
+        if not alternatives:
+            return False
+        if not self.requirements:
+            return True
+        return any(wellknown.candidates(self.requirements + _wellknown(selection.node_selector + tuple(term)))
+                   for term in alternatives)
+
+    def launchable(self, selection: Selection) -> tuple[list[instances.InstanceType], list[str], list[instances.InstanceType]]:
+        """The instance types a pod with ``selection`` can get here (within the pool's limits), the
+        families the table cannot size, and the types the limits rule out."""
+        found: dict[str, instances.InstanceType] = {}
+        unsized: list[str] = []
+        for reqs in self._alternatives(selection) if self.requirements else []:
+            types, families = wellknown.launchable(reqs)
+            found.update((t.name, t) for t in types)
+            unsized += [f for f in families if f not in unsized]
+        capped = [t for t in found.values() if not self._within_limits(t)]
+        return [t for t in found.values() if self._within_limits(t)], unsized, capped
+
+    def _within_limits(self, itype: instances.InstanceType) -> bool:
+        limits = dict(self.limits)
+        cpu, memory = limits.get(fit.CPU), limits.get(fit.MEMORY)
+        gpus = max((limits.get(r, 0) for r in GPU_RESOURCES if r in limits), default=None)
+        return ((cpu is None or itype.vcpus <= cpu)
+                and (memory is None or fit.memory_capacity_mib(itype) * fit.MIB <= memory)
+                and (gpus is None or itype.gpus <= gpus))
 
     def gpu_for(self, selection: Selection) -> bool:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
@@ -107,6 +170,11 @@ class Lane:
 
     def _key(self) -> tuple[Any, ...]:
         return (self.kind, tuple(sorted(self.labels.items())), self.taints, self.gpu)
+
+    @property
+    def sized(self) -> bool:
+        """Whether its nodes' sizes are known (instance types from requirements, or stated)."""
+        return bool(self.requirements) or self.stated is not None or self.max_gpus is not None
 
 
 def _wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellknown.Requirement, ...]:
@@ -162,7 +230,8 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
 
 
 
-def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource]) -> Optional[Lane]:
+def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
+             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type == contract.COMPONENT_POOL and "labels" in props:  # KarpenterPool's registered outputs
@@ -173,56 +242,279 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
     if res.type == contract.COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = _labels(props.get("labels")), _taints(props.get("taints"))
         return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints))
-    lane = facts.read(res.type, res.name, props)
     if isinstance(lane, facts.NodePool):
         name = lane.subject_name
         template = facts.dig(props, "spec", "template")
         requirements = tuple(wellknown.read(facts.as_list(facts.dig(template, "spec", "requirements"))))
         labels = {**_requirement_labels(requirements), **_labels(facts.dig(template, "metadata", "labels")),
                   contract.KARPENTER_POOL_LABEL: name}
+        capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
+                        (ON_DEMAND,))
+        node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == facts.KARPENTER_CLASS else None
         return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
-                    requirements)
+                    requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
+                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
+        types, disk = lane.instance_types(), None
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
             template = templates.get(urn)
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
-        return Lane(lane.subject_name, "node group", _labels(props.get("labels")), _taints(props.get("taints")), gpu)
+            if template is not None:
+                types = types or template.instance_types()
+                found = template.root_disk("/dev/xvda")
+                disk = found.gib if found else None
+        if isinstance(lane, facts.EksNodeGroup):
+            disk = disk or facts.number(props.get("diskSize"))
+            capacity = ((wellknown.EKS_CAPACITY_TYPE_KEY, (facts.text(props.get("capacityType")) or "ON_DEMAND",)),)
+        else:
+            disk, capacity = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
+        return Lane(lane.subject_name, "node group", _labels(props.get("labels")), _taints(props.get("taints")), gpu,
+                    _group_requirements(types, facts.text(props.get("amiType"))), capacity, disk)
     return None
 
 
+ON_DEMAND = "on-demand"
+ANY_INSTANCE = (wellknown.Requirement(wellknown.ARCH_KEY, "Exists", ()),)
+"""A pool with no requirements: any instance type."""
+EKS_DEFAULT_INSTANCE_TYPE = "t3.medium"
+"""What EKS launches for a node group that names no instance type (EKS API, CreateNodegroup instanceTypes)."""
+
+
+def _group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
+    """A node group as a pool would say it: its instance types, else its AMI type's architecture."""
+    if types:
+        return (wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),)
+    if "ARM" in ami_type.upper():
+        return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("arm64",)),)
+    if not ami_type or ami_type.upper() in ("AL2023_X86_64_STANDARD", "AL2_X86_64", "BOTTLEROCKET_X86_64"):
+        return (wellknown.Requirement(wellknown.TYPE_KEY, "In", (EKS_DEFAULT_INSTANCE_TYPE,)),)
+    return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("amd64",)),)
+
+
+def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
+    """The volume a pool's pods write to: ``/dev/xvda``, or Bottlerocket's data volume ``/dev/xvdb``."""
+    if node_class is None:
+        return None
+    if node_class.os() == "bottlerocket":
+        mappings = facts.dig(node_class.props, "spec", "blockDeviceMappings")
+        found = node_class.root_disk("/dev/xvdb") if mappings else None
+    else:
+        found = node_class.root_disk("/dev/xvda")
+    return found.gib if found else None
+
+
+def _limits(value: Any) -> tuple[tuple[str, float], ...]:
+    found = []
+    for name, amount in facts.as_map(value).items():
+        parsed = fit.quantity(amount)
+        if parsed is not None:
+            found.append((str(name), parsed))
+    return tuple(found)
+
+
 def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
-    """The policy config's ``lanes: [{name, labels, taints, gpu}]`` (a stack whose rack is elsewhere)."""
+    """The policy config's ``lanes`` (a stack whose rack is elsewhere): ``[{name, labels, taints, gpu}]``
+    and what sizes their nodes (``arch``, ``instanceTypes`` or ``instanceFamilies`` with ``instanceSizes``,
+    ``capacityTypes``, ``maxGpusPerNode``, ``allocatable``), as the rack's ``lanes`` output gives them."""
     lanes = []
     for entry in facts.as_list(config.get("lanes")):
         entry = facts.as_map(entry)
         labels, taints = _labels(entry.get("labels")), _taints(entry.get("taints"))
-        lanes.append(Lane(facts.text(entry.get("name")), "lane", labels, taints, entry.get("gpu") is True))
+        requirements: list[wellknown.Requirement] = []
+        for key, field_name in ((wellknown.TYPE_KEY, "instanceTypes"), (wellknown.KARPENTER_PREFIX + "instance-family", "instanceFamilies"),
+                                (wellknown.KARPENTER_PREFIX + "instance-size", "instanceSizes"), (wellknown.ARCH_KEY, "arch")):
+            values = tuple(facts.text(v) for v in facts.as_list(entry.get(field_name)))
+            if values:
+                requirements.append(wellknown.Requirement(key, "In", values))
+        capacity = tuple(facts.text(v) for v in facts.as_list(entry.get("capacityTypes")))
+        offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
+                   (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
+        stated = facts.as_map(entry.get("allocatable"))
+        allocatable = None
+        if stated:
+            amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
+            allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
+                                          *(int(amounts[r] / fit.MIB) if amounts[r] is not None else 10**12
+                                            for r in (fit.MEMORY, fit.EPHEMERAL)))
+        most = facts.number(entry.get("maxGpusPerNode"))
+        most = most if most is not None and math.isfinite(most) else None
+        kind = CONFIG_KINDS.get(facts.text(entry.get("kind")), "lane")
+        lanes.append(Lane(facts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
+                          tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
     return lanes
+
+
+CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
+"""The rack's ``lanes`` output's ``kind`` -> how messages name the lane."""
+
+
+def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {},
+               root_gib: Optional[float] = None) -> dict[str, Any]:
+    """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
+    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``)."""
+    lane = Lane("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
+    types, _, _ = lane.launchable(Selection())
+    found: dict[str, Any] = {"arch": sorted({wellknown.K8S_ARCH[t.arch] for t in types})}
+    if types:
+        largest = max(types, key=lambda t: (t.vcpus, t.memory_mib, t.gpus))
+        free = fit.allocatable(largest, root_gib)
+        found.update(maxGpusPerNode=max(t.gpus for t in types), largestInstanceType=largest.name,
+                     allocatable={fit.CPU: f"{free.cpu_m}m", fit.MEMORY: f"{free.memory_mib}Mi",
+                                  fit.EPHEMERAL: f"{free.ephemeral_mib}Mi"})
+    return found
+
+
+def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A pod spec against lanes given as the policy config gives them (the rack's ``lanes``): what the
+    policy would refuse, in its words (the components check their own pods with it)."""
+    known = Lanes(tuple(configured_lanes({"lanes": list(lanes)})))
+    workload = read_workload(checks.StackResource("kubernetes:core/v1:Pod", "pod", "", {"spec": pod}))
+    assert workload is not None
+    workload = Workload(subject, workload.kind, "", workload.selection, workload.tolerations, workload.gpus,
+                        workload.requests)
+    problems = reach_problems(workload, known)
+    if not problems:
+        problems, _ = fit_problems(workload, known, {})
+    return problems
 
 
 EFFECT_NAMES = sorted({*contract.EKS_EFFECTS, *contract.EKS_EFFECTS.values()})
 """Taint effects in Kubernetes' spelling or EKS's."""
+_QUANTITY = {"type": ["string", "number"]}
+LANE_FIELDS: dict[str, Any] = {
+    "name": {"type": "string"},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    "taints": {"type": "array", "items": {
+        "type": "object", "required": ["key", "effect"],
+        "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
+                       "effect": {"type": "string", "enum": EFFECT_NAMES}}}},
+    "gpu": {"type": "boolean"},
+    "arch": {"type": "array", "items": {"type": "string", "enum": ["amd64", "arm64"]}},
+    "instanceTypes": {"type": "array", "items": {"type": "string"}},
+    "instanceFamilies": {"type": "array", "items": {"type": "string"}},
+    "instanceSizes": {"type": "array", "items": {"type": "string"}},
+    "capacityTypes": {"type": "array", "items": {"type": "string", "enum": ["on-demand", "spot", "reserved", "ON_DEMAND", "SPOT"]}},
+    "maxGpusPerNode": {"type": "integer", "minimum": 0},
+    "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
+    "largestInstanceType": {"type": "string"},
+    "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
+}
+"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami`` and ``largestInstanceType`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],
     "description": "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
-                   "another stack): [{name, labels, taints: [{key, value, effect}], gpu}].",
-    "items": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {
-            "name": {"type": "string"},
-            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-            "taints": {"type": "array", "items": {
-                "type": "object", "required": ["key", "effect"],
-                "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
-                               "effect": {"type": "string", "enum": EFFECT_NAMES}}}},
-            "gpu": {"type": "boolean"},
-        },
-    },
+                   "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
+                   "instanceFamilies, instanceSizes, capacityTypes, maxGpusPerNode, allocatable}], e.g. the rack "
+                   "stack's lanes output.",
+    "items": {"type": "object", "required": ["name"], "properties": LANE_FIELDS},
 }
 """The ``lanes`` property of both workload policies' config (what the CLI checks before ``Configure``)."""
+
+
+def _syntax() -> Any:
+    """``spec/syntax.py`` (Kubernetes' label and taint syntax, standard library only), loaded on its own:
+    importing it through ``spec`` would load the specs' pydantic models into the pack."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "mixed_os_racks_pack_syntax"
+    if name not in sys.modules:
+        where = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "spec" / "syntax.py")
+        assert where is not None and where.loader is not None
+        module = importlib.util.module_from_spec(where)
+        where.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def lanes_config_problems(lanes: Any) -> list[str]:
+    """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``)."""
+    import difflib
+
+    if lanes is None:
+        return []
+    if not isinstance(lanes, Sequence) or isinstance(lanes, str):
+        return [f"lanes: expected a list of lanes, got {lanes!r}"]
+    syntax = _syntax()
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(lanes):
+        where = f"lanes[{i}]"
+        if not isinstance(entry, Mapping):
+            problems.append(f"{where}: expected a lane {{name, labels, taints, ...}}, got {entry!r}")
+            continue
+        for key in entry:
+            if key not in LANE_FIELDS:
+                close = difflib.get_close_matches(str(key), list(LANE_FIELDS), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
+                problems.append(f"{where}.{key}: unknown key{hint}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            problems.append(f"{where}.name: every lane needs a name")
+        elif name in seen:
+            problems.append(f"{where}.name: duplicate lane name '{name}' (also lanes[{seen[name]}])")
+        else:
+            seen[name] = i
+        for key, value in facts.as_map(entry.get("labels")).items():
+            problem = syntax.qualified_name_problem(str(key))
+            if problem:
+                problems.append(f"{where}.labels: invalid label key '{key}' ({problem})")
+            elif not isinstance(value, str) or syntax.label_value_problem(value):
+                problems.append(f"{where}.labels.{key}: invalid label value {value!r} "
+                                f"({syntax.label_value_problem(value) if isinstance(value, str) else 'must be a string'})")
+        if "labels" in entry and not isinstance(entry["labels"], Mapping):
+            problems.append(f"{where}.labels: expected a mapping of label to value, got {entry['labels']!r}")
+        taints = entry.get("taints")
+        if taints is not None and (not isinstance(taints, Sequence) or isinstance(taints, str)):
+            problems.append(f"{where}.taints: expected a list of {{key, value, effect}}, got {taints!r}")
+            taints = []
+        for j, taint in enumerate(taints or []):
+            at = f"{where}.taints[{j}]"
+            if not isinstance(taint, Mapping):
+                problems.append(f"{at}: expected {{key, value, effect}}, got {taint!r}")
+                continue
+            key, value, effect = taint.get("key"), taint.get("value"), taint.get("effect")
+            if not isinstance(key, str) or syntax.qualified_name_problem(key):
+                problems.append(f"{at}.key: invalid taint key {key!r}")
+            if value is not None and (not isinstance(value, str) or syntax.label_value_problem(value)):
+                problems.append(f"{at}.value: invalid taint value {value!r}")
+            if effect not in EFFECT_NAMES:
+                problems.append(f"{at}.effect: invalid taint effect {effect!r} (expected {', '.join(contract.BLOCKING_EFFECTS)} "
+                                f"or PreferNoSchedule)")
+            unknown_keys = sorted(set(map(str, taint)) - {"key", "value", "effect"})
+            if unknown_keys:
+                problems.append(f"{at}.{unknown_keys[0]}: unknown key (expected key, value, effect)")
+        for field_name in ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "capacityTypes"):
+            value = entry.get(field_name)
+            if value is not None and (not isinstance(value, Sequence) or isinstance(value, str)
+                                      or not all(isinstance(v, str) for v in value)):
+                problems.append(f"{where}.{field_name}: expected a list of names, got {value!r}")
+        for t in entry.get("instanceTypes") or []:
+            if isinstance(t, str) and syntax.instance_type_problem(t):
+                problems.append(f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)")
+        most = entry.get("maxGpusPerNode")
+        if most is not None and (isinstance(most, bool) or not isinstance(most, (int, float)) or not math.isfinite(most)
+                                 or most < 0 or most != int(most)):
+            problems.append(f"{where}.maxGpusPerNode: expected a whole number of GPUs, got {most!r}")
+        allocatable = entry.get("allocatable")
+        if allocatable is not None:
+            if not isinstance(allocatable, Mapping):
+                problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
+            else:
+                for key, value in allocatable.items():
+                    if key not in fit.SIZED:
+                        problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
+                    elif fit.quantity(value) is None:
+                        problems.append(f"{where}.allocatable.{key}: invalid quantity {value!r} (like 3920m, 14481Mi, 17Gi)")
+    return problems
+
+
+def config_findings(config: Mapping[str, Any]) -> list[Finding]:
+    """The policy config's problems, as findings (a config the pack cannot read judges nothing)."""
+    return [Finding(f"policy config {problem}", "") for problem in lanes_config_problems(config.get("lanes"))]
 
 
 @dataclass(frozen=True)
@@ -246,18 +538,31 @@ class Lanes:
 
 
 def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> Lanes:
-    templates = {res.urn: lane for res in resources
-                 if isinstance(lane := facts.read(res.type, res.name, res.props), facts.LaunchTemplate)}
+    templates: dict[str, facts.LaneResource] = {}
+    classes: dict[str, facts.NodeClass] = {}
+    read_of: dict[str, Optional[facts.LaneResource]] = {}
+    for res in resources:
+        read = read_of[res.urn] = facts.read(res.type, res.name, res.props)
+        if isinstance(read, facts.LaunchTemplate):
+            templates[res.urn] = read
+        elif isinstance(read, facts.NodeClass):
+            try:
+                classes.setdefault(read.subject_name, read)
+            except unknown:
+                continue
     found: dict[tuple[Any, ...], Lane] = {}
     not_known: list[str] = []
     for res in resources:
         try:
-            lane = _lane_of(res, templates)
+            lane = _lane_of(res, templates, classes, read_of.get(res.urn))
         except unknown:
             not_known.append(f"{res.type.rsplit(':', 1)[-1]} '{res.name}'")
             continue
         if lane is not None:
-            found.setdefault(lane._key(), lane)  # a component's outputs and its child are one lane
+            # a component's outputs and its child are one lane: keep the one that knows the sizes
+            seen = found.get(lane._key())
+            if seen is None or (lane.sized and not seen.sized):
+                found[lane._key()] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
     kinds = ("pool", "node group", "lane")
@@ -307,10 +612,31 @@ class Workload:
     tolerations: tuple[Toleration, ...]
     gpus: Mapping[str, float]
     """GPU resources the pod asks for (limits, else requests), summed over its containers."""
+    requests: Mapping[str, float] = field(default_factory=dict)
+    """The pod's effective requests (``fit.pod_requests``): cores, bytes, counts."""
+    claims: tuple[str, ...] = ()
+    """Its DRA claims of GPU device classes (``resourceClaims`` names)."""
+    claimed_gpus: float = 0
+    """Whole GPUs those claims ask for on one node."""
+    images: tuple[str, ...] = ()
 
     @property
     def nvidia_gpus(self) -> float:
-        return self.gpus.get(contract.NVIDIA_GPU, 0)
+        return self.gpus.get(contract.NVIDIA_GPU, 0) + self.claimed_gpus
+
+    @property
+    def wants_gpu(self) -> bool:
+        """It asks for NVIDIA GPUs, through the device plugin's resource or a DRA claim."""
+        return self.nvidia_gpus > 0 or bool(self.claims)
+
+    def asks(self) -> dict[str, float]:
+        """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
+        found = {k: self.requests[k] for k in fit.SIZED if k in self.requests}
+        for resource in GPU_RESOURCES:
+            count = self.gpus.get(resource, 0) + (self.claimed_gpus if resource == contract.NVIDIA_GPU else 0)
+            if count:
+                found[resource] = count
+        return found
 
 
 def _gpus(pod: Any) -> dict[str, float]:
@@ -327,7 +653,69 @@ def _gpus(pod: Any) -> dict[str, float]:
     return total
 
 
-def read_workload(res: checks.StackResource) -> Optional[Workload]:
+GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+"""NVIDIA's DRA driver's device classes for GPUs and MIG slices (NVIDIA/k8s-dra-driver-gpu
+``deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*.yaml``); a DeviceClass of the stack
+whose selectors name the driver ``gpu.nvidia.com`` counts too."""
+CLAIM_KINDS = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}
+"""``resource.k8s.io`` kinds and where their ``devices`` are (a template wraps a claim spec)."""
+
+
+def gpu_classes(resources: Sequence[checks.StackResource]) -> frozenset[str]:
+    found = set(GPU_DEVICE_CLASSES)
+    for res in resources:
+        if res.type.startswith("kubernetes:resource.k8s.io/") and res.type.endswith(":DeviceClass"):
+            selectors = facts.as_list(facts.dig(res.props, "spec", "selectors"))
+            if any("gpu.nvidia.com" in facts.text(facts.dig(sel, "cel", "expression")) for sel in selectors):
+                found.add(facts.text(facts.dig(res.props, "metadata", "name")) or res.name)
+    return frozenset(found)
+
+
+def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], float]:
+    """GPU claims of the stack: ``(kind, name) -> whole GPUs`` for claims and templates asking for devices
+    of a GPU class (``count`` with ``ExactCount``, 1 for ``All``; the fewest of ``firstAvailable``)."""
+    classes = gpu_classes(resources)
+    found: dict[tuple[str, str], float] = {}
+    for res in resources:
+        kind = res.type.rsplit(":", 1)[-1]
+        if not res.type.startswith("kubernetes:resource.k8s.io/") or kind not in CLAIM_KINDS:
+            continue
+        total, any_gpu = 0.0, False
+        for request in facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests")):
+            request = facts.as_map(request)
+            options = [facts.as_map(request.get("exactly"))] if "exactly" in request else [
+                facts.as_map(o) for o in facts.as_list(request.get("firstAvailable"))]
+            counts = [_device_count(o) for o in options if facts.text(o.get("deviceClassName")) in classes]
+            if counts and len(counts) == len(options):
+                any_gpu = True
+                total += min(counts)
+        if any_gpu:
+            found[(kind, facts.text(facts.dig(res.props, "metadata", "name")) or res.name)] = total
+    return found
+
+
+def _device_count(request: Mapping[str, Any]) -> float:
+    """Whole GPUs one device request takes: MIG slices take none whole (but need a GPU node)."""
+    if facts.text(request.get("deviceClassName")).startswith("mig."):
+        return 0
+    if request.get("allocationMode") == "All":
+        return 1
+    return facts.number(request.get("count")) or 1
+
+
+def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tuple[str, ...], float]:
+    names, total = [], 0.0
+    for claim in facts.as_list(pod.get("resourceClaims")):
+        claim = facts.as_map(claim)
+        ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
+               else ("ResourceClaim", facts.text(claim.get("resourceClaimName"))))
+        if ref in gpu_claims:
+            names.append(facts.text(claim.get("name")) or ref[1])
+            total += gpu_claims[ref]
+    return tuple(names), total
+
+
+def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {}) -> Optional[Workload]:
     kind = workload_kind(res.type)
     if kind is None:
         return None
@@ -338,9 +726,13 @@ def read_workload(res: checks.StackResource) -> Optional[Workload]:
     subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
     gpus = _gpus(pod)
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
-    # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it
+    # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in gpus)
-    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus)
+    claims, claimed_gpus = _claims(pod, gpu_claims)
+    images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
+                   for c in facts.as_list(pod.get(group)))
+    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
+                    fit.pod_requests(pod), claims, claimed_gpus, images)
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -370,9 +762,15 @@ def _fix(taint: Taint, workload: Workload) -> str:
         return (f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "
                 f"the Service component adds it for nodeSelectorLabels {' and '.join(contract.LANE_KEYS)}")
     if taint.key in (contract.NVIDIA_GPU, contract.AMD_GPU):
+        toleration = f"{{key: {taint.key}, operator: Exists, effect: {taint.effect}}}"
         if workload.gpus.get(taint.key):
-            return (f"add the toleration {{key: {taint.key}, operator: Exists, effect: {taint.effect}}}; "
-                    f"the Service component adds it for scale.gpu")
+            return f"add the toleration {toleration}; the Service component adds it for scale.gpu"
+        if workload.claims and taint.key == contract.NVIDIA_GPU:
+            return (f"it claims GPUs through DRA ({', '.join(workload.claims)}), which EKS's ExtendedResourceToleration "
+                    f"does not cover: add the toleration {toleration}")
+        other = [r for r in workload.gpus if r != taint.key]
+        if other:
+            return f"it requests {other[0]}, not {taint.key}: select a lane with {other[0]}, or request {taint.key}"
         return f"it requests no GPU: select a lane without GPUs, or request {taint.key}"
     return "add a toleration for it: custom taints are not tolerated automatically"
 
@@ -390,7 +788,10 @@ def _select_gpu_lane(lanes: Lanes) -> str:
 
 def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> str:
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
-    asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    if workload.gpus.get(contract.NVIDIA_GPU):
+        asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    else:
+        asks = f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
     if workload.selection.empty:
@@ -399,12 +800,124 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     fix = f"select a GPU lane: {_select_gpu_lane(lanes)}"
     if not selected:
         return f"{asks}, but no lane of this rack matches its node selection ({fix})"
+    known = lanes.known_keys
+    undeclared = [r for r in workload.selection.requirements
+                  if r.key not in known and not _is_well_known(r.key) and r.operator in _SELECTING]
+    if undeclared:
+        names = ", ".join(lane.subject for lane in selected)
+        return (f"{asks}, but it selects {'; '.join(_req_words(r) for r in undeclared)}, which no lane of this rack "
+                f"declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
     return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
 
 
-def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
-    """What keeps ``workload`` from ever landing where it asks to (empty: it can)."""
+def _well_known_reason(workload: Workload, lane: Lane) -> str:
+    """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, instance labels)."""
+    selection = workload.selection
+    terms = selection.terms if selection.terms is not None else ((),)
+    for term in terms:
+        for req in selection.node_selector + tuple(term):
+            if not lane._capacity_holds((req,)):
+                offered = ", ".join(v for _, values in lane.capacity for v in values)
+                return f"it needs {_req_words(req)}, and the lane launches capacity type {offered} only"
+            if lane.requirements and not wellknown.candidates(lane.requirements + _wellknown((req,))):
+                arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})
+                return f"it needs {_req_words(req)}, and the lane launches {', '.join(arches)} instances of other kinds only"
+    return "no instance the lane can launch meets its node selection"
+
+
+def _req_words(req: scheduling.Requirement) -> str:
+    if req.operator == "In" and len(req.values) == 1:
+        return f"{req.key}={req.values[0]}"
+    return str(wellknown.Requirement(req.key, req.operator, req.values))
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A workload against one lane's nodes: fits, cannot tell (``unknown``), or the shortfall."""
+
+    fits: bool
+    unknown: str = ""
+    short: str = ""
+    rank: tuple[float, ...] = ()
+    """How near it comes (smaller is nearer): the number of resources short, then the shortfall."""
+
+
+GiB = 2**30
+
+
+def _short_words(asks: Mapping[str, float], has: Mapping[str, float]) -> list[str]:
+    return [f"{fit.words(r, has.get(r, 0))} allocatable < {fit.words(r, asks[r]).split(' ', 1)[1]} requested" for r in asks
+            if asks[r] > has.get(r, 0) + 1e-9]
+
+
+def _gpus_of(itype: instances.InstanceType, resource: str) -> int:
+    vendor = instances.facts(itype.name).gpu
+    return itype.gpus if contract.gpu_resource(vendor) == resource and vendor else 0
+
+
+def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit:
+    """Whether one node of ``lane`` has room for the pod, after kube-reserved, eviction thresholds and
+    the lane's DaemonSets (``overhead``)."""
+    asks = workload.asks()
+    if not asks or not lane.sized:
+        return Fit(True)
+    if not lane.requirements:  # a lane of the policy config that states its sizes
+        has = {r: float(lane.stated.get(r)) for r in fit.SIZED} if lane.stated is not None else {}
+        if lane.stated is not None:
+            has = {r: v - overhead.get(r, 0) for r, v in has.items()}
+        if lane.max_gpus is not None:
+            has.update({r: float(lane.max_gpus) for r in GPU_RESOURCES})
+        missing = _short_words({r: v for r, v in asks.items() if r in has}, has)
+        if not missing:
+            return Fit(True)
+        return Fit(False, short=f"its largest node (as the policy config states it) has {', '.join(missing)}",
+                   rank=(len(missing),))
+    types, unsized, capped = lane.launchable(workload.selection)
+    best: Optional[tuple[tuple[float, ...], instances.InstanceType, list[str]]] = None
+    for itype in types:
+        free = fit.allocatable(itype, lane.root_gib).less(overhead)
+        has = {r: float(free.get(r)) for r in fit.SIZED}
+        has.update({r: float(_gpus_of(itype, r)) for r in GPU_RESOURCES})
+        missing = _short_words(asks, has)
+        if not missing:
+            return Fit(True)
+        rank = (len(missing), -itype.gpus, -itype.vcpus, -itype.memory_mib)
+        if best is None or rank < best[0]:
+            best = (rank, itype, missing)
+    if unsized:
+        return Fit(False, unknown=f"the instance table does not size {', '.join(unsized[:5])}")
+    if best is None:
+        if capped:
+            return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,))
+        return Fit(True)  # no type at all: the well-known check has said so
+    rank, itype, missing = best
+    why = (f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
+           f"(after kube-reserved{',' if any(overhead.get(r) for r in fit.SIZED) else ' and'} eviction thresholds"
+           f"{_overhead_words(overhead)})")
+    if capped:
+        why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
+    return Fit(False, short=why, rank=rank)
+
+
+def _overhead_words(overhead: Mapping[str, float]) -> str:
+    used = [fit.words(r, overhead[r]) for r in fit.SIZED if overhead.get(r)]
+    return f" and its DaemonSets' {', '.join(used)}" if used else ""
+
+
+def _limit_words(lane: Lane) -> str:
+    return ", ".join(fit.words(r, v) for r, v in lane.limits)
+
+
+def _fit_fix(workload: Workload) -> str:
+    if workload.subject.startswith("service "):
+        return "lower scale.cpu/scale.memory/scale.gpu, or select a lane with larger instances"
+    return "lower the pod's requests, or select (or give the lane) larger instance types"
+
+
+def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping[int, Mapping[str, float]]] = None) -> list[str]:
+    """What keeps ``workload`` from ever landing where it asks to (empty: it can). Fit problems that
+    cannot be decided are left to ``fit_findings``."""
     named = named_lanes(workload.selection)
     pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
     problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools)
@@ -412,8 +925,8 @@ def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if problems:
         return problems
     known = lanes.known_keys
-    selected = [lane for lane in lanes.lanes
-                if workload.selection.matches(lane.labels, known) and lane.admits(workload.selection)]
+    by_labels = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)]
+    selected = [lane for lane in by_labels if lane.admits(workload.selection)]
     # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
     problems = [untolerated_lane(workload, lane, taints) for lane in selected
                 if any(lane.labels.get(key) == value for key, value in named)
@@ -424,15 +937,54 @@ def reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     reachable = [lane for lane in selected if not lane.untolerated(workload.tolerations)]
     if selected and not reachable and not workload.selection.empty:
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
-    if workload.nvidia_gpus > 0 and not any(lane.gpu_for(workload.selection) for lane in reachable):
+    if workload.wants_gpu and not any(lane.gpu_for(workload.selection) for lane in reachable):
         return [no_gpu_lane(workload, [lane for lane in selected if not lane.gpu_for(workload.selection)], lanes)]
+    if not selected and by_labels:  # the labels match, the nodes' architecture or capacity type do not
+        lane = next((lane for lane in by_labels if any(lane.labels.get(k) == v for k, v in named)), by_labels[0])
+        return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
+                f"{_well_known_reason(workload, lane)} (select a lane that offers it, or add one)"]
     return []
+
+
+def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mapping[str, float]]) -> tuple[list[str], list[str]]:
+    """(refusals, cannot-tell) for a workload that reaches lanes: does one node of one of them hold it?"""
+    known = lanes.known_keys
+    candidates = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)
+                  and lane.admits(workload.selection) and not lane.untolerated(workload.tolerations)
+                  and (not workload.wants_gpu or lane.gpu_for(workload.selection))]
+    if not candidates:
+        return [], []
+    verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}))) for lane in candidates]
+    if any(v.fits for _, v in verdicts):
+        return [], []
+    unsure = [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown]
+    if unsure:
+        return [], unsure
+    lane, verdict = min(verdicts, key=lambda pair: pair[1].rank)
+    asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
+    return [f"{workload.subject} fits no lane: it requests {asks}; the nearest, {lane.subject}: {verdict.short} "
+            f"({_fit_fix(workload)})"], []
+
+
+def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dict[str, float]]:
+    """Per lane (by id), what the DaemonSets that land on its nodes request on each node."""
+    known = lanes.known_keys
+    found: dict[int, dict[str, float]] = {}
+    daemonsets = [w for w in workloads if w.kind == "DaemonSet" and w.requests]
+    for lane in lanes.lanes:
+        total: dict[str, float] = {}
+        for ds in daemonsets:
+            if ds.selection.matches(lane.labels, known) and lane.admits(ds.selection) and not lane.untolerated(ds.tolerations):
+                for r, v in ds.requests.items():
+                    total[r] = total.get(r, 0) + v
+        found[id(lane)] = total
+    return found
 
 
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus:
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims:
         return []
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints and workload.selection.matches(lane.labels, known)
@@ -446,8 +998,9 @@ def squats(workload: Workload, lanes: Lanes) -> list[str]:
 
 
 def _judged(workload: Workload) -> bool:
-    """Workloads the rack's lanes decide something about: they select, tolerate or ask for GPUs."""
-    return not workload.selection.empty or bool(workload.tolerations) or workload.nvidia_gpus > 0
+    """Workloads the rack's lanes decide something about: they select, tolerate, ask for GPUs or for room."""
+    return (not workload.selection.empty or bool(workload.tolerations) or workload.wants_gpu
+            or any(r in workload.requests for r in fit.SIZED))
 
 
 def _no_lanes(workload: Workload) -> str:
@@ -456,21 +1009,38 @@ def _no_lanes(workload: Workload) -> str:
             f"[{{name, labels, taints, gpu}}], e.g. from the rack stack's lanes output)")
 
 
-def _survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
-            unknown: Unknown) -> tuple[Lanes, list[Workload], list[Finding]]:
+@dataclass
+class Survey:
+    """The stack's lanes and pod templates, read once for a request's workload policies."""
+
+    lanes: Lanes
+    workloads: list[Workload]
+    """Every pod template (DaemonSets included, for what they take on each node)."""
+    unsure: list[Finding]
+    overheads: dict[int, dict[str, float]]
+
+
+def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
+    gpu_claims = claimed(resources)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res)
+            workload = read_workload(res, gpu_claims)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
             continue
-        if workload is not None and _judged(workload):
+        if workload is not None:
             workloads.append(workload)
-    return lanes, workloads, unsure
+    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes))
+
+
+def _survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
+            unknown: Unknown, whole: Optional[Survey] = None) -> tuple[Lanes, list[Workload], list[Finding]]:
+    found = whole or survey(resources, config, unknown)
+    return found.lanes, [w for w in found.workloads if _judged(w)], list(found.unsure)
 
 
 def _findings(workload: Workload, problems: Iterable[str], lanes: Lanes) -> Iterator[Finding]:
@@ -482,22 +1052,114 @@ def _findings(workload: Workload, problems: Iterable[str], lanes: Lanes) -> Iter
             yield Finding(problem, workload.urn)
 
 
-def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> list[Finding]:
-    """Policy ``workloads-reach-their-lane``: every pod template can land on a lane it selects, and a
-    GPU workload on a GPU lane. Config: ``lanes``."""
-    lanes, workloads, found = _survey(resources, config, unknown)
-    for workload in workloads:
+def _own_overheads(workload: Workload, overheads: Mapping[int, Mapping[str, float]]) -> Mapping[int, Mapping[str, float]]:
+    """A DaemonSet is judged against what the other DaemonSets leave."""
+    if workload.kind != "DaemonSet":
+        return overheads
+    return {lane: {r: v - workload.requests.get(r, 0) for r, v in used.items()} for lane, used in overheads.items()}
+
+
+def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
+          whole: Optional[Survey] = None) -> list[Finding]:
+    """Policy ``workloads-reach-their-lane``: every pod template can land on a lane it selects, a GPU
+    workload on a GPU lane, and one node of that lane has room for it. Config: ``lanes``."""
+    found = config_findings(config)
+    if found:
+        return found
+    whole = whole or survey(resources, config, unknown)
+    lanes = whole.lanes
+    found = list(whole.unsure)
+    for workload in whole.workloads:
+        if not _judged(workload):
+            continue
         if not lanes.lanes and not lanes.unknown:
-            if named_lanes(workload.selection) or workload.nvidia_gpus > 0:
+            if named_lanes(workload.selection) or workload.wants_gpu:
                 found.append(Finding(_no_lanes(workload), workload.urn, certain=False))
             continue
-        found.extend(_findings(workload, reach_problems(workload, lanes), lanes))
+        problems = reach_problems(workload, lanes)
+        if not problems:
+            problems, unsure = fit_problems(workload, lanes, _own_overheads(workload, whole.overheads))
+            found.extend(Finding(message, workload.urn, certain=False) for message in unsure)
+        found.extend(_findings(workload, problems, lanes))
     return found
 
 
-def squatting(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> list[Finding]:
+GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
+"""Image names of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``) and dcgm-exporter
+(``nvcr.io/nvidia/k8s/dcgm-exporter``), whatever registry or tag."""
+GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, facts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
+                 *(prefix + label for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
+                   for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")))
+"""Node labels a DaemonSet selects GPU nodes by (ours, NVIDIA's and NFD's, Karpenter's and EKS Auto Mode's)."""
+_SELECTING = ("In", "Exists", "Gt")
+
+
+def serves_gpus(workload: Workload) -> str:
+    """Why a DaemonSet serves GPUs (its image, or its selection of GPU nodes), or ''."""
+    if workload.kind != "DaemonSet":
+        return ""
+    for image in workload.images:
+        name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+        if name in GPU_DAEMON_IMAGES:
+            return f"image {image}"
+    for req in workload.selection.requirements:
+        if req.key in GPU_NODE_KEYS and req.operator in _SELECTING:
+            return f"it selects GPU nodes ({_req_words(req)})"
+    return ""
+
+
+def _is_well_known(key: str) -> bool:
+    domain, slash, _ = key.partition("/")
+    return bool(slash) and domain.endswith(RESERVED_DOMAINS)
+
+
+def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> str:
+    """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
+    a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
+    strict = known | frozenset(r.key for r in workload.selection.requirements if not _is_well_known(r.key))
+    if not workload.selection.matches(lane.labels, strict):
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
+        wanted = "; ".join(_req_words(r) for r in workload.selection.requirements)
+        return (f"its node selection ({wanted}) does not match the lane's node labels ({labels}) "
+                f"(select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry)")
+    if not lane.admits(workload.selection):
+        return f"{_well_known_reason(workload, lane)}"
+    taints = lane.untolerated(workload.tolerations)
+    if taints:
+        fixes = ", ".join(f"{{key: {t.key}, operator: Exists, effect: {t.effect}}}" for t in taints)
+        return f"it does not tolerate {', '.join(str(t) for t in taints)} (add the tolerations {fixes})"
+    return ""
+
+
+def gpu_daemonsets(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
+                   whole: Optional[Survey] = None) -> list[Finding]:
+    """Policy ``gpu-daemonsets-reach-gpu-lanes``: every DaemonSet that serves GPUs runs on every GPU lane."""
+    problems = config_findings(config)
+    if problems:
+        return problems
+    whole = whole or survey(resources, config, unknown)
+    lanes = whole.lanes
+    found = [f for f in whole.unsure if "daemonset" in f.message]
+    known = lanes.known_keys
+    for workload in whole.workloads:
+        why = serves_gpus(workload)
+        if not why:
+            continue
+        for lane in lanes.gpu_lanes:
+            miss = misses_gpu_lane(workload, lane, known)
+            if miss:
+                found.extend(_findings(workload, [f"{workload.subject} serves GPUs ({why}) but never runs on "
+                                                  f"{lane.subject}, a GPU lane: {miss}"], lanes))
+    return found
+
+
+def squatting(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
+              whole: Optional[Survey] = None) -> list[Finding]:
     """Policy ``gpu-lanes-for-gpu-workloads`` (advisory): no workload without GPUs can take a GPU node."""
-    lanes, workloads, found = _survey(resources, config, unknown)
+    problems = config_findings(config)
+    if problems:
+        return problems
+    lanes, workloads, found = _survey(resources, config, unknown, whole)
     for workload in workloads:
         found.extend(_findings(workload, squats(workload, lanes), lanes))
     return found

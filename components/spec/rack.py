@@ -7,7 +7,7 @@ from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..pack import instances, upstream
+from ..pack import fit, instances, upstream
 from . import syntax
 from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
@@ -116,22 +116,22 @@ def subnet_zones_problem(zones: dict[str, str]) -> Optional[str]:
 def system_node_fit_problem(instance_type: str) -> Optional[str]:
     """Whether one system node can hold what may land on it together: a Karpenter controller replica
     (one per node), both CoreDNS replicas (their anti-affinity is only preferred) and a margin for the
-    node's DaemonSets, within its allocatable (``upstream.node_allocatable``). Types whose size EC2's
-    naming does not tell (``instances.capacity``) are not judged."""
-    size = instances.capacity(instance_type)
-    if size is None:
+    node's DaemonSets, within its allocatable (``fit.allocatable``: nodeadm's reserves on the instance
+    table's sizes). A type the table does not size is not judged."""
+    itype = instances.instance_type(instance_type)
+    if itype is None:
         return None
-    cpu, memory = upstream.node_allocatable(*size)
+    room = fit.allocatable(itype)
     need_cpu = (upstream.KARPENTER_CONTROLLER_REQUESTS[0] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[0]
                 + upstream.SYSTEM_DAEMONSETS_MARGIN[0])
     need_memory = (upstream.KARPENTER_CONTROLLER_REQUESTS[1] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[1]
                    + upstream.SYSTEM_DAEMONSETS_MARGIN[1])
-    if cpu >= need_cpu and memory >= need_memory:
+    if room.cpu_m >= need_cpu and room.memory_mib >= need_memory:
         return None
     return (f"node type '{instance_type}' is too small for the system lane: a system node must hold a Karpenter "
             f"controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, {need_cpu}m CPU and "
-            f"{need_memory}Mi, and a {instance_type} ({size[0]} vCPU, {size[1]:g} GiB) has about {cpu}m and {memory}Mi "
-            f"allocatable (use a larger type, e.g. t3.large)")
+            f"{need_memory}Mi, and a {instance_type} ({itype.vcpus} vCPU, {itype.memory_mib / 1024:g} GiB) has about "
+            f"{room.cpu_m}m and {room.memory_mib}Mi allocatable (use a larger type, e.g. t3.large)")
 
 
 class ClusterSpec(Spec):

@@ -4,7 +4,9 @@ The rack has the prod stack's lanes (a Bottlerocket default lane, a dedicated GP
 ``gpu-inference`` node group). The services are the stack config's ``app:services``, written as a
 ``convox.yml``'s services are. ``inference`` selects ``convox.io/label: gpu-inference`` and asks for one
 NVIDIA GPU; the ``Service`` component gives it the lane's tolerations, so nobody writes them by hand,
-and the policy pack's ``workloads-reach-their-lane`` checks that it can land there.
+and the policy pack's ``workloads-reach-their-lane`` checks that it can land there and fits a node
+(12 GiB: a g4dn.xlarge has 16 GiB, of which 14481Mi are allocatable). Given the rack's lanes, the
+``Service`` refuses at construction what the pack would refuse.
 """
 
 import pulumi
@@ -19,6 +21,7 @@ for name, spec in parse_services(app.require("services")).items():
         service=spec,
         cluster=rack.cluster,
         namespace=app.get("namespace") or "default",
+        lanes=rack.lane_facts,  # refused here, not at preview, if no lane of the rack can hold it
     ))
     pulumi.export(f"{name}Service", service.service_name)
     pulumi.export(f"{name}Scheduling", service.scheduling)

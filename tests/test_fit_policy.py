@@ -1,0 +1,579 @@
+"""A pod must fit a lane, not only be allowed on it: ``workloads-reach-their-lane``'s fit check,
+``gpu-daemonsets-reach-gpu-lanes`` and ``gpu-driver-supports-lane``, through the pack's gRPC server,
+from Karpenter pools and from node groups (hand-written, and pulumi-eks ``ManagedNodeGroup`` children
+as the CLI sends them); and the components refusing the same pods with the same words.
+
+Upstream facts these tests pin, in our words:
+
+* The EKS AL2023 AMI's nodeadm reserves for the kubelet (amazon-eks-ami ``nodeadm/internal/kubelet/
+  config.go``): memory of 11 MiB for every pod the node may run plus 255 MiB, where the pod count is
+  the ENI limit (ENIs times one less than the IPv4 addresses per ENI, plus 2); CPU of 6 % of the first
+  core, 1 % of the second, 0.5 % of each of the third and fourth, and 0.25 % of every further core;
+  1 GiB of ephemeral storage. It evicts below 100 MiB of free memory and 10 % of the root volume.
+  Karpenter (v1.14.1) subtracts the same from its estimate of the memory an instance reports:
+  EC2's MiB less 7.5 % (rounded up) for the hypervisor, after 64 MiB on arm64. Its generated
+  instance-type reference publishes the result: g4dn.xlarge 3920m and 14481Mi, m5.large 1930m and
+  6903Mi, t3.large 6837Mi, m6g.large 6844Mi, p4d.24xlarge 95690m and 1082712Mi.
+* The scheduler's effective request (kubernetes ``component-helpers/resource/helpers.go``): sum of
+  containers and sidecars (restartable init containers); every other init container needs its own
+  request plus the sidecars declared before it; the larger per resource; plus ``overhead``.
+* EKS's ``ExtendedResourceToleration`` tolerates the taint named after an extended resource a pod
+  requests; it does nothing for DRA claims (``resource.k8s.io`` ResourceClaims, GA in 1.34).
+* amazon-eks-ami ``doc/usage/g7-ami.md``: G7 needs NVIDIA driver 595 or newer; 595 does not support
+  P3, P3dn and G6f; the EKS AMI's default branch is 580.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from typing import Any, Callable, Optional
+
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config, place
+from mixed_os_racks.errors import ArgumentError
+from mixed_os_racks.offline import run_program
+from mixed_os_racks.pack import fit, instances, workloads
+from conftest import GPU_AMI, stack_config
+from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, start_pack, unknown
+
+REACH = "workloads-reach-their-lane"
+DAEMONS = "gpu-daemonsets-reach-gpu-lanes"
+DRIVER = "gpu-driver-supports-lane"
+UNKNOWN_FACTS = "ami-facts-unknown"
+GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+NETWORK_KEYS = ("rack:cluster_mode", "rack:vpc_id", "rack:private_subnets_ids", "rack:public_subnets_ids",
+                "rack:eks_api_server_public_access_cidrs")
+
+
+@pytest.fixture(scope="module")
+def pack():
+    with start_pack() as running:
+        yield running
+
+
+def pod(select: Optional[dict[str, str]] = None, tolerations: Optional[list[dict[str, Any]]] = None,
+        requests: Optional[dict[str, Any]] = None, limits: Optional[dict[str, Any]] = None, **spec: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "app", "image": "busybox:1.36"}
+    if requests or limits:
+        container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    body: dict[str, Any] = {"containers": [container], **spec}
+    if select:
+        body["nodeSelector"] = select
+    if tolerations:
+        body["tolerations"] = tolerations
+    return body
+
+
+def workload(name: str, spec: dict[str, Any], kind: Any = k8s.apps.v1.Deployment) -> Callable[[], Any]:
+    return lambda: kind(name, metadata={"name": name}, spec={
+        "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": spec}})
+
+
+def stack(*parts: Callable[[], Any]) -> Any:
+    def program() -> None:
+        for part in parts:
+            part()
+    return run_program(program, {"aws:region": "us-east-1"}, stack="apps")
+
+
+def pool(name: str, requirements: list[dict[str, Any]], taints: Optional[list[dict[str, str]]] = None,
+         labels: Optional[dict[str, str]] = None, limits: Optional[dict[str, Any]] = None,
+         class_name: Optional[str] = None) -> Callable[[], Any]:
+    template: dict[str, Any] = {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                         "name": class_name or name}, "requirements": requirements}}
+    if taints:
+        template["spec"]["taints"] = taints
+    if labels:
+        template["metadata"] = {"labels": labels}
+    spec: dict[str, Any] = {"template": template}
+    if limits:
+        spec["limits"] = limits
+    return lambda: k8s.apiextensions.CustomResource(f"{name}-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
+                                                    metadata={"name": name}, spec=spec)
+
+
+def req(key: str, *values: str, operator: str = "In") -> dict[str, Any]:
+    return {"key": key, "operator": operator, "values": list(values)}
+
+
+def group(name: str, types: Optional[list[str]] = None, **kw: Any) -> Callable[[], Any]:
+    return lambda: eks_node_group(name, None, **({"instance_types": types} if types else {}), **kw)
+
+
+ON_DEMAND_AMD64 = pool("general", [req("kubernetes.io/arch", "amd64"), req("karpenter.sh/capacity-type", "on-demand"),
+                                   req("karpenter.k8s.aws/instance-family", "m6i")])
+GPU_TAINTS = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+
+
+# ---- the arithmetic --------------------------------------------------------------------------------------------
+
+
+def nodeadm(vcpus: int, mib: int, max_pods: int, arm: bool = False) -> tuple[int, int]:
+    """Allocatable (millicores, MiB) written out from nodeadm's reserves and Karpenter's memory estimate."""
+    milli = vcpus * 1000
+    bands = [(0, 1000, 0.06), (1000, 2000, 0.01), (2000, 4000, 0.005), (4000, milli, 0.0025)]
+    cpu_reserved = sum(int((min(milli, hi) - lo) * rate) for lo, hi, rate in bands if milli > lo)
+    reported = mib - (64 if arm else 0)
+    reported -= math.ceil(reported * 0.075)
+    return milli - cpu_reserved, reported - (11 * max_pods + 255) - 100
+
+
+@pytest.mark.parametrize("name, vcpus, mib, pods, published_cpu, published_mib", [
+    ("g4dn.xlarge", 4, 16384, 29, 3920, 14481),
+    ("m5.large", 2, 8192, 29, 1930, 6903),
+    ("t3.large", 2, 8192, 35, 1930, 6837),
+    ("m6g.large", 2, 8192, 29, 1930, 6844),
+    ("p4d.24xlarge", 96, 1179648, 737, 95690, 1082712),
+])
+def test_allocatable_is_nodeadms_reserves_on_karpenters_estimate(name, vcpus, mib, pods, published_cpu, published_mib):
+    itype = instances.instance_type(name)
+    assert itype is not None and (itype.vcpus, itype.memory_mib, itype.max_pods) == (vcpus, mib, pods)
+    allocatable = fit.allocatable(itype)
+    assert (allocatable.cpu_m, allocatable.memory_mib) == nodeadm(vcpus, mib, pods, arm=name.startswith("m6g"))
+    assert (allocatable.cpu_m, allocatable.memory_mib) == (published_cpu, published_mib)
+    assert allocatable.ephemeral_mib == 20 * 1024 - 1024 - 2048  # 20 GiB root: 1 GiB reserved, 10 % eviction
+
+
+def test_effective_requests_follow_the_scheduler():
+    spec = {
+        "initContainers": [
+            {"name": "migrate", "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}},
+            {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}},
+            {"name": "warm", "resources": {"limits": {"memory": "3Gi"}}},  # a limit alone is its request
+        ],
+        "containers": [{"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}}}],
+        "overhead": {"cpu": "100m"},
+    }
+    asked = fit.pod_requests(spec)
+    # cpu: max(0.5 + 0.25 sidecar, init 2) + 0.1 overhead; memory: max(2Gi + 256Mi, 3Gi + 256Mi sidecar before it)
+    assert asked["cpu"] == pytest.approx(2.1)
+    assert asked["memory"] == 3 * 2**30 + 256 * 2**20
+
+
+QUANTITIES = st.one_of(st.integers(0, 64).map(str), st.integers(1, 64000).map(lambda m: f"{m}m"),
+                       st.integers(1, 512).map(lambda g: f"{g}Gi"), st.integers(1, 4096).map(lambda m: f"{m}Mi"))
+CONTAINER = st.fixed_dictionaries({"cpu": QUANTITIES, "memory": QUANTITIES})
+
+
+@settings(deadline=None, max_examples=60)
+@given(containers=st.lists(CONTAINER, min_size=1, max_size=4), inits=st.lists(CONTAINER, max_size=3))
+def test_a_pod_needs_at_least_each_container_and_the_sum_of_its_containers(containers, inits):
+    spec = {"containers": [{"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(containers)],
+            "initContainers": [{"name": f"i{i}", "resources": {"requests": r}} for i, r in enumerate(inits)]}
+    asked = fit.pod_requests(spec)
+    for resource in ("cpu", "memory"):
+        amounts = [fit.quantity(c[resource]) or 0 for c in containers]
+        init = [fit.quantity(c[resource]) or 0 for c in inits]
+        assert asked.get(resource, 0) == pytest.approx(max([sum(amounts), *init]))
+
+
+# ---- fit, through the pack ------------------------------------------------------------------------------------
+
+
+def on_prod(*extra: Callable[[ClusterRef], Any]) -> Any:
+    config = {k: v for k, v in stack_config("prod").items() if k not in NETWORK_KEYS}
+
+    def program() -> None:
+        rack = Rack("rack", RackArgs(spec=load_stack_config()))
+        for add in extra:
+            add(rack.cluster)
+
+    return run_program(program, config, stack="prod")
+
+
+INFERENCE = {"name": "inference", "image": "vllm/vllm-openai:v0.6.4", "port": 8000, "internal": True,
+             "scale": {"count": 1, "memory": 16384, "gpu": 1}, "nodeSelectorLabels": {"convox.io/label": "gpu-inference"}}
+
+
+def test_the_shipped_inference_service_at_16_gib_never_fits_a_g4dn_xlarge(pack):
+    run = on_prod(lambda cluster: Service("inference", ServiceArgs(service=ServiceSpec(**INFERENCE), cluster=cluster)))
+    [message] = messages(judge(pack, run), REACH)
+    assert message.startswith('service "inference" fits no lane: it requests memory 16Gi, nvidia.com/gpu 1; the nearest, '
+                              'node group "rack-ng-1" (convox.io/label=gpu-inference)')
+    assert "g4dn.xlarge, has memory 14481Mi allocatable < 16Gi requested" in message
+    assert "lower scale.cpu/scale.memory/scale.gpu" in message
+    fits = {**INFERENCE, "scale": {"count": 1, "memory": 12288, "gpu": 1}}
+    assert messages(judge(pack, on_prod(lambda c: Service("inference", ServiceArgs(service=ServiceSpec(**fits), cluster=c)))),
+                    REACH) == []
+
+
+def test_the_component_refuses_what_the_pack_refuses_in_its_words(pack):
+    """``Service(lanes=rack.lane_facts)`` and ``place(lanes=...)`` at construction; the pack at preview."""
+    seen: dict[str, str] = {}
+
+    def build(spec: dict[str, Any]) -> Callable[[ClusterRef], None]:
+        def add(cluster: ClusterRef) -> None:
+            Service(spec["name"], ServiceArgs(service=ServiceSpec(**spec), cluster=cluster))
+        return add
+
+    config = {k: v for k, v in stack_config("prod").items() if k not in NETWORK_KEYS}
+    cases = [INFERENCE, {**INFERENCE, "scale": {"count": 1, "gpu": 2}},
+             {**INFERENCE, "name": "web", "scale": {"count": 1, "gpu": 1}, "nodeSelectorLabels": {}}]
+    for spec in cases:
+        def program(spec: dict[str, Any] = spec) -> None:
+            rack = Rack("rack", RackArgs(spec=load_stack_config()))
+            with pytest.raises(ArgumentError) as refused:
+                Service(spec["name"], ServiceArgs(service=ServiceSpec(**spec), cluster=rack.cluster, lanes=rack.lane_facts))
+            seen[spec["name"] + str(spec["scale"])] = refused.value.reason
+        run_program(program, config, stack="prod")
+        [preview] = messages(judge(pack, on_prod(build(spec))), REACH)
+        assert seen[spec["name"] + str(spec["scale"])] == preview
+    assert "nvidia.com/gpu 1 allocatable < 2 requested" in seen[INFERENCE["name"] + str(cases[1]["scale"])]
+
+
+def test_place_refuses_with_the_lanes_and_is_unchanged_without_them():
+    lanes = {"rack-ng-1": {"kind": "nodegroup", "labels": {"convox.io/label": "gpu-inference"}, "gpu": True,
+                           "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                                      {"key": "dedicated-node", "value": "gpu-inference", "effect": "NoSchedule"}],
+                           "instanceTypes": ["g4dn.xlarge"], "capacityTypes": ["ON_DEMAND"]}}
+    selected = {"convox.io/label": "gpu-inference"}
+    assert place(selected, gpu=1, lanes=lanes, memory_mib=12288) == place(selected, gpu=1)
+    with pytest.raises(ValueError, match=r"has cpu 3920m allocatable < 8 requested"):
+        place(selected, gpu=1, lanes=lanes, cpu=8)
+    with pytest.raises(ValueError, match=r"requests 1 nvidia.com/gpu but selects no lane, and the default lane has no GPUs"):
+        place({}, gpu=1, lanes=lanes)
+
+
+def test_spot_only_and_arm64_only_pods_beside_one_on_demand_amd64_pool(pack):
+    spot = workload("spot", pod({"karpenter.sh/capacity-type": "spot"}))
+    graviton = workload("graviton", pod({"kubernetes.io/arch": "arm64"}))
+    assert sorted(messages(judge(pack, stack(ON_DEMAND_AMD64, spot, graviton)), REACH)) == [
+        'deployment "graviton" fits no lane: the nearest, Karpenter node pool "general", cannot take it: it needs '
+        "kubernetes.io/arch=arm64, and the lane launches amd64 instances of other kinds only (select a lane that offers it, or add one)",
+        'deployment "spot" fits no lane: the nearest, Karpenter node pool "general", cannot take it: it needs '
+        "karpenter.sh/capacity-type=spot, and the lane launches capacity type on-demand only (select a lane that offers it, or add one)",
+    ]
+    both = pool("general", [req("karpenter.sh/capacity-type", "on-demand", "spot"), req("kubernetes.io/arch", "amd64", "arm64")])
+    assert messages(judge(pack, stack(both, spot, graviton)), REACH) == []
+
+
+def test_a_spot_pod_and_an_on_demand_node_group(pack):
+    spot = workload("spot", pod({"eks.amazonaws.com/capacityType": "SPOT"}))
+    assert messages(judge(pack, stack(group("ondemand", ["m6i.large"]), spot)), REACH) == [
+        'deployment "spot" fits no lane: the nearest, node group "ondemand", cannot take it: it needs '
+        "eks.amazonaws.com/capacityType=SPOT, and the lane launches capacity type ON_DEMAND only (select a lane that offers it, or add one)"]
+    assert messages(judge(pack, stack(group("spot", ["m6i.large"], capacity_type="SPOT"), spot)), REACH) == []
+
+
+@pytest.mark.parametrize("arm_group", [
+    group("arm", ["m7g.large"], taints=[aws.eks.NodeGroupTaintArgs(key="team", value="ml", effect="NO_SCHEDULE")]),
+    group("arm", ami_type="AL2023_ARM_64_STANDARD", taints=[aws.eks.NodeGroupTaintArgs(key="team", value="ml", effect="NO_SCHEDULE")]),
+], ids=["by-instance-types", "by-ami-type"])
+def test_the_only_arm64_lane_is_a_tainted_node_group(pack, arm_group):
+    graviton = workload("graviton", pod({"kubernetes.io/arch": "arm64"}))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, arm_group, graviton)), REACH) == [
+        'deployment "graviton" selects node group "arm" but does not tolerate its taint team=ml:NoSchedule '
+        "(add a toleration for it: custom taints are not tolerated automatically)"]
+    tolerated = workload("graviton", pod({"kubernetes.io/arch": "arm64"}, [{"key": "team", "operator": "Exists"}]))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, arm_group, tolerated)), REACH) == []
+
+
+def test_more_gpus_than_a_node_has_from_a_node_group_and_a_pool(pack):
+    two = workload("trainer", pod({"convox.io/label": "ml"}, limits={"nvidia.com/gpu": 2}))
+    ml = group("ml", ["g5.xlarge"], labels={"convox.io/label": "ml"})
+    [message] = messages(judge(pack, stack(ml, two)), REACH)
+    assert message.startswith('deployment "trainer" fits no lane: it requests nvidia.com/gpu 2; the nearest, node group "ml"')
+    assert "g5.xlarge, has nvidia.com/gpu 1 allocatable < 2 requested" in message
+    assert messages(judge(pack, stack(group("ml", ["g5.12xlarge"], labels={"convox.io/label": "ml"}), two)), REACH) == []
+
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5"), req("karpenter.k8s.aws/instance-size", "xlarge", "2xlarge")],
+                    taints=GPU_TAINTS)
+    wants = workload("trainer", pod({"karpenter.sh/nodepool": "gpu"}, limits={"nvidia.com/gpu": 4}))
+    [message] = messages(judge(pack, stack(gpu_pool, wants)), REACH)
+    assert 'the nearest, Karpenter node pool "gpu"' in message and "nvidia.com/gpu 1 allocatable < 4 requested" in message
+
+
+def test_a_managed_node_group_as_the_cli_sends_it(pack):
+    """Its children (the ``aws.eks.NodeGroup`` pulumi-eks registers) carry the instance types."""
+    ml = lambda: managed_node_group("ml", instance_types=["g4dn.xlarge"], labels={"convox.io/label": "ml"},  # noqa: E731
+                                    taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+                                    scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2})
+    big = workload("llm", pod({"convox.io/label": "ml"}, requests={"memory": "16Gi"}, limits={"nvidia.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(ml, big)), REACH)
+    assert "g4dn.xlarge, has memory 14481Mi allocatable < 16Gi requested" in message
+    small = workload("llm", pod({"convox.io/label": "ml"}, requests={"memory": "12Gi"}, limits={"nvidia.com/gpu": 1}))
+    assert messages(judge(pack, stack(ml, small)), REACH) == []
+
+
+def test_the_lanes_daemonsets_take_their_share(pack):
+    """dcgm-exporter's chart default requests (100m, 128Mi) on every node of the GPU lane."""
+    ml = group("ml", ["g4dn.xlarge"], labels={"convox.io/label": "ml"})
+    tight = workload("llm", pod({"convox.io/label": "ml"}, requests={"memory": "14400Mi"}, limits={"nvidia.com/gpu": 1}))
+    assert messages(judge(pack, stack(ml, tight)), REACH) == []
+    exporter = workload("dcgm-exporter", {**pod(tolerations=[{"operator": "Exists"}], requests={"cpu": "100m", "memory": "128Mi"}),
+                                          "containers": [{"name": "exporter", "image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless",
+                                                          "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]},
+                        kind=k8s.apps.v1.DaemonSet)
+    [message] = messages(judge(pack, stack(ml, exporter, tight)), REACH)
+    assert "memory 14353Mi allocatable < 14400Mi requested" in message and "DaemonSets' cpu 100m, memory 128Mi" in message
+
+
+def test_a_pools_limits_cap_what_it_launches(pack):
+    capped = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS, limits={"cpu": "16", "nvidia.com/gpu": "2"})
+    wants = workload("trainer", pod({"karpenter.sh/nodepool": "gpu"}, requests={"cpu": "20"}, limits={"nvidia.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(capped, wants)), REACH)
+    assert "g5.4xlarge, has cpu 15890m allocatable < 20 requested" in message
+    assert "its limits (cpu 16, nvidia.com/gpu 2) rule out" in message
+
+
+def test_an_unknown_request_is_an_advisory_not_a_pass(pack):
+    ml = group("ml", ["g4dn.xlarge"], labels={"convox.io/label": "ml"})
+    later = lambda: workload("llm", pod({"convox.io/label": "ml"}, requests={"memory": unknown("64Gi")},  # noqa: E731
+                                        limits={"nvidia.com/gpu": 1}))()
+    found = judge(pack, stack(ml, later))
+    assert messages(found, REACH) == []
+    assert [v for v in found if v["policy"] == REACH and v["level"] == "advisory"]
+
+
+# ---- GPUs by other names ----------------------------------------------------------------------------------------
+
+
+def claim_template(name: str, device_class: str = "gpu.nvidia.com", count: int = 1) -> Callable[[], Any]:
+    return lambda: k8s.apiextensions.CustomResource(
+        name, api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate", metadata={"name": name},
+        spec={"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": device_class, "count": count}}]}}})
+
+
+def dra_pod(select: Optional[dict[str, str]] = None, tolerations: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
+    spec = pod(select, tolerations)
+    spec["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "two-gpus"}]
+    return spec
+
+
+def test_a_dra_claim_is_a_gpu_request(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS,
+                    labels={"convox.io/gpu-vendor": "nvidia"})
+    claims = claim_template("two-gpus", count=2)
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, claims, workload("llm", dra_pod()))), REACH) == [
+        'deployment "llm" claims 2 nvidia.com/gpu through DRA (gpu) but selects no lane, and the default lane has no GPUs '
+        "(select a GPU lane in nodeSelectorLabels: convox.io/gpu-vendor: nvidia)"]
+    untolerated = messages(judge(pack, stack(gpu_pool, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"})))), REACH)
+    assert untolerated == [
+        'deployment "llm" selects Karpenter node pool "gpu" but does not tolerate its taint nvidia.com/gpu=true:NoSchedule '
+        "(it claims GPUs through DRA (gpu), which EKS's ExtendedResourceToleration does not cover: add the toleration "
+        "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule})"]
+    assert messages(judge(pack, stack(gpu_pool, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"}, [GPU])))),
+                    REACH) == []
+    small = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5"), req("karpenter.k8s.aws/instance-size", "xlarge")],
+                 taints=GPU_TAINTS)
+    [message] = messages(judge(pack, stack(small, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"}, [GPU])))), REACH)
+    assert "nvidia.com/gpu 1 allocatable < 2 requested" in message
+
+
+def test_a_mig_claim_needs_a_gpu_lane_but_no_whole_gpu(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "p4d")], taints=GPU_TAINTS)
+    slices = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "slice", api_version="resource.k8s.io/v1", kind="ResourceClaim", metadata={"name": "slice"},
+        spec={"devices": {"requests": [{"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com"}}]}})
+    spec = pod()
+    spec["resourceClaims"] = [{"name": "mig", "resourceClaimName": "slice"}]
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, slices, workload("notebook", spec))), REACH) == [
+        'deployment "notebook" claims 1 nvidia.com/gpu through DRA (mig) but selects no lane, and the default lane has no GPUs '
+        "(select a GPU lane in nodeSelectorLabels: karpenter.sh/nodepool: gpu)"]
+
+
+def test_a_label_no_lane_declares_is_named_not_the_default_pool(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")],
+                    taints=[*GPU_TAINTS, {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"}])
+    trainer = workload("trainer", pod({"team": "ml"}, limits={"nvidia.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, trainer)), REACH)
+    assert message.startswith('deployment "trainer" requests 1 nvidia.com/gpu, but it selects team=ml, which no lane of '
+                              "this rack declares")
+
+
+def test_an_amd_pod_is_not_told_it_requests_no_gpu(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS)
+    amd = workload("radeon", pod({"karpenter.sh/nodepool": "gpu"}, limits={"amd.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(gpu_pool, amd)), REACH)
+    assert "requests no GPU" not in message
+    assert "it requests amd.com/gpu, not nvidia.com/gpu" in message
+
+
+# ---- the lanes policy config ----------------------------------------------------------------------------------
+
+
+def test_a_lanes_config_with_mistakes_names_each_path(pack):
+    lanes = [{"name": "gpu", "labels": {"convox.io/nodepool": "gpu"}, "taint": [GPU_TAINTS[0]]},
+             {"name": "gpu", "labels": {"bad key!": "x"}},
+             {"name": "ml", "taints": [{"key": "nvidia.com/gpu", "value": "not ok!", "effect": "NoSchedule"}]}]
+    config = {REACH: {"lanes": lanes}}
+    found = messages(judge(pack, stack(workload("web", pod({"convox.io/nodepool": "gpu"}))), config), REACH)
+    assert found == [
+        "policy config lanes[0].taint: unknown key (did you mean 'taints'?)",
+        "policy config lanes[1].name: duplicate lane name 'gpu' (also lanes[0])",
+        "policy config lanes[1].labels: invalid label key 'bad key!' (must be at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit)",
+        "policy config lanes[2].taints[0].value: invalid taint value 'not ok!'",
+    ]
+
+
+def test_a_configured_lane_states_its_sizes(pack):
+    lanes = [{"name": "rack-ng-1", "kind": "nodegroup", "labels": {"convox.io/label": "gpu-inference"}, "gpu": True,
+              "taints": GPU_TAINTS, "maxGpusPerNode": 1, "allocatable": {"cpu": "3920m", "memory": "14481Mi"}}]
+    big = workload("llm", pod({"convox.io/label": "gpu-inference"}, requests={"memory": "16Gi"}, limits={"nvidia.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(big), {REACH: {"lanes": lanes}}), REACH)
+    assert message.startswith('deployment "llm" fits no lane: it requests memory 16Gi, nvidia.com/gpu 1; the nearest, '
+                              'node group "rack-ng-1" (convox.io/label=gpu-inference): its largest node (as the policy config '
+                              "states it) has memory 14481Mi allocatable < 16Gi requested")
+
+
+LABEL_KEYS = st.one_of(st.sampled_from(["convox.io/label", "team", "a/b/c", "", "x" * 70, "Bad Key"]),
+                       st.text(max_size=12))
+LANE_ENTRIES = st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["a", "b"]), st.integers(), st.none())}, optional={
+    "labels": st.one_of(st.dictionaries(LABEL_KEYS, st.one_of(st.text(max_size=8), st.integers()), max_size=2), st.text(max_size=4)),
+    "taints": st.one_of(st.lists(st.fixed_dictionaries({"key": LABEL_KEYS, "effect": st.sampled_from(["NoSchedule", "Never"])}),
+                                 max_size=2), st.integers()),
+    "taint": st.just([]), "maxGpusPerNode": st.one_of(st.integers(-1, 8), st.floats(allow_nan=True), st.booleans()),
+    "allocatable": st.one_of(st.dictionaries(st.sampled_from(["cpu", "memory", "gpu"]), st.one_of(st.text(max_size=6), st.integers(0, 9)),
+                                             max_size=2), st.none()),
+    "instanceTypes": st.lists(st.sampled_from(["g5.xlarge", "nope", "m7g.large"]), max_size=2),
+})
+
+
+@settings(deadline=None, max_examples=150)
+@given(lanes=st.one_of(st.lists(LANE_ENTRIES, max_size=3), st.text(max_size=5), st.integers()))
+def test_any_lanes_config_is_judged_without_a_traceback(lanes):
+    problems = workloads.lanes_config_problems(lanes)
+    assert all(p.startswith("lanes") for p in problems)
+    if not problems:  # a config the validator accepts is one the policies can read
+        workloads.configured_lanes({"lanes": lanes})
+    names = [entry.get("name") for entry in lanes if isinstance(entry, dict)] if isinstance(lanes, list) else []
+    if any(names.count(n) > 1 for n in names if isinstance(n, str) and n):
+        assert any("duplicate lane name" in p for p in problems)
+
+
+# ---- GPU DaemonSets reach every GPU lane ----------------------------------------------------------------------
+
+
+DEVICE_PLUGIN_DEFAULTS = [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU]
+"""nvidia-device-plugin 0.20.0's default tolerations (its values.yaml)."""
+
+
+def device_plugin(tolerations: list[dict[str, Any]], affinity: Optional[dict[str, Any]] = None) -> Callable[[], Any]:
+    spec = {"containers": [{"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"}], "tolerations": tolerations}
+    if affinity:
+        spec["affinity"] = affinity
+    return workload("nvidia-device-plugin", spec, kind=k8s.apps.v1.DaemonSet)
+
+
+DEDICATED_GPU_POOL = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], labels={"convox.io/gpu-vendor": "nvidia"},
+                          taints=[*GPU_TAINTS, {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"}])
+
+
+def test_a_device_plugin_that_does_not_tolerate_a_dedicated_gpu_lane(pack):
+    """Convox's bug: the chart's default tolerations miss the dedicated lane's taint."""
+    [message] = messages(judge(pack, stack(DEDICATED_GPU_POOL, device_plugin(DEVICE_PLUGIN_DEFAULTS))), DAEMONS)
+    assert message == (
+        'daemonset "nvidia-device-plugin" serves GPUs (image nvcr.io/nvidia/k8s-device-plugin:v0.20.0) but never runs on '
+        'Karpenter node pool "gpu", a GPU lane: it does not tolerate dedicated-node=gpu:NoSchedule (add the tolerations '
+        "{key: dedicated-node, operator: Exists, effect: NoSchedule})")
+    from mixed_os_racks import gpu
+    ours = gpu.device_plugin_values()
+    assert messages(judge(pack, stack(DEDICATED_GPU_POOL, device_plugin(ours["tolerations"], ours["affinity"]))), DAEMONS) == []
+
+
+def test_a_gpu_daemonset_selecting_a_label_no_lane_carries(pack):
+    """The chart's default affinity (NFD labels or nvidia.com/gpu.present) lands nowhere on the rack's lanes."""
+    nfd = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}}
+    exporter = workload("dcgm", {"containers": [{"name": "e", "image": "busybox"}], "affinity": nfd,
+                                 "tolerations": [{"operator": "Exists"}]}, kind=k8s.apps.v1.DaemonSet)
+    ng = group("ml", ["g5.xlarge"], labels={"convox.io/gpu-vendor": "nvidia"})
+    [message] = messages(judge(pack, stack(ng, exporter)), DAEMONS)
+    assert message.startswith('daemonset "dcgm" serves GPUs (it selects GPU nodes (nvidia.com/gpu.present=true)) but never '
+                              'runs on node group "ml", a GPU lane: its node selection (nvidia.com/gpu.present=true) does not '
+                              "match the lane's node labels (convox.io/gpu-vendor=nvidia)")
+
+
+# ---- the NVIDIA driver branch drives the lane's GPUs ----------------------------------------------------------
+
+
+def gpu_class(ami: str = GPU_AMI) -> Callable[[], Any]:
+    return lambda: node_class("gpu", [{"id": ami}], volumes=[{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "100Gi"}}])
+
+
+def facts_of(name: str, ami: str = GPU_AMI, **more: Any) -> dict[str, Any]:
+    entry = {"name": name, "architecture": "x86_64", "rootSnapshotGiB": 20, **more}
+    return {p: {"amis": {ami: entry}} for p in (DRIVER, "al2023-family", "arch-matches-ami", "disk-fits-ami-snapshot",
+                                                "ami-k8s-version", "pinned-ami-age")}
+
+
+def test_a_595_ami_cannot_drive_g6f_and_a_580_ami_cannot_drive_g7(pack):
+    g6f = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6", "g6f")], taints=GPU_TAINTS)
+    [message] = messages(judge(pack, stack(gpu_class(), g6f), facts_of("custom-al2023-nvidia-595-1.34-20261120")), DRIVER)
+    assert message.startswith(f"karpenter nodepool 'gpu': its AMI {GPU_AMI} runs NVIDIA driver 595 (its name), which cannot "
+                              "drive instances the lane can launch: g6f is not supported by NVIDIA driver 595 or newer (")
+    g7 = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g7")], taints=GPU_TAINTS)
+    [message] = messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20261115")), DRIVER)
+    assert "runs NVIDIA driver 580 (the EKS AMI's default for its release), which cannot drive instances the lane can " \
+           "launch: g7 needs NVIDIA driver 595 or newer" in message
+    assert messages(judge(pack, stack(gpu_class(), g7), facts_of("custom-gpu", nvidiaDriverBranch=595)), DRIVER) == []
+    assert messages(judge(pack, stack(gpu_class(), g6f), facts_of("custom-gpu", nvidiaDriverBranch=580)), DRIVER) == []
+
+
+def test_an_unknown_driver_branch_is_ami_facts_unknown(pack):
+    g7 = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g7")], taints=GPU_TAINTS)
+    found = judge(pack, stack(gpu_class(), g7), facts_of("custom-gpu"))
+    assert messages(found, DRIVER) == []
+    [advice] = [m for m in messages(found, UNKNOWN_FACTS, "advisory") if "NVIDIA driver" in m]
+    assert f"cannot verify that the NVIDIA driver of {GPU_AMI} drives g7" in advice and "nvidiaDriverBranch" in advice
+
+
+def test_a_node_group_launch_template_with_g7_on_a_580_ami(pack):
+    def lane() -> None:
+        template = launch_template("g7-lt", instance_type="g7.2xlarge")
+        eks_node_group("g7", template, ami_type="CUSTOM")
+
+    [message] = messages(judge(pack, stack(lane), facts_of("custom-al2023-nvidia-580-1.34")), DRIVER)
+    assert message.startswith(f"node group 'g7': its AMI {GPU_AMI} runs NVIDIA driver 580 (its name), which cannot drive "
+                              "instances the lane can launch: g7 needs NVIDIA driver 595 or newer")
+
+
+SUFFIXES = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+@settings(deadline=None, max_examples=200)
+@given(number=st.integers(0, 10**6), suffix=st.sampled_from(sorted(SUFFIXES)), junk=st.text(max_size=6))
+def test_quantities_read_as_kubernetes_writes_them(number, suffix, junk):
+    assert fit.quantity(f"{number}{suffix}") == pytest.approx(number * SUFFIXES[suffix])
+    assert fit.quantity(number) == number
+    parsed = fit.quantity(junk)  # anything else is a quantity or None, never an exception
+    assert parsed is None or parsed >= 0
+    assert fit.quantity(True) is None and fit.quantity(-1) is None
+    assert fit.quantity("1e999") is None and fit.quantity(float("inf")) is None
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_racks_lanes_output_through_the_readmes_jq_is_a_complete_lanes_config(pack):
+    """The prod rack's real ``lanes`` output, turned into the policy config by the README's recipe: a stack
+    of workloads alone is judged for fit as the rack's own stack is."""
+    from conftest import REPO
+    from test_workloads_policy import _readme_jq_program
+
+    config = {k: v for k, v in stack_config("prod").items() if k not in NETWORK_KEYS}
+    output = run_program(REPO, config, stack="prod").outputs["lanes"]
+    converted = subprocess.run(["jq", _readme_jq_program()], input=json.dumps(output), capture_output=True, text=True,
+                               check=True)
+    lanes_config = json.loads(converted.stdout)
+    assert workloads.lanes_config_problems(lanes_config[REACH]["lanes"]) == []
+
+    def alone(spec: dict[str, Any]) -> Any:
+        def program() -> None:
+            Service(spec["name"], ServiceArgs(service=ServiceSpec(**spec), cluster=ClusterRef.existing("prod", "prod-rack")))
+        return run_program(program, {"aws:region": "us-east-1"}, stack="apps")
+
+    [message] = messages(judge(pack, alone(INFERENCE), lanes_config), REACH)
+    assert message.startswith('service "inference" fits no lane: it requests memory 16Gi, nvidia.com/gpu 1; the nearest, '
+                              'node group "rack-ng-1" (convox.io/label=gpu-inference)')
+    assert "g4dn.xlarge, has memory 14481Mi allocatable < 16Gi requested" in message
+    fits = {**INFERENCE, "scale": {"count": 1, "memory": 12288, "gpu": 1}}
+    assert judge(pack, alone(fits), lanes_config) == []
