@@ -50,7 +50,8 @@ DRIVER = "gpu-driver-supports-lane"
 UNKNOWN_FACTS = "ami-facts-unknown"
 GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 NETWORK_KEYS = ("rack:cluster_mode", "rack:vpc_id", "rack:private_subnets_ids", "rack:public_subnets_ids",
-                "rack:eks_api_server_public_access_cidrs")
+                "rack:eks_api_server_public_access_cidrs", "rack:cluster_admin_arns")
+"""The prod stack's keys of a cluster it creates: without them, the same lanes in an existing cluster."""
 
 
 @pytest.fixture(scope="module")
