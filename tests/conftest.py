@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -23,7 +24,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Hypothesis compiles its regex strategy module on first use. After a test that caught a RecursionError
 # (the hostile-input tests nest values thousands deep), CPython 3.11 can fail that compile with
 # "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905): build it now, first.
-strategies.from_regex(r"[a-z]", fullmatch=True).validate()
+with warnings.catch_warnings():  # Hypothesis asks plugins not to build strategies early; this one must be
+    warnings.simplefilter("ignore")
+    strategies.from_regex(r"[a-z]", fullmatch=True).validate()
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference"
