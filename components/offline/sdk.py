@@ -18,9 +18,11 @@ from typing import Any, Callable, Iterator, Mapping
 
 import pulumi
 from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import resource as _resource
 from pulumi.runtime import rpc as _rpc
 from pulumi.runtime import settings as _settings
 from pulumi.runtime import stack as _stack
+from pulumi.runtime.proto import source_pb2 as _source_pb2
 from pulumi.runtime.rpc_manager import RPCManager
 from pulumi.runtime.sync_await import _sync_await
 
@@ -170,6 +172,10 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     """
     global _WORKERS
     _WORKERS = _WorkerLoops()
+    traced = _resource._get_stack_trace
+    # The SDK walks the whole Python stack of every registration for its stack trace and source
+    # position (traceback.extract_stack, with every line read): the engine records neither.
+    _resource._get_stack_trace = _no_stack_trace
     loop = asyncio.new_event_loop()
     loop.set_exception_handler(_quiet_after_interrupt)
     asyncio.set_event_loop(loop)
@@ -186,7 +192,12 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
             root._finish()
             _sync_await(_stack.wait_for_rpcs())
     finally:
+        _resource._get_stack_trace = traced
         _shut_down(loop)
+
+
+def _no_stack_trace() -> Any:
+    return _source_pb2.StackTrace()
 
 
 def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
