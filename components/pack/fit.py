@@ -25,6 +25,7 @@ Pure: the standard library and the pack's ``facts`` and ``instances``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ def kube_reserved_memory_mib(max_pods: int) -> int:
     return 11 * max_pods + 255
 
 
+@functools.lru_cache(maxsize=4096)
 def memory_capacity_mib(itype: instances.InstanceType) -> int:
     """Karpenter's estimate of the node's memory capacity before it has seen one."""
     mib = itype.memory_mib - (ARM_CMA_MIB if itype.arch == instances.ARM else 0)

@@ -98,8 +98,9 @@ def family_of(instance_type: str) -> str:
     return instance_type.split(".", 1)[0].strip().lower()
 
 
+@functools.lru_cache(maxsize=4096)
 def facts(instance_type: str) -> Family:
-    """The facts of an instance type's (or a family's) family."""
+    """The facts of an instance type's (or a family's) family (remembered: the fit check asks per type)."""
     name = family_of(instance_type)
     known: Optional[Family] = FAMILIES.get(name)
     if known is not None:
@@ -165,7 +166,7 @@ class InstanceType:
     max_pods: int
     """ENI-limited: max ENIs x (IPv4 addresses per ENI - 1) + 2, as nodeadm and Karpenter compute it."""
 
-    @property
+    @functools.cached_property
     def family(self) -> str:
         return family_of(self.name)
 
@@ -173,7 +174,7 @@ class InstanceType:
     def size(self) -> str:
         return self.name.split(".", 1)[1]
 
-    @property
+    @functools.cached_property
     def arch(self) -> str:
         return instance_arch(self.name)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract
 from . import checks, facts, fit, instances, rules, scheduling, wellknown
@@ -125,16 +125,20 @@ class Lane:
             types, families = wellknown.launchable(reqs)
             found.update((t.name, t) for t in types)
             unsized += [f for f in families if f not in unsized]
-        capped = [t for t in found.values() if not self._within_limits(t)]
-        return [t for t in found.values() if self._within_limits(t)], unsized, capped
+        within = self._within_limits()
+        kept, capped = [], []
+        for itype in found.values():
+            (kept if within(itype) else capped).append(itype)
+        return kept, unsized, capped
 
-    def _within_limits(self, itype: instances.InstanceType) -> bool:
+    def _within_limits(self) -> Callable[[instances.InstanceType], bool]:
+        """Whether a type fits the pool's ``limits`` (read once for all the types it is asked of)."""
         limits = dict(self.limits)
         cpu, memory = limits.get(fit.CPU), limits.get(fit.MEMORY)
         gpus = max((limits.get(r, 0) for r in GPU_RESOURCES if r in limits), default=None)
-        return ((cpu is None or itype.vcpus <= cpu)
-                and (memory is None or fit.memory_capacity_mib(itype) * fit.MIB <= memory)
-                and (gpus is None or itype.gpus <= gpus))
+        return lambda itype: ((cpu is None or itype.vcpus <= cpu)
+                              and (memory is None or fit.memory_capacity_mib(itype) * fit.MIB <= memory)
+                              and (gpus is None or itype.gpus <= gpus))
 
     def gpu_for(self, selection: Selection) -> bool:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
