@@ -63,7 +63,7 @@ def test_a_deployment_on_a_lane_that_does_not_exist_fails_naming_the_policy(cons
     run = command("preview", "--stack", "dev", "--amis", "amis.yaml", cwd=consumer)
     assert run.returncode == 1, run.stderr
     assert "[mandatory]  mixed-os-racks: workloads-reach-their-lane  (model-server)" in run.stdout
-    assert 'Karpenter node pool "ml-gpu", which does not exist on this rack' in run.stdout
+    assert "karpenter nodepool 'ml-gpu', which does not exist on this rack" in run.stdout
     assert run.stdout.rstrip().endswith("bundled): failed: 1 mandatory violation")
 
 

@@ -247,9 +247,9 @@ def test_spot_only_and_arm64_only_pods_beside_one_on_demand_amd64_pool(pack):
     spot = workload("spot", pod({"karpenter.sh/capacity-type": "spot"}))
     graviton = workload("graviton", pod({"kubernetes.io/arch": "arm64"}))
     assert sorted(messages(judge(pack, stack(ON_DEMAND_AMD64, spot, graviton)), REACH)) == [
-        'deployment "graviton" fits no lane: the nearest, Karpenter node pool "general", cannot take it: it needs '
+        'deployment "graviton" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
         "kubernetes.io/arch=arm64, and the lane launches amd64 instances of other kinds only (select a lane that offers it, or add one)",
-        'deployment "spot" fits no lane: the nearest, Karpenter node pool "general", cannot take it: it needs '
+        'deployment "spot" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
         "karpenter.sh/capacity-type=spot, and the lane launches capacity type on-demand only (select a lane that offers it, or add one)",
     ]
     both = pool("general", [req("karpenter.sh/capacity-type", "on-demand", "spot"), req("kubernetes.io/arch", "amd64", "arm64")])
@@ -289,7 +289,7 @@ def test_more_gpus_than_a_node_has_from_a_node_group_and_a_pool(pack):
                     taints=GPU_TAINTS)
     wants = workload("trainer", pod({"karpenter.sh/nodepool": "gpu"}, limits={"nvidia.com/gpu": 4}))
     [message] = messages(judge(pack, stack(gpu_pool, wants)), REACH)
-    assert 'the nearest, Karpenter node pool "gpu"' in message and "nvidia.com/gpu 1 allocatable < 4 requested" in message
+    assert "the nearest, karpenter nodepool 'gpu'" in message and "nvidia.com/gpu 1 allocatable < 4 requested" in message
 
 
 def test_a_managed_node_group_as_the_cli_sends_it(pack):
@@ -359,7 +359,7 @@ def test_a_dra_claim_is_a_gpu_request(pack):
         "(select a GPU lane in nodeSelectorLabels: convox.io/gpu-vendor: nvidia)"]
     untolerated = messages(judge(pack, stack(gpu_pool, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"})))), REACH)
     assert untolerated == [
-        'deployment "llm" selects Karpenter node pool "gpu" but does not tolerate its taint nvidia.com/gpu=true:NoSchedule '
+        'deployment "llm" selects karpenter nodepool \'gpu\' but does not tolerate its taint nvidia.com/gpu=true:NoSchedule '
         "(it claims GPUs through DRA (gpu), which EKS's ExtendedResourceToleration does not cover: add the toleration "
         "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule})"]
     assert messages(judge(pack, stack(gpu_pool, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"}, [GPU])))),
@@ -475,7 +475,7 @@ def test_a_device_plugin_that_does_not_tolerate_a_dedicated_gpu_lane(pack):
     [message] = messages(judge(pack, stack(DEDICATED_GPU_POOL, device_plugin(DEVICE_PLUGIN_DEFAULTS))), DAEMONS)
     assert message == (
         'daemonset "nvidia-device-plugin" serves GPUs (image nvcr.io/nvidia/k8s-device-plugin:v0.20.0) but never runs on '
-        'Karpenter node pool "gpu", a GPU lane: it does not tolerate dedicated-node=gpu:NoSchedule (add the tolerations '
+        'karpenter nodepool \'gpu\', a GPU lane: it does not tolerate dedicated-node=gpu:NoSchedule (add the tolerations '
         "{key: dedicated-node, operator: Exists, effect: NoSchedule})")
     from mixed_os_racks import gpu
     ours = gpu.device_plugin_values()

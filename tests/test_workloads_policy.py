@@ -12,9 +12,10 @@ Kubernetes facts the policy follows (and these tests pin):
   a preference.
 * ``nodeSelector`` pairs all must match and the required affinity's terms are ORed, each term's
   expressions ANDed, an empty term matching nothing (``component-helpers/scheduling/corev1/nodeaffinity``).
-* The seeds refuse a deploy whose ``convox.io/nodepool`` names a pool the rack lacks, with
-  ``service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack`` and the
-  existing pools (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``).
+* The seeds refuse a deploy whose ``convox.io/nodepool`` names a pool the rack lacks, naming the pool
+  and the existing pools (convox/convox ``provider/k8s/karpenter.go``, ``validateNodePool``); the pack
+  says the same, naming the pool as every rule of the rack does: ``service "web" targets karpenter
+  nodepool 'gpu-lg', which does not exist on this rack``.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def test_a_service_aimed_at_a_missing_pool(pack):
     lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
     violations = judge(pack, on_rack(services(lost)))
     assert messages(violations, REACH) == [
-        'service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack (existing pools: gpu, workload)'
+        'service "web" targets karpenter nodepool \'gpu-lg\', which does not exist on this rack (existing pools: gpu, workload)'
     ]
     assert of(violations, REACH)[0]["urn"].endswith("kubernetes:apps/v1:Deployment::web-deployment")
 
@@ -179,7 +180,7 @@ def test_a_gpu_service_with_no_selector(pack):
 def test_a_gpu_service_on_the_default_lane(pack):
     cpu_lane = {**INFERENCE, "nodeSelectorLabels": {"convox.io/nodepool": "workload"}}
     assert messages(judge(pack, on_rack(services(cpu_lane))), REACH) == [
-        'service "inference" requests 1 nvidia.com/gpu, but it selects Karpenter node pool "workload", which has no GPUs '
+        'service "inference" requests 1 nvidia.com/gpu, but it selects karpenter workload nodepool, which has no GPUs '
         "(select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)"
     ]
 
@@ -200,14 +201,14 @@ def test_a_dedicated_pool_without_either_toleration(pack):
     dedicated taint is left untolerated; a pod asking for no GPU gets nothing and tolerates neither."""
     hand_written = pod({"convox.io/nodepool": "gpu"}, gpus=2)
     assert messages(judge(pack, on_rack(deployment("trainer", hand_written))), REACH) == [
-        'deployment "trainer" selects Karpenter node pool "gpu" but does not tolerate its taint '
+        'deployment "trainer" selects karpenter nodepool \'gpu\' but does not tolerate its taint '
         "dedicated-node=gpu:NoSchedule (add the toleration {key: dedicated-node, "
         "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
         "convox.io/nodepool and convox.io/label)"
     ]
     no_gpu = pod({"convox.io/nodepool": "gpu"})
     assert messages(judge(pack, on_rack(deployment("cruncher", no_gpu))), REACH) == [
-        'deployment "cruncher" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        'deployment "cruncher" selects karpenter nodepool \'gpu\' but does not tolerate its taints '
         "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
         "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
         "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request "
@@ -220,7 +221,7 @@ def test_every_lane_a_workload_names_must_take_it(pack):
     either = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "convox.io/nodepool", "operator": "In", "values": ["workload", "gpu"]}]}]}}}
     assert messages(judge(pack, on_rack(deployment("api", pod(affinity=either)))), REACH) == [
-        'deployment "api" selects Karpenter node pool "gpu" but does not tolerate its taints '
+        'deployment "api" selects karpenter nodepool \'gpu\' but does not tolerate its taints '
         "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
         "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
         "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request nvidia.com/gpu)"
@@ -263,9 +264,9 @@ def test_every_kind_of_pod_template_is_judged(pack, kind, build):
     violations = judge(pack, on_rack(lambda _: build("team-a", pod({"convox.io/nodepool": "gpu-lg"})),
                                      lambda _: build("team-b", pod(affinity=by_affinity))))
     assert sorted(messages(violations, REACH)) == [
-        f'{kind.lower()} "team-a" targets Karpenter node pool "gpu-lg", which does not exist on this rack '
+        f'{kind.lower()} "team-a" targets karpenter nodepool \'gpu-lg\', which does not exist on this rack '
         "(existing pools: gpu, workload)",
-        f'{kind.lower()} "team-b" targets Karpenter node pool "gpu-xl", which does not exist on this rack '
+        f'{kind.lower()} "team-b" targets karpenter nodepool \'gpu-xl\', which does not exist on this rack '
         "(existing pools: gpu, workload)",
     ]
 
@@ -306,7 +307,7 @@ def test_a_pool_is_named_by_the_label_its_nodes_carry_as_the_seeds_read_it(pack)
 
     violations = judge(pack, on_rack(unlabelled, deployment("reports", pod({"convox.io/nodepool": "batch"}))))
     assert messages(violations, REACH) == [
-        'deployment "reports" targets Karpenter node pool "batch", which does not exist on this rack (existing pools: '
+        'deployment "reports" targets karpenter nodepool \'batch\', which does not exist on this rack (existing pools: '
         "gpu, workload; NodePool 'batch' exists, but its nodes carry no convox.io/nodepool=batch label: add it to its "
         "spec.template.metadata.labels)"
     ]
@@ -339,7 +340,7 @@ def test_a_workload_that_could_squat_on_gpu_nodes_gets_an_advisory(pack):
     ))
     assert messages(violations, REACH) == []
     assert messages(violations, SQUAT, "advisory") == [
-        'cronjob "reports" requests no GPU but tolerates the nvidia.com/gpu taint of Karpenter node pool "gpu", '
+        'cronjob "reports" requests no GPU but tolerates the nvidia.com/gpu taint of karpenter nodepool \'gpu\', '
         'node group "rack-ng-1" (convox.io/label=gpu-inference), so it can take a GPU node '
         "(drop the toleration, or request nvidia.com/gpu)"
     ]
@@ -349,7 +350,7 @@ def test_the_advisory_only_counts_gpu_lanes_the_workload_can_reach(pack):
     pinned = pod({"convox.io/nodepool": "gpu"}, [{"key": "dedicated-node", "operator": "Exists"}, GPU])
     violations = judge(pack, on_rack(deployment("batch", pinned)))
     assert messages(violations, SQUAT, "advisory") == [
-        'deployment "batch" requests no GPU but tolerates the nvidia.com/gpu taint of Karpenter node pool "gpu", '
+        'deployment "batch" requests no GPU but tolerates the nvidia.com/gpu taint of karpenter nodepool \'gpu\', '
         "so it can take a GPU node (drop the toleration, or request nvidia.com/gpu)"
     ]
     assert messages(violations, REACH) == []
@@ -363,7 +364,7 @@ def test_lanes_from_the_policy_config_when_the_rack_is_another_stack(pack):
     assert judge(pack, alone(services(WEB, INFERENCE)), config) == []
     lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
     assert messages(judge(pack, alone(services(lost)), config), REACH) == [
-        'service "web" targets Karpenter node pool "gpu-lg", which does not exist on this rack (existing pools: gpu, workload)'
+        'service "web" targets karpenter nodepool \'gpu-lg\', which does not exist on this rack (existing pools: gpu, workload)'
     ]
 
 
@@ -467,8 +468,8 @@ def test_our_components_registered_outputs_are_lanes():
                   for r in run.resources if r.type in (contract.COMPONENT_POOL, contract.COMPONENT_NODE_GROUP)]
     lanes = workloads.read_lanes(components, {})
     assert sorted((lane.subject, lane.gpu, [str(t) for t in lane.taints]) for lane in lanes.lanes) == [
-        ('Karpenter node pool "gpu"', True, ["dedicated-node=gpu:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
-        ('Karpenter node pool "workload"', False, []),
+        ('karpenter nodepool \'gpu\'', True, ["dedicated-node=gpu:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
+        ('karpenter workload nodepool', False, []),
         ('node group "rack-ng-1" (convox.io/label=gpu-inference)', True,
          ["dedicated-node=gpu-inference:NoSchedule", "nvidia.com/gpu=true:NoSchedule"]),
     ]

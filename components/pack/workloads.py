@@ -150,7 +150,7 @@ class Lane:
     @property
     def subject(self) -> str:
         if self.kind == "pool":
-            return f'Karpenter node pool "{self.name}"'
+            return rules.pool_subject(self.name)  # one wording for a pool, the lanes' rules' own
         label = self.labels.get(contract.NODEGROUP_LABEL)
         word = "node group" if self.kind == "node group" else "lane"
         return f'{word} "{self.name}" ({contract.NODEGROUP_LABEL}={label})' if label else f'{word} "{self.name}"'
@@ -747,7 +747,7 @@ def _gpu_words(count: float) -> str:
 
 
 def _named(key: str, value: str) -> str:
-    return f'Karpenter node pool "{value}"' if key == contract.NODEPOOL_LABEL else f'node group label "{value}"'
+    return rules.pool_subject(value) if key == contract.NODEPOOL_LABEL else f'node group label "{value}"'
 
 
 def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], unlabelled: bool = False) -> str:
