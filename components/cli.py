@@ -32,7 +32,7 @@ from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.scaffold import ScaffoldError
-from .pack.speedups import tune_gc
+from .pack.speedups import RUN_GC_THRESHOLDS, tune_gc
 from .spec.base import shown
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ def entry() -> None:
     A run allocates many short-lived SDK objects while what the imports built lives as long as the
     process: freeze that, and collect cycles less often, as the policy pack does.
     """
-    tune_gc()
+    tune_gc(RUN_GC_THRESHOLDS)
     sys.exit(main())
 
 
