@@ -8,7 +8,9 @@ holds and prints them) and expands remote components into the children their pro
 ``stackfile`` reads stack files as the Pulumi CLI does; ``packprocess`` starts a policy pack as the
 CLI does and speaks its gRPC protocol (``wire``: what goes on it; ``policyconfig``: the pack's
 config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``preview`` prints it.
-The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts them together.
+Against a running stack: ``stackexport`` and ``previewjson`` read what ``pulumi stack export`` and
+``pulumi preview --json`` write, ``plan`` compares (``forcenew``: what replaces), ``laneguard`` judges
+what a plan does to the lanes. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts them together.
 """
 
 from importlib import metadata
