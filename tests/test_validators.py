@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, parse_rack_config
-from mixed_os_racks.spec.syntax import (
+from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
     instance_type_problem,
     label_value_problem,

@@ -19,7 +19,8 @@ import pulumi
 from ..errors import ConfigError
 from ..inputs import MAX_NESTING, nesting_depth
 from ..pack import upstream
-from ..spec import RackSpec, syntax
+from .. import syntax
+from ..spec import RackSpec
 from ..spec.base import no_repeated_keys, pointed, shown
 from . import keys
 from .keys import NAMESPACE

@@ -46,6 +46,7 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
+from .. import contract
 from .remote import (
     UNKNOWN,
     Child,
@@ -103,7 +104,6 @@ CORE_DATA_FIELDS = frozenset({
     "nodeSecurityGroupTags",
 })
 """pulumi-eks's ``CoreData`` fields, by their schema names (schema.json ``eks:index:CoreData``)."""
-TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 _INSTANCE_TYPE_RE = re.compile(r"([a-z]+)([0-9]+)([a-z])?-?([a-z]+)?\.([a-zA-Z0-9-]+)")
 """pulumi-eks's reading of an instance type: a ``g`` right after the generation digits is Graviton."""
 
@@ -378,7 +378,7 @@ class ManagedNodeGroup:
         """The node group's taints as pulumi-eks passes them to the user data: key -> value, kubelet effect."""
         out: dict[str, dict[str, str]] = {}
         for taint in reveal(self.args.get("taints")) or []:
-            effect = TAINT_EFFECTS.get(str(taint.get("effect")))
+            effect = contract.EKS_EFFECTS.get(str(taint.get("effect")))
             if effect is None:
                 raise self.fail(f"taints: Invalid taint effect: {taint.get('effect')}. Must be one of NO_SCHEDULE, "
                                 "NO_EXECUTE, PREFER_NO_SCHEDULE.")

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from .. import contract
+from .. import contract, syntax
 from . import checks, facts, fit, instances, rules, scheduling, wellknown
 from .scheduling import Selection, Taint, Toleration, label_text
 
@@ -417,23 +417,6 @@ LANES_SCHEMA: dict[str, Any] = {
 """The ``lanes`` property of both workload policies' config (what the CLI checks before ``Configure``)."""
 
 
-def _syntax() -> Any:
-    """``spec/syntax.py`` (Kubernetes' label and taint syntax, standard library only), loaded on its own:
-    importing it through ``spec`` would load the specs' pydantic models into the pack."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    name = "mixed_os_racks_pack_syntax"
-    if name not in sys.modules:
-        where = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "spec" / "syntax.py")
-        assert where is not None and where.loader is not None
-        module = importlib.util.module_from_spec(where)
-        where.loader.exec_module(module)
-        sys.modules[name] = module
-    return sys.modules[name]
-
-
 def lanes_config_problems(lanes: Any) -> list[str]:
     """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``)."""
     import difflib
@@ -442,7 +425,6 @@ def lanes_config_problems(lanes: Any) -> list[str]:
         return []
     if not isinstance(lanes, Sequence) or isinstance(lanes, str):
         return [f"lanes: expected a list of lanes, got {lanes!r}"]
-    syntax = _syntax()
     problems: list[str] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(lanes):

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
-from . import syntax
+from .. import syntax
 
 
 class FieldProblem(ValueError):

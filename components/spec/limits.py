@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..pack import upstream
-from . import syntax
+from .. import syntax
 
 # A pool's name is a Kubernetes object name (DNS-1123 label) that, as the seeds require, starts with a letter.
 NAME_RE = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")

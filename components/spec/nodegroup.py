@@ -8,7 +8,7 @@ from pydantic import model_validator
 
 from .. import contract
 from ..pack import instances, rules, upstream
-from . import syntax
+from .. import syntax
 from .base import FieldProblem, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
 from .pool import mac_problem, needs_custom_nvidia_ami

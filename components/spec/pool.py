@@ -8,7 +8,7 @@ from pydantic import field_validator, model_validator
 
 from .. import contract
 from ..pack import instances, rules, upstream
-from . import syntax
+from .. import syntax
 from .base import FieldProblem, Spec
 from .limits import (
     AL2023_ALIAS_RE,

@@ -8,7 +8,7 @@ from typing import Optional
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
-from . import syntax
+from .. import syntax
 from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec

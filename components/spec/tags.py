@@ -6,7 +6,7 @@ from typing import Mapping, Optional
 
 from .. import contract
 from ..pack import upstream
-from . import syntax
+from .. import syntax
 from .limits import RACK_TAGS, RESERVED_TAG_KEYS, TAGS_MAX
 
 

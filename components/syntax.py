@@ -19,11 +19,14 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from . import contract
+
 DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 NAME_PART_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TAINT_EFFECTS = tuple(contract.EKS_EFFECTS.values())
+"""Kubernetes' taint effects: ``NoSchedule``, ``PreferNoSchedule``, ``NoExecute``."""
 
 # Label domains the kubelet's node restriction or Karpenter reserve (karpenter sigs.k8s.io/karpenter
 # pkg/apis/v1/labels.go RestrictedLabelDomains; the CRD's CEL rules on template labels), and the
