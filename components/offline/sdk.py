@@ -10,6 +10,7 @@ is pinned to that minor range in ``pyproject.toml``); nothing outside ``offline`
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -38,8 +39,8 @@ SECRET_KEYS_ENV = "PULUMI_CONFIG_SECRET_KEYS"
 
 
 class _WorkerLoops:
-    """One event loop per worker thread of a run, kept for every request the thread serves and closed
-    with the run. Each loop records the tasks made on it, so finishing a request waits for its own
+    """One event loop per thread serving monitor requests (``isolated``), kept for every request the
+    thread serves and closed with the run. Each loop records the tasks made on it, so finishing a request waits for its own
     tasks without scanning ``asyncio.all_tasks``, which walks every task of every loop in the process:
     with thousands of resources pending on the program's loop, that scan made each request cost more
     than the last."""
@@ -82,18 +83,22 @@ _WORKERS = _WorkerLoops()
 
 
 def isolated(request: Callable[[], Any]) -> Any:
-    """Serve one monitor request on its worker thread, keeping what it starts on that thread.
+    """Serve one monitor request off the program's event loop, keeping what it starts to itself.
 
-    The mock monitor deserializes a request's properties on the worker thread serving it; a
-    resource reference among them (``cluster=...``, ``node_role=...`` of a remote component) is
-    rehydrated there, as a ``getResource`` task on the thread's own event loop. Tracked by the
-    program's RPC manager, the main loop would await it ("attached to a different loop"). So the
-    request gets an RPC manager of its own (the worker runs in a copy of the program's context),
-    and the thread's loop runs until everything the request started is done.
+    The SDK sends a request from ``run_in_executor``, which ``run_under_mocks`` makes run it at once
+    on the program's thread (``_AtOnce``). The mock monitor then deserializes the request's
+    properties with ``_sync_await``; a resource reference among them (``cluster=...``, ``node_role=...``
+    of a remote component) is rehydrated as a ``getResource`` task. On the program's own loop that
+    would pump the loop from inside one of its callbacks, and the program's RPC manager would await a
+    task of another loop ("attached to a different loop"). So the request runs with the program's
+    loop set aside, on a loop of its own (``_WorkerLoops``, one per thread), with an RPC manager of
+    its own (it runs in a copy of the program's context), until everything it started is done.
     """
-    if threading.current_thread() is threading.main_thread():
-        return request()
+    program_loop = asyncio.events._get_running_loop()
+    if program_loop is None and threading.current_thread() is threading.main_thread():
+        return request()  # before the program's loop runs (``set_mocks``): nothing to set aside
     _settings.SETTINGS.rpc_manager = RPCManager()
+    asyncio.events._set_running_loop(None)
     loop, created = _WORKERS.current()
     try:
         return request()
@@ -102,6 +107,27 @@ def isolated(request: Callable[[], Any]) -> Any:
         created.clear()
         if pending and not loop.is_running():
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        if program_loop is not None:
+            asyncio.set_event_loop(program_loop)
+            asyncio.events._set_running_loop(program_loop)
+
+
+class _AtOnce(concurrent.futures.ThreadPoolExecutor):
+    """The program loop's default executor: each call runs at once, on the calling thread.
+
+    The SDK hands every monitor request to ``run_in_executor``, for a gRPC call that blocks. Offline
+    the monitor answers in this process, and a worker thread per request only made the program and
+    its requests take turns holding the interpreter lock, with a thread switch for every request
+    and every answer. The answer comes back as a finished future, which the loop awaits as before.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # as a worker thread would: the awaiting task gets it
+            future.set_exception(exc)
+        return future
 
 
 MAX_ARG_STRLEN = 32 * 4096
@@ -178,6 +204,7 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     _resource._get_stack_trace = _no_stack_trace
     loop = asyncio.new_event_loop()
     loop.set_exception_handler(_quiet_after_interrupt)
+    loop.set_default_executor(_AtOnce())
     asyncio.set_event_loop(loop)
     try:
         _settings.ROOT.set(None)
@@ -211,7 +238,7 @@ def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, A
 
 def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
     """Close the program's loop on every exit path (a program error, ``sys.exit``, Ctrl-C): cancel
-    what is still pending, join the worker threads the SDK's monitor calls ran on, close the loop.
+    what is still pending, close the loop and the request loops (``isolated``).
     Nothing is left for the garbage collector to finalize at interpreter exit."""
     try:
         if not loop.is_running() and not loop.is_closed():
