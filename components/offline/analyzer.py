@@ -4,9 +4,9 @@ A pack is started as the CLI starts one (``<python> <pack dir>``, working direct
 ``PULUMI_*`` environment), and spoken to over its real gRPC analyzer protocol: the port it prints
 on stdout, ``ConfigureStack``, ``GetAnalyzerInfo``, ``Configure`` with the config reconciled as the
 CLI reconciles it (policy defaults and schema defaults, the pack's initial config, then the user's
-``--policy-pack-config`` file, then a schema check), ``Analyze`` for every registered resource
-(custom and component, with its options and provider), ``AnalyzeStack`` once. Then the process is
-killed, also on errors.
+``--policy-pack-config`` file, then a schema check), ``Analyze`` for every resource when the
+program registers it (custom and component, with its options and provider), ``AnalyzeStack`` once
+when the program is done. Then the process is killed, also on errors.
 
 Like the CLI, ``Analyze`` gets each resource's inputs and ``AnalyzeStack`` each resource's outputs
 (pulumi ``pkg/resource/deploy/step_generator.go``, ``AnalyzeResources``, sends ``v.Outputs``): for a
@@ -18,14 +18,15 @@ the README states (the pack also judges the children the engine expands such a c
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from .packprocess import PolicyPackProcess, pack_env
+from .packprocess import Analysis, PolicyPackProcess, pack_env
 from .policyconfig import PolicyPackError, read_config_file
-from .records import ProgramRun
+from .records import ProgramRun, Resource
 
 
 def _in_background(work: Any, name: str) -> Future:
@@ -44,8 +45,10 @@ def _in_background(work: Any, name: str) -> Future:
 
 
 class PolicyPacks:
-    """Packs for one preview, started as soon as they are named (a pack's start-up then overlaps the
-    program's run), and all killed on ``close``, however the preview ends (an error, Ctrl-C): the
+    """Packs for one preview, started as soon as they are named, and fed each resource as the program
+    registers it (``add``), as the CLI feeds them during a preview: a pack's start-up and its
+    ``Analyze`` work overlap the program's run, and only ``AnalyzeStack`` waits for its end
+    (``analyze``). All are killed on ``close``, however the preview ends (an error, Ctrl-C): the
     processes first, so that nothing waits on a pack that is stuck.
 
     ``configs`` pair with ``packs`` by position, as the CLI pairs its flags; they are read first.
@@ -63,27 +66,75 @@ class PolicyPacks:
             raise PolicyPackError(f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order")
         self._user = [read_config_file(Path(c)) if c else {} for c in configs] or [{} for _ in packs]
         self._stack_config = stack_config or {}
+        self._target = ProgramRun(project=project, stack=stack, resources=[], outputs={})
         self.warnings: list[str] = []
         env = pack_env(project, stack, stack_config)
+        self._lock = threading.Lock()
         self._packs: list[PolicyPackProcess] = []
+        self._analyses: list[Optional[Analysis]] = []
+        self._sent: list[int] = []
+        self._failed: list[Optional[BaseException]] = []
         self._starting: list[Future] = []
         try:
             for path in packs:
-                pack = PolicyPackProcess(path, env, wait=False)
-                self._packs.append(pack)
-                self._starting.append(_in_background(pack.handshake, f"start {pack.path.name}"))
+                self._packs.append(PolicyPackProcess(path, env, wait=False))
+                self._analyses.append(None)
+                self._sent.append(0)
+                self._failed.append(None)
+            for n, pack in enumerate(self._packs):
+                self._starting.append(_in_background(functools.partial(self._start, n), f"start {pack.path.name}"))
         except BaseException:
             self.close()
             raise
 
+    def _start(self, n: int) -> None:
+        """Start pack ``n`` and configure it, then send it what the program registered meanwhile."""
+        pack = self._packs[n]
+        pack.handshake()
+        pack.configure(self._user[n], self._target)
+        with self._lock:
+            self._analyses[n] = pack.analysis(self._target.project, self._target.stack, self._stack_config)
+            self._feed(n)
+
+    def add(self, resource: Resource) -> None:
+        """A resource the program registered: sent at once to each pack that has started (``Analyze``),
+        to the others as soon as they have. Never raises: a pack that fails is reported by ``analyze``."""
+        with self._lock:
+            self._target.resources.append(resource)
+            for n in range(len(self._packs)):
+                if self._analyses[n] is not None and self._failed[n] is None:
+                    try:
+                        self._feed(n)
+                    except Exception as exc:  # noqa: BLE001 - raised again by ``analyze``
+                        self._failed[n] = exc
+
+    def _feed(self, n: int) -> Analysis:
+        """Send pack ``n`` the resources it has not had (it has started: ``_start``)."""
+        analysis = self._analyses[n]
+        assert analysis is not None
+        for resource in self._target.resources[self._sent[n]:]:
+            analysis.add(resource)
+        self._sent[n] = len(self._target.resources)
+        return analysis
+
     def analyze(self, run: ProgramRun) -> list[dict[str, Any]]:
-        violations: list[dict[str, Any]] = []
-        self.warnings = []
-        for pack, starting, user in zip(self._packs, self._starting, self._user):
-            starting.result()
-            pack.configure(user, run)
-            self.warnings += pack.warnings
-            violations += pack.analyze(run, self._stack_config)
+        """Every pack's violations over ``run``: the resources ``add`` has not sent yet, then
+        ``AnalyzeStack``. A run other than the one ``add`` was fed is sent in full."""
+        for starting in self._starting:
+            starting.result()  # a pack that could not start, or refused its config
+        with self._lock:
+            fed = self._target.resources
+            if len(fed) > len(run.resources) or any(a is not b for a, b in zip(fed, run.resources)):
+                self._analyses = [pack.analysis(run.project, run.stack, self._stack_config) for pack in self._packs]
+                self._sent = [0] * len(self._packs)
+            self._target.resources = list(run.resources)
+            violations: list[dict[str, Any]] = []
+            self.warnings = []
+            for n, pack in enumerate(self._packs):
+                if self._failed[n] is not None:
+                    raise self._failed[n]
+                violations += self._feed(n).finish()
+                self.warnings += pack.warnings
         return violations
 
     @property

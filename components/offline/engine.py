@@ -14,7 +14,7 @@ from . import sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
 from .monitor import RecordingMonitor
-from .records import ProgramRun
+from .records import ProgramRun, Resource
 
 
 def stack_config_values(config: Mapping[str, Any]) -> dict[str, str]:
@@ -78,19 +78,21 @@ def run_program(
     catalog: Optional[Catalog] = None,
     project: str = "mixed-os-racks",
     stack: str = "dev",
+    on_resource: Optional[Callable[[Resource], None]] = None,
 ) -> ProgramRun:
     """Run ``program`` (a ``__main__.py`` path, a project directory, or a callable) as a preview.
 
     Exceptions the program raises propagate unchanged (``ConfigError`` among them); ``sys.exit``
     with a failure code raises ``ProgramExit``. A config too large for ``PULUMI_CONFIG`` is refused
-    (``ConfigError``) before the program runs. The program's event loop and the SDK's worker
-    threads are shut down however the run ends.
+    (``ConfigError``) before the program runs. The program's event loops are closed however the run
+    ends. ``on_resource`` is called with each resource as it is recorded, in the order of
+    ``ProgramRun.resources``.
     """
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)
     check_config_fits(values)
     mocks = OfflineMocks(catalog, values)
-    monitor = RecordingMonitor(mocks)
+    monitor = RecordingMonitor(mocks, on_resource)
 
     if callable(program):
         body = program

@@ -3,7 +3,7 @@ components expanded into the children their providers register (``remote``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import pulumi
 from google.protobuf import json_format, struct_pb2
@@ -44,8 +44,10 @@ class _States(Mapping[str, Mapping[str, Any]]):
 class RecordingMonitor(sdk.MockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+    def __init__(self, mocks: pulumi.runtime.Mocks, on_resource: Optional[Callable[[Resource], None]] = None) -> None:
         super().__init__(mocks)
+        self.on_resource = on_resource
+        """Called with each resource as it is recorded (the offline preview sends it to the policy packs)."""
         self.recorded: list[Resource] = []
         self.reads: list[Resource] = []
         self.stack_outputs: dict[str, Any] = {}
@@ -90,6 +92,8 @@ class RecordingMonitor(sdk.MockMonitor):
     def _record(self, resource: Resource) -> None:
         self.recorded.append(resource)
         self.registrations[resource.urn] = resource
+        if self.on_resource is not None:
+            self.on_resource(resource)
 
     def ReadResource(self, request):  # noqa: N802
         response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))

@@ -12,8 +12,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import grpc
 import yaml
@@ -270,40 +271,14 @@ class PolicyPackProcess:
 
     def analyze(self, run: ProgramRun, provider_config: Optional[Mapping[str, Any]] = None) -> list[dict[str, Any]]:
         """``Analyze`` every resource, then ``AnalyzeStack`` once: the violations, as dicts."""
-        by_urn = {r.urn: r for r in run.resources}
-        stack_urn = f"urn:pulumi:{run.stack}::{run.project}::{STACK_TYPE}::{run.project}-{run.stack}"
-        requests = [
-            pb.AnalyzeRequest(
-                type=r.type, name=r.name, urn=r.urn, properties=wire_properties(r.properties), options=resource_options(r),
-                provider=provider_of(r, by_urn, run, provider_config or {}),
-            )
-            for r in run.resources
-        ]
-        violations: list[dict[str, Any]] = []
-        for request, response in zip(requests, self._analyze_all(requests)):
-            violations += [self._violation(d, request.urn) for d in response.diagnostics]
-        stack = pb.AnalyzeStackRequest(resources=[
-            pb.AnalyzerResource(
-                type=q.type, name=q.name, urn=q.urn, properties=stack_properties(q, r), options=q.options,
-                provider=q.provider,
-                parent=r.parent, dependencies=r.dependencies,
-                propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in r.property_dependencies.items()},
-            )
-            for q, r in zip(requests, run.resources)
-        ])
-        response = self._call(self.stub.AnalyzeStack, stack)
-        violations += [self._violation(d, d.urn if d.urn in by_urn else stack_urn) for d in response.diagnostics]
-        return violations
+        analysis = self.analysis(run.project, run.stack, provider_config)
+        for resource in run.resources:
+            analysis.add(resource)
+        return analysis.finish()
 
-    def _analyze_all(self, requests: Sequence[pb.AnalyzeRequest]) -> Iterable[pb.AnalyzeResponse]:
-        """Pipelined on the one channel: up to ``IN_FLIGHT`` calls outstanding, answers in order."""
-        pending: list[Any] = []
-        for request in requests:
-            pending.append(self.stub.Analyze.future(request, timeout=RPC_TIMEOUT_S))
-            if len(pending) >= IN_FLIGHT:
-                yield self._result(pending.pop(0))
-        for future in pending:
-            yield self._result(future)
+    def analysis(self, project: str, stack: str, provider_config: Optional[Mapping[str, Any]] = None) -> "Analysis":
+        """An analysis fed one resource at a time (``Analysis.add``), as the CLI feeds a pack during a preview."""
+        return Analysis(self, project, stack, provider_config or {})
 
     def _result(self, future: Any) -> pb.AnalyzeResponse:
         try:
@@ -321,6 +296,57 @@ class PolicyPackProcess:
             "urn": urn,
             "message": message,
         }
+
+
+
+class Analysis:
+    """One preview's resources through one pack, as the CLI sends them: ``Analyze`` for each resource
+    when it is registered, so the pack works while the program still runs (up to ``IN_FLIGHT`` calls
+    outstanding; ``add`` waits for the oldest beyond that), then ``AnalyzeStack`` once over them all,
+    when the program is done (``finish``): a component's registered outputs are known only then."""
+
+    def __init__(self, pack: PolicyPackProcess, project: str, stack: str, provider_config: Mapping[str, Any]) -> None:
+        self._pack = pack
+        self._run = ProgramRun(project=project, stack=stack, resources=[], outputs={})
+        self._provider_config = provider_config
+        self._by_urn: dict[str, Any] = {}
+        self._requests: list[pb.AnalyzeRequest] = []
+        self._pending: deque[Any] = deque()
+        self._responses: list[pb.AnalyzeResponse] = []
+
+    def add(self, resource: Any) -> None:
+        """Send ``Analyze`` for one registered resource (its provider, if explicit, was registered before it)."""
+        self._by_urn[resource.urn] = resource
+        self._run.resources.append(resource)
+        request = pb.AnalyzeRequest(
+            type=resource.type, name=resource.name, urn=resource.urn, properties=wire_properties(resource.properties),
+            options=resource_options(resource), provider=provider_of(resource, self._by_urn, self._run, self._provider_config),
+        )
+        self._requests.append(request)
+        self._pending.append(self._pack.stub.Analyze.future(request, timeout=RPC_TIMEOUT_S))
+        while len(self._pending) > IN_FLIGHT:
+            self._responses.append(self._pack._result(self._pending.popleft()))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The answers to every ``Analyze``, then ``AnalyzeStack``: the violations, as dicts."""
+        while self._pending:
+            self._responses.append(self._pack._result(self._pending.popleft()))
+        run, violations = self._run, []
+        for request, response in zip(self._requests, self._responses):
+            violations += [self._pack._violation(d, request.urn) for d in response.diagnostics]
+        stack_urn = f"urn:pulumi:{run.stack}::{run.project}::{STACK_TYPE}::{run.project}-{run.stack}"
+        stack = pb.AnalyzeStackRequest(resources=[
+            pb.AnalyzerResource(
+                type=q.type, name=q.name, urn=q.urn, properties=stack_properties(q, r), options=q.options,
+                provider=q.provider,
+                parent=r.parent, dependencies=r.dependencies,
+                propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in r.property_dependencies.items()},
+            )
+            for q, r in zip(self._requests, run.resources)
+        ])
+        response = self._pack._call(self._pack.stub.AnalyzeStack, stack)
+        violations += [self._pack._violation(d, d.urn if d.urn in self._by_urn else stack_urn) for d in response.diagnostics]
+        return violations
 
 
 def pack_env(project: str, stack: str, stack_config: Optional[Mapping[str, Any]] = None) -> dict[str, str]:

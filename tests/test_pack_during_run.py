@@ -1,0 +1,122 @@
+"""The offline preview feeds the policy packs as the Pulumi CLI does during a preview: each resource
+goes to ``Analyze`` when the program registers it, so a pack works while the program still runs, and
+``AnalyzeStack`` follows once the program is done. The program itself serves the SDK's monitor
+requests on its own thread."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline.analyzer import PolicyPacks
+from mixed_os_racks.offline.policyconfig import PolicyPackError
+
+REGION = {"aws:region": "us-east-1"}
+RECORDING_PACK = '''
+import os
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+def seen(args, report):
+    with open(os.environ["SEEN_FILE"], "a") as out:
+        out.write(args.urn + "\\n")
+    if args.name == os.environ.get("DIE_ON", ""):
+        os._exit(3)
+    report("seen " + args.name)
+
+PolicyPack(name="recorder", enforcement_level=EnforcementLevel.ADVISORY,
+           policies=[ResourceValidationPolicy(name="seen", description="records each resource", validate=seen)])
+'''
+
+
+def recording_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, die_on: str = "") -> tuple[Path, Path]:
+    pack = tmp_path / "recorder"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (pack / "__main__.py").write_text(RECORDING_PACK)
+    seen = tmp_path / "seen.txt"
+    seen.touch()
+    monkeypatch.setenv("SEEN_FILE", str(seen))
+    monkeypatch.setenv("DIE_ON", die_on)
+    return pack, seen
+
+
+def thing(name: str) -> pulumi.ComponentResource:
+    return pulumi.ComponentResource("test:index:Thing", name, None)
+
+
+def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monkeypatch):
+    pack, seen = recording_pack(tmp_path, monkeypatch)
+    observed: dict[str, float] = {}
+
+    def wait_for_the_pack(_: str) -> None:  # "first" is registered; the program goes on when the pack has it
+        deadline = time.monotonic() + 30
+        while "::first" not in seen.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        observed["waited"] = 30 - (deadline - time.monotonic())
+        observed["seen"] = "::first" in seen.read_text()
+        thing("second")
+
+    def program() -> None:
+        thing("first").urn.apply(wait_for_the_pack)
+
+    with PolicyPacks([pack], [], "proj", "test", REGION) as packs:
+        run = run_program(program, REGION, project="proj", stack="test", on_resource=packs.add)
+        violations = packs.analyze(run)
+    assert observed["seen"], f"the pack had not seen the first resource after {observed['waited']:.1f} s of the program"
+    assert sorted(v["message"] for v in violations if v["policy"] == "seen") == sorted(f"seen {r.name}" for r in run.resources)
+    # each resource went to Analyze once, the two things among them
+    urns = seen.read_text().split()
+    assert sorted(urns) == sorted(r.urn for r in run.resources) and sum("::first" in u or "::second" in u for u in urns) == 2
+
+
+def test_a_pack_that_dies_during_the_program_is_reported_after_it_not_as_a_program_error(tmp_path, monkeypatch):
+    pack, seen = recording_pack(tmp_path, monkeypatch, die_on="first")
+
+    def after_first(_: str) -> None:
+        deadline = time.monotonic() + 30
+        while "::first" not in seen.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)
+        thing("second")  # sent to a pack that is gone: the program does not notice
+
+    def program() -> None:
+        thing("first").urn.apply(after_first)
+
+    with PolicyPacks([pack], [], "proj", "test", REGION) as packs:
+        run = run_program(program, REGION, project="proj", stack="test", on_resource=packs.add)
+        assert [r.name for r in run.resources if r.type == "test:index:Thing"] == ["first", "second"]
+        with pytest.raises(PolicyPackError, match=r"policy pack .*recorder: UNAVAILABLE"):
+            packs.analyze(run)
+
+
+def test_a_run_calls_on_resource_with_each_resource_in_order():
+    got = []
+
+    def program() -> None:
+        parent = thing("a")
+        pulumi.ComponentResource("test:index:Thing", "b", None, pulumi.ResourceOptions(parent=parent))
+
+    run = run_program(program, REGION, on_resource=got.append)
+    assert got and [r.urn for r in got] == [r.urn for r in run.resources]
+    assert all(a is b for a, b in zip(got, run.resources))
+
+
+def test_a_run_serves_the_monitor_on_the_programs_thread():
+    # the SDK hands each monitor request to its loop's executor; offline the monitor is in this process,
+    # and a thread per request only made the program and its requests take turns (``sdk._AtOnce``)
+    before = threading.active_count()
+    during: list[int] = []
+
+    def program() -> None:
+        things = [thing(f"t{n}") for n in range(20)]
+        pulumi.Output.all(*[t.urn for t in things]).apply(lambda _: during.append(threading.active_count()))
+
+    run = run_program(program, REGION)
+    assert len(run.resources) == 21 and during == [before]
+    assert os.getpid() and threading.active_count() == before
