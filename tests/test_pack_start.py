@@ -94,3 +94,57 @@ def test_the_packs_speedups_apply_to_the_installed_policy_sdk():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_resources_values_are_decoded_once_for_analyze_and_analyze_stack():
+    # a resource's properties reach the pack in Analyze and again in AnalyzeStack; with the speed-ups the
+    # second request reuses the values and proxies built for the first (``speedups._keeping``), and
+    # outside those two requests nothing is remembered
+    code = '''
+from google.protobuf import struct_pb2
+import pulumi_policy.policy as sdk
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
+from pulumi.runtime.proto import analyzer_pb2 as pb
+
+built = []
+original = sdk.unknown_checking_proxy
+def counting(value):
+    built.append(value)
+    return original(value)
+sdk.unknown_checking_proxy = counting
+
+from mixed_os_racks.pack import scope, speedups
+assert speedups.install() and scope.install()
+
+read = []
+def each(args, report):
+    read.append(args.props["spec"]["size"])
+    if args.props["spec"]["size"] == 2:
+        report("size 2")
+def stack(args, report):
+    read.extend(r.props["spec"]["size"] for r in args.resources)
+servicer = sdk._PolicyAnalyzerServicer(
+    "p", "0.0.1", [ResourceValidationPolicy(name="each", description="d", validate=each),
+                   StackValidationPolicy(name="stack", description="d", validate=stack),
+                   StackValidationPolicy(name="again", description="d", validate=stack)],
+    EnforcementLevel.ADVISORY, None, "d", None, None, None, None, None)
+
+def props(n):
+    struct = struct_pb2.Struct()
+    struct.update({"spec": {"size": n, "names": ["a", "b"]}})
+    return struct
+
+requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=f"urn:pulumi:s::p::t:m:R::r{n}", properties=props(n)) for n in range(5)]
+answers = [servicer.Analyze(request, None) for request in requests]
+assert [len(a.diagnostics) for a in answers] == [0, 0, 1, 0, 0], answers
+assert len(built) == 5, len(built)
+whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(type=q.type, name=q.name, urn=q.urn, properties=props(n)) for n, q in enumerate(requests)])
+servicer.AnalyzeStack(whole, None)
+servicer.AnalyzeStack(whole, None)
+assert len(built) == 5, len(built)
+assert read == [0, 1, 2, 3, 4] + [0, 1, 2, 3, 4] * 4, read
+fresh = {"x": 1}
+assert sdk.unknown_checking_proxy(fresh) is not sdk.unknown_checking_proxy(fresh)
+'''
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,10 @@ they were a third of ``AnalyzeStack``. Policies see the same values as before: t
 read-only, and the options and provider objects are only read (no policy of this pack, nor the SDK,
 assigns to them), so sharing one between policies changes nothing they can observe. Decoding itself is remembered
 by the message's content across requests (a bounded cache): a resource's properties arrive in
-``Analyze`` and again in ``AnalyzeStack``, and one provider's with every resource it manages.
+``Analyze`` and again in ``AnalyzeStack``, and one provider's with every resource it manages. The
+values deserialized from a decoded dict, and their proxy tree, are kept with it across requests too
+(``_keeping``): for a stack of 3,000 resources, rebuilding them was a third of ``AnalyzeStack``.
+Nothing is remembered outside ``Analyze`` and ``AnalyzeStack``.
 
 Installed only when the SDK has the shape this was written against; otherwise the pack runs as is.
 
@@ -34,17 +37,47 @@ import functools
 import gc
 import inspect
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from google.protobuf import json_format as _json_format
 
 
 class _Remembered(threading.local):
     def __init__(self) -> None:
-        self.answers: dict[int, tuple[Any, Any]] = {}
+        self.answers: Optional[dict[Any, tuple[Any, Any]]] = None
+        """While the thread serves ``Analyze`` or ``AnalyzeStack``, what it answered for that request;
+        None otherwise (nothing is remembered for the SDK's other calls, ``Remediate`` among them)."""
 
 
 _remembered = _Remembered()
+
+_KEPT: dict[Any, tuple[Any, Any]] = {}
+KEPT_LIMIT = 65_536
+"""Answers ``_keeping`` holds across requests at most (emptied when full): a stack of thousands of
+resources, each answered for its properties and its proxy."""
+
+
+def _keeping(step: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``step(value)``, answered once per input object across requests (``_decoded`` hands the same
+    decoded dict for the same properties, so a resource's values, decoded for ``Analyze``, are not
+    decoded and wrapped again for ``AnalyzeStack``). The input is held with its answer, so its id is
+    not reused meanwhile; threads share the table (a lost race only computes an answer twice)."""
+
+    @functools.wraps(step)
+    def kept(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or _remembered.answers is None:
+            return step(value, *args, **kwargs)
+        key = (step, id(value))
+        found = _KEPT.get(key)
+        if found is not None and found[0] is value:
+            return found[1]
+        answer = step(value)
+        if len(_KEPT) >= KEPT_LIMIT:
+            _KEPT.clear()
+        _KEPT[key] = (value, answer)
+        return answer
+
+    return kept
 
 
 def _remembering(step: Callable[[Any], Any]) -> Callable[..., Any]:
@@ -52,9 +85,9 @@ def _remembering(step: Callable[[Any], Any]) -> Callable[..., Any]:
 
     @functools.wraps(step)
     def remembered(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:
-            return step(value, *args, **kwargs)
         answers = _remembered.answers
+        if args or kwargs or answers is None:
+            return step(value, *args, **kwargs)
         key = (step, id(value))
         found = answers.get(key)
         if found is not None and found[0] is value:
@@ -94,6 +127,8 @@ def _remembering_method(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any
     @functools.wraps(method)
     def answer(self: Any, message: Any) -> Any:
         answers = _remembered.answers
+        if answers is None:
+            return method(self, message)
         key = (method, id(message))
         found = answers.get(key)
         if found is not None and found[0] is message:
@@ -112,7 +147,7 @@ def _one_request(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args, **kwargs)
         finally:
-            _remembered.answers = {}
+            _remembered.answers = None
 
     return serve
 
@@ -146,8 +181,8 @@ def install() -> bool:
     ):
         return False
     sdk.json_format = _RememberingJsonFormat()
-    sdk.deserialize_properties = _remembering(sdk.deserialize_properties)
-    sdk.unknown_checking_proxy = _remembering(sdk.unknown_checking_proxy)
+    sdk.deserialize_properties = _keeping(sdk.deserialize_properties)
+    sdk.unknown_checking_proxy = _keeping(sdk.unknown_checking_proxy)
     sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)
     for name in ("_get_resource_options", "_get_provider_resource"):
         if callable(getattr(servicer, name, None)):
