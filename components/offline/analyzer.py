@@ -44,6 +44,13 @@ def _in_background(work: Any, name: str) -> Future:
     return future
 
 
+FEED_EVERY = 256
+"""While the program runs, resources go to the packs in groups of this many (the rest when it is done).
+Each answer wakes gRPC's channel thread, which must take the interpreter lock from the program: a
+group at a time makes the answers arrive together, and for 1,000 pools the client's share of the
+work fell from about 1 s of CPU, one resource at a time, to about 0.5 s, as when all are sent at once."""
+
+
 class PolicyPacks:
     """Packs for one preview, started as soon as they are named, and fed each resource as the program
     registers it (``add``), as the CLI feeds them during a preview: a pack's start-up and its
@@ -97,12 +104,14 @@ class PolicyPacks:
             self._feed(n)
 
     def add(self, resource: Resource) -> None:
-        """A resource the program registered: sent at once to each pack that has started (``Analyze``),
-        to the others as soon as they have. Never raises: a pack that fails is reported by ``analyze``."""
+        """A resource the program registered, for ``Analyze``: sent to each pack that has started once
+        ``FEED_EVERY`` are waiting, to the others as soon as they have started. Never raises: a pack that
+        fails is reported by ``analyze``."""
         with self._lock:
             self._target.resources.append(resource)
             for n in range(len(self._packs)):
-                if self._analyses[n] is not None and self._failed[n] is None:
+                waiting = len(self._target.resources) - self._sent[n]
+                if waiting >= FEED_EVERY and self._analyses[n] is not None and self._failed[n] is None:
                     try:
                         self._feed(n)
                     except Exception as exc:  # noqa: BLE001 - raised again by ``analyze``

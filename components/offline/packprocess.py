@@ -38,7 +38,9 @@ VIOLATION_LEVELS = {**LEVEL_NAMES, pb.REMEDIATE: "mandatory"}  # the CLI reports
 START_TIMEOUT_S = 10.0
 """A pack has this long to print its port, answer there and describe itself (a working pack needs 1-2 s)."""
 RPC_TIMEOUT_S = 120.0
-IN_FLIGHT = 16  # Analyze calls outstanding on the one channel (the pack serves 4 at a time)
+IN_FLIGHT = 512
+"""``Analyze`` calls outstanding on the one channel at most (the pack serves 4 at a time, and queues the
+rest): room for two of the groups the offline preview sends while the program runs (``analyzer``)."""
 _MAX_MESSAGE = 400 * 1024 * 1024  # what the policy SDK's own server accepts
 
 
@@ -301,7 +303,7 @@ class PolicyPackProcess:
 
 class Analysis:
     """One preview's resources through one pack, as the CLI sends them: ``Analyze`` for each resource
-    when it is registered, so the pack works while the program still runs (up to ``IN_FLIGHT`` calls
+    once it is registered, so the pack can work while the program still runs (up to ``IN_FLIGHT`` calls
     outstanding; ``add`` waits for the oldest beyond that), then ``AnalyzeStack`` once over them all,
     when the program is done (``finish``): a component's registered outputs are known only then."""
 
