@@ -315,6 +315,10 @@ class Analysis:
         self._requests: list[pb.AnalyzeRequest] = []
         self._pending: deque[Any] = deque()
         self._responses: list[pb.AnalyzeResponse] = []
+        self._stack = pb.AnalyzeStackRequest()
+        """``AnalyzeStack``'s request, one entry added with each resource."""
+        self._components: list[tuple[pb.AnalyzerResource, pb.AnalyzeRequest, Any]] = []
+        """Entries whose properties (a component's registered outputs) are known only at the end."""
 
     def add(self, resource: Any) -> None:
         """Send ``Analyze`` for one registered resource (its provider, if explicit, was registered before it)."""
@@ -326,6 +330,15 @@ class Analysis:
         )
         self._requests.append(request)
         self._pending.append(self._pack.stub.Analyze.future(request, timeout=RPC_TIMEOUT_S))
+        entry = self._stack.resources.add(
+            type=resource.type, name=resource.name, urn=resource.urn, options=request.options, provider=request.provider,
+            parent=resource.parent, dependencies=resource.dependencies,
+            propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in resource.property_dependencies.items()},
+        )
+        if resource.custom or resource.remote:
+            entry.properties.CopyFrom(request.properties)  # its outputs: as previewed, its inputs (``stack_properties``)
+        else:
+            self._components.append((entry, request, resource))
         while len(self._pending) > IN_FLIGHT:
             self._responses.append(self._pack._result(self._pending.popleft()))
 
@@ -337,16 +350,10 @@ class Analysis:
         for request, response in zip(self._requests, self._responses):
             violations += [self._pack._violation(d, request.urn) for d in response.diagnostics]
         stack_urn = f"urn:pulumi:{run.stack}::{run.project}::{STACK_TYPE}::{run.project}-{run.stack}"
-        stack = pb.AnalyzeStackRequest(resources=[
-            pb.AnalyzerResource(
-                type=q.type, name=q.name, urn=q.urn, properties=stack_properties(q, r), options=q.options,
-                provider=q.provider,
-                parent=r.parent, dependencies=r.dependencies,
-                propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in r.property_dependencies.items()},
-            )
-            for q, r in zip(self._requests, run.resources)
-        ])
-        response = self._pack._call(self._pack.stub.AnalyzeStack, stack)
+        for entry, request, resource in self._components:
+            entry.properties.CopyFrom(stack_properties(request, resource))
+        self._components = []
+        response = self._pack._call(self._pack.stub.AnalyzeStack, self._stack)
         violations += [self._pack._violation(d, d.urn if d.urn in self._by_urn else stack_urn) for d in response.diagnostics]
         return violations
 
