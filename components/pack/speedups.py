@@ -57,25 +57,32 @@ KEPT_LIMIT = 65_536
 resources, each answered for its properties and its proxy."""
 
 
+def _answered(table: dict[Any, tuple[Any, Any]], step: Any, value: Any, compute: Callable[[], Any],
+              limit: Optional[int] = None) -> Any:
+    """``compute()``, remembered in ``table`` under ``step`` and the identity of ``value``. The value is
+    held with its answer, so its id is not reused meanwhile; with a ``limit``, a full table is emptied."""
+    key = (step, id(value))
+    found = table.get(key)
+    if found is not None and found[0] is value:
+        return found[1]
+    answer = compute()
+    if limit is not None and len(table) >= limit:
+        table.clear()
+    table[key] = (value, answer)
+    return answer
+
+
 def _keeping(step: Callable[[Any], Any]) -> Callable[..., Any]:
     """``step(value)``, answered once per input object across requests (``_decoded`` hands the same
     decoded dict for the same properties, so a resource's values, decoded for ``Analyze``, are not
-    decoded and wrapped again for ``AnalyzeStack``). The input is held with its answer, so its id is
-    not reused meanwhile; threads share the table (a lost race only computes an answer twice)."""
+    decoded and wrapped again for ``AnalyzeStack``). Threads share the table (a lost race only
+    computes an answer twice)."""
 
     @functools.wraps(step)
     def kept(value: Any, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs or _remembered.answers is None:
             return step(value, *args, **kwargs)
-        key = (step, id(value))
-        found = _KEPT.get(key)
-        if found is not None and found[0] is value:
-            return found[1]
-        answer = step(value)
-        if len(_KEPT) >= KEPT_LIMIT:
-            _KEPT.clear()
-        _KEPT[key] = (value, answer)
-        return answer
+        return _answered(_KEPT, step, value, lambda: step(value), KEPT_LIMIT)
 
     return kept
 
@@ -88,13 +95,7 @@ def _remembering(step: Callable[[Any], Any]) -> Callable[..., Any]:
         answers = _remembered.answers
         if args or kwargs or answers is None:
             return step(value, *args, **kwargs)
-        key = (step, id(value))
-        found = answers.get(key)
-        if found is not None and found[0] is value:
-            return found[1]
-        answer = step(value)
-        answers[key] = (value, answer)  # the input is held, so its id is not reused meanwhile
-        return answer
+        return _answered(answers, step, value, lambda: step(value))
 
     return remembered
 
@@ -129,13 +130,7 @@ def _remembering_method(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any
         answers = _remembered.answers
         if answers is None:
             return method(self, message)
-        key = (method, id(message))
-        found = answers.get(key)
-        if found is not None and found[0] is message:
-            return found[1]
-        result = method(self, message)
-        answers[key] = (message, result)  # the message is held, so its id is not reused meanwhile
-        return result
+        return _answered(answers, method, message, lambda: method(self, message))
 
     return answer
 
