@@ -40,10 +40,10 @@ SECRET_KEYS_ENV = "PULUMI_CONFIG_SECRET_KEYS"
 
 class _WorkerLoops:
     """One event loop per thread serving monitor requests (``isolated``), kept for every request the
-    thread serves and closed with the run. Each loop records the tasks made on it, so finishing a request waits for its own
-    tasks without scanning ``asyncio.all_tasks``, which walks every task of every loop in the process:
-    with thousands of resources pending on the program's loop, that scan made each request cost more
-    than the last."""
+    thread serves and closed with the run. Each loop records the tasks made on it, so finishing a
+    request waits for its own tasks without scanning ``asyncio.all_tasks``, which walks every task of
+    every loop in the process: with thousands of resources pending on the program's loop, that scan
+    made each request cost more than the last."""
 
     def __init__(self) -> None:
         self._local = threading.local()
