@@ -121,8 +121,11 @@ def each(args, report):
     read.append(args.props["spec"]["size"])
     if args.props["spec"]["size"] == 2:
         report("size 2")
+links = []
 def stack(args, report):
     read.extend(r.props["spec"]["size"] for r in args.resources)
+    links.append([(r.name, r.parent.name if r.parent else None, [d.name for d in r.dependencies],
+                   {k: [d.name for d in v] for k, v in r.property_dependencies.items()}, r.opts.protect) for r in args.resources])
 servicer = sdk._PolicyAnalyzerServicer(
     "p", "0.0.1", [ResourceValidationPolicy(name="each", description="d", validate=each),
                    StackValidationPolicy(name="stack", description="d", validate=stack),
@@ -138,11 +141,18 @@ requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=f"urn:pulumi:s::p:
 answers = [servicer.Analyze(request, None) for request in requests]
 assert [len(a.diagnostics) for a in answers] == [0, 0, 1, 0, 0], answers
 assert len(built) == 5, len(built)
-whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(type=q.type, name=q.name, urn=q.urn, properties=props(n)) for n, q in enumerate(requests)])
+whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(
+    type=q.type, name=q.name, urn=q.urn, properties=props(n), parent=requests[0].urn if n else "",
+    dependencies=[requests[n - 1].urn] if n else [], options=pb.AnalyzerResourceOptions(protect=n == 4),
+    propertyDependencies={"spec": pb.AnalyzerPropertyDependencies(urns=[requests[0].urn])} if n == 3 else {})
+    for n, q in enumerate(requests)])
 servicer.AnalyzeStack(whole, None)
 servicer.AnalyzeStack(whole, None)
 assert len(built) == 5, len(built)
 assert read == [0, 1, 2, 3, 4] + [0, 1, 2, 3, 4] * 4, read
+expected = [("r0", None, [], {}, False), ("r1", "r0", ["r0"], {}, False), ("r2", "r0", ["r1"], {}, False),
+            ("r3", "r0", ["r2"], {"spec": ["r0"]}, False), ("r4", "r0", ["r3"], {}, True)]
+assert links == [expected] * 4, links
 fresh = {"x": 1}
 assert sdk.unknown_checking_proxy(fresh) is not sdk.unknown_checking_proxy(fresh)
 '''
