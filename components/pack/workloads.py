@@ -249,7 +249,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
     if isinstance(lane, facts.NodePool):
         name = lane.subject_name
         template = facts.dig(props, "spec", "template")
-        requirements = tuple(wellknown.read(facts.as_list(facts.dig(template, "spec", "requirements"))))
+        requirements = tuple(lane.requirements())  # read once per pool: ``_pool_offers_gpus`` reads them too
         labels = {**_requirement_labels(requirements), **_labels(facts.dig(template, "metadata", "labels")),
                   contract.KARPENTER_POOL_LABEL: name}
         capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
