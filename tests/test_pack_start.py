@@ -96,7 +96,7 @@ def test_the_packs_speedups_apply_to_the_installed_policy_sdk():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_a_resources_values_are_decoded_once_for_analyze_and_analyze_stack():
+def test_the_speedups_decode_once_and_change_nothing_a_policy_sees():
     # a resource's properties reach the pack in Analyze and again in AnalyzeStack; with the speed-ups the
     # second request reuses the values and proxies built for the first (``speedups._keeping``), and
     # outside those two requests nothing is remembered
@@ -155,6 +155,19 @@ expected = [("r0", None, [], {}, False), ("r1", "r0", ["r0"], {}, False), ("r2",
 assert links == [expected] * 4, links
 fresh = {"x": 1}
 assert sdk.unknown_checking_proxy(fresh) is not sdk.unknown_checking_proxy(fresh)
+
+# the runtime is configured from the environment once, and again when it changes
+import os, pulumi
+stacks = []
+servicer = sdk._PolicyAnalyzerServicer(
+    "p", "0.0.1", [ResourceValidationPolicy(name="stack", description="d", validate=lambda a, r: stacks.append(pulumi.get_stack()))],
+    EnforcementLevel.ADVISORY, None, "d", None, None, None, None, None)
+os.environ.update(PULUMI_PROJECT="p", PULUMI_DRY_RUN="true", PULUMI_STACK="dev")
+servicer.Analyze(requests[0], None)
+servicer.Analyze(requests[1], None)
+os.environ["PULUMI_STACK"] = "prod"
+servicer.Analyze(requests[0], None)
+assert stacks == ["dev", "dev", "prod"], stacks
 '''
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

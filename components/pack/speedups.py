@@ -22,7 +22,9 @@ values deserialized from a decoded dict, and their proxy tree, are kept with it 
 And ``AnalyzeStack`` reads each resource of its request once (``_StackResource``), where the
 servicer read every message field and looked up every remembered step again for each stack policy:
 sampled while it held the interpreter lock, that loop was 45% of the pack's time in ``make bench``.
-Nothing is remembered outside ``Analyze`` and ``AnalyzeStack``.
+Nothing is remembered outside ``Analyze`` and ``AnalyzeStack``. The servicer also parses the whole
+stack config from the environment and configures the Pulumi runtime again at the start of every
+request; a thread now does so only when the environment has changed (``_once_per_environment``).
 
 Installed only when the SDK has the shape this was written against; otherwise the pack runs as is.
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 import functools
 import gc
 import inspect
+import os
 import threading
 from typing import Any, Callable, Optional
 
@@ -226,6 +229,34 @@ def _one_request(method: Callable[..., Any]) -> Callable[..., Any]:
     return serve
 
 
+_RUNTIME_ENV = ("PULUMI_CONFIG", "PULUMI_PROJECT", "PULUMI_STACK", "PULUMI_DRY_RUN", "PULUMI_ORGANIZATION")
+"""What the servicer's ``_configure_runtime_settings`` reads: the stack config and the stack's names."""
+
+
+class _Configured(threading.local):
+    def __init__(self) -> None:
+        self.environment: Optional[tuple[Optional[str], ...]] = None
+
+
+_configured = _Configured()
+
+
+def _once_per_environment(method: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``_configure_runtime_settings``, which the servicer runs first in every request: it parses the
+    whole stack config from the environment and configures the Pulumi runtime again. Both come from the
+    environment only, so each thread (the runtime's settings are per thread) does it again only when
+    that has changed."""
+
+    @functools.wraps(method)
+    def configure(self: Any) -> Any:
+        environment = tuple(os.environ.get(name) for name in _RUNTIME_ENV)
+        if _configured.environment != environment:
+            method(self)
+            _configured.environment = environment
+
+    return configure
+
+
 GC_THRESHOLDS = (50_000, 20, 20)
 """For a long-lived process (the pack, the test suite)."""
 RUN_GC_THRESHOLDS = (2_000_000, 100, 100)
@@ -262,6 +293,8 @@ def install() -> bool:
     for name in _BUILT:
         if callable(getattr(servicer, name, None)):
             setattr(servicer, name, _remembering_method(getattr(servicer, name)))
+    if callable(getattr(servicer, "_configure_runtime_settings", None)):
+        servicer._configure_runtime_settings = _once_per_environment(servicer._configure_runtime_settings)
     servicer.Analyze = _one_request(servicer.Analyze)
     servicer.AnalyzeStack = _one_request(_reading_once(servicer.AnalyzeStack, sdk) if built else servicer.AnalyzeStack)
     return True
