@@ -27,6 +27,7 @@ from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
 from .records import STACK_TYPE, ProgramRun
 from .wire import (
+    outputs_known_at_registration,
     provider_of,
     resource_options,
     stack_properties,
@@ -335,8 +336,8 @@ class Analysis:
             parent=resource.parent, dependencies=resource.dependencies,
             propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in resource.property_dependencies.items()},
         )
-        if resource.custom or resource.remote:
-            entry.properties.CopyFrom(request.properties)  # its outputs: as previewed, its inputs (``stack_properties``)
+        if outputs_known_at_registration(resource):
+            entry.properties.CopyFrom(stack_properties(request, resource))
         else:
             self._components.append((entry, request, resource))
         while len(self._pending) > IN_FLIGHT:

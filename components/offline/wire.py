@@ -23,10 +23,17 @@ def wire_properties(struct: struct_pb2.Struct) -> struct_pb2.Struct:
     return to_struct(_downgrade(json_format.MessageToDict(struct)))
 
 
+def outputs_known_at_registration(resource: Resource) -> bool:
+    """Whether a resource's outputs, as ``AnalyzeStack`` gets them, are known when it registers: a
+    custom resource's previewed outputs are its inputs (so are a remote component's, whose provider
+    does not run offline); a component's are what it registers later, when its program is done."""
+    return resource.custom or resource.remote
+
+
 def stack_properties(request: pb.AnalyzeRequest, resource: Resource) -> struct_pb2.Struct:
     """What ``AnalyzeStack`` gets for a resource: its outputs (a custom resource's previewed inputs;
     a component's registered outputs, or none)."""
-    if resource.custom or resource.remote:
+    if outputs_known_at_registration(resource):
         return request.properties
     if resource.registered_outputs is None:
         return struct_pb2.Struct()
