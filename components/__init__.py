@@ -13,13 +13,7 @@ rules) loads no Pulumi provider SDK.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("mixed-os-racks")
-except PackageNotFoundError:  # run from a checkout that was never installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "addons": ("ClusterAutoscaler", "ClusterAutoscalerArgs", "MetricsServer", "MetricsServerArgs"),
@@ -45,7 +39,21 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
+def _version() -> str:
+    """The installed distribution's version, read on first use (``importlib.metadata`` and its scan of
+    the installed distributions would otherwise cost every ``import mixed_os_racks``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mixed-os-racks")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'mixed_os_racks' has no attribute '{name}'")
@@ -55,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, "__version__"})
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported lazily above)

@@ -10,8 +10,12 @@ Python field each key sets (``keys``' tables).
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import re
 import sys
+import textwrap
+from functools import cache
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -23,6 +27,25 @@ from .config.params import RackParams
 BLOCK_RE = re.compile(r"(<!-- BEGIN generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)", re.S)
 
 
+@cache
+def field_docs(model: type) -> dict[str, str]:
+    """Each field's docstring (the string written on the line after its declaration), as
+    ``inspect.cleandoc`` leaves it, read from the source of ``model`` and of the classes it inherits
+    from (a subclass's own docstring wins). The models do not ask pydantic for this
+    (``use_attribute_docstrings``): it reads every model's source at import, on every run."""
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel or cls.__module__.startswith("pydantic"):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+        for declared, following in zip(body, body[1:]):
+            if (isinstance(declared, ast.AnnAssign) and isinstance(declared.target, ast.Name)
+                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                    and isinstance(following.value.value, str)):
+                docs[declared.target.id] = inspect.cleandoc(following.value.value)
+    return docs
+
+
 def _rows(model: type[BaseModel], names: Iterable[str], table: Optional[keys.KeyTable] = None,
           extra: Optional[dict[str, str]] = None) -> list[tuple[str, str, str]]:
     """(key, Python field, description) per key; ``table`` says which field a key sets."""
@@ -30,7 +53,7 @@ def _rows(model: type[BaseModel], names: Iterable[str], table: Optional[keys.Key
     for key in names:
         field = table.field_of(key) if table else key
         if field in model.model_fields:
-            rows.append((key, field, (model.model_fields[field].description or "").strip()))
+            rows.append((key, field, field_docs(model).get(field, "").strip()))
         elif extra and key in extra:
             rows.append((key, "", extra[key]))
         else:

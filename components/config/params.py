@@ -151,7 +151,7 @@ def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], Vali
 class RackParams(BaseModel):
     """The ``rack`` namespace of a stack config, in the seeds' words (keys without ``rack:``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
     _spec: Optional[RackSpec] = PrivateAttr(default=None)
 
     @field_validator("*", mode="before")

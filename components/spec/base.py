@@ -197,7 +197,7 @@ def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     def __init__(self, **data: Any) -> None:
         try:

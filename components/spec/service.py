@@ -82,7 +82,7 @@ def label_value_problem(key: str, value: str) -> Optional[str]:
 
 
 class Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
+    model_config = ConfigDict(extra="forbid", frozen=True,
                               alias_generator=to_camel, populate_by_name=True)
 
     @field_validator("*", mode="before")
