@@ -84,12 +84,15 @@ def test_the_packs_speedups_apply_to_the_installed_policy_sdk():
     # per request); each install says False, and changes nothing, for an SDK of another shape, so this
     # fails when an upgrade of pulumi-policy makes them stop applying
     code = (
-        "import pulumi_policy.policy as sdk\n"
+        "import pulumi_policy.policy as sdk, pulumi_policy.proxy as proxy\n"
         "from mixed_os_racks.pack import scope, speedups\n"
-        "before = (sdk.json_format, sdk.deserialize_properties, sdk._PolicyAnalyzerServicer.AnalyzeStack)\n"
+        "def points():\n"
+        "    return (sdk.json_format, sdk.deserialize_properties, sdk._PolicyAnalyzerServicer.AnalyzeStack,\n"
+        "            sdk.StackValidationArgs, proxy._DictProxy.get, proxy._ListProxy.__iter__)\n"
+        "before = points()\n"
         "assert speedups.install() is True, 'speedups'\n"
         "assert scope.install() is True and scope.installed(), 'scope'\n"
-        "after = (sdk.json_format, sdk.deserialize_properties, sdk._PolicyAnalyzerServicer.AnalyzeStack)\n"
+        "after = points()\n"
         "assert all(a is not b for a, b in zip(before, after)), after\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -171,3 +174,80 @@ assert stacks == ["dev", "dev", "prod"], stacks
 '''
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+SAME_ANSWERS = '''
+import json, sys
+from google.protobuf import struct_pb2
+import pulumi_policy.policy as sdk
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
+from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE
+from pulumi.runtime.proto import analyzer_pb2 as pb
+
+if sys.argv[1] == "fast":
+    from mixed_os_racks.pack import speedups
+    assert speedups.install()
+
+seen = []
+def reads(props):
+    spec = props.get("spec")
+    got = [spec.get("size"), spec.get("missing", "default"), "size" in spec, sorted(spec), len(spec["names"])]
+    got.append(list(spec.get("names")))  # iterating: an unknown element raises
+    got.append(sorted(props.get("__target")))
+    return got
+def each(args, report):
+    seen.append(["each", args.name, reads(args.props)])
+def stack(args, report):
+    seen.append(["stack", [(r.name, r.parent.name if r.parent else None, [d.name for d in r.dependencies],
+                 {k: [d.name for d in v] for k, v in r.property_dependencies.items()}, r.opts.protect,
+                 r.provider.name if r.provider else None) for r in args.resources]])
+    args.resources.reverse()  # a policy's list is its own
+    for r in args.resources:
+        if r.name == "r0":
+            reads(r.props)
+def size_read(args, report):
+    seen.append(["sizes", [r.props["spec"]["size"] for r in args.resources]])
+servicer = sdk._PolicyAnalyzerServicer(
+    "p", "0.0.1", [ResourceValidationPolicy(name="each", description="d", validate=each),
+                   StackValidationPolicy(name="stack", description="d", validate=stack),
+                   StackValidationPolicy(name="again", description="d", validate=stack),
+                   StackValidationPolicy(name="sizes", description="d", validate=size_read)],
+    EnforcementLevel.ADVISORY, None, "d", None, None, None, None, None)
+
+def props(n):
+    struct = struct_pb2.Struct()
+    names = ["a", UNKNOWN_STRING_VALUE] if n == 3 else ["a", "b"]
+    struct.update({"spec": {"size": UNKNOWN_NUMBER_VALUE if n == 2 else n, "names": names}})
+    return struct
+
+urn = "urn:pulumi:s::p::t:m:R::r{}".format
+provider = pb.AnalyzerProviderResource(type="pulumi:providers:aws", name="default", urn="urn:pulumi:s::p::pulumi:providers:aws::default")
+requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=urn(n), properties=props(n), provider=provider) for n in range(5)]
+answers = [servicer.Analyze(request, None) for request in requests]
+whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(
+    type=q.type, name=q.name, urn=q.urn, properties=props(n), provider=provider,
+    parent=urn(0) if n in (1, 2) else urn(9) if n == 3 else "",
+    dependencies=[urn(n - 1), urn(9)] if n else [], options=pb.AnalyzerResourceOptions(protect=n == 4),
+    propertyDependencies={"spec": pb.AnalyzerPropertyDependencies(urns=[urn(0), urn(9)])} if n == 3 else {})
+    for n, q in enumerate(requests)])
+stack_answer = servicer.AnalyzeStack(whole, None)
+diagnostics = [[(d.policyName, d.message, d.urn, d.enforcementLevel) for d in a.diagnostics] for a in [*answers, stack_answer]]
+print(json.dumps({"seen": seen, "diagnostics": diagnostics}, sort_keys=True))
+'''
+
+
+def test_the_speedups_change_nothing_a_policy_sees():
+    # The same requests through pulumi-policy as installed and with the pack's speed-ups: the same reads
+    # (values, defaults, membership, iteration, the proxy's own "__target"), the same "unknown at
+    # preview" diagnostics with the same property paths, and for stack policies the same links (a
+    # parent or dependency the request does not hold is left out), options and provider; each stack
+    # policy gets a list of its own.
+    runs = {}
+    for mode in ("sdk", "fast"):
+        proc = subprocess.run([sys.executable, "-c", SAME_ANSWERS, mode], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        runs[mode] = proc.stdout
+    assert runs["fast"] == runs["sdk"]
+    seen = __import__("json").loads(runs["sdk"])
+    assert "can't be known during preview" in str(seen["diagnostics"])
+    assert "names.1" in str(seen["diagnostics"]) and "spec.size" in str(seen["diagnostics"])

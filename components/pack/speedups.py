@@ -19,9 +19,17 @@ by the message's content across requests (a bounded cache): a resource's propert
 ``Analyze`` and again in ``AnalyzeStack``, and one provider's with every resource it manages. The
 values deserialized from a decoded dict, and their proxy tree, are kept with it across requests too
 (``_keeping``): for a stack of 3,000 resources, rebuilding them was a third of ``AnalyzeStack``.
-And ``AnalyzeStack`` reads each resource of its request once (``_StackResource``), where the
-servicer read every message field and looked up every remembered step again for each stack policy:
-sampled while it held the interpreter lock, that loop was 45% of the pack's time in ``make bench``.
+And ``AnalyzeStack`` builds the stack's resources once for all its stack policies
+(``_stack_resources``), where the servicer built them again for each (ten in this pack): decoded,
+wrapped, given their options and provider, and linked to their parent and dependencies. The
+servicer's own loop is handed a request without resources (``_WithoutResources``), and the
+arguments it builds for each policy get the resources read once, in a list of their own
+(``_given_resources``); everything else (levels, reports, config, the "unknown at preview"
+diagnostic) is still the servicer's. With this, ``AnalyzeStack`` of 1,000 generated pools (3,006
+resources) took 0.34 s in the pack instead of 0.54-0.62 s. The resource objects are shared between
+stack policies as the options and providers are; no policy of this pack assigns to them. The SDK's
+read-only proxies get a direct ``get`` and iteration (``_quick_reads``): the same values and the
+same ``UnknownValueError``, in one call where ``Mapping.get`` made four.
 Nothing is remembered outside ``Analyze`` and ``AnalyzeStack``. The servicer also parses the whole
 stack config from the environment and configures the Pulumi runtime again at the start of every
 request; a thread now does so only when the environment has changed (``_once_per_environment``).
@@ -119,45 +127,20 @@ def _message_to_dict(message: Any) -> Any:
     return _decoded(type(message), message.SerializeToString(deterministic=True))
 
 
-class _Ready:
-    """A stack resource's properties, decoded, deserialized and wrapped once for the request
-    (``_StackResource``): the servicer's three steps hand it on as it is (``_ready_or``)."""
-
-    __slots__ = ("proxy",)
-
-    def __init__(self, proxy: Any) -> None:
-        self.proxy = proxy
-
-
-def _ready_or(step: Callable[..., Any], take: Callable[[_Ready], Any]) -> Callable[..., Any]:
-    """``step``, except that a ``_Ready`` value gives ``take(value)`` at once."""
-
-    @functools.wraps(step)
-    def call(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if type(value) is _Ready:
-            return take(value)
-        return step(value, *args, **kwargs)
-
-    return call
-
-
 class _RememberingJsonFormat:
     """``google.protobuf.json_format`` with ``MessageToDict(message)`` remembered per message content."""
 
-    MessageToDict = staticmethod(_ready_or(_remembering(_message_to_dict), lambda ready: ready))
+    MessageToDict = staticmethod(_remembering(_message_to_dict))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(_json_format, name)
 
 
 def _remembering_method(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """A servicer method of one message, answered once per message object for the request being served
-    (for a ``_StackResource``, what it was given when it was read)."""
+    """A servicer method of one message, answered once per message object for the request being served."""
 
     @functools.wraps(method)
     def answer(self: Any, message: Any) -> Any:
-        if type(message) is _StackResource:
-            return message.built[method.__name__]
         answers = _remembered.answers
         if answers is None:
             return method(self, message)
@@ -166,53 +149,75 @@ def _remembering_method(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any
     return answer
 
 
-class _Urns:
-    __slots__ = ("urns",)
-
-    def __init__(self, urns: list[str]) -> None:
-        self.urns = urns
-
-
-class _StackResource:
-    """One resource of an ``AnalyzeStack`` request, read from its message once for all the stack
-    policies: the servicer reads every resource again for each of them (ten in this pack), and with
-    the message's fields, the remembered steps and options looked up each time, that was most of the
-    pack's time. Its properties are ``_Ready``; its options and provider are built by the servicer's
-    own methods (``built``); anything else is read from the message."""
-
-    __slots__ = ("message", "type", "urn", "name", "parent", "properties", "dependencies", "propertyDependencies",
-                 "built")
-
-    def __init__(self, servicer: Any, message: Any, sdk: Any) -> None:
-        self.message = message
-        self.type, self.urn, self.name, self.parent = message.type, message.urn, message.name, message.parent
-        self.dependencies = list(message.dependencies)
-        self.propertyDependencies = {k: _Urns(list(v.urns)) for k, v in message.propertyDependencies.items()}
-        self.properties = _Ready(sdk.unknown_checking_proxy(sdk.deserialize_properties(
-            sdk.json_format.MessageToDict(message.properties))))
-        self.built = {name: getattr(servicer, name)(message) for name in _BUILT}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.message, name)
+class _Stack(threading.local):
+    def __init__(self) -> None:
+        self.reading: Optional[tuple[Any, Any, Any]] = None
+        """While the thread serves ``AnalyzeStack``: the servicer, the request and the SDK module;
+        ``resources`` holds what was read from the request once the first stack policy asked."""
+        self.resources: Optional[list[Any]] = None
 
 
-_BUILT = ("_get_resource_options", "_get_provider_resource")
+_stack = _Stack()
 
 
-class _StackRequest:
-    """An ``AnalyzeStackRequest`` whose resources are ``_StackResource``; anything else from the message."""
+class _WithoutResources:
+    """An ``AnalyzeStackRequest`` as the servicer's own per-policy loop sees it: with no resources
+    (``_stack_resources`` has read them once); anything else is read from the request."""
 
-    def __init__(self, request: Any, resources: list[_StackResource]) -> None:
-        self.request, self.resources = request, resources
+    resources = ()
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.request, name)
 
 
+def _stack_resources(servicer: Any, request: Any, sdk: Any) -> list[Any]:
+    """The request's resources as the servicer builds them for each stack policy (``PolicyResource``:
+    properties decoded, deserialized and wrapped read-only, options, provider), with parent,
+    dependencies and property dependencies linked to the resources of the request they name (a URN
+    the request does not hold is left out), built once for all the stack policies."""
+    read = []
+    by_urn: dict[str, Any] = {}
+    for message in request.resources:
+        props = sdk.unknown_checking_proxy(sdk.deserialize_properties(sdk.json_format.MessageToDict(message.properties)))
+        resource = sdk.PolicyResource(message.type, props, message.urn, message.name,
+                                      servicer._get_resource_options(message), servicer._get_provider_resource(message),
+                                      None, [], {})
+        by_urn[message.urn] = resource
+        read.append((resource, message))
+    for resource, message in read:
+        resource.parent = by_urn.get(message.parent)
+        resource.dependencies = [by_urn[urn] for urn in message.dependencies if urn in by_urn]
+        resource.property_dependencies = {key: [by_urn[urn] for urn in deps.urns if urn in by_urn]
+                                          for key, deps in message.propertyDependencies.items()}
+    return [resource for resource, _ in read]
+
+
+def _given_resources(args_type: type) -> Callable[..., Any]:
+    """``StackValidationArgs``, given the resources ``_stack_resources`` read (a list of its own for each
+    policy) in place of the empty list the servicer's loop built from ``_WithoutResources``."""
+
+    def stack_validation_args(resources: list[Any], config: Any, stack_tags: Any) -> Any:
+        if not resources and _stack.reading is not None:
+            if _stack.resources is None:
+                servicer, request, sdk = _stack.reading
+                _stack.resources = _stack_resources(servicer, request, sdk)
+            resources = list(_stack.resources)
+        return args_type(resources, config, stack_tags)
+
+    return stack_validation_args
+
+
 def _reading_once(method: Callable[..., Any], sdk: Any) -> Callable[..., Any]:
     @functools.wraps(method)
     def analyze_stack(self: Any, request: Any, context: Any) -> Any:
-        return method(self, _StackRequest(request, [_StackResource(self, r, sdk) for r in request.resources]), context)
+        _stack.reading, _stack.resources = (self, request, sdk), None
+        try:
+            return method(self, _WithoutResources(request), context)
+        finally:
+            _stack.reading = _stack.resources = None
 
     return analyze_stack
 
@@ -257,6 +262,42 @@ def _once_per_environment(method: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return configure
 
 
+def _quick_reads(proxy: Any) -> bool:
+    """Give the SDK's read-only proxies a direct ``get`` and iteration: ``Mapping.get`` and
+    ``Sequence.__iter__`` reach a value through three more calls each (``__getitem__``, then the
+    unknown check, then its helper), and the pack's rules read a stack of 3,000 resources through
+    about 100,000 of them. A read gives what it gave before and raises the same ``UnknownValueError``
+    for a value unknown at preview (same sentinels, same property path)."""
+    names = ("_DictProxy", "_ListProxy", "UnknownValueError", "_append_prop")
+    sentinels = [value for name, value in vars(proxy).items() if name.startswith("UNKNOWN_") and name.endswith("_VALUE")]
+    if not all(hasattr(proxy, name) for name in names) or not sentinels:
+        return False
+    unknown_values = frozenset(sentinels)
+    unknown_error, path_to = proxy.UnknownValueError, proxy._append_prop
+
+    def get(self: Any, key: Any, default: Any = None) -> Any:
+        target = self._DictProxy__target
+        if key == "__target":
+            return target
+        try:
+            value = target[key]
+        except KeyError:
+            return default
+        if isinstance(value, str) and value in unknown_values:
+            raise unknown_error(value, path_to(self._DictProxy__props_acc, key))
+        return value
+
+    def iterate(self: Any) -> Any:
+        for index, value in enumerate(self._ListProxy__target):
+            if isinstance(value, str) and value in unknown_values:
+                raise unknown_error(value, path_to(self._ListProxy__props_acc, index))
+            yield value
+
+    proxy._DictProxy.get = get
+    proxy._ListProxy.__iter__ = iterate
+    return True
+
+
 GC_THRESHOLDS = (50_000, 20, 20)
 """For a long-lived process (the pack, the test suite)."""
 RUN_GC_THRESHOLDS = (2_000_000, 100, 100)
@@ -286,15 +327,23 @@ def install() -> bool:
     ):
         return False
     sdk.json_format = _RememberingJsonFormat()
-    sdk.deserialize_properties = _ready_or(_keeping(sdk.deserialize_properties), lambda ready: ready)
-    sdk.unknown_checking_proxy = _ready_or(_keeping(sdk.unknown_checking_proxy), lambda ready: ready.proxy)
+    sdk.deserialize_properties = _keeping(sdk.deserialize_properties)
+    sdk.unknown_checking_proxy = _keeping(sdk.unknown_checking_proxy)
     sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)
-    built = all(callable(getattr(servicer, name, None)) for name in _BUILT)
-    for name in _BUILT:
+    built = ("_get_resource_options", "_get_provider_resource")
+    reads_once = all(callable(getattr(servicer, name, None)) for name in built) and all(
+        isinstance(getattr(sdk, name, None), type) for name in ("PolicyResource", "StackValidationArgs"))
+    for name in built:
         if callable(getattr(servicer, name, None)):
             setattr(servicer, name, _remembering_method(getattr(servicer, name)))
     if callable(getattr(servicer, "_configure_runtime_settings", None)):
         servicer._configure_runtime_settings = _once_per_environment(servicer._configure_runtime_settings)
     servicer.Analyze = _one_request(servicer.Analyze)
-    servicer.AnalyzeStack = _one_request(_reading_once(servicer.AnalyzeStack, sdk) if built else servicer.AnalyzeStack)
+    if reads_once:
+        sdk.StackValidationArgs = _given_resources(sdk.StackValidationArgs)
+        servicer.AnalyzeStack = _reading_once(servicer.AnalyzeStack, sdk)
+    servicer.AnalyzeStack = _one_request(servicer.AnalyzeStack)
+    import pulumi_policy.proxy as proxy
+
+    _quick_reads(proxy)
     return True
