@@ -1,16 +1,29 @@
-"""``python -m mixed_os_racks`` and the ``mixed-os-racks`` script: the ``mixed-os-racks`` command."""
+"""``python -m mixed_os_racks`` (and ``python -m mixed_os_racks.offline``) and the ``mixed-os-racks``
+script: the ``mixed-os-racks`` command."""
 
+import gc
 import sys
 
-from .errors import OfflineUnavailable
+RUN_GC_THRESHOLDS = (2_000_000, 100, 100)
+"""The cycle collector's thresholds for one command (a short-lived process), set before its imports.
+The imports build about a million objects that live as long as the process: with CPython's
+defaults (700, 10, 10) they cost 128 collections, about 45 ms of the prod preview. Then a run's
+registrations leave cycles of futures behind, and each collection of a large young generation walked
+them again: 1,000 generated pools took 7.1 s of CPU for the program with the pack's thresholds
+(50,000, 20, 20), 4.7 s with these (as with no collection at all), for 360 MB at most instead of 310.
+A collection still runs every 2 million allocations."""
 
 
 def entry() -> None:
+    gc.set_threshold(*RUN_GC_THRESHOLDS)
+    from .errors import OfflineUnavailable
+
     try:
         from .cli import entry as run
     except OfflineUnavailable as exc:  # the engine's SDK range: say so, without a traceback
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
+    gc.freeze()  # what the imports built is never scanned again
     run()
 
 

@@ -33,7 +33,6 @@ from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.scaffold import ScaffoldError
-from .pack.speedups import RUN_GC_THRESHOLDS, tune_gc
 from .spec.base import shown
 
 if TYPE_CHECKING:
@@ -309,15 +308,11 @@ def _error_lines(lines: Iterable[str]) -> None:
 
 
 def entry() -> None:
-    """The process's entry (``python -m mixed_os_racks.offline``, the ``mixed-os-racks`` script).
-
-    A run allocates many short-lived SDK objects while what the imports built lives as long as the
-    process: freeze that, and collect cycles less often, as the policy pack does. When the command is
-    done, everything left is frozen too: the interpreter's last collection at exit would otherwise
-    walk every object of the run (for 1,000 pools that was 2 s after the output was written), and
-    the process's end frees them all at once.
+    """The command, run by the process's entry (``mixed_os_racks.__main__``, which has tuned the cycle
+    collector for a short-lived run). When the command is done, everything left is frozen: the
+    interpreter's last collection at exit would otherwise walk every object of the run (for 1,000
+    pools that was 2 s after the output was written), and the process's end frees them all at once.
     """
-    tune_gc(RUN_GC_THRESHOLDS)
     code = main()
     gc.freeze()
     sys.exit(code)

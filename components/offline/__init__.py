@@ -14,8 +14,7 @@ what a plan does to the lanes. The engine knows nothing about the rack: the ``mi
 """
 
 from importlib import metadata
-
-from ..errors import OfflineUnavailable
+from typing import TYPE_CHECKING, Any
 
 
 def sdk_problem() -> str | None:
@@ -40,10 +39,30 @@ def sdk_problem() -> str | None:
 
 _problem = sdk_problem()
 if _problem:
+    from ..errors import OfflineUnavailable
+
     raise OfflineUnavailable(_problem)
 
-from .catalog import Catalog, CatalogError  # noqa: E402 - after the SDK check
-from .engine import run_program  # noqa: E402
-from .records import ProgramRun, Resource  # noqa: E402
+_WHERE = {"Catalog": "catalog", "CatalogError": "catalog", "run_program": "engine", "ProgramRun": "records",
+          "Resource": "records"}
+"""The engine's names, imported on first use: ``python -m mixed_os_racks.offline`` tunes the cycle
+collector before the engine's imports (``mixed_os_racks.__main__``)."""
 
-__all__ = ["Catalog", "CatalogError", "ProgramRun", "Resource", "run_program", "sdk_problem"]
+__all__ = sorted([*_WHERE, "sdk_problem"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # what type checkers see  # noqa: F401 (re-exported lazily above)
+    from .catalog import Catalog, CatalogError
+    from .engine import run_program
+    from .records import ProgramRun, Resource

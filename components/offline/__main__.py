@@ -1,5 +1,5 @@
 """``python -m mixed_os_racks.offline``: the ``mixed-os-racks`` command."""
 
-from ..cli import entry
+from ..__main__ import entry
 
 entry()

@@ -300,11 +300,6 @@ def _quick_reads(proxy: Any) -> bool:
 
 GC_THRESHOLDS = (50_000, 20, 20)
 """For a long-lived process (the pack, the test suite)."""
-RUN_GC_THRESHOLDS = (2_000_000, 100, 100)
-"""For one offline preview (a short-lived process): the SDK's registrations leave cycles of futures
-behind, and each collection of a large young generation walked them again. 1,000 generated pools:
-7.1 s of CPU for the program with ``GC_THRESHOLDS``, 4.7 s with these (as with no collection at
-all), for 360 MB at most instead of 310; a collection still runs every 2 million allocations."""
 
 
 def tune_gc(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> None:
