@@ -3,7 +3,8 @@
     make bench            # or: .venv/bin/python benchmarks/bench_preview.py [--repeat N]
 
 Bars: the prod example in at most 1 s; a generated 1,000-pool config in at most 10 s, and growing
-linearly: 1,000 pools take at most 5.5 times as long as 200 pools, measured in the same run.
+linearly: 1,000 pools take at most 5.5 times as long as 200 pools, measured in the same run. Each
+figure is the median of ``--repeat`` runs (5); the fastest and slowest run are printed beside it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def generated_stack(pools: int) -> dict:
                        "rack:additional_karpenter_nodepools_config": configs}}
 
 
-def wall(args: list[str], repeat: int) -> float:
-    """Median wall time of ``python -m mixed_os_racks.offline preview ARGS``."""
+def wall(args: list[str], repeat: int) -> list[float]:
+    """Wall times of ``python -m mixed_os_racks.offline preview ARGS``, one per run."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -44,7 +45,11 @@ def wall(args: list[str], repeat: int) -> float:
         times.append(time.perf_counter() - start)
         if proc.returncode not in (0, 1):
             sys.exit(f"preview failed ({proc.returncode}): {proc.stderr}")
-    return statistics.median(times)
+    return times
+
+
+def spread(times: list[float]) -> str:
+    return f"(runs {min(times):.2f}-{max(times):.2f} s)"
 
 
 PROD_BAR_S, POOLS_BAR_S, GROWTH_BAR = 1.0, 10.0, 5.5
@@ -52,19 +57,21 @@ PROD_BAR_S, POOLS_BAR_S, GROWTH_BAR = 1.0, 10.0, 5.5
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("extra", nargs="*", help="extra preview arguments, e.g. --no-policy")
     args = parser.parse_args()
 
-    prod = wall(["--stack", "prod", *args.extra], args.repeat)
-    print(f"prod example:        {prod:6.2f} s   (bar: <= {PROD_BAR_S:g} s)")
+    runs = wall(["--stack", "prod", *args.extra], args.repeat)
+    prod = statistics.median(runs)
+    print(f"prod example:        {prod:6.2f} s   (bar: <= {PROD_BAR_S:g} s) {spread(runs)}")
     seconds = {}
     with tempfile.TemporaryDirectory() as tmp:
         for pools in (200, 1000):
             stack = Path(tmp) / f"Pulumi.bench{pools}.yaml"
             stack.write_text(yaml.safe_dump(generated_stack(pools)))
-            seconds[pools] = wall(["--config", str(stack), *args.extra], args.repeat)
-            print(f"{pools:4d} pools:          {seconds[pools]:6.2f} s")
+            runs = wall(["--config", str(stack), *args.extra], args.repeat)
+            seconds[pools] = statistics.median(runs)
+            print(f"{pools:4d} pools:          {seconds[pools]:6.2f} s   {spread(runs)}")
     growth = seconds[1000] / seconds[200]
     print(f"1,000 pools:         {seconds[1000]:6.2f} s   (bar: <= {POOLS_BAR_S:g} s), "
           f"{growth:.2f}x the time of 200 pools (bar: <= {GROWTH_BAR:g}x)")
