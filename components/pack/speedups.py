@@ -27,7 +27,8 @@ arguments it builds for each policy get the resources read once, in a list of th
 (``_given_resources``); everything else (levels, reports, config, the "unknown at preview"
 diagnostic) is still the servicer's. With this, ``AnalyzeStack`` of 1,000 generated pools (3,006
 resources) took 0.34 s in the pack instead of 0.54-0.62 s. The resource objects are shared between
-stack policies as the options and providers are; no policy of this pack assigns to them. The SDK's
+stack policies as the options and providers are; no policy of this pack assigns to them (a team's
+own policies, served beside them, read them too: docs/policies.md says they are read-only). The SDK's
 read-only proxies get a direct ``get`` and iteration (``_quick_reads``): the same values and the
 same ``UnknownValueError``, in one call where ``Mapping.get`` made four.
 Nothing is remembered outside ``Analyze`` and ``AnalyzeStack``. The servicer also parses the whole
