@@ -1,6 +1,6 @@
 """The offline preview feeds the policy packs as the Pulumi CLI does during a preview: resources go to
-``Analyze`` as the program registers them (in groups of ``FEED_EVERY``), so a pack works while the
-program still runs, and ``AnalyzeStack`` follows once the program is done. The program itself serves the SDK's monitor
+``Analyze`` as the program registers them (in groups growing from ``FIRST_GROUP`` to ``FEED_EVERY``),
+so a pack works while the program still runs, and ``AnalyzeStack`` follows once the program is done. The program itself serves the SDK's monitor
 requests on its own thread."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pulumi
 import pytest
 
 from mixed_os_racks.offline import run_program
-from mixed_os_racks.offline.analyzer import FEED_EVERY, PolicyPacks
+from mixed_os_racks.offline.analyzer import FEED_EVERY, FIRST_GROUP, PolicyPacks
 from mixed_os_racks.offline.policyconfig import PolicyPackError
 
 REGION = {"aws:region": "us-east-1"}
@@ -49,7 +49,9 @@ def thing(name: str) -> pulumi.ComponentResource:
     return pulumi.ComponentResource("test:index:Thing", name, None)
 
 
-def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monkeypatch):
+@pytest.mark.parametrize("registered", [FIRST_GROUP, FEED_EVERY + 1], ids=["a small program", "a large one"])
+def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monkeypatch, registered):
+    # the first resources go in a small group, so a small program's are judged while it runs too
     pack, seen = recording_pack(tmp_path, monkeypatch)
     observed: dict[str, float] = {}
 
@@ -62,7 +64,7 @@ def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monke
         thing("second")
 
     def program() -> None:
-        group = [thing("first")] + [thing(f"t{n}") for n in range(FEED_EVERY)]
+        group = [thing("first")] + [thing(f"t{n}") for n in range(registered - 1)]
         pulumi.Output.all(*[t.urn for t in group]).apply(wait_for_the_pack)
 
     with PolicyPacks([pack], [], "proj", "test", REGION) as packs:

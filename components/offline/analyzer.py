@@ -52,6 +52,15 @@ group at a time makes the answers arrive together, and for 1,000 pools the clien
 work fell from about 1 s of CPU, one resource at a time, to about 0.5 s, as when all are sent at once."""
 
 
+FIRST_GROUP = 16
+
+
+def _group(sent: int) -> int:
+    """The group size once ``sent`` resources have gone: 16 at first, then as many as have gone, up to
+    ``FEED_EVERY`` (16, 16, 32, 64, 128, 256, 256, ...)."""
+    return min(FEED_EVERY, max(FIRST_GROUP, sent))
+
+
 class PolicyPacks:
     """Packs for one preview, started as soon as they are named, and fed each resource as the program
     registers it (``add``), as the CLI feeds them during a preview: a pack's start-up and its
@@ -107,14 +116,14 @@ class PolicyPacks:
             self._feed(n)
 
     def add(self, resource: Resource) -> None:
-        """A resource the program registered, for ``Analyze``: sent to each pack that has started once
-        ``FEED_EVERY`` are waiting, to the others as soon as they have started. Never raises: a pack that
+        """A resource the program registered, for ``Analyze``: sent to each pack that has started once a
+        group is waiting (``_group``), to the others as soon as they have started. Never raises: a pack that
         fails is reported by ``analyze``."""
         with self._lock:
             self._target.resources.append(resource)
             for n in range(len(self._packs)):
                 waiting = len(self._target.resources) - self._sent[n]
-                if waiting >= FEED_EVERY and self._analyses[n] is not None and self._failed[n] is None:
+                if waiting >= _group(self._sent[n]) and self._analyses[n] is not None and self._failed[n] is None:
                     try:
                         self._feed(n)
                     except Exception as exc:  # noqa: BLE001 - raised again by ``analyze``
