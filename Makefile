@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme clean
+.PHONY: preview test bench readme clean compiled
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,18 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 	cd policies && venv/bin/python -m pip install $(PIP_FLAGS) -r requirements.txt
 	touch $@
 
-preview: $(VENV)/.installed
+# The package byte-compiled, as pip compiles what it installs: an editable install is not, and with
+# PYTHONDONTWRITEBYTECODE set every process (each preview, each pack) would compile it again.
+compiled: $(VENV)/.installed
+	@$(PY) -m compileall -q components
+
+preview: compiled
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
-test: $(VENV)/.installed
+test: compiled
 	$(PY) -m pytest -q -n auto --dist loadscope
 
-bench: $(VENV)/.installed
+bench: compiled
 	$(PY) benchmarks/bench_preview.py
 	$(PY) benchmarks/bench_policy.py
 
