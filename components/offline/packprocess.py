@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import grpc
 import yaml
@@ -25,8 +25,8 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
+from .schemacheck import Pair, errors_of
 from .records import STACK_TYPE, ProgramRun
-from .schemacheck import Check, errors_of
 from .wire import (
     outputs_known_at_registration,
     provider_of,
@@ -259,7 +259,7 @@ class PolicyPackProcess:
     # ---- the protocol ----
 
     def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
-                  check: Check = errors_of) -> PolicyConfig:
+                  check: Callable[[Sequence[Pair]], list[list[str]]] = errors_of) -> PolicyConfig:
         """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (its
         schemas checked by ``check``: ``schemacheck``)."""
         if run is not None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2 as pb
 
 from ..inputs import MAX_NESTING, nesting_depth
-from .schemacheck import Check, errors_of
+from .schemacheck import Pair, errors_of
 from .stackfile import InputFileError, read_utf8
 
 LEVELS = {"advisory": pb.ADVISORY, "mandatory": pb.MANDATORY, "remediate": pb.REMEDIATE, "disabled": pb.DISABLED}
@@ -123,7 +123,8 @@ def _apply(result: PolicyConfig, given: PolicyConfig) -> None:
         result[name] = (level or current_level, merged or None)
 
 
-def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig, check: Check = errors_of) -> PolicyConfig:
+def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig,
+              check: Callable[[Sequence[Pair]], list[list[str]]] = errors_of) -> PolicyConfig:
     """Defaults (each policy's level and its schema's ``default``s), the pack's initial config,
     then the user's file; then every policy's properties checked against its schema (``check``:
     ``schemacheck.errors_of``, or a ``SchemaCheck``)."""

@@ -15,12 +15,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 Pair = tuple[Mapping[str, Any], Mapping[str, Any]]
 """A policy's config schema (``{"type": "object", "properties": ...}``) and its config."""
-Check = Callable[[Sequence[Pair]], list[list[str]]]
-"""Each pair's messages: ``errors_of``, or a ``SchemaCheck``."""
 
 CHILD_TIMEOUT_S = 30.0
 
