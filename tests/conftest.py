@@ -7,10 +7,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-import jsonschema  # noqa: F401 - a long-lived process checks pack configs itself (see offline.schemacheck)
 import pytest
 import yaml
 from hypothesis import HealthCheck, settings, strategies
+
 
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 from mixed_os_racks.pack.speedups import tune_gc

@@ -7,7 +7,7 @@ holds and prints them) and expands remote components into the children their pro
 (``remote``: pulumi-eks ``ManagedNodeGroup`` in ``eks_mng``, yaml/v2 and Helm v4 in ``k8s_yaml``);
 ``stackfile`` reads stack files as the Pulumi CLI does; ``packprocess`` starts a policy pack as the
 CLI does and speaks its gRPC protocol (``wire``: what goes on it; ``policyconfig``: the pack's
-config, merged as the CLI merges it, ``schemacheck``: checked against its schemas); ``analyzer`` runs the packs over a run; ``preview`` prints it.
+config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``preview`` prints it.
 Against a running stack: ``stackexport`` and ``previewjson`` read what ``pulumi stack export`` and
 ``pulumi preview --json`` write, ``plan`` compares (``forcenew``: what replaces), ``laneguard`` judges
 what a plan does to the lanes. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts them together.

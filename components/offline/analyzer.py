@@ -27,7 +27,6 @@ from typing import Any, Mapping, Optional, Sequence
 from .packprocess import Analysis, PolicyPackProcess, pack_env
 from .policyconfig import PolicyPackError, read_config_file
 from .records import ProgramRun, Resource
-from .schemacheck import SchemaCheck
 
 
 def _in_background(work: Any, name: str) -> Future:
@@ -92,14 +91,12 @@ class PolicyPacks:
         self._sent: list[int] = []
         self._failed: list[Optional[BaseException]] = []
         self._starting: list[Future] = []
-        self._checks: list[SchemaCheck] = []
         try:
             for path in packs:
                 self._packs.append(PolicyPackProcess(path, env, wait=False))
                 self._analyses.append(None)
                 self._sent.append(0)
                 self._failed.append(None)
-            self._checks = [SchemaCheck() for _ in self._packs]  # each imports jsonschema while its pack starts
             for n, pack in enumerate(self._packs):
                 self._starting.append(_in_background(functools.partial(self._start, n), f"start {pack.path.name}"))
         except BaseException:
@@ -110,7 +107,7 @@ class PolicyPacks:
         """Start pack ``n`` and configure it, then send it what the program registered meanwhile."""
         pack = self._packs[n]
         pack.handshake()
-        pack.configure(self._user[n], self._target, self._checks[n])
+        pack.configure(self._user[n], self._target)
         with self._lock:
             self._analyses[n] = pack.analysis(self._target.project, self._target.stack, self._stack_config)
             self._feed(n)
@@ -164,8 +161,6 @@ class PolicyPacks:
         return [pack.info.name for pack in self._packs]
 
     def close(self) -> None:
-        for check in self._checks:
-            check.close()
         for pack in self._packs:
             pack.kill()
         for starting in self._starting:

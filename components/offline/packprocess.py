@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import grpc
 import yaml
@@ -25,7 +25,6 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
-from .schemacheck import Pair, errors_of
 from .records import STACK_TYPE, ProgramRun
 from .wire import (
     outputs_known_at_registration,
@@ -258,13 +257,11 @@ class PolicyPackProcess:
 
     # ---- the protocol ----
 
-    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
-                  check: Callable[[Sequence[Pair]], list[list[str]]] = errors_of) -> PolicyConfig:
-        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (its
-        schemas checked by ``check``: ``schemacheck``)."""
+    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None) -> PolicyConfig:
+        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config."""
         if run is not None:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
-        config = reconcile(self.info, user or {}, check)
+        config = reconcile(self.info, user or {})
         policies = {p.name for p in self.info.policies}
         self.warnings += [f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
                           f"pulumi ignores it)" for name in sorted(set(user or {}) - policies - {"all"})]

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2 as pb
 
 from ..inputs import MAX_NESTING, nesting_depth
-from .schemacheck import Pair, errors_of
 from .stackfile import InputFileError, read_utf8
 
 LEVELS = {"advisory": pb.ADVISORY, "mandatory": pb.MANDATORY, "remediate": pb.REMEDIATE, "disabled": pb.DISABLED}
@@ -123,11 +122,9 @@ def _apply(result: PolicyConfig, given: PolicyConfig) -> None:
         result[name] = (level or current_level, merged or None)
 
 
-def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig,
-              check: Callable[[Sequence[Pair]], list[list[str]]] = errors_of) -> PolicyConfig:
+def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig) -> PolicyConfig:
     """Defaults (each policy's level and its schema's ``default``s), the pack's initial config,
-    then the user's file; then every policy's properties checked against its schema (``check``:
-    ``schemacheck.errors_of``, or a ``SchemaCheck``)."""
+    then the user's file; then every policy's properties checked against its schema."""
     result: PolicyConfig = {}
     schemas: dict[str, dict[str, Any]] = {}
     for policy in info.policies:
@@ -141,8 +138,20 @@ def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig,
     }
     _apply(result, initial)
     _apply(result, user)
-    answers = check([(schema, (result.get(name) or ("", None))[1] or {}) for name, schema in schemas.items()])
-    problems = [f"{name}: {message}" for name, messages in zip(schemas, answers) for message in messages]
+    problems = []
+    for name, schema in schemas.items():
+        problems += [f"{name}: {message}" for message in _schema_errors(schema, (result.get(name) or ("", None))[1] or {})]
     if problems:
         raise PolicyPackError(f"invalid policy pack config for '{info.name}':\n  " + "\n  ".join(problems))
     return result
+
+
+def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[str]:
+    import jsonschema
+
+    return [
+        (f"{'.'.join(str(p) for p in error.absolute_path)}: " if error.absolute_path else "") + error.message
+        for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+    ]
+
+
