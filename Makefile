@@ -29,9 +29,8 @@ preview: compiled
 test: compiled
 	$(PY) -m pytest -q -n auto --dist loadscope
 
-bench: compiled
-	$(PY) benchmarks/bench_preview.py
-	$(PY) benchmarks/bench_policy.py
+bench: compiled  # both run; it fails when either misses a bar
+	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview
 
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md
