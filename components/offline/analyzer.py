@@ -52,6 +52,7 @@ work fell from about 1 s of CPU, one resource at a time, to about 0.5 s, as when
 
 
 FIRST_GROUP = 16
+"""The first group's size: a small program's resources reach the packs while it runs (``_group``)."""
 
 
 def _group(sent: int) -> int:
