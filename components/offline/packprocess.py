@@ -301,7 +301,6 @@ class PolicyPackProcess:
         }
 
 
-
 class Analysis:
     """One preview's resources through one pack, as the CLI sends them: ``Analyze`` for each resource
     once it is registered, so the pack can work while the program still runs (up to ``IN_FLIGHT`` calls
