@@ -578,3 +578,114 @@ def test_the_racks_lanes_output_through_the_readmes_jq_is_a_complete_lanes_confi
     assert "g4dn.xlarge, has memory 14481Mi allocatable < 16Gi requested" in message
     fits = {**INFERENCE, "scale": {"count": 1, "memory": 12288, "gpu": 1}}
     assert judge(pack, alone(fits), lanes_config) == []
+
+
+# ---- what real manifests write: init-container GPUs, pod-level limits, the OS, DaemonSets, per-type labels --------
+#
+# Upstream facts these pin, in our words:
+# * The scheduler hands an init container's resources on to the containers after it
+#   (component-helpers ``PodRequests``): a GPU an init container checks is the app's GPU, not another.
+# * With PodLevelResources (beta, on by default in Kubernetes 1.34) the API defaults a pod-level
+#   request to the pod-level limit when no container asks for that resource (``pkg/apis/core/v1``
+#   ``defaultPodRequests``).
+# * Every node carries ``kubernetes.io/os``; the EKS Linux AMIs (AL2023, Bottlerocket) give ``linux``.
+# * A DaemonSet runs a pod on each node its selection admits; a DaemonSet that admits none runs no pod.
+# * Karpenter launches only instance types that meet every requirement of the pod and the pool
+#   (``instance-type``, ``instance-size``, ``instance-cpu``, ``instance-gpu-count``...).
+# * ``resource.k8s.io/v1beta1`` device requests name their ``deviceClassName`` on the request itself.
+
+G5_POOL = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5"), req("karpenter.k8s.aws/instance-size", "xlarge", "2xlarge")],
+               taints=GPU_TAINTS)
+
+
+def gpu_pod(select: dict[str, str], **spec: Any) -> dict[str, Any]:
+    return pod(select, limits={"nvidia.com/gpu": 1}, **spec)
+
+
+def test_an_init_container_that_checks_the_gpu_does_not_ask_for_another(pack):
+    check = {"name": "nvidia-smi", "image": "nvidia/cuda:12.4.1-base", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    one = workload("finetune", gpu_pod({"karpenter.sh/nodepool": "gpu"}, initContainers=[check, {**check, "name": "again"}]))
+    assert messages(judge(pack, stack(G5_POOL, one)), REACH) == []
+    sidecar = {**check, "name": "exporter", "restartPolicy": "Always"}  # a sidecar keeps its GPU: 2 in all
+    two = workload("finetune", gpu_pod({"karpenter.sh/nodepool": "gpu"}, initContainers=[sidecar]))
+    [message] = messages(judge(pack, stack(G5_POOL, two)), REACH)
+    assert 'deployment "finetune" fits no lane: it requests nvidia.com/gpu 2' in message
+
+
+def test_a_pod_level_limit_without_requests_is_what_the_pod_asks():
+    spec = pod(resources={"limits": {"cpu": "8", "memory": "32Gi"}})
+    assert fit.pod_requests(spec) == {"cpu": 8, "memory": 32 * 2**30}
+    # a container's request for it stands; a pod-level request wins over both
+    assert fit.pod_requests(pod(requests={"cpu": "2"}, resources={"limits": {"cpu": "8"}}))["cpu"] == 2
+    assert fit.pod_requests(pod(requests={"cpu": "2"}, resources={"requests": {"cpu": "3"}, "limits": {"cpu": "8"}}))["cpu"] == 3
+
+
+def test_a_pod_level_limit_too_big_for_the_lane_is_refused(pack):
+    big = workload("big", pod({"convox.io/label": "ml"}, resources={"limits": {"cpu": "8", "memory": "32Gi"}}))
+    [message] = messages(judge(pack, stack(group("ml", ["m6i.xlarge"], labels={"convox.io/label": "ml"}), big)), REACH)
+    assert message.startswith('deployment "big" fits no lane: it requests cpu 8, memory 32Gi; the nearest, node group "ml"')
+
+
+def test_windows_pods_find_no_linux_lane_and_windows_daemonsets_cost_linux_nodes_nothing(pack):
+    windows = workload("iis", pod({"kubernetes.io/os": "windows"}))
+    al2023 = lambda: node_class("general", [{"alias": "al2023@latest"}])  # noqa: E731 (its nodes' OS: Linux)
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, windows)), REACH) == []  # a class the stack does not hold: not known
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, al2023, windows)), REACH) == [
+        'deployment "iis" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
+        "kubernetes.io/os=windows, and the lane's nodes run linux (select a lane that offers it, or add one)"]
+    linux = workload("api", pod({"kubernetes.io/os": "linux"}))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, al2023, linux)), REACH) == []
+    # a Windows agent's DaemonSet tolerates everything, but lands on no Linux node: a pod that fills a
+    # g4dn.xlarge (3920m, 14481Mi allocatable) still fits it, and the DaemonSet itself is no violation
+    agent = workload("windows-exporter", pod({"kubernetes.io/os": "windows"}, [{"operator": "Exists"}],
+                                             requests={"cpu": "200m", "memory": "1Gi"}), kind=k8s.apps.v1.DaemonSet)
+    full = workload("llm", pod({"convox.io/label": "ml"}, requests={"cpu": "3", "memory": "14000Mi"}))
+    ml = group("ml", ["g4dn.xlarge"], labels={"convox.io/label": "ml"})
+    assert messages(judge(pack, stack(ml, agent, full)), REACH) == []
+    # a Windows node group does take it
+    windows_group = group("win", ["m6i.large"], ami_type="WINDOWS_CORE_2022_x86_64")
+    assert messages(judge(pack, stack(windows_group, windows)), REACH) == []
+
+
+def test_a_daemonset_for_nodes_the_rack_does_not_have_runs_nowhere_and_is_no_violation(pack):
+    neuron = workload("neuron-device-plugin", pod(
+        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [req("node.kubernetes.io/instance-type", "inf2.xlarge", "trn1.2xlarge")]}]}}},
+        tolerations=[{"operator": "Exists"}]), kind=k8s.apps.v1.DaemonSet)
+    arm_agent = workload("arm-agent", pod({"kubernetes.io/arch": "arm64"}), kind=k8s.apps.v1.DaemonSet)
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, neuron, arm_agent)), REACH) == []
+    # the same selection on a Deployment leaves its pods pending
+    arm_api = workload("arm-api", pod({"kubernetes.io/arch": "arm64"}))
+    assert len(messages(judge(pack, stack(ON_DEMAND_AMD64, arm_api)), REACH)) == 1
+
+
+@pytest.mark.parametrize("requirement, words", [
+    (req("node.kubernetes.io/instance-type", "g5.48xlarge"), "node.kubernetes.io/instance-type=g5.48xlarge"),
+    (req("karpenter.k8s.aws/instance-size", "12xlarge"), "karpenter.k8s.aws/instance-size=12xlarge"),
+    (req("karpenter.k8s.aws/instance-cpu", "31", operator="Gt"), "karpenter.k8s.aws/instance-cpu Gt [31]"),
+    (req("karpenter.k8s.aws/instance-gpu-count", "3", operator="Gt"), "karpenter.k8s.aws/instance-gpu-count Gt [3]"),
+], ids=["type", "size", "cpu", "gpu-count"])
+def test_instance_labels_no_type_of_the_lane_has_are_refused(pack, requirement, words):
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [requirement]}]}}}
+    wants = workload("trainer", gpu_pod({"karpenter.sh/nodepool": "gpu"}, affinity=affinity))
+    [message] = messages(judge(pack, stack(G5_POOL, wants)), REACH)
+    assert message == ("deployment \"trainer\" fits no lane: it requests nvidia.com/gpu 1; the nearest, karpenter nodepool "
+                       f"'gpu': no instance type it can launch meets the pod's node selection ({words}) "
+                       "(select instance types the lane launches)")
+    fits = workload("trainer", gpu_pod({"karpenter.sh/nodepool": "gpu", "karpenter.k8s.aws/instance-size": "2xlarge"}))
+    assert messages(judge(pack, stack(G5_POOL, fits)), REACH) == []
+
+
+def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
+    def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
+        return lambda: k8s.apiextensions.CustomResource(
+            f"gpu-{version}", api_version=f"resource.k8s.io/{version}", kind="ResourceClaimTemplate",
+            metadata={"name": "gpu"}, spec={"spec": {"devices": {"requests": [request]}}})
+
+    claims = pod(resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "gpu"}])
+    v1 = claim("v1", {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}})
+    v1beta1 = claim("v1beta1", {"name": "gpu", "deviceClassName": "gpu.nvidia.com"})
+    for template in (v1, v1beta1):
+        [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, template, workload("dra", claims))), REACH)
+        assert message.startswith('deployment "dra" claims 1 nvidia.com/gpu through DRA (gpu), but this rack has no GPU lane')

@@ -18,7 +18,9 @@ A pod's effective request is the scheduler's (kubernetes ``component-helpers/res
 ``PodRequests``): regular containers and restartable init containers (sidecars) summed; each init
 container in turn needs its request plus the sidecars started before it; the pod needs the larger
 of the two, per resource; pod-level ``resources.requests`` (cpu, memory) replace the containers';
-``overhead`` is added. A container with a limit and no request requests its limit.
+``overhead`` is added. A container with a limit and no request requests its limit; so does the pod
+for a pod-level limit of a resource no container asks for (the API's defaulting, ``pkg/apis/core/v1``
+``defaultPodRequests``, PodLevelResources, on by default since Kubernetes 1.34).
 
 Pure: the standard library and the pack's ``facts`` and ``instances``.
 """
@@ -165,10 +167,13 @@ def pod_requests(pod: Any) -> dict[str, float]:
             init_max[name] = max(init_max.get(name, 0), amount)
     for name, amount in init_max.items():
         total[name] = max(total.get(name, 0), amount)
-    pod_level = facts.as_map(facts.as_map(pod.get("resources")).get("requests"))
+    pod_resources = facts.as_map(pod.get("resources"))
+    pod_level, pod_limits = facts.as_map(pod_resources.get("requests")), facts.as_map(pod_resources.get("limits"))
     for name in (CPU, MEMORY):
         if name in pod_level and (amount := quantity(pod_level[name])) is not None:
             total[name] = amount
+        elif name not in total and name in pod_limits and (amount := quantity(pod_limits[name])) is not None:
+            total[name] = amount  # no container asks for it: the pod-level limit is the pod's request
     for name, value in facts.as_map(pod.get("overhead")).items():
         if (amount := quantity(value)) is not None:
             total[str(name)] = total.get(str(name), 0) + amount

@@ -77,6 +77,8 @@ class Lane:
     """Allocatable of its largest node as the policy config states it (a lane of another stack)."""
     max_gpus: Optional[int] = None
     """Most GPUs per node, as the policy config states it."""
+    os: tuple[str, ...] = ()
+    """The ``kubernetes.io/os`` values its nodes carry (``linux``, ``windows``); () when not known."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -92,8 +94,11 @@ class Lane:
         return [wellknown.candidates(reqs) for reqs in self._alternatives(selection)]
 
     def _capacity_holds(self, requirements: Sequence[scheduling.Requirement]) -> bool:
+        """Whether the pod's requirements on the capacity type and the OS hold for some node of the lane."""
         offered = dict(self.capacity)
         for req in requirements:
+            if req.key == OS_KEY and self.os and not any(wellknown.holds(req.operator, req.values, v) for v in self.os):
+                return False
             if req.key in (wellknown.CAPACITY_TYPE_KEY, wellknown.EKS_CAPACITY_TYPE_KEY) and self.capacity:
                 values = offered.get(req.key)
                 if values is None:
@@ -105,8 +110,8 @@ class Lane:
 
     def admits(self, selection: Selection) -> bool:
         """Whether some instance this lane can launch satisfies the pod's well-known requirements
-        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``, the capacity type); lanes without
-        requirements do."""
+        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``, the capacity type, ``kubernetes.io/os``);
+        lanes without requirements do."""
         terms = selection.terms if selection.terms is not None else ((),)
         alternatives = [term for term in terms if self._capacity_holds(selection.node_selector + tuple(term))]
         if not alternatives:
@@ -242,10 +247,10 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         name = facts.text(props.get("nodePoolName")) or res.name
         labels = {**_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = _taints(props.get("taints"))
-        return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints))
+        return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if res.type == contract.COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = _labels(props.get("labels")), _taints(props.get("taints"))
-        return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints))
+        return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if isinstance(lane, facts.NodePool):
         name = lane.subject_name
         template = facts.dig(props, "spec", "template")
@@ -255,9 +260,12 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
                         (ON_DEMAND,))
         node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == facts.KARPENTER_CLASS else None
+        systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
+        if systems is None:
+            systems = () if node_class is None else _kubernetes_os(node_class.os())
         return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")))
+                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
@@ -274,8 +282,18 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         else:
             disk, capacity = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", _labels(props.get("labels")), _taints(props.get("taints")), gpu,
-                    _group_requirements(types, facts.text(props.get("amiType"))), capacity, disk)
+                    _group_requirements(types, facts.text(props.get("amiType"))), capacity, disk, os=_kubernetes_os(lane.os()))
     return None
+
+
+OS_KEY = "kubernetes.io/os"
+LINUX = ("linux",)
+
+
+def _kubernetes_os(os_name: str) -> tuple[str, ...]:
+    """The ``kubernetes.io/os`` label of a lane's nodes: ``windows`` for a Windows AMI, else ``linux``
+    (AL2023, AL2, Bottlerocket and custom AMIs of the EKS node images are all Linux)."""
+    return ("windows",) if os_name == "windows" else LINUX
 
 
 ON_DEMAND = "on-demand"
@@ -597,7 +615,8 @@ class Workload:
     selection: Selection
     tolerations: tuple[Toleration, ...]
     gpus: Mapping[str, float]
-    """GPU resources the pod asks for (limits, else requests), summed over its containers."""
+    """GPU resources the pod asks for: its effective requests (``fit.pod_requests``: an init container's
+    GPUs are handed on to the containers after it, so they are not added to theirs)."""
     requests: Mapping[str, float] = field(default_factory=dict)
     """The pod's effective requests (``fit.pod_requests``): cores, bytes, counts."""
     claims: tuple[str, ...] = ()
@@ -625,18 +644,8 @@ class Workload:
         return found
 
 
-def _gpus(pod: Any) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for group in ("initContainers", "containers"):
-        for container in facts.as_list(pod.get(group)):
-            resources = facts.as_map(facts.as_map(container).get("resources"))
-            for resource in (contract.NVIDIA_GPU, contract.AMD_GPU):
-                count = facts.number(facts.as_map(resources.get("limits")).get(resource))
-                if count is None:
-                    count = facts.number(facts.as_map(resources.get("requests")).get(resource))
-                if count:
-                    total[resource] = total.get(resource, 0) + count
-    return total
+def _gpus(requests: Mapping[str, float]) -> dict[str, float]:
+    return {resource: requests[resource] for resource in (contract.NVIDIA_GPU, contract.AMD_GPU) if requests.get(resource)}
 
 
 GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
@@ -659,7 +668,8 @@ def gpu_classes(resources: Sequence[checks.StackResource]) -> frozenset[str]:
 
 def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], float]:
     """GPU claims of the stack: ``(kind, name) -> whole GPUs`` for claims and templates asking for devices
-    of a GPU class (``count`` with ``ExactCount``, 1 for ``All``; the fewest of ``firstAvailable``)."""
+    of a GPU class (``count`` with ``ExactCount``, 1 for ``All``; the fewest of ``firstAvailable``).
+    A request says what it asks for in ``exactly`` (``resource.k8s.io/v1``) or on itself (``v1beta1``)."""
     classes = gpu_classes(resources)
     found: dict[tuple[str, str], float] = {}
     for res in resources:
@@ -669,8 +679,12 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
         total, any_gpu = 0.0, False
         for request in facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests")):
             request = facts.as_map(request)
-            options = [facts.as_map(request.get("exactly"))] if "exactly" in request else [
-                facts.as_map(o) for o in facts.as_list(request.get("firstAvailable"))]
+            if "exactly" in request:
+                options = [facts.as_map(request.get("exactly"))]
+            elif "firstAvailable" in request:
+                options = [facts.as_map(o) for o in facts.as_list(request.get("firstAvailable"))]
+            else:  # resource.k8s.io/v1beta1: the request names its device class itself
+                options = [request]
             counts = [_device_count(o) for o in options if facts.text(o.get("deviceClassName")) in classes]
             if counts and len(counts) == len(options):
                 any_gpu = True
@@ -710,7 +724,8 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
     subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
-    gpus = _gpus(pod)
+    requests = fit.pod_requests(pod)
+    gpus = _gpus(requests)
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
     # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in gpus)
@@ -718,7 +733,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    fit.pod_requests(pod), claims, claimed_gpus, images)
+                    requests, claims, claimed_gpus, images)
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -798,11 +813,13 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
 
 
 def _well_known_reason(workload: Workload, lane: Lane) -> str:
-    """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, instance labels)."""
+    """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, OS, instance labels)."""
     selection = workload.selection
     terms = selection.terms if selection.terms is not None else ((),)
     for term in terms:
         for req in selection.node_selector + tuple(term):
+            if not lane._capacity_holds((req,)) and req.key == OS_KEY:
+                return f"it needs {_req_words(req)}, and the lane's nodes run {', '.join(lane.os)}"
             if not lane._capacity_holds((req,)):
                 offered = ", ".join(v for _, values in lane.capacity for v in values)
                 return f"it needs {_req_words(req)}, and the lane launches capacity type {offered} only"
@@ -827,6 +844,8 @@ class Fit:
     short: str = ""
     rank: tuple[float, ...] = ()
     """How near it comes (smaller is nearer): the number of resources short, then the shortfall."""
+    fix: str = ""
+    """What to do, where it is not the sizes' fix (``_fit_fix``)."""
 
 
 GiB = 2**30
@@ -876,7 +895,10 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
     if best is None:
         if capped:
             return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,))
-        return Fit(True)  # no type at all: the well-known check has said so
+        # its families admit the pod, but no type of them meets its per-type labels (type, size, cpu, memory, GPUs)
+        return Fit(False, short="no instance type it can launch meets the pod's node selection "
+                                f"({'; '.join(_req_words(r) for r in _type_requirements(workload.selection)) or 'its instance labels'})",
+                   rank=(8,), fix="select instance types the lane launches")
     rank, itype, missing = best
     why = (f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
            f"(after kube-reserved{',' if any(overhead.get(r) for r in fit.SIZED) else ' and'} eviction thresholds"
@@ -884,6 +906,18 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
     return Fit(False, short=why, rank=rank)
+
+
+def _type_requirements(selection: Selection) -> list[scheduling.Requirement]:
+    """The pod's requirements on well-known instance labels (``node.kubernetes.io/instance-type``,
+    ``karpenter.k8s.aws/instance-*``), as it wrote them."""
+    terms = selection.terms if selection.terms is not None else ((),)
+    found = []
+    for req in selection.node_selector + tuple(r for term in terms for r in term):
+        if (req.key == wellknown.TYPE_KEY or req.key.startswith((wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX))) \
+                and req not in found:
+            found.append(req)
+    return found
 
 
 def _overhead_words(overhead: Mapping[str, float]) -> str:
@@ -925,8 +959,11 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(workload.selection) for lane in reachable):
         return [no_gpu_lane(workload, [lane for lane in selected if not lane.gpu_for(workload.selection)], lanes)]
-    if not selected and by_labels:  # the labels match, the nodes' architecture or capacity type do not
-        lane = next((lane for lane in by_labels if any(lane.labels.get(k) == v for k, v in named)), by_labels[0])
+    if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
+        # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
+        # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
+        lane = min(by_labels, key=lambda lane: (not any(lane.labels.get(k) == v for k, v in named),
+                                                bool(lane.untolerated(workload.tolerations))))
         return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
                 f"{_well_known_reason(workload, lane)} (select a lane that offers it, or add one)"]
     return []
@@ -949,7 +986,7 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
     lane, verdict = min(verdicts, key=lambda pair: pair[1].rank)
     asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
     return [f"{workload.subject} fits no lane: it requests {asks}; the nearest, {lane.subject}: {verdict.short} "
-            f"({_fit_fix(workload)})"], []
+            f"({verdict.fix or _fit_fix(workload)})"], []
 
 
 def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dict[str, float]]:
