@@ -38,7 +38,7 @@ from conftest import REPO
 RAW_VALUES = [
     "no", "yes", "on", "off", "true", "False", "~", "null", "", "1:30", "190:20:30", "2024-01-01", "2024-13-01",
     "2001-12-14t21:59:43.10-05:00", "0o17", "017", "08", "0x32", "1_000", "1e3", "1.5", "-5", "0", "50", "99999999999999999999999",
-    ".nan", "-.inf", ".inf", "!!binary aGVsbG8=", "!!set {a, b}", "!!omap [a: 1]", "!custom x", "!!str 123", "!!int '7'",
+    ".nan", "-.inf", ".inf", "!!binary aGVsbG8=", "!!set {a, b}", "!!omap [a: 1]", "!custom x", "!!str 123", "!!int '7'", "!!bool maybe", "!!int ''", "!!float ''",
     "&x [a, *x]", "&y {k: *y}", "[", "{", "]", "'", '"', "- a", "? a", "*nope", "|\n    block\n    text", ">-\n    folded",
     "bottlerocket", "al2023", "Bottlerocket", "g5,g6", "m6i,m7i", "c7i", "xlarge", "on-demand,spot", "arm64", "30s", "5m",
     "720h", "Never", "10%", "gp3", "ami-0a1b2c3d4e5f60718", "ami-0123456789abcdef0", "ami-XYZ", "al2023@v20240101",

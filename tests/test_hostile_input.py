@@ -110,6 +110,12 @@ def test_a_policy_config_that_is_not_utf8_is_named(data, says, capsys, tmp_path)
     ("!!set {a, b}", "the YAML tag !!set is not supported here (write a plain mapping)"),
     ("!!omap [a: 1]", "the YAML tag !!omap is not supported here (write a plain list)"),
     ("!custom x", "the YAML tag !custom is not supported here (write the value as text)"),
+    # an explicit tag on a value it does not fit: PyYAML's constructors raise KeyError, IndexError, ValueError
+    ("!!bool maybe", "'maybe' is not a valid !!bool"),
+    ("!<tag:yaml.org,2002:bool> ''", "'' is not a valid !!bool"),
+    ("!!int ''", "'' is not a valid !!int"),
+    ("!!int '-'", "'-' is not a valid !!int"),
+    ("!!float ''", "'' is not a valid !!float"),
 ])
 def test_values_that_are_not_text_name_the_key_and_the_type(value, says, capsys, tmp_path):
     (line,) = refused(capsys, tmp_path, BASE + f"  rack:karpenter_node_os: {value}\n")

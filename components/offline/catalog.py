@@ -55,6 +55,7 @@ from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import SUBNET_ID_RE
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -331,6 +332,8 @@ class Catalog:
             doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
         except yaml.YAMLError as exc:
             raise CatalogError(f"AMI catalog {path}: not valid YAML: {exc}") from None
+        except YAML_TAG_ERRORS:
+            raise CatalogError(f"AMI catalog {path}: not valid YAML: {TAG_MISFIT}") from None
         except RecursionError:
             raise CatalogError(f"AMI catalog {path}: nested deeper than any catalog (more than {MAX_DEPTH} levels)") from None
         return cls.from_doc({} if doc is None else doc, str(path))

@@ -43,6 +43,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
 from .remote import (
     Child,
     Context,
@@ -89,6 +90,8 @@ def documents(text: str, source: str) -> list[Any]:
         return [doc for doc in yaml.safe_load_all(text)]
     except yaml.YAMLError as exc:
         raise ExpansionError(f"{source}: not valid YAML: {exc}") from None
+    except YAML_TAG_ERRORS:
+        raise ExpansionError(f"{source}: not valid YAML: {TAG_MISFIT}") from None
 
 
 def decode(args: Mapping[str, Any]) -> dict[str, Any]:

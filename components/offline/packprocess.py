@@ -22,6 +22,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
@@ -86,6 +87,8 @@ def pack_python(path: Path, env: Mapping[str, str]) -> tuple[str, list[str]]:
         doc = yaml.safe_load((path / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise PolicyPackError(f"policy pack {path}: cannot read PulumiPolicy.yaml ({exc})") from None
+    except YAML_TAG_ERRORS:
+        raise PolicyPackError(f"policy pack {path}: cannot read PulumiPolicy.yaml ({TAG_MISFIT})") from None
     options = ((doc.get("runtime") or {}).get("options") or {}) if isinstance(doc, dict) and isinstance(doc.get("runtime"), dict) else {}
     venv = options.get("virtualenv") if isinstance(options, dict) else None
     if not venv:

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..inputs import MAX_NESTING, nesting_depth
+from ..inputs import MAX_NESTING, YAML_TAG_ERRORS, nesting_depth
 from ..spec.base import shown
 
 MAX_VALUES = 100_000
@@ -375,6 +375,9 @@ class _Reader:
             value = self._loader.yaml_constructors[tag](self._loader, node)
         except (ValueError, yaml.YAMLError) as exc:
             self.problem(node, where, f"{text!r} is not a valid {_short(tag)} ({exc})")
+            return None
+        except YAML_TAG_ERRORS:
+            self.problem(node, where, f"{text!r} is not a valid {_short(tag)}")
             return None
         if isinstance(value, str) and _unholdable(value):
             self.problem(node, where, _unholdable(value))
