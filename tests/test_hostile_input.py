@@ -427,3 +427,27 @@ def test_a_policy_config_value_at_the_nesting_limit(levels, refused_, tmp_path):
         return
     with pytest.raises(PolicyPackError, match=f"nested deeper than {MAX_NESTING} levels"):
         read_config_file(config)
+
+
+def test_a_taint_mapping_names_its_item_and_field_one_problem_a_line(capsys, tmp_path):
+    taints = "\n    - key: a\n    - foo: b\n      effect: NoSchedule\n    - 5\n"
+    assert refused(capsys, tmp_path, BASE + f"  rack:karpenter_node_taints:{taints}") == [
+        "error: rack:karpenter_node_taints[0].effect: required",
+        "error: rack:karpenter_node_taints[1].key: required",
+        "error: rack:karpenter_node_taints[1].foo: unknown field",
+        "error: rack:karpenter_node_taints[2]: expected a mapping of its fields (got 5)",
+    ]
+    pool = "\n    - name: a\n      taints:\n        - key: a\n          x: 1\n"
+    assert refused(capsys, tmp_path, BASE + f"  rack:additional_karpenter_nodepools_config:{pool}") == [
+        "error: rack:additional_karpenter_nodepools_config[0].taints[0].effect: required",
+        "error: rack:additional_karpenter_nodepools_config[0].taints[0].x: unknown field",
+    ]
+
+
+def test_a_component_user_reads_a_nested_spec_problem_in_field_names():
+    from mixed_os_racks import PoolSpec
+
+    with pytest.raises(ConfigError) as caught:
+        PoolSpec(name="a", taints=[{"key": "a"}, {"foo": "b", "effect": "NoSchedule"}])
+    assert str(caught.value).splitlines() == [
+        "PoolSpec.taints[0].effect: required", "PoolSpec.taints[1].key: required", "PoolSpec.taints[1].foo: unknown field"]

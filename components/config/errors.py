@@ -42,8 +42,9 @@ def problems(exc: SpecError, table: KeyTable, at: str = "") -> list[tuple[str, s
     for error in exc.errors:
         message = _worded(error_message(error), table)
         cause = (error.get("ctx") or {}).get("error")
-        if not at:
-            path = table.key(field_of(error))
+        if not at:  # the key, then where in its value (``rack:karpenter_node_taints[1].effect``)
+            loc = [] if isinstance(cause, FieldProblem) else list(error["loc"])
+            path = key_path([table.key(field_of(error)), *loc[1:]])
         elif isinstance(cause, FieldProblem):
             path = at + (f".{table.key(cause.field)}" if table.suffix else "")
         else:

@@ -152,11 +152,24 @@ def did_you_mean(model: type[BaseModel], loc: Sequence[Any]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def _flat(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """pydantic's errors, with a nested spec's own errors in place of the one its ``SpecError`` made
+    (pydantic calls a spec's ``__init__`` for a mapping in a field of another: ``PoolSpec.taints[1]``)."""
+    found: list[Mapping[str, Any]] = []
+    for error in errors:
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, SpecError):
+            found += [{**inner, "loc": (*error["loc"], *inner["loc"])} for inner in cause.errors]
+        else:
+            found.append(error)
+    return found
+
+
 class SpecError(ConfigError, ValueError):
     """A spec built with values its rules refuse: one ``<Spec>.<field>: <problem>`` line each."""
 
     def __init__(self, spec: str, exc: ValidationError, model: Optional[type[BaseModel]] = None) -> None:
-        self.errors = exc.errors()
+        self.errors = _flat(exc.errors())
         """pydantic's errors, for callers that name the paths in their own terms (the stack config)."""
         lines = [(key_path(error_loc(e)), error_message(e) + (did_you_mean(model, e["loc"]) if model and
                                                                e["type"] == "extra_forbidden" else ""))
