@@ -242,6 +242,19 @@ def test_a_pool_mixing_gpu_and_cpu_families_is_refused():
     assert error(karpenter_instance_families="m5,g6").startswith("rack:karpenter_instance_families: karpenter")
 
 
+@pytest.mark.parametrize("families", ["g5,g4ad", "p4d,g4ad", "g4ad,g6"])
+def test_a_pool_mixing_gpu_vendors_is_refused(families):
+    """Every family a GPU family, but of two vendors: the lane's label and device plugin are one vendor's."""
+    message = error(additional_karpenter_nodepools_config=[{"name": "ml", "instance_families": families}])
+    nvidia = ",".join(f for f in families.split(",") if f != "g4ad")
+    assert message == (
+        "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families "
+        f"mix GPU vendors (amd: g4ad; nvidia: {nvidia}): a lane's GPU label, taint and device plugin are one vendor's, "
+        "so the other's nodes would get none (split it into a pool per vendor)")
+    assert parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [
+        {"name": "ml", "instance_families": nvidia}]})
+
+
 # ---- 14. node_disk above gp3's size ------------------------------------------------------------------------
 
 

@@ -209,6 +209,13 @@ class PoolSpec(Spec):
                 f"{s}: instance families mix GPU families ({','.join(gpus)}) with others ({','.join(others)}): "
                 f"its GPU nodes would get no GPU label or taint, so the device plugin would skip them and CPU pods "
                 f"would land on them (split it into two pools, one of GPU families and one of the others)"))
+        vendors = sorted({instances.facts(f).gpu for f in gpus})
+        if len(vendors) > 1:
+            # one lane, one GPU vendor: its label (convox.io/gpu-vendor) and device plugin are the vendor's
+            named = "; ".join(f"{v}: {','.join(f for f in gpus if instances.facts(f).gpu == v)}" for v in vendors)
+            raise FieldProblem(families_field, (
+                f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
+                f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"))
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
             if problem:
