@@ -37,6 +37,9 @@ SYSTEM_TOLERATION = {"key": SYSTEM_NODE_LABEL, "operator": "Equal", "value": "tr
 """What the rack's own add-ons (Karpenter, CoreDNS, ...) run with: on the system lane, and only there."""
 KARPENTER_POOL_LABEL = "karpenter.sh/nodepool"
 """Karpenter labels every node it launches with its NodePool's name."""
+RESERVED_POOL_LABELS = (NODEPOOL_LABEL, NODEGROUP_LABEL, GPU_VENDOR_LABEL, SYSTEM_NODE_LABEL)
+"""Labels only the rack writes: a pool's own name, a node group's label, the GPU vendor the device
+plugin selects, the system lane the rack's add-ons run on. A pool's ``labels`` may not set them."""
 
 EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
 """The EKS API's spelling of taint effects -> Kubernetes'. Outputs show Kubernetes' spelling."""

@@ -147,6 +147,10 @@ def test_duplicate_pool_names():
         ("weight", 101, "weight must be 1-100 (got '101')"),
         ("weight", 0, "weight must be 1-100 (got '0')"),  # the NodePool CRD: minimum 1
         ("labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
+        # what the rack writes: a node group's label, the GPU vendor the device plugin selects, the system lane
+        ("labels", "convox.io/label=x", "label 'convox.io/label' is reserved"),
+        ("labels", "convox.io/gpu-vendor=nvidia", "label 'convox.io/gpu-vendor' is reserved"),
+        ("labels", "convox.io/system-node=true", "label 'convox.io/system-node' is reserved"),
         ("taints", "a=b:NoWay", "invalid taint effect 'NoWay' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
         ("ami_id", "ami-XYZ", "invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
     ],
@@ -219,6 +223,7 @@ def test_malformed_taint():
         ("karpenter_consolidate_after", "soon", "invalid karpenter_consolidate_after 'soon' (use a duration like 30s, 5m or 1h)"),
         ("karpenter_node_volume_type", "sc1", "invalid karpenter_node_volume_type 'sc1' (must be one of gp2, gp3, io1, io2)"),
         ("karpenter_node_labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
+        ("karpenter_node_labels", "convox.io/system-node=true", "label 'convox.io/system-node' is reserved"),
         ("karpenter_node_taints", "a:Bad", "invalid taint effect 'Bad' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
     ],
 )

@@ -84,7 +84,8 @@ class PoolSpec(Spec):
     weight: Optional[int] = None
     """The NodePool's weight (preference among pools), 1-100. Default: none."""
     labels: dict[str, str] = {}
-    """Extra node labels; ``convox.io/nodepool`` is the pool's own."""
+    """Extra node labels; ``convox.io/nodepool``, ``convox.io/label``, ``convox.io/gpu-vendor`` and
+    ``convox.io/system-node`` are the rack's own."""
     taints: list[Taint] = []
     """Extra node taints."""
     dedicated: bool = False
@@ -277,8 +278,9 @@ class PoolSpec(Spec):
 
     def _label_rules(self) -> None:
         s = self.subject
-        if contract.NODEPOOL_LABEL in self.labels:
-            raise FieldProblem("labels", f"{s}: label '{contract.NODEPOOL_LABEL}' is reserved")
+        for key in contract.RESERVED_POOL_LABELS:
+            if key in self.labels:
+                raise FieldProblem("labels", f"{s}: label '{key}' is reserved")
         for key, value in self.labels.items():
             problem = syntax.qualified_name_problem(key)
             if problem:
