@@ -11,6 +11,7 @@ from . import contract
 from .ami import AmiLookup
 from .args import checked, documented
 from .cluster import ClusterRef
+from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -115,6 +116,9 @@ class Rack(pulumi.ComponentResource):
                                                              ami_lookup=amis), opts=child)
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
+            if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system.name}' has the name of the "
+                                                                 f"system lane of the cluster the rack creates (rename the pool)")
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
             self.lane_facts[system.name or ""] = group_lane(system)
         else:

@@ -133,6 +133,18 @@ def test_duplicate_pool_names():
     )
 
 
+@pytest.mark.parametrize("groups, name", [
+    ({"additional_node_groups_config": [{"type": "c5.large"}]}, "rack-ng-0"),
+    ({"additional_build_groups_config": [{"type": "c5.large"}]}, "rack-build-0"),
+    ({"additional_node_groups_config": [{"type": "c5.large", "id": 7}]}, "rack-ng-7"),
+])
+def test_a_pool_may_not_take_a_node_groups_lane_name(groups, name):
+    """Pools and node groups share one namespace: the lanes output, and --allow-lane-removal."""
+    assert error_of(**groups, additional_karpenter_nodepools_config=[{"name": name}]) == (
+        f"rack:additional_karpenter_nodepools_config: karpenter nodepool '{name}': name '{name}' is also a node "
+        "group's: the rack's lanes are named alike, so one would hide the other (rename the pool)")
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [

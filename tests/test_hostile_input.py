@@ -451,3 +451,13 @@ def test_a_component_user_reads_a_nested_spec_problem_in_field_names():
         PoolSpec(name="a", taints=[{"key": "a"}, {"foo": "b", "effect": "NoSchedule"}])
     assert str(caught.value).splitlines() == [
         "PoolSpec.taints[0].effect: required", "PoolSpec.taints[1].key: required", "PoolSpec.taints[1].foo: unknown field"]
+
+
+def test_a_pool_named_as_the_created_clusters_system_lane_is_refused(capsys, tmp_path):
+    prod = (REPO / "Pulumi.prod.yaml").read_text()
+    assert "    - name: gpu\n" in prod
+    path = stack_file(tmp_path, prod.replace("    - name: gpu\n", "    - name: rack-system\n    - name: gpu\n", 1))
+    code, out, err = preview(capsys, "--config", str(path), "--no-policy")
+    assert (code, out) == (2, "")
+    assert err == ("error: Rack 'rack': spec.pools: karpenter nodepool 'rack-system' has the name of the system lane "
+                   "of the cluster the rack creates (rename the pool)\n")

@@ -357,6 +357,11 @@ class RackSpec(Spec):
                 seen.add(name)
         if any(g.name is None for g in self.node_groups):
             raise FieldProblem("node_groups", "every node group of a rack needs its name")
+        groups = {g.name for g in self.node_groups}
+        for pool in self.pools:  # one namespace: the rack's lanes output and --allow-lane-removal name both
+            if pool.name in groups:
+                raise FieldProblem("pools", f"{pool.subject}: name '{pool.name}' is also a node group's: the rack's "
+                                            f"lanes are named alike, so one would hide the other (rename the pool)")
         if self.gpu_observability is not None and self.device_plugin is None:
             raise FieldProblem("gpu_observability", "gpu_observability requires device_plugin (dcgm-exporter reads the "
                                                     "GPUs the device plugin exposes)")
