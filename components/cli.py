@@ -99,7 +99,7 @@ def _unused_allowances(names: list[str], steps: list[Step]) -> None:
     from .offline.laneguard import unmatched_allowances
 
     for name in unmatched_allowances(steps, names):
-        sys.stderr.write(f"warning: --allow-lane-removal {name}: this change removes no lane of that name\n")
+        sys.stderr.write(f"warning: --allow-lane-removal {shown(name)}: this change removes no lane of that name\n")
 
 
 BUNDLED_PACK = Path(__file__).resolve().parent / "pack" / "bundled"
@@ -277,7 +277,7 @@ def preview(args: argparse.Namespace) -> int:
 
 def guard(args: argparse.Namespace) -> int:
     """``mixed-os-racks guard PREVIEW.json``: the lane verdicts over the real CLI's preview."""
-    from .offline.laneguard import judge
+    from .offline.laneguard import judge, urn_name
     from .offline.previewjson import read_preview_json
 
     allow = allowed_lanes(args)
@@ -290,8 +290,9 @@ def guard(args: argparse.Namespace) -> int:
     if verdicts:
         lines += ["", "Policies:"]
         for v in verdicts:
-            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({v['urn'].rsplit('::', 1)[-1]})")
-            lines += [f"        {line}" for line in v["message"].splitlines()]
+            # names come from the preview file: shown escaped, so none can fake a line or hide a character
+            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown(urn_name(v['urn']))})")
+            lines += [f"        {shown(line)}" for line in v["message"].splitlines()]
     else:
         lines += ["", "No lane is removed or rolled."]
     if summary:

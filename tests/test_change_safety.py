@@ -578,3 +578,58 @@ def test_any_stack_export_is_read_or_refused(tmp_path, resources):
         assert str(path) in str(exc)
         return
     assert len(state.resources) <= len(resources)
+
+
+P = "urn:pulumi:prod::mixed-os-racks::"
+GROUP_URN = f"{P}eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::ng"
+COMPONENT_URN = f"{P}eks:index:ManagedNodeGroup::ng"
+
+
+def _preview_file(tmp_path: Path, doc: dict[str, Any]) -> str:
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("parents", [{GROUP_URN: COMPONENT_URN, COMPONENT_URN: GROUP_URN}, {GROUP_URN: GROUP_URN}],
+                         ids=["two", "itself"])
+def test_parents_in_a_cycle_are_refused_not_walked_for_ever(tmp_path, capsys, parents):
+    steps = [{"op": "delete", "urn": urn, "oldState": {"parent": parent}} for urn, parent in parents.items()]
+    assert guard(_preview_file(tmp_path, {"steps": steps})) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'preview.json'}: {GROUP_URN}: its parents form a cycle: {GROUP_URN} -> ")
+    # the same in a stack export
+    resources = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}] + [
+        {"urn": u.replace("prod::", "dev::"), "custom": False, "type": u.split("::")[2].rsplit("$", 1)[-1],
+         "parent": p.replace("prod::", "dev::")} for u, p in parents.items()]
+    assert "its parents form a cycle" in _state_error(tmp_path, capsys, _export(resources))
+
+
+def test_a_preview_that_failed_is_not_judged_as_a_plan(tmp_path, capsys):
+    """pulumi writes the steps it had when the preview failed, and an error diagnostic."""
+    doc = {"steps": [{"op": "update", "urn": GROUP_URN, "detailedDiff": {"scalingConfig.maxSize": {}}}],
+           "diagnostics": [{"urn": STACK_URN, "severity": "error", "message": "error: program failed\n"}]}
+    assert guard(_preview_file(tmp_path, doc)) == 2
+    assert capsys.readouterr().err == (f"error: {tmp_path / 'preview.json'}: the preview failed (error: program failed), "
+                                       "so its steps are not the whole plan: fix the error and preview again\n")
+    doc["diagnostics"][0]["severity"] = "warning"
+    assert guard(_preview_file(tmp_path, doc)) == 0
+
+
+def test_a_lane_name_with_colons_or_unseen_characters_is_shown_whole_and_escaped(tmp_path, capsys):
+    step = {"op": "delete", "urn": f"{P}eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::team::gpu",
+            "oldState": {"inputs": {}}}
+    path = _preview_file(tmp_path, {"steps": [step]})
+    assert guard(path) == 1
+    assert "change-safety: lane-removal  (team::gpu)" in capsys.readouterr().out
+    assert guard(path, "--allow-lane-removal", "gpu") == 1  # not another group's lane named gpu
+    assert guard(path, "--allow-lane-removal", "team::gpu") == 0
+    capsys.readouterr()
+    name = "b\u200batch\n\nNo lane is removed or rolled."
+    pool = {"op": "delete", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+            "oldState": {"inputs": {"metadata": {"name": name}, "spec": {}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [pool]})) == 1
+    out = capsys.readouterr().out
+    assert "No lane is removed" not in out.replace("\\n\\nNo lane is removed or rolled.", "")
+    assert "Karpenter lane 'b\\u200batch\\n\\nNo lane is removed or rolled.': its NodePool is deleted." in out
+

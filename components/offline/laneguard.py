@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from ..spec.base import shown
 from .forcenew import related
 
 PACK = "change-safety"
@@ -68,7 +69,7 @@ class Step:
 
     @property
     def name(self) -> str:
-        return self.urn.rsplit("::", 1)[-1]
+        return shown(urn_name(self.urn))
 
     def state(self) -> dict[str, Any]:
         return self.new or self.old or {}
@@ -97,7 +98,7 @@ def _get(value: Any, *keys: str) -> Any:
 
 def _k8s_name(step: Step, which: str = "either") -> str:
     name = _get(step.inputs(which), "metadata", "name")
-    return name if isinstance(name, str) and name else step.name
+    return shown(name) if isinstance(name, str) and name else step.name
 
 
 def _number(value: Any) -> Optional[int]:
@@ -187,10 +188,17 @@ def _group_lane(step: Step, ancestors: list[str]) -> Lane:
     for key in ("nodeGroupName",):
         value = step.inputs().get(key)
         if isinstance(value, str):
-            aliases.add(value)
+            aliases.add(shown(value))
     if isinstance(label, str):
+        label = shown(label)
         aliases.add(label)
     return Lane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
+
+
+def urn_name(urn: str) -> str:
+    """A URN's name: everything after its type (a name may hold ``::`` itself); '' for no URN."""
+    parts = urn.split("::", 3)
+    return parts[3] if len(parts) == 4 else ""
 
 
 def _urn_type(urn: str) -> str:
@@ -201,10 +209,12 @@ def _urn_type(urn: str) -> str:
 def _ancestors(step: Step, by_urn: dict[str, Step]) -> list[str]:
     """The names of the node-group components around a group (pulumi-eks's, the rack's), outermost first."""
     names: list[str] = []
+    seen: set[str] = set()
     parent = step.state().get("parent") or ""
-    while parent:
+    while parent and parent not in seen:  # the readers refuse a cycle; a plan built in memory is not read
+        seen.add(parent)
         if _urn_type(parent) in GROUP_COMPONENTS:
-            names.append(parent.rsplit("::", 1)[-1])
+            names.append(shown(urn_name(parent)))
         up = by_urn.get(parent)
         parent = (up.state().get("parent") or "") if up else ""
     return names[::-1]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .laneguard import Step
-from .stackexport import StateFileError, load_json, check_state_fields, urn_parts
+from .stackexport import StateFileError, check_state_fields, cycle_words, load_json, parent_cycle, urn_parts
 
 STEP_OPS = frozenset({
     "same", "create", "update", "delete", "replace", "create-replacement", "delete-replaced", "read",
@@ -54,6 +54,11 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
     items = doc["steps"] or []
     if not isinstance(items, list):
         raise StateFileError(f"{path}: steps must be a list")
+    failed = [d for d in doc.get("diagnostics") or [] if isinstance(d, dict) and d.get("severity") == "error"]
+    if failed:  # pulumi writes the steps it had when the preview failed: not the whole plan
+        said = " ".join(str(failed[0].get("message") or "").split())[:200]
+        raise StateFileError(f"{path}: the preview failed ({said or 'an error diagnostic'}), so its steps are not the "
+                             f"whole plan: fix the error and preview again")
     summary = doc.get("changeSummary") or {}
     if not isinstance(summary, dict) or not all(isinstance(v, int) for v in summary.values()):
         raise StateFileError(f"{path}: changeSummary must map ops to counts")
@@ -91,4 +96,7 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
             continue
         logical[urn] = step
         steps.append(step)
+    cycle = parent_cycle({step.urn: str(step.state().get("parent") or "") for step in steps})
+    if cycle:
+        raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
     return steps, {str(k): v for k, v in summary.items()}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -86,6 +86,28 @@ def urn_parts(urn: str) -> tuple[str, str, str, str]:
         raise ValueError(urn)
     stack, project, qualified, name = urn[len(URN_PREFIX):].split("::", 3)
     return stack, project, qualified, name
+
+
+def parent_cycle(parents: Mapping[str, str]) -> list[str]:
+    """A cycle of ``urn -> parent`` links (``[a, b, a]``), or []: Pulumi never writes one, and every walk
+    up a resource's parents would go round it for ever."""
+    done: set[str] = set()
+    for start in parents:
+        path: list[str] = []
+        on_path: set[str] = set()
+        urn = start
+        while urn and urn not in done:
+            if urn in on_path:
+                return path[path.index(urn):] + [urn]
+            on_path.add(urn)
+            path.append(urn)
+            urn = parents.get(urn, "")
+        done |= on_path
+    return []
+
+
+def cycle_words(cycle: list[str]) -> str:
+    return "its parents form a cycle: " + " -> ".join(cycle)
 
 
 def _decode(value: Any, where: str, counter: list[int]) -> Any:
@@ -215,6 +237,9 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
             id=str(item.get("id") or ""), ignore_changes=list(item.get("ignoreChanges") or []),
             property_dependencies={k: list(v) for k, v in (item.get("propertyDependencies") or {}).items()},
         ))
+    cycle = parent_cycle({res.urn: res.parent for res in resources})
+    if cycle:
+        raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
     pending = deployment.get("pending_operations") or []
     return StackState(path, version, resources, encrypted=counter[0], pending=len(pending) if isinstance(pending, list) else 0)
 
