@@ -633,3 +633,15 @@ def test_a_lane_name_with_colons_or_unseen_characters_is_shown_whole_and_escaped
     assert "No lane is removed" not in out.replace("\\n\\nNo lane is removed or rolled.", "")
     assert "Karpenter lane 'b\\u200batch\\n\\nNo lane is removed or rolled.': its NodePool is deleted." in out
 
+
+def test_ignore_changes_the_state_kept_but_the_program_dropped_ignore_nothing(tmp_path, base_export, catalog_file):
+    """The engine diffs with the program's ``ignoreChanges`` (pulumi ``step_generator.go``: the goal's),
+    not the ones an earlier program left in the state."""
+    def edit(resources: list[dict[str, Any]]) -> None:
+        group = _resource(resources, NODEGROUP, "rack-ng-1")
+        group["inputs"]["instanceTypes"] = ["g5.xlarge"]
+        group["ignoreChanges"] = [*group.get("ignoreChanges", []), "instanceTypes"]
+
+    code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, edit), catalog_file)
+    assert code == 1
+    assert changed(doc, NODEGROUP, "rack-ng-1")["op"] == "replace"

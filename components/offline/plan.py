@@ -191,7 +191,8 @@ def _compare(res: Resource, old: StateResource) -> tuple[list[str], dict[str, An
         if key not in new_inputs:
             old_inputs.pop(key, None)
     paths = changed_paths(old_inputs, new_inputs)
-    return without_ignored(paths, list(res.ignore_changes) + list(old.ignore_changes)), new_inputs
+    # the program's ignoreChanges only, as the engine diffs (step_generator: the goal's), not the ones the state kept
+    return without_ignored(paths, list(res.ignore_changes)), new_inputs
 
 
 def make_plan(run: ProgramRun, state: StackState) -> Plan:
