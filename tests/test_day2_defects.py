@@ -365,3 +365,16 @@ def test_the_prod_preview_json_shows_the_day2_fixes(capsys, tmp_path):
     assert key.get("protect") is True
     stack = resources[0]
     assert "protect" not in stack
+
+
+@pytest.mark.parametrize("values, key", [
+    ({"karpenter_instance_families": "m7g"}, "rack:karpenter_instance_families: karpenter workload nodepool: instance families m7g"),
+    ({"build_node_enabled": True, "build_node_type": "m7g.large"}, "rack:build_node_type: karpenter nodepool 'build': instance families m7g"),
+    ({"additional_karpenter_nodepools_config": [{"name": "ml", "instance_families": "g5", "arch": "arm64"}]},
+     "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families g5"),
+], ids=["default-lane", "build", "pool"])
+def test_a_pool_whose_families_are_not_of_its_arch_is_refused(values, key):
+    """Karpenter intersects the families with the arch requirement: nothing would be left to launch."""
+    message = error(**values)
+    assert message.startswith(key) and message.endswith("(the pool could launch nothing)")
+    assert " are arm64, and the pool's arch is amd64 " in message or " are amd64, and the pool's arch is arm64 " in message
