@@ -83,10 +83,11 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
         namespace, sep, name = key.partition(":")
         if not sep:
             continue
-        field = _field_named(name)
-        if namespace != NAMESPACE and namespace.lower() == NAMESPACE:
+        field = _field_named(name.strip())
+        if namespace != NAMESPACE and namespace.strip().lower() == NAMESPACE:
             hint = f"did you mean {NAMESPACE}:{field}?" if field else f"the rack reads the namespace '{NAMESPACE}', in lowercase"
-            problems[key] = f"{key}: not read: namespaces are case-sensitive; {hint}"
+            why = "namespaces are case-sensitive" if namespace.strip() != NAMESPACE else "the namespace has spaces around it"
+            problems[key] = f"{key}: not read: {why}; {hint}"
         elif project and namespace == project and project != NAMESPACE and field:
             problems[key] = (
                 f"{key}: not read: the rack reads its parameters from the '{NAMESPACE}' namespace, and a key written "
@@ -95,6 +96,8 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
         elif namespace == NAMESPACE and not name.isascii() and not FIELD_NAME.fullmatch(name):
             meant = _field_named("".join(ch for ch in name if ch.isascii() and ch.isprintable()))
             problems[key] = f"{key}: unknown field" + (f"; did you mean {NAMESPACE}:{meant}?" if meant else "")
+        elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name) and not re.search(r"[.\[]", name):
+            problems[key] = f"{key}: unknown field" + (f"; did you mean {NAMESPACE}:{field}?" if field else "")
         elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name):
             parameter = re.split(r"[.\[]", name, maxsplit=1)[0]
             problems[key] = (
