@@ -9,6 +9,9 @@ MAX_NESTING = 32
 (a pool list -> a pool -> its taints -> a taint) is four levels down; anything near this limit is
 an accident or an attack on the parser, refused before it reaches one."""
 
+MAX_VALUES = 100_000
+"""Most values a YAML document may expand to through aliases (an alias bomb expands to billions)."""
+
 
 def nesting_depth(value: Any) -> int:
     """How many lists and mappings deep ``value`` goes (iterative: safe on any depth)."""

@@ -117,6 +117,8 @@ def test_a_key_given_twice_is_refused(tmp_path):
         ("amis: " + "[" * 40 + "]" * 40 + "\n", "nested deeper than any catalog"),
         ("ebs_encryption_by_default: yes please\n", "ebs_encryption_by_default: expected true or false, got text 'yes please'"),
         ("ssm_parameters: {/a: ami-XYZ}\n", "ssm_parameters: /a: 'ami-XYZ' is not an AMI id"),
+        ("".join(f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10) if n else 'x'}]\n" for n in range(9)) + "amis: []\n",
+         "expands to more than 100,000 values through aliases"),  # an alias bomb: refused before it is built
         ("amis:\n  - id: !!bool maybe\n", "not valid YAML: a value does not fit its explicit tag"),
         ("amis:\n  - root_snapshot_gib: !!int ''\n", "not valid YAML: a value does not fit its explicit tag"),
     ],

@@ -55,7 +55,7 @@ from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import SUBNET_ID_RE
-from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
+from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -197,6 +197,40 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
 
 
+def _expanded(node: yaml.Node, sizes: dict[int, float]) -> float:
+    """How many values ``node`` stands for once its aliases are expanded (a node an alias repeats is
+    counted each time, but sized once); infinite for a node that contains itself."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = math.inf  # while it is being sized: an alias back to it is a cycle
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    size = 1 + sum(_expanded(child, sizes) for child in children)
+    sizes[id(node)] = size
+    return size
+
+
+def _load(text: str, path: Path) -> Any:
+    """The catalog's document, refusing one that aliases expand beyond ``MAX_VALUES`` before it is built."""
+    loader = _StrictLoader(text)  # a SafeLoader subclass
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded(node, {})
+        if size == math.inf:
+            raise CatalogError(f"AMI catalog {path}: nested deeper than any catalog (more than {MAX_DEPTH} levels)")
+        if size > MAX_VALUES:
+            raise CatalogError(f"AMI catalog {path}: expands to more than {MAX_VALUES:,} values through aliases")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
     """How deep ``value`` nests (stops counting past ``limit``)."""
     if limit <= 0 or not isinstance(value, (dict, list)):
@@ -329,7 +363,9 @@ class Catalog:
         except UnicodeDecodeError:
             raise CatalogError(f"AMI catalog {path}: not UTF-8 text") from None
         try:
-            doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+            doc = _load(text, path)
+        except CatalogError:
+            raise
         except yaml.YAMLError as exc:
             raise CatalogError(f"AMI catalog {path}: not valid YAML: {exc}") from None
         except YAML_TAG_ERRORS:

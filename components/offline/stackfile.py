@@ -36,11 +36,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..inputs import MAX_NESTING, YAML_TAG_ERRORS, nesting_depth
+from ..inputs import MAX_NESTING, MAX_VALUES, YAML_TAG_ERRORS, nesting_depth
 from ..spec.base import shown
 
-MAX_VALUES = 100_000
-"""Most values a document may expand to through aliases (an alias bomb expands to billions)."""
 
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "int", "float", "bool", "null")}
