@@ -645,3 +645,27 @@ def test_ignore_changes_the_state_kept_but_the_program_dropped_ignore_nothing(tm
     code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, edit), catalog_file)
     assert code == 1
     assert changed(doc, NODEGROUP, "rack-ng-1")["op"] == "replace"
+
+
+def test_a_pool_moving_to_a_new_class_while_the_old_one_is_deleted_is_no_removal(tmp_path, capsys):
+    """Karpenter drifts the pool's nodes onto the new class; the old class's termination finalizer holds
+    its deletion until no NodeClaim uses it. A pool left on a deleted class does lose it."""
+    def nodeclass(op: str, name: str) -> dict[str, Any]:
+        state = {"inputs": {"metadata": {"name": name}, "spec": {}}}
+        return {"op": op, "urn": f"{P}kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::{name}",
+                **({"oldState": state} if op == "delete" else {"newState": state})}
+
+    def pool(old_class: str, new_class: str) -> dict[str, Any]:
+        def state(cls: str) -> dict[str, Any]:
+            return {"inputs": {"metadata": {"name": "batch"}, "spec": {"template": {"spec": {"nodeClassRef": {
+                "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": cls}}}}}}
+        return {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "oldState": state(old_class),
+                "newState": state(new_class), "detailedDiff": {"spec.template.spec.nodeClassRef.name": {}}}
+
+    moved = [pool("old", "new"), nodeclass("create", "new"), nodeclass("delete", "old")]
+    out = tmp_path / "verdicts.json"
+    assert guard(_preview_file(tmp_path, {"steps": moved}), "--json", str(out)) == 0
+    assert [v["policy"] for v in json.loads(out.read_text())["violations"]] in ([], ["lane-rollout"])
+    stays = [pool("old", "old"), nodeclass("delete", "old")]
+    assert guard(_preview_file(tmp_path, {"steps": stays})) == 1
+    assert "without its class" in capsys.readouterr().out

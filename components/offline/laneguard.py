@@ -271,6 +271,11 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             pools = _pools_of_class(steps, name)
             if pools and all(p.op in removing for p in pools):
                 continue  # the pools' own verdicts name the lane
+            # a pool that moves to another class drifts onto it (lane-rollout); the old class's termination
+            # finalizer holds its deletion until no NodeClaim uses it: only pools left on it lose their class
+            pools = [p for p in pools if p.op in removing or (_class_of(p, "new") or _class_of(p, "old")) == name]
+            if not pools and _pools_of_class(steps, name):
+                continue
             names = [_k8s_name(p, "old") for p in pools] or [name]
             removal(Lane("Karpenter", name, {name, step.name, *names}, step),
                     f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
