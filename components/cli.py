@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     pack = sub.add_parser("pack", help="policy pack folders").add_subparsers(dest="pack_command", required=True)
     init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
                            "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
-    init.add_argument("dir", type=Path, metavar="DIR")
+    init.add_argument("dir", metavar="DIR")
     init.add_argument("--force", action="store_true", help="overwrite the pack's files if DIR has them")
     init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
                       "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
@@ -323,6 +323,9 @@ def pack_init(args: argparse.Namespace) -> int:
     from . import __version__
     from .pack.scaffold import write_pack
 
+    if not args.dir.strip():
+        raise UsageError("pack init: the pack's directory is empty (name one, such as policy-pack)")
+    args.dir = Path(args.dir)
     written = write_pack(args.dir, __version__, force=args.force, package=args.requirement)
     _print("".join(f"wrote {path}\n" for path in written) + (
         f"next: cd {args.dir} && pulumi install   (creates the pack's virtualenv, {args.dir / 'venv'})\n"

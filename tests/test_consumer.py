@@ -122,6 +122,22 @@ def test_pack_init_refuses_to_overwrite_unless_forced(tmp_path, capsys):
     assert "exists and is not a directory" in capsys.readouterr().err
 
 
+def test_pack_init_writes_no_file_through_a_symlink_and_one_requirement_line(tmp_path, capsys):
+    pack_dir = tmp_path / "pack"
+    pack_dir.mkdir()
+    outside = tmp_path / "elsewhere.json"
+    (pack_dir / "config.json").symlink_to(outside)  # dangling: the file it names does not exist
+    assert main(["pack", "init", str(pack_dir)]) == 2
+    assert capsys.readouterr().err == f"error: {pack_dir}: already has config.json; pass --force to overwrite\n"
+    assert not outside.exists() and not (pack_dir / "__main__.py").exists()
+    for requirement in ("mixed-os-racks==1.0\n--extra-index-url http://example.com/simple", "", "   "):
+        assert main(["pack", "init", str(tmp_path / "other"), "--requirement", requirement]) == 2
+        assert "must be one requirements.txt line" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+    assert main(["pack", "init", ""]) == 2
+    assert "the pack's directory is empty" in capsys.readouterr().err
+
+
 def test_the_written_pack_runs_under_the_offline_preview(consumer, tmp_path):
     pack_dir = tmp_path / "policy-pack"
     assert command("pack", "init", str(pack_dir), cwd=consumer).returncode == 0

@@ -75,15 +75,20 @@ def write_pack(directory: Path, version: str, force: bool = False, package: Opti
     unless ``force``. Returns the files written."""
     from .policies import DESCRIPTION
 
+    if package is not None and (not package.strip() or not package.isprintable()):
+        # one line of requirements.txt: a line break would add lines of its own (an index URL, another package)
+        raise ScaffoldError(f"--requirement {package!r}: must be one requirements.txt line, such as "
+                            f"'mixed-os-racks=={version}' or a path or URL pip installs")
     if directory.exists() and not directory.is_dir():
         raise ScaffoldError(f"{directory}: exists and is not a directory")
-    existing = [name for name in FILES if (directory / name).exists()]
+    # a symlink counts, dangling or not: writing through it would write somewhere else
+    existing = [name for name in FILES if (directory / name).exists() or (directory / name).is_symlink()]
     if existing and not force:
         raise ScaffoldError(f"{directory}: already has {', '.join(existing)}; pass --force to overwrite")
     contents = {
         "PulumiPolicy.yaml": manifest(DESCRIPTION),
         "__main__.py": MAIN,
-        "requirements.txt": requirements(package or f"mixed-os-racks=={version}"),
+        "requirements.txt": requirements(package.strip() if package is not None else f"mixed-os-racks=={version}"),
         "config.json": json.dumps(default_config(), indent=2) + "\n",
     }
     try:
