@@ -669,3 +669,25 @@ def test_a_pool_moving_to_a_new_class_while_the_old_one_is_deleted_is_no_removal
     stays = [pool("old", "old"), nodeclass("delete", "old")]
     assert guard(_preview_file(tmp_path, {"steps": stays})) == 1
     assert "without its class" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, says", [
+    ('{"steps": [], "x": NaN}', "not JSON as pulumi writes it (NaN is not a JSON number)"),
+    ('{"steps": [], "x": -Infinity}', "not JSON as pulumi writes it (-Infinity is not a JSON number)"),
+    ('{"steps": [], "x": ' + "9" * 5000 + "}", "not JSON as pulumi writes it (Exceeds the limit (4300 digits)"),
+    ("[" * 100_000, "nested deeper than any `pulumi preview --json` output could be"),
+    ('{"steps": []}'.encode("utf-16"), "is UTF-16 text (as PowerShell's > writes it), not UTF-8"),
+])
+def test_json_pulumi_never_writes_is_named_not_a_failed_program(tmp_path, capsys, content, says):
+    path = tmp_path / "preview.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert guard(str(path)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: {says}") and "program failed" not in err
+    assert says[:20] in _state_error(tmp_path, capsys, content)  # a stack export given to preview --state: the same
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    path = tmp_path / "preview.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"steps": []}).encode())
+    assert guard(str(path)) == 0

@@ -156,14 +156,25 @@ def load_json(path: Path, what: str) -> Any:
         raise StateFileError(f"{path}: is a directory, not {what}") from None
     except OSError as exc:
         raise StateFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise StateFileError(f"{path}: is UTF-16 text (as PowerShell's > writes it), not UTF-8: save it as UTF-8, "
+                             f"or write it with `| Out-File -Encoding utf8`")
     try:
-        text = raw.decode("utf-8")
+        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # a byte-order mark is dropped
     except UnicodeDecodeError:
         raise StateFileError(f"{path}: not a text file, so not {what} (an encrypted file? decrypt it first)") from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise StateFileError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}), so not {what}") from None
+    except RecursionError:
+        raise StateFileError(f"{path}: nested deeper than any {what} could be") from None
+    except ValueError as exc:  # NaN or Infinity, or an integer longer than Python converts
+        raise StateFileError(f"{path}: not JSON as pulumi writes it ({exc}), so not {what}") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 EXPORT = "a `pulumi stack export` file"
