@@ -88,6 +88,15 @@ def test_ami_alias_rejected(alias):
     )
 
 
+@pytest.mark.parametrize("alias", ["al2023@v20241399", "al2023@v00000000", "al2023@v20250229"])
+def test_an_ami_alias_of_a_day_no_calendar_has_is_rejected(alias):
+    day = alias.removeprefix("al2023@v")
+    assert error_of(karpenter_ami_alias=alias) == (
+        f"rack:karpenter_ami_alias: invalid karpenter_ami_alias '{alias}' ({day} is no date: an EKS AMI release is "
+        "named by the day it was built, vYYYYMMDD)")
+    assert spec(karpenter_ami_alias="al2023@v20240229").pools[0].alias == "al2023@v20240229"  # a leap day
+
+
 def test_seed_json_strings_and_csv_strings():
     text = json.dumps([{"name": "gpu", "instance_families": "g5,g6", "capacity_types": "on-demand,spot", "disk": "200"}])
     config = parse(additional_karpenter_nodepools_config=text, karpenter_instance_families="c6i, m6i", karpenter_cpu_limit="64")

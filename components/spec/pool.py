@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal, Optional
 
 from pydantic import field_validator, model_validator
@@ -24,6 +25,14 @@ from .limits import (
     WEIGHT_RANGE,
     duration_too_long,
 )
+
+
+def _is_date(text: str) -> bool:
+    try:
+        datetime.strptime(text, "%Y%m%d")
+    except ValueError:
+        return False
+    return True
 
 
 class Taint(Spec):
@@ -201,8 +210,12 @@ class PoolSpec(Spec):
         self._taint_rules()
         if self.weight is not None and not WEIGHT_RANGE[0] <= self.weight <= WEIGHT_RANGE[1]:
             raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
-        if not AL2023_ALIAS_RE.fullmatch(self.ami_alias):
+        alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
+        if not alias:
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
+        if alias.group(1) != "latest" and not _is_date(alias.group(1)[1:]):
+            raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
+                                            f"an EKS AMI release is named by the day it was built, vYYYYMMDD)")
         gpu = instances.nvidia_families(self.families)
         problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
         if problem:
