@@ -411,6 +411,13 @@ def test_a_pinned_lane_shows_its_ami_and_its_age():
     ({**CREATE, "node_type": "t3"}, "rack:node_type: invalid node type 't3'"),
     ({"cluster_mode": "replace"}, "rack:cluster_mode: input should be 'existing' or 'create'"),
     ({"build_node_type": "c7i.large"}, "rack:build_node_type: build_node_type needs build_node_enabled: true"),
+    # an add-on's setting with the add-on off would never be used: refused, as build_node_type is
+    ({"nvidia_device_time_slicing_replicas": 4},
+     "rack:nvidia_device_time_slicing_replicas: nvidia_device_time_slicing_replicas needs nvidia_device_plugin_enable: true"),
+    ({"gpu_observability_chart_version": "4.9.0"},
+     "rack:gpu_observability_chart_version: gpu_observability_chart_version needs gpu_observability_enable: true"),
+    ({"gpu_observability_service_monitor": True},
+     "rack:gpu_observability_service_monitor: gpu_observability_service_monitor needs gpu_observability_enable: true"),
     ({**CREATE, "private_subnets_ids": ",".join([PRIVATE[0]] * 2)}, f"rack:private_subnets_ids: duplicate subnet id '{PRIVATE[0]}'"),
     # AWS refuses these tags (its tagging rules: a key of 1-128 characters outside the reserved aws: prefix,
     # a value of at most 256; EC2 takes keys of at most 127), in either mode
