@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_preview import compiled  # noqa: E402
+from bench_preview import compiled, pace  # noqa: E402
 
 compiled()  # before the package's modules are imported below
 
@@ -90,9 +90,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
+    print(pace())
     starts = startup(args.repeat)
     run = run_program(program(max(1, args.resources // 7)), {"aws:region": "us-east-1"}, project="bench", stack="bench")
     rates = throughput(run, args.repeat)
+    print(pace())
 
     start_ok = statistics.median(starts) < START_BAR_S
     rate_ok = statistics.median(rates) >= RATE_BAR
