@@ -49,7 +49,8 @@ EDGES: dict[str, tuple[list[Any], list[Any]]] = {
                 [{"key": "a b", "effect": "NoSchedule"}],
                 [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "x", "effect": "NoSchedule"}]]),
     "instance_sizes": ([["metal-24xl", "48xlarge", "medium"]], [["2XL"], ["xlarge\n"], ["metal-"]]),
-    "instance_families": ([["c7i-flex", "u7inh-32tb"], ["p6e-gb200"]], [["g5.xlarge"], ["G5"], ["-g5"]]),  # GPU and CPU families never mix in one pool
+    # GPU and CPU families never mix in one pool, and every family is of the pool's arch (BASE: amd64)
+    "instance_families": ([["c7i-flex", "u7inh-32tb"], ["p6-b200"]], [["g5.xlarge"], ["G5"], ["-g5"], ["p6e-gb200"]]),
 }
 
 

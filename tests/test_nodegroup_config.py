@@ -180,7 +180,8 @@ def test_time_slicing_replicas_rule() -> None:
 
 
 def test_chart_version_rule() -> None:
-    assert parse(gpu_observability_chart_version="4.9.0").gpu_observability_chart_version == "4.9.0"
+    on = {"nvidia_device_plugin_enable": True, "gpu_observability_enable": True}
+    assert parse(gpu_observability_chart_version="4.9.0", **on).gpu_observability_chart_version == "4.9.0"
     assert error(gpu_observability_chart_version="latest") == (
         "rack:gpu_observability_chart_version: invalid gpu_observability_chart_version 'latest' (must be a chart version like 4.8.2)"
     )

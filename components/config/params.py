@@ -301,6 +301,11 @@ class RackParams(BaseModel):
             time_slicing_replicas=self.nvidia_device_time_slicing_replicas))
         observability = self._part(found, keys.GPU_OBSERVABILITY, lambda: GpuObservabilitySpec(
             version=self.gpu_observability_chart_version, service_monitor=self.gpu_observability_service_monitor))
+        for key, switch in (("nvidia_device_time_slicing_replicas", "nvidia_device_plugin_enable"),
+                            ("gpu_observability_chart_version", "gpu_observability_enable"),
+                            ("gpu_observability_service_monitor", "gpu_observability_enable")):
+            if key in self.model_fields_set and not getattr(self, switch) and not any(k == key for k, _ in found):
+                found.append((key, f"{key} needs {switch}: true"))  # a valid setting, never used
         if found:
             raise Problems(found)
         self._spec = self._part(found, keys.RACK, lambda: RackSpec(
@@ -395,11 +400,6 @@ class RackParams(BaseModel):
             problems.append(("vpc_id", "cluster_mode: create needs vpc_id (bring your own network)"))
         if self.build_node_type and not self.build_node_enabled:
             problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
-        for key, switch in (("nvidia_device_time_slicing_replicas", "nvidia_device_plugin_enable"),
-                            ("gpu_observability_chart_version", "gpu_observability_enable"),
-                            ("gpu_observability_service_monitor", "gpu_observability_enable")):
-            if key in self.model_fields_set and not getattr(self, switch):  # set, and never used
-                problems.append((key, f"{key} needs {switch}: true"))
         if problems:
             raise Problems(problems)
 

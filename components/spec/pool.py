@@ -156,6 +156,12 @@ class PoolSpec(Spec):
         problem = mac_problem(s, self.instance_families)
         if problem:
             raise FieldProblem("instance_families", problem)
+        for spec_field, what in (("instance_families", "instance family"), ("instance_sizes", "instance size"),
+                                 ("capacity_types", "capacity type"), ("arch", "arch")):
+            values: list[str] = getattr(self, spec_field)
+            twice = sorted({v for v in values if values.count(v) > 1})
+            if twice:  # a list given twice is a typo, not a weight: said, not passed on to the NodePool
+                raise FieldProblem(spec_field, f"{s}: duplicate {what} '{twice[0]}'")
         for instance_type in self.instance_types:
             if syntax.instance_type_problem(instance_type):
                 raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)")
