@@ -691,3 +691,24 @@ def test_a_byte_order_mark_is_dropped(tmp_path):
     path = tmp_path / "preview.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"steps": []}).encode())
     assert guard(str(path)) == 0
+
+
+def test_values_of_the_wrong_shape_inside_a_file_are_named_or_read_as_pulumi_would(tmp_path, capsys):
+    assert guard(_preview_file(tmp_path, {"steps": [{"op": ["delete"], "urn": GROUP_URN}]})) == 2
+    assert "steps[0]: op ['delete'] is not a step op pulumi writes" in capsys.readouterr().err
+    assert "features must be a list of names" in _state_error(
+        tmp_path, capsys, _export([], version=4, features=[{}]))
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "plaintext": "{}"}
+    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack",
+                                                   "inputs": secret}]))
+    assert "inputs and outputs must be objects of properties, not one secret or resource value" in err
+    # a budget whose reasons are not a list, a __defaults that is not one: read as absent, not a crash
+    pool = {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "detailedDiff": {"spec.x": {}},
+            "newState": {"inputs": {"metadata": {"name": "batch"},
+                                    "spec": {"disruption": {"budgets": [{"nodes": "1", "reasons": 5}]}}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [pool]})) == 0
+    group = {"op": "replace", "urn": GROUP_URN, "detailedDiff": {"instanceTypes": {}},
+             "oldState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}},
+             "newState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}}}
+    assert guard(_preview_file(tmp_path, {"steps": [group]})) == 1
+    assert "the program failed" not in capsys.readouterr().err

@@ -116,7 +116,7 @@ def budget_text(pool: Optional[Step]) -> str:
     applicable = []
     for budget in budgets if isinstance(budgets, list) else []:
         reasons = budget.get("reasons") if isinstance(budget, dict) else None
-        if isinstance(budget, dict) and (not reasons or "Drifted" in reasons):
+        if isinstance(budget, dict) and (not reasons or (isinstance(reasons, list) and "Drifted" in reasons)):
             applicable.append(budget)
     if not applicable:
         source = ("Karpenter's default budget" if pool is not None else
@@ -150,7 +150,7 @@ def _named(group: Step) -> bool:
     replacement must delete it first (pulumi-terraform-bridge's delete-before-replace rule)."""
     new = group.inputs("new")
     defaults = new.get("__defaults") or group.inputs("old").get("__defaults") or []
-    return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in defaults
+    return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in (defaults if isinstance(defaults, list) else [])
 
 
 def _group_size(group: Step) -> str:

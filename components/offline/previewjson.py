@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..spec.base import shown
 from .laneguard import Step
 from .stackexport import StateFileError, check_state_fields, cycle_words, load_json, parent_cycle, urn_parts
 
@@ -70,8 +71,8 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
         if not isinstance(item, dict):
             raise StateFileError(f"{where}: not an object")
         op, urn = item.get("op"), item.get("urn")
-        if op not in STEP_OPS:
-            raise StateFileError(f"{where}: op {op!r} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})")
+        if not isinstance(op, str) or op not in STEP_OPS:
+            raise StateFileError(f"{where}: op {shown(repr(op))[:80]} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})")
         try:
             stack, project, qualified, _ = urn_parts(urn)
         except ValueError:

@@ -198,8 +198,8 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         raise StateFileError(f"{path}: deployment version {version}: versions 3 and 4 are read ({hint})")
     if version >= LATEST_VERSION:
         features = doc.get("features") or []
-        if not isinstance(features, list):
-            raise StateFileError(f"{path}: features must be a list of names, not {features!r}")
+        if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+            raise StateFileError(f"{path}: features must be a list of names, not {features!r}"[:300])
         unknown = sorted(str(f) for f in features if f not in FEATURES)
         if unknown:
             raise StateFileError(f"{path}: uses deployment features this tool does not know: {', '.join(unknown)}")
@@ -239,6 +239,9 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         inputs, outputs = item.get("inputs") or {}, item.get("outputs") or {}
         if not isinstance(inputs, dict) or not isinstance(outputs, dict):
             raise StateFileError(f"{where}: inputs and outputs must be objects")
+        if sdk.SIG_KEY in inputs or sdk.SIG_KEY in outputs:  # pulumi stores each secret value on its own
+            raise StateFileError(f"{where}: inputs and outputs must be objects of properties, not one secret or "
+                                 f"resource value")
         check_state_fields(item, where)
         resources.append(StateResource(
             urn=urn, type=type_, custom=bool(item.get("custom")),
