@@ -227,3 +227,22 @@ def test_ssm_parameters():
 
     with pytest.raises(Exception, match="has no such parameter"):
         run_program(missing, {"aws:region": "us-east-1"}, CATALOG)
+
+
+def test_the_most_recent_image_is_the_latest_moment_whatever_its_zone():
+    """EC2's creationDate is UTC; a catalog may write another zone: 01:00+05:00 is 20:00 UTC the day before."""
+    catalog = Catalog.from_doc({"amis": [
+        entry(id="ami-0bbbbbbbbbbbbbbb1", name="zone-a", creation_date="2026-11-16T01:00:00+05:00"),
+        entry(id="ami-0bbbbbbbbbbbbbbb2", name="zone-b", creation_date="2026-11-15T22:00:00Z"),
+    ]})
+
+    def program() -> None:
+        pulumi.export("id", aws.ec2.get_ami_output(filters=[{"name": "name", "values": ["zone-*"]}], most_recent=True).id)
+
+    assert run_program(program, {"aws:region": "us-east-1"}, catalog).outputs["id"] == "ami-0bbbbbbbbbbbbbbb2"
+
+
+@pytest.mark.parametrize("value", ["2026-11-15", "2026-11-15T08:12:40"])
+def test_a_creation_date_needs_its_time_and_zone(tmp_path, value):
+    message = refused(tmp_path, {"amis": [entry(creation_date=value)]})
+    assert f"creation_date: '{value}' is a date or a time without its zone" in message

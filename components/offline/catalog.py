@@ -71,13 +71,22 @@ class CatalogError(ValueError):
 # ---- the model ---------------------------------------------------------------------------------------
 
 
+def instant(value: str) -> datetime:
+    """An ISO 8601 time with its zone (``2026-11-15T08:12:40.000Z``), as a moment: times in other zones
+    compare as moments, not as text."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
 def _iso_8601(value: str) -> str:
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = instant(value)
     except ValueError as exc:
         why = f": {exc}" if "must be in" in str(exc) or "out of range" in str(exc) else ""
         raise ValueError(f"'{value}' is not an ISO 8601 time{why} (write it as EC2 gives it, like "
                          f"\"2026-11-15T08:12:40.000Z\")") from None
+    if moment.tzinfo is None or "T" not in value.upper():  # which image is the most recent needs the moment
+        raise ValueError(f"'{value}' is a date or a time without its zone (write it as EC2 gives it, in UTC, like "
+                         f"\"2026-11-15T08:12:40.000Z\")")
     return value
 
 

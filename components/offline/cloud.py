@@ -15,7 +15,7 @@ import pulumi
 from ..pack.amifacts import deprecated
 from ..pack.upstream import partition_of
 from . import k8s_yaml
-from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result
+from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
 
 
 OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
@@ -177,7 +177,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if len(found) > 1 and not args.get("mostRecent"):
             raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
                                 "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
-        return get_ami_result(max(found, key=lambda ami: ami.creation_date))
+        return get_ami_result(max(found, key=lambda ami: instant(ami.creation_date)))
 
     def _get_subnet(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.ec2.get_subnet(id=...)``: EC2 ``DescribeSubnets`` by id, in the stack's region."""
