@@ -177,8 +177,16 @@ def _class_of(pool: Step, which: str) -> Optional[str]:
     return name if isinstance(name, str) else None
 
 
-def _pools_of_class(steps: Iterable[Step], class_name: str) -> list[Step]:
-    return [s for s in steps if is_nodepool(s.type) and class_name in (_class_of(s, "old"), _class_of(s, "new"))]
+def _pools_by_class(steps: Iterable[Step]) -> dict[str, list[Step]]:
+    """Class name -> the NodePool steps that name it, before or after (read once: a plan may hold
+    thousands of pools)."""
+    found: dict[str, list[Step]] = {}
+    for step in steps:
+        if is_nodepool(step.type):
+            for name in dict.fromkeys((_class_of(step, "old"), _class_of(step, "new"))):
+                if name is not None:
+                    found.setdefault(name, []).append(step)
+    return found
 
 
 def _group_lane(step: Step, ancestors: list[str]) -> Lane:
@@ -240,6 +248,16 @@ def unmatched_allowances(steps: list[Step], allow: Iterable[str]) -> list[str]:
 
 def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
     by_urn = {s.urn: s for s in steps}
+    pools_of_class = _pools_by_class(steps)
+    removed_classes: dict[Optional[str], list[Step]] = {}
+    for c in steps:
+        if is_nodeclass(c.type) and c.op in ("delete", "replace"):
+            removed_classes.setdefault(_k8s_name(c, "old"), []).append(c)
+    groups_by_parent: dict[str, list[Step]] = {}
+    for s in steps:
+        if s.type == NODEGROUP:
+            for parent in _parents(s, by_urn):
+                groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
     removing = ("delete", "replace")
 
@@ -258,8 +276,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
         why = f" (changed: {', '.join(step.diff)})" if step.op == "replace" and step.diff else ""
         if step.op in removing and is_nodepool(step.type):
             name = _k8s_name(step, "old")
-            classes = [c for c in steps if is_nodeclass(c.type) and c.op in removing
-                       and _k8s_name(c, "old") == _class_of(step, "old")]
+            classes = removed_classes.get(_class_of(step, "old"), [])
             also = " together with its EC2NodeClass" if classes else ""
             removal(Lane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
                     "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
@@ -268,13 +285,13 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                                                    " on another lane that fits them."))
         elif step.op in removing and is_nodeclass(step.type):
             name = _k8s_name(step, "old")
-            pools = _pools_of_class(steps, name)
+            pools = pools_of_class.get(name, [])
             if pools and all(p.op in removing for p in pools):
                 continue  # the pools' own verdicts name the lane
             # a pool that moves to another class drifts onto it (lane-rollout); the old class's termination
             # finalizer holds its deletion until no NodeClaim uses it: only pools left on it lose their class
             pools = [p for p in pools if p.op in removing or (_class_of(p, "new") or _class_of(p, "old")) == name]
-            if not pools and _pools_of_class(steps, name):
+            if not pools and pools_of_class.get(name, []):
                 continue
             names = [_k8s_name(p, "old") for p in pools] or [name]
             removal(Lane("Karpenter", name, {name, step.name, *names}, step),
@@ -301,7 +318,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
         if step.op in removing and step.type in GROUP_COMPONENTS:
-            inner = [s for s in steps if s.type == NODEGROUP and step.urn in _parents(s, by_urn)]
+            inner = groups_by_parent.get(step.urn, [])
             if not inner:
                 lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
                 removal(lane, f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
@@ -325,6 +342,7 @@ def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
 
 
 def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
+    pools_of_class = _pools_by_class(steps)
     for step in steps:
         if step.op != "update":
             continue
@@ -333,7 +351,7 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
             if not changed:
                 continue
             name = _k8s_name(step)
-            for pool in _pools_of_class(steps, name) or [None]:
+            for pool in pools_of_class.get(name, []) or [None]:
                 pool_name = _k8s_name(pool) if pool else name
                 verdict(LANE_ROLLOUT, "advisory", step, pool_name,
                         f"Karpenter lane '{pool_name}': its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks "
