@@ -181,6 +181,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
+SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".toml", ".cfg", ".txt")
+"""Existing files ``--json`` never overwrites: a program's modules, stack and project files, requirements."""
+
+
 def check_output(path: Path, inputs: Iterable[Path]) -> None:
     """``--json``: somewhere a file can be written that is not one of the preview's inputs."""
     where = f"--json {path}"
@@ -189,6 +193,9 @@ def check_output(path: Path, inputs: Iterable[Path]) -> None:
             raise UsageError(f"{where}: is {given}, an input of this preview; write the JSON to another file")
     if path.is_dir():
         raise UsageError(f"{where}: is a directory; give a file name")
+    if path.suffix.lower() in SOURCE_SUFFIXES and path.exists():  # a program's module: the next run would fail on JSON
+        raise UsageError(f"{where}: is an existing {path.suffix} file (source, project or stack files), which JSON "
+                         f"would overwrite; write the JSON to a .json file")
     parent = path.absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{where}: cannot be written: {parent} is not a directory")

@@ -207,10 +207,15 @@ def test_json_equal_to_an_input_is_refused_and_the_input_is_untouched(capsys, tm
     ("/nonexistent-dir/out.json", "cannot be written: /nonexistent-dir is not a directory"),
     ("{stack}/out.json", "cannot be written: {stack} is not a directory"),
     ("{tmp}", "is a directory; give a file name"),
+    # a module the program imports, or the project's other files: JSON over them breaks the next run
+    ("{tmp}/lanes.py", "is an existing .py file (source, project or stack files), which JSON would overwrite; write the JSON to a .json file"),
+    ("{tmp}/requirements.txt", "is an existing .txt file (source, project or stack files), which JSON would overwrite; write the JSON to a .json file"),
 ])
 def test_json_that_cannot_be_written_is_refused_before_the_program_runs(target, says, capsys, tmp_path):
     path = stack_file(tmp_path, BASE)
     target = target.format(stack=path, tmp=tmp_path)
+    if target.endswith((".py", ".txt")):
+        Path(target).write_text("import os\n")
     code, out, err = preview(capsys, "--config", str(path), "--no-policy", "--json", target)
     assert (code, out) == (2, "")
     assert err == f"error: --json {target}: {says.format(stack=path)}\n"
