@@ -242,6 +242,9 @@ def test_each_admin_arn_gets_an_access_entry_and_the_cluster_admin_policy():
     ("arn:aws:iam::111122223333:group/admins", "must be an IAM role or user ARN"),
     ("arn:aws:iam::1111:role/ci", "must be an IAM role or user ARN"),
     ("arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/team/ci", "duplicate ARN"),
+    # IAM names are not distinguished by case: EKS would refuse the second access entry
+    ("arn:aws:iam::111122223333:role/CI,arn:aws:iam::111122223333:role/ci",
+     "duplicate ARN 'arn:aws:iam::111122223333:role/ci' (the same role as 'arn:aws:iam::111122223333:role/CI')"),
 ])
 def test_bad_admin_arns_are_refused_naming_the_key(arns, problem):
     message = refusal(**CREATE, cluster_admin_arns=arns)

@@ -171,10 +171,12 @@ class ClusterSpec(Spec):
             if problem:
                 raise ValueError(problem)
         seen: dict[tuple[str, ...], str] = {}
-        for arn in v:  # IAM names are unique per account whatever the path: /a/ci and /b/ci are one role
+        # IAM names are unique per account whatever the path (/a/ci and /b/ci are one role) and the case
+        # (IAM User Guide, IAM identifiers: "names are not distinguished by case": CI and ci are one role)
+        for arn in v:
             found = syntax.IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
             assert found is not None
-            who = (found["partition"], found["account"], found["kind"], found["name"])
+            who = (found["partition"], found["account"], found["kind"], found["name"].lower())
             if who in seen:
                 raise ValueError(f"duplicate ARN '{arn}' (the same {found['kind']} as '{seen[who]}')")
             seen[who] = arn
