@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any, Mapping
 
 MAX_NESTING = 32
@@ -35,3 +37,16 @@ YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)
 """What PyYAML's constructors raise, besides its own errors, for a value its explicit tag does not fit
 (``!!bool maybe`` a KeyError, ``!!int ''`` an IndexError, ``!!int 0x`` a ValueError)."""
 TAG_MISFIT = "a value does not fit its explicit tag (such as !!bool maybe or !!int '')"
+
+
+def not_a_file(path: "os.PathLike[str] | str") -> str:
+    """Why ``path`` is not a file to read a config from ('' when it is one, or does not exist: the
+    reader says so): a device (``/dev/zero`` never ends, a terminal waits) or a socket. A pipe is read
+    (``--config <(...)``, a file piped to ``/dev/stdin``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISFIFO(mode):
+        return ""
+    return "is not a regular file (a device or a socket); give a file"

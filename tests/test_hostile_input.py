@@ -470,3 +470,12 @@ def test_a_pool_named_as_the_created_clusters_system_lane_is_refused(capsys, tmp
     assert (code, out) == (2, "")
     assert err == ("error: Rack 'rack': spec.pools: karpenter nodepool 'rack-system' has the name of the system lane "
                    "of the cluster the rack creates (rename the pool)\n")
+
+
+@pytest.mark.parametrize("flag", ["--config", "--amis", "--state", "--policy-pack-config"])
+def test_a_device_is_refused_as_an_input_file_not_read_for_ever(flag, capsys, tmp_path):
+    """/dev/zero never ends (it was read until memory ran out); a pipe is read (``--config <(...)``)."""
+    args = ["--config", "/dev/zero"] if flag == "--config" else ["--config", str(stack_file(tmp_path, BASE)), flag, "/dev/zero"]
+    code, out, err = preview(capsys, *args, *([] if flag == "--policy-pack-config" else ["--no-policy"]))
+    assert (code, out) == (2, "")
+    assert err.startswith("error: ") and "/dev/zero: is not a regular file (a device or a socket); give a file" in err

@@ -55,7 +55,7 @@ from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import SUBNET_ID_RE
-from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS
+from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, not_a_file
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -365,6 +365,8 @@ class Catalog:
     @classmethod
     def load(cls, path: Optional[Path] = None) -> "Catalog":
         path = Path(path) if path else DEFAULT_CATALOG
+        if not_a_file(path):
+            raise CatalogError(f"AMI catalog {path}: {not_a_file(path)}")
         try:
             text = path.read_bytes().decode("utf-8")
         except OSError as exc:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..inputs import not_a_file
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
 
@@ -148,6 +149,8 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
 
 
 def load_json(path: Path, what: str) -> Any:
+    if not_a_file(path):
+        raise StateFileError(f"{path}: {not_a_file(path)}")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

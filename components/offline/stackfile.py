@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..inputs import MAX_NESTING, MAX_VALUES, YAML_TAG_ERRORS, nesting_depth
+from ..inputs import MAX_NESTING, MAX_VALUES, YAML_TAG_ERRORS, nesting_depth, not_a_file
 from ..spec.base import shown
 
 
@@ -55,6 +55,9 @@ class InputFileError(Exception):
 
 def read_utf8(path: Path, what: str) -> str:
     """The file's text, which must be UTF-8 (a UTF-8 byte-order mark is dropped, as the CLI drops it)."""
+    problem = not_a_file(path)
+    if problem:
+        raise InputFileError(f"{what} {path}: {problem}")
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
