@@ -120,6 +120,7 @@ def names_a_key_or_file(line: str, path: str) -> bool:
     return (
         path in body
         or re.match(r"[^\s:]*:[^\s]*[: ]", body) is not None
+        or re.match(r"'[^']*': ", body) is not None  # a key with spaces in it, quoted
         or body.startswith(("--", "karpenter nodepool '", "node group '", "policy pack "))
     )
 

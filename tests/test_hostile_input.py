@@ -379,9 +379,9 @@ def test_keys_are_namespaced_as_the_cli_namespaces_them(tmp_path):
     ("karpenter_node_os", "mixed-os-racks:karpenter_node_os: not read: the rack reads its parameters from the 'rack' namespace, "
                           "and a key written without a namespace is in the project's ('mixed-os-racks'); did you mean rack:karpenter_node_os?"),
     ("rack:Karpenter_Node_OS", "rack:Karpenter_Node_OS: unknown field: keys are case-sensitive; did you mean rack:karpenter_node_os?"),
-    ("' rack:karpenter_node_os'", " rack:karpenter_node_os: not read: the namespace has spaces around it; did you mean rack:karpenter_node_os?"),
-    ("'rack :karpenter_node_os'", "rack :karpenter_node_os: not read: the namespace has spaces around it; did you mean rack:karpenter_node_os?"),
-    ("'rack:karpenter_node_os '", "rack:karpenter_node_os : unknown field; did you mean rack:karpenter_node_os?"),
+    ("' rack:karpenter_node_os'", "' rack:karpenter_node_os': not read: the namespace has spaces around it; did you mean rack:karpenter_node_os?"),
+    ("'rack :karpenter_node_os'", "'rack :karpenter_node_os': not read: the namespace has spaces around it; did you mean rack:karpenter_node_os?"),
+    ("'rack:karpenter_node_os '", "'rack:karpenter_node_os ': unknown field; did you mean rack:karpenter_node_os?"),
     ("rack:123", "rack:123: unknown field"),
 ])
 def test_keys_meant_for_the_rack_are_refused_with_the_key_it_reads(key, says, capsys, tmp_path):

@@ -87,7 +87,7 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
         if namespace != NAMESPACE and namespace.strip().lower() == NAMESPACE:
             hint = f"did you mean {NAMESPACE}:{field}?" if field else f"the rack reads the namespace '{NAMESPACE}', in lowercase"
             why = "namespaces are case-sensitive" if namespace.strip() != NAMESPACE else "the namespace has spaces around it"
-            problems[key] = f"{key}: not read: {why}; {hint}"
+            problems[key] = f"{_spaced(key)}: not read: {why}; {hint}"
         elif project and namespace == project and project != NAMESPACE and field:
             problems[key] = (
                 f"{key}: not read: the rack reads its parameters from the '{NAMESPACE}' namespace, and a key written "
@@ -97,7 +97,7 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
             meant = _field_named("".join(ch for ch in name if ch.isascii() and ch.isprintable()))
             problems[key] = f"{key}: unknown field" + (f"; did you mean {NAMESPACE}:{meant}?" if meant else "")
         elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name) and not re.search(r"[.\[]", name):
-            problems[key] = f"{key}: unknown field" + (f"; did you mean {NAMESPACE}:{field}?" if field else "")
+            problems[key] = f"{_spaced(key)}: unknown field" + (f"; did you mean {NAMESPACE}:{field}?" if field else "")
         elif namespace == NAMESPACE and not FIELD_NAME.fullmatch(name):
             parameter = re.split(r"[.\[]", name, maxsplit=1)[0]
             problems[key] = (
@@ -112,6 +112,11 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
     if problem:
         problems["aws:region"] = f"aws:region: invalid region '{region}' ({problem})"
     return problems
+
+
+def _spaced(key: str) -> str:
+    """A key with spaces in it, quoted so they show: ``'rack :karpenter_node_os'``."""
+    return f"'{key}'" if " " in key else key
 
 
 def _pointed_key(key: str, problem: str) -> str:
