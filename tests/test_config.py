@@ -246,6 +246,11 @@ def test_malformed_taint():
         ("karpenter_node_labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
         ("karpenter_node_labels", "convox.io/system-node=true", "label 'convox.io/system-node' is reserved"),
         ("karpenter_node_taints", "a:Bad", "invalid taint effect 'Bad' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
+        # a value listed twice is refused, not passed on to the NodePool
+        ("karpenter_instance_families", "c6i,m7i,c6i", "duplicate instance family 'c6i'"),
+        ("karpenter_instance_sizes", "large,large", "duplicate instance size 'large'"),
+        ("karpenter_capacity_types", "spot,on-demand,spot", "duplicate capacity type 'spot'"),
+        ("karpenter_arch", "amd64,amd64", "duplicate karpenter_arch 'amd64'"),
     ],
 )
 def test_workload_rules_name_their_key(key, value, message):
@@ -303,13 +308,3 @@ def test_a_foreign_character_fails(position, length, bad):
 def test_anything_without_the_prefix_fails(text):
     if not text.startswith("ami-"):
         assert rules.invalid_ami_id("x", text) is not None
-
-
-@pytest.mark.parametrize("key, value, says", [
-    ("karpenter_instance_families", "c6i,m7i,c6i", "duplicate instance family 'c6i'"),
-    ("karpenter_instance_sizes", "large,large", "duplicate instance size 'large'"),
-    ("karpenter_capacity_types", "spot,on-demand,spot", "duplicate capacity type 'spot'"),
-    ("karpenter_arch", "amd64,amd64", "duplicate karpenter_arch 'amd64'"),
-])
-def test_a_value_listed_twice_is_refused_not_passed_to_the_nodepool(key, value, says):
-    assert error_of(**{key: value}) == f"rack:{key}: karpenter workload nodepool: {says}"
