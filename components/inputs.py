@@ -31,8 +31,6 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
-
-
 YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)
 """What PyYAML's constructors raise, besides its own errors, for a value its explicit tag does not fit
 (``!!bool maybe`` a KeyError, ``!!int ''`` an IndexError, ``!!int 0x`` a ValueError)."""

@@ -365,8 +365,9 @@ class Catalog:
     @classmethod
     def load(cls, path: Optional[Path] = None) -> "Catalog":
         path = Path(path) if path else DEFAULT_CATALOG
-        if not_a_file(path):
-            raise CatalogError(f"AMI catalog {path}: {not_a_file(path)}")
+        problem = not_a_file(path)
+        if problem:
+            raise CatalogError(f"AMI catalog {path}: {problem}")
         try:
             text = path.read_bytes().decode("utf-8")
         except OSError as exc:

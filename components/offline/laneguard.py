@@ -248,10 +248,11 @@ def unmatched_allowances(steps: list[Step], allow: Iterable[str]) -> list[str]:
 
 def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
     by_urn = {s.urn: s for s in steps}
+    removing = ("delete", "replace")
     pools_of_class = _pools_by_class(steps)
     removed_classes: dict[Optional[str], list[Step]] = {}
     for c in steps:
-        if is_nodeclass(c.type) and c.op in ("delete", "replace"):
+        if is_nodeclass(c.type) and c.op in removing:
             removed_classes.setdefault(_k8s_name(c, "old"), []).append(c)
     groups_by_parent: dict[str, list[Step]] = {}
     for s in steps:
@@ -259,7 +260,6 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             for parent in _parents(s, by_urn):
                 groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
-    removing = ("delete", "replace")
 
     def verdict(policy: str, level: str, step: Step, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
         verdicts.append({"pack": PACK, "policy": policy, "level": level, "urn": step.urn, "lane": lane, "message": message,
@@ -285,13 +285,13 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                                                    " on another lane that fits them."))
         elif step.op in removing and is_nodeclass(step.type):
             name = _k8s_name(step, "old")
-            pools = pools_of_class.get(name, [])
-            if pools and all(p.op in removing for p in pools):
+            users = pools_of_class.get(name, [])
+            if users and all(p.op in removing for p in users):
                 continue  # the pools' own verdicts name the lane
             # a pool that moves to another class drifts onto it (lane-rollout); the old class's termination
             # finalizer holds its deletion until no NodeClaim uses it: only pools left on it lose their class
-            pools = [p for p in pools if p.op in removing or (_class_of(p, "new") or _class_of(p, "old")) == name]
-            if not pools and pools_of_class.get(name, []):
+            pools = [p for p in users if p.op in removing or (_class_of(p, "new") or _class_of(p, "old")) == name]
+            if users and not pools:
                 continue
             names = [_k8s_name(p, "old") for p in pools] or [name]
             removal(Lane("Karpenter", name, {name, step.name, *names}, step),
@@ -323,7 +323,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                 lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
                 removal(lane, f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
                         "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
-    _rollouts(steps, by_urn, verdict)
+    _rollouts(steps, by_urn, pools_of_class, verdict)
     return verdicts
 
 
@@ -341,8 +341,7 @@ def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
     return [p for p in diff if any(related(p, r) for r in rules)]
 
 
-def _rollouts(steps: list[Step], by_urn: dict[str, Step], verdict: Any) -> None:
-    pools_of_class = _pools_by_class(steps)
+def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[str, list[Step]], verdict: Any) -> None:
     for step in steps:
         if step.op != "update":
             continue

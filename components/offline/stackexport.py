@@ -149,8 +149,9 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
 
 
 def load_json(path: Path, what: str) -> Any:
-    if not_a_file(path):
-        raise StateFileError(f"{path}: {not_a_file(path)}")
+    problem = not_a_file(path)
+    if problem:
+        raise StateFileError(f"{path}: {problem}")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -8,7 +8,7 @@ from typing import Any, Literal, Optional
 from pydantic import field_validator, model_validator
 
 from .. import contract
-from ..pack import instances, rules, upstream
+from ..pack import instances, rules, upstream, wellknown
 from .. import syntax
 from .base import FieldProblem, Spec
 from .limits import (
@@ -175,10 +175,8 @@ class PoolSpec(Spec):
             raise FieldProblem("instance_types", f"{s}: no instance type is of the instance families "
                                                  f"{','.join(self.instance_families)} (the pool could launch nothing)")
         families_field = "instance_types" if self.instance_types else "instance_families"
-        kubernetes_arch = {instances.X86: "amd64", instances.ARM: "arm64"}
-        if self.families and all(kubernetes_arch[instances.facts(f).arch] not in self.arch for f in self.families):
-            # Karpenter intersects the two requirements: no instance type is left
-            arches = sorted({kubernetes_arch[instances.facts(f).arch] for f in self.families})
+        arches = sorted({wellknown.K8S_ARCH[instances.facts(f).arch] for f in self.families})
+        if arches and not set(arches) & set(self.arch):  # Karpenter intersects the two: no instance type is left
             raise FieldProblem(families_field, f"{s}: instance families {','.join(self.families)} are {','.join(arches)}, "
                                                f"and the pool's arch is {','.join(self.arch)} (the pool could launch nothing)")
         for size in self.instance_sizes:
