@@ -677,6 +677,43 @@ def test_instance_labels_no_type_of_the_lane_has_are_refused(pack, requirement, 
     assert messages(judge(pack, stack(G5_POOL, fits)), REACH) == []
 
 
+def terms(*alternatives: list[dict[str, Any]]) -> dict[str, Any]:
+    """Required node affinity with these ``nodeSelectorTerms`` (ORed), each a list of ``matchExpressions``."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": expressions} for expressions in alternatives]}}}
+
+
+GPU_ANY_SIZE = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS)
+
+
+def test_an_affinity_terms_instance_labels_bind_only_the_lanes_that_term_selects(pack):
+    # The terms are ORed: a node passes the pod's affinity when it meets one term whole. The gpu pool's
+    # nodes meet only the first term, so only its xlarge types (1 GPU) are open to the pod there.
+    small_gpu = [req("karpenter.sh/nodepool", "gpu"), req("karpenter.k8s.aws/instance-size", "xlarge")]
+    four = pod(limits={"nvidia.com/gpu": 4}, tolerations=[GPU], affinity=terms(small_gpu, [req("karpenter.sh/nodepool", "general")]))
+    [message] = messages(judge(pack, stack(GPU_ANY_SIZE, ON_DEMAND_AMD64, workload("trainer", four))), REACH)
+    assert message.startswith('deployment "trainer" fits no lane: it requests nvidia.com/gpu 4; the nearest, karpenter '
+                              "nodepool 'gpu': the nearest instance type it can launch for this pod, g5.xlarge, has "
+                              "nvidia.com/gpu 1 allocatable < 4 requested")
+    # the same pod, its first term open to g5.12xlarge (4 GPUs), lands
+    large_gpu = [req("karpenter.sh/nodepool", "gpu"), req("karpenter.k8s.aws/instance-size", "xlarge", "12xlarge")]
+    fits = pod(limits={"nvidia.com/gpu": 4}, tolerations=[GPU], affinity=terms(large_gpu, [req("karpenter.sh/nodepool", "general")]))
+    assert messages(judge(pack, stack(GPU_ANY_SIZE, ON_DEMAND_AMD64, workload("trainer", fits))), REACH) == []
+
+
+def test_a_gpu_pod_whose_only_term_for_the_gpu_lane_its_nodes_cannot_meet_reaches_no_gpu(pack):
+    # the first term selects the gpu pool but asks for arm64, which g5 is not; the second selects a
+    # lane without GPUs: no node the pod may land on has a GPU
+    arm_gpu = [req("karpenter.sh/nodepool", "gpu"), req("kubernetes.io/arch", "arm64")]
+    wants = gpu_pod({}, tolerations=[GPU], affinity=terms(arm_gpu, [req("karpenter.sh/nodepool", "general")]))
+    [message] = messages(judge(pack, stack(GPU_ANY_SIZE, ON_DEMAND_AMD64, workload("trainer", wants))), REACH)
+    assert message.startswith('deployment "trainer" requests 1 nvidia.com/gpu, but it selects karpenter nodepool '
+                              "'general', which has no GPUs (select a GPU lane: ")
+    amd_gpu = [req("karpenter.sh/nodepool", "gpu"), req("kubernetes.io/arch", "amd64")]
+    lands = gpu_pod({}, tolerations=[GPU], affinity=terms(amd_gpu, [req("karpenter.sh/nodepool", "general")]))
+    assert messages(judge(pack, stack(GPU_ANY_SIZE, ON_DEMAND_AMD64, workload("trainer", lands))), REACH) == []
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

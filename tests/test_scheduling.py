@@ -72,6 +72,33 @@ def test_requirements_match_labels_as_label_selectors_do(labels, values, operato
 
 
 
+LABEL_VALUES = st.sampled_from(["1", "2"])
+REQUIREMENTS = st.builds(scheduling.Requirement, st.sampled_from(["a", "b", "c"]),
+                         st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+                         st.lists(LABEL_VALUES, min_size=1, max_size=2).map(tuple))
+
+
+@given(lane=st.dictionaries(st.sampled_from(["a", "b"]), LABEL_VALUES),
+       node=st.dictionaries(st.just("c"), LABEL_VALUES),
+       node_selector=st.lists(REQUIREMENTS, max_size=1).map(tuple),
+       terms=st.none() | st.lists(st.lists(REQUIREMENTS, max_size=2).map(tuple), max_size=3).map(tuple))
+def test_a_selection_on_a_lane_keeps_the_terms_that_select_it_and_no_node_is_won_or_lost(lane, node, node_selector, terms):
+    # the lane declares "a" and "b"; its nodes carry more ("c"), which only the node knows
+    selection = scheduling.Selection(node_selector, terms)
+    known = frozenset({"a", "b"})
+    on = selection.on(lane, known)
+    assert (on is not None) == selection.matches(lane, known)
+    labels = {**lane, **node}
+    everything = known | {"c"}
+    if on is None:
+        assert not selection.matches(labels, everything)
+        return
+    assert on.matches(labels, everything) == selection.matches(labels, everything)
+    if terms is not None:  # each kept term selects the lane; each dropped term does not
+        assert set(on.terms or ()) == {t for t in terms if t and all(r.key not in known or r.holds(lane) for r in t)}
+
+
+
 def test_a_pod_spec_is_its_node_selector_and_any_of_its_affinity_terms():
     pod = {
         "nodeSelector": {"a": "1"},

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from .. import contract
 from . import facts
@@ -142,15 +142,32 @@ class Selection:
 
     def matches(self, labels: Mapping[str, str], known: frozenset[str]) -> bool:
         """Whether a lane with ``labels`` passes; requirements on keys outside ``known`` hold."""
+        return self.on(labels, known) is not None
+
+    def on(self, labels: Mapping[str, str], known: frozenset[str]) -> Optional["Selection"]:
+        """The selection as it applies to a lane with ``labels``: only the affinity terms whose label
+        requirements that lane passes (None: it passes none of them, or not the ``nodeSelector``).
+        The terms are ORed, so a term's other requirements bind only the nodes it selects."""
 
         def holds(req: Requirement) -> bool:
             return req.key not in known or req.holds(labels)
 
         if not all(holds(r) for r in self.node_selector):
-            return False
+            return None
         if self.terms is None:
-            return True
-        return any(term and all(holds(r) for r in term) for term in self.terms)
+            return self
+        return self.keeping(lambda term: bool(term) and all(holds(r) for r in term))
+
+    def keeping(self, keep: Callable[[tuple[Requirement, ...]], bool]) -> Optional["Selection"]:
+        """This selection with only the affinity terms ``keep`` accepts (None: none is left). Without
+        required affinity, the one implicit term is the ``nodeSelector`` alone."""
+        terms = self.terms if self.terms is not None else ((),)
+        kept = tuple(term for term in terms if keep(term))
+        if not kept:
+            return None
+        if self.terms is None or len(kept) == len(terms):
+            return self
+        return Selection(self.node_selector, kept)
 
 
 def _requirement(value: Any) -> Requirement:

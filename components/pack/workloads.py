@@ -108,18 +108,27 @@ class Lane:
                     return False
         return True
 
+    def admitted(self, selection: Selection) -> Optional[Selection]:
+        """``selection`` with only the affinity terms some instance this lane can launch satisfies: the
+        pod's well-known requirements (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``, the
+        capacity type, ``kubernetes.io/os``); lanes without requirements satisfy all but the last two.
+        None: no term is satisfied."""
+
+        def holds(term: tuple[scheduling.Requirement, ...]) -> bool:
+            requirements = selection.node_selector + term
+            return self._capacity_holds(requirements) and (
+                not self.requirements or bool(wellknown.candidates(self.requirements + _wellknown(requirements))))
+
+        return selection.keeping(holds)
+
     def admits(self, selection: Selection) -> bool:
-        """Whether some instance this lane can launch satisfies the pod's well-known requirements
-        (``kubernetes.io/arch``, ``karpenter.k8s.aws/instance-*``, the capacity type, ``kubernetes.io/os``);
-        lanes without requirements do."""
-        terms = selection.terms if selection.terms is not None else ((),)
-        alternatives = [term for term in terms if self._capacity_holds(selection.node_selector + tuple(term))]
-        if not alternatives:
-            return False
-        if not self.requirements:
-            return True
-        return any(wellknown.candidates(self.requirements + _wellknown(selection.node_selector + tuple(term)))
-                   for term in alternatives)
+        return self.admitted(selection) is not None
+
+    def reached_by(self, selection: Selection, known: frozenset[str]) -> Optional[Selection]:
+        """``selection`` as it lands on this lane: the affinity terms that select the lane by its labels
+        and that some node of it meets; None: the pod never lands here."""
+        on = selection.on(self.labels, known)
+        return None if on is None else self.admitted(on)
 
     def launchable(self, selection: Selection) -> tuple[list[instances.InstanceType], list[str], list[instances.InstanceType]]:
         """The instance types a pod with ``selection`` can get here (within the pool's limits), the
@@ -812,9 +821,9 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
 
 
-def _well_known_reason(workload: Workload, lane: Lane) -> str:
-    """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, OS, instance labels)."""
-    selection = workload.selection
+def _well_known_reason(selection: Selection, lane: Lane) -> str:
+    """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, OS,
+    instance labels), in the affinity terms that select the lane."""
     terms = selection.terms if selection.terms is not None else ((),)
     for term in terms:
         for req in selection.node_selector + tuple(term):
@@ -861,9 +870,10 @@ def _gpus_of(itype: instances.InstanceType, resource: str) -> int:
     return itype.gpus if contract.gpu_resource(vendor) == resource and vendor else 0
 
 
-def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit:
+def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], selection: Selection) -> Fit:
     """Whether one node of ``lane`` has room for the pod, after kube-reserved, eviction thresholds and
-    the lane's DaemonSets (``overhead``)."""
+    the lane's DaemonSets (``overhead``), on the instance types its ``selection`` (the affinity terms
+    that land it on ``lane``) allows."""
     asks = workload.asks()
     if not asks or not lane.sized:
         return Fit(True)
@@ -878,7 +888,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
             return Fit(True)
         return Fit(False, short=f"its largest node (as the policy config states it) has {', '.join(missing)}",
                    rank=(len(missing),))
-    types, unsized, capped = lane.launchable(workload.selection)
+    types, unsized, capped = lane.launchable(selection)
     best: Optional[tuple[tuple[float, ...], instances.InstanceType, list[str]]] = None
     for itype in types:
         free = fit.allocatable(itype, lane.root_gib).less(overhead)
@@ -897,7 +907,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float]) -> Fit
             return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,))
         # its families admit the pod, but no type of them meets its per-type labels (type, size, cpu, memory, GPUs)
         return Fit(False, short="no instance type it can launch meets the pod's node selection "
-                                f"({'; '.join(_req_words(r) for r in _type_requirements(workload.selection)) or 'its instance labels'})",
+                                f"({'; '.join(_req_words(r) for r in _type_requirements(selection)) or 'its instance labels'})",
                    rank=(8,), fix="select instance types the lane launches")
     rank, itype, missing = best
     why = (f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
@@ -945,8 +955,10 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     if problems:
         return problems
     known = lanes.known_keys
-    by_labels = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)]
-    selected = [lane for lane in by_labels if lane.admits(workload.selection)]
+    # per lane, the affinity terms that select it by its labels, then those its nodes meet
+    by_labels = [(lane, on) for lane in lanes.lanes if (on := workload.selection.on(lane.labels, known)) is not None]
+    landing = [(lane, chosen) for lane, on in by_labels if (chosen := lane.admitted(on)) is not None]
+    selected = [lane for lane, _ in landing]
     # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
     problems = [untolerated_lane(workload, lane, taints) for lane in selected
                 if any(lane.labels.get(key) == value for key, value in named)
@@ -954,30 +966,30 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     if problems:
         return problems
     # ... and whatever else it selects, some lane must
-    reachable = [lane for lane in selected if not lane.untolerated(workload.tolerations)]
+    reachable = [(lane, chosen) for lane, chosen in landing if not lane.untolerated(workload.tolerations)]
     if selected and not reachable and not workload.selection.empty:
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
-    if workload.wants_gpu and not any(lane.gpu_for(workload.selection) for lane in reachable):
-        return [no_gpu_lane(workload, [lane for lane in selected if not lane.gpu_for(workload.selection)], lanes)]
+    if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
+        return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
     if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
         # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
         # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
-        lane = min(by_labels, key=lambda lane: (not any(lane.labels.get(k) == v for k, v in named),
-                                                bool(lane.untolerated(workload.tolerations))))
+        lane, on = min(by_labels, key=lambda pair: (not any(pair[0].labels.get(k) == v for k, v in named),
+                                                    bool(pair[0].untolerated(workload.tolerations))))
         return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
-                f"{_well_known_reason(workload, lane)} (select a lane that offers it, or add one)"]
+                f"{_well_known_reason(on, lane)} (select a lane that offers it, or add one)"]
     return []
 
 
 def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mapping[str, float]]) -> tuple[list[str], list[str]]:
     """(refusals, cannot-tell) for a workload that reaches lanes: does one node of one of them hold it?"""
     known = lanes.known_keys
-    candidates = [lane for lane in lanes.lanes if workload.selection.matches(lane.labels, known)
-                  and lane.admits(workload.selection) and not lane.untolerated(workload.tolerations)
-                  and (not workload.wants_gpu or lane.gpu_for(workload.selection))]
+    candidates = [(lane, chosen) for lane in lanes.lanes
+                  if (chosen := lane.reached_by(workload.selection, known)) is not None
+                  and not lane.untolerated(workload.tolerations) and (not workload.wants_gpu or lane.gpu_for(chosen))]
     if not candidates:
         return [], []
-    verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}))) for lane in candidates]
+    verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}), chosen)) for lane, chosen in candidates]
     if any(v.fits for _, v in verdicts):
         return [], []
     unsure = [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown]
@@ -997,7 +1009,7 @@ def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dic
     for lane in lanes.lanes:
         total: dict[str, float] = {}
         for ds in daemonsets:
-            if ds.selection.matches(lane.labels, known) and lane.admits(ds.selection) and not lane.untolerated(ds.tolerations):
+            if lane.reached_by(ds.selection, known) is not None and not lane.untolerated(ds.tolerations):
                 for r, v in ds.requests.items():
                     total[r] = total.get(r, 0) + v
         found[id(lane)] = total
@@ -1010,8 +1022,9 @@ def squats(workload: Workload, lanes: Lanes) -> list[str]:
     if workload.kind == "DaemonSet" or workload.gpus or workload.claims:
         return []
     known = lanes.known_keys
-    reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints and workload.selection.matches(lane.labels, known)
-               and lane.gpu_for(workload.selection) and not lane.untolerated(workload.tolerations)]
+    reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
+               and (chosen := lane.reached_by(workload.selection, known)) is not None
+               and lane.gpu_for(chosen) and not lane.untolerated(workload.tolerations)]
     if not reached:
         return []
     key = reached[0].gpu_taints[0].key
@@ -1140,13 +1153,14 @@ def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> st
     """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
     a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
     strict = known | frozenset(r.key for r in workload.selection.requirements if not _is_well_known(r.key))
-    if not workload.selection.matches(lane.labels, strict):
+    on = workload.selection.on(lane.labels, strict)
+    if on is None:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
         wanted = "; ".join(_req_words(r) for r in workload.selection.requirements)
         return (f"its node selection ({wanted}) does not match the lane's node labels ({labels}) "
                 f"(select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry)")
-    if not lane.admits(workload.selection):
-        return f"{_well_known_reason(workload, lane)}"
+    if not lane.admits(on):
+        return _well_known_reason(on, lane)
     taints = lane.untolerated(workload.tolerations)
     if taints:
         fixes = ", ".join(f"{{key: {t.key}, operator: Exists, effect: {t.effect}}}" for t in taints)
