@@ -42,7 +42,11 @@ def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
     read_urns = {r.urn for r in run.reads}
     rows: list[tuple[str, str, str, str]] = []
 
-    def walk(res: Resource, prefix: str, last: bool, root: bool) -> None:
+    # depth-first with a stack of its own, not recursion: a parent chain can be deeper than Python's
+    # recursion limit (a state file's, or a program's own components)
+    pending = [(top, "", True, True) for top in reversed(by_parent.get("", []))]
+    while pending:
+        res, prefix, last, root = pending.pop()
         branch = "" if root else ("└─ " if last else "├─ ")
         rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name, res.urn))
         kids = by_parent.get(res.urn, [])
@@ -51,11 +55,7 @@ def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
         if unknown:
             shown = ", ".join(unknown[:UNKNOWN_SHOWN]) + (f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else "")
             rows.append(("", inner + ("│  " if kids else "   ") + "unknown until apply: " + shown, "", res.urn))
-        for n, kid in enumerate(kids):
-            walk(kid, inner, n == len(kids) - 1, False)
-
-    for top in by_parent.get("", []):
-        walk(top, "", True, True)
+        pending += [(kid, inner, n == len(kids) - 1, False) for n, kid in reversed(list(enumerate(kids)))]
     return rows
 
 
