@@ -311,3 +311,17 @@ def test_a_pack_whose_environment_is_too_large_is_named_not_an_oserror(tmp_path)
     message = str(caught.value)
     assert message.startswith(f"policy pack {POLICIES} failed to start: cannot run ")
     assert "Argument list too long (its environment is too large; the biggest variables: HUGE (" in message
+
+
+def test_two_resources_with_one_urn_are_refused_as_the_engine_refuses_them(tmp_path, capsys):
+    # pulumi's step generator: a URN registered twice in one run is the error "Duplicate resource URN
+    # '<urn>'; try giving it a unique name" (pkg/resource/deploy, diag.GetDuplicateResourceURNError)
+    program = ("from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec\n"
+               "cluster = ClusterRef.existing('shared', 'shared-dev')\n"
+               "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml'), cluster=cluster))\n"
+               "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml2'), cluster=cluster))\n")
+    folder = project(tmp_path, program, name="twice")
+    assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
+    assert capsys.readouterr().err == ("error: the program failed: Exception: Duplicate resource URN "
+                                       "'urn:pulumi:s::twice::pulumi:pulumi:Stack$rack:karpenter:KarpenterPool::ml'; "
+                                       "try giving it a unique name\n")

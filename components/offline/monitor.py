@@ -9,6 +9,7 @@ import pulumi
 from google.protobuf import json_format, struct_pb2
 
 from . import eks_mng, k8s_yaml, remote, sdk
+from .cloud import ProviderError
 from .records import STACK_TYPE, Resource, plain
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
@@ -59,6 +60,8 @@ class RecordingMonitor(sdk.MockMonitor):
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
+        if response.urn in self.registrations:  # the engine's step generator refuses a second registration
+            raise ProviderError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
         raw = json_format.MessageToDict(request.object)
         self.states.keep(response.urn, response.object)
         resource = Resource(
