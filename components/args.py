@@ -15,7 +15,7 @@ import sys
 import types
 import typing
 from functools import lru_cache
-from typing import Any, Literal, Mapping, NotRequired, Optional, Required, Union
+from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
 
 import pulumi
 
@@ -111,8 +111,86 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type) -> dict[str, Any]:
-    """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``)."""
+Rule = Callable[[Any], Optional[str]]
+"""What is wrong with an argument's (known) value beyond its type, or None."""
+
+
+class _Later:
+    """An item of a list argument not known yet (an Output): list rules skip it."""
+
+    def __repr__(self) -> str:
+        return "<known later>"
+
+
+LATER = _Later()
+
+
+def is_later(value: Any) -> bool:
+    """Whether a list rule was given ``LATER`` for an item: not known yet."""
+    return value is LATER
+
+
+def _pending(value: Any) -> bool:
+    """An Output or awaitable, or a list holding one: known only later."""
+    if isinstance(value, (list, tuple)):
+        return any(_pending(v) for v in value)
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _settled(tp: Any) -> Any:
+    """What a value of ``tp`` is once known: the annotation without its ``Output``/awaitable forms
+    (``Input[list[Input[str]]]`` -> ``list[str]``)."""
+    tp = _strip(tp)
+    origin = typing.get_origin(tp)
+    if origin in _UNIONS:
+        plain = [_settled(a) for a in typing.get_args(tp)
+                 if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable) and a is not pulumi.Output]
+        return Union[tuple(plain)] if plain else Any
+    if origin in _SEQUENCES and typing.get_args(tp):
+        return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]
+    return tp
+
+
+def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], value: Any) -> Any:
+    """``value`` as an Output whose known value is checked as a plain one is now: a bad one fails the
+    program with the component, the argument and the value, not deep inside a resource. A plain list
+    holding Outputs stays a list: checked now with ``LATER`` for what is not known, each Output when known."""
+
+    def check(known: Any) -> Any:
+        if not accepts(tp, known):
+            raise ArgumentError(kind, name, key, f"resolved to {type(known).__name__} {_shown(known)}, "
+                                                 f"expected {describe(tp)}")
+        problem = rule(known) if rule is not None else None
+        if problem:
+            raise ArgumentError(kind, name, key, problem)
+        return known
+
+    if isinstance(value, (list, tuple)):  # the list now, each item it holds when that one is known
+        item_type = (typing.get_args(tp) or (Any,))[0] if typing.get_origin(tp) in _SEQUENCES else Any
+        later = [LATER if _pending(v) else v for v in value]
+        problem = rule(later) if rule is not None else None
+        if problem:
+            raise ArgumentError(kind, name, key, problem)
+
+        def check_item(n: int, known: Any) -> Any:
+            if not accepts(item_type, known):
+                raise ArgumentError(kind, name, f"{key}[{n}]", f"resolved to {type(known).__name__} {_shown(known)}, "
+                                                               f"expected {describe(item_type)}")
+            problem = rule([*later[:n], known, *later[n + 1:]]) if rule is not None else None
+            if problem:
+                raise ArgumentError(kind, name, key, problem)
+            return known
+
+        return [pulumi.Output.from_input(v).apply(lambda known, n=n: check_item(n, known)) if later[n] is LATER else v
+                for n, v in enumerate(value)]
+    return pulumi.Output.from_input(value).apply(check)
+
+
+def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type,
+            rules: Optional[Mapping[str, Rule]] = None) -> dict[str, Any]:
+    """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``) and the
+    ``rules`` of its values. An argument given as an Output (or an awaitable, or a list holding one) is
+    returned as an Output that is checked the same way once its value is known."""
     kind = component if isinstance(component, str) else type(component).__name__
     if args is None:
         args = {}
@@ -126,12 +204,19 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
         if args.get(key) is None:
             problems.append((key, f"required (expected {describe(hints[key])})"))
     missing = {key for key, _ in problems}
+    result = dict(args)
     for key, value in args.items():
-        if key in hints and key not in missing and not accepts(hints[key], value):
+        if key not in hints or key in missing:
+            continue
+        if not accepts(hints[key], value):
             problems.append((key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
+        elif value is not None and _pending(value):
+            result[key] = _when_known(kind, name, key, _settled(hints[key]), (rules or {}).get(key), value)
+        elif value is not None and (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
+            problems.append((key, problem))
     if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
         raise ArgumentError(kind, name, *problems[0], more=problems[1:])
-    return dict(args)
+    return result
 
 
 def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:

@@ -8,9 +8,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import contract
+from . import contract, syntax
 from .ami import AmiLookup
-from .args import checked, documented, inherited_depends_on
+from .args import checked, is_later, documented, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .pack import instances, rules, upstream
@@ -24,16 +24,24 @@ class KarpenterPoolArgs(TypedDict, total=False):
     cluster: Required[ClusterRef]
     """The cluster: its name finds subnets and security groups (``karpenter.sh/discovery``) unless
     ``subnet_ids``/``security_group_ids`` are given; its Kubernetes provider applies the objects."""
-    subnet_ids: NotRequired[pulumi.Input[list[str]]]
-    """The nodes' subnets, selected by id. Default: the subnets tagged ``karpenter.sh/discovery: <cluster>``."""
+    subnet_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
+    """The nodes' subnets, selected by id (1-30). Default: the subnets tagged ``karpenter.sh/discovery: <cluster>``."""
     security_group_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
-    """The nodes' security groups, selected by id. Default: the one tagged ``karpenter.sh/discovery: <cluster>``."""
+    """The nodes' security groups, selected by id (1-30). Default: the one tagged ``karpenter.sh/discovery: <cluster>``."""
     node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
-    """The nodes' IAM role, or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
+    """The nodes' IAM role, its name or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
     ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up, so an AMI pinned by many pools is read once. Default: a private one."""
     tags: NotRequired[Mapping[str, str]]
     """AWS tags for the instances and volumes Karpenter launches for the pool. Default none."""
+
+
+RULES = {
+    "subnet_ids": lambda ids: syntax.ec2_ids_problem(list(ids), "subnet", unknown=is_later),
+    "security_group_ids": lambda ids: syntax.ec2_ids_problem(list(ids), "security group", unknown=is_later),
+    "node_role": lambda role: None if isinstance(role, aws.iam.Role) else syntax.role_problem(role),
+}
+"""What the EC2NodeClass and IAM take (``syntax``), checked on each argument's known value."""
 
 
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
@@ -186,7 +194,7 @@ class KarpenterPool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:karpenter:KarpenterPool", name, None, opts)
-        args = checked(self, name, args, KarpenterPoolArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterPoolArgs, RULES)  # type: ignore[assignment]
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})

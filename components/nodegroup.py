@@ -47,9 +47,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
-from . import contract
+from . import contract, syntax
 from .ami import AmiLookup
-from .args import checked, documented
+from .args import checked, is_later, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .pack import instances, rules, upstream
@@ -80,13 +80,20 @@ class NodeGroupArgs(TypedDict, total=False):
     cluster: Required[ClusterRef]
     """The cluster: ``ClusterRef.existing(...)`` or ``ClusterRef.created(eks_cluster)``."""
     node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
-    """The nodes' IAM role, or its ARN. Default: a role of the group's own with the three EKS worker policies."""
+    """The nodes' IAM role, or its ARN (``arn:<partition>:iam::<account>:role/...``). Default: a role of the group's own with the three EKS worker policies."""
     rack: NotRequired[str]
     """The rack's name, written as the ``rack`` tag. Default: the component's name."""
     subnet_ids: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
     """Subnets for the nodes. Default: the cluster's."""
     ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up, so an AMI pinned by many lanes is read once. Default: a private one."""
+
+
+RULES = {
+    "node_role": lambda role: None if isinstance(role, aws.iam.Role) else syntax.role_arn_problem(role),
+    "subnet_ids": lambda ids: syntax.ec2_ids_problem(list(ids), "subnet", most=None, unknown=is_later),
+}
+"""What EKS's CreateNodegroup takes (``syntax``): a role ARN, subnet ids; checked on each known value."""
 
 
 def _assume_role_policy(partition: str) -> str:
@@ -129,7 +136,7 @@ class NodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("rack:eks:NodeGroup", name, None, opts)
-        args = checked(self, name, args, NodeGroupArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, NodeGroupArgs, RULES)  # type: ignore[assignment]
         group: NodeGroupSpec = args["group"]
         cluster: ClusterRef = args["cluster"]
         if group.name is not None and group.name != name:

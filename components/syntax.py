@@ -17,7 +17,7 @@ Each ``*_problem`` function returns None for a good value, or what is wrong with
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 from . import contract
 
@@ -174,3 +174,48 @@ def arn_partition_problem(arn: str, partition: str, region: str) -> Optional[str
         return (f"ARN '{arn}' is in the '{found['partition']}' partition, and the stack's region {region} is in "
                 f"'{partition}' (write arn:{partition}:...)")
     return None
+
+
+def role_arn_problem(arn: str) -> Optional[str]:
+    """What keeps ``arn`` from being an IAM role's ARN (``arn:<partition>:iam::<account>:role/<path/>name``)."""
+    found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+    if found is None or found["kind"] != "role" or found["partition"] not in PARTITIONS or len(found["path"]) > 512:
+        return f"invalid role ARN {_quoted(arn)} (like arn:aws:iam::123456789012:role/nodes)"
+    return None
+
+
+def role_problem(role: str) -> Optional[str]:
+    """What keeps ``role`` from naming an IAM role: a role name, or a role's ARN."""
+    if role.startswith("arn:"):
+        return role_arn_problem(role)
+    problem = iam_role_name_problem(role)
+    return f"{_quoted(role)} {problem} (or a role ARN)" if problem else None
+
+
+EC2_ID_PREFIXES = {"subnet": "subnet-", "security group": "sg-"}
+EC2_SELECTOR_TERMS_MAX = 30
+"""The EC2NodeClass CRD (Karpenter v1.14.1): ``subnetSelectorTerms`` and ``securityGroupSelectorTerms``
+take 1-30 terms, an ``id`` term matching ``subnet-[0-9a-z]+`` / ``sg-[0-9a-z]+``."""
+
+
+def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_SELECTOR_TERMS_MAX,
+                    unknown: Callable[[object], bool] = lambda _: False) -> Optional[str]:
+    """What is wrong with a list of EC2 ids of ``kind`` (``subnet``, ``security group``); items
+    ``unknown`` says are not known yet are left out of the checks of the ids themselves."""
+    prefix = EC2_ID_PREFIXES[kind]
+    if not ids:
+        return f"no {kind} ids (give at least one, or leave the argument out)"
+    if most is not None and len(ids) > most:
+        return f"{len(ids)} {kind} ids (at most {most})"
+    known = [(n, value) for n, value in enumerate(ids) if not unknown(value)]
+    for n, value in known:
+        if not isinstance(value, str) or not re.fullmatch(re.escape(prefix) + "[0-9a-z]+", value):
+            return f"[{n}]: {_quoted(value)} is not a {kind} id ({prefix}<lowercase letters and digits>)"
+    if len({value for _, value in known}) < len(known):
+        return f"a {kind} id is listed twice"
+    return None
+
+
+def _quoted(value: object) -> str:
+    text = f"'{value}'" if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

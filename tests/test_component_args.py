@@ -108,6 +108,61 @@ def test_outputs_arrive_as_awaitable_outputs():
     assert not [r for r in run.resources if r.type == "aws:iam/role:Role"]  # no role of its own
 
 
+def test_an_output_is_checked_once_its_value_is_known():
+    """``args.checked``: an Output (or awaitable) argument is checked as a plain one is, when it resolves,
+    and a list holding Outputs stays a list, each item checked when known."""
+    def program(role: Any = None, subnets: Any = None) -> Callable[[], None]:
+        def body() -> None:
+            args: dict[str, Any] = {"pool": PoolSpec(name="ml"), "cluster": cluster()}
+            if role is not None:
+                args["node_role"] = role()
+            if subnets is not None:
+                args["subnet_ids"] = subnets()
+            KarpenterPool("ml", args)  # type: ignore[arg-type]
+        return body
+
+    assert refused(program(role=lambda: pulumi.Output.from_input(123))) == (
+        "KarpenterPool 'ml': node_role: resolved to int 123, expected Role or str")
+    assert refused(program(role=lambda: pulumi.Output.from_input("arn:aws:iam::123456789012:role/"))) == (
+        "KarpenterPool 'ml': node_role: invalid role ARN 'arn:aws:iam::123456789012:role/' "
+        "(like arn:aws:iam::123456789012:role/nodes)")
+    assert refused(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1"), pulumi.Output.from_input(None)])) == (
+        "KarpenterPool 'ml': subnet_ids[1]: resolved to NoneType None, expected str")
+    # a list of subnet ids known or not is taken as it is, one selector term per id
+    run = run_program(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1"), "subnet-0b2"]), {"aws:region": "us-east-1"})
+    [node_class] = [r for r in run.resources if r.type.endswith("EC2NodeClass")]
+    assert node_class.inputs["spec"]["subnetSelectorTerms"] == [{"id": "subnet-0a1"}, {"id": "subnet-0b2"}]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"subnet_ids": []}, "subnet_ids: no subnet ids (give at least one, or leave the argument out)"),
+    ({"subnet_ids": ["subnet-0a1", "subnet-NOPE"]}, "subnet_ids: [1]: 'subnet-NOPE' is not a subnet id (subnet-<lowercase letters and digits>)"),
+    ({"subnet_ids": [f"subnet-{n}" for n in range(31)]}, "subnet_ids: 31 subnet ids (at most 30)"),
+    ({"security_group_ids": ["sg-1", "sg-1"]}, "security_group_ids: a security group id is listed twice"),
+    ({"node_role": "  "}, "node_role: '  ' must be an IAM role name: 1-64 of letters, digits and +=,.@_- (or a role ARN)"),
+], ids=["empty", "pattern", "thirty", "twice", "blank-role"])
+def test_ids_and_roles_are_held_to_what_the_ec2nodeclass_and_iam_take(args, message):
+    # the EC2NodeClass CRD (Karpenter v1.14.1): 1-30 subnet and security group terms, ids subnet-[0-9a-z]+ and
+    # sg-[0-9a-z]+, a role that is not empty; IAM role names are 1-64 of [A-Za-z0-9+=,.@_-]
+    assert refused(lambda: KarpenterPool("ml", {"pool": PoolSpec(name="ml"), "cluster": cluster(), **args})) == f"KarpenterPool 'ml': {message}"
+
+
+def test_a_node_groups_role_is_an_arn_and_may_be_awaited():
+    # pulumi-eks passes node_role_arn to EKS's CreateNodegroup, whose nodeRole is the role's ARN
+    assert refused(lambda: NodeGroup("g", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster(),
+                                           "node_role": "nodes"})) == (
+        "NodeGroup 'g': node_role: invalid role ARN 'nodes' (like arn:aws:iam::123456789012:role/nodes)")
+
+    async def role() -> str:
+        return "arn:aws:iam::123456789012:role/nodes"
+
+    def program() -> None:
+        group = NodeGroup("g", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster(), "node_role": role()})
+        pulumi.export("role", group.role_arn)
+
+    assert run_program(program, {"aws:region": "us-east-1"}).outputs["role"] == "arn:aws:iam::123456789012:role/nodes"
+
+
 def test_every_component_registers_its_outputs():
     spec = parse_rack_config({"cluster_name": "c", "nvidia_device_plugin_enable": True,
                               "additional_node_groups_config": [{"id": 1, "type": "g5.xlarge"}]})
