@@ -315,6 +315,33 @@ def test_config_group_v2_reads_globs_in_order_then_yaml_then_objects(tmp_path):
     assert names == ["default/a", "default/b", "default/c", "x/d"]  # an explicit empty prefix means none
 
 
+def test_a_programs_relative_paths_are_read_from_its_project_directory(tmp_path):
+    # the Pulumi CLI runs a program in its project directory, so "manifests/*.yaml" means the project's
+    project = tmp_path / "project"
+    (project / "manifests").mkdir(parents=True)
+    (project / "manifests" / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (project / "__main__.py").write_text(
+        "import pulumi_kubernetes as k8s\n"
+        "k8s.yaml.v2.ConfigGroup('g', files=['manifests/*.yaml'])\n"
+        "k8s.yaml.v2.ConfigFile('f', file='manifests/a.yaml', resource_prefix='f')\n")
+    before = os.getcwd()
+    found = run_program(project, {"aws:region": "us-east-1"})
+    assert os.getcwd() == before
+    assert sorted(r.name for r in found.resources if r.type == "kubernetes:core/v1:ConfigMap") == ["f:default/a", "g:default/a"]
+
+
+def test_a_manifests_dates_and_base_60_numbers_stay_text_as_the_provider_reads_them(tmp_path):
+    # sigs.k8s.io/yaml decodes with go-yaml v2, which gives a map of interfaces a timestamp-looking or
+    # 1:30-looking plain scalar as the string it is (PyYAML would make a date, or 90)
+    path = tmp_path / "team.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team\n  annotations: {created: 2026-01-01}\n"
+                    "data: {window: 1:30, count: 1_000}\n")
+    found = run(lambda: k8s.yaml.v2.ConfigFile("team", file=str(path)))
+    config_map = one(found, "kubernetes:core/v1:ConfigMap")
+    assert config_map.inputs["metadata"]["annotations"] == {"created": "2026-01-01"}
+    assert config_map.inputs["data"] == {"window": "1:30", "count": 1000}
+
+
 def test_a_config_file_without_names_or_with_unknown_inputs(tmp_path, capsys):
     path = tmp_path / "bad.yaml"
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")

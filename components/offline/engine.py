@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
+import os
 import runpy
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
 from . import sdk
@@ -64,6 +66,22 @@ def _exits_as_errors(body: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+@contextlib.contextmanager
+def _working_directory(folder: Optional[Path]) -> Iterator[None]:
+    """The program's directory as the working directory while it runs (its callbacks too), as the
+    Pulumi CLI runs a program in its project's directory: relative paths in it (a ``ConfigFile``'s
+    manifest, a ``ConfigGroup``'s glob, a local chart) mean what they mean under ``pulumi up``."""
+    if folder is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def check_config_fits(values: Mapping[str, str]) -> None:
     """Refuse a config the Pulumi CLI could not hand to a program: it does so in one environment
     variable, ``PULUMI_CONFIG``, which Linux caps at ``MAX_ARG_STRLEN`` bytes."""
@@ -94,11 +112,13 @@ def run_program(
     mocks = OfflineMocks(catalog, values)
     monitor = RecordingMonitor(mocks, on_resource)
 
+    home: Optional[Path] = None
     if callable(program):
         body = program
     else:
-        path = Path(program)
+        path = Path(program).resolve()
         main = path / "__main__.py" if path.is_dir() else path
+        home = main.parent
 
         def body() -> None:
             sys.path.insert(0, str(main.parent))
@@ -108,7 +128,7 @@ def run_program(
                 sys.path.remove(str(main.parent))
 
     def run() -> None:
-        with sdk.language_host_config(values):
+        with sdk.language_host_config(values), _working_directory(home):
             sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.

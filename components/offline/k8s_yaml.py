@@ -85,9 +85,29 @@ CLUSTER_CRDS = {
 # ---- kubernetes:yaml:decode ---------------------------------------------------------------------------------
 
 
+class _ManifestLoader(yaml.SafeLoader):
+    """YAML as the provider reads a manifest (sigs.k8s.io/yaml, on go-yaml v2): a plain scalar that
+    looks like a timestamp (``2026-01-01``) or a base-60 number (``1:30``) stays text, as go-yaml
+    gives them to a map of interfaces; PyYAML would make a date (which no Struct can hold) or 90."""
+
+    def construct_yaml_timestamp(self, node: yaml.Node) -> Any:
+        return self.construct_scalar(node)
+
+    def construct_yaml_int(self, node: yaml.Node) -> Any:
+        return self.construct_scalar(node) if ":" in str(node.value) else super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.Node) -> Any:
+        return self.construct_scalar(node) if ":" in str(node.value) else super().construct_yaml_float(node)
+
+
+_ManifestLoader.add_constructor("tag:yaml.org,2002:timestamp", _ManifestLoader.construct_yaml_timestamp)
+_ManifestLoader.add_constructor("tag:yaml.org,2002:int", _ManifestLoader.construct_yaml_int)
+_ManifestLoader.add_constructor("tag:yaml.org,2002:float", _ManifestLoader.construct_yaml_float)
+
+
 def documents(text: str, source: str) -> list[Any]:
     try:
-        return [doc for doc in yaml.safe_load_all(text)]
+        return [doc for doc in yaml.load_all(text, Loader=_ManifestLoader)]
     except yaml.YAMLError as exc:
         raise ExpansionError(f"{source}: not valid YAML: {exc}") from None
     except YAML_TAG_ERRORS:
