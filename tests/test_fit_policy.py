@@ -159,6 +159,17 @@ def test_effective_requests_follow_the_scheduler():
     assert asked["memory"] == 3 * 2**30 + 256 * 2**20
 
 
+@pytest.mark.parametrize("text, amount", [
+    ("4000000000n", 4.0), ("4000000u", 4.0), ("250m", 0.25), ("1e3", 1000.0), ("1E", 1e18), ("2k", 2000.0),
+    ("1Ki", 1024.0), (".5", 0.5), ("5.", 5.0), (" 16Gi ", 16 * 2**30), ("1e3m", None), ("1Gi1", None), ("-1", None),
+    ("1 Gi", None), ("", None),
+])
+def test_quantities_follow_apimachinerys_grammar(text, amount):
+    # resource.Quantity: a number, then a binary suffix (Ki..Ei), a decimal one (n, u, m, k, M, G, T, P, E) or
+    # an exponent, never two; UnmarshalJSON trims spaces around it
+    assert fit.quantity(text) == amount
+
+
 QUANTITIES = st.one_of(st.integers(0, 64).map(str), st.integers(1, 64000).map(lambda m: f"{m}m"),
                        st.integers(1, 512).map(lambda g: f"{g}Gi"), st.integers(1, 4096).map(lambda m: f"{m}Mi"))
 CONTAINER = st.fixed_dictionaries({"cpu": QUANTITIES, "memory": QUANTITIES})

@@ -11,6 +11,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -582,3 +583,21 @@ def test_requests_carry_options_and_provider_as_the_cli_sends_them():
     assert any(_RESOURCE_SIG.encode() in r.properties.SerializeToString() for r in run.resources)
     for resource in run.resources:  # resource references go as ids or URNs (the CLI keeps no references)
         assert _RESOURCE_SIG.encode() not in wire_properties(resource.properties).SerializeToString()
+
+
+@pytest.mark.parametrize("limit, gpu_lane", [(0, False), ("0", False), ("0m", False), ("0k", False), ("00", False),
+                                             ("0e3", False), (" 0 ", False), ("1", True), ("500m", True)])
+def test_a_gpu_limit_is_a_quantity_and_only_a_nonzero_one_makes_a_gpu_lane(pack, limit, gpu_lane):
+    # a NodePool's limits are resource.Quantity values: "0m", "0k" and "0e3" are zero, as 0 is
+    def program() -> None:
+        pool = node_pool("cpu", ["m6i"])
+        pool_spec = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
+                                                            "name": "cpu"}, "requirements": []}},
+                     "limits": {"cpu": "100", "nvidia.com/gpu": limit}}
+        k8s.apiextensions.CustomResource("limited-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
+                                         metadata={"name": "limited"}, spec=pool_spec, opts=pulumi.ResourceOptions(depends_on=[pool]))
+        node_class("limited", [{"alias": "bottlerocket@latest"}], family="Bottlerocket")
+        node_class("cpu", [{"alias": "bottlerocket@latest"}], family="Bottlerocket")
+
+    found = messages(judge(pack, program), "gpu-lane-os")
+    assert bool(found) == gpu_lane, found

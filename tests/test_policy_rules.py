@@ -161,7 +161,10 @@ def test_node_class_facts():
     rooted = node_class([], blockDeviceMappings=[
         {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi"}},
         {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "300Gi"}, "rootVolume": True}])
-    assert rooted.root_disk("/dev/xvda") == facts.Disk(300.0)
+    # EC2 boots from the mapping named like the AMI's root device; ``rootVolume`` marks the kubelet's volume
+    # (the CRD: "mounted as kubelet root dir"; Karpenter reads it for ephemeral storage only)
+    assert rooted.root_disk("/dev/xvda") == facts.Disk(4.0)
+    assert rooted.kubelet_disk("/dev/xvda") == facts.Disk(300.0)
 
 
 def test_node_pool_facts():

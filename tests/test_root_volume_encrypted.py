@@ -79,6 +79,19 @@ def test_an_alias_class_that_asks_nothing_in_an_account_that_does_not_encrypt(pa
     assert of(judge(pack, program, config(ebsEncryptionByDefault=True)), POLICY) == []
 
 
+def test_the_boot_volume_is_the_mapping_named_like_the_root_device_not_the_kubelets(pack):
+    # EC2 matches a mapping to the AMI's devices by name; the EC2NodeClass's rootVolume marks the volume
+    # "mounted as kubelet root dir" (the v1.14.1 CRD), which Karpenter reads for ephemeral storage only
+    kubelet_on_xvdb = mapping(False) + [{"deviceName": "/dev/xvdb", "rootVolume": True,
+                                         "ebs": {"volumeSize": "200Gi", "encrypted": True}}]
+    program = lambda: node_class("split", [{"alias": "al2023@latest"}], volumes=kubelet_on_xvdb)  # noqa: E731
+    assert messages(judge(pack, program, config(ebsEncryptionByDefault=False)), POLICY) == [
+        "EC2NodeClass 'split': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS "
+        "encryption by default is off, so its root volumes would be unencrypted (set encrypted: true on the root "
+        "volume's blockDeviceMappings entry)"
+    ]
+
+
 def test_unknown_account_default_is_reported_never_passed(pack):
     """Reported by the pack's own advisory, ``ami-facts-unknown``, naming this check and what would settle it."""
     program = lambda: node_class("plain", [{"alias": "al2023@latest"}], volumes=mapping(False))  # noqa: E731

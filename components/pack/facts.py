@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,9 +44,11 @@ ARCH_LABEL = "kubernetes.io/arch"
 KARPENTER_DEFAULT_ROOT_GIB = upstream.KARPENTER_DEFAULT_ROOT_GIB
 PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "k": 10**3, "K": 10**3, "M": 10**6,
-          "G": 10**9, "T": 10**12, "P": 10**15, "": 1}
-_QUANTITY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P|)\s*$")
+_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_QUANTITY_RE = re.compile(r"([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
+"""apimachinery's ``resource.Quantity``: a number, then a binary suffix, a decimal one, or an exponent
+(never two: ``1e3m`` is not a quantity)."""
 
 
 # ---- reading helpers (work on dicts and on the SDK's read-only proxies alike) -------------------------
@@ -81,12 +84,29 @@ def number(value: Any) -> Optional[float]:
         return None
 
 
-def quantity_gib(value: Any) -> Optional[float]:
-    """A Kubernetes quantity (``"200Gi"``, ``"100G"``, ``"1Ti"``) in GiB; None when unreadable."""
-    match = _QUANTITY_RE.match(value) if isinstance(value, str) else None
+def quantity(value: Any) -> Optional[float]:
+    """A Kubernetes quantity (``"250m"``, ``"16Gi"``, ``2``, ``"1e3"``, ``"500u"``) in base units; None if it
+    is not one (or is negative)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value >= 0 and math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY_RE.fullmatch(value.strip())  # as Quantity's UnmarshalJSON trims it
     if not match:
         return None
-    return float(match.group(1)) * _UNITS[match.group(2)] / 2**30
+    try:
+        amount = float(match.group(1)) * _SUFFIX[match.group(2) or ""] * 10.0 ** int(match.group(3) or 0)
+    except OverflowError:
+        return None
+    return amount if math.isfinite(amount) else None
+
+
+def quantity_gib(value: Any) -> Optional[float]:
+    """A Kubernetes quantity written as text (``"200Gi"``, ``"100G"``, ``"1Ti"``) in GiB; None when unreadable."""
+    amount = quantity(value) if isinstance(value, str) else None
+    return amount / 2**30 if amount is not None else None
 
 
 def os_of_user_data(value: Any) -> str:
@@ -293,11 +313,21 @@ class NodeClass(LaneResource):
         return os_name(text(dig(self.props, "spec", "amiFamily")))
 
     def root_disk(self, root_device: str) -> Optional[Disk]:
+        """The volume EC2 boots from the AMI's ``root_device`` (its snapshot must fit in it)."""
+        return self._disk(self._root_mapping(root_device))
+
+    def kubelet_disk(self, root_device: str) -> Optional[Disk]:
+        """The volume the kubelet's root directory is on (pods' ephemeral storage): the mapping marked
+        ``rootVolume``, else ``root_device``'s."""
+        mappings = [as_map(m) for m in as_list(dig(self.props, "spec", "blockDeviceMappings"))]
+        marked = [m for m in mappings if m.get("rootVolume") is True]
+        return self._disk(marked[0] if marked else self._root_mapping(root_device))
+
+    def _disk(self, mapping: Optional[Mapping[str, Any]]) -> Optional[Disk]:
         if "blockDeviceMappings" not in as_map(dig(self.props, "spec")):
             default = KARPENTER_DEFAULT_ROOT_GIB.get(self.os())
             return Disk(default, "Karpenter's default") if default is not None else None
-        root = self._root_mapping(root_device)
-        size = quantity_gib(dig(root, "ebs", "volumeSize")) if root else None
+        size = quantity_gib(dig(mapping, "ebs", "volumeSize")) if mapping else None
         return Disk(size) if size is not None else None
 
     def recorded(self, key: str) -> Any:
@@ -305,8 +335,10 @@ class NodeClass(LaneResource):
         return recorded if recorded is not None else as_map(dig(self.props, "spec", "tags")).get(key)
 
     def _root_mapping(self, root_device: str) -> Optional[Mapping[str, Any]]:
+        """The mapping of ``root_device``: EC2 matches a mapping to the AMI's devices by name
+        (``rootVolume`` marks the kubelet's volume for Karpenter, not the one EC2 boots from)."""
         mappings = [as_map(m) for m in as_list(dig(self.props, "spec", "blockDeviceMappings"))]
-        root = [m for m in mappings if m.get("rootVolume") is True] or [m for m in mappings if m.get("deviceName") == root_device]
+        root = [m for m in mappings if m.get("deviceName") == root_device]
         return root[0] if root else None
 
     def root_volume(self, root_device: str) -> Optional[RootVolume]:
@@ -377,7 +409,7 @@ class NodePool(LaneResource):
             return selected
         template = dig(self.props, "spec", "template")
         limit = as_map(dig(self.props, "spec", "limits")).get(taint_key)
-        if limit is not None and str(limit).strip() not in ("0", "0.0"):
+        if limit is not None and quantity(limit) != 0:  # "0", "0m", "0e3" and 0 are all none
             return f"limits {taint_key}"
         return _gpu_taint_or_label(dig(template, "spec", "taints"), dig(template, "metadata", "labels"), taint_key, vendor_label)
 

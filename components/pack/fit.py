@@ -108,27 +108,8 @@ def allocatable(itype: instances.InstanceType, root_gib: Optional[float] = None)
 
 # ---- quantities -----------------------------------------------------------------------------------------------
 
-_SUFFIX = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_QUANTITY_RE = re.compile(r"\s*([+]?[0-9]+(?:\.[0-9]*)?|[+]?\.[0-9]+)(?:[eE]([+-]?[0-9]+))?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|)\s*")
-
-
-def quantity(value: Any) -> Optional[float]:
-    """A Kubernetes quantity (``"250m"``, ``"16Gi"``, ``2``, ``"1e3"``) in base units; None if it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if value >= 0 and math.isfinite(value) else None
-    if not isinstance(value, str):
-        return None
-    match = _QUANTITY_RE.fullmatch(value)
-    if not match:
-        return None
-    try:
-        number = float(match.group(1)) * 10.0 ** int(match.group(2) or 0) * _SUFFIX[match.group(3)]
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
+quantity = facts.quantity
+"""A Kubernetes quantity in base units (``facts.quantity``)."""
 
 
 def _container(container: Any) -> dict[str, float]:

@@ -329,9 +329,9 @@ def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
         return None
     if node_class.os() == "bottlerocket":
         mappings = facts.dig(node_class.props, "spec", "blockDeviceMappings")
-        found = node_class.root_disk("/dev/xvdb") if mappings else None
+        found = node_class.kubelet_disk("/dev/xvdb") if mappings else None
     else:
-        found = node_class.root_disk("/dev/xvda")
+        found = node_class.kubelet_disk("/dev/xvda")
     return found.gib if found else None
 
 
