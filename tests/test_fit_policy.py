@@ -725,6 +725,44 @@ def test_a_gpu_pod_whose_only_term_for_the_gpu_lane_its_nodes_cannot_meet_reache
     assert messages(judge(pack, stack(GPU_ANY_SIZE, ON_DEMAND_AMD64, workload("trainer", lands))), REACH) == []
 
 
+def test_every_extended_resource_a_pod_requests_tolerates_its_taint_as_eks_admits_it(pack):
+    # EKS's ExtendedResourceToleration admission plugin adds {key: <resource>, operator: Exists, effect:
+    # NoSchedule} for every extended resource a container requests, Neuron devices as GPUs
+    neuron_taint = [{"key": "aws.amazon.com/neuron", "value": "true", "effect": "NoSchedule"}]
+    neuron = pool("neuron", [req("karpenter.k8s.aws/instance-family", "inf2")], taints=neuron_taint)
+    infer = workload("neuron-infer", pod({"karpenter.sh/nodepool": "neuron"}, limits={"aws.amazon.com/neuron": 1},
+                                         requests={"cpu": "2", "memory": "8Gi"}))
+    assert messages(judge(pack, stack(neuron, infer)), REACH) == []
+    no_request = workload("neuron-infer", pod({"karpenter.sh/nodepool": "neuron"}, requests={"cpu": "2"}))
+    [message] = messages(judge(pack, stack(neuron, no_request)), REACH)
+    assert "does not tolerate its taint aws.amazon.com/neuron=true:NoSchedule" in message
+
+
+def test_a_term_of_match_fields_is_a_term_and_a_pod_bound_by_node_name_is_not_scheduled(pack):
+    # nodeaffinity.go: a term with only matchFields (metadata.name) still selects nodes; a pod with
+    # nodeName skips the scheduler (and its taint checks) altogether
+    by_name = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ip-10-0-1-7.ec2.internal"]}]}]}}}
+    pinned = workload("pinned-gpu", gpu_pod({}, tolerations=[GPU], affinity=by_name))
+    assert messages(judge(pack, stack(G5_POOL, pinned)), REACH) == []
+    bound = workload("bound-gpu", gpu_pod({}, nodeName="ip-10-0-1-7.ec2.internal"))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, bound)), REACH) == []
+
+
+def test_a_daemonset_for_a_label_a_pool_does_not_define_takes_no_room_on_its_nodes(pack):
+    # Karpenter counts a DaemonSet on a pool's nodes only when the pool defines the custom labels it
+    # requires ("if not defined are denied"); dcgm-exporter on nvidia.com/gpu.present never runs on m6i
+    small = pool("small", [req("node.kubernetes.io/instance-type", "m6i.large")])
+    dcgm = workload("dcgm-exporter", pod({"nvidia.com/gpu.present": "true"}, [{"operator": "Exists"}],
+                                         requests={"cpu": "100m", "memory": "128Mi"}), kind=k8s.apps.v1.DaemonSet)
+    app = workload("cpu-app", pod({"karpenter.sh/nodepool": "small"}, requests={"cpu": "1850m"}))
+    assert messages(judge(pack, stack(small, dcgm, app)), REACH) == []
+    # a DaemonSet the pool's labels do select takes its share
+    agent = workload("agent", pod({"karpenter.sh/nodepool": "small"}, [{"operator": "Exists"}], requests={"cpu": "100m"}),
+                     kind=k8s.apps.v1.DaemonSet)
+    assert len(messages(judge(pack, stack(small, agent, app)), REACH)) == 1
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

@@ -8,7 +8,8 @@ Pure (the standard library and the pack's own ``facts`` reading helpers), shared
   nothing; operators ``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``; ``NotIn`` and
   ``DoesNotExist`` match a node without the label) must both hold
   (kubernetes/kubernetes ``staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``,
-  ``GetRequiredNodeAffinity`` and ``LazyErrorNodeSelector.Match``).
+  ``GetRequiredNodeAffinity`` and ``LazyErrorNodeSelector.Match``). A term's ``matchFields`` (a node
+  by ``metadata.name``) make it a term; which node they pick is not known here, so they hold.
 * A node's ``NoSchedule`` and ``NoExecute`` taints must each be tolerated; ``PreferNoSchedule`` is a
   preference (the scheduler's ``TaintToleration`` filter,
   ``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``). A toleration tolerates a
@@ -102,8 +103,12 @@ class Requirement:
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    field: bool = False
+    """A ``matchFields`` entry (``metadata.name``): a node's own fields, which no lane declares."""
 
     def holds(self, labels: Mapping[str, str]) -> bool:
+        if self.field:  # which node a name picks is not known before the nodes exist
+            return True
         present = self.key in labels
         value = labels.get(self.key, "")
         if self.operator == "In":
@@ -170,10 +175,10 @@ class Selection:
         return Selection(self.node_selector, kept)
 
 
-def _requirement(value: Any) -> Requirement:
+def _requirement(value: Any, field: bool = False) -> Requirement:
     req = facts.as_map(value)
     return Requirement(facts.text(req.get("key")), facts.text(req.get("operator")),
-                       tuple(label_text(v) for v in facts.as_list(req.get("values"))))
+                       tuple(label_text(v) for v in facts.as_list(req.get("values"))), field)
 
 
 def selection_of(pod: Any) -> Selection:
@@ -184,6 +189,7 @@ def selection_of(pod: Any) -> Selection:
     terms = None
     if isinstance(required, Mapping):
         terms = tuple(tuple(_requirement(r) for r in facts.as_list(facts.as_map(t).get("matchExpressions")))
+                      + tuple(_requirement(r, field=True) for r in facts.as_list(facts.as_map(t).get("matchFields")))
                       for t in facts.as_list(required.get("nodeSelectorTerms")))
     return Selection(node_selector, terms)
 

@@ -724,11 +724,21 @@ def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tupl
     return tuple(names), total
 
 
+def _extended(resource: str) -> bool:
+    """An extended resource (kubernetes ``helper.IsExtendedResourceName``): a qualified name with a
+    domain other than kubernetes.io's, not a quota's ``requests.`` name."""
+    domain, slash, _ = resource.partition("/")
+    return bool(slash) and not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io")) \
+        and not resource.startswith("requests.")
+
+
 def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {}) -> Optional[Workload]:
     kind = workload_kind(res.type)
     if kind is None:
         return None
     pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
+    if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
+        return None
     metadata = facts.as_map(res.props.get("metadata"))
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
@@ -736,8 +746,9 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     requests = fit.pod_requests(pod)
     gpus = _gpus(requests)
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
-    # a pod that requests an extended resource tolerates the NoSchedule taint keyed by it (not DRA claims)
-    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in gpus)
+    # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
+    # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
+    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if _extended(resource))
     claims, claimed_gpus = _claims(pod, gpu_claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
@@ -1009,11 +1020,21 @@ def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dic
     for lane in lanes.lanes:
         total: dict[str, float] = {}
         for ds in daemonsets:
-            if lane.reached_by(ds.selection, known) is not None and not lane.untolerated(ds.tolerations):
+            if lane.reached_by(ds.selection, _overhead_keys(ds, lane, known)) is not None and not lane.untolerated(ds.tolerations):
                 for r, v in ds.requests.items():
                     total[r] = total.get(r, 0) + v
         found[id(lane)] = total
     return found
+
+
+def _overhead_keys(ds: Workload, lane: Lane, known: frozenset[str]) -> frozenset[str]:
+    """The label keys a DaemonSet's selection is judged on for ``lane``'s overhead. Karpenter counts a
+    DaemonSet on a pool's nodes only when the pool defines every custom label it requires ("custom
+    labels must intersect, but if not defined are denied", ``Requirements.Compatible``): for a pool, its
+    own keys too. A node group's nodes may carry labels set after they join (NFD's), so it stays lenient."""
+    if lane.kind != "pool":
+        return known
+    return known | frozenset(r.key for r in ds.selection.requirements if not r.field and not _is_well_known(r.key))
 
 
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
@@ -1152,7 +1173,7 @@ def _is_well_known(key: str) -> bool:
 def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> str:
     """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
     a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
-    strict = known | frozenset(r.key for r in workload.selection.requirements if not _is_well_known(r.key))
+    strict = known | frozenset(r.key for r in workload.selection.requirements if not r.field and not _is_well_known(r.key))
     on = workload.selection.on(lane.labels, strict)
     if on is None:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
