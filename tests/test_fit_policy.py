@@ -763,6 +763,19 @@ def test_a_daemonset_for_a_label_a_pool_does_not_define_takes_no_room_on_its_nod
     assert len(messages(judge(pack, stack(small, agent, app)), REACH)) == 1
 
 
+def test_a_selection_whose_parts_name_different_lanes_selects_none(pack):
+    # the node selector and the required affinity are ANDed: no node is in two pools at once
+    small = pool("small", [req("node.kubernetes.io/instance-type", "m6i.large")])
+    both = workload("api", pod({"karpenter.sh/nodepool": "general"},
+                               affinity=terms([req("karpenter.sh/nodepool", "small")])))
+    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, small, both)), REACH)
+    assert message == ('deployment "api" selects no lane: no lane of this rack carries all of its node selection '
+                       "(karpenter.sh/nodepool=general; karpenter.sh/nodepool=small), and the node selector and "
+                       "affinity must all hold (select one lane)")
+    one = workload("api", pod({"karpenter.sh/nodepool": "small"}, affinity=terms([req("karpenter.sh/nodepool", "small")])))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, small, one)), REACH) == []
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

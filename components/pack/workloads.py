@@ -968,6 +968,13 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     known = lanes.known_keys
     # per lane, the affinity terms that select it by its labels, then those its nodes meet
     by_labels = [(lane, on) for lane in lanes.lanes if (on := workload.selection.on(lane.labels, known)) is not None]
+    picks = [r for r in workload.selection.requirements if r.key in known and r.operator == "In" and not r.field]
+    if not by_labels and len(picks) > 1 and workload.kind != "DaemonSet" \
+            and all(any(r.holds(lane.labels) for lane in lanes.lanes) for r in picks):
+        # each label it picks is some lane's of this stack (not another stack's), but no lane has them all
+        wanted = "; ".join(_req_words(r) for r in picks)
+        return [f"{workload.subject} selects no lane: no lane of this rack carries all of its node selection "
+                f"({wanted}), and the node selector and affinity must all hold (select one lane)"]
     landing = [(lane, chosen) for lane, on in by_labels if (chosen := lane.admitted(on)) is not None]
     selected = [lane for lane, _ in landing]
     # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
