@@ -299,3 +299,14 @@ def test_a_pinned_ami_whose_nvidia_driver_cannot_drive_the_pools_families_is_ref
                                           r"driver 595 or newer"):
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
     run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, ami_id=GPU_AMI)]))  # g5, g6: 580 drives them
+
+
+
+def test_the_driver_is_checked_against_the_families_of_the_pools_instance_types_too():
+    # a pool of instance_types ["g7.2xlarge"] launches g7 as instance_families ["g7"] does
+    def program() -> None:
+        KarpenterPool("g7", KarpenterPoolArgs(pool=PoolSpec(name="g7", instance_types=["g7.2xlarge"], ami_id=GPU_AMI, disk=200),
+                                              cluster=ClusterRef.existing("rack", "c")))
+
+    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 "):
+        run_program(program, {"aws:region": "us-east-1"})
