@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 from functools import cached_property
-from typing import Optional
+from typing import Callable, Optional
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
+
+from . import syntax
+from .errors import ArgumentError
 
 
 def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
@@ -48,6 +51,23 @@ def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.I
 def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
     """The region field of an ARN (``arn:aws:eks:<region>:<account>:cluster/<name>``), as pulumi-eks reads it."""
     return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
+
+
+def _cluster_name_problem(name: object) -> Optional[str]:
+    if not isinstance(name, str):
+        return f"expected str (an EKS cluster name), got {type(name).__name__} {name!r}"[:160]
+    problem = syntax.eks_cluster_name_problem(name)
+    return f"invalid cluster name {name!r} ({problem})"[:200] if problem else None
+
+
+def _check_ref(how: str, name: object, checks: list[tuple[str, object, Callable[[object], Optional[str]]]]) -> None:
+    """``ClusterRef.existing``/``created``'s arguments, every problem at once (as components report theirs)."""
+    problems = []
+    if not isinstance(name, str) or not name:
+        problems.append(("name", f"expected a non-empty str (it names the Kubernetes provider <name>-k8s), got {name!r}"[:160]))
+    problems += [(key, problem) for key, value, check in checks if (problem := check(value))]
+    if problems:
+        raise ArgumentError(f"ClusterRef.{how}", str(name)[:60], *problems[0], more=problems[1:])
 
 
 class ClusterRef:
@@ -95,6 +115,9 @@ class ClusterRef:
         as ``<name>-cluster``) and its IAM role (``<name>-cluster-role``) are read only when a component
         needs them (a managed node group does, a Karpenter pool does not).
         """
+        _check_ref("existing", name, [("cluster_name", cluster_name, _cluster_name_problem),
+                                      ("provider", provider, lambda p: None if p is None or isinstance(p, k8s.Provider)
+                                       else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}")])
         opts = opts or pulumi.ResourceOptions()
         found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
         config = kubeconfig(
@@ -119,6 +142,12 @@ class ClusterRef:
         ``Cluster.provider`` is an Output, which a resource's ``provider`` option cannot take.) Pass
         ``cluster_name`` and ``version`` when the program sets them (``eks.Cluster(name=..., version=...)``),
         so what is built from them is known at preview."""
+        _check_ref("created", name, [
+            ("cluster", cluster, lambda c: None if hasattr(c, "eks_cluster")  # what is read of it
+             else f"expected a pulumi_eks Cluster, got {type(c).__name__}"),
+            ("cluster_name", cluster_name, lambda n: None if n is None else _cluster_name_problem(n)),
+            ("version", version, lambda v: None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"),
+        ])
         name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(

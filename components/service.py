@@ -48,6 +48,7 @@ TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 GPU_WAIT_SECONDS = 2400
 """A GPU service's default wait: the startup probe's 35 minutes for a model to load, after a node launches."""
 GPU_WAIT_MIN_SECONDS = 1200
+GPU_WAIT_MAX_SECONDS = 86_400
 
 
 class ServiceArgs(TypedDict, total=False):
@@ -58,8 +59,9 @@ class ServiceArgs(TypedDict, total=False):
     namespace: NotRequired[str]
     """An existing namespace. Default ``default``."""
     gpu_wait_seconds: NotRequired[int]
-    """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds, at
-    least 1200 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400."""
+    """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds,
+    1200 to 86400 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400. Only
+    for a service with ``scale.gpu``."""
     lanes: NotRequired[Mapping[str, Mapping[str, Any]]]
     """The rack's lanes (``Rack.lane_facts``): the service is then refused when it is built, with the policy
     pack's words, if no lane can hold its pod (GPUs with no GPU lane selected, more GPUs than the lane's
@@ -169,8 +171,12 @@ class Service(pulumi.ComponentResource):
                 raise ArgumentError("Service", name, "service", problems[0])
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
-        if wait < GPU_WAIT_MIN_SECONDS:  # its type is checked with the other arguments
-            raise ArgumentError("Service", name, "gpu_wait_seconds", f"must be at least {GPU_WAIT_MIN_SECONDS} (got {wait})")
+        if "gpu_wait_seconds" in args and not spec.scale.gpu.count:
+            raise ArgumentError("Service", name, "gpu_wait_seconds", "is for a GPU service, and this one requests no GPU "
+                                                                     "(scale.gpu); remove it")
+        if not GPU_WAIT_MIN_SECONDS <= wait <= GPU_WAIT_MAX_SECONDS:  # its type is checked with the other arguments
+            raise ArgumentError("Service", name, "gpu_wait_seconds",
+                                f"must be {GPU_WAIT_MIN_SECONDS} to {GPU_WAIT_MAX_SECONDS} (a day) (got {wait})")
 
         child = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
         selector = {NAME_LABEL: spec.name}

@@ -192,10 +192,13 @@ def role_problem(role: str) -> Optional[str]:
     return f"{_quoted(role)} {problem} (or a role ARN)" if problem else None
 
 
-EC2_ID_PREFIXES = {"subnet": "subnet-", "security group": "sg-"}
+EC2_ID_PREFIXES = {"subnet": "subnet", "security group": "sg", "VPC": "vpc"}
+EC2_ID_RES = {kind: re.compile(prefix + r"-(?:[0-9a-f]{8}|[0-9a-f]{17})") for kind, prefix in EC2_ID_PREFIXES.items()}
+"""EC2's resource ids: the prefix, then 8 (older) or 17 hex digits (the EC2NodeClass CRD's pattern,
+``subnet-[0-9a-z]+``, takes any id of that shape too)."""
 EC2_SELECTOR_TERMS_MAX = 30
 """The EC2NodeClass CRD (Karpenter v1.14.1): ``subnetSelectorTerms`` and ``securityGroupSelectorTerms``
-take 1-30 terms, an ``id`` term matching ``subnet-[0-9a-z]+`` / ``sg-[0-9a-z]+``."""
+take 1-30 terms."""
 
 
 def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_SELECTOR_TERMS_MAX,
@@ -209,8 +212,8 @@ def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_
         return f"{len(ids)} {kind} ids (at most {most})"
     known = [(n, value) for n, value in enumerate(ids) if not unknown(value)]
     for n, value in known:
-        if not isinstance(value, str) or not re.fullmatch(re.escape(prefix) + "[0-9a-z]+", value):
-            return f"[{n}]: {_quoted(value)} is not a {kind} id ({prefix}<lowercase letters and digits>)"
+        if not isinstance(value, str) or not EC2_ID_RES[kind].fullmatch(value):
+            return f"[{n}]: {_quoted(value)} is not a {kind} id ({prefix}- and 8 or 17 hex digits)"
     if len({value for _, value in known}) < len(known):
         return f"a {kind} id is listed twice"
     return None

@@ -126,24 +126,24 @@ def test_an_output_is_checked_once_its_value_is_known():
     assert refused(program(role=lambda: pulumi.Output.from_input("arn:aws:iam::123456789012:role/"))) == (
         "KarpenterPool 'ml': node_role: invalid role ARN 'arn:aws:iam::123456789012:role/' "
         "(like arn:aws:iam::123456789012:role/nodes)")
-    assert refused(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1"), pulumi.Output.from_input(None)])) == (
+    assert refused(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1b2c3d"), pulumi.Output.from_input(None)])) == (
         "KarpenterPool 'ml': subnet_ids[1]: resolved to NoneType None, expected str")
     # a list of subnet ids known or not is taken as it is, one selector term per id
-    run = run_program(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1"), "subnet-0b2"]), {"aws:region": "us-east-1"})
+    run = run_program(program(subnets=lambda: [pulumi.Output.from_input("subnet-0a1b2c3d"), "subnet-0b2c3d4e"]), {"aws:region": "us-east-1"})
     [node_class] = [r for r in run.resources if r.type.endswith("EC2NodeClass")]
-    assert node_class.inputs["spec"]["subnetSelectorTerms"] == [{"id": "subnet-0a1"}, {"id": "subnet-0b2"}]
+    assert node_class.inputs["spec"]["subnetSelectorTerms"] == [{"id": "subnet-0a1b2c3d"}, {"id": "subnet-0b2c3d4e"}]
 
 
 @pytest.mark.parametrize("args, message", [
     ({"subnet_ids": []}, "subnet_ids: no subnet ids (give at least one, or leave the argument out)"),
-    ({"subnet_ids": ["subnet-0a1", "subnet-NOPE"]}, "subnet_ids: [1]: 'subnet-NOPE' is not a subnet id (subnet-<lowercase letters and digits>)"),
-    ({"subnet_ids": [f"subnet-{n}" for n in range(31)]}, "subnet_ids: 31 subnet ids (at most 30)"),
-    ({"security_group_ids": ["sg-1", "sg-1"]}, "security_group_ids: a security group id is listed twice"),
+    ({"subnet_ids": ["subnet-0a1b2c3d", "subnet-NOPE"]}, "subnet_ids: [1]: 'subnet-NOPE' is not a subnet id (subnet- and 8 or 17 hex digits)"),
+    ({"subnet_ids": [f"subnet-{n:08x}" for n in range(31)]}, "subnet_ids: 31 subnet ids (at most 30)"),
+    ({"security_group_ids": ["sg-0a1b2c3d", "sg-0a1b2c3d"]}, "security_group_ids: a security group id is listed twice"),
     ({"node_role": "  "}, "node_role: '  ' must be an IAM role name: 1-64 of letters, digits and +=,.@_- (or a role ARN)"),
 ], ids=["empty", "pattern", "thirty", "twice", "blank-role"])
 def test_ids_and_roles_are_held_to_what_the_ec2nodeclass_and_iam_take(args, message):
-    # the EC2NodeClass CRD (Karpenter v1.14.1): 1-30 subnet and security group terms, ids subnet-[0-9a-z]+ and
-    # sg-[0-9a-z]+, a role that is not empty; IAM role names are 1-64 of [A-Za-z0-9+=,.@_-]
+    # the EC2NodeClass CRD (Karpenter v1.14.1): 1-30 subnet and security group terms (ids of the CRD's shape,
+    # held to EC2's: 8 or 17 hex digits), a role that is not empty; IAM role names are 1-64 of [A-Za-z0-9+=,.@_-]
     assert refused(lambda: KarpenterPool("ml", {"pool": PoolSpec(name="ml"), "cluster": cluster(), **args})) == f"KarpenterPool 'ml': {message}"
 
 
@@ -186,3 +186,16 @@ def test_every_component_registers_its_outputs():
                                                        "namespace": "kube-system", "chartVersion": "0.20.0"}
     assert (registered["rack"]["nodePools"], registered["rack"]["nodeGroups"]) == (["workload"], ["rack-ng-1"])
     assert registered["rack"]["clusterName"] == "c" and set(registered["rack"]["lanes"]) == {"workload", "rack-ng-1"}
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: ClusterRef.existing("a", None), "ClusterRef.existing 'a': cluster_name: expected str (an EKS cluster name), got NoneType None"),
+    (lambda: ClusterRef.existing("a", "bad name!"), "ClusterRef.existing 'a': cluster_name: invalid cluster name 'bad name!' "
+                                                    "(must be 1-100 letters, digits, '-' or '_', starting with a letter or digit "
+                                                    "(the EKS cluster name rule))"),
+    (lambda: ClusterRef.existing("", "c"), "ClusterRef.existing '': name: expected a non-empty str (it names the Kubernetes "
+                                           "provider <name>-k8s), got ''"),
+    (lambda: ClusterRef.created("lab", "c"), "ClusterRef.created 'lab': cluster: expected a pulumi_eks Cluster, got str"),
+], ids=["none", "name", "empty", "created"])
+def test_a_cluster_ref_names_what_is_wrong_with_its_arguments(build, message):
+    assert refused(build) == message

@@ -348,11 +348,26 @@ def test_a_gpu_services_deployment_and_service_wait_longer_than_ten_minutes():
     assert waits(services(INFERENCE, gpu_wait_seconds=3600), "inference") == ("3600", "3600")
 
 
-@pytest.mark.parametrize("bad, problem", [(600, "must be at least 1200 (got 600)"), ("1800", "expected int"),
-                                          (True, "expected int")])
+@pytest.mark.parametrize("bad, problem", [(600, "must be 1200 to 86400 (a day) (got 600)"), ("1800", "expected int"),
+                                          (True, "expected int"), (10**30, "must be 1200 to 86400 (a day) (got 1000000")])
 def test_a_wait_below_twenty_minutes_or_not_a_number_is_refused(bad, problem):
     with pytest.raises(ArgumentError, match=re.escape(f"Service 'inference': gpu_wait_seconds: {problem}")):
         services(INFERENCE, gpu_wait_seconds=bad)
+
+
+def test_a_wait_on_a_service_without_gpus_is_refused_not_ignored():
+    with pytest.raises(ArgumentError, match=re.escape("Service 'web': gpu_wait_seconds: is for a GPU service, and this one "
+                                                      "requests no GPU (scale.gpu); remove it")):
+        services(WEB, gpu_wait_seconds=3600)
+
+
+@pytest.mark.parametrize("field, value, problem", [
+    ("scale", {"count": 2**31}, "scale.count: invalid count '2147483648' (at most 2147483647: replicas are a 32-bit integer)"),
+    ("health", {"path": "/", "interval": 10**10}, "health.interval: invalid value '10000000000' (seconds, 1 to 2147483647"),
+])
+def test_kubernetes_32_bit_fields_are_bounded(field, value, problem):
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        ServiceSpec(**{**WEB, field: value})
 
 
 # ---- the example stacks show it all -------------------------------------------------------------------------

@@ -196,7 +196,7 @@ def test_component_arguments_are_checked():
     ({"scale": {"targets": {"cpu": 1001}}}, "Service 'web': scale.targets.cpu: invalid cpu target '1001' (percent of the CPU request, 1-1000"),
     ({"scale": {"keda": {}}}, "Service 'web': scale.keda: unknown field"),
     ({"health": "health"}, "Service 'web': health.path: invalid path 'health' (an HTTP path like /health)"),
-    ({"health": {"path": "/", "interval": 0}}, "Service 'web': health.interval: invalid value '0' (seconds, 1 or more)"),
+    ({"health": {"path": "/", "interval": 0}}, "Service 'web': health.interval: invalid value '0' (seconds, 1 to 2147483647: a probe's seconds are a 32-bit integer)"),
     ({"environment": ["SECRET"]}, "Service 'web': environment: entry 'SECRET' has no value (write KEY=value)"),
     ({"environment": ["A=1", "A=2"]}, "Service 'web': environment: 'A' is set twice"),
     ({"environment": {"1ST": "x"}}, "Service 'web': environment: invalid name '1ST' (letters, digits, '_', '-' or '.', not starting with a digit)"),

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks import ConfigError, parse_rack_config
+from mixed_os_racks import ConfigError, PoolSpec, parse_rack_config
+from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
     instance_type_problem,
@@ -332,3 +334,15 @@ def test_mac_instances_are_not_for_eks_nodes(values):
     """EC2 Mac instances run only on Dedicated Hosts with macOS: no managed node group or Karpenter
     launches them, and no EKS node AMI boots on them."""
     assert "runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use" in error(**values)
+
+
+@pytest.mark.parametrize("field, value, problem", [
+    ("instance_families", {"g5", "g6"}, "a set has no order, so the objects it renders would change from one run to "
+                                        "the next (give a list)"),
+    ("capacity_types", frozenset({"spot"}), "a set has no order"),
+    ("ami_id", pulumi.Output.from_input("ami-0123456789abcdef0"), "a pulumi Output: spec fields take plain values"),
+])
+def test_a_spec_refuses_sets_and_outputs_naming_the_field(field, value, problem):
+    with pytest.raises(SpecError) as refused:
+        PoolSpec(name="ml", **{field: value})
+    assert str(refused.value).startswith(f"PoolSpec.{field}: {problem}")

@@ -10,11 +10,13 @@ and names its own keys instead.
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 import re
 import unicodedata
 from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
 
+import pulumi
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
@@ -221,5 +223,18 @@ class Spec(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return numbers_only(cls, value, info)
+        return numbers_only(cls, plain_value(value), info)
+
+
+def plain_value(value: Any) -> Any:
+    """Refuse what a spec field cannot hold as written: a set (it has no order, so what the spec renders
+    would change from one run to the next) and a Pulumi ``Output`` or awaitable (a spec is checked when
+    it is built, before any Output is known)."""
+    if isinstance(value, (set, frozenset)):
+        raise ValueError("a set has no order, so the objects it renders would change from one run to the next "
+                         "(give a list)")
+    if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
+        raise ValueError("a pulumi Output: spec fields take plain values, checked when the spec is built "
+                         "(pass Outputs to the component arguments that take them)")
+    return value
 

@@ -15,7 +15,9 @@ BUDGET_RE = re.compile(r"(100|[0-9]{1,2})%|[0-9]+")
 GO_MAX_DURATION_S = (2**63 - 1) / 1e9
 """Karpenter reads a NodePool's durations with Go's ``time.ParseDuration``, an int64 of nanoseconds:
 about 2562047h. A longer duration matches the CRD's pattern and then cannot be decoded."""
-BUDGET_NODES_MAX = 2**31 - 1
+INT32_MAX = 2**31 - 1
+"""Kubernetes' 32-bit integer fields: replicas, a probe's seconds, an ``intstr.IntOrString``."""
+BUDGET_NODES_MAX = INT32_MAX
 """A budget's node count becomes an ``intstr.IntOrString``, whose integer is 32 bits."""
 AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 # The seeds' node-group label: lowercase alphanumerics and dashes; as a Kubernetes label value, at
@@ -23,8 +25,8 @@ AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 LABEL_VALUE_RE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 CHART_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
 K8S_VERSION_RE = re.compile(r"1\.[0-9]{1,2}")
-VPC_ID_RE = re.compile(r"vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})")
-SUBNET_ID_RE = re.compile(r"subnet-(?:[0-9a-f]{8}|[0-9a-f]{17})")
+VPC_ID_RE = syntax.EC2_ID_RES["VPC"]
+SUBNET_ID_RE = syntax.EC2_ID_RES["subnet"]
 CIDR_RE = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}")
 CAPACITY_TYPES = ("on-demand", "spot")
 ARCHES = ("amd64", "arm64")

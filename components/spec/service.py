@@ -24,6 +24,7 @@ from pydantic.alias_generators import to_camel
 from .. import contract
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
+from .limits import INT32_MAX
 from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, numbers_only, pointed, shown
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -179,6 +180,8 @@ def parse_count(value: Any) -> tuple[int, int]:
         high = int(match.group(2)) if match.group(2) is not None else low
     if low < 0:
         raise ValueError(f"invalid count '{value}' (0 or more)")
+    if high > INT32_MAX:
+        raise ValueError(f"invalid count '{value}' (at most {INT32_MAX}: replicas are a 32-bit integer)")
     if low > high:
         raise ValueError(f"invalid count '{value}' (the minimum {low} is above the maximum {high})")
     if low != high and low < 1:
@@ -269,15 +272,15 @@ class HealthSpec(Part):
     @field_validator("interval", "timeout")
     @classmethod
     def _at_least_one(cls, v: Optional[int]) -> Optional[int]:
-        if v is not None and v < 1:
-            raise ValueError(f"invalid value '{v}' (seconds, 1 or more)")
+        if v is not None and not 1 <= v <= INT32_MAX:
+            raise ValueError(f"invalid value '{v}' (seconds, 1 to {INT32_MAX}: a probe's seconds are a 32-bit integer)")
         return v
 
     @field_validator("grace")
     @classmethod
     def _grace(cls, v: Optional[int]) -> Optional[int]:
-        if v is not None and v < 0:
-            raise ValueError(f"invalid grace '{v}' (seconds, 0 or more)")
+        if v is not None and not 0 <= v <= INT32_MAX:
+            raise ValueError(f"invalid grace '{v}' (seconds, 0 to {INT32_MAX}: a probe's seconds are a 32-bit integer)")
         return v
 
     @property
