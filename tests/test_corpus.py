@@ -178,11 +178,13 @@ def bottlerocket_launch_template_on_pulumi_eks() -> None:
 
 def terraform_bottlerocket_custom() -> None:
     """terraform-aws-modules/terraform-aws-eks tests/eks-managed-node-group: ``bottlerocket_custom``, a pinned
-    image in the module's launch template with ``ami_type`` BOTTLEROCKET_x86_64. Refused: a pin off AL2023."""
+    image in the module's launch template, ``ami_type`` BOTTLEROCKET_x86_64 choosing its user data. The module
+    gives the node group no AMI type beside an ``ami_id`` (``ami_type = var.ami_id != "" ? null : ...``, after
+    EKS's custom-AMI launch template rule). Refused: a pin off AL2023."""
     template = aws.ec2.LaunchTemplate("bottlerocket-custom", image_id=PINNED,
                                       user_data=base64.b64encode(BOTTLEROCKET_TOML.encode()).decode())
     aws.eks.NodeGroup("bottlerocket_custom", cluster_name="corpus", node_role_arn=ROLE, subnet_ids=["subnet-a"],
-                      ami_type="BOTTLEROCKET_x86_64", instance_types=["m6i.large"],
+                      instance_types=["m6i.large"],
                       scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2},
                       launch_template={"id": template.id, "version": template.latest_version.apply(str)})
 
@@ -204,8 +206,8 @@ NODE_GROUP_CASES = [
      "node group 'br': a pinned ami_id needs an AL2023 node group (got bottlerocket); its user data must be a "
      "nodeadm NodeConfig (apiVersion: node.eks.aws/v1alpha1)"),
     (terraform_bottlerocket_custom, {"al2023-family"},
-     "node group 'bottlerocket_custom': a pinned ami_id needs an AL2023 node group (got bottlerocket); use an "
-     "AL2023_* ami_type, or CUSTOM with a launch template whose user data is a nodeadm NodeConfig"),
+     "node group 'bottlerocket_custom': a pinned ami_id needs an AL2023 node group (got bottlerocket); give the "
+     "launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM or none"),
     (terraform_efa, set(), None),
 ]
 

@@ -233,13 +233,26 @@ def test_an_eks_node_group_on_a_custom_image_needs_nodeadm_user_data(pack):
         eks_node_group("none", launch_template("none-lt", user_data=None), ami_type="CUSTOM")
         eks_node_group("managed", None, ami_type="BOTTLEROCKET_x86_64")  # EKS's own image: nothing pinned
 
-    fix = "use an AL2023_* ami_type, or CUSTOM with a launch template whose user data is a nodeadm NodeConfig"
+    fix = "give the launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM or none"
     violations = judge(pack, program)
     assert sorted(messages(violations, "al2023-family")) == [
         f"node group 'none': a pinned ami_id needs an AL2023 node group (got no OS); {fix}",
         f"node group 'toml': a pinned ami_id needs an AL2023 node group (got bottlerocket); {fix}",
     ]
     assert {v["urn"].rsplit("::", 1)[-1] for v in of(violations, "al2023-family")} == {"none", "toml"}
+
+
+def test_an_ami_type_beside_a_launch_template_image_is_refused_as_eks_refuses_it(pack):
+    # EKS CreateNodegroup: with a launch template that names a custom AMI, "don't specify amiType, or the
+    # node group deployment will fail" (CUSTOM is the one type it takes there)
+    def program():
+        eks_node_group("typed", launch_template("typed-lt", user_data=NODEADM), ami_type="AL2023_x86_64_NVIDIA",
+                       instance_types=["g6.xlarge"])
+        eks_node_group("untyped", launch_template("untyped-lt", user_data=NODEADM), instance_types=["g6.xlarge"])
+
+    assert messages(judge(pack, program), "al2023-family") == [
+        f"node group 'typed': its launch template pins {GPU_AMI}, and EKS refuses ami_type AL2023_x86_64_NVIDIA beside a "
+        "launch template image (set ami_type CUSTOM, or leave it out)"]
 
 
 def test_a_standalone_launch_template_is_judged_by_what_it_boots(pack):

@@ -408,6 +408,10 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, kn
     pinned = boot.amis()
     if not pinned:
         return  # a malformed id is still a pin: the family is judged, the AMI's own facts are not
+    if isinstance(lane, facts.EksNodeGroup) and boot.template is not None and boot.template.amis() \
+            and lane.ami_type() not in ("", "CUSTOM"):
+        yield Finding(rules.ami_type_beside_image(subject(lane), lane.ami_type(), boot.template.amis()[0].label), urn=res.urn)
+        return  # EKS refuses the group whatever the template boots
     declared = boot.os()
     if isinstance(lane, facts.LaunchTemplate) and not declared:
         return  # a launch template of no EKS node group that boots no EKS node OS: not a node

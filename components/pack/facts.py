@@ -490,13 +490,17 @@ class EksNodeGroup(LaneResource):
     """``aws.eks.NodeGroup``: AMI type, instance types, taints, labels; its image is in its launch template."""
 
     types = (contract.EKS_NODE_GROUP,)
-    os_fix = "use an AL2023_* ami_type, or CUSTOM with a launch template whose user data is a nodeadm NodeConfig"
+    os_fix = ("give the launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM "
+              "or none")
 
     def instance_types(self) -> list[str]:
         return [t for t in as_list(self.props.get("instanceTypes")) if isinstance(t, str)]
 
+    def ami_type(self) -> str:
+        return text(self.props.get("amiType"))
+
     def os(self) -> str:
-        return os_of_ami_type(text(self.props.get("amiType")))
+        return os_of_ami_type(self.ami_type())
 
     def recorded(self, key: str) -> Any:
         return as_map(self.props.get("tags")).get(key)

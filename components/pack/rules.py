@@ -170,6 +170,13 @@ def pinned_ami_not_al2023(subject: str, os_name: str, lane: str = "pool", fix: s
     return f"{subject}: a pinned ami_id needs an AL2023 {lane} (got {os_name.lower() or 'no OS'}){suffix}"
 
 
+def ami_type_beside_image(subject: str, ami_type: str, image: str) -> str:
+    """Rule ``al2023-family``: EKS's CreateNodegroup takes no AMI type but ``CUSTOM`` beside a launch
+    template that names an image ("don't specify amiType, or the node group deployment will fail")."""
+    return (f"{subject}: its launch template pins {image}, and EKS refuses ami_type {ami_type} beside a launch "
+            f"template image (set ami_type CUSTOM, or leave it out)")
+
+
 def ami_names_other_os(subject: str, ami_id: str, ami_name: str, os_name: str) -> Optional[str]:
     """Rule ``al2023-family``, from the AMI's facts: its name or description names another OS."""
     if os_name == "al2023":
