@@ -7,6 +7,8 @@ it (the CLI's config format, merged over the policies' defaults) and sends it a 
 
 from __future__ import annotations
 
+import base64
+import gzip
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -240,6 +242,29 @@ def test_an_eks_node_group_on_a_custom_image_needs_nodeadm_user_data(pack):
         f"node group 'toml': a pinned ami_id needs an AL2023 node group (got bottlerocket); {fix}",
     ]
     assert {v["urn"].rsplit("::", 1)[-1] for v in of(violations, "al2023-family")} == {"none", "toml"}
+
+
+def _mime(body: bytes, encoding: str = "7bit") -> bytes:
+    return (b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n'
+            b"Content-Type: application/node.eks.aws\nContent-Transfer-Encoding: " + encoding.encode() + b"\n\n"
+            + body + b"\n--B--\n")
+
+
+NODE_CONFIG = b"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: c\n"
+
+
+@pytest.mark.parametrize("user_data", [
+    base64.b64encode(gzip.compress(_mime(NODE_CONFIG))).decode(),  # terraform's cloudinit_config: gzip, base64
+    base64.b64encode(_mime(base64.b64encode(NODE_CONFIG), "base64")).decode(),  # a base64 part
+    base64.b64encode(_mime(NODE_CONFIG)).decode(),
+], ids=["gzip", "base64-part", "plain-mime"])
+def test_nodeadm_user_data_is_read_as_nodeadm_reads_it(pack, user_data):
+    # amazon-eks-ami nodeadm: user data is base64-decoded, gunzipped if gzipped, then read as MIME, each
+    # application/node.eks.aws part with its own transfer encoding (and gzip)
+    def program():
+        eks_node_group("packed", launch_template("packed-lt", user_data=user_data), ami_type="CUSTOM", instance_types=["m6i.large"])
+
+    assert messages(judge(pack, program), "al2023-family") == []
 
 
 def test_an_ami_type_beside_a_launch_template_image_is_refused_as_eks_refuses_it(pack):

@@ -20,6 +20,7 @@ import binascii
 import functools
 import math
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
@@ -109,14 +110,57 @@ def quantity_gib(value: Any) -> Optional[float]:
     return amount / 2**30 if amount is not None else None
 
 
+USER_DATA_MAX = 1 << 20
+"""Most bytes unpacked from user data (EC2 takes 16 KiB; a gzip layer may not expand past this)."""
+
+
+def _gunzip(data: bytes) -> bytes:
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, USER_DATA_MAX)
+    except zlib.error:
+        return b""
+
+
+def _layers(data: bytes) -> bytes:
+    """Base64 and gzip taken off, as nodeadm takes them off (base64 then gzip, each optional)."""
+    for _ in range(4):
+        if data[:2] == b"\x1f\x8b":
+            data = _gunzip(data)
+            continue
+        try:
+            candidate = base64.b64decode(data.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            break
+        if candidate[:2] != b"\x1f\x8b":
+            try:
+                candidate.decode("utf-8")
+            except UnicodeDecodeError:
+                break
+        data = candidate
+    return data
+
+
+def unpacked_user_data(value: Any) -> str:
+    """User data as nodeadm reads it (amazon-eks-ami ``nodeadm/internal/configprovider``): base64 and
+    gzip taken off, then a MIME multi-part document's parts, each with its own transfer encoding and gzip."""
+    data = _layers(text(value).encode("utf-8", "replace"))
+    found = [data]
+    if b"multipart/" in data[:4096]:
+        import email
+
+        message = email.message_from_bytes(data)
+        for part in message.walk() if message.is_multipart() else ():
+            if not part.is_multipart():
+                payload = part.get_payload(decode=True)
+                found.append(_layers(payload) if isinstance(payload, bytes) else b"")
+    return "\n".join(chunk.decode("utf-8", "replace") for chunk in found)
+
+
 def os_of_user_data(value: Any) -> str:
     """What user data boots: ``al2023`` (nodeadm NodeConfig), ``bottlerocket`` (TOML settings),
-    ``al2`` (bootstrap.sh), or '' when it says none of these. Base64 is decoded first."""
-    raw = text(value)
-    try:
-        decoded = base64.b64decode(raw, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        decoded = raw
+    ``al2`` (bootstrap.sh), or '' when it says none of these. Base64 and gzip are taken off first,
+    and MIME parts read (``unpacked_user_data``)."""
+    decoded = unpacked_user_data(value)
     if "node.eks.aws/" in decoded and "NodeConfig" in decoded:
         return "al2023"
     if re.search(r"^\s*\[settings[.\]]", decoded, re.M):
