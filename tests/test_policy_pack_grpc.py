@@ -321,6 +321,23 @@ def test_disk_below_the_recorded_snapshot(pack):
     ]
 
 
+def test_a_disk_below_the_eks_amis_twenty_gib_snapshot_is_refused_without_a_pin(pack):
+    # amazon-eks-ami builds its AMIs with a 20 GiB root volume (templates/al2023/variables-default.json);
+    # EC2 refuses a root volume smaller than its snapshot, whichever way the image is chosen
+    def program():
+        node_class("small", [{"alias": "al2023@latest"}], volumes=root_volume("10Gi"))
+        node_class("enough", [{"alias": "al2023@latest"}], volumes=root_volume("20Gi"))
+        eks_node_group("small-ng", launch_template("small-lt", image=None, disk=8, user_data=None),
+                       ami_type="AL2023_x86_64_STANDARD", instance_types=["m6i.large"])
+        eks_node_group("sized-ng", None, ami_type="AL2023_x86_64_STANDARD", disk_size=10, instance_types=["m6i.large"])
+
+    assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
+        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB)",
+        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
+        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
+    ]
+
+
 def test_the_snapshot_size_our_node_groups_tag(pack):
     """Our NodeGroup component tags its ManagedNodeGroup with the size it read; a launch template can carry it too."""
 

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract
-from . import amifacts, facts, instances, rules, wellknown
+from . import amifacts, facts, instances, rules, upstream, wellknown
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
     "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
@@ -457,9 +457,27 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.LaneResource,
 
 
 def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
-    """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for."""
-    if isinstance(lane, (facts.NodePool, facts.EksNodeGroup)):
-        return  # a pool's disk is its class's; an EKS node group's is in its launch template
+    """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for;
+    an EKS-optimized AMI (an ``al2023`` alias, an AL2023 or AL2 ``amiType``) against its 20 GiB root snapshot."""
+    if isinstance(lane, facts.NodePool):
+        return  # a pool's disk is its class's
+    if isinstance(lane, facts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
+        template = stack.launch_template(res)
+        if lane.os() in ("al2023", "al2") and (template is None or not template.amis()):
+            disk = template.root_disk(facts.AL2023_ROOT_DEVICE) if template is not None else None
+            size = disk.gib if disk is not None else facts.number(lane.props.get("diskSize"))
+            problem = size is not None and rules.disk_below_snapshot(
+                subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
+            if problem:
+                yield Finding(problem, urn=res.urn)
+        return
+    if isinstance(lane, facts.NodeClass) and lane.os() == "al2023" and not lane.amis() \
+            and "blockDeviceMappings" in facts.as_map(facts.dig(lane.props, "spec")):
+        disk = lane.root_disk(facts.AL2023_ROOT_DEVICE)
+        problem = disk is not None and rules.disk_below_snapshot(
+            subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
+        if problem:
+            yield Finding(problem, urn=res.urn)
     recorded = facts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
     for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass)):
         root = image.facts.root_device_name if image.facts and image.facts.root_device_name else facts.AL2023_ROOT_DEVICE
