@@ -168,9 +168,14 @@ def test_a_pinned_pulumi_eks_managed_node_group(pack):
         "so its root volumes would be unencrypted (pin an encrypted copy of the AMI, e.g. aws ec2 copy-image "
         "--encrypted, or turn on EBS encryption by default)"
     ]
-    # no amiId: EKS's own launch template, not this policy's
-    assert of(judge(pack, lambda: managed_node_group("std", instance_types=["m5.large"]),
-                    config(ebsEncryptionByDefault=False)), POLICY) == []
+    # no amiId and no launch template: EKS makes its own, which asks no encryption either (aws-ia
+    # terraform-aws-eks-blueprints#138: "does NOT enforce encryption of the root volumes")
+    standard = lambda: managed_node_group("std", instance_types=["m5.large"])  # noqa: E731
+    assert messages(judge(pack, standard, config(ebsEncryptionByDefault=False)), POLICY) == [
+        "node group 'std': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS encryption by "
+        "default is off, so its root volumes would be unencrypted (give it a launch template whose root device "
+        "mapping sets encrypted \"true\", or turn on EBS encryption by default)"]
+    assert of(judge(pack, standard, config(ebsEncryptionByDefault=True)), POLICY) == []
 
 
 def test_a_self_managed_pulumi_eks_group(pack):

@@ -517,14 +517,23 @@ _PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
 def _encryption_fix(lane: facts.LaneResource) -> str:
     if isinstance(lane, facts.PulumiEksNodeGroup):
         return _SELF_MANAGED_FIX
+    if isinstance(lane, facts.EksNodeGroup):
+        return _EKS_TEMPLATE_FIX
     if pulumi_eks_built(lane):
         return _PINNED_GROUP_FIX
     return _ENCRYPTION_FIX.get(type(lane), _PINNED_GROUP_FIX)
 
 
+_EKS_TEMPLATE_FIX = ("give it a launch template whose root device mapping sets encrypted \"true\", or turn on EBS "
+                     "encryption by default")
+"""A managed node group without a launch template gets EKS's own, which asks no encryption."""
+
+
 def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.LaneResource) -> bool:
     if isinstance(lane, facts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
         return stack.is_referenced(res) or lane.os() != ""
+    if isinstance(lane, facts.EksNodeGroup):  # through its launch template when it has one
+        return stack.launch_template(res) is None and "launchTemplate" not in lane.props
     return isinstance(lane, (facts.NodeClass, facts.PulumiEksNodeGroup))
 
 
@@ -540,7 +549,8 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.LaneReso
     images = knowledge.resolve(amis, karpenter=isinstance(lane, facts.NodeClass)) if amis else []
     known = images[0].facts if len(images) == 1 else None
     device = known.root_device_name if known and known.root_device_name else facts.AL2023_ROOT_DEVICE
-    volume = lane.root_volume(device)
+    volume = facts.RootVolume(False, "EKS's own launch template") if isinstance(lane, facts.EksNodeGroup) \
+        else lane.root_volume(device)
     if volume is None or volume.encrypted:
         return
     by_default = knowledge.encryption_by_default(facts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG)))
