@@ -13,6 +13,7 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import pytest
 from hypothesis import given, settings
@@ -513,6 +514,21 @@ def test_node_group_instance_types_against_the_ami(pack):
         f"launch template 'alone': arch x86_64 does not match {ARM_AMI}, which is arm64 {fix}",
         f"node group 'mng': arch x86_64 does not match {ARM_AMI}, which is arm64 {fix}",
     ]
+
+
+def test_a_node_group_names_its_launch_template_by_a_literal_name_too(pack):
+    # EKS's launchTemplate takes the template's name or id; a name written as text has no dependency to
+    # follow, so the group is joined to the stack's template of that name
+    def program():
+        template = aws.ec2.LaunchTemplate("arm-lt", name="team-arm-lt", image_id=ARM_AMI, user_data=NODEADM)
+        eks_node_group("team", None, ami_type="CUSTOM", instance_types=["m6i.large"],
+                       launch_template={"name": "team-arm-lt", "version": "$Latest"},
+                       opts=pulumi.ResourceOptions(depends_on=[template]))
+
+    config = facts(ARM_AMI, architecture="arm64")
+    assert messages(judge(pack, program, config), "arch-matches-ami") == [
+        f"node group 'team': arch x86_64 does not match {ARM_AMI}, which is arm64 (pin an x86_64 AMI, or set the "
+        "lane's arch to arm64)"]
 
 
 # ---- the advisories --------------------------------------------------------------------------------------

@@ -263,12 +263,35 @@ class Stack:
         self.items = [(res, lane) for res in resources
                       if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}
-        self._users: dict[str, facts.LaneResource] = {
-            urn: lane for res, lane in self.items if isinstance(lane, NODE_GROUPS)
-            for urn in res.property_dependencies.get("launchTemplate", ())
-        }
         self._unknown = unknown
         self._node_classes: Optional[dict[str, facts.NodeClass]] = None
+        templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
+        for res, lane in self.items:
+            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(lambda: lane.props.get("name"))):
+                templates.setdefault(name, (res.urn, lane))
+        self._templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
+        """A node group's launch template: by the ``launchTemplate`` property's dependency, else by the
+        literal name it gives (``launchTemplate.name``, a template of the stack with that ``name``)."""
+        for res, lane in self.items:
+            if not isinstance(lane, NODE_GROUPS):
+                continue
+            found = [(urn, t) for urn in res.property_dependencies.get("launchTemplate", ())
+                     if isinstance(t := self._by_urn.get(urn), facts.LaunchTemplate)]
+            if not found:
+                named = self._known_text(lambda: facts.as_map(lane.props.get("launchTemplate")).get("name"))
+                found = [templates[named]] if named in templates else []
+            if found:
+                self._templates[res.urn] = found[0]
+        self._users: dict[str, facts.LaneResource] = {
+            urn: self._by_urn[group] for group, (urn, _) in self._templates.items()}
+
+    def _known_text(self, read: Callable[[], Any]) -> str:
+        """A text value, or '' when it is not text or not known at preview."""
+        try:
+            value = read()
+        except self._unknown:
+            return ""
+        return value if isinstance(value, str) else ""
 
     def node_class(self, pool: facts.NodePool) -> Optional[facts.NodeClass]:
         """The EC2NodeClass a pool launches from: same group, kind and name (None for other kinds)."""
@@ -287,11 +310,8 @@ class Stack:
         return self._node_classes.get(name)
 
     def launch_template(self, res: StackResource) -> Optional[facts.LaunchTemplate]:
-        for urn in res.property_dependencies.get("launchTemplate", ()):
-            lane = self._by_urn.get(urn)
-            if isinstance(lane, facts.LaunchTemplate):
-                return lane
-        return None
+        found = self._templates.get(res.urn)
+        return found[1] if found else None
 
     def user(self, res: StackResource) -> Optional[facts.LaneResource]:
         """The node group using this launch template, if any."""
@@ -533,7 +553,7 @@ def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.LaneRes
     if isinstance(lane, facts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
         return stack.is_referenced(res) or lane.os() != ""
     if isinstance(lane, facts.EksNodeGroup):  # through its launch template when it has one
-        return stack.launch_template(res) is None and "launchTemplate" not in lane.props
+        return stack.launch_template(res) is None and "launchTemplate" not in list(lane.props)  # keys: no value read
     return isinstance(lane, (facts.NodeClass, facts.PulumiEksNodeGroup))
 
 
