@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks import ConfigError, PoolSpec, parse_rack_config
+from mixed_os_racks import ConfigError, PoolSpec, parse_rack_config, parse_services
 from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
@@ -346,3 +346,34 @@ def test_a_spec_refuses_sets_and_outputs_naming_the_field(field, value, problem)
     with pytest.raises(SpecError) as refused:
         PoolSpec(name="ml", **{field: value})
     assert str(refused.value).startswith(f"PoolSpec.{field}: {problem}")
+
+
+def _deep(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_a_value_too_deep_too_large_or_holding_itself_is_named_not_a_crash():
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    cases = [
+        (lambda: PoolSpec(name="ml", labels=_deep(5000)), "PoolSpec.labels.a: input should be a valid string (got a dict nested too deep to show)"),
+        (lambda: PoolSpec(name="ml", instance_families=cyclic), "PoolSpec.instance_families[0]: input should be a valid string (got a list that holds itself)"),
+        (lambda: PoolSpec(name="ml", disk=10**5000), "PoolSpec.disk: a number too large (at most 2^63 - 1)"),
+        (lambda: parse_rack_config(None), "rack: expected a mapping of the rack's keys to their values, got NoneType"),  # type: ignore[arg-type]
+        (lambda: parse_services("[" * 100_000 + "]" * 100_000), "app:services: invalid JSON: nested too deep to read"),
+        (lambda: parse_services('{"web": {"image": "x", "port": ' + "9" * 5000 + "}}"), "app:services: invalid JSON: a number too long to read"),
+        (lambda: parse_services({1: {"image": "x", "port": 80}}), "app:services: service names are text (got 1)"),
+    ]
+    for build, message in cases:
+        with pytest.raises(ConfigError) as refused:
+            build()
+        assert str(refused.value) == message
+
+
+def test_a_long_value_is_shown_cut():
+    with pytest.raises(ConfigError) as refused:
+        PoolSpec(name="ml", labels={"team": ["x" * 10_000]})
+    assert len(str(refused.value)) < 400 and str(refused.value).endswith('...)')

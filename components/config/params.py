@@ -29,7 +29,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..pack import upstream
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, shown
+from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, rendered, shown
 from ..spec.nodegroup import node_disk_problem
 from . import keys
 from .errors import field_of, problems
@@ -48,7 +48,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
     specs, found = [], []
     for n, item in enumerate(items):
         if not isinstance(item, Mapping):
-            found.append((f"[{n}]", f"expected a mapping (got {json.dumps(item, default=str)})"))
+            found.append((f"[{n}]", f"expected a mapping (got {rendered(item)})"))
             continue
         unknown = [k for k in item if k not in table.item_keys]
         if unknown:
@@ -107,7 +107,7 @@ def group_id_problem(value: Any) -> Optional[str]:
     """What is wrong with a node group ``id``: it names the group (``<rack>-ng-<id>``) and, through
     that, its IAM role and EKS node group, whose names take letters, digits, '-' and '_' only."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not GROUP_ID_RE.fullmatch(str(value)):
-        return f"invalid id {json.dumps(value, default=str)} (a number, or 1-16 letters, digits, '-' or '_')"
+        return f"invalid id {rendered(value)} (a number, or 1-16 letters, digits, '-' or '_')"
     return None
 
 
@@ -472,6 +472,8 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
 
 def parse_rack_params(values: Mapping[str, Any], rack: str = "rack") -> RackParams:
     """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix)."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{NAMESPACE}: expected a mapping of the rack's keys to their values, got {type(values).__name__}")
     try:
         return RackParams.model_validate(dict(values), context={"rack": rack})
     except ValidationError as exc:

@@ -68,14 +68,37 @@ def unusual_characters(text: str) -> str:
     return ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
-    if isinstance(value, (list, tuple)):
-        return [s for v in value for s in _strings(v)]
-    return []
+def _strings(value: Any, most: int = 1000) -> list[str]:
+    """The strings in ``value`` (keys and values, at any depth), the first ``most`` of them; walked with a
+    stack of its own and each container once, so a value nested past the recursion limit, or holding
+    itself, is read too."""
+    found: list[str] = []
+    pending, seen = [value], set()
+    while pending and len(found) < most:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, (Mapping, list, tuple)) and id(item) not in seen:
+            seen.add(id(item))
+            parts = [p for k, v in item.items() for p in (k, v)] if isinstance(item, Mapping) else list(item)
+            pending += reversed(parts)
+    return found
+
+
+SHOWN_MAX = 200
+"""The most characters of a value an error message shows."""
+
+
+def rendered(value: Any) -> str:
+    """A value as an error message shows it: its JSON, cut at ``SHOWN_MAX`` characters; a value nested too
+    deep to write, holding itself, or a number too long to write is said to be so."""
+    try:
+        text = json.dumps(value, default=str)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deep to show"
+    except ValueError as exc:
+        return f"a {type(value).__name__} that holds itself" if "ircular" in str(exc) else "a number too long to show"
+    return text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX - 3] + "..."
 
 
 def pointed(message: str, value: Any) -> str:
@@ -105,9 +128,9 @@ def error_message(error: Mapping[str, Any]) -> str:
     if kind == "value_error":
         text = str(error["msg"]).removeprefix("Value error, ")
     elif kind in ("model_type", "model_attributes_type", "dataclass_type", "is_instance_of"):
-        text = f"expected a mapping of its fields (got {json.dumps(error.get('input'), default=str)})"
+        text = f"expected a mapping of its fields (got {rendered(error.get('input'))})"
     else:
-        text = f"{_CLASS_NAMES.sub('', str(error['msg'])).lower()} (got {json.dumps(error.get('input'), default=str)})"
+        text = f"{_CLASS_NAMES.sub('', str(error['msg'])).lower()} (got {rendered(error.get('input'))})"
     value = error.get("input")
     cause = (error.get("ctx") or {}).get("error")
     if isinstance(cause, FieldProblem) and isinstance(value, Mapping):
@@ -194,6 +217,8 @@ ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 def numbers_only(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
     """Refuse ``true``/``false`` for a number field: pydantic's lax mode takes them as 1 and 0, so a YAML
     ``weight: true`` would silently become weight 1. Numbers and numeric strings pass."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 63:
+        raise ValueError("a number too large (at most 2^63 - 1)")
     if isinstance(value, bool) and info.field_name in model.model_fields:
         kinds = {model.model_fields[info.field_name].annotation, *get_args(model.model_fields[info.field_name].annotation)}
         if bool not in kinds and kinds & {int, float}:

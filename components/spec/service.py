@@ -25,7 +25,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
 from .limits import INT32_MAX
-from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, numbers_only, pointed, shown
+from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, numbers_only, pointed, rendered, shown
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -139,7 +139,7 @@ class GpuSpec(Part):
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, default=str)
+    return rendered(value)
 
 
 def _mapping_or(value: Any, field: str, bare: str, fields: str) -> Any:
@@ -416,13 +416,20 @@ def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSp
             value = json.loads(text, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{key}: invalid JSON: {exc.msg} at position {exc.pos}") from None
+        except RecursionError:
+            raise ConfigError(f"{key}: invalid JSON: nested too deep to read") from None
         except ValueError as exc:
+            if "integer string conversion" in str(exc):
+                raise ConfigError(f"{key}: invalid JSON: a number too long to read") from None
             raise ConfigError(f"{key}: {shown(str(exc))}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a mapping of service name to its fields (got {_json(value)})")
     specs: dict[str, ServiceSpec] = {}
     lines: list[str] = []
     for name, fields in value.items():
+        if not isinstance(name, str):
+            lines.append(f"{key}: service names are text (got {_json(name)})")
+            continue
         where = f"{key}.{shown(name)}"
         if not isinstance(fields, dict):
             lines.append(f"{where}: expected the service's fields, a mapping (got {_json(fields)})")
