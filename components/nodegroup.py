@@ -139,6 +139,9 @@ class NodeGroup(pulumi.ComponentResource):
         args = checked(self, name, args, NodeGroupArgs, RULES)  # type: ignore[assignment]
         group: NodeGroupSpec = args["group"]
         cluster: ClusterRef = args["cluster"]
+        problem = syntax.node_group_name_problem(name)
+        if problem:
+            raise ArgumentError("NodeGroup", name, "name", f"invalid name '{name}' ({problem}): it names the EKS node group")
         if group.name is not None and group.name != name:
             raise ArgumentError("NodeGroup", name, "group.name", f"'{group.name}' must be the component's name or unset")
         subject = rules.node_group_subject(name)  # the pack names the ManagedNodeGroup the same way

@@ -89,6 +89,16 @@ def eks_cluster_name_problem(name: str) -> Optional[str]:
     return None
 
 
+EKS_NODE_GROUP_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,62}")
+
+
+def node_group_name_problem(name: str) -> Optional[str]:
+    """EKS's ``nodegroupName``: 1-63 letters, digits, '-' and '_', starting with a letter or digit."""
+    if not EKS_NODE_GROUP_NAME_RE.fullmatch(name):
+        return "must be 1-63 letters, digits, '-' or '_', starting with a letter or digit (the EKS node group name rule)"
+    return None
+
+
 def iam_role_name_problem(name: str) -> Optional[str]:
     if name.startswith("arn:") or "/" in name:
         return "must be an IAM role name, not an ARN"

@@ -9,6 +9,7 @@ import pulumi
 import pytest
 
 from mixed_os_racks import (
+    ConfigError,
     ArgumentError,
     ClusterRef,
     GpuObservability,
@@ -199,3 +200,12 @@ def test_every_component_registers_its_outputs():
 ], ids=["none", "name", "empty", "created"])
 def test_a_cluster_ref_names_what_is_wrong_with_its_arguments(build, message):
     assert refused(build) == message
+
+
+def test_a_node_group_is_named_as_eks_names_node_groups():
+    # EKS's nodegroupName: 1-63 letters, digits, '-' and '_', starting with a letter or digit
+    assert refused(lambda: NodeGroup("Bad Name!", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster()})) == (
+        "NodeGroup 'Bad Name!': name: invalid name 'Bad Name!' (must be 1-63 letters, digits, '-' or '_', starting with "
+        "a letter or digit (the EKS node group name rule)): it names the EKS node group")
+    with pytest.raises(ConfigError, match=r"^NodeGroupSpec\.name: invalid name 'a/b' \(must be 1-63"):
+        NodeGroupSpec(instance_type="m5.large", name="a/b")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 
 from .. import contract
 from ..pack import instances, rules, upstream
@@ -57,6 +57,14 @@ class NodeGroupSpec(Spec):
     @property
     def subject(self) -> str:
         return rules.node_group_subject(self.name) if self.name else "node group"
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: Optional[str]) -> Optional[str]:
+        problem = syntax.node_group_name_problem(v) if v is not None else None
+        if problem:
+            raise ValueError(f"invalid name '{v}' ({problem})")
+        return v
 
     @model_validator(mode="after")
     def _rules(self) -> "NodeGroupSpec":
