@@ -776,6 +776,20 @@ def test_a_selection_whose_parts_name_different_lanes_selects_none(pack):
     assert messages(judge(pack, stack(ON_DEMAND_AMD64, small, one)), REACH) == []
 
 
+def test_a_daemonset_must_fit_every_lane_it_runs_on_not_only_one(pack):
+    # the DaemonSet controller makes one pod per node it selects: on a lane whose nodes cannot hold it,
+    # each stays Pending, whatever the other lanes hold
+    small = pool("small", [req("node.kubernetes.io/instance-type", "m6i.large")])
+    big = pool("big", [req("node.kubernetes.io/instance-type", "m6i.4xlarge")])
+    agent = workload("agent", pod(tolerations=[{"operator": "Exists"}], requests={"cpu": "2", "memory": "1Gi"}),
+                     kind=k8s.apps.v1.DaemonSet)
+    [message] = messages(judge(pack, stack(small, big, agent)), REACH)
+    assert message.startswith("daemonset \"agent\" runs a pod on every node of karpenter nodepool 'small' and fits none: "
+                              "it requests cpu 2, memory 1Gi; the nearest instance type it can launch for this pod, "
+                              "m6i.large, has cpu 1930m allocatable < 2 requested")
+    assert messages(judge(pack, stack(big, agent)), REACH) == []
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

@@ -1008,6 +1008,12 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
     if not candidates:
         return [], []
     verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}), chosen)) for lane, chosen in candidates]
+    if workload.kind == "DaemonSet":  # one pod on every node of every lane it lands on: each lane must hold it
+        asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
+        return ([f"{workload.subject} runs a pod on every node of {lane.subject} and fits none: it requests {asks}; "
+                 f"{verdict.short} (lower its requests, or keep it off the lane with a node selector)"
+                 for lane, verdict in verdicts if not verdict.fits and not verdict.unknown],
+                [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown])
     if any(v.fits for _, v in verdicts):
         return [], []
     unsure = [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown]
