@@ -42,7 +42,7 @@ from mixed_os_racks.errors import ArgumentError
 from mixed_os_racks.offline import run_program
 from mixed_os_racks.pack import fit, instances, workloads
 from conftest import GPU_AMI, stack_config
-from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, start_pack, unknown
+from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, of, start_pack, unknown
 
 REACH = "workloads-reach-their-lane"
 DAEMONS = "gpu-daemonsets-reach-gpu-lanes"
@@ -788,6 +788,19 @@ def test_a_daemonset_must_fit_every_lane_it_runs_on_not_only_one(pack):
                               "it requests cpu 2, memory 1Gi; the nearest instance type it can launch for this pod, "
                               "m6i.large, has cpu 1930m allocatable < 2 requested")
     assert messages(judge(pack, stack(big, agent)), REACH) == []
+
+
+@pytest.mark.parametrize("resource", ["nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"])
+def test_nvidia_gpu_slices_need_a_gpu_lane_as_whole_gpus_do(pack, resource):
+    # MIG slices and shared (time-sliced, renamed) GPUs are resources only the device plugin on an NVIDIA
+    # GPU node advertises; no node of a lane without GPUs has one
+    sliced = workload("infer", pod(limits={resource: 1}))
+    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, sliced)), REACH)
+    assert message.startswith(f'deployment "infer" requests {resource} (NVIDIA GPU slices) but selects no lane, and the '
+                              "default lane has no GPUs (select a GPU lane in nodeSelectorLabels: ")
+    on_gpu = workload("infer", pod({"karpenter.sh/nodepool": "gpu"}, tolerations=[GPU], limits={resource: 1}))
+    assert of(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, on_gpu)), REACH) == []
+    assert of(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, on_gpu)), "gpu-lanes-for-gpu-workloads") == []
 
 
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):

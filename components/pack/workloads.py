@@ -633,6 +633,9 @@ class Workload:
     claimed_gpus: float = 0
     """Whole GPUs those claims ask for on one node."""
     images: tuple[str, ...] = ()
+    slices: tuple[str, ...] = ()
+    """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
+    only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -640,8 +643,8 @@ class Workload:
 
     @property
     def wants_gpu(self) -> bool:
-        """It asks for NVIDIA GPUs, through the device plugin's resource or a DRA claim."""
-        return self.nvidia_gpus > 0 or bool(self.claims)
+        """It asks for NVIDIA GPUs, through the device plugin's resources or a DRA claim."""
+        return self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices)
 
     def asks(self) -> dict[str, float]:
         """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
@@ -724,6 +727,9 @@ def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tupl
     return tuple(names), total
 
 
+NVIDIA_DOMAIN = "nvidia.com/"
+
+
 def _extended(resource: str) -> bool:
     """An extended resource (kubernetes ``helper.IsExtendedResourceName``): a qualified name with a
     domain other than kubernetes.io's, not a quota's ``requests.`` name."""
@@ -752,8 +758,9 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     claims, claimed_gpus = _claims(pod, gpu_claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
+    slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_DOMAIN) and r != contract.NVIDIA_GPU and amount)
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    requests, claims, claimed_gpus, images)
+                    requests, claims, claimed_gpus, images, slices)
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -789,6 +796,9 @@ def _fix(taint: Taint, workload: Workload) -> str:
         if workload.claims and taint.key == contract.NVIDIA_GPU:
             return (f"it claims GPUs through DRA ({', '.join(workload.claims)}), which EKS's ExtendedResourceToleration "
                     f"does not cover: add the toleration {toleration}")
+        if workload.slices and taint.key == contract.NVIDIA_GPU:
+            return (f"it requests {', '.join(workload.slices)}, whose taints EKS's ExtendedResourceToleration names after "
+                    f"them, not {taint.key}: add the toleration {toleration}")
         other = [r for r in workload.gpus if r != taint.key]
         if other:
             return f"it requests {other[0]}, not {taint.key}: select a lane with {other[0]}, or request {taint.key}"
@@ -811,6 +821,8 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
     if workload.gpus.get(contract.NVIDIA_GPU):
         asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    elif workload.slices:
+        asks = f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
     else:
         asks = f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
     if not lanes.gpu_lanes:
@@ -1053,7 +1065,7 @@ def _overhead_keys(ds: Workload, lane: Lane, known: frozenset[str]) -> frozenset
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims:
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices:
         return []
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
