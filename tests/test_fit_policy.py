@@ -803,6 +803,23 @@ def test_nvidia_gpu_slices_need_a_gpu_lane_as_whole_gpus_do(pack, resource):
     assert of(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, on_gpu)), "gpu-lanes-for-gpu-workloads") == []
 
 
+def test_a_runtime_class_of_the_stack_adds_its_scheduling_and_overhead_to_the_pod(pack):
+    # the RuntimeClass admission controller merges scheduling.nodeSelector into the pod's, adds
+    # scheduling.tolerations, and sets the pod's overhead from overhead.podFixed
+    def runtime(name: str, scheduling: dict[str, Any], overhead: Optional[dict[str, Any]] = None) -> Callable[[], Any]:
+        return lambda: k8s.node.v1.RuntimeClass(name, metadata={"name": name}, handler=name, scheduling=scheduling,
+                                                **({"overhead": {"pod_fixed": overhead}} if overhead else {}))
+
+    nvidia = runtime("nvidia", {"node_selector": {"karpenter.sh/nodepool": "gpu"}, "tolerations": [GPU]})
+    uses = workload("infer", gpu_pod({}, runtimeClassName="nvidia"))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, nvidia, uses)), REACH) == []
+    heavy = runtime("kata", {"node_selector": {"karpenter.sh/nodepool": "general"}}, overhead={"cpu": "2"})
+    sandboxed = workload("sandboxed", pod(runtimeClassName="kata", requests={"cpu": "1"}))
+    small_general = pool("general", [req("node.kubernetes.io/instance-type", "m6i.large")])
+    [message] = messages(judge(pack, stack(small_general, heavy, sandboxed)), REACH)
+    assert message.startswith('deployment "sandboxed" fits no lane: it requests cpu 3; ')
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

@@ -738,13 +738,44 @@ def _extended(resource: str) -> bool:
         and not resource.startswith("requests.")
 
 
-def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {}) -> Optional[Workload]:
+RUNTIME_CLASS_TYPES = ("kubernetes:node.k8s.io/v1:RuntimeClass", "kubernetes:node.k8s.io/v1beta1:RuntimeClass")
+
+
+def runtime_classes(resources: Sequence[checks.StackResource]) -> dict[str, Mapping[str, Any]]:
+    """The stack's RuntimeClasses by name: their ``scheduling`` and ``overhead``."""
+    return {facts.text(facts.dig(res.props, "metadata", "name")) or res.name: facts.as_map(res.props)
+            for res in resources if res.type in RUNTIME_CLASS_TYPES}
+
+
+def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """A pod spec as the RuntimeClass admission controller leaves it: the class's ``scheduling.nodeSelector``
+    merged into the pod's, its ``scheduling.tolerations`` added, its ``overhead.podFixed`` as the pod's
+    ``overhead`` (kubernetes ``plugin/pkg/admission/runtimeclass``)."""
+    if runtime is None:
+        return pod
+    scheduling_ = facts.as_map(runtime.get("scheduling"))
+    merged = dict(pod)
+    selector = facts.as_map(scheduling_.get("nodeSelector"))
+    if selector:
+        merged["nodeSelector"] = {**facts.as_map(pod.get("nodeSelector")), **selector}
+    tolerations = facts.as_list(scheduling_.get("tolerations"))
+    if tolerations:
+        merged["tolerations"] = [*facts.as_list(pod.get("tolerations")), *tolerations]
+    fixed = facts.as_map(facts.dig(runtime, "overhead", "podFixed"))
+    if fixed and "overhead" not in pod:
+        merged["overhead"] = fixed
+    return merged
+
+
+def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {},
+                  runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
     kind = workload_kind(res.type)
     if kind is None:
         return None
     pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
     if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
+    pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
     metadata = facts.as_map(res.props.get("metadata"))
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
@@ -1104,12 +1135,12 @@ class Survey:
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    gpu_claims = claimed(resources)
+    gpu_claims, runtimes = claimed(resources), runtime_classes(resources)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res, gpu_claims)
+            workload = read_workload(res, gpu_claims, runtimes)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
