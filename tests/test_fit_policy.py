@@ -820,6 +820,16 @@ def test_a_runtime_class_of_the_stack_adds_its_scheduling_and_overhead_to_the_po
     assert message.startswith('deployment "sandboxed" fits no lane: it requests cpu 3; ')
 
 
+def test_an_argo_rollouts_pods_are_judged_as_a_deployments(pack):
+    # argoproj.io Rollout: spec.template is a Deployment's pod template
+    rollout = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "canary", api_version="argoproj.io/v1alpha1", kind="Rollout", metadata={"name": "canary"},
+        spec={"selector": {"matchLabels": {"app": "canary"}}, "template": {"metadata": {"labels": {"app": "canary"}},
+                                                                          "spec": pod(limits={"nvidia.com/gpu": 4})}})
+    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, rollout)), REACH)
+    assert message.startswith('rollout "canary" fits no lane: it requests nvidia.com/gpu 4; ')
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

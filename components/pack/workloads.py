@@ -594,12 +594,15 @@ POD_SPEC = {
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
     "Pod": ("spec",),
+    "Rollout": ("spec", "template", "spec"),
+    "LeaderWorkerSet": ("spec", "leaderWorkerTemplate", "workerTemplate", "spec"),
 }
-"""Where each workload kind keeps its pod spec."""
+"""Where each workload kind keeps its pod spec (Argo Rollouts' ``Rollout`` as a Deployment does; a
+``LeaderWorkerSet``'s workers, its leader template defaulting to theirs)."""
 GROUPS = {
     "Deployment": ("apps", "extensions"), "StatefulSet": ("apps",), "DaemonSet": ("apps", "extensions"),
     "ReplicaSet": ("apps", "extensions"), "ReplicationController": ("core",), "Job": ("batch",),
-    "CronJob": ("batch",), "Pod": ("core",),
+    "CronJob": ("batch",), "Pod": ("core",), "Rollout": ("argoproj.io",), "LeaderWorkerSet": ("leaderworkerset.x-k8s.io",),
 }
 """The API groups each kind comes in, any version (``kubernetes:apps/v1:Deployment``,
 ``kubernetes:batch/v1beta1:CronJob``)."""
