@@ -147,9 +147,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         other = cluster.claims.get("cluster-autoscaler")
         if other is not None:
             raise ArgumentError("ClusterAutoscaler", name, "cluster", (
-                f"the cluster already has a Cluster Autoscaler ('{other}'); two would fight over the node groups' sizes"))
-        cluster.claims["cluster-autoscaler"] = name
+                f"the cluster already has a Cluster Autoscaler ({other}); two would fight over the node groups' sizes"))
         namespace = args.get("namespace", "kube-system")
+        cluster.claim("ClusterAutoscaler", name, "cluster-autoscaler", f"helm release {namespace}/{AUTOSCALER_RELEASE}")
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region
@@ -226,6 +226,7 @@ class MetricsServer(pulumi.ComponentResource):
         replicas = args.get("replicas", 1)
         if not 1 <= replicas <= 2:
             raise ArgumentError("MetricsServer", name, "replicas", f"must be 1 or 2 (got {replicas})")
+        cluster.claim("MetricsServer", name, f"helm release {args.get('namespace', 'kube-system')}/metrics-server")
         self.chart = k8s.helm.v4.Chart(
             name, chart=upstream.METRICS_SERVER.name, version=upstream.METRICS_SERVER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.METRICS_SERVER.repo),

@@ -9,6 +9,7 @@ their ``cluster`` argument.
 
 from __future__ import annotations
 
+import contextvars
 import json
 from functools import cached_property
 from typing import Callable, Optional
@@ -51,6 +52,10 @@ def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.I
 def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
     """The region field of an ARN (``arn:aws:eks:<region>:<account>:cluster/<name>``), as pulumi-eks reads it."""
     return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
+
+
+_CLAIMS: contextvars.ContextVar[dict[object, dict[str, str]]] = contextvars.ContextVar("mixed_os_racks_claims")
+"""One program run's claims (a run is one context: the offline engine gives each run a fresh one)."""
 
 
 def _cluster_name_problem(name: object) -> Optional[str]:
@@ -97,8 +102,31 @@ class ClusterRef:
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
         self._looked_up_version: Optional[pulumi.Output[str]] = None
-        self.claims: dict[str, str] = {}
-        """What this program already installs once per cluster (``cluster-autoscaler``) -> the component that does."""
+        self._key: object = name if isinstance(name, str) else self
+        """Who the cluster is: its name when known (two refs to one cluster are one), else this ref."""
+
+    @property
+    def claims(self) -> dict[str, str]:
+        """What components of this program put in the cluster, by what they put (``NodePool ml``,
+        ``helm release kube-system/metrics-server``, ``cluster-autoscaler``) -> the component that does.
+        Shared by every ``ClusterRef`` to the same cluster, for one program run."""
+        registry = _CLAIMS.get(None)
+        if registry is None:
+            registry = {}
+            _CLAIMS.set(registry)
+        return registry.setdefault(self._key, {})
+
+    def claim(self, component: str, name: str, *objects: str) -> None:
+        """Record that ``component`` ``name`` puts ``objects`` in the cluster; refuse one another component
+        already puts there (two components would own one Kubernetes object, and the second create fails)."""
+        claims = self.claims
+        for what in objects:
+            owner = claims.get(what)
+            if owner is not None and owner != f"{component} '{name}'":
+                raise ArgumentError(component, name, "cluster", f"{what} is already {owner}'s in this cluster: two "
+                                                                f"components would own one object (give it another name)")
+        for what in objects:
+            claims[what] = f"{component} '{name}'"
 
     @classmethod
     def existing(

@@ -84,6 +84,7 @@ class _ChartAddon(pulumi.ComponentResource):
         problem = chart_version_problem(version, "version")
         if problem:
             raise ArgumentError(type(self).__name__, name, "version", problem)
+        cluster.claim(type(self).__name__, name, f"helm release {namespace}/{name}", chart.name)
         self.chart = k8s.helm.v4.Chart(
             name,
             chart=chart.name,

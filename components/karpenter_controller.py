@@ -318,6 +318,7 @@ class KarpenterController(pulumi.ComponentResource):
         self.controller_role_arn = controller_role.arn
 
         # the charts: CRDs first, then the controller
+        cluster.claim("KarpenterController", name, "Karpenter", f"helm release {namespace}/karpenter")
         charts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts))
         self.crd_chart = k8s.helm.v4.Chart(
             f"{name}-crd", chart=upstream.KARPENTER_CRD_CHART.name, version=version, namespace=namespace,

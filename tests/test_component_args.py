@@ -209,3 +209,21 @@ def test_a_node_group_is_named_as_eks_names_node_groups():
         "a letter or digit (the EKS node group name rule)): it names the EKS node group")
     with pytest.raises(ConfigError, match=r"^NodeGroupSpec\.name: invalid name 'a/b' \(must be 1-63"):
         NodeGroupSpec(instance_type="m5.large", name="a/b")
+
+
+def test_two_components_that_would_own_one_cluster_object_are_refused():
+    # the second create of a NodePool, an EC2NodeClass, a Deployment or a Helm release of the same name
+    # in one cluster fails at apply ("already exists"); the components refuse it when they are built
+    spec = PoolSpec(name="ml")
+    assert refused(lambda: [KarpenterPool(n, {"pool": spec, "cluster": ClusterRef.existing(n, "c")}) for n in ("a", "b")]) == (
+        "KarpenterPool 'b': cluster: NodePool ml is already KarpenterPool 'a''s in this cluster: two components would "
+        "own one object (give it another name)")
+    def two_plugins() -> None:
+        shared = cluster()
+        for n in ("p", "q"):
+            NvidiaDevicePlugin(n, {"cluster": shared})
+
+    assert refused(two_plugins).startswith("NvidiaDevicePlugin 'q': cluster: nvidia-device-plugin is already NvidiaDevicePlugin 'p''s")
+    # one pool per cluster: the same spec in two clusters is fine
+    run_program(lambda: [KarpenterPool(n, {"pool": spec, "cluster": ClusterRef.existing(n, n)}) for n in ("a", "b")],
+                {"aws:region": "us-east-1"})

@@ -173,8 +173,15 @@ def test_a_second_autoscaler_for_the_same_cluster_is_refused():
         ClusterAutoscaler("one", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
         ClusterAutoscaler("two", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
 
-    with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler \('one'\)"):
+    with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler \(ClusterAutoscaler 'one'\)"):
         run_program(program, {"aws:region": "us-east-1"})
+
+    def through_two_refs() -> None:  # two refs to one cluster are one cluster
+        ClusterAutoscaler("one", ClusterAutoscalerArgs(cluster=ClusterRef.existing("a", "c"), kubernetes_version="1.34"))
+        ClusterAutoscaler("two", ClusterAutoscalerArgs(cluster=ClusterRef.existing("b", "c"), kubernetes_version="1.34"))
+
+    with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler"):
+        run_program(through_two_refs, {"aws:region": "us-east-1"})
 
 
 # ---- metrics-server -----------------------------------------------------------------------------------------
