@@ -27,7 +27,7 @@ _EXPORTS = {
     "nodegroup": ("NodeGroup", "NodeGroupArgs", "ami_type"),
     "config.params": ("RackParams", "parse_rack_config", "parse_rack_params"),
     "config.stackconfig": ("load_stack_config",),
-    "placement": ("GpuRequest", "Placement", "place"),
+    "placement": ("GpuRequest", "Placement", "PlacementError", "place"),
     "rack": ("Rack", "RackArgs"),
     "service": ("Service", "ServiceArgs"),
     "spec.service": ("ServiceError", "ServiceSpec", "parse_services"),
@@ -78,7 +78,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported 
     from .karpenter import KarpenterPool, KarpenterPoolArgs
     from .karpenter_controller import KarpenterController, KarpenterControllerArgs
     from .nodegroup import NodeGroup, NodeGroupArgs, ami_type
-    from .placement import GpuRequest, Placement, place
+    from .placement import GpuRequest, Placement, PlacementError, place
     from .rack import Rack, RackArgs
     from .service import Service, ServiceArgs
     from .spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint

@@ -20,10 +20,12 @@ Pure: no Pulumi resources, only the contract the policy pack checks.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from . import contract
+from . import contract, syntax
+from .errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -43,25 +45,34 @@ GpuInput = Union[None, int, GpuRequest, Mapping[str, Any]]
 """``None``, a bare number (the count), a ``GpuRequest``, or ``{"count": 1, "vendor": "amd"}``."""
 
 
+class PlacementError(ConfigError, ValueError):
+    """``place``'s refusal: bad arguments, or a pod no lane can hold. A ``pulumi.RunError`` (``pulumi up``
+    prints it without a traceback) and a ``ValueError``."""
+
+
 def gpu_request(gpu: GpuInput) -> GpuRequest:
     """The seeds' ``scale.gpu`` in any of its shapes: a bare number is the count."""
     if gpu is None:
         return GpuRequest()
     if isinstance(gpu, GpuRequest):
+        if isinstance(gpu.count, bool) or not isinstance(gpu.count, int) or gpu.count < 0 or not isinstance(gpu.vendor, str):
+            raise PlacementError(f"invalid gpu {gpu!r} (count is a whole number, 0 or more; vendor a name like nvidia)")
         return gpu
+    if isinstance(gpu, int) and not isinstance(gpu, bool) and gpu < 0:
+        raise PlacementError(f"invalid gpu {gpu!r} (a count, 0 or more)")
     if isinstance(gpu, bool):
-        raise ValueError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
+        raise PlacementError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
     if isinstance(gpu, int):
         return GpuRequest(count=gpu)
     if isinstance(gpu, Mapping):
         unknown = sorted(set(gpu) - {"count", "vendor"})
         if unknown:
-            raise ValueError(f"invalid gpu field '{unknown[0]}' (expected count and vendor)")
+            raise PlacementError(f"invalid gpu field '{unknown[0]}' (expected count and vendor)")
         count, vendor = gpu.get("count", 0), gpu.get("vendor") or "nvidia"
-        if isinstance(count, bool) or not isinstance(count, int) or not isinstance(vendor, str):
-            raise ValueError(f"invalid gpu {dict(gpu)!r} (count is a number, vendor a name like nvidia)")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0 or not isinstance(vendor, str):
+            raise PlacementError(f"invalid gpu {dict(gpu)!r} (count is a number, vendor a name like nvidia)")
         return GpuRequest(count=count, vendor=vendor)
-    raise ValueError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
+    raise PlacementError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
 
 
 @dataclass(frozen=True)
@@ -115,18 +126,43 @@ def fit_problems(placement: "Placement", lanes: LanesInput, subject: str = "the 
     return workloads.pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
 
 
+def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_mib: Any) -> Optional[str]:
+    if node_selector_labels is not None:
+        if not isinstance(node_selector_labels, Mapping):
+            return f"node_selector_labels: expected a mapping of label to value, got {type(node_selector_labels).__name__}"
+        for key, value in node_selector_labels.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                return f"node_selector_labels: labels and values are text (got {key!r}: {value!r})"
+            problem = syntax.qualified_name_problem(key) or syntax.label_value_problem(value)
+            if problem:
+                return f"node_selector_labels: {key!r}: {value!r}: {problem}"
+    if lanes is not None:
+        items = list(lanes.values()) if isinstance(lanes, Mapping) else lanes
+        if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):
+            return "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"
+    for name, value in (("cpu", cpu), ("memory_mib", memory_mib)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            return f"{name}: expected a number, 0 or more, got {value!r}"
+    return None
+
+
 def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInput = None, lanes: LanesInput = None,
           cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> Placement:
     """The seeds' scheduling for a workload selecting ``node_selector_labels`` and asking for ``gpu``.
 
-    With ``lanes`` (``Rack.lane_facts``), it refuses (``ValueError``, the pack's words) a pod no lane can
-    hold: GPUs with no GPU lane selected, more GPUs than the lane's instances have, ``cpu`` cores or
-    ``memory_mib`` MiB beyond the allocatable of its largest instance."""
+    With ``lanes`` (``Rack.lane_facts``), it refuses (``PlacementError``, a ``ValueError``, in the pack's
+    words) a pod no lane can hold: GPUs with no GPU lane selected, more GPUs than the lane's instances
+    have, ``cpu`` cores or ``memory_mib`` MiB beyond the allocatable of its largest instance. Bad
+    arguments are refused the same way, naming the argument."""
+    problem = _arguments_problem(node_selector_labels, lanes, cpu, memory_mib)
+    if problem:
+        raise PlacementError(problem)
     placement = _place(node_selector_labels, gpu)
     if lanes is not None:
         problems = fit_problems(placement, lanes, cpu=cpu, memory_mib=memory_mib)
         if problems:
-            raise ValueError(problems[0])
+            raise PlacementError(problems[0])
     return placement
 
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pulumi
 from mixed_os_racks import contract
-from mixed_os_racks import GpuRequest, place
+from mixed_os_racks import GpuRequest, PlacementError, place
 from mixed_os_racks.placement import gpu_request
 from mixed_os_racks.pack import scheduling, workloads
 
@@ -74,10 +75,29 @@ def test_every_vendor_maps_to_one_of_the_two_resources(vendor, count):
 
 @given(count=st.integers(min_value=-3, max_value=16))
 def test_a_bare_number_is_the_count_and_only_a_positive_one_asks_for_gpus(count):
+    if count < 0:  # not silently no GPU
+        with pytest.raises(ValueError, match=f"invalid gpu {count} \\(a count, 0 or more\\)"):
+            place({}, count)
+        return
     assert gpu_request(count) == GpuRequest(count, "nvidia")
     scheduling = place({}, count)
     assert scheduling.gpu_resources == ({"nvidia.com/gpu": str(count)} if count > 0 else {})
     assert scheduling.tolerations == ([NVIDIA] if count > 0 else [])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"node_selector_labels": "convox.io/label=gpu"}, "node_selector_labels: expected a mapping of label to value, got str"),
+    ({"node_selector_labels": {"convox.io/label": None}}, "node_selector_labels: labels and values are text (got 'convox.io/label': None)"),
+    ({"gpu": GpuRequest(True)}, "invalid gpu GpuRequest(count=True, vendor='nvidia') (count is a whole number, 0 or more; "
+                                "vendor a name like nvidia)"),
+    ({"lanes": [1]}, "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"),
+    ({"cpu": float("nan")}, "cpu: expected a number, 0 or more, got nan"),
+    ({"memory_mib": "512"}, "memory_mib: expected a number, 0 or more, got '512'"),
+], ids=["selector-text", "label-none", "gpu-bool", "lanes", "cpu-nan", "memory-text"])
+def test_place_names_the_argument_it_cannot_use(kwargs, message):
+    with pytest.raises(PlacementError) as refused:
+        place(**kwargs)
+    assert str(refused.value) == message and isinstance(refused.value, pulumi.RunError)
 
 
 @pytest.mark.parametrize("gpu", [True, 1.5, "1", {"count": "1"}, {"count": 1, "model": "h100"}, [1]])
