@@ -602,6 +602,18 @@ def test_an_unknown_value_a_rule_does_not_read_changes_nothing(pack):
     ]
 
 
+def test_a_pin_whose_id_is_unknown_is_still_a_pin_off_al2023(pack):
+    # any pinned AMI on Bottlerocket is refused whatever its id: the id unknown at preview leaves only the
+    # AMI's own facts unjudged (an advisory), not the family
+    def program():
+        node_class("br", [{"id": unknown(GPU_AMI)}], family="Bottlerocket")
+
+    violations = judge(pack, program)
+    assert messages(violations, "al2023-family") == [
+        "EC2NodeClass 'br': a pinned ami_id needs an AL2023 pool (got bottlerocket)"]
+    assert messages(violations, "al2023-family", level="advisory")
+
+
 def test_an_unknown_pool_does_not_hide_the_others(pack):
     def program():
         node_class("br", [{"alias": "bottlerocket@latest"}], family=None)

@@ -340,6 +340,7 @@ class Stack:
                 amis=lambda: node_class.amis() if node_class else [],
                 arches=lane.architectures,
                 karpenter=True,
+                pinned=lambda: node_class.pins() if node_class else False,
             )
         if isinstance(lane, NODE_GROUPS):
             template = self.launch_template(res)
@@ -361,7 +362,8 @@ class Stack:
             return Boot(os=lane.os, amis=lane.amis,
                         arches=lambda: sorted({instances.instance_arch(t) for t in lane.instance_types()}))
         if isinstance(lane, facts.NodeClass):
-            return Boot(os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True)
+            return Boot(os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True,
+                        pinned=lane.pins)
         return None
 
 
@@ -378,6 +380,11 @@ class Boot:
     """A NodeClass: its pool is the GPU/arch lane; only its own AMI family is judged on it."""
     karpenter: bool = False
     """Karpenter picks one image per architecture among what the class selects."""
+    pinned: Optional[Callable[[], bool]] = None
+    """Whether it pins an AMI, read without the AMIs' own values (default: ``amis`` is not empty)."""
+
+    def pins(self) -> bool:
+        return self.pinned() if self.pinned is not None else bool(self.amis())
 
 
 StackCheck = Callable[[Stack, StackResource, facts.LaneResource, AmiKnowledge], Iterator[Finding]]
@@ -425,9 +432,8 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, kn
     boot = stack.boot(res, lane)
     if boot is None or isinstance(lane, facts.NodePool):
         return
-    pinned = boot.amis()
-    if not pinned:
-        return  # a malformed id is still a pin: the family is judged, the AMI's own facts are not
+    if not boot.pins():
+        return  # a malformed id, or one not known at preview, is still a pin: the family is judged first
     if isinstance(lane, facts.EksNodeGroup) and boot.template is not None and boot.template.amis() \
             and lane.ami_type() not in ("", "CUSTOM"):
         yield Finding(rules.ami_type_beside_image(subject(lane), lane.ami_type(), boot.template.amis()[0].label), urn=res.urn)
@@ -438,7 +444,7 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, kn
     problem = rules.pinned_ami_not_al2023(subject(lane), declared, lane.lane_word, _family_fix(lane, boot.template))
     if problem:
         yield Finding(problem, urn=res.urn)
-    for image in knowledge.resolve(well_formed(pinned), karpenter=boot.karpenter):
+    for image in knowledge.resolve(well_formed(boot.amis()), karpenter=boot.karpenter):  # the AMIs' own facts
         seen = rules.os_of_ami(image.facts.name, image.facts.description) if image.facts else None
         problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]
         if problem:

@@ -185,6 +185,10 @@ def os_name(declared: str) -> str:
     return "windows" if lowered.startswith("windows") else lowered
 
 
+PIN_KEYS = frozenset({"id", "name", "tags", "ssmParameter"})
+"""``amiSelectorTerms`` keys that select an AMI of one's own (``alias`` selects a public one)."""
+
+
 @dataclass(frozen=True)
 class Ami:
     """A pinned AMI as a lane selects it: by id, or by name, tags or SSM parameter (then ``id`` is None)."""
@@ -328,6 +332,11 @@ class NodeClass(LaneResource):
 
     def ami_id_values(self) -> list[Any]:
         return [as_map(term).get("id") for term in self._terms() if "id" in as_map(term)]
+
+    def pins(self) -> bool:
+        """Whether a term selects an AMI of its own (by id, name, tags or SSM parameter), read from the terms'
+        keys alone: a pin whose id is not known at preview is still a pin."""
+        return any(keys & PIN_KEYS and "alias" not in keys for keys in (set(as_map(t)) for t in self._terms()))
 
     def amis(self) -> list[Ami]:
         found: list[Ami] = []
