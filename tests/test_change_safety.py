@@ -607,21 +607,27 @@ def test_parents_in_a_cycle_are_refused_not_walked_for_ever(tmp_path, capsys, pa
 
 
 def test_a_parent_chain_deeper_than_pythons_recursion_limit_is_walked(tmp_path, capsys):
-    depth = sys.getrecursionlimit() + 50
-    resources, parent, type_ = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}], STACK_URN, "pulumi:pulumi:Stack"
-    for n in range(depth):
-        type_ += "$team:index:Layer"
-        resources.append({"urn": f"urn:pulumi:dev::mixed-os-racks::{type_}::layer-{n}", "custom": False,
-                          "type": "team:index:Layer", "parent": parent})
-        parent = resources[-1]["urn"]
-    path = tmp_path / "state.json"
-    path.write_text(_export(resources))
-    code = main(["preview", "--stack", "dev", "--cwd", str(REPO), "--state", str(path), "--no-policy"])
-    out, err = capsys.readouterr()
-    assert code == 0 and "error" not in err, err
-    assert f"layer-{depth - 1}" in out  # the deepest is shown, to be deleted
-    steps = [{"op": "delete", "urn": r["urn"], "oldState": r} for r in resources[1:]]
-    assert guard(_preview_file(tmp_path, {"steps": steps})) == 0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(600)  # a lower limit, so a chain past it stays small
+    try:
+        depth = 650
+        resources = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}]
+        parent, type_ = STACK_URN, "pulumi:pulumi:Stack"
+        for n in range(depth):
+            type_ += "$team:index:Layer"
+            resources.append({"urn": f"urn:pulumi:dev::mixed-os-racks::{type_}::layer-{n}", "custom": False,
+                              "type": "team:index:Layer", "parent": parent})
+            parent = resources[-1]["urn"]
+        path = tmp_path / "state.json"
+        path.write_text(_export(resources))
+        code = main(["preview", "--stack", "dev", "--cwd", str(REPO), "--state", str(path), "--no-policy"])
+        out, err = capsys.readouterr()
+        assert code == 0 and "error" not in err, err
+        assert f"layer-{depth - 1}" in out  # the deepest is shown, to be deleted
+        steps = [{"op": "delete", "urn": r["urn"], "oldState": r} for r in resources[1:]]
+        assert guard(_preview_file(tmp_path, {"steps": steps})) == 0
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def test_a_preview_that_failed_is_not_judged_as_a_plan(tmp_path, capsys):
