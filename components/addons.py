@@ -22,7 +22,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .args import checked, documented, inherited_depends_on
-from .cluster import ClusterRef
+from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .karpenter_controller import bounded_name, trust
 from .pack import upstream
@@ -149,7 +149,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             raise ArgumentError("ClusterAutoscaler", name, "cluster", (
                 f"the cluster already has a Cluster Autoscaler ({other}); two would fight over the node groups' sizes"))
         namespace = args.get("namespace", "kube-system")
-        cluster.claim("ClusterAutoscaler", name, "cluster-autoscaler", f"helm release {namespace}/{AUTOSCALER_RELEASE}")
+        cluster.claim("ClusterAutoscaler", name, {"cluster-autoscaler": ONE_PER_CLUSTER,
+                                                  f"helm release {namespace}/{AUTOSCALER_RELEASE}": ONE_PER_CLUSTER})
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region
@@ -226,7 +227,7 @@ class MetricsServer(pulumi.ComponentResource):
         replicas = args.get("replicas", 1)
         if not 1 <= replicas <= 2:
             raise ArgumentError("MetricsServer", name, "replicas", f"must be 1 or 2 (got {replicas})")
-        cluster.claim("MetricsServer", name, f"helm release {args.get('namespace', 'kube-system')}/metrics-server")
+        cluster.claim("MetricsServer", name, {"metrics-server": ONE_PER_CLUSTER})
         self.chart = k8s.helm.v4.Chart(
             name, chart=upstream.METRICS_SERVER.name, version=upstream.METRICS_SERVER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.METRICS_SERVER.repo),

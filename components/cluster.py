@@ -9,13 +9,14 @@ their ``cluster`` argument.
 
 from __future__ import annotations
 
-import contextvars
 import json
+import weakref
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
+from pulumi.runtime import settings
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
@@ -54,8 +55,10 @@ def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
     return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
 
 
-_CLAIMS: contextvars.ContextVar[dict[object, dict[str, str]]] = contextvars.ContextVar("mixed_os_racks_claims")
-"""One program run's claims (a run is one context: the offline engine gives each run a fresh one)."""
+ONE_PER_CLUSTER = "one per cluster: use the one there is"
+"""The fix when a second component would install what a cluster runs once."""
+_CLAIMS: "weakref.WeakKeyDictionary[object, dict[object, dict[str, str]]]" = weakref.WeakKeyDictionary()
+"""Each program run's claims, by its resource monitor (not kept alive by this), by cluster."""
 
 
 def _cluster_name_problem(name: object) -> Optional[str]:
@@ -102,31 +105,39 @@ class ClusterRef:
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
         self._looked_up_version: Optional[pulumi.Output[str]] = None
-        self._key: object = name if isinstance(name, str) else self
-        """Who the cluster is: its name when known (two refs to one cluster are one), else this ref."""
+        self._key: object = self
+        """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
+        self._own_claims: dict[str, str] = {}
 
     @property
     def claims(self) -> dict[str, str]:
         """What components of this program put in the cluster, by what they put (``NodePool ml``,
         ``helm release kube-system/metrics-server``, ``cluster-autoscaler``) -> the component that does.
-        Shared by every ``ClusterRef`` to the same cluster, for one program run."""
-        registry = _CLAIMS.get(None)
-        if registry is None:
-            registry = {}
-            _CLAIMS.set(registry)
-        return registry.setdefault(self._key, {})
+        Shared, for one program run (its resource monitor), by the refs to one cluster: the ``existing``
+        refs of one name through the stack's own AWS provider (a name is unique in one account and
+        region). Each ``set_mocks`` (a unit test) is a run of its own."""
+        try:
+            run = settings.get_monitor()  # one per program run (a new one each set_mocks)
+        except Exception:  # noqa: BLE001 (no run at all: nothing to share)
+            run = None
+        if run is None:
+            return self._own_claims
+        try:
+            return _CLAIMS.setdefault(run, {}).setdefault(self._key, {})
+        except TypeError:  # a monitor that takes no weak reference: this ref's own
+            return self._own_claims
 
-    def claim(self, component: str, name: str, *objects: str) -> None:
-        """Record that ``component`` ``name`` puts ``objects`` in the cluster; refuse one another component
-        already puts there (two components would own one Kubernetes object, and the second create fails)."""
-        claims = self.claims
-        for what in objects:
+    def claim(self, component: str, name: str, objects: Mapping[str, str]) -> None:
+        """Record that ``component`` ``name`` puts ``objects`` (what -> the fix when another component
+        already does) in the cluster; refuse what another component already puts there: two components
+        would own one Kubernetes object, and the second create fails at apply."""
+        claims, me = self.claims, f"{component} '{name}'"
+        for what, fix in objects.items():
             owner = claims.get(what)
-            if owner is not None and owner != f"{component} '{name}'":
-                raise ArgumentError(component, name, "cluster", f"{what} is already {owner}'s in this cluster: two "
-                                                                f"components would own one object (give it another name)")
-        for what in objects:
-            claims[what] = f"{component} '{name}'"
+            if owner is not None and owner != me:
+                raise ArgumentError(component, name, "cluster", f"{owner} already puts {what} in this cluster, "
+                                                                f"and two components would own one object ({fix})")
+        claims.update((what, me) for what in objects)
 
     @classmethod
     def existing(
@@ -155,6 +166,8 @@ class ClusterRef:
         if provider is None:
             provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
+        if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
+            ref._key = ("existing", cluster_name)
         ref._looked_up_version = found.version
         return ref
 
@@ -186,6 +199,7 @@ class ClusterRef:
             region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile")))
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
+        ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
         return ref
 

@@ -18,7 +18,7 @@ import yaml
 
 from . import contract
 from .args import checked, documented
-from .cluster import ClusterRef
+from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
 from .spec.rack import chart_version_problem, time_slicing_problem
@@ -84,7 +84,7 @@ class _ChartAddon(pulumi.ComponentResource):
         problem = chart_version_problem(version, "version")
         if problem:
             raise ArgumentError(type(self).__name__, name, "version", problem)
-        cluster.claim(type(self).__name__, name, f"helm release {namespace}/{name}", chart.name)
+        cluster.claim(type(self).__name__, name, {chart.name: ONE_PER_CLUSTER})
         self.chart = k8s.helm.v4.Chart(
             name,
             chart=chart.name,

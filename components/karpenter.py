@@ -201,7 +201,8 @@ class KarpenterPool(pulumi.ComponentResource):
         problem = pool_tags_problem(tags)
         if problem:
             raise ArgumentError("KarpenterPool", name, "tags", problem)
-        cluster.claim("KarpenterPool", name, f"NodePool {pool.name}", f"EC2NodeClass {pool.name}")
+        cluster.claim("KarpenterPool", name, {f"NodePool {pool.name}": "give the pool another name",
+                                              f"EC2NodeClass {pool.name}": "give the pool another name"})
         node_role = (
             role_name(args["node_role"]) if "node_role" in args
             else cluster.name.apply(upstream.karpenter_node_role_name)

@@ -33,7 +33,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .args import checked, documented, inherited_depends_on
-from .cluster import ClusterRef
+from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
 from .spec.rack import chart_version_problem
@@ -318,7 +318,7 @@ class KarpenterController(pulumi.ComponentResource):
         self.controller_role_arn = controller_role.arn
 
         # the charts: CRDs first, then the controller
-        cluster.claim("KarpenterController", name, "Karpenter", f"helm release {namespace}/karpenter")
+        cluster.claim("KarpenterController", name, {"Karpenter": ONE_PER_CLUSTER})
         charts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts))
         self.crd_chart = k8s.helm.v4.Chart(
             f"{name}-crd", chart=upstream.KARPENTER_CRD_CHART.name, version=version, namespace=namespace,

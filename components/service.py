@@ -163,7 +163,8 @@ class Service(pulumi.ComponentResource):
         problem = dns1123_label_problem(namespace, "namespace")
         if problem:
             raise ArgumentError("Service", name, "namespace", problem)
-        cluster.claim("Service", name, f"Deployment {namespace}/{spec.name}")
+        cluster.claim("Service", name, {f"Deployment {namespace}/{spec.name}": "give the service another name, or "
+                                                                               "another namespace"})
         if "lanes" in args:
             cpu, memory = spec.scale.cpu_request, spec.scale.memory_request
             problems = fit_problems(spec.placement(), args["lanes"], f'service "{spec.name}"',

@@ -89,13 +89,16 @@ def eks_cluster_name_problem(name: str) -> Optional[str]:
     return None
 
 
-EKS_NODE_GROUP_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,62}")
+NODE_GROUP_NAME_MAX = 63 - 8
+EKS_NODE_GROUP_NAME_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]*")
 
 
 def node_group_name_problem(name: str) -> Optional[str]:
-    """EKS's ``nodegroupName``: 1-63 letters, digits, '-' and '_', starting with a letter or digit."""
-    if not EKS_NODE_GROUP_NAME_RE.fullmatch(name):
-        return "must be 1-63 letters, digits, '-' or '_', starting with a letter or digit (the EKS node group name rule)"
+    """A node group component's name: pulumi-aws names its EKS node group ``<name>-<7 hex digits>``, and
+    EKS's ``nodegroupName`` is 1-63 letters, digits, '-' and '_', starting with a letter or digit."""
+    if not EKS_NODE_GROUP_NAME_RE.fullmatch(name) or len(name) > NODE_GROUP_NAME_MAX:
+        return (f"must be 1-{NODE_GROUP_NAME_MAX} letters, digits, '-' or '_', starting with a letter or digit (EKS "
+                f"names node groups so, at most 63 characters with the 8 Pulumi adds)")
     return None
 
 

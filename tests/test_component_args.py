@@ -3,6 +3,8 @@ unknown or wrongly typed argument fails with the component, the argument and wha
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any, Callable
 
 import pulumi
@@ -16,6 +18,7 @@ from mixed_os_racks import (
     KarpenterPool,
     NodeGroup,
     NodeGroupSpec,
+    MetricsServer,
     NvidiaDevicePlugin,
     PoolSpec,
     Rack,
@@ -203,12 +206,16 @@ def test_a_cluster_ref_names_what_is_wrong_with_its_arguments(build, message):
 
 
 def test_a_node_group_is_named_as_eks_names_node_groups():
-    # EKS's nodegroupName: 1-63 letters, digits, '-' and '_', starting with a letter or digit
+    # EKS's nodegroupName: 1-63 letters, digits, '-' and '_', starting with a letter or digit; pulumi-aws
+    # auto-names the group <name>-<7 hex digits> (its nodeGroupName AutoName), so the name has 55
     assert refused(lambda: NodeGroup("Bad Name!", {"group": NodeGroupSpec(instance_type="m5.large"), "cluster": cluster()})) == (
-        "NodeGroup 'Bad Name!': name: invalid name 'Bad Name!' (must be 1-63 letters, digits, '-' or '_', starting with "
-        "a letter or digit (the EKS node group name rule)): it names the EKS node group")
-    with pytest.raises(ConfigError, match=r"^NodeGroupSpec\.name: invalid name 'a/b' \(must be 1-63"):
+        "NodeGroup 'Bad Name!': name: invalid name 'Bad Name!' (must be 1-55 letters, digits, '-' or '_', starting with "
+        "a letter or digit (EKS names node groups so, at most 63 characters with the 8 Pulumi adds)): it names the EKS "
+        "node group")
+    with pytest.raises(ConfigError, match=r"^NodeGroupSpec\.name: invalid name 'a/b' \(must be 1-55"):
         NodeGroupSpec(instance_type="m5.large", name="a/b")
+    with pytest.raises(ConfigError, match=r"^NodeGroupSpec\.name: invalid name 'n{56}' \(must be 1-55"):
+        NodeGroupSpec(instance_type="m5.large", name="n" * 56)
 
 
 def test_two_components_that_would_own_one_cluster_object_are_refused():
@@ -216,14 +223,41 @@ def test_two_components_that_would_own_one_cluster_object_are_refused():
     # in one cluster fails at apply ("already exists"); the components refuse it when they are built
     spec = PoolSpec(name="ml")
     assert refused(lambda: [KarpenterPool(n, {"pool": spec, "cluster": ClusterRef.existing(n, "c")}) for n in ("a", "b")]) == (
-        "KarpenterPool 'b': cluster: NodePool ml is already KarpenterPool 'a''s in this cluster: two components would "
-        "own one object (give it another name)")
+        "KarpenterPool 'b': cluster: KarpenterPool 'a' already puts NodePool ml in this cluster, and two components "
+        "would own one object (give the pool another name)")
     def two_plugins() -> None:
         shared = cluster()
         for n in ("p", "q"):
             NvidiaDevicePlugin(n, {"cluster": shared})
 
-    assert refused(two_plugins).startswith("NvidiaDevicePlugin 'q': cluster: nvidia-device-plugin is already NvidiaDevicePlugin 'p''s")
+    assert refused(two_plugins) == ("NvidiaDevicePlugin 'q': cluster: NvidiaDevicePlugin 'p' already puts nvidia-device-plugin "
+                                    "in this cluster, and two components would own one object (one per cluster: use the one "
+                                    "there is)")
     # one pool per cluster: the same spec in two clusters is fine
     run_program(lambda: [KarpenterPool(n, {"pool": spec, "cluster": ClusterRef.existing(n, n)}) for n in ("a", "b")],
                 {"aws:region": "us-east-1"})
+
+
+def test_clusters_of_one_name_in_two_regions_or_two_unit_tests_are_not_one():
+    # an EKS cluster name is unique in one account and region: refs read through a parent of their own
+    # (with its own AWS provider) may be other clusters; each set_mocks run (a unit test) is a run of its own
+    def two_regions() -> None:
+        for region in ("us-east-1", "eu-west-1"):
+            parent = pulumi.ComponentResource("team:index:Region", region)
+            ref = ClusterRef.existing(f"prod-{region}", "prod", opts=pulumi.ResourceOptions(parent=parent))
+            MetricsServer(f"metrics-{region}", {"cluster": ref})
+
+    run_program(two_regions, {"aws:region": "us-east-1"})
+
+    unit_tests = (  # Pulumi's unit-test pattern, in a process of its own (set_mocks changes the process)
+        "import pulumi\n"
+        "from mixed_os_racks import ClusterRef, MetricsServer\n"
+        "class Mocks(pulumi.runtime.Mocks):\n"
+        "    def new_resource(self, args): return [args.name + '_id', args.inputs]\n"
+        "    def call(self, args): return {}\n"
+        "for test in ('one', 'two'):\n"
+        "    pulumi.runtime.set_mocks(Mocks(), preview=False)\n"
+        "    MetricsServer('metrics-' + test, {'cluster': ClusterRef.existing('ref-' + test, 'prod-rack')})\n"
+        "print('both built')\n")
+    done = subprocess.run([sys.executable, "-c", unit_tests], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "both built\n", done.stderr

@@ -830,6 +830,23 @@ def test_an_argo_rollouts_pods_are_judged_as_a_deployments(pack):
     assert message.startswith('rollout "canary" fits no lane: it requests nvidia.com/gpu 4; ')
 
 
+def test_a_daemonset_is_held_only_to_the_pools_that_run_it(pack):
+    # a pool that does not define a custom label the DaemonSet requires never runs it (Karpenter's
+    # Requirements.Compatible): a GPU-node agent on nvidia.com/gpu.present is not judged on CPU nodes
+    small = pool("small", [req("node.kubernetes.io/instance-type", "m6i.large")])
+    big_gpu = pool("gpu", [req("node.kubernetes.io/instance-type", "g5.12xlarge")], taints=GPU_TAINTS,
+                   labels={"nvidia.com/gpu.present": "true"})
+    agent = workload("agent", pod({"nvidia.com/gpu.present": "true"}, [{"operator": "Exists"}], requests={"cpu": "3"}),
+                     kind=k8s.apps.v1.DaemonSet)
+    assert messages(judge(pack, stack(small, big_gpu, agent)), REACH) == []
+
+
+def test_nvidia_resources_that_are_not_gpus_are_not_gpu_slices(pack):
+    # the NVIDIA Network Operator's nvidia.com/hostdev is a network device, not a part of a GPU
+    nic = workload("rdma", pod(limits={"nvidia.com/hostdev": 1}))
+    assert messages(judge(pack, stack(ON_DEMAND_AMD64, nic)), REACH) == []
+
+
 def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     def claim(version: str, request: dict[str, Any]) -> Callable[[], Any]:
         return lambda: k8s.apiextensions.CustomResource(

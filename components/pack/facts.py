@@ -127,8 +127,8 @@ def _layers(data: bytes) -> bytes:
         if data[:2] == b"\x1f\x8b":
             data = _gunzip(data)
             continue
-        try:
-            candidate = base64.b64decode(data.strip(), validate=True)
+        try:  # line breaks inside are skipped, as Go's decoder (nodeadm's) skips them
+            candidate = base64.b64decode(re.sub(rb"\s+", b"", data), validate=True)
         except (binascii.Error, ValueError):
             break
         if candidate[:2] != b"\x1f\x8b":

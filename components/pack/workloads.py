@@ -730,7 +730,10 @@ def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tupl
     return tuple(names), total
 
 
-NVIDIA_DOMAIN = "nvidia.com/"
+NVIDIA_SLICES = ("nvidia.com/mig-", "nvidia.com/gpu.")
+"""Resources NVIDIA's device plugin advertises for parts of a GPU: MIG slices (``nvidia.com/mig-1g.10gb``)
+and renamed shared GPUs (``nvidia.com/gpu.shared``). Other ``nvidia.com/`` resources (the Network Operator's
+``nvidia.com/hostdev``) are not GPUs."""
 
 
 def _extended(resource: str) -> bool:
@@ -744,10 +747,19 @@ def _extended(resource: str) -> bool:
 RUNTIME_CLASS_TYPES = ("kubernetes:node.k8s.io/v1:RuntimeClass", "kubernetes:node.k8s.io/v1beta1:RuntimeClass")
 
 
-def runtime_classes(resources: Sequence[checks.StackResource]) -> dict[str, Mapping[str, Any]]:
-    """The stack's RuntimeClasses by name: their ``scheduling`` and ``overhead``."""
-    return {facts.text(facts.dig(res.props, "metadata", "name")) or res.name: facts.as_map(res.props)
-            for res in resources if res.type in RUNTIME_CLASS_TYPES}
+def runtime_classes(resources: Sequence[checks.StackResource], unknown: Unknown = ()) -> dict[str, Mapping[str, Any]]:
+    """The stack's RuntimeClasses by the name they give (``metadata.name``; one auto-named, or named by a
+    value not known at preview, cannot be named by a pod yet): their ``scheduling`` and ``overhead``."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for res in resources:
+        if res.type in RUNTIME_CLASS_TYPES:
+            try:
+                name = facts.text(facts.dig(res.props, "metadata", "name"))
+            except unknown:
+                continue
+            if name:
+                found.setdefault(name, facts.as_map(res.props))
+    return found
 
 
 def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -792,7 +804,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     claims, claimed_gpus = _claims(pod, gpu_claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
-    slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_DOMAIN) and r != contract.NVIDIA_GPU and amount)
+    slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
                     requests, claims, claimed_gpus, images, slices)
 
@@ -1049,7 +1061,8 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
     """(refusals, cannot-tell) for a workload that reaches lanes: does one node of one of them hold it?"""
     known = lanes.known_keys
     candidates = [(lane, chosen) for lane in lanes.lanes
-                  if (chosen := lane.reached_by(workload.selection, known)) is not None
+                  if (chosen := lane.reached_by(workload.selection, _overhead_keys(workload, lane, known)
+                                                if workload.kind == "DaemonSet" else known)) is not None
                   and not lane.untolerated(workload.tolerations) and (not workload.wants_gpu or lane.gpu_for(chosen))]
     if not candidates:
         return [], []
@@ -1138,7 +1151,7 @@ class Survey:
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    gpu_claims, runtimes = claimed(resources), runtime_classes(resources)
+    gpu_claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
