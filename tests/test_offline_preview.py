@@ -139,3 +139,27 @@ def test_every_config_error_is_its_own_line(tmp_path, capsys):
         "karpenter nodepool name 'Bad' must be lowercase alphanumeric with dashes, max 63 chars",
         "error: rack:karpenter_node_oss: unknown field",
     ]
+
+
+def test_urns_are_made_as_the_engine_makes_them():
+    # pulumi Deployment.generateURN: a child's type is its parent's whole qualified type, then its own;
+    # the root stack's type is left out. A `pulumi stack export` holds such URNs, and --state matches them.
+    from mixed_os_racks.offline import run_program
+    from conftest import stack_config
+
+    run = run_program(REPO, stack_config("prod"), stack="prod")
+    by_urn = {r.urn: r for r in run.resources}
+    stack_type = "pulumi:pulumi:Stack"
+    checked = 0
+    for res in run.resources:
+        qualified = res.urn.split("::")[2]
+        parent_type = res.parent.split("::")[2] if res.parent else ""
+        if res.type == stack_type:
+            assert qualified == stack_type
+        elif parent_type == stack_type:
+            assert qualified == res.type, res.urn
+        elif res.parent in by_urn:
+            assert qualified == f"{parent_type}${res.type}", res.urn
+            checked += 1
+    assert checked > 20
+    assert any(r.urn.split("::")[2].count("$") >= 2 for r in run.resources)  # a grandchild carries the whole chain

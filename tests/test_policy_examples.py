@@ -52,7 +52,7 @@ def test_malformed_ami_id(capsys, tmp_path):
         "policy": "ami-id-format",
         "pack": "mixed-os-racks",
         "level": "mandatory",
-        "urn": "urn:pulumi:example::malformed-ami-id::pulumi:pulumi:Stack$kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-batch-nodeclass",
+        "urn": "urn:pulumi:example::malformed-ami-id::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-batch-nodeclass",
         "message": "EC2NodeClass 'ml-batch': invalid ami_id 'ami-0a1b2c3d4e5f6071' (must look like ami-0123456789abcdef0)",
     }]
 

@@ -389,6 +389,12 @@ class RackParams(BaseModel):
                 "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
                 "eks-pod-identity-agent add-on)"
             )))
+        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler:
+            problems.append(("pod_identity_agent_enable", (
+                "pod_identity_agent_enable=false is not possible with the Cluster Autoscaler the rack installs: it "
+                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false; leave "
+                "the key out only if the cluster already runs the eks-pod-identity-agent add-on)"
+            )))
         if self.cluster_mode == "existing":
             for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
                         "eks_api_server_public_access_cidrs", "node_type", "protect", "cluster_admin_arns"):

@@ -58,6 +58,16 @@ class RecordingMonitor(sdk.MockMonitor):
         """URN -> the state the engine holds (wire values): a read's in full, a create's as previewed."""
         self.registrations: dict[str, Resource] = {}
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """A URN as the engine makes it (pulumi ``Deployment.generateURN``): the parent's whole qualified
+        type before the resource's own, except the root stack's (``rack:index:Rack$rack:karpenter:KarpenterPool``).
+        The SDK's mock keeps only the parent's last type and the stack's, so no URN would match a real
+        ``pulumi stack export``."""
+        qualified = parent.split("::")[2] if parent else ""
+        if qualified and qualified != STACK_TYPE:
+            type_ = f"{qualified}${type_}"
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
         if response.urn in self.registrations:  # the engine's step generator refuses a second registration

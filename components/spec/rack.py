@@ -254,8 +254,13 @@ class ClusterSpec(Spec):
             error = exc.errors[0]
             cause = (error.get("ctx") or {}).get("error")
             where = getattr(cause, "field", None) or (str(error["loc"][0]) if error["loc"] else "")
-            field = "system_node_disk" if where == "disk" else "system_node_type"
+            field = {"disk": "system_node_disk", "tags": "tags"}.get(where, "system_node_type")
             raise FieldProblem(field, error_message(error)) from None
+        if instances.is_accelerated_family(self.system_node_type):
+            raise FieldProblem("system_node_type", (
+                f"node type '{self.system_node_type}' is accelerated (GPU, Neuron): the system lane would be tainted "
+                f"and labelled as a GPU lane, which the rack's add-ons (Karpenter, CoreDNS, metrics-server) do not "
+                f"tolerate, and would pay for accelerators nothing uses (use a general-purpose type, e.g. t3.large)"))
         problem = system_node_fit_problem(self.system_node_type)
         if problem:
             raise FieldProblem("system_node_type", problem)
