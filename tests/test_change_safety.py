@@ -359,6 +359,27 @@ def guard(*args: str) -> int:
     return main(["guard", *args])
 
 
+def test_a_lane_retained_on_delete_is_not_removed(tmp_path, base_export, catalog_file):
+    # pulumi's delete step skips the provider's delete for a resource with retainOnDelete: the NodePool and
+    # its class stay in the cluster, and their nodes with them
+    doc = json.loads(Path(base_export).read_text())
+    for res in doc["deployment"]["resources"]:
+        if res["urn"].endswith(("::rack-batch-nodepool", "::rack-batch-nodeclass")):
+            res["retainOnDelete"] = True
+    retained = tmp_path / "retained.json"
+    retained.write_text(json.dumps(doc))
+    code, plan = preview(tmp_path, config(pools=POOLS[:1]), str(retained), catalog_file)
+    assert ops(plan)[(NODEPOOL, "rack-batch-nodepool")] == "delete" and verdicts(plan, "lane-removal") == []
+    assert code == 0
+    # the same in a `pulumi preview --json`: its oldState carries the option
+    step = {"op": "delete", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+            "oldState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "retainOnDelete": True,
+                         "inputs": {"metadata": {"name": "batch"}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [step]})) == 0
+    step["oldState"]["retainOnDelete"] = False
+    assert guard(_preview_file(tmp_path, {"steps": [step]})) == 1
+
+
 def test_guard_refuses_a_removed_pool_and_allows_it_by_name(tmp_path, capsys):
     out = tmp_path / "verdicts.json"
     assert guard(str(FIXTURES / "pool-removed.json"), "--json", str(out)) == 1

@@ -272,6 +272,8 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
 
     groups_removed = set()
     for step in steps:
+        if _retained(step):
+            continue  # the engine skips the provider's delete: the NodePool, class or group keeps running
         verb = "deleted" if step.op == "delete" else "replaced"
         why = f" (changed: {', '.join(step.diff)})" if step.op == "replace" and step.diff else ""
         if step.op in removing and is_nodepool(step.type):
@@ -317,7 +319,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                 happens += "; pods without another lane that fits them wait Pending."
             removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
-        if step.op in removing and step.type in GROUP_COMPONENTS:
+        if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step):
             inner = groups_by_parent.get(step.urn, [])
             if not inner:
                 lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
@@ -325,6 +327,12 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                         "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
     _rollouts(steps, by_urn, pools_of_class, verdict)
     return verdicts
+
+
+def _retained(step: Step) -> bool:
+    """``retainOnDelete`` on the old state: pulumi's delete step skips the provider's delete (and a replace's
+    delete of the old one), so the object stays."""
+    return isinstance(step.old, dict) and step.old.get("retainOnDelete") is True
 
 
 def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:

@@ -136,7 +136,8 @@ class PlanStep:
             return None
         return {"urn": self.old.urn, "type": self.old.type, "parent": self.old.parent,
                 "inputs": _shown_state(self.old.inputs), "outputs": _shown_state(self.old.outputs),
-                "propertyDependencies": self.old.property_dependencies}
+                "propertyDependencies": self.old.property_dependencies,
+                **({"retainOnDelete": True} if self.old.retain_on_delete else {})}
 
     def new_state(self) -> Optional[dict[str, Any]]:
         if self.new is None:

@@ -64,6 +64,9 @@ class StateResource:
     id: str = ""
     ignore_changes: list[str] = field(default_factory=list)
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    retain_on_delete: bool = False
+    """``retainOnDelete``: deleting it from the program leaves the object running (the engine skips the
+    provider's delete)."""
 
     @property
     def name(self) -> str:
@@ -254,6 +257,7 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
             parent=item.get("parent") or "", protect=bool(item.get("protect")), external=bool(item.get("external")),
             id=str(item.get("id") or ""), ignore_changes=list(item.get("ignoreChanges") or []),
             property_dependencies={k: list(v) for k, v in (item.get("propertyDependencies") or {}).items()},
+            retain_on_delete=item.get("retainOnDelete") is True,
         ))
     cycle = parent_cycle({res.urn: res.parent for res in resources})
     if cycle:
