@@ -380,6 +380,25 @@ def test_a_lane_retained_on_delete_is_not_removed(tmp_path, base_export, catalog
     assert guard(_preview_file(tmp_path, {"steps": [step]})) == 1
 
 
+def test_deleting_karpenters_crd_or_scaling_a_group_to_zero_removes_lanes(tmp_path, capsys):
+    # Kubernetes deletes every object of a deleted CustomResourceDefinition (every NodePool, and through
+    # their owner references every NodeClaim); a managed node group's desiredSize set to 0 is an in-place
+    # update that terminates all its nodes together (terraform-provider-aws: desired_size, IntAtLeast(0))
+    crd = {"op": "delete", "urn": f"{P}kubernetes:helm.sh/v4:Chart$kubernetes:apiextensions.k8s.io/v1:"
+                                  "CustomResourceDefinition::karpenter-crd:nodepools.karpenter.sh",
+           "oldState": {"type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+                        "inputs": {"metadata": {"name": "nodepools.karpenter.sh"}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [crd]})) == 1
+    assert "the CustomResourceDefinition nodepools.karpenter.sh is deleted" in capsys.readouterr().out
+    scaled = {"op": "update", "urn": GROUP_URN, "detailedDiff": {"scalingConfig.desiredSize": {"kind": "UPDATE"}},
+              "oldState": {"type": "aws:eks/nodeGroup:NodeGroup", "inputs": {"scalingConfig": {"desiredSize": 4, "maxSize": 6}}},
+              "newState": {"type": "aws:eks/nodeGroup:NodeGroup", "inputs": {"scalingConfig": {"desiredSize": 0, "maxSize": 6}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [scaled]})) == 1
+    assert "its managed node group is scaled to zero (desiredSize 4 -> 0)" in capsys.readouterr().out
+    scaled["newState"]["inputs"]["scalingConfig"]["desiredSize"] = 2
+    assert guard(_preview_file(tmp_path, {"steps": [scaled]})) == 0
+
+
 def test_guard_refuses_a_removed_pool_and_allows_it_by_name(tmp_path, capsys):
     out = tmp_path / "verdicts.json"
     assert guard(str(FIXTURES / "pool-removed.json"), "--json", str(out)) == 1

@@ -318,6 +318,23 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             else:
                 happens += "; pods without another lane that fits them wait Pending."
             removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
+        elif step.op == "update" and step.type == NODEGROUP and not _ignores_scaling(step) \
+                and (not step.diff or any(d.startswith("scalingConfig") for d in step.diff)):
+            before, after = (_number(_get(step.inputs(w), "scalingConfig", "desiredSize")) for w in ("old", "new"))
+            top = _number(_get(step.inputs("new"), "scalingConfig", "maxSize"))
+            if (before or 0) > 0 and (after == 0 or top == 0):
+                lane = _group_lane(step, _ancestors(step, by_urn))
+                removal(lane, f"its managed node group is scaled to zero (desiredSize {before} -> {after if after is not None else top})",
+                        f"EKS terminates all its nodes ({before}) together, not bounded by updateConfig.maxUnavailable; "
+                        "pods without another lane that fits them wait Pending.")
+        elif step.op in removing and step.type == CRD and _k8s_name(step, "old") in LANE_CRDS:
+            crd = _k8s_name(step, "old")
+            pools = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
+            removal(Lane("Karpenter", crd, {crd, step.name, *pools}, step),
+                    f"the CustomResourceDefinition {crd} is {verb}",
+                    "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
+                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pools) + ')' if pools else ''}, and with them "
+                    "Karpenter's NodeClaims and nodes, all at once.")
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
         if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step):
             inner = groups_by_parent.get(step.urn, [])
@@ -327,6 +344,19 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                         "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
     _rollouts(steps, by_urn, pools_of_class, verdict)
     return verdicts
+
+
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+LANE_CRDS = {"nodepools.karpenter.sh": "NodePool", "nodeclaims.karpenter.sh": "NodeClaim",
+             "ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass"}
+"""Karpenter's CustomResourceDefinitions: deleting one deletes every object of its kind."""
+
+
+def _ignores_scaling(step: Step) -> bool:
+    """The program ignores the group's desired size (its autoscaler owns it): a change there is not planned."""
+    ignored = (step.new or {}).get("ignoreChanges") if isinstance(step.new, dict) else None
+    return any(isinstance(p, str) and p.replace('["', ".").replace('"]', "").startswith("scalingConfig")
+               for p in (ignored or []))
 
 
 def _retained(step: Step) -> bool:
