@@ -138,6 +138,18 @@ def test_prod_against_its_own_export_through_the_cli(tmp_path, capsys):
     assert "to create" not in text
 
 
+def test_a_reordered_set_of_subnets_is_no_change(tmp_path):
+    # terraform-provider-aws declares a node group's subnet_ids and taint, and a cluster's vpc_config ids,
+    # schema.TypeSet: their order is not compared (a list such as instance_types is)
+    values = stack_config("prod")
+    run = run_program(REPO, values, project=PROJECT, stack="prod")
+    state = read_stack_export(write_export(run, tmp_path / "prod.json"), PROJECT, "prod")
+    subnets = values["rack:private_subnets_ids"].split(",")
+    reordered = run_program(REPO, {**values, "rack:private_subnets_ids": ",".join(reversed(subnets))}, project=PROJECT, stack="prod")
+    changed = [(s.type, s.op, s.diff) for s in make_plan(reordered, state).steps if s.op not in ("same", "read")]
+    assert not [c for c in changed if c[0] in ("aws:eks/nodeGroup:NodeGroup", "aws:eks/cluster:Cluster")], changed
+
+
 def test_the_mixed_app_example_against_its_own_export(tmp_path):
     folder = REPO / "examples" / "mixed-app"
     values = yaml.safe_load((folder / "Pulumi.example.yaml").read_text())["config"]

@@ -41,6 +41,7 @@ Sources (read upstream):
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Iterable
 
@@ -65,6 +66,38 @@ AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/accessEntry:AccessEntry": ("clusterName", "principalArn", "type"),
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("clusterName", "namespace", "serviceAccount"),
 }
+
+AWS_SETS: dict[str, tuple[str, ...]] = {
+    "aws:eks/nodeGroup:NodeGroup": ("subnetIds", "taints"),
+    "aws:eks/cluster:Cluster": ("vpcConfig.subnetIds", "vpcConfig.securityGroupIds", "vpcConfig.publicAccessCidrs",
+                                "enabledClusterLogTypes"),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("vpcSecurityGroupIds", "securityGroupNames"),
+}
+"""Properties terraform-provider-aws declares ``schema.TypeSet`` (``node_group.go``: ``subnet_ids``, ``taint``;
+``cluster.go``: ``vpc_config``'s ids and CIDRs, ``enabled_cluster_log_types``; ``ec2_launch_template.go``:
+``vpc_security_group_ids``, ``security_group_names``): their order is no change. (``instance_types`` is a list.)"""
+
+
+def in_set_order(type_: str, inputs: dict) -> dict:
+    """A copy of ``inputs`` with each set-typed property of ``type_`` in one order (by its JSON), so that a
+    reordered set compares equal. A property missing or not a list is left as it is."""
+    paths = AWS_SETS.get(type_, ())
+    if not paths:
+        return inputs
+    out = dict(inputs)  # copied along each path: the caller's inputs keep their order
+    for path in paths:
+        *parents, last = path.split(".")
+        holder = out
+        for part in parents:
+            child = holder.get(part) if isinstance(holder, dict) else None
+            if not isinstance(child, dict):
+                holder = None
+                break
+            holder[part] = holder = dict(child)
+        if isinstance(holder, dict) and isinstance(holder.get(last), list):
+            holder[last] = sorted(holder[last], key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    return out
+
 
 K8S_FORCE_NEW_ALL = ("metadata.name", "metadata.namespace")
 K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from . import sdk
+from . import forcenew, sdk
 from .forcenew import replacing
 from .preview import tree_rows
 from .records import ProgramRun, Resource, shown
@@ -191,7 +191,7 @@ def _compare(res: Resource, old: StateResource) -> tuple[list[str], dict[str, An
     for key in defaults if isinstance(defaults, list) else []:
         if key not in new_inputs:
             old_inputs.pop(key, None)
-    paths = changed_paths(old_inputs, new_inputs)
+    paths = changed_paths(forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs))
     # the program's ignoreChanges only, as the engine diffs (step_generator: the goal's), not the ones the state kept
     return without_ignored(paths, list(res.ignore_changes)), new_inputs
 
