@@ -265,9 +265,23 @@ def test_a_pool_mixing_gpu_vendors_is_refused(families):
 ])
 def test_a_node_disk_beyond_gp3_is_refused_for_every_lane_that_uses_it(lane):
     most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
-    assert parse_rack_config({"cluster_name": "c", **lane, "node_disk": most})
-    assert error(**lane, node_disk=most + 1) == (
+    pools_own = {"karpenter_node_disk": 20}  # the Karpenter pools' disk of their own (0: node_disk, as in Convox)
+    assert parse_rack_config({"cluster_name": "c", **lane, **pools_own, "node_disk": most})
+    assert error(**lane, **pools_own, node_disk=most + 1) == (
         f"rack:node_disk: node disk is more than a gp3 volume takes ({most} GiB): '{most + 1}'")
+
+
+def test_the_pools_take_node_disk_unless_karpenter_node_disk_is_set_as_convox_does():
+    # Convox: karpenter_effective_disk = karpenter_node_disk > 0 ? karpenter_node_disk : node_disk, and an
+    # additional pool's disk 0 (or none) is the effective disk
+    spec = parse_rack_config({"cluster_name": "c", "node_disk": 100, "additional_karpenter_nodepools_config": [
+        {"name": "ml", "instance_families": "g5"}, {"name": "big", "instance_families": "m6i", "disk": 300}]})
+    assert {p.name: p.disk for p in spec.pools} == {"workload": 100, "ml": 100, "big": 300}
+    spec = parse_rack_config({"cluster_name": "c", "node_disk": 100, "karpenter_node_disk": 50,
+                              "additional_karpenter_nodepools_config": [{"name": "ml", "instance_families": "g5", "disk": 0}]})
+    assert {p.name: p.disk for p in spec.pools} == {"workload": 50, "ml": 50}
+    # the default lane's disk problems then name node_disk, where the value came from
+    assert error(node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk: karpenter workload nodepool: disk")
 
 
 def test_the_build_pools_disk_is_bounded_by_karpenter_too():
@@ -378,3 +392,10 @@ def test_a_pool_whose_families_are_not_of_its_arch_is_refused(values, key):
     message = error(**values)
     assert message.startswith(key) and message.endswith("(the pool could launch nothing)")
     assert " are arm64, and the pool's arch is amd64 " in message or " are amd64, and the pool's arch is arm64 " in message
+
+
+def test_an_empty_karpenter_arch_is_node_types_as_convox_reads_it():
+    # Convox's default karpenter_arch is "": the default lane then takes node_type's architecture
+    assert {p.name: p.arch for p in parse_rack_config({"cluster_name": "c", "karpenter_arch": ""}).pools} == {"workload": ["amd64"]}
+    graviton = parse_rack_config({**CREATE, "cluster_name": "c", "karpenter_arch": "", "node_type": "m7g.large"})
+    assert [p.arch for p in graviton.pools if p.name == "workload"] == [["arm64"]]

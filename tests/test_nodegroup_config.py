@@ -53,7 +53,7 @@ def test_gpu_tier_defaults() -> None:
     assert cfg.node_disk == 20
     assert cfg.additional_node_groups_config == [] and cfg.additional_build_groups_config == []
     assert cfg.nvidia_device_plugin_enable is False
-    assert cfg.nvidia_device_time_slicing_replicas == 1
+    assert cfg.nvidia_device_time_slicing_replicas == 0  # Convox's default: 0 (or 1) shares no GPU
     assert cfg.gpu_observability_enable is False
     assert cfg.gpu_observability_chart_version == "4.8.2"
     assert cfg.gpu_observability_service_monitor is False
@@ -174,9 +174,14 @@ def test_observability_needs_the_device_plugin() -> None:
 
 
 def test_time_slicing_replicas_rule() -> None:
-    assert error(nvidia_device_time_slicing_replicas=0) == (
-        "rack:nvidia_device_time_slicing_replicas: invalid nvidia_device_time_slicing_replicas '0' (must be 1 or more)"
+    assert error(nvidia_device_time_slicing_replicas=-1) == (
+        "rack:nvidia_device_time_slicing_replicas: invalid nvidia_device_time_slicing_replicas '-1' (must be 1 or more)"
     )
+    # Convox's default, 0, shares no GPU, as 1 does; neither needs the device plugin switched on
+    for none in (0, 1):
+        assert parse(nvidia_device_time_slicing_replicas=none).spec().device_plugin is None
+        on = parse(nvidia_device_time_slicing_replicas=none, nvidia_device_plugin_enable=True).spec().device_plugin
+        assert on is not None and on.time_slicing_replicas == 1
 
 
 def test_chart_version_rule() -> None:

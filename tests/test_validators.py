@@ -271,7 +271,9 @@ def test_node_group_ids_name_groups_aws_can_name(groups, expected):
      "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c7i'"),
     ({"build_node_enabled": True, "build_node_type": "g7.2xlarge"},
      "rack:build_node_type: karpenter nodepool 'build': instance family g7 needs an NVIDIA driver"),
-    ({"build_node_enabled": True, "node_disk": 60000}, "rack:node_disk: karpenter nodepool 'build': disk must be"),
+    ({"build_node_enabled": True, "node_disk": 60000},  # node_disk is every Karpenter pool's (karpenter_node_disk 0)
+     "rack:node_disk: karpenter workload nodepool: disk must be 1-59000 GiB for a gp3 volume (got '60000')\n"
+     "rack:node_disk: karpenter nodepool 'build': disk must be"),
     ({"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718", "private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712",
       "node_type": "p2.xlarge"}, "rack:node_type: node group 'system': instance family p2"),
 ])

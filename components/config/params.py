@@ -27,7 +27,7 @@ from pydantic import (
 
 from .. import contract
 from ..errors import ConfigError
-from ..pack import upstream
+from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, rendered, shown
 from ..spec.nodegroup import node_disk_problem
@@ -81,14 +81,22 @@ def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
+def effective_disk(karpenter_node_disk: Any, node_disk: Any) -> Any:
+    """Convox's ``karpenter_effective_disk``: ``karpenter_node_disk`` when it is not 0, else ``node_disk``."""
+    return node_disk if karpenter_node_disk == 0 else karpenter_node_disk
+
+
 def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
     """The additional pools, AL2023 with the rack's alias (whose problems the ``workload`` pool reports)."""
     alias = info.data.get("karpenter_ami_alias", "al2023@latest")
+    disk = effective_disk(info.data.get("karpenter_node_disk", 0), info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB))
 
     def build(n: int, item: dict[str, Any]) -> PoolSpec:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
+        if item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
+            item["disk"] = disk
         try:
             return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
         except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
@@ -213,8 +221,8 @@ class RackParams(BaseModel):
     """Instance families of the default lane. Default: any."""
     karpenter_instance_sizes: CsvList = []
     """Instance sizes of the default lane. Default: any."""
-    karpenter_arch: CsvList = ["amd64"]
-    """``amd64``, ``arm64``. Default ``amd64``."""
+    karpenter_arch: CsvList = []
+    """``amd64``, ``arm64``. Default (or empty): the architecture of ``node_type``, as in Convox (``amd64`` for ``t3.large``)."""
     karpenter_capacity_types: CsvList = ["on-demand"]
     """``on-demand``, ``spot``. Default ``on-demand``."""
     karpenter_cpu_limit: int = 100
@@ -229,8 +237,12 @@ class RackParams(BaseModel):
     """Hours like ``720h``, or ``Never``. Default ``720h``."""
     karpenter_disruption_budget_nodes: str = "10%"
     """A percentage or a count. Default ``10%``."""
-    karpenter_node_disk: int = 20
-    """Root volume GiB (Bottlerocket: the data volume). Default 20."""
+    node_disk: int = upstream.SEEDS_NODE_DISK_GIB
+    """Root volume GiB of a node group that sets no ``disk``, and of the Karpenter pools when
+    ``karpenter_node_disk`` is 0; at least 20. Default 20."""
+    karpenter_node_disk: int = 0
+    """Root volume GiB of the default lane (Bottlerocket: the data volume), and of every pool that sets no
+    ``disk`` (or 0); 0 means ``node_disk``, as in Convox. Default 0."""
     karpenter_node_volume_type: str = "gp3"
     """gp2, gp3, io1, io2. Default ``gp3``."""
     karpenter_node_labels: KeyValues = {}
@@ -242,8 +254,6 @@ class RackParams(BaseModel):
     additional_karpenter_nodepools_config: Annotated[list[PoolSpec], BeforeValidator(json_list)] = []
     """More Karpenter pools (always AL2023); see the pool fields below. Default none."""
 
-    node_disk: int = upstream.SEEDS_NODE_DISK_GIB
-    """Root volume GiB of a node group that sets no ``disk``; at least 20. Default 20."""
     node_group_role_name: Optional[str] = None
     """An existing IAM role (name) for every managed node group. Default: each group gets its own role."""
     additional_node_groups_config: Annotated[list[NodeGroupSpec], BeforeValidator(json_list)] = []
@@ -252,8 +262,8 @@ class RackParams(BaseModel):
     """Build lanes: node group fields, ``min_size`` 0, ``label`` ``custom-build``. Default none."""
     nvidia_device_plugin_enable: bool = False
     """The NVIDIA device plugin on every AL2023 GPU lane. Default false."""
-    nvidia_device_time_slicing_replicas: int = 1
-    """Share each GPU this many ways (time-slicing) when greater than 1. Default 1."""
+    nvidia_device_time_slicing_replicas: int = 0
+    """Share each GPU this many ways (time-slicing) when greater than 1; 0 or 1 shares none. Default 0."""
     gpu_observability_enable: bool = False
     """dcgm-exporter on every GPU lane; needs ``nvidia_device_plugin_enable``. Default false."""
     gpu_observability_chart_version: str = upstream.DCGM_EXPORTER.version
@@ -294,17 +304,21 @@ class RackParams(BaseModel):
         self._mode_rules()
         found: list[tuple[str, str]] = []
         workload = self._part(found, keys.WORKLOAD_POOL, self.workload_pool)
+        if self.karpenter_node_disk == 0:  # the default lane's disk is node_disk's: its problems are that key's
+            found[:] = [("node_disk" if key == "karpenter_node_disk" else key, message) for key, message in found]
         cluster = self._part(found, keys.CLUSTER, self.cluster_spec) if self.cluster_mode == "create" else None
         build = self._part(found, keys.BUILD_POOL, self.build_pool) if self.build_node_enabled else None
         # the add-ons' settings are checked whether or not they are on: a bad value is never silently kept
         plugin = self._part(found, keys.DEVICE_PLUGIN, lambda: DevicePluginSpec(
-            time_slicing_replicas=self.nvidia_device_time_slicing_replicas))
+            time_slicing_replicas=self.nvidia_device_time_slicing_replicas or 1))  # Convox: 0 or 1 shares none
         observability = self._part(found, keys.GPU_OBSERVABILITY, lambda: GpuObservabilitySpec(
             version=self.gpu_observability_chart_version, service_monitor=self.gpu_observability_service_monitor))
         for key, switch in (("nvidia_device_time_slicing_replicas", "nvidia_device_plugin_enable"),
                             ("gpu_observability_chart_version", "gpu_observability_enable"),
                             ("gpu_observability_service_monitor", "gpu_observability_enable")):
-            if key in self.model_fields_set and not getattr(self, switch) and not any(k == key for k, _ in found):
+            unused = key in self.model_fields_set and not (key == "nvidia_device_time_slicing_replicas"
+                                                           and self.nvidia_device_time_slicing_replicas in (0, 1))
+            if unused and not getattr(self, switch) and not any(k == key for k, _ in found):
                 found.append((key, f"{key} needs {switch}: true"))  # a valid setting, never used
         if found:
             raise Problems(found)
@@ -424,7 +438,7 @@ class RackParams(BaseModel):
         return PoolSpec(
             name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type,
             capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.node_disk,
+            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=effective_disk(self.karpenter_node_disk, self.node_disk),
             labels={contract.BUILD_LABEL: "true"},
             taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],
         )
@@ -444,14 +458,14 @@ class RackParams(BaseModel):
             instance_families=self.karpenter_instance_families,
             instance_sizes=self.karpenter_instance_sizes,
             capacity_types=self.karpenter_capacity_types,
-            arch=self.karpenter_arch,
+            arch=self.karpenter_arch or [wellknown.K8S_ARCH.get(instances.instance_arch(self.node_type), "amd64")],
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
             consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
             disruption_budget_nodes=self.karpenter_disruption_budget_nodes,
-            disk=self.karpenter_node_disk,
+            disk=effective_disk(self.karpenter_node_disk, self.node_disk),
             volume_type=self.karpenter_node_volume_type,
             labels=self.karpenter_node_labels,
             taints=self.karpenter_node_taints,
