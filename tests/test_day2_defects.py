@@ -399,3 +399,17 @@ def test_an_empty_karpenter_arch_is_node_types_as_convox_reads_it():
     assert {p.name: p.arch for p in parse_rack_config({"cluster_name": "c", "karpenter_arch": ""}).pools} == {"workload": ["amd64"]}
     graviton = parse_rack_config({**CREATE, "cluster_name": "c", "karpenter_arch": "", "node_type": "m7g.large"})
     assert [p.arch for p in graviton.pools if p.name == "workload"] == [["arm64"]]
+
+
+@pytest.mark.parametrize("values, expected", [
+    # the system lane on a GPU type is tainted and labelled a GPU lane, which CoreDNS, Karpenter and
+    # metrics-server (tolerating only the system taint) cannot run on
+    ({**CREATE, "node_type": "g4dn.xlarge"}, "rack:node_type: node type 'g4dn.xlarge' is accelerated (GPU, Neuron)"),
+    # the Cluster Autoscaler authenticates with EKS Pod Identity, as Karpenter does
+    ({"pod_identity_agent_enable": False, "cluster_autoscaler_enable": True},
+     "rack:pod_identity_agent_enable: pod_identity_agent_enable=false is not possible with the Cluster Autoscaler"),
+    # a reserved tag goes on the system lane too, but the key that set it is tags
+    ({**CREATE, "tags": "Name=x"}, "rack:tags: reserved tag key 'Name' is not allowed"),
+], ids=["gpu-system-lane", "agent-off-autoscaler", "create-tags"])
+def test_what_breaks_the_system_lane_or_the_autoscaler_is_refused_under_its_key(values, expected):
+    assert error(**values).startswith(expected)

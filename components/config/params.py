@@ -199,7 +199,7 @@ class RackParams(BaseModel):
     metrics_server_enable: Optional[bool] = None
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
-    """The system lane's instance type (``create``). Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
+    """The system lane's instance type (``create``), not an accelerated one. Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
     karpenter_install: Optional[bool] = None
     """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
