@@ -411,6 +411,22 @@ def test_deleting_karpenters_crd_or_scaling_a_group_to_zero_removes_lanes(tmp_pa
     assert guard(_preview_file(tmp_path, {"steps": [scaled]})) == 0
 
 
+@pytest.mark.parametrize("path, words", [
+    ("spec.template.spec.expireAfter", "its NodePool template changes spec.template.spec.expireAfter, so Karpenter "
+                                       "marks every node of the pool drifted"),
+    ("spec.template.spec.requirements[1].values[0]", "its NodePool requirements change, so Karpenter marks drifted "
+                                                     "every node whose labels they no longer allow"),
+], ids=["expire-after", "requirements"])
+def test_what_karpenter_drifts_a_pool_on_is_a_rollout(tmp_path, capsys, path, words):
+    # karpenter NodePool.Hash covers the template (expireAfter, terminationGracePeriod) but not its
+    # requirements, which drift on their own (RequirementsDrifted): only nodes they no longer allow
+    step = {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "detailedDiff": {path: {"kind": "UPDATE"}},
+            "oldState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}},
+            "newState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}}}
+    assert guard(_preview_file(tmp_path, {"steps": [step]})) == 0
+    assert words in capsys.readouterr().out
+
+
 def test_guard_refuses_a_removed_pool_and_allows_it_by_name(tmp_path, capsys):
     out = tmp_path / "verdicts.json"
     assert guard(str(FIXTURES / "pool-removed.json"), "--json", str(out)) == 1

@@ -51,7 +51,11 @@ NODECLASS_ROLLING = ("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData",
                      "spec.metadataOptions", "spec.role", "spec.instanceProfile", "spec.tags", "spec.kubelet",
                      "spec.associatePublicIPAddress", "spec.instanceStorePolicy", "spec.detailedMonitoring")
 NODEPOOL_ROLLING = ("spec.template.metadata", "spec.template.spec.taints", "spec.template.spec.startupTaints",
-                    "spec.template.spec.nodeClassRef")
+                    "spec.template.spec.nodeClassRef", "spec.template.spec.expireAfter",
+                    "spec.template.spec.terminationGracePeriod")
+"""What a NodePool's drift hash covers (karpenter ``NodePool.Hash``: its template, less the requirements)."""
+NODEPOOL_REQUIREMENTS = "spec.template.spec.requirements"
+"""Checked for drift on its own (``RequirementsDrifted``): the nodes whose labels the new requirements refuse."""
 NODEGROUP_ROLLING = ("launchTemplate.version", "version", "releaseVersion")
 
 
@@ -397,6 +401,12 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
                         f"move by itself, an alias does) and bound the rollout with its disruption_budget_nodes.")
         elif is_nodepool(step.type):
             changed = _touches(step.diff, NODEPOOL_ROLLING)
+            if not changed and _touches(step.diff, (NODEPOOL_REQUIREMENTS,)):
+                name = _k8s_name(step)
+                verdict(LANE_ROLLOUT, "advisory", step, name,
+                        f"Karpenter lane '{name}': its NodePool requirements change, so Karpenter marks drifted every "
+                        f"node whose labels they no longer allow (a narrower family, size, capacity type or arch) and "
+                        f"replaces them, {budget_text(step)}. Bound the rollout with the pool's disruption_budget_nodes.")
             if changed:
                 name = _k8s_name(step)
                 verdict(LANE_ROLLOUT, "advisory", step, name,
