@@ -495,6 +495,27 @@ def test_guard_uses_a_pools_drift_budget(tmp_path):
     assert "3 nodes at a time (the pool's disruption budget)" in advice["message"]
 
 
+@pytest.mark.parametrize("budgets, words", [
+    ([{"nodes": "0", "reasons": ["Underutilized"]}], "all the pool's nodes at once (its disruption budgets do not cover drift"),
+    ([], "all the pool's nodes at once (its disruption budgets do not cover drift"),
+    ([{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
+     "0 nodes (while its schedule '0 9 * * mon-fri' is active for 8h) at a time (the pool's disruption budget); outside "
+     "its schedules, all the pool's nodes at once"),
+], ids=["other-reasons", "empty", "scheduled"])
+def test_budgets_that_do_not_bound_drift_say_so(tmp_path, budgets, words):
+    # karpenter GetAllowedDisruptionsByReason starts from no limit and takes the least of the budgets that
+    # apply to the reason and are active; the CRD's 10% default only fills in budgets left out
+    doc = json.loads((FIXTURES / "ami-bump.json").read_text())
+    pool = next(s for s in doc["steps"] if s["op"] == "same")
+    pool["newState"]["inputs"]["spec"]["disruption"] = {"budgets": budgets}
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "verdicts.json"
+    assert guard(str(path), "--json", str(out)) == 0
+    (advice,) = [v for v in json.loads(out.read_text())["violations"] if v["lane"] == "gpu"]
+    assert words in advice["message"]
+
+
 # ---- bad input --------------------------------------------------------------------------------------------
 
 

@@ -122,6 +122,11 @@ def budget_text(pool: Optional[Step]) -> str:
         reasons = budget.get("reasons") if isinstance(budget, dict) else None
         if isinstance(budget, dict) and (not reasons or (isinstance(reasons, list) and "Drifted" in reasons)):
             applicable.append(budget)
+    if isinstance(budgets, list) and pool is not None and not applicable:
+        # Karpenter starts from no limit and takes the least of the budgets for the reason (nodepool.go,
+        # GetAllowedDisruptionsByReason); the CRD's 10% default applies only when budgets are left out
+        return ("all the pool's nodes at once (its disruption budgets do not cover drift: each one limits only "
+                "the reasons it lists, and an empty list limits nothing)")
     if not applicable:
         source = ("Karpenter's default budget" if pool is not None else
                   "Karpenter's default budget: the NodePool is not among the steps, so its own budget is not known; "
@@ -135,7 +140,9 @@ def budget_text(pool: Optional[Step]) -> str:
             amount += f" (while its schedule {budget['schedule']!r} is active for {budget.get('duration', '?')})"
         parts.append(amount)
     text = parts[0] if len(parts) == 1 else "the smallest of " + ", ".join(parts)
-    return f"{text} at a time (the pool's disruption budget)"
+    unbounded = "" if any(not b.get("schedule") for b in applicable) else (
+        "; outside its schedules, all the pool's nodes at once (an inactive budget limits nothing)")
+    return f"{text} at a time (the pool's disruption budget){unbounded}"
 
 
 def max_unavailable_text(group: Step) -> str:
