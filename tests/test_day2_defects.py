@@ -251,8 +251,20 @@ def test_a_pool_mixing_gpu_vendors_is_refused(families):
         "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families "
         f"mix GPU vendors (amd: g4ad; nvidia: {nvidia}): a lane's GPU label, taint and device plugin are one vendor's, "
         "so the other's nodes would get none (split it into a pool per vendor)")
+    assert parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [  # limits that hold a p4d
+        {"name": "ml", "instance_families": nvidia, "cpu_limit": 400, "memory_limit_gb": 4096}]})
+
+
+def test_a_pool_whose_limits_hold_none_of_its_instance_types_is_refused():
+    # Karpenter launches no instance type whose capacity is beyond the pool's limits left
+    # (filterByRemainingResources): limits below the smallest type leave the pool launching nothing
+    assert error(additional_karpenter_nodepools_config=[{"name": "big", "instance_families": "m6i", "instance_sizes": "8xlarge",
+                                                         "cpu_limit": 16}]) == (
+        "rack:additional_karpenter_nodepools_config[0].cpu_limit: karpenter nodepool 'big': its limits (cpu_limit 16, "
+        "memory_limit_gb 400) hold none of its instance types: the smallest, m6i.8xlarge, has 32 vCPUs and 128 GiB, and "
+        "Karpenter launches no type beyond the limits (the pool could launch nothing)")
     assert parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [
-        {"name": "ml", "instance_families": nvidia}]})
+        {"name": "big", "instance_families": "m6i", "instance_sizes": "8xlarge", "cpu_limit": 32}]})
 
 
 # ---- 14. node_disk above gp3's size ------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any, Literal, Optional
 from pydantic import field_validator, model_validator
 
 from .. import contract
-from ..pack import instances, rules, upstream, wellknown
+from ..pack import fit, instances, rules, upstream, wellknown
 from .. import syntax
 from .base import FieldProblem, Spec
 from .limits import (
@@ -146,6 +146,32 @@ class PoolSpec(Spec):
             raise ValueError(f"invalid consolidation_policy '{v}' (must be WhenEmpty or WhenEmptyOrUnderutilized)")
         return v
 
+    def _limits_problem(self) -> Optional[tuple[str, str]]:
+        """(field, problem) when the pool's limits hold none of the instance types it names: Karpenter launches
+        no type whose capacity is beyond the limits left (``filterByRemainingResources``), so such a pool
+        launches nothing. Judged only for pools that name families, sizes or types the table sizes."""
+        if not (self.instance_families or self.instance_types or self.instance_sizes):
+            return None
+        requirements = [wellknown.Requirement(wellknown.ARCH_KEY, "In", tuple(self.arch))]
+        for key, values in ((wellknown.KARPENTER_PREFIX + "instance-family", self.instance_families),
+                            (wellknown.KARPENTER_PREFIX + "instance-size", self.instance_sizes),
+                            (wellknown.TYPE_KEY, self.instance_types)):
+            if values:
+                requirements.append(wellknown.Requirement(key, "In", tuple(values)))
+        types, unsized = wellknown.launchable(tuple(requirements))
+        if unsized or not types:
+            return None
+        fits = [t for t in types if t.vcpus <= self.cpu_limit
+                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024]
+        if fits:
+            return None
+        smallest = min(types, key=lambda t: (t.vcpus, t.memory_mib))
+        field = "cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
+        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}) "
+                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs and "
+                       f"{smallest.memory_mib / 1024:g} GiB, and Karpenter launches no type beyond the limits (the pool "
+                       f"could launch nothing)")
+
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
         s = self.subject
@@ -197,6 +223,9 @@ class PoolSpec(Spec):
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+        problem = self._limits_problem()
+        if problem:
+            raise FieldProblem(*problem)
         if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
             raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
         if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
