@@ -427,6 +427,22 @@ def test_what_karpenter_drifts_a_pool_on_is_a_rollout(tmp_path, capsys, path, wo
     assert words in capsys.readouterr().out
 
 
+def test_a_pools_taints_in_a_new_order_are_no_drift(tmp_path, capsys):
+    # karpenter's NodePool hash reads taints as a set (HashOptions SlicesAsSets): only new items drift nodes
+    taints = [{"key": "a", "value": "1", "effect": "NoSchedule"}, {"key": "b", "value": "2", "effect": "NoSchedule"}]
+
+    def step(new: list[dict[str, str]]) -> dict[str, Any]:
+        state = lambda items: {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {  # noqa: E731
+            "metadata": {"name": "ml"}, "spec": {"template": {"spec": {"taints": items}}}}}
+        return {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::ml", "oldState": state(taints),
+                "newState": state(new), "detailedDiff": {"spec.template.spec.taints[0].key": {"kind": "UPDATE"}}}
+
+    assert guard(_preview_file(tmp_path, {"steps": [step(list(reversed(taints)))]})) == 0
+    assert "lane-rollout" not in capsys.readouterr().out
+    assert guard(_preview_file(tmp_path, {"steps": [step([taints[0], {**taints[1], "value": "3"}])]})) == 0
+    assert "lane-rollout" in capsys.readouterr().out
+
+
 def test_guard_refuses_a_removed_pool_and_allows_it_by_name(tmp_path, capsys):
     out = tmp_path / "verdicts.json"
     assert guard(str(FIXTURES / "pool-removed.json"), "--json", str(out)) == 1

@@ -30,6 +30,8 @@ What the lanes' owners do (read upstream):
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -386,6 +388,21 @@ def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:
     return out
 
 
+NODEPOOL_SETS = ("spec.template.spec.taints", "spec.template.spec.startupTaints")
+"""Lists Karpenter's NodePool hash reads as sets (``HashOptions{SlicesAsSets: true}``): a new order is no drift."""
+
+
+def _reordered(step: Step, path: str) -> bool:
+    """Whether ``path`` lies in a set-like list of the pool whose old and new items are the same, reordered."""
+    for key in NODEPOOL_SETS:
+        if related(path, key):
+            old, new = (_get(step.inputs(w), *key.split(".")) for w in ("old", "new"))
+            if isinstance(old, list) and isinstance(new, list):
+                ordered = [sorted(json.dumps(v, sort_keys=True, default=str) for v in items) for items in (old, new)]
+                return ordered[0] == ordered[1]
+    return False
+
+
 def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
     return [p for p in diff if any(related(p, r) for r in rules)]
 
@@ -407,7 +424,7 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
                         f"{budget_text(pool)}. Set the new AMI deliberately with the pool's ami_id (a pinned AMI does not "
                         f"move by itself, an alias does) and bound the rollout with its disruption_budget_nodes.")
         elif is_nodepool(step.type):
-            changed = _touches(step.diff, NODEPOOL_ROLLING)
+            changed = [p for p in _touches(step.diff, NODEPOOL_ROLLING) if not _reordered(step, p)]
             if not changed and _touches(step.diff, (NODEPOOL_REQUIREMENTS,)):
                 name = _k8s_name(step)
                 verdict(LANE_ROLLOUT, "advisory", step, name,
