@@ -395,10 +395,9 @@ def test_the_prod_preview_json_shows_the_day2_fixes(capsys, tmp_path):
 
 @pytest.mark.parametrize("values, key", [
     ({"karpenter_instance_families": "m7g"}, "rack:karpenter_instance_families: karpenter workload nodepool: instance families m7g"),
-    ({"build_node_enabled": True, "build_node_type": "m7g.large"}, "rack:build_node_type: karpenter nodepool 'build': instance families m7g"),
     ({"additional_karpenter_nodepools_config": [{"name": "ml", "instance_families": "g5", "arch": "arm64"}]},
      "rack:additional_karpenter_nodepools_config[0].instance_families: karpenter nodepool 'ml': instance families g5"),
-], ids=["default-lane", "build", "pool"])
+], ids=["default-lane", "pool"])  # the build pool takes its types' arch
 def test_a_pool_whose_families_are_not_of_its_arch_is_refused(values, key):
     """Karpenter intersects the families with the arch requirement: nothing would be left to launch."""
     message = error(**values)
@@ -425,3 +424,15 @@ def test_an_empty_karpenter_arch_is_node_types_as_convox_reads_it():
 ], ids=["gpu-system-lane", "agent-off-autoscaler", "create-tags"])
 def test_what_breaks_the_system_lane_or_the_autoscaler_is_refused_under_its_key(values, expected):
     assert error(**values).startswith(expected)
+
+
+def test_the_build_pool_takes_the_architecture_of_its_instance_types():
+    # Convox derives the build pool's arch from build_node_type: a Graviton type makes an arm64 pool
+    def build(types: str) -> Any:
+        spec = parse_rack_config({"cluster_name": "c", "build_node_enabled": True, "build_node_type": types})
+        return next(p.arch for p in spec.pools if p.name == "build")
+
+    assert build("c7g.large") == ["arm64"]
+    assert build("c7g.large,c7i.large") == ["amd64", "arm64"]
+    assert next(p.arch for p in parse_rack_config({"cluster_name": "c", "build_node_enabled": True}).pools
+                if p.name == "build") == ["amd64"]

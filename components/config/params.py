@@ -211,7 +211,7 @@ class RackParams(BaseModel):
     build_node_enabled: bool = False
     """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
-    """The build pool's instance types: exactly these (not the other sizes of their families). Default: any non-accelerated type."""
+    """The build pool's instance types: exactly these (not the other sizes of their families); the pool takes their architecture. Default: any non-accelerated amd64 type."""
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
@@ -434,9 +434,12 @@ class RackParams(BaseModel):
 
     def build_pool(self) -> PoolSpec:
         """The seeds' Karpenter ``build`` pool: AL2023 whatever ``karpenter_node_os`` says, on-demand,
-        32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``."""
+        32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``; of the
+        architectures of ``build_node_type`` (amd64 without one), as Convox derives it."""
+        arches = sorted({wellknown.K8S_ARCH.get(instances.instance_arch(t), "amd64") for t in self.build_node_type
+                         if "." in t}) or ["amd64"]
         return PoolSpec(
-            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type,
+            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
             capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
             consolidation_policy="WhenEmpty", consolidate_after="60s", disk=effective_disk(self.karpenter_node_disk, self.node_disk),
             labels={contract.BUILD_LABEL: "true"},
