@@ -354,6 +354,11 @@ class RackParams(BaseModel):
             return None
 
     @property
+    def pools_disk(self) -> int:
+        """The Karpenter pools' disk where they set none (``effective_disk``)."""
+        return effective_disk(self.karpenter_node_disk, self.node_disk)
+
+    @property
     def installs_karpenter(self) -> bool:
         return self.karpenter_install if self.karpenter_install is not None else self.cluster_mode == "create"
 
@@ -441,7 +446,7 @@ class RackParams(BaseModel):
         return PoolSpec(
             name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
             capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=effective_disk(self.karpenter_node_disk, self.node_disk),
+            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.pools_disk,
             labels={contract.BUILD_LABEL: "true"},
             taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],
         )
@@ -468,7 +473,7 @@ class RackParams(BaseModel):
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
             disruption_budget_nodes=self.karpenter_disruption_budget_nodes,
-            disk=effective_disk(self.karpenter_node_disk, self.node_disk),
+            disk=self.pools_disk,
             volume_type=self.karpenter_node_volume_type,
             labels=self.karpenter_node_labels,
             taints=self.karpenter_node_taints,

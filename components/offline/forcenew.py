@@ -95,8 +95,13 @@ def in_set_order(type_: str, inputs: dict) -> dict:
                 break
             holder[part] = holder = dict(child)
         if isinstance(holder, dict) and isinstance(holder.get(last), list):
-            holder[last] = sorted(holder[last], key=lambda v: json.dumps(v, sort_keys=True, default=str))
+            holder[last] = in_one_order(holder[last])
     return out
+
+
+def in_one_order(items: list) -> list:
+    """A list read as a set, in one order (by each item's JSON): two orders of the same items are equal."""
+    return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
 
 
 K8S_FORCE_NEW_ALL = ("metadata.name", "metadata.namespace")

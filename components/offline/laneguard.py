@@ -30,13 +30,12 @@ What the lanes' owners do (read upstream):
 
 from __future__ import annotations
 
-import json
 
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from ..spec.base import shown
-from .forcenew import related
+from .forcenew import in_one_order, related
 
 PACK = "change-safety"
 LANE_REMOVAL = "lane-removal"
@@ -398,8 +397,7 @@ def _reordered(step: Step, path: str) -> bool:
         if related(path, key):
             old, new = (_get(step.inputs(w), *key.split(".")) for w in ("old", "new"))
             if isinstance(old, list) and isinstance(new, list):
-                ordered = [sorted(json.dumps(v, sort_keys=True, default=str) for v in items) for items in (old, new)]
-                return ordered[0] == ordered[1]
+                return in_one_order(old) == in_one_order(new)
     return False
 
 

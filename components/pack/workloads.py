@@ -1104,9 +1104,13 @@ def _overhead_keys(ds: Workload, lane: Lane, known: frozenset[str]) -> frozenset
     DaemonSet on a pool's nodes only when the pool defines every custom label it requires ("custom
     labels must intersect, but if not defined are denied", ``Requirements.Compatible``): for a pool, its
     own keys too. A node group's nodes may carry labels set after they join (NFD's), so it stays lenient."""
-    if lane.kind != "pool":
-        return known
-    return known | frozenset(r.key for r in ds.selection.requirements if not r.field and not _is_well_known(r.key))
+    return _strict_keys(ds, known) if lane.kind == "pool" else known
+
+
+def _strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
+    """``known`` and the custom label keys the workload requires: judged strictly, a label no lane declares
+    is not there."""
+    return known | frozenset(r.key for r in workload.selection.requirements if not r.field and not _is_well_known(r.key))
 
 
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
@@ -1245,7 +1249,7 @@ def _is_well_known(key: str) -> bool:
 def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> str:
     """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
     a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
-    strict = known | frozenset(r.key for r in workload.selection.requirements if not r.field and not _is_well_known(r.key))
+    strict = _strict_keys(workload, known)
     on = workload.selection.on(lane.labels, strict)
     if on is None:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
