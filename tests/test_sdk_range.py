@@ -19,8 +19,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from unittest import mock
+
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from mixed_os_racks.offline import TESTED_SDK, sdk_problem
 
 from test_pack_start import small_venv
 
@@ -39,6 +44,18 @@ def test_the_package_and_its_providers_all_accept_the_oldest_sdk():
         assert _pulumi_requirement(dist).specifier.contains(OLDEST), dist
     assert not _pulumi_requirement("mixed-os-racks", "offline").specifier.contains(OLDEST)
     assert _pulumi_requirement("mixed-os-racks", "offline").specifier.contains(importlib.metadata.version("pulumi"))
+
+
+def test_the_engine_checks_the_release_the_offline_extra_pins():
+    # the engine's own record of its SDK release (read without parsing the package's metadata at every
+    # start) and the extra's pin are one range: every release the pin admits, and no other, passes
+    major, minor = TESTED_SDK
+    pin = _pulumi_requirement("mixed-os-racks", "offline").specifier
+    assert pin == SpecifierSet(f">={major}.{minor},<{major}.{minor + 1}")
+    for release in (f"{major}.{minor}.0", f"{major}.{minor}.17", f"{major}.{minor - 1}.9", f"{major}.{minor + 1}.0",
+                    f"{major + 1}.{minor}.0", f"{major}.{minor}0.0"):
+        with mock.patch("importlib.metadata.version", return_value=release):
+            assert (sdk_problem() is None) == pin.contains(release), release
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +122,8 @@ def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
     run = subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
-    assert run.stderr.startswith(f"error: the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi{pin}")
+    named = run.stderr.removeprefix("error: the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi")
+    assert named != run.stderr and SpecifierSet(named.split(" ", 1)[0]) == pin
     assert f"this environment has pulumi {OLDEST}" in run.stderr and 'pip install "mixed-os-racks[offline]"' in run.stderr
     assert "Traceback" not in run.stderr
     assert Version(OLDEST) not in pin

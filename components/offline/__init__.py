@@ -16,25 +16,24 @@ what a plan does to the lanes. The engine knows nothing about the rack: the ``mi
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+TESTED_SDK = (3, 272)
+"""The Pulumi SDK minor release the engine was tested on: it uses SDK internals (``sdk``). The
+package's ``offline`` extra pins the same release (``pyproject.toml``; a test holds the two together)."""
+
 
 def sdk_problem() -> str | None:
-    """Why the installed Pulumi SDK cannot run the engine, or None: the engine uses SDK internals
-    (``sdk``), tested on the range the package's ``offline`` extra pins (read from its metadata)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
+    """Why the installed Pulumi SDK cannot run the engine, or None."""
     try:
-        wanted = [Requirement(line) for line in metadata.requires("mixed-os-racks") or []]
         have = metadata.version("pulumi")
-    except (metadata.PackageNotFoundError, InvalidRequirement):  # a checkout never installed: nothing to check
+    except metadata.PackageNotFoundError:  # the SDK's import would already have failed
         return None
-    pins = [r for r in wanted if r.name == "pulumi" and r.marker is not None and r.marker.evaluate({"extra": "offline"})
-            and not r.marker.evaluate({"extra": ""})]
-    if not pins or all(pin.specifier.contains(have, prereleases=True) for pin in pins):
+    major, minor = TESTED_SDK
+    if have.split(".")[:2] == [str(major), str(minor)]:
         return None
-    return (f"the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi{pins[0].specifier} "
-            f"(it runs programs under the SDK's mocks, through SDK internals), and this environment has pulumi {have}: "
-            f"pip install \"mixed-os-racks[offline]\" gives it the SDK it was tested with (the components themselves "
-            f"work with this SDK)")
+    return (f"the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi>={major}.{minor},"
+            f"<{major}.{minor + 1} (it runs programs under the SDK's mocks, through SDK internals), and this environment "
+            f"has pulumi {have}: pip install \"mixed-os-racks[offline]\" gives it the SDK it was tested with (the "
+            f"components themselves work with this SDK)")
 
 
 _problem = sdk_problem()
