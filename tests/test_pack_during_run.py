@@ -13,7 +13,9 @@ import pulumi
 import pytest
 
 from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline import packprocess
 from mixed_os_racks.offline.analyzer import FEED_EVERY, FIRST_GROUP, PolicyPacks
+from mixed_os_racks.offline.packprocess import PolicyPackProcess
 from mixed_os_racks.offline.policyconfig import PolicyPackError
 
 REGION = {"aws:region": "us-east-1"}
@@ -122,3 +124,62 @@ def test_a_run_serves_the_monitor_on_the_programs_thread():
     run = run_program(program, REGION)
     assert len(run.resources) == 21 and during == [before]
     assert threading.active_count() == before
+
+
+SILENT_PACK = '''
+import socket, sys, time
+listener = socket.create_server(("127.0.0.1", 0))  # takes connections, never speaks gRPC
+print(listener.getsockname()[1], flush=True)
+time.sleep(60)
+'''
+
+
+def test_a_program_that_fails_while_a_pack_still_starts_ends_at_once(tmp_path):
+    # the preview stops the packs when the program fails; a pack still waiting for its gRPC channel
+    # stops waiting then, instead of holding the command until its start times out
+    pack = tmp_path / "silent"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (pack / "__main__.py").write_text(SILENT_PACK)
+    packs = PolicyPacks([pack], [], "proj", "test", REGION)
+    time.sleep(1.5)  # it has printed its port; the start waits for a server that never answers
+    begin = time.monotonic()
+    packs.close()
+    assert time.monotonic() - begin < 2
+    with pytest.raises(PolicyPackError, match="was stopped while starting"):
+        packs.analyze(run_program(lambda: None, REGION, project="proj", stack="test"))
+
+
+def test_a_pack_stopped_as_it_connects_is_not_left_holding_the_command(tmp_path, monkeypatch):
+    # the moment between reading a pack's port and opening its channel: a stop arriving then (the
+    # program failed) must neither wait for the start nor leave it stuck
+    pack, _ = recording_pack(tmp_path, monkeypatch)
+    process = PolicyPackProcess(pack, wait=False)
+    connect = packprocess.socket.create_connection
+
+    def stopped_meanwhile(*args: object, **kwargs: object) -> object:
+        connection = connect(*args, **kwargs)
+        stop = threading.Thread(target=process.kill)
+        stop.start()
+        stop.join(5)
+        assert not stop.is_alive(), "kill waited for the start"
+        return connection
+
+    monkeypatch.setattr(packprocess.socket, "create_connection", stopped_meanwhile)
+    failure: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            process.handshake()
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            failure.append(exc)
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    starting.join(10)
+    assert not starting.is_alive(), "the start is stuck"
+    assert isinstance(failure[0], PolicyPackError) and "was stopped while starting" in str(failure[0])
+    done = threading.Thread(target=process.close, daemon=True)
+    done.start()
+    done.join(10)
+    assert not done.is_alive(), "close is stuck"

@@ -128,6 +128,7 @@ class PolicyPackProcess:
         self._lock = threading.Lock()
         self._closed = False
         self._channel: Optional[grpc.Channel] = None
+        self._ready: Optional[grpc.Future] = None
         self._readers: list[threading.Thread] = []
         self._stderr = tempfile.TemporaryFile()
         command = [self.python, "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(self.path)]
@@ -201,17 +202,21 @@ class PolicyPackProcess:
             socket.create_connection(("127.0.0.1", port), timeout=_left(deadline)).close()
         except OSError as exc:
             raise self._failed(f"printed port {port}, but nothing answers there ({exc.strerror or exc})") from None
-        with self._lock:
-            if self._closed:
-                raise self._failed("was stopped while starting")
-            self._channel = grpc.insecure_channel(
-                f"127.0.0.1:{port}",
-                options=[("grpc.max_receive_message_length", _MAX_MESSAGE), ("grpc.max_send_message_length", _MAX_MESSAGE)],
-            )
-            ready = grpc.channel_ready_future(self._channel)
+        with self._lock:  # ``kill`` may run meanwhile, on another thread: it closes what is made here
+            stopped = self._closed
+            if not stopped:
+                self._channel = grpc.insecure_channel(
+                    f"127.0.0.1:{port}",
+                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE), ("grpc.max_send_message_length", _MAX_MESSAGE)],
+                )
+                self._ready = ready = grpc.channel_ready_future(self._channel)
+        if stopped:
+            raise self._failed("was stopped while starting")
         try:
             ready.result(timeout=_left(deadline))
         except (grpc.FutureTimeoutError, grpc.FutureCancelledError):
+            if self._closed:
+                raise self._failed("was stopped while starting") from None
             raise self._failed(f"printed port {port}, but no gRPC server answered there within {START_TIMEOUT_S:g} s") from None
 
     def _failed(self, what: str) -> PolicyPackError:
@@ -236,6 +241,9 @@ class PolicyPackProcess:
         """Stop the process and the channel at once (safe from any thread; ``close`` still follows)."""
         with self._lock:
             self._closed = True
+            if self._ready is not None:  # a start waiting for the channel stops waiting (once: grpc's
+                self._ready.cancel()      # future fails when cancelled twice)
+                self._ready = None
             if self._channel is not None:
                 self._channel.close()
                 self._channel = None
