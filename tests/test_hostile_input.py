@@ -340,11 +340,13 @@ def test_quoted_the_same_values_are_text(tmp_path):
 def test_elsewhere_a_value_is_what_the_cli_reads(tmp_path, capsys):
     """Outside text parameters, a scalar go-yaml reads as text is text here too (``no`` stays "no"
     under another namespace; ``1:30`` in a number parameter is the text the CLI would pass, and the
-    parameter's own error follows); one go-yaml reads as a number and PyYAML does not is refused."""
+    parameter's own error follows, as ``yes`` in a boolean one: the SDK's ``Config.get_bool`` takes only
+    true and false); one go-yaml reads as a number and PyYAML does not is refused."""
     path = stack_file(tmp_path, BASE + "  other:flag: no\n  rack:nvidia_device_plugin_enable: yes\n")
     config = read_stack_file(path, "p", RACK_SHAPES)
     assert config["other:flag"] == "no" and config["rack:nvidia_device_plugin_enable"] == "yes"
-    assert preview(capsys, "--config", str(path), "--no-policy")[0] == 0
+    lines = refused(capsys, tmp_path, BASE + "  other:flag: no\n  rack:nvidia_device_plugin_enable: yes\n")
+    assert lines == ['error: rack:nvidia_device_plugin_enable: expected true or false, got "yes"']
 
     lines = refused(capsys, tmp_path, BASE + "  rack:karpenter_node_disk: 1:30\n")
     assert lines == ['error: rack:karpenter_node_disk: input should be a valid integer, unable to parse string as an integer (got "1:30")']

@@ -287,12 +287,36 @@ def test_rules_of_derived_lanes_name_their_key(values, expected):
      "rack:additional_karpenter_nodepools_config[0].weight: expected a number, got true"),
     ({"additional_karpenter_nodepools_config": [{"name": "gpu", "disk": True}]},
      "rack:additional_karpenter_nodepools_config[0].disk: expected a number, got true"),
+    # a pool's disk 0 means the rack's (Convox); false is no 0
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "disk": False}]},
+     "rack:additional_karpenter_nodepools_config[0].disk: expected a number, got false"),
     ({"additional_node_groups_config": [{"type": "m5.large", "min_size": False}]},
      "rack:additional_node_groups_config[0].min_size: expected a number, got false"),
     ({"karpenter_cpu_limit": True}, "rack:karpenter_cpu_limit: expected a number, got true"),
 ])
 def test_a_boolean_is_not_a_number(values, expected):
     assert error(**values) == expected
+
+
+BOOLEAN_KEYS = ["high_availability", "protect", "karpenter_enabled", "build_node_enabled", "nvidia_device_plugin_enable"]
+
+
+@given(st.sampled_from(BOOLEAN_KEYS),
+       st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=8), st.lists(st.booleans(), max_size=2)))
+@settings(deadline=None)
+def test_a_boolean_is_true_or_false_as_the_sdk_reads_it(key, value):
+    # pydantic's lax mode reads 1, "yes", "on" and "t" as true; the Pulumi SDK's Config.get_bool takes only
+    # true and false (and their text, "true"/"True"/"false"/"False"), so a stack file means what pulumi reads
+    if isinstance(value, str) and value in ("true", "True", "false", "False"):
+        accepted(**{key: value})
+        return
+    assert error(**{key: value}).startswith(f"rack:{key}: expected true or false, got ")
+
+
+@pytest.mark.parametrize("item", [{"dedicated": 1}, {"dedicated": "yes"}, {"dedicated": "on"}])
+def test_a_pool_flag_is_true_or_false(item):
+    assert error(additional_karpenter_nodepools_config=[{"name": "gpu", **item}]).startswith(
+        "rack:additional_karpenter_nodepools_config[0].dedicated: expected true or false, got ")
 
 
 @pytest.mark.parametrize("field, value", [

@@ -29,7 +29,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, numbers_only, rendered, shown
+from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
 from . import keys
 from .errors import field_of, problems
@@ -95,7 +95,7 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
-        if item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
+        if not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
             item["disk"] = disk
         try:
             return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
@@ -169,7 +169,7 @@ class RackParams(BaseModel):
             # YAML's null reaches the program as the text "null" (the CLI passes it as JSON): no value at all
             required = info.field_name is not None and cls.model_fields[info.field_name].is_required()
             raise ValueError("null (no value): write a value" + ("" if required else ", or remove the key for the default"))
-        return numbers_only(cls, value, info)
+        return strict_scalars(cls, value, info)
 
     cluster_name: ClusterName
     """The EKS cluster (required): the one to use, or the name of the one to create."""

@@ -214,15 +214,25 @@ ClusterName = Annotated[str, AfterValidator(_cluster_name)]
 """An EKS cluster name, as the EKS API takes it."""
 
 
-def numbers_only(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
-    """Refuse ``true``/``false`` for a number field: pydantic's lax mode takes them as 1 and 0, so a YAML
-    ``weight: true`` would silently become weight 1. Numbers and numeric strings pass."""
+BOOL_TEXT = {"true": True, "True": True, "false": False, "False": False}
+"""The text a boolean may be written as: what the Pulumi SDK's ``Config.get_bool`` takes, and no other."""
+
+
+def strict_scalars(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """Refuse what pydantic's lax mode would turn into another value without a word: ``true``/``false``
+    for a number field (a YAML ``weight: true`` would become weight 1), and for a boolean field anything
+    but a boolean or the SDK's boolean text (``1``, ``"yes"``, ``"on"`` would become true). Numbers and
+    numeric strings pass."""
+    field = model.model_fields.get(info.field_name or "")
+    kinds = {field.annotation, *get_args(field.annotation)} if field is not None else set()
+    if bool in kinds and not kinds & {int, float, str} and value is not None and not isinstance(value, bool):
+        if isinstance(value, str) and value in BOOL_TEXT:
+            return BOOL_TEXT[value]
+        raise ValueError(f"expected true or false, got {shown(rendered(value))}")
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 63:
         raise ValueError("a number too large (at most 2^63 - 1)")
-    if isinstance(value, bool) and info.field_name in model.model_fields:
-        kinds = {model.model_fields[info.field_name].annotation, *get_args(model.model_fields[info.field_name].annotation)}
-        if bool not in kinds and kinds & {int, float}:
-            raise ValueError(f"expected a number, got {str(value).lower()}")
+    if isinstance(value, bool) and bool not in kinds and kinds & {int, float}:
+        raise ValueError(f"expected a number, got {str(value).lower()}")
     return value
 
 
@@ -248,7 +258,7 @@ class Spec(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return numbers_only(cls, plain_value(value), info)
+        return strict_scalars(cls, plain_value(value), info)
 
 
 def plain_value(value: Any) -> Any:

@@ -25,7 +25,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
 from .limits import INT32_MAX
-from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, numbers_only, pointed, rendered, shown
+from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, strict_scalars, pointed, rendered, shown
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -89,7 +89,7 @@ class Part(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return numbers_only(cls, value, info)  # numbers and numeric strings pass, true/false do not
+        return strict_scalars(cls, value, info)  # numbers and numeric strings pass, true/false do not
 
 
 class GpuSpec(Part):
