@@ -345,6 +345,61 @@ def test_an_unknown_request_is_an_advisory_not_a_pass(pack):
     assert [v for v in found if v["policy"] == REACH and v["level"] == "advisory"]
 
 
+# ---- what the API server refuses ---------------------------------------------------------------------------------
+# kubernetes pkg/apis/core/validation ValidateResourceRequirements: every request and limit is a quantity of 0 or
+# more; an extended resource (a domain outside kubernetes.io) is whole, cannot be overcommitted (helper.
+# IsOvercommitAllowed: native resources other than hugepages only), so it needs a limit and a request equal to it;
+# any other request is at most its limit. The API server refuses such a pod (or the Deployment holding it).
+
+
+@pytest.mark.parametrize("requests, limits, said", [
+    ({"cpu": "lots"}, {}, "resources.requests.cpu 'lots' is not a quantity"),
+    ({"memory": "NaN"}, {}, "resources.requests.memory 'NaN' is not a quantity"),
+    ({"cpu": "-1"}, {}, "resources.requests.cpu '-1' is negative"),
+    ({}, {"nvidia.com/gpu": -1}, "resources.limits.nvidia.com/gpu -1 is negative"),
+    ({"memory": "2Gi"}, {"memory": "1Gi"}, "resources.requests.memory '2Gi' is above its limit '1Gi'"),
+    ({"nvidia.com/gpu": 1}, {}, "resources.requests.nvidia.com/gpu 1 has no limit"),
+    ({"nvidia.com/gpu": 1}, {"nvidia.com/gpu": 2}, "resources.requests.nvidia.com/gpu 1 is not its limit 2"),
+    ({}, {"vpc.amazonaws.com/efa": "1500m"}, "resources.limits.vpc.amazonaws.com/efa '1500m' is not a whole number"),
+    ({"hugepages-2Mi": "1Gi", "memory": "2Gi"}, {"memory": "2Gi"}, "resources.requests.hugepages-2Mi '1Gi' has no limit"),
+])
+def test_requirements_the_api_server_refuses_are_refused(pack, requests, limits, said):
+    general = group("general", ["m6i.xlarge"])
+    [message] = messages(judge(pack, stack(general, workload("api", pod(requests=requests, limits=limits)))), REACH)
+    assert message.startswith(f'deployment "api": container "app": {said}')
+    assert message.endswith("Kubernetes refuses such a pod, so none is ever created")
+
+
+@pytest.mark.parametrize("requests, limits", [
+    ({"cpu": 0.1}, {"cpu": "100m"}),  # a number and the text that is the same quantity
+    ({"memory": "1Gi"}, {"memory": "1073741824"}),
+    ({"cpu": "500m", "memory": "1Gi"}, {"cpu": 1}),
+    ({}, {"nvidia.com/gpu": "0"}),
+    ({"ephemeral-storage": "0"}, {}),
+    ({"hugepages-2Mi": "64Mi", "memory": "1Gi"}, {"hugepages-2Mi": "64Mi"}),
+])
+def test_requirements_the_api_server_takes_pass(pack, requests, limits):
+    general = group("general", ["m6i.xlarge"])
+    assert messages(judge(pack, stack(general, workload("api", pod(requests=requests, limits=limits)))), REACH) == []
+
+
+def test_a_request_past_a_floats_range_fits_no_lane(pack):
+    # apimachinery reads any exponent: "1e400" is a quantity the API takes, and no node has that much
+    general = group("general", ["m6i.xlarge"])
+    [message] = messages(judge(pack, stack(general, workload("api", pod(requests={"memory": "1e400"})))), REACH)
+    assert message.startswith('deployment "api" fits no lane: it requests memory beyond any number a node has')
+
+
+@settings(deadline=None, max_examples=150)
+@given(request=st.one_of(st.integers(-5, 5), st.text(max_size=6)), limit=st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=6)))
+def test_any_requirement_is_read_without_an_exception(request, limit):
+    pod_spec = pod(requests={"cpu": request, "nvidia.com/gpu": request}, limits={"cpu": limit} if limit is not None else {})
+    found = fit.refusals(pod_spec)
+    if fit.quantity(request) is None:
+        assert any("resources.requests.cpu" in line for line in found)
+    assert any("nvidia.com/gpu" in line for line in found)  # never a limit for it: always refused
+
+
 # ---- GPUs by other names ----------------------------------------------------------------------------------------
 
 
@@ -561,7 +616,9 @@ def test_quantities_read_as_kubernetes_writes_them(number, suffix, junk):
     parsed = fit.quantity(junk)  # anything else is a quantity or None, never an exception
     assert parsed is None or parsed >= 0
     assert fit.quantity(True) is None and fit.quantity(-1) is None
-    assert fit.quantity("1e999") is None and fit.quantity(float("inf")) is None
+    # apimachinery reads any exponent (an inf.Dec past int64): a quantity past a float's range is one no node holds
+    assert fit.quantity("1e999") == math.inf and fit.quantity(f"5e{10**9}") == math.inf and fit.quantity("0e999") == 0
+    assert fit.quantity("1e-999") == 0 and fit.quantity(float("nan")) is None
 
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")

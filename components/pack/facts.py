@@ -45,9 +45,9 @@ ARCH_LABEL = "kubernetes.io/arch"
 KARPENTER_DEFAULT_ROOT_GIB = upstream.KARPENTER_DEFAULT_ROOT_GIB
 PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
-_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_QUANTITY_RE = re.compile(r"([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
+QUANTITY_RE = re.compile(r"([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
 """apimachinery's ``resource.Quantity``: a number, then a binary suffix, a decimal one, or an exponent
 (never two: ``1e3m`` is not a quantity)."""
 
@@ -87,21 +87,23 @@ def number(value: Any) -> Optional[float]:
 
 def quantity(value: Any) -> Optional[float]:
     """A Kubernetes quantity (``"250m"``, ``"16Gi"``, ``2``, ``"1e3"``, ``"500u"``) in base units; None if it
-    is not one (or is negative)."""
+    is not one (or is negative). One too large for a float (``"1e400"``) is infinite: no node holds it."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value >= 0 and math.isfinite(value) else None
+        return float(value) if value >= 0 and not math.isnan(value) else None
     if not isinstance(value, str):
         return None
-    match = _QUANTITY_RE.fullmatch(value.strip())  # as Quantity's UnmarshalJSON trims it
+    match = QUANTITY_RE.fullmatch(value.strip())  # as Quantity's UnmarshalJSON trims it
     if not match:
         return None
+    number = float(match.group(1))
+    written = match.group(3) or "0"  # an exponent of thousands of digits is no number int() should read
+    exponent = int(written) if len(written) < 8 else (-1 if written[0] == "-" else 1) * 10**7
     try:
-        amount = float(match.group(1)) * _SUFFIX[match.group(2) or ""] * 10.0 ** int(match.group(3) or 0)
+        return number * QUANTITY_SUFFIX[match.group(2) or ""] * 10.0 ** exponent if number else 0.0
     except OverflowError:
-        return None
-    return amount if math.isfinite(amount) else None
+        return math.inf
 
 
 def quantity_gib(value: Any) -> Optional[float]:

@@ -31,6 +31,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Mapping, Optional
 
 from . import facts, instances
@@ -93,8 +94,13 @@ class Allocatable:
 
     def less(self, used: Mapping[str, float]) -> "Allocatable":
         """After ``used`` (cores and bytes) is taken by the lane's DaemonSets."""
-        return Allocatable(self.cpu_m - round(used.get(CPU, 0) * 1000), self.memory_mib - math.ceil(used.get(MEMORY, 0) / MIB),
-                           self.ephemeral_mib - math.ceil(used.get(EPHEMERAL, 0) / MIB), self.gpus)
+        cpu, memory, ephemeral = (min(used.get(r, 0), BEYOND) for r in (CPU, MEMORY, EPHEMERAL))
+        return Allocatable(self.cpu_m - round(cpu * 1000), self.memory_mib - math.ceil(memory / MIB),
+                           self.ephemeral_mib - math.ceil(ephemeral / MIB), self.gpus)
+
+
+BEYOND = 1e30
+"""More of anything than a node has: an infinite request (``"1e400"``) counts as this much in whole units."""
 
 
 def allocatable(itype: instances.InstanceType, root_gib: Optional[float] = None) -> Allocatable:
@@ -161,8 +167,94 @@ def pod_requests(pod: Any) -> dict[str, float]:
     return {k: v for k, v in total.items() if v}
 
 
+# ---- what the API server refuses ------------------------------------------------------------------------------
+
+_SIGNED_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE][+-]?[0-9]+)?")
+
+
+def _native(resource: str) -> bool:
+    """A resource of Kubernetes' own (kubernetes ``helper.IsNativeResource``): no domain, or kubernetes.io's.
+    The others are extended resources (``nvidia.com/gpu``), counted in whole units."""
+    domain, slash, _ = resource.partition("/")
+    return not slash or domain == "kubernetes.io" or domain.endswith(".kubernetes.io")
+
+
+def _overcommitted(resource: str) -> bool:
+    """Whether a request may be below its limit (kubernetes ``helper.IsOvercommitAllowed``): a native
+    resource other than hugepages."""
+    return _native(resource) and not resource.startswith("hugepages-")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def _exact(value: Any) -> Optional[Fraction]:
+    """A quantity exactly (requests and limits are compared exactly); None when ``quantity`` reads none."""
+    if quantity(value) is None:
+        return None
+    if not isinstance(value, str):
+        return Fraction(str(value))  # a number as written (0.1 is 1/10, as "100m" is)
+    match = facts.QUANTITY_RE.fullmatch(value.strip())
+    assert match is not None
+    written = match.group(3) or "0"
+    if len(written) > 4:  # no request and limit a scheduler compares are that far apart: compare as floats
+        return Fraction(quantity(value)) if math.isfinite(quantity(value) or 0) else None
+    suffix = facts.QUANTITY_SUFFIX[match.group(2) or ""]
+    return Fraction(match.group(1)) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
+        * Fraction(10) ** int(written)
+
+
+def refusals(pod: Mapping[str, Any]) -> list[str]:
+    """What the API server refuses in a pod's resource requirements (kubernetes ``pkg/apis/core/validation``,
+    ``ValidateResourceRequirements``): a value that is no quantity or is negative; a fraction of an extended
+    resource; a request above its limit; an extended resource (or hugepages) requested without a limit, or
+    with another one. Such a pod is never created, so it never runs on any lane."""
+    found = []
+    for group in ("initContainers", "containers"):
+        for container in facts.as_list(pod.get(group)):
+            container = facts.as_map(container)
+            found += _requirements(f"container \"{facts.text(container.get('name'))}\"", facts.as_map(container.get("resources")))
+    return found
+
+
+def _requirements(where: str, resources: Mapping[str, Any]) -> list[str]:
+    found, read = [], {}
+    for part in ("limits", "requests"):
+        for name, value in facts.as_map(resources.get(part)).items():
+            amount = quantity(value)
+            what = f"{where}: resources.{part}.{name} {_shown(value)}"
+            if amount is None:
+                negative = isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0 \
+                    or isinstance(value, str) and _SIGNED_RE.fullmatch(value.strip()) is not None
+                found.append(f"{what} is negative (a request or limit must be 0 or more)" if negative else
+                             f"{what} is not a quantity (write a number with an optional suffix: 500m, 2, 4Gi)")
+            elif not _native(name) and not float(amount).is_integer():
+                found.append(f"{what} is not a whole number (an extended resource is counted in whole units)")
+            else:
+                read[part, name] = value
+    for (part, name), value in read.items():
+        if part != "requests":
+            continue
+        limit = facts.as_map(resources.get("limits")).get(name)
+        what = f"{where}: resources.requests.{name} {_shown(value)}"
+        if not _overcommitted(name):
+            if limit is None:
+                found.append(f"{what} has no limit (it cannot be overcommitted, so Kubernetes needs its limit; set "
+                             f"limits.{name} alone and the request follows it)")
+            elif ("limits", name) in read and _exact(value) != _exact(limit):
+                found.append(f"{what} is not its limit {_shown(limit)} (it cannot be overcommitted: the two must be equal)")
+        elif ("limits", name) in read and (_exact(value) or 0) > (_exact(limit) or 0):
+            found.append(f"{what} is above its limit {_shown(limit)} (a request must be at most its limit)")
+    return found
+
+
 def words(resource: str, amount: float) -> str:
     """``cpu 4``, ``memory 16Gi``, ``memory 14481Mi``, ``nvidia.com/gpu 2``: as a manifest would say it."""
+    if not math.isfinite(amount):
+        return f"{resource} beyond any number a node has"
     if resource in (MEMORY, EPHEMERAL):
         mib = amount / MIB
         if mib >= 1024 and (mib / 1024).is_integer():

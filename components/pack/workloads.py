@@ -402,6 +402,8 @@ def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[s
     known = Lanes(tuple(configured_lanes({"lanes": list(lanes)})))
     workload = read_workload(checks.StackResource("kubernetes:core/v1:Pod", "pod", "", {"spec": pod}))
     assert workload is not None
+    if workload.refused:
+        return [_refused(subject, problem) for problem in workload.refused]
     workload = Workload(subject, workload.kind, "", workload.selection, workload.tolerations, workload.gpus,
                         workload.requests)
     problems = reach_problems(workload, known)
@@ -520,7 +522,7 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                 for key, value in allocatable.items():
                     if key not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
-                    elif fit.quantity(value) is None:
+                    elif not math.isfinite(fit.quantity(value) or math.nan):
                         problems.append(f"{where}.allocatable.{key}: invalid quantity {value!r} (like 3920m, 14481Mi, 17Gi)")
     return problems
 
@@ -639,6 +641,8 @@ class Workload:
     slices: tuple[str, ...] = ()
     """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
     only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
+    refused: tuple[str, ...] = ()
+    """What the API server refuses in its resource requirements (``fit.refusals``): its pods are never created."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -806,7 +810,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
                    for c in facts.as_list(pod.get(group)))
     slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    requests, claims, claimed_gpus, images, slices)
+                    requests, claims, claimed_gpus, images, slices, tuple(fit.refusals(pod)))
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -1136,6 +1140,10 @@ def _judged(workload: Workload) -> bool:
             or any(r in workload.requests for r in fit.SIZED))
 
 
+def _refused(subject: str, problem: str) -> str:
+    return f"{subject}: {problem}; Kubernetes refuses such a pod, so none is ever created"
+
+
 def _no_lanes(workload: Workload) -> str:
     return (f"{workload.subject}: cannot verify that it can land where it asks: this stack declares no lanes "
             f"(Karpenter NodePools, EKS node groups) and the policy config names none (set lanes: "
@@ -1203,6 +1211,9 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     lanes = whole.lanes
     found = list(whole.unsure)
     for workload in whole.workloads:
+        if workload.refused:  # no pod of it is ever created: where it would land is moot
+            found.extend(Finding(_refused(workload.subject, problem), workload.urn) for problem in workload.refused)
+            continue
         if not _judged(workload):
             continue
         if not lanes.lanes and not lanes.unknown:
