@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -356,6 +357,23 @@ def test_a_config_file_without_names_or_with_unknown_inputs(tmp_path, capsys):
     assert not [c for c in r.resources if c.parent == one(r, "kubernetes:yaml/v2:ConfigFile").urn]
     assert "kubernetes:yaml/v2:ConfigFile:late -- Required input properties have unknown values. Preview is incomplete." in (
         capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("manifest, missing", [
+    # the provider reads kind, apiVersion and name with unstructured's accessors: a value that is not a
+    # string is none (a list would otherwise become part of a resource's name or type)
+    ("apiVersion: v1\nkind: [ConfigMap]\nmetadata: {name: a}\n", "a kind and apiVersion"),
+    ("apiVersion: v1\nkind: 5\nmetadata: {name: a}\n", "a kind and apiVersion"),
+    ("apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n", "a kind and apiVersion"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a]}\n", "a .metadata.name"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n", "a .metadata.name"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: [b]}\n", "a .metadata.name"),
+])
+def test_a_manifest_field_that_is_not_text_is_refused_as_missing(tmp_path, manifest, missing):
+    path = tmp_path / "bad.yaml"
+    path.write_text(manifest)
+    with pytest.raises(Exception, match=rf"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require {re.escape(missing)}"):
+        run(lambda: k8s.yaml.v2.ConfigFile("bad", file=str(path)))
 
 
 def test_v1_config_file_decodes_through_the_provider_invoke(tmp_path):

@@ -10,7 +10,8 @@ What pulumi-kubernetes does, read from its source (pulumi/pulumi-kubernetes 9497
   or JSON document, drops those without ``kind`` or ``apiVersion``, and returns ``{"result": [...]}``.
 - yaml/v2 reads files (ConfigGroup: glob patterns, sorted), then the ``yaml`` text, then ``objs``; skips
   empty documents; expands ``*List`` kinds into their items; refuses an object without ``kind`` and
-  ``apiVersion`` or without ``.metadata.name``; gives the default namespace to namespaced kinds that
+  ``apiVersion`` or without ``.metadata.name`` (each read as apimachinery's unstructured accessors read
+  it: a value that is not a string is none); gives the default namespace to namespaced kinds that
   have none (built-in kinds from its own table, custom kinds from a CustomResourceDefinition among
   the objects or from the cluster; a kind it cannot place gets no namespace, with a warning). Each
   object becomes a child of the component named ``<prefix>:<namespace>/<name>`` (``<prefix>:<name>``
@@ -120,7 +121,7 @@ def decode(args: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(text, str):
         raise ExpansionError("kubernetes:yaml:decode: missing required field 'text' of type string")
     objects = [doc for doc in documents(text, "kubernetes:yaml:decode")
-               if isinstance(doc, dict) and doc.get("kind") and doc.get("apiVersion")]
+               if isinstance(doc, dict) and _text(doc.get("kind")) and _text(doc.get("apiVersion"))]
     namespace = args.get("defaultNamespace")
     if namespace:
         for obj in objects:
@@ -158,6 +159,11 @@ def _kind_scope(obj: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]) ->
     return CLUSTER_CRDS.get((group, kind))
 
 
+def _text(value: Any) -> str:
+    """A field as apimachinery's unstructured accessors read it: a string, else empty."""
+    return value if isinstance(value, str) else ""
+
+
 def _expand_lists(objects: Iterable[Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for obj in objects:
@@ -165,7 +171,7 @@ def _expand_lists(objects: Iterable[Any]) -> list[dict[str, Any]]:
             continue  # an empty document
         if not isinstance(obj, dict):
             raise ExpansionError(f"a Kubernetes object must be a mapping, got {type(obj).__name__}: {obj!r}"[:200])
-        if str(obj.get("kind", "")).endswith("List") and isinstance(obj.get("items"), list):
+        if _text(obj.get("kind")).endswith("List") and isinstance(obj.get("items"), list):
             out += _expand_lists(obj["items"])
         else:
             out.append(obj)
@@ -179,10 +185,10 @@ def register(reg: Registration, objects: list[Any], ctx: Context, default_namesp
     objs = [copy.deepcopy(o) for o in _expand_lists(objects)]
     unresolved: list[str] = []
     for obj in objs:
-        if not obj.get("kind") or not obj.get("apiVersion"):
+        if not _text(obj.get("kind")) or not _text(obj.get("apiVersion")):  # unstructured's GetKind: a string, or ""
             raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a kind and apiVersion: {obj!r}"[:300])
         meta = obj.get("metadata")
-        if not isinstance(meta, dict) or not meta.get("name"):
+        if not isinstance(meta, dict) or not _text(meta.get("name")) or not isinstance(meta.get("namespace") or "", str):
             raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a .metadata.name: {obj!r}"[:300])
         group, version = _group(str(obj["apiVersion"]))
         obj["apiVersion"] = f"{group}/{version}" if group else version
