@@ -41,7 +41,7 @@ from mixed_os_racks.offline.engine import run_program
 from mixed_os_racks.offline.laneguard import judge
 from mixed_os_racks.offline.plan import make_plan
 from mixed_os_racks.offline.previewjson import read_preview_json
-from mixed_os_racks.offline.stackexport import StateFileError, export_run, read_stack_export, write_export
+from mixed_os_racks.offline.stackexport import MAX_DEPTH, StateFileError, export_run, read_stack_export, write_export
 
 from conftest import GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config
 
@@ -815,6 +815,53 @@ def test_json_pulumi_never_writes_is_named_not_a_failed_program(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path}: {says}") and "program failed" not in err
     assert says[:20] in _state_error(tmp_path, capsys, content)  # a stack export given to preview --state: the same
+
+
+def _nested_outputs(depth: int) -> str:
+    """An export whose stack's outputs nest ``depth`` objects deep (written as text: deeper than json.dumps goes)."""
+    stack = {"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack", "outputs": "OUTPUTS"}
+    return _export([stack]).replace('"OUTPUTS"', '{"v": ' * depth + '"leaf"' + "}" * depth)
+
+
+@pytest.mark.parametrize("value", [{}, False, 0, "", "abc"])
+def test_a_list_of_the_wrong_type_is_named_never_read_as_empty(tmp_path, capsys, value):
+    # `x or []` read {}, false, 0 and "" as no resources: every resource then planned as a create, and the
+    # guard saw no step at all
+    stack = {"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}
+    assert "deployment.resources must be a list, not " in _state_error(
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": value}}))
+    assert "deployment.pending_operations must be a list" in _state_error(
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": [stack], "pending_operations": value}}))
+    assert "outputs must be an object, not " in _state_error(tmp_path, capsys, _export([{**stack, "outputs": value or 1}]))
+    for doc, says in (({"steps": value}, "steps must be a list, not "),
+                      ({"steps": [], "diagnostics": value}, "diagnostics must be a list, not "),
+                      ({"steps": [], "changeSummary": value or 5}, "changeSummary must be an object, not ")):
+        assert guard(_preview_file(tmp_path, doc)) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err and "program failed" not in err
+
+
+@pytest.mark.parametrize("key", ["dependencies", "replaceOnChanges", "ignoreChanges"])
+def test_a_resources_list_of_urns_or_paths_of_the_wrong_type_is_named(tmp_path, capsys, key):
+    stack = {"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack", key: "not-a-list"}
+    assert f"{key}: must be a list of " in _state_error(tmp_path, capsys, _export([stack]))
+
+
+@pytest.mark.parametrize("count", [True, -5, 10**30])
+def test_a_change_summary_count_pulumi_never_writes_is_named(tmp_path, capsys, count):
+    assert guard(_preview_file(tmp_path, {"steps": [], "changeSummary": {"create": count}})) == 2
+    assert "changeSummary must map ops to counts" in capsys.readouterr().err
+
+
+def test_nesting_is_read_to_its_limit_and_named_past_it(tmp_path, capsys):
+    # below Python's recursion limit, where json.loads still reads it, the walks over the values failed
+    path = tmp_path / "state.json"
+    path.write_text(_nested_outputs(MAX_DEPTH - 5))  # the file's own levels come on top
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--state", str(path), "--no-policy"]) in (0, 1)
+    capsys.readouterr()
+    for depth in (MAX_DEPTH, 600, 980):
+        err = _state_error(tmp_path, capsys, _nested_outputs(depth))
+        assert "nested deeper than any `pulumi stack export` file could be" in err  # json.loads itself stops ~1000
 
 
 def test_a_byte_order_mark_is_dropped(tmp_path):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..spec.base import shown
 from .laneguard import Step
-from .stackexport import StateFileError, check_state_fields, cycle_words, load_json, parent_cycle, urn_parts
+from .stackexport import StateFileError, check_state_fields, cycle_words, listed, load_json, mapped, parent_cycle, urn_parts
 
 STEP_OPS = frozenset({
     "same", "create", "update", "delete", "replace", "create-replacement", "delete-replaced", "read",
@@ -37,10 +37,7 @@ def _diff(step: dict[str, Any], where: str) -> list[str]:
         raise StateFileError(f"{where}.detailedDiff: must be null or an object of property paths")
     if detailed:
         return sorted(detailed)
-    reasons = step.get("diffReasons") or []
-    if not isinstance(reasons, list):
-        raise StateFileError(f"{where}.diffReasons: must be a list of property names")
-    return [str(r) for r in reasons]
+    return [str(r) for r in listed(step.get("diffReasons"), f"{where}.diffReasons")]
 
 
 def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
@@ -52,16 +49,14 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
         raise StateFileError(f"{path}: this is a `pulumi stack export` file, not {PREVIEW}; pass it to `preview --state`")
     if "steps" not in doc:
         raise StateFileError(f"{path}: no steps, so not {PREVIEW} (write one with `pulumi preview --json > FILE`)")
-    items = doc["steps"] or []
-    if not isinstance(items, list):
-        raise StateFileError(f"{path}: steps must be a list")
-    failed = [d for d in doc.get("diagnostics") or [] if isinstance(d, dict) and d.get("severity") == "error"]
+    items = listed(doc["steps"], f"{path}: steps")
+    failed = [d for d in listed(doc.get("diagnostics"), f"{path}: diagnostics") if isinstance(d, dict) and d.get("severity") == "error"]
     if failed:  # pulumi writes the steps it had when the preview failed: not the whole plan
         said = " ".join(str(failed[0].get("message") or "").split())[:200]
         raise StateFileError(f"{path}: the preview failed ({said or 'an error diagnostic'}), so its steps are not the "
                              f"whole plan: fix the error and preview again")
-    summary = doc.get("changeSummary") or {}
-    if not isinstance(summary, dict) or not all(isinstance(v, int) for v in summary.values()):
+    summary = mapped(doc.get("changeSummary"), f"{path}: changeSummary")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in summary.values()):
         raise StateFileError(f"{path}: changeSummary must map ops to counts")
     steps: list[Step] = []
     logical: dict[str, Step] = {}

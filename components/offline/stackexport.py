@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..inputs import not_a_file
+from ..spec.base import rendered
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
 
@@ -140,15 +141,49 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
     for key in ("parent", "id", "provider"):
         if item.get(key) is not None and not isinstance(item[key], str):
             raise StateFileError(f"{where}.{key}: must be a string, not {item[key]!r}")
-    ignore = item.get("ignoreChanges")
-    if ignore is not None and not (isinstance(ignore, list) and all(isinstance(p, str) for p in ignore)):
-        raise StateFileError(f"{where}.ignoreChanges: must be a list of property paths")
+    for key, what in (("ignoreChanges", "property paths"), ("replaceOnChanges", "property paths"), ("dependencies", "URNs")):
+        value = item.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(p, str) for p in value)):
+            raise StateFileError(f"{where}.{key}: must be a list of {what}")
     deps = item.get("propertyDependencies")
     if deps is not None and not (isinstance(deps, dict) and all(
             isinstance(v, list) and all(isinstance(u, str) for u in v) for v in deps.values())):
         raise StateFileError(f"{where}.propertyDependencies: must map property names to lists of URNs")
     if item.get("inputs") is not None and not isinstance(item["inputs"], dict):
         raise StateFileError(f"{where}.inputs: must be an object")
+
+
+def listed(value: Any, where: str) -> list[Any]:
+    """A list pulumi writes, or none (``null`` or absent): any other value is named, never read as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise StateFileError(f"{where} must be a list, not {rendered(value)}"[:300])
+    return value
+
+
+def mapped(value: Any, where: str) -> dict[str, Any]:
+    """An object pulumi writes, or none (``null`` or absent): any other value is named, never read as empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise StateFileError(f"{where} must be an object, not {rendered(value)}"[:300])
+    return value
+
+
+MAX_DEPTH = 256
+"""Deepest nesting of a JSON file read here: far more than any resource's values (a CRD's schema is some 30
+levels), and shallow enough for every walk over the values to stay within Python's recursion limit."""
+
+
+def _too_deep(doc: Any) -> bool:
+    level: list[Any] = [doc]
+    for _ in range(MAX_DEPTH):
+        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, (dict, list))]
+        if not level:
+            return False
+    return True
 
 
 def load_json(path: Path, what: str) -> Any:
@@ -171,13 +206,16 @@ def load_json(path: Path, what: str) -> Any:
     except UnicodeDecodeError:
         raise StateFileError(f"{path}: not a text file, so not {what} (an encrypted file? decrypt it first)") from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise StateFileError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}), so not {what}") from None
     except RecursionError:
-        raise StateFileError(f"{path}: nested deeper than any {what} could be") from None
+        raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be") from None
     except ValueError as exc:  # NaN or Infinity, or an integer longer than Python converts
         raise StateFileError(f"{path}: not JSON as pulumi writes it ({exc}), so not {what}") from None
+    if isinstance(doc, (dict, list)) and _too_deep(doc):
+        raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)")
+    return doc
 
 
 def _no_constant(name: str) -> Any:
@@ -204,8 +242,8 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         hint = "re-export it with a current Pulumi CLI" if version < CURRENT_VERSION else "it is newer than this tool reads"
         raise StateFileError(f"{path}: deployment version {version}: versions 3 and 4 are read ({hint})")
     if version >= LATEST_VERSION:
-        features = doc.get("features") or []
-        if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        features = listed(doc.get("features"), f"{path}: features")
+        if not all(isinstance(f, str) for f in features):
             raise StateFileError(f"{path}: features must be a list of names, not {features!r}"[:300])
         unknown = sorted(str(f) for f in features if f not in FEATURES)
         if unknown:
@@ -217,9 +255,7 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
             "cannot be read (only single secret values may be ciphertext; export with `pulumi stack export`)")
     if not isinstance(deployment, dict):
         raise StateFileError(f"{path}: deployment is a JSON {type(deployment).__name__}, not an object")
-    items = deployment.get("resources") or []
-    if not isinstance(items, list):
-        raise StateFileError(f"{path}: deployment.resources must be a list")
+    items = listed(deployment.get("resources"), f"{path}: deployment.resources")
     counter = [0]
     resources: list[StateResource] = []
     seen: set[str] = set()
@@ -243,9 +279,7 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         if urn in seen:
             raise StateFileError(f"{where}: {urn} appears twice")
         seen.add(urn)
-        inputs, outputs = item.get("inputs") or {}, item.get("outputs") or {}
-        if not isinstance(inputs, dict) or not isinstance(outputs, dict):
-            raise StateFileError(f"{where}: inputs and outputs must be objects")
+        inputs, outputs = mapped(item.get("inputs"), f"{where}.inputs"), mapped(item.get("outputs"), f"{where}.outputs")
         if sdk.SIG_KEY in inputs or sdk.SIG_KEY in outputs:  # pulumi stores each secret value on its own
             raise StateFileError(f"{where}: inputs and outputs must be objects of properties, not one secret or "
                                  f"resource value")
@@ -262,8 +296,8 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
     cycle = parent_cycle({res.urn: res.parent for res in resources})
     if cycle:
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
-    pending = deployment.get("pending_operations") or []
-    return StackState(path, version, resources, encrypted=counter[0], pending=len(pending) if isinstance(pending, list) else 0)
+    pending = listed(deployment.get("pending_operations"), f"{path}: deployment.pending_operations")
+    return StackState(path, version, resources, encrypted=counter[0], pending=len(pending))
 
 
 # ---- writing one ---------------------------------------------------------------------------------------
