@@ -244,7 +244,9 @@ def preview(args: argparse.Namespace) -> int:
         inputs += [args.amis] if args.amis else []
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
-    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())})
+    notes: list[str] = []
+    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes)
+    sys.stderr.writelines(f"warning: {note}\n" for note in notes)
     too_large = oversized_config(stack_config_values(config))
     if too_large:
         raise UsageError(f"{stack_file}: {too_large}")

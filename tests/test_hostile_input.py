@@ -481,3 +481,14 @@ def test_a_device_is_refused_as_an_input_file_not_read_for_ever(flag, capsys, tm
     code, out, err = preview(capsys, *args, *([] if flag == "--policy-pack-config" else ["--no-policy"]))
     assert (code, out) == (2, "")
     assert err.startswith("error: ") and "/dev/zero: is not a regular file (a device or a socket); give a file" in err
+
+
+@pytest.mark.parametrize("environment, named", [("[team-a, prod/aws]", "team-a, prod/aws"), ("{imports: [shared]}", "shared")])
+def test_a_stack_files_esc_environments_are_said_to_be_unread(tmp_path, capsys, environment, named):
+    # the Pulumi CLI merges the config of the environments a stack file imports; offline none is opened,
+    # so a key they set would silently take its default
+    path = stack_file(tmp_path, BASE + f"environment: {environment}\n")
+    code, _, err = preview(capsys, "--config", str(path), "--no-policy")
+    assert code == 0
+    assert f"warning: {path}: imports Pulumi ESC environments ({named}), which the offline preview cannot open" in err
+    assert "imports Pulumi ESC" not in preview(capsys, "--config", str(stack_file(tmp_path, BASE)), "--no-policy")[2]

@@ -475,10 +475,12 @@ def config_key(key: str, project: str) -> Optional[str]:
     return None
 
 
-def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {}) -> dict[str, Any]:
+def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
+                    warnings: Optional[list[str]] = None) -> dict[str, Any]:
     """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once.
 
-    ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them."""
+    ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them.
+    ``warnings``, when given, gets what the file holds that the offline preview cannot read (``environment:``)."""
     source = str(path)
     root = compose(read_utf8(path, "stack config"), source)
     if root is None:
@@ -489,7 +491,13 @@ def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {}) 
     config: dict[str, Any] = {}
     for key, node in reader.pairs(root, lambda key: key):
         if key != "config":
-            reader.value(node, key, OTHER)  # checked, not used: secretsprovider, encryptedkey, environment...
+            value = reader.value(node, key, OTHER)  # checked, not used: secretsprovider, encryptedkey, environment...
+            if key == "environment" and value and warnings is not None:
+                names = value if isinstance(value, list) else value.get("imports") if isinstance(value, dict) else None
+                listed = ", ".join(str(n) for n in names) if isinstance(names, list) and names else "some"
+                warnings.append(f"{_shown(source)}: imports Pulumi ESC environments ({_shown(listed)}), which the offline preview cannot "
+                                f"open: config they set is not here, so its keys take their defaults (give --config a "
+                                f"copy of the stack file with those values, or run `pulumi preview`)")
             continue
         if isinstance(node, yaml.ScalarNode) and node.tag == f"{_TAG}null":
             continue
