@@ -359,3 +359,8 @@ def test_multi_architecture_rule():
     assert rules.no_ami_for_arch("s", ["arm64"], {"ami-a": "x86_64", "ami-b": "x86_64"}) == (
         "s: arch arm64 does not match any of its AMIs: ami-a is x86_64, ami-b is x86_64 (pin an arm64 AMI, or set the "
         "lane's arch to x86_64)")
+
+
+def test_numbers_in_messages_print_whole_and_in_full():
+    # a service asking for a million GPUs was told it "requests 1e+06 nvidia.com/gpu"
+    assert [rules.gib(v) for v in (20.0, 1e6, 1.5, 2**40)] == ["20", "1000000", "1.5", "1099511627776"]

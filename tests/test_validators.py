@@ -298,7 +298,7 @@ def test_a_boolean_is_not_a_number(values, expected):
     assert error(**values) == expected
 
 
-BOOLEAN_KEYS = ["high_availability", "protect", "karpenter_enabled", "build_node_enabled", "nvidia_device_plugin_enable"]
+BOOLEAN_KEYS = ["high_availability", "karpenter_consolidation_enabled", "karpenter_enabled", "build_node_enabled", "nvidia_device_plugin_enable"]
 
 
 @given(st.sampled_from(BOOLEAN_KEYS),

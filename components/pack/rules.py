@@ -26,8 +26,8 @@ EC2_ARCH = {"amd64": "x86_64", "arm64": "arm64"}
 
 
 def gib(value: float) -> str:
-    """Whole numbers print without a decimal point: 20.0 -> '20'."""
-    return f"{value:g}"
+    """Whole numbers print without a decimal point, in full: 20.0 -> '20', 1e6 -> '1000000'."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e18 else f"{value:g}"  # not inf nor NaN
 
 
 # ---- the rules ---------------------------------------------------------------------------------
