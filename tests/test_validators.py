@@ -403,3 +403,19 @@ def test_a_long_value_is_shown_cut():
     with pytest.raises(ConfigError) as refused:
         PoolSpec(name="ml", labels={"team": ["x" * 10_000]})
     assert len(str(refused.value)) < 400 and str(refused.value).endswith('...)')
+
+
+@pytest.mark.parametrize("values, expected", [
+    # an empty item was dropped without a word; "," meant no families at all, so any family
+    ({"karpenter_instance_families": ","}, "rack:karpenter_instance_families: an empty item in ','"),
+    ({"karpenter_instance_families": "c7i,,m7i"}, "rack:karpenter_instance_families: an empty item in 'c7i,,m7i'"),
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "instance_families": "g5,g6,"}]},
+     "rack:additional_karpenter_nodepools_config[0].instance_families: an empty item in 'g5,g6,'"),
+    ({"tags": "team=a,,cost=b"}, "rack:tags: an empty pair in 'team=a,,cost=b'"),
+])
+def test_an_empty_item_in_a_comma_list_is_refused(values, expected):
+    assert error(**values).startswith(expected)
+
+
+def test_an_empty_comma_list_is_not_set():
+    assert accepted(karpenter_instance_families="") == accepted()

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator
 
-from ..spec.base import no_repeated_keys
+from ..spec.base import no_repeated_keys, shown
 
 
 class Problems(ValueError):
@@ -24,9 +24,13 @@ class Problems(ValueError):
 
 
 def split_csv(value: Any) -> Any:
-    """``"g5,g6"`` -> ``["g5", "g6"]``; lists pass through; an empty string means 'not set'."""
+    """``"g5,g6"`` -> ``["g5", "g6"]``; lists pass through; an empty string means 'not set'. An empty item
+    (``"g5,,g6"``, ``","``) is refused: dropped, ``","`` would mean no families at all, so any family."""
     if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
+        parts = [part.strip() for part in value.split(",")]
+        if value.strip() and not all(parts):
+            raise ValueError(f"an empty item in '{shown(value)}' (write the items separated by single commas)")
+        return [part for part in parts if part]
     return value
 
 
@@ -37,6 +41,8 @@ def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid 
     if not isinstance(value, str):
         return value
     out: dict[str, str] = {}
+    if value.strip() and not all(part.strip() for part in value.split(",")):
+        raise ValueError(f"an empty pair in '{shown(value)}' (write k1=v1,k2=v2, separated by single commas)")
     for part in value.split(","):
         if not part.strip():
             continue
