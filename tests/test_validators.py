@@ -390,7 +390,7 @@ def test_a_value_too_deep_too_large_or_holding_itself_is_named_not_a_crash():
         (lambda: PoolSpec(name="ml", disk=10**5000), "PoolSpec.disk: a number too large (at most 2^63 - 1)"),
         (lambda: parse_rack_config(None), "rack: expected a mapping of the rack's keys to their values, got NoneType"),  # type: ignore[arg-type]
         (lambda: parse_services("[" * 100_000 + "]" * 100_000), "app:services: invalid JSON: nested too deep to read"),
-        (lambda: parse_services('{"web": {"image": "x", "port": ' + "9" * 5000 + "}}"), "app:services: invalid JSON: a number too long to read"),
+        (lambda: parse_services('{"web": {"image": "x", "port": ' + "9" * 5000 + "}}"), "app:services: invalid JSON: a number too long to read (more than 4300 digits)"),
         (lambda: parse_services({1: {"image": "x", "port": 80}}), "app:services: service names are text (got 1)"),
     ]
     for build, message in cases:
@@ -419,3 +419,10 @@ def test_an_empty_item_in_a_comma_list_is_refused(values, expected):
 
 def test_an_empty_comma_list_is_not_set():
     assert accepted(karpenter_instance_families="") == accepted()
+
+
+def test_a_json_number_too_long_to_read_is_named_without_pythons_advice():
+    text = '[{"name": "gpu", "weight": ' + "9" * 5000 + "}]"
+    message = error(additional_karpenter_nodepools_config=text)
+    assert message == ("rack:additional_karpenter_nodepools_config: invalid JSON: a number too long to read "
+                       "(more than 4300 digits)")

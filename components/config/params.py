@@ -10,7 +10,6 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional
 

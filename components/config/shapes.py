@@ -12,7 +12,7 @@ from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator
 
-from ..spec.base import no_repeated_keys, shown
+from ..spec.base import json_value, shown
 
 
 class Problems(ValueError):
@@ -81,7 +81,7 @@ def json_list(value: Any) -> Any:
         if not text:
             return []
         try:
-            return json.loads(text, object_pairs_hook=no_repeated_keys)
+            return json_value(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
     return value

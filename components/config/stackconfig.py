@@ -21,7 +21,7 @@ from ..inputs import MAX_NESTING, nesting_depth
 from ..pack import upstream
 from .. import syntax
 from ..spec import RackSpec
-from ..spec.base import no_repeated_keys, pointed, shown
+from ..spec.base import json_value, pointed, shown
 from . import keys
 from .keys import NAMESPACE
 from .params import RackParams, parse_rack_config
@@ -36,7 +36,7 @@ def decode_config_value(raw: Any, key: str = "") -> Any:
     """
     if isinstance(raw, str) and raw[:1] in "[{":
         try:
-            value = json.loads(raw, object_pairs_hook=no_repeated_keys)
+            value = json_value(raw)
         except json.JSONDecodeError:
             return raw
         except ValueError as exc:  # a key given twice in one JSON object

@@ -236,6 +236,20 @@ def strict_scalars(model: type[BaseModel], value: Any, info: ValidationInfo) -> 
     return value
 
 
+def json_value(text: str) -> Any:
+    """JSON text as a structured value is written in stack config: a key given twice in one object, and a
+    number too long for Python to read, are refused (``ValueError``) in words a user can act on; text that
+    is no JSON raises ``json.JSONDecodeError``, nesting too deep to read ``RecursionError``."""
+    try:
+        return json.loads(text, object_pairs_hook=no_repeated_keys)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's own limit, and its advice to raise it
+            raise ValueError("invalid JSON: a number too long to read (more than 4300 digits)") from None
+        raise
+
+
 def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object's members, refusing a key given twice (``json.loads`` would keep the last)."""
     out: dict[str, Any] = {}

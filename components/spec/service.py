@@ -25,7 +25,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
 from .limits import INT32_MAX
-from .base import FieldProblem, error_loc, error_message, key_path, no_repeated_keys, strict_scalars, pointed, rendered, shown
+from .base import FieldProblem, error_loc, error_message, json_value, key_path, pointed, rendered, shown, strict_scalars
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -413,14 +413,12 @@ def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSp
         if text == "null":
             raise ConfigError(f"{key}: null (no value): give the services, a mapping of service name to its fields")
         try:
-            value = json.loads(text, object_pairs_hook=no_repeated_keys)
+            value = json_value(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{key}: invalid JSON: {exc.msg} at position {exc.pos}") from None
         except RecursionError:
             raise ConfigError(f"{key}: invalid JSON: nested too deep to read") from None
         except ValueError as exc:
-            if "integer string conversion" in str(exc):
-                raise ConfigError(f"{key}: invalid JSON: a number too long to read") from None
             raise ConfigError(f"{key}: {shown(str(exc))}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a mapping of service name to its fields (got {_json(value)})")
