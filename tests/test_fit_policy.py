@@ -362,6 +362,9 @@ def test_an_unknown_request_is_an_advisory_not_a_pass(pack):
     ({"nvidia.com/gpu": 1}, {"nvidia.com/gpu": 2}, "resources.requests.nvidia.com/gpu 1 is not its limit 2"),
     ({}, {"vpc.amazonaws.com/efa": "1500m"}, "resources.limits.vpc.amazonaws.com/efa '1500m' is not a whole number"),
     ({"hugepages-2Mi": "1Gi", "memory": "2Gi"}, {"memory": "2Gi"}, "resources.requests.hugepages-2Mi '1Gi' has no limit"),
+    ({}, {"hugepages-2Mi": "1Gi"}, "resources ask for hugepages without cpu or memory"),
+    ({"gpu": 1}, {}, "resources.requests.gpu is not a resource Kubernetes knows for a container"),
+    ({"CPU": "1"}, {}, "resources.requests.CPU is not a resource Kubernetes knows for a container"),
 ])
 def test_requirements_the_api_server_refuses_are_refused(pack, requests, limits, said):
     general = group("general", ["m6i.xlarge"])
@@ -377,6 +380,8 @@ def test_requirements_the_api_server_refuses_are_refused(pack, requests, limits,
     ({}, {"nvidia.com/gpu": "0"}),
     ({"ephemeral-storage": "0"}, {}),
     ({"hugepages-2Mi": "64Mi", "memory": "1Gi"}, {"hugepages-2Mi": "64Mi"}),
+    ({"memory": "-0"}, {}),  # apimachinery reads it as 0
+    ({"example.com/dongle": 1, "cpu": "100m"}, {"example.com/dongle": "1"}),
 ])
 def test_requirements_the_api_server_takes_pass(pack, requests, limits):
     general = group("general", ["m6i.xlarge"])
@@ -388,6 +393,34 @@ def test_a_request_past_a_floats_range_fits_no_lane(pack):
     general = group("general", ["m6i.xlarge"])
     [message] = messages(judge(pack, stack(general, workload("api", pod(requests={"memory": "1e400"})))), REACH)
     assert message.startswith('deployment "api" fits no lane: it requests memory beyond any number a node has')
+    gpus = group("ml", ["g5.xlarge"], labels={"convox.io/label": "ml"})
+    [message] = messages(judge(pack, stack(gpus, workload("llm", pod({"convox.io/label": "ml"}, limits={"nvidia.com/gpu": "1e400"})))), REACH)
+    assert "nvidia.com/gpu beyond any number a node has" in message  # too many, not a fraction
+
+
+def test_a_daemonset_or_a_volume_past_a_floats_range_is_judged_not_a_crash(pack):
+    agent = workload("agent", pod(tolerations=[{"operator": "Exists"}], requests={"cpu": "1e400"}), kind=k8s.apps.v1.DaemonSet)
+    general = group("general", ["m6i.xlarge"])
+    [message] = messages(judge(pack, stack(general, agent)), REACH)
+    assert message.startswith('daemonset "agent" runs a pod on every node of') and "cpu beyond any number a node has" in message
+    huge = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "huge-class", api_version="karpenter.k8s.aws/v1", kind="EC2NodeClass", metadata={"name": "huge"},
+        spec={"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "r",
+              "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "1e400"}}]})
+    found = judge(pack, stack(huge, pool("huge", [req("karpenter.k8s.aws/instance-family", "m6i")]),
+                              workload("api", pod({"karpenter.sh/nodepool": "huge"}, requests={"cpu": "1"}))))
+    assert not [v for v in found if "Traceback" in v["message"] or "OverflowError" in v["message"]]
+
+
+def test_pod_level_resources_are_held_to_what_kubernetes_takes_there():
+    spec = {"containers": [{"name": "app"}], "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"}, "requests": {"cpu": "3"}}}
+    assert fit.refusals(spec) == [
+        "pod-level resources: resources.limits.nvidia.com/gpu is not a resource a pod may set for itself (cpu, memory "
+        "and hugepages only; set it on a container)",
+        "pod-level resources: resources.requests.cpu '3' is above its limit '2' (a request must be at most its limit)"]
+    # null is a zero quantity (Quantity's UnmarshalJSON), as a Helm chart renders an empty value
+    assert fit.refusals({"containers": [{"name": "app", "resources": {"limits": {"nvidia.com/gpu": None},
+                                                                      "requests": {"cpu": None}}}]}) == []
 
 
 @settings(deadline=None, max_examples=150)

@@ -367,13 +367,20 @@ def test_a_config_file_without_names_or_with_unknown_inputs(tmp_path, capsys):
     ("apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n", "a kind and apiVersion"),
     ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a]}\n", "a .metadata.name"),
     ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n", "a .metadata.name"),
-    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: [b]}\n", "a .metadata.name"),
 ])
 def test_a_manifest_field_that_is_not_text_is_refused_as_missing(tmp_path, manifest, missing):
     path = tmp_path / "bad.yaml"
     path.write_text(manifest)
     with pytest.raises(Exception, match=rf"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require {re.escape(missing)}"):
         run(lambda: k8s.yaml.v2.ConfigFile("bad", file=str(path)))
+
+
+def test_a_namespace_that_is_not_text_is_none_and_the_default_follows(tmp_path):
+    path = tmp_path / "team.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: 2024}\n")
+    r = run(lambda: k8s.yaml.v2.ConfigFile("team", file=str(path)))
+    [child] = [c for c in r.resources if c.type == "kubernetes:core/v1:ConfigMap"]
+    assert child.name == "team:default/a"
 
 
 def test_v1_config_file_decodes_through_the_provider_invoke(tmp_path):

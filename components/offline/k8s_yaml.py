@@ -11,7 +11,7 @@ What pulumi-kubernetes does, read from its source (pulumi/pulumi-kubernetes 9497
 - yaml/v2 reads files (ConfigGroup: glob patterns, sorted), then the ``yaml`` text, then ``objs``; skips
   empty documents; expands ``*List`` kinds into their items; refuses an object without ``kind`` and
   ``apiVersion`` or without ``.metadata.name`` (each read as apimachinery's unstructured accessors read
-  it: a value that is not a string is none); gives the default namespace to namespaced kinds that
+  it: a value that is not a string is none, a namespace too); gives the default namespace to namespaced kinds that
   have none (built-in kinds from its own table, custom kinds from a CustomResourceDefinition among
   the objects or from the cluster; a kind it cannot place gets no namespace, with a warning). Each
   object becomes a child of the component named ``<prefix>:<namespace>/<name>`` (``<prefix>:<name>``
@@ -188,8 +188,10 @@ def register(reg: Registration, objects: list[Any], ctx: Context, default_namesp
         if not _text(obj.get("kind")) or not _text(obj.get("apiVersion")):  # unstructured's GetKind: a string, or ""
             raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a kind and apiVersion: {obj!r}"[:300])
         meta = obj.get("metadata")
-        if not isinstance(meta, dict) or not _text(meta.get("name")) or not isinstance(meta.get("namespace") or "", str):
+        if not isinstance(meta, dict) or not _text(meta.get("name")):
             raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a .metadata.name: {obj!r}"[:300])
+        if "namespace" in meta and not _text(meta["namespace"]):  # read as none: the default namespace, if any, follows
+            del meta["namespace"]
         group, version = _group(str(obj["apiVersion"]))
         obj["apiVersion"] = f"{group}/{version}" if group else version
         if not meta.get("namespace"):

@@ -94,18 +94,18 @@ class Allocatable:
 
     def less(self, used: Mapping[str, float]) -> "Allocatable":
         """After ``used`` (cores and bytes) is taken by the lane's DaemonSets."""
-        cpu, memory, ephemeral = (min(used.get(r, 0), BEYOND) for r in (CPU, MEMORY, EPHEMERAL))
-        return Allocatable(self.cpu_m - round(cpu * 1000), self.memory_mib - math.ceil(memory / MIB),
-                           self.ephemeral_mib - math.ceil(ephemeral / MIB), self.gpus)
+        return Allocatable(self.cpu_m - round(used.get(CPU, 0) * 1000), self.memory_mib - math.ceil(used.get(MEMORY, 0) / MIB),
+                           self.ephemeral_mib - math.ceil(used.get(EPHEMERAL, 0) / MIB), self.gpus)
 
 
 BEYOND = 1e30
-"""More of anything than a node has: an infinite request (``"1e400"``) counts as this much in whole units."""
+"""More of anything than a node has: a request past a float's range (``"1e400"``, infinite) counts as this much,
+so that the arithmetic over requests (sums, differences, whole units) stays finite."""
 
 
 def allocatable(itype: instances.InstanceType, root_gib: Optional[float] = None) -> Allocatable:
     """The allocatable of one node of ``itype`` whose root (data) volume is ``root_gib`` GiB."""
-    root_mib = (root_gib or DEFAULT_ROOT_GIB) * 1024
+    root_mib = min(root_gib or DEFAULT_ROOT_GIB, BEYOND) * 1024
     cpu = itype.vcpus * 1000 - kube_reserved_cpu_m(itype.vcpus)
     memory = memory_capacity_mib(itype) - kube_reserved_memory_mib(itype.max_pods) - EVICTION_MEMORY_MIB
     ephemeral = root_mib - KUBE_RESERVED_EPHEMERAL_GIB * 1024 - math.ceil(root_mib * NODEFS_EVICTION)
@@ -164,7 +164,7 @@ def pod_requests(pod: Any) -> dict[str, float]:
     for name, value in facts.as_map(pod.get("overhead")).items():
         if (amount := quantity(value)) is not None:
             total[str(name)] = total.get(str(name), 0) + amount
-    return {k: v for k, v in total.items() if v}
+    return {k: min(v, BEYOND) for k, v in total.items() if v}  # an infinite request ("1e400") as more than any node has
 
 
 # ---- what the API server refuses ------------------------------------------------------------------------------
@@ -209,51 +209,80 @@ def _exact(value: Any) -> Optional[Fraction]:
 
 def refusals(pod: Mapping[str, Any]) -> list[str]:
     """What the API server refuses in a pod's resource requirements (kubernetes ``pkg/apis/core/validation``,
-    ``ValidateResourceRequirements``): a value that is no quantity or is negative; a fraction of an extended
-    resource; a request above its limit; an extended resource (or hugepages) requested without a limit, or
-    with another one. Such a pod is never created, so it never runs on any lane."""
+    ``ValidateResourceRequirements`` and ``validateContainerResourceName``): a name that is neither a standard
+    container resource nor domain-qualified; a value that is no quantity or is negative (``null`` is zero, as
+    ``Quantity`` decodes it); a fraction of an extended resource; a request above its limit; an extended
+    resource (or hugepages) requested without a limit, or with another one; hugepages without cpu or memory.
+    At pod level (``spec.resources``) only cpu, memory and hugepages may be set. Such a pod is never created."""
     found = []
     for group in ("initContainers", "containers"):
         for container in facts.as_list(pod.get(group)):
             container = facts.as_map(container)
             found += _requirements(f"container \"{facts.text(container.get('name'))}\"", facts.as_map(container.get("resources")))
+    if "resources" in pod:
+        found += _requirements("pod-level resources", facts.as_map(pod.get("resources")), pod_level=True)
     return found
 
 
-def _requirements(where: str, resources: Mapping[str, Any]) -> list[str]:
+STANDARD = (CPU, MEMORY, EPHEMERAL)
+"""The container resources Kubernetes names without a domain (and ``hugepages-<size>``)."""
+
+
+def _name_problem(name: str, pod_level: bool) -> str:
+    if pod_level:
+        return "" if name in (CPU, MEMORY) or name.startswith("hugepages-") else \
+            "is not a resource a pod may set for itself (cpu, memory and hugepages only; set it on a container)"
+    if "/" not in name and name not in STANDARD and not name.startswith("hugepages-"):
+        return ("is not a resource Kubernetes knows for a container (cpu, memory, ephemeral-storage, hugepages-<size>, "
+                "or a name with a domain, such as nvidia.com/gpu)")
+    return ""
+
+
+def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = False) -> list[str]:
     found, read = [], {}
     for part in ("limits", "requests"):
         for name, value in facts.as_map(resources.get(part)).items():
+            name, what = str(name), f"{where}: resources.{part}.{name} {_shown(value)}"
+            if _name_problem(name, pod_level):
+                found.append(f"{where}: resources.{part}.{name} {_name_problem(name, pod_level)}")
+                continue
+            if value is None:  # JSON null decodes as a zero quantity
+                value = 0
             amount = quantity(value)
-            what = f"{where}: resources.{part}.{name} {_shown(value)}"
             if amount is None:
-                negative = isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0 \
-                    or isinstance(value, str) and _SIGNED_RE.fullmatch(value.strip()) is not None
+                signed = isinstance(value, str) and _SIGNED_RE.fullmatch(value.strip())
+                if signed and quantity(value.strip().lstrip("-")) == 0:  # "-0" is zero
+                    read[part, name] = "0"
+                    continue
+                negative = signed or isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
                 found.append(f"{what} is negative (a request or limit must be 0 or more)" if negative else
                              f"{what} is not a quantity (write a number with an optional suffix: 500m, 2, 4Gi)")
-            elif not _native(name) and not float(amount).is_integer():
+            elif not _native(name) and math.isfinite(amount) and not float(amount).is_integer():
                 found.append(f"{what} is not a whole number (an extended resource is counted in whole units)")
             else:
                 read[part, name] = value
+    limits = facts.as_map(resources.get("limits"))
     for (part, name), value in read.items():
         if part != "requests":
             continue
-        limit = facts.as_map(resources.get("limits")).get(name)
         what = f"{where}: resources.requests.{name} {_shown(value)}"
         if not _overcommitted(name):
-            if limit is None:
+            if name not in limits:
                 found.append(f"{what} has no limit (it cannot be overcommitted, so Kubernetes needs its limit; set "
                              f"limits.{name} alone and the request follows it)")
-            elif ("limits", name) in read and _exact(value) != _exact(limit):
-                found.append(f"{what} is not its limit {_shown(limit)} (it cannot be overcommitted: the two must be equal)")
-        elif ("limits", name) in read and (_exact(value) or 0) > (_exact(limit) or 0):
-            found.append(f"{what} is above its limit {_shown(limit)} (a request must be at most its limit)")
+            elif ("limits", name) in read and _exact(value) != _exact(read["limits", name]):
+                found.append(f"{what} is not its limit {_shown(limits[name])} (it cannot be overcommitted: the two must be equal)")
+        elif ("limits", name) in read and (_exact(value) or 0) > (_exact(read["limits", name]) or 0):
+            found.append(f"{what} is above its limit {_shown(limits[name])} (a request must be at most its limit)")
+    named = {name for _, name in read}
+    if any(n.startswith("hugepages-") for n in named) and not named & {CPU, MEMORY}:
+        found.append(f"{where}: resources ask for hugepages without cpu or memory (Kubernetes needs one of them beside it)")
     return found
 
 
 def words(resource: str, amount: float) -> str:
     """``cpu 4``, ``memory 16Gi``, ``memory 14481Mi``, ``nvidia.com/gpu 2``: as a manifest would say it."""
-    if not math.isfinite(amount):
+    if amount >= BEYOND:
         return f"{resource} beyond any number a node has"
     if resource in (MEMORY, EPHEMERAL):
         mib = amount / MIB
