@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import os
 import shutil
 import subprocess
@@ -166,6 +167,25 @@ def test_a_program_exit_is_one_line_from_a_shell_too(tmp_path):
     folder = project(tmp_path, "import sys\nsys.exit(5)\n")
     proc = cli("--cwd", str(folder), "--stack", "s", "--no-policy")
     assert (proc.returncode, proc.stderr) == (2, "error: the program exited with code 5\n")
+
+
+def test_the_process_ends_with_all_its_output_written_and_its_exit_code(tmp_path):
+    # the command ends its process without the interpreter's teardown: what it printed must still be all
+    # there, whatever stdout is (a file is block-buffered), with the command's exit code
+    out = tmp_path / "out.txt"
+    with out.open("w") as stdout:
+        proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--stack", "prod", "--no-policy",
+                               "--json", str(tmp_path / "prod.json")], cwd=REPO, stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert text.startswith("Previewing update (prod), offline:") and text.endswith(" to create\n"), text[-300:]
+    assert json.loads((tmp_path / "prod.json").read_text())["resources"]
+    # a reader that goes away early (`| head -1`): no complaint, and the command's own exit code
+    shell = subprocess.run(f"{sys.executable} -m mixed_os_racks.offline preview --stack prod --no-policy | head -1",
+                           shell=True, cwd=REPO, capture_output=True, text=True, timeout=120, executable="/bin/bash")
+    assert shell.stdout == "Previewing update (prod), offline:\n"
+    assert "Exception ignored" not in shell.stderr and "BrokenPipe" not in shell.stderr
 
 
 # ---- 3. Ctrl-C --------------------------------------------------------------------------------------------
