@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import contract, syntax
@@ -119,11 +120,16 @@ def fit_problems(placement: "Placement", lanes: LanesInput, subject: str = "the 
 
     requests: dict[str, str] = dict(placement.gpu_resources)
     if cpu:
-        requests["cpu"] = f"{round(cpu * 1000)}m"
+        requests["cpu"] = _plain(cpu)
     if memory_mib:
-        requests["memory"] = f"{memory_mib}Mi"
+        requests["memory"] = f"{_plain(memory_mib)}Mi"
     container: dict[str, Any] = {"name": "app", "image": "app", "resources": {"requests": requests, "limits": dict(placement.gpu_resources)}}
     return workloads.pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
+
+
+def _plain(number: float) -> str:
+    """A number as a Kubernetes quantity takes it: plain digits, never an exponent (``1e-05`` is ``0.00001``)."""
+    return format(Decimal(number if isinstance(number, int) else repr(number)).normalize(), "f")
 
 
 def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_mib: Any) -> Optional[str]:
@@ -140,10 +146,15 @@ def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_m
         items = list(lanes.values()) if isinstance(lanes, Mapping) else lanes
         if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):
             return "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"
+        from .pack.workloads import lanes_config_problems  # the pack's own reading of a lanes config
+
+        problems = lanes_config_problems(lane_list(lanes))
+        if problems:
+            return "; ".join(problems)
     for name, value in (("cpu", cpu), ("memory_mib", memory_mib)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value < 0):
-            return f"{name}: expected a number, 0 or more, got {value!r}"
+                                  or isinstance(value, float) and not math.isfinite(value) or value < 0):
+            return f"{name}: expected a number, 0 or more, got {value!r}"[:300]
     return None
 
 

@@ -93,7 +93,15 @@ def test_a_bare_number_is_the_count_and_only_a_positive_one_asks_for_gpus(count)
     ({"lanes": [1]}, "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"),
     ({"cpu": float("nan")}, "cpu: expected a number, 0 or more, got nan"),
     ({"memory_mib": "512"}, "memory_mib: expected a number, 0 or more, got '512'"),
-], ids=["selector-text", "label-none", "gpu-bool", "lanes", "cpu-nan", "memory-text"])
+    # a lane the pack would not read: refused as the pack's config check words it, not read as no lane
+    ({"lanes": {"gpu": {"labels": 5, "taints": "bad"}}},
+     "lanes[0].labels: expected a mapping of label to value, got 5; lanes[0].taints: expected a list of {key, value, effect}, got 'bad'"),
+    ({"lanes": {"gpu": {"labels": {"convox.io/label": "gpu"}, "instanceTypes": "g5.xlarge"}}},
+     "lanes[0].instanceTypes: expected a list of names, got 'g5.xlarge'"),
+    ({"lanes": {"gpu": {"labels": {"convox.io/label": "gpu"}, "maxGpusPerNode": -1}}},
+     "lanes[0].maxGpusPerNode: expected a whole number of GPUs, got -1"),
+], ids=["selector-text", "label-none", "gpu-bool", "lanes", "cpu-nan", "memory-text", "lane-shapes", "lane-types-text",
+        "lane-negative-gpus"])
 def test_place_names_the_argument_it_cannot_use(kwargs, message):
     with pytest.raises(PlacementError) as refused:
         place(**kwargs)
@@ -141,3 +149,16 @@ def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects
     tolerations = [scheduling.Toleration.read(t) for t in place(selectors, gpu).tolerations]
     untolerated = lane.untolerated(tolerations)
     assert untolerated == ([scheduling.Taint("team", "ml")] if custom else [])
+
+
+@pytest.mark.parametrize("cpu, memory_mib", [(1e308, None), (10**400, None), (None, 10**400), (None, 1e-05), (None, 1e16)])
+def test_any_size_is_judged_without_an_exception(cpu, memory_mib):
+    # the sizes go to the pack as quantities written out in full (1e-05 MiB is 0.00001Mi, never "1e-05Mi",
+    # which is no quantity); one larger than any node fits no lane
+    lanes = {"general": {"kind": "nodegroup", "labels": {"convox.io/label": "general"}, "instanceTypes": ["m6i.xlarge"]}}
+    selected = {"convox.io/label": "general"}
+    if (cpu or 0) > 1000 or (memory_mib or 0) > 10**9:
+        with pytest.raises(PlacementError, match="fits no lane"):
+            place(selected, lanes=lanes, cpu=cpu, memory_mib=memory_mib)
+    else:
+        assert place(selected, lanes=lanes, cpu=cpu, memory_mib=memory_mib) == place(selected)

@@ -507,7 +507,8 @@ def lanes_config_problems(lanes: Any) -> list[str]:
             if value is not None and (not isinstance(value, Sequence) or isinstance(value, str)
                                       or not all(isinstance(v, str) for v in value)):
                 problems.append(f"{where}.{field_name}: expected a list of names, got {value!r}")
-        for t in entry.get("instanceTypes") or []:
+        types = entry.get("instanceTypes")
+        for t in types if isinstance(types, Sequence) and not isinstance(types, str) else []:  # text is said above
             if isinstance(t, str) and syntax.instance_type_problem(t):
                 problems.append(f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)")
         most = entry.get("maxGpusPerNode")
