@@ -45,6 +45,17 @@ TAG_TEXT_RE = re.compile(r"[\w .:/=+\-@]*")
 TAG_KEY_MAX, TAG_VALUE_MAX = 127, 256
 
 
+
+BEYOND_DIGITS = 30
+"""More decimal digits than any bound a field is held to has (Python refuses to read more than 4,300)."""
+
+
+def whole_number(digits: str) -> int:
+    """Decimal digits as a number; more than ``BEYOND_DIGITS`` of them (leading zeros aside) read as
+    ``10**BEYOND_DIGITS``, which is past every bound, so a bound check refuses it with its own words."""
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) <= BEYOND_DIGITS else 10**BEYOND_DIGITS
+
 def dns_label_problem(name: str) -> Optional[str]:
     if len(name) > 63 or not DNS1123_LABEL_RE.fullmatch(name):
         return "must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63"

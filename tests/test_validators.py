@@ -426,3 +426,16 @@ def test_a_json_number_too_long_to_read_is_named_without_pythons_advice():
     message = error(additional_karpenter_nodepools_config=text)
     assert message == ("rack:additional_karpenter_nodepools_config: invalid JSON: a number too long to read "
                        "(more than 4300 digits)")
+
+
+@pytest.mark.parametrize("values, key", [
+    # Python refuses to read more than 4,300 digits: such a count or duration was blamed on another key
+    ({"karpenter_consolidate_after": "1" * 5000 + "s"}, "karpenter_consolidate_after"),
+    ({"karpenter_disruption_budget_nodes": "1" * 5000}, "karpenter_disruption_budget_nodes"),
+])
+def test_a_number_of_thousands_of_digits_is_refused_by_its_own_rule(values, key):
+    assert error(**values).startswith(f"rack:{key}: karpenter workload nodepool: invalid {key} '111")
+
+
+def test_leading_zeros_do_not_make_a_count_too_large():
+    assert accepted(karpenter_disruption_budget_nodes="0" * 5000 + "5")

@@ -231,7 +231,7 @@ class PoolSpec(Spec):
         if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
             raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
         budget = self.disruption_budget_nodes
-        if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and int(budget) > BUDGET_NODES_MAX):
+        if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and syntax.whole_number(budget) > BUDGET_NODES_MAX):
             raise FieldProblem(
                 "disruption_budget_nodes",
                 f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",

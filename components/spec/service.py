@@ -21,7 +21,7 @@ from typing import Annotated, Any, Optional
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from .. import contract
+from .. import contract, syntax
 from ..errors import ConfigError
 from ..placement import GpuRequest, Placement, place
 from .limits import INT32_MAX
@@ -176,8 +176,8 @@ def parse_count(value: Any) -> tuple[int, int]:
         match = COUNT_RE.fullmatch(value) if isinstance(value, str) else None
         if not match:
             raise ValueError(f"invalid count '{value}' (use a number like 2 or a range like 2-6)")
-        low = int(match.group(1))
-        high = int(match.group(2)) if match.group(2) is not None else low
+        low = syntax.whole_number(match.group(1))
+        high = syntax.whole_number(match.group(2)) if match.group(2) is not None else low
     if low < 0:
         raise ValueError(f"invalid count '{value}' (0 or more)")
     if high > INT32_MAX:
