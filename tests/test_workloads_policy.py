@@ -216,20 +216,47 @@ def test_a_dedicated_pool_without_either_toleration(pack):
     ]
 
 
-def test_every_lane_a_workload_names_must_take_it(pack):
-    """Naming a dedicated pool beside the default one still names it: its taints must be tolerated."""
-    either = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "convox.io/nodepool", "operator": "In", "values": ["workload", "gpu"]}]}]}}}
-    assert messages(judge(pack, on_rack(deployment("api", pod(affinity=either)))), REACH) == [
-        'deployment "api" selects karpenter nodepool \'gpu\' but does not tolerate its taints '
-        "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule (add the toleration {key: dedicated-node, "
-        "operator: Equal, value: gpu, effect: NoSchedule}; the Service component adds it for nodeSelectorLabels "
-        "convox.io/nodepool and convox.io/label; it requests no GPU: select a lane without GPUs, or request nvidia.com/gpu)"
-    ]
-    by_vendor = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "convox.io/gpu-vendor", "operator": "In", "values": ["nvidia"]}]}]}}}
+def _required(*terms: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": term} for term in terms]}}}
+
+
+def test_a_lane_a_workload_names_must_take_it_unless_another_it_names_does(pack):
+    """Terms and values are ORed: a pod naming the default pool beside a dedicated one lands on the default
+    pool; naming only lanes whose taints it does not tolerate is refused."""
+    either = _required([{"key": "convox.io/nodepool", "operator": "In", "values": ["workload", "gpu"]}])
+    assert messages(judge(pack, on_rack(deployment("api", pod(affinity=either)))), REACH) == []
+    only_gpu = _required([{"key": "convox.io/nodepool", "operator": "In", "values": ["gpu"]}])
+    [message] = messages(judge(pack, on_rack(deployment("api", pod(affinity=only_gpu)))), REACH)
+    assert message.startswith("deployment \"api\" selects karpenter nodepool 'gpu' but does not tolerate its taints "
+                              "dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule")
+    by_vendor = _required([{"key": "convox.io/gpu-vendor", "operator": "In", "values": ["nvidia"]}])
     tolerates_the_pool = pod(tolerations=[{"key": "dedicated-node", "value": "gpu"}, GPU], affinity=by_vendor, gpus=1)
     assert messages(judge(pack, on_rack(deployment("trainer", tolerates_the_pool))), REACH) == []  # one GPU lane takes it
+
+
+def test_a_missing_lane_among_alternatives_is_no_refusal(pack):
+    # a pool that no longer exists, offered beside one that does: the scheduler takes the one that exists
+    values = _required([{"key": "convox.io/nodepool", "operator": "In", "values": ["legacy-general", "workload"]}])
+    terms = _required([{"key": "convox.io/nodepool", "operator": "In", "values": ["legacy-general"]}],
+                      [{"key": "convox.io/nodepool", "operator": "In", "values": ["workload"]}])
+    for affinity in (values, terms):
+        assert messages(judge(pack, on_rack(deployment("api", pod(affinity=affinity)))), REACH) == []
+    [message] = messages(judge(pack, on_rack(deployment("api", pod({"convox.io/nodepool": "legacy-general"})))), REACH)
+    assert "karpenter nodepool 'legacy-general', which does not exist on this rack" in message
+
+
+@pytest.mark.parametrize("spec", [
+    # the Karpenter chart's own placement: off Karpenter's nodes, on Linux, tolerating CriticalAddonsOnly
+    pod({"kubernetes.io/os": "linux"}, [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        affinity=_required([{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}])),
+    # an EKS node group of the cluster that the stack does not hold, by the name EKS labels its nodes with
+    pod({"eks.amazonaws.com/nodegroup": "system", "eks.amazonaws.com/capacityType": "ON_DEMAND"}),
+], ids=["karpenter-chart", "other-node-group"])
+def test_a_selection_aimed_at_nodes_outside_the_stack_passes(pack, spec):
+    # the stack's only non-Karpenter lane is the tainted GPU node group; these pods run on the cluster's
+    # system nodes, which an existing cluster has and the stack does not hold
+    assert messages(judge(pack, on_rack(deployment("controller", spec))), REACH) == []
 
 
 KINDS = [

@@ -200,6 +200,8 @@ def _wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellknow
 
 
 RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com")
+EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+"""The label EKS gives every node of a managed node group: the group's name."""
 
 
 def _requirement_labels(requirements: Sequence[wellknown.Requirement]) -> dict[str, str]:
@@ -1024,13 +1026,15 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     cannot be decided are left to ``fit_findings``."""
     named = named_lanes(workload.selection)
     pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
-    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools)
-                for key, value in named if value not in lanes.existing(key)]
-    if problems:
-        return problems
     known = lanes.known_keys
     # per lane, the affinity terms that select it by its labels, then those its nodes meet
     by_labels = [(lane, on) for lane in lanes.lanes if (on := workload.selection.on(lane.labels, known)) is not None]
+    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools)
+                for key, value in named if value not in lanes.existing(key)]
+    if problems and not by_labels:  # a lane it names is missing, and no other it offers (terms and values are ORed) exists
+        return problems
+    if _names_other_node_group(workload, lanes):
+        return []
     picks = [r for r in workload.selection.requirements if r.key in known and r.operator == "In" and not r.field]
     if not by_labels and len(picks) > 1 and workload.kind != "DaemonSet" \
             and all(any(r.holds(lane.labels) for lane in lanes.lanes) for r in picks):
@@ -1040,15 +1044,14 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
                 f"({wanted}), and the node selector and affinity must all hold (select one lane)"]
     landing = [(lane, chosen) for lane, on in by_labels if (chosen := lane.admitted(on)) is not None]
     selected = [lane for lane, _ in landing]
-    # every lane it names (by convox.io/nodepool or convox.io/label) must take it ...
-    problems = [untolerated_lane(workload, lane, taints) for lane in selected
-                if any(lane.labels.get(key) == value for key, value in named)
-                and (taints := lane.untolerated(workload.tolerations))]
-    if problems:
-        return problems
-    # ... and whatever else it selects, some lane must
+    # a lane it names (by convox.io/nodepool or convox.io/label) must take it, one of them when it names several ...
+    named_here = [lane for lane in selected if any(lane.labels.get(key) == value for key, value in named)]
+    if named_here and all(lane.untolerated(workload.tolerations) for lane in named_here):
+        return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in named_here]
+    # ... and of the lanes it aims at by their own labels, some lane must (a selection that only rules lanes
+    # out, such as karpenter.sh/nodepool DoesNotExist, aims at nodes the stack may not hold)
     reachable = [(lane, chosen) for lane, chosen in landing if not lane.untolerated(workload.tolerations)]
-    if selected and not reachable and not workload.selection.empty:
+    if selected and not reachable and _aims_at(workload, known):
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
@@ -1060,6 +1063,23 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
         return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
                 f"{_well_known_reason(on, lane)} (select a lane that offers it, or add one)"]
     return []
+
+
+def _aims_at(workload: Workload, known: frozenset[str]) -> bool:
+    """Whether the workload picks nodes by what the stack's lanes declare (``In``, ``Exists``, ``Gt``, ``Lt`` on a
+    lane label or a well-known label their instances decide), rather than only ruling lanes out (``DoesNotExist``,
+    ``NotIn``), asking for labels no lane declares, or for Linux (every lane's): such a selection, like the
+    Karpenter chart's own (``karpenter.sh/nodepool DoesNotExist``), aims at nodes the stack may not hold."""
+    return any(r.operator in _SELECTING + ("Lt",) and not r.field and r.key != OS_KEY
+               and (r.key in known or _is_well_known(r.key)) for r in workload.selection.requirements)
+
+
+def _names_other_node_group(workload: Workload, lanes: Lanes) -> bool:
+    """Whether it requires nodes of an EKS node group by name (EKS labels every node with its group's name)
+    that is none of the stack's: its nodes come from elsewhere (``eks.amazonaws.com/nodegroup: system``)."""
+    groups = {lane.name for lane in lanes.lanes if lane.kind == "node group"}
+    return any(r.key == EKS_NODEGROUP_LABEL and r.operator == "In" and not r.field and not set(r.values) & groups
+               for r in workload.selection.requirements)
 
 
 def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mapping[str, float]]) -> tuple[list[str], list[str]]:
