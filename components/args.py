@@ -19,6 +19,7 @@ from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Requi
 
 import pulumi
 
+from . import syntax
 from .errors import ArgumentError
 
 _UNIONS = (Union, types.UnionType)
@@ -112,6 +113,33 @@ def _shown(value: Any) -> str:
 
 
 Rule = Callable[[Any], Optional[str]]
+
+
+def _tags_rule(tags: Mapping[str, str]) -> Optional[str]:
+    from .spec.tags import tags_problem
+
+    return tags_problem(tags, added=0, by="the component")
+
+
+def _namespace_rule(namespace: str) -> Optional[str]:
+    from .spec.service import dns1123_label_problem
+
+    return dns1123_label_problem(namespace, "namespace")
+
+
+COMMON_RULES: Mapping[str, Rule] = {
+    "namespace": _namespace_rule,
+    "node_selector": syntax.node_selector_problem,
+    "tolerations": lambda tolerations: (f"invalid toleration {problem}"
+                                        if (problem := syntax.tolerations_problem(list(tolerations))) else None),
+    "tags": _tags_rule,
+    "node_role_name": lambda name: (f"invalid role name {name!r}: {syntax.iam_role_name_problem(name)}"
+                                    if syntax.iam_role_name_problem(name) else None),
+    "rack": lambda rack: syntax.tag_problem("rack", rack),
+}
+"""Rules of arguments that mean the same in every component (a Kubernetes namespace, node selector and
+tolerations; AWS tags; an IAM role name; the ``rack`` tag's value), checked on their known values as the API
+that takes them would; a component's own ``rules`` come on top."""
 """What is wrong with an argument's (known) value beyond its type, or None."""
 
 
@@ -204,6 +232,7 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
         if args.get(key) is None:
             problems.append((key, f"required (expected {describe(hints[key])})"))
     missing = {key for key, _ in problems}
+    rules = {**COMMON_RULES, **(rules or {})}
     result = dict(args)
     for key, value in args.items():
         if key not in hints or key in missing:

@@ -32,7 +32,7 @@ from .args import checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .placement import fit_problems
-from .spec.service import ServiceSpec, dns1123_label_problem
+from .spec.service import ServiceSpec
 
 NAME_LABEL = "app.kubernetes.io/name"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "mixed-os-racks"}
@@ -159,10 +159,7 @@ class Service(pulumi.ComponentResource):
         args = checked(self, name, args, ServiceArgs)  # type: ignore[assignment]
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
-        namespace = args.get("namespace", "default")
-        problem = dns1123_label_problem(namespace, "namespace")
-        if problem:
-            raise ArgumentError("Service", name, "namespace", problem)
+        namespace = args.get("namespace", "default")  # checked as a namespace (args.COMMON_RULES)
         cluster.claim("Service", name, {f"Deployment {namespace}/{spec.name}": "give the service another name, or "
                                                                                "another namespace"})
         if "lanes" in args:

@@ -17,7 +17,7 @@ Each ``*_problem`` function returns None for a good value, or what is wrong with
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from . import contract
 
@@ -240,6 +240,57 @@ def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_
             return f"[{n}]: {_quoted(value)} is not a {kind} id ({prefix}- and 8 or 17 hex digits)"
     if len({value for _, value in known}) < len(known):
         return f"a {kind} id is listed twice"
+    return None
+
+
+def node_selector_problem(selector: Mapping[object, object]) -> Optional[str]:
+    """What Kubernetes refuses in a node selector (label keys and values), or None."""
+    for key, value in selector.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return f"labels and values are text (got {_quoted(key)}: {_quoted(value)})"
+        problem = qualified_name_problem(key) or label_value_problem(value)
+        if problem:
+            return f"label {_quoted(key)}: {_quoted(value)}: {problem}"
+    return None
+
+
+TOLERATION_FIELDS = ("key", "operator", "value", "effect", "tolerationSeconds")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def tolerations_problem(tolerations: Sequence[object]) -> Optional[str]:
+    """What Kubernetes refuses in a pod's tolerations (``validateTolerations``), or None: an unknown field, a key
+    that is no label key (empty only with ``Exists``), an operator other than ``Equal``/``Exists``, a value with
+    ``Exists`` or one that is no label value, an unknown effect, ``tolerationSeconds`` that is no whole number
+    or is given without ``NoExecute``."""
+    for n, toleration in enumerate(tolerations):
+        at = f"[{n}]"
+        if not isinstance(toleration, Mapping):
+            return f"{at}: expected {{key, operator, value, effect}}, got {_quoted(toleration)}"
+        unknown = [str(k) for k in toleration if k not in TOLERATION_FIELDS]
+        if unknown:
+            return f"{at}.{unknown[0]}: unknown field (expected {', '.join(TOLERATION_FIELDS)})"
+        key, operator = toleration.get("key") or "", toleration.get("operator") or "Equal"
+        value, effect = toleration.get("value") or "", toleration.get("effect") or ""
+        if not all(isinstance(v, str) for v in (key, operator, value, effect)):
+            return f"{at}: key, operator, value and effect are text"
+        if operator not in ("Equal", "Exists"):
+            return f"{at}.operator: {_quoted(operator)} is not Equal or Exists"
+        if key and qualified_name_problem(key):
+            return f"{at}.key: {_quoted(key)}: {qualified_name_problem(key)}"
+        if not key and operator != "Exists":
+            return f"{at}.key: empty, which only operator Exists takes (it tolerates every taint)"
+        if operator == "Exists" and value:
+            return f"{at}.value: {_quoted(value)} with operator Exists, which takes no value"
+        if value and label_value_problem(value):
+            return f"{at}.value: {_quoted(value)}: {label_value_problem(value)}"
+        if effect and effect not in EFFECTS:
+            return f"{at}.effect: {_quoted(effect)} is not one of {', '.join(EFFECTS)}"
+        seconds = toleration.get("tolerationSeconds")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
+            return f"{at}.tolerationSeconds: {_quoted(seconds)} is not a whole number of seconds"
+        if seconds is not None and effect != "NoExecute":
+            return f"{at}.tolerationSeconds: only effect NoExecute takes it"
     return None
 
 

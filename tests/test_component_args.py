@@ -261,3 +261,42 @@ def test_clusters_of_one_name_in_two_regions_or_two_unit_tests_are_not_one():
         "print('both built')\n")
     done = subprocess.run([sys.executable, "-c", unit_tests], capture_output=True, text=True, timeout=60)
     assert done.stdout == "both built\n", done.stderr
+
+
+@pytest.mark.parametrize("component, extra, said", [
+    # an argument that means the same in every component is held to the API that takes it
+    ("KarpenterController", {"node_role_name": "arn:aws:iam::123456789012:role/x"}, "node_role_name: invalid role name"),
+    ("KarpenterController", {"namespace": "UPPER"}, "namespace: invalid namespace 'UPPER'"),
+    ("KarpenterController", {"tags": {"aws:team": "a"}}, "tags: invalid tags: tag key 'aws:team' uses the reserved prefix"),
+    ("ClusterAutoscaler", {"tags": {"team": "x" * 300}}, "tags: invalid tags: tag 'team' value must be at most 256"),
+    ("ClusterAutoscaler", {"node_selector": {"": "x"}}, "node_selector: label '': 'x'"),
+    ("MetricsServer", {"namespace": "Kube_System"}, "namespace: invalid namespace 'Kube_System'"),
+    ("MetricsServer", {"tolerations": [{"key": "a", "effect": "Bogus"}]}, "tolerations: invalid toleration [0].effect"),
+    ("KarpenterController", {"tolerations": [{"key": "a", "operator": "Exists", "value": "b"}]},
+     "tolerations: invalid toleration [0].value: 'b' with operator Exists"),
+    ("KarpenterController", {"tolerations": [{"key": "a", "tolerationSeconds": "soon", "effect": "NoExecute"}]},
+     "tolerations: invalid toleration [0].tolerationSeconds"),
+    ("NvidiaDevicePlugin", {"namespace": ""}, "namespace: invalid namespace ''"),
+    ("GpuObservability", {"namespace": "a" * 64}, "namespace: invalid namespace"),
+])
+def test_common_arguments_are_checked_in_every_component(component, extra, said):
+    import mixed_os_racks
+
+    kind = getattr(mixed_os_racks, component)
+    message = refused(lambda: kind("x", {"cluster": cluster(), **extra}))
+    assert message.startswith(f"{component} 'x': {said}"), message
+
+
+def test_a_node_groups_rack_is_a_tag_value():
+    spec = NodeGroupSpec(instance_type="m6i.large")
+    message = refused(lambda: NodeGroup("ng", {"group": spec, "cluster": cluster(), "rack": "a,b"}))
+    assert message.startswith("NodeGroup 'ng': rack: tag 'rack' value 'a,b'"), message
+
+
+def test_tolerations_kubernetes_takes_pass():
+    import mixed_os_racks
+
+    ok = [{"operator": "Exists"}, {"key": "CriticalAddonsOnly", "operator": "Exists"},
+          {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
+          {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
+    run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}), {"aws:region": "us-east-1"})
