@@ -21,7 +21,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import checked, documented, inherited_depends_on
+from .args import check_start, checked, documented, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .karpenter_controller import bounded_name, trust
@@ -130,6 +130,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     """The Cluster Autoscaler release it runs: the one of the cluster's Kubernetes minor."""
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("ClusterAutoscaler", name, opts)
         super().__init__("rack:addons:ClusterAutoscaler", name, None, opts)
         args = checked(self, name, args, ClusterAutoscalerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]
@@ -221,6 +222,7 @@ class MetricsServer(pulumi.ComponentResource):
     """The metrics-server chart version it installs."""
 
     def __init__(self, name: str, args: MetricsServerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("MetricsServer", name, opts)
         super().__init__("rack:addons:MetricsServer", name, None, opts)
         args = checked(self, name, args, MetricsServerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]

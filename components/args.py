@@ -214,6 +214,17 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
     return pulumi.Output.from_input(value).apply(check)
 
 
+def check_start(kind: str, name: object, opts: object) -> None:
+    """A component's name and options, checked before Pulumi reads them (it would raise a bare ``TypeError``)."""
+    problems = []
+    if not isinstance(name, str) or not name:
+        problems.append(("name", f"expected a non-empty str (it names the component's resources), got {_shown(name)}"))
+    if opts is not None and not isinstance(opts, pulumi.ResourceOptions):
+        problems.append(("opts", f"expected pulumi.ResourceOptions or None, got {type(opts).__name__}"))
+    if problems:
+        raise ArgumentError(kind, str(name)[:60], *problems[0], more=problems[1:])
+
+
 def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type,
             rules: Optional[Mapping[str, Rule]] = None) -> dict[str, Any]:
     """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``) and the

@@ -78,6 +78,11 @@ def _check_ref(how: str, name: object, checks: list[tuple[str, object, Callable[
         raise ArgumentError(f"ClusterRef.{how}", str(name)[:60], *problems[0], more=problems[1:])
 
 
+def _opts_problem(opts: object) -> Optional[str]:
+    return None if opts is None or isinstance(opts, pulumi.ResourceOptions) else \
+        f"expected pulumi.ResourceOptions or None, got {type(opts).__name__}"
+
+
 class ClusterRef:
     """The cluster a component goes into. Use ``existing`` or ``created``; don't build it directly."""
 
@@ -156,7 +161,8 @@ class ClusterRef:
         """
         _check_ref("existing", name, [("cluster_name", cluster_name, _cluster_name_problem),
                                       ("provider", provider, lambda p: None if p is None or isinstance(p, k8s.Provider)
-                                       else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}")])
+                                       else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}"),
+                                      ("opts", opts, _opts_problem)])
         opts = opts or pulumi.ResourceOptions()
         found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
         config = kubeconfig(
@@ -188,6 +194,7 @@ class ClusterRef:
              else f"expected a pulumi_eks Cluster, got {type(c).__name__}"),
             ("cluster_name", cluster_name, lambda n: None if n is None else _cluster_name_problem(n)),
             ("version", version, lambda v: None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"),
+            ("opts", opts, _opts_problem),
         ])
         name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)

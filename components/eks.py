@@ -34,7 +34,7 @@ import pulumi_eks as eks
 from . import contract
 from .addons import eks_addon
 from .ami import AmiLookup
-from .args import checked, documented
+from .args import check_start, checked, documented
 from .cluster import ClusterRef
 from .errors import ConfigError
 from .pack import upstream
@@ -89,6 +89,7 @@ class RackCluster(pulumi.ComponentResource):
     """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("RackCluster", name, opts)
         super().__init__("rack:eks:RackCluster", name, None, opts)
         args = checked(self, name, args, RackClusterArgs)  # type: ignore[assignment]
         spec: ClusterSpec = args["spec"]

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from . import contract
-from .args import checked, documented
+from .args import check_start, checked, documented
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -121,6 +121,7 @@ class NvidiaDevicePlugin(_ChartAddon):
     """
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("NvidiaDevicePlugin", name, opts)
         super().__init__("rack:gpu:NvidiaDevicePlugin", name, None, opts)
         args = checked(self, name, args, NvidiaDevicePluginArgs)  # type: ignore[assignment]
         replicas = args.get("time_slicing_replicas", 1)
@@ -152,6 +153,7 @@ class GpuObservability(_ChartAddon):
     """
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("GpuObservability", name, opts)
         super().__init__("rack:gpu:GpuObservability", name, None, opts)
         args = checked(self, name, args, GpuObservabilityArgs)  # type: ignore[assignment]
         self._install(name, upstream.DCGM_EXPORTER, args.get("version", upstream.DCGM_EXPORTER.version),

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from . import contract, syntax
 from .ami import AmiLookup
-from .args import checked, is_later, documented, inherited_depends_on
+from .args import check_start, checked, is_later, documented, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .pack import instances, rules, upstream
@@ -193,6 +193,7 @@ class KarpenterPool(pulumi.ComponentResource):
     """What the pool boots: ``{"alias": ...}``, or a pinned ``{"id", "name", "created"}`` (which gets no updates)."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("KarpenterPool", name, opts)
         super().__init__("rack:karpenter:KarpenterPool", name, None, opts)
         args = checked(self, name, args, KarpenterPoolArgs, RULES)  # type: ignore[assignment]
         pool: PoolSpec = args["pool"]

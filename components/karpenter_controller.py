@@ -32,7 +32,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import checked, documented, inherited_depends_on
+from .args import check_start, checked, documented, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -243,6 +243,7 @@ class KarpenterController(pulumi.ComponentResource):
     """The controller's policy documents (JSON) by part, as attached."""
 
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("KarpenterController", name, opts)
         super().__init__("rack:karpenter:KarpenterController", name, None, opts)
         args = checked(self, name, args, KarpenterControllerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]

@@ -49,7 +49,7 @@ import pulumi_eks as eks
 
 from . import contract, syntax
 from .ami import AmiLookup
-from .args import checked, is_later, documented
+from .args import check_start, checked, is_later, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .pack import instances, rules, upstream
@@ -135,6 +135,7 @@ class NodeGroup(pulumi.ComponentResource):
     ``{"id", "name", "created"}``."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("NodeGroup", name, opts)
         super().__init__("rack:eks:NodeGroup", name, None, opts)
         args = checked(self, name, args, NodeGroupArgs, RULES)  # type: ignore[assignment]
         group: NodeGroupSpec = args["group"]

@@ -9,7 +9,7 @@ import pulumi_aws as aws
 
 from . import contract
 from .ami import AmiLookup
-from .args import checked, documented
+from .args import check_start, checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
@@ -100,6 +100,7 @@ class Rack(pulumi.ComponentResource):
     built, a pod no lane can hold)."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("Rack", name, opts)
         super().__init__("rack:index:Rack", name, None, opts)
         args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
         spec: RackSpec = args["spec"]

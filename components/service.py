@@ -28,7 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import contract
-from .args import checked, documented
+from .args import check_start, checked, documented
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .placement import fit_problems
@@ -155,6 +155,7 @@ class Service(pulumi.ComponentResource):
     """What placement gave the pods: ``affinity``, ``tolerations``, ``gpuResources``."""
 
     def __init__(self, name: str, args: ServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        check_start("Service", name, opts)
         super().__init__("rack:workloads:Service", name, None, opts)
         args = checked(self, name, args, ServiceArgs)  # type: ignore[assignment]
         spec: ServiceSpec = args["service"]

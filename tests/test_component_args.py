@@ -200,7 +200,9 @@ def test_every_component_registers_its_outputs():
     (lambda: ClusterRef.existing("", "c"), "ClusterRef.existing '': name: expected a non-empty str (it names the Kubernetes "
                                            "provider <name>-k8s), got ''"),
     (lambda: ClusterRef.created("lab", "c"), "ClusterRef.created 'lab': cluster: expected a pulumi_eks Cluster, got str"),
-], ids=["none", "name", "empty", "created"])
+    (lambda: ClusterRef.existing("a", "c", opts={"parent": None}),
+     "ClusterRef.existing 'a': opts: expected pulumi.ResourceOptions or None, got dict"),
+], ids=["none", "name", "empty", "created", "opts"])
 def test_a_cluster_ref_names_what_is_wrong_with_its_arguments(build, message):
     assert refused(build) == message
 
@@ -300,3 +302,16 @@ def test_tolerations_kubernetes_takes_pass():
           {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
           {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
     run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}), {"aws:region": "us-east-1"})
+
+
+@pytest.mark.parametrize("name, opts, said", [
+    ("", None, "name: expected a non-empty str (it names the component's resources), got ''"),
+    (None, None, "name: expected a non-empty str (it names the component's resources), got None"),
+    (5, None, "name: expected a non-empty str (it names the component's resources), got 5"),
+    ("x", {"parent": None}, "opts: expected pulumi.ResourceOptions or None, got dict"),
+])
+def test_a_components_name_and_options_are_checked_before_pulumi_reads_them(name, opts, said):
+    # Pulumi's own check is a bare TypeError ("Missing resource name argument (for URN creation)")
+    message = refused(lambda: KarpenterPool(name, {"pool": PoolSpec(name="ml", instance_families=["m6i"]),
+                                                   "cluster": cluster()}, opts))
+    assert message.endswith(said), message

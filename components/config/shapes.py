@@ -84,6 +84,8 @@ def json_list(value: Any) -> Any:
             return json_value(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"invalid JSON: {exc.msg} at position {exc.pos}") from None
+        except RecursionError:
+            raise ValueError("invalid JSON: nested too deep to read") from None
     return value
 
 
