@@ -206,6 +206,7 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     loop.set_exception_handler(_quiet_after_interrupt)
     loop.set_default_executor(_AtOnce())
     asyncio.set_event_loop(loop)
+    failed = True
     try:
         _settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(values), [])
@@ -218,8 +219,11 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
             root._outputs_registered = False
             root._finish()
             _sync_await(_stack.wait_for_rpcs())
+        failed = False
     finally:
         _resource._get_stack_trace = traced
+        if failed:  # the error is the caller's to report: the Outputs it left failed say it again when collected
+            loop.set_exception_handler(_quiet_after_failure)
         _shut_down(loop)
 
 
@@ -234,6 +238,14 @@ def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, A
     if isinstance(exc, BaseException) and not isinstance(exc, Exception):
         return
     loop.default_exception_handler(context)
+
+
+def _quiet_after_failure(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """After a run that failed: a future whose exception nobody read (an Output of the failed program,
+    collected later, in this run or a later one) is the failure already raised, not news."""
+    if "never retrieved" in str(context.get("message", "")):
+        return
+    _quiet_after_interrupt(loop, context)
 
 
 def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
