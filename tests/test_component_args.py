@@ -330,3 +330,9 @@ def test_a_failed_run_leaves_no_noise_for_the_next(caplog):
         assert "node_role: resolved to int 5" in refused(body)
         gc.collect()
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]  # asyncio logs them
+
+
+def test_an_argument_error_is_one_line_per_problem_whatever_its_value_holds():
+    message = refused(lambda: KarpenterPool("ml", {"pool": PoolSpec(name="ml", instance_families=["m6i"]), "cluster": cluster(),
+                                                   "node_role": "KarpenterNodeRole-c\nerror: a line of its own"}))
+    assert message.count("\n") == 0 and "KarpenterNodeRole-c\\nerror" in message
