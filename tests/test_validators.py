@@ -439,3 +439,12 @@ def test_a_number_of_thousands_of_digits_is_refused_by_its_own_rule(values, key)
 
 def test_leading_zeros_do_not_make_a_count_too_large():
     assert accepted(karpenter_disruption_budget_nodes="0" * 5000 + "5")
+
+
+@pytest.mark.parametrize("field, value", [("name", "a" * 100_000), ("os", "9" * 5000),
+                                          ("consolidate_after", "1" * 5000 + "s")])
+def test_a_huge_value_is_shown_cut(field, value):
+    with pytest.raises(SpecError) as caught:
+        PoolSpec(**{"name": "ml", "instance_families": ["m6i"], field: value})
+    message = str(caught.value)
+    assert message.startswith(f"PoolSpec.{field}: ") and len(message) < 400 and "...'" in message

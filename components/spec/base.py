@@ -105,9 +105,18 @@ def pointed(message: str, value: Any) -> str:
     """``message`` shown (``shown``), followed by where ``value`` (the value it is about, or any
     structure of them) has characters a reader cannot see or tell apart, so an id with a zero-width
     space or a Cyrillic letter does not read like a valid one."""
-    notes = [f"'{shown(s)}' has {where}" for s in dict.fromkeys(_strings(value)) if (where := unusual_characters(s))]
-    text = shown(message)
+    notes = [f"'{_cut(shown(s))}' has {where[:SHOWN_MAX]}" for s in dict.fromkeys(_strings(value))
+             if (where := unusual_characters(s))]
+    text = _LONG_QUOTED.sub(lambda m: f"'{_cut(m.group(1))}'", shown(message))
     return f"{text} [{'; '.join(notes[:3])}; use plain ASCII]" if notes else text
+
+
+_LONG_QUOTED = re.compile(r"'([^']{%d,})'" % (SHOWN_MAX + 1))
+"""A value quoted in a message and longer than ``SHOWN_MAX``: shown cut (a 100,000-character name)."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX - 3] + "..."
 
 
 _CLASS_NAMES = re.compile(r" or instance of \w+| of \w+Spec\b")
