@@ -412,6 +412,15 @@ def test_a_daemonset_or_a_volume_past_a_floats_range_is_judged_not_a_crash(pack)
     assert not [v for v in found if "Traceback" in v["message"] or "OverflowError" in v["message"]]
 
 
+@pytest.mark.parametrize("request_, limit, above", [
+    ("1e400", "2", True), ("2", "1e400", False), ("1e400", "1e400", False), ("1e99999", "2", True),
+    (0.1, "100m", False), ("1001m", 1, True),
+])
+def test_a_request_is_compared_with_its_limit_exactly_whatever_its_size(request_, limit, above):
+    said = fit.refusals({"containers": [{"name": "a", "resources": {"requests": {"cpu": request_}, "limits": {"cpu": limit}}}]})
+    assert bool(said) == above, said
+
+
 def test_pod_level_resources_are_held_to_what_kubernetes_takes_there():
     spec = {"containers": [{"name": "app"}], "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"}, "requests": {"cpu": "3"}}}
     assert fit.refusals(spec) == [

@@ -193,18 +193,27 @@ def _shown(value: Any) -> str:
 
 def _exact(value: Any) -> Optional[Fraction]:
     """A quantity exactly (requests and limits are compared exactly); None when ``quantity`` reads none."""
-    if quantity(value) is None:
+    amount = quantity(value)
+    if amount is None:
         return None
     if not isinstance(value, str):
-        return Fraction(str(value))  # a number as written (0.1 is 1/10, as "100m" is)
+        return Fraction(str(value)) if math.isfinite(amount) else None  # as written (0.1 is 1/10, as "100m" is)
     match = facts.QUANTITY_RE.fullmatch(value.strip())
     assert match is not None
     written = match.group(3) or "0"
     if len(written) > 4:  # no request and limit a scheduler compares are that far apart: compare as floats
-        return Fraction(quantity(value)) if math.isfinite(quantity(value) or 0) else None
+        return Fraction(amount) if math.isfinite(amount) else None
     suffix = facts.QUANTITY_SUFFIX[match.group(2) or ""]
     return Fraction(match.group(1)) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
         * Fraction(10) ** int(written)
+
+
+def _compared(request: Any, limit: Any) -> int:
+    """-1, 0 or 1 as ``request`` is below, equal to or above ``limit``: exactly, else (a number of thousands of
+    digits) as floats, where an infinite quantity is above every finite one."""
+    exact, most = _exact(request), _exact(limit)
+    a, b = (exact, most) if exact is not None and most is not None else (quantity(request) or 0, quantity(limit) or 0)
+    return (a > b) - (a < b)
 
 
 def refusals(pod: Mapping[str, Any]) -> list[str]:
@@ -270,9 +279,9 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
             if name not in limits:
                 found.append(f"{what} has no limit (it cannot be overcommitted, so Kubernetes needs its limit; set "
                              f"limits.{name} alone and the request follows it)")
-            elif ("limits", name) in read and _exact(value) != _exact(read["limits", name]):
+            elif ("limits", name) in read and _compared(value, read["limits", name]) != 0:
                 found.append(f"{what} is not its limit {_shown(limits[name])} (it cannot be overcommitted: the two must be equal)")
-        elif ("limits", name) in read and (_exact(value) or 0) > (_exact(read["limits", name]) or 0):
+        elif ("limits", name) in read and _compared(value, read["limits", name]) > 0:
             found.append(f"{what} is above its limit {_shown(limits[name])} (a request must be at most its limit)")
     named = {name for _, name in read}
     if any(n.startswith("hugepages-") for n in named) and not named & {CPU, MEMORY}:
