@@ -113,6 +113,7 @@ def _shown(value: Any) -> str:
 
 
 Rule = Callable[[Any], Optional[str]]
+"""What is wrong with an argument's (known) value beyond its type, or None."""
 
 
 def _tags_rule(tags: Mapping[str, str]) -> Optional[str]:
@@ -140,7 +141,6 @@ COMMON_RULES: Mapping[str, Rule] = {
 """Rules of arguments that mean the same in every component (a Kubernetes namespace, node selector and
 tolerations; AWS tags; an IAM role name; the ``rack`` tag's value), checked on their known values as the API
 that takes them would; a component's own ``rules`` come on top."""
-"""What is wrong with an argument's (known) value beyond its type, or None."""
 
 
 class _Later:

@@ -136,12 +136,9 @@ def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_m
     if node_selector_labels is not None:
         if not isinstance(node_selector_labels, Mapping):
             return f"node_selector_labels: expected a mapping of label to value, got {type(node_selector_labels).__name__}"
-        for key, value in node_selector_labels.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                return f"node_selector_labels: labels and values are text (got {key!r}: {value!r})"
-            problem = syntax.qualified_name_problem(key) or syntax.label_value_problem(value)
-            if problem:
-                return f"node_selector_labels: {key!r}: {value!r}: {problem}"
+        problem = syntax.node_selector_problem(node_selector_labels)
+        if problem:
+            return f"node_selector_labels: {problem}"
     if lanes is not None:
         items = list(lanes.values()) if isinstance(lanes, Mapping) else lanes
         if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):

@@ -45,7 +45,6 @@ TAG_TEXT_RE = re.compile(r"[\w .:/=+\-@]*")
 TAG_KEY_MAX, TAG_VALUE_MAX = 127, 256
 
 
-
 BEYOND_DIGITS = 30
 """More decimal digits than any bound a field is held to has (Python refuses to read more than 4,300)."""
 
@@ -55,6 +54,7 @@ def whole_number(digits: str) -> int:
     ``10**BEYOND_DIGITS``, which is past every bound, so a bound check refuses it with its own words."""
     significant = digits.lstrip("0") or "0"
     return int(significant) if len(significant) <= BEYOND_DIGITS else 10**BEYOND_DIGITS
+
 
 def dns_label_problem(name: str) -> Optional[str]:
     if len(name) > 63 or not DNS1123_LABEL_RE.fullmatch(name):
@@ -255,7 +255,6 @@ def node_selector_problem(selector: Mapping[object, object]) -> Optional[str]:
 
 
 TOLERATION_FIELDS = ("key", "operator", "value", "effect", "tolerationSeconds")
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def tolerations_problem(tolerations: Sequence[object]) -> Optional[str]:
@@ -284,8 +283,8 @@ def tolerations_problem(tolerations: Sequence[object]) -> Optional[str]:
             return f"{at}.value: {_quoted(value)} with operator Exists, which takes no value"
         if value and label_value_problem(value):
             return f"{at}.value: {_quoted(value)}: {label_value_problem(value)}"
-        if effect and effect not in EFFECTS:
-            return f"{at}.effect: {_quoted(effect)} is not one of {', '.join(EFFECTS)}"
+        if effect and effect not in TAINT_EFFECTS:
+            return f"{at}.effect: {_quoted(effect)} is not one of {', '.join(TAINT_EFFECTS)}"
         seconds = toleration.get("tolerationSeconds")
         if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
             return f"{at}.tolerationSeconds: {_quoted(seconds)} is not a whole number of seconds"

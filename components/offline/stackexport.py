@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..inputs import not_a_file
+from ..inputs import nesting_depth, not_a_file
 from ..spec.base import rendered
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -176,16 +176,6 @@ MAX_DEPTH = 256
 levels), and shallow enough for every walk over the values to stay within Python's recursion limit."""
 
 
-def _too_deep(doc: Any) -> bool:
-    level: list[Any] = [doc]
-    for _ in range(MAX_DEPTH):
-        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(v, (dict, list))]
-        if not level:
-            return False
-    return True
-
-
 def load_json(path: Path, what: str) -> Any:
     problem = not_a_file(path)
     if problem:
@@ -213,7 +203,7 @@ def load_json(path: Path, what: str) -> Any:
         raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be") from None
     except ValueError as exc:  # NaN or Infinity, or an integer longer than Python converts
         raise StateFileError(f"{path}: not JSON as pulumi writes it ({exc}), so not {what}") from None
-    if isinstance(doc, (dict, list)) and _too_deep(doc):
+    if nesting_depth(doc) > MAX_DEPTH:
         raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)")
     return doc
 

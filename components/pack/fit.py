@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Optional
@@ -169,14 +168,17 @@ def pod_requests(pod: Any) -> dict[str, float]:
 
 # ---- what the API server refuses ------------------------------------------------------------------------------
 
-_SIGNED_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:(?:Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE][+-]?[0-9]+)?")
-
-
 def _native(resource: str) -> bool:
     """A resource of Kubernetes' own (kubernetes ``helper.IsNativeResource``): no domain, or kubernetes.io's.
     The others are extended resources (``nvidia.com/gpu``), counted in whole units."""
     domain, slash, _ = resource.partition("/")
     return not slash or domain == "kubernetes.io" or domain.endswith(".kubernetes.io")
+
+
+def extended(resource: str) -> bool:
+    """An extended resource (kubernetes ``helper.IsExtendedResourceName``): not native, and not a quota's
+    ``requests.`` name."""
+    return not _native(resource) and not resource.startswith("requests.")
 
 
 def _overcommitted(resource: str) -> bool:
@@ -252,18 +254,18 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
     for part in ("limits", "requests"):
         for name, value in facts.as_map(resources.get(part)).items():
             name, what = str(name), f"{where}: resources.{part}.{name} {_shown(value)}"
-            if _name_problem(name, pod_level):
-                found.append(f"{where}: resources.{part}.{name} {_name_problem(name, pod_level)}")
+            if problem := _name_problem(name, pod_level):
+                found.append(f"{where}: resources.{part}.{name} {problem}")
                 continue
             if value is None:  # JSON null decodes as a zero quantity
                 value = 0
             amount = quantity(value)
             if amount is None:
-                signed = isinstance(value, str) and _SIGNED_RE.fullmatch(value.strip())
-                if signed and quantity(value.strip().lstrip("-")) == 0:  # "-0" is zero
+                magnitude = quantity(value.strip().removeprefix("-")) if isinstance(value, str) else None
+                if magnitude == 0:  # "-0" is zero
                     read[part, name] = "0"
                     continue
-                negative = signed or isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
+                negative = magnitude is not None or isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
                 found.append(f"{what} is negative (a request or limit must be 0 or more)" if negative else
                              f"{what} is not a quantity (write a number with an optional suffix: 500m, 2, 4Gi)")
             elif not _native(name) and math.isfinite(amount) and not float(amount).is_integer():

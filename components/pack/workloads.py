@@ -743,14 +743,6 @@ and renamed shared GPUs (``nvidia.com/gpu.shared``). Other ``nvidia.com/`` resou
 ``nvidia.com/hostdev``) are not GPUs."""
 
 
-def _extended(resource: str) -> bool:
-    """An extended resource (kubernetes ``helper.IsExtendedResourceName``): a qualified name with a
-    domain other than kubernetes.io's, not a quota's ``requests.`` name."""
-    domain, slash, _ = resource.partition("/")
-    return bool(slash) and not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io")) \
-        and not resource.startswith("requests.")
-
-
 RUNTIME_CLASS_TYPES = ("kubernetes:node.k8s.io/v1:RuntimeClass", "kubernetes:node.k8s.io/v1beta1:RuntimeClass")
 
 
@@ -807,7 +799,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
     # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
     # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
-    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if _extended(resource))
+    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
     claims, claimed_gpus = _claims(pod, gpu_claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))

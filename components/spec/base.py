@@ -98,7 +98,7 @@ def rendered(value: Any) -> str:
         return f"a {type(value).__name__} nested too deep to show"
     except ValueError as exc:
         return f"a {type(value).__name__} that holds itself" if "ircular" in str(exc) else "a number too long to show"
-    return text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX - 3] + "..."
+    return _cut(text)
 
 
 def pointed(message: str, value: Any) -> str:

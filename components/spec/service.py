@@ -28,7 +28,6 @@ from .limits import INT32_MAX
 from .base import FieldProblem, error_loc, error_message, json_value, key_path, pointed, rendered, shown, strict_scalars
 
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 ENV_VAR_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
@@ -59,7 +58,7 @@ def dns1035_problem(value: str, what: str) -> Optional[str]:
 
 def dns1123_label_problem(value: str, what: str) -> Optional[str]:
     """A namespace: lowercase letters, digits and '-', starting and ending alphanumeric, at most 63."""
-    if len(value) <= 63 and DNS1123_LABEL.fullmatch(value):
+    if not syntax.dns_label_problem(value):
         return None
     return f"invalid {what} '{value}' (lowercase letters, digits and '-', starting and ending alphanumeric, at most 63)"
 
