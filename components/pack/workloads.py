@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract, syntax
+from .. import lane as lane_contract
 from . import checks, facts, fit, instances, rules, scheduling, wellknown
 from .scheduling import Selection, Taint, Toleration, label_text
 
@@ -414,37 +415,16 @@ def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[s
     return problems
 
 
-EFFECT_NAMES = sorted({*contract.EKS_EFFECTS, *contract.EKS_EFFECTS.values()})
+EFFECT_NAMES = sorted(effect.value for effect in lane_contract.TaintEffect)
 """Taint effects in Kubernetes' spelling or EKS's."""
-_QUANTITY = {"type": ["string", "number"]}
-LANE_FIELDS: dict[str, Any] = {
-    "name": {"type": "string"},
-    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-    "taints": {"type": "array", "items": {
-        "type": "object", "required": ["key", "effect"],
-        "properties": {"key": {"type": "string"}, "value": {"type": ["string", "null"]},
-                       "effect": {"type": "string", "enum": EFFECT_NAMES}}}},
-    "gpu": {"type": "boolean"},
-    "arch": {"type": "array", "items": {"type": "string", "enum": ["amd64", "arm64"]}},
-    "instanceTypes": {"type": "array", "items": {"type": "string"}},
-    "instanceFamilies": {"type": "array", "items": {"type": "string"}},
-    "instanceSizes": {"type": "array", "items": {"type": "string"}},
-    "capacityTypes": {"type": "array", "items": {"type": "string", "enum": ["on-demand", "spot", "reserved", "ON_DEMAND", "SPOT"]}},
-    "maxGpusPerNode": {"type": "integer", "minimum": 0},
-    "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
-    "largestInstanceType": {"type": "string"},
-    "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
-}
-"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami`` and ``largestInstanceType`` are not read)."""
-LANES_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "default": [],
-    "description": "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
-                   "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
-                   "instanceFamilies, instanceSizes, capacityTypes, maxGpusPerNode, allocatable}], e.g. the rack "
-                   "stack's lanes output.",
-    "items": {"type": "object", "required": ["name"], "properties": LANE_FIELDS},
-}
+LANE_FIELDS: Mapping[str, Any] = lane_contract.fields()
+"""A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami`` and
+``largestInstanceType`` are not read)."""
+LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
+    "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
+    "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
+    "instanceFamilies, instanceSizes, capacityTypes, maxGpusPerNode, allocatable}], e.g. the rack "
+    "stack's lanes output.")
 """The ``lanes`` property of both workload policies' config (what the CLI checks before ``Configure``)."""
 
 
