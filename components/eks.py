@@ -22,8 +22,6 @@ subnets and the EKS-managed cluster security group by id (no ``karpenter.sh/disc
 the user's subnets). A creating VPC is out of scope: bring your own network.
 """
 
-from __future__ import annotations
-
 import json
 from typing import NotRequired, Optional, Required, TypedDict
 
@@ -34,8 +32,8 @@ import pulumi_eks as eks
 from . import contract
 from .addons import eks_addon
 from .ami import AmiLookup
-from .args import check_start, checked, documented
-from .cluster import ClusterRef
+from .args import check_start, checked, documented, hosted
+from .cluster import ClusterRef, oidc_issuer_of
 from .errors import ConfigError
 from .pack import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
@@ -56,8 +54,10 @@ class RackClusterArgs(TypedDict, total=False):
     """The cluster to create."""
     pod_identity_agent: NotRequired[bool]
     """Install the EKS Pod Identity agent add-on. Default true."""
-    ami_lookup: NotRequired[AmiLookup]
-    """Shared AMI look-up for the system lane. Default: a private one."""
+
+
+PYTHON_ONLY = {"ami_lookup": AmiLookup}
+"""``ami_lookup``: a shared AMI look-up for the system lane (default: a private one)."""
 
 
 @documented
@@ -72,26 +72,29 @@ class RackCluster(pulumi.ComponentResource):
         pulumi.export("endpoint", created.ref.endpoint)
     """
 
-    cluster: eks.Cluster
-    ref: ClusterRef
-    """The shared "which cluster" value, for every component that goes into this cluster."""
-    system_lane: NodeGroup
-    system_lane_spec: NodeGroupSpec
-    coredns: aws.eks.Addon
-    """CoreDNS, on the system lane: created once the lane's nodes can run it."""
-    pod_identity_agent: Optional[aws.eks.Addon]
-    """The EKS Pod Identity agent add-on (None when left out)."""
-    kms_key: aws.kms.Key
-    """Encrypts the cluster's Kubernetes secrets; protected as the cluster is."""
-    admin_access: list[aws.eks.AccessEntry]
-    """The access entries of ``spec.admin_arns``."""
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The API server's endpoint."""
+    certificate_authority: pulumi.Output[str]
+    """The cluster's certificate authority data (base64): with ``endpoint``, what reaches the cluster (pass
+    both, with ``clusterName`` as ``name``, as another component's ``cluster``)."""
+    oidc_issuer: pulumi.Output[str]
+    """The cluster's OIDC issuer URL."""
     security_group_id: pulumi.Output[str]
     """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
+    kms_key_arn: pulumi.Output[str]
+    """The KMS key that encrypts the cluster's Kubernetes secrets."""
+    admin_arns: pulumi.Output[list[str]]
+    """The IAM principals given cluster admin (``spec.admin_arns``)."""
+    system_lane_name: pulumi.Output[str]
+    """The system lane's ``aws.eks.NodeGroup`` name."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("RackCluster", name, opts)
-        super().__init__("rack:eks:RackCluster", name, None, opts)
-        args = checked(self, name, args, RackClusterArgs)  # type: ignore[assignment]
+        token, opts = hosted("RackCluster", opts)
+        super().__init__(token, name, None, opts)
+        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)  # type: ignore[assignment]
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
@@ -99,13 +102,13 @@ class RackCluster(pulumi.ComponentResource):
         if problem:  # EKS would refuse the cluster after the KMS key was made
             raise ConfigError(f"cluster '{spec.name}': private_subnet_ids: {problem}")
 
-        self.kms_key = aws.kms.Key(
+        self.kms_key: aws.kms.Key = aws.kms.Key(
             f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
             deletion_window_in_days=30, tags=tags,
             # protected as the cluster is: deleting the key makes every secret the cluster stored unreadable
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
-        self.cluster = eks.Cluster(
+        self.cluster: eks.Cluster = eks.Cluster(
             name,
             name=spec.name,
             version=spec.version,
@@ -123,35 +126,47 @@ class RackCluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
-        self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
-        self.pod_identity_agent = None
+        self.ref: ClusterRef = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.pod_identity_agent: Optional[aws.eks.Addon] = None
+        """The EKS Pod Identity agent add-on (None when left out)."""
         if args.get("pod_identity_agent", True):
             self.pod_identity_agent = eks_addon(
                 f"{name}-{POD_IDENTITY_AGENT}", self.ref, POD_IDENTITY_AGENT, tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
-        self.admin_access = self._admin_access(name, spec, tags)
+        self.admin_access: list[aws.eks.AccessEntry] = self._admin_access(name, spec, tags)
+        """The access entries of ``spec.admin_arns``."""
         lane = f"{name}-system"
-        self.system_lane_spec = spec.system_lane(lane)
-        self.system_lane = NodeGroup(
+        self.system_lane_spec: NodeGroupSpec = spec.system_lane(lane)
+        self.system_lane: NodeGroup = NodeGroup(
             lane,
             NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
                           **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
             opts=child,
         )
-        self.coredns = eks_addon(
+        self.coredns: aws.eks.Addon = eks_addon(
             f"{name}-coredns", self.ref, "coredns", tags=tags,
             configuration_values=json.dumps(coredns_configuration(), sort_keys=True), preserve=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
         # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
+        self.cluster_name = pulumi.Output.from_input(spec.name)
+        self.endpoint = self.ref.endpoint
+        self.certificate_authority = self.cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
+        self.oidc_issuer = self.cluster.eks_cluster.apply(lambda c: c.identities).apply(lambda ids: oidc_issuer_of(ids) or "")
+        self.kms_key_arn = self.kms_key.arn
+        self.admin_arns = pulumi.Output.from_input(list(spec.admin_arns))
+        self.system_lane_name = self.system_lane.node_group_name
         self.register_outputs({
-            "adminArns": list(spec.admin_arns),
-            "clusterName": spec.name,
-            "endpoint": self.ref.endpoint,
+            "adminArns": self.admin_arns,
+            "clusterName": self.cluster_name,
+            "endpoint": self.endpoint,
+            "certificateAuthority": self.certificate_authority,
+            "oidcIssuer": self.oidc_issuer,
             "securityGroupId": self.security_group_id,
-            "kmsKeyArn": self.kms_key.arn,
+            "kmsKeyArn": self.kms_key_arn,
+            "systemLaneName": self.system_lane_name,
         })
 
     def _admin_access(self, name: str, spec: ClusterSpec, tags: dict[str, str]) -> list[aws.eks.AccessEntry]:

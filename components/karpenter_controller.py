@@ -23,8 +23,6 @@ The spot service-linked role (``AWSServiceRoleForEC2Spot``) is not created: crea
 account has it, so it is created once per account by hand (see the README).
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict
 
@@ -32,7 +30,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import check_start, checked, documented, inherited_depends_on
+from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -233,18 +231,19 @@ class KarpenterController(pulumi.ComponentResource):
         KarpenterController("karpenter", KarpenterControllerArgs(cluster=ClusterRef.existing("prod", "prod-rack")))
     """
 
-    node_role: aws.iam.Role
     node_role_arn: pulumi.Output[str]
+    """The ARN of the role of the nodes Karpenter launches (``KarpenterNodeRole-<cluster>``)."""
     controller_role_arn: pulumi.Output[str]
+    """The ARN of the role the controller's pods assume through EKS Pod Identity."""
     interruption_queue_name: pulumi.Output[str]
-    crd_chart: k8s.helm.v4.Chart
-    chart: k8s.helm.v4.Chart
+    """The SQS queue that carries interruption events to the controller."""
     policies: dict[str, pulumi.Output[str]]
     """The controller's policy documents (JSON) by part, as attached."""
 
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterController", name, opts)
-        super().__init__("rack:karpenter:KarpenterController", name, None, opts)
+        token, opts = hosted("KarpenterController", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, KarpenterControllerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]
         version = args.get("version", upstream.KARPENTER_CHART.version)
@@ -264,7 +263,7 @@ class KarpenterController(pulumi.ComponentResource):
         role_name = pulumi.Output.from_input(args.get("node_role_name") or cluster.name.apply(node_role_name))
 
         # the nodes' role, and the access entry that lets them join
-        self.node_role = aws.iam.Role(
+        self.node_role: aws.iam.Role = aws.iam.Role(
             f"{name}-node-role", name=role_name, tags=tags, opts=child,
             assume_role_policy=partition.apply(lambda p: trust(upstream.ec2_principal(p), ["sts:AssumeRole"])),
         )
@@ -321,11 +320,11 @@ class KarpenterController(pulumi.ComponentResource):
         # the charts: CRDs first, then the controller
         cluster.claim("KarpenterController", name, {"Karpenter": ONE_PER_CLUSTER})
         charts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts))
-        self.crd_chart = k8s.helm.v4.Chart(
+        self.crd_chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             f"{name}-crd", chart=upstream.KARPENTER_CRD_CHART.name, version=version, namespace=namespace,
             name="karpenter-crd", opts=charts,
         )
-        self.chart = k8s.helm.v4.Chart(
+        self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.KARPENTER_CHART.name, version=version, namespace=namespace, name="karpenter",
             skip_crds=True,
             values=pulumi.Output.all(cluster.name, queue.name).apply(lambda a: chart_values(

@@ -18,12 +18,10 @@ Given the rack's lanes, ``place`` also refuses a pod no lane can hold, with the 
 Pure: no Pulumi resources, only the contract the policy pack checks.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, TypedDict, Union
 
 from . import contract, syntax
 from .errors import ConfigError
@@ -76,6 +74,17 @@ def gpu_request(gpu: GpuInput) -> GpuRequest:
     raise PlacementError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
 
 
+class Scheduling(TypedDict, total=False):
+    """What placement gives a workload's pods, in Kubernetes' own field names."""
+
+    affinity: dict[str, Any]
+    """The pod's ``affinity``: a required node affinity on the lane's labels."""
+    tolerations: list[dict[str, str]]
+    """The pod's ``tolerations``: the lane's ``dedicated-node`` taint, the GPU taint."""
+    gpuResources: dict[str, str]
+    """What each container requests, and limits, beyond CPU and memory (``nvidia.com/gpu: "1"``)."""
+
+
 @dataclass(frozen=True)
 class Placement:
     """The scheduling part of a pod spec, in Kubernetes' own field names."""
@@ -95,9 +104,9 @@ class Placement:
             spec["tolerations"] = self.tolerations
         return spec
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Scheduling:
         """Everything, for a component's outputs."""
-        return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}
+        return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}  # type: ignore[typeddict-item]
 
 
 LanesInput = Union[None, Mapping[str, Mapping[str, Any]], Sequence[Mapping[str, Any]]]

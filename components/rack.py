@@ -1,7 +1,5 @@
 """``Rack``: the whole rack, from a ``RackSpec``, into an existing EKS cluster or one it creates."""
 
-from __future__ import annotations
-
 from typing import Any, NotRequired, Optional, Required, TypedDict
 
 import pulumi
@@ -9,13 +7,14 @@ import pulumi_aws as aws
 
 from . import contract
 from .ami import AmiLookup
-from .args import check_start, checked, documented
+from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
+from .lane import Lane, LaneTaint
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import fit, wellknown, workloads
@@ -31,18 +30,18 @@ class RackArgs(TypedDict, total=False):
     existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing`` named after the rack)."""
 
 
-def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
-    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
-            "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
+def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> Lane:
+    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,  # type: ignore[typeddict-item]
+            "taints": [LaneTaint(**{**t, "effect": contract.effect(t["effect"])}) for t in taints]}  # type: ignore[typeddict-item]
 
 
-def pool_lane(pool: PoolSpec) -> dict[str, Any]:
+def pool_lane(pool: PoolSpec) -> Lane:
     """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
     spec = node_pool_spec(pool)
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
     limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
+    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))  # type: ignore[typeddict-item]
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
@@ -50,11 +49,11 @@ def pool_lane(pool: PoolSpec) -> dict[str, Any]:
     return lane
 
 
-def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
+def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
     lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
-    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
+    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],  # type: ignore[typeddict-item]
                 **workloads.size_facts(requirements, root_gib=group.disk))
     return lane
 
@@ -70,46 +69,44 @@ class Rack(pulumi.ComponentResource):
         pulumi.export("lanes", rack.lanes)
     """
 
-    cluster: ClusterRef
-    created: Optional[RackCluster]
-    """The cluster the rack created (``spec.cluster``), with its system lane."""
-    karpenter: Optional[KarpenterController]
-    pools: dict[str, KarpenterPool]
-    """Karpenter pools by lane name: the pool's name (``workload``, ``gpu``), as every message names it."""
-    node_groups: dict[str, NodeGroup]
-    """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
-    ``<rack>-build-<id>``), as every message names it."""
-    pod_identity_agent: Optional[aws.eks.Addon]
-    """The EKS Pod Identity agent add-on the rack installed (None when the cluster brings its own)."""
-    cluster_autoscaler: Optional[ClusterAutoscaler]
-    """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
-    metrics_server: Optional[MetricsServer]
-    device_plugin: Optional[NvidiaDevicePlugin]
-    gpu_observability: Optional[GpuObservability]
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The cluster's API server endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (``aws eks get-token``, the stack's region and profile), as a secret."""
     node_role_arn: pulumi.Output[str]
     """The role of the nodes Karpenter launches."""
     interruption_queue_name: pulumi.Output[Optional[str]]
-    lanes: pulumi.Output[dict[str, Any]]
+    """The SQS queue of Karpenter's interruption events (none when the rack does not install Karpenter)."""
+    node_pool_names: pulumi.Output[list[str]]
+    """The Karpenter pools' names, sorted."""
+    node_group_names: pulumi.Output[list[str]]
+    """The managed node groups' names, sorted."""
+    lanes: pulumi.Output[dict[str, Lane]]
     """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu``, what sizes its
     nodes (``arch``, ``instanceFamilies``/``instanceSizes`` or ``instanceTypes``, ``capacityTypes``,
     ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``) and ``ami`` (an alias or AMI type
     that follows releases, or a pinned id with its creation date): where each workload lands and fits,
     and which lanes stopped receiving AMI updates."""
-    lane_facts: dict[str, dict[str, Any]]
-    """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
-    built, a pod no lane can hold)."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Rack", name, opts)
-        super().__init__("rack:index:Rack", name, None, opts)
+        token, opts = hosted("Rack", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
         lanes: dict[str, Any] = {}
-        self.lane_facts = {}
+        self.lane_facts: dict[str, Lane] = {}
+        """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
+        built, a pod no lane can hold)."""
 
-        self.created = None
+        self.created: Optional[RackCluster] = None
+        """The cluster the rack created (``spec.cluster``), with its system lane."""
+        self.cluster: ClusterRef
+        """Which cluster: for every component that goes into it."""
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
@@ -125,7 +122,7 @@ class Rack(pulumi.ComponentResource):
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
-        self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
+        self.pod_identity_agent: Optional[aws.eks.Addon] = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:
             self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
                                                 tags=spec.tags, opts=child)
@@ -140,7 +137,7 @@ class Rack(pulumi.ComponentResource):
         # Both also wait for CoreDNS and the Pod Identity agent, so that `pulumi destroy` deletes them
         # only after the pools and the controller: draining a Karpenter node needs the controller, which
         # resolves AWS endpoints through cluster DNS and gets its credentials through the agent.
-        self.karpenter = None
+        self.karpenter: Optional[KarpenterController] = None
         cluster_addons: list[pulumi.Resource] = [self.created.coredns] if self.created is not None else []
         if self.pod_identity_agent is not None:
             cluster_addons.append(self.pod_identity_agent)
@@ -171,7 +168,7 @@ class Rack(pulumi.ComponentResource):
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
-        self.pools = {
+        self.pools: dict[str, KarpenterPool] = {
             pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=pool_opts)
             for pool in spec.pools
         }
@@ -182,7 +179,9 @@ class Rack(pulumi.ComponentResource):
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
         )
-        self.node_groups = {}
+        self.node_groups: dict[str, NodeGroup] = {}
+        """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
+        ``<rack>-build-<id>``), as every message names it."""
         for group in spec.node_groups:
             lane = group.name or ""
             tagged = group.model_copy(update={"tags": spec.group_tags(group)})  # checked by RackSpec
@@ -199,7 +198,8 @@ class Rack(pulumi.ComponentResource):
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
-        self.cluster_autoscaler = None
+        self.cluster_autoscaler: Optional[ClusterAutoscaler] = None
+        """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
             autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
             if spec.cluster is not None:
@@ -207,21 +207,21 @@ class Rack(pulumi.ComponentResource):
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
-        self.metrics_server = None
+        self.metrics_server: Optional[MetricsServer] = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
                 f"{name}-metrics-server",
                 MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
                 opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
 
-        self.device_plugin = None
+        self.device_plugin: Optional[NvidiaDevicePlugin] = None
         if spec.device_plugin is not None:
             self.device_plugin = NvidiaDevicePlugin(
                 f"{name}-nvidia-device-plugin",
                 NvidiaDevicePluginArgs(cluster=self.cluster, time_slicing_replicas=spec.device_plugin.time_slicing_replicas),
                 opts=child,
             )
-        self.gpu_observability = None
+        self.gpu_observability: Optional[GpuObservability] = None
         if spec.gpu_observability is not None:
             self.gpu_observability = GpuObservability(
                 f"{name}-gpu-observability",
@@ -239,14 +239,22 @@ class Rack(pulumi.ComponentResource):
         else:
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
-        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})
+        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})  # type: ignore[assignment]
+        self.cluster_name = self.cluster.name
+        self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
+        self.kubeconfig = self.cluster.kubeconfig
+        self.node_pool_names = pulumi.Output.from_input(sorted(self.pools))
+        self.node_group_names = pulumi.Output.from_input(sorted(self.node_groups))
         self.register_outputs({
-            "clusterName": self.cluster.name,
-            "endpoint": self.cluster.endpoint,
-            "kubeconfig": self.cluster.kubeconfig,
+            "clusterName": self.cluster_name,
+            "endpoint": self.endpoint,
+            "kubeconfig": self.kubeconfig,
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
+            "nodePoolNames": self.node_pool_names,
+            "nodeGroupNames": self.node_group_names,
+            # the names as they were registered before the package was hosted (readers of a stack's state)
             "nodePools": sorted(self.pools),
             "nodeGroups": sorted(self.node_groups),
             "clusterAutoscaler": self.cluster_autoscaler is not None,
@@ -254,7 +262,7 @@ class Rack(pulumi.ComponentResource):
         })
 
     @staticmethod
-    def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[dict[str, Any]]:
+    def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[Lane]:
         return component.ami.apply(lambda ami: {**group_lane(group), "ami": ami})
 
     def _existing_node_role_arn(self, spec: RackSpec) -> pulumi.Output[str]:

@@ -20,18 +20,17 @@ The Deployment carries the ``mixed-os-racks/service`` annotation, so the policy 
 seeds do (``service "web"``).
 """
 
-from __future__ import annotations
-
 from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from . import contract
-from .args import check_start, checked, documented
+from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .placement import fit_problems
+from .lane import Lane
+from .placement import Scheduling, fit_problems
 from .spec.service import ServiceSpec
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -62,7 +61,7 @@ class ServiceArgs(TypedDict, total=False):
     """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds,
     1200 to 86400 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400. Only
     for a service with ``scale.gpu``."""
-    lanes: NotRequired[Mapping[str, Mapping[str, Any]]]
+    lanes: NotRequired[Mapping[str, Lane]]
     """The rack's lanes (``Rack.lane_facts``): the service is then refused when it is built, with the policy
     pack's words, if no lane can hold its pod (GPUs with no GPU lane selected, more GPUs than the lane's
     instances have, CPU or memory beyond the allocatable of its largest instance). Default: judged at preview only."""
@@ -139,24 +138,23 @@ class Service(pulumi.ComponentResource):
                                    cluster=ClusterRef.existing("prod", "prod-rack")))
     """
 
-    deployment: k8s.apps.v1.Deployment
-    service: k8s.core.v1.Service
-    autoscaler: Optional[k8s.autoscaling.v2.HorizontalPodAutoscaler]
     deployment_name: pulumi.Output[str]
     """The Deployment's ``metadata.name``."""
     service_name: pulumi.Output[str]
     """The Service's ``metadata.name``: in-cluster DNS ``<name>.<namespace>.svc``."""
     namespace: pulumi.Output[str]
+    """The namespace of the Deployment and the Service."""
     service_type: pulumi.Output[str]
     """``ClusterIP`` (internal) or ``LoadBalancer``."""
     autoscaler_name: pulumi.Output[Optional[str]]
     """The HorizontalPodAutoscaler's name, or None for a fixed count."""
-    scheduling: pulumi.Output[dict[str, Any]]
+    scheduling: pulumi.Output[Scheduling]
     """What placement gave the pods: ``affinity``, ``tolerations``, ``gpuResources``."""
 
     def __init__(self, name: str, args: ServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Service", name, opts)
-        super().__init__("rack:workloads:Service", name, None, opts)
+        token, opts = hosted("Service", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, ServiceArgs)  # type: ignore[assignment]
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
@@ -191,14 +189,14 @@ class Service(pulumi.ComponentResource):
         }
         if not spec.scale.autoscaled:
             deployment_spec["replicas"] = spec.scale.count[0]
-        self.deployment = k8s.apps.v1.Deployment(
+        self.deployment: k8s.apps.v1.Deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata={**metadata, "annotations": {**waits, contract.SERVICE_ANNOTATION: spec.name}},
             spec=deployment_spec,
             opts=child,
         )
         service_type = "ClusterIP" if spec.internal else "LoadBalancer"
-        self.service = k8s.core.v1.Service(
+        self.service: k8s.core.v1.Service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=metadata,
             spec={
@@ -208,7 +206,7 @@ class Service(pulumi.ComponentResource):
             },
             opts=child,
         )
-        self.autoscaler = None
+        self.autoscaler: Optional[k8s.autoscaling.v2.HorizontalPodAutoscaler] = None
         if spec.scale.autoscaled:
             low, high = spec.scale.count
             self.autoscaler = k8s.autoscaling.v2.HorizontalPodAutoscaler(

@@ -184,14 +184,14 @@ def test_a_removed_pool_is_refused_and_allowed_by_name(tmp_path, base_export, ca
     assert code == 1
     assert ops(doc)[(NODEPOOL, "rack-batch-nodepool")] == "delete"
     assert ops(doc)[(NODECLASS, "rack-batch-nodeclass")] == "delete"
-    assert ops(doc)[("rack:karpenter:KarpenterPool", "rack-batch")] == "delete"
+    assert ops(doc)[("rack:index:KarpenterPool", "rack-batch")] == "delete"
     assert doc["summary"]["delete"] == 3 and "create" not in doc["summary"]
     (refusal,) = verdicts(doc, "lane-removal")
     assert refusal["level"] == "mandatory" and refusal["pack"] == "change-safety" and refusal["lane"] == "batch"
     assert "NodeClaims" in refusal["message"] and "drains and terminates every node" in refusal["message"]
     out = capsys.readouterr().out
     assert "[mandatory]  change-safety: lane-removal  (rack-batch-nodepool)" in out
-    assert " -      ├─ rack:karpenter:KarpenterPool" in out or " -      └─ rack:karpenter:KarpenterPool" in out
+    assert " -      ├─ rack:index:KarpenterPool" in out or " -      └─ rack:index:KarpenterPool" in out
     assert "    - 3 to delete" in out.splitlines()
 
     code, doc = preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "batch")

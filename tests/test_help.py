@@ -82,7 +82,7 @@ def test_taints_read_as_pods_tolerate_them_in_every_output(prod_run):
     lanes = prod_run.outputs["lanes"]
     effects = {t["effect"] for lane in lanes.values() for t in lane["taints"]}
     assert effects == {"NoSchedule"}
-    groups = [r for r in prod_run.resources if r.type == "rack:eks:NodeGroup"]
+    groups = [r for r in prod_run.resources if r.type == "rack:index:NodeGroup"]
     assert groups
     for group in groups:
         assert {t["effect"] for t in prod_run.component_outputs[group.urn]["taints"]} == {"NoSchedule"}, group.name

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from .. import contract
 from ..spec.base import shown
 from .forcenew import in_one_order, related
 
@@ -43,7 +44,7 @@ LANE_ROLLOUT = "lane-rollout"
 
 NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", "rack:eks:NodeGroup")
+GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", *contract.NODE_GROUP_TYPES)
 KARPENTER_DEFAULT_BUDGET = "10%"
 EKS_DEFAULT_MAX_UNAVAILABLE = 1
 LABEL = "convox.io/label"

@@ -255,12 +255,12 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
              classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
-    if res.type == contract.COMPONENT_POOL and "labels" in props:  # KarpenterPool's registered outputs
+    if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
         name = facts.text(props.get("nodePoolName")) or res.name
         labels = {**_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = _taints(props.get("taints"))
         return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
-    if res.type == contract.COMPONENT_NODE_GROUP and "labels" in props:  # NodeGroup's registered outputs
+    if res.type in contract.NODE_GROUP_TYPES and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = _labels(props.get("labels")), _taints(props.get("taints"))
         return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if isinstance(lane, facts.NodePool):

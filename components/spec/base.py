@@ -7,8 +7,6 @@ several fields says which one is wrong; the stack-config layer (``config/``) rea
 and names its own keys instead.
 """
 
-from __future__ import annotations
-
 import difflib
 import inspect
 import json
@@ -17,6 +15,7 @@ import unicodedata
 from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
 
 import pulumi
+from pulumi.output import Unknown
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
@@ -208,19 +207,23 @@ class SpecError(ConfigError, ValueError):
         lines = [(key_path(error_loc(e)), error_message(e) + (did_you_mean(model, e["loc"]) if model and
                                                                e["type"] == "extra_forbidden" else ""))
                  for e in self.errors]
+        self.problems = lines
+        """``(field path, problem)`` of each line (a component names the paths under its argument's name)."""
         super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
                                     for path, message in lines))
 
 
-def _cluster_name(name: str) -> str:
+def cluster_name(name: str) -> str:
+    """An EKS cluster name, as the EKS API takes it (a spec's field validator: the rule lives in the spec,
+    not in the field's annotation, which the component provider's schema is inferred from)."""
     problem = syntax.eks_cluster_name_problem(name)
     if problem:
         raise ValueError(f"invalid cluster_name '{name}' ({problem})")
     return name
 
 
-ClusterName = Annotated[str, AfterValidator(_cluster_name)]
-"""An EKS cluster name, as the EKS API takes it."""
+ClusterName = Annotated[str, AfterValidator(cluster_name)]
+"""An EKS cluster name, for a model no component provider hosts (the stack config's ``RackParams``)."""
 
 
 BOOL_TEXT = {"true": True, "True": True, "false": False, "False": False}
@@ -270,7 +273,8 @@ def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # an enum field (``PoolSpec.os``) holds its value, the text the objects it renders are written with
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -291,7 +295,7 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         raise ValueError("a set has no order, so the objects it renders would change from one run to the next "
                          "(give a list)")
-    if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
+    if isinstance(value, (pulumi.Output, Unknown)) or inspect.isawaitable(value):
         raise ValueError("a pulumi Output: spec fields take plain values, checked when the spec is built "
                          "(pass Outputs to the component arguments that take them)")
     return value

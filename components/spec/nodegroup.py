@@ -1,7 +1,5 @@
 """``NodeGroupSpec``: one EKS managed node group on Amazon Linux 2023, every rule checked once."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 from pydantic import field_validator, model_validator

@@ -1,13 +1,13 @@
 """``PoolSpec``: one Karpenter pool (an EC2NodeClass and a NodePool), every rule checked once."""
 
-from __future__ import annotations
-
+import enum
 from datetime import datetime
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from pydantic import field_validator, model_validator
 
 from .. import contract
+from ..lane import NodeOs
 from ..pack import fit, instances, rules, upstream, wellknown
 from .. import syntax
 from .base import FieldProblem, Spec
@@ -35,12 +35,24 @@ def _is_date(text: str) -> bool:
     return True
 
 
+class ConsolidationPolicy(enum.StrEnum):
+    """When Karpenter consolidates a pool's nodes."""
+
+    WHEN_EMPTY = "WhenEmpty"
+    """Only nodes that run no workload pods."""
+    WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+    """Empty nodes, and nodes whose pods fit elsewhere or on a cheaper node."""
+
+
 class Taint(Spec):
     """A Kubernetes taint, as a NodePool writes it."""
 
     key: str
+    """The taint's key (``team``, ``example.com/dedicated``)."""
     value: Optional[str] = None
+    """Its value; none for a taint without one."""
     effect: str
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``."""
 
     def as_dict(self) -> dict[str, str]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -52,7 +64,7 @@ class PoolSpec(Spec):
 
     name: str
     """The EC2NodeClass and NodePool name (``metadata.name``); lowercase, digits and dashes, at most 63."""
-    os: Literal["al2023", "bottlerocket"] = "al2023"
+    os: NodeOs = NodeOs.AL2023
     """The node OS. Default ``al2023``; ``bottlerocket`` takes no GPU families and no pinned AMI."""
     ami_alias: str = "al2023@latest"
     """The AL2023 AMI alias when no ``ami_id`` is pinned: ``al2023@latest`` or ``al2023@vYYYYMMDD``."""
@@ -71,7 +83,7 @@ class PoolSpec(Spec):
     """The pool's CPU limit (cores). Default 100."""
     memory_limit_gb: int = 400
     """The pool's memory limit (GiB). Default 400."""
-    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
+    consolidation_policy: ConsolidationPolicy = ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
     """How long a node stays before consolidation: ``30s``, ``5m``, ``1h30m`` or ``Never``. Default ``30s``."""

@@ -1,7 +1,5 @@
 """The whole rack's specs: the cluster it creates, Karpenter, the GPU add-ons, and ``RackSpec``."""
 
-from __future__ import annotations
-
 import ipaddress
 from typing import Optional
 
@@ -9,7 +7,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
 from .. import syntax
-from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
+from .base import FieldProblem, Spec, SpecError, cluster_name, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec
 from .pool import PoolSpec
@@ -137,7 +135,7 @@ def system_node_fit_problem(instance_type: str) -> Optional[str]:
 class ClusterSpec(Spec):
     """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
 
-    name: ClusterName
+    name: str
     """The EKS cluster's name."""
     vpc_id: str
     """The VPC."""
@@ -162,6 +160,8 @@ class ClusterSpec(Spec):
     admin_arns: list[str] = []
     """IAM role or user ARNs given cluster admin (an access entry with ``AmazonEKSClusterAdminPolicy``,
     cluster scope), besides the cluster's creator, whose entry EKS makes itself. Default none."""
+
+    _name = field_validator("name")(cluster_name)
 
     @field_validator("admin_arns")
     @classmethod
@@ -300,7 +300,7 @@ class KarpenterSpec(Spec):
 class RackSpec(Spec):
     """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
 
-    cluster_name: ClusterName
+    cluster_name: str
     """The EKS cluster."""
     tags: dict[str, str] = {}
     """AWS tags for everything the rack creates in AWS: the cluster, Karpenter's resources, every node
@@ -329,6 +329,8 @@ class RackSpec(Spec):
     """Karpenter to install; None: the cluster already runs Karpenter v1."""
     high_availability: bool = True
     """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
+
+    _cluster_name = field_validator("cluster_name")(cluster_name)
 
     @field_validator("karpenter_node_role", "node_group_role")
     @classmethod
