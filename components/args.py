@@ -77,6 +77,8 @@ def accepts(tp: Any, value: Any) -> bool:
     if origin in _SEQUENCES:
         item = (typing.get_args(tp) or (Any,))[0]
         return isinstance(value, (list, tuple)) and all(accepts(item, v) for v in value)
+    if typing.is_typeddict(tp):  # a typed mapping (a lane): its fields are the API's to check
+        return isinstance(value, collections.abc.Mapping)
     if tp is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if tp is int:

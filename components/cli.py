@@ -1,7 +1,8 @@
 """The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
 preview on a machine with no cloud (with ``--state``, the plan against the stack's exported state);
-``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; and ``pack init DIR``, a
-policy pack folder for another repository.
+``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; ``pack init DIR``, a
+policy pack folder for another repository; and ``schema``, the component package's schema (what the
+component provider in ``provider/`` serves to ``pulumi package add``).
 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
@@ -77,7 +78,17 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite the pack's files if DIR has them")
     init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
                       "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
+    sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
+                   "`pulumi package add provider` generates each language's SDK from it)")
     return parser
+
+
+def print_schema() -> int:
+    """The schema the provider serves (``GetSchema``), as indented JSON."""
+    from .provider import provider
+
+    _print(json.dumps(json.loads(provider().schema or "{}"), indent=2) + "\n")
+    return EXIT_OK
 
 
 def _allow_argument(parser: argparse.ArgumentParser) -> None:
@@ -352,6 +363,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "pack":
             return pack_init(args)
+        if args.command == "schema":
+            return print_schema()
         return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")

@@ -172,7 +172,7 @@ class ClusterRef:
     def existing(
         cls,
         name: str,
-        cluster_name: str,
+        cluster_name: pulumi.Input[str],
         provider: Optional[k8s.Provider] = None,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> "ClusterRef":
@@ -183,7 +183,8 @@ class ClusterRef:
         as ``<name>-cluster``) and its IAM role (``<name>-cluster-role``) are read only when a component
         needs them (a managed node group does, a Karpenter pool does not).
         """
-        _check_ref("existing", name, [("cluster_name", cluster_name, _cluster_name_problem),
+        _check_ref("existing", name, [("cluster_name", cluster_name,
+                                       lambda n: None if isinstance(n, pulumi.Output) else _cluster_name_problem(n)),
                                       ("provider", provider, lambda p: None if p is None or isinstance(p, k8s.Provider)
                                        else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}"),
                                       ("opts", opts, _opts_problem)])
@@ -278,7 +279,7 @@ class ClusterRef:
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
         ref.certificate_authority = cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
-        ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: c.identities).apply(oidc_issuer_of)
+        ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: getattr(c, "identities", None)).apply(oidc_issuer_of)
         ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
         return ref

@@ -88,8 +88,13 @@ class LaneTaint(TypedDict, total=False):
 
 
 Allocatable = TypedDict("Allocatable", {"cpu": str, "memory": str, "ephemeral-storage": str}, total=False)
-"""What one node of the lane's largest instance type offers pods: Kubernetes quantities (``3920m``,
-``14481Mi``, ``17Gi``)."""
+Allocatable.__doc__ = """What one node of the lane's largest instance type offers pods: Kubernetes quantities
+(``3920m``, ``14481Mi``, ``17Gi``)."""
+setattr(Allocatable, "__field_docs__", {  # its keys are no Python names: their docstrings (the schema's descriptions)
+    "cpu": "CPU for pods (``3920m``).",
+    "memory": "Memory for pods (``14481Mi``).",
+    "ephemeral-storage": "Ephemeral storage for pods, from the root (Bottlerocket: data) volume (``17Gi``).",
+})
 
 
 class AmiRef(TypedDict, total=False):

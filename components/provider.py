@@ -22,6 +22,7 @@ every type in the ``index`` module (``rack:index:KarpenterPool``), reads ``args`
 ``Literal`` and ``Annotated``, and maps a nested object input to a ``dict`` of Python names.
 """
 
+import asyncio
 import inspect
 import re
 import sys
@@ -29,9 +30,10 @@ from typing import Any, Optional
 from unittest import mock
 
 import pulumi
+from pulumi.output import Unknown
 from pulumi.provider import ConstructResult
 from pulumi.provider.experimental import component as sdk_component
-from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyDefinition
+from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyDefinition, PropertyType
 from pulumi.provider.experimental.util import camel_case
 from pulumi.provider.server import ComponentInitError
 from pydantic import BaseModel
@@ -97,16 +99,61 @@ class RackProvider(sdk_component.ComponentProvider):
         with mock.patch.object(sdk_component, "Analyzer", RackAnalyzer):  # the host builds its analyzer by name
             super().__init__(components(), PACKAGE, NAMESPACE, version)
 
+    def map_inputs(self, inputs: pulumi.Inputs, component_def: ComponentDefinition) -> pulumi.Inputs:
+        """The SDK's mapping of the inputs to Python names, with whole numbers of integer properties as ``int``:
+        numbers arrive as floats, and the SDK's conversion of an integer property is overwritten by the float
+        (``map_input_properties``, pulumi 3.272), so ``replicas: 2`` would reach the component as ``2.0``."""
+        mapped = super().map_inputs(inputs, component_def)
+        return self._integers(mapped, component_def.inputs, component_def.inputs_mapping)
+
+    def _integers(self, value: Any, properties: dict[str, PropertyDefinition], mapping: dict[str, str]) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out = dict(value)
+        for schema_name, prop in properties.items():
+            if mapping[schema_name] in out:
+                out[mapping[schema_name]] = self._integer(out[mapping[schema_name]], prop)
+        return out
+
+    def _integer(self, value: Any, prop: PropertyDefinition) -> Any:
+        if prop.type == PropertyType.INTEGER and isinstance(value, float) and value.is_integer():
+            return int(value)
+        if prop.ref:
+            found = self.get_type_definition(prop)
+            return self._integers(value, found.properties, found.properties_mapping) if found and not found.enum else value
+        if prop.items is not None and isinstance(value, list):
+            return [self._integer(v, prop.items) for v in value]
+        if prop.additional_properties is not None and isinstance(value, dict):
+            return {k: self._integer(v, prop.additional_properties) for k, v in value.items()}
+        return value
+
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
         try:
-            return super().construct(name, resource_type, inputs, options)
+            return super().construct(name, resource_type, {k: _unknown_as_output(v) for k, v in inputs.items()}, options)
         except ComponentInitError as exc:
             inner = exc.inner
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
                 errors = [{"property_path": schema_path(e["property_path"]), "reason": e["reason"]} for e in inner.errors]
                 raise pulumi.InputPropertiesError(inner.message, errors) from None  # type: ignore[arg-type]
             raise
+
+
+def _unknown_as_output(value: Any) -> Any:
+    """An unknown value in the inputs (a preview's value not known until apply, deserialized as the SDK's
+    ``Unknown`` when it has no dependencies) as an unknown ``Output``, which the components take wherever an
+    argument may be an Output; at every depth of the plain lists and maps that hold it."""
+    if isinstance(value, Unknown):
+        known: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
+        known.set_result(False)
+        nothing: asyncio.Future[Any] = asyncio.get_event_loop().create_future()
+        nothing.set_result(None)
+        return pulumi.Output(set(), nothing, known)
+    if isinstance(value, dict):
+        return {k: _unknown_as_output(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unknown_as_output(v) for v in value]
+    return value
 
 
 def version() -> str:

@@ -30,6 +30,35 @@ class FieldProblem(ValueError):
         self.field = field
 
 
+class FieldProblems(ValueError):
+    """Rules broken by several fields of one spec, each a ``FieldProblem``: a spec reports every problem at once."""
+
+    def __init__(self, problems: Sequence[FieldProblem]) -> None:
+        super().__init__("; ".join(map(str, problems)))
+        self.problems = list(problems)
+
+
+class Problems:
+    """What a spec's rules find, field by field: a rule whose field (or a field it reads) already broke one
+    is not judged (``ok``), every other one is; ``raise_found`` raises them together."""
+
+    def __init__(self) -> None:
+        self.found: list[FieldProblem] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.found.append(FieldProblem(field, message))
+
+    def ok(self, *fields: str) -> bool:
+        """Whether none of ``fields`` broke a rule yet."""
+        return not any(p.field in fields for p in self.found)
+
+    def raise_found(self) -> None:
+        if len(self.found) == 1:
+            raise self.found[0]
+        if self.found:
+            raise FieldProblems(self.found)
+
+
 def key_path(loc: Sequence[Any]) -> str:
     """``("pools", 0, "disk")`` -> ``pools[0].disk`` (pydantic's own validator names are dropped), shown
     as ``shown`` shows text (a key with an invisible character in it is not printed as a valid one)."""
@@ -193,6 +222,9 @@ def _flat(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, SpecError):
             found += [{**inner, "loc": (*error["loc"], *inner["loc"])} for inner in cause.errors]
+        elif isinstance(cause, FieldProblems):  # a rule over the whole spec, for each field it found
+            found += [{**error, "msg": f"Value error, {problem}", "ctx": {**error["ctx"], "error": problem}}
+                      for problem in cause.problems]
         else:
             found.append(error)
     return found
