@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,52 @@ def test_prod_against_its_own_export_through_the_cli(tmp_path, capsys):
     text = capsys.readouterr().out
     assert f"    {len(doc['resources'])} unchanged" in text.splitlines()
     assert "to create" not in text
+
+
+def _former_tokens(value: Any) -> Any:
+    """A state written before the components were hosted: every type token the package had then (the
+    components' modules, ``contract.FORMER_TYPES``) in place of today's, in types, URNs and references."""
+    from mixed_os_racks.contract import FORMER_TYPES
+
+    if isinstance(value, dict):
+        return {k: _former_tokens(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_former_tokens(v) for v in value]
+    if isinstance(value, str):
+        for old, new in FORMER_TYPES.items():
+            value = old if value == new else re.sub(rf"(?<=[:$]){re.escape(new)}(?=$|[$:])", old, value)
+    return value
+
+
+def test_prod_keeps_its_urns_through_the_components_aliases(tmp_path, capsys):
+    """A stack made before the components moved to the provider's ``index`` module: every component aliases its
+    former type token, the engine finds each resource by it (its children by their parent's alias), so the
+    prod example plans only ``same``, with the pack, exit 0."""
+    run = run_program(REPO, stack_config("prod"), project=PROJECT, stack="prod")
+    export = _former_tokens(export_run(run))
+    urns = [r["urn"] for r in export["deployment"]["resources"]]
+    assert "rack:index:Rack$rack:eks:NodeGroup::rack-ng-1" in "\n".join(urns)  # the former URNs
+    assert not any("rack:index:NodeGroup" in urn for urn in urns)
+    state = tmp_path / "before.json"
+    state.write_text(json.dumps(export))
+    out = tmp_path / "plan.json"
+    assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--state", str(state), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["summary"] == {"same": len(doc["resources"])} and len(doc["resources"]) == len(urns)
+    assert f"    {len(urns)} unchanged" in capsys.readouterr().out.splitlines()
+
+
+def test_a_resource_without_its_alias_is_replaced_by_a_new_urn(tmp_path):
+    """Without the alias (a component whose former token is unknown to it), the engine would create it and its
+    children anew and delete the old ones: what the aliases prevent."""
+    run = run_program(REPO, stack_config("prod"), project=PROJECT, stack="prod")
+    for res in run.resources:
+        res.aliases = []
+    state = tmp_path / "before.json"
+    state.write_text(json.dumps(_former_tokens(export_run(run))))
+    plan = make_plan(run, read_stack_export(state, PROJECT, "prod"))
+    ops = {s.op for s in plan.steps}
+    assert {"create", "delete"} <= ops
 
 
 def test_a_reordered_set_of_subnets_is_no_change(tmp_path):

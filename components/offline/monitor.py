@@ -93,6 +93,9 @@ class RecordingMonitor(sdk.MockMonitor):
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
             remote=bool(request.remote),
+            aliases=[{"urn": a.urn} if a.urn else {
+                "name": a.spec.name, "type": a.spec.type, "project": a.spec.project, "stack": a.spec.stack,
+                "parentUrn": a.spec.parentUrn, "noParent": a.spec.noParent} for a in request.aliases],
         )
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from . import forcenew, sdk
 from .forcenew import replacing
 from .preview import tree_rows
-from .records import ProgramRun, Resource, shown
+from .records import STACK_TYPE, ProgramRun, Resource, shown
 from .stackexport import UNREADABLE, StackState, StateResource
 
 OPS = ("create", "update", "replace", "delete", "same", "read", "discard")
@@ -60,20 +60,22 @@ def child_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-def normal(value: Any) -> Any:
+def normal(value: Any, renamed: Mapping[str, str] = {}) -> Any:
     """Run (wire) and state values in one form: unknowns and unreadable secrets ``UNKNOWN``, secrets
-    unwrapped, resource references as their URN, whole floats as ints."""
+    unwrapped, resource references as their URN (a state's, under the URN its resource has now: ``renamed``,
+    old URN -> new, for a resource found by an alias), whole floats as ints."""
     if value is UNREADABLE or value == sdk.UNKNOWN:
         return UNKNOWN
     if isinstance(value, dict):
         sig = value.get(sdk.SIG_KEY)
         if sig == sdk.SECRET_SIG:
-            return normal(value.get("value"))
+            return normal(value.get("value"), renamed)
         if sig == sdk.RESOURCE_SIG:
-            return ("resource", value.get("urn"))
-        return {k: normal(v) for k, v in value.items()}
+            urn = value.get("urn")
+            return ("resource", renamed.get(urn, urn) if isinstance(urn, str) else urn)
+        return {k: normal(v, renamed) for k, v in value.items()}
     if isinstance(value, list):
-        return [normal(v) for v in value]
+        return [normal(v, renamed) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -183,9 +185,9 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _compare(res: Resource, old: StateResource) -> tuple[list[str], dict[str, Any]]:
+def _compare(res: Resource, old: StateResource, renamed: Mapping[str, str]) -> tuple[list[str], dict[str, Any]]:
     new_inputs = normal(res.wire)
-    old_inputs = normal(old.inputs)
+    old_inputs = normal(old.inputs, renamed)
     defaults = old_inputs.pop("__defaults", None) or []
     new_inputs.pop("__defaults", None)
     for key in defaults if isinstance(defaults, list) else []:
@@ -196,26 +198,87 @@ def _compare(res: Resource, old: StateResource) -> tuple[list[str], dict[str, An
     return without_ignored(paths, list(res.ignore_changes)), new_inputs
 
 
+def _urn(name: str, type_: str, parent: str, project: str, stack: str) -> str:
+    """A URN as the engine creates one (pulumi ``resource.NewURN``): the parent's qualified type before the type,
+    except the root stack's."""
+    qualified = parent.split("::")[2] if parent else ""
+    if qualified and qualified != STACK_TYPE:
+        type_ = f"{qualified}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
+
+
+def _urn_name(urn: str) -> str:
+    return urn.split("::", 3)[3]
+
+
+class _Aliases:
+    """The engine's aliases (pulumi ``pkg/resource/deploy/step_generator.go``, ``generateAliases``): each of the
+    resource's own, made a URN (``collapseAliasToUrn``: what it leaves out is the resource's own; a parent
+    found by an alias stands for itself by its old URN), then, when its parent was found by an alias, the
+    same resource under the parent's old URN (``inheritedChildAlias``: a name that starts with the parent's
+    name starts with the parent's old name instead), alone and with each of its own aliases."""
+
+    def __init__(self, run: ProgramRun) -> None:
+        self.project, self.stack = run.project, run.stack
+        self.found: dict[str, str] = {}
+        """URN -> the old URN an alias found it by."""
+
+    def _collapse(self, res: Resource, alias: Mapping[str, Any]) -> str:
+        if alias.get("urn"):
+            return str(alias["urn"])
+        parent = alias.get("parentUrn") or res.parent
+        parent = self.found.get(parent, parent)
+        if alias.get("noParent") or (parent and parent.split("::")[2] == STACK_TYPE):
+            parent = ""
+        return _urn(alias.get("name") or res.name, alias.get("type") or res.type, parent,
+                    alias.get("project") or self.project, alias.get("stack") or self.stack)
+
+    def _inherited(self, type_: str, name: str, parent: str, parent_alias: str) -> str:
+        parent_name = _urn_name(parent)
+        if name.startswith(parent_name):
+            name = _urn_name(parent_alias) + name[len(parent_name):]
+        return _urn(name, type_, parent_alias, self.project, self.stack)
+
+    def of(self, res: Resource) -> list[str]:
+        found = [self._collapse(res, alias) for alias in res.aliases]
+        parent_alias = self.found.get(res.parent)
+        if parent_alias is not None:
+            found.append(self._inherited(res.type, res.name, res.parent, parent_alias))
+            for urn in list(found[:len(res.aliases)]):
+                found.append(self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], _urn_name(urn), res.parent, parent_alias))
+        return list(dict.fromkeys(found))
+
+
 def make_plan(run: ProgramRun, state: StackState) -> Plan:
     old_by_urn = {r.urn: r for r in state.resources}
     steps: list[PlanStep] = []
     unknowns: dict[str, list[str]] = {}
     read_urns = {r.urn for r in run.reads}
+    aliases = _Aliases(run)
+    claimed: set[str] = set()  # old URNs a resource was found by
     for res in run.resources + run.reads:
         old = old_by_urn.get(res.urn)
+        if old is None and res.urn not in read_urns:
+            for urn in aliases.of(res):  # the URN first, then the aliases, as the engine looks them up
+                if urn in old_by_urn and urn not in claimed:
+                    old = old_by_urn[urn]
+                    aliases.found[res.urn] = urn
+                    break
+        if old is not None:
+            claimed.add(old.urn)
         step = PlanStep("create", res.urn, res.type, res.name, res.parent, res.custom, old=old, new=res)
         if res.urn in read_urns:
             step.op = "read"
         elif old is not None and not res.custom:
             step.op = "same"
         elif old is not None:
-            step.diff, new_inputs = _compare(res, old)
+            step.diff, new_inputs = _compare(res, old, {v: k for k, v in aliases.found.items()})
             unknowns[res.urn] = _unknown_paths(new_inputs)
             step.replace_keys = replacing(res.type, step.diff, res.replace_on_changes)
             step.op = "replace" if step.replace_keys else ("update" if step.diff else "same")
         steps.append(step)
     _propagate(steps, unknowns)
-    seen = {s.urn for s in steps}
+    seen = {s.urn for s in steps} | claimed
     for old in state.resources:
         if old.urn not in seen:
             op = "discard" if old.external else "delete"
