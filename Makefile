@@ -26,7 +26,8 @@ compiled: $(VENV)/.installed
 preview: compiled
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
-test: compiled
+test: compiled  # the type check (mypy over components/, configured in pyproject.toml), then the tests
+	$(PY) -m mypy
 	$(PY) -m pytest -q -n auto --dist loadscope
 
 bench: compiled  # both run; it fails when either misses a bar

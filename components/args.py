@@ -14,6 +14,7 @@ import inspect
 import sys
 import types
 import typing
+import functools
 from functools import lru_cache
 from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
 
@@ -211,7 +212,7 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
                 raise ArgumentError(kind, name, key, problem)
             return known
 
-        return [pulumi.Output.from_input(v).apply(lambda known, n=n: check_item(n, known)) if later[n] is LATER else v
+        return [pulumi.Output.from_input(v).apply(functools.partial(check_item, n)) if later[n] is LATER else v
                 for n, v in enumerate(value)]
     return pulumi.Output.from_input(value).apply(check)
 
@@ -295,7 +296,7 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
             wider = "".join(f"{t.__name__} or " for t in (also or {}).get(key, ()))
             problems.append((key, f"expected {wider}{describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
         elif value is not None and _pending(value):
-            result[key] = _when_known(kind, name, key, Union[(*(also or {}).get(key, ()), _settled(hints[key]))],  # type: ignore[misc]
+            result[key] = _when_known(kind, name, key, Union[(*(also or {}).get(key, ()), _settled(hints[key]))],
                                        (rules or {}).get(key), value)
         elif value is not None and (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
             problems.append((key, problem))
@@ -359,7 +360,8 @@ class _RenderedDoc:
     pay for parsing the source (``type.__doc__`` calls a descriptor it finds in the class's dict)."""
 
     def __init__(self, cls: type, doc: Optional[str]) -> None:
-        self._cls, self._text = cls, None
+        self._cls = cls
+        self._text: Optional[str] = None
         self.source_doc = doc
         """The docstring as written (the component provider's schema describes the component with it)."""
 

@@ -233,7 +233,7 @@ class ClusterRef:
         opts = opts or pulumi.ResourceOptions()
         node_role = value.get("node_role_arn")
         if len(given) == 2:
-            endpoint = pulumi.Output.from_input(value["endpoint"])  # type: ignore[arg-type]
+            endpoint = pulumi.Output.from_input(value["endpoint"])
             config = kubeconfig(name, endpoint, value["certificate_authority"],  # type: ignore[arg-type]
                                 aws.get_region_output(opts=pulumi.InvokeOptions(parent=opts.parent)).region,
                                 pulumi.Config("aws").get("profile"))
@@ -271,11 +271,9 @@ class ClusterRef:
         name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(
-            cluster_name or "", endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
+            name_output, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
             region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile"),
-        ) if cluster_name is not None else name_output.apply(lambda n: kubeconfig(
-            n, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
-            region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile")))
+        )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
         ref.certificate_authority = cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)

@@ -23,7 +23,7 @@ the user's subnets). A creating VPC is out of scope: bring your own network.
 """
 
 import json
-from typing import NotRequired, Optional, Required, TypedDict
+from typing import NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -152,7 +152,7 @@ class RackCluster(pulumi.ComponentResource):
         # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
         self.cluster_name = pulumi.Output.from_input(spec.name)
-        self.endpoint = self.ref.endpoint
+        self.endpoint = cast(pulumi.Output[str], self.ref.endpoint)  # a created cluster's, always
         self.certificate_authority = self.cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
         self.oidc_issuer = self.cluster.eks_cluster.apply(lambda c: c.identities).apply(lambda ids: oidc_issuer_of(ids) or "")
         self.kms_key_arn = self.kms_key.arn

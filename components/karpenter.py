@@ -1,6 +1,6 @@
 """``KarpenterPool``: one Karpenter v1 EC2NodeClass plus the NodePool that uses it."""
 
-from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -74,7 +74,7 @@ def selector_terms(ids: Optional[pulumi.Input[list[Any]]], cluster_name: pulumi.
         return [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
     if isinstance(ids, (list, tuple)):  # one term per id, each id known or not
         return [{"id": i} for i in ids]
-    return pulumi.Output.from_input(ids).apply(lambda given: [{"id": i} for i in given])
+    return pulumi.Output.from_input(cast(pulumi.Output[list[Any]], ids)).apply(lambda given: [{"id": i} for i in given])
 
 
 def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
@@ -214,7 +214,7 @@ class KarpenterPool(pulumi.ComponentResource):
         root_device = upstream.AL2023_ROOT_DEVICE
         ami: AmiRef = {"alias": pool.alias or ""}
         if pool.ami_id:
-            lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
+            lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
             facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families))
             ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
             root_device = facts.root_device_name or root_device
@@ -234,7 +234,7 @@ class KarpenterPool(pulumi.ComponentResource):
             kind="EC2NodeClass",
             metadata=metadata,
             spec=node_class_spec(pool, cluster.name, node_role, root_device, tags,
-                                 args.get("subnet_ids"), args.get("security_group_ids")),
+                                 cast(Any, args.get("subnet_ids")), args.get("security_group_ids")),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
         self.node_pool: k8s.apiextensions.CustomResource = k8s.apiextensions.CustomResource(

@@ -23,7 +23,9 @@ The spot service-linked role (``AWSServiceRoleForEC2Spot``) is not created: crea
 account has it, so it is created once per account by hand (see the README).
 """
 
+import functools
 import json
+import operator
 from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict
 
 import pulumi
@@ -288,7 +290,7 @@ class KarpenterController(pulumi.ComponentResource):
                             policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))))
         for event, (source, detail) in INTERRUPTION_EVENTS.items():
             rule = aws.cloudwatch.EventRule(
-                f"{name}-{event}", name=cluster.name.apply(lambda c, e=event: rule_name(c, e)), tags=tags, opts=child,
+                f"{name}-{event}", name=cluster.name.apply(functools.partial(rule_name, event=event)), tags=tags, opts=child,
                 event_pattern=json.dumps({"source": [source], "detail-type": [detail]}),
             )
             aws.cloudwatch.EventTarget(f"{name}-{event}", rule=rule.name, arn=queue.arn,
@@ -304,9 +306,9 @@ class KarpenterController(pulumi.ComponentResource):
             lambda a: {part: json.dumps(doc, sort_keys=True) for part, doc in controller_policies(*a).items()})
         self.policies = {}
         for part in ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery"):
-            document = documents.apply(lambda d, part=part: d[part])
+            document = documents.apply(operator.itemgetter(part))
             policy = aws.iam.Policy(
-                f"{name}-{part}", name=cluster.name.apply(lambda c, part=part: bounded_name(f"KarpenterController{part}Policy-", c, 128)),
+                f"{name}-{part}", name=cluster.name.apply(functools.partial(bounded_name, f"KarpenterController{part}Policy-", limit=128)),
                 policy=document, tags=tags, opts=child,
             )
             aws.iam.RolePolicyAttachment(f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn, opts=child)

@@ -165,15 +165,19 @@ def _json_schema(tp: Any) -> dict[str, Any]:
         return {"type": "string", "enum": [member.value for member in tp]}
     if typing.is_typeddict(tp):
         hints = typing.get_type_hints(tp, include_extras=True)
-        schema: dict[str, Any] = {"type": "object", "properties": {k: _json_schema(v) for k, v in hints.items()}}
+        found: dict[str, Any] = {"type": "object", "properties": {k: _json_schema(v) for k, v in hints.items()}}
         if tp.__required_keys__:
-            schema["required"] = sorted(tp.__required_keys__)
-        return schema
+            found["required"] = sorted(tp.__required_keys__)
+        return found
     if origin is list:
         return {"type": "array", "items": _json_schema(args[0])}
     if origin is dict:
         return {"type": "object", "additionalProperties": _json_schema(args[1])}
-    return {str: {"type": "string"}, bool: {"type": "boolean"}, int: {"type": "integer", "minimum": 0}}[tp]
+    return _PRIMITIVES[tp]
+
+
+_PRIMITIVES: dict[Any, dict[str, Any]] = {str: {"type": "string"}, bool: {"type": "boolean"},
+                                          int: {"type": "integer", "minimum": 0}}
 
 
 def fields() -> Mapping[str, Any]:

@@ -39,7 +39,7 @@ itself would do nothing: a component is not diffed, its children are.)
 """
 
 import json
-from typing import NotRequired, Optional, Required, Sequence, TypedDict, Union
+from typing import NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -152,7 +152,7 @@ class NodeGroup(pulumi.ComponentResource):
         group_tags = dict(tags)
         ami: AmiRef = {"amiType": ami_type(group.instance_type)}
         if pinned:
-            lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
+            lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
             device = lookup.facts(subject, pinned).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:

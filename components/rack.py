@@ -1,6 +1,7 @@
 """``Rack``: the whole rack, from a ``RackSpec``, into an existing EKS cluster or one it creates."""
 
-from typing import Any, NotRequired, Optional, Required, TypedDict
+import functools
+from typing import Any, NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -14,7 +15,7 @@ from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, Met
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
-from .lane import Lane, LaneTaint
+from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import fit, wellknown, workloads
@@ -30,9 +31,9 @@ class RackArgs(TypedDict, total=False):
     existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing`` named after the rack)."""
 
 
-def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> Lane:
-    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,  # type: ignore[typeddict-item]
-            "taints": [LaneTaint(**{**t, "effect": contract.effect(t["effect"])}) for t in taints]}  # type: ignore[typeddict-item]
+def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
+    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
+            "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
 
 
 def pool_lane(pool: PoolSpec) -> Lane:
@@ -41,21 +42,26 @@ def pool_lane(pool: PoolSpec) -> Lane:
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
     limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))  # type: ignore[typeddict-item]
+    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
-    return lane
+    return cast(Lane, lane)
 
 
 def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
     lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
-    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],  # type: ignore[typeddict-item]
+    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
                 **workloads.size_facts(requirements, root_gib=group.disk))
-    return lane
+    return cast(Lane, lane)
+
+
+def _with_ami(facts: Lane, ami: AmiRef) -> Lane:
+    """A lane's facts with what it boots (known once the AMI is read)."""
+    return {**facts, "ami": ami}
 
 
 @documented
@@ -110,15 +116,16 @@ class Rack(pulumi.ComponentResource):
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
-            self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
-                                                             ami_lookup=amis), opts=child)
+            self.created = RackCluster(name, cast(RackClusterArgs, {"spec": spec.cluster, "ami_lookup": amis,
+                                                                    "pod_identity_agent": spec.pod_identity_agent}),
+                                       opts=child)
             self.cluster = self.created.ref
-            system = self.created.system_lane_spec
-            if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
-                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system.name}' has the name of the "
+            system_lane = self.created.system_lane_spec
+            if system_lane.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system_lane.name}' has the name of the "
                                                                  f"system lane of the cluster the rack creates (rename the pool)")
-            lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
-            self.lane_facts[system.name or ""] = group_lane(system)
+            lanes[system_lane.name or ""] = self._group_lane(system_lane, self.created.system_lane)
+            self.lane_facts[system_lane.name or ""] = group_lane(system_lane)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
@@ -169,12 +176,12 @@ class Rack(pulumi.ComponentResource):
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
         self.pools: dict[str, KarpenterPool] = {
-            pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=pool_opts)
+            pool.name: KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}), opts=pool_opts)
             for pool in spec.pools
         }
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
-            lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, facts=self.lane_facts[pool.name]: {**facts, "ami": ami})
+            lanes[pool.name] = self.pools[pool.name].ami.apply(functools.partial(_with_ami, self.lane_facts[pool.name]))
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -185,7 +192,8 @@ class Rack(pulumi.ComponentResource):
         for group in spec.node_groups:
             lane = group.name or ""
             tagged = group.model_copy(update={"tags": spec.group_tags(group)})  # checked by RackSpec
-            group_args = NodeGroupArgs(group=tagged, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
+            group_args = cast(NodeGroupArgs, {"group": tagged, "cluster": self.cluster, "rack": spec.cluster_name,
+                                              "ami_lookup": amis})
             if spec.cluster is not None:
                 # the private subnets, as the system lane: pulumi-eks's default is every subnet of the
                 # cluster, public ones included (CoreData subnetIds is public + private)
@@ -239,7 +247,7 @@ class Rack(pulumi.ComponentResource):
         else:
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
-        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})  # type: ignore[assignment]
+        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})
         self.cluster_name = self.cluster.name
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
@@ -263,7 +271,7 @@ class Rack(pulumi.ComponentResource):
 
     @staticmethod
     def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[Lane]:
-        return component.ami.apply(lambda ami: {**group_lane(group), "ami": ami})
+        return component.ami.apply(functools.partial(_with_ami, group_lane(group)))
 
     def _existing_node_role_arn(self, spec: RackSpec) -> pulumi.Output[str]:
         """The ARN of the node role an existing Karpenter uses, from its name (the getting-started role has path /)."""

@@ -11,7 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable, Literal, Mapping, Optional
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, cast
 
 from pydantic import (
     BaseModel,
@@ -30,6 +30,7 @@ from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
+from ..spec.pool import ConsolidationPolicy, NodeOs, Taint
 from . import keys
 from .errors import field_of, problems
 from .keys import NAMESPACE, KeyTable
@@ -97,12 +98,12 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
         if not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
             item["disk"] = disk
         try:
-            return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
+            return PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023, ami_alias=alias)
         except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
             exc.errors = [e for e in exc.errors if field_of(e) != "ami_alias"]
             if exc.errors:
                 raise
-            return PoolSpec(**_pool_shapes(item), os="al2023")
+            return PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023)
 
     return _validate_items(items, keys.POOL, build)
 
@@ -430,7 +431,8 @@ class RackParams(BaseModel):
     def cluster_spec(self) -> ClusterSpec:
         """The cluster ``cluster_mode: create`` makes."""
         return ClusterSpec(
-            name=self.cluster_name, vpc_id=self.vpc_id, private_subnet_ids=self.private_subnets_ids,
+            name=self.cluster_name, vpc_id=self.vpc_id,  # type: ignore[arg-type]  # None: ClusterSpec names it missing
+            private_subnet_ids=self.private_subnets_ids,
             public_subnet_ids=self.public_subnets_ids, version=self.k8s_version, high_availability=self.high_availability,
             public_access_cidrs=self.eks_api_server_public_access_cidrs, tags=self.tags, system_node_type=self.node_type,
             system_node_disk=self.node_disk, protect=self.protect, admin_arns=self.cluster_admin_arns,
@@ -443,11 +445,11 @@ class RackParams(BaseModel):
         arches = sorted({wellknown.K8S_ARCH.get(instances.instance_arch(t), "amd64") for t in self.build_node_type
                          if "." in t}) or ["amd64"]
         return PoolSpec(
-            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
+            name="build", os=NodeOs.AL2023, ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
             capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.pools_disk,
+            consolidation_policy=ConsolidationPolicy.WHEN_EMPTY, consolidate_after="60s", disk=self.pools_disk,
             labels={contract.BUILD_LABEL: "true"},
-            taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],
+            taints=[Taint(key=contract.BUILD_TAINT_KEY, value=contract.BUILD_TAINT_VALUE, effect="NoSchedule")],
         )
 
     def workload_pool(self) -> PoolSpec:
@@ -460,7 +462,7 @@ class RackParams(BaseModel):
             ))])
         return PoolSpec(
             name="workload",
-            os=self.karpenter_node_os,
+            os=cast(NodeOs, self.karpenter_node_os),  # checked by PoolSpec, in its words
             ami_alias=self.karpenter_ami_alias,
             instance_families=self.karpenter_instance_families,
             instance_sizes=self.karpenter_instance_sizes,
@@ -468,7 +470,8 @@ class RackParams(BaseModel):
             arch=self.karpenter_arch or [wellknown.K8S_ARCH.get(instances.instance_arch(self.node_type), "amd64")],
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
-            consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
+            consolidation_policy=(ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED if self.karpenter_consolidation_enabled
+                                  else ConsolidationPolicy.WHEN_EMPTY),
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
             disruption_budget_nodes=self.karpenter_disruption_budget_nodes,

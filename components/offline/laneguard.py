@@ -342,11 +342,11 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                         "pods without another lane that fits them wait Pending.")
         elif step.op in removing and step.type == CRD and _k8s_name(step, "old") in LANE_CRDS:
             crd = _k8s_name(step, "old")
-            pools = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
-            removal(Lane("Karpenter", crd, {crd, step.name, *pools}, step),
+            pool_names = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
+            removal(Lane("Karpenter", crd, {crd, step.name, *pool_names}, step),
                     f"the CustomResourceDefinition {crd} is {verb}",
                     "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
-                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pools) + ')' if pools else ''}, and with them "
+                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with them "
                     "Karpenter's NodeClaims and nodes, all at once.")
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
         if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step):
@@ -415,7 +415,8 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
             if not changed:
                 continue
             name = _k8s_name(step)
-            for pool in pools_of_class.get(name, []) or [None]:
+            candidates: list[Optional[Step]] = list(pools_of_class.get(name, [])) or [None]
+            for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
                 verdict(LANE_ROLLOUT, "advisory", step, pool_name,
                         f"Karpenter lane '{pool_name}': its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks "

@@ -3,13 +3,13 @@ components expanded into the children their providers register (``remote``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional, cast
 
 import pulumi
 from google.protobuf import json_format, struct_pb2
 
 from . import eks_mng, k8s_yaml, remote, sdk
-from .cloud import ProviderError
+from .cloud import OfflineMocks, ProviderError
 from .records import STACK_TYPE, Resource, plain
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
@@ -100,7 +100,8 @@ class RecordingMonitor(sdk.MockMonitor):
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
         if request.remote and not resource.custom and resource.type in EXPANDERS:
-            context = remote.Context(self.mocks.catalog, self.mocks.config, self.states, self.registrations, self.mocks.warn)
+            mocks = cast(OfflineMocks, self.mocks)
+            context = remote.Context(mocks.catalog, mocks.config, self.states, cast(Any, self.registrations), mocks.warn)
             for child in EXPANDERS[resource.type](resource, context):
                 self._record(_child_resource(resource, child))
         return response

@@ -65,7 +65,8 @@ def read_preview_json(path: Path) -> tuple[list[Step], dict[str, int]]:
         where = f"{path}: steps[{n}]"
         if not isinstance(item, dict):
             raise StateFileError(f"{where}: not an object")
-        op, urn = item.get("op"), item.get("urn")
+        op = item.get("op")
+        urn: Any = item.get("urn")
         if not isinstance(op, str) or op not in STEP_OPS:
             raise StateFileError(f"{where}: op {shown(repr(op))[:80]} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})")
         try:

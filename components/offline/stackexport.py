@@ -253,7 +253,8 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         where = f"{path}: deployment.resources[{n}]"
         if not isinstance(item, dict):
             raise StateFileError(f"{where}: not an object")
-        urn, type_ = item.get("urn"), item.get("type")
+        urn: Any = item.get("urn")
+        type_ = item.get("type")
         try:
             urn_stack, urn_project, qualified, _ = urn_parts(urn)
         except ValueError:

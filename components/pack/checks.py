@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+import functools
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract
@@ -267,7 +268,7 @@ class Stack:
         self._node_classes: Optional[dict[str, facts.NodeClass]] = None
         templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
         for res, lane in self.items:
-            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(lambda: lane.props.get("name"))):
+            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(functools.partial(_name_of, lane))):
                 templates.setdefault(name, (res.urn, lane))
         self._templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
         """A node group's launch template: by the ``launchTemplate`` property's dependency, else by the
@@ -667,3 +668,8 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
         problems = [p for f in families if (p := instances.driver_problem(f, branch))]
         if problems:
             yield Finding(rules.driver_cannot_drive(subject(lane), image.label, branch, where, problems), urn=res.urn)
+
+
+def _name_of(template: facts.LaunchTemplate) -> Any:
+    """A launch template's ``name`` as its resource says it (read when known)."""
+    return template.props.get("name")

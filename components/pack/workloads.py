@@ -141,7 +141,8 @@ class Lane:
             found.update((t.name, t) for t in types)
             unsized += [f for f in families if f not in unsized]
         within = self._within_limits()
-        kept, capped = [], []
+        kept: list[instances.InstanceType] = []
+        capped: list[instances.InstanceType] = []
         for itype in found.values():
             (kept if within(itype) else capped).append(itype)
         return kept, unsized, capped
@@ -290,11 +291,12 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
                 disk = found.gib if found else None
         if isinstance(lane, facts.EksNodeGroup):
             disk = disk or facts.number(props.get("diskSize"))
-            capacity = ((wellknown.EKS_CAPACITY_TYPE_KEY, (facts.text(props.get("capacityType")) or "ON_DEMAND",)),)
+            offered: tuple[tuple[str, tuple[str, ...]], ...] = (
+                (wellknown.EKS_CAPACITY_TYPE_KEY, (facts.text(props.get("capacityType")) or "ON_DEMAND",)),)
         else:
-            disk, capacity = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
+            disk, offered = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", _labels(props.get("labels")), _taints(props.get("taints")), gpu,
-                    _group_requirements(types, facts.text(props.get("amiType"))), capacity, disk, os=_kubernetes_os(lane.os()))
+                    _group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=_kubernetes_os(lane.os()))
     return None
 
 
@@ -369,7 +371,7 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
         if stated:
             amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
             allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
-                                          *(int(amounts[r] / fit.MIB) if amounts[r] is not None else 10**12
+                                          *(int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
                                             for r in (fit.MEMORY, fit.EPHEMERAL)))
         most = facts.number(entry.get("maxGpusPerNode"))
         most = most if most is not None and math.isfinite(most) else None
@@ -945,7 +947,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
         missing = _short_words(asks, has)
         if not missing:
             return Fit(True)
-        rank = (len(missing), -itype.gpus, -itype.vcpus, -itype.memory_mib)
+        rank: tuple[float, ...] = (len(missing), -itype.gpus, -itype.vcpus, -itype.memory_mib)
         if best is None or rank < best[0]:
             best = (rank, itype, missing)
     if unsized:

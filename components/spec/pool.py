@@ -235,9 +235,9 @@ class PoolSpec(Spec):
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
-        problem = self._limits_problem()
-        if problem:
-            raise FieldProblem(*problem)
+        limits_problem = self._limits_problem()
+        if limits_problem:
+            raise FieldProblem(*limits_problem)
         if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
             raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
         if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
@@ -262,7 +262,7 @@ class PoolSpec(Spec):
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
                                             f"an EKS AMI release is named by the day it was built, vYYYYMMDD)")
         gpu = instances.nvidia_families(self.families)
-        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
+        problem = rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}") if gpu else None
         if problem:
             raise FieldProblem(families_field, problem)
         gpus = [f for f in self.families if instances.is_gpu_family(f)]

@@ -161,7 +161,10 @@ class ClusterSpec(Spec):
     """IAM role or user ARNs given cluster admin (an access entry with ``AmazonEKSClusterAdminPolicy``,
     cluster scope), besides the cluster's creator, whose entry EKS makes itself. Default none."""
 
-    _name = field_validator("name")(cluster_name)
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return cluster_name(v)
 
     @field_validator("admin_arns")
     @classmethod
@@ -330,7 +333,10 @@ class RackSpec(Spec):
     high_availability: bool = True
     """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
 
-    _cluster_name = field_validator("cluster_name")(cluster_name)
+    @field_validator("cluster_name")
+    @classmethod
+    def _cluster_name(cls, v: str) -> str:
+        return cluster_name(v)
 
     @field_validator("karpenter_node_role", "node_group_role")
     @classmethod
