@@ -12,7 +12,7 @@ import inspect
 import json
 import re
 import unicodedata
-from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
+from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, get_args
 
 import pulumi
 from pulumi.output import Unknown
@@ -51,6 +51,15 @@ class Problems:
     def ok(self, *fields: str) -> bool:
         """Whether none of ``fields`` broke a rule yet."""
         return not any(p.field in fields for p in self.found)
+
+    def run(self, rules: "Callable[[], None]", after: Sequence[str] = ()) -> None:
+        """Judge ``rules`` (which raise a ``FieldProblem`` at their first), unless one of ``after`` broke a rule."""
+        if not self.ok(*after):
+            return
+        try:
+            rules()
+        except FieldProblem as problem:
+            self.found.append(problem)
 
     def raise_found(self) -> None:
         if len(self.found) == 1:
