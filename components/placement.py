@@ -14,7 +14,7 @@ service says (``nodeSelectorLabels`` and ``scale.gpu``), exactly as the seeds' r
 
 Custom taints (anything but ``dedicated-node`` and the GPU taint) are not tolerated automatically.
 Given the rack's lanes, ``place`` also refuses a pod no lane can hold, with the pack's words
-(``pack/workloads.py``, which judges the same pod at preview).
+(``pack/reach.py``, which judges the same pod at preview).
 Pure: no Pulumi resources, only the contract the policy pack checks.
 """
 
@@ -125,7 +125,7 @@ def fit_problems(placement: "Placement", lanes: LanesInput, subject: str = "the 
                  cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> list[str]:
     """What the policy pack's ``workloads-reach-their-lane`` would refuse about a pod placed by ``placement``
     that requests ``cpu`` cores and ``memory_mib`` MiB, on ``lanes``, in its words ([] when it fits)."""
-    from .pack import workloads
+    from .pack.reach import pod_problems
 
     requests: dict[str, str] = dict(placement.gpu_resources)
     if cpu:
@@ -133,7 +133,7 @@ def fit_problems(placement: "Placement", lanes: LanesInput, subject: str = "the 
     if memory_mib:
         requests["memory"] = f"{_plain(memory_mib)}Mi"
     container: dict[str, Any] = {"name": "app", "image": "app", "resources": {"requests": requests, "limits": dict(placement.gpu_resources)}}
-    return workloads.pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
+    return pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
 
 
 def _plain(number: float) -> str:
@@ -152,7 +152,7 @@ def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_m
         items = list(lanes.values()) if isinstance(lanes, Mapping) else lanes
         if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):
             return "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"
-        from .pack.workloads import lanes_config_problems  # the pack's own reading of a lanes config
+        from .pack.laneconfig import lanes_config_problems  # the pack's own reading of a lanes config
 
         problems = lanes_config_problems(lane_list(lanes))
         if problems:

@@ -18,7 +18,8 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import fit, wellknown, workloads
+from .pack import fit, wellknown
+from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 
 
@@ -42,7 +43,7 @@ def pool_lane(pool: PoolSpec) -> Lane:
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
     limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
+    lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
@@ -55,7 +56,7 @@ def group_lane(group: NodeGroupSpec) -> Lane:
     lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
     lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
-                **workloads.size_facts(requirements, root_gib=group.disk))
+                **size_facts(requirements, root_gib=group.disk))
     return cast(Lane, lane)
 
 
