@@ -14,8 +14,7 @@ import inspect
 import sys
 import types
 import typing
-import functools
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
 
 import pulumi
@@ -212,7 +211,7 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
                 raise ArgumentError(kind, name, key, problem)
             return known
 
-        return [pulumi.Output.from_input(v).apply(functools.partial(check_item, n)) if later[n] is LATER else v
+        return [pulumi.Output.from_input(v).apply(partial(check_item, n)) if later[n] is LATER else v
                 for n, v in enumerate(value)]
     return pulumi.Output.from_input(value).apply(check)
 
