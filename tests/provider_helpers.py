@@ -13,7 +13,6 @@ look-ups, a preview's unknowns), so what ``Construct`` registers compares with w
 
 from __future__ import annotations
 
-import contextvars
 import json
 import subprocess
 import sys
@@ -23,7 +22,6 @@ from typing import Any, Mapping, Optional
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
-from pulumi.runtime import settings
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2_grpc
 
 from mixed_os_racks.offline.catalog import Catalog
@@ -41,17 +39,25 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """The wire's unknown value (pulumi ``sdk/go/common/resource/plugin/rpc.go``, ``UnknownStringValue``)."""
 
 
+class _Recording(RecordingMonitor):
+    """The offline engine's recording monitor, making URNs in the program's project and stack (the engine's,
+    not this process's Pulumi settings: a Python program run here has its own)."""
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        qualified = parent.split("::")[2] if parent else ""
+        if qualified and qualified != "pulumi:pulumi:Stack":
+            type_ = f"{qualified}${type_}"
+        return f"urn:pulumi:{STACK}::{PROJECT}::{type_}::{name}"
+
+
 class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
-    """The resource monitor: every call answered by the offline engine's recording monitor, in the context of
-    the program's project and stack (gRPC's threads do not carry the test's context)."""
+    """The resource monitor: every call answered by the offline engine's recording monitor."""
 
     def __init__(self, config: Mapping[str, str]) -> None:
-        self.recording = RecordingMonitor(OfflineMocks(Catalog.load(), stack_config_values(config)))
-        self.context = contextvars.copy_context()
-        self.context.run(settings.reset_options, project=PROJECT, stack=STACK, preview=True)
+        self.recording = _Recording(OfflineMocks(Catalog.load(), stack_config_values(config)))
 
     def _call(self, method: str, request: Any) -> Any:
-        return self.context.copy().run(getattr(self.recording, method), request)
+        return getattr(self.recording, method)(request)
 
     def SupportsFeature(self, request, context):  # noqa: N802 (gRPC method names)
         return self._call("SupportsFeature", request)
