@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
-from .errors import ConfigError
+from .errors import ConfigError, OfflineUnavailable
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
+from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
 from .offline.preview import render, to_json
 from .offline.stackexport import StateFileError, read_stack_export
@@ -225,6 +226,7 @@ def _print(text: str) -> None:
 
 
 def preview(args: argparse.Namespace) -> int:
+    require_sdk()  # the one command that runs a program: it needs the SDK release the engine was tested on
     cwd = project_dir(args.cwd)
     project = read_project_file(cwd)
     stack, stack_file = stack_of(args, cwd)
@@ -358,7 +360,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError) as exc:
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

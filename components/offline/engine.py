@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
-from . import sdk
+from . import require_sdk, sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
 from .monitor import RecordingMonitor
@@ -104,8 +104,10 @@ def run_program(
     with a failure code raises ``ProgramExit``. A config too large for ``PULUMI_CONFIG`` is refused
     (``ConfigError``) before the program runs. The program's event loops are closed however the run
     ends. ``on_resource`` is called with each resource as it is recorded, in the order of
-    ``ProgramRun.resources``.
+    ``ProgramRun.resources``. On a Pulumi SDK other than the release the engine was tested on it raises
+    ``OfflineUnavailable`` (an ``ImportError``) saying which it needs.
     """
+    require_sdk()
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)
     check_config_fits(values)
