@@ -75,9 +75,11 @@ def _parser() -> argparse.ArgumentParser:
     init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
                            "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
     init.add_argument("dir", metavar="DIR")
-    init.add_argument("--force", action="store_true", help="overwrite the pack's files if DIR has them")
-    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
-                      "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
+    init.add_argument("--force", action="store_true", help="write into DIR though it is not empty (replacing the "
+                      "pack's files there)")
+    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this package: "
+                      "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
+                      "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
     return parser
 
 
@@ -337,15 +339,24 @@ def entry() -> None:
 
 def pack_init(args: argparse.Namespace) -> int:
     from . import __version__
-    from .pack.scaffold import write_pack
+    from .pack.scaffold import shell_word, write_pack
 
     if not args.dir.strip():
         raise UsageError("pack init: the pack's directory is empty (name one, such as policy-pack)")
-    args.dir = Path(args.dir)
-    written = write_pack(args.dir, __version__, force=args.force, package=args.requirement)
-    _print("".join(f"wrote {path}\n" for path in written) + (
-        f"next: cd {args.dir} && pulumi install   (creates the pack's virtualenv, {args.dir / 'venv'})\n"
-        f"then: pulumi preview --policy-pack {args.dir} --policy-pack-config {args.dir / 'config.json'}\n"))
+    folder = Path(args.dir)
+    written, requirement = write_pack(folder, __version__, force=args.force, package=args.requirement)
+    lines = [f"wrote {shown(str(path))}" for path in written]
+    lines.append(f"requirements.txt installs {shown(requirement.line)}: {shown(requirement.source)}")
+    if not requirement.portable:
+        lines.append("  a path on this machine, which CI and other machines cannot install: write the pack with "
+                     "--requirement 'mixed-os-racks @ git+https://<host>/<org>/mixed-os-racks@<tag>' (--force to rewrite it)")
+    elif args.requirement is None:
+        lines.append("  to install it another way, rerun with --force --requirement SPEC (a PEP 508 line, such as a git "
+                     "URL pinned to a tag), or edit requirements.txt")
+    word = shell_word(folder)
+    lines.append(f"next: cd {word} && pulumi install   (creates the pack's virtualenv, {shown(str(folder / 'venv'))})")
+    lines.append(f"then: pulumi preview --policy-pack {word} --policy-pack-config {shell_word(folder / 'config.json')}")
+    _print("\n".join(lines) + "\n")
     return EXIT_OK
 
 
