@@ -1,6 +1,7 @@
 """GPU lanes for the ML team, in a cluster another team runs, and the model server that uses them.
 
-Written as any team would write it: `pip install mixed-os-racks`, then import the components. The
+Written as any team would write it: install the package (`requirements.txt`: its Git repository,
+pinned to a release tag), then import the components. The
 cluster already runs Karpenter v1 (the platform team installed it); this program adds a Karpenter
 pool pinned to the team's own AL2023 NVIDIA image, a managed node group for steady inference, and a
 plain Kubernetes Deployment that selects the pool.
