@@ -69,12 +69,20 @@ def test_prod_preview_tree_and_json(tmp_path):
 def test_an_existing_cluster_is_read_not_created(tmp_path):
     """In existing mode a node group needs the cluster and its role: both are read, as `pulumi preview` marks them."""
     stack = write_stack(tmp_path, additional_node_groups_config=[{"id": 1, "type": "m5.large"}])
-    code, out, err = preview("--config", stack, "--no-policy")
+    code, out, err = preview("--config", stack, "--no-policy", "--json", str(tmp_path / "out.json"))
     assert code == 0, err
     lines = out.splitlines()
     assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
     assert any(line.startswith(" >   ") and "aws:iam/role:Role" in line and line.endswith("rack-cluster-role") for line in lines)
     assert "    > 2 to read" in lines
+    # --json has them too, after what is created, marked as pulumi preview --json marks a read
+    resources = json.loads((tmp_path / "out.json").read_text())["resources"]
+    reads = [r for r in resources if r.get("op") == "read"]
+    assert [(r["type"], r["name"], r["id"], r["external"]) for r in reads] == [
+        ("aws:eks/cluster:Cluster", "rack-cluster", "t", True),
+        ("aws:iam/role:Role", "rack-cluster-role", "t-cluster-role", True)]
+    assert resources[-2:] == reads and f"    + {len(resources) - 2} to create" in lines
+    assert all(r["urn"].endswith("::" + r["name"]) for r in reads)
 
 
 def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):

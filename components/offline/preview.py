@@ -81,6 +81,10 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
 
 def to_json(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The run as JSON: each resource (with its ``dependencies`` URNs, as ``pulumi preview --json``
-    has them), the stack's ``outputs`` (secrets as ``[secret]``), and the policy violations."""
-    return {"resources": [r.to_json() for r in run.resources], "outputs": shown(run.outputs_wire),
+    has them), the stack's ``outputs`` (secrets as ``[secret]``), and the policy violations. The
+    resources the program reads (``Resource.get``, the tree's ``>`` rows) come after those it creates,
+    marked as ``pulumi preview --json`` marks their steps (``"op": "read"``) and the engine's state
+    marks them (``"external": true``), with the ``id`` read."""
+    reads = [{**r.to_json(), "op": "read", "external": True, "id": r.inputs.get("id")} for r in run.reads]
+    return {"resources": [r.to_json() for r in run.resources] + reads, "outputs": shown(run.outputs_wire),
             "violations": list(violations or [])}
