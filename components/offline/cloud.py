@@ -27,6 +27,18 @@ OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 ``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
 
 
+AMIS_FORM = ("amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
+             "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: \"111122223333\"}]")
+SUBNETS_FORM = "subnets: {subnet-0123456789abcdef0: us-east-1a}"
+SSM_FORM = "ssm_parameters: {/aws/service/eks/optimized-ami/...: ami-0123456789abcdef0}"
+"""Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md)."""
+
+
+def catalog_hint(form: str) -> str:
+    """What a look-up the catalog cannot answer says: where the answer goes, in the catalog's format."""
+    return f"give a catalog that has it with --amis FILE, YAML of the form `{form}`, described in docs/offline.md"
+
+
 class ProviderError(grpc.RpcError):
     """A look-up failure as the engine reports one: a gRPC error whose details are the message."""
 
@@ -170,10 +182,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             raise ProviderError("Your query returned no results. Please change your search criteria and try again. "
                                 f"(offline: the AMI catalog {self.catalog.source} has no "
                                 + (f"image {', '.join(map(str, ids))}" if ids else "image matching these filters")
-                                + "; give a catalog that has it with --amis FILE, YAML of the form `amis: [{id: "
-                                "ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
-                                "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: "
-                                "\"111122223333\"}]`, described in docs/offline.md)")
+                                + f"; {catalog_hint(AMIS_FORM)})")
         if len(found) > 1 and not args.get("mostRecent"):
             raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
                                 "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
@@ -188,7 +197,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if zone is None:
             # what the AWS provider says when DescribeSubnets finds nothing
             raise ProviderError(f"no matching EC2 Subnet found (the offline catalog ({self.catalog.source}) has no "
-                                f"subnet {subnet} in {self.region}; add it under subnets:)")
+                                f"subnet {subnet} in {self.region}; {catalog_hint(SUBNETS_FORM)})")
         return {"id": subnet, "availabilityZone": zone, "state": "available",
                 "arn": f"arn:aws:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}", "ownerId": OFFLINE_ACCOUNT}
 
@@ -197,7 +206,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         value = self.catalog.parameter(name)
         if value is None:
             raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
-                                f"({self.catalog.source}) has no such parameter (add it under ssm_parameters:)")
+                                f"({self.catalog.source}) has no such parameter ({catalog_hint(SSM_FORM)})")
         return {"id": name, "name": name, "arn": f"arn:{self.partition}:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
                 "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
 
