@@ -21,6 +21,7 @@ import pulumi
 
 from . import syntax
 from .errors import ArgumentError
+from .inputs import closest
 
 _UNIONS = (Union, types.UnionType)
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
@@ -238,7 +239,9 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     hints = _hints(args_type)
     problems: list[tuple[str, str]] = []
     for key in sorted(set(args) - set(hints), key=str):
-        problems.append((str(key), f"unknown argument (expected one of: {', '.join(hints)})"))
+        meant = closest(key, hints)
+        problems.append((str(key), f"unknown argument ({f'did you mean {meant}? ' if meant else ''}expected one of: "
+                                   f"{', '.join(hints)})"))
     for key in required_keys(args_type):
         if args.get(key) is None:
             problems.append((key, f"required (expected {describe(hints[key])})"))

@@ -31,7 +31,7 @@ from .offline.engine import ProgramExit, run_program, stack_config_values
 from .offline.preview import render, to_json
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
-from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .offline.stackfile import InputFileError, located, model_shape, read_project_file, read_stack_file, stack_name_problem
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -248,7 +248,8 @@ def preview(args: argparse.Namespace) -> int:
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
     notes: list[str] = []
-    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes)
+    lines: dict[str, int] = {}
+    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes, lines)
     sys.stderr.writelines(f"warning: {note}\n" for note in notes)
     too_large = oversized_config(stack_config_values(config))
     if too_large:
@@ -259,7 +260,10 @@ def preview(args: argparse.Namespace) -> int:
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
-        run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+        try:
+            run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+        except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
+            raise ConfigError(located(str(exc), str(stack_file), lines)) from None
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)

@@ -214,7 +214,8 @@ class KarpenterPool(pulumi.ComponentResource):
         ami = {"alias": pool.alias or ""}
         if pool.ami_id:
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
-            facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families))
+            facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
+                                 where=pool.where)
             ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
             root_device = facts.root_device_name or root_device
             if facts.root_snapshot_gib is not None:

@@ -153,14 +153,15 @@ class NodeGroup(pulumi.ComponentResource):
         ami = {"amiType": ami_type(group.instance_type)}
         if pinned:
             lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
-            device = lookup.facts(subject, pinned).root_device_name
+            where = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
+            device = lookup.facts(subject, pinned, where).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:
-                raise ConfigError(problem)
+                raise ConfigError(f"{where('ami_id')}: {problem}")
             facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk,
-                                 instances.nvidia_families([group.instance_type]))
+                                 instances.nvidia_families([group.instance_type]), where)
             ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
-            by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
+            by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX, where)
             if facts.root_snapshot_gib is not None:
                 group_tags[contract.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
             group_tags[contract.ROOT_SNAPSHOT_ENCRYPTED_TAG] = str(bool(facts.root_snapshot_encrypted)).lower()

@@ -85,8 +85,9 @@ def test_ids_are_unique(tmp_path):
 
 
 def test_unknown_keys_are_refused_not_ignored(tmp_path):
-    assert refused(tmp_path, {"amis": [entry(root_snapshot_size=30)]}).endswith(f"amis[0] ({X86}).root_snapshot_size: unknown key")
-    assert refused(tmp_path, {"amis": [entry()], "ami": []}).endswith(": ami: unknown key")
+    assert refused(tmp_path, {"amis": [entry(root_snapshot_size=30)]}).endswith(
+        f"amis[0] ({X86}).root_snapshot_size: unknown key (did you mean root_snapshot_gib?)")
+    assert refused(tmp_path, {"amis": [entry()], "ami": []}).endswith(": ami: unknown key (did you mean amis?)")
 
 
 def test_missing_fields_are_named_on_one_line(tmp_path):

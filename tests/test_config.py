@@ -117,11 +117,13 @@ def test_bad_json_names_the_key():
 
 
 def test_unknown_top_level_key():
-    assert error_of(karpenter_node_oss="al2023") == "rack:karpenter_node_oss: unknown field"
+    assert error_of(karpenter_node_oss="al2023") == "rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?"
+    assert error_of(zzz_unknown="al2023") == "rack:zzz_unknown: unknown field"  # nothing close: nothing suggested
 
 
 def test_unknown_pool_field_names_its_path():
-    assert pool_error(amiid="ami-0123456789abcdef0") == "rack:additional_karpenter_nodepools_config[0].amiid: unknown field"
+    assert pool_error(amiid="ami-0123456789abcdef0") == ("rack:additional_karpenter_nodepools_config[0].amiid: unknown field "
+                                                         "(did you mean ami_id?)")
 
 
 @pytest.mark.parametrize("name", ["GPU", "1gpu", "gpu_pool", "g" * 64, ""])
@@ -260,8 +262,8 @@ def test_workload_rules_name_their_key(key, value, message):
 
 def test_bottlerocket_workload_with_gpu_families_is_refused():
     assert error_of(karpenter_node_os="bottlerocket", karpenter_instance_families="m6i,g5") == (
-        "rack:karpenter_instance_families: karpenter workload nodepool: instance families g5 make this a GPU lane, "
-        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"
+        "rack:karpenter_node_os: karpenter workload nodepool: instance families g5 make this a GPU lane, "
+        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (set karpenter_node_os 'al2023', or move them to an AL2023 pool or node group)"
     )
 
 

@@ -237,7 +237,7 @@ def test_a_node_group_refuses_an_ami_it_cannot_size():
         run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "m5.large", "ami_id": "ami-0b0b0b0b0b0b0b0b0"}]),
                  root_sda1_catalog())
     assert str(caught.value) == (
-        "node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots from /dev/sda1, but this lane sizes /dev/xvda "
+        "rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots from /dev/sda1, but this lane sizes /dev/xvda "
         "(pin an AMI whose root device is /dev/xvda)"
     )
 

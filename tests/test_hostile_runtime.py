@@ -127,7 +127,7 @@ def test_the_prod_example_with_a_small_disk_prints_its_error_and_nothing_else():
     # the warnings say which remote charts (Karpenter's, from its OCI registry) the engine cannot render
     err = [line for line in proc.stderr.splitlines() if not line.startswith(("import time:", "warning: "))]
     assert proc.returncode == 2
-    assert err == [f"error: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"]
+    assert err == [f"error: /dev/stdin:10: rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"]
 
 
 # ---- 2. a program that exits -----------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):
     code, out, err = preview("--config", stack)
     assert code == 2
     assert err == (
-        "error: rack:additional_karpenter_nodepools_config[0].ami_id: "
+        f"error: {stack}:4: rack:additional_karpenter_nodepools_config[0].ami_id: "
         "karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)\n"
     )
     assert "Traceback" not in err and out == ""
@@ -110,7 +110,7 @@ def test_other_catalog(tmp_path, capsys):
         "creation_date": "2026-11-01T00:00:00Z", "owner_id": "111122223333"}]}))
     stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0", "disk": 25}])
     assert main(["preview", "--config", stack, "--amis", str(catalog)]) == 2
-    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB)" in capsys.readouterr().err
+    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB); give it a disk of 30 GiB or more" in capsys.readouterr().err
 
 
 def test_bad_catalog_exits_2(tmp_path, capsys):
@@ -143,9 +143,9 @@ def test_every_config_error_is_its_own_line(tmp_path, capsys):
     stack = write_stack(tmp_path, karpenter_node_oss="al2023", additional_karpenter_nodepools_config=[{"name": "Bad"}])
     assert main(["preview", "--config", stack, "--no-policy"]) == 2
     assert sorted(capsys.readouterr().err.splitlines()) == [
-        "error: rack:additional_karpenter_nodepools_config[0].name: "
+        f"error: {stack}:4: rack:additional_karpenter_nodepools_config[0].name: "
         "karpenter nodepool name 'Bad' must be lowercase alphanumeric with dashes, max 63 chars",
-        "error: rack:karpenter_node_oss: unknown field",
+        f"error: {stack}:6: rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?",
     ]
 
 

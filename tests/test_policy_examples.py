@@ -73,7 +73,7 @@ def test_disk_below_snapshot_with_the_policy_config(capsys):
     assert policies_section(out) == [
         "    [mandatory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)",
         "        launch template 'gpu-train-launch-template': disk 50 GiB is smaller than the root snapshot of "
-        "ami-0a1b2c3d4e5f60718 (100 GiB)",
+        "ami-0a1b2c3d4e5f60718 (100 GiB); give it a disk of 100 GiB or more",
     ]
 
 

@@ -87,7 +87,7 @@ def test_a_name_that_is_no_policy_is_skipped_as_the_cli_skips_it_and_named(pack)
     merged = pack.configure(parse_config({"gpu-lane-oss": "advisory"}))
     assert "gpu-lane-oss" not in merged and merged["gpu-lane-os"][0] == "mandatory"
     assert pack.warnings == ["policy pack config: 'gpu-lane-oss' is not a policy of mixed-os-racks, so it is ignored "
-                             "(as pulumi ignores it)"]
+                             "(as pulumi ignores it); did you mean 'gpu-lane-os'?"]
     pack.warnings.clear()
 
 
@@ -318,7 +318,7 @@ def test_disk_below_the_recorded_snapshot(pack):
                    annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert messages(judge(pack, program), "disk-fits-ami-snapshot") == [
-        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
+        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
     ]
 
 
@@ -333,9 +333,9 @@ def test_a_disk_below_the_eks_amis_twenty_gib_snapshot_is_refused_without_a_pin(
         eks_node_group("sized-ng", None, ami_type="AL2023_x86_64_STANDARD", disk_size=10, instance_types=["m6i.large"])
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB)",
-        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
-        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
+        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB); give it a disk of 20 GiB or more",
+        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
+        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
     ]
 
 
@@ -348,8 +348,8 @@ def test_the_snapshot_size_our_node_groups_tag(pack):
         launch_template("lt", disk=99, tags={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)",
-        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)",
+        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
+        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
     ]
 
 
@@ -362,7 +362,7 @@ def test_the_policy_config_comes_first_and_numbers_are_floats(pack):
 
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 20.0}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB)"
+        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB); give it a disk of 20 GiB or more"
     ]
 
 
@@ -381,8 +381,8 @@ def test_defaults_count_as_disks(pack):
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}}}
     assert sorted(messages(judge(pack, program, config), "disk-fits-ami-snapshot")) == [
         f"EC2NodeClass 'default': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); "
-        "20 GiB is Karpenter's default",
-        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); 20 GiB is pulumi-eks's default",
+        "give it a disk of 100 GiB or more; 20 GiB is Karpenter's default",
+        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more; 20 GiB is pulumi-eks's default",
     ]
 
 
@@ -393,7 +393,7 @@ def test_the_root_device_is_the_amis_when_known(pack):
     assert not of(judge(pack, program, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 15}}}), "disk-fits-ami-snapshot")
     config = {"disk-fits-ami-snapshot": {"amis": {GPU_AMI: {"rootDeviceName": "/dev/sda1", "rootSnapshotGiB": 15}}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB)"
+        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB); give it a disk of 15 GiB or more"
     ]
 
 

@@ -201,9 +201,10 @@ def test_snapshot_size_sources_in_order():
         return decode(ami, {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"})
 
     recorded = {contract.ROOT_SNAPSHOT_TAG: "20"}
-    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == ["40 GiB)"]
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == [
+        "40 GiB); give it a disk of 40 GiB or more"]
     assert _disk({"lookup": True}, recorded, ec2) == []  # 20 GiB recorded: the disk fits
-    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB)"]
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB); give it a disk of 30 GiB or more"]
     unknown = _disk({}, {}, ec2)  # lookup is off
     assert [(f.unverified, f.certain) for f in unknown] == [(True, True)]
 

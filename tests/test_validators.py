@@ -339,7 +339,7 @@ def test_an_alias_pool_disk_below_the_eks_ami_snapshot_is_refused():
     """EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); the EKS-optimized AL2023
     AMIs an alias selects have a 20 GiB root snapshot. A pinned AMI's snapshot is read at preview."""
     assert pool_error(disk=19).endswith(
-        "karpenter nodepool 'gpu': disk 19 GiB is smaller than the root snapshot of the EKS-optimized AL2023 AMI (20 GiB)")
+        "karpenter nodepool 'gpu': disk 19 GiB is smaller than the root snapshot of the EKS-optimized AL2023 AMI (20 GiB); give it a disk of 20 GiB or more")
     assert error(karpenter_node_disk=5).startswith("rack:karpenter_node_disk: karpenter workload nodepool: disk 5 GiB")
     # Bottlerocket's data volume starts from a small image: a 10 GiB data disk is fine
     assert accepted(karpenter_node_os="bottlerocket", karpenter_node_disk=10)

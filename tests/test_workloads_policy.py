@@ -149,8 +149,13 @@ def test_the_mixed_app_example_previews_clean_offline(capsys):
 def test_a_service_aimed_at_a_missing_pool(pack):
     lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
     violations = judge(pack, on_rack(services(lost)))
-    assert messages(violations, REACH) == [
+    assert messages(violations, REACH) == [  # nothing close enough to suggest
         'service "web" targets karpenter nodepool \'gpu-lg\', which does not exist on this rack (existing pools: gpu, workload)'
+    ]
+    typo = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "wrokload"}}
+    assert messages(judge(pack, on_rack(services(typo))), REACH) == [
+        'service "web" targets karpenter nodepool \'wrokload\', which does not exist on this rack '
+        "(did you mean 'workload'? existing pools: gpu, workload)"
     ]
     assert of(violations, REACH)[0]["urn"].endswith("kubernetes:apps/v1:Deployment::web-deployment")
 
@@ -159,7 +164,7 @@ def test_a_service_aimed_at_a_missing_node_group_label(pack):
     lost = {**INFERENCE, "nodeSelectorLabels": {"convox.io/label": "gpu-inferense"}}
     assert messages(judge(pack, on_rack(services(lost))), REACH) == [
         'service "inference" targets node group label "gpu-inferense", which does not exist on this rack '
-        "(existing labels: gpu-inference)"
+        "(did you mean 'gpu-inference'? existing labels: gpu-inference)"
     ]
 
 

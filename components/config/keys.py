@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 
 from pydantic import BaseModel
 
+from ..inputs import closest
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, NodeGroupSpec, PoolSpec, RackSpec
 
 NAMESPACE = "rack"
@@ -44,6 +45,15 @@ class KeyTable:
         if self.item_keys or spec_field in self.spec.model_fields and not self.default:
             return spec_field
         return self.default or spec_field
+
+    def meant(self, wrong: str) -> str:
+        """For a list item's unknown key: the key meant, as the spec's field name it sets or by spelling
+        (``instance_type`` in a node group: its key is ``type``), as ``" (did you mean ...?)"``, or ''."""
+        key = self.keys.get(wrong)
+        if key is not None and key in self.item_keys:
+            return f" (did you mean {key}? '{wrong}' is the {self.spec.__name__} field it sets)"
+        close = closest(wrong, self.item_keys)
+        return f" (did you mean {close}?)" if close else ""
 
     def field_of(self, key: str) -> Optional[str]:
         """The spec field a key sets (the inverse of ``key``)."""

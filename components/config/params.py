@@ -11,7 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable, Literal, Mapping, Optional
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -26,6 +26,7 @@ from pydantic import (
 
 from .. import contract
 from ..errors import ConfigError
+from ..inputs import closest
 from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
@@ -51,7 +52,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
             continue
         unknown = [k for k in item if k not in table.item_keys]
         if unknown:
-            found += [(f"[{n}].{k}", "unknown field") for k in unknown]
+            found += [(f"[{n}].{k}", "unknown field" + table.meant(str(k))) for k in unknown]
             continue
         try:
             specs.append(build(n, dict(item)))
@@ -64,6 +65,22 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
     if found:
         raise Problems(found)
     return specs
+
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
+
+
+def sourced(spec: SpecT, table: KeyTable, at: str = "", keys_of: Mapping[str, str] = {}) -> SpecT:
+    """``spec``, knowing the stack-config key path of each field (``at`` is a list item's path; ``keys_of``
+    full paths of fields the rack set for it): a problem found after it is built names the key the user wrote."""
+    prefix = f"{NAMESPACE}:{at}." if at else f"{NAMESPACE}:"
+    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}  # type: ignore[attr-defined]
+    return spec
+
+
+def _disk_key(karpenter_node_disk: Any) -> str:
+    """The key that sets a Karpenter pool's disk when the pool sets none (``effective_disk``)."""
+    return f"{NAMESPACE}:node_disk" if karpenter_node_disk == 0 else f"{NAMESPACE}:karpenter_node_disk"
 
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
@@ -94,15 +111,18 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
+        rack_set: dict[str, str] = {"os": f"{NAMESPACE}:karpenter_node_os"}
         if not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
             item["disk"] = disk
+            rack_set["disk"] = _disk_key(info.data.get("karpenter_node_disk", 0))
+        at = f"additional_karpenter_nodepools_config[{n}]"
         try:
-            return PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias)
+            return sourced(PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias), keys.POOL, at, rack_set)
         except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
             exc.errors = [e for e in exc.errors if field_of(e) != "ami_alias"]
             if exc.errors:
                 raise
-            return PoolSpec(**_pool_shapes(item), os="al2023")
+            return sourced(PoolSpec(**_pool_shapes(item), os="al2023"), keys.POOL, at, rack_set)
 
     return _validate_items(items, keys.POOL, build)
 
@@ -141,11 +161,14 @@ def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], Vali
             group_id = n if group_id is None else group_id
             fields = {**defaults, **{keys.NODE_GROUP.field_of(k) or k: v for k, v in item.items()}}
             fields["instance_type"] = fields.get("instance_type") or ""
+            rack_set = {}
             if fields.get("disk") is None:
                 fields["disk"] = disk
+                rack_set["disk"] = f"{NAMESPACE}:node_disk"
             if "tags" in fields:
                 fields["tags"] = parse_kv(fields["tags"], lambda _: "invalid 'tags'") if fields["tags"] is not None else {}
-            return NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
+            spec = NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
+            return sourced(spec, keys.NODE_GROUP, f"additional_{'node' if kind == 'ng' else 'build'}_groups_config[{n}]", rack_set)
 
         return _validate_items(items, keys.NODE_GROUP, build)
 
@@ -302,11 +325,13 @@ class RackParams(BaseModel):
         """The whole ``RackSpec``, built once here; each part's problems are named by the keys that set it."""
         self._mode_rules()
         found: list[tuple[str, str]] = []
-        workload = self._part(found, keys.WORKLOAD_POOL, self.workload_pool)
+        disk_key = {"disk": _disk_key(self.karpenter_node_disk)}
+        workload = self._part(found, keys.WORKLOAD_POOL, lambda: sourced(self.workload_pool(), keys.WORKLOAD_POOL, keys_of=disk_key))
         if self.karpenter_node_disk == 0:  # the default lane's disk is node_disk's: its problems are that key's
             found[:] = [("node_disk" if key == "karpenter_node_disk" else key, message) for key, message in found]
         cluster = self._part(found, keys.CLUSTER, self.cluster_spec) if self.cluster_mode == "create" else None
-        build = self._part(found, keys.BUILD_POOL, self.build_pool) if self.build_node_enabled else None
+        build = (self._part(found, keys.BUILD_POOL, lambda: sourced(self.build_pool(), keys.BUILD_POOL, keys_of=disk_key))
+                 if self.build_node_enabled else None)
         # the add-ons' settings are checked whether or not they are on: a bad value is never silently kept
         plugin = self._part(found, keys.DEVICE_PLUGIN, lambda: DevicePluginSpec(
             time_slicing_replicas=self.nvidia_device_time_slicing_replicas or 1))  # Convox: 0 or 1 shares none
@@ -494,7 +519,11 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
         return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
                 for sub, message in cause.problems]
     path = key_path(error_loc(error))
-    return [f"{NAMESPACE}:{path}: {error_message(error)}" if path else f"{NAMESPACE}: {error_message(error)}"]
+    message = error_message(error)
+    if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:  # a rack: key that is no parameter
+        meant = closest(error["loc"][0], RackParams.model_fields)
+        message += f"; did you mean {NAMESPACE}:{meant}?" if meant else ""
+    return [f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"]
 
 
 def parse_rack_params(values: Mapping[str, Any], rack: str = "rack") -> RackParams:

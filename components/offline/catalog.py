@@ -55,7 +55,7 @@ from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import SUBNET_ID_RE
-from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, not_a_file
+from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, closest, not_a_file
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -281,7 +281,9 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return _where(loc[:-1], doc), f"missing {loc[-1]}"
     where = _where(loc, doc)
     if kind == "extra_forbidden":
-        return where, "unknown key"
+        model = CatalogDoc if len(loc) == 1 else CatalogAmi if loc[0] == "amis" else None
+        meant = closest(loc[-1], model.model_fields) if model is not None else None
+        return where, "unknown key" + (f" (did you mean {meant}?)" if meant else "")
     if kind == "value_error":
         return where, str(error["msg"]).removeprefix("Value error, ")
     if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(given, str):

@@ -22,7 +22,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS, closest
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
@@ -274,8 +274,10 @@ class PolicyPackProcess:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
         config = reconcile(self.info, user or {})
         policies = {p.name for p in self.info.policies}
-        self.warnings += [f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
-                          f"pulumi ignores it)" for name in sorted(set(user or {}) - policies - {"all"})]
+        for name in sorted(set(user or {}) - policies - {"all"}):
+            meant = closest(name, policies)
+            self.warnings.append(f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
+                                 f"pulumi ignores it)" + (f"; did you mean '{meant}'?" if meant else ""))
         request = pb.ConfigureAnalyzerRequest(policyConfig={
             name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
             for name, (level, props) in config.items()

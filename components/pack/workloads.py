@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import contract, syntax
+from ..inputs import closest
 from . import checks, facts, fit, instances, rules, scheduling, wellknown
 from .scheduling import Selection, Taint, Toleration, label_text
 
@@ -450,8 +451,6 @@ LANES_SCHEMA: dict[str, Any] = {
 
 def lanes_config_problems(lanes: Any) -> list[str]:
     """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``)."""
-    import difflib
-
     if lanes is None:
         return []
     if not isinstance(lanes, Sequence) or isinstance(lanes, str):
@@ -465,8 +464,8 @@ def lanes_config_problems(lanes: Any) -> list[str]:
             continue
         for key in entry:
             if key not in LANE_FIELDS:
-                close = difflib.get_close_matches(str(key), list(LANE_FIELDS), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
+                close = closest(key, LANE_FIELDS, cutoff=0.6)
+                hint = f" (did you mean '{close}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
                 problems.append(f"{where}.{key}: unknown key{hint}")
         name = entry.get("name")
         if not isinstance(name, str) or not name:
@@ -826,8 +825,10 @@ def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], un
     what = "pools" if key == contract.NODEPOOL_LABEL else "labels"
     hint = (f"; NodePool '{value}' exists, but its nodes carry no {key}={value} label: add it to its "
             f"spec.template.metadata.labels") if unlabelled else ""
+    meant = None if unlabelled else closest(value, existing)
+    guess = f"did you mean '{meant}'? " if meant else ""
     return (f"{subject} targets {_named(key, value)}, which does not exist on this rack "
-            f"(existing {what}: {', '.join(existing) or 'none'}{hint})")
+            f"({guess}existing {what}: {', '.join(existing) or 'none'}{hint})")
 
 
 def _fix(taint: Taint, workload: Workload) -> str:

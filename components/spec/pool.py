@@ -250,9 +250,11 @@ class PoolSpec(Spec):
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
                                             f"an EKS AMI release is named by the day it was built, vYYYYMMDD)")
         gpu = instances.nvidia_families(self.families)
-        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}")
+        # the pool's OS is what to change (a GPU lane's families are its purpose): the problem is os's
+        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}",
+                                                         "set os 'al2023', or move them to an AL2023 pool or node group")
         if problem:
-            raise FieldProblem(families_field, problem)
+            raise FieldProblem("os", problem)
         gpus = [f for f in self.families if instances.is_gpu_family(f)]
         if gpus and len(gpus) < len(self.families):
             # a pool is a GPU lane only when every family is a GPU family: a mixed pool's GPU nodes would
@@ -292,7 +294,8 @@ class PoolSpec(Spec):
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
             raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
-                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB)")
+                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB); give it a disk "
+                                       f"of {upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB or more")
         iops = self.volume_iops
         if iops is not None:
             if limits.iops is None:
