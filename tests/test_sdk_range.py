@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -144,3 +145,12 @@ def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp
     guarded = run("guard", "preview.json")
     assert guarded.returncode == 0, guarded.stderr
     assert "No lane is removed or rolled." in guarded.stdout
+
+
+def test_the_consumers_unit_tests_pass_beside_the_oldest_sdk(oldest_sdk, tmp_path):
+    # mixed_os_racks.testing needs no particular SDK: the consumer example's tests run on 3.231 too
+    consumer = shutil.copytree(Path(__file__).parents[1] / "examples" / "consumer", tmp_path / "ml-platform")
+    run = subprocess.run([str(oldest_sdk), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+                         cwd=consumer, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.rstrip().splitlines()[-1].startswith("3 passed")

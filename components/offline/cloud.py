@@ -14,7 +14,6 @@ import pulumi
 
 from ..pack.amifacts import deprecated
 from ..pack.upstream import partition_of
-from . import k8s_yaml
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
 
 
@@ -126,6 +125,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if token == "aws:ec2/getSubnet:getSubnet":
             return self._get_subnet(args.args)
         if token == "kubernetes:yaml:decode":
+            from . import k8s_yaml  # the manifest reader: only for a program that decodes YAML
+
             return k8s_yaml.decode(args.args)
         if token == "aws:eks/getCluster:getCluster":
             return self._cluster(args.args["name"])

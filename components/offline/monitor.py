@@ -42,7 +42,7 @@ class _States(Mapping[str, Mapping[str, Any]]):
         return len(self._messages)
 
 
-class RecordingMonitor(sdk.MockMonitor):
+class RecordingMonitor(sdk.IsolatingMockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
     def __init__(self, mocks: pulumi.runtime.Mocks, on_resource: Optional[Callable[[Resource], None]] = None) -> None:
@@ -69,7 +69,7 @@ class RecordingMonitor(sdk.MockMonitor):
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
+        response = super().RegisterResource(request)  # served isolated (sdk.IsolatingMockMonitor)
         if response.urn in self.registrations:  # the engine's step generator refuses a second registration
             raise ProviderError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
         raw = json_format.MessageToDict(request.object)
@@ -109,7 +109,7 @@ class RecordingMonitor(sdk.MockMonitor):
             self.on_resource(resource)
 
     def ReadResource(self, request):  # noqa: N802
-        response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        response = super().ReadResource(request)
         self.states.keep(response.urn, response.properties)
         self.reads.append(
             Resource(
@@ -123,9 +123,6 @@ class RecordingMonitor(sdk.MockMonitor):
             )
         )
         return response
-
-    def Invoke(self, request):  # noqa: N802
-        return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
         wire = json_format.MessageToDict(request.outputs)

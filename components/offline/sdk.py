@@ -112,6 +112,22 @@ def isolated(request: Callable[[], Any]) -> Any:
             asyncio.events._set_running_loop(program_loop)
 
 
+class IsolatingMockMonitor(MockMonitor):
+    """The SDK's mock monitor, each request that deserializes resources served by ``isolated``. Under the
+    plain mock monitor a remote component given a resource (pulumi-eks ``ManagedNodeGroup`` with its
+    cluster and role) fails the run with "attached to a different loop" (pulumi/pulumi#6561): the
+    reference is rehydrated on the request thread's loop and awaited on the program's."""
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        return isolated(lambda: super(IsolatingMockMonitor, self).RegisterResource(request))
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802
+        return isolated(lambda: super(IsolatingMockMonitor, self).ReadResource(request))
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802
+        return isolated(lambda: super(IsolatingMockMonitor, self).Invoke(request))
+
+
 class _AtOnce(concurrent.futures.ThreadPoolExecutor):
     """The program loop's default executor: each call runs at once, on the calling thread.
 
