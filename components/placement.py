@@ -21,12 +21,16 @@ Pure: no Pulumi resources, only the contract the policy pack checks.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union, cast
 
 from . import contract, syntax
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # pulumi-kubernetes' input types, for the program that passes a placement on (no import at run time)
+    from pulumi_kubernetes.core.v1 import AffinityArgsDict, TolerationArgsDict
 
 
 @dataclass(frozen=True)
@@ -78,26 +82,42 @@ def gpu_request(gpu: GpuInput) -> GpuRequest:
 
 @dataclass(frozen=True)
 class Placement:
-    """The scheduling part of a pod spec, in Kubernetes' own field names."""
+    """The scheduling part of a pod spec. ``affinity`` and ``tolerations`` are pulumi-kubernetes inputs
+    (``AffinityArgsDict``, ``TolerationArgsDict``: the Python field names the SDK translates), to put in a
+    ``Deployment``'s pod spec as they are; ``pod_spec()`` is the same in Kubernetes' own field names, for a
+    manifest."""
 
-    affinity: Optional[dict[str, Any]] = None
-    """``{"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": ...}}``, or None."""
-    tolerations: list[dict[str, str]] = field(default_factory=list)
+    affinity: Optional[AffinityArgsDict] = None
+    """``{"node_affinity": {"required_during_scheduling_ignored_during_execution": {"node_selector_terms": ...}}}``,
+    or None."""
+    tolerations: list[TolerationArgsDict] = field(default_factory=list)
+    """``[{"key": "dedicated-node", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, ...]``."""
     gpu_resources: dict[str, str] = field(default_factory=dict)
     """``{"nvidia.com/gpu": "1"}``: what the container requests, and limits, beyond CPU and memory."""
 
     def pod_spec(self) -> dict[str, Any]:
-        """The pod spec fields this placement sets (``affinity``, ``tolerations``)."""
+        """The pod spec fields this placement sets (``affinity``, ``tolerations``), in Kubernetes' field names
+        (``nodeAffinity``, ``requiredDuringSchedulingIgnoredDuringExecution``), as a manifest has them."""
         spec: dict[str, Any] = {}
         if self.affinity:
-            spec["affinity"] = self.affinity
+            spec["affinity"] = _kubernetes_names(self.affinity)
         if self.tolerations:
-            spec["tolerations"] = self.tolerations
+            spec["tolerations"] = [_kubernetes_names(t) for t in self.tolerations]
         return spec
 
     def as_dict(self) -> dict[str, Any]:
         """Everything, for a component's outputs."""
         return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}
+
+
+def _kubernetes_names(value: Any) -> Any:
+    """An input type's Python field names as Kubernetes spells them (``node_selector_terms`` ->
+    ``nodeSelectorTerms``), in every mapping of ``value`` (a placement's mappings hold fields only)."""
+    if isinstance(value, Mapping):
+        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), str(k)): _kubernetes_names(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_kubernetes_names(v) for v in value]
+    return value
 
 
 LanesInput = Union[None, Mapping[str, Mapping[str, Any]], Sequence[Mapping[str, Any]]]
@@ -177,13 +197,14 @@ def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInpu
 def _place(node_selector_labels: Optional[Mapping[str, str]], gpu: GpuInput) -> Placement:
     selectors = dict(node_selector_labels or {})
     request = gpu_request(gpu)
-    affinity = None
+    affinity: Optional[AffinityArgsDict] = None
     if selectors:
-        term = {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in selectors.items()]}
-        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
-    tolerations = [contract.dedicated_toleration(v) for k, v in selectors.items() if k in contract.LANE_KEYS]
+        term = {"match_expressions": [{"key": k, "operator": "In", "values": [v]} for k, v in selectors.items()]}
+        affinity = {"node_affinity": {"required_during_scheduling_ignored_during_execution": {"node_selector_terms": [term]}}}
+    tolerations = [cast("TolerationArgsDict", contract.dedicated_toleration(v)) for k, v in selectors.items()
+                   if k in contract.LANE_KEYS]
     resources: dict[str, str] = {}
     if request.count > 0:
-        tolerations.append(contract.gpu_toleration(request.resource))
+        tolerations.append(cast("TolerationArgsDict", contract.gpu_toleration(request.resource)))
         resources[request.resource] = str(request.count)
     return Placement(affinity, tolerations, resources)

@@ -108,22 +108,32 @@ def test_the_consumer_and_the_docs_install_from_the_repository_at_the_release_ta
     assert f'pip install "{OFFLINE_LINE}"' in readme and "<you>" not in readme
 
 
-def test_ci_recipe_from_a_local_clone(tmp_path):
-    upstream, commit = released_repository(tmp_path / "mixed-os-racks")
-    consumer = Path(shutil.copytree(CONSUMER, tmp_path / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__")))
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> tuple[Path, str, str, Path]:
+    """The consumer, another repository whose requirements point at the released repository by URL, after
+    the offline job's install step: (its folder, the repository's URL, the tag's commit, its virtualenv)."""
+    where = tmp_path_factory.mktemp("ci")
+    upstream, commit = released_repository(where / "mixed-os-racks")
+    consumer = Path(shutil.copytree(CONSUMER, where / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__")))
     # file://localhost/<path>, which git reads as the local repository: pip before 24 (its packaging 21)
     # refuses a git+file:/// URL, which has no host
     url = f"file://localhost{upstream}"
     requirements = consumer / "requirements.txt"
     requirements.write_text(requirements.read_text().replace(SOURCE, url))
-
-    # the offline job: `pip install -r requirements.txt`, then the preview line of docs/ci.md
     steps = recipe()["jobs"]["offline-preview"]["steps"]
     assert [step["run"] for step in steps if "pip install" in step.get("run", "")] == ["pip install -r requirements.txt"]
     venv = consumer / "venv"
     pip_install_requirements(fresh_virtualenv(venv), consumer)
+    return consumer, url, commit, venv
+
+
+def test_ci_recipe_from_a_local_clone(released):
+    consumer, url, commit, venv = released
     installed = next(venv.glob("lib/python*/site-packages/mixed_os_racks"))
     assert not installed.is_symlink() and (installed / "pack" / "bundled" / "PulumiPolicy.yaml").is_file()
+
+    # the offline job's preview line of docs/ci.md, after its install step
+    steps = recipe()["jobs"]["offline-preview"]["steps"]
     (line,) = [step["run"] for step in steps if step.get("run", "").startswith("mixed-os-racks ")]
     run = _run(shlex.split(line), consumer, shell(venv))
     assert run.returncode == 0, (line, run.stderr)
@@ -146,3 +156,15 @@ def test_ci_recipe_from_a_local_clone(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "virtualenv" not in run.stderr  # the pack ran in its own, as `pulumi preview --policy-pack` runs it
     assert run.stdout.rstrip().splitlines()[-2:] == ["Policy packs (--policy-pack):", "    mixed-os-racks (policy-pack): passed"]
+
+
+def test_the_consumer_program_and_its_tests_type_check_against_the_installed_package(released):
+    """pyright, as a team runs it, over the consumer's program (a Deployment given place()'s affinity and
+    tolerations as they are) and its unit tests, with the package installed as pip installed it."""
+    consumer, _, _, venv = released
+    pyright = Path(sys.executable).parent / "pyright"
+    if not pyright.exists():
+        pytest.skip("pyright is not installed here (requirements-dev.txt installs it)")
+    checked = _run([str(pyright), "--pythonpath", str(venv / "bin" / "python"), "__main__.py", "test_program.py"], consumer)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "0 errors" in checked.stdout

@@ -30,7 +30,8 @@ NVIDIA = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def terms(placement) -> list:
-    return placement.affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    """The node selector terms, as a manifest (``pod_spec()``) has them."""
+    return placement.pod_spec()["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
 
 # ---- the seeds' two services --------------------------------------------------------------------------------
@@ -49,7 +50,10 @@ def test_inference_selects_the_gpu_node_group_and_tolerates_its_taints():
     ]
     assert inference.tolerations == [{**DEDICATED, "value": "gpu-inference"}, NVIDIA]
     assert inference.gpu_resources == {"nvidia.com/gpu": "1"}
-    assert inference.pod_spec() == {"affinity": inference.affinity, "tolerations": inference.tolerations}
+    assert inference.pod_spec()["tolerations"] == inference.tolerations
+    # the same affinity, as pulumi-kubernetes' input type names its fields (AffinityArgsDict)
+    assert inference.affinity == {"node_affinity": {"required_during_scheduling_ignored_during_execution": {
+        "node_selector_terms": [{"match_expressions": [{"key": "convox.io/label", "operator": "In", "values": ["gpu-inference"]}]}]}}}
 
 
 # ---- GPU requests ----------------------------------------------------------------------------------------------
