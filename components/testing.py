@@ -35,6 +35,7 @@ the one its extra pins).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
@@ -44,6 +45,8 @@ from .offline.catalog import OFFLINE_ACCOUNT, Catalog
 from .offline.cloud import OfflineMocks
 
 __all__ = ["OFFLINE_ACCOUNT", "RackMocks", "set_mocks"]
+
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 CatalogInput = Union[None, str, Path, Catalog, Mapping[str, Any]]
 """An AMI catalog: a file's path, a ``Catalog``, the file's content as a mapping (``{"amis": [...]}``),
@@ -64,15 +67,26 @@ class RackMocks(OfflineMocks):
     preview does, and keeping every resource the program registers (``resources``)."""
 
     def __init__(self, amis: CatalogInput = None, region: str = "us-east-1", preview: bool = False,
-                 config: Optional[Mapping[str, str]] = None) -> None:
+                 config: Optional[Mapping[str, str]] = None,
+                 stack_outputs: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
         """``amis``: the catalog (see ``CatalogInput``); ``region``: the stack's ``aws:region`` (the account's
-        partition follows it); ``config``: more of the stack's config the look-ups read, by ``<ns>:<key>``."""
+        partition follows it); ``config``: more of the stack's config the look-ups read, by ``<ns>:<key>``;
+        ``stack_outputs``: other stacks' outputs by stack name, for the program's ``pulumi.StackReference``s
+        (``{"acme/rack/prod": {"lanes": ...}}``: the rack stack's ``lanes``, for ``Service``'s and ``place()``'s
+        ``lanes``)."""
         super().__init__(catalog_of(amis), {"aws:region": region, **(config or {})}, preview=preview)
+        self.stack_outputs = {name: dict(outputs) for name, outputs in (stack_outputs or {}).items()}
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
         """What the program registered, in order (``typ``, ``name``, ``inputs``, ``provider``, ``resource_id``)."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         self.resources.append(args)
+        if args.typ == STACK_REFERENCE:  # read with the stack's name as its id (the SDK's StackReference)
+            stack = str(args.resource_id or args.inputs.get("name") or "")
+            if stack not in self.stack_outputs:
+                raise NotImplementedError(f"no outputs of the stack {stack!r} for its StackReference: give them with "
+                                          f"RackMocks(stack_outputs={{{stack!r}: {{...}}}})")
+            return stack, {"name": stack, "outputs": self.stack_outputs[stack], "secretOutputNames": []}
         return super().new_resource(args)
 
     def registered(self, typ: str, name: str) -> pulumi.runtime.MockResourceArgs:
@@ -94,6 +108,10 @@ def set_mocks(mocks: Optional[RackMocks] = None, project: str = "project", stack
     from .offline.sdk import IsolatingMockMonitor  # the SDK's mock monitor, each request on a loop of its own
 
     mocks = mocks if mocks is not None else RackMocks()
+    try:  # the SDK registers the root stack here, on this thread's event loop: one must exist
+        asyncio.get_event_loop()
+    except RuntimeError:  # none set (an earlier run closed its own)
+        asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_all_config(dict(config or {}), [])
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=IsolatingMockMonitor(mocks))
     return mocks
