@@ -343,7 +343,7 @@ def entry() -> None:
 
 def pack_init(args: argparse.Namespace) -> int:
     from . import __version__
-    from .pack.scaffold import shell_word, write_pack
+    from .pack.scaffold import released_requirement, shell_word, write_pack
 
     if not args.dir.strip():
         raise UsageError("pack init: the pack's directory is empty (name one, such as policy-pack)")
@@ -352,8 +352,9 @@ def pack_init(args: argparse.Namespace) -> int:
     lines = [f"wrote {shown(str(path))}" for path in written]
     lines.append(f"requirements.txt installs {shown(requirement.line)}: {shown(requirement.source)}")
     if not requirement.portable:
-        lines.append("  a path on this machine, which CI and other machines cannot install: write the pack with "
-                     "--requirement 'mixed-os-racks @ git+https://<host>/<org>/mixed-os-racks@<tag>' (--force to rewrite it)")
+        release = released_requirement(__version__) or "mixed-os-racks @ git+<the repository's URL>@<tag>"
+        lines.append(f"  a path on this machine, which CI and other machines cannot install: write the pack with "
+                     f"--requirement {shell_word(release)} (--force to rewrite it)")
     elif args.requirement is None:
         lines.append("  to install it another way, rerun with --force --requirement SPEC (a PEP 508 line, such as a git "
                      "URL pinned to a tag), or edit requirements.txt")

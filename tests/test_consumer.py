@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Optional
 from unittest import mock
@@ -99,6 +100,10 @@ def test_pack_init_writes_a_pack_that_the_cli_starts_and_the_analyzer_drives(tmp
     # this checkout is installed editable: pip recorded its folder, which is what the pack installs
     assert f"mixed-os-racks @ {REPO.as_uri()}" in requirements
     assert f"requirements.txt installs mixed-os-racks @ {REPO.as_uri()}: the folder {REPO.as_uri()} (installed editable)" in out
+    # a folder CI cannot install: the line that installs this release from the package's repository instead
+    source = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]["Source"]
+    assert (f"  a path on this machine, which CI and other machines cannot install: write the pack with --requirement "
+            f"'mixed-os-racks @ git+{source}@v{mixed_os_racks.__version__}' (--force to rewrite it)") in out.splitlines()
     assert any(line.startswith("pulumi-policy>=") for line in requirements)
 
     # what `pulumi install` makes: the pack's virtualenv, with the package and pulumi-policy

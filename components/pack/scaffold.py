@@ -143,6 +143,18 @@ def installed_requirement(version: str) -> Requirement:
     return Requirement(line, source, portable=not _on_this_machine(line))
 
 
+def released_requirement(version: str) -> Optional[str]:
+    """The line that installs this release from the package's Git repository (its ``Source`` project URL,
+    at the tag ``v<version>``), or None when the metadata names none."""
+    try:
+        urls = metadata.metadata(DIST).get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    source = next((url.split(",", 1)[1].strip() for url in urls if url.split(",", 1)[0].strip().lower() == "source"), None)
+    line = f"{DIST} @ git+{source}@v{version}" if source else None
+    return line if line is not None and requirement_problem(line) is None else None
+
+
 REQUIREMENT_EXAMPLES = f"'{DIST}==1.2.3', '{DIST} @ git+https://<host>/<org>/{DIST}@v1.2.3', or the path of its folder"
 
 
