@@ -539,6 +539,8 @@ def located(message: str, source: str, lines: Mapping[str, int]) -> str:
     for text in message.split("\n"):
         path = text.split(": ", 1)[0]
         path = path[1:-1] if len(path) > 1 and path[0] == path[-1] == "'" else path  # a key shown quoted (spaces in it)
-        found = [where for where in lines if path == where or path.startswith((where + ".", where + "["))]
-        out.append(f"{source}:{lines[max(found, key=len)]}: {text}" if found else text)
+        # the path, then each shorter path above it (``a[0].b`` -> ``a[0]`` -> ``a``): the deepest the file has
+        ends = [len(path)] + [m.start() for m in reversed(list(re.finditer(r"[.\[]", path)))]
+        line = next((lines[path[:end]] for end in ends if path[:end] in lines), None)
+        out.append(f"{source}:{line}: {text}" if line is not None else text)
     return "\n".join(out)
