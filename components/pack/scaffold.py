@@ -150,7 +150,8 @@ def released_requirement(version: str) -> Optional[str]:
         urls = metadata.metadata(DIST).get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
         return None
-    source = next((url.split(",", 1)[1].strip() for url in urls if url.split(",", 1)[0].strip().lower() == "source"), None)
+    labelled = [url.split(",", 1) for url in urls if "," in url]  # "Source, https://..."
+    source = next((url.strip() for label, url in labelled if label.strip().lower() == "source"), None)
     line = f"{DIST} @ git+{source}@v{version}" if source else None
     return line if line is not None and requirement_problem(line) is None else None
 
