@@ -26,11 +26,11 @@ OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 ``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
 
 
+# Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md).
 AMIS_FORM = ("amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
              "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: \"111122223333\"}]")
 SUBNETS_FORM = "subnets: {subnet-0123456789abcdef0: us-east-1a}"
 SSM_FORM = "ssm_parameters: {/aws/service/eks/optimized-ami/...: ami-0123456789abcdef0}"
-"""Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md)."""
 
 
 def catalog_hint(form: str) -> str:
