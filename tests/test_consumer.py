@@ -23,6 +23,8 @@ from unittest import mock
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import mixed_os_racks
 from conftest import REPO
@@ -205,6 +207,32 @@ def test_pack_init_writes_a_requirement_of_this_package_as_given(tmp_path, capsy
     assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", f" {requirement} "]) == 0
     assert (tmp_path / "pack" / "requirements.txt").read_text().splitlines()[2] == requirement
     assert f"requirements.txt installs {requirement}: as given with --requirement" in capsys.readouterr().out
+
+
+REQUIREMENT_TEXT = st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda name, rest: name + rest, st.sampled_from(["mixed-os-racks", "Mixed_OS.Racks", "mixed-os-rack", "requests", "-r ", "--index-url "]),
+              st.text(alphabet=st.sampled_from(list("=<>~!@ ,.[];#\n\r\t-+:/0123456789abcdefgh\"'")), max_size=40)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=REQUIREMENT_TEXT)
+@example(text=" mixed-os-racks>=0.1,<0.2 ").via("accepted")
+@example(text="mixed-os-racks==1\n-i http://x").via("two lines")
+def test_any_requirement_text_is_written_only_as_one_line_that_installs_this_package(tmp_path, capsys, text):
+    from packaging.requirements import Requirement
+
+    pack_dir = tmp_path / f"pack-{abs(hash(text))}"
+    code = main(["pack", "init", str(pack_dir), "--requirement", text])
+    out, err = capsys.readouterr()
+    if code == 2:
+        assert err.startswith("error: --requirement ") and len(err.splitlines()) == 1 and not pack_dir.exists()
+        return
+    assert code == 0, err
+    line = (pack_dir / "requirements.txt").read_text().splitlines()[2]
+    assert not line.startswith("-") and line.isprintable()
+    assert re.sub(r"[-_.]+", "-", Requirement(line).name).lower() == "mixed-os-racks"
 
 
 def test_pack_init_takes_the_path_of_this_package_and_refuses_another(tmp_path, capsys):
