@@ -254,4 +254,5 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
+            **({"maxHourlyUsd": group.max_hourly_usd} if group.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

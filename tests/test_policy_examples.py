@@ -92,6 +92,9 @@ def test_gpu_lane_on_bottlerocket(capsys):
         "    [mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)",
         "        karpenter nodepool 'gpu-inference': instance families g5,g6 make this a GPU lane, and GPU lanes must run "
         "Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)",
+        "    [advisory]  mixed-os-racks: lane-cost-unbounded  (gpu-inference-nodepool)",
+        "        karpenter nodepool 'gpu-inference': a GPU lane with no bound on what it costs an hour (it has no limits "
+        "on cpu, memory, GPUs or nodes); set limits.nvidia.com/gpu (or cpu, memory, nodes) on it",
     ]
 
 

@@ -228,6 +228,8 @@ class RackParams(BaseModel):
     """CPU limit of the default lane (cores, positive). Default 100."""
     karpenter_memory_limit_gb: int = 400
     """Memory limit of the default lane (GiB, positive). Default 400."""
+    karpenter_max_hourly_usd: Optional[float] = None
+    """The default lane's budget: the most its worst case may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``). Default: none."""
     karpenter_consolidation_enabled: bool = True
     """``false`` means ``WhenEmpty``. Default true."""
     karpenter_consolidate_after: str = "30s"
@@ -269,6 +271,8 @@ class RackParams(BaseModel):
     """The dcgm-exporter chart version. Default 4.8.2."""
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
+    max_hourly_usd: Optional[float] = None
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``; [cost](cost.md)). Default: none."""
 
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
@@ -336,6 +340,7 @@ class RackParams(BaseModel):
             node_group_role=self.node_group_role_name,
             device_plugin=plugin if self.nvidia_device_plugin_enable else None,
             gpu_observability=observability if self.gpu_observability_enable else None,
+            max_hourly_usd=self.max_hourly_usd,
         ))
         if found:
             if all(key for key, _ in found):
@@ -468,6 +473,7 @@ class RackParams(BaseModel):
             arch=self.karpenter_arch or [wellknown.K8S_ARCH.get(instances.instance_arch(self.node_type), "amd64")],
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
+            max_hourly_usd=self.karpenter_max_hourly_usd,
             consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,

@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, facts, lookup, scope, speedups, workloads
+from . import checks, cost, facts, lookup, scope, speedups, workloads
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -154,6 +154,19 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
                                  validate=validate)
 
 
+def cost_policy(name: str, description: str, level: EnforcementLevel,
+                judge: Callable[[cost.Costs], Iterable[checks.Finding]], schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
+    """A policy over every lane's worst case per hour (``cost``), in the stack's region."""
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources = [checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies),
+                                          getattr(r.opts, "parent", None) or "") for r in args.resources]
+        costs = cost.survey(resources, args.get_config() or {}, cost.stack_region(), UnknownValueError)
+        report_all(name, judge(costs), report)
+
+    return StackValidationPolicy(name=name, description=description, enforcement_level=level, config_schema=schema,
+                                 validate=validate)
+
+
 def unverified_policy() -> StackValidationPolicy:
     """``ami-facts-unknown``: what the AMI-facts policies of this request could not verify."""
 
@@ -221,6 +234,9 @@ def policies() -> list[Policy]:
                         "dcgm-exporter) reaches every GPU lane.", MANDATORY, workloads.gpu_daemonsets),
         workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
                         ADVISORY, workloads.squatting),
+        cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
+                    cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
+        cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
         unverified_policy(),
     ]
 

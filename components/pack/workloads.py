@@ -434,8 +434,10 @@ LANE_FIELDS: dict[str, Any] = {
     "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
     "largestInstanceType": {"type": "string"},
     "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
+    "worstCaseHourlyUsd": {"type": ["number", "null"]},
 }
-"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami`` and ``largestInstanceType`` are not read)."""
+"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami``, ``largestInstanceType`` and
+``worstCaseHourlyUsd`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],

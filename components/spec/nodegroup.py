@@ -11,7 +11,7 @@ from ..pack import instances, rules, upstream
 from .. import syntax
 from .base import FieldProblem, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
-from .pool import mac_problem, needs_custom_nvidia_ami
+from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
 
 
@@ -53,6 +53,9 @@ class NodeGroupSpec(Spec):
     """A custom AL2023 AMI to pin instead of EKS's AMI for the instance type."""
     dedicated: bool = False
     """Taint the nodes ``dedicated-node=<label>:NoSchedule``. Default false."""
+    max_hourly_usd: Optional[float] = None
+    """The group's budget: the most ``max_size`` nodes may cost an hour on demand, in US dollars (policy
+    ``lane-cost-ceiling``). Default: none."""
 
     @property
     def subject(self) -> str:
@@ -86,6 +89,9 @@ class NodeGroupSpec(Spec):
             raise FieldProblem("label", "label is required when dedicated option is set")
         if self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
             raise FieldProblem("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+        problem = usd_problem(self.max_hourly_usd)
+        if problem:
+            raise FieldProblem("max_hourly_usd", problem)
         problem = node_disk_problem(self.disk)
         if problem:
             raise FieldProblem("disk", problem)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal, Optional
 
@@ -71,6 +72,11 @@ class PoolSpec(Spec):
     """The pool's CPU limit (cores). Default 100."""
     memory_limit_gb: int = 400
     """The pool's memory limit (GiB). Default 400."""
+    gpu_limit: Optional[int] = None
+    """The pool's GPU limit (``nvidia.com/gpu``, or ``amd.com/gpu`` for AMD families), GPU pools only. Default: none."""
+    max_hourly_usd: Optional[float] = None
+    """The pool's budget: the most its worst case may cost an hour on demand, in US dollars (policy
+    ``lane-cost-ceiling``). Default: none."""
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
@@ -161,16 +167,20 @@ class PoolSpec(Spec):
         types, unsized = wellknown.launchable(tuple(requirements))
         if unsized or not types:
             return None
+        gpus = self.gpu_limit if self.gpu_limit is not None else float("inf")
         fits = [t for t in types if t.vcpus <= self.cpu_limit
-                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024]
+                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024 and t.gpus <= gpus]
         if fits:
             return None
         smallest = min(types, key=lambda t: (t.vcpus, t.memory_mib))
-        field = "cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
-        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}) "
-                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs and "
-                       f"{smallest.memory_mib / 1024:g} GiB, and Karpenter launches no type beyond the limits (the pool "
-                       f"could launch nothing)")
+        field = ("cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
+                 if fit.memory_capacity_mib(smallest) > self.memory_limit_gb * 1024 else "gpu_limit")
+        given = f", gpu_limit {self.gpu_limit}" if self.gpu_limit is not None else ""
+        has = f" and {min(t.gpus for t in types)} GPUs" if self.gpu_limit is not None else ""
+        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}{given}) "
+                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs"
+                       f"{',' if has else ' and'} {smallest.memory_mib / 1024:g} GiB{has}, and Karpenter launches no type "
+                       f"beyond the limits (the pool could launch nothing)")
 
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
@@ -223,6 +233,15 @@ class PoolSpec(Spec):
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+        if self.gpu_limit is not None:
+            if self.gpu_limit <= 0:
+                raise FieldProblem("gpu_limit", f"{s}: gpu_limit must be positive (got '{self.gpu_limit}')")
+            if not self.families or not all(instances.is_gpu_family(f) for f in self.families):
+                raise FieldProblem("gpu_limit", f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
+                                                f"such as g6; this pool's: {','.join(self.families) or 'any'})")
+        problem = usd_problem(self.max_hourly_usd)
+        if problem:
+            raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
         problem = self._limits_problem()
         if problem:
             raise FieldProblem(*problem)
@@ -368,6 +387,12 @@ class PoolSpec(Spec):
             seen.add((key, effect))
 
     @property
+    def gpu_resource(self) -> str:
+        """The extended resource its GPUs are (``nvidia.com/gpu``, ``amd.com/gpu`` for AMD families)."""
+        vendors = {instances.facts(f).gpu for f in self.families if instances.is_gpu_family(f)}
+        return contract.gpu_resource(vendors.pop() if len(vendors) == 1 else None)
+
+    @property
     def offers_accelerators(self) -> bool:
         """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
         lists accelerated families itself; every other pool asks Karpenter for none."""
@@ -386,6 +411,13 @@ class PoolSpec(Spec):
         """``dedicated-node=<name>:NoSchedule`` first when dedicated, then the user's."""
         taints = [{"key": contract.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}] if self.dedicated else []
         return taints + [t.as_dict() for t in self.taints]
+
+
+def usd_problem(value: Optional[float], key: str = "max_hourly_usd") -> Optional[str]:
+    """A budget: a positive, finite number of US dollars an hour (or none)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        return f"{key} must be a positive number of US dollars an hour (got '{value:g}')"
+    return None
 
 
 def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:

@@ -12,7 +12,7 @@ from .. import syntax
 from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec
-from .pool import PoolSpec
+from .pool import PoolSpec, usd_problem
 from .tags import rack_tags_problem, tags_problem
 
 
@@ -329,6 +329,9 @@ class RackSpec(Spec):
     """Karpenter to install; None: the cluster already runs Karpenter v1."""
     high_availability: bool = True
     """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
+    max_hourly_usd: Optional[float] = None
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in
+    US dollars (policy ``lane-cost-ceiling``). Default: none."""
 
     @field_validator("karpenter_node_role", "node_group_role")
     @classmethod
@@ -351,6 +354,9 @@ class RackSpec(Spec):
         problem = rack_tags_problem(self.tags)
         if problem:
             raise FieldProblem("tags", problem)
+        problem = usd_problem(self.max_hourly_usd)
+        if problem:
+            raise FieldProblem("max_hourly_usd", problem)
         for group in self.node_groups:  # each group carries the rack's tags under its own
             problem = tags_problem(self.group_tags(group))
             if problem:
