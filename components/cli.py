@@ -24,13 +24,16 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError
+from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
 from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .pack import cost
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -254,15 +257,17 @@ def preview(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
-    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
+    priced = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None  # under the config's own
+    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
         run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
     if state is None:
-        _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            write_json(args.json_out, to_json(run, violations))
+            write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
         from .offline.laneguard import Step, judge
         from .offline.plan import make_plan, plan_json, render_plan
@@ -274,9 +279,10 @@ def preview(args: argparse.Namespace) -> int:
         if state.encrypted:
             sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
                              "preview cannot read: they are compared as unknown, never as changed\n")
-        _print(render_plan(plan, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render_plan(plan, violations) + "".join(f"{line}\n" for line in lane_costs.lines(worst)[1:])
+               + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            doc = to_json(run, violations)
+            doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
             doc["summary"] = plan.summary()
             write_json(args.json_out, doc)

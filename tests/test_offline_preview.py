@@ -48,7 +48,7 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert not any(line.startswith(" >   ") for line in lines)
 
     doc = json.loads(out_file.read_text())
-    assert set(doc) == {"resources", "outputs", "violations"}
+    assert set(doc) == {"resources", "outputs", "violations", "costs"}
     assert f"    + {len(doc['resources'])} to create" in lines
     first = doc["resources"][0]
     assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs", "dependencies", "propertyDependencies"}

@@ -3,7 +3,7 @@
 It answers, offline, what EC2 and SSM answer for a real preview: ``aws:ec2/getAmi`` (by id, or by
 name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
 launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id)
-and ``aws:ebs/getEncryptionByDefault``. The format:
+and ``aws:ebs/getEncryptionByDefault``; and what instances cost (``prices``). The format:
 
 ```yaml
 amis:
@@ -24,13 +24,18 @@ ssm_parameters:                              # optional: parameter name -> the A
 subnets:                                     # optional: subnet id -> its Availability Zone
   subnet-0a1b2c3d4e5f60711: us-east-1a       # subnet- and 8 or 17 lowercase hex digits; a zone of the stack's region
 ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
+prices:                                      # optional: instance type -> US dollars an hour on demand
+  p5.48xlarge: 55.04                         # over the price table's (the stack's region), zero or more
 ```
 
 The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
 keys, numbers that are not positive and finite, and text fields given another YAML type are refused,
 each with the file, the entry and the field; a subnet id or an Availability Zone name that could not
-be one is refused with the entry. A subnet the catalog does not list, or one in another region than
-the stack's, is not found, as EC2 would say.
+be one is refused with the entry, and so is a price of something that is no instance type, or that is
+negative or not finite. A subnet the catalog does not list, or one in another region than the stack's,
+is not found, as EC2 would say. Prices are the offline cloud's: the program's lanes are priced with
+them, and so are the worst cases the preview prints and the pack judges (``lane-cost-ceiling``'s
+``prices``).
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ import math
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -51,7 +57,9 @@ from pydantic import (
     model_validator,
 )
 
+from .. import syntax
 from ..pack.amifacts import AmiFacts, decode
+from ..pack.prices import price_problem
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import SUBNET_ID_RE
@@ -139,6 +147,24 @@ ZONE_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
 """An Availability Zone (``us-east-1a``, ``us-gov-west-1b``) or Local Zone (``us-east-1-bos-1a``) name."""
 
 
+def _instance_type(value: str) -> str:
+    if syntax.instance_type_problem(value):
+        raise ValueError(f"{value!r} is not an instance type (must look like g5.xlarge)")
+    return value
+
+
+def _price(value: float) -> float:
+    problem = price_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
+Price = Annotated[float, AfterValidator(_price)]
+"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``pack.prices``)."""
+
+
 class CatalogDoc(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -146,6 +172,7 @@ class CatalogDoc(BaseModel):
     ssm_parameters: dict[str, str] = Field(default_factory=dict)
     subnets: dict[str, str] = Field(default_factory=dict)
     ebs_encryption_by_default: bool = False
+    prices: dict[InstanceTypeName, Price] = Field(default_factory=dict)
 
     @field_validator("subnets")
     @classmethod
@@ -288,7 +315,8 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         quote = isinstance(given, (bool, int, float, date))
         return where, f"expected text, got {_type_name(given)} {_shown(given)}" + (" (quote it)" if quote else "")
     if kind == "float_type":
-        return where, f"expected a positive number, got {_type_name(given)} {_shown(given)}"
+        what = "a number of US dollars an hour" if loc[:1] == ("prices",) else "a positive number"
+        return where, f"expected {what}, got {_type_name(given)} {_shown(given)}"
     if kind == "bool_type":
         return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
     if kind in ("model_type", "model_attributes_type"):  # pydantic's words name our class
@@ -321,6 +349,7 @@ class Catalog:
         ebs_encryption_by_default: bool = False,
         ssm_parameters: Optional[Mapping[str, str]] = None,
         subnets: Optional[Mapping[str, str]] = None,
+        prices: Optional[Mapping[str, float]] = None,
     ) -> None:
         self.amis = dict(amis)
         self.source = source
@@ -328,6 +357,8 @@ class Catalog:
         self.ssm_parameters = dict(ssm_parameters or {})
         self.subnets = dict(subnets or {})
         """Subnet id -> its Availability Zone."""
+        self.prices = dict(prices or {})
+        """Instance type -> US dollars an hour on demand, over the price table (``pack.prices``)."""
 
     def zone_of(self, subnet_id: str, region: str) -> Optional[str]:
         """The subnet's Availability Zone, or None when the account has no such subnet in ``region``."""
@@ -402,7 +433,7 @@ class Catalog:
             raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
                                "invalid:\n  " + "\n  ".join(problems))) from None
         return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
-                   model.subnets)
+                   model.subnets, model.prices)
 
 
 def _keys(value: Any) -> list[Any]:

@@ -268,11 +268,13 @@ class PolicyPackProcess:
 
     # ---- the protocol ----
 
-    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None) -> PolicyConfig:
-        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config."""
+    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
+                  beneath: Optional[PolicyConfig] = None) -> PolicyConfig:
+        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (``beneath``:
+        what the offline preview gives under the user's, ``reconcile``)."""
         if run is not None:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
-        config = reconcile(self.info, user or {})
+        config = reconcile(self.info, user or {}, beneath)
         policies = {p.name for p in self.info.policies}
         self.warnings += [f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
                           f"pulumi ignores it)" for name in sorted(set(user or {}) - policies - {"all"})]

@@ -260,6 +260,8 @@ class Stack:
     and name) and node groups to their launch template (by the ``launchTemplate`` property's dependency)."""
 
     def __init__(self, resources: Sequence[StackResource], unknown: Unknown = ()) -> None:
+        self.resources = resources
+        """Every resource of the stack, lanes or not (components carry budgets: ``cost``)."""
         self.items = [(res, lane) for res in resources
                       if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}

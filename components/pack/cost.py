@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
 from . import checks, facts, fit, instances, lookup, rules, wellknown, workloads
-from .prices import Prices, for_region, usd
+from .prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
 CPU, MEMORY, NODES = "cpu", "memory", "nodes"
@@ -41,10 +41,11 @@ COUNTED = (CPU, MEMORY, contract.NVIDIA_GPU, contract.AMD_GPU, NODES)
 """The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``)."""
 BUDGET_OUTPUT, WORST_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd"
 """What our components register: a lane's or a rack's budget, and a lane's worst case."""
-SEARCH_STEPS = 20_000
+SEARCH_STEPS = 5_000
 EPSILON = 1e-9
 
 
+@functools.lru_cache(maxsize=4096)
 def capacity(itype: instances.InstanceType) -> tuple[float, ...]:
     """What one node of ``itype`` counts against each of ``COUNTED``."""
     vendor = instances.facts(itype.name).gpu
@@ -211,7 +212,15 @@ def _priced(types: Sequence[instances.InstanceType], prices: Prices) -> tuple[li
 
 def pool(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
          replicas: Optional[float] = None) -> WorstCase:
-    """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes)."""
+    """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes); the same
+    pool is computed once (a rack's pools are often alike, and the pack's two policies read the same)."""
+    return _pool(tuple(requirements), tuple(sorted(limits.items())), prices, replicas)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[str, float], ...], prices: Prices,
+          replicas: Optional[float]) -> WorstCase:
+    limits = dict(given)
     types, unsized = wellknown.launchable(tuple(requirements) or workloads.ANY_INSTANCE)
     priced, unpriced = _priced(types, prices)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
@@ -425,14 +434,13 @@ def _written_limits(props: Mapping[str, Any]) -> dict[str, str]:
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
-def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], region: str,
-           unknown: checks.Unknown = ()) -> Costs:
-    """Every lane's worst case and budgets (``config``: ``lane-cost-ceiling``'s), each rack's and the stack's."""
-    prices = for_region(region, config_prices(config))
-    by_urn = {res.urn: res for res in resources}
-    stack = checks.Stack(list(resources), unknown)
-    default = _number(config.get("maxHourlyUsd"))
-    named = {str(k): n for k, v in facts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
+Found = tuple[tuple["LaneCost", ...], tuple[tuple[str, str], ...]]
+"""Every lane's cost with the budgets our components give it, and (urn, subject) of lanes not known at preview."""
+
+
+def lanes_of(stack: checks.Stack, prices: Prices, unknown: checks.Unknown = ()) -> Found:
+    """Every NodePool's and managed node group's worst case, with its component's budget (``max_hourly_usd``)."""
+    by_urn = {res.urn: res for res in stack.resources}
     lanes: list[LaneCost] = []
     not_known: list[tuple[str, str]] = []
     for res, lane in stack.items:
@@ -441,23 +449,31 @@ def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
         except unknown:
             not_known.append((res.urn, f"{res.type.rsplit(':', 1)[-1]} '{res.name}'"))
             continue
-        if found is None:
-            continue
-        budgets = list(found.budgets)
-        if found.name in named:
-            budgets.append(Budget(named[found.name], f"budgets.{found.name} in the policy config"))
-        elif default is not None:
-            budgets.append(Budget(default, "maxHourlyUsd in the policy config"))
-        lanes.append(replace(found, budgets=tuple(budgets)))
-    racks = []
-    for res in resources:
-        if res.type == contract.COMPONENT_RACK:
-            mine = tuple(lane for lane in lanes if _descends(lane.urn, res.urn, by_urn))
-            racks.append(RackCost(res.name, res.urn, mine, _budget_of(res)))
+        if found is not None:
+            lanes.append(found)
+    return tuple(lanes), tuple(not_known)
+
+
+def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found: Optional[Found] = None,
+           unknown: checks.Unknown = ()) -> Costs:
+    """Every lane's worst case and budgets (``config``: ``lane-cost-ceiling``'s), each rack's and the stack's;
+    ``found``: ``lanes_of`` the stack, when the caller has it already."""
+    lanes, not_known = found if found is not None else lanes_of(stack, prices, unknown)
+    default = _number(config.get("maxHourlyUsd"))
+    named = {str(k): n for k, v in facts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
+    budgeted = []
+    for lane in lanes:
+        given = (Budget(named[lane.name], f"budgets.{lane.name} in the policy config") if lane.name in named else
+                 Budget(default, "maxHourlyUsd in the policy config") if default is not None else None)
+        budgeted.append(replace(lane, budgets=(*lane.budgets, given)) if given else lane)
+    by_urn = {res.urn: res for res in stack.resources}
+    racks = tuple(RackCost(res.name, res.urn, tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
+                           _budget_of(res))
+                  for res in stack.resources if res.type == contract.COMPONENT_RACK)
     whole = _number(config.get("totalMaxHourlyUsd"))
-    budgeted = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in lanes))
-    return Costs(prices, tuple(lanes), tuple(racks), Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
-                 tuple(not_known), budgeted)
+    any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))
+    return Costs(prices, tuple(budgeted), racks, Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
+                 not_known, any_budget)
 
 
 def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource]) -> bool:

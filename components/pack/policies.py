@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, cost, facts, lookup, scope, speedups, workloads
+from . import checks, cost, facts, lookup, prices, scope, speedups, workloads
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -68,6 +68,8 @@ STACKS = scope.RequestLocal()
 """Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
 SURVEYS = scope.RequestLocal()
 """Per request: the workloads and lanes the workload policies read (``workloads.survey``)."""
+COSTS = scope.RequestLocal()
+"""Per request: every lane's worst case (``cost.lanes_of``), for both cost policies."""
 
 
 def report_all(policy: str, findings: Iterable[checks.Finding], report: ReportViolation) -> None:
@@ -158,10 +160,15 @@ def cost_policy(name: str, description: str, level: EnforcementLevel,
                 judge: Callable[[cost.Costs], Iterable[checks.Finding]], schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
     """A policy over every lane's worst case per hour (``cost``), in the stack's region."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies),
-                                          getattr(r.opts, "parent", None) or "") for r in args.resources]
-        costs = cost.survey(resources, args.get_config() or {}, cost.stack_region(), UnknownValueError)
-        report_all(name, judge(costs), report)
+        stack, config = stack_of(args), args.get_config() or {}
+        priced = prices.for_region(cost.stack_region(), cost.config_prices(config))
+        key = (tuple(r.urn for r in args.resources), priced)
+        found = COSTS.values.get(key) if scope.installed() else None  # both cost policies read the same lanes
+        if found is None:
+            found = cost.lanes_of(stack, priced, UnknownValueError)
+            if scope.installed():
+                COSTS.values[key] = found
+        report_all(name, judge(cost.survey(stack, config, priced, found)), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level, config_schema=schema,
                                  validate=validate)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, Mapping, Optional
 
 from . import pricelist
@@ -46,7 +46,12 @@ class Prices:
 
     region: str
     """The stack's region ('' when nobody said: us-east-1's prices, and the note says so)."""
-    overrides: Mapping[str, float] = field(default_factory=dict)
+    overrides: tuple[tuple[str, float], ...] = ()
+    """(instance type, US dollars an hour), sorted: prices over the table's (a value, so figures can be cached)."""
+
+    @functools.cached_property
+    def _overridden(self) -> dict[str, float]:
+        return dict(self.overrides)
 
     @property
     def table_region(self) -> str:
@@ -62,16 +67,15 @@ class Prices:
 
     @property
     def words(self) -> str:
-        """``on-demand, us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)`` (and the note)."""
+        """``on-demand prices of us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)`` (with the note)."""
         where = self.table_region + (f" ({self.note})" if self.note else "")
         extra = f", {len(self.overrides)} overridden" if self.overrides else ""
         return f"on-demand prices of {where}, {SOURCE}{extra}"
 
     def of(self, instance_type: str) -> Optional[float]:
         """USD an hour of one on-demand instance, or None when neither the overrides nor the table price it."""
-        if instance_type in self.overrides:
-            return self.overrides[instance_type]
-        return _table(self.table_region).get(instance_type)
+        found = self._overridden.get(instance_type)
+        return found if found is not None else _table(self.table_region).get(instance_type)
 
 
 _OFFLINE: dict[str, float] = {}
@@ -80,7 +84,7 @@ _OFFLINE: dict[str, float] = {}
 
 def for_region(region: Optional[str], overrides: Optional[Mapping[str, float]] = None) -> Prices:
     """The prices of ``region`` ('' or None: not known), with ``overrides`` over the offline run's, if any."""
-    return Prices(region or "", {**_OFFLINE, **(overrides or {})})
+    return Prices(region or "", tuple(sorted({**_OFFLINE, **(overrides or {})}.items())))
 
 
 @contextlib.contextmanager
