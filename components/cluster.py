@@ -109,6 +109,9 @@ class ClusterRef:
         self._read = read
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
+        self.known_name: Optional[str] = None
+        """The cluster's name when this program knows it as text (``existing``, or ``created`` with
+        ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
         """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
@@ -172,6 +175,7 @@ class ClusterRef:
         if provider is None:
             provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
+        ref.known_name = cluster_name
         if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
             ref._key = ("existing", cluster_name)
         ref._looked_up_version = found.version
@@ -196,7 +200,13 @@ class ClusterRef:
             ("version", version, lambda v: None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"),
             ("opts", opts, _opts_problem),
         ])
-        name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
+        # A name given here is known at preview, and still carries the cluster: an Output resolved from the
+        # cluster's URN (known at preview, its resources the cluster) makes every resource that takes the
+        # name (an access entry, a Pod Identity association, an EKS add-on) depend on the cluster, as a name
+        # read from the cluster would. A plain string carries no dependency, and those resources could be
+        # created before the cluster exists when a component is used on its own.
+        name_output = (cluster.urn.apply(lambda _: cluster_name) if cluster_name is not None
+                       else cluster.eks_cluster.apply(lambda c: c.name))
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(
             cluster_name or "", endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
@@ -208,6 +218,7 @@ class ClusterRef:
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
         ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
+        ref.known_name = cluster_name
         return ref
 
     @cached_property
@@ -231,6 +242,8 @@ class ClusterRef:
     def version(self) -> pulumi.Output[str]:
         """The control plane's Kubernetes version (``1.34``)."""
         if self._version is not None:
+            # plain, not carrying the cluster as ``name`` does: it feeds look-ups (an add-on's version), which
+            # the engine answers as unknown at preview when they depend on a resource being created
             return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
             return self.cluster.eks_cluster.apply(lambda c: c.version)

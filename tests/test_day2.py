@@ -312,6 +312,7 @@ def test_a_created_clusters_kubeconfig_names_the_stacks_profile():
                 name="c", endpoint="https://c.example", arn="arn:aws:eks:eu-west-1:111122223333:cluster/c",
                 certificate_authority=SimpleNamespace(data="Q0E="))),
             kubeconfig_json=pulumi.Output.from_input("{}"),  # pulumi-eks's own, which names no profile
+            urn=pulumi.Output.from_input("urn:pulumi:dev::p::eks:index:Cluster::c"),
         )
         ClusterRef.created("c", created, cluster_name="c", version="1.34")  # type: ignore[arg-type]
 

@@ -1,9 +1,11 @@
-"""The AMI catalog: the offline account's images, SSM parameters and subnets.
+"""The AMI catalog: the offline account's images, SSM parameters, subnets and EKS clusters.
 
-It answers, offline, what EC2 and SSM answer for a real preview: ``aws:ec2/getAmi`` (by id, or by
-name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
-launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id)
-and ``aws:ebs/getEncryptionByDefault``. The format:
+It answers, offline, what EC2, SSM, EKS and IAM answer for a real preview: ``aws:ec2/getAmi`` (by id, or
+by name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
+launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id),
+``aws:ebs/getEncryptionByDefault``, ``aws:eks/getCluster``, ``aws:eks/getNodeGroups``,
+``aws:eks/getNodeGroup`` (an existing cluster, and the node groups a cluster has: their live sizes) and
+``aws:iam/getOpenIdConnectProvider`` (whether IAM has the cluster's OIDC provider). The format:
 
 ```yaml
 amis:
@@ -24,13 +26,22 @@ ssm_parameters:                              # optional: parameter name -> the A
 subnets:                                     # optional: subnet id -> its Availability Zone
   subnet-0a1b2c3d4e5f60711: us-east-1a       # subnet- and 8 or 17 lowercase hex digits; a zone of the stack's region
 ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
+clusters:                                    # optional: EKS cluster name -> what EKS says of it
+  prod-rack:
+    version: "1.34"                          # optional, quoted; default "1.34"
+    authentication_mode: API_AND_CONFIG_MAP  # optional: API, API_AND_CONFIG_MAP (default) or CONFIG_MAP
+    oidc_issuer: https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF  # optional
+    oidc_provider: true                      # optional, default true: IAM has an OIDC provider for the issuer
+    node_groups:                             # optional: node group name -> its scaling config, as EKS holds it
+      rack-ng-1-0a1b2c3: {desired_size: 5, min_size: 1, max_size: 10}
 ```
 
 The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
 keys, numbers that are not positive and finite, and text fields given another YAML type are refused,
 each with the file, the entry and the field; a subnet id or an Availability Zone name that could not
 be one is refused with the entry. A subnet the catalog does not list, or one in another region than
-the stack's, is not found, as EC2 would say.
+the stack's, is not found, as EC2 would say. A cluster the catalog does not list is an existing cluster
+with the defaults above and no node groups; a node group it does not list is not found, as EKS would say.
 """
 
 from __future__ import annotations
@@ -54,7 +65,8 @@ from pydantic import (
 from ..pack.amifacts import AmiFacts, decode
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
-from ..spec.limits import SUBNET_ID_RE
+from ..spec.limits import K8S_VERSION_RE, SUBNET_ID_RE
+from .. import syntax
 from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, not_a_file
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
@@ -135,8 +147,66 @@ class CatalogAmi(BaseModel):
         return decode(self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted})
 
 
-ZONE_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
-"""An Availability Zone (``us-east-1a``, ``us-gov-west-1b``) or Local Zone (``us-east-1-bos-1a``) name."""
+ZONE_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
+"""An Availability Zone (``us-east-1a``, ``us-gov-west-1b``, ``eusc-de-east-1a``) or Local Zone
+(``us-east-1-bos-1a``) name: a region (``syntax.REGION_RE``) and a zone letter, or a Local Zone's suffix."""
+AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP", "CONFIG_MAP")
+"""EKS's ``accessConfig.authenticationMode`` values (botocore's EKS model, ``AuthenticationMode``)."""
+OIDC_ISSUER_RE = re.compile(r"https://oidc\.eks\.[a-z0-9-]+\.[a-z0-9.-]+/id/[0-9A-F]{32}")
+"""An EKS cluster's OIDC issuer URL (``https://oidc.eks.<region>.<dns suffix>/id/<32 hex digits>``)."""
+
+
+class CatalogNodeGroup(BaseModel):
+    """A node group's scaling config, as EKS ``DescribeNodegroup`` gives it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    desired_size: int = Field(ge=0)
+    min_size: int = Field(ge=0)
+    max_size: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "CatalogNodeGroup":
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(f"EKS holds min_size <= desired_size <= max_size (got {self.min_size}, "
+                             f"{self.desired_size}, {self.max_size})")
+        return self
+
+
+class CatalogCluster(BaseModel):
+    """An EKS cluster, as EKS ``DescribeCluster`` and ``ListNodegroups`` give it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    version: str = "1.34"
+    authentication_mode: Literal["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"] = "API_AND_CONFIG_MAP"
+    oidc_issuer: Optional[str] = None
+    oidc_provider: bool = True
+    node_groups: dict[str, CatalogNodeGroup] = Field(default_factory=dict)
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not K8S_VERSION_RE.fullmatch(value):
+            raise ValueError(f"{value!r} is not a Kubernetes minor (like \"1.34\")")
+        return value
+
+    @field_validator("oidc_issuer")
+    @classmethod
+    def _issuer(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not OIDC_ISSUER_RE.fullmatch(value):
+            raise ValueError(f"{value!r} is not an EKS OIDC issuer (like "
+                             f"https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF)")
+        return value
+
+    @field_validator("node_groups")
+    @classmethod
+    def _group_names(cls, value: dict[str, CatalogNodeGroup]) -> dict[str, CatalogNodeGroup]:
+        for name in value:
+            problem = syntax.node_group_name_problem(name)
+            if problem:
+                raise ValueError(f"{name!r} is not a node group name ({problem})")
+        return value
 
 
 class CatalogDoc(BaseModel):
@@ -146,6 +216,16 @@ class CatalogDoc(BaseModel):
     ssm_parameters: dict[str, str] = Field(default_factory=dict)
     subnets: dict[str, str] = Field(default_factory=dict)
     ebs_encryption_by_default: bool = False
+    clusters: dict[str, CatalogCluster] = Field(default_factory=dict)
+
+    @field_validator("clusters")
+    @classmethod
+    def _cluster_names(cls, value: dict[str, CatalogCluster]) -> dict[str, CatalogCluster]:
+        for name in value:
+            problem = syntax.eks_cluster_name_problem(name)
+            if problem:
+                raise ValueError(f"{name!r} is not an EKS cluster name ({problem})")
+        return value
 
     @field_validator("subnets")
     @classmethod
@@ -321,6 +401,7 @@ class Catalog:
         ebs_encryption_by_default: bool = False,
         ssm_parameters: Optional[Mapping[str, str]] = None,
         subnets: Optional[Mapping[str, str]] = None,
+        clusters: Optional[Mapping[str, CatalogCluster]] = None,
     ) -> None:
         self.amis = dict(amis)
         self.source = source
@@ -328,6 +409,12 @@ class Catalog:
         self.ssm_parameters = dict(ssm_parameters or {})
         self.subnets = dict(subnets or {})
         """Subnet id -> its Availability Zone."""
+        self.clusters = dict(clusters or {})
+        """EKS cluster name -> what EKS says of it (a cluster not listed has the defaults)."""
+
+    def cluster(self, name: str) -> CatalogCluster:
+        """An EKS cluster of the offline account: the one listed, else one with the defaults and no node groups."""
+        return self.clusters.get(name) or CatalogCluster()
 
     def zone_of(self, subnet_id: str, region: str) -> Optional[str]:
         """The subnet's Availability Zone, or None when the account has no such subnet in ``region``."""
@@ -402,7 +489,7 @@ class Catalog:
             raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
                                "invalid:\n  " + "\n  ".join(problems))) from None
         return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
-                   model.subnets)
+                   model.subnets, model.clusters)
 
 
 def _keys(value: Any) -> list[Any]:

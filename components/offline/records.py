@@ -81,6 +81,9 @@ class Resource:
             "propertyDependencies": {k: list(v) for k, v in self.property_dependencies.items()},
             # as the CLI's resource state: present only when set
             **({"protect": True} if self.protect else {}),
+            # what the engine will not change on an update (it sends the old value instead): shown, so a
+            # reader sees what is sent
+            **({"ignoreChanges": list(self.ignore_changes)} if self.ignore_changes else {}),
         }
 
 
