@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Mapping, Optional
 
@@ -53,6 +54,31 @@ def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.I
 def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
     """The region field of an ARN (``arn:aws:eks:<region>:<account>:cluster/<name>``), as pulumi-eks reads it."""
     return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """What EKS says of an existing cluster (``DescribeCluster``), read at preview."""
+
+    version: str
+    authentication_mode: str
+    """``API``, ``API_AND_CONFIG_MAP`` or ``CONFIG_MAP`` (``accessConfig.authenticationMode``)."""
+    oidc_issuer: str
+    """The cluster's OIDC issuer URL (``identity.oidc.issuer``), what IRSA trusts."""
+
+
+def read_cluster(cluster_name: str, opts: Optional[pulumi.InvokeOptions] = None) -> Optional[LiveCluster]:
+    """An existing cluster's facts (``aws.eks.get_cluster``), or None when it cannot be read here (the
+    ``ClusterRef``'s own look-up then says why)."""
+    try:
+        found = aws.eks.get_cluster(name=cluster_name, opts=opts)
+    except Exception:  # noqa: BLE001 (reported by the look-up every component makes)
+        return None
+    access = (found.access_configs or [None])[0]
+    identity = (found.identities or [None])[0]
+    oidc = (identity.oidcs or [None])[0] if identity is not None else None
+    return LiveCluster(str(found.version), str(access.authentication_mode) if access is not None else "",
+                       str(oidc.issuer) if oidc is not None else "")
 
 
 ONE_PER_CLUSTER = "one per cluster: use the one there is"
@@ -220,6 +246,14 @@ class ClusterRef:
         ref._version = version
         ref.known_name = cluster_name
         return ref
+
+    @cached_property
+    def live(self) -> Optional[LiveCluster]:
+        """An existing cluster's facts, read once at preview (its version, authentication mode and OIDC
+        issuer); None for a cluster this program creates, or one that cannot be read."""
+        if self._read is None or self.known_name is None:
+            return None
+        return read_cluster(self.known_name, pulumi.InvokeOptions(parent=self._read[1].parent))
 
     @cached_property
     def eks_cluster(self) -> aws.eks.Cluster:

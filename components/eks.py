@@ -40,7 +40,8 @@ from .errors import ConfigError
 from .pack import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .spec import ClusterSpec, NodeGroupSpec
-from .subnets import subnets_problem
+from .spec.rack import version_support
+from .subnets import subnets_problems
 
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 
@@ -95,10 +96,13 @@ class RackCluster(pulumi.ComponentResource):
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
-        problem = subnets_problem(spec.private_subnet_ids, pulumi.InvokeOptions(parent=self))
-        if problem:  # EKS would refuse the cluster after the KMS key was made
-            raise ConfigError(f"cluster '{spec.name}': private_subnet_ids: {problem}")
+        found = subnets_problems(spec.private_subnet_ids, spec.public_subnet_ids, pulumi.InvokeOptions(parent=self))
+        if found:  # EKS would refuse the cluster after the KMS key was made
+            raise ConfigError("\n".join(f"cluster '{spec.name}': {field}: {problem}" for field, problem in found.items()))
 
+        status, message = version_support(spec.version)
+        if status == "extended":
+            pulumi.log.warn(f"cluster '{spec.name}': {message}", resource=self)
         self.kms_key = aws.kms.Key(
             f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
             deletion_window_in_days=30, tags=tags,

@@ -36,7 +36,7 @@ from .args import check_start, checked, documented, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
-from .spec.rack import chart_version_problem
+from .spec.rack import access_entries_problem, chart_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
 NODE_ROLE_POLICIES = (
@@ -255,6 +255,10 @@ class KarpenterController(pulumi.ComponentResource):
             raise ArgumentError("KarpenterController", name, "version", chart_version_problem(version, "version") or "")
         if not 1 <= replicas <= 10:
             raise ArgumentError("KarpenterController", name, "replicas", f"must be 1-10 (got {replicas})")
+        live = cluster.live
+        problem = live and access_entries_problem(cluster.known_name or "", live.authentication_mode)
+        if problem:  # the nodes' access entry would be refused at apply, after the roles and the queue
+            raise ArgumentError("KarpenterController", name, "cluster", problem)
         child = pulumi.ResourceOptions(parent=self)
         waits = pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts))
 

@@ -20,6 +20,7 @@ from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import fit, wellknown, workloads
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
+from .spec.rack import version_support
 
 
 
@@ -124,6 +125,10 @@ class Rack(pulumi.ComponentResource):
             self.lane_facts[system.name or ""] = group_lane(system)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+            live = self.cluster.live
+            status, message = version_support(live.version) if live is not None else ("unknown", "")
+            if status in ("ended", "extended"):  # a cluster the rack does not own: said, not refused
+                pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
         self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:

@@ -104,11 +104,18 @@ def test_the_autoscaler_image_follows_the_clusters_minor():
 
 
 def test_a_version_without_an_autoscaler_release_is_refused_naming_the_keys():
+    # every minor without an autoscaler release (1.31 and older) is also past EKS extended support: a stack
+    # is refused under k8s_version first; the component names its own argument
     message = refusal(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE)
-    assert message.startswith("rack:cluster_autoscaler_enable: ") and "k8s_version" in message
-    run = run_rack(rack_config(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE,
-                               cluster_autoscaler_enable=False))
-    assert "cluster-autoscaler" not in charts(run)
+    assert message.startswith("rack:k8s_version: ") and "end of EKS extended support" in message
+
+    def program() -> None:
+        ClusterAutoscaler("ca", ClusterAutoscalerArgs(cluster=ClusterRef.existing("c", "c"), kubernetes_version="1.31"))
+
+    with pytest.raises(ArgumentError) as caught:
+        run_program(program, {"aws:region": "us-east-1"})
+    assert str(caught.value).startswith("ClusterAutoscaler 'ca': kubernetes_version: no Cluster Autoscaler release is known "
+                                        "for Kubernetes '1.31'")
 
 
 def test_the_autoscaler_authenticates_through_pod_identity_with_its_service_account(created):
@@ -391,7 +398,7 @@ def test_the_prod_stack_has_the_autoscaler_metrics_server_versions_and_admins():
 @pytest.mark.parametrize("rack, key", [
     (dict(**CREATE, cluster_admin_arns="arn:aws:sts::111122223333:assumed-role/ci/s"), "cluster_admin_arns"),
     (dict(karpenter_install=True, pod_identity_agent_enable=False), "pod_identity_agent_enable"),
-    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "cluster_autoscaler_enable"),
+    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "k8s_version"),
 ])
 def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
     import yaml

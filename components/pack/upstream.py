@@ -100,7 +100,7 @@ Kubernetes release calendar (awsdocs/amazon-eks-user-guide ``latest/ug/versionin
 commit 0138560; the same dates on endoflife.date ``products/amazon-eks.md``). After the end of extended
 support EKS creates no cluster on the version and upgrades existing control planes itself. A minor the
 table does not list (1.35, 1.36: their dates were not in the calendar read here) is not judged."""
-EKS_VERSION_SOURCE = "the Amazon EKS Kubernetes release calendar (EKS user guide, Kubernetes versions)"
+EKS_VERSION_SOURCE = "the EKS Kubernetes release calendar"
 
 
 def eks_support(version: str, today: str) -> tuple[str, Optional[str]]:
