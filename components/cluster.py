@@ -136,6 +136,11 @@ class ClusterRef:
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
         self.known_name: Optional[str] = None
+        self.oidc_provider_arn: Optional[pulumi.Input[str]] = None
+        """The cluster's IAM OIDC provider (IRSA trusts it): the one ``RackCluster`` makes, the one given to
+        ``created``; for an existing cluster it is looked up (``irsa``)."""
+        self.oidc_issuer: Optional[pulumi.Output[str]] = None
+        """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``), when known."""
         """The cluster's name when this program knows it as text (``existing``, or ``created`` with
         ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
         self._looked_up_version: Optional[pulumi.Output[str]] = None
@@ -209,7 +214,8 @@ class ClusterRef:
 
     @classmethod
     def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None,
-                cluster_name: Optional[str] = None, version: Optional[str] = None) -> "ClusterRef":
+                cluster_name: Optional[str] = None, version: Optional[str] = None,
+                oidc_provider_arn: Optional[pulumi.Input[str]] = None) -> "ClusterRef":
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
         from a kubeconfig built as ``existing`` builds one (``kubeconfig``: the cluster's endpoint and CA,
         ``--region`` from its ARN, the stack's ``aws:profile`` as ``--profile``), not from pulumi-eks's
@@ -218,7 +224,9 @@ class ClusterRef:
         shell's default identity. (pulumi-eks's Python
         ``Cluster.provider`` is an Output, which a resource's ``provider`` option cannot take.) Pass
         ``cluster_name`` and ``version`` when the program sets them (``eks.Cluster(name=..., version=...)``),
-        so what is built from them is known at preview."""
+        so what is built from them is known at preview. Pass ``oidc_provider_arn`` (e.g. the pulumi-eks
+        Cluster's ``oidc_provider_arn`` with ``create_oidc_provider=True``) for components that authenticate
+        with IAM roles for service accounts."""
         _check_ref("created", name, [
             ("cluster", cluster, lambda c: None if hasattr(c, "eks_cluster")  # what is read of it
              else f"expected a pulumi_eks Cluster, got {type(c).__name__}"),
@@ -245,7 +253,40 @@ class ClusterRef:
         ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
         ref.known_name = cluster_name
+        if oidc_provider_arn is not None:
+            ref.oidc_provider_arn = oidc_provider_arn
+            ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: c.identities[0].oidcs[0].issuer)
         return ref
+
+    def irsa(self, component: str, name: str) -> tuple[pulumi.Input[str], pulumi.Output[str]]:
+        """The IAM OIDC provider's ARN and the issuer a role trusts for IRSA, or ``ArgumentError`` naming
+        what is missing. An existing cluster's are read at preview: its issuer (``DescribeCluster``) and the
+        provider IAM holds for it (``aws.iam.get_open_id_connect_provider``); one missing is refused with
+        the command that makes it (the rack does not make a provider it does not own: destroying it would
+        break every other IRSA role of the cluster)."""
+        if self.oidc_provider_arn is not None and self.oidc_issuer is not None:
+            return self.oidc_provider_arn, self.oidc_issuer
+        if self._read is None:
+            raise ArgumentError(component, name, "cluster", (
+                "IRSA needs the cluster's IAM OIDC provider: pass ClusterRef.created(..., oidc_provider_arn=...) "
+                "(pulumi-eks: eks.Cluster(create_oidc_provider=True) and its oidc_provider_arn)"))
+        live = self.live
+        if live is None or not live.oidc_issuer:
+            raise ArgumentError(component, name, "cluster", (
+                f"IRSA needs the OIDC issuer of cluster '{self.known_name}', and the cluster cannot be read here "
+                f"(eks:DescribeCluster)"))
+        try:
+            provider = aws.iam.get_open_id_connect_provider(
+                url=live.oidc_issuer, opts=pulumi.InvokeOptions(parent=self._read[1].parent))
+        except Exception:  # noqa: BLE001 (IAM has none for this issuer, or it cannot be read)
+            raise ArgumentError(component, name, "cluster", (
+                f"IAM has no OIDC provider for the issuer {live.oidc_issuer} of cluster '{self.known_name}', which "
+                f"IRSA needs: create it once (eksctl utils associate-iam-oidc-provider --cluster {self.known_name} "
+                f"--approve, or aws iam create-open-id-connect-provider --url {live.oidc_issuer} --client-id-list "
+                f"sts.amazonaws.com)")) from None
+        self.oidc_provider_arn = provider.arn
+        self.oidc_issuer = pulumi.Output.from_input(live.oidc_issuer)
+        return self.oidc_provider_arn, self.oidc_issuer
 
     @cached_property
     def live(self) -> Optional[LiveCluster]:

@@ -59,6 +59,8 @@ class RackClusterArgs(TypedDict, total=False):
     """Install the EKS Pod Identity agent add-on. Default true."""
     ami_lookup: NotRequired[AmiLookup]
     """Shared AMI look-up for the system lane. Default: a private one."""
+    oidc_provider: NotRequired[bool]
+    """Create the cluster's IAM OIDC provider, which IAM roles for service accounts (IRSA) trust. Default false."""
 
 
 @documented
@@ -88,6 +90,8 @@ class RackCluster(pulumi.ComponentResource):
     """The access entries of ``spec.admin_arns``."""
     security_group_id: pulumi.Output[str]
     """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
+    oidc_provider: Optional[aws.iam.OpenIdConnectProvider]
+    """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("RackCluster", name, opts)
@@ -128,6 +132,18 @@ class RackCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
         self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.oidc_provider = None
+        if args.get("oidc_provider", False):
+            # IRSA's trust: the issuer EKS gives the cluster, for tokens whose audience is STS (the client id
+            # pulumi-eks's createOidcProvider uses too). No thumbprint: IAM takes the issuer's certificate
+            # itself when none is given (the pulumi-aws OpenIdConnectProvider docs), and pulumi-eks would
+            # fetch one over the network at deploy
+            issuer = self.cluster.eks_cluster.apply(lambda c: c.identities[0].oidcs[0].issuer)
+            self.oidc_provider = aws.iam.OpenIdConnectProvider(
+                f"{name}-oidc", url=issuer, client_id_lists=[upstream.IRSA_AUDIENCE], tags=tags,
+                opts=pulumi.ResourceOptions(parent=self))
+            self.ref.oidc_provider_arn = self.oidc_provider.arn
+            self.ref.oidc_issuer = issuer
         self.pod_identity_agent = None
         if args.get("pod_identity_agent", True):
             self.pod_identity_agent = eks_addon(

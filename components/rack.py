@@ -115,7 +115,8 @@ class Rack(pulumi.ComponentResource):
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
             self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
-                                                             ami_lookup=amis), opts=child)
+                                                             ami_lookup=amis, oidc_provider=spec.controller_identity == "irsa"),
+                                       opts=child)
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
             if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
@@ -127,7 +128,7 @@ class Rack(pulumi.ComponentResource):
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
             live = self.cluster.live
             status, message = version_support(live.version) if live is not None else ("unknown", "")
-            if status in ("ended", "extended"):  # a cluster the rack does not own: said, not refused
+            if status == "ended":  # a cluster the rack does not own: said, not refused
                 pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
         self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
@@ -152,7 +153,8 @@ class Rack(pulumi.ComponentResource):
         pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
-                                                      replicas=spec.karpenter.replicas, tags=spec.tags)
+                                                      replicas=spec.karpenter.replicas, tags=spec.tags,
+                                                      identity=spec.controller_identity)
             if spec.karpenter_node_role:
                 controller_args["node_role_name"] = spec.karpenter_node_role
             if self.created is not None:  # the controller runs on the system lane
@@ -206,7 +208,8 @@ class Rack(pulumi.ComponentResource):
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
         self.cluster_autoscaler = None
         if spec.cluster_autoscaler:
-            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
+            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
+                                                    **system)  # type: ignore[typeddict-item]
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(

@@ -184,7 +184,8 @@ def test_every_component_registers_its_outputs():
         "nodeClassName": "workload", "nodePoolName": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": [],
         "ami": {"alias": "al2023@latest"},
     }
-    assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia"}
+    assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia",
+                                                 "k8s.amazonaws.com/accelerator": "nvidia-a10g"}
     assert registered["rack-ng-1"]["roleArn"] == "<computed>"  # the group's own role, created by the preview
     assert registered["rack-nvidia-device-plugin"] == {"releaseName": "rack-nvidia-device-plugin",
                                                        "namespace": "kube-system", "chartVersion": "0.20.0"}

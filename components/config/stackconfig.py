@@ -137,11 +137,11 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
         for k, v in all_config.items()
         if k.startswith(prefix) and k not in problems
     }
+    region = all_config.get("aws:region")
     try:
-        spec = parse_rack_config(values, rack)
+        spec = parse_rack_config(values, rack, region if isinstance(region, str) and "aws:region" not in problems else None)
     except ConfigError as exc:
         raise ConfigError("\n".join([*problems.values(), *str(exc).splitlines()])) from None
-    region = all_config.get("aws:region")
     if spec.cluster is not None and isinstance(region, str) and "aws:region" not in problems:
         partition = upstream.partition_of(region)
         for arn in spec.cluster.admin_arns:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import datetime, timezone
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -391,6 +391,10 @@ class RackSpec(Spec):
     group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
     pod_identity_agent: bool = False
     """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
+    controller_identity: Literal["pod_identity", "irsa"] = "pod_identity"
+    """How Karpenter and the Cluster Autoscaler get AWS credentials: EKS Pod Identity, or IAM roles for
+    service accounts (the cluster's IAM OIDC provider: made with the cluster the rack creates, looked up for
+    an existing one)."""
     cluster_autoscaler: bool = False
     """Install the Cluster Autoscaler for the managed node groups (it needs the Pod Identity agent)."""
     metrics_server: bool = False
