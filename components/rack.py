@@ -20,7 +20,7 @@ from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import fit, wellknown, workloads
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
-from .spec.rack import version_support
+from .spec.rack import doubly_scaled, version_support
 
 
 
@@ -215,6 +215,13 @@ class Rack(pulumi.ComponentResource):
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
+            for group, pool in doubly_scaled(spec.node_groups, spec.pools):
+                pulumi.log.warn(
+                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) and has "
+                    f"no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both makes the Cluster "
+                    f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
+                    f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
+                    f"(cluster_autoscaler_enable: false)", resource=self)
         self.metrics_server = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(

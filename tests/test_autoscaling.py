@@ -158,3 +158,28 @@ def test_only_gpu_groups_carry_the_gpu_label():
         {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 1}, {"id": 2, "type": "inf2.xlarge", "min_size": 1, "max_size": 1}]))
     labels = [r.inputs["labels"] for r in run.resources if r.type == NODE_GROUP]
     assert labels and all("k8s.amazonaws.com/accelerator" not in each for each in labels)
+
+
+# ---- one autoscaler per pending pod -------------------------------------------------------------------------
+
+
+def test_an_untainted_scalable_group_beside_an_untainted_pool_is_warned_about(tmp_path, capsys):
+    group = {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]))
+    assert code == 0
+    assert ("warning: node group 'rack-ng-1' can scale (min_size 1 < max_size 5) and has no taint, as Karpenter pool "
+            "'workload' has none: a pending pod that fits both makes the Cluster Autoscaler and Karpenter each launch") in err
+
+
+@pytest.mark.parametrize("rack", [
+    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5, "dedicated": True,
+                                         "label": "batch"}]),  # tainted: only pods meant for it
+    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 3, "max_size": 3}]),  # fixed
+    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
+         cluster_autoscaler_enable=False),  # Karpenter alone scales
+    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
+         karpenter_node_taints="pool=workload:NoSchedule"),  # no untainted pool
+])
+def test_one_autoscaler_per_pod_is_not_warned_about(tmp_path, capsys, rack):
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, **rack))
+    assert code == 0 and "each launch a node" not in err

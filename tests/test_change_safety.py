@@ -207,7 +207,9 @@ def test_a_node_group_instance_type_change_is_refused_as_a_replacement(tmp_path,
     code, doc = preview(tmp_path, values, base_export, catalog_file)
     assert code == 1
     group = changed(doc, NODEGROUP, "rack-ng-1")
-    assert group["op"] == "replace" and group["diff"] == ["instanceTypes[0]"] and group["replaceReasons"] == ["instanceTypes[0]"]
+    # the GPU changes with the type, and with it the Cluster Autoscaler's GPU label (no replacement of its own)
+    assert group["op"] == "replace" and group["replaceReasons"] == ["instanceTypes[0]"]
+    assert group["diff"] == ["instanceTypes[0]", 'labels["k8s.amazonaws.com/accelerator"]']
     (refusal,) = verdicts(doc, "lane-removal")
     assert refusal["lane"] == "gpu-inference"
     assert "replaced" in refusal["message"] and "all its nodes (1 node)" in refusal["message"]

@@ -159,16 +159,25 @@ def test_pulumi_keeps_the_desired_size_the_autoscaler_sets(created):
     (dict(**CREATE, additional_node_groups_config=FIXED), False),  # nothing to scale (the system lane is min = max)
     (dict(**CREATE, additional_node_groups_config=SCALABLE, cluster_autoscaler_enable=False), False),
     (dict(additional_node_groups_config=SCALABLE), False),  # existing cluster, its add-ons are its own
-    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True), True),
+    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True), True),
     (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}]), False),
-    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True), True),
+    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True,
+          cluster_autoscaler_enable=False), False),
 ])
 def test_when_the_autoscaler_is_installed(rack, installed):
     assert ("cluster-autoscaler" in charts(run_rack(rack_config(**rack)))) is installed
 
 
+@pytest.mark.parametrize("groups", ["additional_node_groups_config", "additional_build_groups_config"])
+def test_in_an_existing_cluster_who_scales_the_groups_is_said(groups):
+    # the rack cannot see whether the cluster already runs an autoscaler: a second one collides on its ClusterRole
+    message = refusal(**{groups: [{"id": 1, "type": "c5.xlarge", "min_size": 0, "max_size": 2}]}, karpenter_install=True)
+    assert message.startswith("rack:cluster_autoscaler_enable: node groups rack-")
+    assert "ClusterRole cluster-autoscaler" in message and "cluster_autoscaler_enable: true" in message
+
+
 def test_in_an_existing_cluster_the_autoscaler_follows_the_clusters_version_and_runs_anywhere():
-    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True))
+    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True))
     values = charts(run)["cluster-autoscaler"].inputs["values"]
     assert values["image"]["tag"] == "v1.34.5"  # the offline account's existing cluster runs 1.34
     assert values["nodeSelector"] == {} and values["tolerations"] == []

@@ -196,7 +196,7 @@ class RackParams(BaseModel):
     cluster_admin_arns: CsvList = []
     """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an entry itself. Default none."""
     cluster_autoscaler_enable: Optional[bool] = None
-    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster or installs Karpenter; set false when the cluster already runs one."""
+    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster; with ``existing``, false, and required (true or false) when the rack installs Karpenter there and a group can scale: the rack cannot see whether the cluster already runs one."""
     metrics_server_enable: Optional[bool] = None
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
@@ -370,12 +370,13 @@ class RackParams(BaseModel):
 
     @property
     def installs_cluster_autoscaler(self) -> bool:
-        """Explicitly asked, or: some node group can scale and the rack owns the cluster's add-ons."""
+        """Explicitly asked, or: some node group can scale and the rack creates the cluster (in an existing
+        cluster that it installs Karpenter into, the key is required: ``_mode_rules``)."""
         if self.cluster_autoscaler_enable is not None:
             return self.cluster_autoscaler_enable
         scalable = any(g.min_size < g.max_size
                        for g in (*self.additional_node_groups_config, *self.additional_build_groups_config))
-        return scalable and (self.cluster_mode == "create" or self.installs_karpenter)
+        return scalable and self.cluster_mode == "create"
 
     @property
     def installs_metrics_server(self) -> bool:
@@ -434,6 +435,16 @@ class RackParams(BaseModel):
                 "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false, or "
                 "controller_identity: irsa; leave the key out only if the cluster already runs the "
                 "eks-pod-identity-agent add-on)"
+            )))
+        scalable = [g.name for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
+                    if g.min_size < g.max_size]
+        if self.cluster_mode == "existing" and self.installs_karpenter and self.cluster_autoscaler_enable is None \
+                and scalable:
+            problems.append(("cluster_autoscaler_enable", (
+                f"node groups {', '.join(map(str, scalable))} can scale (min_size < max_size), and the rack cannot see "
+                f"whether this existing cluster already runs a Cluster Autoscaler: a second one fails on its objects "
+                f"(the ClusterRole cluster-autoscaler) and fights the first over the groups' sizes. Say who scales "
+                f"them: cluster_autoscaler_enable: true installs the rack's, false leaves them to the cluster's own"
             )))
         if self.cluster_mode == "existing":
             for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",

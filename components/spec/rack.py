@@ -111,6 +111,24 @@ def access_entries_problem(cluster_name: str, mode: str) -> Optional[str]:
             f"authenticationMode=API_AND_CONFIG_MAP; one way, and the aws-auth ConfigMap keeps working)")
 
 
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
+"""Taint effects that keep a pod without the toleration off a node (Kubernetes' and the EKS API's spellings)."""
+
+
+def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tuple[NodeGroupSpec, PoolSpec]]:
+    """Node groups the Cluster Autoscaler scales (``min_size < max_size``) that a pending pod without
+    tolerations fits as well as an untainted Karpenter pool: both react to the one pod, each launching a
+    node (the autoscaler for pods it could place in a group, Karpenter for pods no node holds). Each such
+    group with the first such pool."""
+    def open_(taints: list[dict[str, str]]) -> bool:
+        return not any(t.get("effect") in SCHEDULING_EFFECTS for t in taints)
+
+    pool = next((p for p in pools if open_(p.node_taints())), None)
+    if pool is None:
+        return []
+    return [(g, pool) for g in groups if not g.fixed_size and open_(g.node_taints())]
+
+
 def admin_role_problem(admin_arns: list[str], entries: dict[str, str]) -> Optional[str]:
     """An admin ARN naming a role that already has an EKS access entry of the rack's making (``entries``:
     role name -> who makes its entry). EKS puts an IAM principal in one access entry only (the EKS user
