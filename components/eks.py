@@ -151,7 +151,7 @@ class RackCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
         self.admin_access = self._admin_access(name, spec, tags)
-        lane = f"{name}-system"
+        lane = self.system_lane_name(name)
         self.system_lane_spec = spec.system_lane(lane)
         self.system_lane = NodeGroup(
             lane,
@@ -173,6 +173,11 @@ class RackCluster(pulumi.ComponentResource):
             "securityGroupId": self.security_group_id,
             "kmsKeyArn": self.kms_key.arn,
         })
+
+    @staticmethod
+    def system_lane_name(name: str) -> str:
+        """The system lane's name (its node group component's) in a ``RackCluster`` named ``name``."""
+        return f"{name}-system"
 
     def _admin_access(self, name: str, spec: ClusterSpec, tags: dict[str, str]) -> list[aws.eks.AccessEntry]:
         """An access entry and a cluster-scoped ``AmazonEKSClusterAdminPolicy`` association for each of

@@ -114,14 +114,15 @@ class Rack(pulumi.ComponentResource):
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
+            if RackCluster.system_lane_name(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", (
+                    f"karpenter nodepool '{RackCluster.system_lane_name(name)}' has the name of the system lane of the "
+                    f"cluster the rack creates (rename the pool)"))
             self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
                                                              ami_lookup=amis, oidc_provider=spec.controller_identity == "irsa"),
                                        opts=child)
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
-            if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
-                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system.name}' has the name of the "
-                                                                 f"system lane of the cluster the rack creates (rename the pool)")
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
             self.lane_facts[system.name or ""] = group_lane(system)
         else:

@@ -622,9 +622,11 @@ def test_a_595_ami_cannot_drive_g6f_and_a_580_ami_cannot_drive_g7(pack):
     assert message.startswith(f"karpenter nodepool 'gpu': its AMI {GPU_AMI} runs NVIDIA driver 595 (its name), which cannot "
                               "drive instances the lane can launch: g6f is not supported by NVIDIA driver 595 or newer (")
     g7 = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g7")], taints=GPU_TAINTS)
-    [message] = messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20261115")), DRIVER)
-    assert "runs NVIDIA driver 580 (the EKS AMI's default for its release), which cannot drive instances the lane can " \
+    [message] = messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20260714")), DRIVER)
+    assert "runs NVIDIA driver 580 (the EKS AMI of release v20260714 for 1.34), which cannot drive instances the lane can " \
            "launch: g7 needs NVIDIA driver 595 or newer" in message
+    # from release v20260917 the official AMI picks its driver per instance type, G7's included
+    assert messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20261115")), DRIVER) == []
     assert messages(judge(pack, stack(gpu_class(), g7), facts_of("custom-gpu", nvidiaDriverBranch=595)), DRIVER) == []
     assert messages(judge(pack, stack(gpu_class(), g6f), facts_of("custom-gpu", nvidiaDriverBranch=580)), DRIVER) == []
 

@@ -269,8 +269,8 @@ def test_node_group_ids_name_groups_aws_can_name(groups, expected):
     # what only the build lane, the system lane or the whole rack can say is named by the key that set it
     ({"build_node_enabled": True, "build_node_type": "c7i"},
      "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c7i'"),
-    ({"build_node_enabled": True, "build_node_type": "g7.2xlarge"},
-     "rack:build_node_type: karpenter nodepool 'build': instance family g7 needs an NVIDIA driver"),
+    ({"build_node_enabled": True, "build_node_type": "p2.xlarge"},
+     "rack:build_node_type: karpenter nodepool 'build': instance family p2 needs an NVIDIA driver"),
     ({"build_node_enabled": True, "node_disk": 60000},  # node_disk is every Karpenter pool's (karpenter_node_disk 0)
      "rack:node_disk: karpenter workload nodepool: disk must be 1-59000 GiB for a gp3 volume (got '60000')\n"
      "rack:node_disk: karpenter nodepool 'build': disk must be"),
