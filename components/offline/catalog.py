@@ -50,7 +50,7 @@ import math
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence
 
 import yaml
 from pydantic import (
@@ -156,6 +156,15 @@ OIDC_ISSUER_RE = re.compile(r"https://oidc\.eks\.[a-z0-9-]+\.[a-z0-9.-]+/id/[0-9
 """An EKS cluster's OIDC issuer URL (``https://oidc.eks.<region>.<dns suffix>/id/<32 hex digits>``)."""
 
 
+def _named(value: dict[str, Any], rule: Callable[[str], Optional[str]], what: str) -> dict[str, Any]:
+    """A mapping whose keys are names ``rule`` accepts (EKS's rule for the kind of name)."""
+    for name in value:
+        problem = rule(name)
+        if problem:
+            raise ValueError(f"{name!r} is not {what} ({problem})")
+    return value
+
+
 class CatalogNodeGroup(BaseModel):
     """A node group's scaling config, as EKS ``DescribeNodegroup`` gives it."""
 
@@ -202,11 +211,7 @@ class CatalogCluster(BaseModel):
     @field_validator("node_groups")
     @classmethod
     def _group_names(cls, value: dict[str, CatalogNodeGroup]) -> dict[str, CatalogNodeGroup]:
-        for name in value:
-            problem = syntax.node_group_name_problem(name)
-            if problem:
-                raise ValueError(f"{name!r} is not a node group name ({problem})")
-        return value
+        return _named(value, syntax.node_group_name_problem, "a node group name")
 
 
 class CatalogDoc(BaseModel):
@@ -221,11 +226,7 @@ class CatalogDoc(BaseModel):
     @field_validator("clusters")
     @classmethod
     def _cluster_names(cls, value: dict[str, CatalogCluster]) -> dict[str, CatalogCluster]:
-        for name in value:
-            problem = syntax.eks_cluster_name_problem(name)
-            if problem:
-                raise ValueError(f"{name!r} is not an EKS cluster name ({problem})")
-        return value
+        return _named(value, syntax.eks_cluster_name_problem, "an EKS cluster name")
 
     @field_validator("subnets")
     @classmethod
