@@ -136,13 +136,13 @@ class ClusterRef:
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
         self.known_name: Optional[str] = None
+        """The cluster's name when this program knows it as text (``existing``, or ``created`` with
+        ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
         self.oidc_provider_arn: Optional[pulumi.Input[str]] = None
         """The cluster's IAM OIDC provider (IRSA trusts it): the one ``RackCluster`` makes, the one given to
         ``created``; for an existing cluster it is looked up (``irsa``)."""
         self.oidc_issuer: Optional[pulumi.Output[str]] = None
         """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``), when known."""
-        """The cluster's name when this program knows it as text (``existing``, or ``created`` with
-        ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
         """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
