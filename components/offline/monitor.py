@@ -94,6 +94,10 @@ class RecordingMonitor(sdk.MockMonitor):
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
             remote=bool(request.remote),
+            version=request.version,
+            retain_on_delete=bool(request.retainOnDelete),
+            deleted_with=request.deletedWith,
+            replace_with=list(request.replace_with),
         )
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
