@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config, place
 from mixed_os_racks.errors import ArgumentError
 from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline.policyconfig import PolicyPackError
 from mixed_os_racks.pack import fit, instances, workloads
 from conftest import GPU_AMI, stack_config
 from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, of, start_pack, unknown
@@ -515,14 +516,17 @@ def test_a_lanes_config_with_mistakes_names_each_path(pack):
              {"name": "gpu", "labels": {"bad key!": "x"}},
              {"name": "ml", "taints": [{"key": "nvidia.com/gpu", "value": "not ok!", "effect": "NoSchedule"}]}]
     config = {REACH: {"lanes": lanes}}
-    found = messages(judge(pack, stack(workload("web", pod({"convox.io/nodepool": "gpu"}))), config), REACH)
-    assert found == [
-        "policy config lanes[0].taint: unknown key (did you mean 'taints'?)",
-        "policy config lanes[1].name: duplicate lane name 'gpu' (also lanes[0])",
-        "policy config lanes[1].labels: invalid label key 'bad key!' (must be at most 63 letters, digits, '-', '_' or '.', "
-        "starting and ending with a letter or digit)",
-        "policy config lanes[2].taints[0].value: invalid taint value 'not ok!'",
-    ]
+    # refused when the pack is configured, as a schema error is: an error, never a violation of the stack
+    with pytest.raises(PolicyPackError) as refused:
+        judge(pack, stack(workload("web", pod({"convox.io/nodepool": "gpu"}))), config)
+    assert str(refused.value) == "\n  ".join([
+        "invalid policy pack config for 'mixed-os-racks':",
+        "workloads-reach-their-lane: lanes[0].taint: unknown key (did you mean 'taints'?)",
+        "workloads-reach-their-lane: lanes[1].name: duplicate lane name 'gpu' (also lanes[0])",
+        "workloads-reach-their-lane: lanes[1].labels: invalid label key 'bad key!' (must be at most 63 letters, digits, "
+        "'-', '_' or '.', starting and ending with a letter or digit)",
+        "workloads-reach-their-lane: lanes[2].taints[0].value: invalid taint value 'not ok!'",
+    ])
 
 
 def test_a_configured_lane_states_its_sizes(pack):

@@ -523,11 +523,57 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                 problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
             else:
                 for key, value in allocatable.items():
+                    amount = fit.quantity(value) if not isinstance(value, bool) else None
                     if key not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
-                    elif not math.isfinite(fit.quantity(value) or math.nan):
-                        problems.append(f"{where}.allocatable.{key}: invalid quantity {value!r} (like 3920m, 14481Mi, 17Gi)")
+                    elif amount is None or not math.isfinite(amount) or amount < 0:
+                        problems.append(f"{where}.allocatable.{key}: invalid quantity {_number_text(value)} "
+                                        f"(0 or more, like 3920m, 14481Mi, 17Gi)")
+        if not any(p.startswith(f"{where}.") for p in problems):
+            problems += [f"{where}: {problem}" for problem in _launches_nothing(entry)]
     return problems
+
+
+def _number_text(value: Any) -> str:
+    """A config value as the user wrote it: numbers arrive as floats (``2.0`` was ``2``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+_SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),
+                 ("instanceSizes", wellknown.KARPENTER_PREFIX + "instance-size"), ("arch", wellknown.ARCH_KEY))
+"""A configured lane's fields that say which instances it launches, and the label each one sets."""
+
+
+def _launches_nothing(entry: Mapping[str, Any]) -> list[str]:
+    """A lane whose instance types, families, sizes and architecture leave no instance it could launch
+    (``g4dn.xlarge`` with ``arch: [arm64]``, ``g5`` with ``nano``): the lane is wrong, not the pods aimed at it."""
+    given = [(name, key, tuple(entry[name])) for name, key in _SHAPE_FIELDS if entry.get(name)]
+    if len(given) < 2:
+        return []
+    requirements = tuple(wellknown.Requirement(key, "In", values) for _, key, values in given)
+    types, unsized = wellknown.launchable(requirements)
+    if types or unsized:
+        return []
+    said = " and ".join(f"{name} {', '.join(values)}" for name, _, values in given)
+    return [f"{said} leave no instance type it could launch (they contradict each other: "
+            f"{_each_alone(given)})"]
+
+
+def _each_alone(given: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
+    """What each field of a contradicting lane allows on its own, for the fix."""
+    found = []
+    for name, key, values in given:
+        if name == "arch":
+            continue
+        types, _ = wellknown.launchable((wellknown.Requirement(key, "In", values),))
+        arches = sorted({wellknown.K8S_ARCH[t.arch] for t in types})
+        sizes = sorted({t.size for t in types}, key=lambda size: next(t.vcpus for t in types if t.size == size))
+        if types:
+            found.append(f"{name} {', '.join(values)} {'is' if len(values) == 1 else 'are'} {'/'.join(arches)}, "
+                         f"sizes {', '.join(sizes[:8])}{', ...' if len(sizes) > 8 else ''}")
+    return "; ".join(found) or "no instance type has them all"
 
 
 def config_findings(config: Mapping[str, Any]) -> list[Finding]:
@@ -961,7 +1007,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     for itype in types:
         free = fit.allocatable(itype, lane.root_gib).less(overhead)
         has = {r: float(free.get(r)) for r in fit.SIZED}
-        has.update({r: float(_gpus_of(itype, r)) for r in GPU_RESOURCES})
+        has.update({r: float(_gpus_of(itype, r) if lane.max_gpus is None else min(_gpus_of(itype, r), lane.max_gpus))
+                    for r in GPU_RESOURCES})  # the policy config's maxGpusPerNode caps what its types have
         missing = _short_words(asks, has)
         if not missing:
             return Fit(True)
@@ -983,6 +1030,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
            f"{_overhead_words(overhead)})")
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
+    if lane.max_gpus is not None and any(r in asks and _gpus_of(itype, r) > lane.max_gpus for r in GPU_RESOURCES):
+        why += f"; the policy config gives it at most {lane.max_gpus} GPUs per node (maxGpusPerNode)"
     return Fit(False, short=why, rank=rank)
 
 
