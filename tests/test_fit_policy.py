@@ -607,6 +607,67 @@ def test_a_gpu_daemonset_selecting_a_label_no_lane_carries(pack):
                               "match the lane's node labels (convox.io/gpu-vendor=nvidia)")
 
 
+CHART_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}]},
+    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}}
+"""nvidia-device-plugin 0.20.0's default affinity (its values.yaml): NFD's labels or the GPU operator's."""
+
+
+def nvidia_daemonset(name: str, command: str, tolerations: list[dict[str, Any]], **spec: Any) -> Callable[[], Any]:
+    return workload(name, {"containers": [{"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
+                                           "command": [command]}], "tolerations": tolerations, **spec},
+                    kind=k8s.apps.v1.DaemonSet)
+
+
+def nfd_worker(tolerations: list[dict[str, Any]]) -> Callable[[], Any]:
+    """node-feature-discovery 0.19.0's worker, as its chart renders it (command nfd-worker)."""
+    return workload("nfd-worker", {"containers": [{"name": "worker", "command": ["nfd-worker"],
+                                                   "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}],
+                                   "tolerations": tolerations}, kind=k8s.apps.v1.DaemonSet)
+
+
+def test_labels_a_node_agent_of_the_stack_writes_on_a_lane_are_there(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS, affinity=CHART_AFFINITY)
+    # without NFD (the chart's default), the plugin selects labels no node carries: refused
+    [message] = messages(judge(pack, stack(gpu_pool, plugin)), DAEMONS)
+    assert "never runs on karpenter nodepool 'gpu', a GPU lane: its node selection" in message
+    # NFD's worker on the lane writes feature.node.kubernetes.io/pci-10de.present on its nodes: the plugin reaches it
+    assert messages(judge(pack, stack(gpu_pool, plugin, nfd_worker([GPU]))), DAEMONS) == []
+    # ... only where the worker runs: the chart's own worker tolerates nvidia.com/gpu=present, not =true
+    only_present = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    [message] = messages(judge(pack, stack(gpu_pool, plugin, nfd_worker(only_present))), DAEMONS)
+    assert "never runs on karpenter nodepool 'gpu', a GPU lane" in message
+
+
+def test_the_gpu_operator_labels_every_gpu_node(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    exporter = workload("dcgm-exporter", {"containers": [{"name": "e", "image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3"}],
+                                          "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
+                                          "tolerations": [GPU]}, kind=k8s.apps.v1.DaemonSet)
+    operator = workload("gpu-operator", {"containers": [{"name": "o", "image": "nvcr.io/nvidia/gpu-operator:v25.10.0"}]})
+    assert messages(judge(pack, stack(gpu_pool, exporter, operator)), DAEMONS) == []
+
+
+@pytest.mark.parametrize("affinity", [None, CHART_AFFINITY], ids=["rack-values", "chart-defaults"])
+def test_a_daemonset_for_nodes_set_up_for_a_gpu_mode_is_not_a_miss(pack, affinity):
+    # the device plugin chart's MPS control daemon: "We only deploy this pod if the following sharing label is
+    # applied" (nvidia.com/mps.capable, written by gpu-feature-discovery on nodes set up for MPS): none is its intent
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS,
+                    labels={"convox.io/gpu-vendor": "nvidia"})
+    from mixed_os_racks import gpu
+    spec = {"affinity": affinity or gpu.device_plugin_values()["affinity"], "nodeSelector": {"nvidia.com/mps.capable": "true"}}
+    mps = nvidia_daemonset("mps-control-daemon", "mps-control-daemon", DEVICE_PLUGIN_DEFAULTS, **spec)
+    found = judge(pack, stack(gpu_pool, mps, nfd_worker([GPU])))
+    assert messages(found, DAEMONS) == [] and messages(found, REACH) == []
+    # a label that marks GPU nodes is still judged: the plugin aimed at nvidia.com/gpu.present with no operator misses
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS,
+                              nodeSelector={"nvidia.com/gpu.present": "true"})
+    [message] = messages(judge(pack, stack(gpu_pool, plugin)), DAEMONS)
+    assert "its node selection (nvidia.com/gpu.present=true) does not match the lane's node labels" in message
+
+
 # ---- the NVIDIA driver branch drives the lane's GPUs ----------------------------------------------------------
 
 
