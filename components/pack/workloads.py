@@ -79,6 +79,9 @@ class Lane:
     """Most GPUs per node, as the policy config states it."""
     os: tuple[str, ...] = ()
     """The ``kubernetes.io/os`` values its nodes carry (``linux``, ``windows``); () when not known."""
+    launches_gpus: bool = False
+    """A pool no GPU lane by design (no GPU families, taint or label) that can still launch NVIDIA GPU
+    instances for a pod that asks (it restricts no family), on an image that drives them."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -158,8 +161,9 @@ class Lane:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
         if not self.requirements:
             return self.gpu
-        return self.gpu and any(any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
-                                for families in self._families(selection))
+        return (self.gpu or self.launches_gpus) and any(
+            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            for families in self._families(selection))
 
     @property
     def subject(self) -> str:
@@ -250,6 +254,18 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
 
 
 
+def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[facts.NodeClass]) -> bool:
+    """Whether a pool can launch NVIDIA GPU instances for a pod that asks, with an image that drives them: its
+    requirements leave NVIDIA families (Karpenter picks a type the pod's requests fit, GPUs included), and its
+    class selects by an alias, whose image for a GPU type is the NVIDIA variant (karpenter-provider-aws
+    ``pkg/providers/amifamily/al2023.go``, ``bottlerocket.go``: an alias resolves a standard and an NVIDIA image
+    per architecture, and the NVIDIA one's requirements select GPU types), or is not in the stack. A pinned
+    image gets no GPU requirements from Karpenter: it is not taken to drive a GPU."""
+    if node_class is not None and node_class.pins():
+        return False
+    return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
+
+
 def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
              classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
@@ -274,9 +290,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
         if systems is None:
             systems = () if node_class is None else _kubernetes_os(node_class.os())
-        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
+        gpu = _pool_offers_gpus(lane)
+        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems))
+                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems),
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
