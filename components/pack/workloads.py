@@ -165,6 +165,15 @@ class Lane:
             any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
             for families in self._families(selection))
 
+    def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
+        """Whether a pod with ``selection`` can get an instance here whose GPUs have every MIG profile in
+        ``profiles`` ('' is any); True for a lane of the policy config that names no instances (not known)."""
+        if not self.requirements:
+            return True
+        wanted = {p for p in profiles if p}
+        return any(any(f != wellknown.OTHER_X86 and instances.mig_profiles(f) and wanted <= set(instances.mig_profiles(f))
+                       for f in families) for families in self._families(selection))
+
     @property
     def subject(self) -> str:
         if self.kind == "pool":
@@ -711,7 +720,15 @@ class Workload:
     """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
     only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
     refused: tuple[str, ...] = ()
-    """What the API server refuses in its resource requirements (``fit.refusals``): its pods are never created."""
+    """What the API server refuses in its resource requirements (``fit.refusals``), its ``overhead`` (the
+    RuntimeClass admission controller) or its claims: its pods are never created."""
+    mig: tuple[str, ...] = ()
+    """MIG slices it asks for (``nvidia.com/mig-<profile>``, DRA claims of MIG devices), each by its profile
+    ('' for any profile)."""
+    unheld: tuple[str, ...] = ()
+    """DRA claims it names that the stack does not hold: what they ask for is not known."""
+    broken_claims: tuple[str, ...] = ()
+    """Its DRA claims the API server refuses, with why: its pods never start."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -744,65 +761,154 @@ CLAIM_KINDS = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "sp
 """``resource.k8s.io`` kinds and where their ``devices`` are (a template wraps a claim spec)."""
 
 
-def gpu_classes(resources: Sequence[checks.StackResource]) -> frozenset[str]:
-    found = set(GPU_DEVICE_CLASSES)
+@dataclass(frozen=True)
+class DeviceClass:
+    """What a DRA device class gives: whole NVIDIA GPUs, or MIG slices (of one ``profile``, or any)."""
+
+    mig: bool = False
+    profile: str = ""
+
+
+_CEL_PROFILE_RE = re.compile(r"""\.profile\s*==\s*['"]([^'"]+)['"]""")
+_CEL_MIG_RE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
+
+
+def _cel(selectors: Any) -> str:
+    return " && ".join(facts.text(facts.dig(sel, "cel", "expression")) for sel in facts.as_list(selectors))
+
+
+def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceClass]:
+    """NVIDIA's DRA device classes by name: the driver's own, and the stack's DeviceClasses whose selectors name
+    the driver ``gpu.nvidia.com``, MIG ones (``type == 'mig'``, a ``profile``) too (the driver's
+    ``demo/specs/extended-resources/mig-1g-12gb.yaml`` defines one per profile)."""
+    found = {GPU_DEVICE_CLASSES[0]: DeviceClass(), GPU_DEVICE_CLASSES[1]: DeviceClass(mig=True)}
     for res in resources:
         if res.type.startswith("kubernetes:resource.k8s.io/") and res.type.endswith(":DeviceClass"):
-            selectors = facts.as_list(facts.dig(res.props, "spec", "selectors"))
-            if any("gpu.nvidia.com" in facts.text(facts.dig(sel, "cel", "expression")) for sel in selectors):
-                found.add(facts.text(facts.dig(res.props, "metadata", "name")) or res.name)
-    return frozenset(found)
+            cel = _cel(facts.dig(res.props, "spec", "selectors"))
+            if "gpu.nvidia.com" in cel:
+                profile = _CEL_PROFILE_RE.search(cel)
+                found[facts.text(facts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
+                    bool(_CEL_MIG_RE.search(cel) or profile), instances.mig_profile(profile.group(1)) or "" if profile else "")
+    return found
 
 
-def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], float]:
-    """GPU claims of the stack: ``(kind, name) -> whole GPUs`` for claims and templates asking for devices
-    of a GPU class (``count`` with ``ExactCount``, 1 for ``All``; the fewest of ``firstAvailable``).
-    A request says what it asks for in ``exactly`` (``resource.k8s.io/v1``) or on itself (``v1beta1``)."""
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim or ResourceClaimTemplate of the stack: what it asks of one node."""
+
+    gpus: float = 0
+    """Whole NVIDIA GPUs."""
+    mig: tuple[str, ...] = ()
+    """MIG slices, each by its profile ('' for any profile)."""
+    nvidia: bool = False
+    """It asks for NVIDIA devices (GPUs or MIG slices)."""
+    refused: str = ""
+    """What the API server refuses in it: it is never created."""
+    urn: str = ""
+
+
+def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], Claim]:
+    """The stack's claims and templates: ``(kind, name) -> Claim``. Each request asks for ``count`` devices of its
+    class (``allocationMode`` ExactCount, the default, with ``count`` 1 by default and more than 0; ``All``: every
+    matching device of the node, so at least 1, and no ``count``), the fewest of its ``firstAvailable``
+    alternatives (Kubernetes API, resource.k8s.io/v1 ``ExactDeviceRequest``; ``pkg/apis/resource/validation``
+    ``validateDeviceAllocationMode``). A request says what it asks for in ``exactly`` (``v1``) or on itself
+    (``v1beta1``)."""
     classes = gpu_classes(resources)
-    found: dict[tuple[str, str], float] = {}
+    found: dict[tuple[str, str], Claim] = {}
     for res in resources:
         kind = res.type.rsplit(":", 1)[-1]
         if not res.type.startswith("kubernetes:resource.k8s.io/") or kind not in CLAIM_KINDS:
             continue
-        total, any_gpu = 0.0, False
-        for request in facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests")):
+        gpus, mig, nvidia, refused = 0.0, [], False, []
+        at = ".".join(CLAIM_KINDS[kind]) + ".devices.requests"
+        for i, request in enumerate(facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
             request = facts.as_map(request)
             if "exactly" in request:
-                options = [facts.as_map(request.get("exactly"))]
+                options = [(f"{at}[{i}].exactly", facts.as_map(request.get("exactly")))]
             elif "firstAvailable" in request:
-                options = [facts.as_map(o) for o in facts.as_list(request.get("firstAvailable"))]
+                options = [(f"{at}[{i}].firstAvailable[{j}]", facts.as_map(o))
+                           for j, o in enumerate(facts.as_list(request.get("firstAvailable")))]
             else:  # resource.k8s.io/v1beta1: the request names its device class itself
-                options = [request]
-            counts = [_device_count(o) for o in options if facts.text(o.get("deviceClassName")) in classes]
-            if counts and len(counts) == len(options):
-                any_gpu = True
-                total += min(counts)
-        if any_gpu:
-            found[(kind, facts.text(facts.dig(res.props, "metadata", "name")) or res.name)] = total
+                options = [(f"{at}[{i}]", request)]
+            asked = []
+            for where, option in options:
+                count, problem = _device_count(option)
+                if problem:
+                    refused.append(f"{where}.{problem}")
+                device_class = classes.get(facts.text(option.get("deviceClassName")))
+                if device_class is not None:
+                    profile = _CEL_PROFILE_RE.search(_cel(option.get("selectors")))
+                    profile_name = (instances.mig_profile(profile.group(1)) or profile.group(1)) if profile else device_class.profile
+                    asked.append((count, device_class.mig or bool(profile), profile_name))
+            if asked and len(asked) == len(options):  # every alternative is NVIDIA's
+                nvidia = True
+                count, is_mig, profile_name = min(asked, key=lambda a: (a[1], a[0]))
+                if is_mig:
+                    mig += [profile_name] * max(1, int(count))
+                else:
+                    gpus += count
+        name = facts.text(facts.dig(res.props, "metadata", "name")) or res.name
+        found[(kind, name)] = Claim(gpus, tuple(mig), nvidia, "; ".join(refused), res.urn)
     return found
 
 
-def _device_count(request: Mapping[str, Any]) -> float:
-    """Whole GPUs one device request takes: MIG slices take none whole (but need a GPU node)."""
-    if facts.text(request.get("deviceClassName")).startswith("mig."):
-        return 0
-    if request.get("allocationMode") == "All":
-        return 1
-    return facts.number(request.get("count")) or 1
+def _device_count(request: Mapping[str, Any]) -> tuple[float, str]:
+    """How many devices one request takes, and what the API server refuses in its count ('' for nothing)."""
+    mode = request.get("allocationMode")
+    count = request.get("count")
+    if mode == "All":
+        if count not in (None, 0):
+            return 1, f"count {_number_text(count)}: must not be specified when allocationMode is 'All'"
+        return 1, ""
+    if mode not in (None, "", "ExactCount"):
+        return 0, f"allocationMode {_number_text(mode)}: not supported (All or ExactCount)"
+    if count is None:
+        return 1, ""
+    number = facts.number(count)
+    if isinstance(count, bool) or number is None or not math.isfinite(number) or number != int(number) or number <= 0:
+        return 0, f"count {_number_text(count)}: must be a whole number greater than zero"
+    return number, ""
 
 
-def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tuple[str, ...], float]:
-    names, total = [], 0.0
+@dataclass(frozen=True)
+class PodClaims:
+    """What a pod's ``resourceClaims`` ask for, read against the stack's claims."""
+
+    names: tuple[str, ...] = ()
+    """Its claims of NVIDIA devices (``resourceClaims`` names)."""
+    gpus: float = 0
+    mig: tuple[str, ...] = ()
+    unheld: tuple[str, ...] = ()
+    """Claims it names that the stack does not hold (``ResourceClaimTemplate 'gpu'``): what they ask is not known."""
+    refused: tuple[str, ...] = ()
+    """Its claims the API server refuses, with why."""
+
+
+def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
+    names, gpus, mig, unheld, refused = [], 0.0, [], [], []
     for claim in facts.as_list(pod.get("resourceClaims")):
         claim = facts.as_map(claim)
         ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
                else ("ResourceClaim", facts.text(claim.get("resourceClaimName"))))
-        if ref in gpu_claims:
+        found = claims.get(ref)
+        if not ref[1]:
+            continue
+        if found is None:
+            unheld.append(f"{ref[0]} '{ref[1]}'")
+        elif found.refused:
+            refused.append(f"its claim '{facts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
+                           f"refuses ({found.refused}), so no pod of it ever starts")
+        elif found.nvidia:
             names.append(facts.text(claim.get("name")) or ref[1])
-            total += gpu_claims[ref]
-    return tuple(names), total
+            gpus += found.gpus
+            mig += found.mig
+    return PodClaims(tuple(names), gpus, tuple(mig), tuple(unheld), tuple(refused))
 
 
+MIG_RESOURCE = "nvidia.com/mig-"
+"""NVIDIA's device plugin advertises each MIG profile as ``nvidia.com/mig-<profile>`` (its "mixed" strategy;
+NVIDIA/k8s-device-plugin ``internal/rm/rm.go``)."""
 NVIDIA_SLICES = ("nvidia.com/mig-", "nvidia.com/gpu.")
 """Resources NVIDIA's device plugin advertises for parts of a GPU: MIG slices (``nvidia.com/mig-1g.10gb``)
 and renamed shared GPUs (``nvidia.com/gpu.shared``). Other ``nvidia.com/`` resources (the Network Operator's
@@ -847,7 +953,31 @@ def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, A
     return merged
 
 
-def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {},
+def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The RuntimeClass admission controller's check of a pod's own ``overhead`` (kubernetes
+    ``plugin/pkg/admission/runtimeclass``, ``validateOverhead``): a pod may set it only to its RuntimeClass's
+    ``overhead.podFixed``; without a RuntimeClass, or one that defines none, it is refused. A class the stack
+    does not hold is not judged."""
+    overhead = facts.as_map(pod.get("overhead"))
+    if not overhead:
+        return []
+    name = facts.text(pod.get("runtimeClassName"))
+    if not name:
+        return ["spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
+                "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"]
+    if name not in runtimes:
+        return []
+    fixed = facts.as_map(facts.dig(runtimes[name], "overhead", "podFixed"))
+    if not fixed:
+        return [f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
+                f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"]
+    if {str(k): fit.quantity(v) for k, v in overhead.items()} != {str(k): fit.quantity(v) for k, v in fixed.items()}:
+        return [f"spec.overhead is not RuntimeClass '{name}''s overhead.podFixed (the RuntimeClass admission controller "
+                f"refuses a pod overhead other than its class's: drop overhead, and the class sets it)"]
+    return []
+
+
+def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
                   runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
     kind = workload_kind(res.type)
     if kind is None:
@@ -855,6 +985,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
     if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
+    refused = _overhead_refused(pod, runtimes)
     pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
     metadata = facts.as_map(res.props.get("metadata"))
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
@@ -866,13 +997,16 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
     # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
-    claims, claimed_gpus = _claims(pod, gpu_claims)
+    asked = _claims(pod, claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
     slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
+    # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
+    mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
     programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    requests, claims, claimed_gpus, images, programs, slices, tuple(fit.refusals(pod)))
+                    requests, asked.names, asked.gpus, images, programs, slices,
+                    (*fit.refusals(pod), *refused), mig + asked.mig, asked.unheld, asked.refused)
 
 
 def image_name(image: str) -> str:
@@ -925,6 +1059,9 @@ def _fix(taint: Taint, workload: Workload) -> str:
         other = [r for r in workload.gpus if r != taint.key]
         if other:
             return f"it requests {other[0]}, not {taint.key}: select a lane with {other[0]}, or request {taint.key}"
+        if workload.unheld:
+            return (f"it claims devices through DRA from {', '.join(workload.unheld)}, which this stack does not hold, and "
+                    f"EKS's ExtendedResourceToleration does not cover DRA claims: add the toleration {toleration}")
         return f"it requests no GPU: select a lane without GPUs, or request {taint.key}"
     return "add a toleration for it: custom taints are not tolerated automatically"
 
@@ -942,12 +1079,7 @@ def _select_gpu_lane(lanes: Lanes) -> str:
 
 def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> str:
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
-    if workload.gpus.get(contract.NVIDIA_GPU):
-        asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
-    elif workload.slices:
-        asks = f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
-    else:
-        asks = f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+    asks = _gpu_asks(workload)
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
     if workload.selection.empty:
@@ -965,6 +1097,44 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
                 f"declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
     return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+
+
+def _gpu_asks(workload: Workload) -> str:
+    """``service "web" requests 1 nvidia.com/gpu``: what a GPU workload asks for, as it asks."""
+    if workload.gpus.get(contract.NVIDIA_GPU):
+        return f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    if workload.slices:
+        return f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
+    if workload.mig and not workload.claimed_gpus:
+        return f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA ({', '.join(workload.claims)})"
+    return f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+
+
+def _mig_words(profiles: Sequence[str]) -> str:
+    return ", ".join(p or "of any profile" for p in dict.fromkeys(profiles))
+
+
+MIG_FAMILIES = tuple(sorted({f.name for f in instances.FAMILIES.values() if instances.mig_profiles(f.name)}))
+"""The EC2 families whose GPUs have MIG (``instances.MIG_PROFILES``)."""
+
+
+def no_mig(workload: Workload, lanes: Sequence[tuple[Lane, Selection]]) -> str:
+    """A workload asking for MIG slices whose GPU lanes launch no GPU that has them, with each lane's GPUs."""
+    wanted = [p for p in dict.fromkeys(workload.mig)]
+    said = []
+    for lane, chosen in lanes:
+        families = sorted({f for alternative in lane._families(chosen) for f in alternative
+                           if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)})
+        gpus = ", ".join(f"{f} ({instances.facts(f).gpu_model}: "
+                         f"{'MIG ' + ', '.join(instances.mig_profiles(f)) if instances.mig_profiles(f) else 'no MIG'})"
+                         for f in families[:6])
+        said.append(f"{lane.subject} launches {gpus}")
+    specific = [p for p in wanted if p]
+    fix = (f"select a lane of a family whose GPU has {', '.join(specific)}, or ask for a profile its GPUs have"
+           if specific else f"select a lane of a MIG family ({', '.join(MIG_FAMILIES)})")
+    return (f"{_gpu_asks(workload)}, but no GPU the lanes it reaches launch has {'them' if len(wanted) > 1 else 'it'}: "
+            f"{'; '.join(said)} (MIG exists on A100, H100, H200, B200, B300, GB200, GB300 and RTX PRO Blackwell GPUs, "
+            f"each with its own profiles; {fix})")
 
 
 def _well_known_reason(selection: Selection, lane: Lane) -> str:
@@ -1128,6 +1298,10 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
+    if workload.mig:
+        serving = [(lane, chosen) for lane, chosen in reachable if lane.gpu_for(chosen)]
+        if serving and not any(lane.mig_for(chosen, workload.mig) for lane, chosen in serving):
+            return [no_mig(workload, serving)]
     if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
         # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
         # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
@@ -1214,8 +1388,8 @@ def _strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices:
-        return []
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
+        return []  # (a claim the stack does not hold may be a GPU's)
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
                and (chosen := lane.reached_by(workload.selection, known)) is not None
@@ -1253,23 +1427,24 @@ class Survey:
     """Every pod template (DaemonSets included, for what they take on each node)."""
     unsure: list[Finding]
     overheads: dict[int, dict[str, float]]
+    claims: Mapping[tuple[str, str], Claim] = field(default_factory=dict)
 
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    gpu_claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
+    claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res, gpu_claims, runtimes)
+            workload = read_workload(res, claims, runtimes)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
             continue
         if workload is not None:
             workloads.append(workload)
-    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes))
+    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes), claims)
 
 
 def _survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
@@ -1304,10 +1479,18 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     whole = whole or survey(resources, config, unknown)
     lanes = whole.lanes
     found = list(whole.unsure)
+    found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
+              for (kind, name), claim in whole.claims.items() if claim.refused]
     for workload in whole.workloads:
-        if workload.refused:  # no pod of it is ever created: where it would land is moot
+        if workload.refused or workload.broken_claims:  # no pod of it ever runs: where it would land is moot
             found.extend(Finding(_refused(workload.subject, problem), workload.urn) for problem in workload.refused)
+            found.extend(Finding(f"{workload.subject}: {problem}", workload.urn) for problem in workload.broken_claims)
             continue
+        if workload.unheld:  # what it claims is not known: judged as far as the rest of it goes
+            found.append(Finding(f"{workload.subject}: cannot verify what its DRA claims ask for: {', '.join(workload.unheld)} "
+                                 f"{'is' if len(workload.unheld) == 1 else 'are'} not in this stack (declare "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} in this stack to have "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} judged)", workload.urn, certain=False))
         if not _judged(workload):
             continue
         if not lanes.lanes and not lanes.unknown:
