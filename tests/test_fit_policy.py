@@ -260,7 +260,7 @@ def test_spot_only_and_arm64_only_pods_beside_one_on_demand_amd64_pool(pack):
     graviton = workload("graviton", pod({"kubernetes.io/arch": "arm64"}))
     assert sorted(messages(judge(pack, stack(ON_DEMAND_AMD64, spot, graviton)), REACH)) == [
         'deployment "graviton" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
-        "kubernetes.io/arch=arm64, and the lane launches amd64 instances of other kinds only (select a lane that offers it, or add one)",
+        "kubernetes.io/arch=arm64, and the lane launches m6i (amd64) only (select a lane that offers it, or add one)",
         'deployment "spot" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
         "karpenter.sh/capacity-type=spot, and the lane launches capacity type on-demand only (select a lane that offers it, or add one)",
     ]
@@ -744,6 +744,19 @@ def nfd_worker(tolerations: list[dict[str, Any]]) -> Callable[[], Any]:
     return workload("nfd-worker", {"containers": [{"name": "worker", "command": ["nfd-worker"],
                                                    "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}],
                                    "tolerations": tolerations}, kind=k8s.apps.v1.DaemonSet)
+
+
+def test_the_fix_for_a_missed_gpu_lane_names_a_label_that_lane_carries(pack):
+    # a GPU pool written elsewhere carries no convox.io/gpu-vendor: the rack's fix would not reach it
+    theirs = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS,
+                              nodeSelector={"nvidia.com/gpu.present": "true"})
+    [message] = messages(judge(pack, stack(theirs, plugin)), DAEMONS)
+    assert message.endswith("(select a label its nodes carry (karpenter.sh/nodepool: gpu), or give the lane "
+                            "convox.io/gpu-vendor: nvidia)")
+    ours = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS, labels={"convox.io/gpu-vendor": "nvidia"})
+    [message] = messages(judge(pack, stack(ours, plugin)), DAEMONS)
+    assert message.endswith("(select convox.io/gpu-vendor: nvidia, which the rack's GPU lanes carry)")
 
 
 def test_labels_a_node_agent_of_the_stack_writes_on_a_lane_are_there(pack):

@@ -1149,9 +1149,17 @@ def _well_known_reason(selection: Selection, lane: Lane) -> str:
                 offered = ", ".join(v for _, values in lane.capacity for v in values)
                 return f"it needs {_req_words(req)}, and the lane launches capacity type {offered} only"
             if lane.requirements and not wellknown.candidates(lane.requirements + _wellknown((req,))):
-                arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})
-                return f"it needs {_req_words(req)}, and the lane launches {', '.join(arches)} instances of other kinds only"
+                return f"it needs {_req_words(req)}, and the lane launches {_launches_words(lane)} only"
     return "no instance the lane can launch meets its node selection"
+
+
+def _launches_words(lane: Lane) -> str:
+    """What a lane launches, as a reader checks it against a pod's selection: its families and architectures."""
+    families = [f for f in wellknown.candidates(lane.requirements) if f != wellknown.OTHER_X86]
+    arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})
+    if families and len(families) <= 8 and wellknown.OTHER_X86 not in wellknown.candidates(lane.requirements):
+        return f"{', '.join(families)} ({'/'.join(arches)})"
+    return f"{'/'.join(arches)} instances of other kinds"
 
 
 def _req_words(req: scheduling.Requirement) -> str:
@@ -1501,8 +1509,35 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
         if not problems:
             problems, unsure = fit_problems(workload, lanes, _own_overheads(workload, whole.overheads))
             found.extend(Finding(message, workload.urn, certain=False) for message in unsure)
+            outside = outside_the_rack(workload, lanes)
+            if outside and not problems:
+                found.append(Finding(outside, workload.urn, certain=False))
         found.extend(_findings(workload, problems, lanes))
     return found
+
+
+def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
+    """A workload (not a DaemonSet) every way of landing of which requires a label no lane of the stack declares
+    (``team: ml``): the rack's nodes carry only what their lanes declare (a pool's template labels, a node
+    group's labels) and the well-known labels, so it lands only on nodes from elsewhere, if any. Not a refusal
+    (such nodes may exist), but said. Labels node agents write (NFD's, NVIDIA's) are not counted."""
+    if workload.kind == "DaemonSet" or not lanes.lanes:
+        return ""
+    known = lanes.known_keys
+
+    def undeclared(requirements: Iterable[scheduling.Requirement]) -> list[scheduling.Requirement]:
+        return [r for r in requirements if r.operator in _SELECTING and not r.field and r.key not in known
+                and not _is_well_known(r.key) and not r.key.startswith((NFD_PREFIX, "nvidia.com/"))]
+
+    terms = workload.selection.terms if workload.selection.terms is not None else ((),)
+    per_term = [undeclared(workload.selection.node_selector) + undeclared(term) for term in terms]
+    if not per_term or not all(per_term):
+        return ""
+    said = "; ".join(dict.fromkeys(_req_words(r) for reqs in per_term for r in reqs))
+    selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
+    return (f"{workload.subject} selects {said}, which no lane of this rack declares, so it can land only on nodes from "
+            f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+            f"{selectors})")
 
 
 GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
@@ -1604,8 +1639,12 @@ def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str], label
     if on is None:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
         wanted = "; ".join(_req_words(r) for r in workload.selection.requirements)
-        return (f"its node selection ({wanted}) does not match the lane's node labels ({labels}) "
-                f"(select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry)")
+        if lane.labels.get(contract.GPU_VENDOR_LABEL) == contract.GPU_VENDOR_NVIDIA:
+            fix = f"select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry"
+        else:  # a lane from elsewhere (a pool of another program, the policy config) carries no such label
+            fix = f"select a label its nodes carry ({lane.selector()}), or give the lane {contract.GPU_VENDOR_LABEL}: " \
+                  f"{contract.GPU_VENDOR_NVIDIA}"
+        return f"its node selection ({wanted}) does not match the lane's node labels ({labels}) ({fix})"
     if not lane.admits(on):
         return _well_known_reason(on, lane)
     taints = lane.untolerated(workload.tolerations)
