@@ -1614,9 +1614,8 @@ def node_agent_labels(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, 
 
 
 def _runs_on(daemonset: Workload, lane: Lane, known: frozenset[str], labelled: tuple[str, ...]) -> bool:
-    return (daemonset.selection.on(lane.labels, _agent_judged_keys(daemonset, known, labelled)) is not None
-            and lane.admits(daemonset.selection.on(lane.labels, _agent_judged_keys(daemonset, known, labelled)))
-            and not lane.untolerated(daemonset.tolerations))
+    on = daemonset.selection.on(lane.labels, _agent_judged_keys(daemonset, known, labelled))
+    return on is not None and lane.admits(on) and not lane.untolerated(daemonset.tolerations)
 
 
 def _agent_judged_keys(workload: Workload, known: frozenset[str], labelled: tuple[str, ...]) -> frozenset[str]:
