@@ -13,7 +13,7 @@ import pytest
 
 from mixed_os_racks import (
     ClusterAutoscaler, ClusterRef, ConfigError, KarpenterController, MetricsServer, NodeGroup, NodeGroupArgs,
-    NodeGroupSpec, PoolSpec, ServiceSpec, parse_rack_config, parse_services, place,
+    NodeGroupSpec, PoolSpec, ServiceSpec, parse_services, place,
 )
 from mixed_os_racks.cli import main
 from mixed_os_racks.errors import ArgumentError
@@ -24,22 +24,12 @@ from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.spec.rack import ClusterSpec, GpuObservabilitySpec, KarpenterSpec, RackSpec
 
 from conftest import GPU_AMI, REPO
+from test_validators import error as rack_error, pool_error
 
 CREATE = {"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718",
           "private_subnets_ids": "subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719"}
 """A cluster the rack creates, in a VPC the user brings."""
 REGION = {"aws:region": "us-east-1"}
-
-
-def rack_error(**values: Any) -> str:
-    values.setdefault("cluster_name", "c")
-    with pytest.raises(ConfigError) as caught:
-        parse_rack_config(values)
-    return str(caught.value)
-
-
-def pool_error(**fields: Any) -> str:
-    return rack_error(additional_karpenter_nodepools_config=[{"name": "gpu", **fields}])
 
 
 def raised(build: Callable[[], Any], kind: type[BaseException] = Exception) -> str:
