@@ -720,8 +720,8 @@ class Workload:
     """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
     only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
     refused: tuple[str, ...] = ()
-    """What the API server refuses in its resource requirements (``fit.refusals``), its ``overhead`` (the
-    RuntimeClass admission controller) or its claims: its pods are never created."""
+    """What the API server refuses in its resource requirements (``fit.refusals``) or its ``overhead`` (the
+    RuntimeClass admission controller): its pods are never created."""
     mig: tuple[str, ...] = ()
     """MIG slices it asks for (``nvidia.com/mig-<profile>``, DRA claims of MIG devices), each by its profile
     ('' for any profile)."""
