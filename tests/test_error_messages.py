@@ -100,9 +100,6 @@ def test_a_pool_in_the_stack_config(fields, said):
     (lambda: PoolSpec(name="gpu", capacity_types=[]), "PoolSpec.capacity_types: karpenter nodepool 'gpu': capacity_types must not be empty"),
     (lambda: PoolSpec(name="gpu", disk=0), "PoolSpec.disk: karpenter nodepool 'gpu': disk must be positive (got '0')"),
     (lambda: PoolSpec(name="gpu", disk=-5), "PoolSpec.disk: karpenter nodepool 'gpu': disk must be positive (got '-5')"),
-    (lambda: PoolSpec(name=pulumi.Output.from_input("gpu")),
-     "PoolSpec.name: a pulumi Output: spec fields take plain values, checked when the spec is built (pass Outputs to the "
-     "component arguments that take them)"),
     (lambda: KarpenterSpec(replicas=11), "KarpenterSpec.replicas: invalid Karpenter replicas '11' (must be 1-10)"),
     (lambda: RackSpec(cluster_name="c", pools=[PoolSpec(name="workload")], node_groups=[NodeGroupSpec(instance_type="m6i.large")]),
      "RackSpec.node_groups: every node group of a rack needs its name"),
@@ -115,6 +112,12 @@ def test_a_pool_in_the_stack_config(fields, said):
 ])
 def test_a_spec_a_program_builds(build, said):
     assert raised(build, SpecError) == said
+
+
+def test_an_output_in_a_spec_built_by_a_program():
+    message = raised(lambda: run_program(lambda: PoolSpec(name=pulumi.Output.from_input("gpu")), REGION), SpecError)
+    assert message == ("PoolSpec.name: a pulumi Output: spec fields take plain values, checked when the spec is built (pass "
+                       "Outputs to the component arguments that take them)")
 
 
 def test_a_service_that_autoscales_on_cpu_it_does_not_request():
