@@ -302,7 +302,10 @@ def test_tolerations_kubernetes_takes_pass():
     ok = [{"operator": "Exists"}, {"key": "CriticalAddonsOnly", "operator": "Exists"},
           {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
           {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
-    run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}), {"aws:region": "us-east-1"})
+    run = run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}),
+                      {"aws:region": "us-east-1"})
+    chart = next(r for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart")
+    assert chart.inputs["values"]["tolerations"] == ok  # handed to the chart as written, none dropped
 
 
 @pytest.mark.parametrize("name, opts, said", [

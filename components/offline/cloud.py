@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import sys
 from datetime import datetime, timezone
@@ -26,6 +27,27 @@ OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 }
 """The offline stand-in for EKS's add-on versions: one per add-on and Kubernetes minor, marked
 ``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
+
+
+def checked_state(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A new resource's state as its provider returns it: its inputs, with an IAM policy document given as an
+    object as the JSON text pulumi-aws keeps (its ``Check`` encodes the document, Go-style: keys sorted, no
+    spaces, as pulumi-eks's recorded runs show), so the program reads text where the resource's class says
+    text (``assume_role_policy``, ``policy``)."""
+    if not type_.startswith("aws:"):
+        return dict(inputs)
+    return {k: _policy_text(v) for k, v in inputs.items()}
+
+
+def _policy_text(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("Statement"), (list, dict)):
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):  # holds an unknown or an output: left as it is
+            return value
+    if isinstance(value, list):
+        return [_policy_text(v) for v in value]
+    return value
 
 
 class ProviderError(grpc.RpcError):
@@ -73,9 +95,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
             # A component's outputs are what it registers, never its inputs echoed back: a remote
             # component (eks.ManagedNodeGroup, helm.v4.Chart) registers its children, its outputs unknown.
             return f"{args.name}-id", {}
+        state = checked_state(args.typ, args.inputs)
         if self.preview:
-            return "", dict(args.inputs)  # no id yet, outputs beyond the inputs unknown
-        return f"{args.name}-id", dict(args.inputs)
+            return "", state  # no id yet, outputs beyond the inputs unknown
+        return f"{args.name}-id", state
 
     def _read(self, token: str, resource_id: str) -> dict[str, Any]:
         if token == "aws:eks/cluster:Cluster":

@@ -42,7 +42,13 @@ class Resource:
     remote: bool = False
     """A component its provider builds (pulumi-eks's ``ManagedNodeGroup``, a Helm v4 ``Chart``)."""
     registered_outputs: Optional[struct_pb2.Struct] = field(repr=False, default=None)
-    """A component's ``register_outputs`` values as sent over the wire (None until it registers any)."""
+    """A component's ``register_outputs`` values as sent over the wire (None until it registers any), or the
+    outputs a stack's state holds for the resource (what ``AnalyzeStack`` gets)."""
+    version: str = ""
+    """The provider package version the registration asks for (the engine stores it in a provider's inputs)."""
+    retain_on_delete: bool = False
+    deleted_with: str = ""
+    replace_with: list[str] = field(default_factory=list)
 
     @functools.cached_property
     def wire(self) -> dict[str, Any]:

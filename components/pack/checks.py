@@ -491,7 +491,8 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneRes
         template = stack.launch_template(res)
         if lane.os() in ("al2023", "al2") and (template is None or not template.amis()):
             disk = template.root_disk(facts.AL2023_ROOT_DEVICE) if template is not None else None
-            size = disk.gib if disk is not None else facts.number(lane.props.get("diskSize"))
+            # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
+            size = disk.gib if disk is not None else (facts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
                 subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
             if problem:

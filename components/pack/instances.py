@@ -56,8 +56,8 @@ def _nvidia(name: str, model: str, arch: str = X86, eks_ami: bool = True) -> Fam
 _ACCELERATED = (
     # NVIDIA on x86_64 hosts (p2, p3, g2, g3, g3s, cg1: previous generation, kept so old configs are judged right)
     _nvidia("p2", "K80", eks_ami=False), _nvidia("p3", "V100"), _nvidia("p3dn", "V100"),
-    _nvidia("p4d", "A100"), _nvidia("p4de", "A100"),
-    _nvidia("p5", "H100"), _nvidia("p5e", "H200"), _nvidia("p5en", "H200"),
+    _nvidia("p4d", "A100 40GB"), _nvidia("p4de", "A100 80GB"),
+    _nvidia("p5", "H100 80GB"), _nvidia("p5e", "H200 141GB"), _nvidia("p5en", "H200 141GB"),
     _nvidia("p6-b200", "B200"), _nvidia("p6-b300", "B300"),
     _nvidia("cg1", "Tesla"), _nvidia("g2", "K520"), _nvidia("g3", "M60"), _nvidia("g3s", "M60"),
     _nvidia("g4dn", "T4"), _nvidia("g5", "A10G"), _nvidia("g6", "L4"), _nvidia("g6e", "L40S"),
@@ -107,6 +107,46 @@ def facts(instance_type: str) -> Family:
     if known is not None:
         return known
     return Family(name, ARM if _GRAVITON_NAME_RE.fullmatch(name) else X86, neuron=bool(_NEURON_NAME_RE.fullmatch(name)))
+
+
+# ---- MIG: which GPUs partition, and into which profiles ------------------------------------------------------
+
+MIG_SOURCE = (
+    "NVIDIA's Multi-Instance GPU User Guide (Supported GPUs; Supported MIG Profiles; r590-r620, 2026): MIG runs on "
+    "A30, A100, H100, H20, H200, GH200, B200, GB200, B300, GB300 and the RTX PRO 6000, 5000 and 4500 Blackwell, "
+    "not on A10G, L4, L40S, T4 or V100; the profiles per GPU as NVIDIA/gpu-operator's default mig-parted config "
+    "lists them per device (assets/state-mig-manager/0400_configmap.yaml, commit a22dbf67). The GPU of each EC2 "
+    "family: the EC2 User Guide's accelerated computing instance specifications (p4d: A100 40 GB, p4de: A100 80 GB, "
+    "p5: H100 80 GB, p5e/p5en: H200 141 GB, p6-b200: B200, p6-b300: B300, p6e-gb200: GB200, p6e-gb300: GB300, "
+    "g7e: RTX PRO 6000 Blackwell Server Edition, g7: RTX PRO 4500 Blackwell)"
+)
+MIG_PROFILES: dict[str, tuple[str, ...]] = {
+    "A100 40GB": ("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    "A100 80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "H100 80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "H200 141GB": ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+    "B200": ("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
+    "GB200": ("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"),
+    "B300": ("1g.34gb", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb", "7g.269gb"),
+    "GB300": ("1g.35gb", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"),
+    "RTX PRO 6000 Blackwell Server": ("1g.24gb", "2g.48gb", "4g.96gb"),
+    "RTX PRO 4500 Blackwell": ("1g.16gb", "2g.32gb"),
+}
+"""GPU model (``Family.gpu_model``) -> its MIG profiles, without their attribute suffixes (``+me``, ``+gfx``: the
+same slice with media or graphics engines). A model that is not here has no MIG."""
+_MIG_PROFILE_RE = re.compile(r"([0-9]+)g\.([0-9]+)gb(?:[+.-][a-z.+-]*)?")
+
+
+def mig_profile(text: str) -> Optional[str]:
+    """A MIG profile as NVIDIA writes it, without its attributes: ``1g.10gb+me`` and the device plugin's resource
+    spelling ``1g.10gb.me`` (``nvidia.com/mig-1g.10gb.me``: it writes ``+`` as ``.``) -> ``1g.10gb``; None for no profile."""
+    match = _MIG_PROFILE_RE.fullmatch(text.strip().lower())
+    return f"{match.group(1)}g.{match.group(2)}gb" if match else None
+
+
+def mig_profiles(instance_type: str) -> tuple[str, ...]:
+    """The MIG profiles the GPUs of an instance type (or family) can be partitioned into; () for no MIG."""
+    return MIG_PROFILES.get(facts(instance_type).gpu_model, ())
 
 
 def is_nvidia_gpu_family(instance_type: str) -> bool:
