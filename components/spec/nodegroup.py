@@ -31,7 +31,7 @@ def autoscaler_gpu_type(instance_type: str) -> str:
     """The value of the Cluster Autoscaler's GPU label for an NVIDIA instance type: the autoscaler's own
     name for the GPU where it has one (``nvidia-tesla-t4``, ``nvidia-a10g``), else ``nvidia-`` and the
     model (``nvidia-h100``), a label value either way (``upstream.CLUSTER_AUTOSCALER_GPU_LABEL``)."""
-    model = instances.facts(instance_type).gpu_model
+    model = re.sub(r"\s+\d+\s*GB$", "", instances.facts(instance_type).gpu_model)  # "A100 40GB": the A100
     known = upstream.CLUSTER_AUTOSCALER_GPU_TYPES.get(model)
     if known:
         return known
