@@ -26,8 +26,9 @@ compiled: $(VENV)/.installed
 preview: compiled
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
+# HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)
 test: compiled
-	$(PY) -m pytest -q -n auto --dist loadscope
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 
 bench: compiled  # both run; it fails when either misses a bar
 	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview

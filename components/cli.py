@@ -28,8 +28,10 @@ from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
 from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.laneguard import urn_name
 from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
+from .offline.records import ProgramRun
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
@@ -69,6 +71,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--state", type=Path, metavar="FILE",
                    help="compare with the stack's state (`pulumi stack export` JSON): print the plan, judge lane changes")
     _allow_argument(p)
+    a = sub.add_parser("analyze", help="run the policy packs over a stack's state, without running the program "
+                       "(as `pulumi policy analyze --file`)")
+    a.add_argument("--state", type=Path, required=True, metavar="FILE",
+                   help="the stack's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    a.add_argument("--cwd", type=Path, default=Path("."), help="where to look for policies/ (default: .)")
+    a.add_argument("--json", type=Path, dest="json_out", help="also write the resources and violations as JSON")
+    a.add_argument("--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
+                   help="run this CrossGuard policy pack (repeatable; default: as for preview)")
+    a.add_argument("--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
+                   help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)")
+    a.set_defaults(no_policy=False)
     g = sub.add_parser("guard", help="judge `pulumi preview --json` output for lane removals and rollouts")
     g.add_argument("preview_json", type=Path, metavar="PREVIEW.json", help="what `pulumi preview --json` wrote")
     g.add_argument("--json", type=Path, dest="json_out", help="also write the verdicts as JSON")
@@ -285,7 +298,45 @@ def preview(args: argparse.Namespace) -> int:
             doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
             doc["summary"] = plan.summary()
+            doc["errors"] = list(plan.errors)
             write_json(args.json_out, doc)
+        if plan.errors:  # what makes the real preview fail: the plan is shown, and the command fails as it would
+            _error_lines(plan.errors)
+            return EXIT_ERROR
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def analyze(args: argparse.Namespace) -> int:
+    """``mixed-os-racks analyze --state FILE``: the packs over a stack's state, without running its program."""
+    from .offline.stackexport import as_registrations
+
+    if not args.cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd}: not a directory")
+    packs, source = packs_to_run(args, args.cwd)
+    for pack in packs:
+        if not (pack / "PulumiPolicy.yaml").is_file():
+            raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR")
+    if args.json_out:
+        check_output(args.json_out, [args.state, *(args.policy_pack_configs or [])])
+    state = read_stack_export(args.state)
+    if state.encrypted:
+        sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
+                         f"read offline: the policies get them as {json.dumps('[secret]')}\n")
+    run = ProgramRun(state.project, state.stack, as_registrations(state), {})
+    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack") as policy:
+        violations = policy.analyze(run)
+        names = policy.names
+        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    lines = [f"Analyzing the state of stack {state.stack or '(empty)'} ({args.state}), offline: {len(run.resources)} "
+             f"resources, no program run"]
+    if violations:
+        lines += ["", "Policies:"]
+        for v in violations:
+            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown(urn_name(v['urn'])) or 'stack'})")
+            lines += [f"        {shown(line)}" for line in v["message"].splitlines()]
+    _print("\n".join(lines) + "\n" + pack_summary(packs, names, source, violations))
+    if args.json_out:
+        write_json(args.json_out, {"resources": [r.to_json() for r in run.resources], "violations": violations})
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
 
 
@@ -358,6 +409,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "pack":
             return pack_init(args)
+        if args.command == "analyze":
+            return analyze(args)
         return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")

@@ -21,6 +21,7 @@ from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import wellknown, workloads
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
+from .spec.rack import doubly_scaled, version_support
 
 
 
@@ -116,18 +117,24 @@ class Rack(pulumi.ComponentResource):
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
+            if RackCluster.system_lane_name(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", (
+                    f"karpenter nodepool '{RackCluster.system_lane_name(name)}' has the name of the system lane of the "
+                    f"cluster the rack creates (rename the pool)"))
             self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
-                                                             ami_lookup=amis), opts=child)
+                                                             ami_lookup=amis, oidc_provider=spec.controller_identity == "irsa"),
+                                       opts=child)
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
-            if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
-                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system.name}' has the name of the "
-                                                                 f"system lane of the cluster the rack creates (rename the pool)")
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
             worst_cases[system.name or ""] = functools.partial(lanecost.group_worst_case, system)
             self.lane_facts[system.name or ""] = group_lane(system)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+            live = self.cluster.live
+            status, message = version_support(live.version) if live is not None else ("unknown", "")
+            if status == "ended":  # a cluster the rack does not own: said, not refused
+                pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
         self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:
@@ -151,7 +158,8 @@ class Rack(pulumi.ComponentResource):
         pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
-                                                      replicas=spec.karpenter.replicas, tags=spec.tags)
+                                                      replicas=spec.karpenter.replicas, tags=spec.tags,
+                                                      identity=spec.controller_identity)
             if spec.karpenter_node_role:
                 controller_args["node_role_name"] = spec.karpenter_node_role
             if self.created is not None:  # the controller runs on the system lane
@@ -207,12 +215,20 @@ class Rack(pulumi.ComponentResource):
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
         self.cluster_autoscaler = None
         if spec.cluster_autoscaler:
-            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
+            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
+                                                    **system)  # type: ignore[typeddict-item]
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
+            for group, pool in doubly_scaled(spec.node_groups, spec.pools):
+                pulumi.log.warn(
+                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) and has "
+                    f"no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both makes the Cluster "
+                    f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
+                    f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
+                    f"(cluster_autoscaler_enable: false)", resource=self)
         self.metrics_server = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(

@@ -282,7 +282,12 @@ class PolicyPackProcess:
             name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
             for name, (level, props) in config.items()
         })
-        self._call(self.stub.Configure, request)
+        try:
+            self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:  # the pack refuses its config: an error, as a
+                raise PolicyPackError(str(exc.details())) from None  # schema error is (the CLI stops on both)
+            raise self._rpc_failed(exc) from None
         return config
 
     def analyze(self, run: ProgramRun, provider_config: Optional[Mapping[str, Any]] = None) -> list[dict[str, Any]]:

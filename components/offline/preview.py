@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Sequence
 
+from ..spec.base import shown as shown_text
 from .laneguard import urn_name
 from .records import ProgramRun, Resource, shown
 
@@ -69,7 +70,7 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None, besi
     if violations:
         out += ["", "Policies:"]
         for v in violations:
-            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({urn_name(v['urn']) or 'stack'})")
+            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown_text(urn_name(v['urn'])) or 'stack'})")
             out.append(f"        {v['message']}")
     if run.outputs:
         out += ["", "Outputs:"]

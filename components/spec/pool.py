@@ -293,7 +293,8 @@ class PoolSpec(Spec):
             if problem:
                 raise FieldProblem("ami_id", problem)
         else:
-            problem = needs_custom_nvidia_ami(s, self.families)
+            release = alias.group(1)[1:] if alias.group(1) != "latest" else None
+            problem = needs_custom_nvidia_ami(s, self.families, release)
             if problem:
                 raise FieldProblem(families_field, problem)
         return self
@@ -429,16 +430,14 @@ def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
     return f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
 
 
-def needs_custom_nvidia_ami(subject: str, instance_types: list[str]) -> Optional[str]:
-    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive (its driver is 580; G7 needs 595
-    or newer, P2 470 or older: amazon-eks-ami doc/usage/g7-ami.md, the EKS AMI docs)."""
-    unserved = sorted({instances.family_of(t) for t in instance_types
-                       if instances.is_nvidia_gpu_family(t) and not instances.facts(t).eks_nvidia_ami})
-    if not unserved:
+def needs_custom_nvidia_ami(subject: str, instance_types: list[str], release: Optional[str] = None) -> Optional[str]:
+    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive: the latest release (``release``
+    None: a managed node group's AMI type, ``al2023@latest``), or the release an alias pins
+    (``instances.stock_ami_problem``: the dated driver table, for every Kubernetes minor Karpenter runs on)."""
+    minors = range(upstream.KARPENTER_MIN_K8S_MINOR, upstream.KARPENTER_MAX_K8S_MINOR + 1)
+    problem = instances.stock_ami_problem(instance_types, release, minors)
+    if not problem:
         return None
-    what = f"instance family {unserved[0]} needs" if len(unserved) == 1 else f"instance families {', '.join(unserved)} need"
-    return (
-        f"{subject}: {what} an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship "
-        f"(pin an ami_id built for it, e.g. amazon-eks-ami with nvidia_driver_major_version=595 for G7)"
-    )
-
+    fix = "use a later release or al2023@latest, or pin an ami_id built for them" if release else \
+        "pin an ami_id built for it"
+    return f"{subject}: {problem} ({fix})"
