@@ -97,12 +97,10 @@ class AmiLookup:
             problem = rules.disk_below_snapshot(subject, disk_gib, ami_id, facts.root_snapshot_gib)
             if problem:
                 raise ConfigError(_at(where, "disk", problem))
-        branch, source = facts.nvidia_driver_branch, "the AMI facts"
-        if branch is None:
-            branch, source = instances.driver_branch_of_ami(facts.name, facts.description)
-        unsupported = [p for f in gpu_families if branch is not None and (p := instances.driver_problem(f, branch))]
-        if unsupported and branch is not None:
-            problem = rules.driver_cannot_drive(subject, ami_id, branch, source, list(dict.fromkeys(unsupported)))
+        driver = instances.image_driver(facts.nvidia_driver_branch, facts.name, facts.description)
+        unsupported = [p for f in gpu_families if driver is not None and (p := driver.problem(f))]
+        if unsupported and driver is not None and driver.branch is not None:
+            problem = rules.driver_cannot_drive(subject, ami_id, driver.branch, driver.where, list(dict.fromkeys(unsupported)))
             raise ConfigError(_at(where, "ami_id", problem))
         return facts
 

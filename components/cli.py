@@ -24,14 +24,19 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
+from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.laneguard import urn_name
+from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
+from .offline.records import ProgramRun
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import InputFileError, located, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .pack import cost
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -67,6 +72,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--state", type=Path, metavar="FILE",
                    help="compare with the stack's state (`pulumi stack export` JSON): print the plan, judge lane changes")
     _allow_argument(p)
+    a = sub.add_parser("analyze", help="run the policy packs over a stack's state, without running the program "
+                       "(as `pulumi policy analyze --file`)")
+    a.add_argument("--state", type=Path, required=True, metavar="FILE",
+                   help="the stack's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    a.add_argument("--cwd", type=Path, default=Path("."), help="where to look for policies/ (default: .)")
+    a.add_argument("--json", type=Path, dest="json_out", help="also write the resources and violations as JSON")
+    a.add_argument("--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
+                   help="run this CrossGuard policy pack (repeatable; default: as for preview)")
+    a.add_argument("--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
+                   help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)")
+    a.set_defaults(no_policy=False)
     g = sub.add_parser("guard", help="judge `pulumi preview --json` output for lane removals and rollouts")
     g.add_argument("preview_json", type=Path, metavar="PREVIEW.json", help="what `pulumi preview --json` wrote")
     g.add_argument("--json", type=Path, dest="json_out", help="also write the verdicts as JSON")
@@ -259,7 +275,8 @@ def preview(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
-    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
+    priced = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None  # under the config's own
+    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
         try:
             run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
         except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
@@ -267,10 +284,11 @@ def preview(args: argparse.Namespace) -> int:
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
     if state is None:
-        _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            write_json(args.json_out, to_json(run, violations))
+            write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
         from .offline.laneguard import Step, judge
         from .offline.plan import make_plan, plan_json, render_plan
@@ -282,12 +300,51 @@ def preview(args: argparse.Namespace) -> int:
         if state.encrypted:
             sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
                              "preview cannot read: they are compared as unknown, never as changed\n")
-        _print(render_plan(plan, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render_plan(plan, violations) + "".join(f"{line}\n" for line in lane_costs.lines(worst)[1:])
+               + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            doc = to_json(run, violations)
+            doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
             doc["summary"] = plan.summary()
+            doc["errors"] = list(plan.errors)
             write_json(args.json_out, doc)
+        if plan.errors:  # what makes the real preview fail: the plan is shown, and the command fails as it would
+            _error_lines(plan.errors)
+            return EXIT_ERROR
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def analyze(args: argparse.Namespace) -> int:
+    """``mixed-os-racks analyze --state FILE``: the packs over a stack's state, without running its program."""
+    from .offline.stackexport import as_registrations
+
+    if not args.cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd}: not a directory")
+    packs, source = packs_to_run(args, args.cwd)
+    for pack in packs:
+        if not (pack / "PulumiPolicy.yaml").is_file():
+            raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR")
+    if args.json_out:
+        check_output(args.json_out, [args.state, *(args.policy_pack_configs or [])])
+    state = read_stack_export(args.state)
+    if state.encrypted:
+        sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
+                         f"read offline: the policies get them as {json.dumps('[secret]')}\n")
+    run = ProgramRun(state.project, state.stack, as_registrations(state), {})
+    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack") as policy:
+        violations = policy.analyze(run)
+        names = policy.names
+        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    lines = [f"Analyzing the state of stack {state.stack or '(empty)'} ({args.state}), offline: {len(run.resources)} "
+             f"resources, no program run"]
+    if violations:
+        lines += ["", "Policies:"]
+        for v in violations:
+            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown(urn_name(v['urn'])) or 'stack'})")
+            lines += [f"        {shown(line)}" for line in v["message"].splitlines()]
+    _print("\n".join(lines) + "\n" + pack_summary(packs, names, source, violations))
+    if args.json_out:
+        write_json(args.json_out, {"resources": [r.to_json() for r in run.resources], "violations": violations})
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
 
 
@@ -370,6 +427,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command == "pack":
             return pack_init(args)
+        if args.command == "analyze":
+            return analyze(args)
         return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")

@@ -154,7 +154,8 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
         template_spec["taints"] = taints
     spec: dict[str, Any] = {
         "template": {"metadata": {"labels": pool.node_labels()}, "spec": template_spec},
-        "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi"},
+        "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi",
+                   **({pool.gpu_resource: str(pool.gpu_limit)} if pool.gpu_limit is not None else {})},
         "disruption": {
             "consolidationPolicy": pool.consolidation_policy,
             "consolidateAfter": pool.consolidate_after,
@@ -256,4 +257,5 @@ class KarpenterPool(pulumi.ComponentResource):
             "labels": self.labels,
             "taints": self.taints,
             "ami": self.ami,
+            **({"maxHourlyUsd": pool.max_hourly_usd} if pool.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

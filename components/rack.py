@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, Optional, Required, TypedDict
+import functools
+from typing import Any, Callable, NotRequired, Optional, Required, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
-from . import contract
+from . import contract, lanecost
 from .ami import AmiLookup
 from .args import check_start, checked, documented
 from .cluster import ClusterRef
@@ -15,11 +16,12 @@ from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
+from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import fit, wellknown, workloads
+from .pack import wellknown, workloads
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
+from .spec.rack import doubly_scaled, version_support
 
 
 
@@ -38,9 +40,7 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
 
 def pool_lane(pool: PoolSpec) -> dict[str, Any]:
     """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
-    spec = node_pool_spec(pool)
-    requirements = wellknown.read(spec["template"]["spec"]["requirements"])
-    limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
+    requirements, limits = lanecost.pool_sizing(pool)
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
     lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
@@ -92,9 +92,12 @@ class Rack(pulumi.ComponentResource):
     lanes: pulumi.Output[dict[str, Any]]
     """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu``, what sizes its
     nodes (``arch``, ``instanceFamilies``/``instanceSizes`` or ``instanceTypes``, ``capacityTypes``,
-    ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``) and ``ami`` (an alias or AMI type
-    that follows releases, or a pinned id with its creation date): where each workload lands and fits,
-    and which lanes stopped receiving AMI updates."""
+    ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``), ``ami`` (an alias or AMI type
+    that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
+    cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
+    which lanes stopped receiving AMI updates, and what each can spend."""
+    worst_case_hourly_usd: pulumi.Output[Optional[float]]
+    """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
     lane_facts: dict[str, dict[str, Any]]
     """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
     built, a pod no lane can hold)."""
@@ -108,22 +111,30 @@ class Rack(pulumi.ComponentResource):
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
         lanes: dict[str, Any] = {}
         self.lane_facts = {}
+        worst_cases: dict[str, Callable[[Optional[str]], Any]] = {}  # lane -> its worst case in a region (lanecost)
 
         self.created = None
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
+            if RackCluster.system_lane_name(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", (
+                    f"karpenter nodepool '{RackCluster.system_lane_name(name)}' has the name of the system lane of the "
+                    f"cluster the rack creates (rename the pool)"))
             self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
-                                                             ami_lookup=amis), opts=child)
+                                                             ami_lookup=amis, oidc_provider=spec.controller_identity == "irsa"),
+                                       opts=child)
             self.cluster = self.created.ref
             system = self.created.system_lane_spec
-            if system.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
-                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system.name}' has the name of the "
-                                                                 f"system lane of the cluster the rack creates (rename the pool)")
             lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
+            worst_cases[system.name or ""] = functools.partial(lanecost.group_worst_case, system)
             self.lane_facts[system.name or ""] = group_lane(system)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+            live = self.cluster.live
+            status, message = version_support(live.version) if live is not None else ("unknown", "")
+            if status == "ended":  # a cluster the rack does not own: said, not refused
+                pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
         self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:
@@ -147,7 +158,8 @@ class Rack(pulumi.ComponentResource):
         pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
-                                                      replicas=spec.karpenter.replicas, tags=spec.tags)
+                                                      replicas=spec.karpenter.replicas, tags=spec.tags,
+                                                      identity=spec.controller_identity)
             if spec.karpenter_node_role:
                 controller_args["node_role_name"] = spec.karpenter_node_role
             if self.created is not None:  # the controller runs on the system lane
@@ -178,6 +190,7 @@ class Rack(pulumi.ComponentResource):
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, facts=self.lane_facts[pool.name]: {**facts, "ami": ami})
+            worst_cases[pool.name] = functools.partial(lanecost.pool_worst_case, pool)
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -195,18 +208,27 @@ class Rack(pulumi.ComponentResource):
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
+            worst_cases[lane] = functools.partial(lanecost.group_worst_case, group)
             self.lane_facts[lane] = group_lane(group)
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
         self.cluster_autoscaler = None
         if spec.cluster_autoscaler:
-            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
+            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
+                                                    **system)  # type: ignore[typeddict-item]
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
+            for group, pool in doubly_scaled(spec.node_groups, spec.pools):
+                pulumi.log.warn(
+                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) and has "
+                    f"no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both makes the Cluster "
+                    f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
+                    f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
+                    f"(cluster_autoscaler_enable: false)", resource=self)
         self.metrics_server = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
@@ -239,7 +261,10 @@ class Rack(pulumi.ComponentResource):
         else:
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
-        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})
+        self.lanes = pulumi.Output.all(aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region,
+                                       pulumi.Output.all(**lanes) if lanes else {}).apply(
+            lambda both: lanecost.priced(both[1], both[0], worst_cases))
+        self.worst_case_hourly_usd = self.lanes.apply(lanecost.rack_worst_case)
         self.register_outputs({
             "clusterName": self.cluster.name,
             "endpoint": self.cluster.endpoint,
@@ -247,6 +272,8 @@ class Rack(pulumi.ComponentResource):
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
+            "worstCaseHourlyUsd": self.worst_case_hourly_usd,
+            **({"maxHourlyUsd": spec.max_hourly_usd} if spec.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePools": sorted(self.pools),
             "nodeGroups": sorted(self.node_groups),
             "clusterAutoscaler": self.cluster_autoscaler is not None,

@@ -303,10 +303,11 @@ def test_wrong_length_fails(digits):
 def test_a_foreign_character_fails(position, length, bad):
     digits = list("0" * length)
     digits[position % length] = bad
-    assert rules.invalid_ami_id("x", "ami-" + "".join(digits)) is not None
+    ami = "ami-" + "".join(digits)
+    assert rules.invalid_ami_id("x", ami) == f"x: invalid ami_id '{ami}' (must look like ami-0123456789abcdef0)"
 
 
 @given(st.text(max_size=30))
 def test_anything_without_the_prefix_fails(text):
     if not text.startswith("ami-"):
-        assert rules.invalid_ami_id("x", text) is not None
+        assert rules.invalid_ami_id("x", text) == f"x: invalid ami_id '{text}' (must look like ami-0123456789abcdef0)"

@@ -298,8 +298,12 @@ def text_fields() -> list[str]:
 def test_the_text_fields_come_from_the_models():
     fields = set(text_fields())
     rack = {f for f in fields if "[" not in f}
-    assert rack == {name for name, info in RackParams.model_fields.items()
-                    if info.annotation in (str, Optional[str]) or typing.get_origin(info.annotation) is typing.Literal}
+    def text(annotation: object) -> bool:  # str, a Literal of texts, either optional
+        members = [a for a in typing.get_args(annotation) if a is not type(None)] \
+            if typing.get_origin(annotation) is typing.Union else [annotation]
+        return all(m is str or typing.get_origin(m) is typing.Literal for m in members)
+
+    assert rack == {name for name, info in RackParams.model_fields.items() if text(info.annotation)}
     assert {"cluster_name", "karpenter_node_os", "karpenter_consolidate_after", "gpu_observability_chart_version"} <= rack
     pools = {f.split(".", 1)[1] for f in fields if f.startswith("additional_karpenter_nodepools_config[0].")}
     assert pools == {"name", "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes",

@@ -113,7 +113,9 @@ def test_gpu_group_managed_node_group_arguments(gpu_run: ProgramRun) -> None:
     assert inputs["capacityType"] == "ON_DEMAND"
     assert inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
     assert inputs["ignoreScalingChanges"] is True
-    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA}
+    # the Cluster Autoscaler's GPU label (its AWS provider's GPULabel), with its own name for the T4
+    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
+                                "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
     assert sorted(inputs["taints"], key=lambda t: t["key"]) == [
         {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
@@ -218,6 +220,7 @@ def test_build_group_lane() -> None:
         "convox-build": "true",
         contract.NODEGROUP_LABEL: "custom-build",
         contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
+        "k8s.amazonaws.com/accelerator": "nvidia-a10g",
     }
     assert {(t["key"], t["value"]) for t in gpu["taints"]} == {
         ("dedicated", "build"),

@@ -48,7 +48,7 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert not any(line.startswith(" >   ") for line in lines)
 
     doc = json.loads(out_file.read_text())
-    assert set(doc) == {"resources", "outputs", "violations"}
+    assert set(doc) == {"resources", "outputs", "violations", "costs"}
     assert f"    + {len(doc['resources'])} to create" in lines
     first = doc["resources"][0]
     assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs", "dependencies", "propertyDependencies"}
@@ -171,3 +171,28 @@ def test_urns_are_made_as_the_engine_makes_them():
             checked += 1
     assert checked > 20
     assert any(r.urn.split("::")[2].count("$") >= 2 for r in run.resources)  # a grandchild carries the whole chain
+
+
+def test_a_resource_referencing_one_whose_policy_is_an_object_previews(tmp_path):
+    """A role given its trust policy as an object, and a resource that references the role: the provider
+    gets the role's id and the role's state holds the policy as JSON text (pulumi-aws's ``Check`` encodes it),
+    so the program reads text where ``Role.assume_role_policy`` says text. Such a program once left the
+    offline engine waiting for ever; it runs in a process of its own here, with a deadline."""
+    (tmp_path / "Pulumi.yaml").write_text("name: refs\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi, pulumi_aws as aws\n"
+        "policy = {'Version': '2012-10-17', 'Statement': [{'Action': 'sts:AssumeRole', 'Effect': 'Allow',\n"
+        "          'Principal': {'Service': 'ec2.amazonaws.com'}}]}\n"
+        "role = aws.iam.Role('r', assume_role_policy=policy)\n"
+        "aws.iam.RolePolicyAttachment('a', role=role, policy_arn='arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy')\n"
+        "pulumi.export('trust', role.assume_role_policy)\n")
+    out = tmp_path / "preview.json"
+    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--cwd", str(tmp_path), "--stack",
+                           "dev", "--no-policy", "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["outputs"]["trust"] == ('{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":'
+                                       '{"Service":"ec2.amazonaws.com"}}],"Version":"2012-10-17"}')
+    attachment = next(r for r in doc["resources"] if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert attachment["inputs"]["role"] == next(r["urn"] for r in doc["resources"] if r["type"] == "aws:iam/role:Role")

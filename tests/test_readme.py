@@ -66,8 +66,13 @@ def test_the_readme_links_every_doc_and_every_doc_exists():
         < readme.index("```python") < readme.index("## An AMI catalog") < readme.index("## Preview") < readme.index("## Contents")
 
 
-def test_the_docs_have_snippets():
-    assert len(PROGRAMS) >= 5 and PACKS
+def test_every_python_block_of_the_docs_is_a_snippet_that_runs():
+    # a ```python block the pattern missed (a typo in its marker, a stray space) would be shown and never run
+    for name, text in FILES.items():
+        blocks = text.count("```python\n")
+        assert blocks == sum(1 for where, _, _ in SNIPPETS if where == name), name
+    kinds = {(name, kind) for name, kind, _ in SNIPPETS}
+    assert {("README.md", "program"), ("docs/components.md", "program"), ("docs/policies.md", "pack")} <= kinds
 
 
 @pytest.mark.parametrize("where,snippet", PROGRAMS, ids=[f"{where}-{n}" for n, (where, _) in enumerate(PROGRAMS)])

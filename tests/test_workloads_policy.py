@@ -175,6 +175,29 @@ def test_a_gpu_service_on_a_rack_with_no_gpu_lane(pack):
     ]
 
 
+def test_a_service_selecting_a_label_no_lane_declares_is_told_in_both_cases(pack):
+    # the rack's nodes carry only what their lanes declare: such a service lands only on nodes from elsewhere
+    team = {**WEB, "nodeSelectorLabels": {"team": "ml"}}
+    found = judge(pack, on_rack(services(team)))
+    assert messages(found, REACH) == []
+    [advice] = messages(found, REACH, "advisory")
+    assert ('service "web" selects team=ml, which no lane of this rack declares, so it can land only on nodes from '
+            "outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+            "convox.io/nodepool: gpu, convox.io/nodepool: workload, convox.io/label: gpu-inference)") in advice
+    gpu_team = {**INFERENCE, "nodeSelectorLabels": {"team": "ml"}}
+    [refusal] = messages(judge(pack, on_rack(services(gpu_team))), REACH)
+    assert refusal.startswith('service "inference" requests 1 nvidia.com/gpu, but it selects team=ml, which no lane of '
+                              "this rack declares")
+
+
+def test_a_custom_label_named_like_a_well_known_one_is_not_taken_for_it(pack):
+    # instance-type (no domain) is the team's own label, not node.kubernetes.io/instance-type
+    found = judge(pack, on_rack(deployment("trainer", pod({"instance-type": "trn1-32xl"}))))
+    assert not any("launches" in m for m in messages(found, REACH))
+    [advice] = messages(found, REACH, "advisory")
+    assert 'deployment "trainer" selects instance-type=trn1-32xl, which no lane of this rack declares' in advice
+
+
 def test_a_gpu_service_with_no_selector(pack):
     assert messages(judge(pack, on_rack(services({**INFERENCE, "nodeSelectorLabels": {}}))), REACH) == [
         'service "inference" requests 1 nvidia.com/gpu but selects no lane, and the default lane has no GPUs '

@@ -68,7 +68,7 @@ POOL = KeyTable(
     item_keys=(
         "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
         "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
-        "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated",
+        "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated", "gpu_limit", "max_hourly_usd",
     ),
     keys={"ami_alias": "karpenter_ami_alias"},
 )
@@ -76,7 +76,8 @@ POOL = KeyTable(
 
 NODE_GROUP = KeyTable(
     NodeGroupSpec,
-    item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated"),
+    item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated",
+               "max_hourly_usd"),
     keys={"instance_type": "type"},
     suffix=False,
 )
@@ -92,6 +93,7 @@ WORKLOAD_POOL = KeyTable(PoolSpec, keys={
     "arch": "karpenter_arch",
     "cpu_limit": "karpenter_cpu_limit",
     "memory_limit_gb": "karpenter_memory_limit_gb",
+    "max_hourly_usd": "karpenter_max_hourly_usd",
     "consolidation_policy": "karpenter_consolidation_enabled",
     "consolidate_after": "karpenter_consolidate_after",
     "node_expiry": "karpenter_node_expiry",

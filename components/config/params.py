@@ -183,6 +183,8 @@ class RackParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     _spec: Optional[RackSpec] = PrivateAttr(default=None)
+    _partition: str = PrivateAttr(default="aws")
+    """The partition of the stack's ``aws:region`` (given as the validation context's ``region``)."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -217,7 +219,7 @@ class RackParams(BaseModel):
     cluster_admin_arns: CsvList = []
     """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an entry itself. Default none."""
     cluster_autoscaler_enable: Optional[bool] = None
-    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster or installs Karpenter; set false when the cluster already runs one."""
+    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster; with ``existing``, false, and required (true or false) when the rack installs Karpenter there and a group can scale: the rack cannot see whether the cluster already runs one."""
     metrics_server_enable: Optional[bool] = None
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
@@ -229,7 +231,9 @@ class RackParams(BaseModel):
     karpenter_auth_mode: Optional[bool] = None
     """Convox's switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
-    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter needs it: false with Karpenter installed is refused."""
+    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create`` and ``controller_identity: pod_identity``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter under Pod Identity needs it: false with Karpenter installed is refused."""
+    controller_identity: Optional[Literal["pod_identity", "irsa"]] = None
+    """How Karpenter and the Cluster Autoscaler get AWS credentials: ``pod_identity`` (EKS Pod Identity associations) or ``irsa`` (IAM roles for service accounts: each role trusts the cluster's IAM OIDC provider for its one service account; the rack creates the provider with the cluster, and an existing cluster must have one). Default ``irsa`` in the China regions, where EKS Pod Identity is not offered, ``pod_identity`` elsewhere."""
     build_node_enabled: bool = False
     """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
@@ -251,6 +255,8 @@ class RackParams(BaseModel):
     """CPU limit of the default lane (cores, positive). Default 100."""
     karpenter_memory_limit_gb: int = 400
     """Memory limit of the default lane (GiB, positive). Default 400."""
+    karpenter_max_hourly_usd: Optional[float] = None
+    """The default lane's budget: the most its worst case may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``). Default: none."""
     karpenter_consolidation_enabled: bool = True
     """``false`` means ``WhenEmpty``. Default true."""
     karpenter_consolidate_after: str = "30s"
@@ -292,6 +298,8 @@ class RackParams(BaseModel):
     """The dcgm-exporter chart version. Default 4.8.2."""
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
+    max_hourly_usd: Optional[float] = None
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``; [cost](cost.md)). Default: none."""
 
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
@@ -321,8 +329,10 @@ class RackParams(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _rack(self) -> "RackParams":
+    def _rack(self, info: ValidationInfo) -> "RackParams":
         """The whole ``RackSpec``, built once here; each part's problems are named by the keys that set it."""
+        region = (info.context or {}).get("region")
+        self._partition = upstream.partition_of(region) if isinstance(region, str) else "aws"
         self._mode_rules()
         found: list[tuple[str, str]] = []
         disk_key = {"disk": _disk_key(self.karpenter_node_disk)}
@@ -354,6 +364,7 @@ class RackParams(BaseModel):
             cluster=cluster,
             karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
+            controller_identity=self.identity,
             cluster_autoscaler=self.installs_cluster_autoscaler,
             metrics_server=self.installs_metrics_server,
             high_availability=self.high_availability,
@@ -361,6 +372,7 @@ class RackParams(BaseModel):
             node_group_role=self.node_group_role_name,
             device_plugin=plugin if self.nvidia_device_plugin_enable else None,
             gpu_observability=observability if self.gpu_observability_enable else None,
+            max_hourly_usd=self.max_hourly_usd,
         ))
         if found:
             if all(key for key, _ in found):
@@ -388,12 +400,13 @@ class RackParams(BaseModel):
 
     @property
     def installs_cluster_autoscaler(self) -> bool:
-        """Explicitly asked, or: some node group can scale and the rack owns the cluster's add-ons."""
+        """Explicitly asked, or: some node group can scale and the rack creates the cluster (in an existing
+        cluster that it installs Karpenter into, the key is required: ``_mode_rules``)."""
         if self.cluster_autoscaler_enable is not None:
             return self.cluster_autoscaler_enable
         scalable = any(g.min_size < g.max_size
                        for g in (*self.additional_node_groups_config, *self.additional_build_groups_config))
-        return scalable and (self.cluster_mode == "create" or self.installs_karpenter)
+        return scalable and self.cluster_mode == "create"
 
     @property
     def installs_metrics_server(self) -> bool:
@@ -402,10 +415,15 @@ class RackParams(BaseModel):
         return self.cluster_mode == "create"
 
     @property
+    def identity(self) -> str:
+        """How the rack's controllers get AWS credentials: as asked, else the partition's default."""
+        return self.controller_identity or upstream.default_identity(self._partition)
+
+    @property
     def installs_pod_identity_agent(self) -> bool:
         if self.pod_identity_agent_enable is not None:
             return self.pod_identity_agent_enable
-        return self.cluster_mode == "create"
+        return self.cluster_mode == "create" and self.identity == "pod_identity"
 
     def _mode_rules(self) -> None:
         problems: list[tuple[str, str]] = []
@@ -425,18 +443,38 @@ class RackParams(BaseModel):
                 "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to run your "
                 "own Karpenter, install it in the cluster and use cluster_mode: existing)"
             )))
-        if self.pod_identity_agent_enable is False and self.installs_karpenter:
+        unavailable = upstream.POD_IDENTITY_UNAVAILABLE.get(self._partition)
+        for key, asked in (("controller_identity", self.controller_identity == "pod_identity"),
+                           ("pod_identity_agent_enable", self.pod_identity_agent_enable is True)):
+            if asked and unavailable:
+                problems.append((key, (
+                    f"EKS Pod Identity is not available in the {self._partition} partition ({unavailable}): use "
+                    f"controller_identity: irsa, the default there (remove the key)")))
+        pod_identity = self.identity == "pod_identity"
+        if self.pod_identity_agent_enable is False and self.installs_karpenter and pod_identity:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
                 "authenticates with EKS Pod Identity, and crash-loops without the agent (remove the key, or set it "
                 "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
-                "eks-pod-identity-agent add-on)"
+                "eks-pod-identity-agent add-on; or set controller_identity: irsa)"
             )))
-        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler:
+        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler \
+                and pod_identity:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with the Cluster Autoscaler the rack installs: it "
-                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false; leave "
-                "the key out only if the cluster already runs the eks-pod-identity-agent add-on)"
+                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false, or "
+                "controller_identity: irsa; leave the key out only if the cluster already runs the "
+                "eks-pod-identity-agent add-on)"
+            )))
+        scalable = [g.name for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
+                    if g.min_size < g.max_size]
+        if self.cluster_mode == "existing" and self.installs_karpenter and self.cluster_autoscaler_enable is None \
+                and scalable:
+            problems.append(("cluster_autoscaler_enable", (
+                f"node groups {', '.join(map(str, scalable))} can scale (min_size < max_size), and the rack cannot see "
+                f"whether this existing cluster already runs a Cluster Autoscaler: a second one fails on its objects "
+                f"(the ClusterRole cluster-autoscaler) and fights the first over the groups' sizes. Say who scales "
+                f"them: cluster_autoscaler_enable: true installs the rack's, false leaves them to the cluster's own"
             )))
         if self.cluster_mode == "existing":
             for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
@@ -493,6 +531,7 @@ class RackParams(BaseModel):
             arch=self.karpenter_arch or [wellknown.K8S_ARCH.get(instances.instance_arch(self.node_type), "amd64")],
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
+            max_hourly_usd=self.karpenter_max_hourly_usd,
             consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
@@ -526,20 +565,22 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
     return [f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"]
 
 
-def parse_rack_params(values: Mapping[str, Any], rack: str = "rack") -> RackParams:
-    """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix)."""
+def parse_rack_params(values: Mapping[str, Any], rack: str = "rack", region: Optional[str] = None) -> RackParams:
+    """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix); ``region``, the stack's
+    ``aws:region``, decides the partition's defaults (``controller_identity``)."""
     if not isinstance(values, Mapping):
         raise ConfigError(f"{NAMESPACE}: expected a mapping of the rack's keys to their values, got {type(values).__name__}")
     try:
-        return RackParams.model_validate(dict(values), context={"rack": rack})
+        return RackParams.model_validate(dict(values), context={"rack": rack, "region": region})
     except ValidationError as exc:
         raise ConfigError("\n".join(line for error in exc.errors() for line in _lines(error))) from None
 
 
-def parse_rack_config(values: Mapping[str, Any], rack: str = "rack") -> RackSpec:
-    """The ``RackSpec`` of a ``Rack`` named ``rack`` from the ``rack`` namespace's values.
+def parse_rack_config(values: Mapping[str, Any], rack: str = "rack", region: Optional[str] = None) -> RackSpec:
+    """The ``RackSpec`` of a ``Rack`` named ``rack`` from the ``rack`` namespace's values (in ``region``,
+    the stack's ``aws:region``: its partition's defaults).
 
     Node groups are named after the rack (``<rack>-ng-<id>``, ``<rack>-build-<id>``), as the
     ``Rack`` names their components, so a config error names the group as the pack will.
     """
-    return parse_rack_params(values, rack).spec()
+    return parse_rack_params(values, rack, region).spec()

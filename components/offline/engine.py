@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
+from ..pack import prices
 from . import require_sdk, sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
@@ -130,7 +131,8 @@ def run_program(
                 sys.path.remove(str(main.parent))
 
     def run() -> None:
-        with sdk.language_host_config(values), _working_directory(home):
+        # the catalog's prices are the offline cloud's: the program's lanes are priced with them (pack.prices)
+        with sdk.language_host_config(values), _working_directory(home), prices.offline(catalog.prices):
             sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.

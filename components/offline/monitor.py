@@ -11,6 +11,7 @@ from google.protobuf import json_format, struct_pb2
 from . import eks_mng, k8s_yaml, remote, sdk
 from .cloud import ProviderError
 from .records import STACK_TYPE, Resource, plain
+from .wire import wire_properties
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
     eks_mng.TYPE: eks_mng.expand, **k8s_yaml.EXPANDERS,
@@ -69,7 +70,7 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)  # served isolated (sdk.IsolatingMockMonitor)
+        response = super().RegisterResource(_as_provider_gets(request))  # served isolated (sdk.IsolatingMockMonitor)
         if response.urn in self.registrations:  # the engine's step generator refuses a second registration
             raise ProviderError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
         raw = json_format.MessageToDict(request.object)
@@ -93,6 +94,10 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
             remote=bool(request.remote),
+            version=request.version,
+            retain_on_delete=bool(request.retainOnDelete),
+            deleted_with=request.deletedWith,
+            replace_with=list(request.replace_with),
         )
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
@@ -136,6 +141,21 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
                 struct.CopyFrom(request.outputs)
                 self.registrations[request.urn].registered_outputs = struct
         return super().RegisterResourceOutputs(request)
+
+
+def _as_provider_gets(request: Any) -> Any:
+    """A custom resource's registration with its inputs as its provider gets them: a reference to another
+    resource as that resource's id (the engine marshals properties for a provider without resource references),
+    so the mock echoes the id as the output, as a real provider's state holds it. The SDK's mock would otherwise
+    rebuild each referenced resource from its URN, through a look-up that never finishes when the referenced
+    resource's state does not fit its class (a policy document given as an object where the class reads text).
+    The recorded registration keeps the references."""
+    if not request.custom or sdk.RESOURCE_SIG.encode() not in request.object.SerializeToString():
+        return request
+    sent = type(request)()
+    sent.CopyFrom(request)
+    sent.object.CopyFrom(wire_properties(request.object))
+    return sent
 
 
 def _child_resource(parent: Resource, child: remote.Child) -> Resource:

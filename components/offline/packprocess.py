@@ -268,11 +268,13 @@ class PolicyPackProcess:
 
     # ---- the protocol ----
 
-    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None) -> PolicyConfig:
-        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config."""
+    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
+                  beneath: Optional[PolicyConfig] = None) -> PolicyConfig:
+        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (``beneath``:
+        what the offline preview gives under the user's, ``reconcile``)."""
         if run is not None:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
-        config = reconcile(self.info, user or {})
+        config = reconcile(self.info, user or {}, beneath)
         policies = {p.name for p in self.info.policies}
         for name in sorted(set(user or {}) - policies - {"all"}):
             meant = closest(name, policies)
@@ -282,7 +284,12 @@ class PolicyPackProcess:
             name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
             for name, (level, props) in config.items()
         })
-        self._call(self.stub.Configure, request)
+        try:
+            self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:  # the pack refuses its config: an error, as a
+                raise PolicyPackError(str(exc.details())) from None  # schema error is (the CLI stops on both)
+            raise self._rpc_failed(exc) from None
         return config
 
     def analyze(self, run: ProgramRun, provider_config: Optional[Mapping[str, Any]] = None) -> list[dict[str, Any]]:

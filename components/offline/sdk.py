@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Mapping
 
@@ -205,6 +206,30 @@ def language_host_config(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+class _ProgramLog:
+    """Where a program's ``pulumi.log`` messages go (the SDK's mock engine calls ``warning``, ``error``, ...):
+    warnings through the mocks' ``warn`` (``warning: ...`` on stderr, once a run, as ``pulumi preview``
+    shows a program's warnings), errors to stderr; info and debug, which ``pulumi preview`` hides by
+    default, nowhere."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        self._warn = getattr(mocks, "warn", None)
+
+    def warning(self, message: str) -> None:
+        if self._warn is not None:
+            self._warn(message)
+        else:
+            sys.stderr.write(f"warning: {message}\n")
+
+    def error(self, message: str) -> None:
+        sys.stderr.write(f"error: {message}\n")
+
+    def info(self, message: str) -> None:
+        pass
+
+    debug = info
+
+
 def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: pulumi.runtime.Mocks,
                     monitor: Any, project: str, stack: str, preview: bool = True) -> None:
     """Run ``body`` as a Pulumi program under ``mocks``, on a new event loop, in the current context.
@@ -226,7 +251,8 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     try:
         _settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(values), [])
-        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                                 logger=_ProgramLog(mocks))  # type: ignore[arg-type]
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

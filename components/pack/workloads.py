@@ -80,6 +80,9 @@ class Lane:
     """Most GPUs per node, as the policy config states it."""
     os: tuple[str, ...] = ()
     """The ``kubernetes.io/os`` values its nodes carry (``linux``, ``windows``); () when not known."""
+    launches_gpus: bool = False
+    """A pool no GPU lane by design (no GPU families, taint or label) that can still launch NVIDIA GPU
+    instances for a pod that asks (it restricts no family), on an image that drives them."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -159,8 +162,18 @@ class Lane:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
         if not self.requirements:
             return self.gpu
-        return self.gpu and any(any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
-                                for families in self._families(selection))
+        return (self.gpu or self.launches_gpus) and any(
+            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            for families in self._families(selection))
+
+    def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
+        """Whether a pod with ``selection`` can get an instance here whose GPUs have every MIG profile in
+        ``profiles`` ('' is any); True for a lane of the policy config that names no instances (not known)."""
+        if not self.requirements:
+            return True
+        wanted = {p for p in profiles if p}
+        return any(any(f != wellknown.OTHER_X86 and instances.mig_profiles(f) and wanted <= set(instances.mig_profiles(f))
+                       for f in families) for families in self._families(selection))
 
     @property
     def subject(self) -> str:
@@ -251,6 +264,18 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
 
 
 
+def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[facts.NodeClass]) -> bool:
+    """Whether a pool can launch NVIDIA GPU instances for a pod that asks, with an image that drives them: its
+    requirements leave NVIDIA families (Karpenter picks a type the pod's requests fit, GPUs included), and its
+    class selects by an alias, whose image for a GPU type is the NVIDIA variant (karpenter-provider-aws
+    ``pkg/providers/amifamily/al2023.go``, ``bottlerocket.go``: an alias resolves a standard and an NVIDIA image
+    per architecture, and the NVIDIA one's requirements select GPU types), or is not in the stack. A pinned
+    image gets no GPU requirements from Karpenter: it is not taken to drive a GPU."""
+    if node_class is not None and node_class.pins():
+        return False
+    return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
+
+
 def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
              classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
@@ -275,9 +300,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
         if systems is None:
             systems = () if node_class is None else _kubernetes_os(node_class.os())
-        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
+        gpu = _pool_offers_gpus(lane)
+        return Lane(name, "pool", labels, _taints(facts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems))
+                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems),
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
@@ -435,8 +462,10 @@ LANE_FIELDS: dict[str, Any] = {
     "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
     "largestInstanceType": {"type": "string"},
     "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
+    "worstCaseHourlyUsd": {"type": ["number", "null"]},
 }
-"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami`` and ``largestInstanceType`` are not read)."""
+"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami``, ``largestInstanceType`` and
+``worstCaseHourlyUsd`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],
@@ -522,11 +551,57 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                 problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
             else:
                 for key, value in allocatable.items():
+                    amount = fit.quantity(value) if not isinstance(value, bool) else None
                     if key not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
-                    elif not math.isfinite(fit.quantity(value) or math.nan):
-                        problems.append(f"{where}.allocatable.{key}: invalid quantity {value!r} (like 3920m, 14481Mi, 17Gi)")
+                    elif amount is None or not math.isfinite(amount) or amount < 0:
+                        problems.append(f"{where}.allocatable.{key}: invalid quantity {_number_text(value)} "
+                                        f"(0 or more, like 3920m, 14481Mi, 17Gi)")
+        if not any(p.startswith(f"{where}.") for p in problems):
+            problems += [f"{where}: {problem}" for problem in _launches_nothing(entry)]
     return problems
+
+
+def _number_text(value: Any) -> str:
+    """A config value as the user wrote it: numbers arrive as floats (``2.0`` was ``2``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+_SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),
+                 ("instanceSizes", wellknown.KARPENTER_PREFIX + "instance-size"), ("arch", wellknown.ARCH_KEY))
+"""A configured lane's fields that say which instances it launches, and the label each one sets."""
+
+
+def _launches_nothing(entry: Mapping[str, Any]) -> list[str]:
+    """A lane whose instance types, families, sizes and architecture leave no instance it could launch
+    (``g4dn.xlarge`` with ``arch: [arm64]``, ``g5`` with ``nano``): the lane is wrong, not the pods aimed at it."""
+    given = [(name, key, tuple(entry[name])) for name, key in _SHAPE_FIELDS if entry.get(name)]
+    if len(given) < 2:
+        return []
+    requirements = tuple(wellknown.Requirement(key, "In", values) for _, key, values in given)
+    types, unsized = wellknown.launchable(requirements)
+    if types or unsized:
+        return []
+    said = " and ".join(f"{name} {', '.join(values)}" for name, _, values in given)
+    return [f"{said} leave no instance type it could launch (they contradict each other: "
+            f"{_each_alone(given)})"]
+
+
+def _each_alone(given: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
+    """What each field of a contradicting lane allows on its own, for the fix."""
+    found = []
+    for name, key, values in given:
+        if name == "arch":
+            continue
+        types, _ = wellknown.launchable((wellknown.Requirement(key, "In", values),))
+        arches = sorted({wellknown.K8S_ARCH[t.arch] for t in types})
+        sizes = sorted({t.size for t in types}, key=lambda size: next(t.vcpus for t in types if t.size == size))
+        if types:
+            found.append(f"{name} {', '.join(values)} {'is' if len(values) == 1 else 'are'} {'/'.join(arches)}, "
+                         f"sizes {', '.join(sizes[:8])}{', ...' if len(sizes) > 8 else ''}")
+    return "; ".join(found) or "no instance type has them all"
 
 
 def config_findings(config: Mapping[str, Any]) -> list[Finding]:
@@ -640,11 +715,21 @@ class Workload:
     claimed_gpus: float = 0
     """Whole GPUs those claims ask for on one node."""
     images: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    """What each of its containers runs: its command's program, else its image's name (the image's entrypoint)."""
     slices: tuple[str, ...] = ()
     """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
     only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
     refused: tuple[str, ...] = ()
-    """What the API server refuses in its resource requirements (``fit.refusals``): its pods are never created."""
+    """What the API server refuses in its resource requirements (``fit.refusals``) or its ``overhead`` (the
+    RuntimeClass admission controller): its pods are never created."""
+    mig: tuple[str, ...] = ()
+    """MIG slices it asks for (``nvidia.com/mig-<profile>``, DRA claims of MIG devices), each by its profile
+    ('' for any profile)."""
+    unheld: tuple[str, ...] = ()
+    """DRA claims it names that the stack does not hold: what they ask for is not known."""
+    broken_claims: tuple[str, ...] = ()
+    """Its DRA claims the API server refuses, with why: its pods never start."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -677,65 +762,154 @@ CLAIM_KINDS = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "sp
 """``resource.k8s.io`` kinds and where their ``devices`` are (a template wraps a claim spec)."""
 
 
-def gpu_classes(resources: Sequence[checks.StackResource]) -> frozenset[str]:
-    found = set(GPU_DEVICE_CLASSES)
+@dataclass(frozen=True)
+class DeviceClass:
+    """What a DRA device class gives: whole NVIDIA GPUs, or MIG slices (of one ``profile``, or any)."""
+
+    mig: bool = False
+    profile: str = ""
+
+
+_CEL_PROFILE_RE = re.compile(r"""\.profile\s*==\s*['"]([^'"]+)['"]""")
+_CEL_MIG_RE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
+
+
+def _cel(selectors: Any) -> str:
+    return " && ".join(facts.text(facts.dig(sel, "cel", "expression")) for sel in facts.as_list(selectors))
+
+
+def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceClass]:
+    """NVIDIA's DRA device classes by name: the driver's own, and the stack's DeviceClasses whose selectors name
+    the driver ``gpu.nvidia.com``, MIG ones (``type == 'mig'``, a ``profile``) too (the driver's
+    ``demo/specs/extended-resources/mig-1g-12gb.yaml`` defines one per profile)."""
+    found = {GPU_DEVICE_CLASSES[0]: DeviceClass(), GPU_DEVICE_CLASSES[1]: DeviceClass(mig=True)}
     for res in resources:
         if res.type.startswith("kubernetes:resource.k8s.io/") and res.type.endswith(":DeviceClass"):
-            selectors = facts.as_list(facts.dig(res.props, "spec", "selectors"))
-            if any("gpu.nvidia.com" in facts.text(facts.dig(sel, "cel", "expression")) for sel in selectors):
-                found.add(facts.text(facts.dig(res.props, "metadata", "name")) or res.name)
-    return frozenset(found)
+            cel = _cel(facts.dig(res.props, "spec", "selectors"))
+            if "gpu.nvidia.com" in cel:
+                profile = _CEL_PROFILE_RE.search(cel)
+                found[facts.text(facts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
+                    bool(_CEL_MIG_RE.search(cel) or profile), instances.mig_profile(profile.group(1)) or "" if profile else "")
+    return found
 
 
-def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], float]:
-    """GPU claims of the stack: ``(kind, name) -> whole GPUs`` for claims and templates asking for devices
-    of a GPU class (``count`` with ``ExactCount``, 1 for ``All``; the fewest of ``firstAvailable``).
-    A request says what it asks for in ``exactly`` (``resource.k8s.io/v1``) or on itself (``v1beta1``)."""
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim or ResourceClaimTemplate of the stack: what it asks of one node."""
+
+    gpus: float = 0
+    """Whole NVIDIA GPUs."""
+    mig: tuple[str, ...] = ()
+    """MIG slices, each by its profile ('' for any profile)."""
+    nvidia: bool = False
+    """It asks for NVIDIA devices (GPUs or MIG slices)."""
+    refused: str = ""
+    """What the API server refuses in it: it is never created."""
+    urn: str = ""
+
+
+def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], Claim]:
+    """The stack's claims and templates: ``(kind, name) -> Claim``. Each request asks for ``count`` devices of its
+    class (``allocationMode`` ExactCount, the default, with ``count`` 1 by default and more than 0; ``All``: every
+    matching device of the node, so at least 1, and no ``count``), the fewest of its ``firstAvailable``
+    alternatives (Kubernetes API, resource.k8s.io/v1 ``ExactDeviceRequest``; ``pkg/apis/resource/validation``
+    ``validateDeviceAllocationMode``). A request says what it asks for in ``exactly`` (``v1``) or on itself
+    (``v1beta1``)."""
     classes = gpu_classes(resources)
-    found: dict[tuple[str, str], float] = {}
+    found: dict[tuple[str, str], Claim] = {}
     for res in resources:
         kind = res.type.rsplit(":", 1)[-1]
         if not res.type.startswith("kubernetes:resource.k8s.io/") or kind not in CLAIM_KINDS:
             continue
-        total, any_gpu = 0.0, False
-        for request in facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests")):
+        gpus, mig, nvidia, refused = 0.0, [], False, []
+        at = ".".join(CLAIM_KINDS[kind]) + ".devices.requests"
+        for i, request in enumerate(facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
             request = facts.as_map(request)
             if "exactly" in request:
-                options = [facts.as_map(request.get("exactly"))]
+                options = [(f"{at}[{i}].exactly", facts.as_map(request.get("exactly")))]
             elif "firstAvailable" in request:
-                options = [facts.as_map(o) for o in facts.as_list(request.get("firstAvailable"))]
+                options = [(f"{at}[{i}].firstAvailable[{j}]", facts.as_map(o))
+                           for j, o in enumerate(facts.as_list(request.get("firstAvailable")))]
             else:  # resource.k8s.io/v1beta1: the request names its device class itself
-                options = [request]
-            counts = [_device_count(o) for o in options if facts.text(o.get("deviceClassName")) in classes]
-            if counts and len(counts) == len(options):
-                any_gpu = True
-                total += min(counts)
-        if any_gpu:
-            found[(kind, facts.text(facts.dig(res.props, "metadata", "name")) or res.name)] = total
+                options = [(f"{at}[{i}]", request)]
+            asked = []
+            for where, option in options:
+                count, problem = _device_count(option)
+                if problem:
+                    refused.append(f"{where}.{problem}")
+                device_class = classes.get(facts.text(option.get("deviceClassName")))
+                if device_class is not None:
+                    profile = _CEL_PROFILE_RE.search(_cel(option.get("selectors")))
+                    profile_name = (instances.mig_profile(profile.group(1)) or profile.group(1)) if profile else device_class.profile
+                    asked.append((count, device_class.mig or bool(profile), profile_name))
+            if asked and len(asked) == len(options):  # every alternative is NVIDIA's
+                nvidia = True
+                count, is_mig, profile_name = min(asked, key=lambda a: (a[1], a[0]))
+                if is_mig:
+                    mig += [profile_name] * max(1, int(count))
+                else:
+                    gpus += count
+        name = facts.text(facts.dig(res.props, "metadata", "name")) or res.name
+        found[(kind, name)] = Claim(gpus, tuple(mig), nvidia, "; ".join(refused), res.urn)
     return found
 
 
-def _device_count(request: Mapping[str, Any]) -> float:
-    """Whole GPUs one device request takes: MIG slices take none whole (but need a GPU node)."""
-    if facts.text(request.get("deviceClassName")).startswith("mig."):
-        return 0
-    if request.get("allocationMode") == "All":
-        return 1
-    return facts.number(request.get("count")) or 1
+def _device_count(request: Mapping[str, Any]) -> tuple[float, str]:
+    """How many devices one request takes, and what the API server refuses in its count ('' for nothing)."""
+    mode = request.get("allocationMode")
+    count = request.get("count")
+    if mode == "All":
+        if count not in (None, 0):
+            return 1, f"count {_number_text(count)}: must not be specified when allocationMode is 'All'"
+        return 1, ""
+    if mode not in (None, "", "ExactCount"):
+        return 0, f"allocationMode {_number_text(mode)}: not supported (All or ExactCount)"
+    if count is None:
+        return 1, ""
+    number = facts.number(count)
+    if isinstance(count, bool) or number is None or not math.isfinite(number) or number != int(number) or number <= 0:
+        return 0, f"count {_number_text(count)}: must be a whole number greater than zero"
+    return number, ""
 
 
-def _claims(pod: Any, gpu_claims: Mapping[tuple[str, str], float]) -> tuple[tuple[str, ...], float]:
-    names, total = [], 0.0
+@dataclass(frozen=True)
+class PodClaims:
+    """What a pod's ``resourceClaims`` ask for, read against the stack's claims."""
+
+    names: tuple[str, ...] = ()
+    """Its claims of NVIDIA devices (``resourceClaims`` names)."""
+    gpus: float = 0
+    mig: tuple[str, ...] = ()
+    unheld: tuple[str, ...] = ()
+    """Claims it names that the stack does not hold (``ResourceClaimTemplate 'gpu'``): what they ask is not known."""
+    refused: tuple[str, ...] = ()
+    """Its claims the API server refuses, with why."""
+
+
+def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
+    names, gpus, mig, unheld, refused = [], 0.0, [], [], []
     for claim in facts.as_list(pod.get("resourceClaims")):
         claim = facts.as_map(claim)
         ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
                else ("ResourceClaim", facts.text(claim.get("resourceClaimName"))))
-        if ref in gpu_claims:
+        found = claims.get(ref)
+        if not ref[1]:
+            continue
+        if found is None:
+            unheld.append(f"{ref[0]} '{ref[1]}'")
+        elif found.refused:
+            refused.append(f"its claim '{facts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
+                           f"refuses ({found.refused}), so no pod of it ever starts")
+        elif found.nvidia:
             names.append(facts.text(claim.get("name")) or ref[1])
-            total += gpu_claims[ref]
-    return tuple(names), total
+            gpus += found.gpus
+            mig += found.mig
+    return PodClaims(tuple(names), gpus, tuple(mig), tuple(unheld), tuple(refused))
 
 
+MIG_RESOURCE = "nvidia.com/mig-"
+"""NVIDIA's device plugin advertises each MIG profile as ``nvidia.com/mig-<profile>`` (its "mixed" strategy;
+NVIDIA/k8s-device-plugin ``internal/rm/rm.go``)."""
 NVIDIA_SLICES = ("nvidia.com/mig-", "nvidia.com/gpu.")
 """Resources NVIDIA's device plugin advertises for parts of a GPU: MIG slices (``nvidia.com/mig-1g.10gb``)
 and renamed shared GPUs (``nvidia.com/gpu.shared``). Other ``nvidia.com/`` resources (the Network Operator's
@@ -780,7 +954,31 @@ def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, A
     return merged
 
 
-def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str], float] = {},
+def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The RuntimeClass admission controller's check of a pod's own ``overhead`` (kubernetes
+    ``plugin/pkg/admission/runtimeclass``, ``validateOverhead``): a pod may set it only to its RuntimeClass's
+    ``overhead.podFixed``; without a RuntimeClass, or one that defines none, it is refused. A class the stack
+    does not hold is not judged."""
+    overhead = facts.as_map(pod.get("overhead"))
+    if not overhead:
+        return []
+    name = facts.text(pod.get("runtimeClassName"))
+    if not name:
+        return ["spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
+                "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"]
+    if name not in runtimes:
+        return []
+    fixed = facts.as_map(facts.dig(runtimes[name], "overhead", "podFixed"))
+    if not fixed:
+        return [f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
+                f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"]
+    if {str(k): fit.quantity(v) for k, v in overhead.items()} != {str(k): fit.quantity(v) for k, v in fixed.items()}:
+        return [f"spec.overhead is not RuntimeClass '{name}''s overhead.podFixed (the RuntimeClass admission controller "
+                f"refuses a pod overhead other than its class's: drop overhead, and the class sets it)"]
+    return []
+
+
+def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
                   runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
     kind = workload_kind(res.type)
     if kind is None:
@@ -788,6 +986,7 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
     if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
+    refused = _overhead_refused(pod, runtimes)
     pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
     metadata = facts.as_map(res.props.get("metadata"))
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
@@ -799,12 +998,27 @@ def read_workload(res: checks.StackResource, gpu_claims: Mapping[tuple[str, str]
     # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
     # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
-    claims, claimed_gpus = _claims(pod, gpu_claims)
+    asked = _claims(pod, claims)
     images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
                    for c in facts.as_list(pod.get(group)))
     slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
+    # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
+    mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
+    programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
-                    requests, claims, claimed_gpus, images, slices, tuple(fit.refusals(pod)))
+                    requests, asked.names, asked.gpus, images, programs, slices,
+                    (*fit.refusals(pod), *refused), mig + asked.mig, asked.unheld, asked.refused)
+
+
+def image_name(image: str) -> str:
+    """``nvcr.io/nvidia/k8s-device-plugin:v0.20.0`` -> ``k8s-device-plugin``: whatever registry, tag or digest."""
+    return image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+
+
+def _program(container: Mapping[str, Any]) -> str:
+    command = facts.as_list(container.get("command"))
+    first = facts.text(command[0]) if command else ""
+    return first.rsplit("/", 1)[-1] if first else image_name(facts.text(container.get("image")))
 
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -848,6 +1062,9 @@ def _fix(taint: Taint, workload: Workload) -> str:
         other = [r for r in workload.gpus if r != taint.key]
         if other:
             return f"it requests {other[0]}, not {taint.key}: select a lane with {other[0]}, or request {taint.key}"
+        if workload.unheld:
+            return (f"it claims devices through DRA from {', '.join(workload.unheld)}, which this stack does not hold, and "
+                    f"EKS's ExtendedResourceToleration does not cover DRA claims: add the toleration {toleration}")
         return f"it requests no GPU: select a lane without GPUs, or request {taint.key}"
     return "add a toleration for it: custom taints are not tolerated automatically"
 
@@ -865,12 +1082,7 @@ def _select_gpu_lane(lanes: Lanes) -> str:
 
 def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> str:
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
-    if workload.gpus.get(contract.NVIDIA_GPU):
-        asks = f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
-    elif workload.slices:
-        asks = f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
-    else:
-        asks = f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+    asks = _gpu_asks(workload)
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
     if workload.selection.empty:
@@ -890,6 +1102,44 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
 
 
+def _gpu_asks(workload: Workload) -> str:
+    """``service "web" requests 1 nvidia.com/gpu``: what a GPU workload asks for, as it asks."""
+    if workload.gpus.get(contract.NVIDIA_GPU):
+        return f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
+    if workload.slices:
+        return f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
+    if workload.mig and not workload.claimed_gpus:
+        return f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA ({', '.join(workload.claims)})"
+    return f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+
+
+def _mig_words(profiles: Sequence[str]) -> str:
+    return ", ".join(p or "of any profile" for p in dict.fromkeys(profiles))
+
+
+MIG_FAMILIES = tuple(sorted({f.name for f in instances.FAMILIES.values() if instances.mig_profiles(f.name)}))
+"""The EC2 families whose GPUs have MIG (``instances.MIG_PROFILES``)."""
+
+
+def no_mig(workload: Workload, lanes: Sequence[tuple[Lane, Selection]]) -> str:
+    """A workload asking for MIG slices whose GPU lanes launch no GPU that has them, with each lane's GPUs."""
+    wanted = [p for p in dict.fromkeys(workload.mig)]
+    said = []
+    for lane, chosen in lanes:
+        families = sorted({f for alternative in lane._families(chosen) for f in alternative
+                           if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)})
+        gpus = ", ".join(f"{f} ({instances.facts(f).gpu_model}: "
+                         f"{'MIG ' + ', '.join(instances.mig_profiles(f)) if instances.mig_profiles(f) else 'no MIG'})"
+                         for f in families[:6])
+        said.append(f"{lane.subject} launches {gpus}")
+    specific = [p for p in wanted if p]
+    fix = (f"select a lane of a family whose GPU has {', '.join(specific)}, or ask for a profile its GPUs have"
+           if specific else f"select a lane of a MIG family ({', '.join(MIG_FAMILIES)})")
+    return (f"{_gpu_asks(workload)}, but no GPU the lanes it reaches launch has {'them' if len(wanted) > 1 else 'it'}: "
+            f"{'; '.join(said)} (MIG exists on A100, H100, H200, B200, B300, GB200, GB300 and RTX PRO Blackwell GPUs, "
+            f"each with its own profiles; {fix})")
+
+
 def _well_known_reason(selection: Selection, lane: Lane) -> str:
     """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, OS,
     instance labels), in the affinity terms that select the lane."""
@@ -902,9 +1152,17 @@ def _well_known_reason(selection: Selection, lane: Lane) -> str:
                 offered = ", ".join(v for _, values in lane.capacity for v in values)
                 return f"it needs {_req_words(req)}, and the lane launches capacity type {offered} only"
             if lane.requirements and not wellknown.candidates(lane.requirements + _wellknown((req,))):
-                arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})
-                return f"it needs {_req_words(req)}, and the lane launches {', '.join(arches)} instances of other kinds only"
+                return f"it needs {_req_words(req)}, and the lane launches {_launches_words(lane)} only"
     return "no instance the lane can launch meets its node selection"
+
+
+def _launches_words(lane: Lane) -> str:
+    """What a lane launches, as a reader checks it against a pod's selection: its families and architectures."""
+    families = [f for f in wellknown.candidates(lane.requirements) if f != wellknown.OTHER_X86]
+    arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})
+    if families and len(families) <= 8 and wellknown.OTHER_X86 not in wellknown.candidates(lane.requirements):
+        return f"{', '.join(families)} ({'/'.join(arches)})"
+    return f"{'/'.join(arches)} instances of other kinds"
 
 
 def _req_words(req: scheduling.Requirement) -> str:
@@ -962,7 +1220,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     for itype in types:
         free = fit.allocatable(itype, lane.root_gib).less(overhead)
         has = {r: float(free.get(r)) for r in fit.SIZED}
-        has.update({r: float(_gpus_of(itype, r)) for r in GPU_RESOURCES})
+        has.update({r: float(_gpus_of(itype, r) if lane.max_gpus is None else min(_gpus_of(itype, r), lane.max_gpus))
+                    for r in GPU_RESOURCES})  # the policy config's maxGpusPerNode caps what its types have
         missing = _short_words(asks, has)
         if not missing:
             return Fit(True)
@@ -984,6 +1243,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
            f"{_overhead_words(overhead)})")
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
+    if lane.max_gpus is not None and any(r in asks and _gpus_of(itype, r) > lane.max_gpus for r in GPU_RESOURCES):
+        why += f"; the policy config gives it at most {lane.max_gpus} GPUs per node (maxGpusPerNode)"
     return Fit(False, short=why, rank=rank)
 
 
@@ -1048,6 +1309,10 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
+    if workload.mig:
+        serving = [(lane, chosen) for lane, chosen in reachable if lane.gpu_for(chosen)]
+        if serving and not any(lane.mig_for(chosen, workload.mig) for lane, chosen in serving):
+            return [no_mig(workload, serving)]
     if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
         # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
         # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
@@ -1134,8 +1399,8 @@ def _strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices:
-        return []
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
+        return []  # (a claim the stack does not hold may be a GPU's)
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
                and (chosen := lane.reached_by(workload.selection, known)) is not None
@@ -1173,23 +1438,24 @@ class Survey:
     """Every pod template (DaemonSets included, for what they take on each node)."""
     unsure: list[Finding]
     overheads: dict[int, dict[str, float]]
+    claims: Mapping[tuple[str, str], Claim] = field(default_factory=dict)
 
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    gpu_claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
+    claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res, gpu_claims, runtimes)
+            workload = read_workload(res, claims, runtimes)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
             continue
         if workload is not None:
             workloads.append(workload)
-    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes))
+    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes), claims)
 
 
 def _survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
@@ -1224,10 +1490,18 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     whole = whole or survey(resources, config, unknown)
     lanes = whole.lanes
     found = list(whole.unsure)
+    found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
+              for (kind, name), claim in whole.claims.items() if claim.refused]
     for workload in whole.workloads:
-        if workload.refused:  # no pod of it is ever created: where it would land is moot
+        if workload.refused or workload.broken_claims:  # no pod of it ever runs: where it would land is moot
             found.extend(Finding(_refused(workload.subject, problem), workload.urn) for problem in workload.refused)
+            found.extend(Finding(f"{workload.subject}: {problem}", workload.urn) for problem in workload.broken_claims)
             continue
+        if workload.unheld:  # what it claims is not known: judged as far as the rest of it goes
+            found.append(Finding(f"{workload.subject}: cannot verify what its DRA claims ask for: {', '.join(workload.unheld)} "
+                                 f"{'is' if len(workload.unheld) == 1 else 'are'} not in this stack (declare "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} in this stack to have "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} judged)", workload.urn, certain=False))
         if not _judged(workload):
             continue
         if not lanes.lanes and not lanes.unknown:
@@ -1238,14 +1512,42 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
         if not problems:
             problems, unsure = fit_problems(workload, lanes, _own_overheads(workload, whole.overheads))
             found.extend(Finding(message, workload.urn, certain=False) for message in unsure)
+            outside = outside_the_rack(workload, lanes)
+            if outside and not problems:
+                found.append(Finding(outside, workload.urn, certain=False))
         found.extend(_findings(workload, problems, lanes))
     return found
+
+
+def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
+    """A workload (not a DaemonSet) every way of landing of which requires a label no lane of the stack declares
+    (``team: ml``): the rack's nodes carry only what their lanes declare (a pool's template labels, a node
+    group's labels) and the well-known labels, so it lands only on nodes from elsewhere, if any. Not a refusal
+    (such nodes may exist), but said. Labels node agents write (NFD's, NVIDIA's) are not counted."""
+    if workload.kind == "DaemonSet" or not lanes.lanes:
+        return ""
+    known = lanes.known_keys
+
+    def undeclared(requirements: Iterable[scheduling.Requirement]) -> list[scheduling.Requirement]:
+        return [r for r in requirements if r.operator in _SELECTING and not r.field and r.key not in known
+                and not _is_well_known(r.key) and not r.key.startswith((NFD_PREFIX, "nvidia.com/"))]
+
+    terms = workload.selection.terms if workload.selection.terms is not None else ((),)
+    per_term = [undeclared(workload.selection.node_selector) + undeclared(term) for term in terms]
+    if not per_term or not all(per_term):
+        return ""
+    said = "; ".join(dict.fromkeys(_req_words(r) for reqs in per_term for r in reqs))
+    selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
+    return (f"{workload.subject} selects {said}, which no lane of this rack declares, so it can land only on nodes from "
+            f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+            f"{selectors})")
 
 
 GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
 """Image names of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``) and dcgm-exporter
 (``nvcr.io/nvidia/k8s/dcgm-exporter``), whatever registry or tag."""
 GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, facts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
+                 "feature.node.kubernetes.io/cpu-model.vendor_id",
                  *(prefix + label for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
                    for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")))
 """Node labels a DaemonSet selects GPU nodes by (ours, NVIDIA's and NFD's, Karpenter's and EKS Auto Mode's)."""
@@ -1257,8 +1559,7 @@ def serves_gpus(workload: Workload) -> str:
     if workload.kind != "DaemonSet":
         return ""
     for image in workload.images:
-        name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
-        if name in GPU_DAEMON_IMAGES:
+        if image_name(image) in GPU_DAEMON_IMAGES:
             return f"image {image}"
     for req in workload.selection.requirements:
         if req.key in GPU_NODE_KEYS and req.operator in _SELECTING:
@@ -1266,21 +1567,86 @@ def serves_gpus(workload: Workload) -> str:
     return ""
 
 
+NFD_PREFIX = "feature.node.kubernetes.io/"
+"""node-feature-discovery's labels: in a kubernetes.io domain, but written by NFD's worker, on the nodes it runs on."""
+
+
 def _is_well_known(key: str) -> bool:
+    """A label the kubelet, EKS or Karpenter give nodes (judged against the instance table, or not at all)."""
     domain, slash, _ = key.partition("/")
-    return bool(slash) and domain.endswith(RESERVED_DOMAINS)
+    return bool(slash) and domain.endswith(RESERVED_DOMAINS) and not key.startswith(NFD_PREFIX)
 
 
-def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str]) -> str:
+GPU_MODE_LABELS = ("nvidia.com/mps.", "nvidia.com/mig.", "nvidia.com/gpu.sharing-strategy", "nvidia.com/gpu.replicas",
+                   "nvidia.com/gpu.deploy.", "nvidia.com/device-plugin.config")
+"""Node labels that say how a GPU node is set up rather than what it has: NVIDIA's gpu-feature-discovery writes
+``nvidia.com/mps.capable: true`` only on nodes set up for MPS sharing, ``nvidia.com/mig.*`` and the sharing labels
+by the node's MIG and sharing config (NVIDIA/k8s-device-plugin ``internal/lm``); the GPU operator's
+``nvidia.com/gpu.deploy.<component>`` turns a component on or off per node; ``nvidia.com/device-plugin.config``
+picks a node's plugin config. A DaemonSet that requires one is meant for the nodes set up that way only."""
+NODE_AGENTS: dict[str, tuple[str, ...]] = {
+    "nfd-worker": (NFD_PREFIX,),
+    "node-feature-discovery": (NFD_PREFIX,),
+    "gpu-feature-discovery": ("nvidia.com/",),
+    "gpu-operator": (facts.GPU_PRESENT_LABEL, "nvidia.com/gpu.deploy."),
+}
+"""What a workload labels nodes with, by the program it runs (its command, else its image): NFD's worker
+(the ``nfd-worker`` command of image ``node-feature-discovery``), gpu-feature-discovery (the device plugin
+chart runs it from the ``k8s-device-plugin`` image), the GPU operator (a Deployment labelling every node
+with an NVIDIA GPU). A DaemonSet labels the nodes it runs on; ``nvidia.com/`` labels only GPU nodes."""
+
+
+def node_agent_labels(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, tuple[str, ...]]:
+    """Per lane (by id), the label keys and prefixes node agents of the stack write on its nodes. An agent
+    may select labels another one writes (gpu-feature-discovery selects NFD's), so this repeats until
+    nothing more is found."""
+    agents = [(w, prefixes) for w in workloads for program in w.programs if (prefixes := NODE_AGENTS.get(program))]
+    found: dict[int, tuple[str, ...]] = {id(lane): () for lane in lanes.lanes}
+    known = lanes.known_keys
+    grew = bool(agents)
+    while grew:
+        grew = False
+        for agent, prefixes in agents:
+            for lane in lanes.lanes:
+                new = tuple(p for p in prefixes if p not in found[id(lane)] and (lane.gpu or not p.startswith("nvidia.com/")))
+                if not new or (agent.kind == "DaemonSet" and not _runs_on(agent, lane, known, found[id(lane)])):
+                    continue
+                found[id(lane)] += new
+                grew = True
+    return found
+
+
+def _runs_on(daemonset: Workload, lane: Lane, known: frozenset[str], labelled: tuple[str, ...]) -> bool:
+    on = daemonset.selection.on(lane.labels, _agent_judged_keys(daemonset, known, labelled))
+    return on is not None and lane.admits(on) and not lane.untolerated(daemonset.tolerations)
+
+
+def _agent_judged_keys(workload: Workload, known: frozenset[str], labelled: tuple[str, ...]) -> frozenset[str]:
+    """The label keys a GPU DaemonSet's selection is judged on for one lane: ``_strict_keys``, but not labels
+    that may be there: one an agent of the stack writes on the lane's nodes (``labelled``: NFD's
+    ``pci-10de.present``), and a GPU mode label (``GPU_MODE_LABELS``: ``nvidia.com/mps.capable``), which narrows
+    the DaemonSet to the nodes set up for that mode, by design, whoever writes it."""
+    def judged(key: str) -> bool:
+        return not key.startswith(labelled) and not key.startswith(GPU_MODE_LABELS)
+
+    return frozenset(k for k in _strict_keys(workload, known) if k in known or judged(k))
+
+
+def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str], labelled: tuple[str, ...] = ()) -> str:
     """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
-    a GPU label the lane's nodes do not declare (``nvidia.com/gpu.present`` without NFD) is not there."""
-    strict = _strict_keys(workload, known)
+    a GPU label the lane's nodes do not declare and no agent of the stack writes there (``nvidia.com/gpu.present``
+    without the GPU operator) is not there (``_agent_judged_keys``)."""
+    strict = _agent_judged_keys(workload, known, labelled)
     on = workload.selection.on(lane.labels, strict)
     if on is None:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(lane.labels.items())) or "none"
         wanted = "; ".join(_req_words(r) for r in workload.selection.requirements)
-        return (f"its node selection ({wanted}) does not match the lane's node labels ({labels}) "
-                f"(select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry)")
+        if lane.labels.get(contract.GPU_VENDOR_LABEL) == contract.GPU_VENDOR_NVIDIA:
+            fix = f"select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry"
+        else:  # a lane from elsewhere (a pool of another program, the policy config) carries no such label
+            fix = f"select a label its nodes carry ({lane.selector()}), or give the lane {contract.GPU_VENDOR_LABEL}: " \
+                  f"{contract.GPU_VENDOR_NVIDIA}"
+        return f"its node selection ({wanted}) does not match the lane's node labels ({labels}) ({fix})"
     if not lane.admits(on):
         return _well_known_reason(on, lane)
     taints = lane.untolerated(workload.tolerations)
@@ -1300,12 +1666,13 @@ def gpu_daemonsets(resources: Sequence[checks.StackResource], config: Mapping[st
     lanes = whole.lanes
     found = [f for f in whole.unsure if "daemonset" in f.message]
     known = lanes.known_keys
+    labelled = node_agent_labels(whole.workloads, lanes)
     for workload in whole.workloads:
         why = serves_gpus(workload)
         if not why:
             continue
         for lane in lanes.gpu_lanes:
-            miss = misses_gpu_lane(workload, lane, known)
+            miss = misses_gpu_lane(workload, lane, known, labelled[id(lane)])
             if miss:
                 found.extend(_findings(workload, [f"{workload.subject} serves GPUs ({why}) but never runs on "
                                                   f"{lane.subject}, a GPU lane: {miss}"], lanes))
