@@ -29,6 +29,7 @@ from mixed_os_racks import ClusterRef
 from mixed_os_racks.addons import ClusterAutoscaler, ClusterAutoscalerArgs
 from mixed_os_racks.cli import main
 from mixed_os_racks.offline import Catalog, run_program
+from test_cluster_facts import without_location
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
 CREATE = dict(cluster_mode="create", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnets_ids=",".join(PRIVATE))
@@ -52,7 +53,7 @@ def preview_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dic
     stack.write_text(yaml.safe_dump({"config": config}))
     amis.write_text(yaml.safe_dump(doc))
     code = main(["preview", "--config", str(stack), "--amis", str(amis), "--no-policy", "--json", str(out), "--cwd", str(REPO)])
-    err = capsys.readouterr().err
+    err = without_location(capsys.readouterr().err, stack)
     return code, (json.loads(out.read_text()) if out.exists() else {}), err
 
 
