@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme clean compiled
+.PHONY: preview test bench readme prices clean compiled
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,15 +26,22 @@ compiled: $(VENV)/.installed
 preview: compiled
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
+# HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)
 test: compiled  # the type check (mypy over components/, configured in pyproject.toml), then the tests
 	$(PY) -m mypy
-	$(PY) -m pytest -q -n auto --dist loadscope
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 
 bench: compiled  # both run; it fails when either misses a bar
 	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview
 
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md
+
+# The on-demand price table (components/pack/pricelist.py), from a clone of aws/karpenter-provider-aws:
+# make prices KARPENTER=~/src/karpenter-provider-aws [COMMIT=v1.14.1]
+COMMIT ?= HEAD
+prices: $(VENV)/.installed
+	$(PY) -m mixed_os_racks.pack.pricegen --repo $(KARPENTER) --commit $(COMMIT)
 
 clean:
 	rm -rf $(VENV) $(PACK_VENV) .pytest_cache .hypothesis

@@ -10,10 +10,9 @@ The names below are imported on first use, so ``import mixed_os_racks.pack`` (th
 rules) loads no Pulumi provider SDK.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 _EXPORTS = {
     "addons": ("ClusterAutoscaler", "ClusterAutoscalerArgs", "MetricsServer", "MetricsServerArgs"),
@@ -50,20 +49,21 @@ def _version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name == "__version__":
         globals()[name] = value = _version()
         return value
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'mixed_os_racks' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, "__version__"})
+    """The public API (what ``__all__`` lists, and ``__version__``): not the module's own machinery."""
+    return sorted({*__all__, "__version__"})
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported lazily above)
@@ -83,3 +83,5 @@ if TYPE_CHECKING:  # what type checkers and IDEs see  # noqa: F401 (re-exported 
     from .service import Service, ServiceArgs
     from .spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec, Taint
     from .spec.service import ServiceError, ServiceSpec, parse_services
+
+del TYPE_CHECKING  # read above; not part of the package's namespace

@@ -2,7 +2,6 @@
 script: the ``mixed-os-racks`` command."""
 
 import gc
-import sys
 
 RUN_GC_THRESHOLDS = (2_000_000, 100, 100)
 """The cycle collector's thresholds for one command (a short-lived process), set before its imports.
@@ -16,13 +15,8 @@ A collection still runs every 2 million allocations."""
 
 def entry() -> None:
     gc.set_threshold(*RUN_GC_THRESHOLDS)
-    from .errors import OfflineUnavailable
+    from .cli import entry as run  # imports on any SDK the components take: only `preview` checks the engine's
 
-    try:
-        from .cli import entry as run
-    except OfflineUnavailable as exc:  # the engine's SDK range: say so, without a traceback
-        sys.stderr.write(f"error: {exc}\n")
-        sys.exit(2)
     gc.freeze()  # what the imports built is never scanned again
     run()
 

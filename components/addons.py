@@ -8,7 +8,7 @@
 * ``ClusterAutoscaler``: the upstream ``cluster-autoscaler`` chart (9.x), the image of the release that
   matches the cluster's Kubernetes minor, on the nodes the caller names, finding the managed node
   groups' Auto Scaling groups by the tags EKS puts on them, with AWS credentials through EKS Pod Identity
-  and the least-privilege policy the autoscaler's AWS README documents.
+  or IRSA (``identity.py``) and the least-privilege policy the autoscaler's AWS README documents.
 * ``MetricsServer``: the upstream ``metrics-server`` chart, so HorizontalPodAutoscalers get CPU metrics.
 """
 
@@ -22,7 +22,8 @@ import pulumi_kubernetes as k8s
 from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
-from .karpenter_controller import bounded_name, trust
+from .identity import Identity, service_account_role
+from .karpenter_controller import bounded_name
 from .pack import upstream
 
 
@@ -68,16 +69,20 @@ def autoscaler_policy(cluster_name: str) -> dict[str, Any]:
 
 
 def autoscaler_values(cluster_name: str, region: str, image_tag: str, node_selector: Mapping[str, str],
-                      tolerations: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+                      tolerations: Sequence[Mapping[str, str]],
+                      annotations: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The ``cluster-autoscaler`` chart's values (keys of its 9.x ``values.yaml``). ``autoDiscovery.clusterName``
     turns on auto-discovery by the chart's default tags (``enabled`` and the cluster's); the service account
-    name is pinned to match the Pod Identity association (else the chart derives ``<release>-aws-cluster-autoscaler``)."""
+    name is pinned to match the Pod Identity association or the IRSA trust (else the chart derives
+    ``<release>-aws-cluster-autoscaler``); ``annotations`` go on it (``rbac.serviceAccount.annotations``: IRSA's
+    role ARN)."""
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster_name, "tags": [ENABLED_TAG, cluster_tag(cluster_name)]},
         "image": {"repository": upstream.CLUSTER_AUTOSCALER_IMAGE, "tag": image_tag},
-        "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_SERVICE_ACCOUNT}},
+        "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_SERVICE_ACCOUNT,
+                                    **({"annotations": dict(annotations)} if annotations else {})}},
         "fullnameOverride": AUTOSCALER_RELEASE,
         "nodeSelector": dict(node_selector),
         "tolerations": [dict(t) for t in tolerations],
@@ -104,6 +109,9 @@ class ClusterAutoscalerArgs(TypedDict, total=False):
     """Taints of those nodes it tolerates. Default none."""
     tags: NotRequired[Mapping[str, str]]
     """AWS tags for its role, policy and Pod Identity association. Default none."""
+    identity: NotRequired[Identity]
+    """How it gets AWS credentials: ``pod_identity`` (an EKS Pod Identity association) or ``irsa`` (a role
+    trusting the cluster's IAM OIDC provider for ``<namespace>/cluster-autoscaler`` only). Default ``pod_identity``."""
 
 
 @documented
@@ -120,7 +128,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     """
 
     role_arn: pulumi.Output[str]
-    """The ARN of the role its pods assume through EKS Pod Identity."""
+    """The ARN of the role its pods assume (through EKS Pod Identity, or IRSA)."""
+    identity: Identity
+    """How it gets AWS credentials: ``pod_identity`` or ``irsa``."""
     policy: pulumi.Output[str]
     """The autoscaler's IAM policy document (JSON), as attached."""
     image_tag: pulumi.Output[str]
@@ -154,32 +164,29 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region
 
-        role = aws.iam.Role(
-            f"{name}-role", name=cluster.name.apply(lambda c: bounded_name("ClusterAutoscaler-", c, 64)),
-            assume_role_policy=trust("pods.eks.amazonaws.com", ["sts:AssumeRole", "sts:TagSession"]), tags=tags,
-            opts=child,
-        )
+        identity = Identity(args.get("identity", Identity.POD_IDENTITY))
+        account_role = service_account_role(
+            ("ClusterAutoscaler", name), self, cluster, identity, (f"{name}-role", f"{name}-pod-identity"),
+            cluster.name.apply(lambda c: bounded_name("ClusterAutoscaler-", c, 64)), namespace, AUTOSCALER_SERVICE_ACCOUNT,
+            tags, pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts)))
+        role = account_role.role
         self.policy = cluster.name.apply(lambda c: json.dumps(autoscaler_policy(c), sort_keys=True))
         policy = aws.iam.Policy(
             f"{name}-policy", name=cluster.name.apply(lambda c: bounded_name("ClusterAutoscalerPolicy-", c, 128)),
             policy=self.policy, tags=tags, opts=child,
         )
         attachment = aws.iam.RolePolicyAttachment(f"{name}-policy", role=role.name, policy_arn=policy.arn, opts=child)
-        association = aws.eks.PodIdentityAssociation(
-            f"{name}-pod-identity", cluster_name=cluster.name, namespace=namespace,
-            service_account=AUTOSCALER_SERVICE_ACCOUNT, role_arn=role.arn, tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts)),
-        )
-        self.role_arn = role.arn
+        self.role_arn = account_role.arn
+        self.identity = identity
         self.image_tag = image_tag
         self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.CLUSTER_AUTOSCALER.name, version=upstream.CLUSTER_AUTOSCALER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.CLUSTER_AUTOSCALER.repo),
             namespace=namespace, name=AUTOSCALER_RELEASE,
-            values=pulumi.Output.all(cluster.name, region, image_tag).apply(lambda a: autoscaler_values(
-                a[0], a[1], a[2], dict(args.get("node_selector") or {}), list(args.get("tolerations") or []))),
+            values=pulumi.Output.all(cluster.name, region, image_tag, account_role.annotations).apply(lambda a: autoscaler_values(
+                a[0], a[1], a[2], dict(args.get("node_selector") or {}), list(args.get("tolerations") or []), a[3])),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
-                                        depends_on=[association, attachment, *inherited_depends_on(opts)]),
+                                        depends_on=[*account_role.ready, attachment, *inherited_depends_on(opts)]),
         )
         self.register_outputs({"roleArn": self.role_arn, "policy": self.policy, "imageTag": self.image_tag})
 

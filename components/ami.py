@@ -7,7 +7,7 @@ pack would, in the same words.
 """
 
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -43,17 +43,30 @@ def _image(result: Any) -> dict[str, Any]:
     }
 
 
+Where = Callable[[str], str]
+"""How a lane names its own fields in a problem (``Spec.where``: ``PoolSpec.disk``, or the stack-config key
+that set it); a problem about the AMI is the lane's ``ami_id``'s, one about its size the lane's ``disk``'s."""
+
+
+def _at(where: Optional[Where], field: str, problem: str) -> str:
+    return f"{where(field)}: {problem}" if where is not None else problem
+
+
 class AmiLookup:
-    """Looks AMIs up once each and checks a lane against them."""
+    """Looks AMIs up once each and checks a lane against them. Given ``where``, each refusal names the
+    lane's field it is about (``arch``, ``disk``, ``ami_id``) first."""
 
     def __init__(self, opts: Optional[pulumi.InvokeOptions] = None) -> None:
         self._opts = opts
         self._cache: dict[str, AmiFacts] = {}
         self._encrypted_by_default: Optional[bool] = None
 
-    def facts(self, subject: str, ami_id: str) -> AmiFacts:
+    def facts(self, subject: str, ami_id: str, where: Optional[Where] = None) -> AmiFacts:
         if ami_id not in self._cache:
-            self._cache[ami_id] = self._fetch(subject, ami_id)
+            try:
+                self._cache[ami_id] = self._fetch(subject, ami_id)
+            except ConfigError as exc:
+                raise ConfigError(_at(where, "ami_id", str(exc))) from None
         return self._cache[ami_id]
 
     def _fetch(self, subject: str, ami_id: str) -> AmiFacts:
@@ -71,22 +84,22 @@ class AmiLookup:
         return decode(ami_id, _image(image))
 
     def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float,
-              gpu_families: Iterable[str] = ()) -> AmiFacts:
+              gpu_families: Iterable[str] = (), where: Optional[Where] = None) -> AmiFacts:
         """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI, or its NVIDIA
         driver branch (when the AMI says it) cannot drive one of the lane's GPU families."""
-        facts = self.facts(subject, ami_id)
+        facts = self.facts(subject, ami_id, where)
         problem = rules.arch_mismatch(subject, arches, ami_id, facts.architecture)
-        if not problem and facts.root_snapshot_gib is not None:
-            problem = rules.disk_below_snapshot(subject, disk_gib, ami_id, facts.root_snapshot_gib)
-        if not problem:
-            branch, where = facts.nvidia_driver_branch, "the AMI facts"
-            if branch is None:
-                branch, where = instances.driver_branch_of_ami(facts.name, facts.description)
-            unsupported = [p for f in gpu_families if branch is not None and (p := instances.driver_problem(f, branch))]
-            if unsupported and branch is not None:
-                problem = rules.driver_cannot_drive(subject, ami_id, branch, where, list(dict.fromkeys(unsupported)))
         if problem:
-            raise ConfigError(problem)
+            raise ConfigError(_at(where, "arch", problem))
+        if facts.root_snapshot_gib is not None:
+            problem = rules.disk_below_snapshot(subject, disk_gib, ami_id, facts.root_snapshot_gib)
+            if problem:
+                raise ConfigError(_at(where, "disk", problem))
+        driver = instances.image_driver(facts.nvidia_driver_branch, facts.name, facts.description)
+        unsupported = [p for f in gpu_families if driver is not None and (p := driver.problem(f))]
+        if unsupported and driver is not None and driver.branch is not None:
+            problem = rules.driver_cannot_drive(subject, ami_id, driver.branch, driver.where, list(dict.fromkeys(unsupported)))
+            raise ConfigError(_at(where, "ami_id", problem))
         return facts
 
     def encrypted_by_default(self, subject: str) -> bool:
@@ -98,7 +111,7 @@ class AmiLookup:
                 raise ConfigError(f"{subject}: cannot read EBS encryption by default ({provider_reason(exc)})") from None
         return self._encrypted_by_default
 
-    def check_root_encryption(self, subject: str, facts: AmiFacts, fix: str) -> bool:
+    def check_root_encryption(self, subject: str, facts: AmiFacts, fix: str, where: Optional[Where] = None) -> bool:
         """Fail fast, with rule ``root-volume-encrypted``'s words, when a root volume made from this
         AMI's snapshot with no ``encrypted`` flag would be unencrypted: EC2 encrypts it only when the
         snapshot is encrypted or the account encrypts new volumes by default. Returns whether the
@@ -106,5 +119,5 @@ class AmiLookup:
         if facts.root_snapshot_encrypted:
             return False
         if not self.encrypted_by_default(subject):
-            raise ConfigError(rules.root_volume_unencrypted(subject, f"ami_id '{facts.id}'", fix))
+            raise ConfigError(_at(where, "ami_id", rules.root_volume_unencrypted(subject, f"ami_id '{facts.id}'", fix)))
         return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import enum
 import inspect
 import sys
 import types
@@ -21,6 +22,7 @@ import pulumi
 
 from . import syntax
 from .errors import ArgumentError, ConfigError, PropertyProblems
+from .inputs import closest
 
 _UNIONS = (Union, types.UnionType)
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
@@ -67,6 +69,8 @@ def accepts(tp: Any, value: Any) -> bool:
         return any(accepts(arg, value) for arg in typing.get_args(tp))
     if origin is Literal:
         return any(value == arg and type(value) is type(arg) for arg in typing.get_args(tp))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):  # a member, or its value (how another language sends it)
+        return isinstance(value, tp) or any(value == m.value and type(value) is type(m.value) for m in tp)
     if origin is pulumi.Output or tp is pulumi.Output:
         return isinstance(value, pulumi.Output)
     if origin is collections.abc.Awaitable:
@@ -99,6 +103,8 @@ def describe(tp: Any) -> str:
         return f"{text} (or an Output)" if len(plain) < len(parts) else text
     if origin is Literal:
         return " or ".join(repr(a) for a in typing.get_args(tp))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return " or ".join(repr(m.value) for m in tp)
     if origin in _MAPPINGS:
         key, val = typing.get_args(tp) or (Any, Any)
         return f"a mapping of {describe(key)} to {describe(val)}"
@@ -272,7 +278,9 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     hints = {**_hints(args_type), **(python_only or {})}
     problems: list[tuple[str, str]] = []
     for key in sorted(set(args) - set(hints), key=str):
-        problems.append((str(key), f"unknown argument (expected one of: {', '.join(hints)})"))
+        meant = closest(key, hints)
+        problems.append((str(key), f"unknown argument ({f'did you mean {meant}? ' if meant else ''}expected one of: "
+                                   f"{', '.join(hints)})"))
     for key in required_keys(args_type):
         if args.get(key) is None:
             problems.append((key, f"required (expected {describe(hints[key])})"))
@@ -282,7 +290,9 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     for key, value in args.items():
         if key not in hints or key in missing:
             continue
-        if also and key in also and isinstance(value, also[key]):
+        if also and key in also and isinstance(value, also[key]):  # a Python object the schema has no type for
+            if (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
+                problems.append((key, problem))
             continue
         data_class = _data_class(hints[key])
         if data_class is not None and isinstance(value, Mapping):

@@ -24,14 +24,20 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
-from .errors import ConfigError
+from .errors import ConfigError, OfflineUnavailable
+from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
 from .offline.catalog import Catalog, CatalogError
+from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.laneguard import urn_name
+from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
+from .offline.records import ProgramRun
 from .offline.stackexport import StateFileError, read_stack_export
 from .offline.sdk import oversized_config
-from .offline.stackfile import InputFileError, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .offline.stackfile import InputFileError, located, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .pack import cost
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -67,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--state", type=Path, metavar="FILE",
                    help="compare with the stack's state (`pulumi stack export` JSON): print the plan, judge lane changes")
     _allow_argument(p)
+    a = sub.add_parser("analyze", help="run the policy packs over a stack's state, without running the program "
+                       "(as `pulumi policy analyze --file`)")
+    a.add_argument("--state", type=Path, required=True, metavar="FILE",
+                   help="the stack's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    a.add_argument("--cwd", type=Path, default=Path("."), help="where to look for policies/ (default: .)")
+    a.add_argument("--json", type=Path, dest="json_out", help="also write the resources and violations as JSON")
+    a.add_argument("--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
+                   help="run this CrossGuard policy pack (repeatable; default: as for preview)")
+    a.add_argument("--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
+                   help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)")
+    a.set_defaults(no_policy=False)
     g = sub.add_parser("guard", help="judge `pulumi preview --json` output for lane removals and rollouts")
     g.add_argument("preview_json", type=Path, metavar="PREVIEW.json", help="what `pulumi preview --json` wrote")
     g.add_argument("--json", type=Path, dest="json_out", help="also write the verdicts as JSON")
@@ -75,9 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
                            "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
     init.add_argument("dir", metavar="DIR")
-    init.add_argument("--force", action="store_true", help="overwrite the pack's files if DIR has them")
-    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this "
-                      "package (default: mixed-os-racks==<this version>; e.g. a git URL)")
+    init.add_argument("--force", action="store_true", help="write into DIR though it is not empty (replacing the "
+                      "pack's files there)")
+    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this package: "
+                      "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
+                      "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
     sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
                    "`pulumi package add provider` generates each language's SDK from it)")
     return parser
@@ -236,6 +255,7 @@ def _print(text: str) -> None:
 
 
 def preview(args: argparse.Namespace) -> int:
+    require_sdk()  # the one command that runs a program: it needs the SDK release the engine was tested on
     cwd = project_dir(args.cwd)
     project = read_project_file(cwd)
     stack, stack_file = stack_of(args, cwd)
@@ -255,7 +275,8 @@ def preview(args: argparse.Namespace) -> int:
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
     notes: list[str] = []
-    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes)
+    lines: dict[str, int] = {}
+    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes, lines)
     sys.stderr.writelines(f"warning: {note}\n" for note in notes)
     too_large = oversized_config(stack_config_values(config))
     if too_large:
@@ -265,15 +286,20 @@ def preview(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
-    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config) as policy:  # start while the program runs
-        run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+    priced = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None  # under the config's own
+    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
+        try:
+            run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+        except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
+            raise ConfigError(located(str(exc), str(stack_file), lines)) from None
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
     if state is None:
-        _print(render(run, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            write_json(args.json_out, to_json(run, violations))
+            write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
         from .offline.laneguard import Step, judge
         from .offline.plan import make_plan, plan_json, render_plan
@@ -285,12 +311,51 @@ def preview(args: argparse.Namespace) -> int:
         if state.encrypted:
             sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
                              "preview cannot read: they are compared as unknown, never as changed\n")
-        _print(render_plan(plan, violations) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render_plan(plan, violations) + "".join(f"{line}\n" for line in lane_costs.lines(worst)[1:])
+               + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
-            doc = to_json(run, violations)
+            doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
             doc["summary"] = plan.summary()
+            doc["errors"] = list(plan.errors)
             write_json(args.json_out, doc)
+        if plan.errors:  # what makes the real preview fail: the plan is shown, and the command fails as it would
+            _error_lines(plan.errors)
+            return EXIT_ERROR
+    return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def analyze(args: argparse.Namespace) -> int:
+    """``mixed-os-racks analyze --state FILE``: the packs over a stack's state, without running its program."""
+    from .offline.stackexport import as_registrations
+
+    if not args.cwd.is_dir():
+        raise UsageError(f"--cwd {args.cwd}: not a directory")
+    packs, source = packs_to_run(args, args.cwd)
+    for pack in packs:
+        if not (pack / "PulumiPolicy.yaml").is_file():
+            raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --policy-pack DIR")
+    if args.json_out:
+        check_output(args.json_out, [args.state, *(args.policy_pack_configs or [])])
+    state = read_stack_export(args.state)
+    if state.encrypted:
+        sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
+                         f"read offline: the policies get them as {json.dumps('[secret]')}\n")
+    run = ProgramRun(state.project, state.stack, as_registrations(state), {})
+    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack") as policy:
+        violations = policy.analyze(run)
+        names = policy.names
+        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+    lines = [f"Analyzing the state of stack {state.stack or '(empty)'} ({args.state}), offline: {len(run.resources)} "
+             f"resources, no program run"]
+    if violations:
+        lines += ["", "Policies:"]
+        for v in violations:
+            lines.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown(urn_name(v['urn'])) or 'stack'})")
+            lines += [f"        {shown(line)}" for line in v["message"].splitlines()]
+    _print("\n".join(lines) + "\n" + pack_summary(packs, names, source, violations))
+    if args.json_out:
+        write_json(args.json_out, {"resources": [r.to_json() for r in run.resources], "violations": violations})
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
 
 
@@ -346,15 +411,25 @@ def entry() -> None:
 
 def pack_init(args: argparse.Namespace) -> int:
     from . import __version__
-    from .pack.scaffold import write_pack
+    from .pack.scaffold import released_requirement, shell_word, write_pack
 
     if not args.dir.strip():
         raise UsageError("pack init: the pack's directory is empty (name one, such as policy-pack)")
-    args.dir = Path(args.dir)
-    written = write_pack(args.dir, __version__, force=args.force, package=args.requirement)
-    _print("".join(f"wrote {path}\n" for path in written) + (
-        f"next: cd {args.dir} && pulumi install   (creates the pack's virtualenv, {args.dir / 'venv'})\n"
-        f"then: pulumi preview --policy-pack {args.dir} --policy-pack-config {args.dir / 'config.json'}\n"))
+    folder = Path(args.dir)
+    written, requirement = write_pack(folder, __version__, force=args.force, package=args.requirement)
+    lines = [f"wrote {shown(str(path))}" for path in written]
+    lines.append(f"requirements.txt installs {shown(requirement.line)}: {shown(requirement.source)}")
+    if not requirement.portable:
+        release = released_requirement(__version__) or "mixed-os-racks @ git+<the repository's URL>@<tag>"
+        lines.append(f"  a path on this machine, which CI and other machines cannot install: write the pack with "
+                     f"--requirement {shell_word(release)} (--force to rewrite it)")
+    elif args.requirement is None:
+        lines.append("  to install it another way, rerun with --force --requirement SPEC (a PEP 508 line, such as a git "
+                     "URL pinned to a tag), or edit requirements.txt")
+    word = shell_word(folder)
+    lines.append(f"next: cd {word} && pulumi install   (creates the pack's virtualenv, {shown(str(folder / 'venv'))})")
+    lines.append(f"then: pulumi preview --policy-pack {word} --policy-pack-config {shell_word(folder / 'config.json')}")
+    _print("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -365,13 +440,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return pack_init(args)
         if args.command == "schema":
             return print_schema()
+        if args.command == "analyze":
+            return analyze(args)
         return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError) as exc:
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -15,6 +15,7 @@ turns that into a ref, named after the component.
 
 import json
 import weakref
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Mapping, Optional
 
@@ -57,6 +58,31 @@ def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_
 def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
     """The region field of an ARN (``arn:aws:eks:<region>:<account>:cluster/<name>``), as pulumi-eks reads it."""
     return pulumi.Output.from_input(arn).apply(lambda text: text.split(":")[3])
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """What EKS says of an existing cluster (``DescribeCluster``), read at preview."""
+
+    version: str
+    authentication_mode: str
+    """``API``, ``API_AND_CONFIG_MAP`` or ``CONFIG_MAP`` (``accessConfig.authenticationMode``)."""
+    oidc_issuer: str
+    """The cluster's OIDC issuer URL (``identity.oidc.issuer``), what IRSA trusts."""
+
+
+def read_cluster(cluster_name: str, opts: Optional[pulumi.InvokeOptions] = None) -> Optional[LiveCluster]:
+    """An existing cluster's facts (``aws.eks.get_cluster``), or None when it cannot be read here (the
+    ``ClusterRef``'s own look-up then says why)."""
+    try:
+        found = aws.eks.get_cluster(name=cluster_name, opts=opts)
+    except Exception:  # noqa: BLE001 (reported by the look-up every component makes)
+        return None
+    access = (found.access_configs or [None])[0]
+    identity = (found.identities or [None])[0]
+    oidc = (identity.oidcs or [None])[0] if identity is not None else None
+    return LiveCluster(str(found.version), str(access.authentication_mode) if access is not None else "",
+                       str(oidc.issuer) if oidc is not None else "")
 
 
 ONE_PER_CLUSTER = "one per cluster: use the one there is"
@@ -104,7 +130,8 @@ class ClusterRef:
     certificate_authority: Optional[pulumi.Output[str]]
     """The cluster's certificate authority data (base64), with ``endpoint``. Default: read from the cluster."""
     oidc_issuer: Optional[pulumi.Output[str]]
-    """The cluster's OIDC issuer URL (for IAM roles for service accounts). Default: read from the cluster."""
+    """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``, for IAM roles for service
+    accounts). Default: read from the cluster."""
     node_role_arn: Optional[pulumi.Output[str]]
     """The IAM role of the nodes Karpenter launches, its ARN or name: the Karpenter pools' default node role.
     Default: ``KarpenterNodeRole-<name>``."""
@@ -133,6 +160,12 @@ class ClusterRef:
         self._read = read
         """(name, opts) to read an existing cluster and its role with, on first use."""
         self._version: Optional[str] = None
+        self.known_name: Optional[str] = None
+        """The cluster's name when this program knows it as text (``existing``, or ``created`` with
+        ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
+        self.oidc_provider_arn: Optional[pulumi.Input[str]] = None
+        """The cluster's IAM OIDC provider (IRSA trusts it): the one ``RackCluster`` makes, the one given to
+        ``created``; for an existing cluster it is looked up (``irsa``)."""
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
         """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
@@ -199,6 +232,7 @@ class ClusterRef:
         ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
         ref.certificate_authority = found.certificate_authorities[0].data
         ref.oidc_issuer = found.identities.apply(oidc_issuer_of)
+        ref.known_name = cluster_name
         if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
             ref._key = ("existing", cluster_name)
         ref._looked_up_version = found.version
@@ -239,6 +273,7 @@ class ClusterRef:
                                 pulumi.Config("aws").get("profile"))
             provider = k8s.Provider(f"{owner}-k8s", kubeconfig=config, opts=opts)
             ref = cls(name, provider, endpoint=endpoint, kubeconfig=config)  # type: ignore[arg-type]
+            ref.known_name = name if isinstance(name, str) else None
             ref.certificate_authority = pulumi.Output.from_input(value["certificate_authority"])  # type: ignore[arg-type]
             ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"]) if value.get("oidc_issuer") is not None else None  # type: ignore[arg-type]
         else:
@@ -251,7 +286,8 @@ class ClusterRef:
 
     @classmethod
     def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None,
-                cluster_name: Optional[str] = None, version: Optional[str] = None) -> "ClusterRef":
+                cluster_name: Optional[str] = None, version: Optional[str] = None,
+                oidc_provider_arn: Optional[pulumi.Input[str]] = None) -> "ClusterRef":
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
         from a kubeconfig built as ``existing`` builds one (``kubeconfig``: the cluster's endpoint and CA,
         ``--region`` from its ARN, the stack's ``aws:profile`` as ``--profile``), not from pulumi-eks's
@@ -260,7 +296,9 @@ class ClusterRef:
         shell's default identity. (pulumi-eks's Python
         ``Cluster.provider`` is an Output, which a resource's ``provider`` option cannot take.) Pass
         ``cluster_name`` and ``version`` when the program sets them (``eks.Cluster(name=..., version=...)``),
-        so what is built from them is known at preview."""
+        so what is built from them is known at preview. Pass ``oidc_provider_arn`` (e.g. the pulumi-eks
+        Cluster's ``oidc_provider_arn`` with ``create_oidc_provider=True``) for components that authenticate
+        with IAM roles for service accounts."""
         _check_ref("created", name, [
             ("cluster", cluster, lambda c: None if hasattr(c, "eks_cluster")  # what is read of it
              else f"expected a pulumi_eks Cluster, got {type(c).__name__}"),
@@ -268,7 +306,13 @@ class ClusterRef:
             ("version", version, lambda v: None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"),
             ("opts", opts, _opts_problem),
         ])
-        name_output = cluster_name if cluster_name is not None else cluster.eks_cluster.apply(lambda c: c.name)
+        # A name given here is known at preview, and still carries the cluster: an Output resolved from the
+        # cluster's URN (known at preview, its resources the cluster) makes every resource that takes the
+        # name (an access entry, a Pod Identity association, an EKS add-on) depend on the cluster, as a name
+        # read from the cluster would. A plain string carries no dependency, and those resources could be
+        # created before the cluster exists when a component is used on its own.
+        name_output = (cluster.urn.apply(lambda _: cluster_name) if cluster_name is not None
+                       else cluster.eks_cluster.apply(lambda c: c.name))
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(
             name_output, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
@@ -280,7 +324,48 @@ class ClusterRef:
         ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: getattr(c, "identities", None)).apply(oidc_issuer_of)
         ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
+        ref.known_name = cluster_name
+        if oidc_provider_arn is not None:
+            ref.oidc_provider_arn = oidc_provider_arn
         return ref
+
+    def irsa(self, component: str, name: str) -> tuple[pulumi.Input[str], pulumi.Output[str]]:
+        """The IAM OIDC provider's ARN and the issuer a role trusts for IRSA, or ``ArgumentError`` naming
+        what is missing. An existing cluster's are read at preview: its issuer (``DescribeCluster``) and the
+        provider IAM holds for it (``aws.iam.get_open_id_connect_provider``); one missing is refused with
+        the command that makes it (the rack does not make a provider it does not own: destroying it would
+        break every other IRSA role of the cluster)."""
+        if self.oidc_provider_arn is not None and self.oidc_issuer is not None:
+            return self.oidc_provider_arn, self.oidc_issuer
+        if self._read is None:
+            raise ArgumentError(component, name, "cluster", (
+                "IRSA needs the cluster's IAM OIDC provider: pass ClusterRef.created(..., oidc_provider_arn=...) "
+                "(pulumi-eks: eks.Cluster(create_oidc_provider=True) and its oidc_provider_arn)"))
+        live = self.live
+        if live is None or not live.oidc_issuer:
+            raise ArgumentError(component, name, "cluster", (
+                f"IRSA needs the OIDC issuer of cluster '{self.known_name}', and the cluster cannot be read here "
+                f"(eks:DescribeCluster)"))
+        try:
+            provider = aws.iam.get_open_id_connect_provider(
+                url=live.oidc_issuer, opts=pulumi.InvokeOptions(parent=self._read[1].parent))
+        except Exception:  # noqa: BLE001 (IAM has none for this issuer, or it cannot be read)
+            raise ArgumentError(component, name, "cluster", (
+                f"IAM has no OIDC provider for the issuer {live.oidc_issuer} of cluster '{self.known_name}', which "
+                f"IRSA needs: create it once (eksctl utils associate-iam-oidc-provider --cluster {self.known_name} "
+                f"--approve, or aws iam create-open-id-connect-provider --url {live.oidc_issuer} --client-id-list "
+                f"sts.amazonaws.com)")) from None
+        self.oidc_provider_arn = provider.arn
+        self.oidc_issuer = pulumi.Output.from_input(live.oidc_issuer)
+        return self.oidc_provider_arn, self.oidc_issuer
+
+    @cached_property
+    def live(self) -> Optional[LiveCluster]:
+        """An existing cluster's facts, read once at preview (its version, authentication mode and OIDC
+        issuer); None for a cluster this program creates, or one that cannot be read."""
+        if self._read is None or self.known_name is None:
+            return None
+        return read_cluster(self.known_name, pulumi.InvokeOptions(parent=self._read[1].parent))
 
     @cached_property
     def eks_cluster(self) -> aws.eks.Cluster:
@@ -303,6 +388,8 @@ class ClusterRef:
     def version(self) -> pulumi.Output[str]:
         """The control plane's Kubernetes version (``1.34``)."""
         if self._version is not None:
+            # plain, not carrying the cluster as ``name`` does: it feeds look-ups (an add-on's version), which
+            # the engine answers as unknown at preview when they depend on a resource being created
             return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
             return self.cluster.eks_cluster.apply(lambda c: c.version)

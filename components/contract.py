@@ -114,3 +114,5 @@ its ``index`` module) -> today's. Each component aliases its former token, so a 
 and the lane guard read either (a recorded state or preview has the former)."""
 POOL_TYPES = (COMPONENT_POOL, "rack:karpenter:KarpenterPool")
 NODE_GROUP_TYPES = (COMPONENT_NODE_GROUP, "rack:eks:NodeGroup")
+COMPONENT_RACK = "rack:index:Rack"
+"""The ``Rack`` component; its registered outputs carry the rack's budget (``maxHourlyUsd``)."""

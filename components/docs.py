@@ -68,7 +68,7 @@ RACK_TABLES = (keys.CLUSTER, keys.RACK, keys.WORKLOAD_POOL, keys.BUILD_POOL, key
 def _spec_fields(key: str) -> str:
     """The spec fields a ``rack:`` parameter sets, ``Spec.field`` (several for a key shared by lanes)."""
     found = [f"{table.spec.__name__}.{field}" for table in RACK_TABLES
-             for field in ([f for f, k in table.keys.items() if k == key] or [key])
+             for field in ([f for f, k in table.keys.items() if k == key] or ([key] if table.key(key) == key else []))
              if field in table.spec.model_fields]
     return ", ".join(dict.fromkeys(found))
 

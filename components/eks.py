@@ -38,7 +38,8 @@ from .errors import ConfigError
 from .pack import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .spec import ClusterSpec, NodeGroupSpec
-from .subnets import subnets_problem
+from .spec.rack import version_support
+from .subnets import subnets_problems
 
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
 
@@ -54,6 +55,8 @@ class RackClusterArgs(TypedDict, total=False):
     """The cluster to create."""
     pod_identity_agent: NotRequired[bool]
     """Install the EKS Pod Identity agent add-on. Default true."""
+    oidc_provider: NotRequired[bool]
+    """Create the cluster's IAM OIDC provider, which IAM roles for service accounts (IRSA) trust. Default false."""
 
 
 PYTHON_ONLY = {"ami_lookup": AmiLookup}
@@ -98,10 +101,13 @@ class RackCluster(pulumi.ComponentResource):
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
-        problem = subnets_problem(spec.private_subnet_ids, pulumi.InvokeOptions(parent=self))
-        if problem:  # EKS would refuse the cluster after the KMS key was made
-            raise ConfigError(f"cluster '{spec.name}': private_subnet_ids: {problem}")
+        found = subnets_problems(spec.private_subnet_ids, spec.public_subnet_ids, pulumi.InvokeOptions(parent=self))
+        if found:  # EKS would refuse the cluster after the KMS key was made
+            raise ConfigError("\n".join(f"cluster '{spec.name}': {field}: {problem}" for field, problem in found.items()))
 
+        status, message = version_support(spec.version)
+        if status == "extended":
+            pulumi.log.warn(f"cluster '{spec.name}': {message}", resource=self)
         self.kms_key: aws.kms.Key = aws.kms.Key(
             f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
             deletion_window_in_days=30, tags=tags,
@@ -127,6 +133,19 @@ class RackCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
         self.ref: ClusterRef = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.oidc_provider: Optional[aws.iam.OpenIdConnectProvider] = None
+        """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
+        if args.get("oidc_provider", False):
+            # IRSA's trust: the issuer EKS gives the cluster, for tokens whose audience is STS (the client id
+            # pulumi-eks's createOidcProvider uses too). No thumbprint: IAM takes the issuer's certificate
+            # itself when none is given (the pulumi-aws OpenIdConnectProvider docs), and pulumi-eks would
+            # fetch one over the network at deploy
+            issuer = self.cluster.eks_cluster.apply(lambda c: c.identities[0].oidcs[0].issuer)
+            self.oidc_provider = aws.iam.OpenIdConnectProvider(
+                f"{name}-oidc", url=issuer, client_id_lists=[upstream.IRSA_AUDIENCE], tags=tags,
+                opts=pulumi.ResourceOptions(parent=self))
+            self.ref.oidc_provider_arn = self.oidc_provider.arn
+            self.ref.oidc_issuer = issuer
         self.pod_identity_agent: Optional[aws.eks.Addon] = None
         """The EKS Pod Identity agent add-on (None when left out)."""
         if args.get("pod_identity_agent", True):
@@ -136,7 +155,7 @@ class RackCluster(pulumi.ComponentResource):
             )
         self.admin_access: list[aws.eks.AccessEntry] = self._admin_access(name, spec, tags)
         """The access entries of ``spec.admin_arns``."""
-        lane = f"{name}-system"
+        lane = self.system_lane_for(name)
         self.system_lane_spec: NodeGroupSpec = spec.system_lane(lane)
         self.system_lane: NodeGroup = NodeGroup(
             lane,
@@ -168,6 +187,11 @@ class RackCluster(pulumi.ComponentResource):
             "kmsKeyArn": self.kms_key_arn,
             "systemLaneName": self.system_lane_name,
         })
+
+    @staticmethod
+    def system_lane_for(name: str) -> str:
+        """The system lane's name (its node group component's) in a ``RackCluster`` named ``name``."""
+        return f"{name}-system"
 
     def _admin_access(self, name: str, spec: ClusterSpec, tags: dict[str, str]) -> list[aws.eks.AccessEntry]:
         """An access entry and a cluster-scoped ``AmazonEKSClusterAdminPolicy`` association for each of

@@ -48,5 +48,5 @@ class PropertyProblems(ValueError):
 
 
 class OfflineUnavailable(ImportError):
-    """The offline engine (``mixed_os_racks.offline``, the ``mixed-os-racks`` command) cannot run on the
-    installed Pulumi SDK: it uses SDK internals, so it needs the range the ``offline`` extra pins."""
+    """The offline engine (``mixed_os_racks.offline``, ``mixed-os-racks preview``) cannot run a program on
+    the installed Pulumi SDK: it uses SDK internals, so it needs the range the ``offline`` extra pins."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 MAX_NESTING = 32
 """Deepest nesting of lists and mappings a config value may have. The deepest real rack value
@@ -48,3 +49,15 @@ def not_a_file(path: "os.PathLike[str] | str") -> str:
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISFIFO(mode):
         return ""
     return "is not a regular file (a device or a socket); give a file"
+
+
+def closest(wrong: object, choices: Iterable[str], cutoff: float = 0.7) -> Optional[str]:
+    """The choice ``wrong`` most likely misspells (difflib's similarity at least ``cutoff``), or None: the
+    "did you mean" of every reader of names (spec fields, stack-config keys, catalog keys, component
+    arguments, lane names, policy names). A name far longer than any choice is no misspelling of one."""
+    text = str(wrong)
+    listed = [c for c in choices if c != text]
+    if not listed or len(text) > 2 * max(len(c) for c in listed) + 8:
+        return None
+    found = difflib.get_close_matches(text, listed, n=1, cutoff=cutoff)
+    return found[0] if found else None

@@ -155,7 +155,8 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
         template_spec["taints"] = taints
     spec: dict[str, Any] = {
         "template": {"metadata": {"labels": pool.node_labels()}, "spec": template_spec},
-        "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi"},
+        "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi",
+                   **({pool.gpu_resource: str(pool.gpu_limit)} if pool.gpu_limit is not None else {})},
         "disruption": {
             "consolidationPolicy": pool.consolidation_policy,
             "consolidateAfter": pool.consolidate_after,
@@ -215,7 +216,8 @@ class KarpenterPool(pulumi.ComponentResource):
         ami: AmiRef = {"alias": pool.alias or ""}
         if pool.ami_id:
             lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
-            facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families))
+            facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
+                                 where=pool.where)
             ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
             root_device = facts.root_device_name or root_device
             if facts.root_snapshot_gib is not None:
@@ -256,4 +258,5 @@ class KarpenterPool(pulumi.ComponentResource):
             "labels": self.labels,
             "taints": self.taints,
             "ami": self.ami,
+            **({"maxHourlyUsd": pool.max_hourly_usd} if pool.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -8,7 +8,8 @@ the same from v1.12 to v1.14) and its getting-started guide:
   access entry of type ``EC2_LINUX`` (a STANDARD entry with ``system:bootstrappers`` is refused, and
   nodes never join). No instance profile: Karpenter v1 makes its own from ``EC2NodeClass.spec.role``;
 - the controller role, trusted by ``pods.eks.amazonaws.com`` (``sts:AssumeRole``, ``sts:TagSession``) and
-  bound by an EKS Pod Identity association to ``<namespace>/karpenter``, with the reference policies,
+  bound by an EKS Pod Identity association to ``<namespace>/karpenter`` (or, with ``identity="irsa"``,
+  trusted by the cluster's IAM OIDC provider for that service account only: ``identity.py``), with the reference policies,
   statement by statement (``controller_policies``), built from names, the partition, the region and the
   account id, so the whole document is known, and reviewable, at preview;
 - the interruption queue (SQS-managed encryption, 300 s retention, a policy letting EventBridge and SQS
@@ -35,8 +36,9 @@ import pulumi_kubernetes as k8s
 from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
+from .identity import Identity, service_account_role, trust
 from .pack import upstream
-from .spec.rack import chart_version_problem
+from .spec.rack import access_entries_problem, chart_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
 NODE_ROLE_POLICIES = (
@@ -185,19 +187,15 @@ def queue_policy(queue_arn: str) -> dict[str, Any]:
     }
 
 
-def trust(service: str, actions: Sequence[str]) -> str:
-    return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions)}]})
-
-
 def chart_values(cluster_name: str, queue: str, replicas: int, node_selector: Mapping[str, str],
-                 tolerations: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+                 tolerations: Sequence[Mapping[str, str]], annotations: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
     """The ``karpenter`` chart's values (keys of its 1.14.1 ``values.yaml``). Its default affinity keeps
     the controller off the nodes Karpenter manages (``karpenter.sh/nodepool DoesNotExist``), and its
-    pod anti-affinity needs one node per replica."""
+    pod anti-affinity needs one node per replica. ``annotations`` go on its service account
+    (``serviceAccount.annotations``: IRSA's role ARN)."""
     return {
         "settings": {"clusterName": cluster_name, "interruptionQueue": queue},
-        "serviceAccount": {"name": SERVICE_ACCOUNT},
+        "serviceAccount": {"name": SERVICE_ACCOUNT, **({"annotations": dict(annotations)} if annotations else {})},
         "replicas": replicas,
         "nodeSelector": {"kubernetes.io/os": "linux", **node_selector},
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *tolerations],
@@ -222,6 +220,10 @@ class KarpenterControllerArgs(TypedDict, total=False):
     """Taints of those nodes the controller tolerates (besides ``CriticalAddonsOnly``). Default none."""
     tags: NotRequired[Mapping[str, str]]
     """AWS tags for the roles, policies, queue and rules. Default none."""
+    identity: NotRequired[Identity]
+    """How the controller gets AWS credentials: ``pod_identity`` (an EKS Pod Identity association; needs the
+    eks-pod-identity-agent add-on) or ``irsa`` (a role trusting the cluster's IAM OIDC provider for
+    ``<namespace>/karpenter`` only). Default ``pod_identity``."""
 
 
 @documented
@@ -241,6 +243,8 @@ class KarpenterController(pulumi.ComponentResource):
     """The SQS queue that carries interruption events to the controller."""
     policies: dict[str, pulumi.Output[str]]
     """The controller's policy documents (JSON) by part, as attached."""
+    identity: Identity
+    """How the controller gets AWS credentials: ``pod_identity`` or ``irsa``."""
 
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterController", name, opts)
@@ -256,6 +260,10 @@ class KarpenterController(pulumi.ComponentResource):
             raise ArgumentError("KarpenterController", name, "version", chart_version_problem(version, "version") or "")
         if not 1 <= replicas <= 10:
             raise ArgumentError("KarpenterController", name, "replicas", f"must be 1-10 (got {replicas})")
+        live = cluster.live
+        problem = live and access_entries_problem(cluster.known_name or "", live.authentication_mode)
+        if problem:  # the nodes' access entry would be refused at apply, after the roles and the queue
+            raise ArgumentError("KarpenterController", name, "cluster", problem)
         child = pulumi.ResourceOptions(parent=self)
         waits = pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts))
 
@@ -297,27 +305,28 @@ class KarpenterController(pulumi.ComponentResource):
                                        target_id="KarpenterInterruptionQueueTarget", opts=child)
         self.interruption_queue_name = queue.name
 
-        # the controller's role, its policies, and its pod identity
-        controller_role = aws.iam.Role(
-            f"{name}-controller-role", name=cluster.name.apply(lambda c: bounded_name("KarpenterController-", c, 64)),
-            assume_role_policy=trust("pods.eks.amazonaws.com", ["sts:AssumeRole", "sts:TagSession"]), tags=tags, opts=child,
-        )
+        # the controller's role (trusted through Pod Identity or IRSA), its policies
+        identity = Identity(args.get("identity", Identity.POD_IDENTITY))
+        account_role = service_account_role(
+            ("KarpenterController", name), self, cluster, identity, (f"{name}-controller-role", f"{name}-pod-identity"),
+            cluster.name.apply(lambda c: bounded_name("KarpenterController-", c, 64)), namespace, SERVICE_ACCOUNT, tags,
+            waits)
+        controller_role = account_role.role
         documents = pulumi.Output.all(partition, region, account, cluster.name, self.node_role_arn, queue_arn).apply(
             lambda a: {part: json.dumps(doc, sort_keys=True) for part, doc in controller_policies(*a).items()})
         self.policies = {}
+        attached: list[pulumi.Resource] = []
         for part in ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery"):
             document = documents.apply(operator.itemgetter(part))
             policy = aws.iam.Policy(
                 f"{name}-{part}", name=cluster.name.apply(functools.partial(bounded_name, f"KarpenterController{part}Policy-", limit=128)),
                 policy=document, tags=tags, opts=child,
             )
-            aws.iam.RolePolicyAttachment(f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn, opts=child)
+            attached.append(aws.iam.RolePolicyAttachment(f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn,
+                                                         opts=child))
             self.policies[part] = document
-        association = aws.eks.PodIdentityAssociation(
-            f"{name}-pod-identity", cluster_name=cluster.name, namespace=namespace, service_account=SERVICE_ACCOUNT,
-            role_arn=controller_role.arn, tags=tags, opts=waits,
-        )
-        self.controller_role_arn = controller_role.arn
+        self.controller_role_arn = account_role.arn
+        self.identity = identity
 
         # the charts: CRDs first, then the controller
         cluster.claim("KarpenterController", name, {"Karpenter": ONE_PER_CLUSTER})
@@ -329,10 +338,12 @@ class KarpenterController(pulumi.ComponentResource):
         self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.KARPENTER_CHART.name, version=version, namespace=namespace, name="karpenter",
             skip_crds=True,
-            values=pulumi.Output.all(cluster.name, queue.name).apply(lambda a: chart_values(
-                a[0], a[1], replicas, dict(args.get("node_selector") or {}), list(args.get("tolerations") or []))),
+            values=pulumi.Output.all(cluster.name, queue.name, account_role.annotations).apply(lambda a: chart_values(
+                a[0], a[1], replicas, dict(args.get("node_selector") or {}), list(args.get("tolerations") or []), a[2])),
+            # the controller starts once its credentials work: the association (Pod Identity), or the role and
+            # its policies (IRSA: the pods assume it as soon as they start)
             opts=pulumi.ResourceOptions.merge(charts, pulumi.ResourceOptions(
-                depends_on=[self.crd_chart, association, access, *inherited_depends_on(opts)])),
+                depends_on=[self.crd_chart, *account_role.ready, *attached, access, *inherited_depends_on(opts)])),
         )
         self.register_outputs({
             "nodeRoleArn": self.node_role_arn,

@@ -143,6 +143,10 @@ class Lane(TypedDict, total=False):
     """The nodes' operating system."""
     ami: AmiRef
     """What it boots (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""
+    worstCaseHourlyUsd: Optional[float]
+    """The most the lane can cost an hour on demand, in US dollars, in the stack's region (docs/cost.md): a pool's
+    limits filled with the dearest types it can launch, a node group's ``max_size`` of its type; none when it is
+    unbounded or not priced (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""
 
 
 class ConfiguredLane(Lane, total=False):
@@ -177,7 +181,7 @@ def _json_schema(tp: Any) -> dict[str, Any]:
 
 
 _PRIMITIVES: dict[Any, dict[str, Any]] = {str: {"type": "string"}, bool: {"type": "boolean"},
-                                          int: {"type": "integer", "minimum": 0}}
+                                          int: {"type": "integer", "minimum": 0}, float: {"type": "number"}}
 
 
 def fields() -> Mapping[str, Any]:

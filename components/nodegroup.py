@@ -26,19 +26,23 @@ Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch tem
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
 between the two paths does replace the node group (EKS cannot drop an ``amiType`` in place).
 
-Desired size starts at ``min_size``. Who owns it afterwards depends on the group's bounds. A group
-whose ``min_size`` is below its ``max_size`` can be scaled by someone else (an autoscaler), so
-pulumi-eks's ``ignore_scaling_changes`` puts ``ignoreChanges: ["scalingConfig.desiredSize"]`` on the
-``aws.eks.NodeGroup`` it creates, and their changes stay. A fixed-size group (``min_size ==
-max_size``, such as the system lane) has nobody else to set its size: Pulumi owns its desired size
-and sends it with every change of the bounds. Were it ignored, moving both bounds past the old
-desired size (the system lane's 3 -> 1 when ``high_availability`` is turned off, 1 -> 3 when it is
-turned on) would send the new bounds with the old desired size, which EKS refuses (desired size
-must lie between the minimum and the maximum). (``ignore_changes`` on the ``ManagedNodeGroup``
-itself would do nothing: a component is not diffed, its children are.)
+Desired size starts at ``min_size``. Who owns it afterwards depends on the group's bounds
+(``spec.nodegroup.scaling_plan``). A fixed-size group (``min_size == max_size``, such as the system lane)
+has nobody else to set its size: Pulumi owns it and sends it with every change of the bounds. A group
+whose ``min_size`` is below its ``max_size`` is sized by the Cluster Autoscaler: the group reads the live
+group (``aws.eks.get_node_groups`` and ``get_node_group``, EKS ``ListNodegroups`` and ``DescribeNodegroup``,
+before anything is registered) and, while its bounds stay as they are, asks pulumi-eks to ignore
+desired-size changes (``ignore_scaling_changes``: ``ignoreChanges: ["scalingConfig.desiredSize"]`` on the
+``aws.eks.NodeGroup``), so the autoscaler's size stays; when a bound changes, it sends the live desired
+size moved into the new bounds, which EKS accepts, and ignores nothing. The live group is the one
+pulumi-aws named after this component (``<name>-`` and 7 hex digits: pulumi-aws auto-names
+``nodeGroupName`` with ``tfbridge.AutoName``, and pulumi-eks names the ``aws.eks.NodeGroup`` after the
+``ManagedNodeGroup``). (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do nothing: a
+component is not diffed, its children are.)
 """
 
 import json
+import re
 from typing import NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
@@ -46,13 +50,14 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 
 from . import contract, syntax
-from .ami import AmiLookup
+from .ami import AmiLookup, provider_reason
 from .args import check_start, checked, documented, hosted, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
 from .pack import instances, rules, upstream
 from .spec import NodeGroupSpec
+from .spec.nodegroup import Scaling, scaling_plan
 
 WORKER_POLICIES = {
     "worker": "AmazonEKSWorkerNodePolicy",
@@ -95,6 +100,30 @@ RULES = {
 PYTHON_ONLY = {"ami_lookup": AmiLookup}
 """``ami_lookup``: a shared AMI look-up, so an AMI pinned by many lanes is read once (default: a private one)."""
 ALSO = {"node_role": (aws.iam.Role,)}
+
+
+NOT_FOUND_RE = re.compile(r"ResourceNotFoundException|No cluster found|couldn't find resource|not found", re.I)
+"""How EKS (and the AWS provider) say a cluster or node group does not exist: a group that is not there yet."""
+
+
+def live_scaling(cluster_name: str, name: str, opts: pulumi.InvokeOptions) -> tuple[Optional[Scaling], Optional[str]]:
+    """The scaling config EKS holds for this component's node group, or None when it does not exist yet;
+    with the reason when it could not be read (the caller says so: a bound change may then be refused)."""
+    try:
+        names = aws.eks.get_node_groups(cluster_name=cluster_name, opts=opts).names
+        mine = sorted(n for n in names or [] if re.fullmatch(re.escape(name) + r"-[0-9a-f]{7}", n))
+        if not mine:
+            return None, None
+        if len(mine) > 1:
+            return None, f"{len(mine)} node groups of cluster {cluster_name} are named after it ({', '.join(mine)})"
+        found = aws.eks.get_node_group(cluster_name=cluster_name, node_group_name=mine[0], opts=opts)
+    except Exception as exc:  # the provider's own error: no such cluster yet (a first `up`), or no permission
+        reason = provider_reason(exc)
+        return (None, None) if NOT_FOUND_RE.search(reason) else (None, reason)
+    config = (found.scaling_configs or [None])[0]
+    if config is None:
+        return None, f"EKS gave node group {mine[0]} no scaling config"
+    return Scaling(int(config.desired_size), int(config.min_size), int(config.max_size)), None
 
 
 def _assume_role_policy(partition: str) -> str:
@@ -153,14 +182,15 @@ class NodeGroup(pulumi.ComponentResource):
         ami: AmiRef = {"amiType": ami_type(group.instance_type)}
         if pinned:
             lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
-            device = lookup.facts(subject, pinned).root_device_name
+            where = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
+            device = lookup.facts(subject, pinned, where).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:
-                raise ConfigError(problem)
+                raise ConfigError(f"{where('ami_id')}: {problem}")
             facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk,
-                                 instances.nvidia_families([group.instance_type]))
+                                 instances.nvidia_families([group.instance_type]), where)
             ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
-            by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX)
+            by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX, where)
             if facts.root_snapshot_gib is not None:
                 group_tags[contract.ROOT_SNAPSHOT_TAG] = rules.gib(facts.root_snapshot_gib)
             group_tags[contract.ROOT_SNAPSHOT_ENCRYPTED_TAG] = str(bool(facts.root_snapshot_encrypted)).lower()
@@ -214,6 +244,7 @@ class NodeGroup(pulumi.ComponentResource):
                 id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
             )
 
+        desired, ignore_desired = self._scaling(name, group, cluster)
         self.managed_node_group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(
             name,
             cluster=cluster.node_group_cluster(role_object),
@@ -232,9 +263,9 @@ class NodeGroup(pulumi.ComponentResource):
             instance_types=[group.instance_type],
             capacity_type=group.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                desired_size=group.min_size, min_size=group.min_size, max_size=group.max_size
+                desired_size=desired, min_size=group.min_size, max_size=group.max_size
             ),
-            ignore_scaling_changes=not group.fixed_size,  # who owns desired size: see the module's doc
+            ignore_scaling_changes=ignore_desired,  # who owns desired size: see the module's doc
             labels=group.node_labels(),
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in group.node_taints()],
             tags=group_tags,
@@ -242,8 +273,9 @@ class NodeGroup(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready),
         )
         node_group = self.managed_node_group.node_group
-        self.node_group_name = node_group.apply(lambda g: g.node_group_name)
-        self.node_group_arn = node_group.apply(lambda g: g.arn)
+        # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
+        self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)
+        self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
         self.labels = pulumi.Output.from_input(group.node_labels())
         self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
@@ -256,4 +288,23 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
+            **({"maxHourlyUsd": group.max_hourly_usd} if group.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })
+
+    def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:
+        """The desired size to send and whether to ignore changes to it (``scaling_plan``), from the live
+        group when the group can scale."""
+        if group.fixed_size:
+            return scaling_plan(group.min_size, group.max_size, None)
+        live, reason = None, None
+        if cluster.known_name is None:
+            reason = "the cluster's name is not known at preview (pass cluster_name to ClusterRef.created)"
+        else:
+            live, reason = live_scaling(cluster.known_name, name, pulumi.InvokeOptions(parent=self))
+        if reason:
+            pulumi.log.warn(
+                f"node group '{name}': its live size cannot be read ({reason}): a change of min_size or max_size "
+                f"is sent with the desired size of the last `pulumi up`, which EKS refuses when it lies outside "
+                f"the new bounds (run `pulumi refresh` first, or set the size: aws eks update-nodegroup-config "
+                f"--scaling-config desiredSize=N)", resource=self)
+        return scaling_plan(group.min_size, group.max_size, live)

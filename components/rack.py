@@ -1,12 +1,12 @@
 """``Rack``: the whole rack, from a ``RackSpec``, into an existing EKS cluster or one it creates."""
 
 import functools
-from typing import Any, NotRequired, Optional, Required, TypedDict, cast
+from typing import Any, Callable, NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
 
-from . import contract
+from . import contract, lanecost
 from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
@@ -14,13 +14,14 @@ from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs, node_pool_spec
+from .karpenter import KarpenterPool, KarpenterPoolArgs
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import fit, wellknown
+from .pack import wellknown
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
+from .spec.rack import doubly_scaled, version_support
 
 
 
@@ -38,10 +39,8 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
 
 
 def pool_lane(pool: PoolSpec) -> Lane:
-    """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
-    spec = node_pool_spec(pool)
-    requirements = wellknown.read(spec["template"]["spec"]["requirements"])
-    limits = {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
+    """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``)."""
+    requirements, limits = lanecost.pool_sizing(pool)
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
     lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
@@ -93,9 +92,12 @@ class Rack(pulumi.ComponentResource):
     lanes: pulumi.Output[dict[str, Lane]]
     """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu``, what sizes its
     nodes (``arch``, ``instanceFamilies``/``instanceSizes`` or ``instanceTypes``, ``capacityTypes``,
-    ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``) and ``ami`` (an alias or AMI type
-    that follows releases, or a pinned id with its creation date): where each workload lands and fits,
-    and which lanes stopped receiving AMI updates."""
+    ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``), ``ami`` (an alias or AMI type
+    that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
+    cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
+    which lanes stopped receiving AMI updates, and what each can spend."""
+    worst_case_hourly_usd: pulumi.Output[Optional[float]]
+    """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Rack", name, opts)
@@ -109,6 +111,7 @@ class Rack(pulumi.ComponentResource):
         self.lane_facts: dict[str, Lane] = {}
         """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
         built, a pod no lane can hold)."""
+        worst_cases: dict[str, Callable[[Optional[str]], Any]] = {}  # lane -> its worst case in a region (lanecost)
 
         self.created: Optional[RackCluster] = None
         """The cluster the rack created (``spec.cluster``), with its system lane."""
@@ -117,18 +120,25 @@ class Rack(pulumi.ComponentResource):
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
+            if RackCluster.system_lane_for(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+                raise ArgumentError("Rack", name, "spec.pools", (
+                    f"karpenter nodepool '{RackCluster.system_lane_for(name)}' has the name of the system lane of the "
+                    f"cluster the rack creates (rename the pool)"))
             self.created = RackCluster(name, cast(RackClusterArgs, {"spec": spec.cluster, "ami_lookup": amis,
-                                                                    "pod_identity_agent": spec.pod_identity_agent}),
+                                                                    "pod_identity_agent": spec.pod_identity_agent,
+                                                                    "oidc_provider": spec.controller_identity == "irsa"}),
                                        opts=child)
             self.cluster = self.created.ref
-            system_lane = self.created.system_lane_spec
-            if system_lane.name in {pool.name for pool in spec.pools}:  # the lanes output names both alike
-                raise ArgumentError("Rack", name, "spec.pools", f"karpenter nodepool '{system_lane.name}' has the name of the "
-                                                                 f"system lane of the cluster the rack creates (rename the pool)")
-            lanes[system_lane.name or ""] = self._group_lane(system_lane, self.created.system_lane)
-            self.lane_facts[system_lane.name or ""] = group_lane(system_lane)
+            system = self.created.system_lane_spec
+            lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
+            worst_cases[system.name or ""] = functools.partial(lanecost.group_worst_case, system)
+            self.lane_facts[system.name or ""] = group_lane(system)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
+            live = self.cluster.live
+            status, message = version_support(live.version) if live is not None else ("unknown", "")
+            if status == "ended":  # a cluster the rack does not own: said, not refused
+                pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
         self.pod_identity_agent: Optional[aws.eks.Addon] = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:
@@ -152,7 +162,8 @@ class Rack(pulumi.ComponentResource):
         pools_wait: list[pulumi.Resource] = list(cluster_addons)
         if spec.karpenter is not None:
             controller_args = KarpenterControllerArgs(cluster=self.cluster, version=spec.karpenter.version,
-                                                      replicas=spec.karpenter.replicas, tags=spec.tags)
+                                                      replicas=spec.karpenter.replicas, tags=spec.tags,
+                                                      identity=spec.controller_identity)
             if spec.karpenter_node_role:
                 controller_args["node_role_name"] = spec.karpenter_node_role
             if self.created is not None:  # the controller runs on the system lane
@@ -183,6 +194,7 @@ class Rack(pulumi.ComponentResource):
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = self.pools[pool.name].ami.apply(functools.partial(_with_ami, self.lane_facts[pool.name]))
+            worst_cases[pool.name] = functools.partial(lanecost.pool_worst_case, pool)
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -203,6 +215,7 @@ class Rack(pulumi.ComponentResource):
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
+            worst_cases[lane] = functools.partial(lanecost.group_worst_case, group)
             self.lane_facts[lane] = group_lane(group)
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
@@ -210,12 +223,20 @@ class Rack(pulumi.ComponentResource):
         self.cluster_autoscaler: Optional[ClusterAutoscaler] = None
         """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
-            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, **system)  # type: ignore[typeddict-item]
+            autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
+                                                    **system)  # type: ignore[typeddict-item]
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
+            for group, pool in doubly_scaled(spec.node_groups, spec.pools):
+                pulumi.log.warn(
+                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) and has "
+                    f"no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both makes the Cluster "
+                    f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
+                    f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
+                    f"(cluster_autoscaler_enable: false)", resource=self)
         self.metrics_server: Optional[MetricsServer] = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
@@ -248,7 +269,10 @@ class Rack(pulumi.ComponentResource):
         else:
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
-        self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input({})
+        self.lanes = pulumi.Output.all(aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region,
+                                       pulumi.Output.all(**lanes) if lanes else {}).apply(
+            lambda both: cast(dict[str, Lane], lanecost.priced(both[1], both[0], worst_cases)))
+        self.worst_case_hourly_usd = self.lanes.apply(lanecost.rack_worst_case)
         self.cluster_name = self.cluster.name
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
@@ -261,6 +285,8 @@ class Rack(pulumi.ComponentResource):
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
+            "worstCaseHourlyUsd": self.worst_case_hourly_usd,
+            **({"maxHourlyUsd": spec.max_hourly_usd} if spec.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,
             # the names as they were registered before the package was hosted (readers of a stack's state)

@@ -30,7 +30,7 @@ from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import Lane
-from .placement import Scheduling, fit_problems
+from .placement import Lanes, Scheduling, fit_problems, lanes_problem, later
 from .spec.service import ServiceSpec
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -61,10 +61,18 @@ class ServiceArgs(TypedDict, total=False):
     """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds,
     1200 to 86400 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400. Only
     for a service with ``scale.gpu``."""
-    lanes: NotRequired[Mapping[str, Lane]]
-    """The rack's lanes (``Rack.lane_facts``): the service is then refused when it is built, with the policy
-    pack's words, if no lane can hold its pod (GPUs with no GPU lane selected, more GPUs than the lane's
-    instances have, CPU or memory beyond the allocatable of its largest instance). Default: judged at preview only."""
+    lanes: NotRequired[pulumi.Input[Mapping[str, Lane]]]
+    """The rack's lanes: its ``lanes`` output (``Rack.lanes``, or another stack's through a
+    ``pulumi.StackReference``: ``ref.get_output("lanes")``); in Python also ``Rack.lane_facts``, a list of lanes as
+    the policy config names them, or the output's JSON text. The service is then refused, with the policy pack's
+    words, if no lane can hold its pod (a lane that does not exist, GPUs with no GPU lane selected, more GPUs than
+    the lane's instances have, CPU or memory beyond the allocatable of its largest instance): when it is built, or
+    for lanes known later when they are, before its Deployment is registered. Default: judged at preview only, by
+    the pack."""
+
+
+ALSO = {"lanes": (str, list, tuple)}
+"""What a Python program may pass as ``lanes`` besides the output's mapping: its JSON text, or a list of lanes."""
 
 
 def security_context(spec: ServiceSpec) -> dict[str, Any]:
@@ -155,18 +163,25 @@ class Service(pulumi.ComponentResource):
         check_start("Service", name, opts)
         token, opts = hosted("Service", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, ServiceArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, ServiceArgs, {"lanes": lanes_problem}, also=ALSO)  # type: ignore[assignment]
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
         namespace = args.get("namespace", "default")  # checked as a namespace (args.COMMON_RULES)
         cluster.claim("Service", name, {f"Deployment {namespace}/{spec.name}": "give the service another name, or "
                                                                                "another namespace"})
-        if "lanes" in args:
+        def fits(lanes: Lanes) -> None:
             cpu, memory = spec.scale.cpu_request, spec.scale.memory_request
-            problems = fit_problems(spec.placement(), args["lanes"], f'service "{spec.name}"',
+            problems = fit_problems(spec.placement(), lanes, f'service "{spec.name}"',
                                     cpu=cpu / 1000 if cpu else None, memory_mib=memory)
             if problems:
                 raise ArgumentError("Service", name, "service", problems[0])
+
+        lanes = args.get("lanes")
+        # lanes known later (another stack's): the Deployment waits for them, and is never registered for a pod
+        # no lane can hold
+        judged = pulumi.Output.from_input(lanes).apply(fits) if lanes is not None and later(lanes) else None
+        if lanes is not None and judged is None:
+            fits(lanes)
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
         if "gpu_wait_seconds" in args and not spec.scale.gpu.count:
@@ -192,7 +207,7 @@ class Service(pulumi.ComponentResource):
         self.deployment: k8s.apps.v1.Deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata={**metadata, "annotations": {**waits, contract.SERVICE_ANNOTATION: spec.name}},
-            spec=deployment_spec,
+            spec=judged.apply(lambda _: deployment_spec) if judged is not None else deployment_spec,
             opts=child,
         )
         service_type = "ClusterIP" if spec.internal else "LoadBalancer"

@@ -16,9 +16,15 @@ from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 from mixed_os_racks.pack.speedups import tune_gc
 
 # Property tests run with no per-example deadline: on a busy 2-core machine one example may take longer
-# than Hypothesis's default 200 ms without anything being wrong. ``HYPOTHESIS_PROFILE=dev`` keeps the
-# deadline for looking at slow examples locally.
-settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+# than Hypothesis's default 200 ms without anything being wrong. ``ci`` (the default, and what `make test`
+# and .ci/run use) is derandomized: every run draws the same examples, so a red run is red again on any
+# machine, never at random. ``HYPOTHESIS_PROFILE=wide`` draws new examples each run, ten times as many, to
+# look for what the fixed draws miss (a failure prints the example and a blob that replays it);
+# ``HYPOTHESIS_PROFILE=dev`` keeps the deadline for looking at slow examples locally.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True,
+                          derandomize=True, database=None)
+settings.register_profile("wide", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True,
+                          max_examples=1000)
 settings.register_profile("dev", deadline=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Hypothesis compiles its regex strategy module on first use. After a test that caught a RecursionError

@@ -85,8 +85,9 @@ def test_ids_are_unique(tmp_path):
 
 
 def test_unknown_keys_are_refused_not_ignored(tmp_path):
-    assert refused(tmp_path, {"amis": [entry(root_snapshot_size=30)]}).endswith(f"amis[0] ({X86}).root_snapshot_size: unknown key")
-    assert refused(tmp_path, {"amis": [entry()], "ami": []}).endswith(": ami: unknown key")
+    assert refused(tmp_path, {"amis": [entry(root_snapshot_size=30)]}).endswith(
+        f"amis[0] ({X86}).root_snapshot_size: unknown key (did you mean root_snapshot_gib?)")
+    assert refused(tmp_path, {"amis": [entry()], "ami": []}).endswith(": ami: unknown key (did you mean amis?)")
 
 
 def test_missing_fields_are_named_on_one_line(tmp_path):
@@ -246,3 +247,44 @@ def test_the_most_recent_image_is_the_latest_moment_whatever_its_zone():
 def test_a_creation_date_needs_its_time_and_zone(tmp_path, value):
     message = refused(tmp_path, {"amis": [entry(creation_date=value)]})
     assert f"creation_date: '{value}' is a date or a time without its zone" in message
+
+
+# ---- where a user looks after a look-up fails: the error and the docs show the section to add ----------
+
+
+def _catalog_blocks(path: Path) -> list[str]:
+    import re
+
+    return [block for block in re.findall(r"^```yaml\n(.*?)^```", path.read_text(encoding="utf-8"), re.M | re.S)
+            if block.lstrip().startswith(("amis:", "# "))]
+
+
+def test_the_catalog_format_in_the_readme_and_docs_loads_and_shows_subnets(tmp_path):
+    for doc in (REPO / "README.md", REPO / "docs" / "offline.md"):
+        (block,) = [b for b in _catalog_blocks(doc) if "amis:" in b]
+        catalog = load(tmp_path, block)
+        assert catalog.zone_of("subnet-0a1b2c3d4e5f60711", "us-east-1") == "us-east-1a", doc
+
+
+def test_a_subnet_missing_from_the_catalog_shows_the_section_to_add(tmp_path, capsys):
+    stack = yaml.safe_load((REPO / "Pulumi.staging.yaml").read_text())
+    stack["config"]["rack:private_subnets_ids"] = "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f6071f"
+    (tmp_path / "Pulumi.s.yaml").write_text(yaml.safe_dump(stack))
+    assert main(["preview", "--cwd", str(REPO), "--config", str(tmp_path / "Pulumi.s.yaml"), "--no-policy"]) == 2
+    (error,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert error.endswith(
+        "rack:private_subnets_ids: subnet 'subnet-0a1b2c3d4e5f6071f' cannot be read in this region/account (no matching "
+        f"EC2 Subnet found (the offline catalog ({REPO / 'components' / 'offline' / 'amis.yaml'}) has no subnet "
+        "subnet-0a1b2c3d4e5f6071f in us-east-1; give a catalog that has it with --amis FILE, YAML of the form "
+        "`subnets: {subnet-0123456789abcdef0: us-east-1a}`, described in docs/offline.md)); check that it exists here")
+    # the form shown is one the catalog reads
+    assert load(tmp_path, "subnets: {subnet-0123456789abcdef0: us-east-1a}").zone_of("subnet-0123456789abcdef0", "us-east-1")
+
+
+def test_a_parameter_missing_from_the_catalog_shows_the_section_to_add():
+    def missing() -> None:
+        pulumi.export("value", aws.ssm.get_parameter_output(name="/nope").value)
+
+    with pytest.raises(Exception, match=r"has no such parameter \(give a catalog that has it with --amis FILE, YAML of "
+                                        r"the form `ssm_parameters: \{/aws/service/eks/optimized-ami/\.\.\.: ami-"):
+        run_program(missing, {"aws:region": "us-east-1"}, CATALOG)

@@ -254,7 +254,9 @@ def test_a_node_group_instance_type_change_is_refused_as_a_replacement(tmp_path,
     code, doc = preview(tmp_path, values, base_export, catalog_file)
     assert code == 1
     group = changed(doc, NODEGROUP, "rack-ng-1")
-    assert group["op"] == "replace" and group["diff"] == ["instanceTypes[0]"] and group["replaceReasons"] == ["instanceTypes[0]"]
+    # the GPU changes with the type, and with it the Cluster Autoscaler's GPU label (no replacement of its own)
+    assert group["op"] == "replace" and group["replaceReasons"] == ["instanceTypes[0]"]
+    assert group["diff"] == ["instanceTypes[0]", 'labels["k8s.amazonaws.com/accelerator"]']
     (refusal,) = verdicts(doc, "lane-removal")
     assert refusal["lane"] == "gpu-inference"
     assert "replaced" in refusal["message"] and "all its nodes (1 node)" in refusal["message"]
@@ -601,8 +603,10 @@ STACK_URN = "urn:pulumi:dev::mixed-os-racks::pulumi:pulumi:Stack::mixed-os-racks
 def test_a_bad_state_file_exits_2_naming_the_file_and_the_problem(tmp_path, capsys):
     assert "not JSON (line 1" in _state_error(tmp_path, capsys, "{nope")
     assert "not a text file" in _state_error(tmp_path, capsys, b"\x89\xff\x00age-encrypted")
-    assert "deployment version 2: versions 3 and 4" in _state_error(tmp_path, capsys, _export([], version=2))
+    # the CLI reads deployment versions 1 to 4 (``DeploymentSchemaVersionOldestSupported``), migrating 1 and 2
+    assert "deployment version 0: versions 1 to 4 are read" in _state_error(tmp_path, capsys, _export([], version=0))
     assert "newer than this tool" in _state_error(tmp_path, capsys, _export([], version=5))
+    assert "version 3.0 is not a deployment version" in _state_error(tmp_path, capsys, _export([], version=3.0))
     assert "features this tool does not know: fancy" in _state_error(
         tmp_path, capsys, _export([], version=4, features=["hooks", "fancy"]))
     assert "no version and deployment" in _state_error(tmp_path, capsys, json.dumps({"resources": []}))
@@ -640,7 +644,8 @@ def test_a_bad_preview_file_exits_2_naming_the_file_and_the_problem(tmp_path, ca
 
     assert "not JSON" in error("nope")
     assert "`pulumi stack export` file, not `pulumi preview --json` output" in error(_export([]))
-    assert "no steps" in error(json.dumps({"changeSummary": {}}))
+    assert "no steps and no changeSummary" in error(json.dumps({"resources": []}))
+    assert "no steps and no changeSummary" in error(json.dumps({}))
     assert "op 'explode' is not a step op" in error(json.dumps({"steps": [{"op": "explode", "urn": STACK_URN}]}))
     assert "steps[0]: urn 'x' is not a Pulumi URN" in error(json.dumps({"steps": [{"op": "same", "urn": "x"}]}))
     mixed = [{"op": "same", "urn": STACK_URN}, {"op": "same", "urn": STACK_URN.replace("dev::", "prod::")}]

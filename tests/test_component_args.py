@@ -184,7 +184,8 @@ def test_every_component_registers_its_outputs():
         "nodeClassName": "workload", "nodePoolName": "workload", "labels": {"convox.io/nodepool": "workload"}, "taints": [],
         "ami": {"alias": "al2023@latest"},
     }
-    assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia"}
+    assert registered["rack-ng-1"]["labels"] == {"convox.io/label": "custom", "convox.io/gpu-vendor": "nvidia",
+                                                 "k8s.amazonaws.com/accelerator": "nvidia-a10g"}
     assert registered["rack-ng-1"]["roleArn"] == "<computed>"  # the group's own role, created by the preview
     assert registered["rack-nvidia-device-plugin"] == {"releaseName": "rack-nvidia-device-plugin",
                                                        "namespace": "kube-system", "chartVersion": "0.20.0"}
@@ -301,7 +302,10 @@ def test_tolerations_kubernetes_takes_pass():
     ok = [{"operator": "Exists"}, {"key": "CriticalAddonsOnly", "operator": "Exists"},
           {"key": "dedicated-node", "value": "gpu", "effect": "NoSchedule"},
           {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
-    run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}), {"aws:region": "us-east-1"})
+    run = run_program(lambda: mixed_os_racks.MetricsServer("x", {"cluster": cluster(), "tolerations": ok}),
+                      {"aws:region": "us-east-1"})
+    chart = next(r for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart")
+    assert chart.inputs["values"]["tolerations"] == ok  # handed to the chart as written, none dropped
 
 
 @pytest.mark.parametrize("name, opts, said", [

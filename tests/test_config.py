@@ -117,11 +117,13 @@ def test_bad_json_names_the_key():
 
 
 def test_unknown_top_level_key():
-    assert error_of(karpenter_node_oss="al2023") == "rack:karpenter_node_oss: unknown field"
+    assert error_of(karpenter_node_oss="al2023") == "rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?"
+    assert error_of(zzz_unknown="al2023") == "rack:zzz_unknown: unknown field"  # nothing close: nothing suggested
 
 
 def test_unknown_pool_field_names_its_path():
-    assert pool_error(amiid="ami-0123456789abcdef0") == "rack:additional_karpenter_nodepools_config[0].amiid: unknown field"
+    assert pool_error(amiid="ami-0123456789abcdef0") == ("rack:additional_karpenter_nodepools_config[0].amiid: unknown field "
+                                                         "(did you mean ami_id?)")
 
 
 @pytest.mark.parametrize("name", ["GPU", "1gpu", "gpu_pool", "g" * 64, ""])
@@ -260,8 +262,8 @@ def test_workload_rules_name_their_key(key, value, message):
 
 def test_bottlerocket_workload_with_gpu_families_is_refused():
     assert error_of(karpenter_node_os="bottlerocket", karpenter_instance_families="m6i,g5") == (
-        "rack:karpenter_instance_families: karpenter workload nodepool: instance families g5 make this a GPU lane, "
-        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"
+        "rack:karpenter_node_os: karpenter workload nodepool: instance families g5 make this a GPU lane, "
+        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (set karpenter_node_os 'al2023', or move them to an AL2023 pool or node group)"
     )
 
 
@@ -301,10 +303,11 @@ def test_wrong_length_fails(digits):
 def test_a_foreign_character_fails(position, length, bad):
     digits = list("0" * length)
     digits[position % length] = bad
-    assert rules.invalid_ami_id("x", "ami-" + "".join(digits)) is not None
+    ami = "ami-" + "".join(digits)
+    assert rules.invalid_ami_id("x", ami) == f"x: invalid ami_id '{ami}' (must look like ami-0123456789abcdef0)"
 
 
 @given(st.text(max_size=30))
 def test_anything_without_the_prefix_fails(text):
     if not text.startswith("ami-"):
-        assert rules.invalid_ami_id("x", text) is not None
+        assert rules.invalid_ami_id("x", text) == f"x: invalid ami_id '{text}' (must look like ami-0123456789abcdef0)"

@@ -16,10 +16,15 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from typing import Any, Optional
+from unittest import mock
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import mixed_os_racks
 from conftest import REPO
@@ -75,17 +80,32 @@ def test_an_ami_missing_from_the_catalog_names_amis_and_its_format(consumer):
     assert "root_snapshot_gib" in run.stderr and "docs/offline.md" in run.stderr
 
 
+def test_the_consumers_own_unit_tests_pass_with_the_packages_mocks(consumer):
+    # what the team runs: `pytest` in its repository (mixed_os_racks.testing answers the components' look-ups)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+                         cwd=consumer, env=environment(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.rstrip().splitlines()[-1].startswith("3 passed")
+
+
 # ---- pack init ----------------------------------------------------------------------------------------
 
 
 def test_pack_init_writes_a_pack_that_the_cli_starts_and_the_analyzer_drives(tmp_path, capsys):
     pack_dir = tmp_path / "policy-pack"
     assert main(["pack", "init", str(pack_dir)]) == 0
-    assert "pulumi install" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"next: cd {pack_dir} && pulumi install" in out
     manifest = yaml.safe_load((pack_dir / "PulumiPolicy.yaml").read_text())
     assert manifest["runtime"] == {"name": "python", "options": {"toolchain": "pip", "virtualenv": "venv"}}
     requirements = (pack_dir / "requirements.txt").read_text().splitlines()
-    assert f"mixed-os-racks=={mixed_os_racks.__version__}" in requirements
+    # this checkout is installed editable: pip recorded its folder, which is what the pack installs
+    assert f"mixed-os-racks @ {REPO.as_uri()}" in requirements
+    assert f"requirements.txt installs mixed-os-racks @ {REPO.as_uri()}: the folder {REPO.as_uri()} (installed editable)" in out
+    # a folder CI cannot install: the line that installs this release from the package's repository instead
+    source = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]["Source"]
+    assert (f"  a path on this machine, which CI and other machines cannot install: write the pack with --requirement "
+            f"'mixed-os-racks @ git+{source}@v{mixed_os_racks.__version__}' (--force to rewrite it)") in out.splitlines()
     assert any(line.startswith("pulumi-policy>=") for line in requirements)
 
     # what `pulumi install` makes: the pack's virtualenv, with the package and pulumi-policy
@@ -108,34 +128,171 @@ def test_pack_init_writes_a_pack_that_the_cli_starts_and_the_analyzer_drives(tmp
     assert read_config_file(pack_dir / "config.json")  # the CLI's format, as --policy-pack-config reads it
 
 
-def test_pack_init_refuses_to_overwrite_unless_forced(tmp_path, capsys):
+def test_pack_init_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path, capsys):
     pack_dir = tmp_path / "pack"
     pack_dir.mkdir()
+    (pack_dir / "notes.md").write_text("ours\n")  # not one of the pack's files: the folder is still someone's
+    assert main(["pack", "init", str(pack_dir)]) == 2
+    assert capsys.readouterr().err == (f"error: {pack_dir}: is not empty (it has notes.md); write the pack into a new or "
+                                       "empty folder, or pass --force to write its files there (replacing "
+                                       "PulumiPolicy.yaml, __main__.py, requirements.txt, config.json)\n")
+    assert sorted(p.name for p in pack_dir.iterdir()) == ["notes.md"]
     (pack_dir / "__main__.py").write_text("# ours\n")
     assert main(["pack", "init", str(pack_dir)]) == 2
-    assert capsys.readouterr().err == f"error: {pack_dir}: already has __main__.py; pass --force to overwrite\n"
-    assert (pack_dir / "__main__.py").read_text() == "# ours\n" and not (pack_dir / "PulumiPolicy.yaml").exists()
+    assert "(it has __main__.py);" in capsys.readouterr().err and (pack_dir / "__main__.py").read_text() == "# ours\n"
     assert main(["pack", "init", str(pack_dir), "--force"]) == 0
-    assert "serve()" in (pack_dir / "__main__.py").read_text()
+    assert "serve()" in (pack_dir / "__main__.py").read_text() and (pack_dir / "notes.md").read_text() == "ours\n"
     (tmp_path / "file").write_text("")
     assert main(["pack", "init", str(tmp_path / "file")]) == 2
     assert "exists and is not a directory" in capsys.readouterr().err
+    # a symlink to a folder that is not empty (a system folder, here a stand-in) is that folder
+    system = tmp_path / "etc"
+    system.mkdir()
+    (system / "passwd").write_text("root:x:0:0\n")
+    (tmp_path / "linked").symlink_to(system)
+    assert main(["pack", "init", str(tmp_path / "linked")]) == 2
+    assert "is not empty (it has passwd)" in capsys.readouterr().err
+    assert sorted(p.name for p in system.iterdir()) == ["passwd"]
 
 
-def test_pack_init_writes_no_file_through_a_symlink_and_one_requirement_line(tmp_path, capsys):
+def test_pack_init_never_writes_through_a_symlink_even_with_force(tmp_path, capsys):
     pack_dir = tmp_path / "pack"
     pack_dir.mkdir()
-    outside = tmp_path / "elsewhere.json"
-    (pack_dir / "config.json").symlink_to(outside)  # dangling: the file it names does not exist
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for name in ("config.json", "requirements.txt", "__main__.py", "PulumiPolicy.yaml"):
+        (outside / name).write_text("precious\n")
+        (pack_dir / name).symlink_to(outside / name)
+    (pack_dir / "dangling.json").symlink_to(tmp_path / "nothing")
     assert main(["pack", "init", str(pack_dir)]) == 2
-    assert capsys.readouterr().err == f"error: {pack_dir}: already has config.json; pass --force to overwrite\n"
-    assert not outside.exists() and not (pack_dir / "__main__.py").exists()
-    for requirement in ("mixed-os-racks==1.0\n--extra-index-url http://example.com/simple", "", "   "):
-        assert main(["pack", "init", str(tmp_path / "other"), "--requirement", requirement]) == 2
-        assert "must be one requirements.txt line" in capsys.readouterr().err
-    assert not (tmp_path / "other").exists()
-    assert main(["pack", "init", ""]) == 2
-    assert "the pack's directory is empty" in capsys.readouterr().err
+    assert "is not empty" in capsys.readouterr().err
+    assert main(["pack", "init", str(pack_dir), "--force"]) == 0
+    for name in ("config.json", "requirements.txt", "__main__.py", "PulumiPolicy.yaml"):
+        assert (outside / name).read_text() == "precious\n", name  # the files the links named are untouched
+        assert not (pack_dir / name).is_symlink() and (pack_dir / name).read_text() != "precious\n", name
+    assert json.loads((pack_dir / "config.json").read_text())["ami-id-format"]["enforcementLevel"] == "mandatory"
+    assert not (tmp_path / "nothing").exists()
+    assert sorted(p.name for p in pack_dir.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+@pytest.mark.parametrize("requirement, why", [
+    ("--extra-index-url https://evil.example/simple", "is a pip option, not a requirement"),
+    ("-e .", "is a pip option, not a requirement"),
+    ("mixed-os-racks==1.0\n--extra-index-url http://example.com/simple", "must be one requirements.txt line"),
+    ("mixed-os-racks==1.0\rrequests", "must be one requirements.txt line"),
+    ("", "must be one requirements.txt line"),
+    ("   ", "must be one requirements.txt line"),
+    ("requests", "installs requests, not mixed-os-racks"),
+    ("mixed-os-rack @ git+https://example.com/org/repo@v1", "installs mixed-os-rack, not mixed-os-racks"),
+    ("mixed-os-racks requests", "is not a requirement"),
+    ("mixed-os-racks==0.1.0 --hash=sha256:00", "is not a requirement"),
+    ("mixed-os-racks==0.1.0 # pinned", "is not a requirement"),
+    ("git+https://example.com/org/mixed-os-racks@v1", "is not a requirement"),
+])
+def test_pack_init_writes_only_a_requirement_that_installs_this_package(tmp_path, capsys, requirement, why):
+    assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", requirement]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --requirement ") and why in err, err
+    assert "it must install mixed-os-racks: 'mixed-os-racks==1.2.3'" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "pack").exists()
+
+
+@pytest.mark.parametrize("requirement", [
+    "mixed-os-racks==0.1.0", "Mixed_OS.Racks>=0.1,<0.2", "mixed-os-racks[offline]~=0.1",
+    "mixed-os-racks @ git+https://example.com/org/mixed-os-racks@v0.1.0",
+    "mixed-os-racks@ https://example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
+    'mixed-os-racks==0.1.0; python_version >= "3.11"',
+])
+def test_pack_init_writes_a_requirement_of_this_package_as_given(tmp_path, capsys, requirement):
+    assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", f" {requirement} "]) == 0
+    assert (tmp_path / "pack" / "requirements.txt").read_text().splitlines()[2] == requirement
+    assert f"requirements.txt installs {requirement}: as given with --requirement" in capsys.readouterr().out
+
+
+REQUIREMENT_TEXT = st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda name, rest: name + rest, st.sampled_from(["mixed-os-racks", "Mixed_OS.Racks", "mixed-os-rack", "requests", "-r ", "--index-url "]),
+              st.text(alphabet=st.sampled_from(list("=<>~!@ ,.[];#\n\r\t-+:/0123456789abcdefgh\"'")), max_size=40)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=REQUIREMENT_TEXT)
+@example(text=" mixed-os-racks>=0.1,<0.2 ").via("accepted")
+@example(text="mixed-os-racks==1\n-i http://x").via("two lines")
+def test_any_requirement_text_is_written_only_as_one_line_that_installs_this_package(tmp_path, capsys, text):
+    from packaging.requirements import Requirement
+
+    pack_dir = tmp_path / f"pack-{abs(hash(text))}"
+    code = main(["pack", "init", str(pack_dir), "--requirement", text])
+    out, err = capsys.readouterr()
+    if code == 2:
+        assert err.startswith("error: --requirement ") and len(err.splitlines()) == 1 and not pack_dir.exists()
+        return
+    assert code == 0, err
+    line = (pack_dir / "requirements.txt").read_text().splitlines()[2]
+    assert not line.startswith("-") and line.isprintable()
+    assert re.sub(r"[-_.]+", "-", Requirement(line).name).lower() == "mixed-os-racks"
+
+
+def test_pack_init_takes_the_path_of_this_package_and_refuses_another(tmp_path, capsys):
+    assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", str(REPO)]) == 0
+    assert (tmp_path / "pack" / "requirements.txt").read_text().splitlines()[2] == f"mixed-os-racks @ {REPO.as_uri()}"
+    assert "a path on this machine, which CI and other machines cannot install" in capsys.readouterr().out
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "evil"\n')
+    assert main(["pack", "init", str(tmp_path / "pack2"), "--requirement", str(other)]) == 2
+    assert f"{other} is not this package" in capsys.readouterr().err and not (tmp_path / "pack2").exists()
+
+
+def _installed_as(record: Optional[dict[str, Any]]) -> Any:
+    """This package's distribution as pip would have recorded it (PEP 610 ``direct_url.json``, or none)."""
+    fake = mock.Mock()
+    fake.read_text.side_effect = lambda name: {"INSTALLER": "pip\n", "direct_url.json": record and json.dumps(record)}.get(name)
+    return mock.patch("importlib.metadata.distributions", return_value=[fake])
+
+
+COMMIT = "3f1c2e4d5b6a79808f9e0d1c2b3a495867768594"
+
+
+@pytest.mark.parametrize("record, line, said", [
+    (None, f"mixed-os-racks=={mixed_os_racks.__version__}", "from a package index (pip recorded no URL for it)"),
+    ({"url": "https://git.example.com/platform/mixed-os-racks.git",
+      "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": COMMIT}},
+     f"mixed-os-racks @ git+https://git.example.com/platform/mixed-os-racks.git@{COMMIT}",
+     f"the git repository https://git.example.com/platform/mixed-os-racks.git at commit {COMMIT} (v0.1.0)"),
+    ({"url": "ssh://git@git.example.com/platform/monorepo.git", "subdirectory": "packages/racks",
+      "vcs_info": {"vcs": "git", "commit_id": COMMIT}},
+     f"mixed-os-racks @ git+ssh://git@git.example.com/platform/monorepo.git@{COMMIT}#subdirectory=packages/racks", "at commit"),
+    ({"url": "https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
+      "archive_info": {"hashes": {"sha256": "ab" * 32}}},
+     f"mixed-os-racks @ https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl#sha256={'ab' * 32}", "the archive"),
+    ({"url": "file:///home/me/mixed-os-racks", "dir_info": {"editable": True}},
+     "mixed-os-racks @ file:///home/me/mixed-os-racks", "a path on this machine"),
+    ({"url": "https://evil.example/x\n--extra-index-url https://evil.example/simple", "archive_info": {}},
+     f"mixed-os-racks=={mixed_os_racks.__version__}", "is not a requirement line: must be one requirements.txt line"),
+])
+def test_pack_init_writes_the_requirement_pip_recorded_for_this_install(tmp_path, capsys, record, line, said):
+    with _installed_as(record):
+        assert main(["pack", "init", str(tmp_path / "pack")]) == 0
+    assert (tmp_path / "pack" / "requirements.txt").read_text().splitlines()[2:] == [line, "pulumi-policy>=1.13,<2"]
+    out = capsys.readouterr().out
+    assert f"requirements.txt installs {line}: " in out and said in out, out
+
+
+def test_pack_init_prints_commands_a_shell_runs_whatever_the_folder_is_called(tmp_path, capsys):
+    for name in ("policy pack", "it's here", "two\nlines", "tab\there", "$(touch pwned)", "ünïcode\u2028sep"):
+        pack_dir = tmp_path / name
+        assert main(["pack", "init", str(pack_dir)]) == 0
+        out = capsys.readouterr().out
+        (next_line,) = [line for line in out.splitlines() if line.startswith("next: cd ")]
+        word = next_line.removeprefix("next: cd ").split(" && pulumi install", 1)[0]
+        # what bash makes of the printed word is the folder's own name
+        echoed = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, cwd=tmp_path)
+        assert echoed.stdout.decode() == str(pack_dir), (name, word)
+        assert f"then: pulumi preview --policy-pack {word} --policy-pack-config " in out
+    assert not (tmp_path / "pwned").exists()
 
 
 def test_the_written_pack_runs_under_the_offline_preview(consumer, tmp_path):

@@ -1,8 +1,9 @@
 """The pack on configurations shaped like published ones, with the verdict a rack reviewer gives each.
 
 ``tests/corpus/`` holds Kubernetes manifests written for this project in the shapes of public setups
-(Karpenter's own examples, AWS's Karpenter blueprints, data-on-eks and ai-on-eks pools, terraform-aws-eks);
-each one's header names the setup it models, the verdict (``accept``, or ``refuse`` and the mandatory
+(Karpenter's own examples, AWS's Karpenter blueprints, data-on-eks and ai-on-eks pools, terraform-aws-eks),
+and trimmed copies of other teams' published manifests and charts (a ``Source:`` line names the repository,
+commit and files; ``tests/corpus/README.md`` lists them); each one's header names the setup it models, the verdict (``accept``, or ``refuse`` and the mandatory
 policies), the advisories expected (none unless listed), messages to find word for word, the policy config
 it is judged with, and how it is applied (yaml/v2 ``ConfigFile`` or ``ConfigGroup``, or v1 ``ConfigFile``,
 each expanded offline as its provider expands it). Node groups, which are not manifests, are cases in code
@@ -37,7 +38,8 @@ from policy_helpers import BOTTLEROCKET_TOML, NODEADM, existing_cluster, start_p
 CORPUS = Path(__file__).with_name("corpus")
 PUBLIC_SETUPS = ("aws/karpenter-provider-aws", "aws-samples/karpenter-blueprints", "awslabs/data-on-eks",
                  "awslabs/ai-on-eks", "terraform-aws-modules/terraform-aws-eks",
-                 "pulumi/pulumi-eks", "awsdocs/amazon-eks-user-guide")
+                 "pulumi/pulumi-eks", "awsdocs/amazon-eks-user-guide", "kubernetes-sigs/karpenter",
+                 "NVIDIA/k8s-device-plugin", "NVIDIA/k8s-dra-driver-gpu")
 APPLIERS: dict[str, Callable[[str, Path], Any]] = {
     "ConfigFile": lambda name, path: k8s.yaml.v2.ConfigFile(name, file=str(path)),
     "ConfigGroup": lambda name, path: k8s.yaml.v2.ConfigGroup(name, files=[str(path)]),
@@ -55,6 +57,8 @@ class Case:
     messages: list[str] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
     applied: str = ""
+    source: str = ""
+    """For a trimmed copy of a published manifest: ``owner/repo@<commit> <paths>``."""
 
     @property
     def name(self) -> str:
@@ -87,6 +91,8 @@ def read_case(path: Path) -> Case:
             case.config = json.loads(value)
         elif key == "Applied with":
             case.applied = value
+        elif key == "Source":
+            case.source = value
     return case
 
 
@@ -116,6 +122,11 @@ def test_the_corpus_is_documented_and_covers_the_shapes_that_matter():
     assert "instance-gpu-count" in text and "instance-gpu-manufacturer" in text and "nvidia.com/gpu.present" in text
     assert {case.applied for case in CASES} == set(APPLIERS)
     assert any("multi-arch" in case.name for case in CASES)
+    readme = CORPUS.joinpath("README.md").read_text()
+    for case in CASES:
+        if case.source:  # a copy names its repository and a full commit, and the README lists it
+            assert re.match(r"[\w.-]+/[\w.-]+@[0-9a-f]{40} ", case.source), case.name
+            assert case.path.name in readme and case.source.split(" ", 1)[0] in readme, case.name
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

@@ -104,11 +104,18 @@ def test_the_autoscaler_image_follows_the_clusters_minor():
 
 
 def test_a_version_without_an_autoscaler_release_is_refused_naming_the_keys():
+    # every minor without an autoscaler release (1.31 and older) is also past EKS extended support: a stack
+    # is refused under k8s_version first; the component names its own argument
     message = refusal(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE)
-    assert message.startswith("rack:cluster_autoscaler_enable: ") and "k8s_version" in message
-    run = run_rack(rack_config(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE,
-                               cluster_autoscaler_enable=False))
-    assert "cluster-autoscaler" not in charts(run)
+    assert message.startswith("rack:k8s_version: ") and "end of EKS extended support" in message
+
+    def program() -> None:
+        ClusterAutoscaler("ca", ClusterAutoscalerArgs(cluster=ClusterRef.existing("c", "c"), kubernetes_version="1.31"))
+
+    with pytest.raises(ArgumentError) as caught:
+        run_program(program, {"aws:region": "us-east-1"})
+    assert str(caught.value).startswith("ClusterAutoscaler 'ca': kubernetes_version: no Cluster Autoscaler release is known "
+                                        "for Kubernetes '1.31'")
 
 
 def test_the_autoscaler_authenticates_through_pod_identity_with_its_service_account(created):
@@ -152,16 +159,25 @@ def test_pulumi_keeps_the_desired_size_the_autoscaler_sets(created):
     (dict(**CREATE, additional_node_groups_config=FIXED), False),  # nothing to scale (the system lane is min = max)
     (dict(**CREATE, additional_node_groups_config=SCALABLE, cluster_autoscaler_enable=False), False),
     (dict(additional_node_groups_config=SCALABLE), False),  # existing cluster, its add-ons are its own
-    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True), True),
+    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True), True),
     (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}]), False),
-    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True), True),
+    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True,
+          cluster_autoscaler_enable=False), False),
 ])
 def test_when_the_autoscaler_is_installed(rack, installed):
     assert ("cluster-autoscaler" in charts(run_rack(rack_config(**rack)))) is installed
 
 
+@pytest.mark.parametrize("groups", ["additional_node_groups_config", "additional_build_groups_config"])
+def test_in_an_existing_cluster_who_scales_the_groups_is_said(groups):
+    # the rack cannot see whether the cluster already runs an autoscaler: a second one collides on its ClusterRole
+    message = refusal(**{groups: [{"id": 1, "type": "c5.xlarge", "min_size": 0, "max_size": 2}]}, karpenter_install=True)
+    assert message.startswith("rack:cluster_autoscaler_enable: node groups rack-")
+    assert "ClusterRole cluster-autoscaler" in message and "cluster_autoscaler_enable: true" in message
+
+
 def test_in_an_existing_cluster_the_autoscaler_follows_the_clusters_version_and_runs_anywhere():
-    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True))
+    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True))
     values = charts(run)["cluster-autoscaler"].inputs["values"]
     assert values["image"]["tag"] == "v1.34.5"  # the offline account's existing cluster runs 1.34
     assert values["nodeSelector"] == {} and values["tolerations"] == []
@@ -312,6 +328,7 @@ def test_a_created_clusters_kubeconfig_names_the_stacks_profile():
                 name="c", endpoint="https://c.example", arn="arn:aws:eks:eu-west-1:111122223333:cluster/c",
                 certificate_authority=SimpleNamespace(data="Q0E="))),
             kubeconfig_json=pulumi.Output.from_input("{}"),  # pulumi-eks's own, which names no profile
+            urn=pulumi.Output.from_input("urn:pulumi:dev::p::eks:index:Cluster::c"),
         )
         ClusterRef.created("c", created, cluster_name="c", version="1.34")  # type: ignore[arg-type]
 
@@ -390,7 +407,7 @@ def test_the_prod_stack_has_the_autoscaler_metrics_server_versions_and_admins():
 @pytest.mark.parametrize("rack, key", [
     (dict(**CREATE, cluster_admin_arns="arn:aws:sts::111122223333:assumed-role/ci/s"), "cluster_admin_arns"),
     (dict(karpenter_install=True, pod_identity_agent_enable=False), "pod_identity_agent_enable"),
-    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "cluster_autoscaler_enable"),
+    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "k8s_version"),
 ])
 def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
     import yaml
@@ -401,7 +418,8 @@ def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
     stack.write_text(yaml.safe_dump({"config": {**rack_config(**rack)}}))
     assert main(["preview", "--config", str(stack), "--no-policy"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: rack:{key}: ") and "Traceback" not in err
+    # the line of the key in the file, when the file has it (a default's problem names the key alone)
+    assert re.match(rf"error: ({re.escape(str(stack))}:\d+: )?rack:{key}: ", err) and "Traceback" not in err
 
 
 def test_karpenter_in_an_existing_cluster_waits_for_the_agent_the_rack_installs():

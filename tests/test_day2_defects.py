@@ -169,14 +169,14 @@ def catalog_file(tmp_path: Path, subnets: dict[str, str]) -> Path:
 def test_subnets_in_one_zone_are_refused_at_preview(capsys, tmp_path):
     catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1a"})
     lines = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
-    assert lines == [f"error: rack:private_subnets_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all in us-east-1a: EKS "
+    assert lines == [f"error: {tmp_path / 'Pulumi.t.yaml'}:5: rack:private_subnets_ids: subnets {PRIVATE[0]}, {PRIVATE[1]} are all in us-east-1a: EKS "
                      "needs the cluster's subnets in at least two Availability Zones (add a subnet of another zone)"]
 
 
 def test_a_subnet_ec2_does_not_know_is_refused_at_preview(capsys, tmp_path):
     catalog = catalog_file(tmp_path, {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "eu-west-1b"})  # another region's
     (line,) = refused(capsys, tmp_path, {**CREATE, "private_subnets_ids": ",".join(PRIVATE[:2])}, catalog)
-    assert line.startswith(f"error: rack:private_subnets_ids: subnet '{PRIVATE[1]}' cannot be read in this "
+    assert line.startswith(f"error: {tmp_path / 'Pulumi.t.yaml'}:5: rack:private_subnets_ids: subnet '{PRIVATE[1]}' cannot be read in this "
                            "region/account (no matching EC2 Subnet found")
 
 

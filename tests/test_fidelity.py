@@ -202,14 +202,25 @@ def test_neuron_by_name_and_amd_is_not_an_nvidia_lane():
     assert ami_type("g4ad.xlarge") == "AL2023_x86_64_STANDARD"  # no EKS AMI carries AMD's driver
 
 
-@pytest.mark.parametrize("spec", [lambda: NodeGroupSpec(instance_type="g7.2xlarge"),
-                                  lambda: PoolSpec(name="g", instance_families=["g7", "g6"])])
-def test_g7_needs_a_custom_ami(spec):
-    """G7's RTX PRO 4500 needs NVIDIA driver 595 or newer; the EKS AL2023 NVIDIA AMI ships 580
-    (amazon-eks-ami doc/usage/g7-ami.md)."""
-    with pytest.raises(ConfigError, match=r"instance family g7 needs an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship"):
+def test_g7_runs_on_the_stock_ami_of_v20260917_and_later():
+    """G7's RTX PRO 4500 needs NVIDIA driver 595 or newer; from release v20260917 the EKS AL2023 NVIDIA AMI
+    carries two drivers and picks one per instance type (amazon-eks-ami #2768, PR #2808, PR #2819): the
+    latest AMI (a node group's AMI type, al2023@latest) drives it, a pool pinned to an older release does not."""
+    assert NodeGroupSpec(instance_type="g7.2xlarge").instance_type == "g7.2xlarge"
+    assert PoolSpec(name="g", instance_families=["g7"]).instance_families == ["g7"]
+    assert PoolSpec(name="g", instance_families=["g7"], ami_alias="al2023@v20260917").instance_families == ["g7"]
+    with pytest.raises(ConfigError, match=r"the EKS-optimized AL2023 NVIDIA AMI of release v20260714 runs NVIDIA driver "
+                                          r"580, which cannot drive instances the lane can launch: g7 needs NVIDIA driver "
+                                          r"595 or newer"):
+        PoolSpec(name="g", instance_families=["g7", "g6"], ami_alias="al2023@v20260714")
+
+
+@pytest.mark.parametrize("spec", [lambda: NodeGroupSpec(instance_type="p2.xlarge"),
+                                  lambda: PoolSpec(name="g", instance_families=["p2"])])
+def test_p2_needs_a_custom_ami(spec):
+    """P2's K80 needs driver 470 or older, which no EKS AL2023 NVIDIA AMI ships."""
+    with pytest.raises(ConfigError, match=r"instance family p2 needs an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship"):
         spec()
-    assert NodeGroupSpec(instance_type="g7.2xlarge", ami_id="ami-0123456789abcdef0").instance_type == "g7.2xlarge"
 
 
 # ---- a pinned AMI's root device -----------------------------------------------------------------------------------
@@ -237,7 +248,7 @@ def test_a_node_group_refuses_an_ami_it_cannot_size():
         run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "m5.large", "ami_id": "ami-0b0b0b0b0b0b0b0b0"}]),
                  root_sda1_catalog())
     assert str(caught.value) == (
-        "node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots from /dev/sda1, but this lane sizes /dev/xvda "
+        "rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots from /dev/sda1, but this lane sizes /dev/xvda "
         "(pin an AMI whose root device is /dev/xvda)"
     )
 

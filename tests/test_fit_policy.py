@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config, place
 from mixed_os_racks.errors import ArgumentError
 from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline.policyconfig import PolicyPackError
 from mixed_os_racks.pack import fit, instances, workloads
 from conftest import GPU_AMI, stack_config
 from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, of, start_pack, unknown
@@ -259,7 +260,7 @@ def test_spot_only_and_arm64_only_pods_beside_one_on_demand_amd64_pool(pack):
     graviton = workload("graviton", pod({"kubernetes.io/arch": "arm64"}))
     assert sorted(messages(judge(pack, stack(ON_DEMAND_AMD64, spot, graviton)), REACH)) == [
         'deployment "graviton" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
-        "kubernetes.io/arch=arm64, and the lane launches amd64 instances of other kinds only (select a lane that offers it, or add one)",
+        "kubernetes.io/arch=arm64, and the lane launches m6i (amd64) only (select a lane that offers it, or add one)",
         'deployment "spot" fits no lane: the nearest, karpenter nodepool \'general\', cannot take it: it needs '
         "karpenter.sh/capacity-type=spot, and the lane launches capacity type on-demand only (select a lane that offers it, or add one)",
     ]
@@ -486,8 +487,127 @@ def test_a_mig_claim_needs_a_gpu_lane_but_no_whole_gpu(pack):
     spec = pod()
     spec["resourceClaims"] = [{"name": "mig", "resourceClaimName": "slice"}]
     assert messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, slices, workload("notebook", spec))), REACH) == [
-        'deployment "notebook" claims 1 nvidia.com/gpu through DRA (mig) but selects no lane, and the default lane has no GPUs '
-        "(select a GPU lane in nodeSelectorLabels: karpenter.sh/nodepool: gpu)"]
+        'deployment "notebook" claims MIG devices of any profile through DRA (mig) but selects no lane, and the default lane '
+        "has no GPUs (select a GPU lane in nodeSelectorLabels: karpenter.sh/nodepool: gpu)"]
+
+
+def mig_claim(name: str, *profiles: str, device_class: str = "mig.nvidia.com") -> Callable[[], Any]:
+    """A claim of MIG devices as NVIDIA's DRA driver's examples write one (a CEL selector on the profile)."""
+    requests = [{"name": f"mig-{i}", "exactly": {"deviceClassName": device_class, "selectors": [
+        {"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"}}]}}
+        for i, profile in enumerate(profiles)]
+    return lambda: k8s.apiextensions.CustomResource(name, api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate",
+                                                     metadata={"name": name}, spec={"spec": {"devices": {"requests": requests}}})
+
+
+def mig_pod(template: str) -> dict[str, Any]:
+    spec = pod({"karpenter.sh/nodepool": "gpu"}, [GPU])
+    spec["resourceClaims"] = [{"name": "mig", "resourceClaimTemplateName": template}]
+    return spec
+
+
+def family_pool(*families: str) -> Callable[[], Any]:
+    return pool("gpu", [req("karpenter.k8s.aws/instance-family", *families)], taints=GPU_TAINTS)
+
+
+@pytest.mark.parametrize(("families", "profiles", "verdict"), [
+    (("g5", "g6", "g6e"), ("1g.5gb",), "g5 (A10G: no MIG), g6 (L4: no MIG), g6e (L40S: no MIG)"),
+    (("p4d",), ("1g.5gb", "2g.10gb", "3g.20gb"), ""),           # A100 40GB
+    (("p4de",), ("1g.5gb",), "p4de (A100 80GB: MIG 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"),
+    (("p5",), ("3g.40gb",), ""),                                # H100 80GB
+    (("p5en",), ("1g.10gb",), "p5en (H200 141GB: MIG 1g.18gb, 1g.35gb, 2g.35gb, 3g.71gb, 4g.71gb, 7g.141gb)"),
+    (("p6-b200",), ("7g.180gb",), ""),
+    (("g7e",), ("2g.48gb",), ""),                               # RTX PRO 6000 Blackwell Server Edition
+    (("g6e", "g7e"), ("1g.24gb+me",), ""),                      # one family of the lane has it: Karpenter can pick it
+])
+def test_mig_claims_are_judged_against_the_gpus_the_lane_launches(pack, families, profiles, verdict):
+    found = messages(judge(pack, stack(family_pool(*families), mig_claim("slices", *profiles),
+                                       workload("infer", mig_pod("slices")))), REACH)
+    if not verdict:
+        assert found == []
+        return
+    [message] = found
+    assert message.startswith(f'deployment "infer" claims MIG devices {", ".join(profiles)} through DRA (mig), but no GPU '
+                              f"the lanes it reaches launch has {'them' if len(profiles) > 1 else 'it'}: karpenter nodepool "
+                              f"'gpu' launches {verdict} (MIG exists on A100, H100, H200, B200, B300, GB200, GB300 and RTX "
+                              "PRO Blackwell GPUs, each with its own profiles;"), message
+
+
+def test_mig_resources_of_the_device_plugin_are_judged_too(pack):
+    # the device plugin's mixed strategy advertises nvidia.com/mig-<profile>; a MIG profile the GPUs lack is none
+    sliced = workload("infer", pod({"karpenter.sh/nodepool": "gpu"}, [GPU], limits={"nvidia.com/mig-1g.5gb": 1}))
+    [message] = messages(judge(pack, stack(family_pool("g6"), sliced)), REACH)
+    assert message.startswith('deployment "infer" requests nvidia.com/mig-1g.5gb (NVIDIA GPU slices), but no GPU the lanes '
+                              "it reaches launch has it: karpenter nodepool 'gpu' launches g6 (L4: no MIG)")
+    assert messages(judge(pack, stack(family_pool("p4d"), sliced)), REACH) == []
+    media = workload("infer", pod({"karpenter.sh/nodepool": "gpu"}, [GPU], limits={"nvidia.com/mig-1g.10gb.me": 1}))
+    assert messages(judge(pack, stack(family_pool("p5"), media)), REACH) == []  # 1g.10gb+me, '+' written '.'
+
+
+def test_a_device_class_of_one_mig_profile_is_read_from_its_selector(pack):
+    # NVIDIA/k8s-dra-driver-gpu demo/specs/extended-resources/mig-1g-12gb.yaml: one DeviceClass per profile
+    device_class = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "mig-1g-12gb", api_version="resource.k8s.io/v1", kind="DeviceClass", metadata={"name": "mig-1g-12gb.gpu.nvidia.com"},
+        spec={"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com']"
+                                                   ".type == 'mig' && device.attributes['gpu.nvidia.com'].profile == '1g.12gb'"}}]})
+    claims = claim_template("slices", device_class="mig-1g-12gb.gpu.nvidia.com")
+    [message] = messages(judge(pack, stack(family_pool("p5"), device_class, claims, workload("infer", mig_pod("slices")))), REACH)
+    assert message.startswith('deployment "infer" claims MIG devices 1g.12gb through DRA (mig), but no GPU the lanes it '
+                              "reaches launch has it: karpenter nodepool 'gpu' launches p5 (H100 80GB: MIG 1g.10gb,")
+
+
+@pytest.mark.parametrize(("request_", "said"), [
+    ({"count": -1}, "spec.spec.devices.requests[0].exactly.count -1: must be a whole number greater than zero"),
+    ({"count": 0}, "spec.spec.devices.requests[0].exactly.count 0: must be a whole number greater than zero"),
+    ({"count": 1.5}, "spec.spec.devices.requests[0].exactly.count 1.5: must be a whole number greater than zero"),
+    ({"allocationMode": "All", "count": 2},
+     "spec.spec.devices.requests[0].exactly.count 2: must not be specified when allocationMode is 'All'"),
+    ({"allocationMode": "Some"}, "spec.spec.devices.requests[0].exactly.allocationMode 'Some': not supported (All or ExactCount)"),
+])
+def test_a_claim_the_api_server_refuses_takes_no_gpu_off_the_pod(pack, request_, said):
+    # a count of -1 was added to the pod's GPUs: a 2-GPU pod then fit a 1-GPU lane
+    template = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "broken", api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate", metadata={"name": "broken"},
+        spec={"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", **request_}}]}}})
+    spec = pod({"karpenter.sh/nodepool": "gpu"}, [GPU], limits={"nvidia.com/gpu": 2})
+    spec["resourceClaims"] = [{"name": "extra", "resourceClaimTemplateName": "broken"}]
+    one_gpu = pool("gpu", [req("node.kubernetes.io/instance-type", "g5.xlarge")], taints=GPU_TAINTS)
+    assert messages(judge(pack, stack(one_gpu, template, workload("llm", spec))), REACH) == [
+        f"resourceclaimtemplate 'broken': {said}; Kubernetes refuses it",
+        f"deployment \"llm\": its claim 'extra' is ResourceClaimTemplate 'broken', which Kubernetes refuses ({said}), so no "
+        "pod of it ever starts"]
+
+
+def test_all_devices_of_a_node_is_at_least_one_gpu(pack):
+    template = lambda: k8s.apiextensions.CustomResource(  # noqa: E731
+        "every", api_version="resource.k8s.io/v1", kind="ResourceClaimTemplate", metadata={"name": "every"},
+        spec={"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                                             "allocationMode": "All"}}]}}})
+    spec = pod({"karpenter.sh/nodepool": "gpu"}, [GPU], limits={"nvidia.com/gpu": 1})
+    spec["resourceClaims"] = [{"name": "all", "resourceClaimTemplateName": "every"}]
+    one_gpu = pool("gpu", [req("node.kubernetes.io/instance-type", "g5.xlarge")], taints=GPU_TAINTS)
+    [message] = messages(judge(pack, stack(one_gpu, template, workload("llm", spec))), REACH)
+    assert "nvidia.com/gpu 1 allocatable < 2 requested" in message
+
+
+def test_a_claim_the_stack_does_not_hold_is_not_read_as_no_gpu(pack):
+    spec = pod({"karpenter.sh/nodepool": "gpu"})
+    spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "made-elsewhere"}]
+    found = judge(pack, stack(family_pool("g6"), workload("llm", spec)))
+    [message] = messages(found, REACH)
+    assert "requests no GPU" not in message
+    assert message == (
+        "deployment \"llm\" selects karpenter nodepool 'gpu' but does not tolerate its taint nvidia.com/gpu=true:NoSchedule "
+        "(it claims devices through DRA from ResourceClaimTemplate 'made-elsewhere', which this stack does not hold, and EKS's "
+        "ExtendedResourceToleration does not cover DRA claims: add the toleration {key: nvidia.com/gpu, operator: Exists, "
+        "effect: NoSchedule})")
+    tolerating = pod({"karpenter.sh/nodepool": "gpu"}, [GPU])
+    tolerating["resourceClaims"] = spec["resourceClaims"]
+    found = judge(pack, stack(family_pool("g6"), workload("llm", tolerating)))
+    assert messages(found, REACH) == [] and messages(found, "gpu-lanes-for-gpu-workloads", "advisory") == []
+    [advice] = messages(found, REACH, "advisory")
+    assert "deployment \"llm\": cannot verify what its DRA claims ask for: ResourceClaimTemplate 'made-elsewhere' is not in " \
+           "this stack (declare it in this stack to have it judged)" in advice
 
 
 def test_a_label_no_lane_declares_is_named_not_the_default_pool(pack):
@@ -515,14 +635,17 @@ def test_a_lanes_config_with_mistakes_names_each_path(pack):
              {"name": "gpu", "labels": {"bad key!": "x"}},
              {"name": "ml", "taints": [{"key": "nvidia.com/gpu", "value": "not ok!", "effect": "NoSchedule"}]}]
     config = {REACH: {"lanes": lanes}}
-    found = messages(judge(pack, stack(workload("web", pod({"convox.io/nodepool": "gpu"}))), config), REACH)
-    assert found == [
-        "policy config lanes[0].taint: unknown key (did you mean 'taints'?)",
-        "policy config lanes[1].name: duplicate lane name 'gpu' (also lanes[0])",
-        "policy config lanes[1].labels: invalid label key 'bad key!' (must be at most 63 letters, digits, '-', '_' or '.', "
-        "starting and ending with a letter or digit)",
-        "policy config lanes[2].taints[0].value: invalid taint value 'not ok!'",
-    ]
+    # refused when the pack is configured, as a schema error is: an error, never a violation of the stack
+    with pytest.raises(PolicyPackError) as refused:
+        judge(pack, stack(workload("web", pod({"convox.io/nodepool": "gpu"}))), config)
+    assert str(refused.value) == "\n  ".join([
+        "invalid policy pack config for 'mixed-os-racks':",
+        "workloads-reach-their-lane: lanes[0].taint: unknown key (did you mean 'taints'?)",
+        "workloads-reach-their-lane: lanes[1].name: duplicate lane name 'gpu' (also lanes[0])",
+        "workloads-reach-their-lane: lanes[1].labels: invalid label key 'bad key!' (must be at most 63 letters, digits, "
+        "'-', '_' or '.', starting and ending with a letter or digit)",
+        "workloads-reach-their-lane: lanes[2].taints[0].value: invalid taint value 'not ok!'",
+    ])
 
 
 def test_a_configured_lane_states_its_sizes(pack):
@@ -603,6 +726,80 @@ def test_a_gpu_daemonset_selecting_a_label_no_lane_carries(pack):
                               "match the lane's node labels (convox.io/gpu-vendor=nvidia)")
 
 
+CHART_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
+    {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}]},
+    {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}]}}}
+"""nvidia-device-plugin 0.20.0's default affinity (its values.yaml): NFD's labels or the GPU operator's."""
+
+
+def nvidia_daemonset(name: str, command: str, tolerations: list[dict[str, Any]], **spec: Any) -> Callable[[], Any]:
+    return workload(name, {"containers": [{"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
+                                           "command": [command]}], "tolerations": tolerations, **spec},
+                    kind=k8s.apps.v1.DaemonSet)
+
+
+def nfd_worker(tolerations: list[dict[str, Any]]) -> Callable[[], Any]:
+    """node-feature-discovery 0.19.0's worker, as its chart renders it (command nfd-worker)."""
+    return workload("nfd-worker", {"containers": [{"name": "worker", "command": ["nfd-worker"],
+                                                   "image": "registry.k8s.io/nfd/node-feature-discovery:v0.19.0"}],
+                                   "tolerations": tolerations}, kind=k8s.apps.v1.DaemonSet)
+
+
+def test_the_fix_for_a_missed_gpu_lane_names_a_label_that_lane_carries(pack):
+    # a GPU pool written elsewhere carries no convox.io/gpu-vendor: the rack's fix would not reach it
+    theirs = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS,
+                              nodeSelector={"nvidia.com/gpu.present": "true"})
+    [message] = messages(judge(pack, stack(theirs, plugin)), DAEMONS)
+    assert message.endswith("(select a label its nodes carry (karpenter.sh/nodepool: gpu), or give the lane "
+                            "convox.io/gpu-vendor: nvidia)")
+    ours = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS, labels={"convox.io/gpu-vendor": "nvidia"})
+    [message] = messages(judge(pack, stack(ours, plugin)), DAEMONS)
+    assert message.endswith("(select convox.io/gpu-vendor: nvidia, which the rack's GPU lanes carry)")
+
+
+def test_labels_a_node_agent_of_the_stack_writes_on_a_lane_are_there(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS, affinity=CHART_AFFINITY)
+    # without NFD (the chart's default), the plugin selects labels no node carries: refused
+    [message] = messages(judge(pack, stack(gpu_pool, plugin)), DAEMONS)
+    assert "never runs on karpenter nodepool 'gpu', a GPU lane: its node selection" in message
+    # NFD's worker on the lane writes feature.node.kubernetes.io/pci-10de.present on its nodes: the plugin reaches it
+    assert messages(judge(pack, stack(gpu_pool, plugin, nfd_worker([GPU]))), DAEMONS) == []
+    # ... only where the worker runs: the chart's own worker tolerates nvidia.com/gpu=present, not =true
+    only_present = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    [message] = messages(judge(pack, stack(gpu_pool, plugin, nfd_worker(only_present))), DAEMONS)
+    assert "never runs on karpenter nodepool 'gpu', a GPU lane" in message
+
+
+def test_the_gpu_operator_labels_every_gpu_node(pack):
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS)
+    exporter = workload("dcgm-exporter", {"containers": [{"name": "e", "image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3"}],
+                                          "nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"},
+                                          "tolerations": [GPU]}, kind=k8s.apps.v1.DaemonSet)
+    operator = workload("gpu-operator", {"containers": [{"name": "o", "image": "nvcr.io/nvidia/gpu-operator:v25.10.0"}]})
+    assert messages(judge(pack, stack(gpu_pool, exporter, operator)), DAEMONS) == []
+
+
+@pytest.mark.parametrize("affinity", [None, CHART_AFFINITY], ids=["rack-values", "chart-defaults"])
+def test_a_daemonset_for_nodes_set_up_for_a_gpu_mode_is_not_a_miss(pack, affinity):
+    # the device plugin chart's MPS control daemon: "We only deploy this pod if the following sharing label is
+    # applied" (nvidia.com/mps.capable, written by gpu-feature-discovery on nodes set up for MPS): none is its intent
+    gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g6")], taints=GPU_TAINTS,
+                    labels={"convox.io/gpu-vendor": "nvidia"})
+    from mixed_os_racks import gpu
+    spec = {"affinity": affinity or gpu.device_plugin_values()["affinity"], "nodeSelector": {"nvidia.com/mps.capable": "true"}}
+    mps = nvidia_daemonset("mps-control-daemon", "mps-control-daemon", DEVICE_PLUGIN_DEFAULTS, **spec)
+    found = judge(pack, stack(gpu_pool, mps, nfd_worker([GPU])))
+    assert messages(found, DAEMONS) == [] and messages(found, REACH) == []
+    # a label that marks GPU nodes is still judged: the plugin aimed at nvidia.com/gpu.present with no operator misses
+    plugin = nvidia_daemonset("nvidia-device-plugin", "nvidia-device-plugin", DEVICE_PLUGIN_DEFAULTS,
+                              nodeSelector={"nvidia.com/gpu.present": "true"})
+    [message] = messages(judge(pack, stack(gpu_pool, plugin)), DAEMONS)
+    assert "its node selection (nvidia.com/gpu.present=true) does not match the lane's node labels" in message
+
+
 # ---- the NVIDIA driver branch drives the lane's GPUs ----------------------------------------------------------
 
 
@@ -622,9 +819,11 @@ def test_a_595_ami_cannot_drive_g6f_and_a_580_ami_cannot_drive_g7(pack):
     assert message.startswith(f"karpenter nodepool 'gpu': its AMI {GPU_AMI} runs NVIDIA driver 595 (its name), which cannot "
                               "drive instances the lane can launch: g6f is not supported by NVIDIA driver 595 or newer (")
     g7 = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g7")], taints=GPU_TAINTS)
-    [message] = messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20261115")), DRIVER)
-    assert "runs NVIDIA driver 580 (the EKS AMI's default for its release), which cannot drive instances the lane can " \
+    [message] = messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20260714")), DRIVER)
+    assert "runs NVIDIA driver 580 (the EKS AMI of release v20260714 for 1.34), which cannot drive instances the lane can " \
            "launch: g7 needs NVIDIA driver 595 or newer" in message
+    # from release v20260917 the official AMI picks its driver per instance type, G7's included
+    assert messages(judge(pack, stack(gpu_class(), g7), facts_of("amazon-eks-node-al2023-x86_64-nvidia-1.34-v20261115")), DRIVER) == []
     assert messages(judge(pack, stack(gpu_class(), g7), facts_of("custom-gpu", nvidiaDriverBranch=595)), DRIVER) == []
     assert messages(judge(pack, stack(gpu_class(), g6f), facts_of("custom-gpu", nvidiaDriverBranch=580)), DRIVER) == []
 
@@ -894,12 +1093,13 @@ def test_nvidia_gpu_slices_need_a_gpu_lane_as_whole_gpus_do(pack, resource):
     # MIG slices and shared (time-sliced, renamed) GPUs are resources only the device plugin on an NVIDIA
     # GPU node advertises; no node of a lane without GPUs has one
     sliced = workload("infer", pod(limits={resource: 1}))
-    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, sliced)), REACH)
+    gpus = G5_POOL if "mig" not in resource else pool("gpu", [req("karpenter.k8s.aws/instance-family", "p4d")], taints=GPU_TAINTS)
+    [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, gpus, sliced)), REACH)
     assert message.startswith(f'deployment "infer" requests {resource} (NVIDIA GPU slices) but selects no lane, and the '
                               "default lane has no GPUs (select a GPU lane in nodeSelectorLabels: ")
     on_gpu = workload("infer", pod({"karpenter.sh/nodepool": "gpu"}, tolerations=[GPU], limits={resource: 1}))
-    assert of(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, on_gpu)), REACH) == []
-    assert of(judge(pack, stack(ON_DEMAND_AMD64, G5_POOL, on_gpu)), "gpu-lanes-for-gpu-workloads") == []
+    assert of(judge(pack, stack(ON_DEMAND_AMD64, gpus, on_gpu)), REACH) == []
+    assert of(judge(pack, stack(ON_DEMAND_AMD64, gpus, on_gpu)), "gpu-lanes-for-gpu-workloads") == []
 
 
 def test_a_runtime_class_of_the_stack_adds_its_scheduling_and_overhead_to_the_pod(pack):
@@ -917,6 +1117,36 @@ def test_a_runtime_class_of_the_stack_adds_its_scheduling_and_overhead_to_the_po
     small_general = pool("general", [req("node.kubernetes.io/instance-type", "m6i.large")])
     [message] = messages(judge(pack, stack(small_general, heavy, sandboxed)), REACH)
     assert message.startswith('deployment "sandboxed" fits no lane: it requests cpu 3; ')
+
+
+@pytest.mark.parametrize(("runtime_class", "overhead", "said"), [
+    (None, {"cpu": "250m"}, "spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller "
+                            "refuses a pod overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose "
+                            "overhead.podFixed gives it)"),
+    ("runc", {"cpu": "250m"}, "spec.overhead is set, but RuntimeClass 'runc' defines no overhead (the RuntimeClass "
+                              "admission controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"),
+    ("kata", {"cpu": "1"}, "spec.overhead is not RuntimeClass 'kata''s overhead.podFixed (the RuntimeClass admission "
+                           "controller refuses a pod overhead other than its class's: drop overhead, and the class sets it)"),
+    ("kata", {"cpu": "250m", "memory": "120Mi"}, ""),   # the class's own, in other words: admitted
+    ("elsewhere", {"cpu": "1"}, ""),                    # a class the stack does not hold is not judged
+])
+def test_a_pods_own_overhead_is_held_to_its_runtime_class(pack, runtime_class, overhead, said):
+    # kubernetes plugin/pkg/admission/runtimeclass, validateOverhead
+    classes = [lambda: k8s.node.v1.RuntimeClass("runc", metadata={"name": "runc"}, handler="runc"),
+               lambda: k8s.node.v1.RuntimeClass("kata", metadata={"name": "kata"}, handler="kata",
+                                                overhead={"pod_fixed": {"cpu": "0.25", "memory": "120Mi"}})]
+    spec = pod(overhead=overhead, **({"runtimeClassName": runtime_class} if runtime_class else {}))
+    found = messages(judge(pack, stack(ON_DEMAND_AMD64, *classes, workload("sandboxed", spec))), REACH)
+    assert found == ([f'deployment "sandboxed": {said}; Kubernetes refuses such a pod, so none is ever created'] if said else [])
+
+
+@pytest.mark.parametrize("name", ["NVIDIA.com/gpu", "Nvidia.com/gpu", "nvidia.com/", "nvidia..com/gpu"])
+def test_a_resource_name_kubernetes_refuses_is_named_before_any_taint(pack, name):
+    # ValidateResourceName: a qualified name whose domain is a lowercase DNS subdomain
+    spec = pod({"karpenter.sh/nodepool": "gpu"}, limits={name: 1})
+    [message] = messages(judge(pack, stack(G5_POOL, workload("llm", spec))), REACH)
+    assert message.startswith(f'deployment "llm": container "app": resources.limits.{name} is not a valid resource name: ')
+    assert message.endswith("; Kubernetes refuses such a pod, so none is ever created")
 
 
 def test_an_argo_rollouts_pods_are_judged_as_a_deployments(pack):

@@ -273,6 +273,7 @@ def test_prod_offline_preview_shows_the_gpu_tier(capsys: pytest.CaptureFixture[s
     group = next(r for r in resources if r["type"] == MNG and r["name"] == "rack-ng-1")["inputs"]
     assert group["instanceTypes"] == ["g4dn.xlarge"]
     assert group["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
-    assert group["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: "nvidia"}
+    assert group["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: "nvidia",
+                               "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
     assert {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"} in group["taints"]
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"

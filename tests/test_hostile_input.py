@@ -150,7 +150,7 @@ def test_documents_nested_deeper_than_any_config_are_refused(deep, capsys, tmp_p
 def test_json_text_nested_thousands_deep_is_refused_with_its_key(capsys, tmp_path):
     value = json.dumps("[" * 5000 + "]" * 5000)
     (line,) = refused(capsys, tmp_path, BASE + f"  rack:additional_karpenter_nodepools_config: {value}\n")
-    assert line == (f"error: rack:additional_karpenter_nodepools_config: nested deeper than {MAX_NESTING} levels "
+    assert line == (f"error: FILE:4: rack:additional_karpenter_nodepools_config: nested deeper than {MAX_NESTING} levels "
                     "of lists and mappings (no rack config needs that)")
 
 
@@ -298,8 +298,12 @@ def text_fields() -> list[str]:
 def test_the_text_fields_come_from_the_models():
     fields = set(text_fields())
     rack = {f for f in fields if "[" not in f}
-    assert rack == {name for name, info in RackParams.model_fields.items()
-                    if info.annotation in (str, Optional[str]) or typing.get_origin(info.annotation) is typing.Literal}
+    def text(annotation: object) -> bool:  # str, a Literal of texts, either optional
+        members = [a for a in typing.get_args(annotation) if a is not type(None)] \
+            if typing.get_origin(annotation) is typing.Union else [annotation]
+        return all(m is str or typing.get_origin(m) is typing.Literal for m in members)
+
+    assert rack == {name for name, info in RackParams.model_fields.items() if text(info.annotation)}
     assert {"cluster_name", "karpenter_node_os", "karpenter_consolidate_after", "gpu_observability_chart_version"} <= rack
     pools = {f.split(".", 1)[1] for f in fields if f.startswith("additional_karpenter_nodepools_config[0].")}
     assert pools == {"name", "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes",
@@ -346,10 +350,10 @@ def test_elsewhere_a_value_is_what_the_cli_reads(tmp_path, capsys):
     config = read_stack_file(path, "p", RACK_SHAPES)
     assert config["other:flag"] == "no" and config["rack:nvidia_device_plugin_enable"] == "yes"
     lines = refused(capsys, tmp_path, BASE + "  other:flag: no\n  rack:nvidia_device_plugin_enable: yes\n")
-    assert lines == ['error: rack:nvidia_device_plugin_enable: expected true or false, got "yes"']
+    assert lines == ['error: FILE:5: rack:nvidia_device_plugin_enable: expected true or false, got "yes"']
 
     lines = refused(capsys, tmp_path, BASE + "  rack:karpenter_node_disk: 1:30\n")
-    assert lines == ['error: rack:karpenter_node_disk: input should be a valid integer, unable to parse string as an integer (got "1:30")']
+    assert lines == ['error: FILE:4: rack:karpenter_node_disk: input should be a valid integer, unable to parse string as an integer (got "1:30")']
     lines = refused(capsys, tmp_path, BASE + "  rack:karpenter_node_disk: 1e3\n")
     assert lines == ["error: FILE:4: rack:karpenter_node_disk: YAML 1.1 reads 1e3 as text and the Pulumi CLI (YAML 1.2) as "
                      "the number 1e3; write it so both agree (quote text, write numbers in decimal)"]
@@ -388,7 +392,7 @@ def test_keys_are_namespaced_as_the_cli_namespaces_them(tmp_path):
 ])
 def test_keys_meant_for_the_rack_are_refused_with_the_key_it_reads(key, says, capsys, tmp_path):
     lines = refused(capsys, tmp_path, BASE + f"  {key}: bottlerocket\n")
-    assert lines == [f"error: {says}"]
+    assert lines == [f"error: FILE:4: {says}"]
 
 
 def test_under_pulumi_up_too(tmp_path):
@@ -443,15 +447,15 @@ def test_a_policy_config_value_at_the_nesting_limit(levels, refused_, tmp_path):
 def test_a_taint_mapping_names_its_item_and_field_one_problem_a_line(capsys, tmp_path):
     taints = "\n    - key: a\n    - foo: b\n      effect: NoSchedule\n    - 5\n"
     assert refused(capsys, tmp_path, BASE + f"  rack:karpenter_node_taints:{taints}") == [
-        "error: rack:karpenter_node_taints[0].effect: required",
-        "error: rack:karpenter_node_taints[1].key: required",
-        "error: rack:karpenter_node_taints[1].foo: unknown field",
-        "error: rack:karpenter_node_taints[2]: expected a mapping of its fields (got 5)",
+        "error: FILE:5: rack:karpenter_node_taints[0].effect: required",
+        "error: FILE:6: rack:karpenter_node_taints[1].key: required",
+        "error: FILE:6: rack:karpenter_node_taints[1].foo: unknown field",
+        "error: FILE:8: rack:karpenter_node_taints[2]: expected a mapping of its fields (got 5)",
     ]
     pool = "\n    - name: a\n      taints:\n        - key: a\n          x: 1\n"
     assert refused(capsys, tmp_path, BASE + f"  rack:additional_karpenter_nodepools_config:{pool}") == [
-        "error: rack:additional_karpenter_nodepools_config[0].taints[0].effect: required",
-        "error: rack:additional_karpenter_nodepools_config[0].taints[0].x: unknown field",
+        "error: FILE:7: rack:additional_karpenter_nodepools_config[0].taints[0].effect: required",
+        "error: FILE:8: rack:additional_karpenter_nodepools_config[0].taints[0].x: unknown field",
     ]
 
 

@@ -12,6 +12,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -83,9 +84,16 @@ def open_loops() -> set[int]:
     return {id(o) for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop) and not o.is_closed()}
 
 
+def as_from_a_terminal() -> None:
+    """In the child, before it runs: SIGINT as a terminal's foreground process has it. A shell that starts a
+    background job without job control (``(make test &)``, some CI runners) starts it with SIGINT ignored,
+    every child inherits that, and Python then installs no KeyboardInterrupt handler: Ctrl-C cannot be tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, preexec_fn=as_from_a_terminal)
 
 
 # ---- 1. the event loop and the worker threads, on every exit path ----------------------------------------
@@ -127,7 +135,7 @@ def test_the_prod_example_with_a_small_disk_prints_its_error_and_nothing_else():
     # the warnings say which remote charts (Karpenter's, from its OCI registry) the engine cannot render
     err = [line for line in proc.stderr.splitlines() if not line.startswith(("import time:", "warning: "))]
     assert proc.returncode == 2
-    assert err == [f"error: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"]
+    assert err == [f"error: /dev/stdin:10: rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"]
 
 
 # ---- 2. a program that exits -----------------------------------------------------------------------------

@@ -185,7 +185,7 @@ def test_null_in_a_stack_file_is_refused_with_its_key(tmp_path):
     path.write_text("config:\n  aws:region: us-east-1\n  rack:cluster_name: null\n")
     code, out, err = preview("--config", str(path), "--cwd", str(REPO), "--no-policy")
     assert (code, out) == (2, "")
-    assert "error: rack:cluster_name: null (no value): write a value" in err.splitlines()
+    assert f"error: {path}:3: rack:cluster_name: null (no value): write a value" in err.splitlines()
     with pytest.raises(ConfigError, match=r"^app:services: null \(no value\)"):
         parse_services("null")
 

@@ -125,6 +125,7 @@ def test_unknown_ami_is_a_clear_error():
     with pytest.raises(ConfigError) as exc:
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
     assert str(exc.value).startswith(
+        "rack:additional_karpenter_nodepools_config[0].ami_id: "
         "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read in this region/account (Your query returned no results"
     )
 
@@ -145,7 +146,7 @@ def test_disk_smaller_than_snapshot_is_refused():
     pool = dict(GPU_POOL, disk=50)
     with pytest.raises(ConfigError) as exc:
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
-    assert str(exc.value) == f"karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
+    assert str(exc.value) == f"rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
 
 
 def test_disk_equal_to_snapshot_is_fine():
@@ -226,7 +227,8 @@ def test_the_spec_refuses_gpu_on_bottlerocket():
     """The rule holds whatever builds the pool: the spec refuses it before any component exists."""
     from mixed_os_racks import PoolSpec
 
-    with pytest.raises(ConfigError, match=r"^PoolSpec.instance_families: karpenter nodepool 'bad': instance families g5 make this a GPU lane"):
+    with pytest.raises(ConfigError, match=r"^PoolSpec.os: karpenter nodepool 'bad': instance families g5 make this a GPU lane, "
+                                          r".* not Bottlerocket \(set os 'al2023', or move them to an AL2023 pool or node group\)$"):
         PoolSpec(name="bad", os="bottlerocket", instance_families=["g5"])
 
 
@@ -294,8 +296,8 @@ def test_a_pinned_ami_whose_nvidia_driver_cannot_drive_the_pools_families_is_ref
     """The prod GPU AMI of the catalog names its branch (``...-nvidia-580-...``): G7 needs 595 or newer
     (amazon-eks-ami doc/usage/g7-ami.md); the pack's gpu-driver-supports-lane says the same words."""
     pool = dict(GPU_POOL, name="g7", instance_families="g7", ami_id=GPU_AMI)
-    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 "
-                                          r"\(its name\), which cannot drive instances the lane can launch: g7 needs NVIDIA "
+    with pytest.raises(ConfigError, match=r"^rack:additional_karpenter_nodepools_config\[0\].ami_id: karpenter nodepool 'g7': "
+                                          r"its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 \(its name\), which cannot drive instances the lane can launch: g7 needs NVIDIA "
                                           r"driver 595 or newer"):
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
     run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, ami_id=GPU_AMI)]))  # g5, g6: 580 drives them
@@ -308,5 +310,6 @@ def test_the_driver_is_checked_against_the_families_of_the_pools_instance_types_
         KarpenterPool("g7", KarpenterPoolArgs(pool=PoolSpec(name="g7", instance_types=["g7.2xlarge"], ami_id=GPU_AMI, disk=200),
                                               cluster=ClusterRef.existing("rack", "c")))
 
-    with pytest.raises(ConfigError, match=r"^karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 "):
+    with pytest.raises(ConfigError, match=r"^PoolSpec.ami_id: karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs "
+                                          r"NVIDIA driver 580 "):
         run_program(program, {"aws:region": "us-east-1"})

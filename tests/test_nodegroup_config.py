@@ -149,7 +149,9 @@ def test_build_group_rules_name_the_build_list_and_the_build_group() -> None:
 
 def test_unknown_group_field_is_an_error() -> None:
     assert error(**{NG: [group(gpu=True)]}) == f"rack:{NG}[0].gpu: unknown field"
-    assert error(**{BG: [group(instance_type="x")]}) == f"rack:{BG}[0].instance_type: unknown field"
+    assert error(**{BG: [group(instance_type="x")]}) == (
+        f"rack:{BG}[0].instance_type: unknown field (did you mean type? 'instance_type' is the NodeGroupSpec field it sets)")
+    assert error(**{NG: [group(min_sise=1)]}) == f"rack:{NG}[0].min_sise: unknown field (did you mean min_size?)"
 
 
 def test_wrong_value_type_names_path_and_value() -> None:

@@ -113,7 +113,9 @@ def test_gpu_group_managed_node_group_arguments(gpu_run: ProgramRun) -> None:
     assert inputs["capacityType"] == "ON_DEMAND"
     assert inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
     assert inputs["ignoreScalingChanges"] is True
-    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA}
+    # the Cluster Autoscaler's GPU label (its AWS provider's GPULabel), with its own name for the T4
+    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
+                                "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
     assert sorted(inputs["taints"], key=lambda t: t["key"]) == [
         {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
@@ -218,6 +220,7 @@ def test_build_group_lane() -> None:
         "convox-build": "true",
         contract.NODEGROUP_LABEL: "custom-build",
         contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
+        "k8s.amazonaws.com/accelerator": "nvidia-a10g",
     }
     assert {(t["key"], t["value"]) for t in gpu["taints"]} == {
         ("dedicated", "build"),
@@ -264,14 +267,16 @@ def test_pinned_arm_ami_on_a_graviton_group() -> None:
 def test_pinned_ami_architecture_must_match_the_instance_type() -> None:
     with pytest.raises(ConfigError) as caught:
         run(additional_node_groups_config=[gpu_group(ami_id=ARM_AMI)])
-    assert str(caught.value) == rules.arch_mismatch("node group 'rack-ng-1'", ["x86_64"], ARM_AMI, "arm64")
+    # the node group's architecture is its instance type's: the key that sets it is named
+    assert str(caught.value) == "rack:additional_node_groups_config[0].type: " + rules.arch_mismatch(
+        "node group 'rack-ng-1'", ["x86_64"], ARM_AMI, "arm64")
 
 
 def test_pinned_ami_disk_must_fit_the_root_snapshot() -> None:
     with pytest.raises(ConfigError) as caught:
         run(additional_node_groups_config=[gpu_group(ami_id=X86_AMI, disk=50)])
     assert str(caught.value) == (
-        f"node group 'rack-ng-1': disk 50 GiB is smaller than the root snapshot of {X86_AMI} (100 GiB)"
+        f"rack:additional_node_groups_config[0].disk: node group 'rack-ng-1': disk 50 GiB is smaller than the root snapshot of {X86_AMI} (100 GiB); give it a disk of 100 GiB or more"
     )
 
 
@@ -284,7 +289,7 @@ def test_pinned_ami_with_unencrypted_snapshot_is_refused_unless_the_account_encr
     with pytest.raises(ConfigError) as caught:
         run(additional_node_groups_config=[gpu_group(ami_id=PLAIN_AMI)])
     assert str(caught.value).startswith(
-        f"node group 'rack-ng-1': ami_id '{PLAIN_AMI}' has an unencrypted root snapshot and EBS encryption by default is off"
+        f"rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id '{PLAIN_AMI}' has an unencrypted root snapshot and EBS encryption by default is off"
     )
     encrypting_account = Catalog.from_doc({"amis": AMIS, "ebs_encryption_by_default": True})
     inputs = mng(run(encrypting_account, additional_node_groups_config=[gpu_group(ami_id=PLAIN_AMI)]), "rack-ng-1")

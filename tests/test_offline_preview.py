@@ -48,7 +48,7 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert not any(line.startswith(" >   ") for line in lines)
 
     doc = json.loads(out_file.read_text())
-    assert set(doc) == {"resources", "outputs", "violations"}
+    assert set(doc) == {"resources", "outputs", "violations", "costs"}
     assert f"    + {len(doc['resources'])} to create" in lines
     first = doc["resources"][0]
     assert set(first) == {"urn", "type", "name", "parent", "custom", "inputs", "dependencies", "propertyDependencies"}
@@ -69,12 +69,20 @@ def test_prod_preview_tree_and_json(tmp_path):
 def test_an_existing_cluster_is_read_not_created(tmp_path):
     """In existing mode a node group needs the cluster and its role: both are read, as `pulumi preview` marks them."""
     stack = write_stack(tmp_path, additional_node_groups_config=[{"id": 1, "type": "m5.large"}])
-    code, out, err = preview("--config", stack, "--no-policy")
+    code, out, err = preview("--config", stack, "--no-policy", "--json", str(tmp_path / "out.json"))
     assert code == 0, err
     lines = out.splitlines()
     assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
     assert any(line.startswith(" >   ") and "aws:iam/role:Role" in line and line.endswith("rack-cluster-role") for line in lines)
     assert "    > 2 to read" in lines
+    # --json has them too, after what is created, marked as pulumi preview --json marks a read
+    resources = json.loads((tmp_path / "out.json").read_text())["resources"]
+    reads = [r for r in resources if r.get("op") == "read"]
+    assert [(r["type"], r["name"], r["id"], r["external"]) for r in reads] == [
+        ("aws:eks/cluster:Cluster", "rack-cluster", "t", True),
+        ("aws:iam/role:Role", "rack-cluster-role", "t-cluster-role", True)]
+    assert resources[-2:] == reads and f"    + {len(resources) - 2} to create" in lines
+    assert all(r["urn"].endswith("::" + r["name"]) for r in reads)
 
 
 def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):
@@ -82,7 +90,7 @@ def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):
     code, out, err = preview("--config", stack)
     assert code == 2
     assert err == (
-        "error: rack:additional_karpenter_nodepools_config[0].ami_id: "
+        f"error: {stack}:4: rack:additional_karpenter_nodepools_config[0].ami_id: "
         "karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)\n"
     )
     assert "Traceback" not in err and out == ""
@@ -102,7 +110,7 @@ def test_other_catalog(tmp_path, capsys):
         "creation_date": "2026-11-01T00:00:00Z", "owner_id": "111122223333"}]}))
     stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0", "disk": 25}])
     assert main(["preview", "--config", stack, "--amis", str(catalog)]) == 2
-    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB)" in capsys.readouterr().err
+    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB); give it a disk of 30 GiB or more" in capsys.readouterr().err
 
 
 def test_bad_catalog_exits_2(tmp_path, capsys):
@@ -135,9 +143,9 @@ def test_every_config_error_is_its_own_line(tmp_path, capsys):
     stack = write_stack(tmp_path, karpenter_node_oss="al2023", additional_karpenter_nodepools_config=[{"name": "Bad"}])
     assert main(["preview", "--config", stack, "--no-policy"]) == 2
     assert sorted(capsys.readouterr().err.splitlines()) == [
-        "error: rack:additional_karpenter_nodepools_config[0].name: "
+        f"error: {stack}:4: rack:additional_karpenter_nodepools_config[0].name: "
         "karpenter nodepool name 'Bad' must be lowercase alphanumeric with dashes, max 63 chars",
-        "error: rack:karpenter_node_oss: unknown field",
+        f"error: {stack}:6: rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?",
     ]
 
 
@@ -163,3 +171,28 @@ def test_urns_are_made_as_the_engine_makes_them():
             checked += 1
     assert checked > 20
     assert any(r.urn.split("::")[2].count("$") >= 2 for r in run.resources)  # a grandchild carries the whole chain
+
+
+def test_a_resource_referencing_one_whose_policy_is_an_object_previews(tmp_path):
+    """A role given its trust policy as an object, and a resource that references the role: the provider
+    gets the role's id and the role's state holds the policy as JSON text (pulumi-aws's ``Check`` encodes it),
+    so the program reads text where ``Role.assume_role_policy`` says text. Such a program once left the
+    offline engine waiting for ever; it runs in a process of its own here, with a deadline."""
+    (tmp_path / "Pulumi.yaml").write_text("name: refs\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi, pulumi_aws as aws\n"
+        "policy = {'Version': '2012-10-17', 'Statement': [{'Action': 'sts:AssumeRole', 'Effect': 'Allow',\n"
+        "          'Principal': {'Service': 'ec2.amazonaws.com'}}]}\n"
+        "role = aws.iam.Role('r', assume_role_policy=policy)\n"
+        "aws.iam.RolePolicyAttachment('a', role=role, policy_arn='arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy')\n"
+        "pulumi.export('trust', role.assume_role_policy)\n")
+    out = tmp_path / "preview.json"
+    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--cwd", str(tmp_path), "--stack",
+                           "dev", "--no-policy", "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["outputs"]["trust"] == ('{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":'
+                                       '{"Service":"ec2.amazonaws.com"}}],"Version":"2012-10-17"}')
+    attachment = next(r for r in doc["resources"] if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert attachment["inputs"]["role"] == next(r["urn"] for r in doc["resources"] if r["type"] == "aws:iam/role:Role")

@@ -102,3 +102,16 @@ def test_the_wheel_ships_its_types_its_pack_and_the_command(wheel):
     assert "pulumi<4,>=3.231.0" in requires
     assert any(line.startswith("pulumi<3.273,>=3.272") and 'extra == "offline"' in line for line in requires)
 
+
+
+def test_the_namespace_is_the_public_api():
+    # what dir() and `from mixed_os_racks import *` show: the exported names and the version, none of the
+    # module's own machinery (typing, importlib, its lazy-import tables)
+    import mixed_os_racks
+
+    public = set(mixed_os_racks.__all__)
+    assert set(dir(mixed_os_racks)) == public | {"__version__"}
+    assert {"place", "Rack", "ClusterRef", "ConfigError", "PoolSpec"} <= public
+    for machinery in ("Any", "TYPE_CHECKING", "annotations", "importlib"):
+        assert machinery not in dir(mixed_os_racks) and not hasattr(mixed_os_racks, machinery), machinery
+    assert all(hasattr(mixed_os_racks, name) for name in public)

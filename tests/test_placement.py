@@ -30,7 +30,8 @@ NVIDIA = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def terms(placement) -> list:
-    return placement.affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    """The node selector terms, as a manifest (``pod_spec()``) has them."""
+    return placement.pod_spec()["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
 
 # ---- the seeds' two services --------------------------------------------------------------------------------
@@ -49,7 +50,10 @@ def test_inference_selects_the_gpu_node_group_and_tolerates_its_taints():
     ]
     assert inference.tolerations == [{**DEDICATED, "value": "gpu-inference"}, NVIDIA]
     assert inference.gpu_resources == {"nvidia.com/gpu": "1"}
-    assert inference.pod_spec() == {"affinity": inference.affinity, "tolerations": inference.tolerations}
+    assert inference.pod_spec()["tolerations"] == inference.tolerations
+    # the same affinity, as pulumi-kubernetes' input type names its fields (AffinityArgsDict)
+    assert inference.affinity == {"node_affinity": {"required_during_scheduling_ignored_during_execution": {
+        "node_selector_terms": [{"match_expressions": [{"key": "convox.io/label", "operator": "In", "values": ["gpu-inference"]}]}]}}}
 
 
 # ---- GPU requests ----------------------------------------------------------------------------------------------
@@ -90,7 +94,7 @@ def test_a_bare_number_is_the_count_and_only_a_positive_one_asks_for_gpus(count)
     ({"node_selector_labels": {"convox.io/label": None}}, "node_selector_labels: labels and values are text (got 'convox.io/label': None)"),
     ({"gpu": GpuRequest(True)}, "invalid gpu GpuRequest(count=True, vendor='nvidia') (count is a whole number, 0 or more; "
                                 "vendor a name like nvidia)"),
-    ({"lanes": [1]}, "lanes: expected Rack.lane_facts (a mapping of lane name to its facts) or a list of lanes"),
+    ({"lanes": [1]}, "lanes: expected the rack's lanes output (a mapping of lane name to its facts, or its JSON text) or a list of lanes"),
     ({"cpu": float("nan")}, "cpu: expected a number, 0 or more, got nan"),
     ({"memory_mib": "512"}, "memory_mib: expected a number, 0 or more, got '512'"),
     # a lane the pack would not read: refused as the pack's config check words it, not read as no lane

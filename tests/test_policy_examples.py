@@ -73,7 +73,7 @@ def test_disk_below_snapshot_with_the_policy_config(capsys):
     assert policies_section(out) == [
         "    [mandatory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)",
         "        launch template 'gpu-train-launch-template': disk 50 GiB is smaller than the root snapshot of "
-        "ami-0a1b2c3d4e5f60718 (100 GiB)",
+        "ami-0a1b2c3d4e5f60718 (100 GiB); give it a disk of 100 GiB or more",
     ]
 
 
@@ -92,6 +92,9 @@ def test_gpu_lane_on_bottlerocket(capsys):
         "    [mandatory]  mixed-os-racks: gpu-lane-os  (gpu-inference-nodepool)",
         "        karpenter nodepool 'gpu-inference': instance families g5,g6 make this a GPU lane, and GPU lanes must run "
         "Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)",
+        "    [advisory]  mixed-os-racks: lane-cost-unbounded  (gpu-inference-nodepool)",
+        "        karpenter nodepool 'gpu-inference': a GPU lane with no bound on what it costs an hour (it has no limits "
+        "on cpu, memory, GPUs or nodes); set limits.nvidia.com/gpu (or cpu, memory, nodes) on it",
     ]
 
 
@@ -149,6 +152,53 @@ def test_a_config_the_schemas_refuse_exits_2(capsys, tmp_path):
     code, _, err = preview(capsys, "malformed-ami-id", "--policy-pack-config", str(config))
     assert code == 2
     assert err == "error: invalid policy pack config for 'mixed-os-racks':\n  pinned-ami-age: maxAgeDays: 'soon' is not of type 'number'\n"
+
+
+LANES = "workloads-reach-their-lane"
+
+
+@pytest.mark.parametrize(("lane", "said"), [
+    ({"allocatable": {"cpu": "lots"}}, "lanes[0].allocatable.cpu: invalid quantity 'lots' (0 or more, like 3920m, 14481Mi, 17Gi)"),
+    ({"allocatable": {"memory": -1}}, "lanes[0].allocatable.memory: invalid quantity -1 (0 or more, like 3920m, 14481Mi, 17Gi)"),
+    ({"instanceTypes": ["g5"]}, "lanes[0].instanceTypes: invalid instance type 'g5' (must look like g4dn.xlarge)"),
+    ({"instanceTypes": ["g4dn.xlarge"], "arch": ["arm64"]},
+     "lanes[0]: instanceTypes g4dn.xlarge and arch arm64 leave no instance type it could launch (they contradict each "
+     "other: instanceTypes g4dn.xlarge is amd64, sizes xlarge)"),
+    ({"instanceFamilies": ["g5"], "instanceSizes": ["nano"]},
+     "lanes[0]: instanceFamilies g5 and instanceSizes nano leave no instance type it could launch (they contradict each "
+     "other: instanceFamilies g5 is amd64, sizes xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, "
+     "48xlarge; instanceSizes nano is amd64/arm64, sizes nano)"),
+])
+def test_a_lanes_config_the_pack_cannot_read_exits_2_like_any_config_error(capsys, tmp_path, lane, said):
+    config = tmp_path / "lanes.json"
+    config.write_text(json.dumps({LANES: {"lanes": [{"name": "gpu", "gpu": True, **lane}]}}))
+    code, out, err = preview(capsys, "malformed-ami-id", "--policy-pack-config", str(config))
+    assert (code, out, err) == (2, "", f"error: invalid policy pack config for 'mixed-os-racks':\n  {LANES}: {said}\n")
+
+
+def test_a_lane_of_no_cpu_is_a_lane_and_maxgpuspernode_0_holds(capsys, tmp_path):
+    # 0 is a quantity (a node whose allocatable is all reserved); a GPU lane stated to hold no GPU takes no GPU pod
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
+    (folder / "Pulumi.s.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (folder / "__main__.py").write_text(
+        "import pulumi_kubernetes as k8s\n"
+        "k8s.apps.v1.Deployment('llm', metadata={'name': 'llm'}, spec={'selector': {'matchLabels': {'a': 'b'}}, 'template': {\n"
+        "  'metadata': {'labels': {'a': 'b'}}, 'spec': {'nodeSelector': {'convox.io/label': 'gpu'}, 'containers': [\n"
+        "  {'name': 'c', 'image': 'x', 'resources': {'limits': {'nvidia.com/gpu': 1}}}]}}})\n")
+    config = tmp_path / "lanes.json"
+    config.write_text(json.dumps({LANES: {"lanes": [{"name": "gpu", "labels": {"convox.io/label": "gpu"}, "gpu": True,
+                                                      "instanceTypes": ["g5.xlarge"], "maxGpusPerNode": 0,
+                                                      "allocatable": {"cpu": 0}}]}}))
+    code = main(["preview", "--cwd", str(folder), "--stack", "s", "--policy-pack", str(REPO / "policies"),
+                 "--policy-pack-config", str(config)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert ('deployment "llm" fits no lane: it requests nvidia.com/gpu 1; the nearest, lane "gpu" (convox.io/label=gpu): '
+            "the nearest instance type it can launch for this pod, g5.xlarge, has nvidia.com/gpu 0 allocatable < 1 "
+            "requested (after kube-reserved and eviction thresholds); the policy config gives it at most 0 GPUs per node "
+            "(maxGpusPerNode)") in out
 
 
 def test_a_pack_that_fails_to_start_exits_2_and_is_not_left_running(capsys, tmp_path):

@@ -141,7 +141,7 @@ def test_the_disk_rule_reads_the_snapshot_from_ec2(moto_pack):
 
     assert messages(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot") == [
         f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} "
-        f"({MOTO_ROOT_GIB} GiB)"
+        f"({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more"
     ]
     unverified = [v for v in of(judge(moto_pack, program), "ami-facts-unknown")  # lookup off: it cannot tell
                   if "disk-fits-ami-snapshot cannot verify" in v["message"]]
@@ -155,7 +155,7 @@ def test_the_config_and_the_resources_record_come_before_ec2(moto_pack):
     assert not of(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot")
     config = {**LOOKUP, "disk-fits-ami-snapshot": {"lookup": True, "amiRootSnapshotGiB": {GPU_AMI: 50}}}
     assert messages(judge(moto_pack, program, config), "disk-fits-ami-snapshot") == [
-        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} (50 GiB)"
+        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} (50 GiB); give it a disk of 50 GiB or more"
     ]
 
 
@@ -245,7 +245,7 @@ def test_the_pack_judges_every_image_a_name_resolves_to(moto_pack):
 
     newest_x86, arm = TEAM_IMAGES[1][0], TEAM_IMAGES[2][0]
     disk = [f"EC2NodeClass 'team': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {ami} (the AMI named "
-            f"'team-gpu-al2023-*') ({MOTO_ROOT_GIB} GiB)" for ami in (newest_x86, arm)]
+            f"'team-gpu-al2023-*') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more" for ami in (newest_x86, arm)]
     violations = judge(moto_pack, program, SELECTED)
     assert sorted(messages(violations, "disk-fits-ami-snapshot")) == sorted(disk)  # the older x86_64 build is never used
     assert not of(violations, "arch-matches-ami")  # the arm64 image boots the arm64 pool
@@ -271,7 +271,7 @@ def test_a_launch_template_image_from_ssm(moto_pack):
     assert not of(violations, "ami-id-format")  # resolve:ssm: is EC2's own syntax, not a malformed id
     assert messages(violations, "disk-fits-ami-snapshot") == [
         f"launch template 'ssm': disk {MOTO_ROOT_GIB - 1} GiB is smaller than the root snapshot of {TEAM_IMAGES[2][0]} "
-        f"(the AMI in SSM parameter '/team/gpu/image') ({MOTO_ROOT_GIB} GiB)"]
+        f"(the AMI in SSM parameter '/team/gpu/image') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more"]
     (unresolved,) = [v for v in of(violations, "ami-facts-unknown") if "'nothing': disk-fits" in v["message"]]
     assert "the AMI in SSM parameter '/team/not-an-image': EC2 finds no image it selects" in unresolved["message"]
 

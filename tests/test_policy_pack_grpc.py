@@ -61,10 +61,11 @@ def test_the_pack_serves_its_policies_at_their_levels(pack):
         "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
         "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted", "ami-facts-unknown",
         "workloads-reach-their-lane", "gpu-lanes-for-gpu-workloads", "gpu-daemonsets-reach-gpu-lanes",
-        "gpu-driver-supports-lane",
+        "gpu-driver-supports-lane", "lane-cost-ceiling", "lane-cost-unbounded",
     ])
     advisory = {name for name, level in levels.items() if level == 0}
-    assert advisory == {"pinned-ami-age", "ami-k8s-version", "ami-facts-unknown", "gpu-lanes-for-gpu-workloads"}
+    assert advisory == {"pinned-ami-age", "ami-k8s-version", "ami-facts-unknown", "gpu-lanes-for-gpu-workloads",
+                        "lane-cost-unbounded"}
     # ami-facts-unknown reports what the AMI-facts policies of the same request leave: it runs after them
     assert [p.name for p in pack.info.policies][-1] == "ami-facts-unknown"
 
@@ -87,7 +88,7 @@ def test_a_name_that_is_no_policy_is_skipped_as_the_cli_skips_it_and_named(pack)
     merged = pack.configure(parse_config({"gpu-lane-oss": "advisory"}))
     assert "gpu-lane-oss" not in merged and merged["gpu-lane-os"][0] == "mandatory"
     assert pack.warnings == ["policy pack config: 'gpu-lane-oss' is not a policy of mixed-os-racks, so it is ignored "
-                             "(as pulumi ignores it)"]
+                             "(as pulumi ignores it); did you mean 'gpu-lane-os'?"]
     pack.warnings.clear()
 
 
@@ -318,7 +319,7 @@ def test_disk_below_the_recorded_snapshot(pack):
                    annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert messages(judge(pack, program), "disk-fits-ami-snapshot") == [
-        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)"
+        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
     ]
 
 
@@ -333,9 +334,9 @@ def test_a_disk_below_the_eks_amis_twenty_gib_snapshot_is_refused_without_a_pin(
         eks_node_group("sized-ng", None, ami_type="AL2023_x86_64_STANDARD", disk_size=10, instance_types=["m6i.large"])
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB)",
-        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
-        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB)",
+        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB); give it a disk of 20 GiB or more",
+        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
+        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
     ]
 
 
@@ -348,8 +349,8 @@ def test_the_snapshot_size_our_node_groups_tag(pack):
         launch_template("lt", disk=99, tags={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)",
-        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB)",
+        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
+        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
     ]
 
 
@@ -362,7 +363,7 @@ def test_the_policy_config_comes_first_and_numbers_are_floats(pack):
 
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 20.0}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB)"
+        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB); give it a disk of 20 GiB or more"
     ]
 
 
@@ -381,8 +382,8 @@ def test_defaults_count_as_disks(pack):
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}}}
     assert sorted(messages(judge(pack, program, config), "disk-fits-ami-snapshot")) == [
         f"EC2NodeClass 'default': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); "
-        "20 GiB is Karpenter's default",
-        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); 20 GiB is pulumi-eks's default",
+        "give it a disk of 100 GiB or more; 20 GiB is Karpenter's default",
+        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more; 20 GiB is pulumi-eks's default",
     ]
 
 
@@ -393,7 +394,7 @@ def test_the_root_device_is_the_amis_when_known(pack):
     assert not of(judge(pack, program, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 15}}}), "disk-fits-ami-snapshot")
     config = {"disk-fits-ami-snapshot": {"amis": {GPU_AMI: {"rootDeviceName": "/dev/sda1", "rootSnapshotGiB": 15}}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB)"
+        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB); give it a disk of 15 GiB or more"
     ]
 
 

@@ -63,7 +63,9 @@ def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
         lane(facts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
     ]
     flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]  # type: ignore[arg-type]
-    assert flagged == [rules.invalid_ami_id("x", ami) is not None] * 3
+    # an empty id pins nothing: a deployed template's outputs say imageId "" for none (terraform's unset
+    # string), and pulumi-eks looks the EKS-optimized AMI up for an empty amiId
+    assert flagged == [ami != "" and rules.invalid_ami_id("x", ami) is not None] * 3
     subjects = [checks.subject(each) for each in lanes]  # type: ignore[arg-type]
     assert subjects == ["launch template 'lt'", "node group 'mng'", "node group 'v2'"]
 
@@ -201,9 +203,10 @@ def test_snapshot_size_sources_in_order():
         return decode(ami, {"rootSnapshotGiB": 30.0, "rootDeviceName": "/dev/xvda"})
 
     recorded = {contract.ROOT_SNAPSHOT_TAG: "20"}
-    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == ["40 GiB)"]
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"amiRootSnapshotGiB": {GPU_AMI: 40.0}, "lookup": True}, recorded, ec2)] == [
+        "40 GiB); give it a disk of 40 GiB or more"]
     assert _disk({"lookup": True}, recorded, ec2) == []  # 20 GiB recorded: the disk fits
-    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB)"]
+    assert [f.message.rsplit("(", 1)[-1] for f in _disk({"lookup": True}, {}, ec2)] == ["30 GiB); give it a disk of 30 GiB or more"]
     unknown = _disk({}, {}, ec2)  # lookup is off
     assert [(f.unverified, f.certain) for f in unknown] == [(True, True)]
 

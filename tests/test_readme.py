@@ -66,8 +66,13 @@ def test_the_readme_links_every_doc_and_every_doc_exists():
         < readme.index("```python") < readme.index("## An AMI catalog") < readme.index("## Preview") < readme.index("## Contents")
 
 
-def test_the_docs_have_snippets():
-    assert len(PROGRAMS) >= 5 and PACKS
+def test_every_python_block_of_the_docs_is_a_snippet_that_runs():
+    # a ```python block the pattern missed (a typo in its marker, a stray space) would be shown and never run
+    for name, text in FILES.items():
+        blocks = text.count("```python\n")
+        assert blocks == sum(1 for where, _, _ in SNIPPETS if where == name), name
+    kinds = {(name, kind) for name, kind, _ in SNIPPETS}
+    assert {("README.md", "program"), ("docs/components.md", "program"), ("docs/policies.md", "pack")} <= kinds
 
 
 @pytest.mark.parametrize("where,snippet", PROGRAMS, ids=[f"{where}-{n}" for n, (where, _) in enumerate(PROGRAMS)])
@@ -109,3 +114,31 @@ def test_every_pack_snippet_serves_a_pack(tmp_path, where, snippet):
         violations = judge(pack, untagged)
     assert messages(violations, "node-groups-have-a-team") == ["every node group carries a team tag"]
     assert {v["pack"] for v in violations} == {pack.info.name}
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lowercase, punctuation other than '-' and '_' dropped, spaces
+    as '-'."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_docs_reaches_a_file_and_a_heading():
+    # a cross-reference in words ("see the table above") goes stale when a section moves: the docs link
+    # instead, and every link is checked here
+    headings = {name: {_anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)} for name, text in FILES.items()}
+    broken = []
+    for name, text in FILES.items():
+        base = (REPO / name).parent
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # a URL
+            path, _, anchor = target.partition("#")
+            resolved = (base / path).resolve() if path else REPO / name
+            if not resolved.exists():
+                broken.append(f"{name}: {target} (no such file)")
+            elif anchor:
+                key = resolved.relative_to(REPO).as_posix()
+                if anchor not in headings.get(key, set()):
+                    broken.append(f"{name}: {target} (no such heading)")
+    assert broken == []
+    assert not re.search(r'see "[^"]+" above|the upgrade table above|"Use it for real"', FILES["docs/components.md"])

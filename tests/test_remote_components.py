@@ -247,7 +247,7 @@ def test_our_pinned_node_group_passes_the_pack_with_no_advisory(pack):
     violations = judge(pack, built, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 150}}})
     assert [(v["policy"], v["urn"].rsplit("::", 1)[-1], v["message"]) for v in violations] == [(
         "disk-fits-ami-snapshot", "rack-ng-1-launchTemplate",
-        f"node group 'rack-ng-1': disk 120 GiB is smaller than the root snapshot of {GPU_AMI} (150 GiB)")]
+        f"node group 'rack-ng-1': disk 120 GiB is smaller than the root snapshot of {GPU_AMI} (150 GiB); give it a disk of 150 GiB or more")]
 
 
 # ---- yaml/v2 ConfigFile and ConfigGroup, v1 ConfigFile -----------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -122,8 +123,34 @@ def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
     run = subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
-    named = run.stderr.removeprefix("error: the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi")
+    named = run.stderr.removeprefix("error: the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi")
     assert named != run.stderr and SpecifierSet(named.split(" ", 1)[0]) == pin
     assert f"this environment has pulumi {OLDEST}" in run.stderr and 'pip install "mixed-os-racks[offline]"' in run.stderr
     assert "Traceback" not in run.stderr
     assert Version(OLDEST) not in pin
+
+
+def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp_path):
+    # --help, pack init and guard run no program: only preview needs the release the engine was tested on
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+
+    shown = run("--help")
+    assert shown.returncode == 0 and "preview" in shown.stdout and shown.stderr == ""
+    written = run("pack", "init", "policy-pack")
+    assert written.returncode == 0, written.stderr
+    assert (tmp_path / "policy-pack" / "config.json").is_file() and "pulumi install" in written.stdout
+    (tmp_path / "preview.json").write_text(json.dumps({"steps": [], "changeSummary": {}}))
+    guarded = run("guard", "preview.json")
+    assert guarded.returncode == 0, guarded.stderr
+    assert "No lane is removed or rolled." in guarded.stdout
+
+
+def test_the_consumers_unit_tests_pass_beside_the_oldest_sdk(oldest_sdk, tmp_path):
+    # mixed_os_racks.testing needs no particular SDK: the consumer example's tests run on 3.231 too
+    consumer = shutil.copytree(Path(__file__).parents[1] / "examples" / "consumer", tmp_path / "ml-platform")
+    run = subprocess.run([str(oldest_sdk), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+                         cwd=consumer, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.rstrip().splitlines()[-1].startswith("3 passed")

@@ -235,7 +235,7 @@ def test_a_bad_service_stops_the_preview_before_anything_exists(capsys, tmp_path
     code = main(["preview", "--cwd", str(REPO / "examples" / "mixed-app"), "--config", str(config), "--no-policy"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "error: app:services.web.scale.count: invalid count '2-' (use a number like 2 or a range like 2-6)" in err
+    assert f"error: {config}:40: app:services.web.scale.count: invalid count '2-' (use a number like 2 or a range like 2-6)" in err
 
 
 @given(low=st.integers(min_value=0, max_value=50), high=st.integers(min_value=0, max_value=50))

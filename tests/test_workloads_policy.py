@@ -149,8 +149,13 @@ def test_the_mixed_app_example_previews_clean_offline(capsys):
 def test_a_service_aimed_at_a_missing_pool(pack):
     lost = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "gpu-lg"}}
     violations = judge(pack, on_rack(services(lost)))
-    assert messages(violations, REACH) == [
+    assert messages(violations, REACH) == [  # nothing close enough to suggest
         'service "web" targets karpenter nodepool \'gpu-lg\', which does not exist on this rack (existing pools: gpu, workload)'
+    ]
+    typo = {**WEB, "nodeSelectorLabels": {"convox.io/nodepool": "wrokload"}}
+    assert messages(judge(pack, on_rack(services(typo))), REACH) == [
+        'service "web" targets karpenter nodepool \'wrokload\', which does not exist on this rack '
+        "(did you mean 'workload'? existing pools: gpu, workload)"
     ]
     assert of(violations, REACH)[0]["urn"].endswith("kubernetes:apps/v1:Deployment::web-deployment")
 
@@ -159,7 +164,7 @@ def test_a_service_aimed_at_a_missing_node_group_label(pack):
     lost = {**INFERENCE, "nodeSelectorLabels": {"convox.io/label": "gpu-inferense"}}
     assert messages(judge(pack, on_rack(services(lost))), REACH) == [
         'service "inference" targets node group label "gpu-inferense", which does not exist on this rack '
-        "(existing labels: gpu-inference)"
+        "(did you mean 'gpu-inference'? existing labels: gpu-inference)"
     ]
 
 
@@ -168,6 +173,29 @@ def test_a_gpu_service_on_a_rack_with_no_gpu_lane(pack):
         'service "inference" requests 1 nvidia.com/gpu, but this rack has no GPU lane '
         "(add a Karpenter pool or node group with GPU instance types)"
     ]
+
+
+def test_a_service_selecting_a_label_no_lane_declares_is_told_in_both_cases(pack):
+    # the rack's nodes carry only what their lanes declare: such a service lands only on nodes from elsewhere
+    team = {**WEB, "nodeSelectorLabels": {"team": "ml"}}
+    found = judge(pack, on_rack(services(team)))
+    assert messages(found, REACH) == []
+    [advice] = messages(found, REACH, "advisory")
+    assert ('service "web" selects team=ml, which no lane of this rack declares, so it can land only on nodes from '
+            "outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+            "convox.io/nodepool: gpu, convox.io/nodepool: workload, convox.io/label: gpu-inference)") in advice
+    gpu_team = {**INFERENCE, "nodeSelectorLabels": {"team": "ml"}}
+    [refusal] = messages(judge(pack, on_rack(services(gpu_team))), REACH)
+    assert refusal.startswith('service "inference" requests 1 nvidia.com/gpu, but it selects team=ml, which no lane of '
+                              "this rack declares")
+
+
+def test_a_custom_label_named_like_a_well_known_one_is_not_taken_for_it(pack):
+    # instance-type (no domain) is the team's own label, not node.kubernetes.io/instance-type
+    found = judge(pack, on_rack(deployment("trainer", pod({"instance-type": "trn1-32xl"}))))
+    assert not any("launches" in m for m in messages(found, REACH))
+    [advice] = messages(found, REACH, "advisory")
+    assert 'deployment "trainer" selects instance-type=trn1-32xl, which no lane of this rack declares' in advice
 
 
 def test_a_gpu_service_with_no_selector(pack):

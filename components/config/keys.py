@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 
 from pydantic import BaseModel
 
+from ..inputs import closest
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, NodeGroupSpec, PoolSpec, RackSpec
 
 NAMESPACE = "rack"
@@ -45,6 +46,15 @@ class KeyTable:
             return spec_field
         return self.default or spec_field
 
+    def meant(self, wrong: str) -> str:
+        """For a list item's unknown key: the key meant, as the spec's field name it sets or by spelling
+        (``instance_type`` in a node group: its key is ``type``), as ``" (did you mean ...?)"``, or ''."""
+        key = self.keys.get(wrong)
+        if key is not None and key in self.item_keys:
+            return f" (did you mean {key}? '{wrong}' is the {self.spec.__name__} field it sets)"
+        close = closest(wrong, self.item_keys)
+        return f" (did you mean {close}?)" if close else ""
+
     def field_of(self, key: str) -> Optional[str]:
         """The spec field a key sets (the inverse of ``key``)."""
         for spec_field, k in self.keys.items():
@@ -58,7 +68,7 @@ POOL = KeyTable(
     item_keys=(
         "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
         "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
-        "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated",
+        "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated", "gpu_limit", "max_hourly_usd",
     ),
     keys={"ami_alias": "karpenter_ami_alias"},
 )
@@ -66,7 +76,8 @@ POOL = KeyTable(
 
 NODE_GROUP = KeyTable(
     NodeGroupSpec,
-    item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated"),
+    item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated",
+               "max_hourly_usd"),
     keys={"instance_type": "type"},
     suffix=False,
 )
@@ -82,6 +93,7 @@ WORKLOAD_POOL = KeyTable(PoolSpec, keys={
     "arch": "karpenter_arch",
     "cpu_limit": "karpenter_cpu_limit",
     "memory_limit_gb": "karpenter_memory_limit_gb",
+    "max_hourly_usd": "karpenter_max_hourly_usd",
     "consolidation_policy": "karpenter_consolidation_enabled",
     "consolidate_after": "karpenter_consolidate_after",
     "node_expiry": "karpenter_node_expiry",

@@ -11,7 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable, Literal, Mapping, Optional, cast
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -26,6 +26,8 @@ from pydantic import (
 
 from .. import contract
 from ..errors import ConfigError
+from ..identity import Identity
+from ..inputs import closest
 from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
@@ -52,7 +54,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
             continue
         unknown = [k for k in item if k not in table.item_keys]
         if unknown:
-            found += [(f"[{n}].{k}", "unknown field") for k in unknown]
+            found += [(f"[{n}].{k}", "unknown field" + table.meant(str(k))) for k in unknown]
             continue
         try:
             specs.append(build(n, dict(item)))
@@ -65,6 +67,22 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
     if found:
         raise Problems(found)
     return specs
+
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
+
+
+def sourced(spec: SpecT, table: KeyTable, at: str = "", keys_of: Mapping[str, str] = {}) -> SpecT:
+    """``spec``, knowing the stack-config key path of each field (``at`` is a list item's path; ``keys_of``
+    full paths of fields the rack set for it): a problem found after it is built names the key the user wrote."""
+    prefix = f"{NAMESPACE}:{at}." if at else f"{NAMESPACE}:"
+    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}  # type: ignore[attr-defined]
+    return spec
+
+
+def _disk_key(karpenter_node_disk: Any) -> str:
+    """The key that sets a Karpenter pool's disk when the pool sets none (``effective_disk``)."""
+    return f"{NAMESPACE}:node_disk" if karpenter_node_disk == 0 else f"{NAMESPACE}:karpenter_node_disk"
 
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
@@ -95,15 +113,18 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
+        rack_set: dict[str, str] = {"os": f"{NAMESPACE}:karpenter_node_os"}
         if not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
             item["disk"] = disk
+            rack_set["disk"] = _disk_key(info.data.get("karpenter_node_disk", 0))
+        at = f"additional_karpenter_nodepools_config[{n}]"
         try:
-            return PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023, ami_alias=alias)
+            return sourced(PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023, ami_alias=alias), keys.POOL, at, rack_set)
         except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
             exc.errors = [e for e in exc.errors if field_of(e) != "ami_alias"]
             if exc.errors:
                 raise
-            return PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023)
+            return sourced(PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023), keys.POOL, at, rack_set)
 
     return _validate_items(items, keys.POOL, build)
 
@@ -142,11 +163,14 @@ def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], Vali
             group_id = n if group_id is None else group_id
             fields = {**defaults, **{keys.NODE_GROUP.field_of(k) or k: v for k, v in item.items()}}
             fields["instance_type"] = fields.get("instance_type") or ""
+            rack_set = {}
             if fields.get("disk") is None:
                 fields["disk"] = disk
+                rack_set["disk"] = f"{NAMESPACE}:node_disk"
             if "tags" in fields:
                 fields["tags"] = parse_kv(fields["tags"], lambda _: "invalid 'tags'") if fields["tags"] is not None else {}
-            return NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
+            spec = NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
+            return sourced(spec, keys.NODE_GROUP, f"additional_{'node' if kind == 'ng' else 'build'}_groups_config[{n}]", rack_set)
 
         return _validate_items(items, keys.NODE_GROUP, build)
 
@@ -161,6 +185,8 @@ class RackParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     _spec: Optional[RackSpec] = PrivateAttr(default=None)
+    _partition: str = PrivateAttr(default="aws")
+    """The partition of the stack's ``aws:region`` (given as the validation context's ``region``)."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -195,7 +221,7 @@ class RackParams(BaseModel):
     cluster_admin_arns: CsvList = []
     """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an entry itself. Default none."""
     cluster_autoscaler_enable: Optional[bool] = None
-    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster or installs Karpenter; set false when the cluster already runs one."""
+    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster; with ``existing``, false, and required (true or false) when the rack installs Karpenter there and a group can scale: the rack cannot see whether the cluster already runs one."""
     metrics_server_enable: Optional[bool] = None
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
@@ -207,7 +233,9 @@ class RackParams(BaseModel):
     karpenter_auth_mode: Optional[bool] = None
     """Convox's switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
-    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter needs it: false with Karpenter installed is refused."""
+    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create`` and ``controller_identity: pod_identity``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter under Pod Identity needs it: false with Karpenter installed is refused."""
+    controller_identity: Optional[Literal["pod_identity", "irsa"]] = None
+    """How Karpenter and the Cluster Autoscaler get AWS credentials: ``pod_identity`` (EKS Pod Identity associations) or ``irsa`` (IAM roles for service accounts: each role trusts the cluster's IAM OIDC provider for its one service account; the rack creates the provider with the cluster, and an existing cluster must have one). Default ``irsa`` in the China regions, where EKS Pod Identity is not offered, ``pod_identity`` elsewhere."""
     build_node_enabled: bool = False
     """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
@@ -229,6 +257,8 @@ class RackParams(BaseModel):
     """CPU limit of the default lane (cores, positive). Default 100."""
     karpenter_memory_limit_gb: int = 400
     """Memory limit of the default lane (GiB, positive). Default 400."""
+    karpenter_max_hourly_usd: Optional[float] = None
+    """The default lane's budget: the most its worst case may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``). Default: none."""
     karpenter_consolidation_enabled: bool = True
     """``false`` means ``WhenEmpty``. Default true."""
     karpenter_consolidate_after: str = "30s"
@@ -270,6 +300,8 @@ class RackParams(BaseModel):
     """The dcgm-exporter chart version. Default 4.8.2."""
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
+    max_hourly_usd: Optional[float] = None
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``; [cost](cost.md)). Default: none."""
 
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
@@ -299,15 +331,19 @@ class RackParams(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _rack(self) -> "RackParams":
+    def _rack(self, info: ValidationInfo) -> "RackParams":
         """The whole ``RackSpec``, built once here; each part's problems are named by the keys that set it."""
+        region = (info.context or {}).get("region")
+        self._partition = upstream.partition_of(region) if isinstance(region, str) else "aws"
         self._mode_rules()
         found: list[tuple[str, str]] = []
-        workload = self._part(found, keys.WORKLOAD_POOL, self.workload_pool)
+        disk_key = {"disk": _disk_key(self.karpenter_node_disk)}
+        workload = self._part(found, keys.WORKLOAD_POOL, lambda: sourced(self.workload_pool(), keys.WORKLOAD_POOL, keys_of=disk_key))
         if self.karpenter_node_disk == 0:  # the default lane's disk is node_disk's: its problems are that key's
             found[:] = [("node_disk" if key == "karpenter_node_disk" else key, message) for key, message in found]
         cluster = self._part(found, keys.CLUSTER, self.cluster_spec) if self.cluster_mode == "create" else None
-        build = self._part(found, keys.BUILD_POOL, self.build_pool) if self.build_node_enabled else None
+        build = (self._part(found, keys.BUILD_POOL, lambda: sourced(self.build_pool(), keys.BUILD_POOL, keys_of=disk_key))
+                 if self.build_node_enabled else None)
         # the add-ons' settings are checked whether or not they are on: a bad value is never silently kept
         plugin = self._part(found, keys.DEVICE_PLUGIN, lambda: DevicePluginSpec(
             time_slicing_replicas=self.nvidia_device_time_slicing_replicas or 1))  # Convox: 0 or 1 shares none
@@ -330,6 +366,7 @@ class RackParams(BaseModel):
             cluster=cluster,
             karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
+            controller_identity=self.identity,
             cluster_autoscaler=self.installs_cluster_autoscaler,
             metrics_server=self.installs_metrics_server,
             high_availability=self.high_availability,
@@ -337,6 +374,7 @@ class RackParams(BaseModel):
             node_group_role=self.node_group_role_name,
             device_plugin=plugin if self.nvidia_device_plugin_enable else None,
             gpu_observability=observability if self.gpu_observability_enable else None,
+            max_hourly_usd=self.max_hourly_usd,
         ))
         if found:
             if all(key for key, _ in found):
@@ -364,12 +402,13 @@ class RackParams(BaseModel):
 
     @property
     def installs_cluster_autoscaler(self) -> bool:
-        """Explicitly asked, or: some node group can scale and the rack owns the cluster's add-ons."""
+        """Explicitly asked, or: some node group can scale and the rack creates the cluster (in an existing
+        cluster that it installs Karpenter into, the key is required: ``_mode_rules``)."""
         if self.cluster_autoscaler_enable is not None:
             return self.cluster_autoscaler_enable
         scalable = any(g.min_size < g.max_size
                        for g in (*self.additional_node_groups_config, *self.additional_build_groups_config))
-        return scalable and (self.cluster_mode == "create" or self.installs_karpenter)
+        return scalable and self.cluster_mode == "create"
 
     @property
     def installs_metrics_server(self) -> bool:
@@ -378,10 +417,15 @@ class RackParams(BaseModel):
         return self.cluster_mode == "create"
 
     @property
+    def identity(self) -> Identity:
+        """How the rack's controllers get AWS credentials: as asked, else the partition's default."""
+        return Identity(self.controller_identity or upstream.default_identity(self._partition))
+
+    @property
     def installs_pod_identity_agent(self) -> bool:
         if self.pod_identity_agent_enable is not None:
             return self.pod_identity_agent_enable
-        return self.cluster_mode == "create"
+        return self.cluster_mode == "create" and self.identity == "pod_identity"
 
     def _mode_rules(self) -> None:
         problems: list[tuple[str, str]] = []
@@ -401,18 +445,38 @@ class RackParams(BaseModel):
                 "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to run your "
                 "own Karpenter, install it in the cluster and use cluster_mode: existing)"
             )))
-        if self.pod_identity_agent_enable is False and self.installs_karpenter:
+        unavailable = upstream.POD_IDENTITY_UNAVAILABLE.get(self._partition)
+        for key, asked in (("controller_identity", self.controller_identity == "pod_identity"),
+                           ("pod_identity_agent_enable", self.pod_identity_agent_enable is True)):
+            if asked and unavailable:
+                problems.append((key, (
+                    f"EKS Pod Identity is not available in the {self._partition} partition ({unavailable}): use "
+                    f"controller_identity: irsa, the default there (remove the key)")))
+        pod_identity = self.identity == "pod_identity"
+        if self.pod_identity_agent_enable is False and self.installs_karpenter and pod_identity:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
                 "authenticates with EKS Pod Identity, and crash-loops without the agent (remove the key, or set it "
                 "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
-                "eks-pod-identity-agent add-on)"
+                "eks-pod-identity-agent add-on; or set controller_identity: irsa)"
             )))
-        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler:
+        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler \
+                and pod_identity:
             problems.append(("pod_identity_agent_enable", (
                 "pod_identity_agent_enable=false is not possible with the Cluster Autoscaler the rack installs: it "
-                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false; leave "
-                "the key out only if the cluster already runs the eks-pod-identity-agent add-on)"
+                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false, or "
+                "controller_identity: irsa; leave the key out only if the cluster already runs the "
+                "eks-pod-identity-agent add-on)"
+            )))
+        scalable = [g.name for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
+                    if g.min_size < g.max_size]
+        if self.cluster_mode == "existing" and self.installs_karpenter and self.cluster_autoscaler_enable is None \
+                and scalable:
+            problems.append(("cluster_autoscaler_enable", (
+                f"node groups {', '.join(map(str, scalable))} can scale (min_size < max_size), and the rack cannot see "
+                f"whether this existing cluster already runs a Cluster Autoscaler: a second one fails on its objects "
+                f"(the ClusterRole cluster-autoscaler) and fights the first over the groups' sizes. Say who scales "
+                f"them: cluster_autoscaler_enable: true installs the rack's, false leaves them to the cluster's own"
             )))
         if self.cluster_mode == "existing":
             for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
@@ -470,6 +534,7 @@ class RackParams(BaseModel):
             arch=self.karpenter_arch or [wellknown.K8S_ARCH.get(instances.instance_arch(self.node_type), "amd64")],
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
+            max_hourly_usd=self.karpenter_max_hourly_usd,
             consolidation_policy=(ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED if self.karpenter_consolidation_enabled
                                   else ConsolidationPolicy.WHEN_EMPTY),
             consolidate_after=self.karpenter_consolidate_after,
@@ -497,23 +562,29 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
         return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
                 for sub, message in cause.problems]
     path = key_path(error_loc(error))
-    return [f"{NAMESPACE}:{path}: {error_message(error)}" if path else f"{NAMESPACE}: {error_message(error)}"]
+    message = error_message(error)
+    if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:  # a rack: key that is no parameter
+        meant = closest(error["loc"][0], RackParams.model_fields)
+        message += f"; did you mean {NAMESPACE}:{meant}?" if meant else ""
+    return [f"{NAMESPACE}:{path}: {message}" if path else f"{NAMESPACE}: {message}"]
 
 
-def parse_rack_params(values: Mapping[str, Any], rack: str = "rack") -> RackParams:
-    """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix)."""
+def parse_rack_params(values: Mapping[str, Any], rack: str = "rack", region: Optional[str] = None) -> RackParams:
+    """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix); ``region``, the stack's
+    ``aws:region``, decides the partition's defaults (``controller_identity``)."""
     if not isinstance(values, Mapping):
         raise ConfigError(f"{NAMESPACE}: expected a mapping of the rack's keys to their values, got {type(values).__name__}")
     try:
-        return RackParams.model_validate(dict(values), context={"rack": rack})
+        return RackParams.model_validate(dict(values), context={"rack": rack, "region": region})
     except ValidationError as exc:
         raise ConfigError("\n".join(line for error in exc.errors() for line in _lines(error))) from None
 
 
-def parse_rack_config(values: Mapping[str, Any], rack: str = "rack") -> RackSpec:
-    """The ``RackSpec`` of a ``Rack`` named ``rack`` from the ``rack`` namespace's values.
+def parse_rack_config(values: Mapping[str, Any], rack: str = "rack", region: Optional[str] = None) -> RackSpec:
+    """The ``RackSpec`` of a ``Rack`` named ``rack`` from the ``rack`` namespace's values (in ``region``,
+    the stack's ``aws:region``: its partition's defaults).
 
     Node groups are named after the rack (``<rack>-ng-<id>``, ``<rack>-build-<id>``), as the
     ``Rack`` names their components, so a config error names the group as the pack will.
     """
-    return parse_rack_params(values, rack).spec()
+    return parse_rack_params(values, rack, region).spec()

@@ -137,11 +137,11 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
         for k, v in all_config.items()
         if k.startswith(prefix) and k not in problems
     }
+    region = all_config.get("aws:region")
     try:
-        spec = parse_rack_config(values, rack)
+        spec = parse_rack_config(values, rack, region if isinstance(region, str) and "aws:region" not in problems else None)
     except ConfigError as exc:
         raise ConfigError("\n".join([*problems.values(), *str(exc).splitlines()])) from None
-    region = all_config.get("aws:region")
     if spec.cluster is not None and isinstance(region, str) and "aws:region" not in problems:
         partition = upstream.partition_of(region)
         for arn in spec.cluster.admin_arns:
@@ -155,12 +155,21 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
 
 def load_stack_config(rack: str = "rack") -> RackSpec:
     """The ``RackSpec`` of the current stack, for a ``Rack`` named ``rack``. What only a look-up can
-    tell is checked here too, under the key that sets it: the zones of a created cluster's subnets."""
+    tell is checked here too, under the key that sets it: the zones of a created cluster's subnets, and
+    whether an existing cluster Karpenter is installed into takes access entries."""
     spec = parse_stack_config(pulumi.runtime.get_config_env(), pulumi.get_project(), rack)
-    if spec.cluster is not None:
-        from ..subnets import subnets_problem  # the look-up (pulumi_aws) only in a program
+    if spec.cluster is None and spec.karpenter is not None:
+        from ..cluster import read_cluster  # the look-up (pulumi_aws) only in a program
+        from ..spec.rack import access_entries_problem
 
-        problem = subnets_problem(spec.cluster.private_subnet_ids)
+        live = read_cluster(spec.cluster_name)
+        problem = live and access_entries_problem(spec.cluster_name, live.authentication_mode)
         if problem:
-            raise ConfigError(f"{NAMESPACE}:{keys.CLUSTER.keys['private_subnet_ids']}: {problem}")
+            raise ConfigError(f"{NAMESPACE}:karpenter_install: {problem}")
+    if spec.cluster is not None:
+        from ..subnets import subnets_problems  # the look-up (pulumi_aws) only in a program
+
+        found = subnets_problems(spec.cluster.private_subnet_ids, spec.cluster.public_subnet_ids)
+        if found:
+            raise ConfigError("\n".join(f"{NAMESPACE}:{keys.CLUSTER.key(field)}: {problem}" for field, problem in found.items()))
     return spec

@@ -30,24 +30,29 @@ def sdk_problem() -> str | None:
     major, minor = TESTED_SDK
     if have.split(".")[:2] == [str(major), str(minor)]:
         return None
-    return (f"the offline engine (mixed_os_racks.offline, the mixed-os-racks command) needs pulumi>={major}.{minor},"
+    return (f"the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi>={major}.{minor},"
             f"<{major}.{minor + 1} (it runs programs under the SDK's mocks, through SDK internals), and this environment "
             f"has pulumi {have}: pip install \"mixed-os-racks[offline]\" gives it the SDK it was tested with (the "
             f"components themselves work with this SDK)")
 
 
-_problem = sdk_problem()
-if _problem:
-    from ..errors import OfflineUnavailable
+def require_sdk() -> None:
+    """Raise ``OfflineUnavailable`` (saying which SDK it needs) when the engine cannot run here. Only running
+    a program needs the SDK release the engine was tested on: the rest of the package (the command's
+    ``--help``, ``pack init``, ``guard``, the AMI catalog, ``mixed_os_racks.testing``) works with any SDK the
+    components take."""
+    problem = sdk_problem()
+    if problem:
+        from ..errors import OfflineUnavailable
 
-    raise OfflineUnavailable(_problem)
+        raise OfflineUnavailable(problem)
 
 _WHERE = {"Catalog": "catalog", "CatalogError": "catalog", "run_program": "engine", "ProgramRun": "records",
           "Resource": "records"}
 """The engine's names, imported on first use: ``python -m mixed_os_racks.offline`` tunes the cycle
 collector before the engine's imports (``mixed_os_racks.__main__``)."""
 
-__all__ = sorted([*_WHERE, "sdk_problem"])
+__all__ = sorted([*_WHERE, "require_sdk", "sdk_problem"])
 
 
 def __getattr__(name: str) -> Any:

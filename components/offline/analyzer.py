@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .packprocess import Analysis, PolicyPackProcess, pack_env
-from .policyconfig import PolicyPackError, read_config_file
+from .policyconfig import PolicyConfig, PolicyPackError, read_config_file
 from .records import ProgramRun, Resource
 
 
@@ -78,11 +78,14 @@ class PolicyPacks:
         project: str = "project",
         stack: str = "stack",
         stack_config: Optional[Mapping[str, Any]] = None,
+        beneath: Optional[PolicyConfig] = None,
     ) -> None:
         if configs and len(configs) != len(packs):
             raise PolicyPackError(f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order")
         self._user = [read_config_file(Path(c)) if c else {} for c in configs] or [{} for _ in packs]
         self._stack_config = stack_config or {}
+        self._beneath = beneath
+        """Config the offline preview gives every pack under the user's (the catalog's prices)."""
         self._target = ProgramRun(project=project, stack=stack, resources=[], outputs={})
         self.warnings: list[str] = []
         env = pack_env(project, stack, stack_config)
@@ -108,7 +111,7 @@ class PolicyPacks:
         """Start pack ``n`` and configure it, then send it what the program registered meanwhile."""
         pack = self._packs[n]
         pack.handshake()
-        pack.configure(self._user[n], self._target)
+        pack.configure(self._user[n], self._target, self._beneath)
         with self._lock:
             self._analyses[n] = pack.analysis(self._target.project, self._target.stack, self._stack_config)
             self._feed(n)

@@ -1,9 +1,12 @@
-"""The AMI catalog: the offline account's images, SSM parameters and subnets.
+"""The AMI catalog: the offline account's images, SSM parameters, subnets and EKS clusters.
 
-It answers, offline, what EC2 and SSM answer for a real preview: ``aws:ec2/getAmi`` (by id, or by
-name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
-launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id)
-and ``aws:ebs/getEncryptionByDefault``. The format:
+It answers, offline, what EC2, SSM, EKS and IAM answer for a real preview: ``aws:ec2/getAmi`` (by id, or
+by name, owner, architecture and tag filters), ``aws:ssm/getParameter`` (an EKS-recommended image id, a
+launch template's ``resolve:ssm:``), ``aws:ec2/getSubnet`` (a subnet's Availability Zone, by id),
+``aws:ebs/getEncryptionByDefault``, ``aws:eks/getCluster``, ``aws:eks/getNodeGroups``,
+``aws:eks/getNodeGroup`` (an existing cluster, and the node groups a cluster has: their live sizes) and
+``aws:iam/getOpenIdConnectProvider`` (whether IAM has the cluster's OIDC provider); and what instances
+cost (``prices``). The format:
 
 ```yaml
 amis:
@@ -24,13 +27,27 @@ ssm_parameters:                              # optional: parameter name -> the A
 subnets:                                     # optional: subnet id -> its Availability Zone
   subnet-0a1b2c3d4e5f60711: us-east-1a       # subnet- and 8 or 17 lowercase hex digits; a zone of the stack's region
 ebs_encryption_by_default: false             # optional, default false, as in a new AWS account
+prices:                                      # optional: instance type -> US dollars an hour on demand
+  p5.48xlarge: 55.04                         # over the price table's (the stack's region), zero or more
+clusters:                                    # optional: EKS cluster name -> what EKS says of it
+  prod-rack:
+    version: "1.34"                          # optional, quoted; default "1.34"
+    authentication_mode: API_AND_CONFIG_MAP  # optional: API, API_AND_CONFIG_MAP (default) or CONFIG_MAP
+    oidc_issuer: https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF  # optional
+    oidc_provider: true                      # optional, default true: IAM has an OIDC provider for the issuer
+    node_groups:                             # optional: node group name -> its scaling config, as EKS holds it
+      rack-ng-1-0a1b2c3: {desired_size: 5, min_size: 1, max_size: 10}
 ```
 
 The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
 keys, numbers that are not positive and finite, and text fields given another YAML type are refused,
 each with the file, the entry and the field; a subnet id or an Availability Zone name that could not
-be one is refused with the entry. A subnet the catalog does not list, or one in another region than
-the stack's, is not found, as EC2 would say.
+be one is refused with the entry, and so is a price of something that is no instance type, or that is
+negative or not finite. A subnet the catalog does not list, or one in another region than the stack's,
+is not found, as EC2 would say. A cluster the catalog does not list is an existing cluster with the
+defaults above and no node groups; a node group it does not list is not found, as EKS would say. Prices
+are the offline cloud's: the program's lanes are priced with them, and so are the worst cases the preview
+prints and the pack judges (``lane-cost-ceiling``'s ``prices``).
 """
 
 from __future__ import annotations
@@ -39,10 +56,11 @@ import math
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Sequence
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -52,10 +70,12 @@ from pydantic import (
 )
 
 from ..pack.amifacts import AmiFacts, decode
+from ..pack.prices import price_problem
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
-from ..spec.limits import SUBNET_ID_RE
-from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, not_a_file
+from ..spec.limits import K8S_VERSION_RE, SUBNET_ID_RE
+from .. import syntax
+from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, closest, not_a_file
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -135,8 +155,89 @@ class CatalogAmi(BaseModel):
         return decode(self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted})
 
 
-ZONE_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
-"""An Availability Zone (``us-east-1a``, ``us-gov-west-1b``) or Local Zone (``us-east-1-bos-1a``) name."""
+ZONE_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
+"""An Availability Zone (``us-east-1a``, ``us-gov-west-1b``, ``eusc-de-east-1a``) or Local Zone
+(``us-east-1-bos-1a``) name: a region (``syntax.REGION_RE``) and a zone letter, or a Local Zone's suffix."""
+AUTHENTICATION_MODES = ("API", "API_AND_CONFIG_MAP", "CONFIG_MAP")
+"""EKS's ``accessConfig.authenticationMode`` values (botocore's EKS model, ``AuthenticationMode``)."""
+OIDC_ISSUER_RE = re.compile(r"https://oidc\.eks\.[a-z0-9-]+\.[a-z0-9.-]+/id/[0-9A-F]{32}")
+"""An EKS cluster's OIDC issuer URL (``https://oidc.eks.<region>.<dns suffix>/id/<32 hex digits>``)."""
+
+
+def _named(value: dict[str, Any], rule: Callable[[str], Optional[str]], what: str) -> dict[str, Any]:
+    """A mapping whose keys are names ``rule`` accepts (EKS's rule for the kind of name)."""
+    for name in value:
+        problem = rule(name)
+        if problem:
+            raise ValueError(f"{name!r} is not {what} ({problem})")
+    return value
+
+
+class CatalogNodeGroup(BaseModel):
+    """A node group's scaling config, as EKS ``DescribeNodegroup`` gives it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    desired_size: int = Field(ge=0)
+    min_size: int = Field(ge=0)
+    max_size: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "CatalogNodeGroup":
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(f"EKS holds min_size <= desired_size <= max_size (got {self.min_size}, "
+                             f"{self.desired_size}, {self.max_size})")
+        return self
+
+
+class CatalogCluster(BaseModel):
+    """An EKS cluster, as EKS ``DescribeCluster`` and ``ListNodegroups`` give it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    version: str = "1.34"
+    authentication_mode: Literal["API", "API_AND_CONFIG_MAP", "CONFIG_MAP"] = "API_AND_CONFIG_MAP"
+    oidc_issuer: Optional[str] = None
+    oidc_provider: bool = True
+    node_groups: dict[str, CatalogNodeGroup] = Field(default_factory=dict)
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not K8S_VERSION_RE.fullmatch(value):
+            raise ValueError(f"{value!r} is not a Kubernetes minor (like \"1.34\")")
+        return value
+
+    @field_validator("oidc_issuer")
+    @classmethod
+    def _issuer(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not OIDC_ISSUER_RE.fullmatch(value):
+            raise ValueError(f"{value!r} is not an EKS OIDC issuer (like "
+                             f"https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF)")
+        return value
+
+    @field_validator("node_groups")
+    @classmethod
+    def _group_names(cls, value: dict[str, CatalogNodeGroup]) -> dict[str, CatalogNodeGroup]:
+        return _named(value, syntax.node_group_name_problem, "a node group name")
+
+
+def _instance_type(value: str) -> str:
+    if syntax.instance_type_problem(value):
+        raise ValueError(f"{value!r} is not an instance type (must look like g5.xlarge)")
+    return value
+
+
+def _price(value: float) -> float:
+    problem = price_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
+Price = Annotated[float, AfterValidator(_price)]
+"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``pack.prices``)."""
 
 
 class CatalogDoc(BaseModel):
@@ -146,6 +247,13 @@ class CatalogDoc(BaseModel):
     ssm_parameters: dict[str, str] = Field(default_factory=dict)
     subnets: dict[str, str] = Field(default_factory=dict)
     ebs_encryption_by_default: bool = False
+    prices: dict[InstanceTypeName, Price] = Field(default_factory=dict)
+    clusters: dict[str, CatalogCluster] = Field(default_factory=dict)
+
+    @field_validator("clusters")
+    @classmethod
+    def _cluster_names(cls, value: dict[str, CatalogCluster]) -> dict[str, CatalogCluster]:
+        return _named(value, syntax.eks_cluster_name_problem, "an EKS cluster name")
 
     @field_validator("subnets")
     @classmethod
@@ -281,14 +389,17 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return _where(loc[:-1], doc), f"missing {loc[-1]}"
     where = _where(loc, doc)
     if kind == "extra_forbidden":
-        return where, "unknown key"
+        model = CatalogDoc if len(loc) == 1 else CatalogAmi if loc[0] == "amis" else None
+        meant = closest(loc[-1], model.model_fields) if model is not None else None
+        return where, "unknown key" + (f" (did you mean {meant}?)" if meant else "")
     if kind == "value_error":
         return where, str(error["msg"]).removeprefix("Value error, ")
     if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(given, str):
         quote = isinstance(given, (bool, int, float, date))
         return where, f"expected text, got {_type_name(given)} {_shown(given)}" + (" (quote it)" if quote else "")
     if kind == "float_type":
-        return where, f"expected a positive number, got {_type_name(given)} {_shown(given)}"
+        what = "a number of US dollars an hour" if loc[:1] == ("prices",) else "a positive number"
+        return where, f"expected {what}, got {_type_name(given)} {_shown(given)}"
     if kind == "bool_type":
         return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
     if kind in ("model_type", "model_attributes_type"):  # pydantic's words name our class
@@ -321,6 +432,8 @@ class Catalog:
         ebs_encryption_by_default: bool = False,
         ssm_parameters: Optional[Mapping[str, str]] = None,
         subnets: Optional[Mapping[str, str]] = None,
+        prices: Optional[Mapping[str, float]] = None,
+        clusters: Optional[Mapping[str, CatalogCluster]] = None,
     ) -> None:
         self.amis = dict(amis)
         self.source = source
@@ -328,6 +441,14 @@ class Catalog:
         self.ssm_parameters = dict(ssm_parameters or {})
         self.subnets = dict(subnets or {})
         """Subnet id -> its Availability Zone."""
+        self.prices = dict(prices or {})
+        """Instance type -> US dollars an hour on demand, over the price table (``pack.prices``)."""
+        self.clusters = dict(clusters or {})
+        """EKS cluster name -> what EKS says of it (a cluster not listed has the defaults)."""
+
+    def cluster(self, name: str) -> CatalogCluster:
+        """An EKS cluster of the offline account: the one listed, else one with the defaults and no node groups."""
+        return self.clusters.get(name) or CatalogCluster()
 
     def zone_of(self, subnet_id: str, region: str) -> Optional[str]:
         """The subnet's Availability Zone, or None when the account has no such subnet in ``region``."""
@@ -402,7 +523,7 @@ class Catalog:
             raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
                                "invalid:\n  " + "\n  ".join(problems))) from None
         return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
-                   model.subnets)
+                   model.subnets, prices=model.prices, clusters=model.clusters)
 
 
 def _keys(value: Any) -> list[Any]:

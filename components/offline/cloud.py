@@ -4,6 +4,8 @@ what a provider would return for a new resource at preview (its inputs, and unkn
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import re
 import sys
 from datetime import datetime, timezone
@@ -13,8 +15,7 @@ import grpc
 import pulumi
 
 from ..pack.amifacts import deprecated
-from ..pack.upstream import partition_of
-from . import k8s_yaml
+from ..pack.upstream import dns_suffix, partition_of
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
 
 
@@ -25,6 +26,39 @@ OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
 }
 """The offline stand-in for EKS's add-on versions: one per add-on and Kubernetes minor, marked
 ``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
+
+
+# Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md).
+AMIS_FORM = ("amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
+             "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: \"111122223333\"}]")
+SUBNETS_FORM = "subnets: {subnet-0123456789abcdef0: us-east-1a}"
+SSM_FORM = "ssm_parameters: {/aws/service/eks/optimized-ami/...: ami-0123456789abcdef0}"
+
+
+def catalog_hint(form: str) -> str:
+    """What a look-up the catalog cannot answer says: where the answer goes, in the catalog's format."""
+    return f"give a catalog that has it with --amis FILE, YAML of the form `{form}`, described in docs/offline.md"
+
+
+def checked_state(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A new resource's state as its provider returns it: its inputs, with an IAM policy document given as an
+    object as the JSON text pulumi-aws keeps (its ``Check`` encodes the document, Go-style: keys sorted, no
+    spaces, as pulumi-eks's recorded runs show), so the program reads text where the resource's class says
+    text (``assume_role_policy``, ``policy``)."""
+    if not type_.startswith("aws:"):
+        return dict(inputs)
+    return {k: _policy_text(v) for k, v in inputs.items()}
+
+
+def _policy_text(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("Statement"), (list, dict)):
+        try:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):  # holds an unknown or an output: left as it is
+            return value
+    if isinstance(value, list):
+        return [_policy_text(v) for v in value]
+    return value
 
 
 class ProviderError(grpc.RpcError):
@@ -72,31 +106,37 @@ class OfflineMocks(pulumi.runtime.Mocks):
             # A component's outputs are what it registers, never its inputs echoed back: a remote
             # component (eks.ManagedNodeGroup, helm.v4.Chart) registers its children, its outputs unknown.
             return f"{args.name}-id", {}
+        state = checked_state(args.typ, args.inputs)
         if self.preview:
-            return "", dict(args.inputs)  # no id yet, outputs beyond the inputs unknown
-        return f"{args.name}-id", dict(args.inputs)
+            return "", state  # no id yet, outputs beyond the inputs unknown
+        return f"{args.name}-id", state
 
     def _read(self, token: str, resource_id: str) -> dict[str, Any]:
         if token == "aws:eks/cluster:Cluster":
-            cluster = self._cluster(resource_id)
+            cluster = self._cluster(resource_id)  # the resource's state: one certificate authority, one access config
             cluster["certificateAuthority"] = cluster.pop("certificateAuthorities")[0]
+            cluster["accessConfig"] = cluster.pop("accessConfigs")[0]
             return cluster
         if token == "aws:iam/role:Role":
             return {"id": resource_id, "name": resource_id, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
         raise NotImplementedError(f"the offline engine cannot read an existing {token}")
 
     def _cluster(self, name: str) -> dict[str, Any]:
-        """An existing EKS cluster as the offline account has it (``getCluster`` shape)."""
+        """An existing EKS cluster as the offline account has it (``getCluster`` shape): the catalog's entry,
+        or the defaults (``Catalog.cluster``)."""
+        known = self.catalog.cluster(name)
         return {
             "id": name,
             "name": name,
             "arn": f"arn:{self.partition}:eks:{self.region}:{OFFLINE_ACCOUNT}:cluster/{name}",
             "endpoint": f"https://{name}.eks.offline.invalid",
             "certificateAuthorities": [{"data": base64.b64encode(b"offline").decode()}],
-            "version": "1.34",
+            "version": known.version,
             "status": "ACTIVE",
             "roleArn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
-            "accessConfig": {"authenticationMode": "API_AND_CONFIG_MAP"},
+            "accessConfigs": [{"authenticationMode": known.authentication_mode,
+                               "bootstrapClusterCreatorAdminPermissions": False}],
+            "identities": [{"oidcs": [{"issuer": self._issuer(name)}]}],
             "kubernetesNetworkConfig": {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"},
             "vpcConfig": {
                 "vpcId": "vpc-offline",
@@ -104,6 +144,44 @@ class OfflineMocks(pulumi.runtime.Mocks):
                 "clusterSecurityGroupId": "sg-offline-cluster",
             },
         }
+
+    def _issuer(self, name: str) -> str:
+        """The cluster's OIDC issuer: the catalog's, else one of EKS's shape derived from the name."""
+        given = self.catalog.cluster(name).oidc_issuer
+        digest = hashlib.sha256(name.encode()).hexdigest()[:32].upper()
+        return given or f"https://oidc.eks.{self.region}.{dns_suffix(self.partition)}/id/{digest}"
+
+    def _get_node_groups(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.eks.get_node_groups``: EKS ``ListNodegroups`` of one cluster."""
+        name = str(args.get("clusterName") or "")
+        return {"id": name, "clusterName": name, "region": self.region,
+                "names": sorted(self.catalog.cluster(name).node_groups)}
+
+    def _get_node_group(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.eks.get_node_group``: EKS ``DescribeNodegroup``; a group the catalog does not list is not found."""
+        cluster, group = str(args.get("clusterName") or ""), str(args.get("nodeGroupName") or "")
+        found = self.catalog.cluster(cluster).node_groups.get(group)
+        if found is None:
+            raise ProviderError(f"reading EKS Node Group ({cluster}:{group}): ResourceNotFoundException: No node group "
+                                f"found for name: {group} (the offline catalog ({self.catalog.source}) lists it under "
+                                f"clusters.{cluster}.node_groups)")
+        return {"id": f"{cluster}:{group}", "clusterName": cluster, "nodeGroupName": group, "status": "ACTIVE",
+                "region": self.region,
+                "scalingConfigs": [{"desiredSize": found.desired_size, "minSize": found.min_size,
+                                    "maxSize": found.max_size}]}
+
+    def _get_oidc_provider(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``aws.iam.get_open_id_connect_provider(url=...)``: IAM's OIDC provider for an EKS issuer. The
+        account has one for every cluster's issuer but those the catalog marks ``oidc_provider: false``."""
+        url = str(args.get("url") or "").removeprefix("https://")
+        missing = {self._issuer(n).removeprefix("https://") for n, c in self.catalog.clusters.items() if not c.oidc_provider}
+        if not url or url in missing or not url.startswith(f"oidc.eks.{self.region}."):
+            raise ProviderError(f"reading IAM OIDC Provider ({url}): couldn't find resource (the offline catalog "
+                                f"({self.catalog.source}) marks the cluster oidc_provider: false, or the issuer is "
+                                f"not one of {self.region})")
+        arn = f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:oidc-provider/{url}"
+        return {"id": arn, "arn": arn, "url": url, "clientIdLists": ["sts.amazonaws.com"], "thumbprintLists": [],
+                "tags": {}}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # type: ignore[override]
         token = args.token
@@ -114,9 +192,17 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if token == "aws:ec2/getSubnet:getSubnet":
             return self._get_subnet(args.args)
         if token == "kubernetes:yaml:decode":
+            from . import k8s_yaml  # the manifest reader: only for a program that decodes YAML
+
             return k8s_yaml.decode(args.args)
         if token == "aws:eks/getCluster:getCluster":
             return self._cluster(args.args["name"])
+        if token == "aws:eks/getNodeGroups:getNodeGroups":
+            return self._get_node_groups(args.args)
+        if token == "aws:eks/getNodeGroup:getNodeGroup":
+            return self._get_node_group(args.args)
+        if token == "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+            return self._get_oidc_provider(args.args)
         if token == "aws:ebs/getEncryptionByDefault:getEncryptionByDefault":
             return {"id": self.region, "enabled": self.catalog.ebs_encryption_by_default}
         if token == "aws:index/getRegion:getRegion":
@@ -125,7 +211,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
         if token == "aws:index/getPartition:getPartition":
             partition = self.partition
-            suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
+            suffix = dns_suffix(partition)
             return {"id": partition, "partition": partition, "dnsSuffix": suffix,
                     "reverseDnsPrefix": ".".join(reversed(suffix.split(".")))}
         if token == "aws:eks/getAddonVersion:getAddonVersion":
@@ -170,10 +256,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             raise ProviderError("Your query returned no results. Please change your search criteria and try again. "
                                 f"(offline: the AMI catalog {self.catalog.source} has no "
                                 + (f"image {', '.join(map(str, ids))}" if ids else "image matching these filters")
-                                + "; give a catalog that has it with --amis FILE, YAML of the form `amis: [{id: "
-                                "ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
-                                "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: "
-                                "\"111122223333\"}]`, described in docs/offline.md)")
+                                + f"; {catalog_hint(AMIS_FORM)})")
         if len(found) > 1 and not args.get("mostRecent"):
             raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
                                 "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
@@ -188,16 +271,16 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if zone is None:
             # what the AWS provider says when DescribeSubnets finds nothing
             raise ProviderError(f"no matching EC2 Subnet found (the offline catalog ({self.catalog.source}) has no "
-                                f"subnet {subnet} in {self.region}; add it under subnets:)")
+                                f"subnet {subnet} in {self.region}; {catalog_hint(SUBNETS_FORM)})")
         return {"id": subnet, "availabilityZone": zone, "state": "available",
-                "arn": f"arn:aws:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}", "ownerId": OFFLINE_ACCOUNT}
+                "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}", "ownerId": OFFLINE_ACCOUNT}
 
     def _get_parameter(self, args: Mapping[str, Any]) -> dict[str, Any]:
         name = str(args.get("name") or "")
         value = self.catalog.parameter(name)
         if value is None:
             raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
-                                f"({self.catalog.source}) has no such parameter (add it under ssm_parameters:)")
+                                f"({self.catalog.source}) has no such parameter ({catalog_hint(SSM_FORM)})")
         return {"id": name, "name": name, "arn": f"arn:{self.partition}:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
                 "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
 

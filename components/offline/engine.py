@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
-from . import sdk
+from ..pack import prices
+from . import require_sdk, sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
 from .monitor import RecordingMonitor
@@ -104,8 +105,10 @@ def run_program(
     with a failure code raises ``ProgramExit``. A config too large for ``PULUMI_CONFIG`` is refused
     (``ConfigError``) before the program runs. The program's event loops are closed however the run
     ends. ``on_resource`` is called with each resource as it is recorded, in the order of
-    ``ProgramRun.resources``.
+    ``ProgramRun.resources``. On a Pulumi SDK other than the release the engine was tested on it raises
+    ``OfflineUnavailable`` (an ``ImportError``) saying which it needs.
     """
+    require_sdk()
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)
     check_config_fits(values)
@@ -128,7 +131,8 @@ def run_program(
                 sys.path.remove(str(main.parent))
 
     def run() -> None:
-        with sdk.language_host_config(values), _working_directory(home):
+        # the catalog's prices are the offline cloud's: the program's lanes are priced with them (pack.prices)
+        with sdk.language_host_config(values), _working_directory(home), prices.offline(catalog.prices):
             sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 
     # A fresh context: no state (root stack, config, settings) leaks between runs in one process.

@@ -28,14 +28,17 @@ Sources (read upstream):
   ``internal/service/eks/addon.go``: ``addon_name``, ``cluster_name``.
   ``internal/service/eks/access_entry.go``: ``cluster_name``, ``principal_arn``, ``type``.
   ``internal/service/eks/pod_identity_association.go`` (RequiresReplace): ``cluster_name``,
-  ``namespace``, ``service_account``.
+  ``namespace``, ``service_account``. ``internal/service/eks/access_policy_association.go``: every field
+  (it has no Update). ``internal/service/sqs/queue_policy.go``: ``queue_url``.
 - pulumi-kubernetes ``provider/pkg/provider/diff.go``: ``metadata.name`` and ``metadata.namespace``
   replace every kind; its per-kind table adds the selectors of Deployments and DaemonSets, a
   StatefulSet's selector/serviceName/volumeClaimTemplates/podManagementPolicy/revisionHistoryLimit, a
   Job's template/selector/completions/parallelism, a Service's clusterIP, a PersistentVolumeClaim's
   accessModes/selector/storageClassName/volumeName, a Secret's type (and data, unless the provider
   makes Secrets mutable), a ConfigMap's data/binaryData (unless the provider makes ConfigMaps mutable),
-  a (Cluster)RoleBinding's roleRef, a StorageClass's parameters/provisioner, a ResourceQuota's scopes.
+  a (Cluster)RoleBinding's roleRef, a StorageClass's parameters/provisioner, a ResourceQuota's scopes, a Pod's
+  scheduling, security and volume fields and its containers' (``containerForceNewProperties``), a
+  PersistentVolume's volume source.
   Custom resources (Karpenter's NodePool, EC2NodeClass) have no per-kind entry: updated in place.
 """
 
@@ -65,13 +68,23 @@ AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/addon:Addon": ("addonName", "clusterName"),
     "aws:eks/accessEntry:AccessEntry": ("clusterName", "principalArn", "type"),
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("clusterName", "namespace", "serviceAccount"),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ("clusterName", "policyArn", "principalArn", "accessScope"),
+    "aws:sqs/queuePolicy:QueuePolicy": ("queueUrl",),
 }
+
+AWS_FORCE_NEW_IF_REMOVED: dict[str, tuple[str, ...]] = {
+    "aws:eks/cluster:Cluster": ("encryptionConfig",),
+}
+"""Properties whose removal (not a change) replaces the resource: terraform-provider-aws
+``internal/service/eks/cluster.go`` ``ForceNewIfChange("encryption_config", ...)``: envelope encryption cannot be
+turned off once on, so removing it recreates the cluster (adding it is an in-place ``AssociateEncryptionConfig``)."""
 
 AWS_SETS: dict[str, tuple[str, ...]] = {
     "aws:eks/nodeGroup:NodeGroup": ("subnetIds", "taints"),
     "aws:eks/cluster:Cluster": ("vpcConfig.subnetIds", "vpcConfig.securityGroupIds", "vpcConfig.publicAccessCidrs",
                                 "enabledClusterLogTypes"),
     "aws:ec2/launchTemplate:LaunchTemplate": ("vpcSecurityGroupIds", "securityGroupNames"),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ("accessScope.namespaces",),
 }
 """Properties terraform-provider-aws declares ``schema.TypeSet`` (``node_group.go``: ``subnet_ids``, ``taint``;
 ``cluster.go``: ``vpc_config``'s ids and CIDRs, ``enabled_cluster_log_types``; ``ec2_launch_template.go``:
@@ -105,7 +118,21 @@ def in_one_order(items: list) -> list:
 
 
 K8S_FORCE_NEW_ALL = ("metadata.name", "metadata.namespace")
+_CONTAINER_FIELDS = ("args", "command", "env", "image", "imagePullPolicy", "lifecycle", "livenessProbe", "ports",
+                     "readinessProbe", "resources", "securityContext", "stdin", "stdinOnce", "terminationMessagePath",
+                     "terminationMessagePolicy", "tty", "volumeDevices", "volumeMounts", "workingDir")
 K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {
+    "Pod": tuple(f"spec.{f}" for f in (
+        "affinity", "automountServiceAccountToken", "dnsConfig", "dnsPolicy", "enableServiceLinks", "hostAliases",
+        "hostIPC", "hostNetwork", "hostPID", "hostname", "imagePullSecrets", "nodeName", "nodeSelector", "overhead",
+        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "restartPolicy", "runtimeClassName",
+        "schedulerName", "securityContext", "serviceAccount", "serviceAccountName", "shareProcessNamespace", "subdomain",
+        "terminationGracePeriodSeconds", "volumes")) + tuple(
+        f"spec.{c}[*].{f}" for c in ("containers", "initContainers") for f in _CONTAINER_FIELDS),
+    "PersistentVolume": tuple(f"spec.{f}" for f in (
+        "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc", "flexVolume", "flocker",
+        "gcePersistentDisk", "glusterfs", "hostPath", "iscsi", "local", "nfs", "photonPersistentDisk", "portworxVolume",
+        "quobyte", "rbd", "scaleIO", "storageos", "vsphereVolume")),
     "Deployment": ("spec.selector",),
     "DaemonSet": ("spec.selector",),
     "StatefulSet": ("spec.selector", "spec.serviceName", "spec.volumeClaimTemplates", "spec.podManagementPolicy",
@@ -125,26 +152,46 @@ K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {
 _CUSTOM_GROUP = re.compile(r"\.")  # a custom resource's API group has a dot (karpenter.sh); core groups do not
 
 
+def builtin_kind(type_: str) -> str:
+    """The kind of a Kubernetes type of Kubernetes' own API groups (``kubernetes:apps/v1:Deployment`` ->
+    ``Deployment``), '' for a custom resource's (``karpenter.sh``) or a type that is not Kubernetes'."""
+    if not type_.startswith("kubernetes:") or type_.count(":") < 2:
+        return ""
+    _, group_version, kind = type_.split(":", 2)
+    group = group_version.rsplit("/", 1)[0] if "/" in group_version else ""
+    return "" if _CUSTOM_GROUP.search(group) and not group.endswith(".k8s.io") else kind
+
+
 def force_new_paths(type_: str) -> tuple[str, ...]:
     """The property paths a change of which replaces a resource of ``type_``."""
     if type_ in AWS_FORCE_NEW:
         return AWS_FORCE_NEW[type_]
     if type_.startswith("kubernetes:"):
-        _, group_version, kind = type_.split(":", 2)
-        group = group_version.rsplit("/", 1)[0] if "/" in group_version else ""
-        if _CUSTOM_GROUP.search(group) and not group.endswith(".k8s.io"):
-            return K8S_FORCE_NEW_ALL
-        return K8S_FORCE_NEW_ALL + K8S_FORCE_NEW.get(kind, ())
+        kind = builtin_kind(type_)
+        return K8S_FORCE_NEW_ALL + K8S_FORCE_NEW.get(kind, ()) if kind else K8S_FORCE_NEW_ALL
     return ()
 
 
+_SEGMENT = re.compile(r'\[[^\]]*\]|[^.\[]+')
+
+
+def _segments(path: str) -> list[str]:
+    """A property path's steps: ``spec.containers[0]["a.b"]`` -> ``spec``, ``containers``, ``[0]``, ``["a.b"]``."""
+    return _SEGMENT.findall(path)
+
+
 def related(path: str, rule: str) -> bool:
-    """``path`` is ``rule``, lies under it, or contains it."""
+    """``path`` is ``rule``, lies under it, or contains it (a rule's ``[*]`` matches any list index)."""
     if path == rule:
         return True
-    if path.startswith(rule) and path[len(rule)] in ".[":
-        return True
-    return rule.startswith(path) and rule[len(path)] in ".["
+    a, b = _segments(path), _segments(rule)
+    return all(x == y or (y == "[*]" and x.startswith("[")) for x, y in zip(a, b))
+
+
+def removed_forcing(type_: str, old: dict, new: dict) -> list[str]:
+    """The properties of ``type_`` whose removal replaces it, present in ``old`` and gone from ``new``."""
+    return [key for key in AWS_FORCE_NEW_IF_REMOVED.get(type_, ())
+            if old.get(key) not in (None, [], {}) and new.get(key) in (None, [], {})]
 
 
 def replacing(type_: str, changed: Iterable[str], replace_on_changes: Iterable[str] = ()) -> list[str]:

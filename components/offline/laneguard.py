@@ -30,7 +30,7 @@ What the lanes' owners do (read upstream):
 
 from __future__ import annotations
 
-
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -51,7 +51,17 @@ LABEL = "convox.io/label"
 
 NODECLASS_ROLLING = ("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData", "spec.blockDeviceMappings",
                      "spec.metadataOptions", "spec.role", "spec.instanceProfile", "spec.tags", "spec.kubelet",
-                     "spec.associatePublicIPAddress", "spec.instanceStorePolicy", "spec.detailedMonitoring")
+                     "spec.associatePublicIPAddress", "spec.instanceStorePolicy", "spec.detailedMonitoring",
+                     "spec.networkInterfaces", "spec.cpuOptions", "spec.context", "spec.connectionTracking",
+                     "spec.placementGroupSelector")
+"""What drifts every node of a class's pools: its AMI selection (``AMIDrift``) and the fields its hash covers
+(karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go``: every ``spec`` field but those tagged
+``hash:"ignore"``, and the kubelet configuration; ``pkg/cloudprovider/drift.go``, ``NodeClassDrift``)."""
+NODECLASS_SELECTING = {"spec.subnetSelectorTerms": "subnet", "spec.securityGroupSelectorTerms": "security groups",
+                       "spec.capacityReservationSelectorTerms": "capacity reservation"}
+"""Selections that drift only the nodes they no longer select (``drift.go``: ``SubnetDrift`` when a node's subnet
+is not among the class's resolved subnets, ``SecurityGroupDrift`` when its groups differ from the resolved
+ones, ``CapacityReservationDrift``)."""
 NODEPOOL_ROLLING = ("spec.template.metadata", "spec.template.spec.taints", "spec.template.spec.startupTaints",
                     "spec.template.spec.nodeClassRef", "spec.template.spec.expireAfter",
                     "spec.template.spec.terminationGracePeriod")
@@ -108,7 +118,10 @@ def _k8s_name(step: Step, which: str = "either") -> str:
 
 
 def _number(value: Any) -> Optional[int]:
+    """A count as JSON has it, or None for anything else (a bool, text, a number past a float's range)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return int(value)
 
@@ -121,8 +134,10 @@ def budget_text(pool: Optional[Step]) -> str:
     budgets = _get(pool.inputs("new") if pool else {}, "spec", "disruption", "budgets")
     applicable = []
     for budget in budgets if isinstance(budgets, list) else []:
+        # a budget limits every reason when it names none (``reasons`` left out), else only those it lists:
+        # ``reasons: []`` limits none (karpenter ``nodepool.go``: ``budget.Reasons == nil || lo.Contains(...)``)
         reasons = budget.get("reasons") if isinstance(budget, dict) else None
-        if isinstance(budget, dict) and (not reasons or (isinstance(reasons, list) and "Drifted" in reasons)):
+        if isinstance(budget, dict) and (reasons is None or (isinstance(reasons, list) and "Drifted" in reasons)):
             applicable.append(budget)
     if isinstance(budgets, list) and pool is not None and not applicable:
         # Karpenter starts from no limit and takes the least of the budgets for the reason (nodepool.go,
@@ -285,8 +300,8 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
 
     groups_removed = set()
     for step in steps:
-        if _retained(step):
-            continue  # the engine skips the provider's delete: the NodePool, class or group keeps running
+        if _retained(step) or _already_gone(step):
+            continue  # the engine skips the provider's delete (the object keeps running), or it is gone already
         verb = "deleted" if step.op == "delete" else "replaced"
         why = f" (changed: {', '.join(step.diff)})" if step.op == "replace" and step.diff else ""
         if step.op in removing and is_nodepool(step.type):
@@ -349,7 +364,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                     f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with them "
                     "Karpenter's NodeClaims and nodes, all at once.")
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
-        if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step):
+        if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step) and not _already_gone(step):
             inner = groups_by_parent.get(step.urn, [])
             if not inner:
                 lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
@@ -378,6 +393,12 @@ def _retained(step: Step) -> bool:
     return isinstance(step.old, dict) and step.old.get("retainOnDelete") is True
 
 
+def _already_gone(step: Step) -> bool:
+    """``pendingReplacement`` on the old state: a delete-before-replace deleted it and did not create its
+    replacement; the plan's replace only creates it again, and removes nothing."""
+    return isinstance(step.old, dict) and step.old.get("pendingReplacement") is True
+
+
 def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:
     out = set()
     parent = step.state().get("parent") or ""
@@ -392,14 +413,21 @@ NODEPOOL_SETS = ("spec.template.spec.taints", "spec.template.spec.startupTaints"
 """Lists Karpenter's NodePool hash reads as sets (``HashOptions{SlicesAsSets: true}``): a new order is no drift."""
 
 
-def _reordered(step: Step, path: str) -> bool:
-    """Whether ``path`` lies in a set-like list of the pool whose old and new items are the same, reordered."""
-    for key in NODEPOOL_SETS:
+def _reordered(step: Step, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> bool:
+    """Whether ``path`` lies in a set-like list (one of ``sets``) whose old and new items are the same, reordered."""
+    for key in sets:
         if related(path, key):
             old, new = (_get(step.inputs(w), *key.split(".")) for w in ("old", "new"))
             if isinstance(old, list) and isinstance(new, list):
                 return in_one_order(old) == in_one_order(new)
     return False
+
+
+def _class_lists(step: Step) -> tuple[str, ...]:
+    """The class's list fields: its hash reads every list as a set (``SlicesAsSets``), and its selections
+    resolve to sets of subnets, groups and AMIs, so a new order drifts nothing."""
+    spec = _get(step.inputs("new"), "spec")
+    return tuple(f"spec.{k}" for k, v in spec.items() if isinstance(v, list)) if isinstance(spec, dict) else ()
 
 
 def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
@@ -411,18 +439,26 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
         if step.op != "update":
             continue
         if is_nodeclass(step.type):
-            changed = _touches(step.diff, NODECLASS_ROLLING)
-            if not changed:
+            lists = _class_lists(step)
+            changed = [p for p in _touches(step.diff, NODECLASS_ROLLING) if not _reordered(step, p, lists)]
+            selecting = [p for p in _touches(step.diff, tuple(NODECLASS_SELECTING)) if not _reordered(step, p, lists)]
+            if not changed and not selecting:
                 continue
             name = _k8s_name(step)
+            what = sorted({NODECLASS_SELECTING[k] for k in NODECLASS_SELECTING for p in selecting if related(p, k)})
             candidates: list[Optional[Step]] = list(pools_of_class.get(name, [])) or [None]
             for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
-                verdict(LANE_ROLLOUT, "advisory", step, pool_name,
-                        f"Karpenter lane '{pool_name}': its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks "
-                        f"every node of the pool drifted and replaces them (a replacement first, then the drain), "
-                        f"{budget_text(pool)}. Set the new AMI deliberately with the pool's ami_id (a pinned AMI does not "
-                        f"move by itself, an alias does) and bound the rollout with its disruption_budget_nodes.")
+                if changed:
+                    message = (f"its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks every node of the pool "
+                               f"drifted and replaces them (a replacement first, then the drain), {budget_text(pool)}. Set "
+                               f"the new AMI deliberately with the pool's ami_id (a pinned AMI does not move by itself, an "
+                               f"alias does) and bound the rollout with its disruption_budget_nodes.")
+                else:
+                    message = (f"its EC2NodeClass changes {', '.join(selecting)}, so Karpenter marks drifted every node "
+                               f"whose {' or '.join(what)} the new selection no longer includes and replaces them, "
+                               f"{budget_text(pool)}. Bound the rollout with the pool's disruption_budget_nodes.")
+                verdict(LANE_ROLLOUT, "advisory", step, pool_name, f"Karpenter lane '{pool_name}': {message}")
         elif is_nodepool(step.type):
             changed = [p for p in _touches(step.diff, NODEPOOL_ROLLING) if not _reordered(step, p)]
             if not changed and _touches(step.diff, (NODEPOOL_REQUIREMENTS,)):

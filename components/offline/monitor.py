@@ -11,6 +11,7 @@ from google.protobuf import json_format, struct_pb2
 from . import eks_mng, k8s_yaml, remote, sdk
 from .cloud import OfflineMocks, ProviderError
 from .records import STACK_TYPE, Resource, plain
+from .wire import wire_properties
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
     eks_mng.TYPE: eks_mng.expand, **k8s_yaml.EXPANDERS,
@@ -42,7 +43,7 @@ class _States(Mapping[str, Mapping[str, Any]]):
         return len(self._messages)
 
 
-class RecordingMonitor(sdk.MockMonitor):
+class RecordingMonitor(sdk.IsolatingMockMonitor):
     """The SDK's mock monitor, keeping every registration request in order."""
 
     def __init__(self, mocks: pulumi.runtime.Mocks, on_resource: Optional[Callable[[Resource], None]] = None) -> None:
@@ -60,7 +61,7 @@ class RecordingMonitor(sdk.MockMonitor):
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """A URN as the engine makes it (pulumi ``Deployment.generateURN``): the parent's whole qualified
-        type before the resource's own, except the root stack's (``rack:index:Rack$rack:karpenter:KarpenterPool``).
+        type before the resource's own, except the root stack's (``rack:index:Rack$rack:index:KarpenterPool``).
         The SDK's mock keeps only the parent's last type and the stack's, so no URN would match a real
         ``pulumi stack export``."""
         qualified = parent.split("::")[2] if parent else ""
@@ -69,7 +70,7 @@ class RecordingMonitor(sdk.MockMonitor):
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = sdk.isolated(lambda: super(RecordingMonitor, self).RegisterResource(request))
+        response = super().RegisterResource(_as_provider_gets(request))  # served isolated (sdk.IsolatingMockMonitor)
         if response.urn in self.registrations:  # the engine's step generator refuses a second registration
             raise ProviderError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
         raw = json_format.MessageToDict(request.object)
@@ -96,6 +97,10 @@ class RecordingMonitor(sdk.MockMonitor):
             aliases=[{"urn": a.urn} if a.urn else {
                 "name": a.spec.name, "type": a.spec.type, "project": a.spec.project, "stack": a.spec.stack,
                 "parentUrn": a.spec.parentUrn, "noParent": a.spec.noParent} for a in request.aliases],
+            version=request.version,
+            retain_on_delete=bool(request.retainOnDelete),
+            deleted_with=request.deletedWith,
+            replace_with=list(request.replace_with),
         )
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
@@ -113,7 +118,7 @@ class RecordingMonitor(sdk.MockMonitor):
             self.on_resource(resource)
 
     def ReadResource(self, request):  # noqa: N802
-        response = sdk.isolated(lambda: super(RecordingMonitor, self).ReadResource(request))
+        response = super().ReadResource(request)
         self.states.keep(response.urn, response.properties)
         self.reads.append(
             Resource(
@@ -128,9 +133,6 @@ class RecordingMonitor(sdk.MockMonitor):
         )
         return response
 
-    def Invoke(self, request):  # noqa: N802
-        return sdk.isolated(lambda: super(RecordingMonitor, self).Invoke(request))
-
     def RegisterResourceOutputs(self, request):  # noqa: N802
         wire = json_format.MessageToDict(request.outputs)
         outputs = plain(wire)
@@ -143,6 +145,21 @@ class RecordingMonitor(sdk.MockMonitor):
                 struct.CopyFrom(request.outputs)
                 self.registrations[request.urn].registered_outputs = struct
         return super().RegisterResourceOutputs(request)
+
+
+def _as_provider_gets(request: Any) -> Any:
+    """A custom resource's registration with its inputs as its provider gets them: a reference to another
+    resource as that resource's id (the engine marshals properties for a provider without resource references),
+    so the mock echoes the id as the output, as a real provider's state holds it. The SDK's mock would otherwise
+    rebuild each referenced resource from its URN, through a look-up that never finishes when the referenced
+    resource's state does not fit its class (a policy document given as an object where the class reads text).
+    The recorded registration keeps the references."""
+    if not request.custom or sdk.RESOURCE_SIG.encode() not in request.object.SerializeToString():
+        return request
+    sent = type(request)()
+    sent.CopyFrom(request)
+    sent.object.CopyFrom(wire_properties(request.object))
+    return sent
 
 
 def _child_resource(parent: Resource, child: remote.Child) -> Resource:

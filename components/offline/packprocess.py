@@ -22,7 +22,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS, closest
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
@@ -268,19 +268,28 @@ class PolicyPackProcess:
 
     # ---- the protocol ----
 
-    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None) -> PolicyConfig:
-        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config."""
+    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
+                  beneath: Optional[PolicyConfig] = None) -> PolicyConfig:
+        """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (``beneath``:
+        what the offline preview gives under the user's, ``reconcile``)."""
         if run is not None:
             self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
-        config = reconcile(self.info, user or {})
+        config = reconcile(self.info, user or {}, beneath)
         policies = {p.name for p in self.info.policies}
-        self.warnings += [f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
-                          f"pulumi ignores it)" for name in sorted(set(user or {}) - policies - {"all"})]
+        for name in sorted(set(user or {}) - policies - {"all"}):
+            meant = closest(name, policies)
+            self.warnings.append(f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
+                                 f"pulumi ignores it)" + (f"; did you mean '{meant}'?" if meant else ""))
         request = pb.ConfigureAnalyzerRequest(policyConfig={
             name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
             for name, (level, props) in config.items()
         })
-        self._call(self.stub.Configure, request)
+        try:
+            self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:  # the pack refuses its config: an error, as a
+                raise PolicyPackError(str(exc.details())) from None  # schema error is (the CLI stops on both)
+            raise self._rpc_failed(exc) from None
         return config
 
     def analyze(self, run: ProgramRun, provider_config: Optional[Mapping[str, Any]] = None) -> list[dict[str, Any]]:

@@ -1,24 +1,37 @@
-"""A run compared with the state of the stack it would update (a ``pulumi stack export``): the plan
-``pulumi preview --diff`` would show, one step per resource: ``create``, ``update``, ``replace``,
-``delete`` or ``same``, with the changed property paths.
+"""A run compared with the state of the stack it would update (a ``pulumi stack export``, or a file
+backend's checkpoint): the plan ``pulumi preview --diff`` would show, one step per resource: ``create``,
+``update``, ``replace``, ``delete``, ``same``, ``read`` or ``discard``, with the changed property paths.
 
-How it compares, as the engine does: the run's inputs against the state's inputs, by URN.
+How it compares, as the engine does (pulumi ``pkg/resource/deploy/step_generator.go``): the program's
+inputs, as the provider's ``Check`` would return them (``providerdiff.checked``: defaults it fills at
+every level, ``tagsAll``, a Kubernetes auto-name), against the state's inputs, by URN.
 
 - A value unknown in the run (an output of another resource) is not a change, unless the state has
   no value there; a secret's ciphertext in the state is unknown too, never a change.
+- A reference to another resource equals the id (or ARN) the state holds for it, while that resource
+  keeps its id; a policy document equals the JSON text the state keeps of it (``providerdiff``).
 - A changed path the resource ignores (``ignoreChanges``, e.g. a node group's
   ``scalingConfig.desiredSize``) is no change.
-- Keys the state lists in a bridged provider's ``__defaults`` (values the provider filled in) are not
-  compared when the run leaves them out.
-- Replacement comes from ``forcenew`` (the providers' rules) and the resource's ``replaceOnChanges``.
+- Replacement comes from ``forcenew`` (the providers' rules) and the resource's ``replaceOnChanges``; a
+  resource the state marks ``taint`` or ``pendingReplacement`` is replaced whatever its inputs
+  (``isTargetedReplace``; ``continueStepsFromDiff``), and so is one whose ``replaceWith`` names a
+  replaced resource.
 - A replaced resource gets a new id: a resource whose input is unknown because it comes from that
   resource sees that input change (a node group on a replaced launch template is replaced). A launch
   template whose content changes gets a new version: a node group on it updates
   ``launchTemplate.version`` (EKS rolls its nodes).
 - Components are not diffed (their children are): they are ``same``, ``create`` or ``delete``.
 - Resources the program reads (``get``) are ``read``; a read one the program no longer reads is
-  ``discard``, never a deletion. The engine's default providers (``pulumi:providers:aws::default_...``)
-  are in the state but not in the run: ``same``.
+  ``discard``, never a deletion; so is a resource deleted by a delete-before-replace whose replacement
+  the program no longer registers (``remove-pending-replace``). The engine's default providers
+  (``pulumi:providers:aws::default_...``) are in the state but not in the run: ``same``.
+- What the engine refuses, the plan refuses (``Plan.errors``): deleting a ``protect``ed resource
+  (``step.go``: "cannot be deleted because it is protected"), replacing one the program still protects.
+- A view (``viewOf``) is never deleted on its own: it goes with its owner. The old copy of a replaced
+  resource (``delete: true``) is deleted (``delete-replaced``).
+- A resource the state holds under another URN is found by its aliases, as the engine looks them up
+  (``generateAliases``: its own, and those inherited from a parent found by an alias): it is compared with
+  that state, not created while the old one is deleted; the state's references to its old URN name it.
 """
 
 from __future__ import annotations
@@ -28,19 +41,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from . import forcenew, sdk
+from . import forcenew, providerdiff, sdk
 from .forcenew import replacing
 from .preview import tree_rows
+from ..spec.base import shown as shown_text
 from .records import STACK_TYPE, ProgramRun, Resource, shown
+from .laneguard import urn_name
 from .stackexport import UNREADABLE, StackState, StateResource
 
-OPS = ("create", "update", "replace", "delete", "same", "read", "discard")
-SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "same": "", "read": ">", "discard": "-"}
+OPS = ("create", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
+SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "", "read": ">",
+          "discard": "-"}
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_PROVIDER = ("pulumi:providers:", "default")
 """A provider the engine registers for resources that name none (``default_6_50_0``)."""
-TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "updateDefaultVersion", "defaultVersion")
+TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "tagsAll", "updateDefaultVersion", "defaultVersion")
 """Launch template inputs whose change does not make a new template version (the rest do)."""
+KEEPS_ID = ("same", "update", "read")
+"""Ops after which a resource still has the id the state holds."""
 
 
 class _Unknown:
@@ -53,6 +71,14 @@ _MISSING = object()
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+@dataclass(frozen=True)
+class Ref:
+    """A resource reference: the resource's URN, and its id when the reference carries one."""
+
+    urn: str
+    id: Any = None
+
+
 def child_path(path: str, key: str) -> str:
     """Pulumi's property-path syntax: ``a.b``, or ``a["convox.io/label"]`` for a key that is not a name."""
     if _IDENT.match(key):
@@ -62,8 +88,8 @@ def child_path(path: str, key: str) -> str:
 
 def normal(value: Any, renamed: Mapping[str, str] = {}) -> Any:
     """Run (wire) and state values in one form: unknowns and unreadable secrets ``UNKNOWN``, secrets
-    unwrapped, resource references as their URN (a state's, under the URN its resource has now: ``renamed``,
-    old URN -> new, for a resource found by an alias), whole floats as ints."""
+    unwrapped, resource references ``Ref`` (a state's under the URN its resource has now: ``renamed``, old URN
+    -> new, for a resource found by an alias), whole floats as ints."""
     if value is UNREADABLE or value == sdk.UNKNOWN:
         return UNKNOWN
     if isinstance(value, dict):
@@ -71,8 +97,9 @@ def normal(value: Any, renamed: Mapping[str, str] = {}) -> Any:
         if sig == sdk.SECRET_SIG:
             return normal(value.get("value"), renamed)
         if sig == sdk.RESOURCE_SIG:
-            urn = value.get("urn")
-            return ("resource", renamed.get(urn, urn) if isinstance(urn, str) else urn)
+            ref_id = value.get("id")
+            urn = str(value.get("urn"))
+            return Ref(renamed.get(urn, urn), None if ref_id in (None, "", sdk.UNKNOWN) else ref_id)
         return {k: normal(v, renamed) for k, v in value.items()}
     if isinstance(value, list):
         return [normal(v, renamed) for v in value]
@@ -81,24 +108,77 @@ def normal(value: Any, renamed: Mapping[str, str] = {}) -> Any:
     return value
 
 
-def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
+@dataclass
+class Ids:
+    """What the plan knows of the resources references name: the ids and ARNs the state holds, and which
+    resources lose their id in this plan (created or replaced)."""
+
+    state: dict[str, StateResource]
+    """URN -> its state (under the URN it has now too, for a resource found by an alias)."""
+    ops: dict[str, str] = field(default_factory=dict)
+
+    def keeps_id(self, urn: str) -> bool:
+        return urn in self.state and self.ops.get(urn, "same") in KEEPS_ID
+
+    def names(self, ref: Ref, text: str) -> bool:
+        """Whether ``text`` (a state value) is what the reference resolved to: the resource's id or ARN."""
+        old = self.state.get(ref.urn)
+        if old is None:
+            return ref.id is not None and ref.id == text
+        arn = old.outputs.get("arn") if isinstance(old.outputs, dict) else None
+        return self.keeps_id(ref.urn) and text in {old.id, arn} - {None, ""}
+
+
+def _same_ref(old: Any, new: Any, ids: Optional[Ids]) -> bool:
+    if isinstance(old, Ref) and isinstance(new, Ref):
+        return old.urn == new.urn and (ids is None or ids.keeps_id(new.urn) or new.urn not in ids.state)
+    ref, text = (new, old) if isinstance(new, Ref) else (old, new)
+    return isinstance(text, str) and ids is not None and ids.names(ref, text)
+
+
+def _document(value: Any) -> Any:
+    return providerdiff.json_document(value) if isinstance(value, str) else value
+
+
+def _documents_differ(old: Any, new: Any, ids: Optional[Ids]) -> Optional[bool]:
+    """When one side is JSON text (a policy the state keeps as text) and the other a document, or both are
+    texts: whether the documents differ, as the provider reads them; None when they are not documents."""
+    if not (isinstance(old, str) or isinstance(new, str)):
+        if isinstance(old, dict) and isinstance(new, dict) and providerdiff.is_policy(old) and providerdiff.is_policy(new):
+            return not providerdiff.documents_equal(old, new)
+        return None
+    a, b = _document(old), _document(new)
+    if a is providerdiff.NOT_JSON or b is providerdiff.NOT_JSON or not isinstance(a, (dict, list)) \
+            or not isinstance(b, (dict, list)):
+        return None
+    same = providerdiff.documents_equal(a, b)
+    return (not same) if same is not None else bool(changed_paths(normal(a), b, "", ids))
+
+
+def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None) -> list[str]:
     """The paths where ``new`` differs from ``old`` (both ``normal``); unknowns change only what was absent."""
     if new is UNKNOWN:
         return [path] if old is _MISSING else []
     if old is UNKNOWN:
         return [path] if new is _MISSING else []
+    if isinstance(old, Ref) or isinstance(new, Ref):
+        return [] if _same_ref(old, new, ids) else [path]
+    if old is _MISSING and new is _MISSING:
+        return []
+    differ = _documents_differ(old, new, ids) if old is not _MISSING and new is not _MISSING and old != new else None
+    if differ is not None:
+        return [path] if differ else []
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted(set(old) | set(new)):
-            out += changed_paths(old.get(key, _MISSING), new.get(key, _MISSING), child_path(path, key))
+            out += changed_paths(old.get(key, _MISSING), new.get(key, _MISSING), child_path(path, key), ids)
         return out
     if isinstance(old, list) and isinstance(new, list):
         out = []
         for n in range(max(len(old), len(new))):
-            out += changed_paths(old[n] if n < len(old) else _MISSING, new[n] if n < len(new) else _MISSING, f"{path}[{n}]")
+            out += changed_paths(old[n] if n < len(old) else _MISSING, new[n] if n < len(new) else _MISSING,
+                                 f"{path}[{n}]", ids)
         return out
-    if old is _MISSING and new is _MISSING:
-        return []
     if type(old) is not type(new) and not (isinstance(old, (int, float)) and isinstance(new, (int, float))
                                            and not isinstance(old, bool) and not isinstance(new, bool)):
         return [path]
@@ -129,23 +209,30 @@ class PlanStep:
     diff: list[str] = field(default_factory=list)
     """The changed input paths (after ``ignoreChanges``)."""
     replace_keys: list[str] = field(default_factory=list)
-    """The changed paths that force replacement."""
+    """The changed paths that force replacement (``id`` for a tainted resource, as the engine says)."""
     old: Optional[StateResource] = None
     new: Optional[Resource] = None
+    note: str = ""
+    """Why the step is what it is, when its inputs do not say (``tainted``, ``deleted with ...``)."""
 
     def old_state(self) -> Optional[dict[str, Any]]:
         if self.old is None:
             return None
-        return {"urn": self.old.urn, "type": self.old.type, "parent": self.old.parent,
-                "inputs": _shown_state(self.old.inputs), "outputs": _shown_state(self.old.outputs),
-                "propertyDependencies": self.old.property_dependencies,
-                **({"retainOnDelete": True} if self.old.retain_on_delete else {})}
+        old = self.old
+        flags = {"retainOnDelete": old.retain_on_delete, "taint": old.taint, "pendingReplacement": old.pending_replacement,
+                 "delete": old.delete, "protect": old.protect}
+        return {"urn": old.urn, "type": old.type, "parent": old.parent,
+                "inputs": _shown_state(old.inputs), "outputs": _shown_state(old.outputs),
+                "propertyDependencies": old.property_dependencies,
+                **({"deletedWith": old.deleted_with} if old.deleted_with else {}),
+                **{k: True for k, v in flags.items() if v}}
 
     def new_state(self) -> Optional[dict[str, Any]]:
         if self.new is None:
             return None
         return {"urn": self.new.urn, "type": self.new.type, "parent": self.new.parent, "inputs": shown(self.new.wire),
-                "propertyDependencies": self.new.property_dependencies}
+                "propertyDependencies": self.new.property_dependencies,
+                **({"ignoreChanges": list(self.new.ignore_changes)} if self.new.ignore_changes else {})}
 
 
 def _shown_state(value: Any) -> Any:
@@ -164,6 +251,8 @@ def _shown_state(value: Any) -> Any:
 class Plan:
     run: ProgramRun
     steps: list[PlanStep]
+    errors: list[str] = field(default_factory=list)
+    """What makes the real preview fail (a protected resource deleted or replaced): the plan is shown, then these."""
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -172,7 +261,7 @@ class Plan:
         return {op: counts[op] for op in OPS if op in counts}
 
     def by_urn(self) -> dict[str, PlanStep]:
-        return {s.urn: s for s in self.steps}
+        return {s.urn: s for s in self.steps if s.op != "delete-replaced"}
 
 
 def _unknown_paths(value: Any, path: str = "") -> list[str]:
@@ -185,17 +274,27 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _compare(res: Resource, old: StateResource, renamed: Mapping[str, str]) -> tuple[list[str], dict[str, Any]]:
-    new_inputs = normal(res.wire)
-    old_inputs = normal(old.inputs, renamed)
-    defaults = old_inputs.pop("__defaults", None) or []
-    new_inputs.pop("__defaults", None)
-    for key in defaults if isinstance(defaults, list) else []:
-        if key not in new_inputs:
-            old_inputs.pop(key, None)
-    paths = changed_paths(forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs))
+def _compare(res: Resource, old: StateResource, ids: Ids,
+             renamed: Mapping[str, str]) -> tuple[list[str], list[str], dict[str, Any]]:
+    """The changed paths of ``res`` against its state, as the provider's ``Diff`` would see them after its
+    ``Check``; and the checked inputs. ``renamed``: old URN -> new, of the resources found by an alias."""
+    old_inputs = providerdiff.old_view(res.type, normal(old.inputs, renamed), UNKNOWN)
+    new_inputs = providerdiff.checked(res.type, old_inputs, normal(res.wire), UNKNOWN, res.version)
+    old_inputs, new_inputs = providerdiff.without_defaults(old_inputs), providerdiff.without_defaults(new_inputs)
+    paths = changed_paths(forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs),
+                          "", ids)
     # the program's ignoreChanges only, as the engine diffs (step_generator: the goal's), not the ones the state kept
-    return without_ignored(paths, list(res.ignore_changes)), new_inputs
+    paths = without_ignored(paths, list(res.ignore_changes))
+    replace = replacing(res.type, paths, res.replace_on_changes)
+    replace += [p for p in forcenew.removed_forcing(res.type, old_inputs, new_inputs) if p in paths and p not in replace]
+    return paths, replace, new_inputs
+
+
+PROTECTED_DELETE = ('resource "{urn}" cannot be deleted because it is protected: to delete it, remove `protect` from it in '
+                    "the program and run `pulumi up`, or run `pulumi state unprotect {urn}`")
+PROTECTED_REPLACE = ('unable to replace resource "{urn}" ({why}) as it is marked for protection: remove `protect` from '
+                     "it in the program and run `pulumi up`")
+"""What the engine says (``step.go`` ``deleteProtectedError``; ``step_generator.go`` ``continueStepsFromDiff``)."""
 
 
 def _urn(name: str, type_: str, parent: str, project: str, stack: str) -> str:
@@ -205,10 +304,6 @@ def _urn(name: str, type_: str, parent: str, project: str, stack: str) -> str:
     if qualified and qualified != STACK_TYPE:
         type_ = f"{qualified}${type_}"
     return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
-
-
-def _urn_name(urn: str) -> str:
-    return urn.split("::", 3)[3]
 
 
 class _Aliases:
@@ -223,6 +318,10 @@ class _Aliases:
         self.found: dict[str, str] = {}
         """URN -> the old URN an alias found it by."""
 
+    def renamed(self) -> dict[str, str]:
+        """Old URN -> the URN its resource has now, for each resource found by an alias."""
+        return {old: new for new, old in self.found.items()}
+
     def _collapse(self, res: Resource, alias: Mapping[str, Any]) -> str:
         if alias.get("urn"):
             return str(alias["urn"])
@@ -234,9 +333,9 @@ class _Aliases:
                     alias.get("project") or self.project, alias.get("stack") or self.stack)
 
     def _inherited(self, type_: str, name: str, parent: str, parent_alias: str) -> str:
-        parent_name = _urn_name(parent)
+        parent_name = urn_name(parent)
         if name.startswith(parent_name):
-            name = _urn_name(parent_alias) + name[len(parent_name):]
+            name = urn_name(parent_alias) + name[len(parent_name):]
         return _urn(name, type_, parent_alias, self.project, self.stack)
 
     def of(self, res: Resource) -> list[str]:
@@ -245,13 +344,15 @@ class _Aliases:
         if parent_alias is not None:
             found.append(self._inherited(res.type, res.name, res.parent, parent_alias))
             for urn in list(found[:len(res.aliases)]):
-                found.append(self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], _urn_name(urn), res.parent, parent_alias))
+                found.append(self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], urn_name(urn), res.parent, parent_alias))
         return list(dict.fromkeys(found))
 
 
 def make_plan(run: ProgramRun, state: StackState) -> Plan:
     old_by_urn = {r.urn: r for r in state.resources}
+    ids = Ids(dict(old_by_urn))
     steps: list[PlanStep] = []
+    errors: list[str] = []
     unknowns: dict[str, list[str]] = {}
     read_urns = {r.urn for r in run.reads}
     aliases = _Aliases(run)
@@ -263,6 +364,7 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
                 if urn in old_by_urn and urn not in claimed:
                     old = old_by_urn[urn]
                     aliases.found[res.urn] = urn
+                    ids.state[res.urn] = old  # references by its URN now name what the state holds
                     break
         if old is not None:
             claimed.add(old.urn)
@@ -272,27 +374,79 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
         elif old is not None and not res.custom:
             step.op = "same"
         elif old is not None:
-            step.diff, new_inputs = _compare(res, old, {v: k for k, v in aliases.found.items()})
+            step.diff, step.replace_keys, new_inputs = _compare(res, old, ids, aliases.renamed())
             unknowns[res.urn] = _unknown_paths(new_inputs)
-            step.replace_keys = replacing(res.type, step.diff, res.replace_on_changes)
             step.op = "replace" if step.replace_keys else ("update" if step.diff else "same")
+            forced = _forced_replacement(res, old, ids)
+            if forced:
+                step.op, step.note = "replace", forced
+                step.replace_keys = step.replace_keys or ["id"]
+        ids.ops[res.urn] = step.op
         steps.append(step)
-    _propagate(steps, unknowns)
+    _propagate(steps, unknowns, ids)
     seen = {s.urn for s in steps} | claimed
     for old in state.resources:
-        if old.urn not in seen:
-            op = "discard" if old.external else "delete"
-            if old.type.startswith(DEFAULT_PROVIDER[0]) and old.name.startswith(DEFAULT_PROVIDER[1]):
-                op = "same"  # the engine registers default providers, not the program: kept while resources use them
-            steps.append(PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old))
-    return Plan(run, steps)
+        if old.urn in seen or old.view_of:
+            continue
+        op = "discard" if old.external or old.pending_replacement else "delete"
+        if old.type.startswith(DEFAULT_PROVIDER[0]) and old.name.startswith(DEFAULT_PROVIDER[1]):
+            op = "same"  # the engine registers default providers, not the program: kept while resources use them
+        step = PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old)
+        if op == "delete":
+            step.note = _delete_note(old, old_by_urn)
+        ids.ops[old.urn] = op
+        steps.append(step)
+    for old in state.resources:  # a view goes with its owner (its owner's provider deletes it)
+        if old.view_of and old.urn not in seen:
+            owner = ids.ops.get(aliases.renamed().get(old.view_of, old.view_of), "same")
+            op = "delete" if owner in ("delete", "replace") else "same"
+            steps.append(PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old,
+                                  note=f"a view of {old.view_of}" if op == "delete" else ""))
+    for old in state.pending_deletes:
+        steps.append(PlanStep("delete-replaced", old.urn, old.type, old.name, old.parent, old.custom, old=old,
+                              note="the old copy of a replaced resource"))
+    errors += _protection_errors(steps)
+    return Plan(run, steps, errors)
+
+
+def _forced_replacement(res: Resource, old: StateResource, ids: Ids) -> str:
+    """Why the engine replaces ``res`` whatever its inputs say, or ''."""
+    if old.taint:
+        return "tainted in the state"
+    if old.pending_replacement:
+        return "pending replacement (deleted by an earlier delete-before-replace)"
+    for urn in res.replace_with:
+        if ids.ops.get(urn) == "replace":
+            return f"replaced with {urn}"
+    return ""
+
+
+def _delete_note(old: StateResource, old_by_urn: Mapping[str, StateResource]) -> str:
+    if old.retain_on_delete:
+        return "retained: the engine skips the provider's delete (retainOnDelete)"
+    if old.deleted_with and old.deleted_with in old_by_urn:
+        return f"deleted with {old.deleted_with}"
+    return ""
+
+
+def _protection_errors(steps: list[PlanStep]) -> list[str]:
+    errors = []
+    for step in steps:
+        if step.old is None or not step.old.protect:
+            continue
+        if step.op == "delete":
+            errors.append(PROTECTED_DELETE.format(urn=step.urn))
+        elif step.op == "replace" and step.new is not None and step.new.protect:
+            why = step.note or "changed: " + ", ".join(step.replace_keys)
+            errors.append(PROTECTED_REPLACE.format(urn=step.urn, why=why))
+    return errors
 
 
 def _template_versioned(step: PlanStep) -> bool:
     return step.op == "update" and any(p.split(".")[0].split("[")[0] not in TEMPLATE_NAME_ONLY for p in step.diff)
 
 
-def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]]) -> None:
+def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]], ids: Ids) -> None:
     """What a replaced resource's new id, or a launch template's new version, changes downstream
     (in the engine's order: a resource registers after what it depends on)."""
     by_urn = {s.urn: s for s in steps}
@@ -310,11 +464,15 @@ def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]]) -> None:
                 elif src.type == LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
                     extra += [p for p in unknowns.get(step.urn, []) if p == "launchTemplate.version"]
         extra = without_ignored([p for p in dict.fromkeys(extra) if p not in step.diff], step.new.ignore_changes)
-        if not extra:
+        forced = step.old is not None and _forced_replacement(step.new, step.old, ids)
+        if not extra and not (forced and step.op != "replace"):
             continue
         step.diff = sorted(step.diff + extra)
         step.replace_keys = replacing(step.type, step.diff, step.new.replace_on_changes)
-        step.op = "replace" if step.replace_keys else "update"
+        step.op = "replace" if step.replace_keys or forced else "update"
+        if forced:
+            step.note, step.replace_keys = forced, step.replace_keys or ["id"]
+        ids.ops[step.urn] = step.op
 
 
 # ---- printing -------------------------------------------------------------------------------------------
@@ -334,7 +492,7 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
     below a changed resource, its changed properties (those that force replacement marked)."""
     run = plan.run
     by_urn = plan.by_urn()
-    gone = [s for s in plan.steps if s.new is None]
+    gone = [s for s in plan.steps if s.new is None and s.op != "delete-replaced"]
     stand_ins = [Resource(urn=s.urn, type=s.type, name=s.name, parent=s.parent if s.parent in by_urn else "",
                           custom=s.custom, inputs={}) for s in gone]
     view = ProgramRun(run.project, run.stack, run.resources + stand_ins, run.outputs, reads=run.reads)
@@ -347,19 +505,28 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
            "", f"     {'Type':<{width}}Name"]
     for symbol, text, name, step in rows:
         out.append(f" {symbol:<3} {text:<{width}}{name}")
+        branch = text[:len(text) - len(text.lstrip("│├└─ "))]
+        below = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
         if step.diff and step.op in ("update", "replace"):
-            branch = text[:len(text) - len(text.lstrip("│├└─ "))]
-            below = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
             out.append(f"     {below}   {_diff_line(step)}")
+        if step.note:
+            out.append(f"     {below}   [{shown_text(step.note)}]")
+    replaced = [s for s in plan.steps if s.op == "delete-replaced"]
+    for step in replaced:
+        out.append(f" {SYMBOL[step.op]:<3} {step.type:<{width}}{step.name}")
+        out.append(f"         [{step.note}]")
     if violations:
         out += ["", "Policies:"]
         for v in violations:
-            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({v['urn'].rsplit('::', 1)[-1] or 'stack'})")
+            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown_text(urn_name(v['urn'])) or 'stack'})")
             out += [f"        {line}" for line in v["message"].splitlines()]
+    if plan.errors:
+        out += ["", "Errors (the real preview fails on these):"] + [f"    {shown_text(e)}" for e in plan.errors]
     summary = plan.summary()
     out += ["", "Resources:"]
     for op, word in (("create", "to create"), ("update", "to update"), ("replace", "to replace"),
-                     ("delete", "to delete"), ("read", "to read"), ("discard", "to discard")):
+                     ("delete", "to delete"), ("delete-replaced", "to delete (old copies of replaced resources)"),
+                     ("read", "to read"), ("discard", "to discard")):
         if summary.get(op):
             out.append(f"    {SYMBOL[op]:<2}{summary[op]} {word}")
     out.append(f"    {summary.get('same', 0)} unchanged")
@@ -381,5 +548,7 @@ def plan_json(plan: Plan) -> list[dict[str, Any]]:
         doc["diff"] = list(step.diff)
         if step.replace_keys:
             doc["replaceReasons"] = list(step.replace_keys)
+        if step.note:
+            doc["note"] = step.note
         out.append(doc)
     return out

@@ -122,9 +122,10 @@ def _apply(result: PolicyConfig, given: PolicyConfig) -> None:
         result[name] = (level or current_level, merged or None)
 
 
-def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig) -> PolicyConfig:
-    """Defaults (each policy's level and its schema's ``default``s), the pack's initial config,
-    then the user's file; then every policy's properties checked against its schema."""
+def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig, beneath: Optional[PolicyConfig] = None) -> PolicyConfig:
+    """Defaults (each policy's level and its schema's ``default``s), the pack's initial config, what the
+    offline preview itself gives (``beneath``: the catalog's prices), then the user's file; then every
+    policy's properties checked against its schema."""
     result: PolicyConfig = {}
     schemas: dict[str, dict[str, Any]] = {}
     for policy in info.policies:
@@ -137,6 +138,7 @@ def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig) -> PolicyConfig:
         for name, c in info.initialConfig.items()
     }
     _apply(result, initial)
+    _apply(result, beneath or {})
     _apply(result, user)
     problems = []
     for name, schema in schemas.items():

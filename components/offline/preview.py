@@ -8,8 +8,9 @@ which a preview cannot know (``pulumi preview --diff`` shows them as ``output<st
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
+from ..spec.base import shown as shown_text
 from .laneguard import urn_name
 from .records import ProgramRun, Resource, shown
 
@@ -59,7 +60,9 @@ def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> str:
+def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None, beside_outputs: Sequence[str] = ()) -> str:
+    """The preview as ``pulumi preview`` prints it; ``beside_outputs``: lines printed after the outputs
+    (the lanes' worst cases per hour)."""
     rows = tree_lines(run)
     width = max([len(t) for op, t, _ in rows if op] + [4]) + 2
     out = [f"Previewing update ({run.stack}), offline:", "", f"     {'Type':<{width}}Name"]
@@ -67,12 +70,13 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
     if violations:
         out += ["", "Policies:"]
         for v in violations:
-            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({urn_name(v['urn']) or 'stack'})")
+            out.append(f"    [{v['level']}]  {v['pack']}: {v['policy']}  ({shown_text(urn_name(v['urn'])) or 'stack'})")
             out.append(f"        {v['message']}")
     if run.outputs:
         out += ["", "Outputs:"]
         key_width = max(len(k) for k in run.outputs)
         out += [f"    {k:<{key_width}}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(shown(run.outputs_wire).items())]
+    out += beside_outputs
     out += ["", "Resources:", f"    + {len(run.resources)} to create"]
     if run.reads:
         out.append(f"    > {len(run.reads)} to read")
@@ -81,6 +85,10 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> s
 
 def to_json(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The run as JSON: each resource (with its ``dependencies`` URNs, as ``pulumi preview --json``
-    has them), the stack's ``outputs`` (secrets as ``[secret]``), and the policy violations."""
-    return {"resources": [r.to_json() for r in run.resources], "outputs": shown(run.outputs_wire),
+    has them), the stack's ``outputs`` (secrets as ``[secret]``), and the policy violations. The
+    resources the program reads (``Resource.get``, the tree's ``>`` rows) come after those it creates,
+    marked as ``pulumi preview --json`` marks their steps (``"op": "read"``) and the engine's state
+    marks them (``"external": true``), with the ``id`` read."""
+    reads = [{**r.to_json(), "op": "read", "external": True, "id": r.inputs.get("id")} for r in run.reads]
+    return {"resources": [r.to_json() for r in run.resources] + reads, "outputs": shown(run.outputs_wire),
             "violations": list(violations or [])}

@@ -45,7 +45,13 @@ class Resource:
     ``noParent``, ``project``, ``stack``; empty: the resource's own)."""
     """A component its provider builds (pulumi-eks's ``ManagedNodeGroup``, a Helm v4 ``Chart``)."""
     registered_outputs: Optional[struct_pb2.Struct] = field(repr=False, default=None)
-    """A component's ``register_outputs`` values as sent over the wire (None until it registers any)."""
+    """A component's ``register_outputs`` values as sent over the wire (None until it registers any), or the
+    outputs a stack's state holds for the resource (what ``AnalyzeStack`` gets)."""
+    version: str = ""
+    """The provider package version the registration asks for (the engine stores it in a provider's inputs)."""
+    retain_on_delete: bool = False
+    deleted_with: str = ""
+    replace_with: list[str] = field(default_factory=list)
 
     @functools.cached_property
     def wire(self) -> dict[str, Any]:
@@ -84,6 +90,9 @@ class Resource:
             "propertyDependencies": {k: list(v) for k, v in self.property_dependencies.items()},
             # as the CLI's resource state: present only when set
             **({"protect": True} if self.protect else {}),
+            # what the engine will not change on an update (it sends the old value instead): shown, so a
+            # reader sees what is sent
+            **({"ignoreChanges": list(self.ignore_changes)} if self.ignore_changes else {}),
         }
 
 

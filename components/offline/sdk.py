@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Mapping
 
@@ -112,6 +113,22 @@ def isolated(request: Callable[[], Any]) -> Any:
             asyncio.events._set_running_loop(program_loop)
 
 
+class IsolatingMockMonitor(MockMonitor):
+    """The SDK's mock monitor, each request that deserializes resources served by ``isolated``. Under the
+    plain mock monitor a remote component given a resource (pulumi-eks ``ManagedNodeGroup`` with its
+    cluster and role) fails the run with "attached to a different loop" (pulumi/pulumi#6561): the
+    reference is rehydrated on the request thread's loop and awaited on the program's."""
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        return isolated(lambda: super(IsolatingMockMonitor, self).RegisterResource(request))
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802
+        return isolated(lambda: super(IsolatingMockMonitor, self).ReadResource(request))
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802
+        return isolated(lambda: super(IsolatingMockMonitor, self).Invoke(request))
+
+
 class _AtOnce(concurrent.futures.ThreadPoolExecutor):
     """The program loop's default executor: each call runs at once, on the calling thread.
 
@@ -189,6 +206,30 @@ def language_host_config(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+class _ProgramLog:
+    """Where a program's ``pulumi.log`` messages go (the SDK's mock engine calls ``warning``, ``error``, ...):
+    warnings through the mocks' ``warn`` (``warning: ...`` on stderr, once a run, as ``pulumi preview``
+    shows a program's warnings), errors to stderr; info and debug, which ``pulumi preview`` hides by
+    default, nowhere."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        self._warn = getattr(mocks, "warn", None)
+
+    def warning(self, message: str) -> None:
+        if self._warn is not None:
+            self._warn(message)
+        else:
+            sys.stderr.write(f"warning: {message}\n")
+
+    def error(self, message: str) -> None:
+        sys.stderr.write(f"error: {message}\n")
+
+    def info(self, message: str) -> None:
+        pass
+
+    debug = info
+
+
 def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: pulumi.runtime.Mocks,
                     monitor: Any, project: str, stack: str, preview: bool = True) -> None:
     """Run ``body`` as a Pulumi program under ``mocks``, on a new event loop, in the current context.
@@ -210,7 +251,8 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     try:
         _settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(values), [])
-        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                                 logger=_ProgramLog(mocks))  # type: ignore[arg-type]
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

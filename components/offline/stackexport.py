@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
+
+from google.protobuf import struct_pb2
 
 from ..inputs import nesting_depth, not_a_file
-from ..spec.base import rendered
+from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
 
@@ -52,7 +55,7 @@ UNREADABLE = _Unreadable()
 
 @dataclass
 class StateResource:
-    """One resource of a stack export, its secrets decoded (plaintext) or ``UNREADABLE`` (ciphertext)."""
+    """One resource of a stack's state, its secrets decoded (plaintext) or ``UNREADABLE`` (ciphertext)."""
 
     urn: str
     type: str
@@ -68,6 +71,24 @@ class StateResource:
     retain_on_delete: bool = False
     """``retainOnDelete``: deleting it from the program leaves the object running (the engine skips the
     provider's delete)."""
+    taint: bool = False
+    """``taint``: the engine replaces it on the next update (``pulumi state taint``)."""
+    pending_replacement: bool = False
+    """``pendingReplacement``: deleted by a delete-before-replace that did not create its replacement."""
+    delete: bool = False
+    """``delete``: the old copy of a replaced resource, left for the next update to delete."""
+    view_of: str = ""
+    """``viewOf``: a view its owner's provider keeps; the engine never deletes it on its own."""
+    deleted_with: str = ""
+    """``deletedWith``: the resource whose deletion deletes this one (its own delete is then skipped)."""
+    replace_with: list[str] = field(default_factory=list)
+    """``replaceWith``: resources whose replacement replaces this one."""
+    replace_on_changes: list[str] = field(default_factory=list)
+    provider: str = ""
+    dependencies: list[str] = field(default_factory=list)
+    created: str = ""
+    modified: str = ""
+    """``modified``: when the engine last altered this resource's state (RFC 3339), '' when not recorded."""
 
     @property
     def name(self) -> str:
@@ -79,10 +100,16 @@ class StackState:
     path: Path
     version: int
     resources: list[StateResource]
+    project: str = ""
+    stack: str = ""
     encrypted: int = 0
     """How many secret values are ciphertext (unknown offline)."""
     pending: int = 0
     """Operations a previous update left pending (``pending_operations``)."""
+    kind: str = "export"
+    """``export`` (``pulumi stack export``) or ``checkpoint`` (a file backend's ``.pulumi/stacks/...`` file)."""
+    pending_deletes: list[StateResource] = field(default_factory=list)
+    """Old copies of replaced resources (``delete: true``) the next update deletes."""
 
 
 def urn_parts(urn: str) -> tuple[str, str, str, str]:
@@ -129,7 +156,7 @@ def _decode(value: Any, where: str, counter: list[int]) -> Any:
                 return UNREADABLE
             raise StateFileError(f"{where}: a secret value with neither ciphertext nor plaintext")
         if value.get(sdk.SIG_KEY) == sdk.RESOURCE_SIG:
-            return {sdk.SIG_KEY: sdk.RESOURCE_SIG, "urn": value.get("urn")}
+            return {k: value[k] for k in (sdk.SIG_KEY, "urn", "id") if k in value}
         return {k: _decode(v, f"{where}.{k}", counter) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v, f"{where}[{n}]", counter) for n, v in enumerate(value)]
@@ -137,20 +164,41 @@ def _decode(value: Any, where: str, counter: list[int]) -> Any:
 
 
 def check_state_fields(item: dict[str, Any], where: str) -> None:
-    """The fields of a resource state the plan reads have the types pulumi writes."""
-    for key in ("parent", "id", "provider"):
+    """The fields of a resource state the plan reads have the types pulumi writes. Go writes an empty
+    list as ``null`` (a nil slice: ``propertyDependencies`` of CLI v3.102 and older), read as none."""
+    for key in ("parent", "id", "provider", "viewOf", "deletedWith"):
         if item.get(key) is not None and not isinstance(item[key], str):
-            raise StateFileError(f"{where}.{key}: must be a string, not {item[key]!r}")
-    for key, what in (("ignoreChanges", "property paths"), ("replaceOnChanges", "property paths"), ("dependencies", "URNs")):
+            raise StateFileError(f"{where}.{key}: must be a string, not {rendered(item[key])}"[:300])
+    for key, what in (("ignoreChanges", "property paths"), ("replaceOnChanges", "property paths"), ("dependencies", "URNs"),
+                      ("replaceWith", "URNs")):
         value = item.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(p, str) for p in value)):
             raise StateFileError(f"{where}.{key}: must be a list of {what}")
     deps = item.get("propertyDependencies")
     if deps is not None and not (isinstance(deps, dict) and all(
-            isinstance(v, list) and all(isinstance(u, str) for u in v) for v in deps.values())):
+            v is None or (isinstance(v, list) and all(isinstance(u, str) for u in v)) for v in deps.values())):
         raise StateFileError(f"{where}.propertyDependencies: must map property names to lists of URNs")
+    for key in ("protect", "external", "taint", "pendingReplacement", "retainOnDelete", "delete", "custom"):
+        if item.get(key) is not None and not isinstance(item[key], bool):
+            raise StateFileError(f"{where}.{key}: must be true or false, not {rendered(item[key])}"[:300])
+    for key in ("created", "modified"):
+        if item.get(key) is not None and state_time(item[key]) is None:
+            raise StateFileError(f"{where}.{key}: must be a time as pulumi writes it (RFC 3339), not "
+                                 f"{rendered(item[key])}"[:300])
     if item.get("inputs") is not None and not isinstance(item["inputs"], dict):
         raise StateFileError(f"{where}.inputs: must be an object")
+
+
+def state_time(value: Any) -> Optional[datetime]:
+    """A resource's ``created``/``modified`` time (Go's RFC 3339, nanoseconds and all), or None when
+    ``value`` is not one."""
+    if not isinstance(value, str) or not 20 <= len(value) <= 40 or "T" not in value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def listed(value: Any, where: str) -> list[Any]:
@@ -176,7 +224,8 @@ MAX_DEPTH = 256
 levels), and shallow enough for every walk over the values to stay within Python's recursion limit."""
 
 
-def load_json(path: Path, what: str) -> Any:
+def read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of the file at ``path`` (a byte-order mark dropped); ``StateFileError`` says why not."""
     problem = not_a_file(path)
     if problem:
         raise StateFileError(f"{path}: {problem}")
@@ -192,20 +241,29 @@ def load_json(path: Path, what: str) -> Any:
         raise StateFileError(f"{path}: is UTF-16 text (as PowerShell's > writes it), not UTF-8: save it as UTF-8, "
                              f"or write it with `| Out-File -Encoding utf8`")
     try:
-        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # a byte-order mark is dropped
+        return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # a byte-order mark is dropped
     except UnicodeDecodeError:
         raise StateFileError(f"{path}: not a text file, so not {what} (an encrypted file? decrypt it first)") from None
+
+
+def parse_json(text: str, path: Path, what: str, where: str = "") -> Any:
+    """One JSON document, as pulumi writes JSON (no NaN, no numbers Python cannot read, not too deep)."""
     try:
         doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise StateFileError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}), so not {what}") from None
+        at = f"line {exc.lineno}, column {exc.colno}" if not where else f"{where}column {exc.colno}"
+        raise StateFileError(f"{path}: not JSON ({at}: {exc.msg}), so not {what}") from None
     except RecursionError:
         raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be") from None
     except ValueError as exc:  # NaN or Infinity, or an integer longer than Python converts
-        raise StateFileError(f"{path}: not JSON as pulumi writes it ({exc}), so not {what}") from None
+        raise StateFileError(f"{path}: not JSON as pulumi writes it ({where}{exc}), so not {what}") from None
     if nesting_depth(doc) > MAX_DEPTH:
         raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)")
     return doc
+
+
+def load_json(path: Path, what: str) -> Any:
+    return parse_json(read_text(path, what), path, what)
 
 
 def _no_constant(name: str) -> Any:
@@ -213,31 +271,61 @@ def _no_constant(name: str) -> Any:
 
 
 EXPORT = "a `pulumi stack export` file"
+STATE = "a stack's state (a `pulumi stack export` file, or a file backend's checkpoint)"
+OLDEST_VERSION = 1
+"""The oldest deployment and checkpoint version the CLI still reads (``DeploymentSchemaVersionOldestSupported``);
+versions 1 and 2 are migrated to 3 as the CLI migrates them (``pkg/resource/stack/migrate``)."""
 
 
-def read_stack_export(path: Path, project: str, stack: str) -> StackState:
-    """Read and check the export at ``path`` for ``stack`` of ``project``; ``StateFileError`` says what is wrong."""
-    doc = load_json(path, EXPORT)
-    if not isinstance(doc, dict):
-        raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {EXPORT} (an object with version and deployment)")
-    if "steps" in doc or "changeSummary" in doc:
-        raise StateFileError(f"{path}: this is `pulumi preview --json` output, not {EXPORT}; give it to `mixed-os-racks guard`")
-    if "version" not in doc or "deployment" not in doc:
-        missing = " and ".join(k for k in ("version", "deployment") if k not in doc)
-        raise StateFileError(f"{path}: no {missing}, so not {EXPORT} (write one with `pulumi stack export --file FILE`)")
-    version = doc["version"]
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise StateFileError(f"{path}: version {version!r} is not a number")
-    if version not in (CURRENT_VERSION, LATEST_VERSION):
-        hint = "re-export it with a current Pulumi CLI" if version < CURRENT_VERSION else "it is newer than this tool reads"
-        raise StateFileError(f"{path}: deployment version {version}: versions 3 and 4 are read ({hint})")
+def _version(doc: dict[str, Any], path: Path) -> int:
+    version = doc.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StateFileError(f"{path}: version {rendered(version)[:40]} is not a deployment version (a whole number: "
+                             "pulumi writes 3 or 4)")
+    if version > LATEST_VERSION:
+        raise StateFileError(f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are "
+                             "read (it is newer than this tool reads)")
     if version >= LATEST_VERSION:
         features = listed(doc.get("features"), f"{path}: features")
         if not all(isinstance(f, str) for f in features):
-            raise StateFileError(f"{path}: features must be a list of names, not {features!r}"[:300])
+            raise StateFileError(f"{path}: features must be a list of names, not {rendered(features)}"[:300])
         unknown = sorted(str(f) for f in features if f not in FEATURES)
         if unknown:
             raise StateFileError(f"{path}: uses deployment features this tool does not know: {', '.join(unknown)}")
+    return version
+
+
+def _deployment_of(doc: Any, path: Path) -> tuple[int, str, Optional[dict[str, Any]]]:
+    """(version, kind, deployment) of a state file: an export's ``deployment``, or a checkpoint's
+    ``checkpoint.latest`` (``None``: the stack was never deployed)."""
+    if not isinstance(doc, dict):
+        raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {STATE} (an object with version and deployment)")
+    if "deployment" not in doc and "checkpoint" not in doc and ("steps" in doc or "changeSummary" in doc):
+        raise StateFileError(f"{path}: this is `pulumi preview --json` output, not {EXPORT}; give it to `mixed-os-racks guard`")
+    if "checkpoint" in doc or ("latest" in doc and "deployment" not in doc and "version" not in doc):
+        # a file backend's ``.pulumi/stacks/<project>/<stack>.json`` (``apitype.VersionedCheckpoint``); one from
+        # before checkpoints had versions is the checkpoint itself (``target`` and ``latest``)
+        version = _version(doc, path) if "checkpoint" in doc else 1
+        if "checkpoint" in doc and version < OLDEST_VERSION:
+            raise StateFileError(f"{path}: a checkpoint with no version: versions {OLDEST_VERSION} to {LATEST_VERSION} are read")
+        checkpoint = doc["checkpoint"] if "checkpoint" in doc else doc
+        if isinstance(checkpoint, str):
+            raise StateFileError(f"{path}: the whole checkpoint is a string, not an object: it is encrypted or encoded as a "
+                                 "whole, and cannot be read")
+        if not isinstance(checkpoint, dict):
+            raise StateFileError(f"{path}: checkpoint is a JSON {type(checkpoint).__name__}, not an object")
+        latest = checkpoint.get("latest")
+        if latest is not None and not isinstance(latest, dict):
+            raise StateFileError(f"{path}: checkpoint.latest must be an object (the last deployment), not "
+                                 f"{rendered(latest)}"[:300])
+        return version, "checkpoint", latest
+    if "version" not in doc or "deployment" not in doc:
+        missing = " and ".join(k for k in ("version", "deployment") if k not in doc)
+        raise StateFileError(f"{path}: no {missing}, so not {EXPORT} (write one with `pulumi stack export --file FILE`)")
+    version = _version(doc, path)
+    if version < OLDEST_VERSION:
+        raise StateFileError(f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are read "
+                             "(re-export it with a current Pulumi CLI)")
     deployment = doc["deployment"]
     if isinstance(deployment, str):
         raise StateFileError(
@@ -245,9 +333,24 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
             "cannot be read (only single secret values may be ciphertext; export with `pulumi stack export`)")
     if not isinstance(deployment, dict):
         raise StateFileError(f"{path}: deployment is a JSON {type(deployment).__name__}, not an object")
-    items = listed(deployment.get("resources"), f"{path}: deployment.resources")
+    return version, "export", deployment
+
+
+def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional[str] = None) -> StackState:
+    """Read and check the state at ``path`` (a ``pulumi stack export``, or a file backend's checkpoint) for
+    ``stack`` of ``project`` (by default, the stack its first resource names: every other one must be of the
+    same stack); ``StateFileError`` says what is wrong. What the CLI reads is read (versions 1 to 4, an empty
+    list written as ``null``); what it refuses is refused."""
+    version, kind, deployment = _deployment_of(load_json(path, EXPORT), path)
+    items = listed((deployment or {}).get("resources"), f"{path}: deployment.resources")
+    if (project is None or stack is None) and items and isinstance(items[0], dict):
+        try:
+            stack, project, _, _ = urn_parts(items[0].get("urn"))
+        except ValueError:
+            pass  # named below, where each resource is checked
     counter = [0]
     resources: list[StateResource] = []
+    deletes: list[StateResource] = []
     seen: set[str] = set()
     for n, item in enumerate(items):
         where = f"{path}: deployment.resources[{n}]"
@@ -258,37 +361,88 @@ def read_stack_export(path: Path, project: str, stack: str) -> StackState:
         try:
             urn_stack, urn_project, qualified, _ = urn_parts(urn)
         except ValueError:
-            raise StateFileError(f"{where}: urn {urn!r} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)") from None
+            raise StateFileError(f"{where}: urn {rendered(urn)[:200]} is not a Pulumi URN "
+                                 "(urn:pulumi:STACK::PROJECT::TYPE::NAME)") from None
         if (urn_stack, urn_project) != (stack, project):
             raise StateFileError(
-                f"{where}: {urn} belongs to stack {urn_stack!r} of project {urn_project!r}, not stack {stack!r} of "
-                f"project {project!r}: export the stack you preview")
+                f"{where}: {shown(urn)} belongs to stack {urn_stack!r} of project {urn_project!r}, not stack {stack!r} "
+                f"of project {project!r}: export the stack you preview")
         if not isinstance(type_, str) or qualified.rsplit("$", 1)[-1] != type_:
-            raise StateFileError(f"{where}: type {type_!r} does not match its urn {urn}")
-        if item.get("delete"):  # an old copy waiting for deletion after a replacement
-            continue
-        if urn in seen:
-            raise StateFileError(f"{where}: {urn} appears twice")
-        seen.add(urn)
+            raise StateFileError(f"{where}: type {rendered(type_)[:200]} does not match its urn {shown(urn)}")
+        check_state_fields(item, where)
+        if not item.get("custom") and item.get("id"):  # pulumi's DeserializeResource refuses it too
+            raise StateFileError(f"{where}: {shown(urn)} has custom false (a component) but an id "
+                                 f"{rendered(item['id'])[:80]}: only a custom resource has one")
         inputs, outputs = mapped(item.get("inputs"), f"{where}.inputs"), mapped(item.get("outputs"), f"{where}.outputs")
         if sdk.SIG_KEY in inputs or sdk.SIG_KEY in outputs:  # pulumi stores each secret value on its own
             raise StateFileError(f"{where}: inputs and outputs must be objects of properties, not one secret or "
                                  f"resource value")
-        check_state_fields(item, where)
-        resources.append(StateResource(
+        dependencies = list(item.get("dependencies") or [])
+        deps = item.get("propertyDependencies")
+        if version < CURRENT_VERSION:  # v1 and v2 had none: the CLI's migration gives every input all of them
+            deps = {key: dependencies for key in inputs}
+        res = StateResource(
             urn=urn, type=type_, custom=bool(item.get("custom")),
             inputs=_decode(inputs, f"{where}.inputs", counter),
             outputs=_decode(outputs, f"{where}.outputs", counter),
-            parent=item.get("parent") or "", protect=bool(item.get("protect")), external=bool(item.get("external")),
+            parent=item.get("parent") or "", protect=item.get("protect") is True, external=item.get("external") is True,
             id=str(item.get("id") or ""), ignore_changes=list(item.get("ignoreChanges") or []),
-            property_dependencies={k: list(v) for k, v in (item.get("propertyDependencies") or {}).items()},
-            retain_on_delete=item.get("retainOnDelete") is True,
-        ))
+            property_dependencies={k: list(v or []) for k, v in (deps or {}).items()},
+            retain_on_delete=item.get("retainOnDelete") is True, taint=item.get("taint") is True,
+            pending_replacement=item.get("pendingReplacement") is True, delete=item.get("delete") is True,
+            view_of=item.get("viewOf") or "", deleted_with=item.get("deletedWith") or "",
+            replace_with=list(item.get("replaceWith") or []), replace_on_changes=list(item.get("replaceOnChanges") or []),
+            provider=item.get("provider") or "", dependencies=dependencies,
+            created=item.get("created") or "", modified=item.get("modified") or "",
+        )
+        if res.delete:  # the old copy of a replaced resource: the next update deletes it
+            deletes.append(res)
+            continue
+        if urn in seen:
+            raise StateFileError(f"{where}: {shown(urn)} appears twice")
+        seen.add(urn)
+        resources.append(res)
     cycle = parent_cycle({res.urn: res.parent for res in resources})
     if cycle:
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
-    pending = listed(deployment.get("pending_operations"), f"{path}: deployment.pending_operations")
-    return StackState(path, version, resources, encrypted=counter[0], pending=len(pending))
+    pending = listed((deployment or {}).get("pending_operations"), f"{path}: deployment.pending_operations")
+    return StackState(path, version, resources, project or "", stack or "", encrypted=counter[0], pending=len(pending),
+                      kind=kind, pending_deletes=deletes)
+
+
+REDACTED = "[secret]"
+"""What ``pulumi policy analyze --file`` gives a policy for a secret it cannot decrypt (its blinding secrets provider)."""
+
+
+def _wire(value: Any) -> Any:
+    """A decoded state value as the engine sends it to a policy pack: an unreadable secret as a secret ``[secret]``."""
+    if value is UNREADABLE:
+        return {sdk.SIG_KEY: sdk.SECRET_SIG, "value": REDACTED}
+    if isinstance(value, dict):
+        return {k: _wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
+def as_registrations(state: StackState) -> list[Resource]:
+    """The state's resources as the engine gives them to policy packs when it analyzes a state without running
+    the program (pulumi ``pkg/resource/deploy/analyze_snapshot.go``, ``AnalyzeSnapshot``): ``Analyze`` gets each
+    resource's inputs, ``AnalyzeStack`` its outputs; the old copies of replaced resources are left out."""
+    out = []
+    for res in state.resources:
+        properties, outputs = struct_pb2.Struct(), struct_pb2.Struct()
+        properties.update(_wire(res.inputs))
+        outputs.update(_wire(res.outputs))
+        _, _, _, name = urn_parts(res.urn)
+        out.append(Resource(
+            urn=res.urn, type=res.type, name=name, parent=res.parent, custom=res.custom, inputs={},
+            properties=properties, provider=res.provider, dependencies=list(res.dependencies), protect=res.protect,
+            ignore_changes=list(res.ignore_changes), replace_on_changes=list(res.replace_on_changes),
+            property_dependencies={k: list(v) for k, v in res.property_dependencies.items()}, registered_outputs=outputs,
+            retain_on_delete=res.retain_on_delete, deleted_with=res.deleted_with, replace_with=list(res.replace_with),
+        ))
+    return out
 
 
 # ---- writing one ---------------------------------------------------------------------------------------
@@ -319,6 +473,8 @@ def _state_value(value: Any, secrets: str, resolved: str) -> Any:
 
 def _export_resource(res: Resource, secrets: str, external: bool) -> dict[str, Any]:
     inputs = _state_value(res.wire, secrets, f"{res.name}-resolved")
+    if res.type.startswith("pulumi:providers:") and res.version:  # the engine keeps the plugin version there
+        inputs = {**inputs, "__internal": {}, "version": res.version}
     out: dict[str, Any] = {"urn": res.urn, "custom": res.custom, "type": res.type}
     if res.custom:
         out["id"] = f"{res.name}-id"

@@ -277,6 +277,8 @@ class _Reader:
         self.source = source
         self.problems: list[tuple[int, str]] = []
         self.values = 0
+        self.lines: dict[str, int] = {}
+        """Each value's key path (``rack:pools[0].disk``) -> the line it starts on."""
         self._loader = _Loader("")  # PyYAML's safe constructors and YAML 1.1 resolver
 
     def problem(self, node: yaml.Node, where: str, message: str) -> None:
@@ -290,6 +292,7 @@ class _Reader:
 
     def value(self, node: yaml.Node, where: str, shape: Shape, ancestors: tuple[int, ...] = ()) -> Any:
         self.values += 1
+        self.lines.setdefault(where, node.start_mark.line + 1)
         if self.values > MAX_VALUES:
             raise InputFileError(f"{self.source}: expands to more than {MAX_VALUES:,} values through aliases")
         if id(node) in ancestors:
@@ -476,11 +479,12 @@ def config_key(key: str, project: str) -> Optional[str]:
 
 
 def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
-                    warnings: Optional[list[str]] = None) -> dict[str, Any]:
+                    warnings: Optional[list[str]] = None, lines: Optional[dict[str, int]] = None) -> dict[str, Any]:
     """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once.
 
     ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them.
-    ``warnings``, when given, gets what the file holds that the offline preview cannot read (``environment:``)."""
+    ``warnings``, when given, gets what the file holds that the offline preview cannot read (``environment:``);
+    ``lines`` the line each config value starts on, by key path (for ``located``)."""
     source = str(path)
     root = compose(read_utf8(path, "stack config"), source)
     if root is None:
@@ -521,4 +525,22 @@ def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
                 reader.problem(child, name, f"nested deeper than {MAX_NESTING} levels of lists and mappings "
                                             "(no stack config needs that)")
     reader.report()
+    if lines is not None:
+        lines.update({where: line for where, line in reader.lines.items() if where.partition("[")[0].partition(".")[0] in config})
     return config
+
+
+def located(message: str, source: str, lines: Mapping[str, int]) -> str:
+    """A config problem found after the file was read (by the program: ``rack:pools[0].disk: ...``), one per
+    line, each naming the file and the line of the value its key path names, as the file's own problems do
+    (``Pulumi.prod.yaml:12: rack:...``). A path into a value written as JSON text gets the line of that value;
+    a line naming no key of the file is left as it is."""
+    out = []
+    for text in message.split("\n"):
+        path = text.split(": ", 1)[0]
+        path = path[1:-1] if len(path) > 1 and path[0] == path[-1] == "'" else path  # a key shown quoted (spaces in it)
+        # the path, then each shorter path above it (``a[0].b`` -> ``a[0]`` -> ``a``): the deepest the file has
+        ends = [len(path)] + [m.start() for m in reversed(list(re.finditer(r"[.\[]", path)))]
+        line = next((lines[path[:end]] for end in ends if path[:end] in lines), None)
+        out.append(f"{source}:{line}: {text}" if line is not None else text)
+    return "\n".join(out)

@@ -16,8 +16,8 @@ _RESOURCE_SIG = sdk.RESOURCE_SIG
 
 
 def wire_properties(struct: struct_pb2.Struct) -> struct_pb2.Struct:
-    """Properties as the CLI sends them to an analyzer: unknowns and secrets kept, resource
-    references downgraded to the resource's id (or, without one, its URN)."""
+    """Properties as the CLI sends them to an analyzer or a provider: unknowns and secrets kept, resource
+    references downgraded to the resource's id (or, for a component, its URN)."""
     if _RESOURCE_SIG.encode() not in struct.SerializeToString():
         return struct
     return to_struct(_downgrade(json_format.MessageToDict(struct)))
@@ -31,19 +31,23 @@ def outputs_known_at_registration(resource: Resource) -> bool:
 
 
 def stack_properties(request: pb.AnalyzeRequest, resource: Resource) -> struct_pb2.Struct:
-    """What ``AnalyzeStack`` gets for a resource: its outputs (a custom resource's previewed inputs;
-    a component's registered outputs, or none)."""
+    """What ``AnalyzeStack`` gets for a resource: its outputs (a component's registered outputs, or a
+    state's; a custom resource's previewed inputs; or none)."""
+    if resource.registered_outputs is not None:
+        return wire_properties(resource.registered_outputs)
     if outputs_known_at_registration(resource):
         return request.properties
-    if resource.registered_outputs is None:
-        return struct_pb2.Struct()
-    return wire_properties(resource.registered_outputs)
+    return struct_pb2.Struct()
 
 
 def _downgrade(value: Any) -> Any:
+    """A resource reference as the engine hands it to a provider or a pack (``MarshalProperties`` without
+    ``KeepResources``): a custom resource's id (unknown while the resource is only previewed), a component's URN."""
     if isinstance(value, dict):
         if value.get(_SIG) == _RESOURCE_SIG:
-            return value.get("id") or value.get("urn", "")
+            if "id" in value:
+                return value["id"] or sdk.UNKNOWN
+            return value.get("urn", "")
         return {k: _downgrade(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_downgrade(v) for v in value]

@@ -261,6 +261,8 @@ class Stack:
     and name) and node groups to their launch template (by the ``launchTemplate`` property's dependency)."""
 
     def __init__(self, resources: Sequence[StackResource], unknown: Unknown = ()) -> None:
+        self.resources = resources
+        """Every resource of the stack, lanes or not (components carry budgets: ``cost``)."""
         self.items = [(res, lane) for res in resources
                       if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}
@@ -492,7 +494,8 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneRes
         template = stack.launch_template(res)
         if lane.os() in ("al2023", "al2") and (template is None or not template.amis()):
             disk = template.root_disk(facts.AL2023_ROOT_DEVICE) if template is not None else None
-            size = disk.gib if disk is not None else facts.number(lane.props.get("diskSize"))
+            # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
+            size = disk.gib if disk is not None else (facts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
                 subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
             if problem:
@@ -654,20 +657,22 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
     if not families:
         return
     for image in knowledge.resolve(amis, karpenter=boot.karpenter):
-        branch, where = (image.facts.nvidia_driver_branch, "the AMI facts") if image.facts else (None, "")
-        if branch is None and image.facts is not None:
-            branch, where = instances.driver_branch_of_ami(image.facts.name, image.facts.description)
+        driver = image.facts and instances.image_driver(image.facts.nvidia_driver_branch, image.facts.name,
+                                                        image.facts.description)
         bounded = [f for f in families if f in instances.DRIVER_BRANCHES]
-        if branch is None:
+        if driver is not None and driver.per_instance:  # the AMI picks a driver that drives each family
+            continue
+        if driver is None:
             if bounded:
                 configure = (f"set amis.{image.ami.id}.nvidiaDriverBranch on {DRIVER}, or name the branch in the AMI's "
                              f"name or description (…-nvidia-595-…)")
                 how = knowledge.unresolved_how(image, configure) if image.facts is None else configure
                 yield Finding(rules.driver_unverified(subject(lane), image.label, bounded, how), urn=res.urn, unverified=True)
             continue
-        problems = [p for f in families if (p := instances.driver_problem(f, branch))]
-        if problems:
-            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, branch, where, problems), urn=res.urn)
+        problems = [p for f in families if (p := driver.problem(f))]
+        if problems and driver.branch is not None:
+            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, driver.branch, driver.where, problems),
+                          urn=res.urn)
 
 
 def _name_of(template: facts.LaunchTemplate) -> Any:

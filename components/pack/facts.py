@@ -498,9 +498,9 @@ class LaunchTemplate(LaneResource):
         return text(self.props.get("name")) or self.name
 
     def ami_id_values(self) -> list[Any]:
-        if "imageId" not in self.props:
+        image = self.props.get("imageId")
+        if image is None or image == "":  # a deployed template's outputs say "" for no image (terraform's unset)
             return []
-        image = self.props["imageId"]
         return [] if isinstance(image, str) and image.startswith(RESOLVE_SSM) else [image]
 
     def amis(self) -> list[Ami]:
@@ -580,7 +580,8 @@ class PulumiEksNodeGroup(LaneResource):
     os_fix = "set operating_system=AL2023 (pulumi-eks then renders the nodeadm user data)"
 
     def ami_id_values(self) -> list[Any]:
-        return [self.props["amiId"]] if "amiId" in self.props else []
+        # pulumi-eks reads an empty amiId as none (it looks up the EKS-optimized AMI), as a launch template's ""
+        return [] if self.props.get("amiId") in (None, "") else [self.props["amiId"]]
 
     def os(self) -> str:
         declared = text(self.props.get("operatingSystem"))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Optional
 
+from .. import syntax
 from . import facts, instances
 
 MIB = 2**20
@@ -246,6 +247,9 @@ def _name_problem(name: str, pod_level: bool) -> str:
     if "/" not in name and name not in STANDARD and not name.startswith("hugepages-"):
         return ("is not a resource Kubernetes knows for a container (cpu, memory, ephemeral-storage, hugepages-<size>, "
                 "or a name with a domain, such as nvidia.com/gpu)")
+    problem = syntax.qualified_name_problem(name) if "/" in name else None
+    if problem:  # ValidateResourceName: a qualified name, its domain lowercase (NVIDIA.com/gpu is none)
+        return f"is not a valid resource name: {problem} (such as nvidia.com/gpu)"
     return ""
 
 

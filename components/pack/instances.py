@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 SOURCE = (
     "botocore 1.44.8's EC2 InstanceType enum (2026-11-20); Karpenter's generated instance-type reference "
     "(v1.14.0, 2026-07-11) and eksctl's instance table (2026-08-12), both from DescribeInstanceTypes in "
-    "us-east-1, us-east-2 and us-west-2; awslabs/amazon-eks-ami (release v20260714) for which EKS AMI drives what"
+    "us-east-1, us-east-2 and us-west-2; awslabs/amazon-eks-ami (releases to v20260917) for which EKS AMI drives what"
 )
 AS_OF = "2026-12-02"
 
@@ -40,8 +40,9 @@ class Family:
     accelerator: str = ""
     """Any other accelerator: Gaudi, Qualcomm AI 100, FPGA, video transcoding."""
     eks_nvidia_ami: bool = True
-    """For NVIDIA families: the EKS-optimized AL2023 NVIDIA AMI's driver (580) runs it. G7 needs driver
-    595 or newer (a custom AMI, amazon-eks-ami doc/usage/g7-ami.md); P2 needs 470 or older (unsupported)."""
+    """For NVIDIA families: some EKS-optimized AL2023 NVIDIA AMI drives it (which releases: ``stock_ami_problem``).
+    P2 needs driver 470 or older, which no EKS AL2023 AMI ships; G7 is driven from release v20260917, which picks
+    its driver per instance type."""
 
     @property
     def accelerated(self) -> bool:
@@ -55,13 +56,13 @@ def _nvidia(name: str, model: str, arch: str = X86, eks_ami: bool = True) -> Fam
 _ACCELERATED = (
     # NVIDIA on x86_64 hosts (p2, p3, g2, g3, g3s, cg1: previous generation, kept so old configs are judged right)
     _nvidia("p2", "K80", eks_ami=False), _nvidia("p3", "V100"), _nvidia("p3dn", "V100"),
-    _nvidia("p4d", "A100"), _nvidia("p4de", "A100"),
-    _nvidia("p5", "H100"), _nvidia("p5e", "H200"), _nvidia("p5en", "H200"),
+    _nvidia("p4d", "A100 40GB"), _nvidia("p4de", "A100 80GB"),
+    _nvidia("p5", "H100 80GB"), _nvidia("p5e", "H200 141GB"), _nvidia("p5en", "H200 141GB"),
     _nvidia("p6-b200", "B200"), _nvidia("p6-b300", "B300"),
     _nvidia("cg1", "Tesla"), _nvidia("g2", "K520"), _nvidia("g3", "M60"), _nvidia("g3s", "M60"),
     _nvidia("g4dn", "T4"), _nvidia("g5", "A10G"), _nvidia("g6", "L4"), _nvidia("g6e", "L40S"),
     _nvidia("g6f", "L4 (fractional)"), _nvidia("gr6", "L4"), _nvidia("gr6f", "L4 (fractional)"),
-    _nvidia("g7", "RTX PRO 4500 Blackwell", eks_ami=False), _nvidia("g7e", "RTX PRO 6000 Blackwell Server"),
+    _nvidia("g7", "RTX PRO 4500 Blackwell"), _nvidia("g7e", "RTX PRO 6000 Blackwell Server"),
     # NVIDIA on arm64 hosts: Graviton2 (g5g) and NVIDIA Grace (GB200, GB300)
     _nvidia("g5g", "T4G", ARM), _nvidia("p6e-gb200", "GB200", ARM), _nvidia("p6e-gb300", "GB300", ARM),
     # AMD GPUs
@@ -106,6 +107,46 @@ def facts(instance_type: str) -> Family:
     if known is not None:
         return known
     return Family(name, ARM if _GRAVITON_NAME_RE.fullmatch(name) else X86, neuron=bool(_NEURON_NAME_RE.fullmatch(name)))
+
+
+# ---- MIG: which GPUs partition, and into which profiles ------------------------------------------------------
+
+MIG_SOURCE = (
+    "NVIDIA's Multi-Instance GPU User Guide (Supported GPUs; Supported MIG Profiles; r590-r620, 2026): MIG runs on "
+    "A30, A100, H100, H20, H200, GH200, B200, GB200, B300, GB300 and the RTX PRO 6000, 5000 and 4500 Blackwell, "
+    "not on A10G, L4, L40S, T4 or V100; the profiles per GPU as NVIDIA/gpu-operator's default mig-parted config "
+    "lists them per device (assets/state-mig-manager/0400_configmap.yaml, commit a22dbf67). The GPU of each EC2 "
+    "family: the EC2 User Guide's accelerated computing instance specifications (p4d: A100 40 GB, p4de: A100 80 GB, "
+    "p5: H100 80 GB, p5e/p5en: H200 141 GB, p6-b200: B200, p6-b300: B300, p6e-gb200: GB200, p6e-gb300: GB300, "
+    "g7e: RTX PRO 6000 Blackwell Server Edition, g7: RTX PRO 4500 Blackwell)"
+)
+MIG_PROFILES: dict[str, tuple[str, ...]] = {
+    "A100 40GB": ("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    "A100 80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "H100 80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    "H200 141GB": ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+    "B200": ("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
+    "GB200": ("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"),
+    "B300": ("1g.34gb", "1g.67gb", "2g.67gb", "3g.135gb", "4g.135gb", "7g.269gb"),
+    "GB300": ("1g.35gb", "1g.70gb", "2g.70gb", "3g.139gb", "4g.139gb", "7g.278gb"),
+    "RTX PRO 6000 Blackwell Server": ("1g.24gb", "2g.48gb", "4g.96gb"),
+    "RTX PRO 4500 Blackwell": ("1g.16gb", "2g.32gb"),
+}
+"""GPU model (``Family.gpu_model``) -> its MIG profiles, without their attribute suffixes (``+me``, ``+gfx``: the
+same slice with media or graphics engines). A model that is not here has no MIG."""
+_MIG_PROFILE_RE = re.compile(r"([0-9]+)g\.([0-9]+)gb(?:[+.-][a-z.+-]*)?")
+
+
+def mig_profile(text: str) -> Optional[str]:
+    """A MIG profile as NVIDIA writes it, without its attributes: ``1g.10gb+me`` and the device plugin's resource
+    spelling ``1g.10gb.me`` (``nvidia.com/mig-1g.10gb.me``: it writes ``+`` as ``.``) -> ``1g.10gb``; None for no profile."""
+    match = _MIG_PROFILE_RE.fullmatch(text.strip().lower())
+    return f"{match.group(1)}g.{match.group(2)}gb" if match else None
+
+
+def mig_profiles(instance_type: str) -> tuple[str, ...]:
+    """The MIG profiles the GPUs of an instance type (or family) can be partitioned into; () for no MIG."""
+    return MIG_PROFILES.get(facts(instance_type).gpu_model, ())
 
 
 def is_nvidia_gpu_family(instance_type: str) -> bool:
@@ -763,17 +804,26 @@ def instance_type(name: str) -> Optional[InstanceType]:
 # ---- NVIDIA driver branches: which EKS AL2023 NVIDIA AMI drives which family ------------------------------
 
 DRIVER_SOURCE = (
-    "awslabs/amazon-eks-ami: templates/al2023/variables-default.json (nvidia_driver_major_version 580, the "
-    "accelerated AMI's default since release v20251023) and doc/usage/g7-ami.md (PR #2747, 2026-06): G7 needs "
-    "driver 595 or newer; 595 does not support P3, P3dn and G6f"
+    "awslabs/amazon-eks-ami: templates/al2023/runtime/gpu/nvidia-open-supported-devices-<branch>.txt (the first "
+    "branch whose open kernel module lists a GPU), the release tags' templates/al2023/variables-*.json "
+    "(nvidia_driver_major_version by release and Kubernetes minor), doc/usage/g7-ami.md (PR #2747: 595 drops P3, "
+    "P3dn and G6f), and issue #2768 / PR #2808 (2026-09-21: from release v20260917 the EKS AMI carries two driver "
+    "trees and picks one per instance type at first boot, PR #2819)"
 )
-EKS_DEFAULT_DRIVER_BRANCH = 580
-"""The branch of the official EKS AL2023 NVIDIA AMIs (their names do not carry it)."""
 DRIVER_BRANCHES: dict[str, tuple[Optional[int], Optional[int]]] = {
+    "p6-b200": (570, None), "p6e-gb200": (570, None),
+    "g7e": (575, None),
+    "p6-b300": (580, None), "p6e-gb300": (580, None),
     "g7": (595, None),
     "p3": (None, 594), "p3dn": (None, 594), "g6f": (None, 594),
 }
-"""Family -> (oldest, newest) NVIDIA driver branch that drives it; None: no bound known."""
+"""Family -> (oldest, newest) NVIDIA driver branch that drives it; None: no bound known. The oldest is the
+first branch whose supported-devices list (amazon-eks-ami ``templates/al2023/runtime/gpu/``) names the
+family's GPU: B200 (0x2901) and GB200 (0x2941) from 570, the RTX PRO 6000 Blackwell Server Edition (0x2BB5,
+G7e) from 575, B300 (0x3182) and GB300 (0x31C2) from 580, the RTX PRO 4500 Blackwell Server Edition (0x2C3A,
+G7) only in 595. With an older driver the AMI loads the proprietary kernel module, which Blackwell GPUs
+refuse (amazon-eks-ami #2768, #2769: "No devices were found"). The newest: 595 does not support P3, P3dn
+and G6f (doc/usage/g7-ami.md)."""
 
 
 def driver_problem(family: str, branch: int) -> Optional[str]:
@@ -786,33 +836,108 @@ def driver_problem(family: str, branch: int) -> Optional[str]:
     return None
 
 
+@dataclass(frozen=True)
+class Driver:
+    """The NVIDIA driver an AMI runs: one branch, or (``branch`` None) the one it picks per instance type."""
+
+    branch: Optional[int]
+    where: str
+    """Where it was read: ``its name``, ``its description``, the EKS release table, ``the AMI facts``."""
+
+    @property
+    def per_instance(self) -> bool:
+        return self.branch is None
+
+    def problem(self, family: str) -> Optional[str]:
+        """Why it cannot drive ``family``, or None. An AMI that picks its driver per instance type picks one
+        that drives the family (the EKS maintainers' statement for release v20260917 and later)."""
+        return None if self.branch is None else driver_problem(family, self.branch)
+
+
+EKS_NVIDIA_DRIVERS: tuple[tuple[str, int, dict[int, int]], ...] = (
+    ("20240904", 555, {}),
+    ("20240928", 560, {}),
+    ("20250410", 570, {}),
+    ("20250715", 575, {}),
+    ("20250807", 570, {}),
+    ("20251023", 580, {minor: 570 for minor in range(28, 34)}),
+    ("20251029", 580, {minor: 570 for minor in range(28, 33)}),
+    ("20251108", 580, {minor: 570 for minor in (28, 29, 30)}),
+    ("20251120", 580, {28: 570}),
+)
+"""The official EKS AL2023 NVIDIA AMIs' driver branch by release: (first release, default branch, Kubernetes
+minor -> its own branch), read from each release tag's ``templates/al2023/variables-default.json`` and
+``variables-1.<minor>.json`` (``nvidia_driver_major_version``) in awslabs/amazon-eks-ami: 555 from v20240904,
+560 from v20240928, 570 from v20250410, 575 from v20250715, 570 again from v20250807 (PR #2346), then 580 for
+1.34 and later from v20251023, 1.33 from v20251029, 1.31-1.32 from v20251108, 1.29-1.30 from v20251120
+(1.28 stays on 570). An earlier release is not in the table: its branch is unknown here."""
+EKS_PER_INSTANCE_DRIVER = "20260917"
+"""From this release the official AMIs carry two driver trees, a long-term-support and a production branch,
+and pick one by the instance type at first boot (amazon-eks-ami PR #2819, "bake lts and pb driver trees,
+resolve one at boot"; an AWS maintainer on issue #2768 and PR #2808, 2026-09-21: "The EKS AMIs now include two
+NVIDIA driver versions and select the correct one based on the instance type at first boot", from release
+v20260917, G7 included; a user confirmed G7 and G6f there). The release notes naming the two majors could not be
+read here: the rack relies on the statement, not on branch numbers."""
+
+
+def official_driver(minor: Optional[int], release: str, minors: Iterable[int] = ()) -> Optional[Driver]:
+    """The driver of the official EKS AL2023 NVIDIA AMI of ``release`` (``YYYYMMDD``) for Kubernetes
+    ``minor``, or, with ``minor`` None, for every minor of ``minors`` (every minor the table names when empty:
+    known only when all had the same branch); None when the table does not say."""
+    if release >= EKS_PER_INSTANCE_DRIVER:
+        return Driver(None, f"the EKS AMI of release v{release}, which picks a driver per instance type")
+    row = next((r for r in reversed(EKS_NVIDIA_DRIVERS) if release >= r[0]), None)
+    if row is None:
+        return None
+    _, default, own = row
+    among = [minor] if minor is not None else (list(minors) or [*own, max(own, default=0) + 1])
+    branches = {own.get(m, default) for m in among}
+    if len(branches) != 1:
+        return None
+    return Driver(branches.pop(), f"the EKS AMI of release v{release}" + (f" for 1.{minor}" if minor is not None else ""))
+
+
 _BRANCH_RE = re.compile(
     r"nvidia[-_ ]?(?:driver[-_ ]?)?(?:r|v)?([0-9]{3})(?![0-9])"  # ...-nvidia-595-..., nvidia595
     r"|([0-9]{3})(?:\.[0-9]+)*[-_ ]?(?:nvidia[-_ ]?)?driver"  # NVIDIA 580 driver, 595.12 driver
     r"|driver[-_ ]?(?:version[-_ ]?|branch[-_ ]?)?([0-9]{3})(?![0-9])",  # driver 595.12.01, driver-branch-595
     re.IGNORECASE)
 _EKS_NVIDIA_NAME_RE = re.compile(r"amazon-eks-node-al2023-(?:x86_64|arm64)-nvidia-1\.([0-9]+)-v([0-9]{8})")
-EKS_580_FIRST = (34, "20251023")
-EKS_580_EVERY_MINOR = "20260714"
-EKS_BRANCH_PINNED = {28: 570}
-"""When the official EKS AL2023 NVIDIA AMIs shipped which branch (awslabs/amazon-eks-ami CHANGELOG and
-``templates/al2023/variables-*.json``): 580 for Kubernetes 1.34+ from release v20251023; by release
-v20260714 580 is the default of every minor but 1.28 (570). Older official images: not known here."""
 
 
-def driver_branch_of_ami(name: str, description: str = "") -> tuple[Optional[int], str]:
-    """The NVIDIA driver branch an AMI's name or description states (``...-nvidia-595-...``, ``NVIDIA 580
-    driver``), else the default of an official EKS AL2023 NVIDIA AMI of a known release; (None, '') when
-    neither says. The second value says where the branch came from."""
+def ami_driver(name: str, description: str = "") -> Optional[Driver]:
+    """The NVIDIA driver an AMI's name or description states (``...-nvidia-595-...``, ``NVIDIA 580
+    driver``), else the driver of an official EKS AL2023 NVIDIA AMI by its release (``official_driver``);
+    None when neither says."""
     for text, where in ((name, "its name"), (description, "its description")):
         match = _BRANCH_RE.search(text or "")
         if match:
-            return int(next(g for g in match.groups() if g)), where
+            return Driver(int(next(g for g in match.groups() if g)), where)
     official = _EKS_NVIDIA_NAME_RE.fullmatch(name or "")
     if official:
-        minor, release = int(official.group(1)), official.group(2)
-        if release >= EKS_580_EVERY_MINOR:
-            return EKS_BRANCH_PINNED.get(minor, EKS_DEFAULT_DRIVER_BRANCH), "the EKS AMI's default for its release"
-        if minor >= EKS_580_FIRST[0] and release >= EKS_580_FIRST[1]:
-            return EKS_DEFAULT_DRIVER_BRANCH, "the EKS AMI's default for its release"
-    return None, ""
+        return official_driver(int(official.group(1)), official.group(2))
+    return None
+
+
+def image_driver(stated: Optional[int], name: str, description: str = "") -> Optional[Driver]:
+    """An image's driver: the branch its facts state (the policy config's ``nvidiaDriverBranch``), else what its
+    name, description or release says (``ami_driver``)."""
+    return Driver(stated, "the AMI facts") if stated is not None else ami_driver(name, description)
+
+
+def stock_ami_problem(families: Iterable[str], release: Optional[str], minors: Iterable[int] = ()) -> Optional[str]:
+    """Why the EKS-optimized AL2023 NVIDIA AMI cannot drive ``families``: the one of release ``release``
+    (``YYYYMMDD``, a pinned alias) for the Kubernetes ``minors`` the cluster may run, or (None) the latest
+    release, which picks a driver per instance type. A family no EKS AMI drives (P2: 470 or older) is named;
+    a release whose driver is unknown here, or differs between those minors, is not judged."""
+    nvidia = sorted(set(nvidia_families(families)))
+    unserved = [f for f in nvidia if not facts(f).eks_nvidia_ami]
+    if unserved:
+        what = f"instance family {unserved[0]} needs" if len(unserved) == 1 else f"instance families {', '.join(unserved)} need"
+        return f"{what} an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship"
+    driver = official_driver(None, release, minors) if release is not None else None
+    problems = [p for f in nvidia if driver is not None and (p := driver.problem(f))]
+    if not problems or driver is None:
+        return None
+    return (f"the EKS-optimized AL2023 NVIDIA AMI of release v{release} runs NVIDIA driver {driver.branch}, which "
+            f"cannot drive instances the lane can launch: {'; '.join(problems)}")

@@ -9,10 +9,11 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract, syntax
+from ..inputs import closest
 from .. import lane as lane_contract
 from . import facts, fit, wellknown
 from .scheduling import Selection
-from .lanemodel import Finding, Lane, read_labels, read_taints
+from .lanemodel import Finding, Lane, number_text, read_labels, read_taints
 
 def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
     """The policy config's ``lanes`` (a stack whose rack is elsewhere): ``[{name, labels, taints, gpu}]``
@@ -69,8 +70,8 @@ def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[st
 EFFECT_NAMES = sorted(effect.value for effect in lane_contract.TaintEffect)
 """Taint effects in Kubernetes' spelling or EKS's."""
 LANE_FIELDS: Mapping[str, Any] = lane_contract.fields()
-"""A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami`` and
-``largestInstanceType`` are not read)."""
+"""A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami``,
+``largestInstanceType`` and ``worstCaseHourlyUsd`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
     "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
     "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
@@ -81,8 +82,6 @@ LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
 
 def lanes_config_problems(lanes: Any) -> list[str]:
     """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``)."""
-    import difflib
-
     if lanes is None:
         return []
     if not isinstance(lanes, Sequence) or isinstance(lanes, str):
@@ -96,8 +95,8 @@ def lanes_config_problems(lanes: Any) -> list[str]:
             continue
         for key in entry:
             if key not in LANE_FIELDS:
-                close = difflib.get_close_matches(str(key), list(LANE_FIELDS), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
+                close = closest(key, LANE_FIELDS, cutoff=0.6)
+                hint = f" (did you mean '{close}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
                 problems.append(f"{where}.{key}: unknown key{hint}")
         name = entry.get("name")
         if not isinstance(name, str) or not name:
@@ -154,11 +153,50 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                 problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
             else:
                 for key, value in allocatable.items():
+                    amount = fit.quantity(value) if not isinstance(value, bool) else None
                     if key not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
-                    elif not math.isfinite(fit.quantity(value) or math.nan):
-                        problems.append(f"{where}.allocatable.{key}: invalid quantity {value!r} (like 3920m, 14481Mi, 17Gi)")
+                    elif amount is None or not math.isfinite(amount) or amount < 0:
+                        problems.append(f"{where}.allocatable.{key}: invalid quantity {number_text(value)} "
+                                        f"(0 or more, like 3920m, 14481Mi, 17Gi)")
+        if not any(p.startswith(f"{where}.") for p in problems):
+            problems += [f"{where}: {problem}" for problem in _launches_nothing(entry)]
     return problems
+
+
+_SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),
+                 ("instanceSizes", wellknown.KARPENTER_PREFIX + "instance-size"), ("arch", wellknown.ARCH_KEY))
+"""A configured lane's fields that say which instances it launches, and the label each one sets."""
+
+
+def _launches_nothing(entry: Mapping[str, Any]) -> list[str]:
+    """A lane whose instance types, families, sizes and architecture leave no instance it could launch
+    (``g4dn.xlarge`` with ``arch: [arm64]``, ``g5`` with ``nano``): the lane is wrong, not the pods aimed at it."""
+    given = [(name, key, tuple(entry[name])) for name, key in _SHAPE_FIELDS if entry.get(name)]
+    if len(given) < 2:
+        return []
+    requirements = tuple(wellknown.Requirement(key, "In", values) for _, key, values in given)
+    types, unsized = wellknown.launchable(requirements)
+    if types or unsized:
+        return []
+    said = " and ".join(f"{name} {', '.join(values)}" for name, _, values in given)
+    return [f"{said} leave no instance type it could launch (they contradict each other: "
+            f"{_each_alone(given)})"]
+
+
+def _each_alone(given: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
+    """What each field of a contradicting lane allows on its own, for the fix."""
+    found = []
+    for name, key, values in given:
+        if name == "arch":
+            continue
+        types, _ = wellknown.launchable((wellknown.Requirement(key, "In", values),))
+        arches = sorted({wellknown.K8S_ARCH[t.arch] for t in types})
+        sizes = sorted({t.size for t in types}, key=lambda size: next(t.vcpus for t in types if t.size == size))
+        if types:
+            found.append(f"{name} {', '.join(values)} {'is' if len(values) == 1 else 'are'} {'/'.join(arches)}, "
+                         f"sizes {', '.join(sizes[:8])}{', ...' if len(sizes) > 8 else ''}")
+    return "; ".join(found) or "no instance type has them all"
 
 
 def config_findings(config: Mapping[str, Any]) -> list[Finding]:

@@ -59,6 +59,9 @@ class Lane:
     """Most GPUs per node, as the policy config states it."""
     os: tuple[str, ...] = ()
     """The ``kubernetes.io/os`` values its nodes carry (``linux``, ``windows``); () when not known."""
+    launches_gpus: bool = False
+    """A pool no GPU lane by design (no GPU families, taint or label) that can still launch NVIDIA GPU
+    instances for a pod that asks (it restricts no family), on an image that drives them."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -139,8 +142,18 @@ class Lane:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""
         if not self.requirements:
             return self.gpu
-        return self.gpu and any(any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
-                                for families in self._families(selection))
+        return (self.gpu or self.launches_gpus) and any(
+            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            for families in self._families(selection))
+
+    def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
+        """Whether a pod with ``selection`` can get an instance here whose GPUs have every MIG profile in
+        ``profiles`` ('' is any); True for a lane of the policy config that names no instances (not known)."""
+        if not self.requirements:
+            return True
+        wanted = {p for p in profiles if p}
+        return any(any(f != wellknown.OTHER_X86 and instances.mig_profiles(f) and wanted <= set(instances.mig_profiles(f))
+                       for f in families) for families in self._families(selection))
 
     @property
     def subject(self) -> str:
@@ -232,9 +245,19 @@ def read_taints(value: Any) -> tuple[Taint, ...]:
     return tuple(Taint.read(t) for t in facts.as_list(value))
 
 
+def number_text(value: Any) -> str:
+    """A config value as the user wrote it: numbers arrive as floats (``2.0`` was ``2``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
 SELECTING = ("In", "Exists", "Gt")
+NFD_PREFIX = "feature.node.kubernetes.io/"
+"""node-feature-discovery's labels: in a kubernetes.io domain, but written by NFD's worker, on the nodes it runs on."""
 
 
 def is_well_known(key: str) -> bool:
+    """A label the kubelet, EKS or Karpenter give nodes (judged against the instance table, or not at all)."""
     domain, slash, _ = key.partition("/")
-    return bool(slash) and domain.endswith(RESERVED_DOMAINS)
+    return bool(slash) and domain.endswith(RESERVED_DOMAINS) and not key.startswith(NFD_PREFIX)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, wellknown
+from . import checks, facts, fit, instances, wellknown
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -51,6 +51,18 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
     return False
 
 
+def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[facts.NodeClass]) -> bool:
+    """Whether a pool can launch NVIDIA GPU instances for a pod that asks, with an image that drives them: its
+    requirements leave NVIDIA families (Karpenter picks a type the pod's requests fit, GPUs included), and its
+    class selects by an alias, whose image for a GPU type is the NVIDIA variant (karpenter-provider-aws
+    ``pkg/providers/amifamily/al2023.go``, ``bottlerocket.go``: an alias resolves a standard and an NVIDIA image
+    per architecture, and the NVIDIA one's requirements select GPU types), or is not in the stack. A pinned
+    image gets no GPU requirements from Karpenter: it is not taken to drive a GPU."""
+    if node_class is not None and node_class.pins():
+        return False
+    return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
+
+
 def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
              classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
@@ -75,9 +87,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
         if systems is None:
             systems = () if node_class is None else kubernetes_os(node_class.os())
-        return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), _pool_offers_gpus(lane),
+        gpu = _pool_offers_gpus(lane)
+        return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), _limits(facts.dig(props, "spec", "limits")), os=tuple(systems))
+                    _pool_disk(node_class), read_limits(facts.dig(props, "spec", "limits")), os=tuple(systems),
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
@@ -95,11 +109,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         else:
             disk, offered = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
-                    _group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
+                    group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
     return None
 
 
-def _group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
+def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
     """A node group as a pool would say it: its instance types, else its AMI type's architecture."""
     if types:
         return (wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),)
@@ -122,7 +136,7 @@ def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
     return found.gib if found else None
 
 
-def _limits(value: Any) -> tuple[tuple[str, float], ...]:
+def read_limits(value: Any) -> tuple[tuple[str, float], ...]:
     found = []
     for name, amount in facts.as_map(value).items():
         parsed = fit.quantity(amount)

@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, facts, gpudaemons, laneconfig, lookup, reach, scope, speedups
+from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, speedups
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -68,6 +68,8 @@ STACKS = scope.RequestLocal()
 """Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
 SURVEYS = scope.RequestLocal()
 """Per request: the workloads and lanes the workload policies read (``reach.survey``)."""
+COSTS = scope.RequestLocal()
+"""Per request: every lane's worst case (``cost.lanes_of``), for both cost policies."""
 
 
 def report_all(policy: str, findings: Iterable[checks.Finding], report: ReportViolation) -> None:
@@ -126,9 +128,14 @@ def stack_policy(name: str, description: str, check: checks.StackCheck,
                                  config_schema=schema, validate=validate)
 
 
+LANE_POLICIES: set[str] = set()
+"""The policies whose config holds ``lanes`` (made by ``workload_policy``): checked when the pack is configured."""
+
+
 def workload_policy(name: str, description: str, level: EnforcementLevel,
                     judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
     """A policy over the stack's workloads and lanes (``reach``, ``gpudaemons``); config: ``lanes``."""
+    LANE_POLICIES.add(name)
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         urns = tuple(r.urn for r in args.resources)
         resources = SURVEYS.values.get(urns) if scope.installed() else None
@@ -151,6 +158,24 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level,
                                  config_schema=PolicyConfigSchema(properties={"lanes": laneconfig.LANES_SCHEMA}),
+                                 validate=validate)
+
+
+def cost_policy(name: str, description: str, level: EnforcementLevel,
+                judge: Callable[[cost.Costs], Iterable[checks.Finding]], schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
+    """A policy over every lane's worst case per hour (``cost``), in the stack's region."""
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        stack, config = stack_of(args), args.get_config() or {}
+        priced = prices.for_region(cost.stack_region(), cost.config_prices(config))
+        key = (tuple(r.urn for r in args.resources), priced)
+        found = COSTS.values.get(key) if scope.installed() else None  # both cost policies read the same lanes
+        if found is None:
+            found = cost.lanes_of(stack, priced, UnknownValueError)
+            if scope.installed():
+                COSTS.values[key] = found
+        report_all(name, judge(cost.survey(stack, config, priced, found)), report)
+
+    return StackValidationPolicy(name=name, description=description, enforcement_level=level, config_schema=schema,
                                  validate=validate)
 
 
@@ -221,6 +246,9 @@ def policies() -> list[Policy]:
                         "dcgm-exporter) reaches every GPU lane.", MANDATORY, gpudaemons.gpu_daemonsets),
         workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
                         ADVISORY, gpudaemons.squatting),
+        cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
+                    cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
+        cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
         unverified_policy(),
     ]
 
@@ -231,6 +259,44 @@ DESCRIPTION = ("Refuses what breaks a mixed-OS rack: malformed AMI ids, custom A
                "lane the rack does not have.")
 
 
+def config_problems(pack: str, config: Mapping[str, Mapping[str, Any]]) -> Optional[str]:
+    """What is wrong with a pack's config (policy name -> its properties) beyond what its schema says,
+    in the words the CLI uses for a schema error; None when nothing is."""
+    problems: dict[str, list[str]] = {}
+    for name in sorted(LANE_POLICIES & set(config)):
+        for problem in laneconfig.lanes_config_problems((config[name] or {}).get("lanes")):
+            problems.setdefault(problem, []).append(name)  # one line per problem, whichever policies share it
+    if not problems:
+        return None
+    return f"invalid policy pack config for '{pack}':\n  " + "\n  ".join(
+        f"{', '.join(names)}: {problem}" for problem, names in problems.items())
+
+
+def _refusing_malformed_config(pack: str) -> bool:
+    """Make the SDK's ``Configure`` refuse a config ``config_problems`` finds (INVALID_ARGUMENT): a lanes
+    config the pack cannot read is an error when the pack is configured, as a schema error is (the CLI
+    stops with it), not a violation at analysis. False (nothing changed) for an SDK of another shape."""
+    try:
+        import grpc
+        from google.protobuf import json_format
+        from pulumi_policy.policy import _PolicyAnalyzerServicer as servicer
+    except (ImportError, AttributeError):
+        return False
+    configure = getattr(servicer, "Configure", None)
+    if not callable(configure):
+        return False
+
+    def checked(self: Any, request: Any, context: Any) -> Any:
+        given = {name: json_format.MessageToDict(request.policyConfig[name].properties) for name in request.policyConfig}
+        problem = config_problems(pack, given)
+        if problem:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        return configure(self, request, context)
+
+    servicer.Configure = checked
+    return True
+
+
 def serve(extra: Iterable[Policy] = (), name: str = NAME, description: str = DESCRIPTION) -> None:
     """Serve the rack's policies, and ``extra`` ones of a team's own, as one pack (the pack's ``__main__``).
 
@@ -238,6 +304,7 @@ def serve(extra: Iterable[Policy] = (), name: str = NAME, description: str = DES
     how that SDK serves a request in this process, so only a pack process calls this."""
     speedups.install()
     scope.install()
+    _refusing_malformed_config(name)
     found = [*policies(), *extra]
     # ami-facts-unknown reports what the policies before it left: it runs last, whatever is added
     found.sort(key=lambda policy: policy.name == checks.UNVERIFIED)

@@ -5,17 +5,18 @@ a pool's limits; GPUs per node), and does not squat on a lane that is not its ow
 from __future__ import annotations
 
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
 from . import checks, fit, instances, scheduling, wellknown
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
-from .lanemodel import Finding, GPU_RESOURCES, Lane, Lanes, OS_KEY, SELECTING, Unknown, is_well_known, named_lanes
+from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
+                        named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
-from .pods import Workload, claimed, read_workload, runtime_classes
-from .wording import missing_lane, no_gpu_lane, requirement_words, untolerated_lane, well_known_reason
+from .pods import Claim, Workload, claimed, read_workload, runtime_classes
+from .wording import missing_lane, no_gpu_lane, no_mig, requirement_words, untolerated_lane, well_known_reason
 
 @dataclass(frozen=True)
 class Fit:
@@ -66,7 +67,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     for itype in types:
         free = fit.allocatable(itype, lane.root_gib).less(overhead)
         has = {r: float(free.get(r)) for r in fit.SIZED}
-        has.update({r: float(_gpus_of(itype, r)) for r in GPU_RESOURCES})
+        has.update({r: float(_gpus_of(itype, r) if lane.max_gpus is None else min(_gpus_of(itype, r), lane.max_gpus))
+                    for r in GPU_RESOURCES})  # the policy config's maxGpusPerNode caps what its types have
         missing = _short_words(asks, has)
         if not missing:
             return Fit(True)
@@ -88,6 +90,8 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
            f"{_overhead_words(overhead)})")
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
+    if lane.max_gpus is not None and any(r in asks and _gpus_of(itype, r) > lane.max_gpus for r in GPU_RESOURCES):
+        why += f"; the policy config gives it at most {lane.max_gpus} GPUs per node (maxGpusPerNode)"
     return Fit(False, short=why, rank=rank)
 
 
@@ -152,6 +156,10 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
+    if workload.mig:
+        serving = [(lane, chosen) for lane, chosen in reachable if lane.gpu_for(chosen)]
+        if serving and not any(lane.mig_for(chosen, workload.mig) for lane, chosen in serving):
+            return [no_mig(workload, serving)]
     if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
         # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
         # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
@@ -238,8 +246,8 @@ def strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices:
-        return []
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
+        return []  # (a claim the stack does not hold may be a GPU's)
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
                and (chosen := lane.reached_by(workload.selection, known)) is not None
@@ -277,23 +285,24 @@ class Survey:
     """Every pod template (DaemonSets included, for what they take on each node)."""
     unsure: list[Finding]
     overheads: dict[int, dict[str, float]]
+    claims: Mapping[tuple[str, str], Claim] = field(default_factory=dict)
 
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    gpu_claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
+    claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res, gpu_claims, runtimes)
+            workload = read_workload(res, claims, runtimes)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
             continue
         if workload is not None:
             workloads.append(workload)
-    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes))
+    return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes), claims)
 
 
 def judged_survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
@@ -328,10 +337,18 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     whole = whole or survey(resources, config, unknown)
     lanes = whole.lanes
     found = list(whole.unsure)
+    found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
+              for (kind, name), claim in whole.claims.items() if claim.refused]
     for workload in whole.workloads:
-        if workload.refused:  # no pod of it is ever created: where it would land is moot
+        if workload.refused or workload.broken_claims:  # no pod of it ever runs: where it would land is moot
             found.extend(Finding(_refused(workload.subject, problem), workload.urn) for problem in workload.refused)
+            found.extend(Finding(f"{workload.subject}: {problem}", workload.urn) for problem in workload.broken_claims)
             continue
+        if workload.unheld:  # what it claims is not known: judged as far as the rest of it goes
+            found.append(Finding(f"{workload.subject}: cannot verify what its DRA claims ask for: {', '.join(workload.unheld)} "
+                                 f"{'is' if len(workload.unheld) == 1 else 'are'} not in this stack (declare "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} in this stack to have "
+                                 f"{'it' if len(workload.unheld) == 1 else 'them'} judged)", workload.urn, certain=False))
         if not _judged(workload):
             continue
         if not lanes.lanes and not lanes.unknown:
@@ -342,8 +359,35 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
         if not problems:
             problems, unsure = fit_problems(workload, lanes, _own_overheads(workload, whole.overheads))
             found.extend(Finding(message, workload.urn, certain=False) for message in unsure)
+            outside = outside_the_rack(workload, lanes)
+            if outside and not problems:
+                found.append(Finding(outside, workload.urn, certain=False))
         found.extend(findings(workload, problems, lanes))
     return found
+
+
+def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
+    """A workload (not a DaemonSet) every way of landing of which requires a label no lane of the stack declares
+    (``team: ml``): the rack's nodes carry only what their lanes declare (a pool's template labels, a node
+    group's labels) and the well-known labels, so it lands only on nodes from elsewhere, if any. Not a refusal
+    (such nodes may exist), but said. Labels node agents write (NFD's, NVIDIA's) are not counted."""
+    if workload.kind == "DaemonSet" or not lanes.lanes:
+        return ""
+    known = lanes.known_keys
+
+    def undeclared(requirements: Iterable[scheduling.Requirement]) -> list[scheduling.Requirement]:
+        return [r for r in requirements if r.operator in SELECTING and not r.field and r.key not in known
+                and not is_well_known(r.key) and not r.key.startswith((NFD_PREFIX, "nvidia.com/"))]
+
+    terms = workload.selection.terms if workload.selection.terms is not None else ((),)
+    per_term = [undeclared(workload.selection.node_selector) + undeclared(term) for term in terms]
+    if not per_term or not all(per_term):
+        return ""
+    said = "; ".join(dict.fromkeys(requirement_words(r) for reqs in per_term for r in reqs))
+    selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
+    return (f"{workload.subject} selects {said}, which no lane of this rack declares, so it can land only on nodes from "
+            f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+            f"{selectors})")
 
 
 def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[str, Any]]) -> list[str]:

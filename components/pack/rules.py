@@ -52,7 +52,7 @@ def disk_below_snapshot(subject: str, disk_gib: float, ami_id: str, snapshot_gib
         return None
     return (
         f"{subject}: disk {gib(disk_gib)} GiB is smaller than the root snapshot of {ami_id} "
-        f"({gib(snapshot_gib)} GiB)"
+        f"({gib(snapshot_gib)} GiB); give it a disk of {gib(snapshot_gib)} GiB or more"
     )
 
 
@@ -84,16 +84,17 @@ def no_ami_for_arch(subject: str, arches: Iterable[str], amis: Mapping[str, str]
     )
 
 
-def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str) -> Optional[str]:
+def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str,
+                             fix: str = "move them to an AL2023 pool or node group") -> Optional[str]:
     """Rule ``gpu-lane-os``: GPU lanes run Amazon Linux 2023, never Bottlerocket.
 
-    ``why`` says what makes the lane a GPU lane, e.g. ``instance families g5,g6``.
+    ``why`` says what makes the lane a GPU lane, e.g. ``instance families g5,g6``; ``fix`` what to change.
     """
     if os_name.lower() != "bottlerocket":
         return None
     return (
         f"{subject}: {why} make this a GPU lane, and GPU lanes must run Amazon Linux 2023, "
-        f"not Bottlerocket (move them to an AL2023 pool or node group)"
+        f"not Bottlerocket ({fix})"
     )
 
 

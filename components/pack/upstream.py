@@ -85,6 +85,39 @@ needs Karpenter 1.13 or later."""
 KARPENTER_SELECTOR_TERMS_MAX = 30
 """The EC2NodeClass CRD's ``maxItems`` for ``subnetSelectorTerms`` and ``securityGroupSelectorTerms`` (v1.14.1)."""
 
+# ---- EKS Kubernetes versions -------------------------------------------------------------------------------
+
+EKS_VERSION_SUPPORT: dict[str, tuple[str, str]] = {
+    "1.29": ("2025-03-23", "2026-03-23"),
+    "1.30": ("2025-07-23", "2026-07-23"),
+    "1.31": ("2025-11-26", "2026-11-26"),
+    "1.32": ("2026-03-23", "2027-03-23"),
+    "1.33": ("2026-07-29", "2027-07-29"),
+    "1.34": ("2026-12-02", "2027-12-02"),
+}
+"""Kubernetes minor -> (end of EKS standard support, end of EKS extended support), UTC dates: the Amazon EKS
+Kubernetes release calendar (awsdocs/amazon-eks-user-guide ``latest/ug/versioning/kubernetes-versions.adoc``,
+commit 0138560; the same dates on endoflife.date ``products/amazon-eks.md``). After the end of extended
+support EKS creates no cluster on the version and upgrades existing control planes itself. A minor the
+table does not list (1.35, 1.36: their dates were not in the calendar read here) is not judged."""
+EKS_VERSION_SOURCE = "the EKS Kubernetes release calendar"
+
+
+def eks_support(version: str, today: str) -> tuple[str, Optional[str]]:
+    """Where a Kubernetes minor stands on EKS on ``today`` (ISO date): ``("standard", None)``,
+    ``("extended", <end of standard support>)``, ``("ended", <end of extended support>)``, or
+    ``("unknown", None)`` when the calendar does not list it."""
+    dates = EKS_VERSION_SUPPORT.get(version)
+    if dates is None:
+        return "unknown", None
+    standard_end, extended_end = dates
+    if today >= extended_end:
+        return "ended", extended_end
+    if today >= standard_end:
+        return "extended", standard_end
+    return "standard", None
+
+
 # ---- what the system lane must hold -------------------------------------------------------------------------
 
 KARPENTER_CONTROLLER_REQUESTS = (1000, 1024)
@@ -101,6 +134,9 @@ kube-proxy, the Pod Identity agent): a conservative margin of the rack's own, no
 manifests."""
 
 KARPENTER_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", "")
+"""Karpenter 1.14 is a long-term-support line, July 2026 to July 2027 (karpenter-provider-aws ``SUPPORT.md``,
+"LTS versions table", 2026-07-29). 1.14.1 (2026-08-21) is its newest patch the sources here show: the
+repositories' tags and release notes read here end at v1.14.1, so no later patch is pinned."""
 KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1", "")
 """Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""
 NVIDIA_DEVICE_PLUGIN = Chart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
@@ -110,6 +146,20 @@ CLUSTER_AUTOSCALER = Chart("cluster-autoscaler", "9.59.0", "https://kubernetes.g
 tag ``cluster-autoscaler-chart-9.59.0``). Its appVersion (1.35.0) is not the binary the rack runs: the
 image tag follows the cluster's minor (``CLUSTER_AUTOSCALER_RELEASES``)."""
 CLUSTER_AUTOSCALER_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+CLUSTER_AUTOSCALER_GPU_LABEL = "k8s.amazonaws.com/accelerator"
+"""The label by which the Cluster Autoscaler's AWS provider knows a GPU node before its GPUs are advertised
+(kubernetes/autoscaler ``cluster-autoscaler/cloudprovider/aws/aws_cloud_provider.go``, ``GPULabel``; the
+helper that reads it, ``NodeHasGpu``, is kubernetes-sigs/cluster-autoscaler ``pkg/utils/gpu/gpu.go``: the
+label, or a GPU resource already allocatable). Without it a new GPU node, whose device plugin has not
+started, looks like a node without GPUs, the pending GPU pod still fits nowhere, and the autoscaler scales
+out again (its AWS README warns of this). Its values name the GPU (``availableGPUTypes`` there:
+``nvidia-tesla-k80``, ``-p100``, ``-v100``, ``-t4``, ``-a100``, ``nvidia-a10g``, ``nvidia-l4``,
+``nvidia-l40s``); any value marks the node as a GPU node, a value outside the list only reads as
+``not-listed`` in its metrics."""
+CLUSTER_AUTOSCALER_GPU_TYPES = {"K80": "nvidia-tesla-k80", "V100": "nvidia-tesla-v100", "T4": "nvidia-tesla-t4",
+                                "A100": "nvidia-tesla-a100", "A10G": "nvidia-a10g", "L4": "nvidia-l4",
+                                "L40S": "nvidia-l40s"}
+"""GPU model (``instances.Family.gpu_model``) -> the autoscaler's own name for it, where it has one."""
 CLUSTER_AUTOSCALER_RELEASES = {
     "1.32": "v1.32.7",
     "1.33": "v1.33.6",
@@ -133,9 +183,13 @@ def cluster_autoscaler_release(version: str) -> Optional[str]:
 # ---- partitions ------------------------------------------------------------------------------------
 
 PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"),
-              ("us-iso-", "aws-iso"), ("eu-isoe-", "aws-iso-e"))
-"""Region prefix -> partition, as the AWS SDKs' partitions table (aws-sdk-go-v2
-``internal/endpoints/awsrulesfn/partitions.json``) matches them; every other region is ``aws``."""
+              ("us-iso-", "aws-iso"), ("eu-isoe-", "aws-iso-e"), ("eusc-", "aws-eusc"))
+"""Region prefix -> partition, as the AWS SDKs' partitions table matches them (botocore
+``botocore/data/partitions.json``, 2026-08: ``regionRegex`` of each partition; the AWS European
+Sovereign Cloud is ``aws-eusc``, its regions ``eusc-de-*``, today ``eusc-de-east-1``); every other region is ``aws``."""
+DNS_SUFFIXES = {"aws-cn": "amazonaws.com.cn", "aws-eusc": "amazonaws.eu", "aws-iso": "c2s.ic.gov",
+                "aws-iso-b": "sc2s.sgov.gov", "aws-iso-e": "cloud.adc-e.uk", "aws-iso-f": "csp.hci.ic.gov"}
+"""A partition's DNS suffix where it is not ``amazonaws.com`` (botocore ``partitions.json``, ``outputs.dnsSuffix``)."""
 
 
 def partition_of(region: str) -> str:
@@ -146,9 +200,39 @@ def partition_of(region: str) -> str:
     return "aws"
 
 
+def dns_suffix(partition: str) -> str:
+    return DNS_SUFFIXES.get(partition, "amazonaws.com")
+
+
 def ec2_principal(partition: str) -> str:
-    """The EC2 service principal in a partition's trust policies (``ec2.amazonaws.com.cn`` in China)."""
+    """The EC2 service principal in a partition's trust policies (``ec2.amazonaws.com.cn`` in China). The
+    European Sovereign Cloud's own principal could not be read in the sources here (botocore lists no
+    service principals): it keeps ``ec2.amazonaws.com``, as every partition but China."""
     return "ec2.amazonaws.com.cn" if partition == "aws-cn" else "ec2.amazonaws.com"
+
+
+POD_IDENTITY_UNAVAILABLE = {"aws-cn": "the Amazon EKS user guide for the China Regions (docs.amazonaws.cn, "
+                                      "eks/latest/userguide/pod-identities.html): \"Pod Identity is not available in "
+                                      "China Regions. Use IAM roles for service accounts.\""}
+"""Partitions where EKS Pod Identity is not offered, with the source. botocore's ``endpoints.json`` lists an
+``eks-auth`` endpoint in cn-north-1 and cn-northwest-1, but an endpoint in the SDK's table is not the service's
+availability, and the China user guide says it is not available: the guide decides. In the European Sovereign
+Cloud botocore lists ``eks-auth`` and no source here says otherwise, so Pod Identity stays the default there."""
+IDENTITY_MODES = ("pod_identity", "irsa")
+"""How the rack's controllers (Karpenter, the Cluster Autoscaler) get AWS credentials: EKS Pod Identity (an
+association per service account, through the ``eks-pod-identity-agent`` add-on) or IAM roles for service
+accounts (the cluster's IAM OIDC provider, a role trusting it for one service account, the account annotated
+``eks.amazonaws.com/role-arn``)."""
+IRSA_AUDIENCE = "sts.amazonaws.com"
+"""The audience of the tokens EKS projects for IRSA, and the OIDC provider's client id (the EKS user guide,
+IAM roles for service accounts; pulumi-eks ``createOidcProvider`` uses it as ``clientIdLists``)."""
+IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
+"""The service-account annotation EKS's pod identity webhook reads for IRSA."""
+
+
+def default_identity(partition: str) -> str:
+    """Pod Identity where EKS offers it, IRSA where it does not (``POD_IDENTITY_UNAVAILABLE``)."""
+    return "irsa" if partition in POD_IDENTITY_UNAVAILABLE else "pod_identity"
 
 
 EKS_CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"

@@ -57,11 +57,12 @@ class Requirement:
 
     @property
     def label(self) -> str:
-        """The label without its domain: ``instance-family``, ``instance-type``, ``arch``, or the key itself."""
+        """The label without its domain: ``instance-family``, ``instance-type``, ``arch``; any other key as it is,
+        marked so that a custom label of the same name (``instance-type: trn1-32xl``) is never taken for one."""
         for prefix in (KARPENTER_PREFIX, AUTO_MODE_PREFIX):
             if self.key.startswith(prefix):
                 return self.key[len(prefix):]
-        return {TYPE_KEY: "instance-type", ARCH_KEY: "arch"}.get(self.key, self.key)
+        return {TYPE_KEY: "instance-type", ARCH_KEY: "arch"}.get(self.key, f"custom {self.key}")
 
     def __str__(self) -> str:
         values = f" [{', '.join(self.values)}]" if self.operator not in ("Exists", "DoesNotExist") else ""

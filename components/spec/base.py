@@ -7,7 +7,6 @@ several fields says which one is wrong; the stack-config layer (``config/``) rea
 and names its own keys instead.
 """
 
-import difflib
 import inspect
 import json
 import re
@@ -16,9 +15,10 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, get_ar
 
 import pulumi
 from pulumi.output import Unknown
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
+from ..inputs import closest
 from .. import syntax
 
 
@@ -219,8 +219,8 @@ def did_you_mean(model: type[BaseModel], loc: Sequence[Any]) -> str:
               for field, key in table.keys.items() if field in holder.model_fields}
     if wrong in by_key:
         return f" (did you mean {by_key[wrong]}? '{wrong}' is its stack-config key)"
-    close = difflib.get_close_matches(wrong, list(holder.model_fields), n=1, cutoff=0.7)
-    return f" (did you mean {close[0]}?)" if close else ""
+    close = closest(wrong, holder.model_fields)
+    return f" (did you mean {close}?)" if close else ""
 
 
 def _flat(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -316,12 +316,20 @@ def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class Spec(BaseModel):
     # an enum field (``PoolSpec.os``) holds its value, the text the objects it renders are written with
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
+    _keys: dict[str, str] = PrivateAttr(default_factory=dict)
+    """Field -> the stack-config key path that set it, when the spec came from a stack config."""
 
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
         except ValidationError as exc:
             raise SpecError(type(self).__name__, exc, type(self)) from None
+
+    def where(self, field: str) -> str:
+        """How a problem of ``field`` found after the spec was built (a pinned AMI's facts, at preview) names
+        it: the stack-config key that set it (``rack:additional_karpenter_nodepools_config[0].disk``), or
+        ``<Spec>.<field>`` for a spec a program built."""
+        return self._keys.get(field) or f"{type(self).__name__}.{field}"
 
     @field_validator("*", mode="before")
     @classmethod

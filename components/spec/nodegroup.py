@@ -1,5 +1,7 @@
 """``NodeGroupSpec``: one EKS managed node group on Amazon Linux 2023, every rule checked once."""
 
+import re
+from dataclasses import dataclass
 from typing import Optional
 
 from pydantic import field_validator, model_validator
@@ -9,7 +11,7 @@ from ..pack import instances, rules, upstream
 from .. import syntax
 from .base import Problems, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
-from .pool import mac_problem, needs_custom_nvidia_ami
+from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
 
 
@@ -21,6 +23,54 @@ def node_disk_problem(disk: int) -> Optional[str]:
     if disk > most:
         return f"node disk is more than a gp3 volume takes ({most} GiB): '{disk}'"
     return None
+
+
+def autoscaler_gpu_type(instance_type: str) -> str:
+    """The value of the Cluster Autoscaler's GPU label for an NVIDIA instance type: the autoscaler's own
+    name for the GPU where it has one (``nvidia-tesla-t4``, ``nvidia-a10g``), else ``nvidia-`` and the
+    model (``nvidia-h100``), a label value either way (``upstream.CLUSTER_AUTOSCALER_GPU_LABEL``)."""
+    model = re.sub(r"\s+\d+\s*GB$", "", instances.facts(instance_type).gpu_model)  # "A100 40GB": the A100
+    known = upstream.CLUSTER_AUTOSCALER_GPU_TYPES.get(model)
+    if known:
+        return known
+    slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+    return f"nvidia-{slug}"[:63].rstrip("-") if slug else "nvidia"
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """A managed node group's scaling config, as EKS holds it (``DescribeNodegroup`` ``scalingConfig``)."""
+
+    desired_size: int
+    min_size: int
+    max_size: int
+
+
+def scaling_plan(min_size: int, max_size: int, live: Optional[Scaling]) -> tuple[int, bool]:
+    """What a node group sends as its desired size, and whether ``pulumi up`` ignores changes to it.
+
+    EKS's ``UpdateNodegroupConfig`` takes a desired size only between the minimum and the maximum
+    ("Minimum capacity N can't be greater than desired size M"), and the AWS provider sends the whole
+    scaling config whenever any of it changes (terraform-provider-aws ``internal/service/eks/node_group.go``,
+    ``resourceNodeGroupUpdate``, which pulumi-aws wraps), so a changed bound travels with a desired size:
+
+    * a fixed group (``min_size == max_size``): nobody else sizes it; it is sent, never ignored;
+    * a group that can scale and does not exist yet (``live`` None): created at ``min_size``; changes
+      ignored afterwards (the Cluster Autoscaler owns it);
+    * a live group whose bounds stay as they are: changes ignored, so the autoscaler's size survives;
+    * a live group whose bounds change: changes not ignored, and the size sent is the live one (what the
+      autoscaler set), moved into the new bounds: never below ``min_size`` or above ``max_size``, so EKS
+      accepts it, and a group the autoscaler grew keeps its nodes.
+
+    Ignored, the engine would send the size recorded at the last ``pulumi up`` instead (ignoreChanges
+    keeps the old input), which EKS refuses once a bound passes it (terraform-aws-modules/terraform-aws-eks
+    #748, aws/containers-roadmap#1637), and which shrinks a group grown since (pulumi/pulumi-eks#321)."""
+    if min_size == max_size:
+        return min_size, False
+    if live is None:
+        return min_size, True
+    desired = min(max(live.desired_size, min_size), max_size)
+    return desired, (live.min_size, live.max_size) == (min_size, max_size)
 
 
 class NodeGroupSpec(Spec):
@@ -51,6 +101,9 @@ class NodeGroupSpec(Spec):
     """A custom AL2023 AMI to pin instead of EKS's AMI for the instance type."""
     dedicated: bool = False
     """Taint the nodes ``dedicated-node=<label>:NoSchedule``. Default false."""
+    max_hourly_usd: Optional[float] = None
+    """The group's budget: the most ``max_size`` nodes may cost an hour on demand, in US dollars (policy
+    ``lane-cost-ceiling``). Default: none."""
 
     @property
     def subject(self) -> str:
@@ -85,6 +138,8 @@ class NodeGroupSpec(Spec):
             found.add("label", "label is required when dedicated option is set")
         elif self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
             found.add("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+        if problem := usd_problem(self.max_hourly_usd):
+            found.add("max_hourly_usd", problem)
         problem = node_disk_problem(self.disk)
         if problem:
             found.add("disk", problem)
@@ -121,6 +176,9 @@ class NodeGroupSpec(Spec):
             labels[contract.NODEGROUP_LABEL] = self.label
         if self.is_gpu:
             labels[contract.GPU_VENDOR_LABEL] = contract.GPU_VENDOR_NVIDIA
+            # the Cluster Autoscaler counts a node as a GPU node by this label until its GPUs are advertised:
+            # without it, a GPU group scales out again while the device plugin starts on the new node
+            labels[upstream.CLUSTER_AUTOSCALER_GPU_LABEL] = autoscaler_gpu_type(self.instance_type)
         if self.build:
             labels[contract.BUILD_LABEL] = "true"
         return labels

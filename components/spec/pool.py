@@ -1,6 +1,7 @@
 """``PoolSpec``: one Karpenter pool (an EC2NodeClass and a NodePool), every rule checked once."""
 
 import enum
+import math
 from datetime import datetime
 from typing import Any, Optional
 
@@ -87,6 +88,11 @@ class PoolSpec(Spec):
     """The pool's CPU limit (cores). Default 100."""
     memory_limit_gb: int = 400
     """The pool's memory limit (GiB). Default 400."""
+    gpu_limit: Optional[int] = None
+    """The pool's GPU limit (``nvidia.com/gpu``, or ``amd.com/gpu`` for AMD families), GPU pools only. Default: none."""
+    max_hourly_usd: Optional[float] = None
+    """The pool's budget: the most its worst case may cost an hour on demand, in US dollars (policy
+    ``lane-cost-ceiling``). Default: none."""
     consolidation_policy: ConsolidationPolicy = ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
@@ -177,16 +183,20 @@ class PoolSpec(Spec):
         types, unsized = wellknown.launchable(tuple(requirements))
         if unsized or not types:
             return None
+        gpus = self.gpu_limit if self.gpu_limit is not None else float("inf")
         fits = [t for t in types if t.vcpus <= self.cpu_limit
-                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024]
+                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024 and t.gpus <= gpus]
         if fits:
             return None
         smallest = min(types, key=lambda t: (t.vcpus, t.memory_mib))
-        field = "cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
-        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}) "
-                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs and "
-                       f"{smallest.memory_mib / 1024:g} GiB, and Karpenter launches no type beyond the limits (the pool "
-                       f"could launch nothing)")
+        field = ("cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
+                 if fit.memory_capacity_mib(smallest) > self.memory_limit_gb * 1024 else "gpu_limit")
+        given = f", gpu_limit {self.gpu_limit}" if self.gpu_limit is not None else ""
+        has = f" and {min(t.gpus for t in types)} GPUs" if self.gpu_limit is not None else ""
+        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}{given}) "
+                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs"
+                       f"{',' if has else ' and'} {smallest.memory_mib / 1024:g} GiB{has}, and Karpenter launches no type "
+                       f"beyond the limits (the pool could launch nothing)")
 
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
@@ -267,6 +277,15 @@ class PoolSpec(Spec):
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
             raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+        if self.gpu_limit is not None:
+            if self.gpu_limit <= 0:
+                raise FieldProblem("gpu_limit", f"{s}: gpu_limit must be positive (got '{self.gpu_limit}')")
+            if not self.families or not all(instances.is_gpu_family(f) for f in self.families):
+                raise FieldProblem("gpu_limit", f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
+                                                f"such as g6; this pool's: {','.join(self.families) or 'any'})")
+        problem = usd_problem(self.max_hourly_usd)
+        if problem:
+            raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
         limits_problem = self._limits_problem()
         if limits_problem:
             raise FieldProblem(*limits_problem)
@@ -313,9 +332,11 @@ class PoolSpec(Spec):
         s = self.subject
         families_field = "instance_types" if self.instance_types else "instance_families"
         gpu = instances.nvidia_families(self.families)
-        problem = rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}") if gpu else None
+        # the pool's OS is what to change (a GPU lane's families are its purpose): the problem is os's
+        problem = rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}",
+                                                 "set os 'al2023', or move them to an AL2023 pool or node group") if gpu else None
         if problem:
-            raise FieldProblem(families_field, problem)
+            raise FieldProblem("os", problem)
         gpus = [f for f in self.families if instances.is_gpu_family(f)]
         if gpus and len(gpus) < len(self.families):
             # a pool is a GPU lane only when every family is a GPU family: a mixed pool's GPU nodes would
@@ -332,8 +353,11 @@ class PoolSpec(Spec):
             raise FieldProblem(families_field, (
                 f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
                 f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"))
-        if self.ami_id is None:
-            problem = needs_custom_nvidia_ami(s, self.families)
+        alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
+        if self.ami_id is None and alias and (alias.group(1) == "latest" or _is_date(alias.group(1)[1:])):
+            # the release an alias pins (a malformed alias is ami_alias's problem, and pins no release to judge)
+            release = alias.group(1)[1:] if alias.group(1) != "latest" else None
+            problem = needs_custom_nvidia_ami(s, self.families, release)
             if problem:
                 raise FieldProblem(families_field, problem)
 
@@ -352,7 +376,8 @@ class PoolSpec(Spec):
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
             raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
-                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB)")
+                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB); give it a disk "
+                                       f"of {upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB or more")
         iops = self.volume_iops
         if iops is not None:
             if limits.iops is None:
@@ -428,6 +453,12 @@ class PoolSpec(Spec):
             seen.add((key, effect))
 
     @property
+    def gpu_resource(self) -> str:
+        """The extended resource its GPUs are (``nvidia.com/gpu``, ``amd.com/gpu`` for AMD families)."""
+        vendors = {instances.facts(f).gpu for f in self.families if instances.is_gpu_family(f)}
+        return contract.gpu_resource(vendors.pop() if len(vendors) == 1 else None)
+
+    @property
     def offers_accelerators(self) -> bool:
         """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
         lists accelerated families itself; every other pool asks Karpenter for none."""
@@ -448,6 +479,13 @@ class PoolSpec(Spec):
         return taints + [t.as_dict() for t in self.taints]
 
 
+def usd_problem(value: Optional[float], key: str = "max_hourly_usd") -> Optional[str]:
+    """A budget: a positive, finite number of US dollars an hour (or none)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        return f"{key} must be a positive number of US dollars an hour (got '{value:g}')"
+    return None
+
+
 def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
     """EC2 Mac instances run only on Dedicated Hosts, with macOS: neither an EKS managed node group nor
     Karpenter launches them, and no EKS node AMI boots on them (EC2 User Guide, Amazon EC2 Mac instances)."""
@@ -457,16 +495,14 @@ def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
     return f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
 
 
-def needs_custom_nvidia_ami(subject: str, instance_types: list[str]) -> Optional[str]:
-    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive (its driver is 580; G7 needs 595
-    or newer, P2 470 or older: amazon-eks-ami doc/usage/g7-ami.md, the EKS AMI docs)."""
-    unserved = sorted({instances.family_of(t) for t in instance_types
-                       if instances.is_nvidia_gpu_family(t) and not instances.facts(t).eks_nvidia_ami})
-    if not unserved:
+def needs_custom_nvidia_ami(subject: str, instance_types: list[str], release: Optional[str] = None) -> Optional[str]:
+    """NVIDIA families the EKS-optimized AL2023 NVIDIA AMI cannot drive: the latest release (``release``
+    None: a managed node group's AMI type, ``al2023@latest``), or the release an alias pins
+    (``instances.stock_ami_problem``: the dated driver table, for every Kubernetes minor Karpenter runs on)."""
+    minors = range(upstream.KARPENTER_MIN_K8S_MINOR, upstream.KARPENTER_MAX_K8S_MINOR + 1)
+    problem = instances.stock_ami_problem(instance_types, release, minors)
+    if not problem:
         return None
-    what = f"instance family {unserved[0]} needs" if len(unserved) == 1 else f"instance families {', '.join(unserved)} need"
-    return (
-        f"{subject}: {what} an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship "
-        f"(pin an ami_id built for it, e.g. amazon-eks-ami with nvidia_driver_major_version=595 for G7)"
-    )
-
+    fix = "use a later release or al2023@latest, or pin an ami_id built for them" if release else \
+        "pin an ami_id built for it"
+    return f"{subject}: {problem} ({fix})"

@@ -1,16 +1,19 @@
 """The whole rack's specs: the cluster it creates, Karpenter, the GPU add-ons, and ``RackSpec``."""
 
 import ipaddress
+import re
+from datetime import datetime, timezone
 from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
 from .. import syntax
+from ..identity import Identity
 from .base import FieldProblem, Spec, SpecError, cluster_name, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec
-from .pool import PoolSpec
+from .pool import PoolSpec, usd_problem
 from .tags import rack_tags_problem, tags_problem
 
 
@@ -68,6 +71,79 @@ def public_cidr_problem(cidr: str) -> Optional[str]:
     return None
 
 
+def today() -> str:
+    """Today's date (UTC, ISO), against which EKS's support dates are read."""
+    return datetime.now(timezone.utc).date().isoformat()
+
+
+def version_support(version: str, when: Optional[str] = None) -> tuple[str, str]:
+    """Where Kubernetes ``version`` stands on EKS (``upstream.eks_support``) and what to say of it:
+    ``("ended", ...)`` past the end of extended support, ``("extended", ...)`` in extended support,
+    ``("standard", "")`` or ``("unknown", "")`` otherwise."""
+    when = when or today()
+    status, since = upstream.eks_support(version, when)
+    listed = sorted(upstream.EKS_VERSION_SUPPORT, key=lambda v: int(v.split(".")[1]))
+    after = f"1.{int(listed[-1].split('.')[1]) + 1}"  # the first minor the calendar read here does not date
+    creatable = next((v for v in listed if upstream.eks_support(v, when)[0] != "ended"), after)
+    standard = next((v for v in listed if upstream.eks_support(v, when)[0] == "standard"), after)
+    if status == "ended":
+        return status, (f"Kubernetes {version} reached the end of EKS extended support on {since} "
+                        f"({upstream.EKS_VERSION_SOURCE}): EKS creates no cluster on it and upgrades existing "
+                        f"control planes itself (use {creatable} or newer)")
+    if status == "extended":
+        return status, (f"Kubernetes {version} is in EKS extended support since {since} ({upstream.EKS_VERSION_SOURCE}), "
+                        f"billed per cluster hour above standard support until {upstream.EKS_VERSION_SUPPORT[version][1]} "
+                        f"(upgrade to {standard} or newer)")
+    return status, ""
+
+
+def access_entries_problem(cluster_name: str, mode: str) -> Optional[str]:
+    """A cluster whose authentication mode takes no access entries (``CONFIG_MAP``: the aws-auth
+    ConfigMap only). EKS's CreateAccessEntry needs ``API`` or ``API_AND_CONFIG_MAP``; a cluster moves from
+    ``CONFIG_MAP`` to ``API_AND_CONFIG_MAP`` (the aws-auth ConfigMap keeps working beside access entries),
+    and never back (the EKS user guide, Change authentication mode to use access entries)."""
+    if mode != "CONFIG_MAP":
+        return None
+    return (f"cluster '{cluster_name}' authenticates with CONFIG_MAP (the aws-auth ConfigMap only), and EKS refuses "
+            f"access entries there, through which Karpenter's nodes join: switch it to API_AND_CONFIG_MAP first "
+            f"(aws eks update-cluster-config --name {cluster_name} --access-config "
+            f"authenticationMode=API_AND_CONFIG_MAP; one way, and the aws-auth ConfigMap keeps working)")
+
+
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
+"""Taint effects that keep a pod without the toleration off a node (Kubernetes' and the EKS API's spellings)."""
+
+
+def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tuple[NodeGroupSpec, PoolSpec]]:
+    """Node groups the Cluster Autoscaler scales (``min_size < max_size``) that a pending pod without
+    tolerations fits as well as an untainted Karpenter pool: both react to the one pod, each launching a
+    node (the autoscaler for pods it could place in a group, Karpenter for pods no node holds). Each such
+    group with the first such pool."""
+    def open_(taints: list[dict[str, str]]) -> bool:
+        return not any(t.get("effect") in SCHEDULING_EFFECTS for t in taints)
+
+    pool = next((p for p in pools if open_(p.node_taints())), None)
+    if pool is None:
+        return []
+    return [(g, pool) for g in groups if not g.fixed_size and open_(g.node_taints())]
+
+
+def admin_role_problem(admin_arns: list[str], entries: dict[str, str]) -> Optional[str]:
+    """An admin ARN naming a role that already has an EKS access entry of the rack's making (``entries``:
+    role name -> who makes its entry). EKS puts an IAM principal in one access entry only (the EKS user
+    guide, Create access entries) and refuses a second (``ResourceInUseException``), so such a role cannot
+    also be given an admin entry. Role names compare as IAM compares them: without path, any case."""
+    taken = {name.lower(): (name, why) for name, why in entries.items()}
+    for arn in admin_arns:
+        found = syntax.IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
+        if found is None or found["kind"] != "role" or found["name"].lower() not in taken:
+            continue
+        name, why = taken[found["name"].lower()]
+        return (f"ARN '{arn}' is the role {name}, which {why}; EKS keeps one access entry per IAM principal and "
+                f"refuses a second (ResourceInUseException): remove it from the list (nodes need no admin access)")
+    return None
+
+
 class DevicePluginSpec(Spec):
     """The NVIDIA device plugin on every AL2023 GPU lane."""
 
@@ -100,9 +176,33 @@ class GpuObservabilitySpec(Spec):
         return v
 
 
+AVAILABILITY_ZONE_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]+[a-z]")
+"""An Availability Zone's name: its region and one letter (``us-east-1a``, ``eusc-de-east-1b``). A Local Zone
+(``us-east-1-bos-1a``) or Wavelength Zone (``us-east-1-wl1-bos-wlz-1``) has a longer name after the region
+(EC2 User Guide, Regions and Zones)."""
+
+
+def outside_availability_zones(zones: dict[str, str]) -> Optional[str]:
+    """Subnets in a Local or Wavelength Zone (``zones``: subnet id -> zone). EKS places no cluster network
+    interface in a Local Zone subnet ("you must not specify Local Zone subnets when you create your
+    cluster") and makes no managed node group there (the EKS user guide, Amazon EKS on AWS Local Zones):
+    such a subnet is none of the cluster's, the system lane's or the pools'."""
+    local = {subnet: zone for subnet, zone in zones.items() if not AVAILABILITY_ZONE_RE.fullmatch(zone)}
+    if not local:
+        return None
+    listed = ", ".join(f"{subnet} ({zone})" for subnet, zone in local.items())
+    return (f"{listed} {'is' if len(local) == 1 else 'are'} in a Local Zone or Wavelength Zone, not an Availability "
+            f"Zone: EKS places no cluster network interfaces and no managed node groups there (leave "
+            f"{'it' if len(local) == 1 else 'them'} out; add Local Zone nodes after the cluster exists)")
+
+
 def subnet_zones_problem(zones: dict[str, str]) -> Optional[str]:
     """EKS creates a cluster only in subnets of at least two Availability Zones (its API refuses the
-    rest: "Subnets specified must be in at least two different AZs"). ``zones``: subnet id -> zone."""
+    rest: "Subnets specified must be in at least two different AZs"), and none in a Local Zone.
+    ``zones``: subnet id -> zone."""
+    problem = outside_availability_zones(zones)
+    if problem:
+        return problem
     distinct = sorted(set(zones.values()))
     if len(distinct) >= 2:
         return None
@@ -197,6 +297,9 @@ class ClusterSpec(Spec):
             raise ValueError(f"version '{v}' is newer than Karpenter {upstream.KARPENTER_CHART.version} supports "
                              f"(1.{upstream.KARPENTER_MAX_K8S_MINOR} at most; use 1.{upstream.KARPENTER_MAX_K8S_MINOR} "
                              f"or an older minor)")
+        status, message = version_support(v)
+        if status == "ended":  # EKS would refuse the cluster after the KMS key was made
+            raise ValueError(f"version '{v}': {message}")
         return v
 
     @field_validator("vpc_id")
@@ -310,6 +413,10 @@ class RackSpec(Spec):
     group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
     pod_identity_agent: bool = False
     """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
+    controller_identity: Identity = Identity.POD_IDENTITY
+    """How Karpenter and the Cluster Autoscaler get AWS credentials: EKS Pod Identity, or IAM roles for
+    service accounts (the cluster's IAM OIDC provider: made with the cluster the rack creates, looked up for
+    an existing one)."""
     cluster_autoscaler: bool = False
     """Install the Cluster Autoscaler for the managed node groups (it needs the Pod Identity agent)."""
     metrics_server: bool = False
@@ -332,6 +439,9 @@ class RackSpec(Spec):
     """Karpenter to install; None: the cluster already runs Karpenter v1."""
     high_availability: bool = True
     """Spread the rack's own control parts: three system nodes, two Karpenter replicas."""
+    max_hourly_usd: Optional[float] = None
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in
+    US dollars (policy ``lane-cost-ceiling``). Default: none."""
 
     @field_validator("cluster_name")
     @classmethod
@@ -359,6 +469,9 @@ class RackSpec(Spec):
         problem = rack_tags_problem(self.tags)
         if problem:
             raise FieldProblem("tags", problem)
+        problem = usd_problem(self.max_hourly_usd)
+        if problem:
+            raise FieldProblem("max_hourly_usd", problem)
         for group in self.node_groups:  # each group carries the rack's tags under its own
             problem = tags_problem(self.group_tags(group))
             if problem:
@@ -388,4 +501,14 @@ class RackSpec(Spec):
                 f"cluster_autoscaler_enable: false"))
         if self.cluster is not None and self.cluster.name != self.cluster_name:
             raise ValueError(f"the cluster to create is named '{self.cluster.name}', not '{self.cluster_name}'")
+        if self.cluster is not None and self.cluster.admin_arns:
+            entries = {}
+            if self.karpenter is not None:
+                entries[self.node_role_name] = "the rack creates for Karpenter's nodes with an EC2_LINUX access entry"
+            if self.node_group_role and self.node_groups:
+                entries[self.node_group_role] = ("the rack's managed node groups use, and EKS gives a managed node "
+                                                 "group's role an access entry itself")
+            problem = admin_role_problem(self.cluster.admin_arns, entries)
+            if problem:
+                raise FieldProblem("cluster_admin_arns", problem)
         return self

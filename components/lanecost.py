@@ -1,0 +1,43 @@
+"""The worst case per hour of the rack's lanes, from their specs, as the pack computes it from their resources.
+
+A pool's worst case is read from the NodePool spec the ``KarpenterPool`` writes (its requirements and
+``limits``), a node group's from its instance type and ``max_size``: the same inputs ``pack.cost`` reads
+from the NodePool and the ``aws.eks.NodeGroup``, so the ``lanes`` output and ``lane-cost-ceiling`` agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional
+
+from .karpenter import node_pool_spec
+from .pack import cost, fit, prices, wellknown
+from .spec import NodeGroupSpec, PoolSpec
+
+
+def pool_sizing(pool: PoolSpec) -> tuple[list[wellknown.Requirement], dict[str, float]]:
+    """What sizes a pool's nodes, as its NodePool says it: its requirements, and its ``limits`` in base units."""
+    spec = node_pool_spec(pool)
+    requirements = wellknown.read(spec["template"]["spec"]["requirements"])
+    return requirements, {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
+
+
+def pool_worst_case(pool: PoolSpec, region: Optional[str]) -> cost.WorstCase:
+    return cost.pool(*pool_sizing(pool), prices.for_region(region))
+
+
+def group_worst_case(group: NodeGroupSpec, region: Optional[str]) -> cost.WorstCase:
+    return cost.group([group.instance_type], group.max_size, prices.for_region(region))
+
+
+WORST = cost.WORST_OUTPUT
+
+
+def priced(lanes: Mapping[str, Mapping[str, Any]], region: Optional[str],
+           worst_cases: Mapping[str, Callable[[Optional[str]], cost.WorstCase]]) -> dict[str, dict[str, Any]]:
+    """The ``lanes`` output with each lane's ``worstCaseHourlyUsd`` in ``region`` (None: unbounded or not priced)."""
+    return {name: {**lane, WORST: worst_cases[name](region).usd} for name, lane in lanes.items()}
+
+
+def rack_worst_case(lanes: Mapping[str, Mapping[str, Any]]) -> Optional[float]:
+    """The rack's worst case: the sum of its lanes', None when one has none."""
+    return cost.summed([lane.get(WORST) for lane in lanes.values()])

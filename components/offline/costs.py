@@ -1,0 +1,76 @@
+"""The preview's worst case per hour of every lane: the pack's own reading (``pack.cost``) of the run's resources.
+
+The resources are read as ``AnalyzeStack`` gets them (a custom resource's inputs, a component's
+registered outputs), in the region the pack would use (the stack's ``aws:region`` from the same
+environment), with the offline catalog's ``prices:`` over the table: the figures printed beside the
+lanes are those ``lane-cost-ceiling`` judges.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..pack import checks, cost
+from ..pack.prices import for_region, usd
+from .records import ProgramRun
+
+KINDS = ("pool", "node group")
+
+
+def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float]) -> cost.Costs:
+    resources = [
+        checks.StackResource(r.type, r.name, r.urn, r.inputs if r.custom else run.component_outputs.get(r.urn, {}),
+                             r.property_dependencies, r.parent)
+        for r in run.resources
+    ]
+    return cost.survey(checks.Stack(resources), {}, for_region(cost.stack_region(environ), prices))
+
+
+def _ordered(costs: cost.Costs) -> list[cost.LaneCost]:
+    return sorted(costs.lanes, key=lambda lane: (KINDS.index(lane.kind), lane.name))
+
+
+def lines(costs: cost.Costs) -> list[str]:
+    """``Worst case per hour (...)``: a line per lane, then each rack's sum (or, for lanes outside one rack, the total)."""
+    if not costs.lanes and not costs.unknown:
+        return []
+    rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _budget(lane.budgets)) for lane in _ordered(costs)]
+    rows += [(subject, "not known", "its values are not known until apply") for _, subject in costs.unknown]
+    for rack in costs.racks:
+        budget = _budget((rack.budget,) if rack.budget else ())
+        rows.append((f"rack '{rack.name}'", _sum(rack.lanes, rack.usd), f"the sum of its {len(rack.lanes)} lanes{budget}"))
+    in_racks = {lane.urn for rack in costs.racks for lane in rack.lanes}
+    if len(costs.lanes) + len(costs.unknown) > 1 and (len(costs.racks) != 1 or costs.unknown
+                                                      or any(lane.urn not in in_racks for lane in costs.lanes)):
+        figure = "not known" if costs.unknown else _sum(costs.lanes, costs.usd)
+        rows.append(("every lane", figure, f"the sum of the stack's {len(costs.lanes) + len(costs.unknown)} lanes"))
+    subject_width = max(len(r[0]) for r in rows) + 2
+    figure_width = max(len(r[1]) for r in rows) + 2
+    return ["", f"Worst case per hour ({costs.prices.words}):"] + [
+        f"    {subject:<{subject_width}}{figure:<{figure_width}}{detail}" for subject, figure, detail in rows]
+
+
+def _sum(lanes: tuple[cost.LaneCost, ...] | list[cost.LaneCost], amount: float | None) -> str:
+    return "not known" if any(lane.worst.unknown for lane in lanes) else usd(amount)
+
+
+def _budget(budgets: tuple[cost.Budget, ...]) -> str:
+    return "".join(f"; budget {usd(b.usd)} ({b.where})" for b in budgets)
+
+
+def as_json(costs: cost.Costs) -> dict[str, Any]:
+    """The same, for ``--json``: figures in US dollars an hour (null: unbounded or not known)."""
+    return {
+        "prices": costs.prices.words,
+        "region": costs.prices.region,
+        "pricesOf": costs.prices.table_region,
+        "lanes": [{
+            "name": lane.name, "kind": lane.kind, "urn": lane.urn, "worstCaseHourlyUsd": lane.worst.usd,
+            "exact": lane.worst.exact, "unbounded": lane.worst.unbounded, "detail": lane.worst.detail,
+            "fill": [{"instanceType": name, "nodes": n, "hourlyUsd": price} for name, n, price in lane.worst.fill],
+            "budgets": [{"maxHourlyUsd": b.usd, "from": b.where} for b in lane.budgets],
+        } for lane in _ordered(costs)],
+        "racks": [{"name": rack.name, "urn": rack.urn, "worstCaseHourlyUsd": rack.usd,
+                   "maxHourlyUsd": rack.budget.usd if rack.budget else None} for rack in costs.racks],
+        "totalHourlyUsd": costs.usd,
+    }

@@ -1,0 +1,376 @@
+"""Worst case per lane and hour: the price table, the figures the preview prints and the lanes output carries,
+and the budgets ``lane-cost-ceiling`` holds them to (also for NodePools other programs write)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mixed_os_racks import NodeGroupSpec, PoolSpec, parse_rack_config
+from mixed_os_racks.cli import main
+from mixed_os_racks.errors import ConfigError
+from mixed_os_racks.offline import Catalog, run_program
+from mixed_os_racks.offline.catalog import CatalogError
+from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
+from mixed_os_racks.offline.stackexport import write_export
+from mixed_os_racks.pack import cost, prices, wellknown
+from mixed_os_racks.spec.base import SpecError
+
+from conftest import REPO, rack_config, run_rack, stack_config
+from policy_helpers import POLICIES, judge, messages, of, start_pack, unknown
+
+GIB = 2**30
+
+
+# ---- hand computations: the prod example -----------------------------------------------------------------
+
+# From the table (aws/karpenter-provider-aws 1d927085, us-east-1), by hand (docs/cost.md says the same):
+#   gpu pool (g5/g6, xlarge-4xlarge; cpu 64, memory 256 GiB, nvidia.com/gpu 4): every type it can launch has
+#     one GPU, so at most 4 nodes; the dearest, g5.4xlarge ($1.624, 16 vCPUs, 64 GiB), four of them use
+#     64 vCPUs (the cpu limit) and 4 x 60,620 MiB (Karpenter counts 64 GiB as 65,536 MiB less 7.5 %), under
+#     256 GiB: 4 x 1.624 = 6.496.
+#   workload pool (m6i/m7i/c7i; cpu 200, memory 800 GiB): the dearest vCPU is m7i.metal-24xl's (5.32224 / 96 =
+#     0.05544; m7i's others 0.0504, c7i's at most 0.0491, m6i's 0.048); two of them take 192 vCPUs, a third
+#     does not fit, and the 8 left are best spent on m7i.2xlarge (0.4032): 2 x 5.32224 + 0.4032 = 11.04768.
+#     Memory: 2 x 355.2 + 29.6 GiB counted, under 800.
+#   rack-ng-1 (g4dn.xlarge, max_size 3): 3 x 0.526 = 1.578.   rack-system (t3.large, 3): 3 x 0.0832 = 0.2496.
+#   rack: 6.496 + 11.04768 + 1.578 + 0.2496 = 19.37128.
+HAND = {"gpu": 6.496, "workload": 11.04768, "rack-ng-1": 1.578, "rack-system": 0.2496}
+HAND_PRICES = {"g5.4xlarge": 1.624, "m7i.metal-24xl": 5.32224, "m7i.2xlarge": 0.4032, "g4dn.xlarge": 0.526, "t3.large": 0.0832}
+
+
+def preview_json(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
+    out = tmp_path / "preview.json"
+    return main(["preview", *args, "--json", str(out)]), (json.loads(out.read_text()) if out.exists() else {}), str(out)
+
+
+def test_prod_prints_each_lane_and_the_rack_as_computed_by_hand(tmp_path, capsys):
+    assert {t: prices.for_region("us-east-1").of(t) for t in HAND_PRICES} == HAND_PRICES
+    code, doc, _ = preview_json(tmp_path, "--stack", "prod", "--cwd", str(REPO))
+    out = capsys.readouterr().out
+    assert code == 0
+    lanes = doc["outputs"]["lanes"]
+    assert {name: lane["worstCaseHourlyUsd"] for name, lane in lanes.items()} == HAND
+    assert doc["outputs"]["worstCaseHourlyUsd"] == 19.37128
+    costs = doc["costs"]
+    assert {lane["name"]: lane["worstCaseHourlyUsd"] for lane in costs["lanes"]} == HAND
+    assert costs["racks"] == [{"name": "rack", "urn": costs["racks"][0]["urn"], "worstCaseHourlyUsd": 19.37128,
+                               "maxHourlyUsd": 25}]
+    printed = out[out.index("Worst case per hour"):out.index("Resources:")]
+    assert "on-demand prices of us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)" in printed
+    for subject, figure, detail in (
+            ("karpenter nodepool 'gpu'", "$6.496", "4 x g5.4xlarge at $1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4"),
+            ("karpenter workload nodepool", "$11.04768", "2 x m7i.metal-24xl at $5.32224 + 1 x m7i.2xlarge at $0.4032, within limits.cpu 200"),
+            ("node group 'rack-ng-1'", "$1.578", "3 x g4dn.xlarge at $0.526, within max_size 3"),
+            ("node group 'rack-system'", "$0.2496", "3 x t3.large at $0.0832, within max_size 3"),
+            ("rack 'rack'", "$19.37128", "the sum of its 4 lanes; budget $25.00 (its max_hourly_usd)")):
+        assert any(line.split() [:len(subject.split())] == subject.split() and figure in line and detail in line
+                   for line in printed.splitlines()), (subject, printed)
+    # the lanes are printed beside the outputs, before the resource count
+    assert out.index("Outputs:") < out.index("Worst case per hour") < out.index("Resources:")
+
+
+def test_the_plan_against_the_stacks_state_prints_them_too(tmp_path, capsys):
+    run = run_program(REPO, stack_config("prod"), project="mixed-os-racks", stack="prod")
+    state = write_export(run, tmp_path / "prod.json")
+    code, doc, _ = preview_json(tmp_path, "--stack", "prod", "--cwd", str(REPO), "--state", str(state), "--no-policy")
+    out = capsys.readouterr().out
+    assert code == 0 and doc["costs"]["totalHourlyUsd"] == 19.37128
+    assert "Worst case per hour (on-demand prices of us-east-1" in out
+    assert any(line.split()[:2] == ["rack", "'rack'"] and "$19.37128" in line for line in out.splitlines())
+
+
+def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_the_limit(tmp_path, capsys):
+    config = stack_config("prod")
+    pools = config["rack:additional_karpenter_nodepools_config"]
+    pools[0]["max_hourly_usd"] = 5
+    stack = tmp_path / "Pulumi.budget.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO))
+    assert code == 1
+    (found,) = [v for v in doc["violations"] if v["policy"] == "lane-cost-ceiling"]
+    assert found["level"] == "mandatory" and found["urn"].endswith("::rack-gpu-nodepool")
+    assert found["message"] == (
+        "karpenter nodepool 'gpu': its worst case, $6.496 an hour (4 x g5.4xlarge at $1.624, within limits.cpu 64 and "
+        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd); lower limits.nvidia.com/gpu: "
+        "4 -> 3 (the pool's gpu_limit), for a worst case of $4.872 an hour")
+    assert "lane-cost-ceiling" in capsys.readouterr().out
+    pools[0]["max_hourly_usd"] = 7  # raised: passes
+    stack.write_text(yaml.safe_dump({"config": config}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO))
+    assert code == 0 and not of(doc["violations"], "lane-cost-ceiling")
+
+
+def test_the_rack_budget_names_the_dearest_lane_and_its_limit(tmp_path, capsys):
+    config = {**stack_config("prod"), "rack:max_hourly_usd": 15}
+    stack = tmp_path / "Pulumi.budget.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO))
+    capsys.readouterr()
+    assert code == 1
+    (found,) = of(doc["violations"], "lane-cost-ceiling")
+    assert found["urn"].endswith("rack:index:Rack::rack")
+    # 15 - (19.37128 - 11.04768) = 6.7264 is left for the workload pool: 122 vCPUs (one m7i.metal-24xl and 13 m7i.large)
+    assert found["message"] == (
+        "rack 'rack': its worst case, $19.37128 an hour (the sum of its lanes: workload $11.04768, gpu $6.496, rack-ng-1 "
+        "$1.578, rack-system $0.2496), is over its budget of $15.00 an hour (its max_hourly_usd); on karpenter workload "
+        "nodepool, lower limits.cpu: 200 -> 122 (the pool's cpu_limit), for a worst case of $6.63264 an hour")
+
+
+def test_the_offline_catalog_prices_the_program_the_printout_and_the_pack(tmp_path, capsys):
+    catalog = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
+    catalog["prices"] = {"g5.4xlarge": 3.0}  # dearer than the table's 1.624: the gpu pool's 4 nodes cost $12
+    amis = tmp_path / "amis.yaml"
+    amis.write_text(yaml.safe_dump(catalog))
+    code, doc, _ = preview_json(tmp_path, "--stack", "prod", "--cwd", str(REPO), "--amis", str(amis))
+    out = capsys.readouterr().out
+    assert code == 1
+    assert doc["outputs"]["lanes"]["gpu"]["worstCaseHourlyUsd"] == 12.0
+    assert "4 x g5.4xlarge at $3.00" in out and "1 overridden" in out
+    (found,) = of(doc["violations"], "lane-cost-ceiling")
+    assert found["message"].startswith("karpenter nodepool 'gpu': its worst case, $12.00 an hour (4 x g5.4xlarge at $3.00")
+
+
+@pytest.mark.parametrize("prices_entry, problem", [
+    ({"g5.4xlarge": -1}, "prices.g5.4xlarge: expected a finite number of US dollars an hour, zero or more, got -1.0"),
+    ({"g5.4xlarge": True}, "prices.g5.4xlarge: expected a number of US dollars an hour, got a boolean True"),
+    ({"g5.4xlarge": "1.5"}, "prices.g5.4xlarge: expected a number of US dollars an hour, got text '1.5'"),
+    ({"not a type": 1.0}, "prices.not a type: 'not a type' is not an instance type (must look like g5.xlarge)"),
+    ({"g5.4xlarge": float("inf")}, "prices.g5.4xlarge: expected a finite number of US dollars an hour, zero or more, got inf"),
+])
+def test_catalog_prices_are_checked(prices_entry, problem):
+    with pytest.raises(CatalogError) as caught:
+        Catalog.from_doc({"prices": prices_entry}, "amis.yaml")
+    assert str(caught.value) == f"AMI catalog amis.yaml: {problem}"
+
+
+# ---- the rack's specs: budgets and the GPU limit ---------------------------------------------------------
+
+
+def test_a_gpu_limit_reaches_the_node_pool_and_is_refused_where_it_means_nothing():
+    pool = PoolSpec(name="ml", instance_families=["g6"], gpu_limit=8, max_hourly_usd=12.5)
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=[
+        {"name": "ml", "instance_families": "g6", "gpu_limit": 8, "max_hourly_usd": 12.5}]))
+    (node_pool,) = [r for r in run.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool" and r.name == "rack-ml-nodepool"]
+    assert node_pool.inputs["spec"]["limits"] == {"cpu": "100", "memory": "400Gi", "nvidia.com/gpu": "8"}
+    (component,) = [r for r in run.resources if r.type == "rack:index:KarpenterPool" and r.name == "rack-ml"]
+    assert run.component_outputs[component.urn]["maxHourlyUsd"] == 12.5 == pool.max_hourly_usd
+    amd = PoolSpec(name="amd", instance_families=["g4ad"], gpu_limit=2)
+    assert amd.gpu_resource == "amd.com/gpu"
+    with pytest.raises(SpecError, match="gpu_limit needs a GPU pool"):
+        PoolSpec(name="cpu", instance_families=["m7i"], gpu_limit=8)
+    with pytest.raises(SpecError, match="gpu_limit needs a GPU pool"):
+        PoolSpec(name="any", gpu_limit=8)
+    with pytest.raises(SpecError, match="gpu_limit must be positive"):
+        PoolSpec(name="ml", instance_families=["g6"], gpu_limit=0)
+    with pytest.raises(SpecError, match=r"PoolSpec.gpu_limit: .*gpu_limit 4\) hold none of its instance types: the smallest, "
+                                        r"p5.48xlarge, has 192 vCPUs, 2048 GiB and 8 GPUs"):
+        PoolSpec(name="big", instance_types=["p5.48xlarge"], cpu_limit=192, memory_limit_gb=2048, gpu_limit=4)
+
+
+BAD_BUDGETS = st.one_of(st.floats(max_value=0), st.just(math.inf), st.just(math.nan), st.booleans(),
+                        st.text(alphabet="abc-", min_size=1, max_size=5), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=60)
+@given(st.one_of(st.floats(min_value=1e-6, max_value=1e12), st.integers(min_value=1, max_value=10**9)))
+def test_any_positive_budget_is_taken(budget):
+    assert PoolSpec(name="p", max_hourly_usd=budget).max_hourly_usd == float(budget)
+    assert NodeGroupSpec(instance_type="m7i.large", max_hourly_usd=budget).max_hourly_usd == float(budget)
+
+
+@settings(max_examples=60)
+@given(BAD_BUDGETS)
+def test_a_budget_that_is_no_positive_number_is_refused_at_its_key(budget):
+    for key, values in (
+            ("rack:max_hourly_usd", {"max_hourly_usd": budget}),
+            ("rack:karpenter_max_hourly_usd", {"karpenter_max_hourly_usd": budget}),
+            ("rack:additional_karpenter_nodepools_config[0].max_hourly_usd",
+             {"additional_karpenter_nodepools_config": [{"name": "ml", "max_hourly_usd": budget}]}),
+            ("rack:additional_node_groups_config[0]", {"additional_node_groups_config": [
+                {"type": "m7i.large", "max_hourly_usd": budget}]})):
+        with pytest.raises(ConfigError) as caught:
+            parse_rack_config({"cluster_name": "c", **values})
+        assert str(caught.value).startswith(key), (key, str(caught.value))
+
+
+def test_a_budget_in_stack_config_text_is_read_as_a_number():
+    spec = parse_rack_config({"cluster_name": "c", "max_hourly_usd": "40.5", "additional_node_groups_config":
+                              json.dumps([{"type": "g4dn.xlarge", "max_hourly_usd": 2}])})
+    assert spec.max_hourly_usd == 40.5 and spec.node_groups[0].max_hourly_usd == 2
+
+
+# ---- other programs' lanes, through the pack over gRPC ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pack():
+    with start_pack() as running:
+        yield running
+
+
+_names = itertools.count()
+
+
+def gpu_node_pool(name: str, limits=None, families=("p5",), replicas=None, taint=True) -> k8s.apiextensions.CustomResource:
+    spec: dict = {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+        "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(families)}]}}}
+    if taint:
+        spec["template"]["spec"]["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+    if limits is not None:
+        spec["limits"] = limits
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return k8s.apiextensions.CustomResource(f"{name}-{next(_names)}", api_version="karpenter.sh/v1", kind="NodePool",
+                                            metadata={"name": name}, spec=spec)
+
+
+def test_a_node_pool_another_program_writes_is_held_to_the_policy_configs_budget(pack):
+    program = lambda: gpu_node_pool("train", {"nvidia.com/gpu": 64})  # noqa: E731
+    found = messages(judge(pack, program, {"lane-cost-ceiling": {"budgets": {"train": 100}}}), "lane-cost-ceiling")
+    # p5.48xlarge: 8 GPUs at $55.04; 64 GPUs buy 8 of them. $100 buys one (8 GPUs) and six p5.4xlarge (1 GPU, $6.88)
+    assert found == [
+        "karpenter nodepool 'train': its worst case, $440.32 an hour (8 x p5.48xlarge at $55.04, within limits.nvidia.com/gpu "
+        "64), is over its budget of $100.00 an hour (budgets.train in the policy config); lower limits.nvidia.com/gpu: "
+        "64 -> 14, for a worst case of $96.32 an hour (us-east-1 prices: the stack names no aws:region)"]
+    assert messages(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 100}}), "lane-cost-ceiling")[0].count(
+        "(maxHourlyUsd in the policy config)") == 1
+    assert not of(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 440.32}}), "lane-cost-ceiling")
+    assert not of(judge(pack, program, {}), "lane-cost-ceiling")  # no budget, nothing to hold it to
+
+
+def test_a_gpu_pool_without_limits_gets_the_advisory(pack):
+    found = judge(pack, lambda: gpu_node_pool("open"), {})
+    assert messages(found, "lane-cost-unbounded", "advisory") == [
+        "karpenter nodepool 'open': a GPU lane with no bound on what it costs an hour (it has no limits on cpu, memory, "
+        "GPUs or nodes); set limits.nvidia.com/gpu (or cpu, memory, nodes) on it"]
+    # bounded, or no GPU lane: no advisory
+    assert not of(judge(pack, lambda: gpu_node_pool("held", {"nvidia.com/gpu": 8}), {}), "lane-cost-unbounded")
+    assert not of(judge(pack, lambda: gpu_node_pool("cpu", families=("m7i",), taint=False), {}), "lane-cost-unbounded")
+    # a budget on an unbounded lane: refused, with a limit to set
+    over = messages(judge(pack, lambda: gpu_node_pool("open"), {"lane-cost-ceiling": {"maxHourlyUsd": 60}}), "lane-cost-ceiling")
+    assert over == ["karpenter nodepool 'open': its worst case, unbounded (it has no limits on cpu, memory, GPUs or nodes), "
+                    "is over its budget of $60.00 an hour (maxHourlyUsd in the policy config); set limits.nvidia.com/gpu: 8, "
+                    "for a worst case of $55.04 an hour (us-east-1 prices: the stack names no aws:region)"]
+
+
+def test_a_node_group_another_program_writes_is_held_to_max_size_times_its_dearest_type(pack):
+    def program():
+        aws.eks.NodeGroup("infer", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n", subnet_ids=["s"],
+                          instance_types=["g5.xlarge", "g6.xlarge"],
+                          scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=1, min_size=1, max_size=10))
+
+    found = messages(judge(pack, program, {"lane-cost-ceiling": {"budgets": {"infer": 5}}}), "lane-cost-ceiling")
+    assert found == ["node group 'infer': its worst case, $10.06 an hour (10 x g5.xlarge at $1.006, within max_size 10), is "
+                     "over its budget of $5.00 an hour (budgets.infer in the policy config); lower max_size: 10 -> 4, for a "
+                     "worst case of $4.024 an hour (us-east-1 prices: the stack names no aws:region)"]
+
+
+def test_the_stack_total_and_the_stacks_region(tmp_path):
+    """The pack prices in the stack's aws:region (handed to it as the CLI hands it), with us-east-1's list for a
+    region the table lacks; totalMaxHourlyUsd holds every lane together."""
+    def program():
+        gpu_node_pool("a", {"nvidia.com/gpu": 8})
+        gpu_node_pool("b", {"nvidia.com/gpu": 8})
+
+    with PolicyPackProcess(POLICIES, pack_env("p", "test", {"aws:region": "eu-west-1"})) as pack:
+        run = run_program(program, {"aws:region": "eu-west-1"}, stack="test")
+        found = messages(judge(pack, run, {"lane-cost-ceiling": {"totalMaxHourlyUsd": 100}}), "lane-cost-ceiling")
+    assert found == ["the stack: its worst case, $110.08 an hour (the sum of its lanes: a $55.04, b $55.04), is over its "
+                     "budget of $100.00 an hour (totalMaxHourlyUsd in the policy config); on karpenter nodepool 'a', lower "
+                     "limits.nvidia.com/gpu: 8 -> 6, for a worst case of $41.28 an hour (us-east-1 prices: the table has "
+                     "none for eu-west-1)"]
+
+
+def test_a_static_pool_costs_its_replicas_and_unknown_values_are_not_guessed(pack):
+    found = messages(judge(pack, lambda: gpu_node_pool("static", {"nodes": 2}, ("g6e",), replicas=1),
+                           {"lane-cost-ceiling": {"maxHourlyUsd": 1}}), "lane-cost-ceiling")
+    assert len(found) == 1 and "1 x g6e.48xlarge at $30.13118, within replicas 1" in found[0], found
+    assert "lower replicas: 1 -> 0" in found[0]
+    uncertain = judge(pack, lambda: gpu_node_pool("later", {"nvidia.com/gpu": unknown("8")}), {"lane-cost-ceiling": {"maxHourlyUsd": 1}})
+    assert not messages(uncertain, "lane-cost-ceiling") and messages(uncertain, "lane-cost-ceiling", "advisory")
+
+
+@pytest.mark.parametrize("limits, worst", [
+    ({"cpu": "1e400"}, "unbounded"), ({"cpu": "-5"}, "unbounded"), ({"cpu": "abc"}, "unbounded"),
+    ({"memory": [1, 2]}, "unbounded"), ("nope", "unbounded"), ({"aws.amazon.com/neuron": 4}, "unbounded"),
+    ({"cpu": 1e300}, "$4.3e+299 an hour (6.25e+298 x p5.4xlarge at $6.88, within limits.cpu 1e+300)"),
+    ({"nodes": 0}, None), ({"nvidia.com/gpu": "0"}, None),
+])
+def test_hostile_limits_are_judged(pack, limits, worst):
+    """Limits the API would refuse, or that bound nothing the table counts, leave the pool unbounded; a limit past
+    any budget is judged with its figure written short; a zero limit launches nothing."""
+    found = judge(pack, lambda: gpu_node_pool("odd", limits), {"lane-cost-ceiling": {"maxHourlyUsd": 10}})
+    over = messages(found, "lane-cost-ceiling")
+    if worst is None:
+        assert not over and not of(found, "lane-cost-unbounded")
+        return
+    assert len(over) == 1 and over[0].startswith(f"karpenter nodepool 'odd': its worst case, {worst}"), over
+    assert len(over[0]) < 600
+    assert bool(of(found, "lane-cost-unbounded")) == (worst == "unbounded")
+
+
+# ---- the search ------------------------------------------------------------------------------------------
+
+
+def brute_force(items, limits):
+    best = 0.0
+    ranges = [range(0, int(min(limits[d] // c[d] for d in range(len(limits)) if c[d] > 0)) + 1) for _, c in items]
+    for counts in itertools.product(*ranges):
+        if all(sum(k * c[d] for k, (_, c) in zip(counts, items)) <= limits[d] + 1e-9 for d in range(len(limits))):
+            best = max(best, sum(k * p for k, (p, _) in zip(counts, items)))
+    return best
+
+
+ITEMS = st.lists(st.tuples(st.integers(1, 500).map(lambda c: c / 100),
+                           st.tuples(st.integers(1, 12), st.integers(0, 8), st.just(1))).map(lambda t: (t[0], tuple(map(float, t[1])))),
+                 min_size=1, max_size=4)
+
+
+@settings(max_examples=150)
+@given(ITEMS, st.tuples(st.integers(12, 40), st.integers(8, 20), st.integers(1, 12)))
+def test_the_search_finds_the_dearest_fill(items, limits):
+    """Against every combination: the search's cost is the most whole nodes within every limit can cost."""
+    limits = tuple(map(float, limits))
+    cost_found, counts, exact = cost.dearest(tuple(items), limits)
+    assert exact
+    assert all(sum(k * c[d] for k, (_, c) in zip(counts, items)) <= limits[d] for d in range(3))
+    assert math.isclose(cost_found, sum(k * p for k, (p, _) in zip(counts, items)))
+    assert math.isclose(cost_found, brute_force(items, limits), abs_tol=1e-9)
+
+
+def test_a_search_too_large_gives_the_fractional_bound_and_says_at_most():
+    anything = [wellknown.Requirement("kubernetes.io/arch", "Exists", ())]
+    worst = cost.pool(anything, {"cpu": 1000, "memory": 4000 * GIB}, prices.for_region("us-east-1"))
+    assert not worst.exact and worst.words().startswith("at most $")
+    assert "filled as if nodes could be split" in worst.words()
+
+
+@settings(max_examples=80)
+@given(ITEMS, st.tuples(st.integers(12, 40), st.integers(8, 20), st.integers(1, 12)))
+def test_past_its_steps_the_search_gives_a_bound_no_fill_exceeds(items, limits):
+    """When the search stops, the figure is the fractional bound: at least the dearest fill, at most one limit
+    filled at its dearest price per unit."""
+    limits = tuple(map(float, limits))
+    saved = cost.SEARCH_STEPS
+    cost.SEARCH_STEPS = 0
+    cost.dearest.cache_clear()
+    try:
+        bound, _, exact = cost.dearest(tuple(items), limits)
+    finally:
+        cost.SEARCH_STEPS = saved
+        cost.dearest.cache_clear()
+    assert not exact
+    assert bound >= brute_force(items, limits) - 1e-9
+    per_limit = min(limits[d] * max(p / c[d] for p, c in items) for d in range(3) if all(c[d] > 0 for _, c in items))
+    assert bound <= per_limit + 1e-9

@@ -1,0 +1,78 @@
+"""``mixed_os_racks.testing``: a consumer's unit tests get every look-up the components make answered from
+an AMI catalog, as the offline preview answers them, through the SDK's own ``set_mocks``."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pytest
+
+from conftest import GPU_AMI
+from mixed_os_racks import ClusterRef, NodeGroup, NodeGroupArgs, NodeGroupSpec
+from mixed_os_racks.offline import CatalogError
+from mixed_os_racks.testing import OFFLINE_ACCOUNT, RackMocks, set_mocks
+
+
+def test_the_look_ups_the_components_make_are_answered_from_the_catalog():
+    mocks = set_mocks(RackMocks(region="eu-west-1"), project="p", stack="s")
+    seen: dict[str, object] = {}
+
+    @pulumi.runtime.test
+    def look_up() -> None:
+        ami = aws.ec2.get_ami(filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[GPU_AMI])], include_deprecated=True)
+        cluster = aws.eks.get_cluster(name="shared")
+        seen.update(ami=(ami.architecture, ami.root_device_name), endpoint=cluster.endpoint,
+                    account=aws.get_caller_identity().account_id, region=aws.get_region().region,
+                    partition=aws.get_partition().partition)
+
+    look_up()
+    assert seen == {"ami": ("x86_64", "/dev/xvda"), "endpoint": "https://shared.eks.offline.invalid",
+                    "account": OFFLINE_ACCOUNT, "region": "eu-west-1", "partition": "aws"}
+    assert mocks.catalog.get(GPU_AMI) is not None
+
+
+def test_a_node_group_in_an_existing_cluster_builds_under_the_mocks():
+    # under the SDK's plain mock monitor this run fails with "attached to a different loop" (pulumi/pulumi#6561)
+    mocks = set_mocks(RackMocks(), project="p", stack="s")
+
+    @pulumi.runtime.test
+    def build() -> None:
+        NodeGroup("inference", NodeGroupArgs(group=NodeGroupSpec(instance_type="g6.xlarge", min_size=1, max_size=4),
+                                             cluster=ClusterRef.existing("shared", "shared-dev")))
+
+    build()
+    group = mocks.registered("eks:index:ManagedNodeGroup", "inference")
+    assert group.inputs["instanceTypes"] == ["g6.xlarge"]
+    assert {r.typ for r in mocks.resources if r.resource_id} == {"aws:eks/cluster:Cluster", "aws:iam/role:Role"}  # read, not created
+    with pytest.raises(KeyError, match=r"no eks:index:ManagedNodeGroup named 'training' was registered \(those registered: inference\)"):
+        mocks.registered("eks:index:ManagedNodeGroup", "training")
+
+
+def test_a_look_up_of_the_programs_own_is_named_and_a_subclass_answers_it():
+    class Mine(RackMocks):
+        def call(self, args: pulumi.runtime.MockCallArgs):  # type: ignore[override]
+            if args.token == "aws:route53/getZone:getZone":
+                return {"id": "Z1", "name": args.args["name"], "zoneId": "Z1"}
+            return super().call(args)
+
+    set_mocks(Mine(), project="p", stack="s")
+
+    @pulumi.runtime.test
+    def zone() -> None:
+        assert aws.route53.get_zone(name="example.com").zone_id == "Z1"
+        assert aws.get_region().region == "us-east-1"
+
+    zone()
+    set_mocks(RackMocks(), project="p", stack="s")
+
+    @pulumi.runtime.test
+    def unknown() -> None:
+        aws.route53.get_zone(name="example.com")
+
+    with pytest.raises(Exception, match="cannot answer the look-up aws:route53/getZone:getZone"):
+        unknown()
+
+
+def test_the_catalog_is_validated_as_amis_is():
+    with pytest.raises(CatalogError, match=r"AMI catalog <memory>: amis\[0\] \(ami-0a1b2c3d4e5f60718\): missing name, "):
+        RackMocks(amis={"amis": [{"id": GPU_AMI}]})
