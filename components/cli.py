@@ -27,6 +27,7 @@ from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
+from .offline.policyconfig import PolicyConfig
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -286,7 +287,8 @@ def preview(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
-    priced = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None  # under the config's own
+    # the catalog's prices, under the config's own
+    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
         try:
             run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)

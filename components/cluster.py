@@ -232,7 +232,7 @@ class ClusterRef:
         ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
         ref.certificate_authority = found.certificate_authorities[0].data
         ref.oidc_issuer = found.identities.apply(oidc_issuer_of)
-        ref.known_name = cluster_name
+        ref.known_name = cluster_name if isinstance(cluster_name, str) else None
         if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
             ref._key = ("existing", cluster_name)
         ref._looked_up_version = found.version

@@ -129,10 +129,10 @@ class Rack(pulumi.ComponentResource):
                                                                     "oidc_provider": spec.controller_identity == "irsa"}),
                                        opts=child)
             self.cluster = self.created.ref
-            system = self.created.system_lane_spec
-            lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
-            worst_cases[system.name or ""] = functools.partial(lanecost.group_worst_case, system)
-            self.lane_facts[system.name or ""] = group_lane(system)
+            system_lane = self.created.system_lane_spec
+            lanes[system_lane.name or ""] = self._group_lane(system_lane, self.created.system_lane)
+            worst_cases[system_lane.name or ""] = functools.partial(lanecost.group_worst_case, system_lane)
+            self.lane_facts[system_lane.name or ""] = group_lane(system_lane)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
             live = self.cluster.live

@@ -20,7 +20,7 @@ The Deployment carries the ``mixed-os-racks/service`` annotation, so the policy 
 seeds do (``service "web"``).
 """
 
-from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -181,7 +181,7 @@ class Service(pulumi.ComponentResource):
         # no lane can hold
         judged = pulumi.Output.from_input(lanes).apply(fits) if lanes is not None and later(lanes) else None
         if lanes is not None and judged is None:
-            fits(lanes)
+            fits(cast(Lanes, lanes))  # known now: the mapping, or (a Python program's, ``ALSO``) its JSON text or a list
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
         if "gpu_wait_seconds" in args and not spec.scale.gpu.count:

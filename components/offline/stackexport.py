@@ -112,7 +112,7 @@ class StackState:
     """Old copies of replaced resources (``delete: true``) the next update deletes."""
 
 
-def urn_parts(urn: str) -> tuple[str, str, str, str]:
+def urn_parts(urn: object) -> tuple[str, str, str, str]:
     """(stack, project, qualified type, name) of a URN; the name may itself contain ``::``."""
     if not isinstance(urn, str) or not urn.startswith(URN_PREFIX) or urn.count("::") < 3:
         raise ValueError(urn)

@@ -657,8 +657,8 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
     if not families:
         return
     for image in knowledge.resolve(amis, karpenter=boot.karpenter):
-        driver = image.facts and instances.image_driver(image.facts.nvidia_driver_branch, image.facts.name,
-                                                        image.facts.description)
+        driver = None if image.facts is None else instances.image_driver(
+            image.facts.nvidia_driver_branch, image.facts.name, image.facts.description)
         bounded = [f for f in families if f in instances.DRIVER_BRANCHES]
         if driver is not None and driver.per_instance:  # the AMI picks a driver that drives each family
             continue

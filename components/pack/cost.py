@@ -584,7 +584,7 @@ def ceiling(costs: Costs) -> Iterator[checks.Finding]:
                                  certain=False)
     for lane in costs.lanes:
         for budget in lane.budgets:
-            yield from _judged(lane.subject, lane.urn, lane.worst.usd, budget, lane.worst, lambda b, lane=lane: lane.fix(b),
+            yield from _judged(lane.subject, lane.urn, lane.worst.usd, budget, lane.worst, lane.fix,
                                lane.worst.words())
     for rack in costs.racks:
         if rack.budget is not None:

@@ -239,7 +239,11 @@ class PodClaims:
 
 
 def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
-    names, gpus, mig, unheld, refused = [], 0.0, [], [], []
+    names: list[str] = []
+    mig: list[str] = []
+    unheld: list[str] = []
+    refused: list[str] = []
+    gpus = 0.0
     for claim in facts.as_list(pod.get("resourceClaims")):
         claim = facts.as_map(claim)
         ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")

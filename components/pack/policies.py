@@ -293,7 +293,7 @@ def _refusing_malformed_config(pack: str) -> bool:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         return configure(self, request, context)
 
-    servicer.Configure = checked
+    setattr(servicer, "Configure", checked)  # the SDK's servicer class, patched where the pack starts
     return True
 
 
