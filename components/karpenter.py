@@ -191,6 +191,9 @@ class KarpenterPool(pulumi.ComponentResource):
     """The taints every node of the pool carries (``key``, ``value``, ``effect``)."""
     ami: pulumi.Output[AmiRef]
     """What the pool boots: ``{"alias": ...}``, or a pinned ``{"id", "name", "created"}`` (which gets no updates)."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The pool's budget in US dollars per hour (``pool.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the pool has none."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterPool", name, opts)
@@ -252,11 +255,12 @@ class KarpenterPool(pulumi.ComponentResource):
         self.labels = pulumi.Output.from_input(pool.node_labels())
         self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
+        self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
         self.register_outputs({
             "nodeClassName": self.node_class_name,
             "nodePoolName": self.node_pool_name,
             "labels": self.labels,
             "taints": self.taints,
             "ami": self.ami,
-            **({"maxHourlyUsd": pool.max_hourly_usd} if pool.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

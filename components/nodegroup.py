@@ -161,6 +161,9 @@ class NodeGroup(pulumi.ComponentResource):
     ami: pulumi.Output[AmiRef]
     """What the group boots: ``{"amiType": ...}`` (EKS's AMI, updated by EKS releases), or a pinned
     ``{"id", "name", "created"}``."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The group's budget in US dollars per hour (``group.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the group has none."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("NodeGroup", name, opts)
@@ -281,6 +284,7 @@ class NodeGroup(pulumi.ComponentResource):
         self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
                                                 for t in group.node_taints()])
         self.ami = pulumi.Output.from_input(ami)
+        self.max_hourly_usd = None if group.max_hourly_usd is None else pulumi.Output.from_input(group.max_hourly_usd)
         self.register_outputs({
             "ami": self.ami,
             "nodeGroupName": self.node_group_name,
@@ -288,7 +292,7 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
-            **({"maxHourlyUsd": group.max_hourly_usd} if group.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })
 
     def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:

@@ -98,6 +98,9 @@ class Rack(pulumi.ComponentResource):
     which lanes stopped receiving AMI updates, and what each can spend."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The rack's budget in US dollars per hour (``spec.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the rack has none."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Rack", name, opts)
@@ -273,6 +276,7 @@ class Rack(pulumi.ComponentResource):
                                        pulumi.Output.all(**lanes) if lanes else {}).apply(
             lambda both: cast(dict[str, Lane], lanecost.priced(both[1], both[0], worst_cases)))
         self.worst_case_hourly_usd = self.lanes.apply(lanecost.rack_worst_case)
+        self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
         self.cluster_name = self.cluster.name
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
@@ -286,7 +290,7 @@ class Rack(pulumi.ComponentResource):
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
             "worstCaseHourlyUsd": self.worst_case_hourly_usd,
-            **({"maxHourlyUsd": spec.max_hourly_usd} if spec.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,
             # the names as they were registered before the package was hosted (readers of a stack's state)

@@ -164,7 +164,8 @@ def test_inputs_required_inputs_and_outputs_are_the_components(schema):
     pool = schema["resources"]["rack:index:KarpenterPool"]
     assert pool["requiredInputs"] == ["cluster", "pool"]
     assert set(pool["inputProperties"]) == {"pool", "cluster", "subnetIds", "securityGroupIds", "nodeRole", "tags"}
-    assert set(pool["properties"]) == {"nodeClassName", "nodePoolName", "labels", "taints", "ami"}
+    assert set(pool["properties"]) == {"nodeClassName", "nodePoolName", "labels", "taints", "ami", "maxHourlyUsd"}
+    assert pool["required"] == ["ami", "labels", "nodeClassName", "nodePoolName", "taints"]  # a budget only when set
     spec = schema["types"]["rack:index:PoolSpec"]
     assert spec["required"] == ["name"]  # a spec field with a default is optional
     assert spec["properties"]["os"]["$ref"] == "#/types/rack:index:NodeOs"
