@@ -9,8 +9,8 @@ their ``cluster`` argument.
 A component also takes the cluster as data, as every Pulumi language can send it (pulumi-eks's
 ``CoreData`` is the same idea): ``{"name": ...}`` (the rest read from the cluster, as ``existing``
 does), with ``endpoint`` and ``certificate_authority`` when the program has them (nothing is read),
-``oidc_issuer`` and ``node_role_arn`` (the Karpenter pools' default node role). ``ClusterRef.from_inputs``
-turns that into a ref, named after the component.
+``oidc_issuer``, ``oidc_provider_arn`` (for IRSA) and ``node_role_arn`` (the Karpenter pools' default node
+role). ``ClusterRef.from_inputs`` turns that into a ref, named after the component.
 """
 
 import json
@@ -132,6 +132,9 @@ class ClusterRef:
     oidc_issuer: Optional[pulumi.Output[str]]
     """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``, for IAM roles for service
     accounts). Default: read from the cluster."""
+    oidc_provider_arn: Optional[pulumi.Output[str]]
+    """The ARN of the cluster's IAM OIDC provider, which IRSA roles trust (``rack:controller_identity: irsa``).
+    Default: the one ``RackCluster`` makes, or, for a cluster read by name, the one IAM holds for its issuer."""
     node_role_arn: Optional[pulumi.Output[str]]
     """The IAM role of the nodes Karpenter launches, its ARN or name: the Karpenter pools' default node role.
     Default: ``KarpenterNodeRole-<name>``."""
@@ -163,9 +166,7 @@ class ClusterRef:
         self.known_name: Optional[str] = None
         """The cluster's name when this program knows it as text (``existing``, or ``created`` with
         ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
-        self.oidc_provider_arn: Optional[pulumi.Input[str]] = None
-        """The cluster's IAM OIDC provider (IRSA trusts it): the one ``RackCluster`` makes, the one given to
-        ``created``; for an existing cluster it is looked up (``irsa``)."""
+        self.oidc_provider_arn = None
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
         """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
@@ -241,12 +242,12 @@ class ClusterRef:
     @classmethod
     def from_inputs(cls, owner: str, path: str, value: Mapping[str, object],
                     opts: Optional[pulumi.ResourceOptions] = None) -> "ClusterRef":
-        """The cluster as data (``{"name", "endpoint", "certificate_authority", "oidc_issuer", "node_role_arn"}``,
-        each a value or an Output), as a component takes it from any language: with ``endpoint`` and
-        ``certificate_authority`` its Kubernetes provider ``<owner>-k8s`` is made from them (``--region`` the
-        stack's), else as ``existing`` makes one (a look-up, nothing created). Problems raise
-        ``PropertyProblems`` at ``path.<key>``."""
-        allowed = {"name", "endpoint", "certificate_authority", "oidc_issuer", "node_role_arn"}
+        """The cluster as data (``{"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn",
+        "node_role_arn"}``, each a value or an Output), as a component takes it from any language: with ``endpoint``
+        and ``certificate_authority`` its Kubernetes provider ``<owner>-k8s`` is made from them (``--region`` the
+        stack's), else as ``existing`` makes one (a look-up, nothing created). Problems raise ``PropertyProblems``
+        at ``path.<key>``."""
+        allowed = {"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"}
         problems = [(f"{path}.{key}", f"unknown field (expected one of: {', '.join(sorted(allowed))})")
                     for key in sorted(map(str, set(value) - allowed))]
         name = value.get("name")
@@ -258,7 +259,7 @@ class ClusterRef:
         if len(given) == 1:
             other = ({"endpoint", "certificate_authority"} - set(given)).pop()
             problems.append((f"{path}.{other}", f"required with {given[0]} (the two reach the API server together)"))
-        for key in ("endpoint", "certificate_authority", "oidc_issuer", "node_role_arn"):
+        for key in ("endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"):
             field = value.get(key)
             if field is not None and not isinstance(field, (str, pulumi.Output)):
                 problems.append((f"{path}.{key}", f"expected str, got {type(field).__name__}"))
@@ -282,6 +283,8 @@ class ClusterRef:
                 ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"])  # type: ignore[arg-type]
         if node_role is not None:
             ref.node_role_arn = pulumi.Output.from_input(node_role)  # type: ignore[arg-type]
+        if value.get("oidc_provider_arn") is not None:
+            ref.oidc_provider_arn = pulumi.Output.from_input(value["oidc_provider_arn"])  # type: ignore[arg-type]
         return ref
 
     @classmethod
@@ -326,7 +329,7 @@ class ClusterRef:
         ref._version = version
         ref.known_name = cluster_name
         if oidc_provider_arn is not None:
-            ref.oidc_provider_arn = oidc_provider_arn
+            ref.oidc_provider_arn = pulumi.Output.from_input(oidc_provider_arn)
         return ref
 
     def irsa(self, component: str, name: str) -> tuple[pulumi.Input[str], pulumi.Output[str]]:

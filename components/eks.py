@@ -92,6 +92,8 @@ class RackCluster(pulumi.ComponentResource):
     """The IAM principals given cluster admin (``spec.admin_arns``)."""
     system_lane_name: pulumi.Output[str]
     """The system lane's ``aws.eks.NodeGroup`` name."""
+    oidc_provider_arn: Optional[pulumi.Output[str]]
+    """The ARN of the cluster's IAM OIDC provider, which IRSA roles trust (when ``oidcProvider`` is set)."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("RackCluster", name, opts)
@@ -135,6 +137,7 @@ class RackCluster(pulumi.ComponentResource):
         self.ref: ClusterRef = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
         self.oidc_provider: Optional[aws.iam.OpenIdConnectProvider] = None
         """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
+        self.oidc_provider_arn = None
         if args.get("oidc_provider", False):
             # IRSA's trust: the issuer EKS gives the cluster, for tokens whose audience is STS (the client id
             # pulumi-eks's createOidcProvider uses too). No thumbprint: IAM takes the issuer's certificate
@@ -144,7 +147,7 @@ class RackCluster(pulumi.ComponentResource):
             self.oidc_provider = aws.iam.OpenIdConnectProvider(
                 f"{name}-oidc", url=issuer, client_id_lists=[upstream.IRSA_AUDIENCE], tags=tags,
                 opts=pulumi.ResourceOptions(parent=self))
-            self.ref.oidc_provider_arn = self.oidc_provider.arn
+            self.oidc_provider_arn = self.ref.oidc_provider_arn = self.oidc_provider.arn
             self.ref.oidc_issuer = issuer
         self.pod_identity_agent: Optional[aws.eks.Addon] = None
         """The EKS Pod Identity agent add-on (None when left out)."""
@@ -186,6 +189,7 @@ class RackCluster(pulumi.ComponentResource):
             "securityGroupId": self.security_group_id,
             "kmsKeyArn": self.kms_key_arn,
             "systemLaneName": self.system_lane_name,
+            "oidcProviderArn": self.oidc_provider_arn,
         })
 
     @staticmethod
