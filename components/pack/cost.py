@@ -489,13 +489,15 @@ def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource
     return False
 
 
-def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource], kind: str) -> Optional[checks.StackResource]:
-    """The nearest component of type ``kind`` above ``res`` (our ``KarpenterPool`` or ``NodeGroup``), if any."""
+def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource],
+           kinds: tuple[str, ...]) -> Optional[checks.StackResource]:
+    """The nearest component of one of ``kinds`` above ``res`` (our ``KarpenterPool`` or ``NodeGroup``, by its
+    type token or its former one: a state written before has that), if any."""
     parent, seen = res.parent, set()
     while parent and parent not in seen:
         seen.add(parent)
         owner = by_urn.get(parent)
-        if owner is None or owner.type == kind:
+        if owner is None or owner.type in kinds:
             return owner
         parent = owner.parent
     return None
@@ -518,7 +520,7 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
         worst = pool(requirements, limits, prices, replicas)
         gpu = checks.gpu_reason(lane) is not None
-        owner = _owner(res, by_urn, contract.COMPONENT_POOL)
+        owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)
         field_names = {CPU: "cpu_limit", MEMORY: "memory_limit_gb", contract.NVIDIA_GPU: "gpu_limit",
                        contract.AMD_GPU: "gpu_limit"} if owner is not None else {}
@@ -551,7 +553,7 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         else:
             worst = group(types, max_size, group_prices)
         gpu = checks.gpu_reason(lane) is not None
-        budget = _budget_of(_owner(res, by_urn, contract.COMPONENT_NODE_GROUP))
+        budget = _budget_of(_owner(res, by_urn, contract.NODE_GROUP_TYPES))
         return LaneCost(lane.subject_name, rules.node_group_subject(lane.subject_name), "node group", res.urn, worst, gpu,
                         (budget,) if budget else (),
                         lambda amount: group_fix(worst, max_size or 0, min_size, amount))
