@@ -22,6 +22,7 @@ from typing import Any, Mapping, Optional
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime import settings
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2_grpc
 
 from mixed_os_racks.offline.catalog import Catalog
@@ -57,6 +58,10 @@ class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         self.recording = _Recording(OfflineMocks(Catalog.load(), stack_config_values(config)))
 
     def _call(self, method: str, request: Any) -> Any:
+        # a resource reference in a request (a remote component's cluster or role) is rehydrated with a
+        # getResource call to the current monitor, as under the offline engine: this one, in this gRPC thread's
+        # own context (Pulumi's settings are context variables: the test's own runs keep theirs)
+        settings.SETTINGS.monitor = self.recording
         return getattr(self.recording, method)(request)
 
     def SupportsFeature(self, request, context):  # noqa: N802 (gRPC method names)
