@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 
 from . import syntax
 from .errors import ArgumentError, PropertyProblems
+from .inputs import closest
 
 
 def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
@@ -248,7 +249,8 @@ class ClusterRef:
         stack's), else as ``existing`` makes one (a look-up, nothing created). Problems raise ``PropertyProblems``
         at ``path.<key>``."""
         allowed = {"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"}
-        problems = [(f"{path}.{key}", f"unknown field (expected one of: {', '.join(sorted(allowed))})")
+        problems = [(f"{path}.{key}", f"unknown field ({f'did you mean {meant}? ' if (meant := closest(key, allowed)) else ''}"
+                                      f"expected one of: {', '.join(sorted(allowed))})")
                     for key in sorted(map(str, set(value) - allowed))]
         name = value.get("name")
         if name is None:

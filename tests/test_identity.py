@@ -166,6 +166,18 @@ def test_a_cluster_given_as_data_brings_its_oidc_provider_for_irsa():
         "system:serviceaccount:kube-system:cluster-autoscaler"
 
 
+def test_a_misspelled_field_of_the_cluster_as_data_gets_the_field_meant():
+    def program() -> None:
+        ClusterAutoscaler("ca", {"cluster": {"name": "lab", "oidc_provider": "arn:aws:iam::123456789012:oidc-provider/x"},
+                                 "kubernetes_version": "1.34"})
+
+    with pytest.raises(Exception) as caught:
+        run_program(program, {"aws:region": "us-east-1"})
+    assert str(caught.value) == (
+        "ClusterAutoscaler 'ca': cluster.oidc_provider: unknown field (did you mean oidc_provider_arn? expected one of: "
+        "certificate_authority, endpoint, name, node_role_arn, oidc_issuer, oidc_provider_arn)")
+
+
 # ---- the European Sovereign Cloud ---------------------------------------------------------------------------
 
 
