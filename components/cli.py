@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
+from . import clock
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
@@ -438,6 +439,7 @@ def pack_init(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        clock.now()  # a MIXED_OS_RACKS_NOW the dates cannot be judged against is named before anything runs
         if args.command == "pack":
             return pack_init(args)
         if args.command == "schema":
@@ -450,7 +452,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable) as exc:
+    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable,
+            clock.ClockError) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -155,6 +155,15 @@ def _documents_differ(old: Any, new: Any, ids: Optional[Ids]) -> Optional[bool]:
     return (not same) if same is not None else bool(changed_paths(normal(a), b, "", ids))
 
 
+def _may_be_documents(old: Any, new: Any) -> bool:
+    """Whether ``old`` and ``new`` could be a JSON document and its text, two texts of one, or two policies."""
+    if isinstance(old, str):
+        return isinstance(new, (str, dict, list))
+    if isinstance(new, str):
+        return isinstance(old, (dict, list))
+    return isinstance(old, dict) and isinstance(new, dict) and "Statement" in old and "Statement" in new
+
+
 def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None) -> list[str]:
     """The paths where ``new`` differs from ``old`` (both ``normal``); unknowns change only what was absent."""
     if new is UNKNOWN:
@@ -165,9 +174,10 @@ def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None)
         return [] if _same_ref(old, new, ids) else [path]
     if old is _MISSING and new is _MISSING:
         return []
-    differ = _documents_differ(old, new, ids) if old is not _MISSING and new is not _MISSING and old != new else None
-    if differ is not None:
-        return [path] if differ else []
+    if _may_be_documents(old, new) and old != new:
+        differ = _documents_differ(old, new, ids)
+        if differ is not None:
+            return [path] if differ else []
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted(set(old) | set(new)):

@@ -16,11 +16,11 @@ it verifiable).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 import functools
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
-from .. import contract
+from .. import clock, contract
 from . import amifacts, facts, instances, rules, upstream, wellknown
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
@@ -213,7 +213,7 @@ def _resolved(lane: facts.LaneResource, knowledge: AmiKnowledge) -> list[Resolve
 
 def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
     max_days = facts.number(knowledge.config.get("maxAgeDays"))
-    now = now or datetime.now(timezone.utc)
+    now = now or clock.now()
     for image in _resolved(lane, knowledge):
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:

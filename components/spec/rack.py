@@ -2,13 +2,12 @@
 
 import ipaddress
 import re
-from datetime import datetime, timezone
 from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
-from .. import syntax
+from .. import clock, syntax
 from ..identity import Identity
 from .base import FieldProblem, Spec, SpecError, cluster_name, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
@@ -72,8 +71,8 @@ def public_cidr_problem(cidr: str) -> Optional[str]:
 
 
 def today() -> str:
-    """Today's date (UTC, ISO), against which EKS's support dates are read."""
-    return datetime.now(timezone.utc).date().isoformat()
+    """Today's date (UTC, ISO), against which EKS's support dates are read (``clock``)."""
+    return clock.today()
 
 
 def version_support(version: str, when: Optional[str] = None) -> tuple[str, str]:
