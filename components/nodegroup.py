@@ -26,6 +26,11 @@ Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch tem
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
 between the two paths does replace the node group (EKS cannot drop an ``amiType`` in place).
 
+A group with ``canary_ami_id`` gets a second group, ``<name>-canary`` (a ``NodeGroup`` inside this one, sharing its
+role, subnets and AMI look-up): fixed at ``canary_size`` nodes, on the candidate AMI (pinned, as above), with the
+group's instance type, label and taints, so the group's pods land on it too, and tagged ``mixed-os-racks/canary-of``
+with the group's name. Removing ``canary_ami_id`` deletes it and leaves the group as it was.
+
 Desired size starts at ``min_size``. Who owns it afterwards depends on the group's bounds
 (``spec.nodegroup.scaling_plan``). A fixed-size group (``min_size == max_size``, such as the system lane)
 has nobody else to set its size: Pulumi owns it and sends it with every change of the bounds. A group
@@ -53,7 +58,7 @@ import pulumi_eks as eks
 
 from . import contract, syntax
 from .ami import AmiLookup, provider_reason
-from .args import check_start, checked, is_later, documented
+from .args import check_start, checked, documented, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .pack import instances, rules, upstream
@@ -162,6 +167,8 @@ class NodeGroup(pulumi.ComponentResource):
     ami: pulumi.Output[dict[str, str]]
     """What the group boots: ``{"amiType": ...}`` (EKS's AMI, updated by EKS releases), or a pinned
     ``{"id", "name", "created"}``."""
+    canary: Optional["NodeGroup"]
+    """The canary group (``canary_ami_id``), None without one."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("NodeGroup", name, opts)
@@ -269,8 +276,17 @@ class NodeGroup(pulumi.ComponentResource):
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in group.node_taints()],
             tags=group_tags,
             subnet_ids=args.get("subnet_ids"),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role_ready, *inherited_depends_on(opts)]),
         )
+        self.canary = None
+        if group.canary_ami_id:
+            canary_args = NodeGroupArgs(group=group.canary(name), cluster=cluster, node_role=role,  # type: ignore[typeddict-item]
+                                        rack=args.get("rack") or name)
+            for shared in ("subnet_ids", "ami_lookup"):
+                if shared in args:
+                    canary_args[shared] = args[shared]  # type: ignore[literal-required]
+            self.canary = NodeGroup(f"{name}{contract.CANARY_SUFFIX}", canary_args,
+                                    opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready))
         node_group = self.managed_node_group.node_group
         # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
         self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)

@@ -16,7 +16,7 @@ from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .pack import wellknown, workloads
@@ -38,9 +38,10 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
             "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
 
 
-def pool_lane(pool: PoolSpec) -> dict[str, Any]:
-    """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
-    requirements, limits = lanecost.pool_sizing(pool)
+def pool_lane(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``), from its NodePool
+    ``spec`` (default: the pool's own)."""
+    requirements, limits = lanecost.pool_sizing(pool, spec)
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
     lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
@@ -48,6 +49,16 @@ def pool_lane(pool: PoolSpec) -> dict[str, Any]:
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
     return lane
+
+
+def canary_lanes(spec: RackSpec) -> dict[str, dict[str, Any]]:
+    """The canary lanes of a rack's pools and node groups, by name: each its lane's facts (the same labels and
+    taints, so the same pods land there) and ``canaryOf``, the lane it is the canary of."""
+    lanes = {pool.canary_name: {**pool_lane(pool, canary_node_pool_spec(pool)), "canaryOf": pool.name}
+             for pool in spec.pools if pool.canary_ami_id}
+    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": {**group_lane(g.canary(g.name or "")), "canaryOf": g.name}
+                  for g in spec.node_groups if g.canary_ami_id})
+    return lanes
 
 
 def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
@@ -95,7 +106,8 @@ class Rack(pulumi.ComponentResource):
     ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``), ``ami`` (an alias or AMI type
     that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
     cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
-    which lanes stopped receiving AMI updates, and what each can spend."""
+    which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
+    also has ``canaryOf``."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
     lane_facts: dict[str, dict[str, Any]]
@@ -187,10 +199,17 @@ class Rack(pulumi.ComponentResource):
             pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=pool_opts)
             for pool in spec.pools
         }
+        canaries = canary_lanes(spec)
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, facts=self.lane_facts[pool.name]: {**facts, "ami": ami})
             worst_cases[pool.name] = functools.partial(lanecost.pool_worst_case, pool)
+            if pool.canary_ami_id:
+                self.lane_facts[pool.canary_name] = canaries[pool.canary_name]
+                lanes[pool.canary_name] = self.pools[pool.name].canary.apply(
+                    lambda canary, facts=canaries[pool.canary_name]: {**facts, "ami": (canary or {}).get("ami")})
+                worst_cases[pool.canary_name] = functools.partial(lanecost.pool_worst_case, pool,
+                                                                  spec=canary_node_pool_spec(pool))
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -210,6 +229,12 @@ class Rack(pulumi.ComponentResource):
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
             worst_cases[lane] = functools.partial(lanecost.group_worst_case, group)
             self.lane_facts[lane] = group_lane(group)
+            canary = self.node_groups[lane].canary
+            if canary is not None:
+                canary_lane = f"{lane}{contract.CANARY_SUFFIX}"
+                self.lane_facts[canary_lane] = canaries[canary_lane]
+                lanes[canary_lane] = canary.ami.apply(lambda ami, facts=canaries[canary_lane]: {**facts, "ami": ami})
+                worst_cases[canary_lane] = functools.partial(lanecost.group_worst_case, group.canary(lane))
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []

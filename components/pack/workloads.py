@@ -462,10 +462,10 @@ LANE_FIELDS: dict[str, Any] = {
     "allocatable": {"type": "object", "properties": {r: _QUANTITY for r in fit.SIZED}},
     "largestInstanceType": {"type": "string"},
     "kind": {"type": "string"}, "os": {"type": "string"}, "ami": {},
-    "worstCaseHourlyUsd": {"type": ["number", "null"]},
+    "worstCaseHourlyUsd": {"type": ["number", "null"]}, "canaryOf": {"type": "string"},
 }
-"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami``, ``largestInstanceType`` and
-``worstCaseHourlyUsd`` are not read)."""
+"""A lane's fields: the rack's ``lanes`` output passes as it is (``os``, ``ami``, ``largestInstanceType``,
+``worstCaseHourlyUsd`` and ``canaryOf`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = {
     "type": "array",
     "default": [],
