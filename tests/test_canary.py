@@ -29,14 +29,12 @@ from mixed_os_racks.offline.engine import run_program
 from mixed_os_racks.offline.stackexport import write_export
 from mixed_os_racks.pack import rules
 
-from ami_catalogs import BOTTLEROCKET_AMI, LARGE_ROOT_AMI, NEW_AMI, catalog
+from promotion_helpers import BOTTLEROCKET_AMI, GROUPS_KEY, LARGE_ROOT_AMI, NEW_AMI, POOLS_KEY, catalog, preview
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config
 from policy_helpers import AMI_IDS
 
 NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-POOLS_KEY = "rack:additional_karpenter_nodepools_config"
-GROUPS_KEY = "rack:additional_node_groups_config"
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +48,6 @@ def prod(pool: dict[str, Any] | None = None, group: dict[str, Any] | None = None
     values[POOLS_KEY] = [{**values[POOLS_KEY][0], **(pool or {})}]
     values[GROUPS_KEY] = [{**values[GROUPS_KEY][0], **(group or {})}]
     return values
-
-
-def preview(tmp_path: Path, values: dict[str, Any], amis: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    stack = tmp_path / "Pulumi.prod.yaml"
-    stack.write_text(yaml.safe_dump({"config": values}))
-    out = tmp_path / "preview.json"
-    code = main(["preview", "--config", str(stack), "--cwd", str(REPO), "--amis", str(amis), "--json", str(out), *extra])
-    return code, (json.loads(out.read_text()) if out.exists() else {})
 
 
 def k8s_object(doc: dict[str, Any], type_: str, name: str) -> dict[str, Any]:
@@ -104,8 +94,12 @@ def test_the_lanes_output_marks_canaries(amis):
     assert lanes["rack-ng-1-canary"]["canaryOf"] == "rack-ng-1" and lanes["rack-ng-1-canary"]["ami"]["id"] == NEW_AMI
     for canary, lane in (("gpu-canary", "gpu"), ("rack-ng-1-canary", "rack-ng-1")):
         assert "canaryOf" not in lanes[lane]
-        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami")} == \
-            {k: v for k, v in lanes[lane].items() if k != "ami"}
+        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", "worstCaseHourlyUsd")} == \
+            {k: v for k, v in lanes[lane].items() if k not in ("ami", "worstCaseHourlyUsd")}
+    # what a canary may cost is bounded by its node limit: one node of the dearest type the pool can launch, and
+    # one of the group's three nodes
+    assert 0 < lanes["gpu-canary"]["worstCaseHourlyUsd"] < lanes["gpu"]["worstCaseHourlyUsd"]
+    assert lanes["rack-ng-1-canary"]["worstCaseHourlyUsd"] * 3 == pytest.approx(lanes["rack-ng-1"]["worstCaseHourlyUsd"])
 
 
 @pytest.mark.parametrize(("candidate", "pool", "says"), [

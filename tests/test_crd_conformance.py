@@ -8,7 +8,7 @@ import pytest
 
 from mixed_os_racks.offline.catalog import Catalog
 
-from ami_catalogs import NEW_AMI, catalog
+from promotion_helpers import NEW_AMI, catalog
 
 from conftest import GPU_AMI, NODECLASS, NODEPOOL, of_type, rack_config, run_rack, stack_config
 from crd_helpers import problems

@@ -1,14 +1,21 @@
-"""AMI catalogs for the canary and promotion tests: the default catalog plus the images a new AMI
-flow needs (a newer build of the prod GPU image, a Bottlerocket image, an image with a 595 driver)."""
+"""Shared by the canary and promotion tests: an AMI catalog with the images a new AMI's way to prod needs
+(newer builds of the prod GPU image, a Bottlerocket image, one with a larger root snapshot), and the
+offline preview of a prod stack config through the CLI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from mixed_os_racks.cli import main
+
 from conftest import GPU_AMI, REPO
+
+POOLS_KEY = "rack:additional_karpenter_nodepools_config"
+GROUPS_KEY = "rack:additional_node_groups_config"
 
 NEW_AMI = "ami-0b1c2d3e4f5a60718"
 """A newer build of the prod GPU image (x86_64, NVIDIA 580, 100 GiB root snapshot): the candidate."""
@@ -36,3 +43,12 @@ def catalog(folder: Path) -> Path:
     path = folder / "amis.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
+
+
+def preview(folder: Path, values: dict[str, Any], amis: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    """``mixed-os-racks preview`` of the rack program with ``values`` as stack prod's config: (exit code, --json)."""
+    stack = folder / "Pulumi.prod.yaml"
+    stack.write_text(yaml.safe_dump({"config": values}))
+    out = folder / "preview.json"
+    code = main(["preview", "--config", str(stack), "--cwd", str(REPO), "--amis", str(amis), "--json", str(out), *extra])
+    return code, (json.loads(out.read_text()) if out.exists() else {})
