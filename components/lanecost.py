@@ -33,12 +33,6 @@ def group_worst_case(group: NodeGroupSpec, region: Optional[str]) -> cost.WorstC
 WORST = cost.WORST_OUTPUT
 
 
-def priced(lanes: Mapping[str, Mapping[str, Any]], region: Optional[str],
-           worst_cases: Mapping[str, Callable[[Optional[str]], cost.WorstCase]]) -> dict[str, dict[str, Any]]:
-    """The ``lanes`` output with each lane's ``worstCaseHourlyUsd`` in ``region`` (None: unbounded or not priced)."""
-    return {name: {**lane, WORST: worst_cases[name](region).usd} for name, lane in lanes.items()}
-
-
 def rack_worst_case(lanes: Mapping[str, Mapping[str, Any]]) -> Optional[float]:
     """The rack's worst case: the sum of its lanes', None when one has none."""
     return cost.summed([lane.get(WORST) for lane in lanes.values()])
