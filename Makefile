@@ -36,7 +36,8 @@ preview: compiled
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 # HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)
-test: compiled
+test: compiled  # the type check (mypy over components/, configured in pyproject.toml), then the tests
+	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 
 bench: compiled  # both run; it fails when either misses a bar

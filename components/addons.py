@@ -12,8 +12,6 @@
 * ``MetricsServer``: the upstream ``metrics-server`` chart, so HorizontalPodAutoscalers get CPU metrics.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict
 
@@ -21,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import check_start, checked, documented, inherited_depends_on
+from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role
@@ -129,10 +127,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             cluster=ClusterRef.existing("prod", "prod-rack"), kubernetes_version="1.34"))
     """
 
-    chart: k8s.helm.v4.Chart
     role_arn: pulumi.Output[str]
     """The ARN of the role its pods assume (through EKS Pod Identity, or IRSA)."""
-    identity: str
+    identity: Identity
     """How it gets AWS credentials: ``pod_identity`` or ``irsa``."""
     policy: pulumi.Output[str]
     """The autoscaler's IAM policy document (JSON), as attached."""
@@ -141,7 +138,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ClusterAutoscalerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("ClusterAutoscaler", name, opts)
-        super().__init__("rack:addons:ClusterAutoscaler", name, None, opts)
+        token, opts = hosted("ClusterAutoscaler", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, ClusterAutoscalerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]
 
@@ -166,7 +164,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region
 
-        identity = args.get("identity", "pod_identity")
+        identity = Identity(args.get("identity", Identity.POD_IDENTITY))
         account_role = service_account_role(
             ("ClusterAutoscaler", name), self, cluster, identity, (f"{name}-role", f"{name}-pod-identity"),
             cluster.name.apply(lambda c: bounded_name("ClusterAutoscaler-", c, 64)), namespace, AUTOSCALER_SERVICE_ACCOUNT,
@@ -181,7 +179,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         self.role_arn = account_role.arn
         self.identity = identity
         self.image_tag = image_tag
-        self.chart = k8s.helm.v4.Chart(
+        self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.CLUSTER_AUTOSCALER.name, version=upstream.CLUSTER_AUTOSCALER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.CLUSTER_AUTOSCALER.repo),
             namespace=namespace, name=AUTOSCALER_RELEASE,
@@ -224,20 +222,20 @@ class MetricsServer(pulumi.ComponentResource):
         MetricsServer("metrics", MetricsServerArgs(cluster=ClusterRef.existing("prod", "prod-rack"), replicas=2))
     """
 
-    chart: k8s.helm.v4.Chart
     chart_version: pulumi.Output[str]
     """The metrics-server chart version it installs."""
 
     def __init__(self, name: str, args: MetricsServerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("MetricsServer", name, opts)
-        super().__init__("rack:addons:MetricsServer", name, None, opts)
+        token, opts = hosted("MetricsServer", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, MetricsServerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]
         replicas = args.get("replicas", 1)
         if not 1 <= replicas <= 2:
             raise ArgumentError("MetricsServer", name, "replicas", f"must be 1 or 2 (got {replicas})")
         cluster.claim("MetricsServer", name, {"metrics-server": ONE_PER_CLUSTER})
-        self.chart = k8s.helm.v4.Chart(
+        self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.METRICS_SERVER.name, version=upstream.METRICS_SERVER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.METRICS_SERVER.repo),
             namespace=args.get("namespace", "kube-system"), name="metrics-server",

@@ -6,8 +6,6 @@ between components (the ``Rack`` does). The facts are decoded by the pack's own 
 pack would, in the same words.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Callable, Iterable, Optional
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import enum
 import inspect
 import sys
 import types
 import typing
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
 
 import pulumi
 
 from . import syntax
-from .errors import ArgumentError
+from .errors import ArgumentError, ConfigError, PropertyProblems
 from .inputs import closest
 
 _UNIONS = (Union, types.UnionType)
@@ -68,6 +69,8 @@ def accepts(tp: Any, value: Any) -> bool:
         return any(accepts(arg, value) for arg in typing.get_args(tp))
     if origin is Literal:
         return any(value == arg and type(value) is type(arg) for arg in typing.get_args(tp))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):  # a member, or its value (how another language sends it)
+        return isinstance(value, tp) or any(value == m.value and type(value) is type(m.value) for m in tp)
     if origin is pulumi.Output or tp is pulumi.Output:
         return isinstance(value, pulumi.Output)
     if origin is collections.abc.Awaitable:
@@ -78,6 +81,8 @@ def accepts(tp: Any, value: Any) -> bool:
     if origin in _SEQUENCES:
         item = (typing.get_args(tp) or (Any,))[0]
         return isinstance(value, (list, tuple)) and all(accepts(item, v) for v in value)
+    if typing.is_typeddict(tp):  # a typed mapping (a lane): its fields are the API's to check
+        return isinstance(value, collections.abc.Mapping)
     if tp is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if tp is int:
@@ -98,6 +103,8 @@ def describe(tp: Any) -> str:
         return f"{text} (or an Output)" if len(plain) < len(parts) else text
     if origin is Literal:
         return " or ".join(repr(a) for a in typing.get_args(tp))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return " or ".join(repr(m.value) for m in tp)
     if origin in _MAPPINGS:
         key, val = typing.get_args(tp) or (Any, Any)
         return f"a mapping of {describe(key)} to {describe(val)}"
@@ -210,9 +217,35 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
                 raise ArgumentError(kind, name, key, problem)
             return known
 
-        return [pulumi.Output.from_input(v).apply(lambda known, n=n: check_item(n, known)) if later[n] is LATER else v
+        return [pulumi.Output.from_input(v).apply(partial(check_item, n)) if later[n] is LATER else v
                 for n, v in enumerate(value)]
     return pulumi.Output.from_input(value).apply(check)
+
+
+def from_data(owner: "pulumi.ComponentResource | str", name: str, key: str, cls: type, value: Mapping[str, Any]) -> Any:
+    """An argument given as data (a mapping: how a spec or the cluster reaches a component from another
+    language, or from Python) as the class its annotation names: a spec built from it, a ``ClusterRef`` from
+    ``ClusterRef.from_inputs``. Problems raise ``PropertyProblems`` at ``key.<field path>``."""
+    from pydantic import BaseModel
+
+    if issubclass(cls, BaseModel):
+        try:
+            return cls(**{str(k): v for k, v in value.items()})
+        except ConfigError as exc:  # SpecError, ServiceError: a line per field
+            raise PropertyProblems([(f"{key}.{path}" if path else key, problem)
+                                    for path, problem in getattr(exc, "problems", [("", str(exc))])]) from None
+    parent = owner if isinstance(owner, pulumi.Resource) else None
+    return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]
+
+
+def _data_class(tp: Any) -> Optional[type]:
+    """The class an annotation names when an argument of it may be given as data (a spec, ``ClusterRef``)."""
+    from pydantic import BaseModel
+
+    tp = _strip(tp)
+    if isinstance(tp, type) and (issubclass(tp, BaseModel) or hasattr(tp, "from_inputs")):
+        return tp
+    return None
 
 
 def check_start(kind: str, name: object, opts: object) -> None:
@@ -227,16 +260,22 @@ def check_start(kind: str, name: object, opts: object) -> None:
 
 
 def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type,
-            rules: Optional[Mapping[str, Rule]] = None) -> dict[str, Any]:
+            rules: Optional[Mapping[str, Rule]] = None, python_only: Optional[Mapping[str, Any]] = None,
+            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> dict[str, Any]:
     """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``) and the
     ``rules`` of its values. An argument given as an Output (or an awaitable, or a list holding one) is
-    returned as an Output that is checked the same way once its value is known."""
+    returned as an Output that is checked the same way once its value is known. A spec or the cluster given
+    as a mapping (as the component provider passes them) is built from it (``from_data``).
+
+    ``python_only``: arguments a Python program may pass that are not part of the component's schema (an
+    ``AmiLookup`` to share, an object no other language could send), by name -> annotation. ``also``: Python
+    objects an argument takes besides its annotation's (an ``aws.iam.Role`` for a role's name or ARN)."""
     kind = component if isinstance(component, str) else type(component).__name__
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
         raise ArgumentError(kind, name, "args", f"expected {args_type.__name__} (a mapping), got {type(args).__name__}")
-    hints = _hints(args_type)
+    hints = {**_hints(args_type), **(python_only or {})}
     problems: list[tuple[str, str]] = []
     for key in sorted(set(args) - set(hints), key=str):
         meant = closest(key, hints)
@@ -251,15 +290,41 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     for key, value in args.items():
         if key not in hints or key in missing:
             continue
+        if also and key in also and isinstance(value, also[key]):  # a Python object the schema has no type for
+            if (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
+                problems.append((key, problem))
+            continue
+        data_class = _data_class(hints[key])
+        if data_class is not None and isinstance(value, Mapping):
+            try:
+                value = result[key] = from_data(component, name, key, data_class, value)
+            except PropertyProblems as exc:
+                problems += exc.problems
+                continue
         if not accepts(hints[key], value):
-            problems.append((key, f"expected {describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
+            wider = "".join(f"{t.__name__} or " for t in (also or {}).get(key, ()))
+            problems.append((key, f"expected {wider}{describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
         elif value is not None and _pending(value):
-            result[key] = _when_known(kind, name, key, _settled(hints[key]), (rules or {}).get(key), value)
+            result[key] = _when_known(kind, name, key, Union[(*(also or {}).get(key, ()), _settled(hints[key]))],
+                                       (rules or {}).get(key), value)
         elif value is not None and (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
             problems.append((key, problem))
     if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
         raise ArgumentError(kind, name, *problems[0], more=problems[1:])
     return result
+
+
+def hosted(kind: str, opts: Optional[pulumi.ResourceOptions]) -> tuple[str, Optional[pulumi.ResourceOptions]]:
+    """A component's type token (``rack:index:<kind>``: the component provider hosts every component in its
+    ``index`` module) and its options, with an alias of its former token (``contract.FORMER_TYPES``) so that
+    a stack made before keeps its URNs, and those of its children."""
+    from .contract import FORMER_TYPES
+
+    token = f"rack:index:{kind}"
+    former = [old for old, new in FORMER_TYPES.items() if new == token]
+    if not former:
+        return token, opts
+    return token, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in former]))
 
 
 def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
@@ -304,11 +369,14 @@ class _RenderedDoc:
     pay for parsing the source (``type.__doc__`` calls a descriptor it finds in the class's dict)."""
 
     def __init__(self, cls: type, doc: Optional[str]) -> None:
-        self._cls, self._doc, self._text = cls, doc, None
+        self._cls = cls
+        self._text: Optional[str] = None
+        self.source_doc = doc
+        """The docstring as written (the component provider's schema describes the component with it)."""
 
     def __get__(self, obj: Any, owner: Any = None) -> str:
         if self._text is None:
-            self._text = _render_doc(self._cls, self._doc)
+            self._text = _render_doc(self._cls, self.source_doc)
         return self._text
 
 

@@ -1,7 +1,8 @@
 """The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
 preview on a machine with no cloud (with ``--state``, the plan against the stack's exported state);
-``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; and ``pack init DIR``, a
-policy pack folder for another repository.
+``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; ``pack init DIR``, a
+policy pack folder for another repository; and ``schema``, the component package's schema (what the
+component provider in ``provider/`` serves to ``pulumi package add``).
 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
@@ -21,11 +22,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
+from . import clock
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
+from .offline.policyconfig import PolicyConfig
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -98,7 +101,17 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this package: "
                       "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
                       "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
+    sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
+                   "`pulumi package add provider` generates each language's SDK from it)")
     return parser
+
+
+def print_schema() -> int:
+    """The schema the provider serves (``GetSchema``), as indented JSON."""
+    from .provider import provider
+
+    _print(json.dumps(json.loads(provider().schema or "{}"), indent=2) + "\n")
+    return EXIT_OK
 
 
 def _allow_argument(parser: argparse.ArgumentParser) -> None:
@@ -292,7 +305,8 @@ def preview(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
     catalog = Catalog.load(args.amis)
-    priced = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None  # under the config's own
+    # the catalog's prices, under the config's own
+    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
@@ -445,8 +459,11 @@ def pack_init(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        clock.now()  # a MIXED_OS_RACKS_NOW the dates cannot be judged against is named before anything runs
         if args.command == "pack":
             return pack_init(args)
+        if args.command == "schema":
+            return print_schema()
         if args.command == "analyze":
             return analyze(args)
         return guard(args) if args.command == "guard" else preview(args)
@@ -456,7 +473,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
     except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable,
-            NodeProgramError) as exc:
+            clock.ClockError, NodeProgramError) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -5,15 +5,19 @@ It holds the cluster's name, the Kubernetes provider that reaches it, and, where
 program does not manage (``ClusterRef.existing``: read, nothing created) or from the pulumi-eks
 ``Cluster`` a program creates (``ClusterRef.created``). Pools, node groups and add-ons take it as
 their ``cluster`` argument.
-"""
 
-from __future__ import annotations
+A component also takes the cluster as data, as every Pulumi language can send it (pulumi-eks's
+``CoreData`` is the same idea): ``{"name": ...}`` (the rest read from the cluster, as ``existing``
+does), with ``endpoint`` and ``certificate_authority`` when the program has them (nothing is read),
+``oidc_issuer``, ``oidc_provider_arn`` (for IRSA) and ``node_role_arn`` (the Karpenter pools' default node
+role). ``ClusterRef.from_inputs`` turns that into a ref, named after the component.
+"""
 
 import json
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -22,10 +26,11 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from . import syntax
-from .errors import ArgumentError
+from .errors import ArgumentError, PropertyProblems
+from .inputs import closest
 
 
-def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
+def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
                region: pulumi.Input[str], profile: Optional[str] = None) -> pulumi.Output[str]:
     """A kubeconfig that authenticates with ``aws eks get-token``, as pulumi-eks's own does
     (``generateKubeconfig`` in nodejs/eks/cluster/cluster.ts): ``--region`` always (the cluster's, from
@@ -33,7 +38,7 @@ def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.I
     for the stack's identity, not for whatever the shell's default profile and region are."""
 
     def render(args: list[str]) -> str:
-        server, ca, where = args
+        cluster_name, server, ca, where = args
         token = ["--region", where, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"]
         if profile:
             token += ["--profile", profile]
@@ -48,7 +53,7 @@ def kubeconfig(cluster_name: str, endpoint: pulumi.Input[str], ca_data: pulumi.I
             }}}],
         })
 
-    return pulumi.Output.all(endpoint, ca_data, region).apply(render)
+    return pulumi.Output.all(cluster_name, endpoint, ca_data, region).apply(render)
 
 
 def region_of(arn: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -109,8 +114,31 @@ def _opts_problem(opts: object) -> Optional[str]:
         f"expected pulumi.ResourceOptions or None, got {type(opts).__name__}"
 
 
+def oidc_issuer_of(identities: Any) -> Optional[str]:
+    """The OIDC issuer of a cluster's ``identities`` (``[{oidcs: [{issuer}]}]``), or None when it has none."""
+    oidcs = getattr(identities[0], "oidcs", None) if identities else None
+    return getattr(oidcs[0], "issuer", None) if oidcs else None
+
+
 class ClusterRef:
-    """The cluster a component goes into. Use ``existing`` or ``created``; don't build it directly."""
+    """The EKS cluster a component goes into: its name, and what reaches it (endpoint and certificate
+    authority; read from the cluster when not given). In Python, build it with ``existing`` or ``created``."""
+
+    name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: Optional[pulumi.Output[str]]
+    """The API server's endpoint (``https://...``), with ``certificate_authority``. Default: read from the cluster."""
+    certificate_authority: Optional[pulumi.Output[str]]
+    """The cluster's certificate authority data (base64), with ``endpoint``. Default: read from the cluster."""
+    oidc_issuer: Optional[pulumi.Output[str]]
+    """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``, for IAM roles for service
+    accounts). Default: read from the cluster."""
+    oidc_provider_arn: Optional[pulumi.Output[str]]
+    """The ARN of the cluster's IAM OIDC provider, which IRSA roles trust (``rack:controller_identity: irsa``).
+    Default: the one ``RackCluster`` makes, or, for a cluster read by name, the one IAM holds for its issuer."""
+    node_role_arn: Optional[pulumi.Output[str]]
+    """The IAM role of the nodes Karpenter launches, its ARN or name: the Karpenter pools' default node role.
+    Default: ``KarpenterNodeRole-<name>``."""
 
     def __init__(
         self,
@@ -122,15 +150,16 @@ class ClusterRef:
         cluster: Optional[eks.Cluster] = None,
         read: Optional[tuple[str, pulumi.ResourceOptions]] = None,
     ) -> None:
-        self.name: pulumi.Output[str] = pulumi.Output.from_input(name)
-        """The EKS cluster's name."""
-        self.provider = provider
+        self.name = pulumi.Output.from_input(name)
+        self.provider: k8s.Provider = provider
         """The Kubernetes provider for the cluster's objects."""
-        self.endpoint: pulumi.Output[str] = pulumi.Output.from_input(endpoint)
-        """The API server's endpoint."""
+        self.endpoint = pulumi.Output.from_input(endpoint)
+        self.certificate_authority = None
+        self.oidc_issuer = None
+        self.node_role_arn = None
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig)
         """A kubeconfig for the cluster (``aws eks get-token``), as a secret."""
-        self.cluster = cluster
+        self.cluster: Optional[eks.Cluster] = cluster
         """The pulumi-eks ``Cluster``, when this program creates the cluster."""
         self._read = read
         """(name, opts) to read an existing cluster and its role with, on first use."""
@@ -138,11 +167,7 @@ class ClusterRef:
         self.known_name: Optional[str] = None
         """The cluster's name when this program knows it as text (``existing``, or ``created`` with
         ``cluster_name``): what a look-up of the live cluster (its node groups) needs at preview."""
-        self.oidc_provider_arn: Optional[pulumi.Input[str]] = None
-        """The cluster's IAM OIDC provider (IRSA trusts it): the one ``RackCluster`` makes, the one given to
-        ``created``; for an existing cluster it is looked up (``irsa``)."""
-        self.oidc_issuer: Optional[pulumi.Output[str]] = None
-        """The cluster's OIDC issuer URL (``https://oidc.eks.<region>.<suffix>/id/<id>``), when known."""
+        self.oidc_provider_arn = None
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
         """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
@@ -182,7 +207,7 @@ class ClusterRef:
     def existing(
         cls,
         name: str,
-        cluster_name: str,
+        cluster_name: pulumi.Input[str],
         provider: Optional[k8s.Provider] = None,
         opts: Optional[pulumi.ResourceOptions] = None,
     ) -> "ClusterRef":
@@ -193,7 +218,8 @@ class ClusterRef:
         as ``<name>-cluster``) and its IAM role (``<name>-cluster-role``) are read only when a component
         needs them (a managed node group does, a Karpenter pool does not).
         """
-        _check_ref("existing", name, [("cluster_name", cluster_name, _cluster_name_problem),
+        _check_ref("existing", name, [("cluster_name", cluster_name,
+                                       lambda n: None if isinstance(n, pulumi.Output) else _cluster_name_problem(n)),
                                       ("provider", provider, lambda p: None if p is None or isinstance(p, k8s.Provider)
                                        else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}"),
                                       ("opts", opts, _opts_problem)])
@@ -206,10 +232,61 @@ class ClusterRef:
         if provider is None:
             provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(cluster_name, provider, endpoint=found.endpoint, kubeconfig=config, read=(name, opts))
-        ref.known_name = cluster_name
+        ref.certificate_authority = found.certificate_authorities[0].data
+        ref.oidc_issuer = found.identities.apply(oidc_issuer_of)
+        ref.known_name = cluster_name if isinstance(cluster_name, str) else None
         if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
             ref._key = ("existing", cluster_name)
         ref._looked_up_version = found.version
+        return ref
+
+    @classmethod
+    def from_inputs(cls, owner: str, path: str, value: Mapping[str, object],
+                    opts: Optional[pulumi.ResourceOptions] = None) -> "ClusterRef":
+        """The cluster as data (``{"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn",
+        "node_role_arn"}``, each a value or an Output), as a component takes it from any language: with ``endpoint``
+        and ``certificate_authority`` its Kubernetes provider ``<owner>-k8s`` is made from them (``--region`` the
+        stack's), else as ``existing`` makes one (a look-up, nothing created). Problems raise ``PropertyProblems``
+        at ``path.<key>``."""
+        allowed = {"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"}
+        problems = [(f"{path}.{key}", f"unknown field ({f'did you mean {meant}? ' if (meant := closest(key, allowed)) else ''}"
+                                      f"expected one of: {', '.join(sorted(allowed))})")
+                    for key in sorted(map(str, set(value) - allowed))]
+        name = value.get("name")
+        if name is None:
+            problems.append((f"{path}.name", "required (the EKS cluster's name)"))
+        elif not isinstance(name, pulumi.Output) and (problem := _cluster_name_problem(name)):
+            problems.append((f"{path}.name", problem))
+        given = [key for key in ("endpoint", "certificate_authority") if value.get(key) is not None]
+        if len(given) == 1:
+            other = ({"endpoint", "certificate_authority"} - set(given)).pop()
+            problems.append((f"{path}.{other}", f"required with {given[0]} (the two reach the API server together)"))
+        for key in ("endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"):
+            field = value.get(key)
+            if field is not None and not isinstance(field, (str, pulumi.Output)):
+                problems.append((f"{path}.{key}", f"expected str, got {type(field).__name__}"))
+        if problems:
+            raise PropertyProblems(problems)
+        opts = opts or pulumi.ResourceOptions()
+        node_role = value.get("node_role_arn")
+        if len(given) == 2:
+            endpoint = pulumi.Output.from_input(value["endpoint"])
+            config = kubeconfig(name, endpoint, value["certificate_authority"],  # type: ignore[arg-type]
+                                aws.get_region_output(opts=pulumi.InvokeOptions(parent=opts.parent)).region,
+                                pulumi.Config("aws").get("profile"))
+            provider = k8s.Provider(f"{owner}-k8s", kubeconfig=config, opts=opts)
+            ref = cls(name, provider, endpoint=endpoint, kubeconfig=config)  # type: ignore[arg-type]
+            ref.known_name = name if isinstance(name, str) else None
+            ref.certificate_authority = pulumi.Output.from_input(value["certificate_authority"])  # type: ignore[arg-type]
+            ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"]) if value.get("oidc_issuer") is not None else None  # type: ignore[arg-type]
+        else:
+            ref = cls.existing(owner, name, opts=opts)  # type: ignore[arg-type]
+            if value.get("oidc_issuer") is not None:
+                ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"])  # type: ignore[arg-type]
+        if node_role is not None:
+            ref.node_role_arn = pulumi.Output.from_input(node_role)  # type: ignore[arg-type]
+        if value.get("oidc_provider_arn") is not None:
+            ref.oidc_provider_arn = pulumi.Output.from_input(value["oidc_provider_arn"])  # type: ignore[arg-type]
         return ref
 
     @classmethod
@@ -243,19 +320,18 @@ class ClusterRef:
                        else cluster.eks_cluster.apply(lambda c: c.name))
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(
-            cluster_name or "", endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
+            name_output, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
             region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile"),
-        ) if cluster_name is not None else name_output.apply(lambda n: kubeconfig(
-            n, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
-            region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile")))
+        )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
+        ref.certificate_authority = cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
+        ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: getattr(c, "identities", None)).apply(oidc_issuer_of)
         ref._key = ("created", cluster)  # refs to one pulumi-eks Cluster are one cluster
         ref._version = version
         ref.known_name = cluster_name
         if oidc_provider_arn is not None:
-            ref.oidc_provider_arn = oidc_provider_arn
-            ref.oidc_issuer = cluster.eks_cluster.apply(lambda c: c.identities[0].oidcs[0].issuer)
+            ref.oidc_provider_arn = pulumi.Output.from_input(oidc_provider_arn)
         return ref
 
     def irsa(self, component: str, name: str) -> tuple[pulumi.Input[str], pulumi.Output[str]]:

@@ -94,9 +94,25 @@ AUTO_MODE_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
-COMPONENT_POOL = "rack:karpenter:KarpenterPool"
+COMPONENT_POOL = "rack:index:KarpenterPool"
 """The ``KarpenterPool`` component; its registered outputs describe its lane."""
-COMPONENT_NODE_GROUP = "rack:eks:NodeGroup"
+COMPONENT_NODE_GROUP = "rack:index:NodeGroup"
 """The ``NodeGroup`` component; its registered outputs describe its lane."""
+FORMER_TYPES = {
+    "rack:eks:RackCluster": "rack:index:RackCluster",
+    "rack:karpenter:KarpenterController": "rack:index:KarpenterController",
+    "rack:karpenter:KarpenterPool": COMPONENT_POOL,
+    "rack:eks:NodeGroup": COMPONENT_NODE_GROUP,
+    "rack:addons:ClusterAutoscaler": "rack:index:ClusterAutoscaler",
+    "rack:addons:MetricsServer": "rack:index:MetricsServer",
+    "rack:gpu:NvidiaDevicePlugin": "rack:index:NvidiaDevicePlugin",
+    "rack:gpu:GpuObservability": "rack:index:GpuObservability",
+    "rack:workloads:Service": "rack:index:Service",
+}
+"""The components' type tokens before the package was hosted (every component of a component provider is in
+its ``index`` module) -> today's. Each component aliases its former token, so a stack keeps its URNs; the pack
+and the lane guard read either (a recorded state or preview has the former)."""
+POOL_TYPES = (COMPONENT_POOL, "rack:karpenter:KarpenterPool")
+NODE_GROUP_TYPES = (COMPONENT_NODE_GROUP, "rack:eks:NodeGroup")
 COMPONENT_RACK = "rack:index:Rack"
 """The ``Rack`` component; its registered outputs carry the rack's budget (``maxHourlyUsd``)."""

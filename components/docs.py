@@ -17,7 +17,7 @@ import sys
 import textwrap
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence, cast
 
 from pydantic import BaseModel
 
@@ -37,7 +37,7 @@ def field_docs(model: type) -> dict[str, str]:
     for cls in reversed(model.__mro__):
         if not issubclass(cls, BaseModel) or cls is BaseModel or cls.__module__.startswith("pydantic"):
             continue
-        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+        body = cast(ast.ClassDef, ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]).body
         for declared, following in zip(body, body[1:]):
             if (isinstance(declared, ast.AnnAssign) and isinstance(declared.target, ast.Name)
                     and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)

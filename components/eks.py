@@ -22,10 +22,8 @@ subnets and the EKS-managed cluster security group by id (no ``karpenter.sh/disc
 the user's subnets). A creating VPC is out of scope: bring your own network.
 """
 
-from __future__ import annotations
-
 import json
-from typing import NotRequired, Optional, Required, TypedDict
+from typing import NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -34,8 +32,8 @@ import pulumi_eks as eks
 from . import contract
 from .addons import eks_addon
 from .ami import AmiLookup
-from .args import check_start, checked, documented
-from .cluster import ClusterRef
+from .args import check_start, checked, documented, hosted
+from .cluster import ClusterRef, oidc_issuer_of
 from .errors import ConfigError
 from .pack import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
@@ -57,10 +55,12 @@ class RackClusterArgs(TypedDict, total=False):
     """The cluster to create."""
     pod_identity_agent: NotRequired[bool]
     """Install the EKS Pod Identity agent add-on. Default true."""
-    ami_lookup: NotRequired[AmiLookup]
-    """Shared AMI look-up for the system lane. Default: a private one."""
     oidc_provider: NotRequired[bool]
     """Create the cluster's IAM OIDC provider, which IAM roles for service accounts (IRSA) trust. Default false."""
+
+
+PYTHON_ONLY = {"ami_lookup": AmiLookup}
+"""``ami_lookup``: a shared AMI look-up for the system lane (default: a private one)."""
 
 
 @documented
@@ -75,28 +75,31 @@ class RackCluster(pulumi.ComponentResource):
         pulumi.export("endpoint", created.ref.endpoint)
     """
 
-    cluster: eks.Cluster
-    ref: ClusterRef
-    """The shared "which cluster" value, for every component that goes into this cluster."""
-    system_lane: NodeGroup
-    system_lane_spec: NodeGroupSpec
-    coredns: aws.eks.Addon
-    """CoreDNS, on the system lane: created once the lane's nodes can run it."""
-    pod_identity_agent: Optional[aws.eks.Addon]
-    """The EKS Pod Identity agent add-on (None when left out)."""
-    kms_key: aws.kms.Key
-    """Encrypts the cluster's Kubernetes secrets; protected as the cluster is."""
-    admin_access: list[aws.eks.AccessEntry]
-    """The access entries of ``spec.admin_arns``."""
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The API server's endpoint."""
+    certificate_authority: pulumi.Output[str]
+    """The cluster's certificate authority data (base64): with ``endpoint``, what reaches the cluster (pass
+    both, with ``clusterName`` as ``name``, as another component's ``cluster``)."""
+    oidc_issuer: pulumi.Output[str]
+    """The cluster's OIDC issuer URL."""
     security_group_id: pulumi.Output[str]
     """The EKS-managed cluster security group (the rack's Karpenter pools select it by id)."""
-    oidc_provider: Optional[aws.iam.OpenIdConnectProvider]
-    """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
+    kms_key_arn: pulumi.Output[str]
+    """The KMS key that encrypts the cluster's Kubernetes secrets."""
+    admin_arns: pulumi.Output[list[str]]
+    """The IAM principals given cluster admin (``spec.admin_arns``)."""
+    system_lane_name: pulumi.Output[str]
+    """The system lane's ``aws.eks.NodeGroup`` name."""
+    oidc_provider_arn: Optional[pulumi.Output[str]]
+    """The ARN of the cluster's IAM OIDC provider, which IRSA roles trust (when ``oidcProvider`` is set)."""
 
     def __init__(self, name: str, args: RackClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("RackCluster", name, opts)
-        super().__init__("rack:eks:RackCluster", name, None, opts)
-        args = checked(self, name, args, RackClusterArgs)  # type: ignore[assignment]
+        token, opts = hosted("RackCluster", opts)
+        super().__init__(token, name, None, opts)
+        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)  # type: ignore[assignment]
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
@@ -107,13 +110,13 @@ class RackCluster(pulumi.ComponentResource):
         status, message = version_support(spec.version)
         if status == "extended":
             pulumi.log.warn(f"cluster '{spec.name}': {message}", resource=self)
-        self.kms_key = aws.kms.Key(
+        self.kms_key: aws.kms.Key = aws.kms.Key(
             f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
             deletion_window_in_days=30, tags=tags,
             # protected as the cluster is: deleting the key makes every secret the cluster stored unreadable
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
-        self.cluster = eks.Cluster(
+        self.cluster: eks.Cluster = eks.Cluster(
             name,
             name=spec.name,
             version=spec.version,
@@ -131,8 +134,10 @@ class RackCluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
-        self.ref = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
-        self.oidc_provider = None
+        self.ref: ClusterRef = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.oidc_provider: Optional[aws.iam.OpenIdConnectProvider] = None
+        """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
+        self.oidc_provider_arn = None
         if args.get("oidc_provider", False):
             # IRSA's trust: the issuer EKS gives the cluster, for tokens whose audience is STS (the client id
             # pulumi-eks's createOidcProvider uses too). No thumbprint: IAM takes the issuer's certificate
@@ -142,40 +147,53 @@ class RackCluster(pulumi.ComponentResource):
             self.oidc_provider = aws.iam.OpenIdConnectProvider(
                 f"{name}-oidc", url=issuer, client_id_lists=[upstream.IRSA_AUDIENCE], tags=tags,
                 opts=pulumi.ResourceOptions(parent=self))
-            self.ref.oidc_provider_arn = self.oidc_provider.arn
+            self.oidc_provider_arn = self.ref.oidc_provider_arn = self.oidc_provider.arn
             self.ref.oidc_issuer = issuer
-        self.pod_identity_agent = None
+        self.pod_identity_agent: Optional[aws.eks.Addon] = None
+        """The EKS Pod Identity agent add-on (None when left out)."""
         if args.get("pod_identity_agent", True):
             self.pod_identity_agent = eks_addon(
                 f"{name}-{POD_IDENTITY_AGENT}", self.ref, POD_IDENTITY_AGENT, tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
-        self.admin_access = self._admin_access(name, spec, tags)
-        lane = self.system_lane_name(name)
-        self.system_lane_spec = spec.system_lane(lane)
-        self.system_lane = NodeGroup(
+        self.admin_access: list[aws.eks.AccessEntry] = self._admin_access(name, spec, tags)
+        """The access entries of ``spec.admin_arns``."""
+        lane = self.system_lane_for(name)
+        self.system_lane_spec: NodeGroupSpec = spec.system_lane(lane)
+        self.system_lane: NodeGroup = NodeGroup(
             lane,
             NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
                           **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
             opts=child,
         )
-        self.coredns = eks_addon(
+        self.coredns: aws.eks.Addon = eks_addon(
             f"{name}-coredns", self.ref, "coredns", tags=tags,
             configuration_values=json.dumps(coredns_configuration(), sort_keys=True), preserve=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
         # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
         self.security_group_id = self.cluster.eks_cluster.apply(lambda c: c.vpc_config.cluster_security_group_id)
+        self.cluster_name = pulumi.Output.from_input(spec.name)
+        self.endpoint = cast(pulumi.Output[str], self.ref.endpoint)  # a created cluster's, always
+        self.certificate_authority = self.cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
+        self.oidc_issuer = self.cluster.eks_cluster.apply(lambda c: c.identities).apply(lambda ids: oidc_issuer_of(ids) or "")
+        self.kms_key_arn = self.kms_key.arn
+        self.admin_arns = pulumi.Output.from_input(list(spec.admin_arns))
+        self.system_lane_name = self.system_lane.node_group_name
         self.register_outputs({
-            "adminArns": list(spec.admin_arns),
-            "clusterName": spec.name,
-            "endpoint": self.ref.endpoint,
+            "adminArns": self.admin_arns,
+            "clusterName": self.cluster_name,
+            "endpoint": self.endpoint,
+            "certificateAuthority": self.certificate_authority,
+            "oidcIssuer": self.oidc_issuer,
             "securityGroupId": self.security_group_id,
-            "kmsKeyArn": self.kms_key.arn,
+            "kmsKeyArn": self.kms_key_arn,
+            "systemLaneName": self.system_lane_name,
+            "oidcProviderArn": self.oidc_provider_arn,
         })
 
     @staticmethod
-    def system_lane_name(name: str) -> str:
+    def system_lane_for(name: str) -> str:
         """The system lane's name (its node group component's) in a ``RackCluster`` named ``name``."""
         return f"{name}-system"
 

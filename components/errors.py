@@ -15,13 +15,14 @@ class ConfigError(pulumi.RunError):
     """Bad rack config or a lane the real APIs would refuse; the message names the key path or lane."""
 
 
-class ArgumentError(ConfigError):
+class ArgumentError(ConfigError, pulumi.InputPropertiesError):
     """Component arguments that are missing, unknown or of the wrong type: every problem at once.
 
-    Like pulumi-eks's ``InputPropertiesError``, it names each property path and its reason, one line
-    each: ``KarpenterPool 'ml': pool: required (expected PoolSpec)``. It stays a ``RunError`` (the
-    CLI prints a ``RunError`` from a Python program without a traceback, any other exception with
-    one); ``problems`` holds the ``(path, reason)`` pairs for a caller that reports them its own way.
+    A ``pulumi.InputPropertiesError``: it names each property path and its reason (``errors``, as the SDK
+    reads them), one line each: ``KarpenterPool 'ml': pool: required (expected PoolSpec)``; the component
+    provider sends them to the engine as per-property errors, so a program in any language gets them. It
+    is also a ``RunError`` (the CLI prints a ``RunError`` from a Python program without a traceback, any
+    other exception with one); ``problems`` holds the ``(path, reason)`` pairs.
     """
 
     def __init__(self, component: str, name: str, path: str, problem: str,
@@ -30,10 +31,20 @@ class ArgumentError(ConfigError):
 
         self.problems = [(path, problem), *more]
         super().__init__("\n".join(f"{component} '{shown(name)}': {shown(p)}: {shown(r)}" for p, r in self.problems))
+        self.errors = [{"property_path": p, "reason": r} for p, r in self.problems]
         self.component = component
         self.name = name
         self.property_path = path
         self.reason = problem
+
+
+class PropertyProblems(ValueError):
+    """What is wrong with one argument given as data (a spec or a cluster as a mapping): ``(path, reason)``
+    pairs, which the component reports as its ``ArgumentError``."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{path}: {reason}" for path, reason in problems))
+        self.problems = list(problems)
 
 
 class OfflineUnavailable(ImportError):

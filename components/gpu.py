@@ -8,8 +8,6 @@ GPU lane and nowhere else. The charts' own defaults would not do: the device plu
 wants NFD labels or ``nvidia.com/gpu.present=true``, and dcgm-exporter tolerates no GPU taint.
 """
 
-from __future__ import annotations
-
 from typing import Any, NotRequired, Optional, Required, TypedDict
 
 import pulumi
@@ -17,7 +15,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from . import contract
-from .args import check_start, checked, documented
+from .args import check_start, checked, documented, hosted
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .pack import upstream
@@ -74,10 +72,12 @@ def dcgm_exporter_values(service_monitor: bool = False) -> dict[str, Any]:
 class _ChartAddon(pulumi.ComponentResource):
     """One Helm v4 chart, rendered client side, in the cluster's provider; ``release`` names its objects."""
 
-    chart: k8s.helm.v4.Chart
     release_name: pulumi.Output[str]
     """The Helm release name (the chart's objects are named after it)."""
     namespace: pulumi.Output[str]
+    """The namespace the chart's objects are in."""
+    chart_version: pulumi.Output[str]
+    """The chart version installed."""
 
     def _install(self, name: str, chart: upstream.Chart, version: str, namespace: str, cluster: ClusterRef,
                  values: dict[str, Any]) -> None:
@@ -85,7 +85,7 @@ class _ChartAddon(pulumi.ComponentResource):
         if problem:
             raise ArgumentError(type(self).__name__, name, "version", problem)
         cluster.claim(type(self).__name__, name, {chart.name: ONE_PER_CLUSTER})
-        self.chart = k8s.helm.v4.Chart(
+        self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name,
             chart=chart.name,
             version=version,
@@ -96,7 +96,9 @@ class _ChartAddon(pulumi.ComponentResource):
         )
         self.release_name = pulumi.Output.from_input(name)
         self.namespace = pulumi.Output.from_input(namespace)
-        self.register_outputs({"releaseName": self.release_name, "namespace": self.namespace, "chartVersion": version})
+        self.chart_version = pulumi.Output.from_input(version)
+        self.register_outputs({"releaseName": self.release_name, "namespace": self.namespace,
+                               "chartVersion": self.chart_version})
 
 
 class NvidiaDevicePluginArgs(TypedDict, total=False):
@@ -122,7 +124,8 @@ class NvidiaDevicePlugin(_ChartAddon):
 
     def __init__(self, name: str, args: NvidiaDevicePluginArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("NvidiaDevicePlugin", name, opts)
-        super().__init__("rack:gpu:NvidiaDevicePlugin", name, None, opts)
+        token, opts = hosted("NvidiaDevicePlugin", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, NvidiaDevicePluginArgs)  # type: ignore[assignment]
         replicas = args.get("time_slicing_replicas", 1)
         problem = time_slicing_problem(replicas)
@@ -154,7 +157,8 @@ class GpuObservability(_ChartAddon):
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("GpuObservability", name, opts)
-        super().__init__("rack:gpu:GpuObservability", name, None, opts)
+        token, opts = hosted("GpuObservability", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, GpuObservabilityArgs)  # type: ignore[assignment]
         self._install(name, upstream.DCGM_EXPORTER, args.get("version", upstream.DCGM_EXPORTER.version),
                       args.get("namespace", NAMESPACE), args["cluster"],

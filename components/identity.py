@@ -15,11 +15,10 @@ Either way the role's ARN is built from names (partition, account, role name), s
 it are known at preview.
 """
 
-from __future__ import annotations
-
+import enum
 import json
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -27,7 +26,15 @@ import pulumi_aws as aws
 from .cluster import ClusterRef
 from .pack import upstream
 
-Identity = Literal["pod_identity", "irsa"]
+class Identity(enum.StrEnum):
+    """How a controller the rack installs gets AWS credentials for its service account."""
+
+    POD_IDENTITY = "pod_identity"
+    """EKS Pod Identity: an association binds the role to the service account (the eks-pod-identity-agent
+    add-on hands the pods their credentials)."""
+    IRSA = "irsa"
+    """IAM roles for service accounts: the role trusts the cluster's IAM OIDC provider for that one service
+    account (the default in the China Regions, where EKS Pod Identity is not offered)."""
 
 
 def trust(service: str, actions: Sequence[str]) -> str:

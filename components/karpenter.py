@@ -1,8 +1,6 @@
 """``KarpenterPool``: one Karpenter v1 EC2NodeClass plus the NodePool that uses it."""
 
-from __future__ import annotations
-
-from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -10,9 +8,10 @@ import pulumi_kubernetes as k8s
 
 from . import contract, syntax
 from .ami import AmiLookup
-from .args import check_start, checked, is_later, documented, inherited_depends_on
+from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError
+from .lane import AmiRef, LaneTaint
 from .pack import instances, rules, upstream
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
@@ -28,10 +27,9 @@ class KarpenterPoolArgs(TypedDict, total=False):
     """The nodes' subnets, selected by id (1-30). Default: the subnets tagged ``karpenter.sh/discovery: <cluster>``."""
     security_group_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
     """The nodes' security groups, selected by id (1-30). Default: the one tagged ``karpenter.sh/discovery: <cluster>``."""
-    node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
-    """The nodes' IAM role, its name or its ARN. Default: the role named ``KarpenterNodeRole-<cluster name>``."""
-    ami_lookup: NotRequired[AmiLookup]
-    """Shared AMI look-up, so an AMI pinned by many pools is read once. Default: a private one."""
+    node_role: NotRequired[pulumi.Input[str]]
+    """The nodes' IAM role: its name or its ARN (in Python also the ``aws.iam.Role``). Default: the cluster's
+    ``node_role_arn``, else the role named ``KarpenterNodeRole-<cluster name>``."""
     tags: NotRequired[Mapping[str, str]]
     """AWS tags for the instances and volumes Karpenter launches for the pool. Default none."""
 
@@ -42,6 +40,9 @@ RULES = {
     "node_role": lambda role: None if isinstance(role, aws.iam.Role) else syntax.role_problem(role),
 }
 """What the EC2NodeClass and IAM take (``syntax``), checked on each argument's known value."""
+PYTHON_ONLY = {"ami_lookup": AmiLookup}
+"""``ami_lookup``: a shared AMI look-up, so an AMI pinned by many pools is read once (default: a private one)."""
+ALSO = {"node_role": (aws.iam.Role,)}
 
 
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
@@ -73,7 +74,7 @@ def selector_terms(ids: Optional[pulumi.Input[list[Any]]], cluster_name: pulumi.
         return [{"tags": {upstream.DISCOVERY_TAG: cluster_name}}]
     if isinstance(ids, (list, tuple)):  # one term per id, each id known or not
         return [{"id": i} for i in ids]
-    return pulumi.Output.from_input(ids).apply(lambda given: [{"id": i} for i in given])
+    return pulumi.Output.from_input(cast(pulumi.Output[list[Any]], ids)).apply(lambda given: [{"id": i} for i in given])
 
 
 def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
@@ -180,23 +181,25 @@ class KarpenterPool(pulumi.ComponentResource):
         pulumi.export("mlNodePool", ml.node_pool_name)
     """
 
-    node_class: k8s.apiextensions.CustomResource
-    node_pool: k8s.apiextensions.CustomResource
     node_class_name: pulumi.Output[str]
     """The EC2NodeClass's ``metadata.name``."""
     node_pool_name: pulumi.Output[str]
     """The NodePool's ``metadata.name``: what ``convox.io/nodepool`` selects."""
     labels: pulumi.Output[dict[str, str]]
     """The labels every node of the pool carries."""
-    taints: pulumi.Output[list[dict[str, str]]]
+    taints: pulumi.Output[list[LaneTaint]]
     """The taints every node of the pool carries (``key``, ``value``, ``effect``)."""
-    ami: pulumi.Output[dict[str, str]]
+    ami: pulumi.Output[AmiRef]
     """What the pool boots: ``{"alias": ...}``, or a pinned ``{"id", "name", "created"}`` (which gets no updates)."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The pool's budget in US dollars per hour (``pool.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the pool has none."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterPool", name, opts)
-        super().__init__("rack:karpenter:KarpenterPool", name, None, opts)
-        args = checked(self, name, args, KarpenterPoolArgs, RULES)  # type: ignore[assignment]
+        token, opts = hosted("KarpenterPool", opts)
+        super().__init__(token, name, None, opts)
+        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})
@@ -207,14 +210,15 @@ class KarpenterPool(pulumi.ComponentResource):
                                               f"EC2NodeClass {pool.name}": "give the pool another name"})
         node_role = (
             role_name(args["node_role"]) if "node_role" in args
+            else role_name(cluster.node_role_arn) if cluster.node_role_arn is not None
             else cluster.name.apply(upstream.karpenter_node_role_name)
         )
 
         annotations: dict[str, str] = {}
         root_device = upstream.AL2023_ROOT_DEVICE
-        ami = {"alias": pool.alias or ""}
+        ami: AmiRef = {"alias": pool.alias or ""}
         if pool.ami_id:
-            lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
+            lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
             facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
                                  where=pool.where)
             ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
@@ -229,16 +233,16 @@ class KarpenterPool(pulumi.ComponentResource):
         # applied before the CRDs and the controller exist they would be refused, and destroyed after
         # the controller, their finalizers would strand instances
         waits = inherited_depends_on(opts)
-        self.node_class = k8s.apiextensions.CustomResource(
+        self.node_class: k8s.apiextensions.CustomResource = k8s.apiextensions.CustomResource(
             f"{name}-nodeclass",
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
             spec=node_class_spec(pool, cluster.name, node_role, root_device, tags,
-                                 args.get("subnet_ids"), args.get("security_group_ids")),
+                                 cast(Any, args.get("subnet_ids")), args.get("security_group_ids")),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
-        self.node_pool = k8s.apiextensions.CustomResource(
+        self.node_pool: k8s.apiextensions.CustomResource = k8s.apiextensions.CustomResource(
             f"{name}-nodepool",
             api_version="karpenter.sh/v1",
             kind="NodePool",
@@ -249,13 +253,14 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
-        self.taints = pulumi.Output.from_input(pool.node_taints())
+        self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
+        self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
         self.register_outputs({
             "nodeClassName": self.node_class_name,
             "nodePoolName": self.node_pool_name,
             "labels": self.labels,
             "taints": self.taints,
             "ami": self.ami,
-            **({"maxHourlyUsd": pool.max_hourly_usd} if pool.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -24,16 +24,16 @@ The spot service-linked role (``AWSServiceRoleForEC2Spot``) is not created: crea
 account has it, so it is created once per account by hand (see the README).
 """
 
-from __future__ import annotations
-
+import functools
 import json
+import operator
 from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from .args import check_start, checked, documented, inherited_depends_on
+from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role, trust
@@ -235,20 +235,21 @@ class KarpenterController(pulumi.ComponentResource):
         KarpenterController("karpenter", KarpenterControllerArgs(cluster=ClusterRef.existing("prod", "prod-rack")))
     """
 
-    node_role: aws.iam.Role
     node_role_arn: pulumi.Output[str]
+    """The ARN of the role of the nodes Karpenter launches (``KarpenterNodeRole-<cluster>``)."""
     controller_role_arn: pulumi.Output[str]
+    """The ARN of the role the controller's pods assume through EKS Pod Identity."""
     interruption_queue_name: pulumi.Output[str]
-    crd_chart: k8s.helm.v4.Chart
-    chart: k8s.helm.v4.Chart
+    """The SQS queue that carries interruption events to the controller."""
     policies: dict[str, pulumi.Output[str]]
     """The controller's policy documents (JSON) by part, as attached."""
-    identity: str
+    identity: Identity
     """How the controller gets AWS credentials: ``pod_identity`` or ``irsa``."""
 
     def __init__(self, name: str, args: KarpenterControllerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterController", name, opts)
-        super().__init__("rack:karpenter:KarpenterController", name, None, opts)
+        token, opts = hosted("KarpenterController", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, KarpenterControllerArgs)  # type: ignore[assignment]
         cluster: ClusterRef = args["cluster"]
         version = args.get("version", upstream.KARPENTER_CHART.version)
@@ -272,7 +273,7 @@ class KarpenterController(pulumi.ComponentResource):
         role_name = pulumi.Output.from_input(args.get("node_role_name") or cluster.name.apply(node_role_name))
 
         # the nodes' role, and the access entry that lets them join
-        self.node_role = aws.iam.Role(
+        self.node_role: aws.iam.Role = aws.iam.Role(
             f"{name}-node-role", name=role_name, tags=tags, opts=child,
             assume_role_policy=partition.apply(lambda p: trust(upstream.ec2_principal(p), ["sts:AssumeRole"])),
         )
@@ -297,7 +298,7 @@ class KarpenterController(pulumi.ComponentResource):
                             policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))))
         for event, (source, detail) in INTERRUPTION_EVENTS.items():
             rule = aws.cloudwatch.EventRule(
-                f"{name}-{event}", name=cluster.name.apply(lambda c, e=event: rule_name(c, e)), tags=tags, opts=child,
+                f"{name}-{event}", name=cluster.name.apply(functools.partial(rule_name, event=event)), tags=tags, opts=child,
                 event_pattern=json.dumps({"source": [source], "detail-type": [detail]}),
             )
             aws.cloudwatch.EventTarget(f"{name}-{event}", rule=rule.name, arn=queue.arn,
@@ -305,7 +306,7 @@ class KarpenterController(pulumi.ComponentResource):
         self.interruption_queue_name = queue.name
 
         # the controller's role (trusted through Pod Identity or IRSA), its policies
-        identity = args.get("identity", "pod_identity")
+        identity = Identity(args.get("identity", Identity.POD_IDENTITY))
         account_role = service_account_role(
             ("KarpenterController", name), self, cluster, identity, (f"{name}-controller-role", f"{name}-pod-identity"),
             cluster.name.apply(lambda c: bounded_name("KarpenterController-", c, 64)), namespace, SERVICE_ACCOUNT, tags,
@@ -316,9 +317,9 @@ class KarpenterController(pulumi.ComponentResource):
         self.policies = {}
         attached: list[pulumi.Resource] = []
         for part in ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery"):
-            document = documents.apply(lambda d, part=part: d[part])
+            document = documents.apply(operator.itemgetter(part))
             policy = aws.iam.Policy(
-                f"{name}-{part}", name=cluster.name.apply(lambda c, part=part: bounded_name(f"KarpenterController{part}Policy-", c, 128)),
+                f"{name}-{part}", name=cluster.name.apply(functools.partial(bounded_name, f"KarpenterController{part}Policy-", limit=128)),
                 policy=document, tags=tags, opts=child,
             )
             attached.append(aws.iam.RolePolicyAttachment(f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn,
@@ -330,11 +331,11 @@ class KarpenterController(pulumi.ComponentResource):
         # the charts: CRDs first, then the controller
         cluster.claim("KarpenterController", name, {"Karpenter": ONE_PER_CLUSTER})
         charts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts))
-        self.crd_chart = k8s.helm.v4.Chart(
+        self.crd_chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             f"{name}-crd", chart=upstream.KARPENTER_CRD_CHART.name, version=version, namespace=namespace,
             name="karpenter-crd", opts=charts,
         )
-        self.chart = k8s.helm.v4.Chart(
+        self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
             name, chart=upstream.KARPENTER_CHART.name, version=version, namespace=namespace, name="karpenter",
             skip_crds=True,
             values=pulumi.Output.all(cluster.name, queue.name, account_role.annotations).apply(lambda a: chart_values(

@@ -41,11 +41,9 @@ pulumi-aws named after this component (``<name>-`` and 7 hex digits: pulumi-aws 
 component is not diffed, its children are.)
 """
 
-from __future__ import annotations
-
 import json
 import re
-from typing import NotRequired, Optional, Required, Sequence, TypedDict, Union
+from typing import NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -53,9 +51,10 @@ import pulumi_eks as eks
 
 from . import contract, syntax
 from .ami import AmiLookup, provider_reason
-from .args import check_start, checked, is_later, documented
+from .args import check_start, checked, documented, hosted, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
+from .lane import AmiRef, LaneTaint
 from .pack import instances, rules, upstream
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
@@ -84,14 +83,13 @@ class NodeGroupArgs(TypedDict, total=False):
     """The group; ``build=True`` makes it a build lane."""
     cluster: Required[ClusterRef]
     """The cluster: ``ClusterRef.existing(...)`` or ``ClusterRef.created(eks_cluster)``."""
-    node_role: NotRequired[Union[aws.iam.Role, pulumi.Input[str]]]
-    """The nodes' IAM role, or its ARN (``arn:<partition>:iam::<account>:role/...``). Default: a role of the group's own with the three EKS worker policies."""
+    node_role: NotRequired[pulumi.Input[str]]
+    """The nodes' IAM role ARN (``arn:<partition>:iam::<account>:role/...``; in Python also the ``aws.iam.Role``).
+    Default: a role of the group's own with the three EKS worker policies."""
     rack: NotRequired[str]
     """The rack's name, written as the ``rack`` tag. Default: the component's name."""
     subnet_ids: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
     """Subnets for the nodes. Default: the cluster's."""
-    ami_lookup: NotRequired[AmiLookup]
-    """Shared AMI look-up, so an AMI pinned by many lanes is read once. Default: a private one."""
 
 
 RULES = {
@@ -99,6 +97,9 @@ RULES = {
     "subnet_ids": lambda ids: syntax.ec2_ids_problem(list(ids), "subnet", most=None, unknown=is_later),
 }
 """What EKS's CreateNodegroup takes (``syntax``): a role ARN, subnet ids; checked on each known value."""
+PYTHON_ONLY = {"ami_lookup": AmiLookup}
+"""``ami_lookup``: a shared AMI look-up, so an AMI pinned by many lanes is read once (default: a private one)."""
+ALSO = {"node_role": (aws.iam.Role,)}
 
 
 NOT_FOUND_RE = re.compile(r"ResourceNotFoundException|No cluster found|couldn't find resource|not found", re.I)
@@ -146,27 +147,29 @@ class NodeGroup(pulumi.ComponentResource):
         pulumi.export("inferenceTaints", inference.taints)
     """
 
-    managed_node_group: eks.ManagedNodeGroup
-    launch_template: Optional[aws.ec2.LaunchTemplate]
-    node_role: Optional[aws.iam.Role]
-    """The group's own role (None when one was passed)."""
     node_group_name: pulumi.Output[str]
     """The ``aws.eks.NodeGroup``'s name."""
     node_group_arn: pulumi.Output[str]
+    """The ``aws.eks.NodeGroup``'s ARN."""
     role_arn: pulumi.Output[str]
     """The nodes' IAM role ARN."""
     labels: pulumi.Output[dict[str, str]]
-    taints: pulumi.Output[list[dict[str, str]]]
+    """The labels every node of the group carries."""
+    taints: pulumi.Output[list[LaneTaint]]
     """The taints every node of the group carries, in Kubernetes' spelling (``NoSchedule``), as pods tolerate them
     (the ``aws.eks.NodeGroup`` itself takes the EKS API's ``NO_SCHEDULE``)."""
-    ami: pulumi.Output[dict[str, str]]
+    ami: pulumi.Output[AmiRef]
     """What the group boots: ``{"amiType": ...}`` (EKS's AMI, updated by EKS releases), or a pinned
     ``{"id", "name", "created"}``."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The group's budget in US dollars per hour (``group.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the group has none."""
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("NodeGroup", name, opts)
-        super().__init__("rack:eks:NodeGroup", name, None, opts)
-        args = checked(self, name, args, NodeGroupArgs, RULES)  # type: ignore[assignment]
+        token, opts = hosted("NodeGroup", opts)
+        super().__init__(token, name, None, opts)
+        args = checked(self, name, args, NodeGroupArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
         group: NodeGroupSpec = args["group"]
         cluster: ClusterRef = args["cluster"]
         problem = syntax.node_group_name_problem(name)
@@ -179,9 +182,9 @@ class NodeGroup(pulumi.ComponentResource):
 
         pinned = group.ami_id
         group_tags = dict(tags)
-        ami = {"amiType": ami_type(group.instance_type)}
+        ami: AmiRef = {"amiType": ami_type(group.instance_type)}
         if pinned:
-            lookup = args.get("ami_lookup") or AmiLookup(pulumi.InvokeOptions(parent=self))
+            lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
             where = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
             device = lookup.facts(subject, pinned, where).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
@@ -200,7 +203,8 @@ class NodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         role_ready: list[pulumi.Resource] = []
         given = args.get("node_role")
-        self.node_role = None
+        self.node_role: Optional[aws.iam.Role] = None
+        """The group's own role (None when one was passed)."""
         if given is None:
             # the region's partition (aws, aws-us-gov, aws-cn) in the trust and the managed policies' ARNs
             partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
@@ -216,7 +220,7 @@ class NodeGroup(pulumi.ComponentResource):
         role = self.node_role if self.node_role is not None else given
         role_object = role if isinstance(role, aws.iam.Role) else None
 
-        self.launch_template = None
+        self.launch_template: Optional[aws.ec2.LaunchTemplate] = None
         launch_template: Optional[aws.eks.NodeGroupLaunchTemplateArgs] = None
         if not pinned:
             self.launch_template = aws.ec2.LaunchTemplate(
@@ -244,7 +248,7 @@ class NodeGroup(pulumi.ComponentResource):
             )
 
         desired, ignore_desired = self._scaling(name, group, cluster)
-        self.managed_node_group = eks.ManagedNodeGroup(
+        self.managed_node_group: eks.ManagedNodeGroup = eks.ManagedNodeGroup(
             name,
             cluster=cluster.node_group_cluster(role_object),
             node_role=role_object,
@@ -277,8 +281,10 @@ class NodeGroup(pulumi.ComponentResource):
         self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
         self.labels = pulumi.Output.from_input(group.node_labels())
-        self.taints = pulumi.Output.from_input([{**t, "effect": contract.effect(t["effect"])} for t in group.node_taints()])
+        self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
+                                                for t in group.node_taints()])
         self.ami = pulumi.Output.from_input(ami)
+        self.max_hourly_usd = None if group.max_hourly_usd is None else pulumi.Output.from_input(group.max_hourly_usd)
         self.register_outputs({
             "ami": self.ami,
             "nodeGroupName": self.node_group_name,
@@ -286,7 +292,7 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
-            **({"maxHourlyUsd": group.max_hourly_usd} if group.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })
 
     def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:

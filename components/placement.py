@@ -14,21 +14,20 @@ service says (``nodeSelectorLabels`` and ``scale.gpu``), exactly as the seeds' r
 
 Custom taints (anything but ``dedicated-node`` and the GPU taint) are not tolerated automatically.
 Given the rack's lanes, ``place`` also refuses a pod no lane can hold, with the pack's words
-(``pack/workloads.py``, which judges the same pod at preview).
+(``pack/reach.py``, which judges the same pod at preview).
 Pure: no Pulumi resources, only the contract the policy pack checks.
 """
-
-from __future__ import annotations
 
 import inspect
 import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Awaitable, Mapping, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Awaitable, Mapping, Optional, Sequence, TypedDict, Union, cast
 
 from . import contract, syntax
 from .errors import ConfigError
+from .lane import ConfiguredLane, Lane
 
 if TYPE_CHECKING:  # pulumi-kubernetes' input types, for the program that passes a placement on (no import at run time)
     from pulumi_kubernetes.core.v1 import AffinityArgsDict, TolerationArgsDict
@@ -81,6 +80,17 @@ def gpu_request(gpu: GpuInput) -> GpuRequest:
     raise PlacementError(f"invalid gpu {gpu!r} (use a count like 1, or {{count, vendor}})")
 
 
+class Scheduling(TypedDict, total=False):
+    """What placement gives a workload's pods, in Kubernetes' own field names."""
+
+    affinity: dict[str, Any]
+    """The pod's ``affinity``: a required node affinity on the lane's labels."""
+    tolerations: list[dict[str, str]]
+    """The pod's ``tolerations``: the lane's ``dedicated-node`` taint, the GPU taint."""
+    gpuResources: dict[str, str]
+    """What each container requests, and limits, beyond CPU and memory (``nvidia.com/gpu: "1"``)."""
+
+
 @dataclass(frozen=True)
 class Placement:
     """The scheduling part of a pod spec. ``affinity`` and ``tolerations`` are pulumi-kubernetes inputs
@@ -88,10 +98,10 @@ class Placement:
     ``Deployment``'s pod spec as they are; ``pod_spec()`` is the same in Kubernetes' own field names, for a
     manifest."""
 
-    affinity: Optional[AffinityArgsDict] = None
+    affinity: Optional["AffinityArgsDict"] = None
     """``{"node_affinity": {"required_during_scheduling_ignored_during_execution": {"node_selector_terms": ...}}}``,
     or None."""
-    tolerations: list[TolerationArgsDict] = field(default_factory=list)
+    tolerations: list["TolerationArgsDict"] = field(default_factory=list)
     """``[{"key": "dedicated-node", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, ...]``."""
     gpu_resources: dict[str, str] = field(default_factory=dict)
     """``{"nvidia.com/gpu": "1"}``: what the container requests, and limits, beyond CPU and memory."""
@@ -106,9 +116,9 @@ class Placement:
             spec["tolerations"] = [_kubernetes_names(t) for t in self.tolerations]
         return spec
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Scheduling:
         """Everything, for a component's outputs."""
-        return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}
+        return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}  # type: ignore[typeddict-item]
 
 
 def _kubernetes_names(value: Any) -> Any:
@@ -121,10 +131,11 @@ def _kubernetes_names(value: Any) -> Any:
     return value
 
 
-Lanes = Union[str, Mapping[str, Mapping[str, Any]], Sequence[Mapping[str, Any]]]
-"""The rack's lanes: its ``lanes`` output as it is (lane name -> lane: ``Rack.lanes``'s value, another stack's
-through a ``pulumi.StackReference``, or ``Rack.lane_facts``), a list of lanes as the policy config names
-them, or either as JSON text (``pulumi stack output lanes --json``)."""
+Lanes = Union[str, Mapping[str, Lane], Sequence[ConfiguredLane]]
+"""The rack's lanes, as the lane contract (``lane``) types them: its ``lanes`` output as it is (lane name ->
+``Lane``: ``Rack.lanes``'s value, another stack's through a ``pulumi.StackReference``, or ``Rack.lane_facts``),
+a list of ``ConfiguredLane`` as the policy config names them, or either as JSON text (``pulumi stack output
+lanes --json``)."""
 
 LanesInput = Union[None, Lanes, Awaitable[Lanes]]
 """``Lanes``, known now or later: a ``pulumi.Output`` (``StackReference.get_output("lanes")``) is judged when
@@ -154,7 +165,7 @@ def lanes_problem(lanes: Any) -> Optional[str]:
     if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):
         return ("lanes: expected the rack's lanes output (a mapping of lane name to its facts, or its JSON text) or a "
                 "list of lanes")
-    from .pack.workloads import lanes_config_problems  # the pack's own reading of a lanes config
+    from .pack.laneconfig import lanes_config_problems  # the pack's own reading of a lanes config
 
     problems = lanes_config_problems(lane_list(lanes))
     return "; ".join(problems) if problems else None
@@ -178,7 +189,7 @@ def fit_problems(placement: "Placement", lanes: Lanes, subject: str = "the workl
                  cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> list[str]:
     """What the policy pack's ``workloads-reach-their-lane`` would refuse about a pod placed by ``placement``
     that requests ``cpu`` cores and ``memory_mib`` MiB, on ``lanes``, in its words ([] when it fits)."""
-    from .pack import workloads
+    from .pack.reach import pod_problems
 
     requests: dict[str, str] = dict(placement.gpu_resources)
     if cpu:
@@ -186,7 +197,7 @@ def fit_problems(placement: "Placement", lanes: Lanes, subject: str = "the workl
     if memory_mib:
         requests["memory"] = f"{_plain(memory_mib)}Mi"
     container: dict[str, Any] = {"name": "app", "image": "app", "resources": {"requests": requests, "limits": dict(placement.gpu_resources)}}
-    return workloads.pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
+    return pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
 
 
 def _plain(number: float) -> str:

@@ -1,25 +1,25 @@
 """``Rack``: the whole rack, from a ``RackSpec``, into an existing EKS cluster or one it creates."""
 
-from __future__ import annotations
-
 import functools
-from typing import Any, Callable, NotRequired, Optional, Required, TypedDict
+from typing import Any, Callable, NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
 
 from . import contract, lanecost
 from .ami import AmiLookup
-from .args import check_start, checked, documented
+from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import wellknown, workloads
+from .pack import wellknown
+from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support
 
@@ -38,25 +38,30 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
             "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
 
 
-def pool_lane(pool: PoolSpec) -> dict[str, Any]:
-    """A pool's lane: labels, taints, and what sizes its nodes (``workloads.size_facts``)."""
+def pool_lane(pool: PoolSpec) -> Lane:
+    """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``)."""
     requirements, limits = lanecost.pool_sizing(pool)
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **workloads.size_facts(requirements, limits, pool.disk))
+    lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
-    return lane
+    return cast(Lane, lane)
 
 
-def group_lane(group: NodeGroupSpec) -> dict[str, Any]:
+def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
     lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
     lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
-                **workloads.size_facts(requirements, root_gib=group.disk))
-    return lane
+                **size_facts(requirements, root_gib=group.disk))
+    return cast(Lane, lane)
+
+
+def _with_ami(facts: Lane, ami: AmiRef) -> Lane:
+    """A lane's facts with what it boots (known once the AMI is read)."""
+    return {**facts, "ami": ami}
 
 
 @documented
@@ -70,26 +75,21 @@ class Rack(pulumi.ComponentResource):
         pulumi.export("lanes", rack.lanes)
     """
 
-    cluster: ClusterRef
-    created: Optional[RackCluster]
-    """The cluster the rack created (``spec.cluster``), with its system lane."""
-    karpenter: Optional[KarpenterController]
-    pools: dict[str, KarpenterPool]
-    """Karpenter pools by lane name: the pool's name (``workload``, ``gpu``), as every message names it."""
-    node_groups: dict[str, NodeGroup]
-    """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
-    ``<rack>-build-<id>``), as every message names it."""
-    pod_identity_agent: Optional[aws.eks.Addon]
-    """The EKS Pod Identity agent add-on the rack installed (None when the cluster brings its own)."""
-    cluster_autoscaler: Optional[ClusterAutoscaler]
-    """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
-    metrics_server: Optional[MetricsServer]
-    device_plugin: Optional[NvidiaDevicePlugin]
-    gpu_observability: Optional[GpuObservability]
+    cluster_name: pulumi.Output[str]
+    """The EKS cluster's name."""
+    endpoint: pulumi.Output[str]
+    """The cluster's API server endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig for the cluster (``aws eks get-token``, the stack's region and profile), as a secret."""
     node_role_arn: pulumi.Output[str]
     """The role of the nodes Karpenter launches."""
     interruption_queue_name: pulumi.Output[Optional[str]]
-    lanes: pulumi.Output[dict[str, Any]]
+    """The SQS queue of Karpenter's interruption events (none when the rack does not install Karpenter)."""
+    node_pool_names: pulumi.Output[list[str]]
+    """The Karpenter pools' names, sorted."""
+    node_group_names: pulumi.Output[list[str]]
+    """The managed node groups' names, sorted."""
+    lanes: pulumi.Output[dict[str, Lane]]
     """Lane name -> ``kind`` (nodepool or nodegroup), ``os``, ``labels``, ``taints``, ``gpu``, what sizes its
     nodes (``arch``, ``instanceFamilies``/``instanceSizes`` or ``instanceTypes``, ``capacityTypes``,
     ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``), ``ami`` (an alias or AMI type
@@ -98,37 +98,44 @@ class Rack(pulumi.ComponentResource):
     which lanes stopped receiving AMI updates, and what each can spend."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
-    lane_facts: dict[str, dict[str, Any]]
-    """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
-    built, a pod no lane can hold)."""
+    max_hourly_usd: Optional[pulumi.Output[float]]
+    """The rack's budget in US dollars per hour (``spec.max_hourly_usd``), held by the policy lane-cost-ceiling;
+    unset when the rack has none."""
 
     def __init__(self, name: str, args: RackArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Rack", name, opts)
-        super().__init__("rack:index:Rack", name, None, opts)
+        token, opts = hosted("Rack", opts)
+        super().__init__(token, name, None, opts)
         args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
         lanes: dict[str, Any] = {}
-        self.lane_facts = {}
+        self.lane_facts: dict[str, Lane] = {}
+        """``lanes`` without ``ami``, known at construction: a ``Service``'s ``lanes`` (so it refuses, when it is
+        built, a pod no lane can hold)."""
         worst_cases: dict[str, Callable[[Optional[str]], Any]] = {}  # lane -> its worst case in a region (lanecost)
 
-        self.created = None
+        self.created: Optional[RackCluster] = None
+        """The cluster the rack created (``spec.cluster``), with its system lane."""
+        self.cluster: ClusterRef
+        """Which cluster: for every component that goes into it."""
         if "cluster" in args:
             self.cluster = args["cluster"]
         elif spec.cluster is not None:
-            if RackCluster.system_lane_name(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
+            if RackCluster.system_lane_for(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
                 raise ArgumentError("Rack", name, "spec.pools", (
-                    f"karpenter nodepool '{RackCluster.system_lane_name(name)}' has the name of the system lane of the "
+                    f"karpenter nodepool '{RackCluster.system_lane_for(name)}' has the name of the system lane of the "
                     f"cluster the rack creates (rename the pool)"))
-            self.created = RackCluster(name, RackClusterArgs(spec=spec.cluster, pod_identity_agent=spec.pod_identity_agent,
-                                                             ami_lookup=amis, oidc_provider=spec.controller_identity == "irsa"),
+            self.created = RackCluster(name, cast(RackClusterArgs, {"spec": spec.cluster, "ami_lookup": amis,
+                                                                    "pod_identity_agent": spec.pod_identity_agent,
+                                                                    "oidc_provider": spec.controller_identity == "irsa"}),
                                        opts=child)
             self.cluster = self.created.ref
-            system = self.created.system_lane_spec
-            lanes[system.name or ""] = self._group_lane(system, self.created.system_lane)
-            worst_cases[system.name or ""] = functools.partial(lanecost.group_worst_case, system)
-            self.lane_facts[system.name or ""] = group_lane(system)
+            system_lane = self.created.system_lane_spec
+            lanes[system_lane.name or ""] = self._group_lane(system_lane, self.created.system_lane)
+            worst_cases[system_lane.name or ""] = functools.partial(lanecost.group_worst_case, system_lane)
+            self.lane_facts[system_lane.name or ""] = group_lane(system_lane)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
             live = self.cluster.live
@@ -136,7 +143,7 @@ class Rack(pulumi.ComponentResource):
             if status == "ended":  # a cluster the rack does not own: said, not refused
                 pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
-        self.pod_identity_agent = self.created.pod_identity_agent if self.created is not None else None
+        self.pod_identity_agent: Optional[aws.eks.Addon] = self.created.pod_identity_agent if self.created is not None else None
         if self.created is None and spec.pod_identity_agent:
             self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
                                                 tags=spec.tags, opts=child)
@@ -151,7 +158,7 @@ class Rack(pulumi.ComponentResource):
         # Both also wait for CoreDNS and the Pod Identity agent, so that `pulumi destroy` deletes them
         # only after the pools and the controller: draining a Karpenter node needs the controller, which
         # resolves AWS endpoints through cluster DNS and gets its credentials through the agent.
-        self.karpenter = None
+        self.karpenter: Optional[KarpenterController] = None
         cluster_addons: list[pulumi.Resource] = [self.created.coredns] if self.created is not None else []
         if self.pod_identity_agent is not None:
             cluster_addons.append(self.pod_identity_agent)
@@ -183,23 +190,26 @@ class Rack(pulumi.ComponentResource):
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
-        self.pools = {
-            pool.name: KarpenterPool(f"{name}-{pool.name}", KarpenterPoolArgs(pool_args, pool=pool), opts=pool_opts)
+        self.pools: dict[str, KarpenterPool] = {
+            pool.name: KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}), opts=pool_opts)
             for pool in spec.pools
         }
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
-            lanes[pool.name] = self.pools[pool.name].ami.apply(lambda ami, facts=self.lane_facts[pool.name]: {**facts, "ami": ami})
+            lanes[pool.name] = self.pools[pool.name].ami.apply(functools.partial(_with_ami, self.lane_facts[pool.name]))
             worst_cases[pool.name] = functools.partial(lanecost.pool_worst_case, pool)
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
         )
-        self.node_groups = {}
+        self.node_groups: dict[str, NodeGroup] = {}
+        """Managed node groups and build lanes by lane name: the group's name (``<rack>-ng-<id>``,
+        ``<rack>-build-<id>``), as every message names it."""
         for group in spec.node_groups:
             lane = group.name or ""
             tagged = group.model_copy(update={"tags": spec.group_tags(group)})  # checked by RackSpec
-            group_args = NodeGroupArgs(group=tagged, cluster=self.cluster, rack=spec.cluster_name, ami_lookup=amis)
+            group_args = cast(NodeGroupArgs, {"group": tagged, "cluster": self.cluster, "rack": spec.cluster_name,
+                                              "ami_lookup": amis})
             if spec.cluster is not None:
                 # the private subnets, as the system lane: pulumi-eks's default is every subnet of the
                 # cluster, public ones included (CoreData subnetIds is public + private)
@@ -213,7 +223,8 @@ class Rack(pulumi.ComponentResource):
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
-        self.cluster_autoscaler = None
+        self.cluster_autoscaler: Optional[ClusterAutoscaler] = None
+        """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
             autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
                                                     **system)  # type: ignore[typeddict-item]
@@ -229,21 +240,21 @@ class Rack(pulumi.ComponentResource):
                     f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
                     f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
                     f"(cluster_autoscaler_enable: false)", resource=self)
-        self.metrics_server = None
+        self.metrics_server: Optional[MetricsServer] = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
                 f"{name}-metrics-server",
                 MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
                 opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
 
-        self.device_plugin = None
+        self.device_plugin: Optional[NvidiaDevicePlugin] = None
         if spec.device_plugin is not None:
             self.device_plugin = NvidiaDevicePlugin(
                 f"{name}-nvidia-device-plugin",
                 NvidiaDevicePluginArgs(cluster=self.cluster, time_slicing_replicas=spec.device_plugin.time_slicing_replicas),
                 opts=child,
             )
-        self.gpu_observability = None
+        self.gpu_observability: Optional[GpuObservability] = None
         if spec.gpu_observability is not None:
             self.gpu_observability = GpuObservability(
                 f"{name}-gpu-observability",
@@ -263,17 +274,26 @@ class Rack(pulumi.ComponentResource):
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region,
                                        pulumi.Output.all(**lanes) if lanes else {}).apply(
-            lambda both: lanecost.priced(both[1], both[0], worst_cases))
+            lambda both: cast(dict[str, Lane], lanecost.priced(both[1], both[0], worst_cases)))
         self.worst_case_hourly_usd = self.lanes.apply(lanecost.rack_worst_case)
+        self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
+        self.cluster_name = self.cluster.name
+        self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
+        self.kubeconfig = self.cluster.kubeconfig
+        self.node_pool_names = pulumi.Output.from_input(sorted(self.pools))
+        self.node_group_names = pulumi.Output.from_input(sorted(self.node_groups))
         self.register_outputs({
-            "clusterName": self.cluster.name,
-            "endpoint": self.cluster.endpoint,
-            "kubeconfig": self.cluster.kubeconfig,
+            "clusterName": self.cluster_name,
+            "endpoint": self.endpoint,
+            "kubeconfig": self.kubeconfig,
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
             "worstCaseHourlyUsd": self.worst_case_hourly_usd,
-            **({"maxHourlyUsd": spec.max_hourly_usd} if spec.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            "nodePoolNames": self.node_pool_names,
+            "nodeGroupNames": self.node_group_names,
+            # the names as they were registered before the package was hosted (readers of a stack's state)
             "nodePools": sorted(self.pools),
             "nodeGroups": sorted(self.node_groups),
             "clusterAutoscaler": self.cluster_autoscaler is not None,
@@ -281,8 +301,8 @@ class Rack(pulumi.ComponentResource):
         })
 
     @staticmethod
-    def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[dict[str, Any]]:
-        return component.ami.apply(lambda ami: {**group_lane(group), "ami": ami})
+    def _group_lane(group: NodeGroupSpec, component: NodeGroup) -> pulumi.Output[Lane]:
+        return component.ami.apply(functools.partial(_with_ami, group_lane(group)))
 
     def _existing_node_role_arn(self, spec: RackSpec) -> pulumi.Output[str]:
         """The ARN of the node role an existing Karpenter uses, from its name (the getting-started role has path /)."""

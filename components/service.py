@@ -20,18 +20,17 @@ The Deployment carries the ``mixed-os-racks/service`` annotation, so the policy 
 seeds do (``service "web"``).
 """
 
-from __future__ import annotations
-
-from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict
+from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from . import contract
-from .args import check_start, checked, documented
+from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .placement import Lanes, fit_problems, lanes_problem, later
+from .lane import Lane
+from .placement import Lanes, Scheduling, fit_problems, lanes_problem, later
 from .spec.service import ServiceSpec
 
 NAME_LABEL = "app.kubernetes.io/name"
@@ -62,13 +61,18 @@ class ServiceArgs(TypedDict, total=False):
     """How long ``pulumi up`` waits for a GPU service's Deployment and Service to be ready, in seconds,
     1200 to 86400 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400. Only
     for a service with ``scale.gpu``."""
-    lanes: NotRequired[pulumi.Input[Lanes]]
+    lanes: NotRequired[pulumi.Input[Mapping[str, Lane]]]
     """The rack's lanes: its ``lanes`` output (``Rack.lanes``, or another stack's through a
-    ``pulumi.StackReference``: ``ref.get_output("lanes")``), ``Rack.lane_facts``, or its JSON text. The service
-    is then refused, with the policy pack's words, if no lane can hold its pod (a lane that does not exist,
-    GPUs with no GPU lane selected, more GPUs than the lane's instances have, CPU or memory beyond the
-    allocatable of its largest instance): when it is built, or for lanes known later when they are, before
-    its Deployment is registered. Default: judged at preview only, by the pack."""
+    ``pulumi.StackReference``: ``ref.get_output("lanes")``); in Python also ``Rack.lane_facts``, a list of lanes as
+    the policy config names them, or the output's JSON text. The service is then refused, with the policy pack's
+    words, if no lane can hold its pod (a lane that does not exist, GPUs with no GPU lane selected, more GPUs than
+    the lane's instances have, CPU or memory beyond the allocatable of its largest instance): when it is built, or
+    for lanes known later when they are, before its Deployment is registered. Default: judged at preview only, by
+    the pack."""
+
+
+ALSO = {"lanes": (str, list, tuple)}
+"""What a Python program may pass as ``lanes`` besides the output's mapping: its JSON text, or a list of lanes."""
 
 
 def security_context(spec: ServiceSpec) -> dict[str, Any]:
@@ -142,25 +146,24 @@ class Service(pulumi.ComponentResource):
                                    cluster=ClusterRef.existing("prod", "prod-rack")))
     """
 
-    deployment: k8s.apps.v1.Deployment
-    service: k8s.core.v1.Service
-    autoscaler: Optional[k8s.autoscaling.v2.HorizontalPodAutoscaler]
     deployment_name: pulumi.Output[str]
     """The Deployment's ``metadata.name``."""
     service_name: pulumi.Output[str]
     """The Service's ``metadata.name``: in-cluster DNS ``<name>.<namespace>.svc``."""
     namespace: pulumi.Output[str]
+    """The namespace of the Deployment and the Service."""
     service_type: pulumi.Output[str]
     """``ClusterIP`` (internal) or ``LoadBalancer``."""
     autoscaler_name: pulumi.Output[Optional[str]]
     """The HorizontalPodAutoscaler's name, or None for a fixed count."""
-    scheduling: pulumi.Output[dict[str, Any]]
+    scheduling: pulumi.Output[Scheduling]
     """What placement gave the pods: ``affinity``, ``tolerations``, ``gpuResources``."""
 
     def __init__(self, name: str, args: ServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("Service", name, opts)
-        super().__init__("rack:workloads:Service", name, None, opts)
-        args = checked(self, name, args, ServiceArgs, {"lanes": lanes_problem})  # type: ignore[assignment]
+        token, opts = hosted("Service", opts)
+        super().__init__(token, name, None, opts)
+        args = checked(self, name, args, ServiceArgs, {"lanes": lanes_problem}, also=ALSO)  # type: ignore[assignment]
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
         namespace = args.get("namespace", "default")  # checked as a namespace (args.COMMON_RULES)
@@ -178,7 +181,7 @@ class Service(pulumi.ComponentResource):
         # no lane can hold
         judged = pulumi.Output.from_input(lanes).apply(fits) if lanes is not None and later(lanes) else None
         if lanes is not None and judged is None:
-            fits(lanes)
+            fits(cast(Lanes, lanes))  # known now: the mapping, or (a Python program's, ``ALSO``) its JSON text or a list
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
         if "gpu_wait_seconds" in args and not spec.scale.gpu.count:
@@ -201,14 +204,14 @@ class Service(pulumi.ComponentResource):
         }
         if not spec.scale.autoscaled:
             deployment_spec["replicas"] = spec.scale.count[0]
-        self.deployment = k8s.apps.v1.Deployment(
+        self.deployment: k8s.apps.v1.Deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata={**metadata, "annotations": {**waits, contract.SERVICE_ANNOTATION: spec.name}},
             spec=judged.apply(lambda _: deployment_spec) if judged is not None else deployment_spec,
             opts=child,
         )
         service_type = "ClusterIP" if spec.internal else "LoadBalancer"
-        self.service = k8s.core.v1.Service(
+        self.service: k8s.core.v1.Service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=metadata,
             spec={
@@ -218,7 +221,7 @@ class Service(pulumi.ComponentResource):
             },
             opts=child,
         )
-        self.autoscaler = None
+        self.autoscaler: Optional[k8s.autoscaling.v2.HorizontalPodAutoscaler] = None
         if spec.scale.autoscaled:
             low, high = spec.scale.count
             self.autoscaler = k8s.autoscaling.v2.HorizontalPodAutoscaler(

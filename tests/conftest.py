@@ -27,6 +27,9 @@ settings.register_profile("wide", deadline=None, suppress_health_check=[HealthCh
                           max_examples=1000)
 settings.register_profile("dev", deadline=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# Dates are judged as of one day (EKS's support calendar, the catalog's AMI deprecation times and ages), so the
+# verdicts the tests expect do not move with the calendar; every process a test starts inherits it.
+os.environ.setdefault("MIXED_OS_RACKS_NOW", "2026-12-04T12:00:00Z")
 # Hypothesis compiles its regex strategy module on first use. After a test that caught a RecursionError
 # (the hostile-input tests nest values thousands deep), CPython 3.11 can fail that compile with
 # "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905): build it now, first.

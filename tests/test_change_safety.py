@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,52 @@ def test_prod_against_its_own_export_through_the_cli(tmp_path, capsys):
     assert "to create" not in text
 
 
+def _former_tokens(value: Any) -> Any:
+    """A state written before the components were hosted: every type token the package had then (the
+    components' modules, ``contract.FORMER_TYPES``) in place of today's, in types, URNs and references."""
+    from mixed_os_racks.contract import FORMER_TYPES
+
+    if isinstance(value, dict):
+        return {k: _former_tokens(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_former_tokens(v) for v in value]
+    if isinstance(value, str):
+        for old, new in FORMER_TYPES.items():
+            value = old if value == new else re.sub(rf"(?<=[:$]){re.escape(new)}(?=$|[$:])", old, value)
+    return value
+
+
+def test_prod_keeps_its_urns_through_the_components_aliases(tmp_path, capsys):
+    """A stack made before the components moved to the provider's ``index`` module: every component aliases its
+    former type token, the engine finds each resource by it (its children by their parent's alias), so the
+    prod example plans only ``same``, with the pack, exit 0."""
+    run = run_program(REPO, stack_config("prod"), project=PROJECT, stack="prod")
+    export = _former_tokens(export_run(run))
+    urns = [r["urn"] for r in export["deployment"]["resources"]]
+    assert "rack:index:Rack$rack:eks:NodeGroup::rack-ng-1" in "\n".join(urns)  # the former URNs
+    assert not any("rack:index:NodeGroup" in urn for urn in urns)
+    state = tmp_path / "before.json"
+    state.write_text(json.dumps(export))
+    out = tmp_path / "plan.json"
+    assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--state", str(state), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["summary"] == {"same": len(doc["resources"])} and len(doc["resources"]) == len(urns)
+    assert f"    {len(urns)} unchanged" in capsys.readouterr().out.splitlines()
+
+
+def test_a_resource_without_its_alias_is_replaced_by_a_new_urn(tmp_path):
+    """Without the alias (a component whose former token is unknown to it), the engine would create it and its
+    children anew and delete the old ones: what the aliases prevent."""
+    run = run_program(REPO, stack_config("prod"), project=PROJECT, stack="prod")
+    for res in run.resources:
+        res.aliases = []
+    state = tmp_path / "before.json"
+    state.write_text(json.dumps(_former_tokens(export_run(run))))
+    plan = make_plan(run, read_stack_export(state, PROJECT, "prod"))
+    ops = {s.op for s in plan.steps}
+    assert {"create", "delete"} <= ops
+
+
 def test_a_reordered_set_of_subnets_is_no_change(tmp_path):
     # terraform-provider-aws declares a node group's subnet_ids and taint, and a cluster's vpc_config ids,
     # schema.TypeSet: their order is not compared (a list such as instance_types is)
@@ -184,14 +231,14 @@ def test_a_removed_pool_is_refused_and_allowed_by_name(tmp_path, base_export, ca
     assert code == 1
     assert ops(doc)[(NODEPOOL, "rack-batch-nodepool")] == "delete"
     assert ops(doc)[(NODECLASS, "rack-batch-nodeclass")] == "delete"
-    assert ops(doc)[("rack:karpenter:KarpenterPool", "rack-batch")] == "delete"
+    assert ops(doc)[("rack:index:KarpenterPool", "rack-batch")] == "delete"
     assert doc["summary"]["delete"] == 3 and "create" not in doc["summary"]
     (refusal,) = verdicts(doc, "lane-removal")
     assert refusal["level"] == "mandatory" and refusal["pack"] == "change-safety" and refusal["lane"] == "batch"
     assert "NodeClaims" in refusal["message"] and "drains and terminates every node" in refusal["message"]
     out = capsys.readouterr().out
     assert "[mandatory]  change-safety: lane-removal  (rack-batch-nodepool)" in out
-    assert " -      ├─ rack:karpenter:KarpenterPool" in out or " -      └─ rack:karpenter:KarpenterPool" in out
+    assert " -      ├─ rack:index:KarpenterPool" in out or " -      └─ rack:index:KarpenterPool" in out
     assert "    - 3 to delete" in out.splitlines()
 
     code, doc = preview(tmp_path, values, base_export, catalog_file, "--allow-lane-removal", "batch")

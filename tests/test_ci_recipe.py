@@ -137,7 +137,7 @@ def test_ci_recipe_from_a_local_clone(released):
     (line,) = [step["run"] for step in steps if step.get("run", "").startswith("mixed-os-racks ")]
     run = _run(shlex.split(line), consumer, shell(venv))
     assert run.returncode == 0, (line, run.stderr)
-    assert "rack:karpenter:KarpenterPool" in run.stdout and "kubernetes:apps/v1:Deployment" in run.stdout
+    assert "rack:index:KarpenterPool" in run.stdout and "kubernetes:apps/v1:Deployment" in run.stdout
     assert run.stdout.rstrip().splitlines()[-1] == f"    mixed-os-racks ({installed / 'pack' / 'bundled'}): passed"
 
     # its unit tests, with the package's mocks

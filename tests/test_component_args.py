@@ -68,8 +68,8 @@ def test_wrong_types_say_what_was_expected_and_what_came():
     assert refused(lambda: GpuObservability("m", {"cluster": cluster(), "service_monitor": "yes"})) == (
         "GpuObservability 'm': service_monitor: expected bool, got str 'yes'"
     )
-    assert refused(lambda: KarpenterPool("x", {"pool": {"name": "x"}, "cluster": cluster()})) == (
-        "KarpenterPool 'x': pool: expected PoolSpec, got dict {'name': 'x'}"
+    assert refused(lambda: KarpenterPool("x", {"pool": ["x"], "cluster": cluster()})) == (
+        "KarpenterPool 'x': pool: expected PoolSpec, got list ['x']"
     )
     assert refused(lambda: KarpenterPool("x", {"pool": PoolSpec(name="x"), "cluster": "prod-rack"})) == (
         "KarpenterPool 'x': cluster: expected ClusterRef, got str 'prod-rack'"
@@ -176,8 +176,8 @@ def test_every_component_registers_its_outputs():
 
     run = run_program(program, {"aws:region": "us-east-1"})
     components = [r for r in run.resources if not r.custom and r.type.startswith("rack:")]
-    assert {r.type for r in components} == {"rack:index:Rack", "rack:karpenter:KarpenterPool", "rack:eks:NodeGroup",
-                                             "rack:gpu:NvidiaDevicePlugin"}
+    assert {r.type for r in components} == {"rack:index:Rack", "rack:index:KarpenterPool", "rack:index:NodeGroup",
+                                             "rack:index:NvidiaDevicePlugin"}
     registered = {r.name: run.component_outputs.get(r.urn) for r in components}
     assert all(registered.values()), registered  # no component registers empty outputs
     assert registered["rack-workload"] == {

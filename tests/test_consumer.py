@@ -328,7 +328,7 @@ def test_the_ci_recipes_offline_commands_pass_against_the_consumer_with_the_bund
     (line,) = [step["run"] for step in steps if step.get("run", "").startswith("mixed-os-racks ")]
     run = subprocess.run(shlex.split(line), cwd=consumer, env=environment(), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, (line, run.stderr)
-    assert "rack:karpenter:KarpenterPool" in run.stdout and "kubernetes:apps/v1:Deployment" in run.stdout
+    assert "rack:index:KarpenterPool" in run.stdout and "kubernetes:apps/v1:Deployment" in run.stdout
     tail = run.stdout.rstrip().splitlines()[-2:]
     assert tail[0] == (f"Policy packs (no policies/ at or above {consumer.resolve()}: ran the pack bundled with "
                        f"mixed-os-racks {mixed_os_racks.__version__}):")

@@ -21,12 +21,13 @@ from mixed_os_racks.errors import ConfigError
 from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
-from mixed_os_racks.offline.stackexport import write_export
+from mixed_os_racks.offline.stackexport import export_run, write_export
 from mixed_os_racks.pack import cost, prices, wellknown
 from mixed_os_racks.spec.base import SpecError
 
 from conftest import REPO, rack_config, run_rack, stack_config
 from policy_helpers import POLICIES, judge, messages, of, start_pack, unknown
+from test_change_safety import _former_tokens
 
 GIB = 2**30
 
@@ -110,6 +111,29 @@ def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_
     assert code == 0 and not of(doc["violations"], "lane-cost-ceiling")
 
 
+def test_a_state_written_before_the_components_moved_keeps_its_budgets(tmp_path, capsys):
+    """``analyze --state`` of a stack exported before the components moved to the provider's ``index`` module: a
+    pool's budget is still its component's (registered as ``rack:karpenter:KarpenterPool``), and is held."""
+    config = stack_config("prod")
+    config["rack:additional_karpenter_nodepools_config"][0]["max_hourly_usd"] = 5
+    run = run_program(REPO, config, project="mixed-os-racks", stack="prod")
+    export = export_run(run)
+    for res in export["deployment"]["resources"]:  # the engine keeps a component's registered outputs as its outputs
+        if res["type"] == "rack:index:KarpenterPool":
+            res["outputs"] = {k: v for k, v in run.component_outputs[res["urn"]].items() if k == "maxHourlyUsd"}
+    export = _former_tokens(export)
+    assert {"outputs": {"maxHourlyUsd": 5}, "type": "rack:karpenter:KarpenterPool"}.items() <= next(
+        r for r in export["deployment"]["resources"] if r["urn"].endswith("::rack-gpu")).items()
+    state, out = tmp_path / "before.json", tmp_path / "analyzed.json"
+    state.write_text(json.dumps(export))
+    code = main(["analyze", "--state", str(state), "--cwd", str(REPO), "--json", str(out)])
+    capsys.readouterr()
+    (found,) = of(json.loads(out.read_text())["violations"], "lane-cost-ceiling")
+    assert code == 1 and found["message"].startswith(
+        "karpenter nodepool 'gpu': its worst case, $6.496 an hour (4 x g5.4xlarge at $1.624, within limits.cpu 64 and "
+        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd)")
+
+
 def test_the_rack_budget_names_the_dearest_lane_and_its_limit(tmp_path, capsys):
     config = {**stack_config("prod"), "rack:max_hourly_usd": 15}
     stack = tmp_path / "Pulumi.budget.yaml"
@@ -162,7 +186,7 @@ def test_a_gpu_limit_reaches_the_node_pool_and_is_refused_where_it_means_nothing
         {"name": "ml", "instance_families": "g6", "gpu_limit": 8, "max_hourly_usd": 12.5}]))
     (node_pool,) = [r for r in run.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool" and r.name == "rack-ml-nodepool"]
     assert node_pool.inputs["spec"]["limits"] == {"cpu": "100", "memory": "400Gi", "nvidia.com/gpu": "8"}
-    (component,) = [r for r in run.resources if r.type == "rack:karpenter:KarpenterPool" and r.name == "rack-ml"]
+    (component,) = [r for r in run.resources if r.type == "rack:index:KarpenterPool" and r.name == "rack-ml"]
     assert run.component_outputs[component.urn]["maxHourlyUsd"] == 12.5 == pool.max_hourly_usd
     amd = PoolSpec(name="amd", instance_families=["g4ad"], gpu_limit=2)
     assert amd.gpu_resource == "amd.com/gpu"

@@ -425,7 +425,7 @@ def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
 def test_karpenter_in_an_existing_cluster_waits_for_the_agent_the_rack_installs():
     run = run_rack(rack_config(karpenter_install=True, pod_identity_agent_enable=True))
     (agent,) = of(run, ADDON)
-    controller = only(run, "rack:karpenter:KarpenterController", "rack-karpenter")
+    controller = only(run, "rack:index:KarpenterController", "rack-karpenter")
     assert agent.urn in controller.dependencies
 
 

@@ -121,7 +121,7 @@ def test_a_misspelled_component_argument_gets_the_argument_meant():
         run_program(program, {"aws:region": "us-east-1"})
     assert str(refused.value).splitlines() == [
         "KarpenterPool 'ml': clsuter: unknown argument (did you mean cluster? expected one of: pool, cluster, subnet_ids, "
-        "security_group_ids, node_role, ami_lookup, tags)",
+        "security_group_ids, node_role, tags, ami_lookup)",
         "KarpenterPool 'ml': cluster: required (expected ClusterRef)"]
 
 

@@ -131,8 +131,8 @@ def test_charts_only_when_enabled() -> None:
 
 
 def test_chart_components_nest_under_the_rack_with_its_kubernetes_provider(gpu_tier: ProgramRun) -> None:
-    plugin = only(gpu_tier, "rack:gpu:NvidiaDevicePlugin")
-    exporter = only(gpu_tier, "rack:gpu:GpuObservability")
+    plugin = only(gpu_tier, "rack:index:NvidiaDevicePlugin")
+    exporter = only(gpu_tier, "rack:index:GpuObservability")
     assert (plugin.name, exporter.name) == ("rack-nvidia-device-plugin", "rack-gpu-observability")
     assert plugin.parent.endswith("rack:index:Rack::rack") and exporter.parent.endswith("rack:index:Rack::rack")
     provider = only(gpu_tier, "pulumi:providers:kubernetes")
@@ -259,11 +259,11 @@ def test_prod_offline_preview_shows_the_gpu_tier(capsys: pytest.CaptureFixture[s
     assert code == 0
     lines = out.splitlines()
     for type_, name in [
-        ("rack:eks:NodeGroup", "rack-ng-1"),
+        ("rack:index:NodeGroup", "rack-ng-1"),
         ("aws:ec2/launchTemplate:LaunchTemplate", "rack-ng-1-launch-template"),
         ("aws:iam/role:Role", "rack-ng-1-role"),
         ("eks:index:ManagedNodeGroup", "rack-ng-1"),
-        ("rack:gpu:NvidiaDevicePlugin", "rack-nvidia-device-plugin"),
+        ("rack:index:NvidiaDevicePlugin", "rack-nvidia-device-plugin"),
         ("kubernetes:helm.sh/v4:Chart", "rack-nvidia-device-plugin"),
     ]:
         assert any(type_ in line and line.endswith(f" {name}") for line in lines), (type_, name)

@@ -8,6 +8,7 @@ import pydoc
 import re
 import typing
 
+import pulumi
 import pytest
 
 import mixed_os_racks
@@ -35,7 +36,8 @@ def test_help_lists_the_args_the_outputs_and_an_example(name):
         line = next(line for line in doc.splitlines() if line.startswith(f"    {field} ("))
         assert line.endswith("optional):") != (field in required_keys(args)), line
     outputs = [attr for cls in component.__mro__ if cls.__module__.startswith("mixed_os_racks.")
-               for attr, hint in cls.__dict__.get("__annotations__", {}).items() if str(hint).startswith("pulumi.Output")]
+               for attr, hint in cls.__dict__.get("__annotations__", {}).items()
+               if typing.get_origin(hint) is pulumi.Output]
     assert outputs
     for attr in outputs:
         assert re.search(rf"^    {attr} \(pulumi\.Output\[.*\]\):\n        \S", doc, re.M), attr
@@ -82,7 +84,7 @@ def test_taints_read_as_pods_tolerate_them_in_every_output(prod_run):
     lanes = prod_run.outputs["lanes"]
     effects = {t["effect"] for lane in lanes.values() for t in lane["taints"]}
     assert effects == {"NoSchedule"}
-    groups = [r for r in prod_run.resources if r.type == "rack:eks:NodeGroup"]
+    groups = [r for r in prod_run.resources if r.type == "rack:index:NodeGroup"]
     assert groups
     for group in groups:
         assert {t["effect"] for t in prod_run.component_outputs[group.urn]["taints"]} == {"NoSchedule"}, group.name

@@ -351,5 +351,5 @@ def test_two_resources_with_one_urn_are_refused_as_the_engine_refuses_them(tmp_p
     folder = project(tmp_path, program, name="twice")
     assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
     assert capsys.readouterr().err == ("error: the program failed: Exception: Duplicate resource URN "
-                                       "'urn:pulumi:s::twice::rack:karpenter:KarpenterPool::ml'; "
+                                       "'urn:pulumi:s::twice::rack:index:KarpenterPool::ml'; "
                                        "try giving it a unique name\n")

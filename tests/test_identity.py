@@ -148,6 +148,36 @@ def test_a_component_on_a_created_cluster_needs_its_oidc_provider():
     assert "ClusterAutoscaler 'ca': cluster: IRSA needs the cluster's IAM OIDC provider" in str(caught.value)
 
 
+def test_a_cluster_given_as_data_brings_its_oidc_provider_for_irsa():
+    """The cluster as another language sends it (a ``ClusterRef`` as data, here with its endpoint: nothing is read):
+    its IAM OIDC provider and issuer are what the controller's role trusts."""
+    provider_arn = f"arn:aws:iam::123456789012:oidc-provider/{ISSUER.removeprefix('https://')}"
+
+    def program() -> None:
+        ClusterAutoscaler("ca", {"cluster": {"name": "lab", "endpoint": "https://lab.eks.example", "certificate_authority": "Q0E=",
+                                             "oidc_issuer": ISSUER, "oidc_provider_arn": provider_arn},
+                                 "kubernetes_version": "1.34", "identity": "irsa"})
+
+    run = run_program(program, {"aws:region": "us-east-1"})
+    (role,) = [r for r in run.resources if r.type == "aws:iam/role:Role" and r.name == "ca-role"]
+    (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Federated": provider_arn}
+    assert statement["Condition"]["StringEquals"][f"{ISSUER.removeprefix('https://')}:sub"] == \
+        "system:serviceaccount:kube-system:cluster-autoscaler"
+
+
+def test_a_misspelled_field_of_the_cluster_as_data_gets_the_field_meant():
+    def program() -> None:
+        ClusterAutoscaler("ca", {"cluster": {"name": "lab", "oidc_provider": "arn:aws:iam::123456789012:oidc-provider/x"},
+                                 "kubernetes_version": "1.34"})
+
+    with pytest.raises(Exception) as caught:
+        run_program(program, {"aws:region": "us-east-1"})
+    assert str(caught.value) == (
+        "ClusterAutoscaler 'ca': cluster.oidc_provider: unknown field (did you mean oidc_provider_arn? expected one of: "
+        "certificate_authority, endpoint, name, node_role_arn, oidc_issuer, oidc_provider_arn)")
+
+
 # ---- the European Sovereign Cloud ---------------------------------------------------------------------------
 
 

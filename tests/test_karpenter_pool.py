@@ -217,7 +217,7 @@ def test_component_used_alone():
 
     run = run_program(program, {})
     assert sorted(r.type for r in run.resources) == sorted([
-        "pulumi:pulumi:Stack", "pulumi:providers:kubernetes", "rack:karpenter:KarpenterPool", NODECLASS, NODEPOOL
+        "pulumi:pulumi:Stack", "pulumi:providers:kubernetes", "rack:index:KarpenterPool", NODECLASS, NODEPOOL
     ])
     assert named(run, NODECLASS, "ml").inputs["spec"]["role"] == "KarpenterNodeRole-other"
     assert run.outputs == {"nodePool": "ml", "labels": {"convox.io/gpu-vendor": "nvidia", "convox.io/nodepool": "ml"}}

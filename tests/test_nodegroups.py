@@ -14,7 +14,7 @@ from mixed_os_racks.pack import rules
 
 REPO = Path(__file__).resolve().parents[1]
 MNG = "eks:index:ManagedNodeGroup"
-NODE_GROUP = "rack:eks:NodeGroup"
+NODE_GROUP = "rack:index:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 ROLE = "aws:iam/role:Role"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"

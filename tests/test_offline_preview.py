@@ -63,7 +63,7 @@ def test_prod_preview_tree_and_json(tmp_path):
     gpu = [r for r in doc["resources"] if r["name"] == "rack-gpu-nodeclass"][0]
     assert gpu["custom"] is True
     assert gpu["inputs"]["spec"]["amiSelectorTerms"] == [{"id": "ami-0a1b2c3d4e5f60718"}]
-    assert gpu["parent"].endswith("rack:karpenter:KarpenterPool::rack-gpu")
+    assert gpu["parent"].endswith("rack:index:KarpenterPool::rack-gpu")
 
 
 def test_an_existing_cluster_is_read_not_created(tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pulumi
 import pulumi_aws as aws
@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mixed_os_racks import clock
 from mixed_os_racks.offline.policyconfig import PolicyPackError, parse_config
 from conftest import ARM_AMI, GPU_AMI, rack_config, run_rack, stack_config
 from policy_helpers import (
@@ -545,7 +546,7 @@ def test_pinned_ami_age(pack):
         f"EC2NodeClass 'old': pinned AMI {GPU_AMI} is ")
     assert "created 2020-01-01), more than maxAgeDays 90: it gets no OS patches (pin a newer build)" in (
         of(violations, "pinned-ami-age")[0]["message"])
-    recent = (datetime.now(timezone.utc) - timedelta(days=30)).isoformat()
+    recent = (clock.now() - timedelta(days=30)).isoformat()
     assert not of(judge(pack, program, facts(creationDate=recent)), "pinned-ami-age")
     stricter = facts(creationDate=recent)
     stricter["pinned-ami-age"]["maxAgeDays"] = 14

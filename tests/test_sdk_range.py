@@ -113,7 +113,7 @@ def test_components_build_beside_the_oldest_sdk(oldest_sdk):
     run = subprocess.run([str(oldest_sdk), "-c", PROGRAM.format(oldest=OLDEST)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert {"rack:karpenter:KarpenterPool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+    assert {"rack:index:KarpenterPool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
             "kubernetes:karpenter.sh/v1:NodePool"} <= set(out["types"])
     assert {"key": "dedicated-node", "value": "ml", "effect": "NoSchedule"} in out["taints"] and out["pool"] == "ml"
 

@@ -62,7 +62,7 @@ def refusal(**fields: Any) -> str:
 
 def test_web_is_a_public_autoscaled_deployment_on_the_default_lane():
     result = run(WEB)
-    component = [r for r in result.resources if r.type == "rack:workloads:Service"]
+    component = [r for r in result.resources if r.type == "rack:index:Service"]
     assert [r.name for r in component] == ["web"]
     assert {r.name for r in result.resources if r.parent == component[0].urn} == {"web-deployment", "web-service", "web-autoscaler"}
 
@@ -119,7 +119,7 @@ def test_inference_is_internal_on_the_gpu_node_group_with_its_tolerations():
                                     "timeoutSeconds": 5, "successThreshold": 1, "failureThreshold": 180}
     assert only(result, SERVICE, "inference-service")["spec"]["type"] == "ClusterIP"
 
-    component = next(r for r in result.resources if r.type == "rack:workloads:Service")
+    component = next(r for r in result.resources if r.type == "rack:index:Service")
     outputs = result.component_outputs[component.urn]
     assert outputs["deploymentName"] == "inference" and outputs["serviceName"] == "inference"
     assert outputs["namespace"] == "apps" and outputs["serviceType"] == "ClusterIP"
@@ -169,8 +169,11 @@ def test_component_arguments_are_checked():
 
     with pytest.raises(ArgumentError, match=r"^Service 'web': service: required \(expected ServiceSpec\)$"):
         build()
-    with pytest.raises(ArgumentError, match=r"^Service 'web': service: expected ServiceSpec, got dict"):
-        build(service=WEB)
+    with pytest.raises(ArgumentError, match=r"^Service 'web': service: expected ServiceSpec, got list"):
+        build(service=[WEB])
+    # the service as data (as the component provider passes it): its problems at their paths under service
+    with pytest.raises(ArgumentError, match=r"^Service 'web': service.port: invalid port '0' \(1-65535\)$"):
+        build(service={**WEB, "port": 0})
     with pytest.raises(ArgumentError) as caught:
         build(service=ServiceSpec(**WEB), namespace="Team_A")
     assert str(caught.value).startswith("Service 'web': namespace: invalid namespace 'Team_A' (lowercase letters")

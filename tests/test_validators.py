@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks import ConfigError, PoolSpec, parse_rack_config, parse_services
+from mixed_os_racks import ConfigError, NodeGroupSpec, PoolSpec, parse_rack_config, parse_services
 from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
@@ -460,3 +460,20 @@ def test_a_huge_value_is_shown_cut(field, value):
         PoolSpec(**{"name": "ml", "instance_families": ["m6i"], field: value})
     message = str(caught.value)
     assert message.startswith(f"PoolSpec.{field}: ") and len(message) < 400 and "...'" in message
+
+
+def test_a_spec_reports_every_problem_at_once():
+    """Each rule a spec's fields break is a line of its error (a program in another language gets them all as
+    per-property errors), not only the first; a rule reading a field that broke one is not judged."""
+    with pytest.raises(SpecError) as caught:
+        PoolSpec(name="ml", disk=0, weight=500, capacity_types=["x"], instance_families=["g6", "g6"])
+    assert str(caught.value).splitlines() == [
+        "PoolSpec.instance_families: karpenter nodepool 'ml': duplicate instance family 'g6'",
+        "PoolSpec.capacity_types: karpenter nodepool 'ml': invalid capacity type 'x' (must be on-demand or spot)",
+        "PoolSpec.disk: karpenter nodepool 'ml': disk must be positive (got '0')",
+        "PoolSpec.weight: karpenter nodepool 'ml': weight must be 1-100 (got '500')",
+    ]
+    with pytest.raises(SpecError) as caught:
+        NodeGroupSpec(instance_type="g6.2xlarge", min_size=-1, label="Bad_Label", capacity_type="CHEAP")
+    assert [line.split(":")[0] for line in str(caught.value).splitlines()] == [
+        "NodeGroupSpec.capacity_type", "NodeGroupSpec.min_size", "NodeGroupSpec.label"]

@@ -89,7 +89,7 @@ def test_coredns_runs_on_the_system_lane_once_it_exists(created):
     # ManagedNodeGroup among them, which is done when EKS reports the group's nodes ACTIVE
     assert only(created, "eks:index:ManagedNodeGroup", "rack-system").urn in addon.dependencies
     # Karpenter waits for cluster DNS too
-    controller = only(created, "rack:karpenter:KarpenterController")
+    controller = only(created, "rack:index:KarpenterController")
     assert addon.urn in controller.dependencies
 
 
@@ -141,7 +141,7 @@ def test_existing_mode_pools_still_select_by_the_discovery_tag():
 
 def test_existing_mode_creates_no_cluster_and_no_karpenter():
     run = run_rack(stack_config("dev"), stack="dev")
-    for type_ in ("eks:index:Cluster", "rack:eks:RackCluster", "rack:karpenter:KarpenterController", "aws:kms/key:Key"):
+    for type_ in ("eks:index:Cluster", "rack:index:RackCluster", "rack:index:KarpenterController", "aws:kms/key:Key"):
         assert not of(run, type_), type_
 
 

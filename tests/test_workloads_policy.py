@@ -140,7 +140,7 @@ def test_the_mixed_app_example_previews_clean_offline(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "Policies:" not in out
-    assert "rack:workloads:Service" in out and "kubernetes:apps/v1:Deployment" in out
+    assert "rack:index:Service" in out and "kubernetes:apps/v1:Deployment" in out
 
 
 # ---- refused, with the seeds' words ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -26,11 +26,13 @@ from pydantic import (
 
 from .. import contract
 from ..errors import ConfigError
+from ..identity import Identity
 from ..inputs import closest
 from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
+from ..spec.pool import ConsolidationPolicy, NodeOs, Taint
 from . import keys
 from .errors import field_of, problems
 from .keys import NAMESPACE, KeyTable
@@ -117,12 +119,12 @@ def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
             rack_set["disk"] = _disk_key(info.data.get("karpenter_node_disk", 0))
         at = f"additional_karpenter_nodepools_config[{n}]"
         try:
-            return sourced(PoolSpec(**_pool_shapes(item), os="al2023", ami_alias=alias), keys.POOL, at, rack_set)
+            return sourced(PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023, ami_alias=alias), keys.POOL, at, rack_set)
         except SpecError as exc:  # the alias is the rack's: the workload pool names it under its own key
             exc.errors = [e for e in exc.errors if field_of(e) != "ami_alias"]
             if exc.errors:
                 raise
-            return sourced(PoolSpec(**_pool_shapes(item), os="al2023"), keys.POOL, at, rack_set)
+            return sourced(PoolSpec(**_pool_shapes(item), os=NodeOs.AL2023), keys.POOL, at, rack_set)
 
     return _validate_items(items, keys.POOL, build)
 
@@ -415,9 +417,9 @@ class RackParams(BaseModel):
         return self.cluster_mode == "create"
 
     @property
-    def identity(self) -> str:
+    def identity(self) -> Identity:
         """How the rack's controllers get AWS credentials: as asked, else the partition's default."""
-        return self.controller_identity or upstream.default_identity(self._partition)
+        return Identity(self.controller_identity or upstream.default_identity(self._partition))
 
     @property
     def installs_pod_identity_agent(self) -> bool:
@@ -493,7 +495,8 @@ class RackParams(BaseModel):
     def cluster_spec(self) -> ClusterSpec:
         """The cluster ``cluster_mode: create`` makes."""
         return ClusterSpec(
-            name=self.cluster_name, vpc_id=self.vpc_id, private_subnet_ids=self.private_subnets_ids,
+            name=self.cluster_name, vpc_id=self.vpc_id,  # type: ignore[arg-type]  # None: ClusterSpec names it missing
+            private_subnet_ids=self.private_subnets_ids,
             public_subnet_ids=self.public_subnets_ids, version=self.k8s_version, high_availability=self.high_availability,
             public_access_cidrs=self.eks_api_server_public_access_cidrs, tags=self.tags, system_node_type=self.node_type,
             system_node_disk=self.node_disk, protect=self.protect, admin_arns=self.cluster_admin_arns,
@@ -506,11 +509,11 @@ class RackParams(BaseModel):
         arches = sorted({wellknown.K8S_ARCH.get(instances.instance_arch(t), "amd64") for t in self.build_node_type
                          if "." in t}) or ["amd64"]
         return PoolSpec(
-            name="build", os="al2023", ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
+            name="build", os=NodeOs.AL2023, ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
             capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy="WhenEmpty", consolidate_after="60s", disk=self.pools_disk,
+            consolidation_policy=ConsolidationPolicy.WHEN_EMPTY, consolidate_after="60s", disk=self.pools_disk,
             labels={contract.BUILD_LABEL: "true"},
-            taints=[{"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NoSchedule"}],
+            taints=[Taint(key=contract.BUILD_TAINT_KEY, value=contract.BUILD_TAINT_VALUE, effect="NoSchedule")],
         )
 
     def workload_pool(self) -> PoolSpec:
@@ -523,7 +526,7 @@ class RackParams(BaseModel):
             ))])
         return PoolSpec(
             name="workload",
-            os=self.karpenter_node_os,
+            os=cast(NodeOs, self.karpenter_node_os),  # checked by PoolSpec, in its words
             ami_alias=self.karpenter_ami_alias,
             instance_families=self.karpenter_instance_families,
             instance_sizes=self.karpenter_instance_sizes,
@@ -532,7 +535,8 @@ class RackParams(BaseModel):
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
             max_hourly_usd=self.karpenter_max_hourly_usd,
-            consolidation_policy="WhenEmptyOrUnderutilized" if self.karpenter_consolidation_enabled else "WhenEmpty",
+            consolidation_policy=(ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED if self.karpenter_consolidation_enabled
+                                  else ConsolidationPolicy.WHEN_EMPTY),
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
             disruption_budget_nodes=self.karpenter_disruption_budget_nodes,

@@ -153,8 +153,9 @@ class PolicyPacks:
             violations: list[dict[str, Any]] = []
             self.warnings = []
             for n, pack in enumerate(self._packs):
-                if self._failed[n] is not None:
-                    raise self._failed[n]
+                failed = self._failed[n]
+                if failed is not None:
+                    raise failed
                 violations += self._feed(n).finish()
                 self.warnings += pack.warnings
         return violations

@@ -8,12 +8,12 @@ import hashlib
 import json
 import re
 import sys
-from datetime import datetime, timezone
 from typing import Any, Mapping, Optional
 
 import grpc
 import pulumi
 
+from .. import clock
 from ..pack.amifacts import deprecated
 from ..pack.upstream import dns_suffix, partition_of
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
@@ -245,7 +245,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             raise NotImplementedError(str(exc)) from None
         by_id = any(f.get("name") == "image-id" for f in filters)
         if not args.get("includeDeprecated") and not by_id:
-            now = datetime.now(timezone.utc)
+            now = clock.now()
             found = [ami for ami in found if not deprecated(ami, now)]
         if args.get("nameRegex"):
             pattern = re.compile(str(args["nameRegex"]))

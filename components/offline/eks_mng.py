@@ -474,7 +474,7 @@ class ManagedNodeGroup:
         property_dependencies = {key: list(deps[key]) for key in props if deps.get(key)}
         if template_urn:
             property_dependencies["launchTemplate"] = [template_urn]
-        role = deps.get("nodeRole") or ([reference(self.args.get("nodeRole"))] if reference(self.args.get("nodeRole")) else [])
+        role = deps.get("nodeRole") or ([ref] if (ref := reference(self.args.get("nodeRole"))) else [])
         if role and not deps.get("nodeRoleArn"):  # the ARN comes from the role (a reference carries no dependency)
             property_dependencies["nodeRoleArn"] = list(role)
         access = reference(self.core_field("eksNodeAccess"))

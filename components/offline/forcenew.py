@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable
+from typing import Iterable, Optional
 
 AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/nodeGroup:NodeGroup": (
@@ -100,7 +100,7 @@ def in_set_order(type_: str, inputs: dict) -> dict:
     out = dict(inputs)  # copied along each path: the caller's inputs keep their order
     for path in paths:
         *parents, last = path.split(".")
-        holder = out
+        holder: Optional[dict] = out
         for part in parents:
             child = holder.get(part) if isinstance(holder, dict) else None
             if not isinstance(child, dict):

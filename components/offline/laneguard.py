@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from .. import contract
 from ..spec.base import shown
 from .forcenew import in_one_order, related
 
@@ -43,7 +44,7 @@ LANE_ROLLOUT = "lane-rollout"
 
 NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", "rack:eks:NodeGroup")
+GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", *contract.NODE_GROUP_TYPES)
 KARPENTER_DEFAULT_BUDGET = "10%"
 EKS_DEFAULT_MAX_UNAVAILABLE = 1
 LABEL = "convox.io/label"
@@ -356,11 +357,11 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                         "pods without another lane that fits them wait Pending.")
         elif step.op in removing and step.type == CRD and _k8s_name(step, "old") in LANE_CRDS:
             crd = _k8s_name(step, "old")
-            pools = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
-            removal(Lane("Karpenter", crd, {crd, step.name, *pools}, step),
+            pool_names = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
+            removal(Lane("Karpenter", crd, {crd, step.name, *pool_names}, step),
                     f"the CustomResourceDefinition {crd} is {verb}",
                     "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
-                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pools) + ')' if pools else ''}, and with them "
+                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with them "
                     "Karpenter's NodeClaims and nodes, all at once.")
     for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
         if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step) and not _already_gone(step):
@@ -445,7 +446,8 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
                 continue
             name = _k8s_name(step)
             what = sorted({NODECLASS_SELECTING[k] for k in NODECLASS_SELECTING for p in selecting if related(p, k)})
-            for pool in pools_of_class.get(name, []) or [None]:
+            candidates: list[Optional[Step]] = list(pools_of_class.get(name, [])) or [None]
+            for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
                 if changed:
                     message = (f"its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks every node of the pool "

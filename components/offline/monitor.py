@@ -3,13 +3,13 @@ components expanded into the children their providers register (``remote``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional, cast
 
 import pulumi
 from google.protobuf import json_format, struct_pb2
 
 from . import eks_mng, k8s_yaml, remote, sdk
-from .cloud import ProviderError
+from .cloud import OfflineMocks, ProviderError
 from .records import STACK_TYPE, Resource, plain
 from .wire import wire_properties
 
@@ -61,7 +61,7 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """A URN as the engine makes it (pulumi ``Deployment.generateURN``): the parent's whole qualified
-        type before the resource's own, except the root stack's (``rack:index:Rack$rack:karpenter:KarpenterPool``).
+        type before the resource's own, except the root stack's (``rack:index:Rack$rack:index:KarpenterPool``).
         The SDK's mock keeps only the parent's last type and the stack's, so no URN would match a real
         ``pulumi stack export``."""
         qualified = parent.split("::")[2] if parent else ""
@@ -101,6 +101,9 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
             remote=bool(request.remote),
+            aliases=[{"urn": a.urn} if a.urn else {
+                "name": a.spec.name, "type": a.spec.type, "project": a.spec.project, "stack": a.spec.stack,
+                "parentUrn": a.spec.parentUrn, "noParent": a.spec.noParent} for a in request.aliases],
             version=request.version,
             retain_on_delete=bool(request.retainOnDelete),
             deleted_with=request.deletedWith,
@@ -109,7 +112,8 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
         if request.remote and not resource.custom and resource.type in EXPANDERS:
-            context = remote.Context(self.mocks.catalog, self.mocks.config, self.states, self.registrations, self.mocks.warn)
+            mocks = cast(OfflineMocks, self.mocks)
+            context = remote.Context(mocks.catalog, mocks.config, self.states, cast(Any, self.registrations), mocks.warn)
             for child in EXPANDERS[resource.type](resource, context):
                 self._record(_child_resource(resource, child))
 

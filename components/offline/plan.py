@@ -29,6 +29,9 @@ every level, ``tagsAll``, a Kubernetes auto-name), against the state's inputs, b
   (``step.go``: "cannot be deleted because it is protected"), replacing one the program still protects.
 - A view (``viewOf``) is never deleted on its own: it goes with its owner. The old copy of a replaced
   resource (``delete: true``) is deleted (``delete-replaced``).
+- A resource the state holds under another URN is found by its aliases, as the engine looks them up
+  (``generateAliases``: its own, and those inherited from a parent found by an alias): it is compared with
+  that state, not created while the old one is deleted; the state's references to its old URN name it.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from . import forcenew, providerdiff, sdk
 from .forcenew import replacing
 from .preview import tree_rows
 from ..spec.base import shown as shown_text
-from .records import ProgramRun, Resource, shown
+from .records import STACK_TYPE, ProgramRun, Resource, shown
 from .laneguard import urn_name
 from .stackexport import UNREADABLE, StackState, StateResource
 
@@ -83,21 +86,23 @@ def child_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-def normal(value: Any) -> Any:
+def normal(value: Any, renamed: Mapping[str, str] = {}) -> Any:
     """Run (wire) and state values in one form: unknowns and unreadable secrets ``UNKNOWN``, secrets
-    unwrapped, resource references ``Ref``, whole floats as ints."""
+    unwrapped, resource references ``Ref`` (a state's under the URN its resource has now: ``renamed``, old URN
+    -> new, for a resource found by an alias), whole floats as ints."""
     if value is UNREADABLE or value == sdk.UNKNOWN:
         return UNKNOWN
     if isinstance(value, dict):
         sig = value.get(sdk.SIG_KEY)
         if sig == sdk.SECRET_SIG:
-            return normal(value.get("value"))
+            return normal(value.get("value"), renamed)
         if sig == sdk.RESOURCE_SIG:
             ref_id = value.get("id")
-            return Ref(str(value.get("urn")), None if ref_id in (None, "", sdk.UNKNOWN) else ref_id)
-        return {k: normal(v) for k, v in value.items()}
+            urn = str(value.get("urn"))
+            return Ref(renamed.get(urn, urn), None if ref_id in (None, "", sdk.UNKNOWN) else ref_id)
+        return {k: normal(v, renamed) for k, v in value.items()}
     if isinstance(value, list):
-        return [normal(v) for v in value]
+        return [normal(v, renamed) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -108,7 +113,8 @@ class Ids:
     """What the plan knows of the resources references name: the ids and ARNs the state holds, and which
     resources lose their id in this plan (created or replaced)."""
 
-    state: Mapping[str, StateResource]
+    state: dict[str, StateResource]
+    """URN -> its state (under the URN it has now too, for a resource found by an alias)."""
     ops: dict[str, str] = field(default_factory=dict)
 
     def keeps_id(self, urn: str) -> bool:
@@ -149,6 +155,15 @@ def _documents_differ(old: Any, new: Any, ids: Optional[Ids]) -> Optional[bool]:
     return (not same) if same is not None else bool(changed_paths(normal(a), b, "", ids))
 
 
+def _may_be_documents(old: Any, new: Any) -> bool:
+    """Whether ``old`` and ``new`` could be a JSON document and its text, two texts of one, or two policies."""
+    if isinstance(old, str):
+        return isinstance(new, (str, dict, list))
+    if isinstance(new, str):
+        return isinstance(old, (dict, list))
+    return isinstance(old, dict) and isinstance(new, dict) and "Statement" in old and "Statement" in new
+
+
 def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None) -> list[str]:
     """The paths where ``new`` differs from ``old`` (both ``normal``); unknowns change only what was absent."""
     if new is UNKNOWN:
@@ -159,9 +174,10 @@ def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None)
         return [] if _same_ref(old, new, ids) else [path]
     if old is _MISSING and new is _MISSING:
         return []
-    differ = _documents_differ(old, new, ids) if old is not _MISSING and new is not _MISSING and old != new else None
-    if differ is not None:
-        return [path] if differ else []
+    if _may_be_documents(old, new) and old != new:
+        differ = _documents_differ(old, new, ids)
+        if differ is not None:
+            return [path] if differ else []
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted(set(old) | set(new)):
@@ -268,10 +284,11 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _compare(res: Resource, old: StateResource, ids: Ids) -> tuple[list[str], list[str], dict[str, Any]]:
+def _compare(res: Resource, old: StateResource, ids: Ids,
+             renamed: Mapping[str, str]) -> tuple[list[str], list[str], dict[str, Any]]:
     """The changed paths of ``res`` against its state, as the provider's ``Diff`` would see them after its
-    ``Check``; and the checked inputs."""
-    old_inputs = providerdiff.old_view(res.type, normal(old.inputs), UNKNOWN)
+    ``Check``; and the checked inputs. ``renamed``: old URN -> new, of the resources found by an alias."""
+    old_inputs = providerdiff.old_view(res.type, normal(old.inputs, renamed), UNKNOWN)
     new_inputs = providerdiff.checked(res.type, old_inputs, normal(res.wire), UNKNOWN, res.version)
     old_inputs, new_inputs = providerdiff.without_defaults(old_inputs), providerdiff.without_defaults(new_inputs)
     paths = changed_paths(forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs),
@@ -290,22 +307,84 @@ PROTECTED_REPLACE = ('unable to replace resource "{urn}" ({why}) as it is marked
 """What the engine says (``step.go`` ``deleteProtectedError``; ``step_generator.go`` ``continueStepsFromDiff``)."""
 
 
+def _urn(name: str, type_: str, parent: str, project: str, stack: str) -> str:
+    """A URN as the engine creates one (pulumi ``resource.NewURN``): the parent's qualified type before the type,
+    except the root stack's."""
+    qualified = parent.split("::")[2] if parent else ""
+    if qualified and qualified != STACK_TYPE:
+        type_ = f"{qualified}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
+
+
+class _Aliases:
+    """The engine's aliases (pulumi ``pkg/resource/deploy/step_generator.go``, ``generateAliases``): each of the
+    resource's own, made a URN (``collapseAliasToUrn``: what it leaves out is the resource's own; a parent
+    found by an alias stands for itself by its old URN), then, when its parent was found by an alias, the
+    same resource under the parent's old URN (``inheritedChildAlias``: a name that starts with the parent's
+    name starts with the parent's old name instead), alone and with each of its own aliases."""
+
+    def __init__(self, run: ProgramRun) -> None:
+        self.project, self.stack = run.project, run.stack
+        self.found: dict[str, str] = {}
+        """URN -> the old URN an alias found it by."""
+
+    def renamed(self) -> dict[str, str]:
+        """Old URN -> the URN its resource has now, for each resource found by an alias."""
+        return {old: new for new, old in self.found.items()}
+
+    def _collapse(self, res: Resource, alias: Mapping[str, Any]) -> str:
+        if alias.get("urn"):
+            return str(alias["urn"])
+        parent = alias.get("parentUrn") or res.parent
+        parent = self.found.get(parent, parent)
+        if alias.get("noParent") or (parent and parent.split("::")[2] == STACK_TYPE):
+            parent = ""
+        return _urn(alias.get("name") or res.name, alias.get("type") or res.type, parent,
+                    alias.get("project") or self.project, alias.get("stack") or self.stack)
+
+    def _inherited(self, type_: str, name: str, parent: str, parent_alias: str) -> str:
+        parent_name = urn_name(parent)
+        if name.startswith(parent_name):
+            name = urn_name(parent_alias) + name[len(parent_name):]
+        return _urn(name, type_, parent_alias, self.project, self.stack)
+
+    def of(self, res: Resource) -> list[str]:
+        found = [self._collapse(res, alias) for alias in res.aliases]
+        parent_alias = self.found.get(res.parent)
+        if parent_alias is not None:
+            found.append(self._inherited(res.type, res.name, res.parent, parent_alias))
+            for urn in list(found[:len(res.aliases)]):
+                found.append(self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], urn_name(urn), res.parent, parent_alias))
+        return list(dict.fromkeys(found))
+
+
 def make_plan(run: ProgramRun, state: StackState) -> Plan:
     old_by_urn = {r.urn: r for r in state.resources}
-    ids = Ids(old_by_urn)
+    ids = Ids(dict(old_by_urn))
     steps: list[PlanStep] = []
     errors: list[str] = []
     unknowns: dict[str, list[str]] = {}
     read_urns = {r.urn for r in run.reads}
+    aliases = _Aliases(run)
+    claimed: set[str] = set()  # old URNs a resource was found by
     for res in run.resources + run.reads:
         old = old_by_urn.get(res.urn)
+        if old is None and res.urn not in read_urns:
+            for urn in aliases.of(res):  # the URN first, then the aliases, as the engine looks them up
+                if urn in old_by_urn and urn not in claimed:
+                    old = old_by_urn[urn]
+                    aliases.found[res.urn] = urn
+                    ids.state[res.urn] = old  # references by its URN now name what the state holds
+                    break
+        if old is not None:
+            claimed.add(old.urn)
         step = PlanStep("create", res.urn, res.type, res.name, res.parent, res.custom, old=old, new=res)
         if res.urn in read_urns:
             step.op = "read"
         elif old is not None and not res.custom:
             step.op = "same"
         elif old is not None:
-            step.diff, step.replace_keys, new_inputs = _compare(res, old, ids)
+            step.diff, step.replace_keys, new_inputs = _compare(res, old, ids, aliases.renamed())
             unknowns[res.urn] = _unknown_paths(new_inputs)
             step.op = "replace" if step.replace_keys else ("update" if step.diff else "same")
             forced = _forced_replacement(res, old, ids)
@@ -315,7 +394,7 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
         ids.ops[res.urn] = step.op
         steps.append(step)
     _propagate(steps, unknowns, ids)
-    seen = {s.urn for s in steps}
+    seen = {s.urn for s in steps} | claimed
     for old in state.resources:
         if old.urn in seen or old.view_of:
             continue
@@ -329,7 +408,7 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
         steps.append(step)
     for old in state.resources:  # a view goes with its owner (its owner's provider deletes it)
         if old.view_of and old.urn not in seen:
-            owner = ids.ops.get(old.view_of, "same")
+            owner = ids.ops.get(aliases.renamed().get(old.view_of, old.view_of), "same")
             op = "delete" if owner in ("delete", "replace") else "same"
             steps.append(PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old,
                                   note=f"a view of {old.view_of}" if op == "delete" else ""))

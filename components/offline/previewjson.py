@@ -144,7 +144,8 @@ def _steps(items: list[tuple[Any, str]], path: Path) -> list[Step]:
     for item, where in items:
         if not isinstance(item, dict):
             raise StateFileError(f"{where}: not an object")
-        op, urn = item.get("op"), item.get("urn")
+        op = item.get("op")
+        urn: Any = item.get("urn")
         if not isinstance(op, str) or op not in STEP_OPS:
             raise StateFileError(f"{where}: op {shown(repr(op))[:80]} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})")
         try:

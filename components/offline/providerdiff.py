@@ -125,6 +125,11 @@ def _adopt_defaults(old: Any, new: Any) -> Any:
     return new
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a secret, or nothing there)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _fill_tags_all(old: dict[str, Any], new: dict[str, Any], unknown: Unknown) -> None:
     """pulumi-aws's ``Check`` sets ``tagsAll``: the provider's default tags, then the resource's ``tags``.
     The default tags are what the old ``tagsAll`` holds beyond the old ``tags``."""
@@ -138,16 +143,16 @@ def _fill_tags_all(old: dict[str, Any], new: dict[str, Any], unknown: Unknown) -
     if tags is unknown:
         new["tagsAll"] = unknown
         return
-    old_tags = old.get("tags") if isinstance(old.get("tags"), dict) else {}
+    old_tags = _mapping(old.get("tags"))
     defaults = {k: v for k, v in before.items() if k not in old_tags}
     new["tagsAll"] = {**defaults, **(tags if isinstance(tags, dict) else {})}
 
 
 def _kubernetes_check(type_: str, old: dict[str, Any], new: dict[str, Any], unknown: Unknown) -> None:
     meta = dict(new.get("metadata") or {})
-    old_meta = old.get("metadata") if isinstance(old.get("metadata"), dict) else {}
-    old_annotations = old_meta.get("annotations") if isinstance(old_meta.get("annotations"), dict) else {}
-    old_labels = old_meta.get("labels") if isinstance(old_meta.get("labels"), dict) else {}
+    old_meta = _mapping(old.get("metadata"))
+    old_annotations = _mapping(old_meta.get("annotations"))
+    old_labels = _mapping(old_meta.get("labels"))
     if "name" not in meta and old_annotations.get(AUTONAMED) == "true" and "name" in old_meta:
         meta["name"] = old_meta["name"]
         meta["annotations"] = {**(meta.get("annotations") or {}), AUTONAMED: "true"}

@@ -40,6 +40,9 @@ class Resource:
     providers: dict[str, str] = field(default_factory=dict)
     """A component's providers by package (what its children inherit)."""
     remote: bool = False
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """The resource's aliases as the engine receives them: ``{"urn"}``, or a spec (``name``, ``type``, ``parentUrn``,
+    ``noParent``, ``project``, ``stack``; empty: the resource's own)."""
     """A component its provider builds (pulumi-eks's ``ManagedNodeGroup``, a Helm v4 ``Chart``)."""
     registered_outputs: Optional[struct_pb2.Struct] = field(repr=False, default=None)
     """A component's ``register_outputs`` values as sent over the wire (None until it registers any), or the

@@ -63,7 +63,7 @@ class _WorkerLoops:
                 created.append(task)
                 return task
 
-            loop.set_task_factory(record)  # type: ignore[arg-type]
+            loop.set_task_factory(record)
             self._local.loop, self._local.created = loop, created
             with self._lock:
                 self._loops.append(loop)

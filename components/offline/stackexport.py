@@ -112,7 +112,7 @@ class StackState:
     """Old copies of replaced resources (``delete: true``) the next update deletes."""
 
 
-def urn_parts(urn: str) -> tuple[str, str, str, str]:
+def urn_parts(urn: object) -> tuple[str, str, str, str]:
     """(stack, project, qualified type, name) of a URN; the name may itself contain ``::``."""
     if not isinstance(urn, str) or not urn.startswith(URN_PREFIX) or urn.count("::") < 3:
         raise ValueError(urn)
@@ -356,7 +356,8 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
         where = f"{path}: deployment.resources[{n}]"
         if not isinstance(item, dict):
             raise StateFileError(f"{where}: not an object")
-        urn, type_ = item.get("urn"), item.get("type")
+        urn: Any = item.get("urn")
+        type_ = item.get("type")
         try:
             urn_stack, urn_project, qualified, _ = urn_parts(urn)
         except ValueError:

@@ -196,7 +196,7 @@ def shape_of(annotation: Any, items: ItemKeys = {}) -> Shape:
     """The shape of a pydantic field's type (``items``: how models inside it are written)."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if annotation is str:
+    if annotation is str or (isinstance(annotation, type) and issubclass(annotation, str)):  # str, a StrEnum
         return TEXT
     if origin is typing.Annotated:
         return shape_of(args[0], items)

@@ -3,7 +3,9 @@
 ``rules`` (formats and the seeds' rules), ``upstream`` and ``instances`` (facts checked against
 AWS, EKS and Karpenter), ``amifacts`` (an AMI's facts), ``facts`` (lanes read from resources, with
 ``wellknown`` for a NodePool's requirements), ``fit`` (allocatable and a pod's effective requests),
-``checks`` and ``workloads`` (the checks), ``lookup``
+``checks`` (the lanes' checks); the workload checks, one module per job: ``lanemodel``, ``laneconfig``
+(the ``lanes`` config, against the lane contract ``mixed_os_racks.lane``), ``lanesource``, ``pods``,
+``wording``, ``reach`` and ``gpudaemons`` (``workloads`` names them together); ``lookup``
 (the optional EC2 and SSM look-up), and ``policies`` (the CrossGuard policies and ``serve``). ``scope``
 and ``speedups`` adapt pulumi-policy's server to the pack; only ``serve`` installs them.
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from .. import clock
+
 
 @dataclass(frozen=True)
 class AmiFacts:
@@ -162,7 +164,7 @@ def karpenter_choice(images: Iterable[AmiFacts], now: Optional[datetime] = None)
     """The images Karpenter launches from what its ``amiSelectorTerms`` matched: one per architecture
     (a non-deprecated image over a deprecated one, then the newest ``CreationDate``, then the larger
     name), newest first (karpenter-provider-aws ``pkg/providers/amifamily/ami.go``, v1.14.1)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or clock.now()
 
     def rank(image: AmiFacts) -> tuple[bool, str, str]:
         return (not deprecated(image, now), image.creation_date, image.name)

@@ -16,10 +16,11 @@ it verifiable).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
+import functools
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
-from .. import contract
+from .. import clock, contract
 from . import amifacts, facts, instances, rules, upstream, wellknown
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
@@ -212,7 +213,7 @@ def _resolved(lane: facts.LaneResource, knowledge: AmiKnowledge) -> list[Resolve
 
 def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
     max_days = facts.number(knowledge.config.get("maxAgeDays"))
-    now = now or datetime.now(timezone.utc)
+    now = now or clock.now()
     for image in _resolved(lane, knowledge):
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:
@@ -269,7 +270,7 @@ class Stack:
         self._node_classes: Optional[dict[str, facts.NodeClass]] = None
         templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
         for res, lane in self.items:
-            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(lambda: lane.props.get("name"))):
+            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(functools.partial(_name_of, lane))):
                 templates.setdefault(name, (res.urn, lane))
         self._templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
         """A node group's launch template: by the ``launchTemplate`` property's dependency, else by the
@@ -656,8 +657,8 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
     if not families:
         return
     for image in knowledge.resolve(amis, karpenter=boot.karpenter):
-        driver = image.facts and instances.image_driver(image.facts.nvidia_driver_branch, image.facts.name,
-                                                        image.facts.description)
+        driver = None if image.facts is None else instances.image_driver(
+            image.facts.nvidia_driver_branch, image.facts.name, image.facts.description)
         bounded = [f for f in families if f in instances.DRIVER_BRANCHES]
         if driver is not None and driver.per_instance:  # the AMI picks a driver that drives each family
             continue
@@ -672,3 +673,8 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
         if problems and driver.branch is not None:
             yield Finding(rules.driver_cannot_drive(subject(lane), image.label, driver.branch, driver.where, problems),
                           urn=res.urn)
+
+
+def _name_of(template: facts.LaunchTemplate) -> Any:
+    """A launch template's ``name`` as its resource says it (read when known)."""
+    return template.props.get("name")

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, instances, lookup, rules, wellknown, workloads
+from . import checks, facts, fit, instances, lookup, rules, wellknown
+from .lanemodel import ANY_INSTANCE
+from .lanesource import group_requirements, read_limits
 from .prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
@@ -221,7 +223,7 @@ def pool(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, flo
 def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[str, float], ...], prices: Prices,
           replicas: Optional[float]) -> WorstCase:
     limits = dict(given)
-    types, unsized = wellknown.launchable(tuple(requirements) or workloads.ANY_INSTANCE)
+    types, unsized = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
     priced, unpriced = _priced(types, prices)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
     counted = tuple(limits.get(r, math.inf) for r in COUNTED)
@@ -487,13 +489,15 @@ def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource
     return False
 
 
-def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource], kind: str) -> Optional[checks.StackResource]:
-    """The nearest component of type ``kind`` above ``res`` (our ``KarpenterPool`` or ``NodeGroup``), if any."""
+def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource],
+           kinds: tuple[str, ...]) -> Optional[checks.StackResource]:
+    """The nearest component of one of ``kinds`` above ``res`` (our ``KarpenterPool`` or ``NodeGroup``, by its
+    type token or its former one: a state written before has that), if any."""
     parent, seen = res.parent, set()
     while parent and parent not in seen:
         seen.add(parent)
         owner = by_urn.get(parent)
-        if owner is None or owner.type == kind:
+        if owner is None or owner.type in kinds:
             return owner
         parent = owner.parent
     return None
@@ -511,12 +515,12 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
     props = res.props
     if isinstance(lane, facts.NodePool):
         requirements = tuple(lane.requirements())
-        limits = dict(workloads._limits(facts.dig(props, "spec", "limits")))
+        limits = dict(read_limits(facts.dig(props, "spec", "limits")))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
         worst = pool(requirements, limits, prices, replicas)
         gpu = checks.gpu_reason(lane) is not None
-        owner = _owner(res, by_urn, contract.COMPONENT_POOL)
+        owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)
         field_names = {CPU: "cpu_limit", MEMORY: "memory_limit_gb", contract.NVIDIA_GPU: "gpu_limit",
                        contract.AMD_GPU: "gpu_limit"} if owner is not None else {}
@@ -540,7 +544,7 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         template = stack.launch_template(res)
         types = lane.instance_types() or (template.instance_types() if template is not None else [])
         if not types:
-            defaults = workloads._group_requirements((), facts.text(props.get("amiType")))
+            defaults = group_requirements((), facts.text(props.get("amiType")))
             types = list(defaults[0].values) if defaults[0].key == wellknown.TYPE_KEY else []
         own = facts.text(props.get("region"))
         group_prices = replace(prices, region=own) if own else prices
@@ -549,7 +553,7 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         else:
             worst = group(types, max_size, group_prices)
         gpu = checks.gpu_reason(lane) is not None
-        budget = _budget_of(_owner(res, by_urn, contract.COMPONENT_NODE_GROUP))
+        budget = _budget_of(_owner(res, by_urn, contract.NODE_GROUP_TYPES))
         return LaneCost(lane.subject_name, rules.node_group_subject(lane.subject_name), "node group", res.urn, worst, gpu,
                         (budget,) if budget else (),
                         lambda amount: group_fix(worst, max_size or 0, min_size, amount))
@@ -582,7 +586,7 @@ def ceiling(costs: Costs) -> Iterator[checks.Finding]:
                                  certain=False)
     for lane in costs.lanes:
         for budget in lane.budgets:
-            yield from _judged(lane.subject, lane.urn, lane.worst.usd, budget, lane.worst, lambda b, lane=lane: lane.fix(b),
+            yield from _judged(lane.subject, lane.urn, lane.worst.usd, budget, lane.worst, lane.fix,
                                lane.worst.words())
     for rack in costs.racks:
         if rack.budget is not None:

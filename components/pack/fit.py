@@ -157,13 +157,13 @@ def pod_requests(pod: Any) -> dict[str, float]:
     pod_resources = facts.as_map(pod.get("resources"))
     pod_level, pod_limits = facts.as_map(pod_resources.get("requests")), facts.as_map(pod_resources.get("limits"))
     for name in (CPU, MEMORY):
-        if name in pod_level and (amount := quantity(pod_level[name])) is not None:
-            total[name] = amount
-        elif name not in total and name in pod_limits and (amount := quantity(pod_limits[name])) is not None:
-            total[name] = amount  # no container asks for it: the pod-level limit is the pod's request
+        if name in pod_level and (found := quantity(pod_level[name])) is not None:
+            total[name] = found
+        elif name not in total and name in pod_limits and (found := quantity(pod_limits[name])) is not None:
+            total[name] = found  # no container asks for it: the pod-level limit is the pod's request
     for name, value in facts.as_map(pod.get("overhead")).items():
-        if (amount := quantity(value)) is not None:
-            total[str(name)] = total.get(str(name), 0) + amount
+        if (found := quantity(value)) is not None:
+            total[str(name)] = total.get(str(name), 0) + found
     return {k: min(v, BEYOND) for k, v in total.items() if v}  # an infinite request ("1e400") as more than any node has
 
 

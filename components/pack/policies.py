@@ -3,7 +3,7 @@
 A pack's ``__main__.py`` (the repository's ``policies/``, one written by ``mixed-os-racks pack init``,
 or a team's own that adds policies of its own) calls ``serve()``, which builds the ``PolicyPack``
 (it serves over gRPC and prints its port). The rules are in ``rules``, reading resources in
-``facts``, the checks themselves in ``checks`` (lanes) and ``workloads`` (pods against the lanes).
+``facts``, the checks themselves in ``checks`` (lanes) and ``reach`` and ``gpudaemons`` (pods against the lanes).
 
 Findings reach the user three ways: a violation at the policy's level; the SDK's advisory "can't
 run policy ... during preview" for a value not known until apply; and, for an AMI fact nobody gave
@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, cost, facts, lookup, prices, scope, speedups, workloads
+from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, speedups
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -67,7 +67,7 @@ UNVERIFIED = scope.RequestLocal()
 STACKS = scope.RequestLocal()
 """Per request: the joined stack, built once for all the stack policies (when ``scope`` is installed)."""
 SURVEYS = scope.RequestLocal()
-"""Per request: the workloads and lanes the workload policies read (``workloads.survey``)."""
+"""Per request: the workloads and lanes the workload policies read (``reach.survey``)."""
 COSTS = scope.RequestLocal()
 """Per request: every lane's worst case (``cost.lanes_of``), for both cost policies."""
 
@@ -134,7 +134,7 @@ LANE_POLICIES: set[str] = set()
 
 def workload_policy(name: str, description: str, level: EnforcementLevel,
                     judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
-    """A policy over the stack's workloads and lanes (``workloads``); config: ``lanes``."""
+    """A policy over the stack's workloads and lanes (``reach``, ``gpudaemons``); config: ``lanes``."""
     LANE_POLICIES.add(name)
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         urns = tuple(r.urn for r in args.resources)
@@ -148,16 +148,16 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
                 SURVEYS.values[urns] = resources
         config = args.get_config() or {}
         whole = None
-        if scope.installed() and not workloads.config_findings(config):
+        if scope.installed() and not laneconfig.config_findings(config):
             # the stack read once per request, for every workload policy with the same lanes
             key = (urns, repr(config.get("lanes")))
             whole = SURVEYS.values.get(key)
             if whole is None:
-                whole = SURVEYS.values[key] = workloads.survey(resources, config, UnknownValueError)
+                whole = SURVEYS.values[key] = reach.survey(resources, config, UnknownValueError)
         report_all(name, judge(resources, config, UnknownValueError, whole), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level,
-                                 config_schema=PolicyConfigSchema(properties={"lanes": workloads.LANES_SCHEMA}),
+                                 config_schema=PolicyConfigSchema(properties={"lanes": laneconfig.LANES_SCHEMA}),
                                  validate=validate)
 
 
@@ -241,11 +241,11 @@ def policies() -> list[Policy]:
         stack_policy(checks.DRIVER, "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU "
                      "family the lane can launch.", checks.gpu_driver_supports_lane, schema()),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
-                        "workload on a GPU lane.", MANDATORY, workloads.reach),
+                        "workload on a GPU lane.", MANDATORY, reach.reach),
         workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "
-                        "dcgm-exporter) reaches every GPU lane.", MANDATORY, workloads.gpu_daemonsets),
+                        "dcgm-exporter) reaches every GPU lane.", MANDATORY, gpudaemons.gpu_daemonsets),
         workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
-                        ADVISORY, workloads.squatting),
+                        ADVISORY, gpudaemons.squatting),
         cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
                     cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
         cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
@@ -264,7 +264,7 @@ def config_problems(pack: str, config: Mapping[str, Mapping[str, Any]]) -> Optio
     in the words the CLI uses for a schema error; None when nothing is."""
     problems: dict[str, list[str]] = {}
     for name in sorted(LANE_POLICIES & set(config)):
-        for problem in workloads.lanes_config_problems((config[name] or {}).get("lanes")):
+        for problem in laneconfig.lanes_config_problems((config[name] or {}).get("lanes")):
             problems.setdefault(problem, []).append(name)  # one line per problem, whichever policies share it
     if not problems:
         return None
@@ -293,7 +293,7 @@ def _refusing_malformed_config(pack: str) -> bool:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         return configure(self, request, context)
 
-    servicer.Configure = checked
+    setattr(servicer, "Configure", checked)  # the SDK's servicer class, patched where the pack starts
     return True
 
 

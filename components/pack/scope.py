@@ -61,8 +61,8 @@ def install() -> bool:
         return False
     if not all(callable(getattr(servicer, name, None)) for name in ("Analyze", "AnalyzeStack")):
         return False
-    servicer.Analyze = _scoped(servicer.Analyze)
-    servicer.AnalyzeStack = _scoped(servicer.AnalyzeStack)
+    for method in ("Analyze", "AnalyzeStack"):  # the SDK's servicer, wrapped where it is (setattr: a method replaced)
+        setattr(servicer, method, _scoped(getattr(servicer, method)))
     _installed = True
     return True
 

@@ -52,7 +52,7 @@ import gc
 import inspect
 import os
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 from google.protobuf import json_format as _json_format
 
@@ -125,7 +125,7 @@ def _decoded(kind: type, wire: bytes) -> Any:
 def _message_to_dict(message: Any) -> Any:
     """``MessageToDict`` answered by content: the same properties arrive once in ``Analyze`` and again
     in ``AnalyzeStack``, and one provider's properties with every resource it manages."""
-    return _decoded(type(message), message.SerializeToString(deterministic=True))
+    return _decoded(cast(Any, type(message)), message.SerializeToString(deterministic=True))
 
 
 class _RememberingJsonFormat:
@@ -333,12 +333,12 @@ def install() -> bool:
         if callable(getattr(servicer, name, None)):
             setattr(servicer, name, _remembering_method(getattr(servicer, name)))
     if callable(getattr(servicer, "_configure_runtime_settings", None)):
-        servicer._configure_runtime_settings = _once_per_environment(servicer._configure_runtime_settings)
-    servicer.Analyze = _one_request(servicer.Analyze)
+        setattr(servicer, "_configure_runtime_settings", _once_per_environment(servicer._configure_runtime_settings))
+    setattr(servicer, "Analyze", _one_request(servicer.Analyze))
     if reads_once:
-        sdk.StackValidationArgs = _given_resources(sdk.StackValidationArgs)
-        servicer.AnalyzeStack = _reading_once(servicer.AnalyzeStack, sdk)
-    servicer.AnalyzeStack = _one_request(servicer.AnalyzeStack)
+        setattr(sdk, "StackValidationArgs", _given_resources(sdk.StackValidationArgs))
+        setattr(servicer, "AnalyzeStack", _reading_once(servicer.AnalyzeStack, sdk))
+    setattr(servicer, "AnalyzeStack", _one_request(servicer.AnalyzeStack))
     import pulumi_policy.proxy as proxy
 
     _quick_reads(proxy)

@@ -7,15 +7,14 @@ several fields says which one is wrong; the stack-config layer (``config/``) rea
 and names its own keys instead.
 """
 
-from __future__ import annotations
-
 import inspect
 import json
 import re
 import unicodedata
-from typing import Annotated, Any, Mapping, Optional, Sequence, get_args
+from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, get_args
 
 import pulumi
+from pulumi.output import Unknown
 from pydantic import AfterValidator, BaseModel, ConfigDict, PrivateAttr, ValidationError, ValidationInfo, field_validator
 
 from ..errors import ConfigError
@@ -29,6 +28,44 @@ class FieldProblem(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class FieldProblems(ValueError):
+    """Rules broken by several fields of one spec, each a ``FieldProblem``: a spec reports every problem at once."""
+
+    def __init__(self, problems: Sequence[FieldProblem]) -> None:
+        super().__init__("; ".join(map(str, problems)))
+        self.problems = list(problems)
+
+
+class Problems:
+    """What a spec's rules find, field by field: a rule whose field (or a field it reads) already broke one
+    is not judged (``ok``), every other one is; ``raise_found`` raises them together."""
+
+    def __init__(self) -> None:
+        self.found: list[FieldProblem] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.found.append(FieldProblem(field, message))
+
+    def ok(self, *fields: str) -> bool:
+        """Whether none of ``fields`` broke a rule yet."""
+        return not any(p.field in fields for p in self.found)
+
+    def run(self, rules: "Callable[[], None]", after: Sequence[str] = ()) -> None:
+        """Judge ``rules`` (which raise a ``FieldProblem`` at their first), unless one of ``after`` broke a rule."""
+        if not self.ok(*after):
+            return
+        try:
+            rules()
+        except FieldProblem as problem:
+            self.found.append(problem)
+
+    def raise_found(self) -> None:
+        if len(self.found) == 1:
+            raise self.found[0]
+        if self.found:
+            raise FieldProblems(self.found)
 
 
 def key_path(loc: Sequence[Any]) -> str:
@@ -194,6 +231,9 @@ def _flat(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, SpecError):
             found += [{**inner, "loc": (*error["loc"], *inner["loc"])} for inner in cause.errors]
+        elif isinstance(cause, FieldProblems):  # a rule over the whole spec, for each field it found
+            found += [{**error, "msg": f"Value error, {problem}", "ctx": {**error["ctx"], "error": problem}}
+                      for problem in cause.problems]
         else:
             found.append(error)
     return found
@@ -208,19 +248,23 @@ class SpecError(ConfigError, ValueError):
         lines = [(key_path(error_loc(e)), error_message(e) + (did_you_mean(model, e["loc"]) if model and
                                                                e["type"] == "extra_forbidden" else ""))
                  for e in self.errors]
+        self.problems = lines
+        """``(field path, problem)`` of each line (a component names the paths under its argument's name)."""
         super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
                                     for path, message in lines))
 
 
-def _cluster_name(name: str) -> str:
+def cluster_name(name: str) -> str:
+    """An EKS cluster name, as the EKS API takes it (a spec's field validator: the rule lives in the spec,
+    not in the field's annotation, which the component provider's schema is inferred from)."""
     problem = syntax.eks_cluster_name_problem(name)
     if problem:
         raise ValueError(f"invalid cluster_name '{name}' ({problem})")
     return name
 
 
-ClusterName = Annotated[str, AfterValidator(_cluster_name)]
-"""An EKS cluster name, as the EKS API takes it."""
+ClusterName = Annotated[str, AfterValidator(cluster_name)]
+"""An EKS cluster name, for a model no component provider hosts (the stack config's ``RackParams``)."""
 
 
 BOOL_TEXT = {"true": True, "True": True, "false": False, "False": False}
@@ -270,7 +314,8 @@ def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # an enum field (``PoolSpec.os``) holds its value, the text the objects it renders are written with
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
     _keys: dict[str, str] = PrivateAttr(default_factory=dict)
     """Field -> the stack-config key path that set it, when the spec came from a stack config."""
 
@@ -299,7 +344,7 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         raise ValueError("a set has no order, so the objects it renders would change from one run to the next "
                          "(give a list)")
-    if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
+    if isinstance(value, (pulumi.Output, Unknown)) or inspect.isawaitable(value):
         raise ValueError("a pulumi Output: spec fields take plain values, checked when the spec is built "
                          "(pass Outputs to the component arguments that take them)")
     return value

@@ -1,7 +1,5 @@
 """``NodeGroupSpec``: one EKS managed node group on Amazon Linux 2023, every rule checked once."""
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -11,7 +9,7 @@ from pydantic import field_validator, model_validator
 from .. import contract
 from ..pack import instances, rules, upstream
 from .. import syntax
-from .base import FieldProblem, Spec
+from .base import Problems, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
 from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
@@ -121,47 +119,44 @@ class NodeGroupSpec(Spec):
 
     @model_validator(mode="after")
     def _rules(self) -> "NodeGroupSpec":
+        found = Problems()  # every problem at once; a rule reading a field that broke one is not judged
         if not self.instance_type.strip():
-            raise FieldProblem("instance_type", f"node type is required: '{self.instance_type}'")
-        if syntax.instance_type_problem(self.instance_type):
-            raise FieldProblem("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
+            found.add("instance_type", f"node type is required: '{self.instance_type}'")
+        elif syntax.instance_type_problem(self.instance_type):
+            found.add("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
         if self.capacity_type not in ("ON_DEMAND", "SPOT"):
-            raise FieldProblem("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
+            found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
         if self.min_size < 0:
-            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}'")
+            found.add("min_size", f"invalid min size: '{self.min_size}'")
         if self.max_size < 1:
-            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}'")
-        if self.max_size > EKS_SCALING_MAX:
-            raise FieldProblem("max_size", f"invalid max size: '{self.max_size}' (EKS takes at most {EKS_SCALING_MAX})")
-        if self.min_size > self.max_size:
-            raise FieldProblem("min_size", f"invalid min size: '{self.min_size}' must be less or equal to max size")
+            found.add("max_size", f"invalid max size: '{self.max_size}'")
+        elif self.max_size > EKS_SCALING_MAX:
+            found.add("max_size", f"invalid max size: '{self.max_size}' (EKS takes at most {EKS_SCALING_MAX})")
+        if found.ok("min_size", "max_size") and self.min_size > self.max_size:
+            found.add("min_size", f"invalid min size: '{self.min_size}' must be less or equal to max size")
         if self.dedicated and not self.label:
-            raise FieldProblem("label", "label is required when dedicated option is set")
-        if self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
-            raise FieldProblem("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
-        problem = usd_problem(self.max_hourly_usd)
-        if problem:
-            raise FieldProblem("max_hourly_usd", problem)
+            found.add("label", "label is required when dedicated option is set")
+        elif self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
+            found.add("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+        if problem := usd_problem(self.max_hourly_usd):
+            found.add("max_hourly_usd", problem)
         problem = node_disk_problem(self.disk)
         if problem:
-            raise FieldProblem("disk", problem)
-        for key in self.tags:
-            if key.strip().lower() in RESERVED_TAG_KEYS:
-                raise FieldProblem("tags", f"reserved tag key '{key}' is not allowed")
-        problem = tags_problem(self.tags)
-        if problem:
-            raise FieldProblem("tags", problem)
-        problem = mac_problem(self.subject, [self.instance_type])
-        if problem:
-            raise FieldProblem("instance_type", problem)
+            found.add("disk", problem)
+        reserved = [key for key in self.tags if key.strip().lower() in RESERVED_TAG_KEYS]
+        if reserved:
+            found.add("tags", f"reserved tag key '{reserved[0]}' is not allowed")
+        elif problem := tags_problem(self.tags):
+            found.add("tags", problem)
+        if found.ok("instance_type") and (problem := mac_problem(self.subject, [self.instance_type])):
+            found.add("instance_type", problem)
         if self.ami_id is not None:
             problem = rules.invalid_ami_id(self.subject, self.ami_id)
             if problem:
-                raise FieldProblem("ami_id", problem)
-        else:
-            problem = needs_custom_nvidia_ami(self.subject, [self.instance_type])
-            if problem:
-                raise FieldProblem("instance_type", problem)
+                found.add("ami_id", problem)
+        elif found.ok("instance_type") and (problem := needs_custom_nvidia_ami(self.subject, [self.instance_type])):
+            found.add("instance_type", problem)
+        found.raise_found()
         return self
 
     @property

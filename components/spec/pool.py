@@ -1,17 +1,17 @@
 """``PoolSpec``: one Karpenter pool (an EC2NodeClass and a NodePool), every rule checked once."""
 
-from __future__ import annotations
-
+import enum
 import math
 from datetime import datetime
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from pydantic import field_validator, model_validator
 
 from .. import contract
+from ..lane import NodeOs
 from ..pack import fit, instances, rules, upstream, wellknown
 from .. import syntax
-from .base import FieldProblem, Spec
+from .base import FieldProblem, Problems, Spec
 from .limits import (
     AL2023_ALIAS_RE,
     ARCHES,
@@ -36,16 +36,32 @@ def _is_date(text: str) -> bool:
     return True
 
 
+class ConsolidationPolicy(enum.StrEnum):
+    """When Karpenter consolidates a pool's nodes."""
+
+    WHEN_EMPTY = "WhenEmpty"
+    """Only nodes that run no workload pods."""
+    WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+    """Empty nodes, and nodes whose pods fit elsewhere or on a cheaper node."""
+
+
 class Taint(Spec):
     """A Kubernetes taint, as a NodePool writes it."""
 
     key: str
+    """The taint's key (``team``, ``example.com/dedicated``)."""
     value: Optional[str] = None
+    """Its value; none for a taint without one."""
     effect: str
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``."""
 
     def as_dict(self) -> dict[str, str]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
+
+
+FAMILY_FIELDS = ("instance_families", "instance_types", "instance_sizes")
+"""The fields that say what a pool launches: rules reading what it launches wait for them to be valid."""
 
 
 class PoolSpec(Spec):
@@ -53,7 +69,7 @@ class PoolSpec(Spec):
 
     name: str
     """The EC2NodeClass and NodePool name (``metadata.name``); lowercase, digits and dashes, at most 63."""
-    os: Literal["al2023", "bottlerocket"] = "al2023"
+    os: NodeOs = NodeOs.AL2023
     """The node OS. Default ``al2023``; ``bottlerocket`` takes no GPU families and no pinned AMI."""
     ami_alias: str = "al2023@latest"
     """The AL2023 AMI alias when no ``ami_id`` is pinned: ``al2023@latest`` or ``al2023@vYYYYMMDD``."""
@@ -77,7 +93,7 @@ class PoolSpec(Spec):
     max_hourly_usd: Optional[float] = None
     """The pool's budget: the most its worst case may cost an hour on demand, in US dollars (policy
     ``lane-cost-ceiling``). Default: none."""
-    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = "WhenEmptyOrUnderutilized"
+    consolidation_policy: ConsolidationPolicy = ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
     """How long a node stays before consolidation: ``30s``, ``5m``, ``1h30m`` or ``Never``. Default ``30s``."""
@@ -184,6 +200,25 @@ class PoolSpec(Spec):
 
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
+        found = Problems()  # every problem at once: each group of rules, unless a field it reads broke one already
+        found.run(self._family_rules)
+        found.run(self._capacity_rules)
+        found.run(self._arch_rules)
+        found.run(self._limit_rules, after=FAMILY_FIELDS + ("arch",))
+        found.run(self._consolidation_rules)
+        found.run(self._expiry_rules)
+        found.run(self._budget_rules)
+        found.run(self._volume_rules)
+        found.run(self._label_rules)
+        found.run(self._taint_rules)
+        found.run(self._weight_rules)
+        found.run(self._alias_rules)
+        found.run(self._ami_rules)
+        found.run(self._gpu_rules, after=FAMILY_FIELDS)
+        found.raise_found()
+        return self
+
+    def _family_rules(self) -> None:
         s = self.subject
         for family in self.instance_families:
             problem = syntax.instance_family_problem(family)
@@ -219,16 +254,25 @@ class PoolSpec(Spec):
             problem = syntax.instance_size_problem(size)
             if problem:
                 raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}")
+
+    def _capacity_rules(self) -> None:
+        s = self.subject
         for ct in self.capacity_types:
             if ct not in CAPACITY_TYPES:
                 raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand or spot)")
         if not self.capacity_types:
             raise FieldProblem("capacity_types", f"{s}: capacity_types must not be empty")
+
+    def _arch_rules(self) -> None:
+        s = self.subject
         for arch in self.arch:
             if arch not in ARCHES:
                 raise FieldProblem("arch", f"{s}: invalid arch '{arch}' (must be amd64 or arm64)")
         if not self.arch:
             raise FieldProblem("arch", f"{s}: arch must not be empty")
+
+    def _limit_rules(self) -> None:
+        s = self.subject
         if self.cpu_limit <= 0:
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
@@ -242,36 +286,55 @@ class PoolSpec(Spec):
         problem = usd_problem(self.max_hourly_usd)
         if problem:
             raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
-        problem = self._limits_problem()
-        if problem:
-            raise FieldProblem(*problem)
+        limits_problem = self._limits_problem()
+        if limits_problem:
+            raise FieldProblem(*limits_problem)
+
+    def _consolidation_rules(self) -> None:
+        s = self.subject
         if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
             raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
+
+    def _expiry_rules(self) -> None:
+        s = self.subject
         if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
             raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
+
+    def _budget_rules(self) -> None:
+        s = self.subject
         budget = self.disruption_budget_nodes
         if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and syntax.whole_number(budget) > BUDGET_NODES_MAX):
             raise FieldProblem(
                 "disruption_budget_nodes",
                 f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",
             )
-        if self.volume_type not in VOLUME_TYPES:
-            raise FieldProblem("volume_type", f"{s}: invalid volume_type '{self.volume_type}' (must be one of gp2, gp3, io1, io2)")
-        self._volume_rules()
-        self._label_rules()
-        self._taint_rules()
+
+    def _weight_rules(self) -> None:
+        s = self.subject
         if self.weight is not None and not WEIGHT_RANGE[0] <= self.weight <= WEIGHT_RANGE[1]:
             raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
+
+    def _alias_rules(self) -> None:
         alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
         if not alias:
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
         if alias.group(1) != "latest" and not _is_date(alias.group(1)[1:]):
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
                                             f"an EKS AMI release is named by the day it was built, vYYYYMMDD)")
+
+    def _ami_rules(self) -> None:
+        if self.ami_id is not None:
+            problem = rules.invalid_ami_id(self.subject, self.ami_id) or rules.pinned_ami_not_al2023(self.subject, self.os)
+            if problem:
+                raise FieldProblem("ami_id", problem)
+
+    def _gpu_rules(self) -> None:
+        s = self.subject
+        families_field = "instance_types" if self.instance_types else "instance_families"
         gpu = instances.nvidia_families(self.families)
         # the pool's OS is what to change (a GPU lane's families are its purpose): the problem is os's
-        problem = gpu and rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}",
-                                                         "set os 'al2023', or move them to an AL2023 pool or node group")
+        problem = rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}",
+                                                 "set os 'al2023', or move them to an AL2023 pool or node group") if gpu else None
         if problem:
             raise FieldProblem("os", problem)
         gpus = [f for f in self.families if instances.is_gpu_family(f)]
@@ -290,20 +353,19 @@ class PoolSpec(Spec):
             raise FieldProblem(families_field, (
                 f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
                 f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"))
-        if self.ami_id is not None:
-            problem = rules.invalid_ami_id(s, self.ami_id) or rules.pinned_ami_not_al2023(s, self.os)
-            if problem:
-                raise FieldProblem("ami_id", problem)
-        else:
+        alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
+        if self.ami_id is None and alias and (alias.group(1) == "latest" or _is_date(alias.group(1)[1:])):
+            # the release an alias pins (a malformed alias is ami_alias's problem, and pins no release to judge)
             release = alias.group(1)[1:] if alias.group(1) != "latest" else None
             problem = needs_custom_nvidia_ami(s, self.families, release)
             if problem:
                 raise FieldProblem(families_field, problem)
-        return self
 
     def _volume_rules(self) -> None:
         """The EBS limits of the volume type (``upstream.EBS_VOLUMES``): size, IOPS and throughput."""
         s, kind = self.subject, self.volume_type
+        if kind not in VOLUME_TYPES:
+            raise FieldProblem("volume_type", f"{s}: invalid volume_type '{kind}' (must be one of gp2, gp3, io1, io2)")
         limits = upstream.EBS_VOLUMES[kind]
         low, high = limits.size_gib[0], min(limits.size_gib[1], upstream.KARPENTER_VOLUME_MAX_GIB)
         if not low <= self.disk <= high:

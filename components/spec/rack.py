@@ -1,17 +1,15 @@
 """The whole rack's specs: the cluster it creates, Karpenter, the GPU add-ons, and ``RackSpec``."""
 
-from __future__ import annotations
-
 import ipaddress
 import re
-from datetime import datetime, timezone
-from typing import Literal, Optional
+from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
-from .. import syntax
-from .base import ClusterName, FieldProblem, Spec, SpecError, error_message
+from .. import clock, syntax
+from ..identity import Identity
+from .base import FieldProblem, Spec, SpecError, cluster_name, error_message
 from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec
 from .pool import PoolSpec, usd_problem
@@ -73,8 +71,8 @@ def public_cidr_problem(cidr: str) -> Optional[str]:
 
 
 def today() -> str:
-    """Today's date (UTC, ISO), against which EKS's support dates are read."""
-    return datetime.now(timezone.utc).date().isoformat()
+    """Today's date (UTC, ISO), against which EKS's support dates are read (``clock``)."""
+    return clock.today()
 
 
 def version_support(version: str, when: Optional[str] = None) -> tuple[str, str]:
@@ -236,7 +234,7 @@ def system_node_fit_problem(instance_type: str) -> Optional[str]:
 class ClusterSpec(Spec):
     """An EKS cluster the rack creates (pulumi-eks ``Cluster``) in a network the user brings."""
 
-    name: ClusterName
+    name: str
     """The EKS cluster's name."""
     vpc_id: str
     """The VPC."""
@@ -261,6 +259,11 @@ class ClusterSpec(Spec):
     admin_arns: list[str] = []
     """IAM role or user ARNs given cluster admin (an access entry with ``AmazonEKSClusterAdminPolicy``,
     cluster scope), besides the cluster's creator, whose entry EKS makes itself. Default none."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return cluster_name(v)
 
     @field_validator("admin_arns")
     @classmethod
@@ -402,14 +405,14 @@ class KarpenterSpec(Spec):
 class RackSpec(Spec):
     """A whole rack: its pools (the default ``workload`` lane first), node groups and GPU add-ons."""
 
-    cluster_name: ClusterName
+    cluster_name: str
     """The EKS cluster."""
     tags: dict[str, str] = {}
     """AWS tags for everything the rack creates in AWS: the cluster, Karpenter's resources, every node
     group (under its own tags) and the instances and volumes Karpenter launches. Default none."""
     pod_identity_agent: bool = False
     """Install the EKS Pod Identity agent add-on (Karpenter's controller authenticates through it)."""
-    controller_identity: Literal["pod_identity", "irsa"] = "pod_identity"
+    controller_identity: Identity = Identity.POD_IDENTITY
     """How Karpenter and the Cluster Autoscaler get AWS credentials: EKS Pod Identity, or IAM roles for
     service accounts (the cluster's IAM OIDC provider: made with the cluster the rack creates, looked up for
     an existing one)."""
@@ -438,6 +441,11 @@ class RackSpec(Spec):
     max_hourly_usd: Optional[float] = None
     """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in
     US dollars (policy ``lane-cost-ceiling``). Default: none."""
+
+    @field_validator("cluster_name")
+    @classmethod
+    def _cluster_name(cls, v: str) -> str:
+        return cluster_name(v)
 
     @field_validator("karpenter_node_role", "node_group_role")
     @classmethod

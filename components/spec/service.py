@@ -12,13 +12,11 @@ label keys and values, environment variable names, ports) and every problem is o
 service, the field path and the value: ``Service 'web': scale.count: invalid count '2-' (...)``.
 """
 
-from __future__ import annotations
-
 import json
 import re
-from typing import Annotated, Any, Optional
+from typing import Any, Optional, Sequence
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from .. import contract, syntax
@@ -169,8 +167,14 @@ def parse_count(value: Any) -> tuple[int, int]:
     """``2`` -> (2, 2); ``"2-6"`` -> (2, 6)."""
     if isinstance(value, bool):
         raise ValueError(f"invalid count '{str(value).lower()}' (use a number like 2 or a range like 2-6)")
+    if isinstance(value, float) and value.is_integer():  # a number over the provider protocol
+        value = int(value)
     if isinstance(value, int):
         low = high = value
+    elif isinstance(value, (list, tuple)) and len(value) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in value):
+        low, high = int(value[0]), int(value[1])  # [min, max]; numbers arrive as floats over the provider protocol
+        value = f"{low}-{high}"
     else:
         match = COUNT_RE.fullmatch(value) if isinstance(value, str) else None
         if not match:
@@ -191,8 +195,9 @@ def parse_count(value: Any) -> tuple[int, int]:
 class ScaleSpec(Part):
     """``scale``: a bare number or range is the count."""
 
-    count: tuple[int, int] = (1, 1)
-    """Replicas: ``2``, or a range ``2-6`` (a HorizontalPodAutoscaler on CPU between them). Default 1."""
+    count: Sequence[int] = (1, 1)
+    """Replicas: ``2``, a range ``2-6`` (a HorizontalPodAutoscaler on CPU between them), or ``[2, 6]``; held as
+    (minimum, maximum). Default 1."""
     cpu: Optional[int] = None
     """CPU request, millicores. Default 250 (none for a GPU service)."""
     memory: Optional[int] = None
@@ -326,7 +331,7 @@ class ServiceSpec(Part):
     """The port the container listens on; the Service exposes it. 1-65535."""
     health: HealthSpec = HealthSpec()
     """Readiness and liveness on an HTTP path: ``/health``, or ``{path, grace, interval, timeout}``."""
-    environment: Annotated[dict[str, str], BeforeValidator(_environment)] = {}
+    environment: dict[str, str] = {}
     """Environment variables: ``[KEY=value]`` or a mapping."""
     scale: ScaleSpec = ScaleSpec()
     """``count``, ``cpu`` (millicores), ``memory`` (MiB), ``gpu``, ``targets``; a bare number is the count."""
@@ -367,6 +372,11 @@ class ServiceSpec(Part):
             raise ValueError(f"invalid port '{v}' (1-65535)")
         return v
 
+    @field_validator("environment", mode="before")
+    @classmethod
+    def _env_list(cls, value: Any) -> Any:
+        return _environment(value)
+
     @field_validator("environment")
     @classmethod
     def _env_names(cls, v: dict[str, str]) -> dict[str, str]:
@@ -396,6 +406,8 @@ class ServiceError(ConfigError, ValueError):
     def __init__(self, name: str, exc: ValidationError) -> None:
         self.errors = exc.errors()
         lines = [(key_path(error_loc(e)), error_message(e)) for e in self.errors]
+        self.problems = lines
+        """``(field path, problem)`` of each line (a component names the paths under its argument's name)."""
         name = shown(name)
         super().__init__("\n".join(f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
                                    for path, message in lines))

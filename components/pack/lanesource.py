@@ -1,0 +1,178 @@
+"""Lanes from the stack's resources: Karpenter NodePools with their EC2NodeClasses, EKS and pulumi-eks node
+groups with their launch templates, and the rack's own components' registered outputs (``read_lanes``, with the
+policy config's lanes beside them)."""
+
+from __future__ import annotations
+
+
+from typing import Any, Mapping, Optional, Sequence
+
+from .. import contract
+from . import checks, facts, fit, instances, wellknown
+from .scheduling import Taint
+from .laneconfig import configured_lanes
+from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
+                        RESERVED_DOMAINS, Unknown, kubernetes_os, read_labels, read_taints)
+
+EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+"""The label EKS gives every node of a managed node group: the group's name."""
+
+
+def _requirement_labels(requirements: Sequence[wellknown.Requirement]) -> dict[str, str]:
+    """Labels a NodePool's requirements put on its nodes: Karpenter labels a node with every requirement
+    that allows one value (Karpenter docs, NodePools: labels come from the template's labels and its
+    requirements). Only custom keys: well-known ones are judged against the instance table."""
+    def custom(key: str) -> bool:
+        domain, slash, _ = key.partition("/")
+        return not (slash and domain.endswith(RESERVED_DOMAINS))
+
+    return {r.key: r.values[0] for r in requirements if r.operator == "In" and len(r.values) == 1 and custom(r.key)}
+
+
+def _gpu_taint_or_label(labels: Mapping[str, str], taints: Sequence[Taint]) -> bool:
+    return contract.GPU_VENDOR_LABEL in labels or any(t.key == contract.GPU_TAINT_KEY for t in taints)
+
+
+GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count")
+
+
+def _pool_offers_gpus(pool: facts.NodePool) -> bool:
+    """Its instance families/types, GPU taint or vendor label (``checks.gpu_reason``), or a Karpenter
+    requirement on NVIDIA GPUs (``instance-gpu-manufacturer In [nvidia]``, ``instance-gpu-count Gt N``)."""
+    if checks.gpu_reason(pool) is not None:
+        return True
+    for req in facts.as_list(facts.dig(pool.props, "spec", "template", "spec", "requirements")):
+        req = facts.as_map(req)
+        values = [str(v) for v in facts.as_list(req.get("values"))]
+        if req.get("key") == GPU_REQUIREMENTS[0] and req.get("operator") == "In" and "nvidia" in values:
+            return True
+        if req.get("key") == GPU_REQUIREMENTS[1] and req.get("operator") in ("Gt", "Exists"):
+            return True
+    return False
+
+
+def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[facts.NodeClass]) -> bool:
+    """Whether a pool can launch NVIDIA GPU instances for a pod that asks, with an image that drives them: its
+    requirements leave NVIDIA families (Karpenter picks a type the pod's requests fit, GPUs included), and its
+    class selects by an alias, whose image for a GPU type is the NVIDIA variant (karpenter-provider-aws
+    ``pkg/providers/amifamily/al2023.go``, ``bottlerocket.go``: an alias resolves a standard and an NVIDIA image
+    per architecture, and the NVIDIA one's requirements select GPU types), or is not in the stack. A pinned
+    image gets no GPU requirements from Karpenter: it is not taken to drive a GPU."""
+    if node_class is not None and node_class.pins():
+        return False
+    return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
+
+
+def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
+             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
+    """The lane one resource of the stack describes, or None."""
+    props = res.props
+    if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
+        name = facts.text(props.get("nodePoolName")) or res.name
+        labels = {**read_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
+        taints = read_taints(props.get("taints"))
+        return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+    if res.type in contract.NODE_GROUP_TYPES and "labels" in props:  # NodeGroup's registered outputs
+        labels, taints = read_labels(props.get("labels")), read_taints(props.get("taints"))
+        return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+    if isinstance(lane, facts.NodePool):
+        name = lane.subject_name
+        template = facts.dig(props, "spec", "template")
+        requirements = tuple(lane.requirements())  # read once per pool: ``_pool_offers_gpus`` reads them too
+        labels = {**_requirement_labels(requirements), **read_labels(facts.dig(template, "metadata", "labels")),
+                  contract.KARPENTER_POOL_LABEL: name}
+        capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
+                        (ON_DEMAND,))
+        node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == facts.KARPENTER_CLASS else None
+        systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
+        if systems is None:
+            systems = () if node_class is None else kubernetes_os(node_class.os())
+        gpu = _pool_offers_gpus(lane)
+        return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), gpu,
+                    requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
+                    _pool_disk(node_class), read_limits(facts.dig(props, "spec", "limits")), os=tuple(systems),
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class))
+    if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
+        gpu = checks.gpu_reason(lane) is not None
+        types, disk = lane.instance_types(), None
+        for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
+            template = templates.get(urn)
+            gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
+            if template is not None:
+                types = types or template.instance_types()
+                found = template.root_disk("/dev/xvda")
+                disk = found.gib if found else None
+        if isinstance(lane, facts.EksNodeGroup):
+            disk = disk or facts.number(props.get("diskSize"))
+            offered: tuple[tuple[str, tuple[str, ...]], ...] = (
+                (wellknown.EKS_CAPACITY_TYPE_KEY, (facts.text(props.get("capacityType")) or "ON_DEMAND",)),)
+        else:
+            disk, offered = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
+        return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
+                    group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
+    return None
+
+
+def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
+    """A node group as a pool would say it: its instance types, else its AMI type's architecture."""
+    if types:
+        return (wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),)
+    if "ARM" in ami_type.upper():
+        return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("arm64",)),)
+    if not ami_type or ami_type.upper() in ("AL2023_X86_64_STANDARD", "AL2_X86_64", "BOTTLEROCKET_X86_64"):
+        return (wellknown.Requirement(wellknown.TYPE_KEY, "In", (EKS_DEFAULT_INSTANCE_TYPE,)),)
+    return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("amd64",)),)
+
+
+def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
+    """The volume a pool's pods write to: ``/dev/xvda``, or Bottlerocket's data volume ``/dev/xvdb``."""
+    if node_class is None:
+        return None
+    if node_class.os() == "bottlerocket":
+        mappings = facts.dig(node_class.props, "spec", "blockDeviceMappings")
+        found = node_class.kubelet_disk("/dev/xvdb") if mappings else None
+    else:
+        found = node_class.kubelet_disk("/dev/xvda")
+    return found.gib if found else None
+
+
+def read_limits(value: Any) -> tuple[tuple[str, float], ...]:
+    found = []
+    for name, amount in facts.as_map(value).items():
+        parsed = fit.quantity(amount)
+        if parsed is not None:
+            found.append((str(name), parsed))
+    return tuple(found)
+
+
+def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> Lanes:
+    templates: dict[str, facts.LaneResource] = {}
+    classes: dict[str, facts.NodeClass] = {}
+    read_of: dict[str, Optional[facts.LaneResource]] = {}
+    for res in resources:
+        read = read_of[res.urn] = facts.read(res.type, res.name, res.props)
+        if isinstance(read, facts.LaunchTemplate):
+            templates[res.urn] = read
+        elif isinstance(read, facts.NodeClass):
+            try:
+                classes.setdefault(read.subject_name, read)
+            except unknown:
+                continue
+    found: dict[tuple[Any, ...], Lane] = {}
+    not_known: list[str] = []
+    for res in resources:
+        try:
+            lane = _lane_of(res, templates, classes, read_of.get(res.urn))
+        except unknown:
+            not_known.append(f"{res.type.rsplit(':', 1)[-1]} '{res.name}'")
+            continue
+        if lane is not None:
+            # a component's outputs and its child are one lane: keep the one that knows the sizes
+            seen = found.get(lane._key())
+            if seen is None or (lane.sized and not seen.sized):
+                found[lane._key()] = lane
+    for lane in configured_lanes(config):
+        found.setdefault(lane._key(), lane)
+    kinds = ("pool", "node group", "lane")
+    ordered = sorted(found.values(), key=lambda lane: (kinds.index(lane.kind), lane.name))  # messages in one order
+    return Lanes(tuple(ordered), tuple(not_known))

@@ -1,0 +1,379 @@
+"""Reading workloads: the pod of each kind that carries one (Deployments, Jobs, DaemonSets, bare Pods ...), its
+selection, tolerations, GPUs (extended resources and DRA claims) and effective requests."""
+
+from __future__ import annotations
+
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from .. import contract
+from . import checks, facts, fit, instances, scheduling
+from .scheduling import Selection, Toleration
+from .lanemodel import GPU_RESOURCES, Unknown, number_text
+
+# ---- workloads ---------------------------------------------------------------------------------------
+
+POD_SPEC = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Pod": ("spec",),
+    "Rollout": ("spec", "template", "spec"),
+    "LeaderWorkerSet": ("spec", "leaderWorkerTemplate", "workerTemplate", "spec"),
+}
+"""Where each workload kind keeps its pod spec (Argo Rollouts' ``Rollout`` as a Deployment does; a
+``LeaderWorkerSet``'s workers, its leader template defaulting to theirs)."""
+GROUPS = {
+    "Deployment": ("apps", "extensions"), "StatefulSet": ("apps",), "DaemonSet": ("apps", "extensions"),
+    "ReplicaSet": ("apps", "extensions"), "ReplicationController": ("core",), "Job": ("batch",),
+    "CronJob": ("batch",), "Pod": ("core",), "Rollout": ("argoproj.io",), "LeaderWorkerSet": ("leaderworkerset.x-k8s.io",),
+}
+"""The API groups each kind comes in, any version (``kubernetes:apps/v1:Deployment``,
+``kubernetes:batch/v1beta1:CronJob``)."""
+_TYPE_RE = re.compile(r"kubernetes:(?P<group>[a-z0-9.-]+)/(?P<version>[a-z0-9]+):(?P<kind>[A-Za-z]+)")
+
+
+def workload_kind(type_: str) -> Optional[str]:
+    match = _TYPE_RE.fullmatch(type_)
+    if match and match["group"] in GROUPS.get(match["kind"], ()):
+        return match["kind"]
+    return None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One pod template's scheduling, as read from its resource."""
+
+    subject: str
+    """``service "web"`` (made by the ``Service`` component), else ``deployment "api"``, ``cronjob "nightly"``."""
+    kind: str
+    urn: str
+    selection: Selection
+    tolerations: tuple[Toleration, ...]
+    gpus: Mapping[str, float]
+    """GPU resources the pod asks for: its effective requests (``fit.pod_requests``: an init container's
+    GPUs are handed on to the containers after it, so they are not added to theirs)."""
+    requests: Mapping[str, float] = field(default_factory=dict)
+    """The pod's effective requests (``fit.pod_requests``): cores, bytes, counts."""
+    claims: tuple[str, ...] = ()
+    """Its DRA claims of GPU device classes (``resourceClaims`` names)."""
+    claimed_gpus: float = 0
+    """Whole GPUs those claims ask for on one node."""
+    images: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    """What each of its containers runs: its command's program, else its image's name (the image's entrypoint)."""
+    slices: tuple[str, ...] = ()
+    """NVIDIA resources other than whole GPUs it requests (``nvidia.com/mig-1g.10gb``, ``nvidia.com/gpu.shared``):
+    only an NVIDIA GPU node advertises them, in numbers its device plugin's config decides."""
+    refused: tuple[str, ...] = ()
+    """What the API server refuses in its resource requirements (``fit.refusals``) or its ``overhead`` (the
+    RuntimeClass admission controller): its pods are never created."""
+    mig: tuple[str, ...] = ()
+    """MIG slices it asks for (``nvidia.com/mig-<profile>``, DRA claims of MIG devices), each by its profile
+    ('' for any profile)."""
+    unheld: tuple[str, ...] = ()
+    """DRA claims it names that the stack does not hold: what they ask for is not known."""
+    broken_claims: tuple[str, ...] = ()
+    """Its DRA claims the API server refuses, with why: its pods never start."""
+
+    @property
+    def nvidia_gpus(self) -> float:
+        return self.gpus.get(contract.NVIDIA_GPU, 0) + self.claimed_gpus
+
+    @property
+    def wants_gpu(self) -> bool:
+        """It asks for NVIDIA GPUs, through the device plugin's resources or a DRA claim."""
+        return self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices)
+
+    def asks(self) -> dict[str, float]:
+        """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
+        found = {k: self.requests[k] for k in fit.SIZED if k in self.requests}
+        for resource in GPU_RESOURCES:
+            count = self.gpus.get(resource, 0) + (self.claimed_gpus if resource == contract.NVIDIA_GPU else 0)
+            if count:
+                found[resource] = count
+        return found
+
+
+def _gpus(requests: Mapping[str, float]) -> dict[str, float]:
+    return {resource: requests[resource] for resource in (contract.NVIDIA_GPU, contract.AMD_GPU) if requests.get(resource)}
+
+
+GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+"""NVIDIA's DRA driver's device classes for GPUs and MIG slices (NVIDIA/k8s-dra-driver-gpu
+``deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*.yaml``); a DeviceClass of the stack
+whose selectors name the driver ``gpu.nvidia.com`` counts too."""
+CLAIM_KINDS = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}
+"""``resource.k8s.io`` kinds and where their ``devices`` are (a template wraps a claim spec)."""
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    """What a DRA device class gives: whole NVIDIA GPUs, or MIG slices (of one ``profile``, or any)."""
+
+    mig: bool = False
+    profile: str = ""
+
+
+_CEL_PROFILE_RE = re.compile(r"""\.profile\s*==\s*['"]([^'"]+)['"]""")
+_CEL_MIG_RE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
+
+
+def _cel(selectors: Any) -> str:
+    return " && ".join(facts.text(facts.dig(sel, "cel", "expression")) for sel in facts.as_list(selectors))
+
+
+def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceClass]:
+    """NVIDIA's DRA device classes by name: the driver's own, and the stack's DeviceClasses whose selectors name
+    the driver ``gpu.nvidia.com``, MIG ones (``type == 'mig'``, a ``profile``) too (the driver's
+    ``demo/specs/extended-resources/mig-1g-12gb.yaml`` defines one per profile)."""
+    found = {GPU_DEVICE_CLASSES[0]: DeviceClass(), GPU_DEVICE_CLASSES[1]: DeviceClass(mig=True)}
+    for res in resources:
+        if res.type.startswith("kubernetes:resource.k8s.io/") and res.type.endswith(":DeviceClass"):
+            cel = _cel(facts.dig(res.props, "spec", "selectors"))
+            if "gpu.nvidia.com" in cel:
+                profile = _CEL_PROFILE_RE.search(cel)
+                found[facts.text(facts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
+                    bool(_CEL_MIG_RE.search(cel) or profile), instances.mig_profile(profile.group(1)) or "" if profile else "")
+    return found
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim or ResourceClaimTemplate of the stack: what it asks of one node."""
+
+    gpus: float = 0
+    """Whole NVIDIA GPUs."""
+    mig: tuple[str, ...] = ()
+    """MIG slices, each by its profile ('' for any profile)."""
+    nvidia: bool = False
+    """It asks for NVIDIA devices (GPUs or MIG slices)."""
+    refused: str = ""
+    """What the API server refuses in it: it is never created."""
+    urn: str = ""
+
+
+def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], Claim]:
+    """The stack's claims and templates: ``(kind, name) -> Claim``. Each request asks for ``count`` devices of its
+    class (``allocationMode`` ExactCount, the default, with ``count`` 1 by default and more than 0; ``All``: every
+    matching device of the node, so at least 1, and no ``count``), the fewest of its ``firstAvailable``
+    alternatives (Kubernetes API, resource.k8s.io/v1 ``ExactDeviceRequest``; ``pkg/apis/resource/validation``
+    ``validateDeviceAllocationMode``). A request says what it asks for in ``exactly`` (``v1``) or on itself
+    (``v1beta1``)."""
+    classes = gpu_classes(resources)
+    found: dict[tuple[str, str], Claim] = {}
+    for res in resources:
+        kind = res.type.rsplit(":", 1)[-1]
+        if not res.type.startswith("kubernetes:resource.k8s.io/") or kind not in CLAIM_KINDS:
+            continue
+        gpus, mig, nvidia, refused = 0.0, [], False, []
+        at = ".".join(CLAIM_KINDS[kind]) + ".devices.requests"
+        for i, request in enumerate(facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
+            request = facts.as_map(request)
+            if "exactly" in request:
+                options = [(f"{at}[{i}].exactly", facts.as_map(request.get("exactly")))]
+            elif "firstAvailable" in request:
+                options = [(f"{at}[{i}].firstAvailable[{j}]", facts.as_map(o))
+                           for j, o in enumerate(facts.as_list(request.get("firstAvailable")))]
+            else:  # resource.k8s.io/v1beta1: the request names its device class itself
+                options = [(f"{at}[{i}]", request)]
+            asked = []
+            for where, option in options:
+                count, problem = _device_count(option)
+                if problem:
+                    refused.append(f"{where}.{problem}")
+                device_class = classes.get(facts.text(option.get("deviceClassName")))
+                if device_class is not None:
+                    profile = _CEL_PROFILE_RE.search(_cel(option.get("selectors")))
+                    profile_name = (instances.mig_profile(profile.group(1)) or profile.group(1)) if profile else device_class.profile
+                    asked.append((count, device_class.mig or bool(profile), profile_name))
+            if asked and len(asked) == len(options):  # every alternative is NVIDIA's
+                nvidia = True
+                count, is_mig, profile_name = min(asked, key=lambda a: (a[1], a[0]))
+                if is_mig:
+                    mig += [profile_name] * max(1, int(count))
+                else:
+                    gpus += count
+        name = facts.text(facts.dig(res.props, "metadata", "name")) or res.name
+        found[(kind, name)] = Claim(gpus, tuple(mig), nvidia, "; ".join(refused), res.urn)
+    return found
+
+
+def _device_count(request: Mapping[str, Any]) -> tuple[float, str]:
+    """How many devices one request takes, and what the API server refuses in its count ('' for nothing)."""
+    mode = request.get("allocationMode")
+    count = request.get("count")
+    if mode == "All":
+        if count not in (None, 0):
+            return 1, f"count {number_text(count)}: must not be specified when allocationMode is 'All'"
+        return 1, ""
+    if mode not in (None, "", "ExactCount"):
+        return 0, f"allocationMode {number_text(mode)}: not supported (All or ExactCount)"
+    if count is None:
+        return 1, ""
+    number = facts.number(count)
+    if isinstance(count, bool) or number is None or not math.isfinite(number) or number != int(number) or number <= 0:
+        return 0, f"count {number_text(count)}: must be a whole number greater than zero"
+    return number, ""
+
+
+@dataclass(frozen=True)
+class PodClaims:
+    """What a pod's ``resourceClaims`` ask for, read against the stack's claims."""
+
+    names: tuple[str, ...] = ()
+    """Its claims of NVIDIA devices (``resourceClaims`` names)."""
+    gpus: float = 0
+    mig: tuple[str, ...] = ()
+    unheld: tuple[str, ...] = ()
+    """Claims it names that the stack does not hold (``ResourceClaimTemplate 'gpu'``): what they ask is not known."""
+    refused: tuple[str, ...] = ()
+    """Its claims the API server refuses, with why."""
+
+
+def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
+    names: list[str] = []
+    mig: list[str] = []
+    unheld: list[str] = []
+    refused: list[str] = []
+    gpus = 0.0
+    for claim in facts.as_list(pod.get("resourceClaims")):
+        claim = facts.as_map(claim)
+        ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
+               else ("ResourceClaim", facts.text(claim.get("resourceClaimName"))))
+        found = claims.get(ref)
+        if not ref[1]:
+            continue
+        if found is None:
+            unheld.append(f"{ref[0]} '{ref[1]}'")
+        elif found.refused:
+            refused.append(f"its claim '{facts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
+                           f"refuses ({found.refused}), so no pod of it ever starts")
+        elif found.nvidia:
+            names.append(facts.text(claim.get("name")) or ref[1])
+            gpus += found.gpus
+            mig += found.mig
+    return PodClaims(tuple(names), gpus, tuple(mig), tuple(unheld), tuple(refused))
+
+
+MIG_RESOURCE = "nvidia.com/mig-"
+"""NVIDIA's device plugin advertises each MIG profile as ``nvidia.com/mig-<profile>`` (its "mixed" strategy;
+NVIDIA/k8s-device-plugin ``internal/rm/rm.go``)."""
+
+
+NVIDIA_SLICES = ("nvidia.com/mig-", "nvidia.com/gpu.")
+"""Resources NVIDIA's device plugin advertises for parts of a GPU: MIG slices (``nvidia.com/mig-1g.10gb``)
+and renamed shared GPUs (``nvidia.com/gpu.shared``). Other ``nvidia.com/`` resources (the Network Operator's
+``nvidia.com/hostdev``) are not GPUs."""
+
+
+RUNTIME_CLASS_TYPES = ("kubernetes:node.k8s.io/v1:RuntimeClass", "kubernetes:node.k8s.io/v1beta1:RuntimeClass")
+
+
+def runtime_classes(resources: Sequence[checks.StackResource], unknown: Unknown = ()) -> dict[str, Mapping[str, Any]]:
+    """The stack's RuntimeClasses by the name they give (``metadata.name``; one auto-named, or named by a
+    value not known at preview, cannot be named by a pod yet): their ``scheduling`` and ``overhead``."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for res in resources:
+        if res.type in RUNTIME_CLASS_TYPES:
+            try:
+                name = facts.text(facts.dig(res.props, "metadata", "name"))
+            except unknown:
+                continue
+            if name:
+                found.setdefault(name, facts.as_map(res.props))
+    return found
+
+
+def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """A pod spec as the RuntimeClass admission controller leaves it: the class's ``scheduling.nodeSelector``
+    merged into the pod's, its ``scheduling.tolerations`` added, its ``overhead.podFixed`` as the pod's
+    ``overhead`` (kubernetes ``plugin/pkg/admission/runtimeclass``)."""
+    if runtime is None:
+        return pod
+    scheduling_ = facts.as_map(runtime.get("scheduling"))
+    merged = dict(pod)
+    selector = facts.as_map(scheduling_.get("nodeSelector"))
+    if selector:
+        merged["nodeSelector"] = {**facts.as_map(pod.get("nodeSelector")), **selector}
+    tolerations = facts.as_list(scheduling_.get("tolerations"))
+    if tolerations:
+        merged["tolerations"] = [*facts.as_list(pod.get("tolerations")), *tolerations]
+    fixed = facts.as_map(facts.dig(runtime, "overhead", "podFixed"))
+    if fixed and "overhead" not in pod:
+        merged["overhead"] = fixed
+    return merged
+
+
+def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The RuntimeClass admission controller's check of a pod's own ``overhead`` (kubernetes
+    ``plugin/pkg/admission/runtimeclass``, ``validateOverhead``): a pod may set it only to its RuntimeClass's
+    ``overhead.podFixed``; without a RuntimeClass, or one that defines none, it is refused. A class the stack
+    does not hold is not judged."""
+    overhead = facts.as_map(pod.get("overhead"))
+    if not overhead:
+        return []
+    name = facts.text(pod.get("runtimeClassName"))
+    if not name:
+        return ["spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
+                "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"]
+    if name not in runtimes:
+        return []
+    fixed = facts.as_map(facts.dig(runtimes[name], "overhead", "podFixed"))
+    if not fixed:
+        return [f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
+                f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"]
+    if {str(k): fit.quantity(v) for k, v in overhead.items()} != {str(k): fit.quantity(v) for k, v in fixed.items()}:
+        return [f"spec.overhead is not RuntimeClass '{name}''s overhead.podFixed (the RuntimeClass admission controller "
+                f"refuses a pod overhead other than its class's: drop overhead, and the class sets it)"]
+    return []
+
+
+def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
+                  runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
+    kind = workload_kind(res.type)
+    if kind is None:
+        return None
+    pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
+    if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
+        return None
+    refused = _overhead_refused(pod, runtimes)
+    pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
+    metadata = facts.as_map(res.props.get("metadata"))
+    service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
+    name = facts.text(metadata.get("name")) or res.name
+    subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
+    requests = fit.pod_requests(pod)
+    gpus = _gpus(requests)
+    # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
+    # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
+    # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
+    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
+    asked = _claims(pod, claims)
+    images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
+                   for c in facts.as_list(pod.get(group)))
+    slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
+    # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
+    mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
+    programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
+    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
+                    requests, asked.names, asked.gpus, images, programs, slices,
+                    (*fit.refusals(pod), *refused), mig + asked.mig, asked.unheld, asked.refused)
+
+
+def image_name(image: str) -> str:
+    """``nvcr.io/nvidia/k8s-device-plugin:v0.20.0`` -> ``k8s-device-plugin``: whatever registry, tag or digest."""
+    return image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+
+
+def _program(container: Mapping[str, Any]) -> str:
+    command = facts.as_list(container.get("command"))
+    first = facts.text(command[0]) if command else ""
+    return first.rsplit("/", 1)[-1] if first else image_name(facts.text(container.get("image")))

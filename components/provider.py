@@ -1,0 +1,182 @@
+"""The package as a Pulumi component provider: every public component, for every Pulumi language.
+
+``provider/`` (``PulumiPlugin.yaml``, ``runtime: python``) is the plugin a program adds with
+``pulumi package add``; its ``__main__.py`` calls ``serve()``. The provider is the Python SDK's
+component provider host (``pulumi.provider.experimental``, pulumi 3.272): it infers the schema from
+each component's ``args`` annotation and its class-level output annotations (the attribute docstrings
+are the descriptions), and ``Construct`` calls the component with the inputs mapped to Python names.
+Three things are the package's own, each a small extension of the SDK's classes:
+
+* a spec (a pydantic model) has fields with defaults; the SDK's analyzer reads only the annotations and
+  would make every field required, so a field with a default is optional here (``RackAnalyzer``);
+* docstrings are read along the class's bases (``_ChartAddon``'s outputs are its subclasses'), and a
+  component's description is its own docstring, not the Python ``help()`` text;
+* a component's ``ArgumentError`` (an ``InputPropertiesError``, and a ``RunError`` so that ``pulumi up``
+  of a Python program prints it without a traceback) reaches the engine as ``INVALID_ARGUMENT`` with
+  its property paths in the schema's names (``pool.volumeIops``): the SDK's server would send a
+  ``RunError`` as plain text, and its host wraps whatever the component raises.
+
+Upstream (pulumi/pulumi ``sdk/python/lib/pulumi/provider/experimental``, release 3.272.0): the host puts
+every type in the ``index`` module (``rack:index:KarpenterPool``), reads ``args`` with
+``inspect.get_annotations`` (so a module with postponed annotations cannot be hosted), refuses unions,
+``Literal`` and ``Annotated``, and maps a nested object input to a ``dict`` of Python names.
+"""
+
+import asyncio
+import inspect
+import re
+import sys
+from typing import Any, Optional
+from unittest import mock
+
+import pulumi
+from pulumi.output import Unknown
+from pulumi.provider import ConstructResult
+from pulumi.provider.experimental import component as sdk_component
+from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyDefinition, PropertyType
+from pulumi.provider.experimental.util import camel_case
+from pulumi.provider.server import ComponentInitError
+from pydantic import BaseModel
+
+PACKAGE = "rack"
+"""The package name: every component's type token is ``rack:index:<Component>``."""
+NAMESPACE = "mixed-os-racks"
+"""The schema's namespace (generated SDKs are named after it, e.g. ``@mixed-os-racks/rack``)."""
+
+
+def components() -> list[type[pulumi.ComponentResource]]:
+    """The public components, listed explicitly (the host serves exactly these)."""
+    from . import (ClusterAutoscaler, GpuObservability, KarpenterController, KarpenterPool, MetricsServer, NodeGroup,
+                   NvidiaDevicePlugin, Rack, RackCluster, Service)
+
+    return [Rack, RackCluster, KarpenterController, KarpenterPool, NodeGroup, ClusterAutoscaler, MetricsServer,
+            NvidiaDevicePlugin, GpuObservability, Service]
+
+
+def own_doc(cls: type) -> str:
+    """A class's own docstring, without its Python example (``Example::`` and what follows)."""
+    raw = vars(cls).get("__doc__")
+    text = getattr(raw, "source_doc", raw)  # ``args.documented`` keeps the written docstring there
+    text = inspect.cleandoc(text) if isinstance(text, str) else ""
+    return text.split("\n\nExample::", 1)[0].strip()
+
+
+class RackAnalyzer(Analyzer):
+    """The SDK's analyzer, reading specs' defaults and docstrings along a class's bases."""
+
+    def analyze_component(self, component: type[pulumi.ComponentResource]) -> ComponentDefinition:
+        definition = super().analyze_component(component)
+        definition.description = own_doc(component) or None
+        return definition
+
+    def analyze_type(self, typ: type, *, is_component_output: bool) -> tuple[dict[str, PropertyDefinition], dict[str, str]]:
+        properties, mapping = super().analyze_type(typ, is_component_output=is_component_output)
+        if isinstance(typ, type) and issubclass(typ, BaseModel):
+            for schema_name, py_name in mapping.items():
+                if not typ.model_fields[py_name].is_required():
+                    properties[schema_name].optional = True
+        return properties, mapping
+
+    def get_docstring(self, typ: type, name: str) -> Optional[str]:
+        for cls in getattr(typ, "__mro__", (typ,)):
+            if cls is object:
+                continue
+            found = super().get_docstring(cls, name) or getattr(cls, "__field_docs__", {}).get(name)
+            if found:
+                return inspect.cleandoc(found)
+        return None
+
+
+def schema_path(path: str) -> str:
+    """A property path in Python names -> the schema's (``pool.volume_iops[0]`` -> ``pool.volumeIops[0]``)."""
+    return ".".join(camel_case(part) for part in path.split("."))
+
+
+class RackProvider(sdk_component.ComponentProvider):
+    """The SDK's component provider over ``components()``, with ``RackAnalyzer`` and per-property errors."""
+
+    def __init__(self, version: str) -> None:
+        with mock.patch.object(sdk_component, "Analyzer", RackAnalyzer):  # the host builds its analyzer by name
+            super().__init__(components(), PACKAGE, NAMESPACE, version)
+
+    def map_inputs(self, inputs: pulumi.Inputs, component_def: ComponentDefinition) -> pulumi.Inputs:
+        """The SDK's mapping of the inputs to Python names, with whole numbers of integer properties as ``int``:
+        numbers arrive as floats, and the SDK's conversion of an integer property is overwritten by the float
+        (``map_input_properties``, pulumi 3.272), so ``replicas: 2`` would reach the component as ``2.0``."""
+        mapped = super().map_inputs(inputs, component_def)
+        return self._integers(mapped, component_def.inputs, component_def.inputs_mapping)
+
+    def _integers(self, value: Any, properties: dict[str, PropertyDefinition], mapping: dict[str, str]) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out = dict(value)
+        for schema_name, prop in properties.items():
+            if mapping[schema_name] in out:
+                out[mapping[schema_name]] = self._integer(out[mapping[schema_name]], prop)
+        return out
+
+    def _integer(self, value: Any, prop: PropertyDefinition) -> Any:
+        if prop.type == PropertyType.INTEGER and isinstance(value, float) and value.is_integer():
+            return int(value)
+        if prop.ref:
+            found = self.get_type_definition(prop)
+            return self._integers(value, found.properties, found.properties_mapping) if found and not found.enum else value
+        if prop.items is not None and isinstance(value, list):
+            return [self._integer(v, prop.items) for v in value]
+        if prop.additional_properties is not None and isinstance(value, dict):
+            return {k: self._integer(v, prop.additional_properties) for k, v in value.items()}
+        return value
+
+    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
+                  options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
+        try:
+            return super().construct(name, resource_type, {k: _unknown_as_output(v) for k, v in inputs.items()}, options)
+        except ComponentInitError as exc:
+            inner = exc.inner
+            if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
+                errors = [{"property_path": schema_path(e["property_path"]), "reason": e["reason"]} for e in inner.errors]
+                raise pulumi.InputPropertiesError(inner.message, errors) from None  # type: ignore[arg-type]
+            raise
+
+
+def _unknown_as_output(value: Any) -> Any:
+    """An unknown value in the inputs (a preview's value not known until apply, deserialized as the SDK's
+    ``Unknown`` when it has no dependencies) as an unknown ``Output``, which the components take wherever an
+    argument may be an Output; at every depth of the plain lists and maps that hold it."""
+    if isinstance(value, Unknown):
+        known: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
+        known.set_result(False)
+        nothing: asyncio.Future[Any] = asyncio.get_event_loop().create_future()
+        nothing.set_result(None)
+        return pulumi.Output(set(), nothing, known)
+    if isinstance(value, dict):
+        return {k: _unknown_as_output(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unknown_as_output(v) for v in value]
+    return value
+
+
+def version() -> str:
+    """The schema's version: the installed package's, or ``0.0.0`` for a checkout that was never installed."""
+    from . import __version__
+
+    return __version__ if re.fullmatch(r"\d+\.\d+\.\d+", __version__) else "0.0.0"
+
+
+def provider() -> RackProvider:
+    return RackProvider(version())
+
+
+def schema() -> dict[str, Any]:
+    """The schema the provider serves (``GetSchema``)."""
+    import json
+
+    return json.loads(provider().schema or "{}")
+
+
+def serve(args: Optional[list[str]] = None) -> None:
+    """Serve the provider over gRPC, as a plugin: ``python <plugin dir> <engine address> [flags]``, which is how
+    the Python language host runs a plugin folder with a ``__main__.py``. Prints the port, then serves."""
+    from pulumi.provider import main
+
+    main(provider(), sys.argv[1:] if args is None else args)

@@ -1,0 +1,273 @@
+"""The component package through the provider protocol, as another language's program reaches it.
+
+The provider is started as the Python language host starts a plugin folder (``provider_helpers``), and the
+tests speak the engine's side: ``GetSchema``, and ``Construct`` with camelCase inputs against a recording
+resource monitor served here. What ``Construct`` registers is compared with what the same component,
+built by a Python program with the same arguments, registers (``run_program``).
+
+The schema's rules are Pulumi's metaschema's (pulumi/pulumi ``pkg/codegen/schema/pulumi.json``): a package
+``name`` of ``^[a-zA-Z][-a-zA-Z0-9_]*$``, type tokens of
+``^[a-zA-Z][-a-zA-Z0-9_]*:([^0-9][a-zA-Z0-9._/-]*)?:[^0-9][a-zA-Z0-9._/]*$`` for ``resources`` and ``types``,
+a semver ``version``, a ``namespace`` of ``^([a-z][a-z0-9]*)(-[a-z0-9]+)*$``, every ``$ref`` naming a type or
+resource (``#/types/<token>``, or ``pulumi.json#/Any``), an enum type's ``type`` among boolean, integer,
+number and string with values of it, ``required``/``requiredInputs`` naming declared properties, and a
+property that is one of a primitive, an array with ``items``, a map, or a ``$ref``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from typing import Any, Iterator
+
+import grpc
+import pytest
+from google.protobuf import json_format
+
+from provider_helpers import (CONFIG, ROOT, UNKNOWN, EngineSide, ProviderProcess, camel, comparable, property_errors,
+                              run_python)
+
+NAME = re.compile(r"^[a-zA-Z][-a-zA-Z0-9_]*$")
+TOKEN = re.compile(r"^[a-zA-Z][-a-zA-Z0-9_]*:([^0-9][a-zA-Z0-9._/-]*)?:[^0-9][a-zA-Z0-9._/]*$")
+SEMVER = re.compile(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+NAMESPACE = re.compile(r"^([a-z][a-z0-9]*)(-[a-z0-9]+)*$")
+PRIMITIVES = {"boolean", "integer", "number", "string"}
+
+PUBLIC = ["Rack", "RackCluster", "KarpenterController", "KarpenterPool", "NodeGroup", "ClusterAutoscaler",
+          "MetricsServer", "NvidiaDevicePlugin", "GpuObservability", "Service"]
+CLUSTER = {"name": "prod-rack"}
+CASES: dict[str, dict[str, Any]] = {
+    "Rack": {"spec": {"cluster_name": "prod-rack", "device_plugin": {}, "pools": [
+        {"name": "workload", "os": "bottlerocket"},
+        {"name": "gpu", "instance_families": ["g6"], "dedicated": True, "disk": 120}],
+        "node_groups": [{"name": "rack-ng-1", "instance_type": "g5.xlarge", "min_size": 1, "max_size": 3}]}},
+    "RackCluster": {"spec": {"name": "lab", "vpc_id": "vpc-0123456789abcdef0",
+                             "private_subnet_ids": ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]}},
+    "KarpenterController": {"cluster": CLUSTER, "replicas": 1},
+    "KarpenterPool": {"cluster": CLUSTER, "pool": {"name": "ml", "instance_families": ["g6"], "dedicated": True,
+                                                   "disk": 120, "consolidation_policy": "WhenEmpty"},
+                      "tags": {"team": "ml"}},
+    "NodeGroup": {"cluster": CLUSTER, "group": {"instance_type": "g6.2xlarge", "min_size": 1, "max_size": 4,
+                                                "dedicated": True, "label": "inference"}},
+    "ClusterAutoscaler": {"cluster": CLUSTER, "kubernetes_version": "1.34"},
+    "MetricsServer": {"cluster": CLUSTER, "replicas": 2},
+    "NvidiaDevicePlugin": {"cluster": CLUSTER, "time_slicing_replicas": 2},
+    "GpuObservability": {"cluster": CLUSTER},
+    "Service": {"cluster": CLUSTER, "service": {"name": "web", "image": "nginx:1.27", "port": 80,
+                                                "scale": {"count": [2, 4], "cpu": 250},
+                                                "node_selector_labels": {"convox.io/nodepool": "workload"}}},
+}
+NAMES = {"Rack": "rack", "RackCluster": "lab", "KarpenterPool": "ml", "NodeGroup": "inference", "Service": "web"}
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
+    engine = EngineSide()
+    process = ProviderProcess(engine.address, tmp_path_factory.mktemp("program"))
+    yield process
+    process.close()
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def schema(provider: ProviderProcess) -> dict[str, Any]:
+    return provider.schema()
+
+
+# ---- GetSchema: the metaschema's rules -------------------------------------------------------------------
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _property_problems(where: str, prop: dict[str, Any]) -> list[str]:
+    """A property is exactly one of: a named type, a primitive, an array with items, a map (metaschema typeSpec)."""
+    if "$ref" in prop:
+        return [] if not ({"items", "additionalProperties"} & set(prop)) else [f"{where}: a $ref with items or a map"]
+    kind = prop.get("type")
+    if kind in PRIMITIVES:
+        return [] if not ({"items", "additionalProperties"} & set(prop)) else [f"{where}: a primitive with items"]
+    if kind == "array":
+        return (_property_problems(f"{where}.items", prop["items"]) if "items" in prop
+                else [f"{where}: an array without items"])
+    if kind == "object":
+        extra = prop.get("additionalProperties")
+        return _property_problems(f"{where}.additionalProperties", extra) if extra else []
+    return [f"{where}: no type and no $ref ({prop})"]
+
+
+def test_the_schema_meets_the_metaschemas_rules(schema):
+    assert NAME.match(schema["name"]) and schema["name"] == "rack"
+    assert SEMVER.match(schema["version"]) and NAMESPACE.match(schema["namespace"])
+    problems = []
+    for section in ("resources", "types"):
+        for token in schema[section]:
+            if not TOKEN.match(token):
+                problems.append(f"{section}: token {token!r} breaks the token pattern")
+    for ref in _refs(schema):
+        if ref == "pulumi.json#/Any":
+            continue
+        found = re.fullmatch(r"#/(types|resources)/(.+)", ref)
+        if not found or found.group(2) not in schema[found.group(1)]:
+            problems.append(f"$ref {ref!r} names nothing in the schema")
+    for token, resource in schema["resources"].items():
+        assert resource["isComponent"] is True
+        for field, props in (("requiredInputs", "inputProperties"), ("required", "properties")):
+            problems += [f"{token}.{field}: {name!r} is not declared" for name in resource[field]
+                         if name not in resource[props]]
+        for props in ("inputProperties", "properties"):
+            for name, prop in resource[props].items():
+                problems += _property_problems(f"{token}.{props}.{name}", prop)
+    for token, type_ in schema["types"].items():
+        if "enum" in type_:
+            if type_["type"] not in PRIMITIVES:
+                problems.append(f"{token}: an enum of {type_['type']}")
+            kinds = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+            problems += [f"{token}: enum value {v['value']!r} is no {type_['type']}" for v in type_["enum"]
+                         if not isinstance(v["value"], kinds[type_["type"]])]
+            continue
+        assert type_["type"] == "object", token
+        problems += [f"{token}.required: {name!r} is not declared" for name in type_.get("required", [])
+                     if name not in type_.get("properties", {})]
+        for name, prop in type_.get("properties", {}).items():
+            problems += _property_problems(f"{token}.properties.{name}", prop)
+    assert problems == []
+
+
+def test_every_public_component_is_listed_with_descriptions(schema):
+    assert sorted(schema["resources"]) == sorted(f"rack:index:{name}" for name in PUBLIC)
+    undescribed = []
+    for token, resource in schema["resources"].items():
+        if not resource.get("description"):
+            undescribed.append(token)
+        for props in ("inputProperties", "properties"):
+            undescribed += [f"{token}.{props}.{name}" for name, prop in resource[props].items() if not prop.get("description")]
+    for token, type_ in schema["types"].items():
+        if not type_.get("description"):
+            undescribed.append(token)
+        undescribed += [f"{token}.{name}" for name, prop in type_.get("properties", {}).items() if not prop.get("description")]
+        undescribed += [f"{token}.{v['name']}" for v in type_.get("enum", []) if not v.get("description")]
+    assert undescribed == []
+
+
+def test_inputs_required_inputs_and_outputs_are_the_components(schema):
+    pool = schema["resources"]["rack:index:KarpenterPool"]
+    assert pool["requiredInputs"] == ["cluster", "pool"]
+    assert set(pool["inputProperties"]) == {"pool", "cluster", "subnetIds", "securityGroupIds", "nodeRole", "tags"}
+    assert set(pool["properties"]) == {"nodeClassName", "nodePoolName", "labels", "taints", "ami", "maxHourlyUsd"}
+    assert pool["required"] == ["ami", "labels", "nodeClassName", "nodePoolName", "taints"]  # a budget only when set
+    spec = schema["types"]["rack:index:PoolSpec"]
+    assert spec["required"] == ["name"]  # a spec field with a default is optional
+    assert spec["properties"]["os"]["$ref"] == "#/types/rack:index:NodeOs"
+    assert [v["value"] for v in schema["types"]["rack:index:NodeOs"]["enum"]] == ["al2023", "bottlerocket"]
+    assert schema["types"]["rack:index:ClusterRef"]["required"] == ["name"]
+    lanes = schema["resources"]["rack:index:Rack"]["properties"]["lanes"]
+    assert lanes["additionalProperties"]["$ref"] == "#/types/rack:index:Lane"
+    # the lane is the pack's lanes config: the same fields
+    from mixed_os_racks.pack import workloads
+
+    lane = schema["types"]["rack:index:Lane"]["properties"]
+    assert set(workloads.LANE_FIELDS) == set(lane) | {"name"}
+
+
+def test_the_schema_command_prints_what_the_provider_serves(schema):
+    printed = subprocess.run([sys.executable, "-m", "mixed_os_racks", "schema"], capture_output=True, text=True,
+                             check=True)
+    assert json.loads(printed.stdout) == schema
+
+
+# ---- Construct: the same children as the Python path -----------------------------------------------------
+
+
+@pytest.mark.parametrize("component", PUBLIC)
+def test_construct_registers_what_the_python_path_registers(provider, component):
+    name = NAMES.get(component, component.lower())
+    engine = EngineSide()
+    try:
+        response = provider.construct(engine, f"rack:index:{component}", name, camel(CASES[component]))
+        registered = engine.registered
+        outputs = engine.component_outputs
+    finally:
+        engine.close()
+    python = run_python(component, name, CASES[component])
+    assert comparable(registered) == comparable(python.resources)
+    assert response.urn == next(r.urn for r in registered if r.type == f"rack:index:{component}")
+    component_urn = response.urn
+    assert outputs[component_urn] == python.component_outputs[component_urn]
+    assert len(registered) > 1  # the component and its children
+
+
+def test_construct_returns_the_components_outputs(provider):
+    engine = EngineSide()
+    try:
+        response = provider.construct(engine, "rack:index:KarpenterPool", "ml", camel(CASES["KarpenterPool"]))
+    finally:
+        engine.close()
+    state = json_format.MessageToDict(response.state)
+    assert state["nodePoolName"] == "ml"
+    assert state["labels"] == {"convox.io/gpu-vendor": "nvidia", "convox.io/nodepool": "ml"}
+    assert state["ami"] == {"alias": "al2023@latest"}
+    assert {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"} not in state["taints"]  # a pool's own
+    assert {"key": "dedicated-node", "value": "ml", "effect": "NoSchedule"} in state["taints"]
+
+
+# ---- bad input: per-property errors ----------------------------------------------------------------------
+
+
+def _refused(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> grpc.RpcError:
+    engine = EngineSide()
+    try:
+        with pytest.raises(grpc.RpcError) as caught:
+            provider.construct(engine, f"rack:index:{component}", "bad", inputs)
+    finally:
+        engine.close()
+    return caught.value
+
+
+def test_a_bad_input_comes_back_as_invalid_argument_with_its_property_path(provider):
+    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {
+        "name": "ml", "volumeType": "gp2", "volumeIops": 3000}})
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(error) == [
+        ("pool.volumeIops", "karpenter nodepool 'ml': volume_iops requires volume_type gp3, io1 or io2 (currently gp2)")]
+
+
+def test_every_bad_input_is_reported_at_once(provider):
+    error = _refused(provider, "NodeGroup", {"cluster": {"name": "prod-rack", "endpoint": "https://x"},
+                                             "group": {"instanceType": "g6.2xlarge", "minSize": -1, "label": "Bad_Label"},
+                                             "nodeRole": "not-an-arn"})
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    paths = sorted(path for path, _ in property_errors(error))
+    assert paths == ["cluster.certificateAuthority", "group.label", "group.minSize", "nodeRole"], property_errors(error)
+
+
+def test_a_missing_required_input_is_named(provider):
+    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER})
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [path for path, _ in property_errors(error)] == ["pool"]
+
+
+# ---- unknown inputs preview ------------------------------------------------------------------------------
+
+
+def test_an_unknown_cluster_name_previews(provider):
+    engine = EngineSide()
+    try:
+        provider.construct(engine, "rack:index:KarpenterPool", "ml",
+                           {"cluster": {"name": UNKNOWN}, "pool": {"name": "ml", "instanceFamilies": ["m7i"]}})
+        registered = {r.type: r for r in engine.registered}
+    finally:
+        engine.close()
+    node_class = registered["kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
+    assert node_class.inputs["spec"]["amiSelectorTerms"] == [{"alias": "al2023@latest"}]
+    assert "kubernetes:karpenter.sh/v1:NodePool" in registered
