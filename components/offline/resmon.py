@@ -102,6 +102,7 @@ class EngineMonitor(RecordingMonitor):
     def __init__(self, mocks: OfflineMocks, deployment: Deployment, on_resource: Optional[Callable[[Resource], None]] = None,
                  constructors: Optional[Mapping[str, Constructor]] = None) -> None:
         super().__init__(mocks, on_resource)
+        self.cloud = mocks
         self.deployment = deployment
         self.constructors = dict(constructors or {})
         """Package name -> what constructs its remote components."""
@@ -145,7 +146,7 @@ class EngineMonitor(RecordingMonitor):
         id_, state = "", struct_pb2.Struct()
         if request.custom:
             inputs = json_format.MessageToDict(wire_properties(request.object))
-            found, answered = self.mocks.new_resource(MockResourceArgs(
+            found, answered = self.cloud.new_resource(MockResourceArgs(
                 typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
                 resource_id=request.importId or None, custom=True))
             id_, state = found or "", to_struct(answered if request.importId else _provider_state(inputs, answered))
@@ -177,7 +178,7 @@ class EngineMonitor(RecordingMonitor):
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802
         urn = self.make_urn(request.parent, request.type, request.name)
-        _, state = self.mocks.new_resource(MockResourceArgs(
+        _, state = self.cloud.new_resource(MockResourceArgs(
             typ=request.type, name=request.name, inputs=json_format.MessageToDict(request.properties),
             provider=request.provider, resource_id=request.id))
         properties = to_struct(state)
@@ -189,11 +190,8 @@ class EngineMonitor(RecordingMonitor):
         args = remote.reveal(json_format.MessageToDict(request.args))
         if request.tok == "pulumi:pulumi:getResource":
             return resource_pb2.ResourceInvokeResponse(**{"return": self._get_resource(str(args.get("urn") or ""))})
-        answer = self.mocks.call(MockCallArgs(token=request.tok, args=args, provider=request.provider))
-        returned, failures = (answer, []) if isinstance(answer, dict) else (answer[0], answer[1] or [])
-        return resource_pb2.ResourceInvokeResponse(
-            failures=[provider_pb2.CheckFailure(property=p, reason=r) for p, r in failures],
-            **{"return": to_struct(returned)})
+        returned = self.cloud.call(MockCallArgs(token=request.tok, args=args, provider=request.provider))
+        return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(returned)})
 
     def _get_resource(self, urn: str) -> struct_pb2.Struct:
         """``pulumi:pulumi:getResource``: a registered resource's URN, id and state (an SDK rebuilding a reference)."""
@@ -224,7 +222,7 @@ class EngineMonitor(RecordingMonitor):
 
     def log(self, request: engine_pb2.LogRequest) -> None:
         if request.severity == engine_pb2.WARNING:
-            self.mocks.warn(request.message)
+            self.cloud.warn(request.message)
         elif request.severity == engine_pb2.ERROR:
             with self._lock:
                 self.logged_errors.append(request.message)

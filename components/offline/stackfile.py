@@ -476,7 +476,7 @@ def read_project(project_dir: Path) -> ProjectFile:
     problem = project_name_problem(doc.get("name"))
     if problem:
         raise InputFileError(f"{source}: name: {problem}")
-    runtime = doc.get("runtime")
+    runtime: Any = doc.get("runtime")
     options: Any = {}
     if isinstance(runtime, dict):
         runtime, options = runtime.get("name"), runtime.get("options") or {}
