@@ -150,14 +150,37 @@ def test_typescript_false_runs_javascript_without_compiling(tmp_path):
     assert '    lane: "gpu"' in done.stdout
 
 
+def test_main_names_the_entry_point_and_its_directory_is_the_programs(tmp_path):
+    """``main: src/index.ts``: the program runs in ``src`` (``--pwd``), as ``getPwdMain`` sets it."""
+    program = 'import * as pulumi from "@pulumi/pulumi";\nexport const cwd = process.cwd();\n'
+    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime: nodejs\nmain: src/index.ts\n")
+    (folder / "src").mkdir()
+    (folder / "src" / "index.ts").write_text(program)
+    done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
+    assert done.returncode == 0, done.stderr
+    assert f'    cwd: "{folder / "src"}"' in done.stdout
+
+
 @pytest.mark.parametrize(("options", "message"), [
-    ("typescript: 'yes'", "runtime.options.typescript: typescript option must be a boolean"),
-    ("nodeargs: [--max-old-space-size=4096]", "runtime.options.nodeargs: nodeargs option must be a string"),
+    ("options: {typescript: 'yes'}", "runtime.options: typescript option must be a boolean"),
+    ("options: {nodeargs: [--max-old-space-size=4096]}", "runtime.options: nodeargs option must be a string"),
+    ("options: {nodeargs: '--title \"x'}", "runtime.options.nodeargs: No closing quotation"),
+    ("options: {packagemanager: npx}",
+     'runtime.options: packagemanager option must be one of auto, npm, yarn, pnpm or bun, got "npx"'),
+    ("options: {production: 1}", "runtime.options: production option must be a boolean"),
+    ("options: {}\nmain: src/", "main: project 'main' could not be read: {folder}/src does not exist"),
+    ("options: {}\npackages: {rack: ../nowhere}",
+     "packages.rack: ../nowhere: no PulumiPlugin.yaml in {parent}/nowhere (the folder `pulumi package add` was given)"),
+    ("options: {}\npackages: {rack: [x]}",
+     "packages.rack: expected a plugin's source (a folder, a Git URL or a package name), got ['x']"),
 ])
-def test_runtime_options_are_checked_as_the_host_checks_them(tmp_path, options, message):
+def test_runtime_options_and_packages_are_checked_as_the_host_checks_them(tmp_path, options, message):
+    node_modules()
     folder = tmp_path / "p"
     folder.mkdir()
-    (folder / "Pulumi.yaml").write_text(f"name: p\nruntime:\n  name: nodejs\n  options:\n    {options}\n")
+    (folder / "node_modules").symlink_to(NODE_MODULES, target_is_directory=True)
+    message = message.format(folder=folder, parent=tmp_path)
+    (folder / "Pulumi.yaml").write_text(f"name: p\nruntime:\n  name: nodejs\n  {options}\n")
     (folder / "Pulumi.dev.yaml").write_text("config: {}\n")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert (done.returncode, done.stderr) == (2, f"error: {folder / 'Pulumi.yaml'}: {message}\n")

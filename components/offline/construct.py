@@ -52,15 +52,25 @@ class ProviderStartError(ConstructError):
     """A component provider that could not be started or configured: the message names it and what it printed."""
 
 
-def plugin_folder(project_dir: Path, packages: Mapping[str, Any], package: str) -> Optional[Path]:
-    """The plugin folder ``Pulumi.yaml`` names for ``package`` under ``packages:`` (a path, or ``{source: path}``),
-    relative to the project, when it is a folder on this machine; else None."""
+def plugin_folder(project_dir: Path, packages: Mapping[str, Any], package: str) -> tuple[Optional[Path], str]:
+    """The plugin folder ``Pulumi.yaml`` names for ``package`` under ``packages:`` (a path, or ``{source: path}``,
+    relative to the project), and a warning. None when it names none (the installed package's provider serves), or
+    names a Git repository or a registry's package, which a machine offline cannot fetch (the warning says so). A
+    path that is not a plugin folder is refused (``ValueError``, naming it), as the CLI refuses it."""
     entry = packages.get(package)
+    if entry is None:
+        return None, ""
     source = entry.get("source") if isinstance(entry, dict) else entry
     if not isinstance(source, str) or not source:
-        return None
-    folder = (project_dir / source).resolve()
-    return folder if (folder / "PulumiPlugin.yaml").is_file() else None
+        raise ValueError(f"expected a plugin's source (a folder, a Git URL or a package name), got {entry!r}")
+    local = source.startswith((".", "/", "~")) or (project_dir / source).is_dir()
+    if not local:
+        return None, (f"{source} cannot be fetched offline: its components are constructed by the provider of the "
+                      f"installed mixed-os-racks")
+    folder = (project_dir / Path(source).expanduser()).resolve()
+    if not (folder / "PulumiPlugin.yaml").is_file():
+        raise ValueError(f"{source}: no PulumiPlugin.yaml in {folder} (the folder `pulumi package add` was given)")
+    return folder, ""
 
 
 def plugin_python(folder: Path) -> str:

@@ -13,7 +13,7 @@ SDKs read), ``PULUMI_CONFIG_SECRET_KEYS``, and ``PULUMI_NODEJS_TYPESCRIPT=true``
 says ``typescript: false`` (``PULUMI_NODEJS_TSCONFIG_PATH`` for ``tsconfig``). The SDK's ``cmd/run`` then
 compiles TypeScript as ``pulumi up`` does: ts-node (the program's own, else the one ``@pulumi/pulumi`` vendors)
 with the program's ``tsconfig.json``, type-checked. The entry point is ``.`` (``package.json``'s ``main``)
-unless ``Pulumi.yaml`` names one with ``main:``; ``--parallel`` is the CLI's default, four per CPU.
+unless ``Pulumi.yaml`` names one with ``main:`` (``pwd_main``); ``--parallel`` is the CLI's default, four per CPU.
 
 A program that throws logs the error to the engine (``Engine.Log``, with Node's stack) and exits with 32, the
 code that says it has been reported; the run fails with that error, named by the program's own file and line
@@ -69,16 +69,42 @@ class NodeOptions:
     nodeargs: str = ""
 
 
+PACKAGE_MANAGERS = ("auto", "npm", "yarn", "pnpm", "bun")
+
+
 def node_options(options: Mapping[str, Any], source: str) -> NodeOptions:
-    """The options the host reads, refused in its words when one has the wrong type."""
+    """The options the host reads, refused in its words when one has the wrong type (``parseOptions``; the install
+    options ``packagemanager`` and ``production`` are checked too, as the host checks them before a run)."""
     typescript, tsconfig, nodeargs = options.get("typescript", True), options.get("tsconfig", ""), options.get("nodeargs", "")
-    if not isinstance(typescript, bool):
-        raise NodeProgramError(f"{source}: runtime.options.typescript: typescript option must be a boolean")
-    if not isinstance(tsconfig, str):
-        raise NodeProgramError(f"{source}: runtime.options.tsconfig: tsconfigpath option must be a string")
-    if not isinstance(nodeargs, str):
-        raise NodeProgramError(f"{source}: runtime.options.nodeargs: nodeargs option must be a string")
+    manager, production = options.get("packagemanager", "auto"), options.get("production", False)
+    problem = ("typescript option must be a boolean" if not isinstance(typescript, bool)
+               else "tsconfigpath option must be a string" if not isinstance(tsconfig, str)
+               else "nodeargs option must be a string" if not isinstance(nodeargs, str)
+               else "production option must be a boolean" if not isinstance(production, bool)
+               else "packagemanager option must be a string" if not isinstance(manager, str)
+               else f"packagemanager option must be one of auto, npm, yarn, pnpm or bun, got {json.dumps(manager)}"
+               if manager not in PACKAGE_MANAGERS else None)
+    if problem:
+        raise NodeProgramError(f"{source}: runtime.options: {problem}")
+    try:
+        shlex.split(nodeargs)
+    except ValueError as exc:
+        raise NodeProgramError(f"{source}: runtime.options.nodeargs: {exc}") from None
     return NodeOptions(typescript, tsconfig, nodeargs)
+
+
+def pwd_main(root: Path, main: Optional[str]) -> tuple[Path, str]:
+    """The program's directory and entry point from ``Pulumi.yaml``'s ``main`` (pulumi ``pkg/engine/project.go``,
+    ``getPwdMain``): none is the project's directory and ``.``; a directory is itself and ``.``; a file is its
+    directory and its name."""
+    if not main:
+        return root, "."
+    path = Path(main) if Path(main).is_absolute() else root / main
+    if path.is_dir():
+        return path, "."
+    if not path.exists():
+        raise NodeProgramError(f"{root / 'Pulumi.yaml'}: main: project 'main' could not be read: {path} does not exist")
+    return path.parent, path.name
 
 
 def node_config(values: Mapping[str, str]) -> dict[str, str]:
@@ -109,7 +135,8 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
     node = shutil.which("node")
     if node is None:
         raise NodeProgramError("could not find node on the $PATH (the Node.js runtime this nodejs project needs)")
-    run_path = _locate_run(node, project_dir)
+    program_dir, entry = pwd_main(project_dir, project.main)
+    run_path = _locate_run(node, program_dir)
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)
     problem = sdk.oversized_config(node_config(values))
@@ -117,21 +144,27 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
         raise ConfigError(problem)
     mocks = OfflineMocks(catalog, values)
     deployment = Deployment(project.name, stack, values, parallel=(os.cpu_count() or 1) * 4)
-    rack = ComponentProvider(PACKAGE, plugin_folder(project_dir, project.packages, PACKAGE), project_dir, values)
+    try:
+        folder, note = plugin_folder(project_dir, project.packages, PACKAGE)
+    except ValueError as exc:
+        raise NodeProgramError(f"{project_dir / 'Pulumi.yaml'}: packages.{PACKAGE}: {exc}") from None
+    if note:
+        sys.stderr.write(f"warning: {project_dir / 'Pulumi.yaml'}: packages.{PACKAGE}: {note}\n")
+    rack = ComponentProvider(PACKAGE, folder, project_dir, values)
     with ExitStack() as cleanup:
         cleanup.callback(rack.close)
         server = cleanup.enter_context(serve(mocks, deployment, on_resource, {PACKAGE: rack}))
-        cleanup.enter_context(chdir(project_dir))  # where the engine's providers read files the program names
+        cleanup.enter_context(chdir(program_dir))  # where the engine's providers read files the program names
         args = [node, *shlex.split(options.nodeargs), run_path, "--monitor", server.address, "--engine", server.address,
                 "--organization", deployment.organization, "--project", project.name, "--root-directory",
-                str(project_dir), "--stack", stack, "--pwd", str(project_dir), "--dry-run", "--parallel",
-                str(deployment.parallel), project.main or "."]
+                str(project_dir), "--stack", stack, "--pwd", str(program_dir), "--dry-run", "--parallel",
+                str(deployment.parallel), entry]
         env = {**os.environ, sdk.CONFIG_ENV: sdk.config_env_value(node_config(values)), sdk.SECRET_KEYS_ENV: "[]"}
         if options.typescript:
             env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
         if options.tsconfig:
             env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
-        process = subprocess.Popen(args, cwd=project_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        process = subprocess.Popen(args, cwd=program_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT)
         copier = threading.Thread(target=_copy_to_stderr, args=(process.stdout,), daemon=True)
         copier.start()
@@ -146,7 +179,7 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
         if monitor.errors:
             raise NodeProgramError("\n".join(monitor.errors))
         if code == REPORTED and monitor.logged_errors:
-            raise NodeProgramError("\n".join(program_error(message, project_dir) for message in monitor.logged_errors))
+            raise NodeProgramError("\n".join(program_error(message, program_dir) for message in monitor.logged_errors))
         if code != 0:
             raise NodeProgramError(f"the program exited with code {code}"
                                    + (": " + monitor.logged_errors[0] if monitor.logged_errors else ""))
