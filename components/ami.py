@@ -85,9 +85,14 @@ class AmiLookup:
 
     def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float,
               gpu_families: Iterable[str] = (), where: Optional[Where] = None) -> AmiFacts:
-        """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI, or its NVIDIA
-        driver branch (when the AMI says it) cannot drive one of the lane's GPU families."""
+        """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI (its name or description
+        names another OS than AL2023, its architecture, its root snapshot), or its NVIDIA driver branch (when the
+        AMI says it) cannot drive one of the lane's GPU families."""
         facts = self.facts(subject, ami_id, where)
+        seen = rules.os_of_ami(facts.name, facts.description)
+        problem = seen and rules.ami_names_other_os(subject, ami_id, facts.name, seen)
+        if problem:
+            raise ConfigError(_at(where, "ami_id", problem))
         problem = rules.arch_mismatch(subject, arches, ami_id, facts.architecture)
         if problem:
             raise ConfigError(_at(where, "arch", problem))

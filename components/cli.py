@@ -1,8 +1,9 @@
 """The ``mixed-os-racks`` command (also ``python -m mixed_os_racks.offline``): ``preview``, the rack's
-preview on a machine with no cloud (with ``--state``, the plan against the stack's exported state);
-``guard``, the same change-safety verdicts over ``pulumi preview --json`` output; ``pack init DIR``, a
-policy pack folder for another repository; and ``schema``, the component package's schema (what the
-component provider in ``provider/`` serves to ``pulumi package add``).
+preview on a machine with no cloud (with ``--state``, the plan against the stack's exported state; with
+``--soaked-in``, the soak gate against the environment before's); ``guard``, the same change-safety verdicts
+over ``pulumi preview --json`` output; ``pack init DIR``, a policy pack folder for another repository;
+``soak`` and ``promote`` (``promote.py``), a new AMI's way from one environment to the next; and ``schema``,
+the component package's schema (what the component provider in ``provider/`` serves to ``pulumi package add``).
 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
@@ -37,7 +38,7 @@ from .offline.laneguard import urn_name
 from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
 from .offline.records import ProgramRun
-from .offline.stackexport import StateFileError, read_stack_export
+from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import (InputFileError, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
@@ -77,6 +78,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--state", type=Path, metavar="FILE",
                    help="compare with the stack's state (`pulumi stack export` JSON): print the plan, judge lane changes")
     _allow_argument(p)
+    p.add_argument("--soaked-in", type=Path, metavar="FILE",
+                   help="the state of the environment before (`pulumi stack export` JSON, or a checkpoint): ami-soaked "
+                        "refuses an AMI a lane would newly run that has not run there on a lane of the same name")
+    p.add_argument("--soak-days", type=_soak_days, metavar="N", help="with --soaked-in: the days it must have run there "
+                   "(default: soakDays of ami-soaked in the pack config, else 7)")
     a = sub.add_parser("analyze", help="run the policy packs over a stack's state, without running the program "
                        "(as `pulumi policy analyze --file`)")
     a.add_argument("--state", type=Path, required=True, metavar="FILE",
@@ -103,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
                       "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
     sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
                    "`pulumi package add provider` generates each language's SDK from it)")
+    from .promote import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
@@ -112,6 +121,12 @@ def print_schema() -> int:
 
     _print(json.dumps(json.loads(provider().schema or "{}"), indent=2) + "\n")
     return EXIT_OK
+
+
+def _soak_days(text: str) -> float:
+    from .promote import soak_days
+
+    return soak_days(text)
 
 
 def _allow_argument(parser: argparse.ArgumentParser) -> None:
@@ -232,9 +247,9 @@ SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".ts
 """Existing files ``--json`` never overwrites: a program's modules, stack and project files, requirements."""
 
 
-def check_output(path: Path, inputs: Iterable[Path]) -> None:
-    """``--json``: somewhere a file can be written that is not one of the preview's inputs."""
-    where = f"--json {path}"
+def check_output(path: Path, inputs: Iterable[Path], flag: str = "--json") -> None:
+    """``--json`` (or ``flag``): somewhere a file can be written that is not one of the command's inputs."""
+    where = f"{flag} {path}"
     for given in inputs:
         if _same_file(path, given):
             raise UsageError(f"{where}: is {given}, an input of this preview; write the JSON to another file")
@@ -287,9 +302,14 @@ def preview(args: argparse.Namespace) -> int:
     allow = allowed_lanes(args)
     if allow and args.state is None:
         raise UsageError("--allow-lane-removal needs --state FILE: without the stack's state there is nothing to remove")
+    if args.soaked_in is not None and args.no_policy:
+        raise UsageError("--soaked-in is judged by the policy ami-soaked, in the policy pack: drop --no-policy")
+    if args.soak_days is not None and args.soaked_in is None:
+        raise UsageError("--soak-days needs --soaked-in FILE (the state of the environment before)")
     if args.json_out:
         inputs = [stack_file, cwd / "Pulumi.yaml", *program, *(args.policy_pack_configs or [])]
         inputs += [args.state] if args.state else []
+        inputs += [args.soaked_in] if args.soaked_in else []
         inputs += [args.amis] if args.amis else []
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
@@ -304,10 +324,11 @@ def preview(args: argparse.Namespace) -> int:
     if state is not None and state.pending:
         sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
                          "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
+    overrides = _soaked_in(args, project, stack, state)
     catalog = Catalog.load(args.amis)
     # the catalog's prices, under the config's own
     priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
-    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced) as policy:  # start while the program runs
+    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced, overrides) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
                 run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
@@ -318,6 +339,10 @@ def preview(args: argparse.Namespace) -> int:
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+        missing = set(overrides) - policy.overridden
+        if missing:
+            raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
+                             f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
     worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
     if state is None:
         _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
@@ -346,6 +371,28 @@ def preview(args: argparse.Namespace) -> int:
             _error_lines(plan.errors)
             return EXIT_ERROR
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:
+    """``--soaked-in``: the ``ami-soaked`` policy config its state gives (AMIs in ``state``, the stack's own, are
+    never refused); {} without it."""
+    if args.soaked_in is None:
+        return {}
+    from .offline.soakstate import soak_config
+    from .pack.soak import POLICY
+
+    evidence = read_stack_export(args.soaked_in)
+    if (evidence.project, evidence.stack) == (project, stack):
+        raise UsageError(f"--soaked-in {args.soaked_in}: is the state of stack {stack!r} itself: give the state of the "
+                         f"environment before it")
+    if evidence.project and evidence.project != project:
+        sys.stderr.write(f"warning: --soaked-in {args.soaked_in}: is the state of project {evidence.project!r}, not "
+                         f"{project!r}: its lanes are compared by name\n")
+    if state is None:
+        sys.stderr.write(f"warning: --soaked-in without --state: the AMIs stack {stack} already runs are not known, so "
+                         f"every AMI its lanes pin must have soaked in {evidence.stack} (pass --state FILE, the stack's "
+                         f"own export)\n")
+    return {POLICY: soak_config(evidence, state, args.soak_days)}
 
 
 def analyze(args: argparse.Namespace) -> int:
@@ -466,6 +513,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return print_schema()
         if args.command == "analyze":
             return analyze(args)
+        if args.command in ("soak", "promote"):
+            from .promote import promote_command, soak_command
+
+            return soak_command(args) if args.command == "soak" else promote_command(args)
         return guard(args) if args.command == "guard" else preview(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")

@@ -85,6 +85,12 @@ ROOT_SNAPSHOT_ANNOTATION = "mixed-os-racks/ami-root-snapshot-gib"
 ROOT_SNAPSHOT_TAG = ROOT_SNAPSHOT_ANNOTATION
 ROOT_SNAPSHOT_ENCRYPTED_TAG = "mixed-os-racks/ami-root-snapshot-encrypted"
 ENCRYPTION_BY_DEFAULT_TAG = "mixed-os-racks/ebs-encryption-by-default"
+CANARY_OF = "mixed-os-racks/canary-of"
+"""On a canary lane, the lane it tries a candidate AMI for: an annotation on its EC2NodeClass and NodePool, a tag on
+its managed node group. The lane guard lets a canary go without refusing it, and the soak gate counts an AMI a
+canary ran as run on that lane."""
+CANARY_SUFFIX = "-canary"
+"""A canary lane is named after its lane: ``gpu`` -> ``gpu-canary``."""
 
 # ---- resource types ------------------------------------------------------------------------------------------
 

@@ -1,6 +1,14 @@
-"""``KarpenterPool``: one Karpenter v1 EC2NodeClass plus the NodePool that uses it."""
+"""``KarpenterPool``: one Karpenter v1 EC2NodeClass plus the NodePool that uses it, and its canary.
 
-from typing import Any, Mapping, NotRequired, Optional, Required, TypedDict, Union, cast
+A pool with ``canary_ami_id`` gets a second EC2NodeClass and NodePool, ``<pool>-canary``, on the candidate
+AMI: the pool's requirements, labels, taints, disk and limits, a weight one above the pool's and a node
+limit (``limits.nodes``). Karpenter orders NodePools by weight, highest first (NodePool CRD v1.14.1,
+``spec.weight``), so the pool's pods land on the canary until its node limit is reached, then on the
+pool. The limit is checked when Karpenter provisions, not while it schedules a batch of pods, so a burst
+of pods can take more canary nodes than the limit (kubernetes-sigs/karpenter#2657, #2915).
+"""
+
+from typing import Any, Callable, Mapping, NotRequired, Optional, Required, TypedDict, Union, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -81,12 +89,14 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
                     root_device: str = upstream.AL2023_ROOT_DEVICE,
                     tags: Optional[Mapping[str, str]] = None,
                     subnet_ids: Optional[pulumi.Input[list[str]]] = None,
-                    security_group_ids: Optional[pulumi.Input[list[Any]]] = None) -> dict[str, Any]:
+                    security_group_ids: Optional[pulumi.Input[list[Any]]] = None,
+                    lane: Optional[str] = None) -> dict[str, Any]:
     """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``).
 
     ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise). ``tags`` go on
     what Karpenter launches (instances, volumes, network interfaces), under the pool's own two tags.
-    ``subnet_ids`` and ``security_group_ids`` select by id; without them, by the discovery tag.
+    ``subnet_ids`` and ``security_group_ids`` select by id; without them, by the discovery tag. ``lane``
+    names the class in its ``convox.io/nodepool`` tag (default: the pool; a canary's class names the canary).
     """
     if pool.os == "bottlerocket":
         family = "Bottlerocket"
@@ -113,7 +123,7 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
             "httpTokens": "required",
         },
         "blockDeviceMappings": volumes,
-        "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, contract.NODEPOOL_LABEL: pool.name},
+        "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, contract.NODEPOOL_LABEL: lane or pool.name},
     }
 
 
@@ -168,6 +178,42 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
+def canary_node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
+    """The NodePool spec of a pool's canary: the pool's, on the canary's class, a weight one above the pool's
+    (none counts as 0), and ``limits.nodes`` (a resource the NodePool CRD's ``limits`` takes: kubernetes-sigs/
+    karpenter ``designs/nodepool-node-limits.md``) of ``canary_nodes``."""
+    spec = node_pool_spec(pool)
+    spec["template"]["spec"]["nodeClassRef"]["name"] = pool.canary_name
+    spec["weight"] = (pool.weight or 0) + 1
+    spec["limits"]["nodes"] = str(pool.canary_nodes)
+    return spec
+
+
+def _boot(pool: PoolSpec, subject: str, lookup: Callable[[], AmiLookup],
+          where: Callable[[str], str]) -> tuple[AmiRef, str, dict[str, str]]:
+    """What a pool boots, checked (a refusal named ``where`` names the field): (its ``ami`` output, the root
+    device, the annotations recording the AMI's facts)."""
+    if not pool.ami_id:
+        return {"alias": pool.alias or ""}, upstream.AL2023_ROOT_DEVICE, {}
+    facts = lookup().check(subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
+                           where=where)
+    annotations = ({contract.ROOT_SNAPSHOT_ANNOTATION: rules.gib(facts.root_snapshot_gib)}
+                   if facts.root_snapshot_gib is not None else {})
+    ami: AmiRef = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
+    return ami, facts.root_device_name or upstream.AL2023_ROOT_DEVICE, annotations
+
+
+class PoolCanary(TypedDict):
+    """A pool's canary lane (``canary_ami_id``): where the pool's pods try a candidate AMI first."""
+
+    nodePoolName: str
+    """The canary's NodePool and EC2NodeClass: ``<pool>-canary``."""
+    ami: AmiRef
+    """The candidate AMI it boots (pinned: ``{"id", "name", "created"}``)."""
+    nodes: int
+    """The most nodes it launches (``canary_nodes``: the NodePool's ``limits.nodes``)."""
+
+
 @documented
 class KarpenterPool(pulumi.ComponentResource):
     """A Karpenter pool: an EC2NodeClass and a NodePool, both named after the pool.
@@ -194,6 +240,9 @@ class KarpenterPool(pulumi.ComponentResource):
     max_hourly_usd: Optional[pulumi.Output[float]]
     """The pool's budget in US dollars per hour (``pool.max_hourly_usd``), held by the policy lane-cost-ceiling;
     unset when the pool has none."""
+    canary: Optional[pulumi.Output[PoolCanary]]
+    """The canary lane (``canary_ami_id``): its NodePool's name, the candidate AMI it boots and its node limit;
+    unset without one."""
 
     def __init__(self, name: str, args: KarpenterPoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         check_start("KarpenterPool", name, opts)
@@ -206,26 +255,23 @@ class KarpenterPool(pulumi.ComponentResource):
         problem = pool_tags_problem(tags)
         if problem:
             raise ArgumentError("KarpenterPool", name, "tags", problem)
-        cluster.claim("KarpenterPool", name, {f"NodePool {pool.name}": "give the pool another name",
-                                              f"EC2NodeClass {pool.name}": "give the pool another name"})
+        names = [pool.name, *([pool.canary_name] if pool.canary_ami_id else [])]
+        cluster.claim("KarpenterPool", name, {f"{kind} {n}": "give the pool another name"
+                                              for n in names for kind in ("NodePool", "EC2NodeClass")})
         node_role = (
             role_name(args["node_role"]) if "node_role" in args
             else role_name(cluster.node_role_arn) if cluster.node_role_arn is not None
             else cluster.name.apply(upstream.karpenter_node_role_name)
         )
+        shared = cast(Optional[AmiLookup], args.get("ami_lookup"))
+        found: list[AmiLookup] = [shared] if shared is not None else []
 
-        annotations: dict[str, str] = {}
-        root_device = upstream.AL2023_ROOT_DEVICE
-        ami: AmiRef = {"alias": pool.alias or ""}
-        if pool.ami_id:
-            lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
-            facts = lookup.check(pool.subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
-                                 where=pool.where)
-            ami = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
-            root_device = facts.root_device_name or root_device
-            if facts.root_snapshot_gib is not None:
-                annotations[contract.ROOT_SNAPSHOT_ANNOTATION] = rules.gib(facts.root_snapshot_gib)
+        def lookup() -> AmiLookup:
+            if not found:
+                found.append(AmiLookup(pulumi.InvokeOptions(parent=self)))
+            return found[0]
 
+        ami, root_device, annotations = _boot(pool, pool.subject, lookup, pool.where)
         metadata: dict[str, Any] = {"name": pool.name}
         if annotations:
             metadata["annotations"] = annotations
@@ -250,17 +296,49 @@ class KarpenterPool(pulumi.ComponentResource):
             spec=node_pool_spec(pool),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.node_class, *waits]),
         )
+        self.canary_node_class: Optional[k8s.apiextensions.CustomResource] = None
+        """The canary's EC2NodeClass (None without ``canary_ami_id``)."""
+        self.canary_node_pool: Optional[k8s.apiextensions.CustomResource] = None
+        """The canary's NodePool (None without ``canary_ami_id``)."""
+        canary: Optional[PoolCanary] = None
+        if pool.canary_ami_id:
+            candidate = pool.candidate()
+            canary_ami, canary_root, canary_annotations = _boot(
+                candidate, rules.pool_subject(pool.canary_name), lookup,
+                lambda field: pool.where("canary_ami_id" if field == "ami_id" else field))
+            marked = {contract.CANARY_OF: pool.name}  # the lane guard lets a canary go; the soak gate counts it as the pool
+            self.canary_node_class = k8s.apiextensions.CustomResource(
+                f"{name}-canary-nodeclass",
+                api_version="karpenter.k8s.aws/v1",
+                kind="EC2NodeClass",
+                metadata={"name": pool.canary_name, "annotations": {**canary_annotations, **marked}},
+                spec=node_class_spec(candidate, cluster.name, node_role, canary_root, tags,
+                                     cast(Any, args.get("subnet_ids")), args.get("security_group_ids"), lane=pool.canary_name),
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
+            )
+            self.canary_node_pool = k8s.apiextensions.CustomResource(
+                f"{name}-canary-nodepool",
+                api_version="karpenter.sh/v1",
+                kind="NodePool",
+                metadata={"name": pool.canary_name, "annotations": marked},
+                spec=canary_node_pool_spec(pool),
+                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
+                                            depends_on=[self.canary_node_class, *waits]),
+            )
+            canary = {"nodePoolName": pool.canary_name, "ami": canary_ami, "nodes": pool.canary_nodes}
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
         self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
+        self.canary = pulumi.Output.from_input(canary) if canary is not None else None
         self.register_outputs({
             "nodeClassName": self.node_class_name,
             "nodePoolName": self.node_pool_name,
             "labels": self.labels,
             "taints": self.taints,
             "ami": self.ami,
+            **({"canary": self.canary} if self.canary is not None else {}),
             **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -14,15 +14,16 @@ from .pack import cost, fit, prices, wellknown
 from .spec import NodeGroupSpec, PoolSpec
 
 
-def pool_sizing(pool: PoolSpec) -> tuple[list[wellknown.Requirement], dict[str, float]]:
-    """What sizes a pool's nodes, as its NodePool says it: its requirements, and its ``limits`` in base units."""
-    spec = node_pool_spec(pool)
+def pool_sizing(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> tuple[list[wellknown.Requirement], dict[str, float]]:
+    """What sizes a pool's nodes, as its NodePool says it (``spec``, default the pool's own; its canary's has
+    ``limits.nodes``): its requirements, and its ``limits`` in base units."""
+    spec = spec or node_pool_spec(pool)
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
     return requirements, {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
 
 
-def pool_worst_case(pool: PoolSpec, region: Optional[str]) -> cost.WorstCase:
-    return cost.pool(*pool_sizing(pool), prices.for_region(region))
+def pool_worst_case(pool: PoolSpec, region: Optional[str], spec: Optional[dict[str, Any]] = None) -> cost.WorstCase:
+    return cost.pool(*pool_sizing(pool, spec), prices.for_region(region))
 
 
 def group_worst_case(group: NodeGroupSpec, region: Optional[str]) -> cost.WorstCase:

@@ -26,6 +26,11 @@ Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch tem
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
 between the two paths does replace the node group (EKS cannot drop an ``amiType`` in place).
 
+A group with ``canary_ami_id`` gets a second group, ``<name>-canary`` (a ``NodeGroup`` inside this one, sharing its
+role, subnets and AMI look-up): fixed at ``canary_size`` nodes, on the candidate AMI (pinned, as above), with the
+group's instance type, label and taints, so the group's pods land on it too, and tagged ``mixed-os-racks/canary-of``
+with the group's name. Removing ``canary_ami_id`` deletes it and leaves the group as it was.
+
 Desired size starts at ``min_size``. Who owns it afterwards depends on the group's bounds
 (``spec.nodegroup.scaling_plan``). A fixed-size group (``min_size == max_size``, such as the system lane)
 has nobody else to set its size: Pulumi owns it and sends it with every change of the bounds. A group
@@ -43,7 +48,7 @@ component is not diffed, its children are.)
 
 import json
 import re
-from typing import NotRequired, Optional, Required, Sequence, TypedDict, cast
+from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -51,7 +56,7 @@ import pulumi_eks as eks
 
 from . import contract, syntax
 from .ami import AmiLookup, provider_reason
-from .args import check_start, checked, documented, hosted, is_later
+from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
@@ -273,8 +278,17 @@ class NodeGroup(pulumi.ComponentResource):
             taints=[aws.eks.NodeGroupTaintArgs(**taint) for taint in group.node_taints()],
             tags=group_tags,
             subnet_ids=args.get("subnet_ids"),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*role_ready, *inherited_depends_on(opts)]),
         )
+        self.canary: Optional[NodeGroup] = None
+        """The canary group (``canary_ami_id``), None without one."""
+        if group.canary_ami_id:
+            canary_args: dict[str, Any] = {"group": group.canary(name), "cluster": cluster, "node_role": role,
+                                           "rack": args.get("rack") or name}
+            own: Mapping[str, Any] = args  # with the Python-only ami_lookup
+            canary_args.update({shared: own[shared] for shared in ("subnet_ids", "ami_lookup") if shared in own})
+            self.canary = NodeGroup(f"{name}{contract.CANARY_SUFFIX}", cast(NodeGroupArgs, canary_args),
+                                    opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready))
         node_group = self.managed_node_group.node_group
         # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
         self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)

@@ -14,7 +14,7 @@ from .errors import ArgumentError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
-from .karpenter import KarpenterPool, KarpenterPoolArgs
+from .karpenter import KarpenterPool, KarpenterPoolArgs, PoolCanary, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
@@ -38,9 +38,10 @@ def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str
             "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
 
 
-def pool_lane(pool: PoolSpec) -> Lane:
-    """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``)."""
-    requirements, limits = lanecost.pool_sizing(pool)
+def pool_lane(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> Lane:
+    """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``), from its NodePool
+    ``spec`` (default: the pool's own)."""
+    requirements, limits = lanecost.pool_sizing(pool, spec)
     lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
     lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
@@ -48,6 +49,16 @@ def pool_lane(pool: PoolSpec) -> Lane:
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
     return cast(Lane, lane)
+
+
+def canary_lanes(spec: RackSpec) -> dict[str, Lane]:
+    """The canary lanes of a rack's pools and node groups, by name: each its lane's facts (the same labels and
+    taints, so the same pods land there) and ``canaryOf``, the lane it is the canary of."""
+    lanes: dict[str, Lane] = {pool.canary_name: {**pool_lane(pool, canary_node_pool_spec(pool)), "canaryOf": pool.name}
+                              for pool in spec.pools if pool.canary_ami_id}
+    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": {**group_lane(g.canary(g.name or "")), "canaryOf": g.name or ""}
+                  for g in spec.node_groups if g.canary_ami_id})
+    return lanes
 
 
 def group_lane(group: NodeGroupSpec) -> Lane:
@@ -62,6 +73,11 @@ def group_lane(group: NodeGroupSpec) -> Lane:
 def _with_ami(facts: Lane, ami: AmiRef) -> Lane:
     """A lane's facts with what it boots (known once the AMI is read)."""
     return {**facts, "ami": ami}
+
+
+def _with_canary_ami(facts: Lane, canary: PoolCanary) -> Lane:
+    """A pool's canary lane's facts with the candidate AMI its ``canary`` output says it boots."""
+    return {**facts, "ami": canary["ami"]}
 
 
 @documented
@@ -95,7 +111,8 @@ class Rack(pulumi.ComponentResource):
     ``maxGpusPerNode``, the ``allocatable`` of its ``largestInstanceType``), ``ami`` (an alias or AMI type
     that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
     cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
-    which lanes stopped receiving AMI updates, and what each can spend."""
+    which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
+    also has ``canaryOf``."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
     max_hourly_usd: Optional[pulumi.Output[float]]
@@ -194,10 +211,17 @@ class Rack(pulumi.ComponentResource):
             pool.name: KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}), opts=pool_opts)
             for pool in spec.pools
         }
+        canaries = canary_lanes(spec)
         for pool in spec.pools:
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = self.pools[pool.name].ami.apply(functools.partial(_with_ami, self.lane_facts[pool.name]))
             worst_cases[pool.name] = functools.partial(lanecost.pool_worst_case, pool)
+            pool_canary = self.pools[pool.name].canary
+            if pool_canary is not None:
+                self.lane_facts[pool.canary_name] = canaries[pool.canary_name]
+                lanes[pool.canary_name] = pool_canary.apply(functools.partial(_with_canary_ami, canaries[pool.canary_name]))
+                worst_cases[pool.canary_name] = functools.partial(lanecost.pool_worst_case, pool,
+                                                                  spec=canary_node_pool_spec(pool))
 
         shared_role = (
             aws.iam.Role.get(f"{name}-node-group-role", spec.node_group_role, opts=child) if spec.node_group_role else None
@@ -220,6 +244,12 @@ class Rack(pulumi.ComponentResource):
             lanes[lane] = self._group_lane(group, self.node_groups[lane])
             worst_cases[lane] = functools.partial(lanecost.group_worst_case, group)
             self.lane_facts[lane] = group_lane(group)
+            canary = self.node_groups[lane].canary
+            if canary is not None:
+                canary_lane = f"{lane}{contract.CANARY_SUFFIX}"
+                self.lane_facts[canary_lane] = canaries[canary_lane]
+                lanes[canary_lane] = canary.ami.apply(functools.partial(_with_ami, canaries[canary_lane]))
+                worst_cases[canary_lane] = functools.partial(lanecost.group_worst_case, group.canary(lane))
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []

@@ -6,6 +6,10 @@ from typing import Any
 
 import pytest
 
+from mixed_os_racks.offline.catalog import Catalog
+
+from promotion_helpers import NEW_AMI, catalog
+
 from conftest import GPU_AMI, NODECLASS, NODEPOOL, of_type, rack_config, run_rack, stack_config
 from crd_helpers import problems
 
@@ -46,6 +50,20 @@ def test_every_pool_option_conforms():
     run = run_rack(rack_config(karpenter_node_os="bottlerocket", additional_karpenter_nodepools_config=pools))
     for obj in karpenter_objects(run):
         assert problems(obj) == [], obj["metadata"]["name"]
+
+
+def test_a_canary_conforms(tmp_path):
+    """A pool's canary: its NodePool's weight above the pool's and ``limits.nodes`` are what the CRD takes."""
+    pools = [{"name": "gpu", "instance_families": "g5", "ami_id": GPU_AMI, "disk": 200, "weight": 99,
+              "canary_ami_id": NEW_AMI, "canary_nodes": 3}]
+    run = run_rack(rack_config(additional_karpenter_nodepools_config=pools), Catalog.load(catalog(tmp_path)))
+    canary = [obj for obj in karpenter_objects(run) if obj["metadata"]["name"] == "gpu-canary"]
+    assert [obj["kind"] for obj in canary] == ["EC2NodeClass", "NodePool"]
+    assert canary[1]["spec"]["weight"] == 100 and canary[1]["spec"]["limits"]["nodes"] == "3"
+    for obj in canary:
+        assert problems(obj) == [], obj["kind"]
+    over = {**canary[1], "spec": {**canary[1]["spec"], "weight": 101}}
+    assert any("weight" in p for p in problems(over))  # the checker does read the weight's bound
 
 
 def test_the_checker_catches_what_karpenter_refuses():

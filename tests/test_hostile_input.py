@@ -307,10 +307,10 @@ def test_the_text_fields_come_from_the_models():
     assert {"cluster_name", "karpenter_node_os", "karpenter_consolidate_after", "gpu_observability_chart_version"} <= rack
     pools = {f.split(".", 1)[1] for f in fields if f.startswith("additional_karpenter_nodepools_config[0].")}
     assert pools == {"name", "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes",
-                     "volume_type", "ami_id"}
+                     "volume_type", "ami_id", "canary_ami_id"}
     assert pools <= set(PoolSpec.model_fields)
     groups = {f.split(".", 1)[1] for f in fields if f.startswith("additional_node_groups_config[0].")}
-    assert groups == {"type", "capacity_type", "label", "ami_id"}  # ``type``: the seeds' key for instance_type
+    assert groups == {"type", "capacity_type", "label", "ami_id", "canary_ami_id"}  # ``type``: the seeds' key for instance_type
     assert NODE_GROUP.keys["instance_type"] == "type" and "instance_type" in NodeGroupSpec.model_fields
     assert {f.split(".", 1)[1] for f in fields if f.startswith("additional_build_groups_config[0].")} == groups
 

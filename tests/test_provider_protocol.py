@@ -26,6 +26,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
+from conftest import GPU_AMI
 from provider_helpers import (CONFIG, ROOT, UNKNOWN, EngineSide, ProviderProcess, camel, comparable, property_errors,
                               run_python)
 
@@ -47,10 +48,11 @@ CASES: dict[str, dict[str, Any]] = {
                              "private_subnet_ids": ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]}},
     "KarpenterController": {"cluster": CLUSTER, "replicas": 1},
     "KarpenterPool": {"cluster": CLUSTER, "pool": {"name": "ml", "instance_families": ["g6"], "dedicated": True,
-                                                   "disk": 120, "consolidation_policy": "WhenEmpty"},
+                                                   "disk": 120, "consolidation_policy": "WhenEmpty", "gpu_limit": 4,
+                                                   "max_hourly_usd": 20.5, "canary_ami_id": GPU_AMI},
                       "tags": {"team": "ml"}},
     "NodeGroup": {"cluster": CLUSTER, "group": {"instance_type": "g6.2xlarge", "min_size": 1, "max_size": 4,
-                                                "dedicated": True, "label": "inference"}},
+                                                "dedicated": True, "label": "inference", "max_hourly_usd": 5}},
     "ClusterAutoscaler": {"cluster": CLUSTER, "kubernetes_version": "1.34"},
     "MetricsServer": {"cluster": CLUSTER, "replicas": 2},
     "NvidiaDevicePlugin": {"cluster": CLUSTER, "time_slicing_replicas": 2},
@@ -164,8 +166,9 @@ def test_inputs_required_inputs_and_outputs_are_the_components(schema):
     pool = schema["resources"]["rack:index:KarpenterPool"]
     assert pool["requiredInputs"] == ["cluster", "pool"]
     assert set(pool["inputProperties"]) == {"pool", "cluster", "subnetIds", "securityGroupIds", "nodeRole", "tags"}
-    assert set(pool["properties"]) == {"nodeClassName", "nodePoolName", "labels", "taints", "ami", "maxHourlyUsd"}
-    assert pool["required"] == ["ami", "labels", "nodeClassName", "nodePoolName", "taints"]  # a budget only when set
+    assert set(pool["properties"]) == {"nodeClassName", "nodePoolName", "labels", "taints", "ami", "maxHourlyUsd", "canary"}
+    assert pool["required"] == ["ami", "labels", "nodeClassName", "nodePoolName", "taints"]  # a budget, a canary only when set
+    assert pool["properties"]["canary"]["$ref"] == "#/types/rack:index:PoolCanary"
     spec = schema["types"]["rack:index:PoolSpec"]
     assert spec["required"] == ["name"]  # a spec field with a default is optional
     assert spec["properties"]["os"]["$ref"] == "#/types/rack:index:NodeOs"

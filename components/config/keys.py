@@ -69,6 +69,7 @@ POOL = KeyTable(
         "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
         "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
         "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated", "gpu_limit", "max_hourly_usd",
+        "canary_ami_id", "canary_nodes",
     ),
     keys={"ami_alias": "karpenter_ami_alias"},
 )
@@ -77,7 +78,7 @@ POOL = KeyTable(
 NODE_GROUP = KeyTable(
     NodeGroupSpec,
     item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated",
-               "max_hourly_usd"),
+               "max_hourly_usd", "canary_ami_id", "canary_size"),
     keys={"instance_type": "type"},
     suffix=False,
 )

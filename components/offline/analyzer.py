@@ -79,7 +79,12 @@ class PolicyPacks:
         stack: str = "stack",
         stack_config: Optional[Mapping[str, Any]] = None,
         beneath: Optional[PolicyConfig] = None,
+        overrides: Optional[Mapping[str, Mapping[str, Any]]] = None,
     ) -> None:
+        """``overrides``: policy -> properties laid over each pack's config for that policy, in the packs that
+        have it (``overridden`` says which were, once the packs have started)."""
+        self._overrides = dict(overrides or {})
+        self.overridden: set[str] = set()
         if configs and len(configs) != len(packs):
             raise PolicyPackError(f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order")
         self._user = [read_config_file(Path(c)) if c else {} for c in configs] or [{} for _ in packs]
@@ -111,7 +116,15 @@ class PolicyPacks:
         """Start pack ``n`` and configure it, then send it what the program registered meanwhile."""
         pack = self._packs[n]
         pack.handshake()
-        pack.configure(self._user[n], self._target, self._beneath)
+        user = dict(self._user[n])
+        served = {policy.name for policy in pack.info.policies}
+        for name, props in self._overrides.items():
+            if name in served:
+                level, given = user.get(name, ("", None))
+                user[name] = (level, {**(given or {}), **props})
+                with self._lock:
+                    self.overridden.add(name)
+        pack.configure(user, self._target, self._beneath)
         with self._lock:
             self._analyses[n] = pack.analysis(self._target.project, self._target.stack, self._stack_config)
             self._feed(n)

@@ -4,7 +4,9 @@
 - ``lane-removal`` (mandatory): a step deletes or replaces a lane: a Karpenter NodePool or its
   EC2NodeClass, a managed node group (``aws:eks/nodeGroup:NodeGroup``, or the pulumi-eks /
   rack component around one), or a launch template when that replaces its group.
-  ``allow`` names the lanes whose removal is intended.
+  ``allow`` names the lanes whose removal is intended. A canary lane (marked ``mixed-os-racks/canary-of``
+  by the components: an annotation on its NodePool and EC2NodeClass, a tag on its node group) is
+  removed when its candidate is dropped or promoted: that is an advisory, never refused.
 - ``lane-rollout`` (advisory): an update that makes every node of a lane be replaced: Karpenter
   marks nodes drifted when their EC2NodeClass's hashed fields or AMI selection change, or their
   NodePool's template; EKS rolls a node group whose launch template version, Kubernetes version or
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from .. import contract
+from ..contract import CANARY_OF
 from ..spec.base import shown
 from .forcenew import in_one_order, related
 
@@ -110,6 +113,15 @@ def _get(value: Any, *keys: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def canary_of(step: Step) -> Optional[str]:
+    """The lane a canary's step belongs to, from the mark the components put on it before the change (a NodePool's
+    or EC2NodeClass's annotation, a node group's tag), or None for a step of no canary."""
+    inputs = step.inputs("old")
+    mark = _get(inputs, "metadata", "annotations", CANARY_OF) if (is_nodepool(step.type) or is_nodeclass(step.type)) \
+        else _get(inputs, "tags", CANARY_OF)
+    return shown(mark) if isinstance(mark, str) and mark else None
 
 
 def _k8s_name(step: Step, which: str = "either") -> str:
@@ -294,6 +306,14 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                          "aliases": set(aliases) | {lane}})
 
     def removal(lane: Lane, what: str, happens: str) -> None:
+        of = canary_of(lane.step)
+        if of is not None:  # a canary goes when its candidate is dropped or promoted: said, not refused
+            name = _k8s_name(lane.step, "old")
+            verdict(LANE_REMOVAL, "advisory", lane.step, name,
+                    f"canary lane '{name}' of {lane.kind} lane '{of}': {what}. A canary's removal is not refused: its "
+                    f"nodes are drained and terminated together, and their pods move to '{of}' (its labels and taints "
+                    f"are the canary's), or wait Pending for it.", frozenset(lane.aliases | {name}))
+            return
         verdict(LANE_REMOVAL, "mandatory", lane.step, lane.name,
                 f"{lane.kind} lane '{lane.name}': {what}. {happens}\n"
                 f"If this is intended, pass --allow-lane-removal {lane.name}.", frozenset(lane.aliases))

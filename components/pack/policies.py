@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, speedups
+from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, soak, speedups
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -240,6 +240,9 @@ def policies() -> list[Policy]:
                             "description": "The cluster's Kubernetes version, when the resources do not say it."})),
         stack_policy(checks.DRIVER, "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU "
                      "family the lane can launch.", checks.gpu_driver_supports_lane, schema()),
+        stack_policy(soak.POLICY, "An AMI a lane would newly run has run on a lane of the same name in the "
+                     "environment before for soakDays (its evidence: `mixed-os-racks soak`).", soak.ami_soaked,
+                     PolicyConfigSchema(properties=soak.SCHEMA)),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
                         "workload on a GPU lane.", MANDATORY, reach.reach),
         workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "

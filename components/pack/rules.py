@@ -262,3 +262,32 @@ def driver_cannot_drive(subject: str, ami: str, branch: int, where: str, problem
 def driver_unverified(subject: str, ami: str, families: Iterable[str], how: str) -> str:
     return (f"{subject}: cannot verify that the NVIDIA driver of {ami} drives {', '.join(families)}: its driver branch "
             f"is unknown ({how})")
+
+
+# ---- AMI promotion: the soak gate (ami-soaked) -----------------------------------------------------------
+
+
+def days(count: float) -> str:
+    return f"{count:g} day{'' if count == 1 else 's'}"
+
+
+def ami_not_run(subject: str, lane: str, ami: str, environment: str, needed: float, there: Iterable[str]) -> str:
+    """Policy ``ami-soaked``: the environment before never ran the AMI on a lane of this name."""
+    seen = list(there)
+    found = f"its state has {', '.join(seen)} on that lane" if seen else "its state has no AMI pinned on a lane of that name"
+    return (f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} has not run it there ({found}): run it "
+            f"there first, on the lane or its canary (canary_ami_id), for {days(needed)}, then promote it")
+
+
+def ami_not_soaked(subject: str, lane: str, ami: str, environment: str, soaked: int, needed: float, since: str) -> str:
+    """Policy ``ami-soaked``: the environment before has run the AMI on the lane for less than ``needed`` days."""
+    return (f"{subject}: AMI {ami} is new on lane '{lane}', and has run there in {environment} for {soaked} of "
+            f"{days(needed)} (since {since}, when its state last changed the resource holding it): promote it once "
+            f"it has run there {days(needed)}")
+
+
+def ami_soak_unproven(subject: str, lane: str, ami: str, environment: str) -> str:
+    """Policy ``ami-soaked``: the environment before runs the AMI, but its state records no time for it."""
+    return (f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state records no "
+            f"time the resource holding it last changed (no `modified`: Pulumi writes it from early 2023 on), so "
+            f"its soak cannot be proven (run `pulumi up` there with a current Pulumi CLI and let it soak)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .. import contract
 from ..pack import upstream
 from .. import syntax
 
@@ -32,7 +33,8 @@ CAPACITY_TYPES = ("on-demand", "spot")
 ARCHES = ("amd64", "arm64")
 VOLUME_TYPES = tuple(upstream.EBS_VOLUMES)
 TAINT_EFFECTS = syntax.TAINT_EFFECTS
-RESERVED_TAG_KEYS = ("name", "rack")
+RESERVED_TAG_KEYS = ("name", "rack", contract.CANARY_OF)
+"""Tag keys the rack sets on a node group itself (the canary's mark among them), in any case."""
 WEIGHT_RANGE = (1, 100)
 """The NodePool CRD's bounds for ``spec.weight``."""
 NODEPOOL_LABELS_MAX = 100

@@ -9,8 +9,8 @@ from pydantic import field_validator, model_validator
 from .. import contract
 from ..pack import instances, rules, upstream
 from .. import syntax
-from .base import Problems, Spec
-from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RESERVED_TAG_KEYS
+from .base import FieldProblem, Problems, Spec
+from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RACK_TAGS, RESERVED_TAG_KEYS
 from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
 
@@ -104,10 +104,22 @@ class NodeGroupSpec(Spec):
     max_hourly_usd: Optional[float] = None
     """The group's budget: the most ``max_size`` nodes may cost an hour on demand, in US dollars (policy
     ``lane-cost-ceiling``). Default: none."""
+    canary_ami_id: Optional[str] = None
+    """A candidate AL2023 AMI to try on a fixed-size second group ``<name>-canary`` with the group's instance type,
+    label and taints. It is checked as ``ami_id`` is. Default none."""
+    canary_size: int = 1
+    """The canary group's size (its minimum, maximum and desired size), 1 or more. Default 1."""
 
     @property
     def subject(self) -> str:
         return rules.node_group_subject(self.name) if self.name else "node group"
+
+    def canary(self, name: str) -> "NodeGroupSpec":
+        """The canary group of the group named ``name``: ``<name>-canary``, on ``canary_ami_id``, ``canary_size``
+        nodes, the group's label, taints and tags, and the tag that marks it a canary of ``name``."""
+        return self.model_copy(update={
+            "name": name + contract.CANARY_SUFFIX, "ami_id": self.canary_ami_id, "canary_ami_id": None,
+            "min_size": self.canary_size, "max_size": self.canary_size, "tags": {**self.tags, contract.CANARY_OF: name}})
 
     @field_validator("name")
     @classmethod
@@ -156,8 +168,32 @@ class NodeGroupSpec(Spec):
                 found.add("ami_id", problem)
         elif found.ok("instance_type") and (problem := needs_custom_nvidia_ami(self.subject, [self.instance_type])):
             found.add("instance_type", problem)
+        found.run(self._canary_rules, after=("name", "tags"))
         found.raise_found()
         return self
+
+    def _canary_rules(self) -> None:
+        """The candidate AMI gets the group's AMI rules; its group needs a name EKS takes and room for its tag."""
+        candidate = self.canary_ami_id
+        if candidate is None:
+            if "canary_size" in self.model_fields_set:
+                raise FieldProblem("canary_size", f"{self.subject}: canary_size needs canary_ami_id (the AMI its canary tries)")
+            return
+        canary = rules.node_group_subject(self.name + contract.CANARY_SUFFIX) if self.name else "canary node group"
+        problem = rules.invalid_ami_id(canary, candidate)
+        if problem:
+            raise FieldProblem("canary_ami_id", problem)
+        if candidate == self.ami_id:
+            raise FieldProblem("canary_ami_id", f"{self.subject}: canary_ami_id '{candidate}' is the group's own ami_id, so "
+                                                f"its canary would try nothing new (remove canary_ami_id once the group runs it)")
+        problem = self.name and syntax.node_group_name_problem(self.name + contract.CANARY_SUFFIX)
+        if problem:
+            raise FieldProblem("canary_ami_id", f"{self.subject}: its canary's name '{self.name}{contract.CANARY_SUFFIX}' {problem}")
+        if not 1 <= self.canary_size <= EKS_SCALING_MAX:
+            raise FieldProblem("canary_size", f"{self.subject}: canary_size must be 1-{EKS_SCALING_MAX} (got '{self.canary_size}')")
+        problem = tags_problem(self.tags, RACK_TAGS + 1, "the rack, with the canary's own tag,")
+        if problem:
+            raise FieldProblem("tags", f"{canary}: {problem}")
 
     @property
     def is_gpu(self) -> bool:

@@ -121,10 +121,25 @@ class PoolSpec(Spec):
     """Extra node taints."""
     dedicated: bool = False
     """Taint the nodes ``dedicated-node=<name>:NoSchedule``. Default false."""
+    canary_ami_id: Optional[str] = None
+    """A candidate AL2023 AMI to try beside the pool: an EC2NodeClass and NodePool ``<name>-canary`` with the
+    pool's labels, taints, requirements and disk, a higher weight and at most ``canary_nodes`` nodes. It is
+    checked as ``ami_id`` is. Default none."""
+    canary_nodes: int = 1
+    """The canary's node limit (its NodePool's ``limits.nodes``, a soft cap), 1 or more. Default 1."""
 
     @property
     def subject(self) -> str:
         return rules.pool_subject(self.name)
+
+    @property
+    def canary_name(self) -> str:
+        """The canary lane's EC2NodeClass and NodePool name: ``<name>-canary``."""
+        return self.name + contract.CANARY_SUFFIX
+
+    def candidate(self) -> "PoolSpec":
+        """The pool as its canary boots it: pinned to ``canary_ami_id``, with the pool's name, labels and taints."""
+        return self.model_copy(update={"ami_id": self.canary_ami_id, "canary_ami_id": None})
 
     @property
     def alias(self) -> Optional[str]:
@@ -215,6 +230,7 @@ class PoolSpec(Spec):
         found.run(self._alias_rules)
         found.run(self._ami_rules)
         found.run(self._gpu_rules, after=FAMILY_FIELDS)
+        found.run(self._canary_rules, after=("name", "weight"))
         found.raise_found()
         return self
 
@@ -360,6 +376,29 @@ class PoolSpec(Spec):
             problem = needs_custom_nvidia_ami(s, self.families, release)
             if problem:
                 raise FieldProblem(families_field, problem)
+
+    def _canary_rules(self) -> None:
+        """The candidate AMI gets the pool's AMI rules; its lane needs a name and a weight above the pool's."""
+        s, candidate = self.subject, self.canary_ami_id
+        if candidate is None:
+            if "canary_nodes" in self.model_fields_set:
+                raise FieldProblem("canary_nodes", f"{s}: canary_nodes needs canary_ami_id (the AMI its canary tries)")
+            return
+        problem = (rules.invalid_ami_id(rules.pool_subject(self.canary_name), candidate)
+                   or rules.pinned_ami_not_al2023(rules.pool_subject(self.canary_name), self.os))
+        if problem:
+            raise FieldProblem("canary_ami_id", problem)
+        if candidate == self.ami_id:
+            raise FieldProblem("canary_ami_id", f"{s}: canary_ami_id '{candidate}' is the pool's own ami_id, so its canary "
+                                                f"would try nothing new (remove canary_ami_id once the pool runs it)")
+        if not NAME_RE.fullmatch(self.canary_name):
+            raise FieldProblem("name", f"{s}: its canary's name '{self.canary_name}' is longer than 63 characters (the "
+                                       f"EC2NodeClass and NodePool name): shorten the pool's name")
+        if self.weight is not None and self.weight >= WEIGHT_RANGE[1]:
+            raise FieldProblem("weight", f"{s}: weight {self.weight} leaves its canary no higher weight (Karpenter tries "
+                                         f"the highest first; at most {WEIGHT_RANGE[1] - 1} with canary_ami_id)")
+        if self.canary_nodes < 1:
+            raise FieldProblem("canary_nodes", f"{s}: canary_nodes must be 1 or more (got '{self.canary_nodes}')")
 
     def _volume_rules(self) -> None:
         """The EBS limits of the volume type (``upstream.EBS_VOLUMES``): size, IOPS and throughput."""

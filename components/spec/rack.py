@@ -7,10 +7,10 @@ from typing import Optional
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..pack import fit, instances, upstream
-from .. import clock, syntax
+from .. import clock, contract, syntax
 from ..identity import Identity
 from .base import FieldProblem, Spec, SpecError, cluster_name, error_message
-from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, SUBNET_ID_RE, VPC_ID_RE
+from .limits import CHART_VERSION_RE, CIDR_RE, K8S_VERSION_RE, RACK_TAGS, SUBNET_ID_RE, VPC_ID_RE
 from .nodegroup import NodeGroupSpec
 from .pool import PoolSpec, usd_problem
 from .tags import rack_tags_problem, tags_problem
@@ -471,8 +471,8 @@ class RackSpec(Spec):
         problem = usd_problem(self.max_hourly_usd)
         if problem:
             raise FieldProblem("max_hourly_usd", problem)
-        for group in self.node_groups:  # each group carries the rack's tags under its own
-            problem = tags_problem(self.group_tags(group))
+        for group in self.node_groups:  # each group carries the rack's tags under its own (its canary one more)
+            problem = tags_problem(self.group_tags(group), RACK_TAGS + (1 if group.canary_ami_id else 0))
             if problem:
                 raise FieldProblem("tags", f"node group '{group.name}' with the rack's tags: {problem}")
         for spec_field, what, names in (("pools", "karpenter nodepool name", [p.name for p in self.pools]),
@@ -489,6 +489,13 @@ class RackSpec(Spec):
             if pool.name in groups:
                 raise FieldProblem("pools", f"{pool.subject}: name '{pool.name}' is also a node group's: the rack's "
                                             f"lanes are named alike, so one would hide the other (rename the pool)")
+        lanes = [*(p.name for p in self.pools), *groups]
+        for spec_field, lane, canary in (
+                *(("pools", p.subject, p.canary_name) for p in self.pools if p.canary_ami_id),
+                *(("node_groups", g.subject, f"{g.name}{contract.CANARY_SUFFIX}") for g in self.node_groups if g.canary_ami_id)):
+            if canary in lanes:
+                raise FieldProblem(spec_field, f"{lane}: its canary '{canary}' has the name of another lane of the rack, "
+                                               f"so one would hide the other (rename that lane)")
         if self.gpu_observability is not None and self.device_plugin is None:
             raise FieldProblem("gpu_observability", "gpu_observability requires device_plugin (dcgm-exporter reads the "
                                                     "GPUs the device plugin exposes)")

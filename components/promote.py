@@ -1,0 +1,285 @@
+"""``mixed-os-racks soak`` and ``mixed-os-racks promote``: a new AMI's way from one environment to the next.
+
+``soak STATE.json`` writes the ``ami-soaked`` policy config from the state of the environment before (a
+``pulumi stack export`` or a file backend's checkpoint): what each of its lanes has run, and since when
+(``offline/soakstate.py``). ``promote --from STATE.json --stack prod`` writes into prod's stack file the
+AMI each lane of the environment before runs, when it has soaked there (the policy's own rule,
+``pack/soak.py``), and prints what it changed; an AMI that has not soaked is never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Optional
+
+from . import clock
+from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
+from .config.keys import NAMESPACE, item_keys
+from .config.params import RackParams, parse_rack_params
+from .config.stackconfig import parse_stack_config, rack_values
+from .offline.policyconfig import read_config_file
+from .offline.soakstate import evidence_of, lanes_run, soak_config
+from .offline.stackedit import EditError, edit_item, write_text
+from .offline.stackexport import StackState, read_stack_export
+from .errors import ConfigError
+from .offline.stackfile import located, model_shape, read_project_file, read_stack_file
+from .pack import facts, soak
+from .spec.base import shown
+
+RACK_TYPE = "rack:index:Rack"
+
+
+def soak_days(text: str) -> float:
+    """``--soak-days``: a number of days, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days (0 or more)")
+    return value
+
+
+def add_parsers(sub: Any) -> None:
+    s = sub.add_parser("soak", help="write the ami-soaked policy config from the state of the environment before")
+    s.add_argument("evidence", type=Path, metavar="STATE.json",
+                   help="the environment before's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    s.add_argument("--state", type=Path, metavar="FILE", help="the judged stack's own state: AMIs it runs are never refused")
+    s.add_argument("--soak-days", type=soak_days, metavar="N", help="days an AMI must have run there (default: the "
+                   "config's soakDays, else 7)")
+    s.add_argument("--policy-pack-config", type=Path, metavar="FILE", dest="config_file",
+                   help="write the ami-soaked entry into this pack config (its other entries are kept; created if "
+                        "absent); default: print the config")
+    p = sub.add_parser("promote", help="write the AMIs that have soaked in the environment before into a stack file")
+    p.add_argument("--from", type=Path, required=True, dest="evidence", metavar="STATE.json",
+                   help="the environment before's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", help="write Pulumi.STACK.yaml of the project directory")
+    which.add_argument("--config", type=Path, help="write this stack config file")
+    p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
+    p.add_argument("--lane", action="append", dest="lanes", default=[], metavar="NAME",
+                   help="promote only this lane (a pool's name, or a node group's, e.g. rack-ng-1; repeatable)")
+    p.add_argument("--canary", action="store_true", help="write the canary_ami_id of the environment before's lanes "
+                   "into the lanes' canary_ami_id (default: its ami_id into their ami_id)")
+    p.add_argument("--state", type=Path, metavar="FILE", help="the stack's own state: an AMI it runs already (its "
+                   "canary's) needs no soak, as the gate never refuses it")
+    p.add_argument("--soak-days", type=soak_days, metavar="N", help="days an AMI must have run there (default: "
+                   "soakDays of ami-soaked in --policy-pack-config, else 7)")
+    p.add_argument("--policy-pack-config", type=Path, metavar="FILE", dest="config_file",
+                   help="the pack config the gate reads (its ami-soaked soakDays is the bar)")
+
+
+def _configured(path: Optional[Path]) -> tuple[str, dict[str, Any]]:
+    """(level, properties) of ``ami-soaked`` in a pack config file ('', {} when it has none or there is no file)."""
+    if path is None or not path.exists():
+        return "", {}
+    level, props = read_config_file(path).get(soak.POLICY, ("", None))
+    return level, dict(props or {})
+
+
+def _read_evidence(path: Path) -> StackState:
+    state = read_stack_export(path)
+    if not state.resources:
+        sys.stderr.write(f"warning: {path}: the state has no resources, so it proves no lane ran anything\n")
+    return state
+
+
+def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
+    lines = []
+    for lane, amis in config["ranSince"].items():
+        for ami, since in amis.items():
+            ran = soak.parse_time(since)
+            age = (f"since {since} ({math.floor((now - ran).total_seconds() / soak.DAY_SECONDS)} days)" if ran
+                   else "no time recorded: its soak cannot be proven")
+            lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
+    return lines or ["    (no lane pins an AMI by id)"]
+
+
+def soak_command(args: argparse.Namespace) -> int:
+    """``mixed-os-racks soak STATE.json``: the ``ami-soaked`` policy config from that state."""
+    if args.config_file is not None:
+        check_output(args.config_file, [args.evidence, *([args.state] if args.state else [])], "--policy-pack-config")
+    evidence = _read_evidence(args.evidence)
+    own = read_stack_export(args.state) if args.state is not None else None
+    if own is not None and (own.project, own.stack) == (evidence.project, evidence.stack):
+        raise UsageError(f"--state {args.state}: is the state of stack {evidence.stack!r}, the environment the evidence is "
+                         f"from: give the judged stack's own state")
+    level, props = _configured(args.config_file)
+    config = {**props, **soak_config(evidence, own, args.soak_days)}
+    if level:
+        config = {"enforcementLevel": level, **config}
+    now = clock.now()
+    summary = [f"Evidence from stack {evidence.stack or '(empty)'} ({args.evidence}), as of "
+               f"{now.strftime('%Y-%m-%dT%H:%M:%SZ')}; soakDays {config.get('soakDays', soak.DEFAULT_DAYS):g}:",
+               *_evidence_lines(config, now)]
+    if own is not None:
+        summary.append(f"    never refused (stack {own.stack}'s own): {', '.join(config['running']) or 'none'}")
+    if args.config_file is None:
+        sys.stderr.write("\n".join(summary) + "\n")
+        _print(json.dumps({soak.POLICY: config}, indent=2) + "\n")
+        return EXIT_OK
+    doc: dict[str, Any] = {}
+    if args.config_file.exists():
+        doc = json.loads(args.config_file.read_text(encoding="utf-8"))  # read_config_file has checked it
+    doc[soak.POLICY] = config
+    args.config_file.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    _print("\n".join(summary) + f"\nwrote {args.config_file} ({soak.POLICY})\n")
+    return EXIT_OK
+
+
+# ---- promote ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A lane of the stack file that pins an AMI (an additional pool or a node group): where, and what it pins."""
+
+    name: str
+    subject: str
+    key: str
+    """Its list's stack-config key (``rack:additional_karpenter_nodepools_config``)."""
+    index: int
+    ami_id: Optional[str]
+    canary_ami_id: Optional[str]
+    canary_fields: tuple[str, ...]
+    """Its canary's fields the stack file writes (``canary_ami_id``, ``canary_nodes``/``canary_size``)."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.key}[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What promotion does to one lane: ``changes`` written, or not when there is a ``problem``."""
+
+    lane: Lane
+    ami: str
+    changes: dict[str, Optional[str]]
+    soaked: Optional[int]
+    problem: Optional[str] = None
+
+
+def stack_lanes(params: RackParams, rack: str) -> list[Lane]:
+    """The lanes of a stack config that take an ``ami_id``: its additional pools and node groups, named as the
+    ``Rack`` named ``rack`` names them."""
+    def written(spec: Any, fields: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(f for f in fields if f in spec.model_fields_set)
+
+    lanes = [Lane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
+                  written(p, ("canary_ami_id", "canary_nodes")))
+             for n, p in enumerate(params.additional_karpenter_nodepools_config)]
+    for key in ("additional_node_groups_config", "additional_build_groups_config"):
+        lanes += [Lane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
+                       written(g, ("canary_ami_id", "canary_size"))) for n, g in enumerate(getattr(params, key))]
+    return lanes
+
+
+def plan(lanes: list[Lane], evidence: soak.Evidence, run: dict[str, dict[str, list[str]]], canary: bool,
+         now: datetime) -> tuple[list[Step], list[str]]:
+    """(steps, notes): each lane takes what its namesake pins in the environment before, field for field: its
+    ``ami_id`` (with ``canary``: its ``canary_ami_id``), when that is not what the lane has already. Notes say
+    what is left as it is, and why."""
+    field = "canary_ami_id" if canary else "ami_id"
+    steps: list[Step] = []
+    notes: list[str] = []
+    for lane in lanes:
+        amis = run.get(lane.name, {}).get(field, [])
+        if not amis:
+            notes.append(f"{lane.subject}: {evidence.environment} has no {field} on lane '{lane.name}': nothing to promote")
+            continue
+        if len(amis) > 1:
+            notes.append(f"{lane.subject}: {evidence.environment} pins {len(amis)} AMIs on lane '{lane.name}' "
+                         f"({', '.join(amis)}), and promote writes one: set {lane.where}.{field} by hand")
+            continue
+        ami = amis[0]
+        if ami in (lane.ami_id, lane.canary_ami_id if canary else None):
+            notes.append(f"{lane.subject}: runs {ami} already, as {evidence.environment} does")
+            continue
+        changes: dict[str, Optional[str]] = {field: ami}
+        if not canary and lane.canary_ami_id == ami:  # its canary's candidate becomes the lane's: the canary goes
+            changes.update({f: None for f in lane.canary_fields})
+        steps.append(Step(lane, ami, changes, evidence.soaked_days(lane.name, ami, now),
+                          evidence.problem(lane.subject, lane.name, ami, now)))
+    return steps, notes
+
+
+def _rack_name(state: StackState) -> str:
+    """The name of the ``Rack`` in the evidence's state (node groups are named after it), else ``rack``."""
+    names = {res.name for res in state.resources if res.type == RACK_TYPE}
+    return names.pop() if len(names) == 1 else "rack"
+
+
+def _change_words(step: Step) -> str:
+    field = next(iter(step.changes))
+    before = step.lane.canary_ami_id if field == "canary_ami_id" else step.lane.ami_id
+    words = f"{step.lane.where}.{field}: {before or '(none)'} -> {step.ami}"
+    removed = [f for f, v in step.changes.items() if v is None]
+    return words + (f"; {', '.join(removed)} removed (its canary ran it)" if removed else "")
+
+
+def promote_command(args: argparse.Namespace) -> int:
+    """``mixed-os-racks promote --from STATE.json --stack STACK``: soaked AMIs into the stack file."""
+    cwd = project_dir(args.cwd)
+    project = read_project_file(cwd)
+    stack, stack_file = stack_of(args, cwd)
+    evidence_state = _read_evidence(args.evidence)
+    if (evidence_state.project, evidence_state.stack) == (project, stack):
+        raise UsageError(f"--from {args.evidence}: is the state of stack {stack!r} itself: give the state of the "
+                         f"environment before it")
+    shapes = {NAMESPACE: model_shape(RackParams, item_keys())}
+    at_line: dict[str, int] = {}
+    config = read_stack_file(stack_file, project, shapes, None, at_line)
+    rack = _rack_name(evidence_state)
+    region = config.get("aws:region")
+    try:  # a config with problems is named (with its file and line), and never written into
+        parse_stack_config(config, project, rack)
+        params = parse_rack_params(rack_values(config), rack, region if isinstance(region, str) else None)
+    except ConfigError as exc:
+        raise ConfigError(located(str(exc), str(stack_file), at_line)) from None
+    lanes = stack_lanes(params, rack)
+    if args.lanes:
+        unknown = [name for name in args.lanes if name not in {lane.name for lane in lanes}]
+        if unknown:
+            names = ", ".join(lane.name for lane in lanes) or "none"
+            raise UsageError(f"--lane {unknown[0]}: {stack_file} has no lane of that name that takes an ami_id "
+                             f"(its pools and node groups: {names})")
+        lanes = [lane for lane in lanes if lane.name in args.lanes]
+    configured = facts.number(_configured(args.config_file)[1].get("soakDays"))
+    days = next(d for d in (args.soak_days, configured, soak.DEFAULT_DAYS) if d is not None)
+    own = read_stack_export(args.state, project, stack) if args.state is not None else None
+    evidence = evidence_of(evidence_state, days, own)
+    now = clock.now()
+    steps, notes = plan(lanes, evidence, lanes_run(evidence_state), args.canary, now)
+    lines = [f"Promoting into {stack_file} from stack {evidence.environment} ({args.evidence}); soakDays {days:g}:"]
+    text = None  # every change made in memory first: the file is written once, or not at all
+    with tempfile.TemporaryDirectory() as folder:
+        draft = Path(folder) / stack_file.name
+        shutil.copyfile(stack_file, draft)
+        for step in steps:
+            if step.problem:
+                lines.append(f"    not promoted: {step.problem}")
+                continue
+            try:
+                text = edit_item(draft, project, step.lane.key, step.lane.index, step.changes, shapes)
+            except EditError as exc:
+                raise UsageError(str(exc).replace(str(draft), str(stack_file))) from None
+            draft.write_text(text, encoding="utf-8", newline="")
+            why = (f"{stack}'s own state runs it" if step.ami in evidence.running else
+                   f"ran {step.soaked} days on lane '{step.lane.name}' in {evidence.environment}")
+            lines.append(f"    {step.lane.subject}: {_change_words(step)} ({why})")
+    if text is not None:
+        write_text(stack_file, text)
+    lines += [f"    {note}" for note in notes]
+    written = sum(1 for step in steps if not step.problem)
+    lines.append(f"wrote {stack_file} ({written} lane{'s' if written != 1 else ''})" if written else "nothing written")
+    _print("\n".join(lines) + "\n")
+    return EXIT_VIOLATION if any(step.problem for step in steps) else EXIT_OK

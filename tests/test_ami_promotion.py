@@ -1,0 +1,357 @@
+"""The soak gate and promotion: prod refuses an AMI that staging's state has not run on a lane of the same
+name for ``soakDays`` (policy ``ami-soaked``, fed by ``preview --soaked-in`` or ``mixed-os-racks soak``), and
+``mixed-os-racks promote`` writes only soaked AMIs into prod's stack file.
+
+The states are exports of the example stacks (``write_export``: what an ``up`` of the offline run leaves),
+with ``modified`` set as a real export has it: pulumi's ``apitype.ResourceV3.Modified`` (pulumi/pulumi
+``sdk/go/common/apitype/core.go``), when the resource's state was last altered; checkpoints from before
+early 2023 have none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+import yaml
+from hypothesis import given, strategies as st
+
+from mixed_os_racks import clock
+from mixed_os_racks.cli import main
+from mixed_os_racks.offline.catalog import Catalog
+from mixed_os_racks.offline.engine import run_program
+from mixed_os_racks.offline.stackexport import write_export
+from mixed_os_racks.pack.soak import DAY_SECONDS, Evidence
+
+from promotion_helpers import GROUPS_KEY, NEW_AMI, NEWER_AMI, POOLS_KEY, catalog, preview
+from conftest import GPU_AMI, REPO, stack_config
+
+PROJECT = "mixed-os-racks"
+SOAKED = "ami-soaked"
+
+
+@pytest.fixture(scope="module")
+def amis(tmp_path_factory) -> Path:
+    return catalog(tmp_path_factory.mktemp("catalog"))
+
+
+def with_gpu(stack: str, pool: Optional[dict[str, Any]] = None, group: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """An example stack's config, its ``gpu`` pool changed by ``pool``; ``group``: prod's node group, so changed."""
+    values = stack_config(stack)
+    values[POOLS_KEY] = [{**values[POOLS_KEY][0], **(pool or {})}]
+    if group is not None:
+        values[GROUPS_KEY] = [{**stack_config("prod")[GROUPS_KEY][0], "disk": 100, **group}]
+    return values
+
+
+def export(folder: Path, stack: str, values: dict[str, Any], amis: Path, days: Optional[float]) -> Path:
+    """The state an ``up`` of ``values`` left, every resource last altered ``days`` ago (None: no ``modified``,
+    as before early 2023)."""
+    run = run_program(REPO, values, Catalog.load(amis), project=PROJECT, stack=stack)
+    path = write_export(run, folder / f"{stack}-{len(list(folder.iterdir()))}.json")
+    if days is not None:
+        doc = json.loads(path.read_text())
+        when = (clock.now() - timedelta(days=days)).isoformat()  # the clock the pack judges by (conftest pins it)
+        for res in doc["deployment"]["resources"]:
+            res["modified"] = res["created"] = when
+        path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.fixture(scope="module")
+def prod_state(tmp_path_factory, amis) -> Path:
+    """prod's own state: the example stack, its GPU pool on GPU_AMI (for 30 days)."""
+    return export(tmp_path_factory.mktemp("prod"), "prod", stack_config("prod"), amis, 30)
+
+
+def gate(folder: Path, amis: Path, prod_state: Path, ran: dict[str, Any], days: Optional[float],
+         pins: dict[str, Any], *extra: str) -> tuple[int, dict[str, Any]]:
+    """prod's preview, its gpu pool changed by ``pins``, against staging's state (its gpu pool changed by ``ran``,
+    last altered ``days`` ago) and its own."""
+    staging = export(folder, "staging", with_gpu("staging", ran), amis, days)
+    return preview(folder, with_gpu("prod", pins), amis, "--soaked-in", str(staging), "--state", str(prod_state), *extra)
+
+
+def soaked(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [v for v in doc["violations"] if v["policy"] == SOAKED]
+
+
+# ---- the gate in the offline preview -----------------------------------------------------------------------
+
+
+def test_an_ami_staging_ran_2_days_is_refused_naming_the_lane_the_ami_and_the_days(tmp_path, amis, prod_state):
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 2.04, {"ami_id": NEW_AMI})
+    assert code == 1
+    (refusal,) = soaked(doc)
+    assert refusal["level"] == "mandatory" and refusal["pack"] == "mixed-os-racks"
+    assert refusal["message"].startswith(f"karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run "
+                                         f"there in staging for 2 of 7 days (since ")
+    assert refusal["urn"].endswith("::rack-gpu-nodeclass")
+
+
+def test_an_ami_staging_ran_8_days_passes(tmp_path, amis, prod_state, capsys):
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 8.04, {"ami_id": NEW_AMI})
+    assert code == 0 and soaked(doc) == []
+    assert "mixed-os-racks (" in capsys.readouterr().out
+
+
+def test_an_ami_staging_never_ran_is_refused(tmp_path, amis, prod_state):
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 30, {"ami_id": NEWER_AMI})
+    assert code == 1
+    (refusal,) = soaked(doc)
+    assert refusal["message"].startswith(f"karpenter nodepool 'gpu': AMI {NEWER_AMI} is new on lane 'gpu', and staging "
+                                         f"has not run it there (its state has {NEW_AMI} on that lane)")
+
+
+def test_an_ami_prods_own_state_runs_is_never_refused(tmp_path, amis, prod_state, capsys):
+    """staging has moved on to a new AMI for a day: prod, still on the one it runs, is not refused for it."""
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 1)
+    code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), "--state", str(prod_state))
+    assert code == 0 and soaked(doc) == []
+    # without prod's state nothing says prod runs it already: it is judged as new, and the warning says why
+    code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging))
+    assert code == 1 and GPU_AMI in soaked(doc)[0]["message"]
+    assert "--soaked-in without --state" in capsys.readouterr().err
+
+
+def test_a_canary_counts_as_its_lane_both_ways(tmp_path, amis, prod_state):
+    """staging's canary ran the candidate: prod's canary may run it once it has soaked, and is named as the canary."""
+    staging_values = with_gpu("staging", {"canary_ami_id": NEW_AMI})
+    prod_values = with_gpu("prod", {"canary_ami_id": NEW_AMI})
+    young = export(tmp_path, "staging", staging_values, amis, 2.04)
+    code, doc = preview(tmp_path, prod_values, amis, "--soaked-in", str(young), "--state", str(prod_state))
+    assert code == 1
+    (refusal,) = soaked(doc)
+    assert refusal["message"].startswith(f"karpenter nodepool 'gpu-canary': AMI {NEW_AMI} is new on lane 'gpu', and "
+                                         f"has run there in staging for 2 of 7 days")
+    old = export(tmp_path, "staging", staging_values, amis, 8.04)
+    assert preview(tmp_path, prod_values, amis, "--soaked-in", str(old), "--state", str(prod_state))[0] == 0
+
+
+def test_a_node_groups_ami_is_judged_by_its_launch_template(tmp_path, amis, prod_state):
+    """A pinned managed node group's AMI is in the launch template pulumi-eks builds: its lane is the group's
+    (rack-ng-1 in both stacks), and its canary's is too."""
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEW_AMI}), amis, 2.04)
+    code, doc = preview(tmp_path, with_gpu("prod", group={"canary_ami_id": NEW_AMI}), amis,
+                        "--soaked-in", str(staging), "--state", str(prod_state))
+    assert code == 1
+    (refusal,) = soaked(doc)
+    assert refusal["message"].startswith(f"node group 'rack-ng-1-canary': AMI {NEW_AMI} is new on lane 'rack-ng-1', "
+                                         f"and has run there in staging for 2 of 7 days")
+    assert refusal["urn"].endswith("::rack-ng-1-canary-launchTemplate")
+
+
+def test_a_state_without_modified_times_proves_no_soak(tmp_path, amis, prod_state):
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, None, {"ami_id": NEW_AMI})
+    assert code == 1
+    assert "its soak cannot be proven" in soaked(doc)[0]["message"]
+
+
+def test_soak_days_come_from_the_flag(tmp_path, amis, prod_state):
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 2.04, {"ami_id": NEW_AMI}, "--soak-days", "2")
+    assert code == 0 and soaked(doc) == []
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 2.04, {"ami_id": NEW_AMI}, "--soak-days", "14")
+    assert "2 of 14 days" in soaked(doc)[0]["message"]
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    (["--no-policy"], "--soaked-in is judged by the policy ami-soaked, in the policy pack: drop --no-policy"),
+    (["--soak-days", "-1"], "argument --soak-days: '-1' is not a number of days (0 or more)"),
+    (["--soak-days", "nan"], "argument --soak-days: 'nan' is not a number of days"),
+])
+def test_bad_soak_arguments_exit_2(tmp_path, amis, capsys, extra, says):
+    staging = tmp_path / "staging.json"
+    staging.write_text("{}")
+    with pytest.raises(SystemExit) if "argument" in says else contextlib.nullcontext():
+        code, _ = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), *extra)
+        assert code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_the_evidence_must_be_the_state_of_another_stack(tmp_path, amis, prod_state, capsys):
+    code, _ = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(prod_state))
+    assert code == 2
+    assert "is the state of stack 'prod' itself: give the state of the environment before it" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 3}')
+    assert preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(bad))[0] == 2
+    assert f"error: {bad}: no deployment, so not a `pulumi stack export` file" in capsys.readouterr().err
+
+
+def test_a_pack_without_the_policy_is_named(tmp_path, amis, prod_state, capsys):
+    pack = tmp_path / "pack"
+    shutil.copytree(REPO / "components" / "pack" / "bundled", pack, ignore=shutil.ignore_patterns("__pycache__"))
+    (pack / "__main__.py").write_text("from mixed_os_racks.pack.policies import policies, serve\n"
+                                      "import mixed_os_racks.pack.policies as p\n"
+                                      "p.policies = lambda real=policies: [x for x in real() if x.name != 'ami-soaked']\n"
+                                      "serve()\n")
+    staging = export(tmp_path, "staging", with_gpu("staging"), amis, 30)
+    code, _ = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), "--policy-pack", str(pack))
+    assert code == 2
+    assert "--soaked-in: no policy pack that ran has the policy ami-soaked" in capsys.readouterr().err
+
+
+# ---- the same gate in `pulumi preview`: the pack's config, written by `mixed-os-racks soak` -----------------
+
+
+def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsys):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 2.04)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"pinned-ami-age": "advisory", SOAKED: {"enforcementLevel": "mandatory", "soakDays": 3}}))
+    assert main(["soak", str(staging), "--state", str(prod_state), "--policy-pack-config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days)" in out and f"wrote {config} (ami-soaked)" in out
+    doc = json.loads(config.read_text())
+    assert doc["pinned-ami-age"] == "advisory"  # the file's other entries are kept
+    entry = doc[SOAKED]
+    assert (entry["enforcementLevel"], entry["soakDays"], entry["environment"]) == ("mandatory", 3, "staging")
+    assert set(entry["ranSince"]["gpu"]) == {NEW_AMI} and entry["running"] == [GPU_AMI]
+    # the pack, given only this config (as `pulumi preview --policy-pack-config` gives it): 2 of 3 days
+    code, result = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis, "--policy-pack", str(REPO / "policies"),
+                           "--policy-pack-config", str(config))
+    assert code == 1 and "2 of 3 days" in soaked(result)[0]["message"]
+    capsys.readouterr()
+
+    assert main(["soak", str(staging)]) == 0  # without a file: the config on stdout, the summary on stderr
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    assert set(printed) == {SOAKED} and printed[SOAKED]["running"] == [] and "soakDays 7" in captured.err
+
+
+def test_without_evidence_the_gate_is_off(tmp_path, amis):
+    """No environment's evidence in the config: nothing is judged (dev and staging preview as before)."""
+    code, doc = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis)
+    assert code == 0 and soaked(doc) == []
+
+
+@given(st.floats(min_value=0, max_value=60 * DAY_SECONDS), st.floats(min_value=0, max_value=30))
+def test_an_ami_passes_exactly_when_it_has_run_its_days(age, days):
+    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    since = (now - timedelta(seconds=age)).isoformat()
+    evidence = Evidence("staging", {"gpu": {NEW_AMI: since}}, days)
+    problem = evidence.problem("karpenter nodepool 'gpu'", "gpu", NEW_AMI, now)
+    run = (now - datetime.fromisoformat(since)).total_seconds()
+    assert (problem is None) == (run >= days * DAY_SECONDS)
+    if problem:
+        assert f"for {math.floor(run / DAY_SECONDS)} of {days:g} day" in problem
+    assert evidence.problem("x", "gpu", GPU_AMI, now) is not None  # another AMI never ran
+    assert Evidence("staging", {}, days, frozenset({GPU_AMI})).problem("x", "gpu", GPU_AMI, now) is None
+
+
+# ---- promote ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A copy of the rack's project with its prod stack file (and its comments)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py", "Pulumi.prod.yaml"):
+        shutil.copy(REPO / name, folder / name)
+    return folder
+
+
+def promote(project: Path, staging: Path, *extra: str) -> int:
+    return main(["promote", "--from", str(staging), "--stack", "prod", "--cwd", str(project), *extra])
+
+
+def test_promote_writes_a_soaked_ami_and_only_that(tmp_path, amis, project, capsys):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    before = (project / "Pulumi.prod.yaml").read_text()
+    assert promote(project, staging) == 0
+    out = capsys.readouterr().out
+    assert (f"karpenter nodepool 'gpu': rack:additional_karpenter_nodepools_config[0].ami_id: {GPU_AMI} -> {NEW_AMI} "
+            f"(ran 8 days on lane 'gpu' in staging)") in out
+    assert "node group 'rack-ng-1': staging has no ami_id on lane 'rack-ng-1': nothing to promote" in out
+    after = (project / "Pulumi.prod.yaml").read_text()
+    assert after == before.replace(f"ami_id: {GPU_AMI}", f"ami_id: {NEW_AMI}")  # one line; comments and layout kept
+    assert promote(project, staging) == 0  # again: nothing to do
+    assert f"runs {NEW_AMI} already, as staging does" in capsys.readouterr().out
+
+
+def test_promote_never_writes_an_unsoaked_ami(tmp_path, amis, project, capsys):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 2.04)
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, staging) == 1
+    out = capsys.readouterr().out
+    assert f"not promoted: karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run there in staging for 2 of 7 days" in out
+    assert f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI}" in out and "nothing written" in out
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+    # a lower bar, from the pack config the gate reads
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({SOAKED: {"soakDays": 2}}))
+    assert promote(project, staging, "--lane", "gpu", "--policy-pack-config", str(config)) == 0
+    assert f"ami_id: {NEW_AMI}" in (project / "Pulumi.prod.yaml").read_text()
+    assert "rack-ng-1" not in capsys.readouterr().out  # --lane: only that lane
+
+
+def test_promote_to_a_canary_then_to_the_lane(tmp_path, amis, project, capsys):
+    """The flow: staging's canary soaks the candidate, prod's canary takes it; staging's lane takes it (its clock
+    starts again: the resource holding it changed), and prod's lane takes what its own canary runs."""
+    stack = project / "Pulumi.prod.yaml"
+    trial = export(tmp_path, "staging", with_gpu("staging", {"canary_ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, trial, "--canary") == 0
+    pool = yaml.safe_load(stack.read_text())["config"][POOLS_KEY][0]
+    assert (pool["ami_id"], pool["canary_ami_id"]) == (GPU_AMI, NEW_AMI)
+    assert f".canary_ami_id: (none) -> {NEW_AMI} (ran 8 days on lane 'gpu' in staging)" in capsys.readouterr().out
+    prod = export(tmp_path, "prod", yaml.safe_load(stack.read_text())["config"], amis, 2)  # prod's up, with its canary
+
+    promoted = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 0.5)
+    assert promote(project, promoted) == 1  # by staging's evidence alone: its lane has had it half a day
+    assert "has run there in staging for 0 of 7 days" in capsys.readouterr().out
+    assert promote(project, promoted, "--state", str(prod)) == 0  # prod's own canary runs it: no soak needed
+    out = capsys.readouterr().out
+    assert f".ami_id: {GPU_AMI} -> {NEW_AMI}; canary_ami_id removed (its canary ran it) (prod's own state runs it)" in out
+    pool = yaml.safe_load(stack.read_text())["config"][POOLS_KEY][0]
+    assert pool["ami_id"] == NEW_AMI and "canary_ami_id" not in pool
+    code, doc = preview(tmp_path, yaml.safe_load(stack.read_text())["config"], amis, "--soaked-in", str(promoted),
+                        "--state", str(prod))
+    assert code == 0, soaked(doc)  # what promote wrote passes the gate
+
+
+def test_promote_writes_the_convox_json_form_too(tmp_path, amis, project):
+    stack = project / "Pulumi.prod.yaml"
+    doc = yaml.safe_load(stack.read_text())
+    doc["config"][POOLS_KEY] = json.dumps(doc["config"][POOLS_KEY])
+    stack.write_text(yaml.safe_dump(doc))
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, staging) == 0
+    written = yaml.safe_load(stack.read_text())["config"][POOLS_KEY]
+    assert isinstance(written, str) and json.loads(written)[0]["ami_id"] == NEW_AMI
+
+
+def test_promote_names_what_it_cannot_do(tmp_path, amis, project, capsys):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, staging, "--lane", "gpu-typo") == 2
+    err = capsys.readouterr().err
+    assert "--lane gpu-typo: " in err and "(its pools and node groups: gpu, rack-ng-1)" in err
+    prod = export(tmp_path, "prod", stack_config("prod"), amis, 30)
+    assert promote(project, prod) == 2
+    assert "is the state of stack 'prod' itself" in capsys.readouterr().err
+    (project / "Pulumi.prod.yaml").write_text("config:\n  rack:cluster_name: prod-rack\n  rack:karpenter_node_os: windows\n")
+    assert promote(project, staging) == 2
+    assert "rack:karpenter_node_os" in capsys.readouterr().err
+
+
+def test_promote_writes_nothing_when_the_change_would_reach_further(tmp_path, amis, project, capsys):
+    """The second pool's ami_id is an alias of the first's: writing the first would change both, so the edit is
+    refused and the file is left as it was."""
+    stack = project / "Pulumi.prod.yaml"
+    text = stack.read_text()
+    pools = text.index("  rack:additional_karpenter_nodepools_config:")
+    anchored = text.replace(f"ami_id: {GPU_AMI}", f"ami_id: &gpu-ami {GPU_AMI}", 1)
+    second = "    - name: gpu2\n      instance_families: g5\n      ami_id: *gpu-ami\n      disk: 200\n"
+    end = anchored.index("  # the seeds' GPU inference lane", pools)
+    stack.write_text(anchored[:end] + second + anchored[end:])
+    before = stack.read_bytes()
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, staging, "--lane", "gpu") == 2
+    assert f"error: {stack}: cannot write rack:additional_karpenter_nodepools_config[0] without changing more of the " \
+           f"file than that: set it by hand (nothing was written)" in capsys.readouterr().err
+    assert stack.read_bytes() == before
