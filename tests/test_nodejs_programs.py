@@ -199,6 +199,20 @@ def test_a_project_without_its_packages_says_how_to_install_them(tmp_path):
         f"run `npm ci` (or `pulumi install`) in {folder}\n"))
 
 
+@pytest.mark.parametrize(("project", "message"), [
+    ("name: p\n", 'runtime: expected the language\'s name (python, nodejs, ...) or {name: ..., options: ...}, got null'),
+    ("name: p\nruntime: {name: 5}\n", 'runtime: expected the language\'s name (python, nodejs, ...) or {name: ..., '
+                                      'options: ...}, got {"name": 5}'),
+    ("name: p\nruntime: {name: nodejs, options: [typescript]}\n", 'runtime.options: expected a mapping, got ["typescript"]'),
+    ("name: p\nruntime: nodejs\nmain: [index.ts]\n", 'main: expected a path, got ["index.ts"]'),
+    ("name: p\nruntime: nodejs\npackages: [rack]\n", 'packages: expected a mapping of package names to sources, got ["rack"]'),
+])
+def test_a_project_file_the_cli_could_not_run_is_refused_naming_the_key(tmp_path, project, message):
+    (tmp_path / "Pulumi.yaml").write_text(project)
+    done = preview("--cwd", str(tmp_path), "--stack", "dev")
+    assert (done.returncode, done.stderr) == (2, f"error: {tmp_path / 'Pulumi.yaml'}: {message}\n")
+
+
 def test_a_runtime_the_preview_does_not_run_is_refused_by_name(tmp_path):
     (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: go\n")
     done = preview("--cwd", str(tmp_path), "--stack", "dev")
