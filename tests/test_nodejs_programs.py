@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import struct_pb2
+from google.protobuf import json_format, struct_pb2
 from hypothesis import given, strategies as st
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, resource_pb2_grpc
 
@@ -261,6 +261,36 @@ def test_the_monitor_makes_urns_with_the_parents_type_chain_and_refuses_a_second
         "my:index:Lane resource 'gpu': Duplicate resource URN 'urn:pulumi:dev::proj::my:index:Lane::gpu'; try giving it "
         "a unique name"]
     assert [r.urn for r in server.monitor.run().resources] == [stack.urn, comp.urn, child.urn]
+
+
+def test_a_reference_is_rebuilt_from_what_was_registered_and_a_lookup_failure_is_the_programs(engine):
+    server, monitor, _ = engine
+    role = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
+        type="aws:iam/role:Role", name="nodes", custom=True,
+        object=_struct({"assumeRolePolicy": {"Version": "2012-10-17", "Statement": []}})))
+    # the provider's state: a policy document given as an object is kept as the JSON text pulumi-aws keeps
+    assert dict(role.object)["assumeRolePolicy"] == '{"Statement":[],"Version":"2012-10-17"}'
+    found = monitor.Invoke(resource_pb2.ResourceInvokeRequest(tok="pulumi:pulumi:getResource", args=_struct({"urn": role.urn})))
+    assert getattr(found, "return")["urn"] == role.urn
+    assert getattr(found, "return")["state"]["assumeRolePolicy"] == '{"Statement":[],"Version":"2012-10-17"}'
+    with pytest.raises(grpc.RpcError) as failed:
+        monitor.Invoke(resource_pb2.ResourceInvokeRequest(tok="aws:ec2/getVpc:getVpc", args=_struct({})))
+    assert failed.value.details() == ("invocation of aws:ec2/getVpc:getVpc returned an error: the offline engine cannot "
+                                      "answer the look-up aws:ec2/getVpc:getVpc")
+    assert server.monitor.errors == []  # the program may catch it; the run goes on
+
+
+def test_an_input_not_known_yet_or_secret_stays_as_it_was_sent(engine):
+    """A policy document is kept as text only where it is known and not secret (the SDK's mock hands the offline
+    cloud an unknown or a secret as an object, which it leaves alone)."""
+    _, monitor, _ = engine
+    unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": unknown}]}
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": policy}
+    role = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
+        type="aws:iam/rolePolicy:RolePolicy", name="nodes", custom=True,
+        object=_struct({"name": unknown, "policy": policy, "secretPolicy": secret})))
+    assert json_format.MessageToDict(role.object) == {"name": unknown, "policy": policy, "secretPolicy": secret}
 
 
 def test_the_monitor_leaves_out_what_it_does_not_do(engine):

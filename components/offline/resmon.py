@@ -86,10 +86,6 @@ class Deployment:
     organization: str = "organization"
     parallel: int = 8
 
-    @property
-    def stack_urn(self) -> str:
-        return f"urn:pulumi:{self.stack}::{self.project}::{STACK_TYPE}::{self.project}-{self.stack}"
-
 
 def package_of(type_: str) -> str:
     return type_.split(":", 1)[0]
