@@ -316,7 +316,9 @@ class NodeGroup(pulumi.ComponentResource):
             return scaling_plan(group.min_size, group.max_size, None)
         live, reason = None, None
         if cluster.known_name is None:
-            reason = "the cluster's name is not known at preview (pass cluster_name to ClusterRef.created)"
+            fix = ("pass cluster_name to ClusterRef.created" if cluster.cluster is not None
+                   else "name the cluster as text, not an Output")
+            reason = f"the cluster's name is not known at preview ({fix})"
         else:
             live, reason = live_scaling(cluster.known_name, name, pulumi.InvokeOptions(parent=self))
         if reason:

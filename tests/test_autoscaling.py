@@ -20,10 +20,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
 from conftest import REPO, rack_config, run_rack
+from mixed_os_racks import ClusterRef, NodeGroup, NodeGroupArgs, NodeGroupSpec
 from mixed_os_racks.cli import main
 from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.spec.nodegroup import Scaling, scaling_plan
@@ -183,3 +185,17 @@ def test_an_untainted_scalable_group_beside_an_untainted_pool_is_warned_about(tm
 def test_one_autoscaler_per_pod_is_not_warned_about(tmp_path, capsys, rack):
     code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, **rack))
     assert code == 0 and "each launch a node" not in err
+
+
+@pytest.mark.parametrize("made, fix", [
+    (lambda: ClusterRef.existing("c", pulumi.Output.from_input("shared")), "name the cluster as text, not an Output"),
+])
+def test_a_group_in_a_cluster_named_only_at_apply_says_how_to_name_it(capsys, made, fix):
+    """A scalable group reads its live size by the cluster's name; for an existing cluster named by an Output,
+    the advice is to name it as text (ClusterRef.created's cluster_name is for a cluster the program makes)."""
+    def program() -> None:
+        NodeGroup("g", NodeGroupArgs(group=NodeGroupSpec(instance_type="m5.large", min_size=1, max_size=3), cluster=made()))
+
+    run_program(program, {"aws:region": "us-east-1"})
+    err = capsys.readouterr().err
+    assert f"node group 'g': its live size cannot be read (the cluster's name is not known at preview ({fix}))" in err
