@@ -18,9 +18,18 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 	cd policies && venv/bin/python -m pip install $(PIP_FLAGS) -r requirements.txt
 	touch $@
 
+# The TypeScript example's packages (@pulumi/pulumi, @pulumi/kubernetes, typescript), exactly as its lock file
+# pins them, for the tests that preview it offline. Without npm the step says so, and those tests skip. No install
+# scripts: @pulumi/kubernetes's only fetches its provider binary through the Pulumi CLI, which an offline preview
+# does not use (and which ends with success when the CLI is absent).
+NODE_EXAMPLE := examples/typescript-consumer
+$(NODE_EXAMPLE)/node_modules/.package-lock.json: $(NODE_EXAMPLE)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then cd $(NODE_EXAMPLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the TypeScript example's tests will skip (install Node.js 20+ and npm)"; fi
+
 # The package byte-compiled, as pip compiles what it installs: an editable install is not, and with
 # PYTHONDONTWRITEBYTECODE set every process (each preview, each pack) would compile it again.
-compiled: $(VENV)/.installed
+compiled: $(VENV)/.installed $(NODE_EXAMPLE)/node_modules/.package-lock.json
 	@$(PY) -m compileall -q components
 
 preview: compiled
@@ -44,4 +53,4 @@ prices: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.pack.pricegen --repo $(KARPENTER) --commit $(COMMIT)
 
 clean:
-	rm -rf $(VENV) $(PACK_VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(PACK_VENV) $(NODE_EXAMPLE)/node_modules .pytest_cache .hypothesis

@@ -33,13 +33,15 @@ from .offline.policyconfig import PolicyConfig
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
+from .offline.nodejs import NodeProgramError, run_node_program
 from .offline.laneguard import urn_name
 from .offline.packprocess import pack_env
 from .offline.preview import render, to_json
 from .offline.records import ProgramRun
 from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
-from .offline.stackfile import InputFileError, located, model_shape, read_project_file, read_stack_file, stack_name_problem
+from .offline.stackfile import (InputFileError, located, model_shape, read_project, read_stack_file,
+                                stack_name_problem)
 from .pack import cost
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
@@ -192,17 +194,31 @@ def pack_summary(packs: Sequence[Path], names: Sequence[str], source: str, viola
 # ---- arguments, checked before anything runs ----------------------------------------------------------
 
 
+RUNTIMES = ("python", "nodejs")
+"""The language hosts whose programs the offline preview runs (``Pulumi.yaml``'s ``runtime:``)."""
+
+
 def project_dir(cwd: Path) -> Path:
-    """``--cwd``: a directory with a ``Pulumi.yaml`` and the program's ``__main__.py``."""
+    """``--cwd``: a directory with a ``Pulumi.yaml`` (its program is checked by ``program_of``)."""
     if not cwd.exists():
         raise UsageError(f"--cwd {cwd}: no such directory")
     if not cwd.is_dir():
         raise UsageError(f"--cwd {cwd}: not a directory (give the project directory, the one with Pulumi.yaml)")
     if not (cwd / "Pulumi.yaml").is_file():
         raise UsageError(f"--cwd {cwd}: no Pulumi.yaml there, so it is not a Pulumi project directory")
+    return cwd
+
+
+def program_of(cwd: Path, runtime: str) -> list[Path]:
+    """The program's files the preview must never overwrite, once its runtime is one the preview runs."""
+    if runtime not in RUNTIMES:
+        raise UsageError(f"{cwd / 'Pulumi.yaml'}: runtime: {shown(runtime)}: the offline preview runs {' and '.join(RUNTIMES)} "
+                         f"programs")
+    if runtime == "nodejs":
+        return [cwd / "package.json"]
     if not (cwd / "__main__.py").is_file():
         raise UsageError(f"--cwd {cwd}: no __main__.py there (the Python program to preview)")
-    return cwd
+    return [cwd / "__main__.py"]
 
 
 def stack_of(args: argparse.Namespace, cwd: Path) -> tuple[str, Path]:
@@ -227,7 +243,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".toml", ".cfg", ".txt")
+SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")
 """Existing files ``--json`` never overwrites: a program's modules, stack and project files, requirements."""
 
 
@@ -274,7 +290,8 @@ def _print(text: str) -> None:
 def preview(args: argparse.Namespace) -> int:
     require_sdk()  # the one command that runs a program: it needs the SDK release the engine was tested on
     cwd = project_dir(args.cwd)
-    project = read_project_file(cwd)
+    project_file = read_project(cwd)
+    project, program = project_file.name, program_of(cwd, project_file.runtime)
     stack, stack_file = stack_of(args, cwd)
     if args.no_policy and (args.policy_packs or args.policy_pack_configs):
         raise UsageError("--no-policy runs no pack: drop --policy-pack and --policy-pack-config")
@@ -290,7 +307,7 @@ def preview(args: argparse.Namespace) -> int:
     if args.soak_days is not None and args.soaked_in is None:
         raise UsageError("--soak-days needs --soaked-in FILE (the state of the environment before)")
     if args.json_out:
-        inputs = [stack_file, cwd / "Pulumi.yaml", cwd / "__main__.py", *(args.policy_pack_configs or [])]
+        inputs = [stack_file, cwd / "Pulumi.yaml", *program, *(args.policy_pack_configs or [])]
         inputs += [args.state] if args.state else []
         inputs += [args.soaked_in] if args.soaked_in else []
         inputs += [args.amis] if args.amis else []
@@ -313,7 +330,10 @@ def preview(args: argparse.Namespace) -> int:
     priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
     with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced, overrides) as policy:  # start while the program runs
         try:
-            run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+            if project_file.runtime == "nodejs":
+                run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
+            else:
+                run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
         except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
             raise ConfigError(located(str(exc), str(stack_file), lines)) from None
         violations = policy.analyze(run)
@@ -504,7 +524,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         _error_lines(str(exc).split("\n"))
     except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable,
-            clock.ClockError) as exc:
+            clock.ClockError, NodeProgramError) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -71,12 +71,19 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
         response = super().RegisterResource(_as_provider_gets(request))  # served isolated (sdk.IsolatingMockMonitor)
-        if response.urn in self.registrations:  # the engine's step generator refuses a second registration
-            raise ProviderError(f"Duplicate resource URN '{response.urn}'; try giving it a unique name")
+        self.record_registration(request, response.urn, response.object)
+        return response
+
+    def record_registration(self, request: Any, urn: str, state: struct_pb2.Struct) -> None:
+        """Record a registration the engine answered with ``urn`` and ``state`` (a remote component's children
+        too, when the engine expands it): the Python path's monitor and the engine's served one (``resmon``) both
+        record through here."""
+        if urn in self.registrations:  # the engine's step generator refuses a second registration
+            raise ProviderError(f"Duplicate resource URN '{urn}'; try giving it a unique name")
         raw = json_format.MessageToDict(request.object)
-        self.states.keep(response.urn, response.object)
+        self.states.keep(urn, state)
         resource = Resource(
-            urn=response.urn,
+            urn=urn,
             type=request.type,
             name=request.name,
             parent=request.parent,
@@ -109,7 +116,6 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             context = remote.Context(mocks.catalog, mocks.config, self.states, cast(Any, self.registrations), mocks.warn)
             for child in EXPANDERS[resource.type](resource, context):
                 self._record(_child_resource(resource, child))
-        return response
 
     def _record(self, resource: Resource) -> None:
         self.recorded.append(resource)
@@ -119,10 +125,15 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
 
     def ReadResource(self, request):  # noqa: N802
         response = super().ReadResource(request)
-        self.states.keep(response.urn, response.properties)
+        self.record_read(request, response.urn, response.properties)
+        return response
+
+    def record_read(self, request: Any, urn: str, state: struct_pb2.Struct) -> None:
+        """Record a read (``Resource.get``) the engine answered with ``urn`` and the resource's ``state``."""
+        self.states.keep(urn, state)
         self.reads.append(
             Resource(
-                urn=response.urn,
+                urn=urn,
                 type=request.type,
                 name=request.name,
                 parent=request.parent,
@@ -131,9 +142,13 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
                 provider=request.provider,
             )
         )
-        return response
 
     def RegisterResourceOutputs(self, request):  # noqa: N802
+        self.record_outputs(request)
+        return super().RegisterResourceOutputs(request)
+
+    def record_outputs(self, request: Any) -> None:
+        """Record what a component (or the stack) registered as its outputs."""
         wire = json_format.MessageToDict(request.outputs)
         outputs = plain(wire)
         if request.urn.split("::")[2] == STACK_TYPE:
@@ -144,7 +159,6 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
                 struct = struct_pb2.Struct()
                 struct.CopyFrom(request.outputs)
                 self.registrations[request.urn].registered_outputs = struct
-        return super().RegisterResourceOutputs(request)
 
 
 def _as_provider_gets(request: Any) -> Any:

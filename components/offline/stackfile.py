@@ -448,8 +448,23 @@ def _short(tag: str) -> str:
 # ---- the files ----------------------------------------------------------------------------------------
 
 
-def read_project_file(project_dir: Path) -> str:
-    """The project name from ``<dir>/Pulumi.yaml``, checked as the CLI checks it."""
+@dataclass(frozen=True)
+class ProjectFile:
+    """What the offline preview reads of ``Pulumi.yaml``."""
+
+    name: str
+    runtime: str
+    """The language host: ``python``, ``nodejs``, ... (``runtime:`` or ``runtime: {name: ...}``)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """``runtime.options`` (the Node.js host's ``typescript``, ``nodeargs``, ...)."""
+    main: Optional[str] = None
+    packages: Mapping[str, Any] = field(default_factory=dict)
+    """``packages:``, as ``pulumi package add`` writes it: package name -> a plugin's source."""
+
+
+def read_project(project_dir: Path) -> ProjectFile:
+    """``<dir>/Pulumi.yaml``: the project's name, checked as the CLI checks it, its runtime and its packages
+    (pulumi ``sdk/go/common/workspace/project.go``: ``runtime`` is a name or ``{name, options}``)."""
     path = Path(project_dir) / "Pulumi.yaml"
     source = str(path)
     root = compose(read_utf8(path, "project file"), source)
@@ -461,7 +476,27 @@ def read_project_file(project_dir: Path) -> str:
     problem = project_name_problem(doc.get("name"))
     if problem:
         raise InputFileError(f"{source}: name: {problem}")
-    return str(doc["name"])
+    runtime: Any = doc.get("runtime")
+    options: Any = {}
+    if isinstance(runtime, dict):
+        runtime, options = runtime.get("name"), runtime.get("options") or {}
+    if not isinstance(runtime, str) or not runtime:
+        raise InputFileError(f"{source}: runtime: expected the language's name (python, nodejs, ...) or "
+                             f"{{name: ..., options: ...}}, got {_shown(json.dumps(doc.get('runtime')))}")
+    if not isinstance(options, dict):
+        raise InputFileError(f"{source}: runtime.options: expected a mapping, got {_shown(json.dumps(options))}")
+    main, packages = doc.get("main"), doc.get("packages") or {}
+    if main is not None and not isinstance(main, str):
+        raise InputFileError(f"{source}: main: expected a path, got {_shown(json.dumps(main))}")
+    if not isinstance(packages, dict):
+        raise InputFileError(f"{source}: packages: expected a mapping of package names to sources, got "
+                             f"{_shown(json.dumps(packages))}")
+    return ProjectFile(str(doc["name"]), runtime, options, main, packages)
+
+
+def read_project_file(project_dir: Path) -> str:
+    """The project name from ``<dir>/Pulumi.yaml``, checked as the CLI checks it."""
+    return read_project(project_dir).name
 
 
 def config_key(key: str, project: str) -> Optional[str]:

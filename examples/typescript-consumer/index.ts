@@ -1,0 +1,66 @@
+// GPU lanes for the ML team, in a cluster another team runs, and the model server that uses them: the TypeScript
+// twin of examples/consumer. A Karpenter pool pinned to the team's own AL2023 NVIDIA image, a managed node group
+// for steady inference, and a plain Kubernetes Deployment that selects the pool.
+import * as pulumi from "@pulumi/pulumi";
+import * as k8s from "@pulumi/kubernetes";
+import { KarpenterPool, NodeGroup, NodeOs } from "./rack";
+
+const config = new pulumi.Config();
+const cluster = { name: config.require("clusterName") };
+
+const training = new KarpenterPool("ml", {
+    cluster,
+    pool: {
+        name: "ml",
+        os: (config.get("poolOs") ?? "al2023") as NodeOs,
+        instanceFamilies: ["g6", "g6e"],
+        amiId: config.require("amiId"),
+        disk: 200,
+        dedicated: true,
+    },
+    tags: { team: "ml" },
+});
+
+const inference = new NodeGroup("inference", {
+    cluster,
+    group: { instanceType: "g6.xlarge", minSize: 1, maxSize: 4, dedicated: true, label: "inference" },
+});
+
+// The model server: a required node affinity on the lane's label, the lane's dedicated-node toleration and the
+// GPU toleration and resource (what the Python package's place() gives a Convox service).
+const lane = config.require("servingPool");
+new k8s.apps.v1.Deployment("model-server", {
+    metadata: { name: "model-server", namespace: "default" },
+    spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "model-server" } },
+        template: {
+            metadata: { labels: { app: "model-server" } },
+            spec: {
+                affinity: {
+                    nodeAffinity: {
+                        requiredDuringSchedulingIgnoredDuringExecution: {
+                            nodeSelectorTerms: [{ matchExpressions: [{ key: "convox.io/nodepool", operator: "In", values: [lane] }] }],
+                        },
+                    },
+                },
+                tolerations: [
+                    { key: "dedicated-node", operator: "Equal", value: lane, effect: "NoSchedule" },
+                    { key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" },
+                ],
+                containers: [{
+                    name: "server",
+                    image: "nvcr.io/nvidia/tritonserver:24.12-py3",
+                    resources: {
+                        limits: { "nvidia.com/gpu": "1" },
+                        requests: { cpu: "2", memory: "8Gi", "nvidia.com/gpu": "1" },
+                    },
+                }],
+            },
+        },
+    },
+}, { dependsOn: [training] });
+
+export const trainingNodePool = training.nodePoolName;
+export const inferenceNodeGroup = inference.nodeGroupName;
+export const inferenceTaints = inference.taints;
