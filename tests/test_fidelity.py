@@ -1,4 +1,4 @@
-"""What the real EC2, EKS and Karpenter APIs would do with the rack (issue 8), each test stating the
+"""What the real EC2, EKS and Karpenter APIs would do with the rack, each test stating the
 upstream fact it encodes."""
 
 from __future__ import annotations

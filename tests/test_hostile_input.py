@@ -1,8 +1,7 @@
 """Hostile input in files and arguments: every error names the file and the key, and no value is
 silently read differently from the way the Pulumi CLI reads it.
 
-Issue 10, items 6, 7, 9, 10, 11, 15 and 16. Facts relied on, read in pulumi/pulumi (notes:
-/work/notes/pulumi-cli.md) and go-yaml/yaml v3:
+Facts relied on, read in pulumi/pulumi and go-yaml/yaml v3:
 
 - the CLI reads ``Pulumi.<stack>.yaml`` with go-yaml v3 (``sdk/go/common/encoding/marshal.go``), which
   refuses a repeated mapping key (``decode.go``: ``mapping key %#v already defined at line %d``),

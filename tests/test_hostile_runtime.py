@@ -1,6 +1,6 @@
 """Hostile input, at run time: every way a preview ends leaves nothing behind and says one thing.
 
-Issue 10, items 1-5: the program's event loop and the SDK's worker threads are shut down on every
+The program's event loop and the SDK's worker threads are shut down on every
 exit path; ``sys.exit`` in a program and Ctrl-C give one line and a known exit code; a broken pack is
 named within 15 s; a config too large for a process environment is refused up front.
 """

@@ -50,7 +50,7 @@ def test_default_pool_nodepool(dev_run):
         "kubernetes.io/arch": ("In", ["amd64"]),
         "karpenter.sh/capacity-type": ("In", ["on-demand", "spot"]),
         "karpenter.k8s.aws/instance-family": ("In", ["c6i", "m6i", "r6i"]),
-        # not an accelerated lane: no GPU or accelerator instances (issue 8)
+        # not an accelerated lane: no GPU or accelerator instances
         "karpenter.k8s.aws/instance-gpu-count": ("DoesNotExist", None),
         "karpenter.k8s.aws/instance-accelerator-count": ("DoesNotExist", None),
     }
@@ -242,7 +242,7 @@ def test_pool_spec_validates_like_the_stack_config():
     assert PoolSpec(name="workload", os="bottlerocket").subject == "karpenter workload nodepool"
 
 
-# ---- which lanes may launch accelerated instances (issue 8) ------------------------------------------------
+# ---- which lanes may launch accelerated instances ---------- ------------------------------------------------
 
 NO_ACCELERATORS = [
     {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "DoesNotExist"},

@@ -1,4 +1,4 @@
-"""Issue 3's config rules: node groups, build groups and the GPU tier, in the seeds' own words."""
+"""The config rules: node groups, build groups and the GPU tier, in the seeds' own words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Values are refused, never silently changed (issue 10, classes 12-14): every pattern matches the whole
+"""Values are refused, never silently changed: every pattern matches the whole
 string with ASCII digits only, and values follow the syntax of the API they end up in."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The whole rack per environment (issue 11): the cluster it creates, its system lane, Karpenter itself,
+"""The whole rack per environment: the cluster it creates, its system lane, Karpenter itself,
 both modes, the outputs, and what a change may never do to the cluster.
 
 Upstream facts pinned here:

@@ -4,7 +4,7 @@ Pure (the standard library and the pack's own modules), so the pack (where this 
 ``workloads``) and the components (``mixed_os_racks.pack.workloads``) share it: the ``Service``
 component builds its scheduling from the same contract this module checks.
 
-The seeds' contract (``/work/shared/DESIGN.md``, decision 2): a workload names a lane with
+The seeds' (Convox racks') contract: a workload names a lane with
 ``convox.io/nodepool=<pool>`` (Karpenter pools) or ``convox.io/label=<label>`` (node groups); a
 dedicated lane is tainted ``dedicated-node=<pool|label>:NoSchedule``; a GPU lane is tainted
 ``nvidia.com/gpu``; the default lane (the ``workload`` pool) has no GPUs.
