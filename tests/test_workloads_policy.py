@@ -606,3 +606,20 @@ def test_a_pod_that_excludes_gpu_instances_cannot_squat(pack):
     # without the exclusion it could take a GPU node
     loose = pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
     assert messages(judge(pack, alone(gpu_pool_with([]), deployment("batch", loose))), SQUAT, "advisory")
+
+
+# ---- instance labels, with or without requests ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("selector", [
+    {"convox.io/nodepool": "workload", "node.kubernetes.io/instance-type": "p5.48xlarge"},
+    {"convox.io/nodepool": "workload", "karpenter.k8s.aws/instance-family": "p5"},
+    {"convox.io/nodepool": "gpu", "karpenter.k8s.aws/instance-family": "m7i"},
+])
+def test_an_instance_label_a_lane_never_launches_is_refused_without_requests(pack, selector):
+    """The prod workload pool launches m6i, m7i and c7i, its gpu pool g5 and g6 (Pulumi.prod.yaml): a pod that
+    requests nothing but selects an instance type or family of neither never lands."""
+    tolerations = [{"key": "dedicated-node", "operator": "Exists"}, GPU] if selector["convox.io/nodepool"] == "gpu" else None
+    found = messages(judge(pack, on_rack(deployment("probe", pod(selector, tolerations)))), REACH)
+    assert len(found) == 1 and found[0].startswith('deployment "probe" fits no lane: the nearest, '), found
+
