@@ -623,3 +623,192 @@ def test_an_instance_label_a_lane_never_launches_is_refused_without_requests(pac
     found = messages(judge(pack, on_rack(deployment("probe", pod(selector, tolerations)))), REACH)
     assert len(found) == 1 and found[0].startswith('deployment "probe" fits no lane: the nearest, '), found
 
+
+# ---- placement the API server refuses -------------------------------------------------------------------------
+
+TERMS = "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+@pytest.mark.parametrize(("spec", "said"), [
+    (pod({"convox.io/nodepool": "gpu-lg"}, [{"key": "dedicated-node", "operator": "Exists", "value": "gpu"}]),
+     "spec.template.spec.tolerations[0].value: 'gpu' with operator Exists, which takes no value (drop the value)"),
+    (pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedul"}]),
+     "spec.template.spec.tolerations[0].effect: 'NoSchedul' is not one of NoSchedule, PreferNoSchedule, NoExecute"),
+    (pod(tolerations=[{"key": "dedicated node", "operator": "Equal", "value": "gpu"}]),
+     "spec.template.spec.tolerations[0].key: 'dedicated node': must be at most 63 letters, digits, '-', '_' or '.', "
+     "starting and ending with a letter or digit"),
+    (pod(tolerations=[{"operator": "Equal", "value": "gpu"}]),
+     "spec.template.spec.tolerations[0].operator: 'Equal' with no key (only Exists may leave the key empty, to "
+     "tolerate every taint)"),
+    (pod({"convox.io/nodepool": "gpu"}, [{"key": "nvidia.com/gpu", "operator": "Exists", "tolerationSeconds": 60}]),
+     "spec.template.spec.tolerations[0].tolerationSeconds: only effect NoExecute takes it"),
+    (pod({"Convox.io/nodepool": "gpu"}), "spec.template.spec.nodeSelector: label 'Convox.io/nodepool': 'gpu': its prefix "
+     "must be a DNS subdomain (lowercase, at most 253 characters) followed by '/'"),
+    (pod(affinity=_required([{"key": "convox.io/nodepool", "operator": "In"}])),
+     f"{TERMS}[0].matchExpressions[0].values: none, and operator In needs at least one"),
+    (pod(affinity=_required([{"key": "convox.io/nodepool", "operator": "Exists", "values": ["gpu"]}])),
+     f"{TERMS}[0].matchExpressions[0].values: ['gpu'] with operator Exists, which takes none"),
+    (pod(affinity=_required([{"key": "convox.io/node pool", "operator": "In", "values": ["gpu"]}])),
+     f"{TERMS}[0].matchExpressions[0].key: 'convox.io/node pool': must be at most 63 letters, digits, '-', '_' or '.', "
+     "starting and ending with a letter or digit"),
+    (pod(affinity=_required([{"key": "convox.io/nodepool", "operator": "Equals", "values": ["gpu"]}])),
+     f"{TERMS}[0].matchExpressions[0].operator: 'Equals' is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt"),
+    (pod(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}),
+     f"{TERMS}: empty, and a required node affinity must have at least one term (an empty term list would match no node)"),
+])
+def test_placement_the_api_server_refuses_is_named_before_any_lane(pack, spec, said):
+    """kubernetes/kubernetes pkg/apis/core/validation/validation.go: ValidateTolerations (a key is a label key, and
+    may be empty only with Exists; Exists takes no value; the effect is one of the three; tolerationSeconds only
+    with NoExecute), the node selector as labels, and ValidateNodeSelector (at least one term; In/NotIn need values,
+    Exists/DoesNotExist take none, keys are label keys, the six operators). The pod is never created, so the lane it
+    names (gpu-lg is missing) is not what is said."""
+    found = messages(judge(pack, on_rack(deployment("bad", spec))), REACH)
+    assert found == [f'deployment "bad": {said}; Kubernetes refuses such a pod, so none is ever created'], found
+
+
+@pytest.mark.parametrize("terms", [[{}], [{"matchExpressions": []}, {}]])
+def test_a_required_affinity_whose_terms_are_all_empty_never_schedules(pack, terms):
+    """The API server takes empty terms, but the scheduler matches an empty term to no node
+    (kubernetes/kubernetes staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go)."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    found = messages(judge(pack, on_rack(deployment("nowhere", pod(affinity=affinity)))), REACH)
+    assert found == ['deployment "nowhere" never schedules: every term of its required node affinity is empty, and an '
+                     'empty term matches no node (give each term matchExpressions, or drop the required node affinity)']
+
+
+# ---- pods inside well-known custom resources ------------------------------------------------------------------
+
+
+def custom(api_version: str, kind: str, name: str, spec: dict[str, Any]) -> Callable[[ClusterRef], Any]:
+    def add(cluster: ClusterRef) -> Any:
+        return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, metadata={"name": name},
+                                                spec=spec)
+    return add
+
+
+def _ray_cluster(head: dict[str, Any], worker: dict[str, Any]) -> dict[str, Any]:
+    return {"rayVersion": "2.41.0", "headGroupSpec": {"rayStartParams": {}, "template": {"spec": head}},
+            "workerGroupSpecs": [{"groupName": "gpu-group", "replicas": 1, "minReplicas": 1, "maxReplicas": 4,
+                                  "rayStartParams": {}, "template": {"spec": worker}}]}
+
+
+def _with_container(spec: dict[str, Any], **container: Any) -> dict[str, Any]:
+    return {**spec, "containers": [{**spec["containers"][0], **container}]}
+
+
+MISSING = pod({"convox.io/nodepool": "gpu-lg"})
+GPU_ON_WORKLOAD = pod({"convox.io/nodepool": "workload"}, gpus=1)
+CUSTOM_PODS = [
+    # (api version, kind, spec, [(subject, the pod's spec as placed in it)])
+    ("ray.io/v1", "RayCluster", _ray_cluster(MISSING, GPU_ON_WORKLOAD),
+     ['raycluster "ray" head group', 'raycluster "ray" worker group \'gpu-group\'']),
+    ("ray.io/v1", "RayJob", {"entrypoint": "python train.py", "rayClusterSpec": _ray_cluster(MISSING, GPU_ON_WORKLOAD)},
+     ['rayjob "ray" head group', 'rayjob "ray" worker group \'gpu-group\'']),
+    ("ray.io/v1", "RayService", {"serveConfigV2": "applications: []", "rayClusterConfig": _ray_cluster(MISSING, GPU_ON_WORKLOAD)},
+     ['rayservice "ray" head group', 'rayservice "ray" worker group \'gpu-group\'']),
+    ("kubeflow.org/v1", "PyTorchJob", {"pytorchReplicaSpecs": {
+        "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": MISSING}},
+        "Worker": {"replicas": 2, "restartPolicy": "OnFailure", "template": {"spec": GPU_ON_WORKLOAD}}}},
+     ['pytorchjob "ray" replica Master', 'pytorchjob "ray" replica Worker']),
+    ("batch.volcano.sh/v1alpha1", "Job", {"minAvailable": 2, "schedulerName": "volcano", "tasks": [
+        {"name": "ps", "replicas": 1, "template": {"spec": MISSING}},
+        {"name": "worker", "replicas": 2, "template": {"spec": GPU_ON_WORKLOAD}}]},
+     ['volcano job "ray" task \'ps\'', 'volcano job "ray" task \'worker\'']),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet", {"replicatedJobs": [
+        {"name": "driver", "replicas": 1, "template": {"spec": {"template": {"spec": MISSING}}}},
+        {"name": "workers", "replicas": 2, "template": {"spec": {"parallelism": 2, "template": {"spec": GPU_ON_WORKLOAD}}}}]},
+     ['jobset "ray" replicated job \'driver\'', 'jobset "ray" replicated job \'workers\'']),
+]
+
+
+@pytest.mark.parametrize(("api_version", "kind", "spec", "subjects"), CUSTOM_PODS, ids=[c[1] for c in CUSTOM_PODS])
+def test_pods_of_well_known_custom_resources_are_judged_as_a_deployments(pack, api_version, kind, spec, subjects):
+    """Field paths: ray-project/kuberay ray-operator/apis/ray/v1 (raycluster_types.go headGroupSpec.template,
+    workerGroupSpecs[].template; rayjob_types.go rayClusterSpec; rayservice_types.go rayClusterConfig);
+    kubeflow/trainer v1 pytorch_types.go pytorchReplicaSpecs.<type>.template; volcano-sh/apis batch/v1alpha1
+    job.go tasks[].template; kubernetes-sigs/jobset api/jobset/v1alpha2 jobset_types.go
+    replicatedJobs[].template (a JobTemplateSpec). Each pod is judged on its own: one names a missing pool,
+    the other asks for a GPU on the pool that has none."""
+    found = messages(judge(pack, on_rack(custom(api_version, kind, "ray", spec))), REACH)
+    missing, gpu = subjects
+    assert sorted(found) == sorted([
+        f"{missing} targets karpenter nodepool 'gpu-lg', which does not exist on this rack (existing pools: gpu, workload)",
+        f"{gpu} requests 1 nvidia.com/gpu, but it selects karpenter workload nodepool, which has no GPUs "
+        "(select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)",
+    ]), found
+
+
+def _missing(subject: str, pool: str) -> str:
+    return f"{subject} targets karpenter nodepool '{pool}', which does not exist on this rack (existing pools: gpu, workload)"
+
+
+def _gpu_on_workload(subject: str) -> str:
+    return (f"{subject} requests 1 nvidia.com/gpu, but it selects karpenter workload nodepool, which has no GPUs "
+            "(select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)")
+
+
+def test_a_knative_services_revision_template_is_a_pod(pack):
+    """knative/serving pkg/apis/serving/v1 service_types.go: spec.template is a RevisionTemplateSpec, whose spec
+    is a RevisionSpec that embeds a pod spec."""
+    found = messages(judge(pack, on_rack(custom("serving.knative.dev/v1", "Service", "hello", {
+        "template": {"spec": {**GPU_ON_WORKLOAD, "containerConcurrency": 10}}}))), REACH)
+    assert found == [_gpu_on_workload('knative service "hello"')]
+
+
+@pytest.mark.parametrize("predictor", [
+    {"nodeSelector": {"convox.io/nodepool": "workload"}, "minReplicas": 1,
+     "model": {"modelFormat": {"name": "huggingface"}, "args": ["--model_name=llama"],
+               "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "24Gi"}}}},
+    {**GPU_ON_WORKLOAD, "minReplicas": 1},
+], ids=["model", "containers"])
+def test_a_kserve_predictor_is_judged_by_its_model_container_or_its_pod(pack, predictor):
+    """kserve/kserve pkg/apis/serving/v1beta1 predictor.go: a PredictorSpec embeds a pod spec (its containers,
+    nodeSelector, tolerations, affinity) and may instead name a model, a ModelSpec whose container fields are
+    inline (resources, args ...): that container runs with the predictor's pod-level fields."""
+    found = messages(judge(pack, on_rack(custom("serving.kserve.io/v1beta1", "InferenceService", "llm",
+                                                {"predictor": predictor}))), REACH)
+    assert found == [_gpu_on_workload('inferenceservice "llm" predictor')]
+
+
+def test_an_argo_workflows_templates_take_placement_from_the_template_its_defaults_or_the_workflow(pack):
+    """argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go: a template's nodeSelector (likewise
+    tolerations, affinity) overrides the workflow's; spec.templateDefaults apply to every template that sets no
+    value of its own (docs/template-defaults.md). Templates that only run steps run no pod of their own."""
+    train = {"name": "train", "nodeSelector": {"convox.io/nodepool": "workload"},
+             "container": {"image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "command": ["python", "train.py"],
+                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}}
+    prep = {"name": "prep", "script": {"image": "python:3.12", "command": ["python"], "source": "print('prep')"}}
+    steps = {"name": "main", "steps": [[{"name": "prep", "template": "prep"}], [{"name": "train", "template": "train"}]]}
+    with_defaults = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"},
+                     "templateDefaults": {"nodeSelector": {"convox.io/nodepool": "gpu-xl"}}, "templates": [steps, prep, train]}
+    plain = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"}, "templates": [steps, prep]}
+    found = messages(judge(pack, on_rack(custom("argoproj.io/v1alpha1", "Workflow", "ml", with_defaults),
+                                         custom("argoproj.io/v1alpha1", "Workflow", "etl", plain))), REACH)
+    assert sorted(found) == sorted([_missing('workflow "ml" template \'prep\'', "gpu-xl"),
+                                    _gpu_on_workload('workflow "ml" template \'train\''),
+                                    _missing('workflow "etl" template \'prep\'', "gpu-lg")]), found
+
+
+def test_a_refusal_in_a_custom_resources_pod_names_where_the_field_is(pack):
+    spec = {"entrypoint": "main", "templateDefaults": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                                                         "value": "true"}]},
+            "templates": [{"name": "main", "container": {"image": "busybox:1.36"}}]}
+    ray = _ray_cluster(pod(), pod(affinity=_required([{"key": "convox.io/nodepool", "operator": "NotIn"}])))
+    found = messages(judge(pack, on_rack(custom("argoproj.io/v1alpha1", "Workflow", "ml", spec),
+                                         custom("ray.io/v1", "RayCluster", "ray", ray))), REACH)
+    assert sorted(found) == sorted([
+        "raycluster \"ray\" worker group 'gpu-group': spec.workerGroupSpecs[0].template.spec.affinity.nodeAffinity."
+        "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: none, and "
+        "operator NotIn needs at least one; Kubernetes refuses such a pod, so none is ever created",
+        "workflow \"ml\" template 'main': spec.templateDefaults.tolerations[0].value: 'true' with operator Exists, which "
+        "takes no value (drop the value); Kubernetes refuses such a pod, so none is ever created",
+    ]), found
+
+
+@pytest.mark.parametrize(("api_version", "kind"), [
+    ("example.com/v1", "RayCluster"), ("karpenter.sh/v1", "NodePool"), ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+])
+def test_unknown_custom_resources_are_not_read_for_pods(pack, api_version, kind):
+    found = messages(judge(pack, on_rack(custom(api_version, kind, "other", {
+        "values": {"template": {"spec": MISSING}}, **_ray_cluster(MISSING, MISSING)}))), REACH)
+    assert found == []

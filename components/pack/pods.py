@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import contract
 from . import checks, facts, fit, instances, scheduling
@@ -336,20 +336,158 @@ def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str
     return []
 
 
+PodAt = tuple[str, str, Mapping[str, Any], Mapping[str, str]]
+"""One pod template of a resource: its part (``worker group 'gpu'``, '' for the only one), its path, the pod
+spec, and where its placement fields come from when not under that path (``nodeSelector`` -> its path)."""
+
+
+def _template(owner: Any, at: str, part: str, *path: str) -> list[PodAt]:
+    pod = facts.dig(owner, *path)
+    return [(part, ".".join((at, *path)), pod, {})] if isinstance(pod, Mapping) and pod else []
+
+
+def _ray(cluster: Any, at: str) -> list[PodAt]:
+    """A RayCluster spec's pods (ray-project/kuberay ``ray-operator/apis/ray/v1/raycluster_types.go``): the head
+    group's ``headGroupSpec.template`` and each ``workerGroupSpecs[]`` entry's ``template``."""
+    found = _template(cluster, at, "head group", "headGroupSpec", "template", "spec")
+    for i, group in enumerate(facts.as_list(facts.dig(cluster, "workerGroupSpecs"))):
+        name = facts.text(facts.as_map(group).get("groupName")) or str(i)
+        found += _template(group, f"{at}.workerGroupSpecs[{i}]", f"worker group '{name}'", "template", "spec")
+    return found
+
+
+def _pytorch(props: Any) -> list[PodAt]:
+    """Kubeflow's PyTorchJob (kubeflow/trainer v1 ``pkg/apis/kubeflow.org/v1/pytorch_types.go``): a pod template
+    per replica type (``Master``, ``Worker``) under ``spec.pytorchReplicaSpecs``."""
+    return [pod for role, replicas in facts.as_map(facts.dig(props, "spec", "pytorchReplicaSpecs")).items()
+            for pod in _template(replicas, f"spec.pytorchReplicaSpecs.{role}", f"replica {role}", "template", "spec")]
+
+
+def _volcano(props: Any) -> list[PodAt]:
+    """A Volcano Job (volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``): each of ``spec.tasks[]`` has a pod
+    ``template``."""
+    return [pod for i, task in enumerate(facts.as_list(facts.dig(props, "spec", "tasks")))
+            for pod in _template(task, f"spec.tasks[{i}]", f"task '{facts.text(facts.as_map(task).get('name')) or i}'",
+                                 "template", "spec")]
+
+
+def _jobset(props: Any) -> list[PodAt]:
+    """A JobSet (kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``): each ``spec.replicatedJobs[]``
+    holds a Job template, whose pod template is ``template.spec.template``."""
+    return [pod for i, job in enumerate(facts.as_list(facts.dig(props, "spec", "replicatedJobs")))
+            for pod in _template(job, f"spec.replicatedJobs[{i}]",
+                                 f"replicated job '{facts.text(facts.as_map(job).get('name')) or i}'",
+                                 "template", "spec", "template", "spec")]
+
+
+def _kserve(props: Any) -> list[PodAt]:
+    """A KServe InferenceService's predictor (kserve/kserve ``pkg/apis/serving/v1beta1/predictor.go``): a pod spec
+    inline (its own ``containers``), or a ``model`` whose container fields are inline in it, run in a pod with the
+    predictor's pod-level fields (``nodeSelector``, ``tolerations``, ``affinity`` ...)."""
+    predictor = facts.as_map(facts.dig(props, "spec", "predictor"))
+    model = predictor.get("model")
+    if isinstance(model, Mapping) and model:
+        pod = {k: v for k, v in predictor.items() if k != "model"}
+        pod["containers"] = [{"name": "kserve-container", **model}, *facts.as_list(predictor.get("containers"))]
+        return [("predictor", "spec.predictor", pod, {})]
+    return [("predictor", "spec.predictor", predictor, {})] if predictor.get("containers") else []
+
+
+_ARGO_PLACEMENT = ("nodeSelector", "tolerations", "affinity")
+
+
+def _argo(props: Any) -> list[PodAt]:
+    """An Argo Workflow (argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1/workflow_types.go``): a pod for each
+    of ``spec.templates[]`` that runs a ``container`` or a ``script``; each placement field from the template,
+    else ``spec.templateDefaults``, else the workflow's own ``spec`` (a template's value overrides the
+    workflow's)."""
+    spec = facts.as_map(props.get("spec"))
+    sources = ((spec.get("templateDefaults"), "spec.templateDefaults"), (spec, "spec"))
+    found: list[PodAt] = []
+    for i, template in enumerate(facts.as_list(spec.get("templates"))):
+        template = facts.as_map(template)
+        container = template.get("container") or template.get("script")
+        if not isinstance(container, Mapping):
+            continue
+        at = f"spec.templates[{i}]"
+        pod: dict[str, Any] = {"containers": [{"name": "main", **container}]}
+        where: dict[str, str] = {}
+        for name in _ARGO_PLACEMENT:
+            for source, source_at in ((template, at), *sources):
+                if facts.as_map(source).get(name):
+                    pod[name] = facts.as_map(source)[name]
+                    where[name] = source_at
+                    break
+        found.append((f"template '{facts.text(template.get('name')) or i}'", at, pod, where))
+    return found
+
+
+CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[PodAt]]]] = {
+    ("ray.io", "RayCluster"): ("raycluster", lambda props: _ray(props.get("spec"), "spec")),
+    ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(facts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
+    ("ray.io", "RayService"): ("rayservice", lambda props: _ray(facts.dig(props, "spec", "rayClusterConfig"),
+                                                              "spec.rayClusterConfig")),
+    ("kubeflow.org", "PyTorchJob"): ("pytorchjob", _pytorch),
+    ("batch.volcano.sh", "Job"): ("volcano job", _volcano),
+    ("jobset.x-k8s.io", "JobSet"): ("jobset", _jobset),
+    ("serving.knative.dev", "Service"): ("knative service", lambda props: _template(props.get("spec"), "spec", "", "template", "spec")),
+    ("serving.kserve.io", "InferenceService"): ("inferenceservice", _kserve),
+    ("argoproj.io", "Workflow"): ("workflow", _argo),
+}
+"""Custom resources whose pods are judged as a Deployment's, by API group and kind (any version): what each
+calls itself in a verdict, and its pod templates. Other custom resources (Karpenter's, Helm or Flux releases'
+values) are not read."""
+
+
+def custom_kind(type_: str) -> Optional[tuple[str, str]]:
+    match = _TYPE_RE.fullmatch(type_)
+    return (match["group"], match["kind"]) if match and (match["group"], match["kind"]) in CUSTOM else None
+
+
+def pod_templates(res: checks.StackResource) -> tuple[str, list[PodAt]]:
+    """What the resource calls itself (``deployment``, ``raycluster``) and its pod templates (none: it is no
+    workload)."""
+    kind = workload_kind(res.type)
+    if kind is not None:
+        return kind.lower(), [("", ".".join(POD_SPEC[kind]), facts.as_map(facts.dig(res.props, *POD_SPEC[kind])), {})]
+    custom = custom_kind(res.type)
+    if custom is None:
+        return "", []
+    word, read = CUSTOM[custom]
+    return word, read(facts.as_map(res.props))
+
+
+def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
+                   runtimes: Mapping[str, Mapping[str, Any]] = {}) -> list[Workload]:
+    """A resource's workloads: one for each of its pod templates (a RayCluster's head and worker groups)."""
+    word, pods = pod_templates(res)
+    kind = workload_kind(res.type) or res.type.rsplit(":", 1)[-1]
+    found = []
+    for part, at, pod, where in pods:
+        workload = _workload(res, kind, word, part, at, pod, where, claims, runtimes)
+        if workload is not None:
+            found.append(workload)
+    return found
+
+
 def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
                   runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
-    kind = workload_kind(res.type)
-    if kind is None:
-        return None
-    pod = facts.as_map(facts.dig(res.props, *POD_SPEC[kind]))
+    found = read_workloads(res, claims, runtimes)
+    return found[0] if found else None
+
+
+def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: str, pod: Mapping[str, Any],
+              where: Mapping[str, str], claims: Mapping[tuple[str, str], Claim],
+              runtimes: Mapping[str, Mapping[str, Any]]) -> Optional[Workload]:
     if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
-    refused = _overhead_refused(pod, runtimes)
+    refused = scheduling.refusals(pod, at, where)
+    overhead = _overhead_refused(pod, runtimes)
     pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
     metadata = facts.as_map(res.props.get("metadata"))
     service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
     name = facts.text(metadata.get("name")) or res.name
-    subject = f'service "{service}"' if service else f'{kind.lower()} "{name}"'
+    subject = f'service "{service}"' if service else f'{word} "{name}"' + (f" {part}" if part else "")
     requests = fit.pod_requests(pod)
     gpus = _gpus(requests)
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
@@ -365,7 +503,7 @@ def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Cl
     programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
     return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
                     requests, asked.names, asked.gpus, images, programs, slices,
-                    (*fit.refusals(pod), *refused), mig + asked.mig, asked.unheld, asked.refused)
+                    (*refused, *fit.refusals(pod), *overhead), mig + asked.mig, asked.unheld, asked.refused)
 
 
 def image_name(image: str) -> str:

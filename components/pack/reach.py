@@ -15,7 +15,7 @@ from .laneconfig import config_findings, configured_lanes
 from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
-from .pods import Claim, Workload, claimed, read_workload, runtime_classes
+from .pods import Claim, Workload, claimed, read_workload, read_workloads, runtime_classes
 from .wording import missing_lane, no_gpu_lane, no_mig, requirement_words, untolerated_lane, well_known_reason
 
 @dataclass(frozen=True)
@@ -125,6 +125,10 @@ def _fit_fix(workload: Workload) -> str:
 def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping[int, Mapping[str, float]]] = None) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can). Fit problems that
     cannot be decided are left to ``fit_findings``."""
+    if workload.selection.terms is not None and not any(workload.selection.terms):
+        # an empty term matches no node (the scheduler's nodeaffinity helpers), so no term of it matches any
+        return [f"{workload.subject} never schedules: every term of its required node affinity is empty, and an "
+                f"empty term matches no node (give each term matchExpressions, or drop the required node affinity)"]
     named = named_lanes(workload.selection)
     pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
     known = lanes.known_keys
@@ -295,13 +299,12 @@ def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
     unsure: list[Finding] = []
     for res in resources:
         try:
-            workload = read_workload(res, claims, runtimes)
+            found = read_workloads(res, claims, runtimes)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
             continue
-        if workload is not None:
-            workloads.append(workload)
+        workloads += found
     return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes), claims)
 
 

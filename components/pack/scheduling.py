@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-from .. import contract
+from .. import contract, syntax
 from . import facts
 
 
@@ -196,3 +196,96 @@ def selection_of(pod: Any) -> Selection:
 
 def tolerations_of(pod: Any) -> tuple[Toleration, ...]:
     return tuple(Toleration.read(t) for t in facts.as_list(pod.get("tolerations")))
+
+
+# ---- what the API server refuses ------------------------------------------------------------------------------
+
+_TOLERATION_OPERATORS = ("", "Equal", "Exists", "Lt", "Gt")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_AFFINITY = ("affinity", "nodeAffinity")
+
+
+def refusals(pod: Any, at: str, where: Mapping[str, str] = {}) -> list[str]:
+    """What the API server refuses in a pod spec's placement, each with its path under ``at`` (kubernetes
+    ``pkg/apis/core/validation``: ``ValidateTolerations``, the pod's ``nodeSelector`` as labels, and the node
+    affinity's terms as ``ValidateNodeSelector`` checks them). Such a pod is never created, so where it would land
+    is not judged. Tolerations with ``Lt``/``Gt`` (newer clusters) are taken with a whole-number value.
+    ``where`` names the path of a field the pod took from elsewhere (an Argo workflow's defaults)."""
+    found = []
+    selector_at, tolerations_at, affinity_at = (where.get(name, at) for name in ("nodeSelector", "tolerations", "affinity"))
+    for key, value in facts.as_map(pod.get("nodeSelector")).items():
+        problem = syntax.qualified_name_problem(str(key)) or syntax.label_value_problem(label_text(value))
+        if problem:
+            found.append(f"{selector_at}.nodeSelector: label '{key}': '{label_text(value)}': {problem}")
+    for n, toleration in enumerate(facts.as_list(pod.get("tolerations"))):
+        found += [f"{tolerations_at}.tolerations[{n}].{problem}" for problem in _toleration_problems(facts.as_map(toleration))]
+    node_affinity = facts.dig(pod, *_AFFINITY)
+    required = facts.dig(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")
+    terms_at = f"{affinity_at}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    if isinstance(required, Mapping):
+        terms = facts.as_list(required.get("nodeSelectorTerms"))
+        if not terms:
+            found.append(f"{terms_at}: empty, and a required node affinity must have at least one term (an empty "
+                         f"term list would match no node)")
+        for n, term in enumerate(terms):
+            found += _term_problems(facts.as_map(term), f"{terms_at}[{n}]")
+    preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+    for n, term in enumerate(facts.as_list(facts.dig(node_affinity, preferred))):
+        found += _term_problems(facts.as_map(facts.as_map(term).get("preference")),
+                                f"{affinity_at}.affinity.nodeAffinity.{preferred}[{n}].preference")
+    return found
+
+
+def _toleration_problems(toleration: Mapping[str, Any]) -> list[str]:
+    key, operator = facts.text(toleration.get("key")), facts.text(toleration.get("operator"))
+    value, effect_ = label_text(toleration.get("value")), facts.text(toleration.get("effect"))
+    found = []
+    if key and (problem := syntax.qualified_name_problem(key)):
+        found.append(f"key: '{key}': {problem}")
+    if not key and operator != "Exists":
+        found.append(f"operator: '{operator}' with no key (only Exists may leave the key empty, to tolerate every taint)")
+    if operator not in _TOLERATION_OPERATORS:
+        found.append(f"operator: '{operator}' is not Equal or Exists")
+    elif operator == "Exists" and value:
+        found.append(f"value: '{value}' with operator Exists, which takes no value (drop the value)")
+    elif operator in ("Lt", "Gt") and _integer(value) is None:
+        found.append(f"value: '{value}' with operator {operator}, which compares whole numbers")
+    elif operator in ("", "Equal") and (problem := syntax.label_value_problem(value)):
+        found.append(f"value: '{value}': {problem}")
+    if effect_ and effect_ not in _EFFECTS:
+        found.append(f"effect: '{effect_}' is not one of {', '.join(_EFFECTS)}")
+    if toleration.get("tolerationSeconds") is not None and effect_ != "NoExecute":
+        found.append("tolerationSeconds: only effect NoExecute takes it")
+    return found
+
+
+def _term_problems(term: Mapping[str, Any], at: str) -> list[str]:
+    found = []
+    for n, expression in enumerate(facts.as_list(term.get("matchExpressions"))):
+        req = _requirement(expression)
+        where = f"{at}.matchExpressions[{n}]"
+        if problem := syntax.qualified_name_problem(req.key):
+            found.append(f"{where}.key: '{req.key}': {problem}")
+        found += [f"{where}.{problem}" for problem in _operator_problems(req)]
+    for n, expression in enumerate(facts.as_list(term.get("matchFields"))):
+        req = _requirement(expression, field=True)
+        where = f"{at}.matchFields[{n}]"
+        if req.key != "metadata.name":
+            found.append(f"{where}.key: '{req.key}' is not a node field a term may match (only metadata.name)")
+        if req.operator not in ("In", "NotIn") or len(req.values) != 1:
+            found.append(f"{where}: a field is matched with In or NotIn and exactly one value")
+    return found
+
+
+def _operator_problems(req: Requirement) -> list[str]:
+    values = ", ".join(f"'{v}'" for v in req.values)
+    if req.operator in ("In", "NotIn") and not req.values:
+        return [f"values: none, and operator {req.operator} needs at least one"]
+    if req.operator in ("Exists", "DoesNotExist") and req.values:
+        return [f"values: [{values}] with operator {req.operator}, which takes none"]
+    if req.operator in ("Gt", "Lt") and len(req.values) != 1:
+        return [f"values: [{values}] with operator {req.operator}, which takes exactly one"]
+    if req.operator not in _NODE_OPERATORS:
+        return [f"operator: '{req.operator}' is not one of {', '.join(_NODE_OPERATORS)}"]
+    return []

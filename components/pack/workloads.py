@@ -38,7 +38,8 @@ from .laneconfig import (CONFIG_KINDS, EFFECT_NAMES, LANES_SCHEMA, LANE_FIELDS, 
                          lanes_config_problems, size_facts)  # noqa: F401
 from .lanesource import (EKS_NODEGROUP_LABEL, GPU_REQUIREMENTS, group_requirements, read_lanes, read_limits)  # noqa: F401
 from .pods import (CLAIM_KINDS, GPU_DEVICE_CLASSES, GROUPS, MIG_RESOURCE, NVIDIA_SLICES, POD_SPEC, RUNTIME_CLASS_TYPES,
-                   Claim, DeviceClass, PodClaims, Workload, claimed, gpu_classes, image_name, read_workload,
+                   CUSTOM, Claim, DeviceClass, PodClaims, Workload, claimed, custom_kind, gpu_classes, image_name, pod_templates,
+                   read_workload, read_workloads,
                    runtime_classes, workload_kind)  # noqa: F401
 from .wording import (MIG_FAMILIES, missing_lane, no_gpu_lane, no_mig, requirement_words, untolerated_lane,
                       well_known_reason)  # noqa: F401
