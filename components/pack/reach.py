@@ -252,6 +252,8 @@ def squats(workload: Workload, lanes: Lanes) -> list[str]:
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
     if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
         return []  # (a claim the stack does not hold may be a GPU's)
+    if workload.refused or workload.broken_claims:  # the API server refuses it: no pod of it takes any node
+        return []
     known = lanes.known_keys
     reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
                and (chosen := lane.reached_by(workload.selection, known)) is not None
