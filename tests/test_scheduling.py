@@ -127,3 +127,39 @@ def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():
     assert scheduling.Taint.read({"key": "k", "effect": "NO_EXECUTE"}).blocking
     assert not scheduling.Taint.read({"key": "k", "effect": "PREFER_NO_SCHEDULE"}).blocking
     assert str(scheduling.Taint("nvidia.com/gpu", "", "NoSchedule")) == "nvidia.com/gpu:NoSchedule"
+
+
+# ---- what the API server refuses ------------------------------------------------------------------------------
+
+from mixed_os_racks import syntax  # noqa: E402
+from mixed_os_racks.pack import checks, pods  # noqa: E402
+
+TOLERATION_TEXT = st.sampled_from(["", "gpu", "nvidia.com/gpu", "dedicated node", "Convox.io/x", "-bad", "true", "a" * 64])
+A_TOLERATION = st.fixed_dictionaries({}, optional={
+    "key": TOLERATION_TEXT, "operator": st.sampled_from(["", "Equal", "Exists", "In"]), "value": TOLERATION_TEXT,
+    "effect": st.sampled_from(["", "NoSchedule", "NoExecute", "PreferNoSchedule", "NoSchedul"]),
+    "tolerationSeconds": st.integers(0, 600)})
+
+
+@given(A_TOLERATION)
+def test_the_pack_refuses_the_tolerations_the_components_refuse(toleration):
+    """Two readings of kubernetes' ValidateTolerations (pkg/apis/core/validation) agree: the components' check of a
+    service's tolerations, and the pack's of a pod's (operators Lt/Gt, which only newer clusters take, aside)."""
+    found = scheduling.refusals({"tolerations": [toleration]}, "spec")
+    assert bool(found) == (syntax.tolerations_problem([toleration]) is not None), found
+    assert all(problem.startswith("spec.tolerations[0].") for problem in found)
+
+
+JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+                    max_leaves=12)
+FIELDS = st.sampled_from(["spec", "template", "headGroupSpec", "workerGroupSpecs", "rayClusterSpec", "pytorchReplicaSpecs",
+                          "tasks", "replicatedJobs", "predictor", "model", "templates", "templateDefaults", "container",
+                          "nodeSelector", "tolerations", "affinity", "containers"])
+SHAPES = st.recursive(JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20)
+
+
+@given(st.sampled_from(sorted(f"kubernetes:{group}/v1:{kind}" for group, kind in pods.CUSTOM)), SHAPES)
+def test_any_shape_of_a_well_known_custom_resource_is_read_without_error(type_, spec):
+    found = pods.read_workloads(checks.StackResource(type_, "x", "", {"metadata": {"name": "x"}, "spec": spec}))
+    assert all(w.subject.split(" ")[0] in {word.split(" ")[0] for word, _ in pods.CUSTOM.values()} for w in found)
