@@ -40,7 +40,8 @@ PUBLIC_SETUPS = ("aws/karpenter-provider-aws", "aws-samples/karpenter-blueprints
                  "awslabs/ai-on-eks", "terraform-aws-modules/terraform-aws-eks",
                  "pulumi/pulumi-eks", "awsdocs/amazon-eks-user-guide", "kubernetes-sigs/karpenter",
                  "NVIDIA/k8s-device-plugin", "NVIDIA/k8s-dra-driver-gpu", "ray-project/kuberay", "kubeflow/trainer",
-                 "kserve/kserve", "knative/serving", "argoproj/argo-workflows")
+                 "kserve/kserve", "knative/serving", "argoproj/argo-workflows", "volcano-sh/volcano",
+                 "kubernetes-sigs/jobset")
 APPLIERS: dict[str, Callable[[str, Path], Any]] = {
     "ConfigFile": lambda name, path: k8s.yaml.v2.ConfigFile(name, file=str(path)),
     "ConfigGroup": lambda name, path: k8s.yaml.v2.ConfigGroup(name, files=[str(path)]),
