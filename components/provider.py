@@ -38,6 +38,10 @@ from pulumi.provider.experimental.util import camel_case
 from pulumi.provider.server import ComponentInitError
 from pydantic import BaseModel
 
+from . import provider_inputs
+from .inputs import closest
+from .spec.base import rendered
+
 PACKAGE = "rack"
 """The package name: every component's type token is ``rack:index:<Component>``."""
 NAMESPACE = "mixed-os-racks"
@@ -129,13 +133,24 @@ class RackProvider(sdk_component.ComponentProvider):
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
+        component = resource_type.split(":")[-1]
+        if resource_type != f"{PACKAGE}:index:{component}" or component not in self._components:
+            tokens = [f"{PACKAGE}:index:{c}" for c in self._components]
+            meant = closest(resource_type, tokens)
+            raise pulumi.InputPropertiesError(
+                f"{rendered(resource_type)} is no component of this package"
+                + (f" (did you mean {meant}?)" if meant else "") + f"; it constructs {', '.join(tokens)}", [])
+        found = provider_inputs.problems(inputs, self._component_defs[component].inputs, component,
+                                         self.get_type_definition)
+        if found:
+            raise provider_inputs.refusal(component, name, found)
         try:
             return super().construct(name, resource_type, {k: _unknown_as_output(v) for k, v in inputs.items()}, options)
         except ComponentInitError as exc:
             inner = exc.inner
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
-                errors = [{"property_path": schema_path(e["property_path"]), "reason": e["reason"]} for e in inner.errors]
-                raise pulumi.InputPropertiesError(inner.message, errors) from None  # type: ignore[arg-type]
+                raise provider_inputs.refusal(component, name, [(schema_path(e["property_path"]), e["reason"])
+                                                                for e in inner.errors]) from None
             raise
 
 

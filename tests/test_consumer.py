@@ -155,6 +155,26 @@ def test_pack_init_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path, ca
     assert sorted(p.name for p in system.iterdir()) == ["passwd"]
 
 
+def test_pack_init_prints_a_folder_named_like_an_option_as_a_path(tmp_path, capsys, monkeypatch):
+    """``cd -pack`` and ``--policy-pack -pack`` read the name as an option, quoted or not: ``./-pack`` cannot be."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", "init", "--", "-pack"]) == 0
+    out = capsys.readouterr().out
+    assert "next: cd ./-pack && pulumi install" in out
+    assert "then: pulumi preview --policy-pack ./-pack --policy-pack-config ./-pack/config.json" in out
+    assert (tmp_path / "-pack" / "PulumiPolicy.yaml").is_file()
+
+
+@pytest.mark.parametrize("name", ["a" * 256, "é" * 128])  # 256 bytes: one more than NAME_MAX on Linux file systems
+def test_pack_init_refuses_a_folder_name_too_long_for_the_file_system(tmp_path, capsys, name):
+    assert main(["pack", "init", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the folder name '") and err.count("\n") == 1  # one line
+    assert "is 256 bytes long, more than the file system takes in one name (255 bytes, its NAME_MAX)" in err
+    assert name[:40].encode("ascii", "backslashreplace").decode() in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_pack_init_never_writes_through_a_symlink_even_with_force(tmp_path, capsys):
     pack_dir = tmp_path / "pack"
     pack_dir.mkdir()

@@ -123,6 +123,22 @@ export const chosen = lane(config.require("lane"));
     assert done.stderr.endswith("error: the program failed: Error: no lane named gpu in this rack\n  at index.ts:5:11\n")
 
 
+@pytest.mark.parametrize("statement, message", [
+    ('setTimeout(() => { throw new Error("no lane after all"); }, 10);',
+     "error: the program failed: Error: no lane after all\n  at index.ts:3:26\n"),
+    ('Promise.reject(new Error("no lane promised"));',
+     "error: the program failed: Error: no lane promised\n  at index.ts:3:16\n"),
+    ("process.exit(3);", "error: the program exited with code 3\n"),
+], ids=["throw-in-timer", "unhandled-rejection", "exit-3"])
+def test_a_failure_after_the_program_body_ran_exits_2_with_nodes_message(tmp_path, statement, message):
+    """Node ends a process on an uncaught throw in a callback and on an unhandled rejection (Node 15 and later,
+    ``--unhandled-rejections=throw``); the preview reports each as the program's failure, as the CLI does."""
+    program = f'import * as pulumi from "@pulumi/pulumi";\nexport const lane = "gpu";\n{statement}\n'
+    done = preview("--cwd", str(node_project(tmp_path / "p", program)), "--stack", "dev", "--no-policy")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(message), done.stderr
+
+
 def test_a_type_error_exits_2_naming_the_file_and_line_typescript_reports(tmp_path):
     """TypeScript is compiled as the Node.js host compiles it: ts-node, type-checked, with the program's typescript."""
     program = """\

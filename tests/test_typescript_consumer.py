@@ -117,7 +117,7 @@ def test_a_malformed_ami_id_exits_2_naming_the_property(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.splitlines()[-2:] == [
-        "error: rack:index:KarpenterPool resource 'ml' has a problem: KarpenterPool 'ml': pool.ami_id: karpenter nodepool "
+        "error: rack:index:KarpenterPool resource 'ml' has a problem: KarpenterPool 'ml': pool.amiId: karpenter nodepool "
         "'ml': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)",
         "  - property pool.amiId with value 'ami-XYZ' has a problem: karpenter nodepool 'ml': invalid ami_id 'ami-XYZ' "
         "(must look like ami-0123456789abcdef0)",

@@ -220,8 +220,11 @@ def _package_at(path: Path) -> Optional[str]:
 
 def shell_word(path: Path | str) -> str:
     """``path`` as one shell word: quoted as ``shlex`` quotes it, or, with a line break or another control
-    character in it, as bash's ``$'...'`` (so the printed command stays on one line)."""
+    character in it, as bash's ``$'...'`` (so the printed command stays on one line). A relative path that
+    starts with ``-`` is written ``./-pack``: quoting does not stop ``cd`` or ``pulumi`` reading it as an option."""
     text = str(path)
+    if isinstance(path, Path) and text.startswith("-"):
+        text = f"./{text}"
     if text.isprintable():
         return shlex.quote(text)
 
@@ -236,7 +239,24 @@ def shell_word(path: Path | str) -> str:
     return "$'" + "".join(escaped(c) for c in text) + "'"
 
 
+def _name_too_long(directory: Path) -> None:
+    """Refuse a folder name longer than the file system takes (its ``NAME_MAX``, 255 bytes on most), naming it."""
+    for part in directory.parts:
+        size = len(os.fsencode(part))
+        if size <= 255:
+            continue
+        try:
+            most = os.pathconf(next((p for p in directory.absolute().parents if p.exists()), Path("/")), "PC_NAME_MAX")
+        except (OSError, ValueError):
+            most = 255
+        if size > most:
+            shown_part = part if len(part) <= 60 else f"{part[:40]}...{part[-10:]}"
+            raise ScaffoldError(f"the folder name '{shown_part}' is {size} bytes long, more than the file system takes "
+                                f"in one name ({most} bytes, its NAME_MAX); give a shorter name")
+
+
 def _empty_or_new(directory: Path, force: bool) -> None:
+    _name_too_long(directory)
     if directory.exists() and not directory.is_dir():
         raise ScaffoldError(f"{directory}: exists and is not a directory")
     if not directory.exists() or force:
