@@ -121,6 +121,9 @@ def test_an_existing_cluster_past_its_support_is_warned_about_not_refused(tmp_pa
 @pytest.mark.parametrize("when, version, status", [
     ("2025-03-22", "1.29", "standard"), ("2025-03-23", "1.29", "extended"), ("2026-03-23", "1.29", "ended"),
     ("2026-12-01", "1.34", "standard"), ("2026-12-02", "1.34", "extended"), ("2027-12-02", "1.34", "ended"),
+    # 1.35: endoflife.date/amazon-eks lists it released on EKS 2026-01-28, standard support to 2027-03-27 and
+    # extended support to 2028-03-27 (14 and 26 months, the EKS user guide's Kubernetes version lifecycle)
+    ("2027-03-26", "1.35", "standard"), ("2027-03-27", "1.35", "extended"), ("2028-03-27", "1.35", "ended"),
     ("2030-01-01", "1.36", "unknown"),  # not in the calendar read: not judged
 ])
 def test_the_support_table_is_read_by_date(when, version, status):
