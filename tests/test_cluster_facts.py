@@ -187,6 +187,33 @@ def test_the_offline_catalog_reads_european_sovereign_cloud_zones():
     assert Catalog.from_doc(doc).zone_of(PRIVATE[0], "eusc-de-east-1") == "eusc-de-east-1a"
 
 
+@pytest.mark.parametrize("bad, problem", [
+    ([], "clusters: expected a mapping of EKS cluster names to their fields (version, authentication_mode, ...), got a "
+         "list []"),
+    ({"c": "x"}, "clusters.c: expected a mapping of a cluster's fields (version, authentication_mode, oidc_issuer, "
+                 "oidc_provider, node_groups), got text 'x'"),
+    ({"c": {"versoin": "1.34"}}, "clusters.c.versoin: unknown key (did you mean version?)"),
+    ({"c": {"authentication_mode": "api_and_config_map"}}, "clusters.c.authentication_mode: expected API, "
+     "API_AND_CONFIG_MAP or CONFIG_MAP, got text 'api_and_config_map' (did you mean API_AND_CONFIG_MAP?)"),
+    ({"c": {"node_groups": ["g"]}}, "clusters.c.node_groups: expected a mapping of node group names to their scaling "
+     "config (desired_size, min_size, max_size), got a list ['g']"),
+    ({"c": {"node_groups": {"g": 3}}}, "clusters.c.node_groups.g: expected a mapping of a node group's scaling config "
+     "(desired_size, min_size, max_size), got a number 3"),
+    ({"c": {"node_groups": {"g": {"desired_size": 1, "min_size": 1, "maxsize": 3}}}},
+     "clusters.c.node_groups.g: missing max_size\n  clusters.c.node_groups.g.maxsize: unknown key (did you mean max_size?)"),
+    ({"c": {"node_groups": {"g": {"desired_size": "1", "min_size": 1, "max_size": 3}}}},
+     "clusters.c.node_groups.g.desired_size: expected a whole number, got text '1'"),
+])
+def test_the_catalogs_clusters_are_worded_as_its_other_sections(tmp_path, capsys, bad, problem):
+    """The shape of each level named in the catalog's own words, choices in the case EKS takes, misspelled keys
+    with the key meant: as amis:, subnets: and prices: are."""
+    amis = tmp_path / "amis.yaml"
+    amis.write_text(yaml.safe_dump({"amis": [], "clusters": bad}))
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--no-policy", "--amis", str(amis)]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "input should" not in err and "image" not in err, err
+
+
 def test_the_catalogs_clusters_are_checked():
     for bad, problem in [
         ({"c": {"version": 1.34}}, "expected text, got a number 1.34 (quote it)"),
