@@ -221,11 +221,23 @@ def test_a_budget_that_is_no_positive_number_is_refused_at_its_key(budget):
             ("rack:karpenter_max_hourly_usd", {"karpenter_max_hourly_usd": budget}),
             ("rack:additional_karpenter_nodepools_config[0].max_hourly_usd",
              {"additional_karpenter_nodepools_config": [{"name": "ml", "max_hourly_usd": budget}]}),
-            ("rack:additional_node_groups_config[0]", {"additional_node_groups_config": [
+            ("rack:additional_node_groups_config[0].max_hourly_usd", {"additional_node_groups_config": [
                 {"type": "m7i.large", "max_hourly_usd": budget}]})):
         with pytest.raises(ConfigError) as caught:
             parse_rack_config({"cluster_name": "c", **values})
-        assert str(caught.value).startswith(key), (key, str(caught.value))
+        assert str(caught.value).startswith(f"{key}: "), (key, str(caught.value))
+
+
+@pytest.mark.parametrize("items", ["additional_karpenter_nodepools_config", "additional_node_groups_config"])
+def test_a_null_budget_in_a_pool_or_node_group_is_no_budget_as_for_its_other_optional_keys(items):
+    """Inside a list item the value is JSON, so null is null, not the text 'null': an optional key given null is
+    unset (as ami_id or disk), so the lane has no budget of its own; at the top level null is refused."""
+    item = {"name": "ml"} if items.startswith("additional_karpenter") else {"type": "m7i.large"}
+    spec = parse_rack_config({"cluster_name": "c", items: [{**item, "max_hourly_usd": None, "ami_id": None}]})
+    (lane,) = spec.node_groups if items == "additional_node_groups_config" else [p for p in spec.pools if p.name == "ml"]
+    assert lane.max_hourly_usd is None and lane.ami_id is None
+    with pytest.raises(ConfigError, match=r"^rack:max_hourly_usd: null \(no value\)"):
+        parse_rack_config({"cluster_name": "c", "max_hourly_usd": None})
 
 
 def test_a_budget_in_stack_config_text_is_read_as_a_number():
