@@ -113,7 +113,7 @@ def test_a_key_given_twice_is_refused(tmp_path):
     [
         ("1: x\n", "the key 1 is a number, not text (quote it)"),
         ("- a\n- b\n", "expected a mapping with an 'amis:' list, got a list"),
-        ("amis: {}\n", "amis: input should be a valid list"),
+        ("amis: {}\n", "amis: expected a list of images, got a mapping {}"),
         ("x: &a [*a]\n", "nested deeper than any catalog"),
         ("amis: " + "[" * 40 + "]" * 40 + "\n", "nested deeper than any catalog"),
         ("ebs_encryption_by_default: yes please\n", "ebs_encryption_by_default: expected true or false, got text 'yes please'"),

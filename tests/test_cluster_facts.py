@@ -121,6 +121,9 @@ def test_an_existing_cluster_past_its_support_is_warned_about_not_refused(tmp_pa
 @pytest.mark.parametrize("when, version, status", [
     ("2025-03-22", "1.29", "standard"), ("2025-03-23", "1.29", "extended"), ("2026-03-23", "1.29", "ended"),
     ("2026-12-01", "1.34", "standard"), ("2026-12-02", "1.34", "extended"), ("2027-12-02", "1.34", "ended"),
+    # 1.35: endoflife.date/amazon-eks lists it released on EKS 2026-01-28, standard support to 2027-03-27 and
+    # extended support to 2028-03-27 (14 and 26 months, the EKS user guide's Kubernetes version lifecycle)
+    ("2027-03-26", "1.35", "standard"), ("2027-03-27", "1.35", "extended"), ("2028-03-27", "1.35", "ended"),
     ("2030-01-01", "1.36", "unknown"),  # not in the calendar read: not judged
 ])
 def test_the_support_table_is_read_by_date(when, version, status):
@@ -182,6 +185,33 @@ def test_the_offline_catalog_reads_european_sovereign_cloud_zones():
     doc = catalog()
     doc["subnets"] = {subnet: f"eusc-de-east-1{zone[-1]}" for subnet, zone in doc["subnets"].items()}
     assert Catalog.from_doc(doc).zone_of(PRIVATE[0], "eusc-de-east-1") == "eusc-de-east-1a"
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ([], "clusters: expected a mapping of EKS cluster names to their fields (version, authentication_mode, ...), got a "
+         "list []"),
+    ({"c": "x"}, "clusters.c: expected a mapping of a cluster's fields (version, authentication_mode, oidc_issuer, "
+                 "oidc_provider, node_groups), got text 'x'"),
+    ({"c": {"versoin": "1.34"}}, "clusters.c.versoin: unknown key (did you mean version?)"),
+    ({"c": {"authentication_mode": "api_and_config_map"}}, "clusters.c.authentication_mode: expected API, "
+     "API_AND_CONFIG_MAP or CONFIG_MAP, got text 'api_and_config_map' (did you mean API_AND_CONFIG_MAP?)"),
+    ({"c": {"node_groups": ["g"]}}, "clusters.c.node_groups: expected a mapping of node group names to their scaling "
+     "config (desired_size, min_size, max_size), got a list ['g']"),
+    ({"c": {"node_groups": {"g": 3}}}, "clusters.c.node_groups.g: expected a mapping of a node group's scaling config "
+     "(desired_size, min_size, max_size), got a number 3"),
+    ({"c": {"node_groups": {"g": {"desired_size": 1, "min_size": 1, "maxsize": 3}}}},
+     "clusters.c.node_groups.g: missing max_size\n  clusters.c.node_groups.g.maxsize: unknown key (did you mean max_size?)"),
+    ({"c": {"node_groups": {"g": {"desired_size": "1", "min_size": 1, "max_size": 3}}}},
+     "clusters.c.node_groups.g.desired_size: expected a whole number, got text '1'"),
+])
+def test_the_catalogs_clusters_are_worded_as_its_other_sections(tmp_path, capsys, bad, problem):
+    """The shape of each level named in the catalog's own words, choices in the case EKS takes, misspelled keys
+    with the key meant: as amis:, subnets: and prices: are."""
+    amis = tmp_path / "amis.yaml"
+    amis.write_text(yaml.safe_dump({"amis": [], "clusters": bad}))
+    assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--no-policy", "--amis", str(amis)]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "input should" not in err and "image" not in err, err
 
 
 def test_the_catalogs_clusters_are_checked():

@@ -28,6 +28,7 @@ from mixed_os_racks.spec.base import SpecError
 from conftest import REPO, rack_config, run_rack, stack_config
 from policy_helpers import POLICIES, judge, messages, of, start_pack, unknown
 from test_change_safety import _former_tokens
+from test_hostile_runtime import project
 
 GIB = 2**30
 
@@ -220,11 +221,23 @@ def test_a_budget_that_is_no_positive_number_is_refused_at_its_key(budget):
             ("rack:karpenter_max_hourly_usd", {"karpenter_max_hourly_usd": budget}),
             ("rack:additional_karpenter_nodepools_config[0].max_hourly_usd",
              {"additional_karpenter_nodepools_config": [{"name": "ml", "max_hourly_usd": budget}]}),
-            ("rack:additional_node_groups_config[0]", {"additional_node_groups_config": [
+            ("rack:additional_node_groups_config[0].max_hourly_usd", {"additional_node_groups_config": [
                 {"type": "m7i.large", "max_hourly_usd": budget}]})):
         with pytest.raises(ConfigError) as caught:
             parse_rack_config({"cluster_name": "c", **values})
-        assert str(caught.value).startswith(key), (key, str(caught.value))
+        assert str(caught.value).startswith(f"{key}: "), (key, str(caught.value))
+
+
+@pytest.mark.parametrize("items", ["additional_karpenter_nodepools_config", "additional_node_groups_config"])
+def test_a_null_budget_in_a_pool_or_node_group_is_no_budget_as_for_its_other_optional_keys(items):
+    """Inside a list item the value is JSON, so null is null, not the text 'null': an optional key given null is
+    unset (as ami_id or disk), so the lane has no budget of its own; at the top level null is refused."""
+    item = {"name": "ml"} if items.startswith("additional_karpenter") else {"type": "m7i.large"}
+    spec = parse_rack_config({"cluster_name": "c", items: [{**item, "max_hourly_usd": None, "ami_id": None}]})
+    (lane,) = spec.node_groups if items == "additional_node_groups_config" else [p for p in spec.pools if p.name == "ml"]
+    assert lane.max_hourly_usd is None and lane.ami_id is None
+    with pytest.raises(ConfigError, match=r"^rack:max_hourly_usd: null \(no value\)"):
+        parse_rack_config({"cluster_name": "c", "max_hourly_usd": None})
 
 
 def test_a_budget_in_stack_config_text_is_read_as_a_number():
@@ -326,14 +339,16 @@ def test_a_static_pool_costs_its_replicas_and_unknown_values_are_not_guessed(pac
 
 
 @pytest.mark.parametrize("limits, worst", [
-    ({"cpu": "1e400"}, "unbounded"), ({"cpu": "-5"}, "unbounded"), ({"cpu": "abc"}, "unbounded"),
+    ({"cpu": "1e400"}, "unbounded"), ({"cpu": "-5"}, None), ({"cpu": -4}, None), ({"nodes": "-1"}, None),
+    ({"cpu": "abc"}, "unbounded"), ({"nodes": "1e308"}, "unbounded"),
     ({"memory": [1, 2]}, "unbounded"), ("nope", "unbounded"), ({"aws.amazon.com/neuron": 4}, "unbounded"),
     ({"cpu": 1e300}, "$4.3e+299 an hour (6.25e+298 x p5.4xlarge at $6.88, within limits.cpu 1e+300)"),
     ({"nodes": 0}, None), ({"nvidia.com/gpu": "0"}, None),
 ])
 def test_hostile_limits_are_judged(pack, limits, worst):
-    """Limits the API would refuse, or that bound nothing the table counts, leave the pool unbounded; a limit past
-    any budget is judged with its figure written short; a zero limit launches nothing."""
+    """Limits that are no quantity, or that bound nothing the table counts, leave the pool unbounded, as does one
+    whose worst case is past what a float holds; a limit past any budget is judged with its figure written short;
+    a zero or negative limit launches nothing (every node is over it)."""
     found = judge(pack, lambda: gpu_node_pool("odd", limits), {"lane-cost-ceiling": {"maxHourlyUsd": 10}})
     over = messages(found, "lane-cost-ceiling")
     if worst is None:
@@ -398,3 +413,74 @@ def test_past_its_steps_the_search_gives_a_bound_no_fill_exceeds(items, limits):
     assert bound >= brute_force(items, limits) - 1e-9
     per_limit = min(limits[d] * max(p / c[d] for p, c in items) for d in range(3) if all(c[d] > 0 for _, c in items))
     assert bound <= per_limit + 1e-9
+
+
+# ---- worst cases of nothing, and past what a float holds ---------------------------------------------------
+
+POOLS_PROGRAM = """
+import pulumi_kubernetes as k8s
+
+def pool(name, limits, requirements):
+    k8s.apiextensions.CustomResource(name, api_version="karpenter.sh/v1", kind="NodePool", metadata={"name": name}, spec={
+        "limits": limits, "template": {"spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]},
+                             *requirements]}}})
+
+"""
+
+
+def _no_nan(text: str) -> None:
+    raise AssertionError(f"{text} in the JSON output")
+
+
+def preview_pools(tmp_path: Path, pools: str) -> tuple[int, dict, str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    folder = project(tmp_path, POOLS_PROGRAM + pools)
+    out = tmp_path / "preview.json"
+    code = main(["preview", "--stack", "s", "--cwd", str(folder), "--no-policy", "--json", str(out)])
+    return code, json.loads(out.read_text(), parse_constant=_no_nan), out.read_text()
+
+
+def test_a_pool_that_can_launch_nothing_costs_nothing_and_says_why(tmp_path, capsys):
+    code, doc, _ = preview_pools(tmp_path, """
+pool("contradicts", {"cpu": 64}, [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}])
+pool("below", {"cpu": "-4"}, [])
+pool("minus", {"nodes": -1}, [])
+""")
+    out = capsys.readouterr().out
+    assert code == 0
+    lanes = {lane["name"]: lane for lane in doc["costs"]["lanes"]}
+    # p5 is x86_64 only: arm64 leaves it nothing to launch; a negative limit is one every node is over
+    assert {name: (lane["worstCaseHourlyUsd"], lane["unbounded"], lane["detail"]) for name, lane in lanes.items()} == {
+        "contradicts": (0.0, False, "it can launch nothing: its requirements leave no instance type"),
+        "below": (0.0, False, "it can launch nothing: limits.cpu -4 is below zero"),
+        "minus": (0.0, False, "it can launch nothing: limits.nodes -1 is below zero")}
+    assert doc["costs"]["totalHourlyUsd"] == 0.0
+    printed = out[out.index("Worst case per hour"):]
+    assert any(line.split()[:3] == ["karpenter", "nodepool", "'contradicts'"] and "$0.00" in line
+               and "it can launch nothing: its requirements leave no instance type" in line for line in printed.splitlines())
+
+
+def test_a_worst_case_past_what_a_float_holds_is_unbounded_and_the_json_stays_json(tmp_path, capsys):
+    # p5.48xlarge at $55.04: 1e308 nodes of it are past the largest float (about 1.8e308); 2e306 are not, but two
+    # such pools together are
+    code, doc, text = preview_pools(tmp_path, """
+pool("past", {"nodes": "1e308"}, [])
+""")
+    out = capsys.readouterr().out
+    assert code == 0 and "inf" not in out.lower() and "nan" not in out.lower()
+    (lane,) = doc["costs"]["lanes"]
+    assert (lane["worstCaseHourlyUsd"], lane["unbounded"], lane["detail"]) == (
+        None, True, "limits.nodes 1e+308 at these prices is more dollars than can be counted")
+    assert doc["costs"]["totalHourlyUsd"] is None
+
+    code, doc, text = preview_pools(tmp_path / "sum", """
+pool("a", {"nodes": "2e306"}, [])
+pool("b", {"nodes": "2e306"}, [])
+""")
+    out = capsys.readouterr().out
+    assert code == 0 and "inf" not in out.lower() and "nan" not in out.lower()
+    assert all(lane["worstCaseHourlyUsd"] > 1e307 for lane in doc["costs"]["lanes"])
+    assert doc["costs"]["totalHourlyUsd"] is None
+    assert any(line.split()[:3] == ["every", "lane", "unbounded"] for line in out.splitlines()), out

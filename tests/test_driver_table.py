@@ -10,6 +10,12 @@ Upstream facts pinned here (read in the upstream sources; in our words):
   1.31-1.32 from v20251108, 1.29-1.30 from v20251120; 570 before (575 from v20250715 to v20250806).
 - An AWS maintainer on #2768 and PR #2808 (2026-09-21): from release v20260917 the EKS AMIs include two NVIDIA
   drivers and pick one by instance type at first boot (PR #2819: an LTS and a production-branch tree).
+- How it picks: ``templates/al2023/runtime/gpu/resolve-nvidia-driver.sh`` (amazon-eks-ami, commit fe18b8b) runs at
+  first boot and reads the attached NVIDIA GPUs' PCI device ids; the long-term-support branch's open module when
+  its supported-devices list has them all, else the production branch's open module when that list has them, else
+  the long-term-support proprietary module; L4 vGPU slices (G6f) take the GRID flavour, and G4dn/G5/G5g are held
+  to the long-term-support proprietary module with GSP off. G7's GPU is only in 595's list, so the maintainers'
+  word that G7 runs there means 595 is one of the two trees; the rack takes every family below as driven.
 """
 
 from __future__ import annotations

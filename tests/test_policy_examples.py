@@ -161,6 +161,11 @@ LANES = "workloads-reach-their-lane"
     ({"allocatable": {"cpu": "lots"}}, "lanes[0].allocatable.cpu: invalid quantity 'lots' (0 or more, like 3920m, 14481Mi, 17Gi)"),
     ({"allocatable": {"memory": -1}}, "lanes[0].allocatable.memory: invalid quantity -1 (0 or more, like 3920m, 14481Mi, 17Gi)"),
     ({"instanceTypes": ["g5"]}, "lanes[0].instanceTypes: invalid instance type 'g5' (must look like g4dn.xlarge)"),
+    # the instance table sizes g5 (Karpenter's instance-type reference): no nano and no large (its smallest is xlarge)
+    ({"instanceTypes": ["g5.xlarge", "g5.nano"]}, "lanes[0].instanceTypes: 'g5.nano' is no instance type (g5 comes in "
+     "xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge)"),
+    ({"instanceTypes": ["g5.large"]}, "lanes[0].instanceTypes: 'g5.large' is no instance type (did you mean 'g5.xlarge'? "
+     "g5 comes in xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge)"),
     ({"instanceTypes": ["g4dn.xlarge"], "arch": ["arm64"]},
      "lanes[0]: instanceTypes g4dn.xlarge and arch arm64 leave no instance type it could launch (they contradict each "
      "other: instanceTypes g4dn.xlarge is amd64, sizes xlarge)"),

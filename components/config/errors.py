@@ -46,7 +46,7 @@ def problems(exc: SpecError, table: KeyTable, at: str = "") -> list[tuple[str, s
             loc = [] if isinstance(cause, FieldProblem) else list(error["loc"])
             path = key_path([table.key(field_of(error)), *loc[1:]])
         elif isinstance(cause, FieldProblem):
-            path = at + (f".{table.key(cause.field)}" if table.suffix else "")
+            path = at + (f".{table.key(cause.field)}" if table.suffix or cause.field in table.suffixed else "")
         else:
             loc = list(error["loc"])
             path = at + (f".{key_path([table.key(str(loc[0])), *loc[1:]])}" if loc else "")

@@ -27,7 +27,8 @@ class KeyTable:
     ``keys``: spec field -> the key that sets it (a field not listed is set under its own name);
     ``item_keys``: for a list of such specs (pools, node groups), the keys an item may hold, in
     order; ``suffix``: whether an item's problem names the item's key (``[0].disk``) or only the
-    item (``[0]``, as the seeds' CLI words node-group errors); ``default``: the key a problem of
+    item (``[0]``, as the seeds' CLI words node-group errors); ``suffixed``: fields whose problems name
+    the item's key even without ``suffix`` (keys the seeds never had); ``default``: the key a problem of
     the spec as a whole (or of a field set by the rack itself) is reported under."""
 
     spec: type[BaseModel]
@@ -35,6 +36,7 @@ class KeyTable:
     item_keys: tuple[str, ...] = ()
     suffix: bool = True
     default: str = ""
+    suffixed: tuple[str, ...] = ()
 
     def key(self, spec_field: str) -> str:
         """The key that sets ``spec_field`` ('' for a problem of the spec as a whole)."""
@@ -81,6 +83,7 @@ NODE_GROUP = KeyTable(
                "max_hourly_usd", "canary_ami_id", "canary_size"),
     keys={"instance_type": "type"},
     suffix=False,
+    suffixed=("max_hourly_usd",),
 )
 """An item of ``additional_node_groups_config`` and ``additional_build_groups_config``; ``id`` names the
 group (``<rack>-ng-<id>``), ``disk`` defaults to the rack's ``node_disk``."""

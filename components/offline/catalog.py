@@ -389,9 +389,23 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return _where(loc[:-1], doc), f"missing {loc[-1]}"
     where = _where(loc, doc)
     if kind == "extra_forbidden":
-        model = CatalogDoc if len(loc) == 1 else CatalogAmi if loc[0] == "amis" else None
+        model = _model_at(loc[:-1])
         meant = closest(loc[-1], model.model_fields) if model is not None else None
         return where, "unknown key" + (f" (did you mean {meant}?)" if meant else "")
+    if kind == "dict_type":
+        what = _MAPPINGS.get(str(loc[-1]) if loc else "", "names to values")
+        return where, f"expected a mapping of {what}, got {_type_name(given)} {_shown(given)}"
+    if kind == "list_type":
+        return where, f"expected a list of images, got {_type_name(given)} {_shown(given)}"
+    if kind == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        meant = (next((c for c in choices if isinstance(given, str) and c.lower() == given.lower()), None)
+                 or closest(given, choices))
+        either = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else "".join(choices)
+        return where, (f"expected {either}, got {_type_name(given)} {_shown(given)}"
+                       + (f" (did you mean {meant}?)" if meant else ""))
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return where, f"expected a whole number, got {_type_name(given)} {_shown(given)}"
     if kind == "value_error":
         return where, str(error["msg"]).removeprefix("Value error, ")
     if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(given, str):
@@ -403,8 +417,33 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
     if kind == "bool_type":
         return where, f"expected true or false, got {_type_name(given)} {_shown(given)}"
     if kind in ("model_type", "model_attributes_type"):  # pydantic's words name our class
-        return where, f"expected a mapping of an image's fields (id, name, architecture, ...), got {_type_name(given)} {_shown(given)}"
+        model = _model_at(loc)
+        what = _ENTRIES.get(model, "its fields") if model is not None else "its fields"
+        return where, f"expected a mapping of {what}, got {_type_name(given)} {_shown(given)}"
     return where, f"{str(error['msg']).lower()} (got {given!r})"
+
+
+def _model_at(loc: Sequence[Any]) -> Optional[type[BaseModel]]:
+    """The model of the entry at ``loc`` (``()``: the file; ``("amis", 0)``: an image; ``("clusters", "c")``: a
+    cluster; ``("clusters", "c", "node_groups", "g")``: a node group), or None (inside a plain mapping)."""
+    shapes: dict[tuple[Any, ...], type[BaseModel]] = {(): CatalogDoc, ("amis", int): CatalogAmi,
+                                                      ("clusters", str): CatalogCluster,
+                                                      ("clusters", str, "node_groups", str): CatalogNodeGroup}
+    shape = tuple(part if part in ("amis", "clusters", "node_groups") else type(part) for part in loc)
+    return shapes.get(shape)
+
+
+_MAPPINGS = {"clusters": "EKS cluster names to their fields (version, authentication_mode, ...)",
+             "node_groups": "node group names to their scaling config (desired_size, min_size, max_size)",
+             "subnets": "subnet ids to their Availability Zones", "prices": "instance types to US dollars an hour",
+             "ssm_parameters": "parameter names to AMI ids", "tags": "tag keys to values"}
+"""What each mapping of the catalog maps, for a section given another shape."""
+_ENTRIES: dict[type[BaseModel], str] = {
+    CatalogAmi: "an image's fields (id, name, architecture, ...)",
+    CatalogCluster: "a cluster's fields (version, authentication_mode, oidc_issuer, oidc_provider, node_groups)",
+    CatalogNodeGroup: "a node group's scaling config (desired_size, min_size, max_size)",
+    CatalogDoc: "the catalog's sections (amis, ssm_parameters, subnets, ...)"}
+"""What an entry of each kind holds, for an entry given another shape."""
 
 
 def _problems(exc: ValidationError, doc: Any) -> list[str]:

@@ -228,18 +228,23 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
     counted = tuple(limits.get(r, math.inf) for r in COUNTED)
     fits = [(t, p) for t, p in priced if all(c <= limit for c, limit in zip(capacity(t), counted))]
-    if not types or not priced:
+    if not types and not left_out:
+        return WorstCase(0.0, prices, why="it can launch nothing: its requirements leave no instance type")
+    if not priced:
         what = ", ".join(left_out[:3]) + (f" and {len(left_out) - 3} more" if len(left_out) > 3 else "")
-        return WorstCase(None, prices, why=f"no price for what it can launch: {what}" if left_out else
-                         "its requirements leave no instance type", unknown=bool(left_out), left_out=left_out)
+        return WorstCase(None, prices, why=f"no price for what it can launch: {what}", unknown=True, left_out=left_out)
+    below = [r for r, limit in zip(COUNTED, counted) if limit < 0]
+    if below:
+        return WorstCase(0.0, prices, why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]])} is below zero",
+                         left_out=left_out)
     if not fits:
         return WorstCase(0.0, prices, why="no instance type it can launch fits its limits", left_out=left_out)
     if replicas is not None:
         nodes = min(replicas, limits.get(NODES, math.inf))
         itype, price = max(fits, key=lambda f: (f[1], f[0].name))
         bound = f"replicas {replicas:g}" + (f" and limits.nodes {nodes:g}" if nodes < replicas else "")
-        return WorstCase(round(nodes * price, 6), prices, ((itype.name, int(nodes), price),) if nodes else (), bound,
-                         left_out=left_out)
+        return _finite(WorstCase(round(nodes * price, 6), prices, ((itype.name, int(nodes), price),) if nodes else (), bound,
+                                 left_out=left_out))
     free = [t for t, _ in fits if all(c <= 0 or limit == math.inf for c, limit in zip(capacity(t), counted))]
     if free:
         named = [r for r, limit in zip(COUNTED, counted) if limit < math.inf]
@@ -252,7 +257,15 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     used = [(fits[j][0], k) for j, k in enumerate(counts) if k]
     fill = tuple(sorted(((t.name, k, prices.of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
     bound = " and ".join(_limit_text(COUNTED[d], counted[d]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
-    return WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out)
+    return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out))
+
+
+def _finite(worst: WorstCase) -> WorstCase:
+    """``worst``, or unbounded when its figure is past what a float holds (limits or sizes of hundreds of digits)."""
+    if worst.usd is None or math.isfinite(worst.usd):
+        return worst
+    return WorstCase(None, worst.prices, why=f"{worst.bound} at these prices is more dollars than can be counted",
+                     left_out=worst.left_out)
 
 
 def _binding(dims: Sequence[int], counted: Sequence[float], used: Sequence[tuple[instances.InstanceType, int]],
@@ -272,7 +285,7 @@ def group(instance_types: Sequence[str], max_size: float, prices: Prices) -> Wor
     if not priced:
         return WorstCase(None, prices, why="its instance types are not known", unknown=True)
     name, price = max(priced, key=lambda f: (f[1], f[0]))
-    return WorstCase(round(max_size * price, 6), prices, ((name, int(max_size), price),), f"max_size {max_size:g}")
+    return _finite(WorstCase(round(max_size * price, 6), prices, ((name, int(max_size), price),), f"max_size {max_size:g}"))
 
 
 # ---- lowering a limit to a budget -------------------------------------------------------------------------
@@ -392,7 +405,10 @@ def total(lanes: Sequence[LaneCost]) -> Optional[float]:
 
 def summed(figures: Sequence[Optional[float]]) -> Optional[float]:
     """Worst cases added up (to the table's six decimals); None when one is None."""
-    return None if any(f is None for f in figures) else round(sum(f or 0.0 for f in figures), 6)
+    if any(f is None for f in figures):
+        return None
+    added = round(sum(f or 0.0 for f in figures), 6)
+    return added if math.isfinite(added) else None  # past what a float holds: unbounded
 
 
 @dataclass(frozen=True)
@@ -509,13 +525,25 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
     return Budget(budget, "its max_hourly_usd") if budget else None
 
 
+def _signed_limits(value: Any) -> tuple[tuple[str, float], ...]:
+    """A NodePool's limits (``read_limits``), a negative one kept: every node is over it, so it launches none."""
+    found = dict(read_limits(value))
+    for name, amount in facts.as_map(value).items():
+        if isinstance(amount, (int, float)) and not isinstance(amount, bool) and amount < 0:
+            found[str(name)] = float(amount)
+        elif isinstance(amount, str) and amount.strip().startswith("-") and (
+                size := fit.quantity(amount.strip()[1:])) is not None and size > 0:
+            found[str(name)] = -size
+    return tuple(found.items())
+
+
 def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
                by_urn: Mapping[str, checks.StackResource], prices: Prices) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
     if isinstance(lane, facts.NodePool):
         requirements = tuple(lane.requirements())
-        limits = dict(read_limits(facts.dig(props, "spec", "limits")))
+        limits = dict(_signed_limits(facts.dig(props, "spec", "limits")))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
         worst = pool(requirements, limits, prices, replicas)

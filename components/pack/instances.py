@@ -876,8 +876,14 @@ EKS_PER_INSTANCE_DRIVER = "20260917"
 and pick one by the instance type at first boot (amazon-eks-ami PR #2819, "bake lts and pb driver trees,
 resolve one at boot"; an AWS maintainer on issue #2768 and PR #2808, 2026-09-21: "The EKS AMIs now include two
 NVIDIA driver versions and select the correct one based on the instance type at first boot", from release
-v20260917, G7 included; a user confirmed G7 and G6f there). The release notes naming the two majors could not be
-read here: the rack relies on the statement, not on branch numbers."""
+v20260917, G7 included; a user confirmed G7 and G6f there). The choice is made at first boot by
+``templates/al2023/runtime/gpu/resolve-nvidia-driver.sh`` (amazon-eks-ami, read at commit fe18b8b): it takes the
+long-term-support tree's open kernel module when that branch's supported-devices list names every NVIDIA GPU
+attached (by PCI device id), else the production branch's open module when its list does, else the
+long-term-support branch's proprietary module; L4 vGPU slices (G6f) get the GRID flavour, and G4dn, G5 and G5g
+always run the long-term-support proprietary module with GSP firmware off. So it is the GPUs the instance type
+carries that choose, and a GPU either branch lists is driven. The release notes naming the two majors could not
+be read here: the rack relies on the statement and the script, not on branch numbers."""
 
 
 def official_driver(minor: Optional[int], release: str, minors: Iterable[int] = ()) -> Optional[Driver]:

@@ -94,12 +94,16 @@ EKS_VERSION_SUPPORT: dict[str, tuple[str, str]] = {
     "1.32": ("2026-03-23", "2027-03-23"),
     "1.33": ("2026-07-29", "2027-07-29"),
     "1.34": ("2026-12-02", "2027-12-02"),
+    "1.35": ("2027-03-27", "2028-03-27"),
 }
 """Kubernetes minor -> (end of EKS standard support, end of EKS extended support), UTC dates: the Amazon EKS
 Kubernetes release calendar (awsdocs/amazon-eks-user-guide ``latest/ug/versioning/kubernetes-versions.adoc``,
-commit 0138560; the same dates on endoflife.date ``products/amazon-eks.md``). After the end of extended
-support EKS creates no cluster on the version and upgrades existing control planes itself. A minor the
-table does not list (1.35, 1.36: their dates were not in the calendar read here) is not judged."""
+commit 0138560; the same dates on endoflife.date ``products/amazon-eks.md``). 1.35 is from endoflife.date's
+Amazon EKS page (endoflife.date/amazon-eks, read when 1.35 was new: released on EKS 2026-01-28, standard
+support to 2027-03-27, extended to 2028-03-27; 14 and 26 months on, as the EKS user guide's lifecycle
+page says every minor gets). After the end of extended support EKS creates no cluster on the version and
+upgrades existing control planes itself. A minor the table does not list (1.36: its dates were not in the
+calendar read here) is not judged."""
 EKS_VERSION_SOURCE = "the EKS Kubernetes release calendar"
 
 
