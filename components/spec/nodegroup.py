@@ -103,7 +103,7 @@ class NodeGroupSpec(Spec):
     """Taint the nodes ``dedicated-node=<label>:NoSchedule``. Default false."""
     max_hourly_usd: Optional[float] = None
     """The group's budget: the most ``max_size`` nodes may cost an hour on demand, in US dollars (policy
-    ``lane-cost-ceiling``). Default: none."""
+    ``lane-cost-ceiling``). Default: none (``null`` is none too)."""
     canary_ami_id: Optional[str] = None
     """A candidate AL2023 AMI to try on a fixed-size second group ``<name>-canary`` with the group's instance type,
     label and taints. It is checked as ``ami_id`` is. Default none."""

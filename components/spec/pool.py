@@ -92,7 +92,7 @@ class PoolSpec(Spec):
     """The pool's GPU limit (``nvidia.com/gpu``, or ``amd.com/gpu`` for AMD families), GPU pools only. Default: none."""
     max_hourly_usd: Optional[float] = None
     """The pool's budget: the most its worst case may cost an hour on demand, in US dollars (policy
-    ``lane-cost-ceiling``). Default: none."""
+    ``lane-cost-ceiling``). Default: none (``null`` is none too)."""
     consolidation_policy: ConsolidationPolicy = ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
     """Karpenter's consolidation policy. Default ``WhenEmptyOrUnderutilized``."""
     consolidate_after: str = "30s"
