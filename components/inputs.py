@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import stat
 from typing import Any, Iterable, Mapping, Optional
@@ -30,6 +31,46 @@ def nesting_depth(value: Any) -> int:
             continue
         deepest = max(deepest, depth + 1)
     return deepest
+
+
+class NotFinite:
+    """A JSON number Python would read as NaN or an infinity (``NaN``, ``Infinity``, ``1e400``): Go's JSON
+    reader (the Pulumi CLI's) and protobuf's encoder refuse them, so every JSON reader here marks them with
+    this and names them (``first_not_finite``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def finite_float(text: str) -> Any:
+    """``json.loads``'s ``parse_float``: the number, or ``NotFinite`` when it overflows a 64-bit float."""
+    value = float(text)
+    return value if math.isfinite(value) else NotFinite(text)
+
+
+def finite_int(text: str) -> Any:
+    """``json.loads``'s ``parse_int``: the integer, or ``NotFinite`` when it is past a 64-bit float's range
+    (Go reads every JSON number of an untyped value as one)."""
+    value = int(text)
+    try:
+        float(value)
+    except OverflowError:
+        return NotFinite(text)
+    return value
+
+
+def first_not_finite(doc: Any) -> Optional[tuple[str, str]]:
+    """The key path and text of the first ``NotFinite`` number in ``doc`` (iterative: any depth)."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, NotFinite):
+            return path, value.text
+        if isinstance(value, dict):
+            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items()))]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{n}]", v) for n, v in reversed(list(enumerate(value)))]
+    return None
 
 
 YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)

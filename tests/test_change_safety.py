@@ -321,6 +321,15 @@ def _resource(resources: list[dict[str, Any]], type_: str, name: str) -> dict[st
     return next(r for r in resources if r["type"] == type_ and r["urn"].endswith("::" + name))
 
 
+def _drop(resources: list[dict[str, Any]], gone: dict[str, Any]) -> None:
+    """Remove a resource from a state with every reference to it (a state naming a resource it lacks is refused)."""
+    resources.remove(gone)
+    for res in resources:
+        res["dependencies"] = [u for u in res.get("dependencies") or [] if u != gone["urn"]]
+        res["propertyDependencies"] = {k: [u for u in v if u != gone["urn"]]
+                                       for k, v in (res.get("propertyDependencies") or {}).items()}
+
+
 def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file):
     def edit(resources):
         _resource(resources, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["inputs"]["fifoQueue"] = True
@@ -332,7 +341,7 @@ def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file
         pool["inputs"]["spec"]["weight"] = 99
         nodeclass = _resource(resources, NODECLASS, "rack-batch-nodeclass")
         nodeclass["inputs"]["metadata"]["name"] = "batch-old"
-        resources.remove(_resource(resources, "aws:eks/addon:Addon", "rack-eks-pod-identity-agent"))
+        _drop(resources, _resource(resources, "aws:eks/addon:Addon", "rack-eks-pod-identity-agent"))
         gone = copy.deepcopy(_resource(resources, "aws:iam/policy:Policy", "rack-karpenter-Interruption"))
         gone["urn"] = gone["urn"].replace("rack-karpenter-Interruption", "rack-karpenter-Retired")
         resources.append(gone)
@@ -631,6 +640,103 @@ def test_a_version_4_export_with_known_features_is_read(tmp_path):
     path.write_text(_export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}], version=4, features=["hooks"]))
     state = read_stack_export(path, "mixed-os-racks", "dev")
     assert state.version == 4 and [r.type for r in state.resources] == ["pulumi:pulumi:Stack"]
+
+
+# ---- references between resources, as the engine's integrity check has them --------------------------------
+# pulumi/pulumi pkg/resource/deploy/snapshot.go, VerifyIntegrity: a resource's parent, dependencies, property
+# dependencies and deletedWith must be resources of the state (and come before it), its provider a provider
+# resource of the state (URN::ID; a resource pending replacement is exempt); replaceWith names resources likewise.
+
+AWS = "urn:pulumi:dev::mixed-os-racks::pulumi:providers:aws::default"
+QUEUE = "urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::q"
+TOPIC = "urn:pulumi:dev::mixed-os-racks::aws:sns/topic:Topic::t"
+MISSING = "urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::gone"
+
+
+def _linked(**queue: Any) -> list[dict[str, Any]]:
+    return [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"},
+            {"urn": AWS, "custom": True, "type": "pulumi:providers:aws", "id": "p-1"},
+            {"urn": TOPIC, "custom": True, "type": "aws:sns/topic:Topic", "id": "t", "provider": f"{AWS}::p-1"},
+            {"urn": QUEUE, "custom": True, "type": "aws:sqs/queue:Queue", "id": "q", "parent": STACK_URN,
+             "provider": f"{AWS}::p-1", "dependencies": [TOPIC], "inputs": {"name": "q"}, **queue}]
+
+
+@pytest.mark.parametrize("field, value, key", [
+    ("parent", MISSING, "parent"),
+    ("dependencies", [TOPIC, MISSING], "dependencies[1]"),
+    ("propertyDependencies", {"name": [TOPIC], "policy": [MISSING]}, "propertyDependencies.policy[0]"),
+    ("deletedWith", MISSING, "deletedWith"),
+    ("replaceWith", [MISSING], "replaceWith[0]"),
+])
+def test_a_state_naming_a_resource_it_lacks_is_refused(tmp_path, capsys, field, value, key):
+    err = _state_error(tmp_path, capsys, _export(_linked(**{field: value})))
+    assert f"deployment.resources[3].{key}: {MISSING} is not a resource of the state ({QUEUE} names it" in err, err
+
+
+@pytest.mark.parametrize("provider", [f"{AWS}::p-2", f"{MISSING}::p-1", "not-a-reference"])
+def test_a_state_naming_a_provider_it_lacks_is_refused(tmp_path, capsys, provider):
+    err = _state_error(tmp_path, capsys, _export(_linked(provider=provider)))
+    assert f"deployment.resources[3].provider: {provider} is not a provider of the state" in err and QUEUE in err, err
+
+
+def test_a_resource_pending_replacement_may_name_a_provider_that_is_gone(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(_export(_linked(provider=f"{AWS}::p-0", pendingReplacement=True)))
+    assert [r.name for r in read_stack_export(path).resources][-1] == "q"
+
+
+def test_resources_naming_each_other_round_a_cycle_are_refused(tmp_path, capsys):
+    resources = _linked(propertyDependencies={"name": [TOPIC]})
+    resources[2]["deletedWith"] = QUEUE
+    err = _state_error(tmp_path, capsys, _export(resources))
+    assert f"the resources it names form a cycle: {TOPIC} (deletedWith) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err, err
+
+
+def test_the_order_of_the_resources_is_not_checked(tmp_path):
+    """The engine writes each referent before the resources naming it; a state re-sorted by a tool reads the same."""
+    path = tmp_path / "state.json"
+    path.write_text(_export(list(reversed(_linked(deletedWith=TOPIC, replaceWith=[TOPIC])))))
+    assert sorted(r.name for r in read_stack_export(path).resources) == ["default", "mixed-os-racks-dev", "q", "t"]
+
+
+# ---- numbers past a float's range -------------------------------------------------------------------------------
+# Go's encoding/json (the CLI's) refuses a number a float64 cannot hold; Python's json reads 1e400 as inf.
+
+@pytest.mark.parametrize("number", ["1e400", "-2.5e309", "1" + "0" * 400])
+def test_a_state_with_a_number_past_a_floats_range_is_refused_naming_the_key(tmp_path, capsys, number):
+    text = _export(_linked(inputs={"name": "q", "tags": {"size": 0}})).replace('"size": 0', f'"size": {number}')
+    err = _state_error(tmp_path, capsys, text)
+    assert f"deployment.resources[3].inputs.tags.size: {number[:60]} is not a finite number" in err, err
+
+
+def test_a_preview_with_a_number_past_a_floats_range_is_refused_naming_the_key(tmp_path, capsys):
+    path = tmp_path / "preview.json"
+    path.write_text('{"steps": [{"op": "same", "urn": "%s", "newState": {"inputs": {"n": [1, 1e400]}}}]}' % QUEUE)
+    assert guard(str(path)) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: steps[0].newState.inputs.n[1]: 1e400 is not a finite number" in err and "Traceback" not in err, err
+    lines = tmp_path / "events.json"  # a streaming preview: one engine event a line
+    lines.write_text('{"sequence": 0, "preludeEvent": {}}\n{"sequence": 1, "summaryEvent": {"resourceChanges": {"same": 1e999}}}\n')
+    assert guard(str(lines)) == 2
+    assert "line 2: summaryEvent.resourceChanges.same: 1e999 is not a finite number" in capsys.readouterr().err
+
+
+# ---- times -----------------------------------------------------------------------------------------------------
+# Go's time.Time reads JSON as RFC 3339 (an upper-case T, seconds and a zone required; no comma before the fraction).
+
+@pytest.mark.parametrize("when", ["2026-01-02T03:04:05+0000", "2026-01-02T03:04:05,5Z", "2026-W01-1T03:04:05Z",
+                                  "2026-01-02t03:04:05z", "2026-01-02T03:04Z", "2026-02-30T03:04:05Z",
+                                  "2026-01-02T03:04:05\u0661Z"])
+def test_a_time_go_cannot_read_makes_the_state_unreadable(tmp_path, capsys, when):
+    err = _state_error(tmp_path, capsys, _export(_linked(modified=json.loads(f'"{when}"'))))
+    assert "deployment.resources[3].modified: must be a time as pulumi writes it (RFC 3339)" in err, err
+
+
+@pytest.mark.parametrize("when", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456789-07:00", "2026-01-02T03:04:05.1234567891+00:00"])
+def test_a_time_go_reads_is_read(tmp_path, when):
+    path = tmp_path / "state.json"
+    path.write_text(_export(_linked(modified=when, created=when)))
+    assert read_stack_export(path).resources[-1].modified == when
 
 
 def test_a_bad_preview_file_exits_2_naming_the_file_and_the_problem(tmp_path, capsys):

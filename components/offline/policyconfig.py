@@ -5,14 +5,13 @@ then a check against each policy's schema."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2 as pb
 
-from ..inputs import MAX_NESTING, nesting_depth
+from ..inputs import MAX_NESTING, NotFinite, finite_float, finite_int, first_not_finite, nesting_depth
 from .stackfile import InputFileError, read_utf8
 
 LEVELS = {"advisory": pb.ADVISORY, "mandatory": pb.MANDATORY, "remediate": pb.REMEDIATE, "disabled": pb.DISABLED}
@@ -28,32 +27,6 @@ class PolicyPackError(Exception):
 
 
 # ---- the config file, merged as the CLI merges it ----------------------------------------------------
-
-
-class _NotFinite:
-    """A JSON number Python would read as NaN or an infinity (``NaN``, ``Infinity``, ``1e400``)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-def _finite_float(text: str) -> Any:
-    value = float(text)
-    return value if math.isfinite(value) else _NotFinite(text)
-
-
-def _not_finite(doc: Any) -> Optional[tuple[str, str]]:
-    """The key path and text of the first non-finite number in ``doc`` (iterative: any depth)."""
-    stack: list[tuple[str, Any]] = [("", doc)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, _NotFinite):
-            return path, value.text
-        if isinstance(value, dict):
-            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items()))]
-        elif isinstance(value, list):
-            stack += [(f"{path}[{n}]", v) for n, v in reversed(list(enumerate(value)))]
-    return None
 
 
 def read_config_file(path: Path) -> PolicyConfig:
@@ -72,14 +45,14 @@ def read_config_file(path: Path) -> PolicyConfig:
         return {}
     too_deep = False
     try:
-        doc = json.loads(text, parse_constant=_NotFinite, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=NotFinite, parse_float=finite_float, parse_int=finite_int)
     except json.JSONDecodeError as exc:
         raise PolicyPackError(f"policy pack config {path} is not valid JSON: {exc}") from None
     except RecursionError:
         too_deep = True
     if too_deep or nesting_depth(doc) > MAX_NESTING + 1:  # a policy's value nests at most MAX_NESTING levels
         raise PolicyPackError(f"policy pack config {path}: nested deeper than {MAX_NESTING} levels (no policy config needs that)")
-    found = _not_finite(doc)
+    found = first_not_finite(doc)
     if found:
         key, number = found
         raise PolicyPackError(f"policy pack config {path}: {key}: {number} is not a finite number (JSON has no NaN or Infinity)")

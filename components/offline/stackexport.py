@@ -17,6 +17,7 @@ have: such a value is *unknown* (``UNREADABLE``), never a change.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
-from ..inputs import nesting_depth, not_a_file
+from ..inputs import finite_float, finite_int, first_not_finite, nesting_depth, not_a_file
 from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -138,6 +139,35 @@ def parent_cycle(parents: Mapping[str, str]) -> list[str]:
     return []
 
 
+def reference_cycle(links: Mapping[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """A cycle of references (``[(a, key), (b, key), (a, "")]``: ``a``'s ``key`` names ``b``, ...), or []:
+    the engine keeps every referent before the resources naming it, so a state it wrote has none."""
+    done: set[str] = set()
+    for start in links:
+        if start in done:
+            continue
+        todo: list[list[Any]] = [[start, 0]]  # the walk's path: each resource and how many of its links are taken
+        on_path = {start}
+        while todo:
+            top = todo[-1]
+            out = links.get(top[0], [])
+            if top[1] == len(out):
+                todo.pop()
+                on_path.discard(top[0])
+                done.add(top[0])
+                continue
+            target = out[top[1]][1]
+            top[1] += 1
+            if target in on_path:
+                path = [(urn, links[urn][taken - 1][0]) for urn, taken in todo]
+                begin = next(n for n, (urn, _) in enumerate(path) if urn == target)
+                return path[begin:] + [(target, "")]
+            if target in links and target not in done:
+                todo.append([target, 0])
+                on_path.add(target)
+    return []
+
+
 def cycle_words(cycle: list[str]) -> str:
     return "its parents form a cycle: " + " -> ".join(cycle)
 
@@ -189,16 +219,19 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
         raise StateFileError(f"{where}.inputs: must be an object")
 
 
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})")
+
+
 def state_time(value: Any) -> Optional[datetime]:
-    """A resource's ``created``/``modified`` time (Go's RFC 3339, nanoseconds and all), or None when
-    ``value`` is not one."""
-    if not isinstance(value, str) or not 20 <= len(value) <= 40 or "T" not in value:
+    """A resource's ``created``/``modified`` time as Go's ``time.Time`` reads it from JSON (RFC 3339: an upper-case
+    ``T``, seconds, a zone, any fraction of a second), or None when ``value`` is not one."""
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
         return None
+    text = re.sub(r"\.([0-9]{1,6})[0-9]*", r".\1", value).replace("Z", "+00:00")  # Python keeps microseconds
     try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
+        return datetime.fromisoformat(text)
+    except ValueError:  # a month 13, an hour 24, a zone past 23:59
         return None
-    return when if when.tzinfo is not None else None
 
 
 def listed(value: Any, where: str) -> list[Any]:
@@ -247,9 +280,10 @@ def read_text(path: Path, what: str) -> str:
 
 
 def parse_json(text: str, path: Path, what: str, where: str = "") -> Any:
-    """One JSON document, as pulumi writes JSON (no NaN, no numbers Python cannot read, not too deep)."""
+    """One JSON document, as pulumi writes JSON (no NaN, no number past a 64-bit float's range, no numbers Python
+    cannot read, not too deep)."""
     try:
-        doc = json.loads(text, parse_constant=_no_constant)
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=finite_float, parse_int=finite_int)
     except json.JSONDecodeError as exc:
         at = f"line {exc.lineno}, column {exc.colno}" if not where else f"{where}column {exc.colno}"
         raise StateFileError(f"{path}: not JSON ({at}: {exc.msg}), so not {what}") from None
@@ -259,6 +293,11 @@ def parse_json(text: str, path: Path, what: str, where: str = "") -> Any:
         raise StateFileError(f"{path}: not JSON as pulumi writes it ({where}{exc}), so not {what}") from None
     if nesting_depth(doc) > MAX_DEPTH:
         raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)")
+    overflow = first_not_finite(doc)
+    if overflow:  # Python would read it as an infinity; Go's reader (the CLI's) refuses it
+        key, number = overflow
+        raise StateFileError(f"{path}: {where}{key or 'the document'}: {number[:60]} is not a finite number (it overflows "
+                             f"a 64-bit float), so not JSON as pulumi writes it")
     return doc
 
 
@@ -352,6 +391,7 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
     resources: list[StateResource] = []
     deletes: list[StateResource] = []
     seen: set[str] = set()
+    entries: list[tuple[str, StateResource]] = []
     for n, item in enumerate(items):
         where = f"{path}: deployment.resources[{n}]"
         if not isinstance(item, dict):
@@ -395,6 +435,7 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
             provider=item.get("provider") or "", dependencies=dependencies,
             created=item.get("created") or "", modified=item.get("modified") or "",
         )
+        entries.append((where, res))
         if res.delete:  # the old copy of a replaced resource: the next update deletes it
             deletes.append(res)
             continue
@@ -405,9 +446,53 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
     cycle = parent_cycle({res.urn: res.parent for res in resources})
     if cycle:
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
+    _check_references(entries, path)
     pending = listed((deployment or {}).get("pending_operations"), f"{path}: deployment.pending_operations")
     return StackState(path, version, resources, project or "", stack or "", encrypted=counter[0], pending=len(pending),
                       kind=kind, pending_deletes=deletes)
+
+
+PROVIDER_TYPE_PREFIX = "pulumi:providers:"
+
+
+def _references(res: StateResource) -> list[tuple[str, str]]:
+    """(key, URN) of each resource ``res`` names, as the engine checks them (its provider by URN here)."""
+    refs = [("parent", res.parent)] if res.parent else []
+    refs += [(f"dependencies[{n}]", urn) for n, urn in enumerate(res.dependencies)]
+    refs += [(f"propertyDependencies.{key}[{n}]", urn) for key, urns in res.property_dependencies.items()
+             for n, urn in enumerate(urns)]
+    refs += [("deletedWith", res.deleted_with)] if res.deleted_with else []
+    refs += [(f"replaceWith[{n}]", urn) for n, urn in enumerate(res.replace_with)]
+    return refs
+
+
+def _check_references(entries: list[tuple[str, StateResource]], path: Path) -> None:
+    """Every resource a resource names (its parent, dependencies, property dependencies, ``deletedWith``,
+    ``replaceWith``, provider) is a resource of the state, and no chain of them goes round, as the engine's
+    integrity check has it (pulumi ``pkg/resource/deploy/snapshot.go``, ``VerifyIntegrity``). The order of the
+    resources is not checked: the engine keeps each referent before the resources naming it, but an export
+    edited or re-sorted by a tool reads the same."""
+    urns = {res.urn for _, res in entries}
+    providers = {f"{res.urn}::{res.id}" for _, res in entries if res.type.startswith(PROVIDER_TYPE_PREFIX)}
+    links: dict[str, list[tuple[str, str]]] = {}
+    for where, res in entries:
+        for key, urn in _references(res):
+            if urn not in urns:
+                raise StateFileError(f"{where}.{key}: {shown(urn)} is not a resource of the state ({shown(res.urn)} "
+                                     f"names it; pulumi refuses such a state)"[:600])
+        # a resource left by a delete-before-replace may name a provider that is gone (the engine allows it)
+        if res.provider and res.provider not in providers and not res.pending_replacement:
+            raise StateFileError(f"{where}.provider: {shown(res.provider)} is not a provider of the state (a provider "
+                                 f"resource's URN::ID; {shown(res.urn)} names it; pulumi refuses such a state)"[:600])
+        if not res.delete:
+            provider = [("provider", res.provider.rsplit("::", 1)[0])] if res.provider else []
+            links[res.urn] = _references(res) + provider
+    live = set(links)
+    cycle = reference_cycle({urn: [(k, u) for k, u in out if u in live] for urn, out in links.items()})
+    if cycle:
+        words = " -> ".join(f"{urn} ({key})" if key else urn for urn, key in cycle)
+        raise StateFileError(f"{path}: {cycle[0][0]}: the resources it names form a cycle: {words} (pulumi never "
+                             f"writes one)"[:1200])
 
 
 REDACTED = "[secret]"
