@@ -97,8 +97,9 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
     for lane, amis in config["ranSince"].items():
         for ami, since in amis.items():
             ran = soak.parse_time(since)
-            age = (f"since {since} ({math.floor((now - ran).total_seconds() / soak.DAY_SECONDS)} days)" if ran
-                   else "no time recorded: its soak cannot be proven")
+            age = ("no time recorded: its soak cannot be proven" if ran is None else
+                   f"since {since}, which is in the future: it proves no soak" if ran > now else
+                   f"since {since} ({math.floor((now - ran).total_seconds() / soak.DAY_SECONDS)} days)")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
     return lines or ["    (no lane pins an AMI by id)"]
 
@@ -232,6 +233,9 @@ def promote_command(args: argparse.Namespace) -> int:
     project = read_project_file(cwd)
     stack, stack_file = stack_of(args, cwd)
     evidence_state = _read_evidence(args.evidence)
+    if evidence_state.resources and evidence_state.project != project:
+        sys.stderr.write(f"warning: --from {args.evidence}: is the state of project {evidence_state.project!r}, not of "
+                         f"project {project!r} (Pulumi.yaml): its lanes are matched by name\n")
     if (evidence_state.project, evidence_state.stack) == (project, stack):
         raise UsageError(f"--from {args.evidence}: is the state of stack {stack!r} itself: give the state of the "
                          f"environment before it")

@@ -153,6 +153,29 @@ def test_a_state_without_modified_times_proves_no_soak(tmp_path, amis, prod_stat
     assert "its soak cannot be proven" in soaked(doc)[0]["message"]
 
 
+def test_a_modified_time_in_the_future_proves_no_soak(tmp_path, amis, prod_state, capsys):
+    """A time after the package's clock (a wrong clock where the state was written, or an edited state) would
+    otherwise count as a soak of 0 days and pass a bar of 0 days."""
+    code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, -3, {"ami_id": NEW_AMI}, "--soak-days", "0")
+    assert code == 1
+    assert "which is in the future" in soaked(doc)[0]["message"] and "counts as not soaked" in soaked(doc)[0]["message"]
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, -3)
+    assert main(["soak", str(staging)]) == 0
+    summary = capsys.readouterr().err
+    assert f"lane 'gpu': {NEW_AMI} since " in summary and "which is in the future: it proves no soak" in summary, summary
+
+
+def test_a_created_time_in_the_future_proves_no_soak_either(tmp_path, amis, prod_state):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        res["created"] = (clock.now() + timedelta(days=1)).isoformat()
+    staging.write_text(json.dumps(doc))
+    code, result = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging),
+                           "--state", str(prod_state))
+    assert code == 1 and "which is in the future" in soaked(result)[0]["message"]
+
+
 def test_soak_days_come_from_the_flag(tmp_path, amis, prod_state):
     code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 2.04, {"ami_id": NEW_AMI}, "--soak-days", "2")
     assert code == 0 and soaked(doc) == []
@@ -324,6 +347,26 @@ def test_promote_writes_the_convox_json_form_too(tmp_path, amis, project):
     assert promote(project, staging) == 0
     written = yaml.safe_load(stack.read_text())["config"][POOLS_KEY]
     assert isinstance(written, str) and json.loads(written)[0]["ami_id"] == NEW_AMI
+
+
+def test_promote_writes_through_a_symlinked_stack_file(tmp_path, amis, project, capsys):
+    kept = project / "stacks" / "prod.yaml"
+    kept.parent.mkdir()
+    (project / "Pulumi.prod.yaml").rename(kept)
+    (project / "Pulumi.prod.yaml").symlink_to(Path("stacks") / "prod.yaml")
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, staging) == 0
+    assert (project / "Pulumi.prod.yaml").is_symlink() and f"ami_id: {NEW_AMI}" in kept.read_text()
+
+
+def test_promote_from_another_projects_state_warns_naming_both(tmp_path, amis, project, capsys):
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+    staging.write_text(staging.read_text().replace(f"::{PROJECT}::", "::other-racks::"))
+    assert promote(project, staging) == 0
+    captured = capsys.readouterr()
+    assert (f"warning: --from {staging}: is the state of project 'other-racks', not of project '{PROJECT}'"
+            in captured.err), captured.err
+    assert f"ami_id: {NEW_AMI}" in (project / "Pulumi.prod.yaml").read_text()
 
 
 def test_promote_names_what_it_cannot_do(tmp_path, amis, project, capsys):

@@ -16,12 +16,19 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
 from ..pack import checks, soak
-from .stackexport import StackState, state_time
+from .stackexport import StackState, StateResource, state_time
+
+
+def _changed(res: StateResource) -> str:
+    """When the state says the resource last changed: its ``modified`` time, or its ``created`` time when that is
+    later (a state that contradicts itself proves the least it can); '' when it records no ``modified``."""
+    modified, created = state_time(res.modified), state_time(res.created)
+    return res.created if modified is not None and created is not None and created > modified else res.modified
 
 
 def pins(state: StackState) -> list[tuple[soak.Held, str]]:
     """Each AMI id a lane of the state pins (``soak.held``), with the ``modified`` time of the resource holding it."""
-    modified = {res.urn: res.modified for res in state.resources}
+    modified = {res.urn: _changed(res) for res in state.resources}
     stack = checks.Stack([checks.StackResource(res.type, res.name, res.urn, res.inputs, res.property_dependencies,
                                                res.parent) for res in state.resources])
     return [(pin, modified.get(res.urn, "")) for res, lane in stack.items for pin in soak.held(stack, res, lane)]

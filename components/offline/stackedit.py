@@ -154,7 +154,9 @@ def _verify(path: Path, text: str, project: str, shapes: Mapping[str, Shape], ex
 
 
 def write_text(path: Path, text: str) -> None:
-    """Replace the file's content at once (a new file renamed over it, with the old one's mode)."""
+    """Replace the file's content at once (a new file renamed over it, with the old one's mode). A symbolic link
+    stays one: the file it points to is replaced."""
+    path = Path(os.path.realpath(path))
     mode = path.stat().st_mode & 0o7777
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -286,6 +286,13 @@ def ami_not_soaked(subject: str, lane: str, ami: str, environment: str, soaked: 
             f"it has run there {days(needed)}")
 
 
+def ami_soak_future(subject: str, lane: str, ami: str, environment: str, since: str) -> str:
+    """Policy ``ami-soaked``: the state says the resource holding the AMI last changed after now."""
+    return (f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state says the "
+            f"resource holding it last changed at {since}, which is in the future (a wrong clock where the state was "
+            f"written, or an edited state), so it proves no soak: the AMI counts as not soaked")
+
+
 def ami_soak_unproven(subject: str, lane: str, ami: str, environment: str) -> str:
     """Policy ``ami-soaked``: the environment before runs the AMI, but its state records no time for it."""
     return (f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state records no "

@@ -146,7 +146,7 @@ class Evidence:
     def soaked_days(self, lane: str, ami: str, now: datetime) -> Optional[int]:
         """Whole days the lane has run the AMI, as far as the state proves it; None when it proves nothing."""
         since = parse_time(self.ran.get(lane, {}).get(ami))
-        return None if since is None else max(0, math.floor((now - since).total_seconds() / DAY_SECONDS))
+        return None if since is None or since > now else math.floor((now - since).total_seconds() / DAY_SECONDS)
 
     def problem(self, subject: str, lane: str, ami: str, now: datetime) -> Optional[str]:
         """Why ``lane`` may not newly run ``ami`` yet, or None when it may."""
@@ -159,6 +159,9 @@ class Evidence:
         since = parse_time(there[ami])
         if since is None:
             return rules.ami_soak_unproven(subject, lane, ami, self.environment)
+        if since > now:  # a time to come proves nothing has run
+            return rules.ami_soak_future(subject, lane, ami, self.environment,
+                                         since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         if (now - since).total_seconds() >= self.needed * DAY_SECONDS:
             return None
         return rules.ami_not_soaked(subject, lane, ami, self.environment, self.soaked_days(lane, ami, now) or 0,
