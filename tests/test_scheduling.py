@@ -154,8 +154,9 @@ JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
                     max_leaves=12)
 FIELDS = st.sampled_from(["spec", "template", "headGroupSpec", "workerGroupSpecs", "rayClusterSpec", "pytorchReplicaSpecs",
-                          "tasks", "replicatedJobs", "predictor", "model", "templates", "templateDefaults", "container",
-                          "nodeSelector", "tolerations", "affinity", "containers"])
+                          "tasks", "replicatedJobs", "predictor", "model", "sklearn", "triton", "transformer", "explainer",
+                          "art", "templates", "templateDefaults", "container", "nodeSelector", "tolerations", "affinity",
+                          "containers"])
 SHAPES = st.recursive(JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20)
 
 

@@ -755,19 +755,49 @@ def test_a_knative_services_revision_template_is_a_pod(pack):
     assert found == [_gpu_on_workload('knative service "hello"')]
 
 
+def _serving(framework: str, **fields: Any) -> dict[str, Any]:
+    """A predictor that names ``framework``, its container asking for a GPU, placed on the workload pool."""
+    return {"nodeSelector": {"convox.io/nodepool": "workload"}, "minReplicas": 1, **fields,
+            framework: {"storageUri": "s3://models/llm", "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "24Gi"}}}}
+
+
 @pytest.mark.parametrize("predictor", [
     {"nodeSelector": {"convox.io/nodepool": "workload"}, "minReplicas": 1,
      "model": {"modelFormat": {"name": "huggingface"}, "args": ["--model_name=llama"],
                "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "24Gi"}}}},
     {**GPU_ON_WORKLOAD, "minReplicas": 1},
-], ids=["model", "containers"])
+    *(_serving(framework) for framework in ("pytorch", "triton", "tensorflow", "huggingface", "onnx")),
+    _serving("triton", model={"modelFormat": {"name": "sklearn"}}),
+    _serving("sklearn", containers=[{"name": "logger", "image": "busybox:1.36"}]),
+], ids=["model", "containers", "pytorch", "triton", "tensorflow", "huggingface", "onnx", "framework-beside-a-model",
+        "framework-and-a-sidecar"])
 def test_a_kserve_predictor_is_judged_by_its_model_container_or_its_pod(pack, predictor):
-    """kserve/kserve pkg/apis/serving/v1beta1 predictor.go: a PredictorSpec embeds a pod spec (its containers,
-    nodeSelector, tolerations, affinity) and may instead name a model, a ModelSpec whose container fields are
-    inline (resources, args ...): that container runs with the predictor's pod-level fields."""
+    """kserve/kserve pkg/apis/serving/v1beta1: a predictor carries a pod spec's fields itself (its containers,
+    nodeSelector, tolerations, affinity) and may name what serves the model instead: a ``model``, or a framework key
+    (predictor.go: sklearn, xgboost, tensorflow, pytorch, triton, onnx, huggingface, pmml, lightgbm, paddle). Either
+    is a container spec written inline. KServe's defaulting webhook (inference_service_defaults.go) turns the first
+    framework key it finds into the ``model``, fields untouched, dropping a ``model`` written beside it; the
+    controller then runs that container first in the predictor's pod, after it the predictor's own containers, with
+    the predictor's pod-level fields. So a framework's ``resources`` are the predictor pod's."""
     found = messages(judge(pack, on_rack(custom("serving.kserve.io/v1beta1", "InferenceService", "llm",
                                                 {"predictor": predictor}))), REACH)
     assert found == [_gpu_on_workload('inferenceservice "llm" predictor')]
+
+
+def test_a_kserve_transformer_and_explainer_are_pods_of_their_own(pack):
+    """kserve/kserve pkg/apis/serving/v1beta1: an InferenceService's ``transformer`` (transformer.go) and
+    ``explainer`` (explainer.go) each become pods apart from the predictor's. A transformer is a pod spec written
+    inline; an explainer is one too, or names an explainer framework (``art``; ``alibi`` and ``aix`` in earlier
+    releases), a container spec the controller puts in its pod in place of the first container, with the
+    explainer's own pod-level fields."""
+    predictor = {"sklearn": {"storageUri": "gs://kfserving-examples/models/sklearn/1.0/model"}}
+    transformer = {**pod({"convox.io/nodepool": "gpu-lg"}), "minReplicas": 1}
+    explainer = {"nodeSelector": {"convox.io/nodepool": "workload"},
+                 "art": {"type": "SquareAttack", "resources": {"limits": {"nvidia.com/gpu": "1"}}}}
+    found = messages(judge(pack, on_rack(custom("serving.kserve.io/v1beta1", "InferenceService", "cifar", {
+        "predictor": predictor, "transformer": transformer, "explainer": explainer}))), REACH)
+    assert sorted(found) == sorted([_missing('inferenceservice "cifar" transformer', "gpu-lg"),
+                                    _gpu_on_workload('inferenceservice "cifar" explainer')]), found
 
 
 def test_an_argo_workflows_templates_take_placement_from_the_template_its_defaults_or_the_workflow(pack):

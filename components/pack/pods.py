@@ -380,17 +380,44 @@ def _jobset(props: Any) -> list[PodAt]:
                                  "template", "spec", "template", "spec")]
 
 
+KSERVE_FRAMEWORKS = ("sklearn", "tensorflow", "xgboost", "pytorch", "triton", "onnx", "huggingface", "pmml",
+                     "lightgbm", "paddle")
+"""A KServe predictor's framework keys (kserve/kserve ``pkg/apis/serving/v1beta1/predictor.go``), in the order its
+defaulting webhook looks for them (``inference_service_defaults.go``, ``setPredictorModelDefaults``): the first one
+set becomes the predictor's ``model``, its container fields unchanged, in place of any ``model`` written beside it."""
+KSERVE_EXPLAINERS = ("art", "alibi", "aix")
+"""A KServe explainer's framework keys: ``art`` (``explainer.go``), and ``alibi`` and ``aix`` of earlier v1beta1
+releases; each is a container spec."""
+
+
+def _kserve_container(component: Mapping[str, Any], keys: Sequence[str]) -> Optional[Mapping[str, Any]]:
+    """The first of ``keys`` whose value is an object (``{}`` too: it is set): the component's framework container."""
+    return next((component[key] for key in keys if isinstance(component.get(key), Mapping)), None)
+
+
 def _kserve(props: Any) -> list[PodAt]:
-    """A KServe InferenceService's predictor (kserve/kserve ``pkg/apis/serving/v1beta1/predictor.go``): a pod spec
-    inline (its own ``containers``), or a ``model`` whose container fields are inline in it, run in a pod with the
-    predictor's pod-level fields (``nodeSelector``, ``tolerations``, ``affinity`` ...)."""
-    predictor = facts.as_map(facts.dig(props, "spec", "predictor"))
-    model = predictor.get("model")
-    if isinstance(model, Mapping) and model:
-        pod = {k: v for k, v in predictor.items() if k != "model"}
-        pod["containers"] = [{"name": "kserve-container", **model}, *facts.as_list(predictor.get("containers"))]
-        return [("predictor", "spec.predictor", pod, {})]
-    return [("predictor", "spec.predictor", predictor, {})] if predictor.get("containers") else []
+    """A KServe InferenceService's pods (kserve/kserve ``pkg/apis/serving/v1beta1``): its ``predictor``,
+    ``transformer`` and ``explainer``, each a component whose pod-level fields (``nodeSelector``, ``tolerations``,
+    ``affinity`` ...) are inline in it. A predictor names a framework (``sklearn``, ``pytorch`` ...) or a ``model``,
+    a container spec that runs as ``kserve-container`` beside the predictor's own ``containers``; without one, its
+    ``containers`` are a custom predictor's pod. An explainer's framework (``art``) takes the place of its first
+    container; a transformer is a pod spec."""
+    spec = facts.as_map(props.get("spec"))
+    found: list[PodAt] = []
+    for part, keys in (("predictor", (*KSERVE_FRAMEWORKS, "model")), ("transformer", ()), ("explainer", KSERVE_EXPLAINERS)):
+        component = facts.as_map(spec.get(part))
+        container = _kserve_container(component, keys)
+        containers = facts.as_list(component.get("containers"))
+        if container is not None:
+            pod = {k: v for k, v in component.items() if k not in keys}
+            pod["containers"] = [{"name": "kserve-container", **container},
+                                 *(containers if part == "predictor" else containers[1:])]
+        elif containers:
+            pod = dict(component)
+        else:
+            continue
+        found.append((part, f"spec.{part}", pod, {}))
+    return found
 
 
 _ARGO_PLACEMENT = ("nodeSelector", "tolerations", "affinity")
