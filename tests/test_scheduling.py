@@ -155,7 +155,7 @@ JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                     max_leaves=12)
 FIELDS = st.sampled_from(["spec", "template", "headGroupSpec", "workerGroupSpecs", "rayClusterSpec", "pytorchReplicaSpecs",
                           "tasks", "replicatedJobs", "predictor", "model", "sklearn", "triton", "transformer", "explainer",
-                          "art", "templates", "templateDefaults", "container", "nodeSelector", "tolerations", "affinity",
+                          "art", "workflowSpec", "templates", "templateDefaults", "container", "nodeSelector", "tolerations", "affinity",
                           "containers"])
 SHAPES = st.recursive(JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20)
 

@@ -800,23 +800,44 @@ def test_a_kserve_transformer_and_explainer_are_pods_of_their_own(pack):
                                     _gpu_on_workload('inferenceservice "cifar" explainer')]), found
 
 
+TRAIN = {"name": "train", "nodeSelector": {"convox.io/nodepool": "workload"},
+         "container": {"image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "command": ["python", "train.py"],
+                       "resources": {"limits": {"nvidia.com/gpu": "1"}}}}
+PREP = {"name": "prep", "script": {"image": "python:3.12", "command": ["python"], "source": "print('prep')"}}
+STEPS = {"name": "main", "steps": [[{"name": "prep", "template": "prep"}], [{"name": "train", "template": "train"}]]}
+
+
 def test_an_argo_workflows_templates_take_placement_from_the_template_its_defaults_or_the_workflow(pack):
     """argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go: a template's nodeSelector (likewise
     tolerations, affinity) overrides the workflow's; spec.templateDefaults apply to every template that sets no
     value of its own (docs/template-defaults.md). Templates that only run steps run no pod of their own."""
-    train = {"name": "train", "nodeSelector": {"convox.io/nodepool": "workload"},
-             "container": {"image": "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "command": ["python", "train.py"],
-                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}}
-    prep = {"name": "prep", "script": {"image": "python:3.12", "command": ["python"], "source": "print('prep')"}}
-    steps = {"name": "main", "steps": [[{"name": "prep", "template": "prep"}], [{"name": "train", "template": "train"}]]}
     with_defaults = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"},
-                     "templateDefaults": {"nodeSelector": {"convox.io/nodepool": "gpu-xl"}}, "templates": [steps, prep, train]}
-    plain = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"}, "templates": [steps, prep]}
+                     "templateDefaults": {"nodeSelector": {"convox.io/nodepool": "gpu-xl"}}, "templates": [STEPS, PREP, TRAIN]}
+    plain = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"}, "templates": [STEPS, PREP]}
     found = messages(judge(pack, on_rack(custom("argoproj.io/v1alpha1", "Workflow", "ml", with_defaults),
                                          custom("argoproj.io/v1alpha1", "Workflow", "etl", plain))), REACH)
     assert sorted(found) == sorted([_missing('workflow "ml" template \'prep\'', "gpu-xl"),
                                     _gpu_on_workload('workflow "ml" template \'train\''),
                                     _missing('workflow "etl" template \'prep\'', "gpu-lg")]), found
+
+
+NIGHTLY = {"entrypoint": "main", "nodeSelector": {"convox.io/nodepool": "gpu-lg"}, "templates": [STEPS, PREP, TRAIN]}
+
+
+@pytest.mark.parametrize(("kind", "word", "spec"), [
+    ("WorkflowTemplate", "workflowtemplate", NIGHTLY),
+    ("ClusterWorkflowTemplate", "clusterworkflowtemplate", NIGHTLY),
+    ("CronWorkflow", "cronworkflow", {"schedule": "0 3 * * *", "concurrencyPolicy": "Forbid", "workflowSpec": NIGHTLY}),
+], ids=["WorkflowTemplate", "ClusterWorkflowTemplate", "CronWorkflow"])
+def test_argo_workflow_templates_and_cron_workflows_are_judged_as_workflows(pack, kind, word, spec):
+    """argoproj/argo-workflows pkg/apis/workflow/v1alpha1: a WorkflowTemplate and a ClusterWorkflowTemplate keep a
+    whole workflow spec as their ``spec`` (workflow_template_types.go, cluster_workflow_template_types.go), and a
+    CronWorkflow keeps the spec of the workflow it starts on schedule under ``spec.workflowSpec``
+    (cron_workflow_types.go). The workflows made from them run those templates, so their pods are judged as a
+    Workflow's: here the script template takes the spec's missing pool, the GPU template the workload pool."""
+    found = messages(judge(pack, on_rack(custom("argoproj.io/v1alpha1", kind, "nightly", spec))), REACH)
+    assert sorted(found) == sorted([_missing(f"{word} \"nightly\" template 'prep'", "gpu-lg"),
+                                    _gpu_on_workload(f"{word} \"nightly\" template 'train'")]), found
 
 
 def test_a_refusal_in_a_custom_resources_pod_names_where_the_field_is(pack):
@@ -825,8 +846,12 @@ def test_a_refusal_in_a_custom_resources_pod_names_where_the_field_is(pack):
             "templates": [{"name": "main", "container": {"image": "busybox:1.36"}}]}
     ray = _ray_cluster(pod(), pod(affinity=_required([{"key": "convox.io/nodepool", "operator": "NotIn"}])))
     found = messages(judge(pack, on_rack(custom("argoproj.io/v1alpha1", "Workflow", "ml", spec),
+                                         custom("argoproj.io/v1alpha1", "CronWorkflow", "nightly",
+                                                {"schedule": "0 3 * * *", "workflowSpec": spec}),
                                          custom("ray.io/v1", "RayCluster", "ray", ray))), REACH)
     assert sorted(found) == sorted([
+        "cronworkflow \"nightly\" template 'main': spec.workflowSpec.templateDefaults.tolerations[0].value: 'true' with "
+        "operator Exists, which takes no value (drop the value); Kubernetes refuses such a pod, so none is ever created",
         "raycluster \"ray\" worker group 'gpu-group': spec.workerGroupSpecs[0].template.spec.affinity.nodeAffinity."
         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: none, and "
         "operator NotIn needs at least one; Kubernetes refuses such a pod, so none is ever created",

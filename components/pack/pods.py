@@ -423,20 +423,20 @@ def _kserve(props: Any) -> list[PodAt]:
 _ARGO_PLACEMENT = ("nodeSelector", "tolerations", "affinity")
 
 
-def _argo(props: Any) -> list[PodAt]:
-    """An Argo Workflow (argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1/workflow_types.go``): a pod for each
-    of ``spec.templates[]`` that runs a ``container`` or a ``script``; each placement field from the template,
-    else ``spec.templateDefaults``, else the workflow's own ``spec`` (a template's value overrides the
-    workflow's)."""
-    spec = facts.as_map(props.get("spec"))
-    sources = ((spec.get("templateDefaults"), "spec.templateDefaults"), (spec, "spec"))
+def _argo(workflow: Any, spec_at: str) -> list[PodAt]:
+    """An Argo workflow spec (argoproj/argo-workflows ``pkg/apis/workflow/v1alpha1/workflow_types.go``
+    ``WorkflowSpec``): a pod for each of its ``templates[]`` that runs a ``container`` or a ``script``; each
+    placement field from the template, else the spec's ``templateDefaults``, else the spec itself (a template's
+    value overrides the workflow's)."""
+    spec = facts.as_map(workflow)
+    sources = ((spec.get("templateDefaults"), f"{spec_at}.templateDefaults"), (spec, spec_at))
     found: list[PodAt] = []
     for i, template in enumerate(facts.as_list(spec.get("templates"))):
         template = facts.as_map(template)
         container = template.get("container") or template.get("script")
         if not isinstance(container, Mapping):
             continue
-        at = f"spec.templates[{i}]"
+        at = f"{spec_at}.templates[{i}]"
         pod: dict[str, Any] = {"containers": [{"name": "main", **container}]}
         where: dict[str, str] = {}
         for name in _ARGO_PLACEMENT:
@@ -449,6 +449,13 @@ def _argo(props: Any) -> list[PodAt]:
     return found
 
 
+def _argo_spec(props: Any) -> list[PodAt]:
+    """A Workflow, WorkflowTemplate or ClusterWorkflowTemplate: its ``spec`` is a workflow spec
+    (``workflow_template_types.go``, ``cluster_workflow_template_types.go``); a CronWorkflow's is its
+    ``spec.workflowSpec`` (``cron_workflow_types.go``)."""
+    return _argo(props.get("spec"), "spec")
+
+
 CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[PodAt]]]] = {
     ("ray.io", "RayCluster"): ("raycluster", lambda props: _ray(props.get("spec"), "spec")),
     ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(facts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
@@ -459,7 +466,11 @@ CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[P
     ("jobset.x-k8s.io", "JobSet"): ("jobset", _jobset),
     ("serving.knative.dev", "Service"): ("knative service", lambda props: _template(props.get("spec"), "spec", "", "template", "spec")),
     ("serving.kserve.io", "InferenceService"): ("inferenceservice", _kserve),
-    ("argoproj.io", "Workflow"): ("workflow", _argo),
+    ("argoproj.io", "Workflow"): ("workflow", _argo_spec),
+    ("argoproj.io", "WorkflowTemplate"): ("workflowtemplate", _argo_spec),
+    ("argoproj.io", "ClusterWorkflowTemplate"): ("clusterworkflowtemplate", _argo_spec),
+    ("argoproj.io", "CronWorkflow"): ("cronworkflow", lambda props: _argo(facts.dig(props, "spec", "workflowSpec"),
+                                                                        "spec.workflowSpec")),
 }
 """Custom resources whose pods are judged as a Deployment's, by API group and kind (any version): what each
 calls itself in a verdict, and its pod templates. Other custom resources (Karpenter's, Helm or Flux releases'
