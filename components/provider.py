@@ -31,7 +31,7 @@ from typing import Any, Optional
 from unittest import mock
 
 import pulumi
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import json_format
 from pulumi.provider import ConstructResult, server
 from pulumi.provider.experimental import component as sdk_component
 from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyDefinition, PropertyType
@@ -133,9 +133,11 @@ class RackProvider(sdk_component.ComponentProvider):
             return {k: self._integer(v, prop.additional_properties) for k, v in value.items()}
         return value
 
-    def checked(self, resource_type: str, name: str, inputs: struct_pb2.Struct) -> struct_pb2.Struct:
-        """A ``Construct`` request's inputs checked against the schema, as they travel (refused with
-        ``InputPropertiesError``), and ``upgraded`` for the SDK's reader (``provider_inputs``)."""
+    def checked(self, request: provider_pb2.ConstructRequest) -> provider_pb2.ConstructRequest:
+        """A ``Construct`` request with its inputs checked against the schema, as they travel (refused with
+        ``InputPropertiesError``), and ``upgraded`` for the SDK's reader (``provider_inputs``); an input the schema
+        marks plain keeps its value whatever resources the engine lists it as coming from (``depending``)."""
+        resource_type = request.type
         component = resource_type.split(":")[-1]
         if resource_type != f"{PACKAGE}:index:{component}" or component not in self._components:
             tokens = [f"{PACKAGE}:index:{c}" for c in self._components]
@@ -144,14 +146,22 @@ class RackProvider(sdk_component.ComponentProvider):
                 f"{rendered(resource_type)} is no component of this package"
                 + (f" (did you mean {meant}?)" if meant else "") + f"; it constructs {', '.join(tokens)}", [])
         properties = self._component_defs[component].inputs
-        wire = json_format.MessageToDict(inputs)
+        checked = provider_pb2.ConstructRequest()
+        checked.CopyFrom(request)
+        wire = json_format.MessageToDict(request.inputs)
+        for key, prop in properties.items():
+            if prop.plain and key in request.inputDependencies:
+                if key in wire:
+                    wire[key] = provider_inputs.depending(wire[key], prop, self.get_type_definition,
+                                                          list(request.inputDependencies[key].urns))
+                del checked.inputDependencies[key]
         wire = {k: provider_inputs.upgraded(v, properties.get(k), self.get_type_definition) for k, v in wire.items()}
         found = provider_inputs.problems(wire, properties, component, self.get_type_definition)
         if found:
-            raise provider_inputs.refusal(component, name, found)
-        upgraded = struct_pb2.Struct()
-        upgraded.update(wire)
-        return upgraded
+            raise provider_inputs.refusal(component, request.name, found)
+        checked.inputs.Clear()
+        checked.inputs.update(wire)
+        return checked
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
@@ -173,10 +183,7 @@ class RackServicer(server.ProviderServicer):
 
     async def _construct(self, request: provider_pb2.ConstructRequest, context: Any) -> provider_pb2.ConstructResponse:
         assert isinstance(self.provider, RackProvider)
-        checked = provider_pb2.ConstructRequest()
-        checked.CopyFrom(request)
-        checked.inputs.CopyFrom(self.provider.checked(request.type, request.name, request.inputs))
-        return await super()._construct(checked, context)
+        return await super()._construct(self.provider.checked(request), context)
 
 
 def version() -> str:

@@ -71,11 +71,23 @@ def upgraded(value: Any, prop: Optional[PropertyDefinition], type_of: TypeLookup
             return {k: upgraded(v, fields(k), type_of) for k, v in value.items()}
         return value
     known, inner, secret, dependencies = wrapped
-    found = type_of(prop) if prop is not None and prop.ref else None
-    if known and isinstance(inner, dict) and SIG not in inner and found is not None and not found.enum \
-            and not _is_spec(found) and any(not p.plain for p in found.properties.values()):
+    if known and isinstance(inner, dict) and SIG not in inner and _fields_take_outputs(prop, type_of):
         return upgraded({k: _output(True, v, secret, dependencies) for k, v in inner.items()}, prop, type_of)
     return _output(known, upgraded(inner, prop, type_of) if known else None, secret, dependencies)
+
+
+def depending(value: Any, prop: PropertyDefinition, type_of: TypeLookup, urns: list[str]) -> Any:
+    """A plain input's wire value, given the resources the engine lists it as coming from (``inputDependencies``).
+    The SDK's server would make the whole value one output of them, which an input the schema marks plain cannot
+    take (its host maps an output of an object as an object with no fields). The value itself is what the program
+    gave, so it stays as it is; where its fields take outputs (``ClusterRef``) each field carries them."""
+    return _output(True, value, False, urns) if urns and _fields_take_outputs(prop, type_of) else value
+
+
+def _fields_take_outputs(prop: Optional[PropertyDefinition], type_of: TypeLookup) -> bool:
+    """Whether ``prop`` is an object type (not a spec) with fields that take outputs, as ``ClusterRef``'s do."""
+    found = type_of(prop) if prop is not None and prop.ref else None
+    return found is not None and not found.enum and not _is_spec(found) and any(not p.plain for p in found.properties.values())
 
 
 def _output(known: bool, value: Any, secret: bool, dependencies: list[str]) -> dict[str, Any]:

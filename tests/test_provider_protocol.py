@@ -17,7 +17,7 @@ import json
 import re
 import subprocess
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import grpc
 import jsonschema
@@ -304,10 +304,11 @@ def test_an_output_inside_a_spec_list_is_named_by_its_position(provider, value):
     assert reason.startswith("a secret" if isinstance(value, dict) and "value" in value else "unknown during preview")
 
 
-def _registered(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> list[tuple[str, str]]:
+def _registered(provider: ProviderProcess, component: str, inputs: dict[str, Any],
+                dependencies: Optional[dict[str, list[str]]] = None) -> list[tuple[str, str]]:
     engine = EngineSide()
     try:
-        provider.construct(engine, f"rack:index:{component}", "ml", inputs)
+        provider.construct(engine, f"rack:index:{component}", "ml", inputs, dependencies=dependencies)
         return sorted((r.urn, r.type) for r in engine.registered)
     finally:
         engine.close()
@@ -334,6 +335,17 @@ def test_a_wrong_value_inside_a_secret_is_named_at_its_own_path(provider, wrap):
     error = _refused(provider, "KarpenterPool", {"cluster": wrap({"name": "prod-rack", "endpoint": False}),
                                                  "pool": {"name": "ml"}})
     assert property_errors(error) == [("cluster.endpoint", "expected a string (got false)")]
+
+
+def test_plain_inputs_that_came_from_other_resources_keep_their_values(provider):
+    """With each input the engine lists the resources its value came from (``inputDependencies``). The Python SDK's
+    server makes a whole top-level input with such a list, and no output inside it, one output of those resources,
+    and its host then reads an output where an object belongs as an object with no fields. The schema marks
+    ``cluster``, ``pool`` and ``tags`` plain: their values are what the program gave."""
+    inputs = {"cluster": CLUSTER, "pool": {"name": "ml", "instanceFamilies": ["m7i"]}, "tags": {"team": "ml"}}
+    urn = "urn:pulumi:dev::consumer::aws:eks/cluster:Cluster::shared"
+    assert _registered(provider, "KarpenterPool", inputs, {key: [urn] for key in inputs}) == \
+        _registered(provider, "KarpenterPool", inputs)
 
 
 def test_references_assets_and_malformed_values_are_named_where_they_are(provider):
