@@ -15,6 +15,8 @@ Three things are the package's own, each a small extension of the SDK's classes:
   of a Python program prints it without a traceback) reaches the engine as ``INVALID_ARGUMENT`` with
   its property paths in the schema's names (``pool.volumeIops``): the SDK's server would send a
   ``RunError`` as plain text, and its host wraps whatever the component raises.
+* ``Construct``'s inputs are checked against the schema before the SDK reads them (``RackServicer``,
+  ``provider_inputs``): as they travel, so that a secret or an unknown is judged where it is.
 
 Upstream (pulumi/pulumi ``sdk/python/lib/pulumi/provider/experimental``, release 3.272.0): the host puts
 every type in the ``index`` module (``rack:index:KarpenterPool``), reads ``args`` with
@@ -22,7 +24,6 @@ every type in the ``index`` module (``rack:index:KarpenterPool``), reads ``args`
 ``Literal`` and ``Annotated``, and maps a nested object input to a ``dict`` of Python names.
 """
 
-import asyncio
 import inspect
 import re
 import sys
@@ -30,12 +31,13 @@ from typing import Any, Optional
 from unittest import mock
 
 import pulumi
-from pulumi.output import Unknown
-from pulumi.provider import ConstructResult
+from google.protobuf import json_format
+from pulumi.provider import ConstructResult, server
 from pulumi.provider.experimental import component as sdk_component
 from pulumi.provider.experimental.analyzer import Analyzer, ComponentDefinition, PropertyDefinition, PropertyType
 from pulumi.provider.experimental.util import camel_case
 from pulumi.provider.server import ComponentInitError
+from pulumi.runtime.proto import provider_pb2
 from pydantic import BaseModel
 
 from . import provider_inputs
@@ -131,8 +133,11 @@ class RackProvider(sdk_component.ComponentProvider):
             return {k: self._integer(v, prop.additional_properties) for k, v in value.items()}
         return value
 
-    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
-                  options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
+    def checked(self, request: provider_pb2.ConstructRequest) -> provider_pb2.ConstructRequest:
+        """A ``Construct`` request with its inputs checked against the schema, as they travel (refused with
+        ``InputPropertiesError``), and ``upgraded`` for the SDK's reader (``provider_inputs``); an input the schema
+        marks plain keeps its value whatever resources the engine lists it as coming from (``depending``)."""
+        resource_type = request.type
         component = resource_type.split(":")[-1]
         if resource_type != f"{PACKAGE}:index:{component}" or component not in self._components:
             tokens = [f"{PACKAGE}:index:{c}" for c in self._components]
@@ -140,35 +145,45 @@ class RackProvider(sdk_component.ComponentProvider):
             raise pulumi.InputPropertiesError(
                 f"{rendered(resource_type)} is no component of this package"
                 + (f" (did you mean {meant}?)" if meant else "") + f"; it constructs {', '.join(tokens)}", [])
-        found = provider_inputs.problems(inputs, self._component_defs[component].inputs, component,
-                                         self.get_type_definition)
+        properties = self._component_defs[component].inputs
+        checked = provider_pb2.ConstructRequest()
+        checked.CopyFrom(request)
+        wire = json_format.MessageToDict(request.inputs)
+        for key, prop in properties.items():
+            if prop.plain and key in request.inputDependencies:
+                if key in wire:
+                    wire[key] = provider_inputs.depending(wire[key], prop, self.get_type_definition,
+                                                          list(request.inputDependencies[key].urns))
+                del checked.inputDependencies[key]
+        wire = {k: provider_inputs.upgraded(v, properties.get(k), self.get_type_definition) for k, v in wire.items()}
+        found = provider_inputs.problems(wire, properties, component, self.get_type_definition)
         if found:
-            raise provider_inputs.refusal(component, name, found)
+            raise provider_inputs.refusal(component, request.name, found)
+        checked.inputs.Clear()
+        checked.inputs.update(wire)
+        return checked
+
+    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
+                  options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
+        """The SDK's ``construct``, of inputs ``checked`` (``RackServicer``), with a component's own per-property
+        errors named in the schema's names."""
         try:
-            return super().construct(name, resource_type, {k: _unknown_as_output(v) for k, v in inputs.items()}, options)
+            return super().construct(name, resource_type, inputs, options)
         except ComponentInitError as exc:
             inner = exc.inner
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
+                component = resource_type.split(":")[-1]
                 raise provider_inputs.refusal(component, name, [(schema_path(e["property_path"]), e["reason"])
                                                                 for e in inner.errors]) from None
             raise
 
 
-def _unknown_as_output(value: Any) -> Any:
-    """An unknown value in the inputs (a preview's value not known until apply, deserialized as the SDK's
-    ``Unknown`` when it has no dependencies) as an unknown ``Output``, which the components take wherever an
-    argument may be an Output; at every depth of the plain lists and maps that hold it."""
-    if isinstance(value, Unknown):
-        known: asyncio.Future[bool] = asyncio.get_event_loop().create_future()
-        known.set_result(False)
-        nothing: asyncio.Future[Any] = asyncio.get_event_loop().create_future()
-        nothing.set_result(None)
-        return pulumi.Output(set(), nothing, known)
-    if isinstance(value, dict):
-        return {k: _unknown_as_output(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unknown_as_output(v) for v in value]
-    return value
+class RackServicer(server.ProviderServicer):
+    """The SDK's gRPC servicer, with ``Construct``'s inputs ``checked`` before its reader reads them."""
+
+    async def _construct(self, request: provider_pb2.ConstructRequest, context: Any) -> provider_pb2.ConstructResponse:
+        assert isinstance(self.provider, RackProvider)
+        return await super()._construct(self.provider.checked(request), context)
 
 
 def version() -> str:
@@ -192,6 +207,5 @@ def schema() -> dict[str, Any]:
 def serve(args: Optional[list[str]] = None) -> None:
     """Serve the provider over gRPC, as a plugin: ``python <plugin dir> <engine address> [flags]``, which is how
     the Python language host runs a plugin folder with a ``__main__.py``. Prints the port, then serves."""
-    from pulumi.provider import main
-
-    main(provider(), sys.argv[1:] if args is None else args)
+    with mock.patch.object(server, "ProviderServicer", RackServicer):  # ``main`` builds its servicer by name
+        server.main(provider(), sys.argv[1:] if args is None else args)

@@ -140,12 +140,16 @@ class ProviderProcess:
         return json.loads(self.stub.GetSchema(provider_pb2.GetSchemaRequest()).schema)
 
     def construct(self, engine: EngineSide, type_: str, name: str, inputs: Mapping[str, Any],
-                  config: Mapping[str, str] = CONFIG) -> provider_pb2.ConstructResponse:
+                  config: Mapping[str, str] = CONFIG,
+                  dependencies: Optional[Mapping[str, list[str]]] = None) -> provider_pb2.ConstructResponse:
+        """``Construct``, with ``dependencies`` the URNs the engine lists for each input (``inputDependencies``)."""
         struct = struct_pb2.Struct()
         struct.update(dict(inputs))
         return self.stub.Construct(provider_pb2.ConstructRequest(
             project=PROJECT, stack=STACK, config=dict(config), dryRun=True, parallel=4,
             monitorEndpoint=engine.address, type=type_, name=name, parent=STACK_URN, inputs=struct,
+            inputDependencies={k: provider_pb2.ConstructRequest.PropertyDependencies(urns=v)
+                               for k, v in (dependencies or {}).items()},
             organization="organization"), timeout=120)
 
     def close(self) -> None:

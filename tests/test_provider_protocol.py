@@ -17,7 +17,7 @@ import json
 import re
 import subprocess
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import grpc
 import jsonschema
@@ -263,15 +263,37 @@ def test_five_hundred_bad_pools_list_twenty_and_count_the_rest(provider, pools):
     assert "Traceback" not in error.details()
 
 
-SECRET_AMI = {"4dabf18193072939515e22adb298388d": "d0e6a833031e9bbcd3f4e8bde6ca49a4",  # an output value, secret
-              "value": GPU_AMI, "secret": True}
+# The wire's special values (pulumi/pulumi ``sdk/go/common/resource/plugin/rpc.go``, ``UnmarshalPropertyValue``,
+# and the Python SDK's reader, ``sdk/python/lib/pulumi/runtime/rpc.py``). An object carrying the signature key is
+# not an object but the kind of value its signature names. A secret comes in two encodings: the older one holds
+# the value under ``value``; an output value holds it under ``value`` only when it is known, says whether it is
+# secret, and lists the resources it came from. Either way the engine reads a secret as its value, marked secret,
+# at the very place it was sent. The engine has one unknown sentinel per kind of value (a string's, an object's,
+# ...), and reads each as an unknown of any type. A resource reference carries a URN and, for a custom resource,
+# an id; an asset or archive is a value of its own kind. The Python SDK's reader, by contrast, moves an older
+# secret up to the top-level input holding it and recognises only the string's unknown sentinel.
+SIG = "4dabf18193072939515e22adb298388d"
 
 
-@pytest.mark.parametrize("value", [UNKNOWN, SECRET_AMI], ids=["unknown", "secret"])
+def _secret(value: Any) -> dict[str, Any]:
+    return {SIG: "1b47061264138c4ac30d75fd1eb44270", "value": value}
+
+
+def _output(value: Any = None, **flags: Any) -> dict[str, Any]:
+    return {SIG: "d0e6a833031e9bbcd3f4e8bde6ca49a4", **({} if value is None else {"value": value}), **flags}
+
+
+UNKNOWN_OBJECT = "dd056dcd-154b-4c76-9bd3-c8f88648b5ff"
+SECRETS = {"secret": _secret(GPU_AMI), "secret-output": _output(GPU_AMI, secret=True),
+           "secret-in-output": _output(_secret(GPU_AMI))}
+UNKNOWNS = {"unknown": UNKNOWN, "unknown-object": UNKNOWN_OBJECT, "unknown-output": _output()}
+
+
+@pytest.mark.parametrize("value", [*SECRETS.values(), *UNKNOWNS.values()], ids=[*SECRETS, *UNKNOWNS])
 def test_an_output_inside_a_spec_list_is_named_by_its_position(provider, value):
     """The engine sends a program's Outputs to a provider that accepts them (``acceptOutputs``, as the SDK's
-    host answers ``Configure``) as output values where they are (pulumi ``sdk/go/common/resource/plugin/rpc.go``,
-    the output value signature), and a preview's unknowns as the unknown string."""
+    host answers ``Configure``) as output values where they are, and a secret in the older encoding where it is;
+    a preview's unknowns as any of its unknown sentinels. Each is named at its own path, in both encodings."""
     pools = [{"name": "a"}, {"name": "b"}, {"name": "c", "amiId": value}]
     error = _refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": pools}})
     assert [path for path, _ in property_errors(error)] == ["spec.pools[2].amiId"]
@@ -279,6 +301,64 @@ def test_an_output_inside_a_spec_list_is_named_by_its_position(provider, value):
                                                                              "instanceFamilies": ["g6", value]}})
     [(path, reason)] = property_errors(error)
     assert path == "pool.instanceFamilies[1]" and "spec fields take plain values" in reason
+    assert reason.startswith("a secret" if isinstance(value, dict) and "value" in value else "unknown during preview")
+
+
+def _registered(provider: ProviderProcess, component: str, inputs: dict[str, Any],
+                dependencies: Optional[dict[str, list[str]]] = None) -> list[tuple[str, str]]:
+    engine = EngineSide()
+    try:
+        provider.construct(engine, f"rack:index:{component}", "ml", inputs, dependencies=dependencies)
+        return sorted((r.urn, r.type) for r in engine.registered)
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("cluster", [{"name": _secret("prod-rack")}, {"name": _output("prod-rack", secret=True)},
+                                     _secret({"name": "prod-rack"}), _output({"name": "prod-rack"}, secret=True)],
+                         ids=["name-secret", "name-secret-output", "cluster-secret", "cluster-secret-output"])
+def test_a_secret_of_a_valid_value_is_taken_where_the_value_is(provider, cluster):
+    """The cluster's fields take outputs, so a secret name is a name (whichever encoding): the component registers
+    what it registers for the plain name. A secret whole cluster is a cluster whose every field is secret."""
+    pool = {"name": "ml", "instanceFamilies": ["m7i"]}
+    assert _registered(provider, "KarpenterPool", {"cluster": cluster, "pool": pool}) == \
+        _registered(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": pool})
+
+
+@pytest.mark.parametrize("wrap", [_secret, lambda v: _output(v, secret=True), lambda v: _output(_secret(v))],
+                         ids=["secret", "secret-output", "secret-in-output"])
+def test_a_wrong_value_inside_a_secret_is_named_at_its_own_path(provider, wrap):
+    error = _refused(provider, "KarpenterPool", {"cluster": {"name": wrap(True)}, "pool": {"name": "ml"},
+                                                 "subnetIds": ["subnet-0a1b2c3d4e5f60711", wrap(["subnet-1"])]})
+    assert property_errors(error) == [("cluster.name", "expected a string (got true)"),
+                                      ("subnetIds[1]", 'expected a string (got ["subnet-1"])')]
+    error = _refused(provider, "KarpenterPool", {"cluster": wrap({"name": "prod-rack", "endpoint": False}),
+                                                 "pool": {"name": "ml"}})
+    assert property_errors(error) == [("cluster.endpoint", "expected a string (got false)")]
+
+
+def test_plain_inputs_that_came_from_other_resources_keep_their_values(provider):
+    """With each input the engine lists the resources its value came from (``inputDependencies``). The Python SDK's
+    server makes a whole top-level input with such a list, and no output inside it, one output of those resources,
+    and its host then reads an output where an object belongs as an object with no fields. The schema marks
+    ``cluster``, ``pool`` and ``tags`` plain: their values are what the program gave."""
+    inputs = {"cluster": CLUSTER, "pool": {"name": "ml", "instanceFamilies": ["m7i"]}, "tags": {"team": "ml"}}
+    urn = "urn:pulumi:dev::consumer::aws:eks/cluster:Cluster::shared"
+    assert _registered(provider, "KarpenterPool", inputs, {key: [urn] for key in inputs}) == \
+        _registered(provider, "KarpenterPool", inputs)
+
+
+def test_references_assets_and_malformed_values_are_named_where_they_are(provider):
+    role = {SIG: "5cf8f73096256a8f31e491e813e4eb8e", "urn": "urn:pulumi:dev::consumer::aws:iam/role:Role::r", "id": "r"}
+    asset = {SIG: "c44067f5952c0a294b673a41bacd8c17", "text": "x"}
+    error = _refused(provider, "KarpenterPool", {"cluster": {"name": asset}, "pool": {"name": "ml", "disk": role},
+                                                 "tags": {"team": {SIG: "1b47061264138c4ac30d75fd1eb44270"}},
+                                                 "subnetIds": [{SIG: "not-a-signature"}]})
+    assert property_errors(error) == [
+        ("pool.disk", "expected a whole number (got a reference to urn:pulumi:dev::consumer::aws:iam/role:Role::r)"),
+        ("cluster.name", "expected a string (got an asset)"),
+        ("subnetIds[0]", 'a value of an unknown kind (signature "not-a-signature")'),
+        ("tags.team", "a secret with no value")]
 
 
 @pytest.mark.parametrize("wrong", ["amiID", "ami_id", "amiIdd"])
@@ -306,6 +386,31 @@ def test_an_unknown_type_token_is_answered_with_the_components(provider, token):
 
 
 # ---- unknown inputs preview ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unknown", [*UNKNOWNS.values()], ids=[*UNKNOWNS])
+@pytest.mark.parametrize("component,key", [("KarpenterPool", "cluster"), ("KarpenterPool", "pool"),
+                                           ("NodeGroup", "group"), ("Rack", "spec")])
+def test_a_whole_unknown_object_is_named_unknown_not_missing(provider, unknown, component, key):
+    """An unknown value is a value of any shape not known yet: nothing inside it is missing. ``cluster`` and the
+    specs are plain in the schema (the generated SDKs take the object itself, with outputs in the cluster's
+    fields), so a whole unknown one is refused at its own path, as unknown."""
+    inputs = {k: v for k, v in CASES[component].items() if k in ("cluster", "pool", "group", "spec")}
+    error = _refused(provider, component, {**camel(inputs), key: unknown})
+    [(path, reason)] = property_errors(error)
+    assert path == key and reason.startswith("unknown during preview"), reason
+    assert "required" not in reason.lower() and "missing" not in reason.lower()
+
+
+@pytest.mark.parametrize("unknown", [*UNKNOWNS.values()], ids=[*UNKNOWNS])
+def test_unknown_items_of_a_list_preview_where_the_list_takes_outputs(provider, unknown):
+    pool = {"name": "ml", "instanceFamilies": ["m7i"]}
+    registered = _registered(provider, "KarpenterPool", {
+        "cluster": {"name": unknown}, "pool": pool, "subnetIds": ["subnet-0a1b2c3d4e5f60711", unknown]})
+    assert "kubernetes:karpenter.sh/v1:NodePool" in {type_ for _, type_ in registered}
+    error = _refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": [{"name": "a"}, unknown]}})
+    [(path, reason)] = property_errors(error)
+    assert path == "spec.pools[1]" and reason.startswith("unknown during preview")
 
 
 def test_an_unknown_cluster_name_previews(provider):

@@ -337,6 +337,11 @@ class Spec(BaseModel):
         return strict_scalars(cls, plain_value(value), info)
 
 
+PLAIN_ONLY = "spec fields take plain values, checked when the spec is built (pass Outputs to the component " \
+             "arguments that take them)"
+"""Why a spec refuses an Output, whether the Python SDK's or one another language's program sends."""
+
+
 def plain_value(value: Any) -> Any:
     """Refuse what a spec field cannot hold as written: a set (it has no order, so what the spec renders
     would change from one run to the next) and a Pulumi ``Output`` or awaitable (a spec is checked when
@@ -345,7 +350,6 @@ def plain_value(value: Any) -> Any:
         raise ValueError("a set has no order, so the objects it renders would change from one run to the next "
                          "(give a list)")
     if isinstance(value, (pulumi.Output, Unknown)) or inspect.isawaitable(value):
-        raise ValueError("a pulumi Output: spec fields take plain values, checked when the spec is built "
-                         "(pass Outputs to the component arguments that take them)")
+        raise ValueError(f"a pulumi Output: {PLAIN_ONLY}")
     return value
 
