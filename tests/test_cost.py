@@ -225,7 +225,27 @@ def test_a_budget_that_is_no_positive_number_is_refused_at_its_key(budget):
                 {"type": "m7i.large", "max_hourly_usd": budget}]})):
         with pytest.raises(ConfigError) as caught:
             parse_rack_config({"cluster_name": "c", **values})
-        assert str(caught.value).startswith(f"{key}: "), (key, str(caught.value))
+        message = str(caught.value)
+        assert message.startswith(f"{key}: "), (key, message)
+        assert message.count("max_hourly_usd") == 1, message  # the key path names the key; the message does not again
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"max_hourly_usd": -1},
+     "rack:max_hourly_usd: the rack's budget must be a positive number of US dollars an hour (got '-1')"),
+    ({"karpenter_max_hourly_usd": 0}, "rack:karpenter_max_hourly_usd: karpenter workload nodepool: its budget must be a "
+                                      "positive number of US dollars an hour (got '0')"),
+    ({"additional_karpenter_nodepools_config": [{"name": "ml", "max_hourly_usd": "inf"}]},
+     "rack:additional_karpenter_nodepools_config[0].max_hourly_usd: karpenter nodepool 'ml': its budget must be a "
+     "positive number of US dollars an hour (got 'inf')"),
+    ({"additional_node_groups_config": [{"type": "m7i.large", "max_hourly_usd": -2.5}]},
+     "rack:additional_node_groups_config[0].max_hourly_usd: node group 'rack-ng-0': its budget must be a positive "
+     "number of US dollars an hour (got '-2.5')"),
+])
+def test_every_budget_error_reads_alike_and_names_its_key_once(values, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config({"cluster_name": "c", **values})
+    assert str(caught.value) == message
 
 
 @pytest.mark.parametrize("items", ["additional_karpenter_nodepools_config", "additional_node_groups_config"])

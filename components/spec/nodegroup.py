@@ -150,8 +150,8 @@ class NodeGroupSpec(Spec):
             found.add("label", "label is required when dedicated option is set")
         elif self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
             found.add("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
-        if problem := usd_problem(self.max_hourly_usd):
-            found.add("max_hourly_usd", problem)
+        if problem := usd_problem(self.max_hourly_usd, "its"):
+            found.add("max_hourly_usd", f"{self.subject}: {problem}")
         problem = node_disk_problem(self.disk)
         if problem:
             found.add("disk", problem)

@@ -299,7 +299,7 @@ class PoolSpec(Spec):
             if not self.families or not all(instances.is_gpu_family(f) for f in self.families):
                 raise FieldProblem("gpu_limit", f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
                                                 f"such as g6; this pool's: {','.join(self.families) or 'any'})")
-        problem = usd_problem(self.max_hourly_usd)
+        problem = usd_problem(self.max_hourly_usd, "its")
         if problem:
             raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
         limits_problem = self._limits_problem()
@@ -518,10 +518,11 @@ class PoolSpec(Spec):
         return taints + [t.as_dict() for t in self.taints]
 
 
-def usd_problem(value: Optional[float], key: str = "max_hourly_usd") -> Optional[str]:
-    """A budget: a positive, finite number of US dollars an hour (or none)."""
+def usd_problem(value: Optional[float], whose: str) -> Optional[str]:
+    """A budget: a positive, finite number of US dollars an hour (or none). The problem names the budget by
+    whose it is (``its``, ``the rack's``): its key path already names the key."""
     if value is not None and not (math.isfinite(value) and value > 0):
-        return f"{key} must be a positive number of US dollars an hour (got '{value:g}')"
+        return f"{whose} budget must be a positive number of US dollars an hour (got '{value:g}')"
     return None
 
 
