@@ -136,6 +136,8 @@ class NodeGroupSpec(Spec):
             found.add("instance_type", f"node type is required: '{self.instance_type}'")
         elif syntax.instance_type_problem(self.instance_type):
             found.add("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
+        elif unmade := syntax.unmade_instance_type(self.instance_type):
+            found.add("instance_type", unmade, keyed=True)
         if self.capacity_type not in ("ON_DEMAND", "SPOT"):
             found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
         if self.min_size < 0:

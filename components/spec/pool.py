@@ -249,9 +249,12 @@ class PoolSpec(Spec):
             twice = sorted({v for v in values if values.count(v) > 1})
             if twice:  # a list given twice is a typo, not a weight: said, not passed on to the NodePool
                 raise FieldProblem(spec_field, f"{s}: duplicate {what} '{twice[0]}'")
-        for instance_type in self.instance_types:
+        for index, instance_type in enumerate(self.instance_types):
             if syntax.instance_type_problem(instance_type):
-                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)")
+                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)",
+                                   index)
+            if unmade := syntax.unmade_instance_type(instance_type):
+                raise FieldProblem("instance_types", f"{s}: {unmade}", index)
         twice = sorted({t for t in self.instance_types if self.instance_types.count(t) > 1})
         if twice:
             raise FieldProblem("instance_types", f"{s}: duplicate instance type '{twice[0]}'")
