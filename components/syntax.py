@@ -16,6 +16,7 @@ Each ``*_problem`` function returns None for a good value, or what is wrong with
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -154,6 +155,9 @@ def unmade_instance_type(instance_type: str) -> str:
     if not made or instances.instance_type(instance_type) is not None:
         return ""
     close = closest(instance_type, [t.name for t in made], cutoff=0.8)
+    if close:  # of sizes spelled as alike (xlarge: 2xlarge, 4xlarge, 8xlarge), the smallest
+        alike = difflib.SequenceMatcher(None, instance_type, close).ratio()
+        close = next(t.name for t in made if difflib.SequenceMatcher(None, instance_type, t.name).ratio() == alike)
     listed = f"{family} comes in {', '.join(t.size for t in made)}"
     return f"'{instance_type}' is no instance type ({f'did you mean {close!r}? ' if close else ''}{listed})"
 

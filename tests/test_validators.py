@@ -491,6 +491,10 @@ CREATE = {"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718",
     # the lanes policy config's words, at the key that names the type
     ({"additional_node_groups_config": [{"type": "g5.large"}]},
      f"rack:additional_node_groups_config[0].type: 'g5.large' is no instance type (did you mean 'g5.xlarge'? {G5_SIZES})"),
+    # of sizes spelled as alike, the smallest: g7 starts at 2xlarge
+    ({"additional_node_groups_config": [{"type": "g7.xlarge"}]},
+     "rack:additional_node_groups_config[0].type: 'g7.xlarge' is no instance type (did you mean 'g7.2xlarge'? g7 comes "
+     "in 2xlarge, 4xlarge, 8xlarge, 12xlarge, 24xlarge, 48xlarge)"),
     ({"additional_build_groups_config": [{"type": "c7i.large"}, {"type": "g5.nano"}]},
      f"rack:additional_build_groups_config[1].type: 'g5.nano' is no instance type ({G5_SIZES})"),
     ({"build_node_enabled": True, "build_node_type": "c7i.large,c7i.nano"},
