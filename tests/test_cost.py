@@ -358,6 +358,15 @@ def test_a_static_pool_costs_its_replicas_and_unknown_values_are_not_guessed(pac
     assert not messages(uncertain, "lane-cost-ceiling") and messages(uncertain, "lane-cost-ceiling", "advisory")
 
 
+def test_a_limit_past_any_number_of_nodes_is_lowered_not_set(pack):
+    found = judge(pack, lambda: gpu_node_pool("wide", {"cpu": "1e400"}, families=("m7i",), taint=False),
+                  {"lane-cost-ceiling": {"maxHourlyUsd": 10}})
+    (over,) = messages(found, "lane-cost-ceiling")
+    assert over.startswith("karpenter nodepool 'wide': its worst case, unbounded (limits.cpu 1e400 is past any number of "
+                           "nodes, so it bounds nothing), is over its budget of $10.00 an hour"), over
+    assert "; lower limits.cpu: 1e400 -> " in over, over
+
+
 @pytest.mark.parametrize("limits, worst", [
     ({"cpu": "1e400"}, "unbounded (limits.cpu 1e400 is past any number of nodes, so it bounds nothing)"),
     ({"cpu": "-5"}, None), ({"cpu": -4}, None), ({"nodes": "-1"}, None),

@@ -357,7 +357,7 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
     unit, suffix = (fit.GIB, "Gi") if resource == MEMORY else (1.0, "")
     after = f"for a worst case of {usd(pool(requirements, {**limits, resource: value * unit}, prices).usd)} an hour"
     field_name = f" (the pool's {fields[resource]})" if resource in fields else ""
-    if resource in limits and math.isfinite(limits[resource]):
+    if resource in limits and (math.isfinite(limits[resource]) or resource in written):  # 1e400 is set, to no bound
         was = written.get(resource) or f"{limits[resource] / unit:g}{suffix}"
         return f"lower limits.{resource}: {was} -> {value}{suffix}{field_name}, {after}"
     return f"set limits.{resource}: {value}{suffix}{field_name}, {after}"
