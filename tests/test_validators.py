@@ -508,6 +508,28 @@ def test_a_size_its_family_does_not_come_in_is_refused_at_its_key(values, expect
     assert error(**values) == expected
 
 
+@pytest.mark.parametrize("values, expected", [
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "instance_families": "g5", "instance_sizes": "xlarge,large"}]},
+     "rack:additional_karpenter_nodepools_config[0].instance_sizes[1]: karpenter nodepool 'gpu': instance size 'large': "
+     f"'g5.large' is no instance type (did you mean 'g5.xlarge'? {G5_SIZES})"),
+    ({"karpenter_instance_families": "c7i,m7i", "karpenter_instance_sizes": "nano"},
+     "rack:karpenter_instance_sizes[0]: karpenter workload nodepool: instance size 'nano': 'c7i.nano' is no instance type "
+     "(c7i comes in large, xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, metal-24xl, 48xlarge, "
+     "metal-48xl); 'm7i.nano' is no instance type (m7i comes in large, xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, "
+     "16xlarge, 24xlarge, metal-24xl, 48xlarge, metal-48xl)"),
+])
+def test_a_pool_size_none_of_its_families_comes_in_is_refused_at_its_key(values, expected):
+    assert error(**values) == expected
+
+
+@pytest.mark.parametrize("families, sizes", [("c7i,t3", "nano"), ("c7i,zz9", "nano"), ("", "nano")])
+def test_a_pool_size_one_of_its_families_may_come_in_is_taken(families, sizes):
+    """t3 comes in nano; a family the table does not size (zz9) may; a pool of any family may."""
+    spec = accepted(additional_karpenter_nodepools_config=[{"name": "p", "instance_families": families,
+                                                            "instance_sizes": sizes}])
+    assert [p.instance_sizes for p in spec.pools if p.name == "p"] == [[sizes]]
+
+
 def test_a_program_spec_names_the_type_its_family_does_not_come_in():
     with pytest.raises(SpecError) as caught:
         PoolSpec(name="ml", instance_types=["g5.xlarge", "g5.large"])

@@ -269,10 +269,14 @@ class PoolSpec(Spec):
         if arches and not set(arches) & set(self.arch):  # Karpenter intersects the two: no instance type is left
             raise FieldProblem(families_field, f"{s}: instance families {','.join(self.families)} are {','.join(arches)}, "
                                                f"and the pool's arch is {','.join(self.arch)} (the pool could launch nothing)")
-        for size in self.instance_sizes:
+        for index, size in enumerate(self.instance_sizes):
             problem = syntax.instance_size_problem(size)
             if problem:
-                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}")
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}", index)
+            # a size none of its families comes in (by the instance table: a family it does not size may)
+            nowhere = [syntax.unmade_instance_type(f"{family}.{size}") for family in self.families]
+            if nowhere and all(nowhere):
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}': {'; '.join(nowhere)}", index)
 
     def _capacity_rules(self) -> None:
         s = self.subject
