@@ -16,10 +16,13 @@ Each ``*_problem`` function returns None for a good value, or what is wrong with
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Callable, Mapping, Optional, Sequence
 
 from . import contract
+from .inputs import closest
+from .pack import instances
 
 DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -140,6 +143,23 @@ def instance_type_problem(instance_type: str) -> Optional[str]:
     if not dot or instance_family_problem(family) or instance_size_problem(size):
         return "must look like g4dn.xlarge"
     return None
+
+
+def unmade_instance_type(instance_type: str) -> str:
+    """For a well-formed type of a family the instance table sizes, in a size the family does not come in
+    (``g5.nano``, ``g5.large``): ``'g5.large' is no instance type (did you mean 'g5.xlarge'? g5 comes in
+    xlarge, ...)``, with the likely size when one is close; '' otherwise (a family the table does not size
+    may be newer than it, and is taken)."""
+    family = instances.family_of(instance_type)
+    made = instances.sizes(family)
+    if not made or instances.instance_type(instance_type) is not None:
+        return ""
+    close = closest(instance_type, [t.name for t in made], cutoff=0.8)
+    if close:  # of sizes spelled as alike (xlarge: 2xlarge, 4xlarge, 8xlarge), the smallest
+        alike = difflib.SequenceMatcher(None, instance_type, close).ratio()
+        close = next(t.name for t in made if difflib.SequenceMatcher(None, instance_type, t.name).ratio() == alike)
+    listed = f"{family} comes in {', '.join(t.size for t in made)}"
+    return f"'{instance_type}' is no instance type ({f'did you mean {close!r}? ' if close else ''}{listed})"
 
 
 def region_problem(region: str) -> Optional[str]:

@@ -225,7 +225,27 @@ def test_a_budget_that_is_no_positive_number_is_refused_at_its_key(budget):
                 {"type": "m7i.large", "max_hourly_usd": budget}]})):
         with pytest.raises(ConfigError) as caught:
             parse_rack_config({"cluster_name": "c", **values})
-        assert str(caught.value).startswith(f"{key}: "), (key, str(caught.value))
+        message = str(caught.value)
+        assert message.startswith(f"{key}: "), (key, message)
+        assert message.count("max_hourly_usd") == 1, message  # the key path names the key; the message does not again
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"max_hourly_usd": -1},
+     "rack:max_hourly_usd: the rack's budget must be a positive number of US dollars an hour (got '-1')"),
+    ({"karpenter_max_hourly_usd": 0}, "rack:karpenter_max_hourly_usd: karpenter workload nodepool: its budget must be a "
+                                      "positive number of US dollars an hour (got '0')"),
+    ({"additional_karpenter_nodepools_config": [{"name": "ml", "max_hourly_usd": "inf"}]},
+     "rack:additional_karpenter_nodepools_config[0].max_hourly_usd: karpenter nodepool 'ml': its budget must be a "
+     "positive number of US dollars an hour (got 'inf')"),
+    ({"additional_node_groups_config": [{"type": "m7i.large", "max_hourly_usd": -2.5}]},
+     "rack:additional_node_groups_config[0].max_hourly_usd: node group 'rack-ng-0': its budget must be a positive "
+     "number of US dollars an hour (got '-2.5')"),
+])
+def test_every_budget_error_reads_alike_and_names_its_key_once(values, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_rack_config({"cluster_name": "c", **values})
+    assert str(caught.value) == message
 
 
 @pytest.mark.parametrize("items", ["additional_karpenter_nodepools_config", "additional_node_groups_config"])
@@ -338,25 +358,70 @@ def test_a_static_pool_costs_its_replicas_and_unknown_values_are_not_guessed(pac
     assert not messages(uncertain, "lane-cost-ceiling") and messages(uncertain, "lane-cost-ceiling", "advisory")
 
 
+def test_a_limit_past_any_number_of_nodes_is_lowered_not_set(pack):
+    found = judge(pack, lambda: gpu_node_pool("wide", {"cpu": "1e400"}, families=("m7i",), taint=False),
+                  {"lane-cost-ceiling": {"maxHourlyUsd": 10}})
+    (over,) = messages(found, "lane-cost-ceiling")
+    assert over.startswith("karpenter nodepool 'wide': its worst case, unbounded (limits.cpu 1e400 is past any number of "
+                           "nodes, so it bounds nothing), is over its budget of $10.00 an hour"), over
+    assert "; lower limits.cpu: 1e400 -> " in over, over
+
+
 @pytest.mark.parametrize("limits, worst", [
-    ({"cpu": "1e400"}, "unbounded"), ({"cpu": "-5"}, None), ({"cpu": -4}, None), ({"nodes": "-1"}, None),
-    ({"cpu": "abc"}, "unbounded"), ({"nodes": "1e308"}, "unbounded"),
-    ({"memory": [1, 2]}, "unbounded"), ("nope", "unbounded"), ({"aws.amazon.com/neuron": 4}, "unbounded"),
-    ({"cpu": 1e300}, "$4.3e+299 an hour (6.25e+298 x p5.4xlarge at $6.88, within limits.cpu 1e+300)"),
+    ({"cpu": "1e400"}, "unbounded (limits.cpu 1e400 is past any number of nodes, so it bounds nothing)"),
+    ({"cpu": "-5"}, None), ({"cpu": -4}, None), ({"nodes": "-1"}, None),
+    ({"cpu": "abc"}, None), ({"nodes": "1e308"}, "unbounded (limits.nodes 1e+308 at these prices is more dollars"),
+    ({"memory": [1, 2]}, None), ("nope", None), ({"cpu": 1e300}, None),
+    ({"aws.amazon.com/neuron": 4}, "unbounded (it has no limits on cpu, memory, GPUs or nodes)"),
+    ({"cpu": "1e300"}, "$4.3e+299 an hour (6.25e+298 x p5.4xlarge at $6.88, within limits.cpu 1e+300)"),
+    # apimachinery keeps an exponent's low 32 bits: 1e4294967297 nodes are 10
+    ({"nodes": "1e4294967297"}, "$550.40 an hour (10 x p5.48xlarge at $55.04, within limits.nodes 10)"),
     ({"nodes": 0}, None), ({"nvidia.com/gpu": "0"}, None),
 ])
 def test_hostile_limits_are_judged(pack, limits, worst):
-    """Limits that are no quantity, or that bound nothing the table counts, leave the pool unbounded, as does one
-    whose worst case is past what a float holds; a limit past any budget is judged with its figure written short;
-    a zero or negative limit launches nothing (every node is over it)."""
+    """A limit past any number of nodes bounds nothing, and says so; a worst case past what a float holds is
+    unbounded; a limit past any budget is judged with its figure written short; a limit Kubernetes refuses (the
+    NodePool is never created), and a zero or negative one (every node is over it), launch nothing."""
     found = judge(pack, lambda: gpu_node_pool("odd", limits), {"lane-cost-ceiling": {"maxHourlyUsd": 10}})
     over = messages(found, "lane-cost-ceiling")
     if worst is None:
         assert not over and not of(found, "lane-cost-unbounded")
         return
     assert len(over) == 1 and over[0].startswith(f"karpenter nodepool 'odd': its worst case, {worst}"), over
-    assert len(over[0]) < 600
-    assert bool(of(found, "lane-cost-unbounded")) == (worst == "unbounded")
+    assert len(over[0]) < 600 and "inf" not in over[0].replace("in", "").lower() and "nan" not in over[0].lower()
+    assert bool(of(found, "lane-cost-unbounded")) == worst.startswith("unbounded")
+
+
+QUANTITY_TEXT = st.one_of(st.text(alphabet="0123456789.+-eEKMGTPinumk ", max_size=10), st.from_regex(
+    r"[+-]?[0-9]{1,3}(\.[0-9]{0,2})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,20}(\.[0-9]?)?)?", fullmatch=True))
+LIMIT_VALUES = st.one_of(QUANTITY_TEXT, st.text(max_size=6), st.floats(), st.integers(), st.integers(min_value=10**300),
+                         st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+LIMITS = st.one_of(st.dictionaries(st.sampled_from(["cpu", "memory", "nodes", "nvidia.com/gpu", "pods"]), LIMIT_VALUES,
+                                   max_size=3), LIMIT_VALUES)
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without the values it quotes as written (a user's own 'Infinity' may be named)."""
+    return "".join(text.split("'")[::2])
+
+
+@settings(max_examples=300)
+@given(LIMITS)
+def test_any_limits_give_a_figure_or_a_reason_and_never_inf_or_nan(limits):
+    """Whatever a NodePool's limits hold: a finite figure of zero or more (zero and unbounded say why), or
+    unbounded; nothing raises, and no figure or reason says inf or nan."""
+    usd_prices = prices.for_region("us-east-1")
+    amounts, refused, written = cost.node_pool_limits(limits)
+    worst = (cost.WorstCase(0.0, usd_prices, why=refused) if refused else
+             cost.pool([wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("p5", "g6"))], amounts,
+                       usd_prices, None, written))
+    assert worst.usd is None or (math.isfinite(worst.usd) and worst.usd >= 0)
+    assert worst.unbounded == (worst.usd is None)
+    if not worst.usd:
+        assert worst.why, worst
+    said = _unquoted(worst.words()).lower()
+    assert "nan" not in said and not any(w in said for w in (" inf", "inf ", "-inf", "inf)", "infinity")), worst.words()
+    assert worst.words().isascii() and "\n" not in worst.words()
 
 
 # ---- the search ------------------------------------------------------------------------------------------
@@ -460,6 +525,54 @@ pool("minus", {"nodes": -1}, [])
     printed = out[out.index("Worst case per hour"):]
     assert any(line.split()[:3] == ["karpenter", "nodepool", "'contradicts'"] and "$0.00" in line
                and "it can launch nothing: its requirements leave no instance type" in line for line in printed.splitlines())
+
+
+REFUSED = "it is never created: Kubernetes refuses "
+ODD_LIMITS = {  # name: (limits as the program writes them, worst case, unbounded, detail)
+    "huge": ('{"cpu": "1e400"}', None, True, "limits.cpu 1e400 is past any number of nodes, so it bounds nothing"),
+    "huge-mem": ('{"memory": "1e309"}', None, True,
+                 "limits.memory 1e309 is past any number of nodes, so it bounds nothing"),
+    "huge-and-held": ('{"cpu": "1e400", "nvidia.com/gpu": 4}', 27.52, False,
+                      "4 x p5.4xlarge at $6.88, within limits.nvidia.com/gpu 4"),
+    "huge-below": ('{"cpu": "-1e400"}', 0.0, False, "it can launch nothing: limits.cpu -1e400 is below zero"),
+    "zero": ('{"cpu": "0"}', 0.0, False, "no instance type it can launch fits its limits"),
+    "minus-zero": ('{"cpu": "-0"}', 0.0, False, "no instance type it can launch fits its limits"),
+    "tiny": ('{"cpu": "1e-400"}', 0.0, False, "no instance type it can launch fits its limits"),
+    "wrapped": ('{"nodes": "1e4294967297"}', 550.4, False, "10 x p5.48xlarge at $55.04, within limits.nodes 10"),
+    "word": ('{"cpu": "Infinity"}', 0.0, False,
+             REFUSED + "limits.cpu 'Infinity', which is no quantity (write a whole number, or text such as 64, 250m or 256Gi)"),
+    "spaced": ('{"cpu": " 64"}', 0.0, False,
+               REFUSED + "limits.cpu ' 64', which is no quantity (write a whole number, or text such as 64, 250m or 256Gi)"),
+    "past-64-bits": ('{"cpu": 2.0**64}', 0.0, False, REFUSED + "limits.cpu 1.84467e+19: a limit written as a number is a "
+                                                               "whole number of 64 bits (write others as text, such as 1500m)"),
+    "fraction": ('{"cpu": 1.5}', 0.0, False, REFUSED + "limits.cpu 1.5: a limit written as a number is a whole number of "
+                                                       "64 bits (write others as text, such as 1500m)"),
+    "boolean": ('{"cpu": True}', 0.0, False, REFUSED + "limits.cpu true, which is no quantity"),
+    "list": ('{"cpu": [64]}', 0.0, False, REFUSED + "limits.cpu (a list), which is no quantity"),
+    "text": ('"64"', 0.0, False, REFUSED + "spec.limits '64': it maps each resource to a quantity"),
+    "odd-exponent": ('{"cpu": "1e1.5"}', 0.0, False, "it launches nothing: Karpenter cannot read limits.cpu '1e1.5' (the "
+                                                     "API server takes it, but its exponent is no whole number of 64 bits)"),
+    "long-exponent": ('{"cpu": "1e99999999999999999999"}', 0.0, False,
+                      "it launches nothing: Karpenter cannot read limits.cpu '1e99999999999999999999' (the API server "
+                      "takes it, but its exponent is no whole number of 64 bits)"),
+    "unset": ('{"cpu": None}', None, True, "it has no limits on cpu, memory, GPUs or nodes"),
+}
+
+
+def test_every_odd_limit_gets_a_truthful_worst_case_and_reason(tmp_path, capsys):
+    """Each limit as Kubernetes takes it and Karpenter reads it: one past any number of nodes bounds nothing (said
+    so, not "no limits"); one the API server refuses, or Karpenter cannot decode, launches nothing, and says which;
+    no figure or reason is ever inf or NaN."""
+    code, doc, text = preview_pools(tmp_path, "".join(f"pool({name!r}, {limits}, [])\n"
+                                                      for name, (limits, *_) in ODD_LIMITS.items()))
+    out = capsys.readouterr().out
+    assert code == 0
+    lanes = {lane["name"]: (lane["worstCaseHourlyUsd"], lane["unbounded"], lane["detail"]) for lane in doc["costs"]["lanes"]}
+    assert lanes == {name: tuple(expected) for name, (_, *expected) in ODD_LIMITS.items()}
+    printed = out[out.index("Worst case per hour"):]
+    for word in ("inf ", "inf)", "nan", "-inf", "infinite"):
+        assert word not in printed.lower().replace("'infinity'", ""), printed
+    assert "Traceback" not in out and "no limits on" not in lanes["huge"][2]
 
 
 def test_a_worst_case_past_what_a_float_holds_is_unbounded_and_the_json_stays_json(tmp_path, capsys):

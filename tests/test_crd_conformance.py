@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mixed_os_racks.offline.catalog import Catalog
+from mixed_os_racks.pack import cost
 
 from promotion_helpers import NEW_AMI, catalog
 
 from conftest import GPU_AMI, NODECLASS, NODEPOOL, of_type, rack_config, run_rack, stack_config
-from crd_helpers import problems
+from crd_helpers import crd_schema, jsonschema, problems
 
 
 SAMPLE_SECURITY_GROUP = "sg-0123456789abcdef0"
@@ -89,3 +92,19 @@ def test_a_pinned_id_without_family_is_caught():
             "subnetSelectorTerms": [{"tags": {"a": "b"}}], "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}
     found = problems({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"}, "spec": spec})
     assert any("must specify amiFamily if amiSelectorTerms does not contain an alias" in p for p in found)
+
+
+NODE_POOL_LIMITS = crd_schema("karpenter.sh/v1", "NodePool")["properties"]["spec"]["properties"]["limits"]
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(alphabet="0123456789.+-eEKMGTPinumk ", max_size=10), st.booleans(), st.lists(st.integers(), max_size=1),
+                 st.from_regex(r" ?[+-]?[0-9]{0,3}(\.[0-9]{0,2})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{0,3}(\.[0-9]?)?)? ?",
+                               fullmatch=True),
+                 st.dictionaries(st.text(max_size=2), st.integers(), max_size=1)))
+def test_a_limit_the_node_pool_schema_refuses_is_priced_as_never_created(value):
+    """The worst case reads a NodePool's limits as the API server takes them: refused ("it is never created")
+    exactly when Karpenter's CRD refuses them (text held to its quantity pattern; a boolean, list or mapping)."""
+    refused_by_schema = any(jsonschema.Draft7Validator(NODE_POOL_LIMITS).iter_errors({"cpu": value}))
+    _, why, _ = cost.node_pool_limits({"cpu": value})
+    assert why.startswith("it is never created: Kubernetes refuses") == refused_by_schema, (value, why)

@@ -132,7 +132,7 @@ def test_the_build_pool_allows_exactly_the_listed_types():
 
 
 @pytest.mark.parametrize("types, expected", [
-    ("c5.large,c5", "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c5'"),
+    ("c5.large,c5", "rack:build_node_type[1]: karpenter nodepool 'build': invalid instance type 'c5'"),
     ("c5.large,c5.large", "rack:build_node_type: karpenter nodepool 'build': duplicate instance type 'c5.large'"),
     ("c5.large,g5.xlarge", "rack:build_node_type: karpenter nodepool 'build': instance families mix GPU families (g5)"),
 ])

@@ -81,7 +81,7 @@ def test_a_cluster_autoscaler_for_a_version_it_has_no_release_for(monkeypatch):
 @pytest.mark.parametrize(("fields", "said"), [
     ({"instance_families": "g5,9zz"}, "instance_families: karpenter nodepool 'gpu': instance family '9zz' must be an EC2 "
                                       "instance family like g5, m7g or c7i-flex"),
-    ({"instance_sizes": "xlarge,Huge"}, "instance_sizes: karpenter nodepool 'gpu': instance size 'Huge' must be an EC2 "
+    ({"instance_sizes": "xlarge,Huge"}, "instance_sizes[1]: karpenter nodepool 'gpu': instance size 'Huge' must be an EC2 "
                                         "instance size like large, xlarge, 2xlarge or metal"),
     ({"arch": ""}, "arch: karpenter nodepool 'gpu': arch must not be empty"),
     ({"cpu_limit": 0}, "cpu_limit: karpenter nodepool 'gpu': cpu_limit must be positive (got '0')"),

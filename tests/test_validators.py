@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, NodeGroupSpec, PoolSpec, parse_rack_config, parse_services
+from mixed_os_racks.pack import instances
 from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
@@ -268,7 +269,7 @@ def test_node_group_ids_name_groups_aws_can_name(groups, expected):
 @pytest.mark.parametrize("values, expected", [
     # what only the build lane, the system lane or the whole rack can say is named by the key that set it
     ({"build_node_enabled": True, "build_node_type": "c7i"},
-     "rack:build_node_type: karpenter nodepool 'build': invalid instance type 'c7i'"),
+     "rack:build_node_type[0]: karpenter nodepool 'build': invalid instance type 'c7i'"),
     ({"build_node_enabled": True, "build_node_type": "p2.xlarge"},
      "rack:build_node_type: karpenter nodepool 'build': instance family p2 needs an NVIDIA driver"),
     ({"build_node_enabled": True, "node_disk": 60000},  # node_disk is every Karpenter pool's (karpenter_node_disk 0)
@@ -477,3 +478,93 @@ def test_a_spec_reports_every_problem_at_once():
         NodeGroupSpec(instance_type="g6.2xlarge", min_size=-1, label="Bad_Label", capacity_type="CHEAP")
     assert [line.split(":")[0] for line in str(caught.value).splitlines()] == [
         "NodeGroupSpec.capacity_type", "NodeGroupSpec.min_size", "NodeGroupSpec.label"]
+
+
+# ---- an instance type its family does not come in ---------------------------------------------------------
+
+G5_SIZES = "g5 comes in xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge"
+CREATE = {"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718",
+          "private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712"}
+
+
+@pytest.mark.parametrize("values, expected", [
+    # the lanes policy config's words, at the key that names the type
+    ({"additional_node_groups_config": [{"type": "g5.large"}]},
+     f"rack:additional_node_groups_config[0].type: 'g5.large' is no instance type (did you mean 'g5.xlarge'? {G5_SIZES})"),
+    # of sizes spelled as alike, the smallest: g7 starts at 2xlarge
+    ({"additional_node_groups_config": [{"type": "g7.xlarge"}]},
+     "rack:additional_node_groups_config[0].type: 'g7.xlarge' is no instance type (did you mean 'g7.2xlarge'? g7 comes "
+     "in 2xlarge, 4xlarge, 8xlarge, 12xlarge, 24xlarge, 48xlarge)"),
+    ({"additional_build_groups_config": [{"type": "c7i.large"}, {"type": "g5.nano"}]},
+     f"rack:additional_build_groups_config[1].type: 'g5.nano' is no instance type ({G5_SIZES})"),
+    ({"build_node_enabled": True, "build_node_type": "c7i.large,c7i.nano"},
+     "rack:build_node_type[1]: karpenter nodepool 'build': 'c7i.nano' is no instance type (c7i comes in large, xlarge, "
+     "2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, metal-24xl, 48xlarge, metal-48xl)"),
+    ({**CREATE, "node_type": "t3.8xlarge"},
+     "rack:node_type: 't3.8xlarge' is no instance type (did you mean 't3.xlarge'? t3 comes in nano, micro, small, "
+     "medium, large, xlarge, 2xlarge)"),
+])
+def test_a_size_its_family_does_not_come_in_is_refused_at_its_key(values, expected):
+    assert error(**values) == expected
+
+
+@pytest.mark.parametrize("values, expected", [
+    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "instance_families": "g5", "instance_sizes": "xlarge,large"}]},
+     "rack:additional_karpenter_nodepools_config[0].instance_sizes[1]: karpenter nodepool 'gpu': instance size 'large': "
+     f"'g5.large' is no instance type (did you mean 'g5.xlarge'? {G5_SIZES})"),
+    ({"karpenter_instance_families": "c7i,m7i", "karpenter_instance_sizes": "nano"},
+     "rack:karpenter_instance_sizes[0]: karpenter workload nodepool: instance size 'nano': 'c7i.nano' is no instance type "
+     "(c7i comes in large, xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, metal-24xl, 48xlarge, "
+     "metal-48xl); 'm7i.nano' is no instance type (m7i comes in large, xlarge, 2xlarge, 4xlarge, 8xlarge, 12xlarge, "
+     "16xlarge, 24xlarge, metal-24xl, 48xlarge, metal-48xl)"),
+])
+def test_a_pool_size_none_of_its_families_comes_in_is_refused_at_its_key(values, expected):
+    assert error(**values) == expected
+
+
+@pytest.mark.parametrize("families, sizes", [("c7i,t3", "nano"), ("c7i,zz9", "nano"), ("", "nano")])
+def test_a_pool_size_one_of_its_families_may_come_in_is_taken(families, sizes):
+    """t3 comes in nano; a family the table does not size (zz9) may; a pool of any family may."""
+    spec = accepted(additional_karpenter_nodepools_config=[{"name": "p", "instance_families": families,
+                                                            "instance_sizes": sizes}])
+    assert [p.instance_sizes for p in spec.pools if p.name == "p"] == [[sizes]]
+
+
+def test_a_program_spec_names_the_type_its_family_does_not_come_in():
+    with pytest.raises(SpecError) as caught:
+        PoolSpec(name="ml", instance_types=["g5.xlarge", "g5.large"])
+    assert str(caught.value) == (f"PoolSpec.instance_types[1]: karpenter nodepool 'ml': 'g5.large' is no instance type "
+                                 f"(did you mean 'g5.xlarge'? {G5_SIZES})")
+    with pytest.raises(SpecError) as caught:
+        NodeGroupSpec(instance_type="g5.large")
+    assert str(caught.value).startswith("NodeGroupSpec.instance_type: 'g5.large' is no instance type (did you mean")
+
+
+SIZED = sorted(instances.sized_families())
+ANY_SIZE = sorted({t.size for family in SIZED for t in instances.sizes(family)})
+
+
+@settings(max_examples=150)
+@given(family=st.sampled_from(SIZED), size=st.sampled_from(ANY_SIZE))
+def test_a_node_group_type_is_refused_exactly_when_its_family_does_not_come_in_its_size(family, size):
+    """Any sized family in any size some family comes in: taken when the table has that type, else refused at
+    ``type`` naming the value and every size the family comes in."""
+    name = f"{family}.{size}"
+    made = [t.size for t in instances.sizes(family)]
+    groups = {"additional_node_groups_config": [{"type": name}]}
+    if size in made:
+        try:
+            accepted(**groups)
+        except ConfigError as exc:  # another rule of the type (a GPU family's driver): not this one
+            assert "is no instance type" not in str(exc), str(exc)
+        return
+    message = error(**groups)
+    assert message.startswith(f"rack:additional_node_groups_config[0].type: '{name}' is no instance type ("), message
+    assert message.endswith(f"{family} comes in {', '.join(made)})"), message
+
+
+@pytest.mark.parametrize("name", ["zz9.large", "g99.nano", "m99i.xlarge"])
+def test_a_family_the_table_does_not_size_is_taken(name):
+    """A family newer than the instance table is not refused for its sizes."""
+    assert accepted(additional_node_groups_config=[{"type": name}]).node_groups[0].instance_type == name
+    assert PoolSpec(name="new", instance_types=[name]).instance_types == [name]

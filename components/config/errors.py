@@ -42,11 +42,12 @@ def problems(exc: SpecError, table: KeyTable, at: str = "") -> list[tuple[str, s
     for error in exc.errors:
         message = _worded(error_message(error), table)
         cause = (error.get("ctx") or {}).get("error")
-        if not at:  # the key, then where in its value (``rack:karpenter_node_taints[1].effect``)
-            loc = [] if isinstance(cause, FieldProblem) else list(error["loc"])
-            path = key_path([table.key(field_of(error)), *loc[1:]])
-        elif isinstance(cause, FieldProblem):
-            path = at + (f".{table.key(cause.field)}" if table.suffix or cause.field in table.suffixed else "")
+        if isinstance(cause, FieldProblem):  # the key, then the item of its list that broke the rule
+            key = key_path([table.key(cause.field), *([cause.index] if cause.index is not None else [])])
+            path = (key if not at else
+                    at + (f".{key}" if table.suffix or cause.field in table.suffixed or cause.keyed else ""))
+        elif not at:  # the key, then where in its value (``rack:karpenter_node_taints[1].effect``)
+            path = key_path([table.key(field_of(error)), *list(error["loc"])[1:]])
         else:
             loc = list(error["loc"])
             path = at + (f".{key_path([table.key(str(loc[0])), *loc[1:]])}" if loc else "")

@@ -61,7 +61,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
         except SpecError as exc:
             found += problems(exc, table, f"[{n}]")
         except FieldProblem as exc:
-            found.append((f"[{n}].{exc.field}", str(exc)))
+            found.append((f"[{n}].{exc.at}", str(exc)))
         except ValueError as exc:  # a value in the seeds' shapes that does not parse
             found.append((f"[{n}]", str(exc)))
     if found:

@@ -10,8 +10,10 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
   before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu``, ``amd.com/gpu`` and ``nodes``. When one
   limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
-  without GPUs), is unbounded. A static pool (``replicas``) runs ``replicas`` nodes (at most
-  ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
+  without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
+  Limits are read as the API server takes them and Karpenter decodes them (``node_pool_limits``): a pool
+  with a limit either refuses launches nothing. A static pool (``replicas``) runs ``replicas`` nodes (at
+  most ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
 * an EKS managed node group: ``max_size`` nodes of its dearest instance type.
 * a rack: the sum of its lanes.
 
@@ -26,6 +28,7 @@ Pure: the standard library and the pack's modules (the pack and the components s
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -34,7 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 from .. import contract
 from . import checks, facts, fit, instances, lookup, rules, wellknown
 from .lanemodel import ANY_INSTANCE
-from .lanesource import group_requirements, read_limits
+from .lanesource import group_requirements
 from .prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
@@ -194,8 +197,11 @@ class WorstCase:
         return f"{self.figure}{' an hour' if self.usd is not None else ''} ({self.detail})"
 
 
-def _limit_text(name: str, amount: float) -> str:
-    """``limits.memory 256Gi``, ``limits.cpu 64``: a limit as a NodePool writes it (memory in Gi)."""
+def _limit_text(name: str, amount: float, written: Mapping[str, str] = {}) -> str:
+    """``limits.memory 256Gi``, ``limits.cpu 64``: a limit as a NodePool writes it (memory in Gi); one past what
+    a float holds as it is written (``limits.cpu 1e400``)."""
+    if not math.isfinite(amount):
+        return f"limits.{name} {written.get(name) or 'past what a float holds'}"
     if name == MEMORY:
         return f"limits.memory {amount / fit.GIB:g}Gi"
     return f"limits.{name} {amount:g}"
@@ -213,16 +219,18 @@ def _priced(types: Sequence[instances.InstanceType], prices: Prices) -> tuple[li
 
 
 def pool(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
-         replicas: Optional[float] = None) -> WorstCase:
-    """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes); the same
-    pool is computed once (a rack's pools are often alike, and the pack's two policies read the same)."""
-    return _pool(tuple(requirements), tuple(sorted(limits.items())), prices, replicas)
+         replicas: Optional[float] = None, written: Mapping[str, str] = {}) -> WorstCase:
+    """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes; ``written``:
+    how the NodePool writes them, for a limit past what a float holds); the same pool is computed once (a
+    rack's pools are often alike, and the pack's two policies read the same)."""
+    return _pool(tuple(requirements), tuple(sorted(limits.items())), prices, replicas,
+                 tuple(sorted((k, v) for k, v in written.items() if not math.isfinite(limits.get(k, 0.0)))))
 
 
 @functools.lru_cache(maxsize=4096)
 def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[str, float], ...], prices: Prices,
-          replicas: Optional[float]) -> WorstCase:
-    limits = dict(given)
+          replicas: Optional[float], texts: tuple[tuple[str, str], ...] = ()) -> WorstCase:
+    limits, written = dict(given), dict(texts)
     types, unsized = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
     priced, unpriced = _priced(types, prices)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
@@ -235,7 +243,7 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
         return WorstCase(None, prices, why=f"no price for what it can launch: {what}", unknown=True, left_out=left_out)
     below = [r for r, limit in zip(COUNTED, counted) if limit < 0]
     if below:
-        return WorstCase(0.0, prices, why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]])} is below zero",
+        return WorstCase(0.0, prices, why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]], written)} is below zero",
                          left_out=left_out)
     if not fits:
         return WorstCase(0.0, prices, why="no instance type it can launch fits its limits", left_out=left_out)
@@ -247,9 +255,14 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
                                  left_out=left_out))
     free = [t for t, _ in fits if all(c <= 0 or limit == math.inf for c, limit in zip(capacity(t), counted))]
     if free:
-        named = [r for r, limit in zip(COUNTED, counted) if limit < math.inf]
-        why = (f"its limits on {', '.join(named)} do not count {free[0].name}, which has none of them"
-               if named else "it has no limits on cpu, memory, GPUs or nodes")
+        has = dict(zip(COUNTED, capacity(free[0])))
+        named = [r for r in COUNTED if r in limits and has[r] <= 0]
+        huge = [_limit_text(r, limits[r], written) for r in COUNTED if r in limits and has[r] > 0]  # all infinite
+        reasons = [f"its limits on {', '.join(named)} do not count {free[0].name}, which has none of them"] if named else []
+        if huge:  # set, but to more than any number of nodes adds up to (what a float holds, and far past it)
+            reasons.append(f"{' and '.join(huge)} {'is' if len(huge) == 1 else 'are'} past any number of nodes, so "
+                           f"{'it bounds' if len(huge) == 1 else 'they bound'} nothing")
+        why = ", and ".join(reasons) or "it has no limits on cpu, memory, GPUs or nodes"
         return WorstCase(None, prices, why=why, left_out=left_out)
     dims = [d for d, limit in enumerate(counted) if limit < math.inf]
     items = tuple((p, tuple(capacity(t)[d] for d in dims)) for t, p in fits)
@@ -344,7 +357,7 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
     unit, suffix = (fit.GIB, "Gi") if resource == MEMORY else (1.0, "")
     after = f"for a worst case of {usd(pool(requirements, {**limits, resource: value * unit}, prices).usd)} an hour"
     field_name = f" (the pool's {fields[resource]})" if resource in fields else ""
-    if resource in limits and math.isfinite(limits[resource]):
+    if resource in limits and (math.isfinite(limits[resource]) or resource in written):  # 1e400 is set, to no bound
         was = written.get(resource) or f"{limits[resource] / unit:g}{suffix}"
         return f"lower limits.{resource}: {was} -> {value}{suffix}{field_name}, {after}"
     return f"set limits.{resource}: {value}{suffix}{field_name}, {after}"
@@ -525,16 +538,70 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
     return Budget(budget, "its max_hourly_usd") if budget else None
 
 
-def _signed_limits(value: Any) -> tuple[tuple[str, float], ...]:
-    """A NodePool's limits (``read_limits``), a negative one kept: every node is over it, so it launches none."""
-    found = dict(read_limits(value))
-    for name, amount in facts.as_map(value).items():
-        if isinstance(amount, (int, float)) and not isinstance(amount, bool) and amount < 0:
-            found[str(name)] = float(amount)
-        elif isinstance(amount, str) and amount.strip().startswith("-") and (
-                size := fit.quantity(amount.strip()[1:])) is not None and size > 0:
-            found[str(name)] = -size
-    return tuple(found.items())
+def _shown(value: Any) -> str:
+    """A limit as written, on one ASCII line: text quoted (cut at 40 characters), a float that is whole as the
+    number it was (numbers reach the pack as floats), anything else by its kind."""
+    if isinstance(value, str):
+        text = json.dumps(value)[1:-1]
+        return f"'{text[:40]}...'" if len(text) > 40 else f"'{text}'"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        return "(not a finite number)"
+    if isinstance(value, int):
+        try:
+            return str(value) if abs(value) < 10**16 else f"{float(value):g}"
+        except OverflowError:
+            return "(a number past what a float holds)"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "(a list)" if isinstance(value, Sequence) else "(a mapping)" if isinstance(value, Mapping) else "(no JSON value)"
+
+
+def _limit(name: str, value: Any) -> tuple[Optional[float], str]:
+    """One NodePool limit as Kubernetes takes it and Karpenter reads it: its amount in base units (negative: every
+    node is over it), or why the NodePool never launches a node. The API server holds a limit to the CRD's
+    schema (a whole number of 64 bits, or text of ``QUANTITY_PATTERN``) and refuses the NodePool otherwise;
+    Karpenter decodes the text it took with ``ParseQuantity``, which refuses an exponent that is no int64."""
+    what = f"limits.{name} {_shown(value)}"
+    if isinstance(value, str):
+        if not facts.QUANTITY_PATTERN.fullmatch(value):
+            return None, (f"it is never created: Kubernetes refuses {what}, which is no quantity (write a whole number, "
+                          f"or text such as 64, 250m or 256Gi)")
+        amount = fit.quantity(value[1:] if value[:1] in ("+", "-") else value)  # the pattern allows one sign
+        if amount is None:
+            return None, (f"it launches nothing: Karpenter cannot read {what} (the API server takes it, but its "
+                          f"exponent is no whole number of 64 bits)")
+        return (-amount if value.startswith("-") and amount else amount), ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        whole = isinstance(value, int) or math.isfinite(value) and value.is_integer()
+        if whole and -facts.INT64 <= value < facts.INT64:
+            return float(value), ""
+        return None, (f"it is never created: Kubernetes refuses {what}: a limit written as a number is a whole number "
+                      f"of 64 bits (write others as text, such as 1500m)")
+    return None, f"it is never created: Kubernetes refuses {what}, which is no quantity"
+
+
+def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]:
+    """A NodePool's ``spec.limits``: each limit's amount (``_limit``; a ``null`` one is dropped, as the API server
+    prunes it), why the NodePool launches nothing when one is refused or unreadable (else ''), and each limit
+    as written (for one past what a float holds)."""
+    if value is None:
+        return {}, "", {}
+    if not isinstance(value, Mapping):
+        return {}, (f"it is never created: Kubernetes refuses spec.limits {_shown(value)}: it maps each resource to "
+                    f"a quantity"), {}
+    found: dict[str, float] = {}
+    for name, given in value.items():
+        if given is None:
+            continue
+        amount, refused = _limit(str(name), given)
+        if amount is None:
+            return {}, refused, {}
+        found[str(name)] = amount
+    return found, "", {str(k): (v if isinstance(v, str) else _shown(v)) for k, v in value.items() if str(k) in found}
 
 
 def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
@@ -543,10 +610,10 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
     props = res.props
     if isinstance(lane, facts.NodePool):
         requirements = tuple(lane.requirements())
-        limits = dict(_signed_limits(facts.dig(props, "spec", "limits")))
+        limits, refused, as_written = node_pool_limits(facts.dig(props, "spec", "limits"))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        worst = pool(requirements, limits, prices, replicas)
+        worst = WorstCase(0.0, prices, why=refused) if refused else pool(requirements, limits, prices, replicas, as_written)
         gpu = checks.gpu_reason(lane) is not None
         owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)

@@ -50,6 +50,12 @@ QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "
 QUANTITY_RE = re.compile(r"([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
 """apimachinery's ``resource.Quantity``: a number, then a binary suffix, a decimal one, or an exponent
 (never two: ``1e3m`` is not a quantity)."""
+QUANTITY_PATTERN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?")
+"""The pattern a CRD's quantity field (a NodePool's ``limits``) holds text to, whole (the CRDs' ``pattern``,
+as controller-gen writes it for ``resource.Quantity``): looser than ``ParseQuantity`` in its exponent, which
+may have a fraction (``1e1.5``) or more digits than an int64 holds; the API server stores such text, and
+a controller then cannot decode it."""
+INT64 = 2**63
 
 
 # ---- reading helpers (work on dicts and on the SDK's read-only proxies alike) -------------------------
@@ -87,23 +93,42 @@ def number(value: Any) -> Optional[float]:
 
 def quantity(value: Any) -> Optional[float]:
     """A Kubernetes quantity (``"250m"``, ``"16Gi"``, ``2``, ``"1e3"``, ``"500u"``) in base units; None if it
-    is not one (or is negative). One too large for a float (``"1e400"``) is infinite: no node holds it."""
+    is not one (or is negative). One too large for a float (``"1e400"``) is infinite: no node holds it.
+    An exponent is read as ``ParseQuantity`` reads it: one past an int64 is no quantity, and one past an
+    int32 keeps its low 32 bits (``"1e4294967297"`` is 10)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value >= 0 and not math.isnan(value) else None
+        if value < 0 or isinstance(value, float) and math.isnan(value):
+            return None
+        try:
+            return float(value)
+        except OverflowError:  # an int of hundreds of digits
+            return math.inf
     if not isinstance(value, str):
         return None
     match = QUANTITY_RE.fullmatch(value.strip())  # as Quantity's UnmarshalJSON trims it
     if not match:
         return None
     number = float(match.group(1))
-    written = match.group(3) or "0"  # an exponent of thousands of digits is no number int() should read
-    exponent = int(written) if len(written) < 8 else (-1 if written[0] == "-" else 1) * 10**7
+    exponent = _exponent(match.group(3) or "0")
+    if exponent is None:
+        return None
     try:
         return number * QUANTITY_SUFFIX[match.group(2) or ""] * 10.0 ** exponent if number else 0.0
     except OverflowError:
         return math.inf
+
+
+def _exponent(written: str) -> Optional[int]:
+    """A quantity's exponent as apimachinery's suffixer reads it: an int64 (else no quantity), kept as an int32."""
+    if len(written.lstrip("+-").lstrip("0")) > 19:  # past any int64 (and no text int() should read)
+        return None
+    parsed = int(written)
+    if not -INT64 <= parsed < INT64:
+        return None
+    kept = (parsed + 2**31) % 2**32 - 2**31
+    return kept if kept != -2**31 else 2**31  # whose negation, the scale Go sets, wraps back to -2^31: a huge number
 
 
 def quantity_gib(value: Any) -> Optional[float]:

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .. import contract, syntax
 from ..inputs import closest
 from .. import lane as lane_contract
-from . import facts, fit, instances, wellknown
+from . import facts, fit, wellknown
 from .scheduling import Selection
 from .lanemodel import Finding, Lane, number_text, read_labels, read_taints
 
@@ -143,8 +143,8 @@ def lanes_config_problems(lanes: Any) -> list[str]:
         for t in types if isinstance(types, Sequence) and not isinstance(types, str) else []:  # text is said above
             if isinstance(t, str) and syntax.instance_type_problem(t):
                 problems.append(f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)")
-            elif isinstance(t, str) and (sizes := _unmade_size(t)):
-                problems.append(f"{where}.instanceTypes: '{t}' is no instance type ({sizes})")
+            elif isinstance(t, str) and (unmade := syntax.unmade_instance_type(t)):
+                problems.append(f"{where}.instanceTypes: {unmade}")
         most = entry.get("maxGpusPerNode")
         if most is not None and (isinstance(most, bool) or not isinstance(most, (int, float)) or not math.isfinite(most)
                                  or most < 0 or most != int(most)):
@@ -164,18 +164,6 @@ def lanes_config_problems(lanes: Any) -> list[str]:
         if not any(p.startswith(f"{where}.") for p in problems):
             problems += [f"{where}: {problem}" for problem in _launches_nothing(entry)]
     return problems
-
-
-def _unmade_size(name: str) -> str:
-    """For a type of a family the instance table sizes but in a size it does not make (``g5.nano``): the
-    sizes it does, with the likely one; '' otherwise (a family the table does not size may be newer than it)."""
-    family = instances.family_of(name)
-    made = instances.sizes(family)
-    if not made or instances.instance_type(name) is not None:
-        return ""
-    close = closest(name, [t.name for t in made], cutoff=0.8)
-    listed = f"{family} comes in {', '.join(t.size for t in made)}"
-    return f"did you mean '{close}'? {listed}" if close else listed
 
 
 _SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),

@@ -23,11 +23,20 @@ from .. import syntax
 
 
 class FieldProblem(ValueError):
-    """A rule broken by one field; an error's key path ends with that field."""
+    """A rule broken by one field; an error's key path ends with that field (and ``index``, the item of a list
+    field that broke it). ``keyed``: the path names the field's key even in a list item whose problems the
+    seeds name at the item (``additional_node_groups_config[0].type``, for a rule the seeds never had)."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, index: Optional[int] = None, keyed: bool = False) -> None:
         super().__init__(message)
         self.field = field
+        self.index = index
+        self.keyed = keyed
+
+    @property
+    def at(self) -> str:
+        """The field, and the list item in it: ``instance_types[1]``."""
+        return self.field + (f"[{self.index}]" if self.index is not None else "")
 
 
 class FieldProblems(ValueError):
@@ -45,8 +54,8 @@ class Problems:
     def __init__(self) -> None:
         self.found: list[FieldProblem] = []
 
-    def add(self, field: str, message: str) -> None:
-        self.found.append(FieldProblem(field, message))
+    def add(self, field: str, message: str, keyed: bool = False) -> None:
+        self.found.append(FieldProblem(field, message, keyed=keyed))
 
     def ok(self, *fields: str) -> bool:
         """Whether none of ``fields`` broke a rule yet."""
@@ -188,7 +197,9 @@ def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
     """Where an error is: its location, ending with the field a ``FieldProblem`` names."""
     loc = tuple(error["loc"])
     cause = (error.get("ctx") or {}).get("error")
-    return loc + (cause.field,) if isinstance(cause, FieldProblem) else loc
+    if not isinstance(cause, FieldProblem):
+        return loc
+    return loc + (cause.field,) + ((cause.index,) if cause.index is not None else ())
 
 
 def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> Optional[type[BaseModel]]:

@@ -136,6 +136,8 @@ class NodeGroupSpec(Spec):
             found.add("instance_type", f"node type is required: '{self.instance_type}'")
         elif syntax.instance_type_problem(self.instance_type):
             found.add("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
+        elif unmade := syntax.unmade_instance_type(self.instance_type):
+            found.add("instance_type", unmade, keyed=True)
         if self.capacity_type not in ("ON_DEMAND", "SPOT"):
             found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
         if self.min_size < 0:
@@ -150,8 +152,8 @@ class NodeGroupSpec(Spec):
             found.add("label", "label is required when dedicated option is set")
         elif self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
             found.add("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
-        if problem := usd_problem(self.max_hourly_usd):
-            found.add("max_hourly_usd", problem)
+        if problem := usd_problem(self.max_hourly_usd, "its"):
+            found.add("max_hourly_usd", f"{self.subject}: {problem}")
         problem = node_disk_problem(self.disk)
         if problem:
             found.add("disk", problem)

@@ -249,9 +249,12 @@ class PoolSpec(Spec):
             twice = sorted({v for v in values if values.count(v) > 1})
             if twice:  # a list given twice is a typo, not a weight: said, not passed on to the NodePool
                 raise FieldProblem(spec_field, f"{s}: duplicate {what} '{twice[0]}'")
-        for instance_type in self.instance_types:
+        for index, instance_type in enumerate(self.instance_types):
             if syntax.instance_type_problem(instance_type):
-                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)")
+                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)",
+                                   index)
+            if unmade := syntax.unmade_instance_type(instance_type):
+                raise FieldProblem("instance_types", f"{s}: {unmade}", index)
         twice = sorted({t for t in self.instance_types if self.instance_types.count(t) > 1})
         if twice:
             raise FieldProblem("instance_types", f"{s}: duplicate instance type '{twice[0]}'")
@@ -266,10 +269,14 @@ class PoolSpec(Spec):
         if arches and not set(arches) & set(self.arch):  # Karpenter intersects the two: no instance type is left
             raise FieldProblem(families_field, f"{s}: instance families {','.join(self.families)} are {','.join(arches)}, "
                                                f"and the pool's arch is {','.join(self.arch)} (the pool could launch nothing)")
-        for size in self.instance_sizes:
+        for index, size in enumerate(self.instance_sizes):
             problem = syntax.instance_size_problem(size)
             if problem:
-                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}")
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}' {problem}", index)
+            # a size none of its families comes in (by the instance table: a family it does not size may)
+            nowhere = [syntax.unmade_instance_type(f"{family}.{size}") for family in self.families]
+            if nowhere and all(nowhere):
+                raise FieldProblem("instance_sizes", f"{s}: instance size '{size}': {'; '.join(nowhere)}", index)
 
     def _capacity_rules(self) -> None:
         s = self.subject
@@ -299,7 +306,7 @@ class PoolSpec(Spec):
             if not self.families or not all(instances.is_gpu_family(f) for f in self.families):
                 raise FieldProblem("gpu_limit", f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
                                                 f"such as g6; this pool's: {','.join(self.families) or 'any'})")
-        problem = usd_problem(self.max_hourly_usd)
+        problem = usd_problem(self.max_hourly_usd, "its")
         if problem:
             raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
         limits_problem = self._limits_problem()
@@ -518,10 +525,11 @@ class PoolSpec(Spec):
         return taints + [t.as_dict() for t in self.taints]
 
 
-def usd_problem(value: Optional[float], key: str = "max_hourly_usd") -> Optional[str]:
-    """A budget: a positive, finite number of US dollars an hour (or none)."""
+def usd_problem(value: Optional[float], whose: str) -> Optional[str]:
+    """A budget: a positive, finite number of US dollars an hour (or none). The problem names the budget by
+    whose it is (``its``, ``the rack's``): its key path already names the key."""
     if value is not None and not (math.isfinite(value) and value > 0):
-        return f"{key} must be a positive number of US dollars an hour (got '{value:g}')"
+        return f"{whose} budget must be a positive number of US dollars an hour (got '{value:g}')"
     return None
 
 

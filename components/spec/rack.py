@@ -468,7 +468,7 @@ class RackSpec(Spec):
         problem = rack_tags_problem(self.tags)
         if problem:
             raise FieldProblem("tags", problem)
-        problem = usd_problem(self.max_hourly_usd)
+        problem = usd_problem(self.max_hourly_usd, "the rack's")
         if problem:
             raise FieldProblem("max_hourly_usd", problem)
         for group in self.node_groups:  # each group carries the rack's tags under its own (its canary one more)
