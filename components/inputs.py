@@ -50,7 +50,10 @@ def finite_float(text: str) -> Any:
 
 def finite_int(text: str) -> Any:
     """``json.loads``'s ``parse_int``: the integer, or ``NotFinite`` when it is past a 64-bit float's range
-    (Go reads every JSON number of an untyped value as one)."""
+    (Go reads every JSON number of an untyped value as one). One of more than 309 digits is past it, and is never
+    converted (Python refuses to convert one of more than 4300 digits)."""
+    if len(text.lstrip("-")) > 309:
+        return NotFinite(text)
     value = int(text)
     try:
         float(value)
@@ -60,17 +63,43 @@ def finite_int(text: str) -> Any:
 
 
 def first_not_finite(doc: Any) -> Optional[tuple[str, str]]:
-    """The key path and text of the first ``NotFinite`` number in ``doc`` (iterative: any depth)."""
-    stack: list[tuple[str, Any]] = [("", doc)]
+    """The key path and text of the first ``NotFinite`` number in ``doc`` (iterative: any depth). The walk keeps
+    each value's parent and key, and writes out only the path it returns (bounded by ``key_path``): a path built for
+    every value would copy a long key once for each value under it, megabytes times thousands."""
+    stack: list[tuple[Any, Any]] = [(doc, None)]  # (value, (parent's link, its key or index) or None)
     while stack:
-        path, value = stack.pop()
+        value, link = stack.pop()
         if isinstance(value, NotFinite):
-            return path, value.text
+            steps: list[Any] = []
+            while link is not None:
+                link, step = link
+                steps.append(step)
+            return key_path(reversed(steps)), value.text
         if isinstance(value, dict):
-            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(value.items()))]
+            stack += [(v, (link, str(k))) for k, v in reversed(list(value.items())) if isinstance(v, (dict, list, NotFinite))]
         elif isinstance(value, list):
-            stack += [(f"{path}[{n}]", v) for n, v in reversed(list(enumerate(value)))]
+            stack += [(v, (link, n)) for n, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list, NotFinite))]
     return None
+
+
+MAX_KEY_SHOWN = 60
+"""Most characters of one key a key path in a message shows (a longer one is cut, its length said)."""
+
+MAX_PATH_SHOWN = 600
+"""Most characters of a whole key path a message shows (its start and its end, a deep path's middle left out)."""
+
+
+def key_path(steps: Iterable[Any]) -> str:
+    """``a.b[0].c`` from keys (str) and list indexes (int), each key cut to ``MAX_KEY_SHOWN`` characters and the
+    whole to ``MAX_PATH_SHOWN``: a message naming a hostile file's key stays short however long or deep the key."""
+    text = ""
+    for step in steps:
+        if isinstance(step, int):
+            text += f"[{step}]"
+            continue
+        shown = step if len(step) <= MAX_KEY_SHOWN else f"{step[:MAX_KEY_SHOWN]}...({len(step)} characters)"
+        text += f".{shown}" if text else shown
+    return text if len(text) <= MAX_PATH_SHOWN else f"{text[:MAX_PATH_SHOWN // 3]} ... {text[-MAX_PATH_SHOWN // 2:]}"
 
 
 YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)

@@ -176,6 +176,24 @@ def test_a_created_time_in_the_future_proves_no_soak_either(tmp_path, amis, prod
     assert code == 1 and "which is in the future" in soaked(result)[0]["message"]
 
 
+@pytest.mark.parametrize("when, says", [
+    ("9999-12-31T23:59:59.5Z", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
+    ("9999-12-31T23:59:59-01:00", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
+    ("0001-01-01T00:00:00+01:00", "since 0001-01-01T00:00:00Z ("),
+])
+def test_a_time_at_the_ends_of_the_calendar_is_evidence_like_any_other(tmp_path, amis, capsys, when, says):
+    """The CLI reads these times (Go's time.Time holds years 0000 to 9999 and instants a zone moves past them); their
+    UTC instant lies past what a Python datetime holds, so the soak summary keeps them at the nearest end."""
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, None)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        res["modified"] = res["created"] = when
+    staging.write_text(json.dumps(doc))
+    assert main(["soak", str(staging)]) == 0
+    summary = capsys.readouterr().err
+    assert f"lane 'gpu': {NEW_AMI} {says}" in summary and "Error" not in summary, summary
+
+
 def test_soak_days_come_from_the_flag(tmp_path, amis, prod_state):
     code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 2.04, {"ami_id": NEW_AMI}, "--soak-days", "2")
     assert code == 0 and soaked(doc) == []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -699,6 +700,86 @@ def test_the_order_of_the_resources_is_not_checked(tmp_path):
     assert sorted(r.name for r in read_stack_export(path).resources) == ["default", "mixed-os-racks-dev", "q", "t"]
 
 
+# What the engine's check (VerifyIntegrity, run on every state it loads) lets through, and so must read here:
+# - it skips an empty URN in dependencies, propertyDependencies and replaceWith (no reference at all);
+# - it names a provider resource that has no id by the URN and the engine's unknown-id token, so a reference
+#   ending in that token is that provider's (and one ending in an empty id is no provider's);
+# - a URN a resource names is there once any earlier resource of that URN is, the old (delete: true) copy of a
+#   replaced resource included: an update stopped mid-replacement leaves the new copy after the resources naming
+#   it, and may leave it naming one of them;
+# - a resource pending replacement is exempt from its provider being there (but its provider must still read as a
+#   provider reference), so its provider is no link of a cycle either.
+UNKNOWN_ID = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def test_an_empty_urn_among_the_references_is_no_reference(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(_export(_linked(dependencies=["", TOPIC], propertyDependencies={"name": ["", TOPIC]},
+                                    replaceWith=[""])))
+    assert read_stack_export(path).resources[-1].dependencies == ["", TOPIC]
+
+
+def test_a_provider_without_an_id_is_named_with_the_unknown_id(tmp_path, capsys):
+    resources = _linked(provider=f"{AWS}::{UNKNOWN_ID}")
+    del resources[1]["id"]
+    resources[2]["provider"] = f"{AWS}::{UNKNOWN_ID}"
+    path = tmp_path / "state.json"
+    path.write_text(_export(resources))
+    assert read_stack_export(path).resources[-1].provider == f"{AWS}::{UNKNOWN_ID}"
+    resources[3]["provider"] = f"{AWS}::"
+    err = _state_error(tmp_path, capsys, _export(resources))
+    assert f"deployment.resources[3].provider: {AWS}:: is not a provider of the state" in err, err
+
+
+def test_a_replacement_stopped_midway_may_leave_the_new_copy_naming_what_names_the_old(tmp_path, capsys):
+    """The old queue (delete: true) comes first; the topic was made naming it; the new queue, made later, names the
+    topic. The engine reads this; without the old copy no order could put each resource after what it names."""
+    stack, aws, topic, queue = _linked()
+    old = {**queue, "id": "q-old", "delete": True, "dependencies": []}
+    topic["dependencies"] = [QUEUE]
+    path = tmp_path / "state.json"
+    path.write_text(_export([stack, aws, old, topic, queue]))
+    state = read_stack_export(path)
+    assert [r.name for r in state.resources][-1] == "q" and [r.id for r in state.pending_deletes] == ["q-old"]
+    err = _state_error(tmp_path, capsys, _export([stack, aws, topic, queue]))
+    assert f"the resources it names form a cycle: {TOPIC} (dependencies[0]) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err, err
+
+
+def test_the_provider_of_a_resource_pending_replacement_is_no_link_of_a_cycle(tmp_path, capsys):
+    stack, aws, topic, queue = _linked(provider=f"{AWS}::p-0", pendingReplacement=True, dependencies=[])
+    aws["dependencies"] = [QUEUE]
+    path = tmp_path / "state.json"
+    path.write_text(_export([stack, queue, aws, topic]))
+    assert [r.name for r in read_stack_export(path).resources] == ["mixed-os-racks-dev", "q", "default", "t"]
+    queue["provider"] = "not-a-reference"  # the engine still reads it as a provider reference first
+    err = _state_error(tmp_path, capsys, _export([stack, queue, aws, topic]))
+    assert "deployment.resources[1].provider: not-a-reference is not a provider of the state" in err, err
+
+
+def test_a_cycle_of_many_resources_is_named_in_a_few_lines(tmp_path, capsys):
+    count = 100_000
+    urns = [f"urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::q{n}" for n in range(count)]
+    resources = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}] + [
+        {"urn": urn, "custom": False, "type": "aws:sqs/queue:Queue", "dependencies": [urns[(n + 1) % count]]}
+        for n, urn in enumerate(urns)]
+    err = _state_error(tmp_path, capsys, _export(resources))
+    assert (f"deployment.resources[1]: {urns[0]}: the resources it names form a cycle: {urns[0]} (dependencies[0]) -> "
+            f"{urns[1]} (dependencies[0])") in err, err
+    assert f"... ({count - 6} more) -> {urns[0]} (pulumi writes each resource after those it names" in err, err
+    assert len(err) < 2000
+
+
+def test_a_huge_urn_is_cut_short_in_the_message_that_names_it(tmp_path, capsys):
+    huge = "urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::" + "x" * 10_000_000
+    err = _state_error(tmp_path, capsys, _export(_linked(dependencies=[huge])))
+    assert f"deployment.resources[3].dependencies[0]: {huge[:200]}...({len(huge)} characters) is not a resource of the " \
+           f"state ({QUEUE} names it" in err and len(err) < 1000, err[:2000]
+    key = "k" * 10_000_000
+    err = _state_error(tmp_path, capsys, _export(_linked(propertyDependencies={key: [MISSING]})))
+    assert f"deployment.resources[3].propertyDependencies.{key[:60]}...({len(key)} characters)[0]: {MISSING} is not a " \
+           f"resource" in err and len(err) < 1000, err[:2000]
+
+
 # ---- numbers past a float's range -------------------------------------------------------------------------------
 # Go's encoding/json (the CLI's) refuses a number a float64 cannot hold; Python's json reads 1e400 as inf.
 
@@ -721,18 +802,55 @@ def test_a_preview_with_a_number_past_a_floats_range_is_refused_naming_the_key(t
     assert "line 2: summaryEvent.resourceChanges.same: 1e999 is not a finite number" in capsys.readouterr().err
 
 
-# ---- times -----------------------------------------------------------------------------------------------------
-# Go's time.Time reads JSON as RFC 3339 (an upper-case T, seconds and a zone required; no comma before the fraction).
+def test_a_number_past_a_floats_range_under_a_huge_key_is_named_in_a_line(tmp_path, capsys):
+    key = "k" * 1_000_000
+    text = _export(_linked(inputs={"name": "q", key: [{"size": 0}]})).replace('"size": 0', '"size": 1e400')
+    err = _state_error(tmp_path, capsys, text)
+    assert f"deployment.resources[3].inputs.{key[:60]}...(1000000 characters)[0].size: 1e400 is not a finite number" \
+           in err and len(err) < 1000, err[:2000]
 
-@pytest.mark.parametrize("when", ["2026-01-02T03:04:05+0000", "2026-01-02T03:04:05,5Z", "2026-W01-1T03:04:05Z",
-                                  "2026-01-02t03:04:05z", "2026-01-02T03:04Z", "2026-02-30T03:04:05Z",
-                                  "2026-01-02T03:04:05\u0661Z"])
+
+def test_a_huge_key_over_many_values_is_read_in_little_memory(tmp_path):
+    """Looking for numbers past a float's range must not copy a long key once for every value under it (a 1 MB
+    key over 10,000 values would be 10 GB)."""
+    key = "k" * 1_000_000
+    inputs = {key: {f"a{n}": 0 for n in range(10_000)}}
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps({"steps": [{"op": "same", "urn": QUEUE,
+                                           "newState": {"type": "aws:sqs/queue:Queue", "inputs": inputs}}]}))
+
+    def two_gigabytes() -> None:
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "mixed_os_racks", "guard", str(path)], capture_output=True, text=True,
+                          preexec_fn=two_gigabytes, timeout=300)
+    assert done.returncode == 0 and "No lane is removed or rolled." in done.stdout, done.stderr[-2000:]
+
+
+# ---- times -----------------------------------------------------------------------------------------------------
+# The CLI reads created/modified with Go's time.Time JSON reader (Go 1.25 for the current CLI): a fast RFC 3339 path,
+# and when that fails, Go's layout parser with the RFC 3339 layout, whose extra strictness checks are switched off in
+# the standard library. So Go reads a comma before the fraction, a one-digit hour, a zone of +24:00 or +23:60, and
+# the year 0000; it refuses a lower-case t or z, a leap second :60, an hour 24, a zone hour past 24 or minute past 60,
+# a year that is not four digits, a day its month lacks, and a zone written +0000 or +00. (Checked by running Go's
+# reader on each case; the zone limits read from the current standard library, which added them after Go 1.19.)
+
+@pytest.mark.parametrize("when", ["2026-01-02T03:04:05+0000", "2026-W01-1T03:04:05Z", "2026-01-02t03:04:05Z",
+                                  "2026-01-02T03:04:05z", "2026-01-02T03:04Z", "2026-02-30T03:04:05Z",
+                                  "2026-01-02T03:04:05\u0661Z", "2026-01-02T03:04:60Z", "2026-01-02T24:00:00Z",
+                                  "2026-01-02T03:04:05+25:00", "2026-01-02T03:04:05+00:61", "10000-01-02T03:04:05Z",
+                                  "999-01-02T03:04:05Z", "2026-01-02T03:04:05+-1:00", "2026-01-02T03:04:05.Z",
+                                  "2026-01-02T03:4:05Z", "2026-02-29T03:04:05Z"])
 def test_a_time_go_cannot_read_makes_the_state_unreadable(tmp_path, capsys, when):
     err = _state_error(tmp_path, capsys, _export(_linked(modified=json.loads(f'"{when}"'))))
     assert "deployment.resources[3].modified: must be a time as pulumi writes it (RFC 3339)" in err, err
 
 
-@pytest.mark.parametrize("when", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456789-07:00", "2026-01-02T03:04:05.1234567891+00:00"])
+@pytest.mark.parametrize("when", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456789-07:00", "2026-01-02T03:04:05.1234567891+00:00",
+                                  "2026-01-02T03:04:05,5Z", "2026-01-02T3:04:05Z", "2026-01-02T03:04:05+24:00",
+                                  "2026-01-02T03:04:05-23:60", "0000-02-29T00:00:00Z", "0999-01-02T03:04:05Z",
+                                  "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59.5-01:00", "2024-02-29T03:04:05Z"])
 def test_a_time_go_reads_is_read(tmp_path, when):
     path = tmp_path / "state.json"
     path.write_text(_export(_linked(modified=when, created=when)))
@@ -962,7 +1080,7 @@ def test_a_pool_moving_to_a_new_class_while_the_old_one_is_deleted_is_no_removal
 @pytest.mark.parametrize("content, says", [
     ('{"steps": [], "x": NaN}', "not JSON as pulumi writes it (NaN is not a JSON number)"),
     ('{"steps": [], "x": -Infinity}', "not JSON as pulumi writes it (-Infinity is not a JSON number)"),
-    ('{"steps": [], "x": ' + "9" * 5000 + "}", "not JSON as pulumi writes it (Exceeds the limit (4300 digits)"),
+    ('{"steps": [], "x": ' + "9" * 5000 + "}", "x: " + "9" * 60 + " is not a finite number (it overflows a 64-bit float)"),
     ("[" * 100_000, "nested deeper than any `pulumi preview --json` output could be"),
     ('{"steps": []}'.encode("utf-16"), "is UTF-16 text (as PowerShell's > writes it), not UTF-8"),
 ])

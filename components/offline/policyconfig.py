@@ -55,7 +55,7 @@ def read_config_file(path: Path) -> PolicyConfig:
     found = first_not_finite(doc)
     if found:
         key, number = found
-        raise PolicyPackError(f"policy pack config {path}: {key}: {number} is not a finite number (JSON has no NaN or Infinity)")
+        raise PolicyPackError(f"policy pack config {path}: {key}: {number[:60]} is not a finite number (JSON has no NaN or Infinity)")
     if not isinstance(doc, dict):
         raise PolicyPackError(f"policy pack config {path}: expected a JSON object")
     return parse_config(doc, str(path))

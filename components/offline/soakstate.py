@@ -12,7 +12,7 @@ never over-estimated; a resource without ``modified`` proves nothing.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from ..pack import checks, soak
@@ -36,10 +36,9 @@ def pins(state: StackState) -> list[tuple[soak.Held, str]]:
 
 def _at_second(when: datetime) -> str:
     """A time in UTC, rounded up to its second (so that a soak read from it is never longer than the state says)."""
-    when = when.astimezone(timezone.utc)
-    if when.microsecond:
+    if when.microsecond:  # state_time keeps times a second inside Python's calendar, so this stays inside it
         when = when.replace(microsecond=0) + timedelta(seconds=1)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return soak.utc_text(when)
 
 
 def ran_since(state: StackState) -> dict[str, dict[str, Optional[str]]]:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
-from ..inputs import finite_float, finite_int, first_not_finite, nesting_depth, not_a_file
+from ..inputs import finite_float, finite_int, first_not_finite, key_path, nesting_depth, not_a_file
 from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -139,35 +139,6 @@ def parent_cycle(parents: Mapping[str, str]) -> list[str]:
     return []
 
 
-def reference_cycle(links: Mapping[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
-    """A cycle of references (``[(a, key), (b, key), (a, "")]``: ``a``'s ``key`` names ``b``, ...), or []:
-    the engine keeps every referent before the resources naming it, so a state it wrote has none."""
-    done: set[str] = set()
-    for start in links:
-        if start in done:
-            continue
-        todo: list[list[Any]] = [[start, 0]]  # the walk's path: each resource and how many of its links are taken
-        on_path = {start}
-        while todo:
-            top = todo[-1]
-            out = links.get(top[0], [])
-            if top[1] == len(out):
-                todo.pop()
-                on_path.discard(top[0])
-                done.add(top[0])
-                continue
-            target = out[top[1]][1]
-            top[1] += 1
-            if target in on_path:
-                path = [(urn, links[urn][taken - 1][0]) for urn, taken in todo]
-                begin = next(n for n, (urn, _) in enumerate(path) if urn == target)
-                return path[begin:] + [(target, "")]
-            if target in links and target not in done:
-                todo.append([target, 0])
-                on_path.add(target)
-    return []
-
-
 def cycle_words(cycle: list[str]) -> str:
     return "its parents form a cycle: " + " -> ".join(cycle)
 
@@ -219,19 +190,48 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
         raise StateFileError(f"{where}.inputs: must be an object")
 
 
-_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})")
+_GO_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
+                         r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))")
+_EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
+_LAST_MICROSECOND = (date.max.toordinal() * 86400 - 1) * 1_000_000
+"""9999-12-31T23:59:59Z, in microseconds after ``_EARLIEST``: the latest time kept (a whole second, so that rounding
+a time up to its second never passes what Python can hold)."""
+
+
+def _days_in(year: int, month: int) -> int:
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)  # year 0 too, as Go counts it
+    return 29 if month == 2 and leap else (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
 
 
 def state_time(value: Any) -> Optional[datetime]:
-    """A resource's ``created``/``modified`` time as Go's ``time.Time`` reads it from JSON (RFC 3339: an upper-case
-    ``T``, seconds, a zone, any fraction of a second), or None when ``value`` is not one."""
-    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+    """A resource's ``created``/``modified`` time as the Pulumi CLI reads it from JSON (Go's ``time.Time``: RFC 3339
+    with Go's leniencies), in UTC, or None when the CLI would refuse ``value``.
+
+    What Go reads: ``YYYY-MM-DDTHH:MM:SS``, an optional fraction after a period or a comma, then ``Z`` or ``+HH:MM``/
+    ``-HH:MM``; the ``T`` and ``Z`` upper-case, a year of exactly four digits (0000 too), an hour of one or two digits,
+    a day that exists in its month, a second up to 59 (no leap second), an hour up to 23, but a zone up to 24:60.
+    The fraction is rounded up to the microsecond Python keeps, past its ninth digit ignored as Go ignores it; a time
+    whose UTC instant is before year 1 or after 9999 is held at the nearest end of Python's range (soak evidence only
+    compares it with the clock, which lies inside)."""
+    if not isinstance(value, str):
         return None
-    text = re.sub(r"\.([0-9]{1,6})[0-9]*", r".\1", value).replace("Z", "+00:00")  # Python keeps microseconds
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:  # a month 13, an hour 24, a zone past 23:59
+    found = _GO_RFC3339.fullmatch(value)
+    if not found:
         return None
+    year, month, day, hour, minute, second = (int(found.group(n)) for n in range(1, 7))
+    fraction, sign, zone_hours, zone_minutes = found.group(7, 8, 9, 10)
+    if not (1 <= month <= 12 and 1 <= day <= _days_in(year, month) and hour <= 23 and minute <= 59 and second <= 59):
+        return None
+    offset = 0
+    if sign:
+        if int(zone_hours) > 24 or int(zone_minutes) > 60:
+            return None
+        offset = (int(zone_hours) * 60 + int(zone_minutes)) * 60 * (1 if sign == "+" else -1)
+    nanos = int((fraction or "")[:9].ljust(9, "0"))
+    # days from 0001-01-01 (year 0, a leap year, counted back from it)
+    days = (date(year, month, day).toordinal() if year else date(4, month, day).toordinal() - 365 - 1096) - 1
+    micros = ((days * 86400 + hour * 3600 + minute * 60 + second - offset) * 1_000_000 + -(-nanos // 1000))
+    return _EARLIEST + timedelta(microseconds=min(max(micros, 0), _LAST_MICROSECOND))
 
 
 def listed(value: Any, where: str) -> list[Any]:
@@ -446,53 +446,139 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
     cycle = parent_cycle({res.urn: res.parent for res in resources})
     if cycle:
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
-    _check_references(entries, path)
+    _check_references(entries)
     pending = listed((deployment or {}).get("pending_operations"), f"{path}: deployment.pending_operations")
     return StackState(path, version, resources, project or "", stack or "", encrypted=counter[0], pending=len(pending),
                       kind=kind, pending_deletes=deletes)
 
 
 PROVIDER_TYPE_PREFIX = "pulumi:providers:"
+UNKNOWN_PROVIDER_ID = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""The id the engine gives a provider resource that has none when it makes its reference (``URN::ID``)."""
+MAX_URN_SHOWN = 200
+"""Most characters of a URN a message about references shows (a longer one is cut, its length said)."""
+MAX_CYCLE_SHOWN = 6
+"""Most links of a cycle of references a message shows."""
+
+
+def _urn_shown(urn: str) -> str:
+    return shown(urn) if len(urn) <= MAX_URN_SHOWN else f"{shown(urn[:MAX_URN_SHOWN])}...({len(urn)} characters)"
 
 
 def _references(res: StateResource) -> list[tuple[str, str]]:
-    """(key, URN) of each resource ``res`` names, as the engine checks them (its provider by URN here)."""
+    """(key, URN) of each resource ``res`` names, as the engine checks them (an empty URN in a list is no
+    reference: the engine skips it)."""
     refs = [("parent", res.parent)] if res.parent else []
-    refs += [(f"dependencies[{n}]", urn) for n, urn in enumerate(res.dependencies)]
-    refs += [(f"propertyDependencies.{key}[{n}]", urn) for key, urns in res.property_dependencies.items()
-             for n, urn in enumerate(urns)]
+    refs += [(f"dependencies[{n}]", urn) for n, urn in enumerate(res.dependencies) if urn]
+    refs += [(key_path(["propertyDependencies", key, n]), urn) for key, urns in res.property_dependencies.items()
+             for n, urn in enumerate(urns) if urn]
     refs += [("deletedWith", res.deleted_with)] if res.deleted_with else []
-    refs += [(f"replaceWith[{n}]", urn) for n, urn in enumerate(res.replace_with)]
+    refs += [(f"replaceWith[{n}]", urn) for n, urn in enumerate(res.replace_with) if urn]
     return refs
 
 
-def _check_references(entries: list[tuple[str, StateResource]], path: Path) -> None:
+def _is_provider_type(type_: str) -> bool:
+    """``pulumi:providers:<package>``, as the engine tells a provider resource (its module ``pulumi:providers``)."""
+    package = type_.removeprefix(PROVIDER_TYPE_PREFIX)
+    return type_.startswith(PROVIDER_TYPE_PREFIX) and bool(package) and ":" not in package
+
+
+def _provider_ref(res: StateResource) -> str:
+    """The reference (``URN::ID``) resources use to name the provider resource ``res``."""
+    return f"{res.urn}::{res.id or UNKNOWN_PROVIDER_ID}"
+
+
+def _parses_as_provider_ref(ref: str) -> bool:
+    """The engine reads ``ref`` as a provider reference: a provider resource's URN, ``::``, an id."""
+    urn, sep, _ = ref.rpartition("::")
+    try:
+        qualified = urn_parts(urn)[2] if sep else ""
+    except ValueError:
+        return False
+    return _is_provider_type(qualified.rsplit("$", 1)[-1])
+
+
+def _check_references(entries: list[tuple[str, StateResource]]) -> None:
     """Every resource a resource names (its parent, dependencies, property dependencies, ``deletedWith``,
-    ``replaceWith``, provider) is a resource of the state, and no chain of them goes round, as the engine's
-    integrity check has it (pulumi ``pkg/resource/deploy/snapshot.go``, ``VerifyIntegrity``). The order of the
-    resources is not checked: the engine keeps each referent before the resources naming it, but an export
-    edited or re-sorted by a tool reads the same."""
+    ``replaceWith``, provider) is a resource of the state, and the resources can be put in an order the engine's
+    integrity check accepts (pulumi ``pkg/resource/deploy/snapshot.go``, ``VerifyIntegrity``): each after every
+    resource it names (a URN is there once any resource of that URN is, an old ``delete: true`` copy too) and after
+    its provider (unless it is pending replacement). The order of the file itself is not checked: the engine writes
+    one such order, and an export re-sorted by a tool reads the same; what no order can satisfy (references round a
+    cycle) is refused."""
     urns = {res.urn for _, res in entries}
-    providers = {f"{res.urn}::{res.id}" for _, res in entries if res.type.startswith(PROVIDER_TYPE_PREFIX)}
-    links: dict[str, list[tuple[str, str]]] = {}
+    providers = {_provider_ref(res) for _, res in entries if _is_provider_type(res.type)}
+    needs: list[list[tuple[str, tuple[str, str]]]] = []  # per resource: (key, what it waits for)
     for where, res in entries:
+        wants: list[tuple[str, tuple[str, str]]] = []
         for key, urn in _references(res):
             if urn not in urns:
-                raise StateFileError(f"{where}.{key}: {shown(urn)} is not a resource of the state ({shown(res.urn)} "
-                                     f"names it; pulumi refuses such a state)"[:600])
-        # a resource left by a delete-before-replace may name a provider that is gone (the engine allows it)
-        if res.provider and res.provider not in providers and not res.pending_replacement:
-            raise StateFileError(f"{where}.provider: {shown(res.provider)} is not a provider of the state (a provider "
-                                 f"resource's URN::ID; {shown(res.urn)} names it; pulumi refuses such a state)"[:600])
-        if not res.delete:
-            provider = [("provider", res.provider.rsplit("::", 1)[0])] if res.provider else []
-            links[res.urn] = _references(res) + provider
-    live = set(links)
-    cycle = reference_cycle({urn: [(k, u) for k, u in out if u in live] for urn, out in links.items()})
-    if cycle:
-        words = " -> ".join(f"{urn} ({key})" if key else urn for urn, key in cycle)
-        raise StateFileError(f"{path}: {cycle[0][0]}: the resources it names form a cycle: {words} (pulumi never "
-                             f"writes one)"[:1200])
+                raise StateFileError(f"{where}.{key}: {_urn_shown(urn)} is not a resource of the state "
+                                     f"({_urn_shown(res.urn)} names it; pulumi refuses such a state)")
+            wants.append((key, ("urn", urn)))
+        if res.provider:
+            # a resource left by a delete-before-replace may name a provider that is gone (the engine allows it)
+            known = res.provider in providers or (res.pending_replacement and _parses_as_provider_ref(res.provider))
+            if not known:
+                raise StateFileError(f"{where}.provider: {_urn_shown(res.provider)} is not a provider of the state (a "
+                                     f"provider resource's URN::ID; {_urn_shown(res.urn)} names it; pulumi refuses such "
+                                     f"a state)")
+            own = _is_provider_type(res.type) and _provider_ref(res) == res.provider
+            if not res.pending_replacement and not own:
+                wants.append(("provider", ("provider", res.provider)))
+        needs.append(wants)
+    _check_order(entries, needs)
+
+
+def _check_order(entries: list[tuple[str, StateResource]], needs: list[list[tuple[str, tuple[str, str]]]]) -> None:
+    """Place every resource once all it waits for is placed (linear time: each wait is counted down once); what is
+    left waits round a cycle, which is named."""
+    gives: list[list[tuple[str, str]]] = [
+        [("urn", res.urn)] + ([("provider", _provider_ref(res))] if _is_provider_type(res.type) else [])
+        for _, res in entries]
+    waiting: dict[tuple[str, str], list[int]] = {}
+    left = [0] * len(entries)
+    for n, wants in enumerate(needs):
+        for item in {want for _, want in wants}:
+            waiting.setdefault(item, []).append(n)
+            left[n] += 1
+    ready = [n for n, count in enumerate(left) if count == 0]
+    there: set[tuple[str, str]] = set()
+    placed = 0
+    while ready:
+        n = ready.pop()
+        placed += 1
+        for item in gives[n]:
+            if item in there:
+                continue
+            there.add(item)
+            for m in waiting.pop(item, []):
+                left[m] -= 1
+                if left[m] == 0:
+                    ready.append(m)
+    if placed == len(entries):
+        return
+    givers: dict[tuple[str, str], int] = {}
+    for n, items in enumerate(gives):
+        for item in items:
+            givers.setdefault(item, n)
+    # every resource left waits for something no placed resource gives, so following those waits goes round
+    n = next(n for n, count in enumerate(left) if count)
+    walk: list[tuple[int, str]] = []
+    seen: dict[int, int] = {}
+    while n not in seen:
+        seen[n] = len(walk)
+        key, item = next((key, item) for key, item in needs[n] if item not in there)
+        walk.append((n, key))
+        n = givers[item]
+    cycle = walk[seen[n]:]
+    hops = [f"{_urn_shown(entries[m][1].urn)} ({key})" for m, key in cycle[:MAX_CYCLE_SHOWN]]
+    if len(cycle) > MAX_CYCLE_SHOWN:
+        hops.append(f"... ({len(cycle) - MAX_CYCLE_SHOWN} more)")
+    first = entries[cycle[0][0]]
+    raise StateFileError(f"{first[0]}: {_urn_shown(first[1].urn)}: the resources it names form a cycle: "
+                         f"{' -> '.join(hops)} -> {_urn_shown(first[1].urn)} (pulumi writes each resource after those "
+                         f"it names, so never such a cycle)")
 
 
 REDACTED = "[secret]"

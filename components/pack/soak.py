@@ -120,6 +120,16 @@ def parse_time(value: Any) -> Optional[datetime]:
     return amifacts.parse_time(value) if isinstance(value, str) and value else None
 
 
+def utc_text(when: datetime) -> str:
+    """``when`` in UTC to the second, as ``ranSince`` writes it (``2026-12-04T12:00:00Z``, a year before 1000 with
+    its four digits); a time whose zone moves it past year 1 or 9999 is held at that end of the calendar."""
+    try:
+        when = when.astimezone(timezone.utc)
+    except OverflowError:
+        when = (datetime.min if when.year == 1 else datetime.max).replace(tzinfo=timezone.utc)
+    return f"{when.year:04d}-{when.month:02d}-{when.day:02d}T{when.hour:02d}:{when.minute:02d}:{when.second:02d}Z"
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What the environment before's state proves its lanes have run, and the bar: the rule of ``ami-soaked``
@@ -161,11 +171,11 @@ class Evidence:
             return rules.ami_soak_unproven(subject, lane, ami, self.environment)
         if since > now:  # a time to come proves nothing has run
             return rules.ami_soak_future(subject, lane, ami, self.environment,
-                                         since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                                         utc_text(since))
         if (now - since).total_seconds() >= self.needed * DAY_SECONDS:
             return None
         return rules.ami_not_soaked(subject, lane, ami, self.environment, self.soaked_days(lane, ami, now) or 0,
-                                    self.needed, since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                                    self.needed, utc_text(since))
 
 
 def ami_soaked(stack: checks.Stack, res: checks.StackResource, lane: facts.LaneResource,
