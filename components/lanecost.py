@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional
 
 from .karpenter import node_pool_spec
-from .pack import cost, fit, prices, wellknown
+from .pack import cost, facts, prices, wellknown
 from .spec import NodeGroupSpec, PoolSpec
 
 
@@ -19,7 +19,8 @@ def pool_sizing(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> tuple[
     ``limits.nodes``): its requirements, and its ``limits`` in base units."""
     spec = spec or node_pool_spec(pool)
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
-    return requirements, {name: amount for name, value in spec["limits"].items() if (amount := fit.quantity(value)) is not None}
+    limits, _, _ = facts.node_pool_limits(spec["limits"])  # as the pack reads a NodePool's (its specs are valid ones)
+    return requirements, limits
 
 
 def pool_worst_case(pool: PoolSpec, region: Optional[str], spec: Optional[dict[str, Any]] = None) -> cost.WorstCase:

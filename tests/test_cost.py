@@ -22,7 +22,7 @@ from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from mixed_os_racks.offline.stackexport import export_run, write_export
-from mixed_os_racks.pack import cost, prices, wellknown
+from mixed_os_racks.pack import cost, facts, prices, wellknown
 from mixed_os_racks.spec.base import SpecError
 
 from conftest import REPO, rack_config, run_rack, stack_config
@@ -411,8 +411,8 @@ def test_any_limits_give_a_figure_or_a_reason_and_never_inf_or_nan(limits):
     """Whatever a NodePool's limits hold: a finite figure of zero or more (zero and unbounded say why), or
     unbounded; nothing raises, and no figure or reason says inf or nan."""
     usd_prices = prices.for_region("us-east-1")
-    amounts, refused, written = cost.node_pool_limits(limits)
-    worst = (cost.WorstCase(0.0, usd_prices, why=refused) if refused else
+    amounts, refused, written = facts.node_pool_limits(limits)
+    worst = (cost.WorstCase(0.0, usd_prices, why=f"it {refused}") if refused else
              cost.pool([wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("p5", "g6"))], amounts,
                        usd_prices, None, written))
     assert worst.usd is None or (math.isfinite(worst.usd) and worst.usd >= 0)
@@ -573,6 +573,30 @@ def test_every_odd_limit_gets_a_truthful_worst_case_and_reason(tmp_path, capsys)
     for word in ("inf ", "inf)", "nan", "-inf", "infinite"):
         assert word not in printed.lower().replace("'infinity'", ""), printed
     assert "Traceback" not in out and "no limits on" not in lanes["huge"][2]
+
+
+def test_the_preview_judges_a_pool_kubernetes_refuses_alike_in_its_cost_and_its_workloads(tmp_path, capsys):
+    """The NodePool CRD holds a limit written as text to its quantity pattern, whole, so the API server refuses
+    ``" 64"`` (a space before it) and the pool never exists: the preview prices it at $0 and refuses the workload
+    that selects it (exit 1), naming the same limit and value in both."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    folder = project(tmp_path, POOLS_PROGRAM + """
+pool("spaced", {"cpu": " 64"}, [])
+k8s.apps.v1.Deployment("batch", metadata={"name": "batch"}, spec={"selector": {"matchLabels": {"app": "batch"}},
+    "template": {"metadata": {"labels": {"app": "batch"}}, "spec": {"nodeSelector": {"karpenter.sh/nodepool": "spaced"},
+    "containers": [{"name": "app", "image": "busybox:1.36", "resources": {"requests": {"cpu": "1"}}}]}}})
+""")
+    out = tmp_path / "preview.json"
+    code = main(["preview", "--stack", "s", "--cwd", str(folder), "--json", str(out)])
+    doc = json.loads(out.read_text())
+    why = "is never created: Kubernetes refuses limits.cpu ' 64', which is no quantity"
+    assert code == 1
+    [lane] = doc["costs"]["lanes"]
+    assert (lane["worstCaseHourlyUsd"], lane["detail"].startswith(f"it {why}")) == (0.0, True)
+    [violation] = [v for v in doc["violations"] if v["policy"] == "workloads-reach-their-lane"]
+    assert violation["level"] == "mandatory" and violation["message"].startswith(
+        f"deployment \"batch\" selects no lane that runs: karpenter nodepool 'spaced', which it selects, {why}")
+    assert f"which it selects, {why}" in capsys.readouterr().out
 
 
 def test_a_worst_case_past_what_a_float_holds_is_unbounded_and_the_json_stays_json(tmp_path, capsys):

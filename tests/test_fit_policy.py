@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config, place
 from mixed_os_racks.errors import ArgumentError
-from mixed_os_racks.offline import run_program
+from mixed_os_racks.offline import costs, run_program
 from mixed_os_racks.offline.policyconfig import PolicyPackError
 from mixed_os_racks.pack import fit, instances, workloads
 from conftest import GPU_AMI, stack_config
@@ -337,6 +337,92 @@ def test_a_pools_limits_cap_what_it_launches(pack):
     assert "its limits (cpu 16, nvidia.com/gpu 2) rule out" in message
 
 
+# A NodePool's limits, as Kubernetes and Karpenter take them (the same reading the worst case makes): Karpenter's
+# NodePool CRD lets each limit be a whole number or a text quantity matching its pattern, whole (an optional sign,
+# digits, then one suffix or exponent, with nothing before or after), so the API server refuses a pool whose limit
+# is a word, has a space around it or is a fraction written as a number, and that pool never exists. Text the
+# pattern lets through but apimachinery's quantity parser does not read (an exponent with a fraction, or past 64
+# bits) is stored, and Karpenter then cannot decode the pool. Either way no node of it runs, so no pod lands on it:
+# the fit policy judges it as a pool the stack lacks, and says why it never runs.
+NEVER = "karpenter nodepool 'gpu', which it selects, "
+
+
+@pytest.mark.parametrize("limit, why", [
+    ("abc", "is never created: Kubernetes refuses limits.cpu 'abc', which is no quantity (write a whole number, or "
+            "text such as 64, 250m or 256Gi)"),
+    (" 64", "is never created: Kubernetes refuses limits.cpu ' 64', which is no quantity"),
+    (1.5, "is never created: Kubernetes refuses limits.cpu 1.5: a limit written as a number is a whole number of 64 bits"),
+    (True, "is never created: Kubernetes refuses limits.cpu true, which is no quantity"),
+    ("1e1.5", "launches nothing: Karpenter cannot read limits.cpu '1e1.5' (the API server takes it, but its exponent "
+              "is no whole number of 64 bits)"),
+])
+def test_a_pool_whose_limits_kubernetes_refuses_takes_no_pod_and_says_why(pack, limit, why):
+    general = pool("general", [req("karpenter.k8s.aws/instance-family", "m6i")], labels={"convox.io/nodepool": "general"})
+    broken = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS,
+                  labels={"convox.io/nodepool": "gpu"}, limits={"cpu": limit, "nvidia.com/gpu": 8})
+    # named as the seeds name a lane: as a pool the rack lacks, with why
+    named = workload("trainer", pod({"convox.io/nodepool": "gpu"}, [GPU], requests={"cpu": "2"}, limits={"nvidia.com/gpu": 1}))
+    [message] = messages(judge(pack, stack(general, broken, named)), REACH)
+    assert message.startswith('deployment "trainer" targets karpenter nodepool \'gpu\', which does not exist on this rack '
+                              '(existing pools: general)'), message
+    assert f"; {NEVER}{why}" in message
+    # selected by Karpenter's own label, with no GPU: refused for it, not passed
+    plain = workload("batch", pod({"karpenter.sh/nodepool": "gpu"}, [GPU], requests={"cpu": "2"}))
+    [message] = messages(judge(pack, stack(general, broken, plain)), REACH)
+    assert message.startswith(f'deployment "batch" selects no lane that runs: {NEVER}{why}'), message
+    # a workload on another lane is not told about it
+    assert messages(judge(pack, stack(general, broken, workload("api", pod({"convox.io/nodepool": "general"},
+                                                                             requests={"cpu": "1"})))), REACH) == []
+
+
+@pytest.mark.parametrize("limits, said", [
+    ({"cpu": "64"}, None), ({"cpu": 64}, None), ({"cpu": "+64"}, None), ({"cpu": "64e0"}, None),
+    ({"cpu": "-4"}, "its limits (cpu -4) leave no instance type it can launch"),  # every node is over it
+    ({"cpu": "-0"}, "its limits (cpu 0) leave no instance type it can launch"),
+])
+def test_limits_the_api_server_takes_are_read_as_karpenter_reads_them(pack, limits, said):
+    capped = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS, labels={"convox.io/nodepool": "gpu"},
+                  limits=limits)
+    wants = workload("trainer", pod({"convox.io/nodepool": "gpu"}, [GPU], requests={"cpu": "2"}, limits={"nvidia.com/gpu": 1}))
+    found = messages(judge(pack, stack(capped, wants)), REACH)
+    assert found == [] if said is None else (len(found) == 1 and said in found[0] and "never" not in found[0]), found
+
+
+def test_a_gpu_daemonset_need_not_reach_a_pool_that_never_runs(pack):
+    broken = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS, limits={"cpu": "Infinity"})
+    plugin = workload("nvidia-device-plugin", {"containers": [{"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}],
+                                               "tolerations": [GPU], "nodeSelector": {"team": "none"}}, kind=k8s.apps.v1.DaemonSet)
+    assert messages(judge(pack, stack(broken, plugin)), DAEMONS) == []
+    assert messages(judge(pack, stack(pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS,
+                                           limits={"cpu": "64"}), plugin)), DAEMONS)
+
+
+# The API server's side of a limit as hypothesis draws it: text near a quantity (signs, spaces, suffixes, exponents
+# with fractions or of many digits), numbers whole or not and of any size, and values of other JSON kinds.
+LIMIT_VALUES = st.one_of(
+    st.sampled_from(["64", " 64", "-4", "-0", "1e1.5", "1e99999999999999999999", "1e400", "Infinity", "64 "]),
+    st.text(alphabet="0123456789.+-eEKMGTPinumk ", max_size=8),
+    st.from_regex(r" ?[+-]?[0-9]{1,3}(\.[0-9]{0,2})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,21}(\.[0-9]?)?)? ?", fullmatch=True),
+    st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.lists(st.integers(0, 9), max_size=1))
+
+
+@settings(deadline=None, max_examples=40)
+@given(value=LIMIT_VALUES)
+def test_the_fit_and_cost_policies_agree_on_which_limits_run(pack, value):
+    """Whatever a NodePool's limit holds, the fit policy (over the pack's gRPC server) and the worst case the
+    preview prints (the cost policy's reading) agree on whether the pool ever runs, and give the same reason."""
+    general = pool("general", [req("karpenter.k8s.aws/instance-family", "m6i")], labels={"convox.io/nodepool": "general"})
+    odd = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], labels={"convox.io/nodepool": "gpu"},
+               limits={"cpu": value})
+    run = stack(general, odd, workload("batch", pod({"convox.io/nodepool": "gpu"}, requests={"cpu": "1"})))
+    [priced] = [lane for lane in costs.of_run(run, {}, {}).lanes if lane.name == "gpu"]
+    why = priced.worst.why
+    never = why.startswith(("it is never created: ", "it launches nothing: "))
+    said = messages(judge(pack, run), REACH)
+    assert any(f"{NEVER}{why[3:]}" in line for line in said) == never, (value, why, said)
+    assert never or not any("which it selects, " in line for line in said), (value, said)
+
+
 def test_an_unknown_request_is_an_advisory_not_a_pass(pack):
     ml = group("ml", ["g4dn.xlarge"], labels={"convox.io/label": "ml"})
     later = lambda: workload("llm", pod({"convox.io/label": "ml"}, requests={"memory": unknown("64Gi")},  # noqa: E731
@@ -355,6 +441,9 @@ def test_an_unknown_request_is_an_advisory_not_a_pass(pack):
 
 @pytest.mark.parametrize("requests, limits, said", [
     ({"cpu": "lots"}, {}, "resources.requests.cpu 'lots' is not a quantity"),
+    ({"cpu": ""}, {}, "resources.requests.cpu '' is not a quantity"),  # only empty text is none
+    ({"cpu": "1e"}, {}, "resources.requests.cpu '1e' is not a quantity"),
+    ({"cpu": "1e1.5"}, {}, "resources.requests.cpu '1e1.5' is not a quantity"),
     ({"memory": "NaN"}, {}, "resources.requests.memory 'NaN' is not a quantity"),
     ({"cpu": "-1"}, {}, "resources.requests.cpu '-1' is negative"),
     ({}, {"nvidia.com/gpu": -1}, "resources.limits.nvidia.com/gpu -1 is negative"),
@@ -382,6 +471,11 @@ def test_requirements_the_api_server_refuses_are_refused(pack, requests, limits,
     ({"ephemeral-storage": "0"}, {}),
     ({"hugepages-2Mi": "64Mi", "memory": "1Gi"}, {"hugepages-2Mi": "64Mi"}),
     ({"memory": "-0"}, {}),  # apimachinery reads it as 0
+    # Quantity's JSON decoding trims spaces around the text, and ParseQuantity reads a number with no digits as 0
+    # (its scanner takes the digits it finds, none being zero, then the suffix): what a template renders from an
+    # empty value ("{{ .cpu }}m") is a pod the API server creates, asking for nothing
+    ({"cpu": " 500m "}, {"cpu": " 1"}), ({"cpu": "m"}, {}), ({"memory": "Gi"}, {"memory": "1Gi"}), ({"cpu": "."}, {}),
+    ({"cpu": "+"}, {}), ({"cpu": "-"}, {}), ({"cpu": "-m"}, {}),
     ({"example.com/dongle": 1, "cpu": "100m"}, {"example.com/dongle": "1"}),
 ])
 def test_requirements_the_api_server_takes_pass(pack, requests, limits):

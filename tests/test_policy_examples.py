@@ -160,6 +160,7 @@ LANES = "workloads-reach-their-lane"
 @pytest.mark.parametrize(("lane", "said"), [
     ({"allocatable": {"cpu": "lots"}}, "lanes[0].allocatable.cpu: invalid quantity 'lots' (0 or more, like 3920m, 14481Mi, 17Gi)"),
     ({"allocatable": {"memory": -1}}, "lanes[0].allocatable.memory: invalid quantity -1 (0 or more, like 3920m, 14481Mi, 17Gi)"),
+    ({"allocatable": {"cpu": "m"}}, "lanes[0].allocatable.cpu: invalid quantity 'm' (0 or more, like 3920m, 14481Mi, 17Gi)"),
     ({"instanceTypes": ["g5"]}, "lanes[0].instanceTypes: invalid instance type 'g5' (must look like g4dn.xlarge)"),
     # the instance table sizes g5 (Karpenter's instance-type reference): no nano and no large (its smallest is xlarge)
     ({"instanceTypes": ["g5.xlarge", "g5.nano"]}, "lanes[0].instanceTypes: 'g5.nano' is no instance type (g5 comes in "

@@ -671,9 +671,11 @@ def test_requests_carry_options_and_provider_as_the_cli_sends_them():
 
 
 @pytest.mark.parametrize("limit, gpu_lane", [(0, False), ("0", False), ("0m", False), ("0k", False), ("00", False),
-                                             ("0e3", False), (" 0 ", False), ("1", True), ("500m", True)])
+                                             ("0e3", False), ("-0", False), (" 0 ", False), (" 1 ", False), ("abc", False),
+                                             ("1", True), ("500m", True), ("+1", True)])
 def test_a_gpu_limit_is_a_quantity_and_only_a_nonzero_one_makes_a_gpu_lane(pack, limit, gpu_lane):
-    # a NodePool's limits are resource.Quantity values: "0m", "0k" and "0e3" are zero, as 0 is
+    # a NodePool's limits are resource.Quantity values: "0m", "0k", "0e3" and "-0" are zero, as 0 is; the CRD holds
+    # text to its quantity pattern, so the API server refuses " 1 " and "abc": that pool never runs, GPU or not
     def program() -> None:
         pool = node_pool("cpu", ["m6i"])
         pool_spec = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",

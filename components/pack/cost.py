@@ -11,9 +11,9 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
   limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
   without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
-  Limits are read as the API server takes them and Karpenter decodes them (``node_pool_limits``): a pool
-  with a limit either refuses launches nothing. A static pool (``replicas``) runs ``replicas`` nodes (at
-  most ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
+  Limits are read as the API server takes them and Karpenter decodes them (``facts.node_pool_limits``, as the
+  fit policies read them): a pool with a limit either refuses launches nothing. A static pool (``replicas``)
+  runs ``replicas`` nodes (at most ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
 * an EKS managed node group: ``max_size`` nodes of its dearest instance type.
 * a rack: the sum of its lanes.
 
@@ -28,7 +28,6 @@ Pure: the standard library and the pack's modules (the pack and the components s
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -538,82 +537,16 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
     return Budget(budget, "its max_hourly_usd") if budget else None
 
 
-def _shown(value: Any) -> str:
-    """A limit as written, on one ASCII line: text quoted (cut at 40 characters), a float that is whole as the
-    number it was (numbers reach the pack as floats), anything else by its kind."""
-    if isinstance(value, str):
-        text = json.dumps(value)[1:-1]
-        return f"'{text[:40]}...'" if len(text) > 40 else f"'{text}'"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    if isinstance(value, float) and not math.isfinite(value):
-        return "(not a finite number)"
-    if isinstance(value, int):
-        try:
-            return str(value) if abs(value) < 10**16 else f"{float(value):g}"
-        except OverflowError:
-            return "(a number past what a float holds)"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return "(a list)" if isinstance(value, Sequence) else "(a mapping)" if isinstance(value, Mapping) else "(no JSON value)"
-
-
-def _limit(name: str, value: Any) -> tuple[Optional[float], str]:
-    """One NodePool limit as Kubernetes takes it and Karpenter reads it: its amount in base units (negative: every
-    node is over it), or why the NodePool never launches a node. The API server holds a limit to the CRD's
-    schema (a whole number of 64 bits, or text of ``QUANTITY_PATTERN``) and refuses the NodePool otherwise;
-    Karpenter decodes the text it took with ``ParseQuantity``, which refuses an exponent that is no int64."""
-    what = f"limits.{name} {_shown(value)}"
-    if isinstance(value, str):
-        if not facts.QUANTITY_PATTERN.fullmatch(value):
-            return None, (f"it is never created: Kubernetes refuses {what}, which is no quantity (write a whole number, "
-                          f"or text such as 64, 250m or 256Gi)")
-        amount = fit.quantity(value[1:] if value[:1] in ("+", "-") else value)  # the pattern allows one sign
-        if amount is None:
-            return None, (f"it launches nothing: Karpenter cannot read {what} (the API server takes it, but its "
-                          f"exponent is no whole number of 64 bits)")
-        return (-amount if value.startswith("-") and amount else amount), ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        whole = isinstance(value, int) or math.isfinite(value) and value.is_integer()
-        if whole and -facts.INT64 <= value < facts.INT64:
-            return float(value), ""
-        return None, (f"it is never created: Kubernetes refuses {what}: a limit written as a number is a whole number "
-                      f"of 64 bits (write others as text, such as 1500m)")
-    return None, f"it is never created: Kubernetes refuses {what}, which is no quantity"
-
-
-def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]:
-    """A NodePool's ``spec.limits``: each limit's amount (``_limit``; a ``null`` one is dropped, as the API server
-    prunes it), why the NodePool launches nothing when one is refused or unreadable (else ''), and each limit
-    as written (for one past what a float holds)."""
-    if value is None:
-        return {}, "", {}
-    if not isinstance(value, Mapping):
-        return {}, (f"it is never created: Kubernetes refuses spec.limits {_shown(value)}: it maps each resource to "
-                    f"a quantity"), {}
-    found: dict[str, float] = {}
-    for name, given in value.items():
-        if given is None:
-            continue
-        amount, refused = _limit(str(name), given)
-        if amount is None:
-            return {}, refused, {}
-        found[str(name)] = amount
-    return found, "", {str(k): (v if isinstance(v, str) else _shown(v)) for k, v in value.items() if str(k) in found}
-
-
 def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
                by_urn: Mapping[str, checks.StackResource], prices: Prices) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
     if isinstance(lane, facts.NodePool):
         requirements = tuple(lane.requirements())
-        limits, refused, as_written = node_pool_limits(facts.dig(props, "spec", "limits"))
+        limits, refused, as_written = facts.node_pool_limits(facts.dig(props, "spec", "limits"))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        worst = WorstCase(0.0, prices, why=refused) if refused else pool(requirements, limits, prices, replicas, as_written)
+        worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(requirements, limits, prices, replicas, as_written)
         gpu = checks.gpu_reason(lane) is not None
         owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import json
 import math
 import re
 import zlib
@@ -47,9 +48,11 @@ PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
 QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-QUANTITY_RE = re.compile(r"([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
+QUANTITY_RE = re.compile(r"([+]?[0-9]*(?:\.[0-9]*)?)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
 """apimachinery's ``resource.Quantity``: a number, then a binary suffix, a decimal one, or an exponent
-(never two: ``1e3m`` is not a quantity)."""
+(never two: ``1e3m`` is not a quantity). ``ParseQuantity`` reads a number with no digits as zero (``"m"``,
+``"."``, ``"+Gi"``: what a template renders from an empty value, ``{{ .cpu }}m``), and only empty text
+as none; a CRD's quantity field is stricter (``QUANTITY_PATTERN``)."""
 QUANTITY_PATTERN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?")
 """The pattern a CRD's quantity field (a NodePool's ``limits``) holds text to, whole (the CRDs' ``pattern``,
 as controller-gen writes it for ``resource.Quantity``): looser than ``ParseQuantity`` in its exponent, which
@@ -107,10 +110,11 @@ def quantity(value: Any) -> Optional[float]:
             return math.inf
     if not isinstance(value, str):
         return None
-    match = QUANTITY_RE.fullmatch(value.strip())  # as Quantity's UnmarshalJSON trims it
+    text = value.strip()  # as Quantity's UnmarshalJSON trims it
+    match = QUANTITY_RE.fullmatch(text) if text else None
     if not match:
         return None
-    number = float(match.group(1))
+    number = float(numeral(match.group(1)))
     exponent = _exponent(match.group(3) or "0")
     if exponent is None:
         return None
@@ -118,6 +122,11 @@ def quantity(value: Any) -> Optional[float]:
         return number * QUANTITY_SUFFIX[match.group(2) or ""] * 10.0 ** exponent if number else 0.0
     except OverflowError:
         return math.inf
+
+
+def numeral(written: str) -> str:
+    """A quantity's number as ``QUANTITY_RE`` found it, ``"0"`` when it has no digits (``ParseQuantity``'s zero)."""
+    return written if any(c.isdigit() for c in written) else "0"
 
 
 def _exponent(written: str) -> Optional[int]:
@@ -135,6 +144,77 @@ def quantity_gib(value: Any) -> Optional[float]:
     """A Kubernetes quantity written as text (``"200Gi"``, ``"100G"``, ``"1Ti"``) in GiB; None when unreadable."""
     amount = quantity(value) if isinstance(value, str) else None
     return amount / 2**30 if amount is not None else None
+
+
+# ---- a NodePool's limits, as Kubernetes takes them and Karpenter reads them ------------------------------
+
+
+def shown_value(value: Any) -> str:
+    """A limit as written, on one ASCII line: text quoted (cut at 40 characters), a float that is whole as the
+    number it was (numbers reach the pack as floats), anything else by its kind."""
+    if isinstance(value, str):
+        text = json.dumps(value)[1:-1]
+        return f"'{text[:40]}...'" if len(text) > 40 else f"'{text}'"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        return "(not a finite number)"
+    if isinstance(value, int):
+        try:
+            return str(value) if abs(value) < 10**16 else f"{float(value):g}"
+        except OverflowError:
+            return "(a number past what a float holds)"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "(a list)" if isinstance(value, Sequence) else "(a mapping)" if isinstance(value, Mapping) else "(no JSON value)"
+
+
+def node_pool_limit(name: str, value: Any) -> tuple[Optional[float], str]:
+    """One NodePool limit as Kubernetes takes it and Karpenter reads it: its amount in base units (negative: every
+    node is over it), or why the NodePool never launches a node, said of the pool (``is never created: Kubernetes
+    refuses limits.cpu 'abc' ...``, ``launches nothing: Karpenter cannot read ...``). The API server holds a limit to the CRD's
+    schema (a whole number of 64 bits, or text of ``QUANTITY_PATTERN``) and refuses the NodePool otherwise;
+    Karpenter decodes the text it took with ``ParseQuantity``, which refuses an exponent that is no int64."""
+    what = f"limits.{name} {shown_value(value)}"
+    if isinstance(value, str):
+        if not QUANTITY_PATTERN.fullmatch(value):
+            return None, (f"is never created: Kubernetes refuses {what}, which is no quantity (write a whole number, "
+                          f"or text such as 64, 250m or 256Gi)")
+        amount = quantity(value[1:] if value[:1] in ("+", "-") else value)  # the pattern allows one sign
+        if amount is None:
+            return None, (f"launches nothing: Karpenter cannot read {what} (the API server takes it, but its "
+                          f"exponent is no whole number of 64 bits)")
+        return (-amount if value.startswith("-") and amount else amount), ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        whole = isinstance(value, int) or math.isfinite(value) and value.is_integer()
+        if whole and -INT64 <= value < INT64:
+            return float(value), ""
+        return None, (f"is never created: Kubernetes refuses {what}: a limit written as a number is a whole number "
+                      f"of 64 bits (write others as text, such as 1500m)")
+    return None, f"is never created: Kubernetes refuses {what}, which is no quantity"
+
+
+def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]:
+    """A NodePool's ``spec.limits``, the one reading every policy makes of them (the fit policies' lanes, the
+    worst case, whether a limit makes a GPU lane): each limit's amount (``node_pool_limit``; a ``null`` one is
+    dropped, as the API server prunes it), why the NodePool launches nothing when one is refused or unreadable
+    (else ''), and each limit as written (for one past what a float holds)."""
+    if value is None:
+        return {}, "", {}
+    if not isinstance(value, Mapping):
+        return {}, (f"is never created: Kubernetes refuses spec.limits {shown_value(value)}: it maps each resource to "
+                    f"a quantity"), {}
+    found: dict[str, float] = {}
+    for name, given in value.items():
+        if given is None:
+            continue
+        amount, refused = node_pool_limit(str(name), given)
+        if amount is None:
+            return {}, refused, {}
+        found[str(name)] = amount
+    return found, "", {str(k): (v if isinstance(v, str) else shown_value(v)) for k, v in value.items() if str(k) in found}
 
 
 USER_DATA_MAX = 1 << 20
@@ -489,7 +569,10 @@ class NodePool(LaneResource):
             return selected
         template = dig(self.props, "spec", "template")
         limit = as_map(dig(self.props, "spec", "limits")).get(taint_key)
-        if limit is not None and quantity(limit) != 0:  # "0", "0m", "0e3" and 0 are all none
+        # read as every policy reads it (``node_pool_limit``): "0", "-0", "0e3" and 0 are none, and so is one the
+        # API server refuses (" 0 ", "abc") or Karpenter cannot read: such a pool never runs a node
+        amount = node_pool_limit(taint_key, limit)[0] if limit is not None else None
+        if amount is not None and amount != 0:
             return f"limits {taint_key}"
         return _gpu_taint_or_label(dig(template, "spec", "taints"), dig(template, "metadata", "labels"), taint_key, vendor_label)
 

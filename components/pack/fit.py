@@ -207,7 +207,7 @@ def _exact(value: Any) -> Optional[Fraction]:
     if len(written) > 4:  # no request and limit a scheduler compares are that far apart: compare as floats
         return Fraction(amount) if math.isfinite(amount) else None
     suffix = facts.QUANTITY_SUFFIX[match.group(2) or ""]
-    return Fraction(match.group(1)) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
+    return Fraction(facts.numeral(match.group(1))) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
         * Fraction(10) ** int(written)
 
 
@@ -265,7 +265,8 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
                 value = 0
             amount = quantity(value)
             if amount is None:
-                magnitude = quantity(value.strip().removeprefix("-")) if isinstance(value, str) else None
+                rest = value.strip().removeprefix("-") if isinstance(value, str) else None
+                magnitude = (quantity(rest) if rest else 0.0) if rest is not None and value.strip() else None  # "-" is 0
                 if magnitude == 0:  # "-0" is zero
                     read[part, name] = "0"
                     continue

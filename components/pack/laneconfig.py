@@ -155,7 +155,9 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                 problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
             else:
                 for key, value in allocatable.items():
-                    amount = fit.quantity(value) if not isinstance(value, bool) else None
+                    # a number with no digits ("m") is a quantity Kubernetes reads as 0, but no size a config means
+                    amount = (fit.quantity(value) if not isinstance(value, bool)
+                              and (not isinstance(value, str) or any(c.isdigit() for c in value)) else None)
                     if key not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
                     elif amount is None or not math.isfinite(amount) or amount < 0:

@@ -62,6 +62,9 @@ class Lane:
     launches_gpus: bool = False
     """A pool no GPU lane by design (no GPU families, taint or label) that can still launch NVIDIA GPU
     instances for a pod that asks (it restricts no family), on an image that drives them."""
+    never: str = ""
+    """Why no node of it ever runs, said of the pool (``is never created: Kubernetes refuses limits.cpu 'abc'
+    ...``, from ``facts.node_pool_limits``, as the worst case says it); '': it runs."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -221,10 +224,13 @@ class Lanes:
     lanes: tuple[Lane, ...]
     unknown: tuple[str, ...] = ()
     """Lanes whose labels or taints are not known at preview (named as their resources)."""
+    never: tuple[Lane, ...] = ()
+    """Pools the stack declares whose nodes never run (``Lane.never``): no pod lands on them, as on a pool the
+    stack lacks, but a pod that selects one is told why. Their label keys are the stack's own (known)."""
 
     @property
     def known_keys(self) -> frozenset[str]:
-        return frozenset(k for lane in self.lanes for k in lane.labels) | frozenset(contract.LANE_KEYS)
+        return frozenset(k for lane in self.lanes + self.never for k in lane.labels) | frozenset(contract.LANE_KEYS)
 
     def existing(self, key: str) -> list[str]:
         return sorted({lane.labels[key] for lane in self.lanes if key in lane.labels})

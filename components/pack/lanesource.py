@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, instances, wellknown
+from . import checks, facts, instances, wellknown
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -88,10 +88,11 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         if systems is None:
             systems = () if node_class is None else kubernetes_os(node_class.os())
         gpu = _pool_offers_gpus(lane)
+        limits, never, _ = facts.node_pool_limits(facts.dig(props, "spec", "limits"))  # as the worst case reads them
         return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), read_limits(facts.dig(props, "spec", "limits")), os=tuple(systems),
-                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class))
+                    _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never)
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
@@ -136,15 +137,6 @@ def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
     return found.gib if found else None
 
 
-def read_limits(value: Any) -> tuple[tuple[str, float], ...]:
-    found = []
-    for name, amount in facts.as_map(value).items():
-        parsed = fit.quantity(amount)
-        if parsed is not None:
-            found.append((str(name), parsed))
-    return tuple(found)
-
-
 def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> Lanes:
     templates: dict[str, facts.LaneResource] = {}
     classes: dict[str, facts.NodeClass] = {}
@@ -167,12 +159,14 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
             not_known.append(f"{res.type.rsplit(':', 1)[-1]} '{res.name}'")
             continue
         if lane is not None:
-            # a component's outputs and its child are one lane: keep the one that knows the sizes
+            # a component's outputs and its child are one lane: keep the one that knows the sizes, or that
+            # never runs (its NodePool is what the cluster gets)
             seen = found.get(lane._key())
-            if seen is None or (lane.sized and not seen.sized):
+            if seen is None or lane.never or (lane.sized and not seen.sized and not seen.never):
                 found[lane._key()] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
     kinds = ("pool", "node group", "lane")
     ordered = sorted(found.values(), key=lambda lane: (kinds.index(lane.kind), lane.name))  # messages in one order
-    return Lanes(tuple(ordered), tuple(not_known))
+    return Lanes(tuple(lane for lane in ordered if not lane.never), tuple(not_known),
+                 tuple(lane for lane in ordered if lane.never))

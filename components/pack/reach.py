@@ -16,7 +16,8 @@ from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
 from .pods import Claim, Workload, claimed, read_workload, read_workloads, runtime_classes
-from .wording import missing_lane, no_gpu_lane, no_mig, requirement_words, untolerated_lane, well_known_reason
+from .wording import (missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_lane,
+                      well_known_reason)
 
 @dataclass(frozen=True)
 class Fit:
@@ -124,7 +125,31 @@ def _fit_fix(workload: Workload) -> str:
 
 def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping[int, Mapping[str, float]]] = None) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can). Fit problems that
-    cannot be decided are left to ``fit_findings``."""
+    cannot be decided are left to ``fit_findings``. A pool of the stack whose nodes never run (``Lanes.never``)
+    is judged as a pool the stack lacks; a workload that selects one is told why it never runs, and one that
+    selects no other lane is refused for it."""
+    problems = _reach_problems(workload, lanes)
+    never = [lane for lane in lanes.never if _selects(workload, lane, lanes.known_keys)]
+    if not never:
+        return problems
+    if problems:
+        return [f"{problem}; {never_runs(never)}" for problem in problems]
+    known = lanes.known_keys
+    if workload.kind != "DaemonSet" and not any(workload.selection.on(lane.labels, known) is not None
+                                                   for lane in lanes.lanes):
+        # (a DaemonSet that selects no node runs no pod: nothing waits)
+        return [f"{workload.subject} selects no lane that runs: {never_runs(never)} (fix the pool, or select another lane)"]
+    return problems
+
+
+def _selects(workload: Workload, lane: Lane, known: frozenset[str]) -> bool:
+    """Whether the workload picks ``lane`` by a label the lane declares (not only by labels every lane meets)."""
+    return workload.selection.on(lane.labels, known) is not None and any(
+        r.operator in SELECTING and not r.field and r.key in lane.labels and r.holds(lane.labels)
+        for r in workload.selection.requirements)
+
+
+def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if workload.selection.terms is not None and not any(workload.selection.terms):
         # an empty term matches no node (the scheduler's nodeaffinity helpers), so no term of it matches any
         return [f"{workload.subject} never schedules: every term of its required node affinity is empty, and an "
@@ -356,7 +381,7 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
                                  f"{'it' if len(workload.unheld) == 1 else 'them'} judged)", workload.urn, certain=False))
         if not _judged(workload):
             continue
-        if not lanes.lanes and not lanes.unknown:
+        if not lanes.lanes and not lanes.unknown and not lanes.never:
             if named_lanes(workload.selection) or workload.wants_gpu:
                 found.append(Finding(_no_lanes(workload), workload.urn, certain=False))
             continue

@@ -37,6 +37,12 @@ def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], un
             f"({guess}existing {what}: {', '.join(existing) or 'none'}{hint})")
 
 
+def never_runs(pools: Sequence[Lane]) -> str:
+    """``karpenter nodepool 'gpu', which it selects, is never created: Kubernetes refuses limits.cpu 'abc', ...``:
+    pools a workload selects whose nodes never run, each with why (``Lane.never``)."""
+    return "; ".join(f"{lane.subject}, which it selects, {lane.never}" for lane in pools)
+
+
 def _fix(taint: Taint, workload: Workload) -> str:
     if taint.key == contract.DEDICATED_TAINT_KEY:
         return (f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "

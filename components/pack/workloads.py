@@ -36,7 +36,7 @@ from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, Finding, GPU_RE
                         is_well_known, kubernetes_os, named_lanes, number_text, read_labels, read_taints)  # noqa: F401
 from .laneconfig import (CONFIG_KINDS, EFFECT_NAMES, LANES_SCHEMA, LANE_FIELDS, config_findings, configured_lanes,
                          lanes_config_problems, size_facts)  # noqa: F401
-from .lanesource import (EKS_NODEGROUP_LABEL, GPU_REQUIREMENTS, group_requirements, read_lanes, read_limits)  # noqa: F401
+from .lanesource import (EKS_NODEGROUP_LABEL, GPU_REQUIREMENTS, group_requirements, read_lanes)  # noqa: F401
 from .pods import (CLAIM_KINDS, GPU_DEVICE_CLASSES, GROUPS, MIG_RESOURCE, NVIDIA_SLICES, POD_SPEC, RUNTIME_CLASS_TYPES,
                    CUSTOM, Claim, DeviceClass, PodClaims, Workload, claimed, custom_kind, gpu_classes, image_name, pod_templates,
                    read_workload, read_workloads,
