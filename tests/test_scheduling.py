@@ -154,13 +154,19 @@ JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
                     max_leaves=12)
 FIELDS = st.sampled_from(["spec", "template", "headGroupSpec", "workerGroupSpecs", "rayClusterSpec", "pytorchReplicaSpecs",
+                          "tfReplicaSpecs", "xgbReplicaSpecs", "paddleReplicaSpecs", "jaxReplicaSpecs", "mpiReplicaSpecs",
+                          "Worker", "leaderWorkerTemplate", "leaderTemplate", "workerTemplate", "size",
                           "tasks", "replicatedJobs", "predictor", "model", "sklearn", "triton", "transformer", "explainer",
+                          "workerSpec", "tensorParallelSize", "resources", "limits", "nvidia.com/gpu",
                           "art", "workflowSpec", "templates", "templateDefaults", "container", "nodeSelector", "tolerations", "affinity",
                           "containers"])
 SHAPES = st.recursive(JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20)
+MANY_PODS = sorted([*(f"kubernetes:{group}/v1:{kind}" for group, kind in pods.CUSTOM),
+                    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"])
 
 
-@given(st.sampled_from(sorted(f"kubernetes:{group}/v1:{kind}" for group, kind in pods.CUSTOM)), SHAPES)
+@given(st.sampled_from(MANY_PODS), SHAPES)
 def test_any_shape_of_a_well_known_custom_resource_is_read_without_error(type_, spec):
     found = pods.read_workloads(checks.StackResource(type_, "x", "", {"metadata": {"name": "x"}, "spec": spec}))
-    assert all(w.subject.split(" ")[0] in {word.split(" ")[0] for word, _ in pods.CUSTOM.values()} for w in found)
+    words = {word.split(" ")[0] for word, _ in pods.CUSTOM.values()} | {"leaderworkerset"}
+    assert all(w.subject.split(" ")[0] in words for w in found)

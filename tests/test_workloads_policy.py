@@ -718,14 +718,28 @@ CUSTOM_PODS = [
         {"name": "driver", "replicas": 1, "template": {"spec": {"template": {"spec": MISSING}}}},
         {"name": "workers", "replicas": 2, "template": {"spec": {"parallelism": 2, "template": {"spec": GPU_ON_WORKLOAD}}}}]},
      ['jobset "ray" replicated job \'driver\'', 'jobset "ray" replicated job \'workers\'']),
+    *((version, kind, {field: {first: {"replicas": 1, "template": {"spec": MISSING}},
+                               "Worker": {"replicas": 2, "template": {"spec": GPU_ON_WORKLOAD}}}},
+       [f'{kind.lower()} "ray" replica {first}', f'{kind.lower()} "ray" replica Worker'])
+      for version, kind, field, first in [
+          ("kubeflow.org/v1", "TFJob", "tfReplicaSpecs", "PS"),
+          ("kubeflow.org/v1", "XGBoostJob", "xgbReplicaSpecs", "Master"),
+          ("kubeflow.org/v1", "PaddleJob", "paddleReplicaSpecs", "Master"),
+          ("kubeflow.org/v2beta1", "MPIJob", "mpiReplicaSpecs", "Launcher"),
+          ("kubeflow.org/v1", "MPIJob", "mpiReplicaSpecs", "Launcher")]),
 ]
 
 
-@pytest.mark.parametrize(("api_version", "kind", "spec", "subjects"), CUSTOM_PODS, ids=[c[1] for c in CUSTOM_PODS])
+@pytest.mark.parametrize(("api_version", "kind", "spec", "subjects"), CUSTOM_PODS,
+                         ids=[f"{c[1]}-{c[0].rsplit('/', 1)[1]}" for c in CUSTOM_PODS])
 def test_pods_of_well_known_custom_resources_are_judged_as_a_deployments(pack, api_version, kind, spec, subjects):
     """Field paths: ray-project/kuberay ray-operator/apis/ray/v1 (raycluster_types.go headGroupSpec.template,
     workerGroupSpecs[].template; rayjob_types.go rayClusterSpec; rayservice_types.go rayClusterConfig);
-    kubeflow/trainer v1 pytorch_types.go pytorchReplicaSpecs.<type>.template; volcano-sh/apis batch/v1alpha1
+    kubeflow/trainer v1 pytorch_types.go pytorchReplicaSpecs.<type>.template, and its other jobs the same way,
+    each under a field of its own: tensorflow_types.go tfReplicaSpecs, xgboost_types.go xgbReplicaSpecs,
+    paddlepaddle_types.go paddleReplicaSpecs, jax_types.go jaxReplicaSpecs, mpi_types.go mpiReplicaSpecs (the
+    MPIJob of kubeflow/mpi-operator v2beta1, same group, keeps its Launcher and Worker under mpiReplicaSpecs too),
+    each a map from a replica type to a replica spec whose template is a pod template; volcano-sh/apis batch/v1alpha1
     job.go tasks[].template; kubernetes-sigs/jobset api/jobset/v1alpha2 jobset_types.go
     replicatedJobs[].template (a JobTemplateSpec). Each pod is judged on its own: one names a missing pool,
     the other asks for a GPU on the pool that has none."""
@@ -858,6 +872,70 @@ def test_a_refusal_in_a_custom_resources_pod_names_where_the_field_is(pack):
         "workflow \"ml\" template 'main': spec.templateDefaults.tolerations[0].value: 'true' with operator Exists, which "
         "takes no value (drop the value); Kubernetes refuses such a pod, so none is ever created",
     ]), found
+
+
+def test_a_kubeflow_jobs_replica_is_named_with_its_type_and_its_fields_path(pack):
+    """kubeflow/trainer v1: a TFJob's tfReplicaSpecs and a JAXJob's jaxReplicaSpecs (whose only replica type is
+    Worker) map each replica type to a replica spec; its template is the pod template of that type's pods, so a
+    refusal names the path through the type."""
+    bad = pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "value": "true"}])
+    found = messages(judge(pack, on_rack(
+        custom("kubeflow.org/v1", "TFJob", "mnist", {"tfReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": bad}}}}),
+        custom("kubeflow.org/v1", "JAXJob", "jax", {"jaxReplicaSpecs": {"Worker": {"replicas": 2,
+                                                                                   "template": {"spec": GPU_ON_WORKLOAD}}}}))),
+        REACH)
+    assert sorted(found) == sorted([
+        'tfjob "mnist" replica Worker: spec.tfReplicaSpecs.Worker.template.spec.tolerations[0].value: \'true\' with '
+        "operator Exists, which takes no value (drop the value); Kubernetes refuses such a pod, so none is ever created",
+        _gpu_on_workload('jaxjob "jax" replica Worker'),
+    ]), found
+
+
+def _leader_worker_set(size: Optional[int], **templates: dict[str, Any]) -> dict[str, Any]:
+    group: dict[str, Any] = {name: {"metadata": {"labels": {"role": name}}, "spec": spec} for name, spec in templates.items()}
+    if size is not None:
+        group["size"] = size
+    return {"replicas": 2, "leaderWorkerTemplate": group}
+
+
+def test_a_leader_worker_sets_leader_template_is_a_pod_beside_its_workers(pack):
+    """kubernetes-sigs/lws api/leaderworkerset/v1 leaderworkerset_types.go: each group's leader pod runs
+    leaderTemplate when one is written, else the workerTemplate, so without one every pod of the set runs the
+    worker template; with one, the group's other size - 1 pods run the worker template, and size defaults to 1,
+    which leaves a group with no workers (its workers' StatefulSet has none)."""
+    leader, workers = pod({"convox.io/nodepool": "gpu-lg"}), GPU_ON_WORKLOAD
+    found = messages(judge(pack, on_rack(
+        custom("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm",
+               _leader_worker_set(4, leaderTemplate=leader, workerTemplate=workers)),
+        custom("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "alone", _leader_worker_set(None, leaderTemplate=leader,
+                                                                                             workerTemplate=workers)),
+        custom("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "same", _leader_worker_set(4, workerTemplate=workers)))),
+        REACH)
+    assert sorted(found) == sorted([_missing('leaderworkerset "vllm" leader', "gpu-lg"),
+                                    _gpu_on_workload('leaderworkerset "vllm" workers'),
+                                    _missing('leaderworkerset "alone" leader', "gpu-lg"),
+                                    _gpu_on_workload('leaderworkerset "same"')]), found
+
+
+def test_a_kserve_multi_node_predictors_workers_are_a_pod_placed_by_their_own_spec(pack):
+    """kserve/kserve pkg/apis/serving/v1beta1 predictor.go: a predictor's workerSpec carries a pod spec of its own
+    inline, beside pipelineParallelSize and tensorParallelSize. The controller (components/predictor.go,
+    reconcilers/deployment) builds the worker pods from the serving runtime's worker pod spec with the workerSpec's
+    pod-level fields over it, not the predictor's: they do not inherit its nodeSelector or tolerations. It keeps one
+    container, the runtime's worker container with the workerSpec's first container over it, and always sets that
+    container's GPU count: what it asks for, else at least one nvidia.com/gpu."""
+    predictor = {"nodeSelector": {"convox.io/nodepool": "gpu"},
+                 "tolerations": [{"key": "dedicated-node", "operator": "Exists"}, GPU],
+                 "model": {"modelFormat": {"name": "huggingface"}, "resources": {"limits": {"nvidia.com/gpu": "1"}}}}
+    placed = {**predictor, "workerSpec": {"tensorParallelSize": 1, "pipelineParallelSize": 2,
+                                          "nodeSelector": {"convox.io/nodepool": "gpu-lg"}}}
+    bare = {**predictor, "workerSpec": {"pipelineParallelSize": 2, "nodeSelector": {"convox.io/nodepool": "workload"},
+                                        "containers": [{"name": "worker-container", "image": "kserve/huggingfaceserver:v0.15.2"}]}}
+    found = messages(judge(pack, on_rack(
+        custom("serving.kserve.io/v1beta1", "InferenceService", "llm", {"predictor": placed}),
+        custom("serving.kserve.io/v1beta1", "InferenceService", "bare", {"predictor": bare}))), REACH)
+    assert sorted(found) == sorted([_missing('inferenceservice "llm" predictor worker', "gpu-lg"),
+                                    _gpu_on_workload('inferenceservice "bare" predictor worker')]), found
 
 
 @pytest.mark.parametrize(("api_version", "kind"), [

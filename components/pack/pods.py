@@ -29,7 +29,8 @@ POD_SPEC = {
     "LeaderWorkerSet": ("spec", "leaderWorkerTemplate", "workerTemplate", "spec"),
 }
 """Where each workload kind keeps its pod spec (Argo Rollouts' ``Rollout`` as a Deployment does; a
-``LeaderWorkerSet``'s workers, its leader template defaulting to theirs)."""
+``LeaderWorkerSet``'s workers, whose template is its leader's too unless it has a ``leaderTemplate``:
+``_leader_and_workers``)."""
 GROUPS = {
     "Deployment": ("apps", "extensions"), "StatefulSet": ("apps",), "DaemonSet": ("apps", "extensions"),
     "ReplicaSet": ("apps", "extensions"), "ReplicationController": ("core",), "Job": ("batch",),
@@ -356,11 +357,33 @@ def _ray(cluster: Any, at: str) -> list[PodAt]:
     return found
 
 
-def _pytorch(props: Any) -> list[PodAt]:
-    """Kubeflow's PyTorchJob (kubeflow/trainer v1 ``pkg/apis/kubeflow.org/v1/pytorch_types.go``): a pod template
-    per replica type (``Master``, ``Worker``) under ``spec.pytorchReplicaSpecs``."""
-    return [pod for role, replicas in facts.as_map(facts.dig(props, "spec", "pytorchReplicaSpecs")).items()
-            for pod in _template(replicas, f"spec.pytorchReplicaSpecs.{role}", f"replica {role}", "template", "spec")]
+KUBEFLOW_REPLICAS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs",
+                     "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+"""Kubeflow's training jobs (kubeflow/trainer v1 ``pkg/apis/kubeflow.org/v1/*_types.go``; an MPIJob also as
+kubeflow/mpi-operator ``v2beta1`` writes it, in the same group) and the field of each that maps a replica type
+(``Master``, ``Worker``, ``PS``, ``Chief``, ``Launcher`` ...) to a replica spec whose ``template`` is a pod template."""
+
+
+def _replicas(field: str) -> Callable[[Mapping[str, Any]], list[PodAt]]:
+    """The pods of a Kubeflow job that keeps its replica specs under ``spec.<field>``: one per replica type."""
+    def read(props: Mapping[str, Any]) -> list[PodAt]:
+        return [pod for role, replicas in facts.as_map(facts.dig(props, "spec", field)).items()
+                for pod in _template(replicas, f"spec.{field}.{role}", f"replica {role}", "template", "spec")]
+    return read
+
+
+def _leader_and_workers(props: Any, workers: PodAt) -> list[PodAt]:
+    """A LeaderWorkerSet's pods (kubernetes-sigs/lws ``api/leaderworkerset/v1/leaderworkerset_types.go``): each
+    group's leader runs ``spec.leaderWorkerTemplate.leaderTemplate`` when it is set, else the worker template, so
+    without one the workers' pod is the only one. With one, the group's other ``size - 1`` pods run the worker
+    template; ``size`` defaults to 1, and a group of one has no workers."""
+    group = facts.dig(props, "spec", "leaderWorkerTemplate")
+    leader = _template(group, "spec.leaderWorkerTemplate", "leader", "leaderTemplate", "spec")
+    if not leader:
+        return [workers]
+    written = facts.as_map(group).get("size")
+    size = 1 if written is None else facts.number(written)
+    return leader + ([] if size == 1 else [("workers", *workers[1:])])
 
 
 def _volcano(props: Any) -> list[PodAt]:
@@ -417,7 +440,30 @@ def _kserve(props: Any) -> list[PodAt]:
         else:
             continue
         found.append((part, f"spec.{part}", pod, {}))
+    worker = facts.dig(spec, "predictor", "workerSpec")
+    if isinstance(worker, Mapping) and worker:
+        found.append(("predictor worker", "spec.predictor.workerSpec", _kserve_worker(worker), {}))
     return found
+
+
+KSERVE_WORKER_FIELDS = ("pipelineParallelSize", "tensorParallelSize")
+"""A KServe ``WorkerSpec``'s own fields beside the pod spec it carries inline (``predictor.go``)."""
+
+
+def _kserve_worker(worker: Mapping[str, Any]) -> dict[str, Any]:
+    """The worker pod of a multi-node predictor (kserve/kserve ``pkg/apis/serving/v1beta1/predictor.go``
+    ``WorkerSpec``; the controller's ``components/predictor.go`` and ``reconcilers/deployment``): the serving
+    runtime's worker pod spec with the ``workerSpec``'s own pod-level fields over it, none taken from the predictor;
+    one container, the runtime's ``worker-container`` with the first of the ``workerSpec``'s containers over it;
+    and the controller always gives that container GPUs: the count it asks for, else one or more."""
+    pod = {k: v for k, v in worker.items() if k not in KSERVE_WORKER_FIELDS}
+    containers = facts.as_list(worker.get("containers"))
+    container = {**facts.as_map(containers[0] if containers else None), "name": "worker-container"}
+    if not any(fit.pod_requests({"containers": [container]}).get(r) for r in GPU_RESOURCES):
+        resources = facts.as_map(container.get("resources"))
+        container["resources"] = {**resources, "limits": {**facts.as_map(resources.get("limits")), contract.NVIDIA_GPU: "1"}}
+    pod["containers"] = [container]
+    return pod
 
 
 _ARGO_PLACEMENT = ("nodeSelector", "tolerations", "affinity")
@@ -461,7 +507,7 @@ CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[P
     ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(facts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
     ("ray.io", "RayService"): ("rayservice", lambda props: _ray(facts.dig(props, "spec", "rayClusterConfig"),
                                                               "spec.rayClusterConfig")),
-    ("kubeflow.org", "PyTorchJob"): ("pytorchjob", _pytorch),
+    **{("kubeflow.org", kind): (kind.lower(), _replicas(field)) for kind, field in KUBEFLOW_REPLICAS.items()},
     ("batch.volcano.sh", "Job"): ("volcano job", _volcano),
     ("jobset.x-k8s.io", "JobSet"): ("jobset", _jobset),
     ("serving.knative.dev", "Service"): ("knative service", lambda props: _template(props.get("spec"), "spec", "", "template", "spec")),
@@ -487,7 +533,8 @@ def pod_templates(res: checks.StackResource) -> tuple[str, list[PodAt]]:
     workload)."""
     kind = workload_kind(res.type)
     if kind is not None:
-        return kind.lower(), [("", ".".join(POD_SPEC[kind]), facts.as_map(facts.dig(res.props, *POD_SPEC[kind])), {})]
+        pod: PodAt = ("", ".".join(POD_SPEC[kind]), facts.as_map(facts.dig(res.props, *POD_SPEC[kind])), {})
+        return kind.lower(), _leader_and_workers(res.props, pod) if kind == "LeaderWorkerSet" else [pod]
     custom = custom_kind(res.type)
     if custom is None:
         return "", []
