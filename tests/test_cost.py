@@ -538,6 +538,10 @@ ODD_LIMITS = {  # name: (limits as the program writes them, worst case, unbounde
     "zero": ('{"cpu": "0"}', 0.0, False, "no instance type it can launch fits its limits"),
     "minus-zero": ('{"cpu": "-0"}', 0.0, False, "no instance type it can launch fits its limits"),
     "tiny": ('{"cpu": "1e-400"}', 0.0, False, "no instance type it can launch fits its limits"),
+    # Karpenter's scheduler keeps no instance type whose capacity of a resource is above what the limit leaves (a
+    # type has none of a resource it lacks), and stops making nodes of a pool only when no part of a node is left
+    "pods-below": ('{"nodes": 4, "pods": "-1"}', 0.0, False, "it can launch nothing: limits.pods -1 is below zero"),
+    "half-a-node": ('{"nodes": "500m"}', 55.04, False, "1 x p5.48xlarge at $55.04, within limits.nodes 0.5"),
     "wrapped": ('{"nodes": "1e4294967297"}', 550.4, False, "10 x p5.48xlarge at $55.04, within limits.nodes 10"),
     "word": ('{"cpu": "Infinity"}', 0.0, False,
              REFUSED + "limits.cpu 'Infinity', which is no quantity (write a whole number, or text such as 64, 250m or 256Gi)"),
@@ -597,6 +601,31 @@ k8s.apps.v1.Deployment("batch", metadata={"name": "batch"}, spec={"selector": {"
     assert violation["level"] == "mandatory" and violation["message"].startswith(
         f"deployment \"batch\" selects no lane that runs: karpenter nodepool 'spaced', which it selects, {why}")
     assert f"which it selects, {why}" in capsys.readouterr().out
+
+
+def test_the_preview_judges_a_pool_whose_limits_leave_no_node_alike_in_its_cost_and_its_workloads(tmp_path, capsys):
+    """Karpenter gives up on a pool when the nodes its limits leave are exactly zero (and, for any limit, keeps
+    no instance type whose capacity is above what is left), so a pool with ``nodes: 0`` launches no node: the
+    preview prices it at $0 with why, and refuses the workload that selects it (exit 1) though the workload
+    requests nothing, as a pod that needs a node Karpenter never makes."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    folder = project(tmp_path, POOLS_PROGRAM + """
+pool("closed", {"cpu": "64", "nodes": 0}, [])
+k8s.apps.v1.Deployment("batch", metadata={"name": "batch"}, spec={"selector": {"matchLabels": {"app": "batch"}},
+    "template": {"metadata": {"labels": {"app": "batch"}}, "spec": {"nodeSelector": {"karpenter.sh/nodepool": "closed"},
+    "containers": [{"name": "app", "image": "busybox:1.36"}]}}})
+""")
+    out = tmp_path / "preview.json"
+    code = main(["preview", "--stack", "s", "--cwd", str(folder), "--json", str(out)])
+    doc = json.loads(out.read_text())
+    assert code == 1
+    [lane] = doc["costs"]["lanes"]
+    assert (lane["worstCaseHourlyUsd"], lane["detail"]) == (0.0, "no instance type it can launch fits its limits")
+    [violation] = [v for v in doc["violations"] if v["policy"] == "workloads-reach-their-lane"]
+    said = ("deployment \"batch\" fits no lane: it requests nothing; the nearest, karpenter nodepool 'closed': its limits "
+            "(cpu 64, nodes 0) leave no instance type it can launch (raise the pool's limits, or select another lane)")
+    assert (violation["level"], violation["message"]) == ("mandatory", said)
+    assert said in capsys.readouterr().out
 
 
 def test_a_worst_case_past_what_a_float_holds_is_unbounded_and_the_json_stays_json(tmp_path, capsys):

@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, ServiceSpec, load_stack_config, place
@@ -397,6 +397,46 @@ def test_a_gpu_daemonset_need_not_reach_a_pool_that_never_runs(pack):
                                            limits={"cpu": "64"}), plugin)), DAEMONS)
 
 
+# Karpenter's scheduler (kubernetes-sigs/karpenter, pkg/controllers/provisioning/scheduling) starts from a pool's
+# limits as the room left, and before it makes a node of the pool it gives up when the nodes left are exactly zero,
+# then keeps only the instance types none of whose capacities is above what is left of the same resource. A type
+# has no capacity of a resource it lacks (nodes among them), so a limit below zero on any resource, or a GPU limit
+# of zero beside GPU types of that vendor, leaves no type, while a limit on another vendor's GPUs does not bind them.
+# A pool whose limits leave no type launches no node, whatever a pod requests: the fit policy says so, in the words
+# it already uses for limits that leave no type, for a pod that requests nothing as for one that requests room.
+LEAVES_NONE = "leave no instance type it can launch (raise the pool's limits, or select another lane)"
+
+
+@pytest.mark.parametrize("limits, words", [
+    ({"nodes": 0}, "nodes 0"), ({"nodes": "0"}, "nodes 0"), ({"cpu": 64, "nodes": "-0"}, "cpu 64, nodes 0"),
+    ({"nodes": -1}, "nodes -1"),
+    ({"nvidia.com/gpu": 0, "amd.com/gpu": 8}, "amd.com/gpu 8, nvidia.com/gpu 0"),  # NVIDIA's own limit binds g5
+    ({"pods": "-1"}, "pods -1"),  # every type has zero or more of any resource
+])
+@pytest.mark.parametrize("requests", [{"cpu": "1"}, {}])
+def test_a_pool_whose_limits_leave_no_node_takes_no_pod(pack, limits, words, requests):
+    capped = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], labels={"convox.io/nodepool": "gpu"},
+                  limits=limits)
+    batch = workload("batch", pod({"convox.io/nodepool": "gpu"}, requests=requests))
+    # a DaemonSet's pods make no node: one that requests nothing waits for none
+    agent = workload("agent", pod({"convox.io/nodepool": "gpu"}), kind=k8s.apps.v1.DaemonSet)
+    [message] = messages(judge(pack, stack(capped, batch, agent)), REACH)
+    asks = "cpu 1" if requests else "nothing"
+    assert message == (f'deployment "batch" fits no lane: it requests {asks}; the nearest, karpenter nodepool \'gpu\': '
+                       f"its limits ({words}) {LEAVES_NONE}"), message
+
+
+def test_a_pool_whose_limits_leave_a_node_takes_its_pods(pack):
+    # one node is made while any of a nodes limit is left (500m lets one run); g5's GPUs are NVIDIA's, which an AMD
+    # limit does not count; a limit of zero on what no type of it has binds nothing
+    for limits in ({"nodes": 1}, {"nodes": "500m"}, {"amd.com/gpu": 0}, {"example.com/dongle": 0}):
+        capped = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], labels={"convox.io/nodepool": "gpu"},
+                      limits=limits)
+        for requests in ({"cpu": "1"}, {}):
+            batch = workload("batch", pod({"convox.io/nodepool": "gpu"}, requests=requests))
+            assert messages(judge(pack, stack(capped, batch)), REACH) == [], (limits, requests)
+
+
 # The API server's side of a limit as hypothesis draws it: text near a quantity (signs, spaces, suffixes, exponents
 # with fractions or of many digits), numbers whole or not and of any size, and values of other JSON kinds.
 LIMIT_VALUES = st.one_of(
@@ -406,21 +446,36 @@ LIMIT_VALUES = st.one_of(
     st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.lists(st.integers(0, 9), max_size=1))
 
 
+# Limits as hypothesis draws them: any of the resources the policies count, and others, each holding a value as
+# above or a small amount near zero (where a pool stops leaving room for one node).
+LIMITS = st.dictionaries(
+    st.sampled_from(["cpu", "memory", "nodes", "nvidia.com/gpu", "amd.com/gpu", "pods"]),
+    st.one_of(LIMIT_VALUES, st.integers(-2, 8), st.sampled_from(["0", "-0", "500m", "-500m", "1e-400", "4", "16Gi", "64Gi"])),
+    max_size=3)
+
+
 @settings(deadline=None, max_examples=40)
-@given(value=LIMIT_VALUES)
-def test_the_fit_and_cost_policies_agree_on_which_limits_run(pack, value):
-    """Whatever a NodePool's limit holds, the fit policy (over the pack's gRPC server) and the worst case the
-    preview prints (the cost policy's reading) agree on whether the pool ever runs, and give the same reason."""
+@given(limits=LIMITS, requests=st.sampled_from([{"cpu": "1"}, {}]))
+@example(limits={"cpu": "64", "memory": " 64", "nodes": ""}, requests={"cpu": "1"})  # two refused: one named, the same
+@example(limits={"nodes": 0}, requests={})
+def test_the_fit_and_cost_policies_agree_on_which_limits_run(pack, limits, requests):
+    """Whatever a NodePool's limits hold, the fit policy (over the pack's gRPC server) and the worst case the
+    preview prints (the cost policy's reading) agree on whether the pool ever runs, and give the same reason; and,
+    for a pool that runs, on whether its limits leave it an instance type to launch (the worst case is then $0
+    with its reason, and the fit policy refuses a pod that selects it, whatever the pod requests)."""
     general = pool("general", [req("karpenter.k8s.aws/instance-family", "m6i")], labels={"convox.io/nodepool": "general"})
     odd = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], labels={"convox.io/nodepool": "gpu"},
-               limits={"cpu": value})
-    run = stack(general, odd, workload("batch", pod({"convox.io/nodepool": "gpu"}, requests={"cpu": "1"})))
+               limits=limits)
+    run = stack(general, odd, workload("batch", pod({"convox.io/nodepool": "gpu"}, requests=requests)))
     [priced] = [lane for lane in costs.of_run(run, {}, {}).lanes if lane.name == "gpu"]
     why = priced.worst.why
     never = why.startswith(("it is never created: ", "it launches nothing: "))
     said = messages(judge(pack, run), REACH)
-    assert any(f"{NEVER}{why[3:]}" in line for line in said) == never, (value, why, said)
-    assert never or not any("which it selects, " in line for line in said), (value, said)
+    assert any(f"{NEVER}{why[3:]}" in line for line in said) == never, (limits, why, said)
+    assert never or not any("which it selects, " in line for line in said), (limits, said)
+    no_type = why == "no instance type it can launch fits its limits" or why.startswith("it can launch nothing: limits.")
+    assert no_type == (priced.worst.usd == 0.0 and any(LEAVES_NONE in line for line in said)), (limits, why, said)
+    assert no_type or never or said == [], (limits, why, said)
 
 
 def test_an_unknown_request_is_an_advisory_not_a_pass(pack):

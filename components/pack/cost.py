@@ -40,21 +40,18 @@ from .lanesource import group_requirements
 from .prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
-CPU, MEMORY, NODES = "cpu", "memory", "nodes"
-COUNTED = (CPU, MEMORY, contract.NVIDIA_GPU, contract.AMD_GPU, NODES)
-"""The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``)."""
+CPU, MEMORY, NODES = fit.CPU, fit.MEMORY, fit.NODES
+COUNTED = fit.LIMITED
+"""The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``), as
+the fit policies count them (``fit.within_limits``)."""
 BUDGET_OUTPUT, WORST_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd"
 """What our components register: a lane's or a rack's budget, and a lane's worst case."""
 SEARCH_STEPS = 5_000
 EPSILON = 1e-9
 
 
-@functools.lru_cache(maxsize=4096)
-def capacity(itype: instances.InstanceType) -> tuple[float, ...]:
-    """What one node of ``itype`` counts against each of ``COUNTED``."""
-    vendor = instances.facts(itype.name).gpu
-    return (float(itype.vcpus), float(fit.memory_capacity_mib(itype) * fit.MIB),
-            float(itype.gpus if vendor == instances.NVIDIA else 0), float(itype.gpus if vendor == instances.AMD else 0), 1.0)
+capacity = fit.limit_capacity
+"""What one node of a type counts against each of ``COUNTED``."""
 
 
 # ---- the dearest fill -------------------------------------------------------------------------------------
@@ -233,14 +230,15 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     types, unsized = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
     priced, unpriced = _priced(types, prices)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
-    counted = tuple(limits.get(r, math.inf) for r in COUNTED)
-    fits = [(t, p) for t, p in priced if all(c <= limit for c, limit in zip(capacity(t), counted))]
+    counted = fit.counted_limits(limits)
+    within = fit.within_limits(limits)  # the fit policies' test of a type against the limits
+    fits = [(t, p) for t, p in priced if within(t)]
     if not types and not left_out:
         return WorstCase(0.0, prices, why="it can launch nothing: its requirements leave no instance type")
     if not priced:
         what = ", ".join(left_out[:3]) + (f" and {len(left_out) - 3} more" if len(left_out) > 3 else "")
         return WorstCase(None, prices, why=f"no price for what it can launch: {what}", unknown=True, left_out=left_out)
-    below = [r for r, limit in zip(COUNTED, counted) if limit < 0]
+    below = fit.limits_below_zero(limits)
     if below:
         return WorstCase(0.0, prices, why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]], written)} is below zero",
                          left_out=left_out)
@@ -268,7 +266,7 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     cost, counts, exact = dearest(items, tuple(counted[d] for d in dims))
     used = [(fits[j][0], k) for j, k in enumerate(counts) if k]
     fill = tuple(sorted(((t.name, k, prices.of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
-    bound = " and ".join(_limit_text(COUNTED[d], counted[d]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
+    bound = " and ".join(_limit_text(COUNTED[d], limits[COUNTED[d]]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
     return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out))
 
 

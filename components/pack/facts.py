@@ -207,13 +207,14 @@ def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]
         return {}, (f"is never created: Kubernetes refuses spec.limits {shown_value(value)}: it maps each resource to "
                     f"a quantity"), {}
     found: dict[str, float] = {}
-    for name, given in value.items():
+    for name, given in sorted(value.items(), key=lambda item: str(item[0])):  # one refusal named, whatever the order
         if given is None:
             continue
         amount, refused = node_pool_limit(str(name), given)
         if amount is None:
             return {}, refused, {}
         found[str(name)] = amount
+    found = {str(k): found[str(k)] for k in value if str(k) in found}  # as written
     return found, "", {str(k): (v if isinstance(v, str) else shown_value(v)) for k, v in value.items() if str(k) in found}
 
 

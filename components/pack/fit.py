@@ -22,7 +22,7 @@ of the two, per resource; pod-level ``resources.requests`` (cpu, memory) replace
 for a pod-level limit of a resource no container asks for (the API's defaulting, ``pkg/apis/core/v1``
 ``defaultPodRequests``, PodLevelResources, on by default since Kubernetes 1.34).
 
-Pure: the standard library and the pack's ``facts`` and ``instances``.
+Pure: the standard library, the package's ``contract`` and the pack's ``facts`` and ``instances``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from .. import syntax
+from .. import contract, syntax
 from . import facts, instances
 
 MIB = 2**20
@@ -71,6 +71,48 @@ def memory_capacity_mib(itype: instances.InstanceType) -> int:
     """Karpenter's estimate of the node's memory capacity before it has seen one."""
     mib = itype.memory_mib - (ARM_CMA_MIB if itype.arch == instances.ARM else 0)
     return mib - math.ceil(mib * VM_MEMORY_OVERHEAD)
+
+
+# ---- a NodePool's limits against one node of a type -----------------------------------------------------
+
+NODES = "nodes"
+LIMITED = (CPU, MEMORY, contract.NVIDIA_GPU, contract.AMD_GPU, NODES)
+"""The limits what one node of a type adds to is known for (one node counts one ``nodes``)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def limit_capacity(itype: instances.InstanceType) -> tuple[float, ...]:
+    """What one node of ``itype`` adds to each of ``LIMITED``: Karpenter's capacity (its memory estimate;
+    a GPU counted under its vendor's resource only), and one node."""
+    vendor = instances.facts(itype.name).gpu
+    return (float(itype.vcpus), float(memory_capacity_mib(itype) * MIB),
+            float(itype.gpus if vendor == instances.NVIDIA else 0), float(itype.gpus if vendor == instances.AMD else 0), 1.0)
+
+
+def counted_limits(limits: Mapping[str, float]) -> tuple[float, ...]:
+    """Per ``LIMITED``, the room a NodePool's ``limits`` (base units) leave (infinite: no limit). A ``nodes``
+    limit above zero lets a whole node more run while any of it is left (Karpenter stops at none left, or less):
+    it is counted as the whole nodes it lets run (``500m`` is one)."""
+    room = [limits.get(r, math.inf) for r in LIMITED]
+    nodes = room[-1]
+    if 0 < nodes < math.inf:
+        room[-1] = float(math.ceil(nodes))
+    return tuple(room)
+
+
+def within_limits(limits: Mapping[str, float]) -> Callable[[instances.InstanceType], bool]:
+    """Whether one node of a type fits a NodePool's ``limits`` when none of them is used yet, as Karpenter judges
+    a type before it launches one: what the node adds to each limited resource at most the limit, no ``nodes``
+    limit of zero or less, and no limit below zero on any resource (every type adds zero or more of each)."""
+    room = counted_limits(limits)
+    below = any(amount < 0 for name, amount in limits.items() if name not in LIMITED)
+    return lambda itype: not below and all(adds <= left for adds, left in zip(limit_capacity(itype), room))
+
+
+def limits_below_zero(limits: Mapping[str, float]) -> list[str]:
+    """The limits below zero, those of ``LIMITED`` first: every node is over each of them."""
+    return ([r for r in LIMITED if limits.get(r, 0.0) < 0]
+            + sorted(r for r, amount in limits.items() if r not in LIMITED and amount < 0))
 
 
 @dataclass(frozen=True)

@@ -133,13 +133,9 @@ class Lane:
         return kept, unsized, capped
 
     def _within_limits(self) -> Callable[[instances.InstanceType], bool]:
-        """Whether a type fits the pool's ``limits`` (read once for all the types it is asked of)."""
-        limits = dict(self.limits)
-        cpu, memory = limits.get(fit.CPU), limits.get(fit.MEMORY)
-        gpus = max((limits.get(r, 0) for r in GPU_RESOURCES if r in limits), default=None)
-        return lambda itype: ((cpu is None or itype.vcpus <= cpu)
-                              and (memory is None or fit.memory_capacity_mib(itype) * fit.MIB <= memory)
-                              and (gpus is None or itype.gpus <= gpus))
+        """Whether a type fits the pool's ``limits`` (read once for all the types it is asked of), as the worst
+        case reads them (``fit.within_limits``: every limit, ``nodes`` among them)."""
+        return fit.within_limits(dict(self.limits))
 
     def gpu_for(self, selection: Selection) -> bool:
         """Whether a pod with ``selection`` can get an NVIDIA GPU instance here."""

@@ -50,7 +50,13 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     the lane's DaemonSets (``overhead``), on the instance types its ``selection`` (the affinity terms
     that land it on ``lane``) allows."""
     asks = workload.asks()
-    if not asks or not lane.sized:
+    if not lane.sized:
+        return Fit(True)
+    if not asks:  # it needs a node, not room on one: refused only where the pool's limits leave no node to launch
+        if lane.requirements and lane.limits:
+            types, unsized, capped = lane.launchable(selection)
+            if capped and not types and not unsized:
+                return _no_type_within_limits(lane)
         return Fit(True)
     if not lane.requirements:  # a lane of the policy config that states its sizes
         has = {r: float(lane.stated.get(r)) for r in fit.SIZED} if lane.stated is not None else {}
@@ -80,7 +86,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
         return Fit(False, unknown=f"the instance table does not size {', '.join(unsized[:5])}")
     if best is None:
         if capped:
-            return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,))
+            return _no_type_within_limits(lane)
         # its families admit the pod, but no type of them meets its per-type labels (type, size, cpu, memory, GPUs)
         return Fit(False, short="no instance type it can launch meets the pod's node selection "
                                 f"({'; '.join(requirement_words(r) for r in _type_requirements(selection)) or 'its instance labels'})",
@@ -94,6 +100,13 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     if lane.max_gpus is not None and any(r in asks and _gpus_of(itype, r) > lane.max_gpus for r in GPU_RESOURCES):
         why += f"; the policy config gives it at most {lane.max_gpus} GPUs per node (maxGpusPerNode)"
     return Fit(False, short=why, rank=rank)
+
+
+def _no_type_within_limits(lane: Lane) -> Fit:
+    """A pool whose limits leave no instance type it can launch (``nodes: 0``, or every type adds more than a limit
+    allows): Karpenter launches no node of it, whatever a pod requests."""
+    return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,),
+               fix="raise the pool's limits, or select another lane")
 
 
 def _type_requirements(selection: Selection) -> list[scheduling.Requirement]:
@@ -225,6 +238,8 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
                   and not lane.untolerated(workload.tolerations) and (not workload.wants_gpu or lane.gpu_for(chosen))]
     if not candidates:
         return [], []
+    if workload.kind == "DaemonSet" and not workload.asks():  # its pods take no room, and launch no node
+        return [], []
     verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}), chosen)) for lane, chosen in candidates]
     if workload.kind == "DaemonSet":  # one pod on every node of every lane it lands on: each lane must hold it
         asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
@@ -238,7 +253,7 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
     if unsure:
         return [], unsure
     lane, verdict = min(verdicts, key=lambda pair: pair[1].rank)
-    asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
+    asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items()) or "nothing"
     return [f"{workload.subject} fits no lane: it requests {asks}; the nearest, {lane.subject}: {verdict.short} "
             f"({verdict.fix or _fit_fix(workload)})"], []
 
