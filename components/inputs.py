@@ -89,6 +89,11 @@ MAX_PATH_SHOWN = 600
 """Most characters of a whole key path a message shows (its start and its end, a deep path's middle left out)."""
 
 
+def clipped(text: str, most: int) -> str:
+    """``text``, or its first ``most`` characters and its length when it is longer: ``abc...(5000 characters)``."""
+    return text if len(text) <= most else f"{text[:most]}...({len(text)} characters)"
+
+
 def key_path(steps: Iterable[Any]) -> str:
     """``a.b[0].c`` from keys (str) and list indexes (int), each key cut to ``MAX_KEY_SHOWN`` characters and the
     whole to ``MAX_PATH_SHOWN``: a message naming a hostile file's key stays short however long or deep the key."""
@@ -97,7 +102,7 @@ def key_path(steps: Iterable[Any]) -> str:
         if isinstance(step, int):
             text += f"[{step}]"
             continue
-        shown = step if len(step) <= MAX_KEY_SHOWN else f"{step[:MAX_KEY_SHOWN]}...({len(step)} characters)"
+        shown = clipped(step, MAX_KEY_SHOWN)
         text += f".{shown}" if text else shown
     return text if len(text) <= MAX_PATH_SHOWN else f"{text[:MAX_PATH_SHOWN // 3]} ... {text[-MAX_PATH_SHOWN // 2:]}"
 

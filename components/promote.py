@@ -97,9 +97,10 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
     for lane, amis in config["ranSince"].items():
         for ami, since in amis.items():
             ran = soak.parse_time(since)
+            days = soak.whole_days(ran, now) if ran is not None else None
             age = ("no time recorded: its soak cannot be proven" if ran is None else
-                   f"since {since}, which is in the future: it proves no soak" if ran > now else
-                   f"since {since} ({math.floor((now - ran).total_seconds() / soak.DAY_SECONDS)} days)")
+                   f"since {since}, which is in the future: it proves no soak" if days is None else
+                   f"since {since} ({days} days)")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
     return lines or ["    (no lane pins an AMI by id)"]
 

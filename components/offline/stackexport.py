@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
-from ..inputs import finite_float, finite_int, first_not_finite, key_path, nesting_depth, not_a_file
+from ..inputs import clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, not_a_file
 from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -453,8 +453,9 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
 
 
 PROVIDER_TYPE_PREFIX = "pulumi:providers:"
-UNKNOWN_PROVIDER_ID = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-"""The id the engine gives a provider resource that has none when it makes its reference (``URN::ID``)."""
+UNKNOWN_PROVIDER_ID = sdk.UNKNOWN
+"""The id the engine gives a provider resource that has none when it makes its reference (``URN::ID``): its
+unknown string, ``04da6b54-80e4-46f7-96ec-b56ff0331ba9``."""
 MAX_URN_SHOWN = 200
 """Most characters of a URN a message about references shows (a longer one is cut, its length said)."""
 MAX_CYCLE_SHOWN = 6
@@ -462,7 +463,7 @@ MAX_CYCLE_SHOWN = 6
 
 
 def _urn_shown(urn: str) -> str:
-    return shown(urn) if len(urn) <= MAX_URN_SHOWN else f"{shown(urn[:MAX_URN_SHOWN])}...({len(urn)} characters)"
+    return shown(clipped(urn, MAX_URN_SHOWN))
 
 
 def _references(res: StateResource) -> list[tuple[str, str]]:

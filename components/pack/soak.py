@@ -130,6 +130,11 @@ def utc_text(when: datetime) -> str:
     return f"{when.year:04d}-{when.month:02d}-{when.day:02d}T{when.hour:02d}:{when.minute:02d}:{when.second:02d}Z"
 
 
+def whole_days(since: datetime, now: datetime) -> Optional[int]:
+    """Whole days from ``since`` to ``now``; None when ``since`` is after ``now`` (a time to come proves no soak)."""
+    return None if since > now else math.floor((now - since).total_seconds() / DAY_SECONDS)
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What the environment before's state proves its lanes have run, and the bar: the rule of ``ami-soaked``
@@ -156,7 +161,7 @@ class Evidence:
     def soaked_days(self, lane: str, ami: str, now: datetime) -> Optional[int]:
         """Whole days the lane has run the AMI, as far as the state proves it; None when it proves nothing."""
         since = parse_time(self.ran.get(lane, {}).get(ami))
-        return None if since is None or since > now else math.floor((now - since).total_seconds() / DAY_SECONDS)
+        return None if since is None else whole_days(since, now)
 
     def problem(self, subject: str, lane: str, ami: str, now: datetime) -> Optional[str]:
         """Why ``lane`` may not newly run ``ami`` yet, or None when it may."""
