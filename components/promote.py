@@ -102,6 +102,11 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
                    f"since {since}, which is in the future: it proves no soak" if days is None else
                    f"since {since} ({days} days)")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
+    for lane, amis in config.get("unreached", {}).items():
+        for ami, group in amis.items():
+            lines.append(f"    lane '{shown(lane)}': {shown(ami)} pinned, but node group '{shown(group['group'])}' has not "
+                         f"reached it (at launch template version {group['groupVersion'] or 'none'}, the image in "
+                         f"version {group['templateVersion'] or 'none'}): not run there")
     return lines or ["    (no lane pins an AMI by id)"]
 
 

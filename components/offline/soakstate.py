@@ -8,14 +8,25 @@ holding it (an EC2NodeClass's ``amiSelectorTerms``, a launch template's ``imageI
 ``modified`` is at or after the moment the lane got the AMI: any later change of the same resource (another
 field, or a refresh that finds a difference) only moves it later. A soak read from it can be under-estimated,
 never over-estimated; a resource without ``modified`` proves nothing.
+
+A launch template's ``modified`` moves when its image changes even when the managed node group using it then
+fails to roll onto it (EKS's ``NodeCreationFailure``): the template holds the image, the group has not run it.
+So a managed node group's lane counts as running its template's image only when the group's own state
+(``aws:eks/nodeGroup:NodeGroup``, its ``launchTemplate.version`` output, what EKS reported at the last update or
+refresh) names the template's version that holds it (its ``latestVersion``: a symbolic ``$Latest`` or ``$Default``
+proves nothing), and since the later of both resources' ``modified``: the engine moves a resource's ``modified`` only when an
+update of it succeeds or a refresh finds it changed (pulumi/pulumi ``pkg/resource/deploy/step.go``,
+``UpdateStep.Apply``: a failed update keeps the old state). Any other holder (an EC2NodeClass, a self-managed
+group's template) proves only that the lane pins the image.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Optional
 
-from ..pack import checks, soak
+from ..pack import checks, facts, soak
 from .stackexport import StackState, StateResource, state_time
 
 
@@ -26,12 +37,66 @@ def _changed(res: StateResource) -> str:
     return res.created if modified is not None and created is not None and created > modified else res.modified
 
 
-def pins(state: StackState) -> list[tuple[soak.Held, str]]:
-    """Each AMI id a lane of the state pins (``soak.held``), with the ``modified`` time of the resource holding it."""
-    modified = {res.urn: _changed(res) for res in state.resources}
+@dataclass(frozen=True)
+class Pin:
+    """An AMI id a lane of a state pins, and what the state proves of it."""
+
+    held: soak.Held
+    changed: str
+    """When the state last changed what holds it (RFC 3339), '' when it records no time."""
+    unreached: Optional[dict[str, Optional[str]]] = None
+    """A managed node group that has not reached the template version holding the image: ``group``, and the
+    ``groupVersion`` and ``templateVersion`` the state records (None where it records none); None when reached or
+    when no managed node group holds it."""
+
+
+def _version_text(value: Any) -> Optional[str]:
+    """A launch template version as the state writes it (the template's ``latestVersion`` is a number, the group's
+    ``launchTemplate.version`` text: ``1``, ``"1"``), or None when the state has none."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip()
+    return text or None
+
+
+def _reached(group: StateResource, template: StateResource) -> Optional[dict[str, Optional[str]]]:
+    """None when the group's own state names the template version that holds the image; else what each records."""
+    group_version = _version_text(facts.as_map(group.outputs.get("launchTemplate")).get("version"))
+    template_version = _version_text(template.outputs.get("latestVersion"))
+    if group_version is not None and group_version == template_version:
+        return None
+    return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version}
+
+
+def _later(*times: str) -> str:
+    """The latest of recorded times, '' when one of them records none (a time not recorded proves nothing)."""
+    parsed = [(state_time(t), t) for t in times]
+    if any(when is None for when, _ in parsed):
+        return ""
+    return max(parsed, key=lambda found: found[0])[1]  # type: ignore[return-value,arg-type]
+
+
+def state_pins(state: StackState) -> list[Pin]:
+    """Each AMI id a lane of the state pins (``soak.held``), with what the state proves of it."""
+    by_urn = {res.urn: res for res in state.resources}
     stack = checks.Stack([checks.StackResource(res.type, res.name, res.urn, res.inputs, res.property_dependencies,
                                                res.parent) for res in state.resources])
-    return [(pin, modified.get(res.urn, "")) for res, lane in stack.items for pin in soak.held(stack, res, lane)]
+    found = []
+    for res, lane in stack.items:
+        changed, unreached = _changed(by_urn[res.urn]), None
+        group = stack.user(res) if isinstance(lane, facts.LaunchTemplate) else None
+        if isinstance(group, facts.EksNodeGroup) and group.urn in by_urn:  # a managed group: proven by the group
+            changed = _later(changed, _changed(by_urn[group.urn]))
+            unreached = _reached(by_urn[group.urn], by_urn[res.urn])
+        found += [Pin(pin, changed, unreached) for pin in soak.held(stack, res, lane)]
+    return found
+
+
+def pins(state: StackState) -> list[tuple[soak.Held, str]]:
+    """Each AMI id a lane of the state pins (``soak.held``), with the ``modified`` time of the resource holding it."""
+    return [(pin.held, pin.changed) for pin in state_pins(state)]
 
 
 def _at_second(when: datetime) -> str:
@@ -43,15 +108,27 @@ def _at_second(when: datetime) -> str:
 
 def ran_since(state: StackState) -> dict[str, dict[str, Optional[str]]]:
     """Lane -> AMI -> since when the state shows the lane running it: the earliest ``modified`` of the resources
-    holding it there (each one has held it since then at least), or None when none of them records a time."""
+    holding it there (each one has held it since then at least), or None when none of them records a time. An image
+    a managed node group has not reached is not run (``unreached``)."""
     found: dict[str, dict[str, Optional[datetime]]] = {}
-    for pin, modified in pins(state):
+    for pin, modified in ((p.held, p.changed) for p in state_pins(state) if p.unreached is None):
         when = state_time(modified)
         amis = found.setdefault(pin.lane, {})
         earlier = amis.get(pin.ami)
         amis[pin.ami] = when if earlier is None else (earlier if when is None else min(earlier, when))
     return {lane: {ami: (_at_second(when) if when else None) for ami, when in sorted(amis.items())}
             for lane, amis in sorted(found.items())}
+
+
+def unreached(state: StackState) -> dict[str, dict[str, dict[str, Optional[str]]]]:
+    """Lane -> AMI -> the managed node group holding it in a launch template version it has not reached (its name,
+    and the versions the state records), for each AMI no holder on that lane proves run."""
+    ran = ran_since(state)
+    found: dict[str, dict[str, dict[str, Optional[str]]]] = {}
+    for pin in state_pins(state):
+        if pin.unreached is not None and pin.held.ami not in ran.get(pin.held.lane, {}):
+            found.setdefault(pin.held.lane, {}).setdefault(pin.held.ami, pin.unreached)
+    return {lane: dict(sorted(amis.items())) for lane, amis in sorted(found.items())}
 
 
 def running(state: Optional[StackState]) -> list[str]:
@@ -62,7 +139,8 @@ def running(state: Optional[StackState]) -> list[str]:
 def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Optional[float] = None) -> dict[str, Any]:
     """The ``ami-soaked`` policy config for a stack whose environment before left the state ``evidence`` (and
     whose own state, when given, is ``own``)."""
-    config: dict[str, Any] = {"environment": evidence.stack, "ranSince": ran_since(evidence), "running": running(own)}
+    config: dict[str, Any] = {"environment": evidence.stack, "ranSince": ran_since(evidence),
+                              "unreached": unreached(evidence), "running": running(own)}
     if days is not None:
         config["soakDays"] = days
     return config
@@ -70,7 +148,8 @@ def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Op
 
 def evidence_of(state: StackState, days: float, own: Optional[StackState] = None) -> soak.Evidence:
     """The evidence ``state`` gives a stack whose own state is ``own``, with ``days`` the bar."""
-    return soak.Evidence(state.stack or "the environment before", ran_since(state), days, frozenset(running(own)))
+    return soak.Evidence(state.stack or "the environment before", ran_since(state), days, frozenset(running(own)),
+                         unreached(state))
 
 
 def lanes_run(state: StackState) -> dict[str, dict[str, list[str]]]:
