@@ -187,6 +187,48 @@ def test_one_autoscaler_per_pod_is_not_warned_about(tmp_path, capsys, rack):
     assert code == 0 and "each launch a node" not in err
 
 
+# A GPU pod tolerates its vendor's GPU taint without saying so: EKS runs the ExtendedResourceToleration admission
+# plugin (EKS user guide, platform versions), which gives every pod requesting an extended resource the toleration
+# `<resource>` Exists NoSchedule (kubernetes plugin/pkg/admission/extendedresourcetoleration). So a GPU group
+# tainted only nvidia.com/gpu and a GPU pool tainted with nothing else are both open to it.
+GPU_GROUP = {"id": 1, "type": "g5.xlarge", "min_size": 0, "max_size": 3}
+GPU_POOL = {"name": "gpu", "instance_families": "g5,g6", "disk": 100}
+
+
+def test_a_scalable_gpu_group_beside_an_open_gpu_pool_is_warned_about(tmp_path, capsys):
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[GPU_GROUP],
+                                                       additional_karpenter_nodepools_config=[GPU_POOL]))
+    assert code == 0, err
+    assert ("warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu "
+            "tolerates its taints, as it does Karpenter pool 'gpu''s (EKS's ExtendedResourceToleration gives it "
+            "nvidia.com/gpu:NoSchedule): a pending one that fits both makes the Cluster Autoscaler and Karpenter each "
+            "launch a node for it") in err
+    assert "Taint the group or the pool (dedicated: true)" in err
+
+
+@pytest.mark.parametrize("groups, pools", [
+    ([{**GPU_GROUP, "dedicated": True, "label": "gpu"}], [GPU_POOL]),  # the pod must name the group's dedicated taint
+    ([GPU_GROUP], [{**GPU_POOL, "dedicated": True}]),  # ... or the pool's
+    ([{**GPU_GROUP, "min_size": 2, "max_size": 2}], [GPU_POOL]),  # a fixed group: the autoscaler adds nothing
+    ([GPU_GROUP], [{"name": "cpu", "instance_families": "m7i"}]),  # no pool with GPUs: Karpenter cannot launch one
+    ([GPU_GROUP], [{**GPU_POOL, "taints": "nvidia.com/gpu:NoExecute"}]),  # the plugin tolerates NoSchedule only
+])
+def test_a_gpu_pod_that_only_one_autoscaler_serves_is_not_warned_about(tmp_path, capsys, groups, pools):
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=groups,
+                                                       additional_karpenter_nodepools_config=pools))
+    assert code == 0, err
+    assert "each launch a node" not in err
+
+
+def test_a_gpu_pools_own_gpu_taint_is_tolerated_too(tmp_path, capsys):
+    """A pool tainted nvidia.com/gpu:NoSchedule, like the group, is still open to every GPU pod."""
+    code, _, err = preview_json(tmp_path, capsys, dict(
+        **CREATE, additional_node_groups_config=[GPU_GROUP],
+        additional_karpenter_nodepools_config=[{**GPU_POOL, "taints": "nvidia.com/gpu:NoSchedule"}]))
+    assert code == 0, err
+    assert "warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu" in err
+
+
 @pytest.mark.parametrize("made, fix", [
     (lambda: ClusterRef.existing("c", pulumi.Output.from_input("shared")), "name the cluster as text, not an Output"),
 ])
