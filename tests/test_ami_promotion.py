@@ -431,6 +431,23 @@ def test_promote_never_writes_an_unsoaked_ami(tmp_path, amis, project, capsys):
     assert "rack-ng-1" not in capsys.readouterr().out  # --lane: only that lane
 
 
+def test_promote_never_writes_an_ami_a_node_group_failed_to_roll_onto(tmp_path, amis, project, capsys):
+    """staging's template has held NEWER_AMI for 8 days, but its group is still at the version before: not promoted."""
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEWER_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        if res["type"] == "aws:ec2/launchTemplate:LaunchTemplate" and res["urn"].endswith("::rack-ng-1-launchTemplate"):
+            res["outputs"]["latestVersion"] = 3
+    staging.write_text(json.dumps(doc))
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, staging, "--lane", "rack-ng-1") == 1
+    out = capsys.readouterr().out
+    assert (f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI} is new on lane 'rack-ng-1', and staging pins it "
+            f"there, but its node group 'rack-ng-1' has not reached it (its state has the group at launch template "
+            f"version 1, the image in version 3") in out
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+
+
 def test_promote_to_a_canary_then_to_the_lane(tmp_path, amis, project, capsys):
     """The flow: staging's canary soaks the candidate, prod's canary takes it; staging's lane takes it (its clock
     starts again: the resource holding it changed), and prod's lane takes what its own canary runs."""
