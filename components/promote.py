@@ -105,8 +105,8 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
     for lane, amis in config.get("unreached", {}).items():
         for ami, group in amis.items():
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} pinned, but node group '{shown(group['group'])}' has not "
-                         f"reached it (at launch template version {group['groupVersion'] or 'none'}, the image in "
-                         f"version {group['templateVersion'] or 'none'}): not run there")
+                         f"reached it (at launch template version {shown(group['groupVersion'] or 'none')}, the image "
+                         f"in version {shown(group['templateVersion'] or 'none')}): not run there")
     return lines or ["    (no lane pins an AMI by id)"]
 
 

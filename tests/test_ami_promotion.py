@@ -205,6 +205,27 @@ def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsy
             f"it (at launch template version 1, the image in version 2): not run there") in summary
 
 
+@pytest.mark.parametrize("version, says", [
+    (None, None),  # the group's state records no version
+    ("$Latest", "$Latest"),  # a symbolic version says nothing of which one the group runs
+    (2, "2"),  # ahead of the template: not the version holding the image
+    (1.0, None),  # a number where the state keeps text: read as the same version
+])
+def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, capsys, version, says):
+    def group_at(by: dict[str, Any]) -> None:
+        template = by["example-managed-ng0/NodeGroup"]["outputs"]["launchTemplate"]
+        if version is None:
+            template.pop("version")
+        else:
+            template["version"] = version
+    config, _ = soak_config_of(recorded_state(tmp_path, group_at), capsys)
+    if version == 1.0:
+        assert RECORDED_AMI in config["ranSince"]["example-managed-ng0"] and config["unreached"] == {}
+        return
+    assert config["unreached"]["example-managed-ng0"][RECORDED_AMI] == {
+        "group": "example-managed-ng0", "groupVersion": says, "templateVersion": "1"}
+
+
 def test_a_group_that_failed_to_roll_onto_a_new_ami_gives_it_no_soak(tmp_path, amis, prod_state):
     """staging wrote NEW_AMI into rack-ng-1's launch template 8 days ago, but the group never reached that version:
     prod's group may not take it; once staging's group reaches it (a refresh after EKS finished, or a new `up`),

@@ -70,12 +70,12 @@ def _reached(group: StateResource, template: StateResource) -> Optional[dict[str
     return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version}
 
 
-def _later(*times: str) -> str:
-    """The latest of recorded times, '' when one of them records none (a time not recorded proves nothing)."""
-    parsed = [(state_time(t), t) for t in times]
-    if any(when is None for when, _ in parsed):
+def _later(first: str, second: str) -> str:
+    """The later of two recorded times, '' when either records none (a time not recorded proves nothing)."""
+    one, other = state_time(first), state_time(second)
+    if one is None or other is None:
         return ""
-    return max(parsed, key=lambda found: found[0])[1]  # type: ignore[return-value,arg-type]
+    return first if one >= other else second
 
 
 def state_pins(state: StackState) -> list[Pin]:
@@ -106,12 +106,13 @@ def _at_second(when: datetime) -> str:
     return soak.utc_text(when)
 
 
-def ran_since(state: StackState) -> dict[str, dict[str, Optional[str]]]:
+def ran_since(state: StackState, found_pins: Optional[list[Pin]] = None) -> dict[str, dict[str, Optional[str]]]:
     """Lane -> AMI -> since when the state shows the lane running it: the earliest ``modified`` of the resources
     holding it there (each one has held it since then at least), or None when none of them records a time. An image
-    a managed node group has not reached is not run (``unreached``)."""
+    a managed node group has not reached is not run (``unreached``). ``found_pins``: ``state_pins(state)``."""
     found: dict[str, dict[str, Optional[datetime]]] = {}
-    for pin, modified in ((p.held, p.changed) for p in state_pins(state) if p.unreached is None):
+    every = state_pins(state) if found_pins is None else found_pins
+    for pin, modified in ((p.held, p.changed) for p in every if p.unreached is None):
         when = state_time(modified)
         amis = found.setdefault(pin.lane, {})
         earlier = amis.get(pin.ami)
@@ -120,12 +121,13 @@ def ran_since(state: StackState) -> dict[str, dict[str, Optional[str]]]:
             for lane, amis in sorted(found.items())}
 
 
-def unreached(state: StackState) -> dict[str, dict[str, dict[str, Optional[str]]]]:
+def unreached(state: StackState, found_pins: Optional[list[Pin]] = None) -> dict[str, dict[str, dict[str, Optional[str]]]]:
     """Lane -> AMI -> the managed node group holding it in a launch template version it has not reached (its name,
     and the versions the state records), for each AMI no holder on that lane proves run."""
-    ran = ran_since(state)
+    every = state_pins(state) if found_pins is None else found_pins
+    ran = ran_since(state, every)
     found: dict[str, dict[str, dict[str, Optional[str]]]] = {}
-    for pin in state_pins(state):
+    for pin in every:
         if pin.unreached is not None and pin.held.ami not in ran.get(pin.held.lane, {}):
             found.setdefault(pin.held.lane, {}).setdefault(pin.held.ami, pin.unreached)
     return {lane: dict(sorted(amis.items())) for lane, amis in sorted(found.items())}
@@ -139,8 +141,9 @@ def running(state: Optional[StackState]) -> list[str]:
 def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Optional[float] = None) -> dict[str, Any]:
     """The ``ami-soaked`` policy config for a stack whose environment before left the state ``evidence`` (and
     whose own state, when given, is ``own``)."""
-    config: dict[str, Any] = {"environment": evidence.stack, "ranSince": ran_since(evidence),
-                              "unreached": unreached(evidence), "running": running(own)}
+    every = state_pins(evidence)
+    config: dict[str, Any] = {"environment": evidence.stack, "ranSince": ran_since(evidence, every),
+                              "unreached": unreached(evidence, every), "running": running(own)}
     if days is not None:
         config["soakDays"] = days
     return config
@@ -148,8 +151,9 @@ def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Op
 
 def evidence_of(state: StackState, days: float, own: Optional[StackState] = None) -> soak.Evidence:
     """The evidence ``state`` gives a stack whose own state is ``own``, with ``days`` the bar."""
-    return soak.Evidence(state.stack or "the environment before", ran_since(state), days, frozenset(running(own)),
-                         unreached(state))
+    every = state_pins(state)
+    return soak.Evidence(state.stack or "the environment before", ran_since(state, every), days,
+                         frozenset(running(own)), unreached(state, every))
 
 
 def lanes_run(state: StackState) -> dict[str, dict[str, list[str]]]:

@@ -283,8 +283,9 @@ def ami_not_reached(subject: str, lane: str, ami: str, environment: str, group: 
                     needed: float) -> str:
     """Policy ``ami-soaked``: the environment before pins the AMI in a managed node group's launch template, but the
     group's own state has not reached the template version holding it (a failed or unfinished rollout)."""
-    where = (f"its state has the group at launch template version {at or 'none'}, the image in version "
-             f"{holding or 'none'}")
+    where = (f"its state has the group at launch template version {at}" if at else
+             "its state records no launch template version for the group") + (
+        f", the image in version {holding}" if holding else ", and no latestVersion for the template")
     return (f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} pins it there, but its node group "
             f"'{group}' has not reached it ({where}: its rollout failed or has not finished), so it has not run there: "
             f"finish the rollout there (pulumi up, or pulumi refresh once EKS has finished it), let it run "
