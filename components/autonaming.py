@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping, Optional
 CONFIG_KEY = "pulumi:autonaming"
 DEFAULT_SUFFIX = r"-[0-9a-f]{7}"
 """pulumi-aws's own auto-name (``tfbridge.AutoName``): the logical name, ``-`` and 7 hex digits."""
+LONGEST = 63
+"""The longest node group name EKS takes (``CreateNodegroup``'s ``nodegroupName``)."""
 _NAMING_KEYS = {"mode", "pattern", "enforce"}
 _RANDOM = {"hex": "[0-9a-f]", "alphanum": "[a-z0-9]", "string": "[a-z]", "num": "[0-9]"}
 _EXPRESSION = re.compile(r"\$\{(?:(name|organization|project|stack|uuid)|config\.([^}]+)|(hex|alphanum|string|num)\((\d+)\))\}")
@@ -143,8 +145,8 @@ def _pattern_regex(pattern: str, name: str, stack: Stack) -> tuple[Optional[str]
             if value is None:
                 return None, f"its pattern reads ${{config.{key}}}, which the stack's config does not set"
             parts.append(re.escape(value))
-        else:
-            parts.append(f"{_RANDOM[random]}{{{int(count)}}}")
+        else:  # EKS and most AWS names stop at 63 characters: a longer part matches no live name
+            parts.append(f"{_RANDOM[random]}{{{min(int(count), LONGEST + 1)}}}")
     parts.append(re.escape(pattern[at:]))
     return "".join(parts), ""
 

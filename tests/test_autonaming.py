@@ -72,3 +72,21 @@ def test_config_the_cli_refuses_is_named():
     ]:
         found = naming(config, TYPE, "rack-ng-1", STACK)
         assert found.reason == f"pulumi:autonaming: {says}, which the Pulumi CLI refuses", found.reason
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["mode", "pattern", "enforce", "providers", "resources", "aws", TYPE, "x"]),
+                               inner, max_size=3), max_leaves=12)
+
+
+@given(json_values | st.text(max_size=30))
+def test_any_autonaming_config_gives_a_naming_or_a_reason_and_never_fails(config):
+    found = naming(config, TYPE, "rack-ng-1", STACK)
+    assert found.patterns and isinstance(found.reason, str)
+    found.matches("rack-ng-1-0a1b2c3")
+
+
+def test_a_random_part_longer_than_any_name_matches_none():
+    found = naming({"pattern": "${name}_${hex(99999999999)}"}, TYPE, "g", STACK)
+    assert found.reason == "" and not found.matches("g_" + "a" * 61)
