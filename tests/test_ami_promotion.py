@@ -210,6 +210,8 @@ def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsy
     ("$Latest", "$Latest"),  # a symbolic version says nothing of which one the group runs
     (2, "2"),  # ahead of the template: not the version holding the image
     (1.0, None),  # a number where the state keeps text: read as the same version
+    ({"1": 1}, None),  # no version at all
+    ("x" * 500, "x" * 40 + "...(500 characters)"),  # a hostile state's text is shown cut short
 ])
 def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, capsys, version, says):
     def group_at(by: dict[str, Any]) -> None:

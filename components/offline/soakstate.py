@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Optional
 
+from ..inputs import clipped
 from ..pack import checks, facts, soak
 from .stackexport import StackState, StateResource, state_time
 
@@ -50,22 +51,32 @@ class Pin:
     when no managed node group holds it."""
 
 
+VERSION_SHOWN = 40
+"""The most of a recorded version a message shows (a hostile state may hold any text there)."""
+
+
 def _version_text(value: Any) -> Optional[str]:
     """A launch template version as the state writes it (the template's ``latestVersion`` is a number, the group's
-    ``launchTemplate.version`` text: ``1``, ``"1"``), or None when the state has none."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
+    ``launchTemplate.version`` text: ``1``, ``"1"``), for messages; None when the state has none (or no scalar)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
         value = int(value)
-    text = str(value).strip()
-    return text or None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    return clipped(str(value).strip(), VERSION_SHOWN) or None
+
+
+def _version_number(text: Optional[str]) -> Optional[int]:
+    """A version EC2 numbers (1, 2, ...), None for anything else (``$Latest``, ``$Default``: symbolic, they name
+    no version)."""
+    return int(text) if text is not None and text.isascii() and text.isdigit() and len(text) < 20 else None
 
 
 def _reached(group: StateResource, template: StateResource) -> Optional[dict[str, Optional[str]]]:
     """None when the group's own state names the template version that holds the image; else what each records."""
     group_version = _version_text(facts.as_map(group.outputs.get("launchTemplate")).get("version"))
     template_version = _version_text(template.outputs.get("latestVersion"))
-    if group_version is not None and group_version == template_version:
+    number = _version_number(group_version)
+    if number is not None and number == _version_number(template_version):
         return None
     return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version}
 
