@@ -264,10 +264,10 @@ class Rack(pulumi.ComponentResource):
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
             for group, pool, resource in doubly_scaled(spec.node_groups, spec.pools):
-                fits = ("and has no taint, as Karpenter pool '{pool}' has none: a pending pod that fits both" if not resource
-                        else "and a pod that requests {resource} tolerates its taints, as it does Karpenter pool "
-                             "'{pool}''s (EKS's ExtendedResourceToleration gives it {resource}:NoSchedule): a pending "
-                             "one that fits both").format(pool=pool.name, resource=resource)
+                fits = (f"and a pod that requests {resource} tolerates its taints, as it does Karpenter pool "
+                        f"'{pool.name}''s (EKS's ExtendedResourceToleration gives it {resource}:NoSchedule): a pending "
+                        f"one that fits both") if resource else (
+                    f"and has no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both")
                 pulumi.log.warn(
                     f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) {fits} "
                     f"makes the Cluster Autoscaler and Karpenter each launch a node for it (the spare one is removed "
