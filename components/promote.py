@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from . import clock
 from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
@@ -26,7 +26,7 @@ from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
 from .config.stackconfig import parse_stack_config, rack_values
 from .offline.policyconfig import read_config_file
-from .offline.soakstate import evidence_of, lanes_run, soak_config
+from .offline.soakstate import evidence_of, lanes_run, proofs, soak_config
 from .offline.stackedit import EditError, edit_item, write_text
 from .offline.stackexport import StackState, read_stack_export
 from .errors import ConfigError
@@ -92,7 +92,7 @@ def _read_evidence(path: Path) -> StackState:
     return state
 
 
-def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
+def _evidence_lines(config: dict[str, Any], now: datetime, proven: Mapping[tuple[str, str], str]) -> list[str]:
     lines = []
     for lane, amis in config["ranSince"].items():
         for ami, since in amis.items():
@@ -100,6 +100,7 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
             days = soak.whole_days(ran, now) if ran is not None else None
             age = ("no time recorded: its soak cannot be proven" if ran is None else
                    f"since {since}, which is in the future: it proves no soak" if days is None else
+                   f"since {since} ({days} days; {proven[lane, ami]})" if (lane, ami) in proven else
                    f"since {since} ({days} days)")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
     for lane, amis in config.get("unreached", {}).items():
@@ -126,7 +127,7 @@ def soak_command(args: argparse.Namespace) -> int:
     now = clock.now()
     summary = [f"Evidence from stack {evidence.stack or '(empty)'} ({args.evidence}), as of "
                f"{now.strftime('%Y-%m-%dT%H:%M:%SZ')}; soakDays {config.get('soakDays', soak.DEFAULT_DAYS):g}:",
-               *_evidence_lines(config, now)]
+               *_evidence_lines(config, now, proofs(evidence))]
     if own is not None:
         summary.append(f"    never refused (stack {own.stack}'s own): {', '.join(config['running']) or 'none'}")
     if args.config_file is None:

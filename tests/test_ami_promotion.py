@@ -186,9 +186,22 @@ def soak_config_of(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict
 def test_a_real_node_group_counts_as_running_its_image_from_when_the_group_reached_it(tmp_path, capsys):
     """In pulumi-eks's recorded run, example-managed-ng0's template was written at 18:15:22 and its group reached
     that version at 18:17:41: the soak counts from the group, the later of the two."""
-    config, _ = soak_config_of(recorded_state(tmp_path), capsys)
+    config, summary = soak_config_of(recorded_state(tmp_path), capsys)
     assert config["ranSince"]["example-managed-ng0"] == {RECORDED_AMI: "2024-10-28T18:17:42Z"}
     assert config["unreached"] == {}
+    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} since 2024-10-28T18:17:42Z (") in summary
+    assert "days; its node group reached it: every node of the group was launched from it)" in summary
+
+
+def test_the_soak_summary_says_what_each_lane_proves(tmp_path, amis, capsys):
+    """A Karpenter lane's evidence is its EC2NodeClass's pin, a managed node group's the group's own state."""
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 8.04)
+    _, summary = soak_config_of(staging, capsys)
+    assert (f"lane 'gpu': {NEW_AMI} since ") in summary
+    assert ("(8 days; its EC2NodeClass pins it: nodes Karpenter launched since boot it, older ones drift onto it)"
+            in summary), summary
+    assert (f"lane 'rack-ng-1': {NEWER_AMI} since ") in summary
+    assert "(8 days; its node group reached it: every node of the group was launched from it)" in summary
 
 
 def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsys):

@@ -49,6 +49,16 @@ class Pin:
     """A managed node group that has not reached the template version holding the image: ``group``, and the
     ``groupVersion`` and ``templateVersion`` the state records (None where it records none); None when reached or
     when no managed node group holds it."""
+    proof: str = ""
+    """What the state proves of the lane running it (``PROOFS``)."""
+
+
+PROOFS = {
+    "group": "its node group reached it: every node of the group was launched from it",
+    "class": "its EC2NodeClass pins it: nodes Karpenter launched since boot it, older ones drift onto it",
+    "pin": "pinned: new instances launch from it",
+}
+"""What a pin proves, by what holds it: a managed node group's own state, an EC2NodeClass, anything else."""
 
 
 VERSION_SHOWN = 40
@@ -97,11 +107,12 @@ def state_pins(state: StackState) -> list[Pin]:
     found = []
     for res, lane in stack.items:
         changed, unreached = _changed(by_urn[res.urn]), None
+        proof = "class" if isinstance(lane, facts.NodeClass) else "pin"
         group = stack.user(res) if isinstance(lane, facts.LaunchTemplate) else None
         if isinstance(group, facts.EksNodeGroup) and group.urn in by_urn:  # a managed group: proven by the group
             changed = _later(changed, _changed(by_urn[group.urn]))
-            unreached = _reached(by_urn[group.urn], by_urn[res.urn])
-        found += [Pin(pin, changed, unreached) for pin in soak.held(stack, res, lane)]
+            unreached, proof = _reached(by_urn[group.urn], by_urn[res.urn]), "group"
+        found += [Pin(pin, changed, unreached, proof) for pin in soak.held(stack, res, lane)]
     return found
 
 
@@ -142,6 +153,16 @@ def unreached(state: StackState, found_pins: Optional[list[Pin]] = None) -> dict
         if pin.unreached is not None and pin.held.ami not in ran.get(pin.held.lane, {}):
             found.setdefault(pin.held.lane, {}).setdefault(pin.held.ami, pin.unreached)
     return {lane: dict(sorted(amis.items())) for lane, amis in sorted(found.items())}
+
+
+def proofs(state: StackState) -> dict[tuple[str, str], str]:
+    """(lane, AMI) -> what the state proves of the lane running it (``PROOFS``): the least its holders prove."""
+    found: dict[tuple[str, str], str] = {}
+    weakest = list(PROOFS).index
+    for pin in (p for p in state_pins(state) if p.unreached is None):
+        key = (pin.held.lane, pin.held.ami)
+        found[key] = max(found.get(key, pin.proof), pin.proof, key=weakest)
+    return {key: PROOFS[proof] for key, proof in found.items()}
 
 
 def running(state: Optional[StackState]) -> list[str]:
