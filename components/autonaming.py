@@ -53,7 +53,8 @@ class Naming:
 class Stack:
     """What a pattern's stack expressions read."""
 
-    organization: str
+    organization: Optional[str]
+    """None when the engine does not say (a pattern reading it then names nothing)."""
     project: str
     stack: str
     config: Callable[[str], Optional[str]]
@@ -138,8 +139,10 @@ def _pattern_regex(pattern: str, name: str, stack: Stack) -> tuple[Optional[str]
         if word == "uuid":
             parts.append(_UUID)
         elif word:
-            parts.append(re.escape({"name": name, "organization": stack.organization, "project": stack.project,
-                                    "stack": stack.stack}[word]))
+            value = {"name": name, "organization": stack.organization, "project": stack.project, "stack": stack.stack}[word]
+            if value is None:
+                return None, f"its pattern reads ${{{word}}}, which the engine does not give the program"
+            parts.append(re.escape(value))
         elif key is not None:
             value = stack.config(key)
             if value is None:

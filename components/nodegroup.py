@@ -118,10 +118,11 @@ def _stack_config(key: str) -> Optional[str]:
 def engine_naming(name: str) -> autonaming.Naming:
     """How the engine names this component's ``aws.eks.NodeGroup`` (pulumi-eks names it after the component) under
     the stack's ``pulumi:autonaming``, which the engine gives the program with the rest of the stack's config."""
+    organization: Optional[str]
     try:
         organization = pulumi.get_organization()
-    except Exception:  # an engine too old to say (the pattern then cannot use it)
-        organization = ""
+    except Exception:  # an engine too old to say: a pattern that reads it names nothing
+        organization = None
     stack = autonaming.Stack(organization, pulumi.get_project(), pulumi.get_stack(), _stack_config)
     return autonaming.naming(pulumi.Config("pulumi").get("autonaming"), contract.EKS_NODE_GROUP, name, stack)
 

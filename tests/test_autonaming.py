@@ -90,3 +90,9 @@ def test_any_autonaming_config_gives_a_naming_or_a_reason_and_never_fails(config
 def test_a_random_part_longer_than_any_name_matches_none():
     found = naming({"pattern": "${name}_${hex(99999999999)}"}, TYPE, "g", STACK)
     assert found.reason == "" and not found.matches("g_" + "a" * 61)
+
+
+def test_a_pattern_reading_what_the_engine_does_not_say_names_nothing():
+    found = naming({"pattern": "${organization}-${name}"}, TYPE, "g", Stack(None, "racks", "prod", {}.get))
+    assert found.reason == "pulumi:autonaming: its pattern reads ${organization}, which the engine does not give the program"
+    assert found.matches("g-0a1b2c3")  # a group made before the config keeps its default name

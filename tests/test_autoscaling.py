@@ -205,6 +205,7 @@ LIVE = {"desired_size": 5, "min_size": 1, "max_size": 10}
     ({"pattern": "${stack}-${name}-${hex(4)}"}, "t-rack-ng-1-0a9f"),
     ({"pattern": "${project}_${name}_${alphanum(3)}${num(2)}${string(1)}"}, "mixed-os-racks_rack-ng-1_z9a07q"),
     ({"pattern": "${name}-${uuid}"}, "rack-ng-1-6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+    ({"pattern": "${organization}-${name}"}, "organization-rack-ng-1"),  # the offline engine's organization
     ({"pattern": "x-${name}", "providers": {"aws": {"resources": {"aws:eks/nodeGroup:NodeGroup": {"mode": "verbatim"}}}}},
      "rack-ng-1"),  # the type's own naming wins over the root's
     ({"providers": {"aws": {"pattern": "${name}-${config.suffix}"}}}, "rack-ng-1-blue"),
