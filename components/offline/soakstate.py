@@ -13,10 +13,11 @@ A launch template's ``modified`` moves when its image changes even when the mana
 fails to roll onto it (EKS's ``NodeCreationFailure``): the template holds the image, the group has not run it.
 So a managed node group's lane counts as running its template's image only when the group's own state
 (``aws:eks/nodeGroup:NodeGroup``, its ``launchTemplate.version`` output, what EKS reported at the last update or
-refresh) names the template's version that holds it (its ``latestVersion``: a symbolic ``$Latest`` or ``$Default``
-proves nothing), and since the later of both resources' ``modified``: the engine moves a resource's ``modified`` only when an
-update of it succeeds or a refresh finds it changed (pulumi/pulumi ``pkg/resource/deploy/step.go``,
-``UpdateStep.Apply``: a failed update keeps the old state). Any other holder (an EC2NodeClass, a self-managed
+refresh) names the template's version that holds it (its ``latestVersion``: a symbolic ``$Latest`` or
+``$Default`` proves nothing), and since the later of both resources' ``modified``: the engine moves a resource's
+``modified`` when an update of it succeeds (or fails with the provider reporting the state it left) and when a
+refresh finds it changed (pulumi/pulumi ``pkg/resource/deploy/step.go``, ``UpdateStep.Apply``,
+``RefreshStep.Apply``), so the group's time is at or after the moment it reached the version. Any other holder (an EC2NodeClass, a self-managed
 group's template) proves only that the lane pins the image.
 """
 
