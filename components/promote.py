@@ -105,9 +105,11 @@ def _evidence_lines(config: dict[str, Any], now: datetime, proven: Mapping[tuple
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
     for lane, amis in config.get("unreached", {}).items():
         for ami, group in amis.items():
+            where = (f"its last update failed: {group['failure']}" if group.get("failure") else
+                     f"at launch template version {group['groupVersion'] or 'none'}, the image in version "
+                     f"{group['templateVersion'] or 'none'}")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} pinned, but node group '{shown(group['group'])}' has not "
-                         f"reached it (at launch template version {shown(group['groupVersion'] or 'none')}, the image "
-                         f"in version {shown(group['templateVersion'] or 'none')}): not run there")
+                         f"reached it ({shown(where)}): not run there")
     return lines or ["    (no lane pins an AMI by id)"]
 
 

@@ -213,7 +213,7 @@ def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsy
     config, summary = soak_config_of(recorded_state(tmp_path, failed_rollout), capsys)
     assert "example-managed-ng0" not in config["ranSince"]
     assert config["unreached"] == {"example-managed-ng0": {RECORDED_AMI: {
-        "group": "example-managed-ng0", "groupVersion": "1", "templateVersion": "2"}}}
+        "group": "example-managed-ng0", "groupVersion": "1", "templateVersion": "2", "failure": None}}}
     assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached "
             f"it (at launch template version 1, the image in version 2): not run there") in summary
 
@@ -238,7 +238,51 @@ def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, 
         assert RECORDED_AMI in config["ranSince"]["example-managed-ng0"] and config["unreached"] == {}
         return
     assert config["unreached"]["example-managed-ng0"][RECORDED_AMI] == {
-        "group": "example-managed-ng0", "groupVersion": says, "templateVersion": "1"}
+        "group": "example-managed-ng0", "groupVersion": says, "templateVersion": "1", "failure": None}
+
+
+# pulumi-terraform-bridge pkg/tfbridge/provider.go (commit 59de6c66), Update: when the Terraform provider's apply
+# fails but returns a state, the bridge answers with that state and an initialization error; terraform-provider-aws
+# internal/service/eks/node_group.go (resourceNodeGroupUpdate) fails a launch template version update whose EKS
+# update ends Failed, with the new version in the state it returns (plugin SDK v2 keeps the planned values). The
+# engine then records those outputs, moves `modified` and writes the reasons as the resource's `initErrors`
+# (pulumi/pulumi pkg/resource/deploy/step.go, UpdateStep.Apply), and retries the update on the next `up`. So a
+# failed rollout reads as the new version until a refresh or a retry: `initErrors` says it failed.
+FAILED_UPDATE = ("updating urn:pulumi:staging::mixed-os-racks::eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::"
+                 "rack-ng-1: 1 error occurred:\n\t* waiting for EKS Node Group (staging-rack:rack-ng-1-0a1b2c3) version "
+                 "update (4b1f): unexpected state 'Failed', wanted target 'Successful'. last error: NodeCreationFailure: "
+                 "Instances failed to join the kubernetes cluster")
+
+
+def test_a_group_whose_state_records_a_failed_update_has_not_reached_its_version(tmp_path, capsys):
+    def failed_update(by: dict[str, Any]) -> None:  # the provider reported the version it was sent, with the failure
+        by["example-managed-ng0/NodeGroup"]["initErrors"] = [FAILED_UPDATE]
+    config, summary = soak_config_of(recorded_state(tmp_path, failed_update), capsys)
+    assert "example-managed-ng0" not in config["ranSince"]
+    found = config["unreached"]["example-managed-ng0"][RECORDED_AMI]
+    assert (found["groupVersion"], found["templateVersion"]) == ("1", "1")
+    # on one line, its end kept (the provider's last error): "...last error: NodeCreationFailure: Instances failed ..."
+    assert found["failure"].startswith("...") and found["failure"].endswith(FAILED_UPDATE[-60:])
+    assert "NodeCreationFailure" in found["failure"] and "\n" not in found["failure"] and len(found["failure"]) == 203
+    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached it "
+            f"(its last update failed: ...") in summary
+
+
+def test_a_failed_rollout_recorded_with_the_new_version_still_refuses_the_ami(tmp_path, amis, prod_state):
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEW_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        if res["type"] == "aws:eks/nodeGroup:NodeGroup" and res["urn"].endswith("::rack-ng-1"):
+            res["initErrors"] = [FAILED_UPDATE]
+    staging.write_text(json.dumps(doc))
+    code, result = preview(tmp_path, with_gpu("prod", group={"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging),
+                           "--state", str(prod_state))
+    assert code == 1
+    (refusal,) = soaked(result)
+    assert refusal["message"].startswith(
+        f"node group 'rack-ng-1': AMI {NEW_AMI} is new on lane 'rack-ng-1', and staging pins it there, but its node "
+        f"group 'rack-ng-1' has not reached it (its state records the group's last update as failed: ...")
+    assert "last error: NodeCreationFailure: Instances failed to join the kubernetes cluster: its rollout failed" in refusal["message"]
 
 
 def test_a_group_that_failed_to_roll_onto_a_new_ami_gives_it_no_soak(tmp_path, amis, prod_state):

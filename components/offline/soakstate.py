@@ -14,7 +14,8 @@ fails to roll onto it (EKS's ``NodeCreationFailure``): the template holds the im
 So a managed node group's lane counts as running its template's image only when the group's own state
 (``aws:eks/nodeGroup:NodeGroup``, its ``launchTemplate.version`` output, what EKS reported at the last update or
 refresh) names the template's version that holds it (its ``latestVersion``: a symbolic ``$Latest`` or
-``$Default`` proves nothing), and since the later of both resources' ``modified``: the engine moves a resource's
+``$Default`` proves nothing) and records no failed update (``initErrors``: pulumi-aws reports a failed rollout
+with the version it was sent), and since the later of both resources' ``modified``: the engine moves a resource's
 ``modified`` when an update of it succeeds (or fails with the provider reporting the state it left) and when a
 refresh finds it changed (pulumi/pulumi ``pkg/resource/deploy/step.go``, ``UpdateStep.Apply``,
 ``RefreshStep.Apply``), so the group's time is at or after the moment it reached the version. Any other holder (an EC2NodeClass, a self-managed
@@ -82,14 +83,27 @@ def _version_number(text: Optional[str]) -> Optional[int]:
     return int(text) if text is not None and text.isascii() and text.isdigit() and len(text) < 20 else None
 
 
+FAILURE_SHOWN = 200
+"""The most of a recorded failure a message shows: its end, where the provider puts the last error."""
+
+
+def _failure_text(errors: list[str]) -> Optional[str]:
+    text = " ".join(" ".join(errors).split())
+    return (text if len(text) <= FAILURE_SHOWN else f"...{text[-FAILURE_SHOWN:]}") or None
+
+
 def _reached(group: StateResource, template: StateResource) -> Optional[dict[str, Optional[str]]]:
-    """None when the group's own state names the template version that holds the image; else what each records."""
+    """None when the group's own state names the template version that holds the image, and records no failed update
+    (``initErrors``: pulumi-aws reports a failed rollout with the values it was sent, so the version alone would
+    say it reached it); else what each records."""
     group_version = _version_text(facts.as_map(group.outputs.get("launchTemplate")).get("version"))
     template_version = _version_text(template.outputs.get("latestVersion"))
     number = _version_number(group_version)
-    if number is not None and number == _version_number(template_version):
+    failure = _failure_text(group.init_errors)
+    if failure is None and number is not None and number == _version_number(template_version):
         return None
-    return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version}
+    return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version,
+            "failure": failure}
 
 
 def _later(first: str, second: str) -> str:

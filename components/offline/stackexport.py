@@ -91,6 +91,9 @@ class StateResource:
     created: str = ""
     modified: str = ""
     """``modified``: when the engine last altered this resource's state (RFC 3339), '' when not recorded."""
+    init_errors: list[str] = field(default_factory=list)
+    """``initErrors``: why its last create or update failed after the provider had acted (a partial failure: the
+    engine keeps the state the provider reported, and retries the update on the next ``up``)."""
 
     @property
     def name(self) -> str:
@@ -435,6 +438,8 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
             replace_with=list(item.get("replaceWith") or []), replace_on_changes=list(item.get("replaceOnChanges") or []),
             provider=item.get("provider") or "", dependencies=dependencies,
             created=item.get("created") or "", modified=item.get("modified") or "",
+            init_errors=[e for e in item.get("initErrors") or [] if isinstance(e, str)]
+            if isinstance(item.get("initErrors"), list) else [],
         )
         entries.append((where, res))
         if res.delete:  # the old copy of a replaced resource: the next update deletes it

@@ -20,7 +20,7 @@ The config (the CLI's ``mixed-os-racks soak`` writes it; ``preview --soaked-in``
 ``environment`` (the stack whose state it is), ``ranSince`` (lane -> AMI -> since when that state shows the
 AMI on the lane: the ``modified`` time of the resource holding it, or null when the state has none),
 ``unreached`` (lane -> AMI -> a managed node group whose template holds the AMI in a version the group has not
-reached: ``group``, ``groupVersion``, ``templateVersion``), ``running`` (AMIs the stack's own state already runs:
+reached: ``group``, ``groupVersion``, ``templateVersion``, ``failure``), ``running`` (AMIs the stack's own state already runs:
 never refused), ``soakDays`` (default 7). Without
 ``ranSince`` the policy judges nothing: it is off until an environment's evidence is given.
 """
@@ -59,7 +59,8 @@ SCHEMA: dict[str, Any] = {
                       "type": "object", "properties": {
                           "group": {"type": "string"},
                           "groupVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                          "templateVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}},
+                          "templateVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                          "failure": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}},
     "running": {"type": "array", "items": {"type": "string"},
                 "description": "AMI ids this stack's own state already runs: never refused."},
 }
@@ -185,7 +186,7 @@ class Evidence:
         if ami not in there and group:
             return rules.ami_not_reached(subject, lane, ami, self.environment, facts.text(group.get("group")),
                                          facts.text(group.get("groupVersion")), facts.text(group.get("templateVersion")),
-                                         self.needed)
+                                         self.needed, facts.text(group.get("failure")))
         if ami not in there:
             others = sorted(a for a in there if isinstance(a, str))
             return rules.ami_not_run(subject, lane, ami, self.environment, self.needed, others)
