@@ -426,7 +426,8 @@ def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsy
     config.write_text(json.dumps({"pinned-ami-age": "advisory", SOAKED: {"enforcementLevel": "mandatory", "soakDays": 3}}))
     assert main(["soak", str(staging), "--state", str(prod_state), "--policy-pack-config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days)" in out and f"wrote {config} (ami-soaked)" in out
+    assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days; its EC2NodeClass pins it" in out
+    assert f"wrote {config} (ami-soaked)" in out
     doc = json.loads(config.read_text())
     assert doc["pinned-ami-age"] == "advisory"  # the file's other entries are kept
     entry = doc[SOAKED]
