@@ -763,3 +763,21 @@ def test_init_errors_and_import_ids_of_the_wrong_type_are_refused(key, value, wo
     code, _ = _preview(project, stack, state)
     err = capsys.readouterr().err
     assert code == 2 and words in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("ops,code", [(["import"], 0), (["import-replacement", "replace", "delete-replaced"], 1),
+                                      (["replace"], 1)])
+def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps_them(ops, code, tmp_path, capsys):
+    """A real group of the recorded run, imported by the preview: an import removes nothing; an import-replacement's
+    logical step is the replace after it, which deletes the group the state held (``step.go``: ``ImportStep.Logical``
+    is false when it replaces)."""
+    group = _resource(rr.state_doc(MNG), NODEGROUP, "example-managed-ng1")
+    old = {k: group[k] for k in ("urn", "type", "custom", "id", "parent", "inputs", "outputs")}
+    new = {**old, "id": "imported"}
+    steps = [{"op": op, "urn": group["urn"], **({"newState": new} if op != "delete-replaced" else {}),
+              **({"oldState": old} if op != "import" else {})} for op in ops]
+    path = _write_state(tmp_path / "preview.json", {"steps": steps})
+    assert main(["guard", str(path), "--json", str(tmp_path / "verdicts.json")]) == code
+    assert "(1 steps):" in capsys.readouterr().out  # the parts fold into one logical step
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())["violations"]
+    assert [v["lane"] for v in verdicts if v["policy"] == "lane-removal"] == (["example-managed-ng1"] if code else [])
