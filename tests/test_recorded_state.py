@@ -781,3 +781,19 @@ def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps
     assert "(1 steps):" in capsys.readouterr().out  # the parts fold into one logical step
     verdicts = json.loads((tmp_path / "verdicts.json").read_text())["violations"]
     assert [v["lane"] for v in verdicts if v["policy"] == "lane-removal"] == (["example-managed-ng1"] if code else [])
+
+
+@pytest.mark.parametrize("change,template_op", [
+    (lambda m: m.pop("httpTokens"), "same"),
+    (lambda m: m.update(httpTokens="required", instanceMetadataTags=""), "same"),
+    (lambda m: m.update(httpPutResponseHopLimit=1), "update"),
+], ids=["httpTokens-dropped", "as-the-outputs-hold", "hop-limit-changed"])
+def test_a_launch_templates_metadata_options_meet_its_outputs(change, template_op, tmp_path, capsys):
+    """terraform-provider-aws ``ec2_launch_template.go``: each of ``metadata_options``' attributes is Optional and
+    Computed. (The replay sends the group the template version it recorded, so a new version rolls nothing here.)"""
+    name = "example-managed-ng3-launchTemplate"
+    edit = _edited(MNG, "aws:ec2/launchTemplate:LaunchTemplate", (name,), lambda i: change(i["metadataOptions"]))
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=edit)
+    code, doc = _preview(project, stack, rr.state_file(MNG, tmp_path))
+    assert _op(doc, "aws:ec2/launchTemplate:LaunchTemplate", name)[0] == template_op
+    assert {r["op"] for r in doc["resources"] if r["name"] != name} == {"same"}

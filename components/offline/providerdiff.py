@@ -286,6 +286,8 @@ NESTED_OPTIONAL_COMPUTED: dict[str, tuple[str, ...]] = {
         "remoteNetworkConfig.remotePodNetworks", "upgradePolicy.supportType", "vpcConfig.publicAccessCidrs",
     ),
     "aws:eks/nodeGroup:NodeGroup": ("launchTemplate.id", "launchTemplate.name"),
+    "aws:ec2/launchTemplate:LaunchTemplate": tuple(f"metadataOptions.{k}" for k in (
+        "httpEndpoint", "httpProtocolIpv6", "httpPutResponseHopLimit", "httpTokens", "instanceMetadataTags")),
 }
 """Attributes inside a block that Terraform declares ``Optional`` and ``Computed``: the SDK's nested output
 types do not say which (tfgen marks only a resource's own outputs). From terraform-provider-aws
@@ -293,7 +295,9 @@ types do not say which (tfgen marks only a resource's own outputs). From terrafo
 ``authentication_mode``, ``kubernetes_network_config``'s ``elastic_load_balancing``, ``ip_family`` and
 ``service_ipv4_cidr``, ``remote_network_config``'s ``remote_pod_networks``, ``upgrade_policy``'s
 ``support_type``, ``vpc_config``'s ``public_access_cidrs``) and ``internal/service/eks/node_group.go``
-(``launch_template``'s ``id`` and ``name``)."""
+(``launch_template``'s ``id`` and ``name``); ``internal/service/ec2/ec2_launch_template.go`` (``metadata_options``'
+``http_endpoint``, ``http_protocol_ipv6``, ``http_put_response_hop_limit``, ``http_tokens``,
+``instance_metadata_tags``)."""
 
 _GETTER = re.compile(r'@pulumi\.getter(?:\(name="(\w+)"\))?\n\s+def (\w+)\(self\) -> ([^\n]*):')
 
