@@ -797,3 +797,25 @@ def test_a_launch_templates_metadata_options_meet_its_outputs(change, template_o
     code, doc = _preview(project, stack, rr.state_file(MNG, tmp_path))
     assert _op(doc, "aws:ec2/launchTemplate:LaunchTemplate", name)[0] == template_op
     assert {r["op"] for r in doc["resources"] if r["name"] != name} == {"same"}
+
+
+def test_the_preview_without_a_state_shows_an_import_as_the_engine_does(tmp_path, capsys):
+    """With no state to compare with, a resource the program imports is an import (``=``), not a create."""
+    ng1 = _urn(MNG, NODEGROUP, "example-managed-ng1")
+
+    def importing(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry["response"]["urn"] == ng1:
+            entry = copy.deepcopy(entry)
+            entry["request"]["importId"] = "example-managed-nodegroups-eksCluster:example-managed-ng1"
+        return entry
+
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=importing)
+    assert main(["preview", "--cwd", str(project), "--stack", stack, "--no-policy"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.rstrip().endswith(" example-managed-ng1") and NODEGROUP in line]
+    assert [line[:4] for line in rows] == [" =  "]
+    plain, _ = rr.replay_project(MNG, tmp_path / "plain")
+    assert main(["preview", "--cwd", str(plain), "--stack", stack, "--no-policy"]) == 0
+    created = next(line for line in capsys.readouterr().out.splitlines() if line.endswith(" to create"))
+    count = int(created.split()[1])
+    assert f"    + {count - 1} to create\n    = 1 to import\n" in out
