@@ -68,6 +68,11 @@ def karpenter_node_role_name(cluster_name: str) -> str:
 # ---- charts ----------------------------------------------------------------------------------------------
 
 
+def minor_number(version: str) -> int:
+    """A Kubernetes minor's number (``1.37`` -> 37)."""
+    return int(version.split(".")[1])
+
+
 @dataclass(frozen=True)
 class Chart:
     name: str
@@ -75,13 +80,158 @@ class Chart:
     repo: str
 
 
-KARPENTER_MIN_K8S_MINOR = 29
-"""Karpenter v1's compatibility matrix (karpenter.sh, Upgrading > Compatibility) starts at Kubernetes
-1.29: no Karpenter 1.x release supports an older control plane."""
-KARPENTER_MAX_K8S_MINOR = 36
-"""The newest Kubernetes minor Karpenter 1.14.1 supports: the v1.14 compatibility matrix
-(karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md) ends at 1.36, which
-needs Karpenter 1.13 or later."""
+@dataclass(frozen=True)
+class KarpenterRelease:
+    """A Karpenter release the rack can install: its charts, IAM and values were read upstream."""
+
+    version: str
+    published: str
+    """When the release was tagged (UTC date), or where that could not be read, what was."""
+    source: str
+    """Where its charts and notes were read (repository, path, commit)."""
+
+    @property
+    def line(self) -> str:
+        """Its minor line (``1.15.0`` -> ``1.15``)."""
+        return ".".join(self.version.split(".")[:2])
+
+
+KARPENTER_RELEASES: dict[str, KarpenterRelease] = {release.version: release for release in (
+    KarpenterRelease("1.14.0", "2026-07-10", "aws/karpenter-provider-aws tag v1.14.0 (commit 85eeae8f)"),
+    KarpenterRelease("1.14.1", "2026-08-20", "aws/karpenter-provider-aws tag v1.14.1 (commit bde00654; its docs "
+                                             "release, 1d927085, 2026-08-21)"),
+    KarpenterRelease("1.15.0", "its tag was not read; its docs and charts were (commit d77d1a3a)",
+                     "aws/karpenter-provider-aws commit d77d1a3a: charts/karpenter/Chart.yaml and values.yaml "
+                     "(version 1.15.0), website/content/en/v1.15 (compatibility.md, reference/cloudformation.md)"),
+)}
+"""The Karpenter releases the rack installs (``karpenter_version``). A release whose charts and notes could not
+be read is not listed, so it is refused rather than guessed: the repositories' tags and docs read here stop at
+v1.14.1 on the 1.14 line (no 1.14.2 or 1.14.3 tag, chart or docs release was found) and at 1.15.0 on the 1.15
+line, whose upgrade guide (``website/content/en/v1.15/upgrading/upgrade-guide.md``) could not be read either:
+its values and IAM are taken from the 1.15.0 chart's ``values.yaml`` and the v1.15 CloudFormation reference."""
+KARPENTER_LINES = ("1.14", "1.15")
+"""The minor lines the rack installs: what it writes (charts, IAM, values, CRD fields) was read for both."""
+KARPENTER_LTS_LINE = "1.14"
+"""Karpenter 1.14 is a long-term-support line, July 2026 to July 2027 (karpenter-provider-aws ``SUPPORT.md``,
+"LTS versions table", 2026-07-29): the rack's default stays on it."""
+KARPENTER_REBOOT_FROM = "1.15"
+"""From Karpenter 1.15 the controller policy's ``AllowScopedDeletion`` statement also allows ``ec2:RebootInstances``
+on the instances it launched, for node repair's in-place reboot behind the ``rebootForRepair`` AWS feature gate
+(karpenter-provider-aws ``website/content/en/v1.15/reference/cloudformation.md``, commit d77d1a3a; the 1.15.0
+chart's ``settings.awsFeatureGates.rebootForRepair``: "Requires the ec2:RebootInstances permission"). The v1.14
+reference (commit 1d927085) has only ``ec2:TerminateInstances`` and ``ec2:DeleteLaunchTemplate`` there."""
+
+
+@dataclass(frozen=True)
+class KarpenterMatrix:
+    """One Karpenter docs version's compatibility matrix (``website/content/en/<line>/upgrading/compatibility.md``):
+    Kubernetes minor -> the oldest Karpenter release that supports it, or, for a cell written ``1.15.x``, only
+    that minor line (``exact``)."""
+
+    source: str
+    cells: dict[str, tuple[str, bool]]
+
+    def minors(self) -> list[str]:
+        return sorted(self.cells, key=minor_number)
+
+
+KARPENTER_MATRICES: dict[str, KarpenterMatrix] = {
+    "1.14": KarpenterMatrix(
+        "karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md, commit 1d927085 (2026-08-21)",
+        {"1.30": ("0.37", False), "1.31": ("1.0.5", False), "1.32": ("1.2", False), "1.33": ("1.5", False),
+         "1.34": ("1.6", False), "1.35": ("1.9", False), "1.36": ("1.13", False)}),
+    "1.15": KarpenterMatrix(
+        "karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a",
+        {"1.31": ("1.0.5", False), "1.32": ("1.2", False), "1.33": ("1.5", False), "1.34": ("1.6", False),
+         "1.35": ("1.9", False), "1.36": ("1.13", False), "1.37": ("1.15", True)}),
+}
+"""Each installable line's own matrix: a pair is judged by the matrix of the release's line, and a minor that
+matrix does not list (1.30 in v1.15's, 1.37 in v1.14's) is not confirmed for that release, so it is refused."""
+KARPENTER_MIN_K8S_MINOR = min(minor_number(m) for matrix in KARPENTER_MATRICES.values() for m in matrix.cells)
+"""The oldest Kubernetes minor any release the rack installs supports (1.30, in the v1.14 matrix)."""
+KARPENTER_MAX_K8S_MINOR = max(minor_number(m) for matrix in KARPENTER_MATRICES.values() for m in matrix.cells)
+"""The newest Kubernetes minor any release the rack installs supports (1.37, with Karpenter 1.15.x)."""
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+@dataclass(frozen=True)
+class KarpenterVerdict:
+    """What Karpenter's compatibility matrix says of a (Kubernetes minor, Karpenter release) pair."""
+
+    supported: bool
+    reason: str
+    """Why not, with its source ('' when supported)."""
+    serving: Optional[str] = None
+    """A release the rack installs that supports the minor (the default line's first), or None."""
+
+
+def karpenter_release_problem(version: str) -> Optional[str]:
+    """Why the rack does not install Karpenter ``version`` (None: it does)."""
+    if version in KARPENTER_RELEASES:
+        return None
+    known = ", ".join(KARPENTER_RELEASES)
+    line = ".".join(version.split(".")[:2])
+    if line in KARPENTER_LINES:
+        return (f"Karpenter {version} is not confirmed upstream: its chart and release notes could not be read, so "
+                f"its values, IAM and CRD fields are unknown (the rack installs {known})")
+    return f"the rack installs Karpenter {' or '.join(f'{line}.x' for line in KARPENTER_LINES)} ({known})"
+
+
+def karpenter_compatibility(k8s_minor: str, karpenter_version: str) -> KarpenterVerdict:
+    """Whether Karpenter ``karpenter_version`` supports a control plane on Kubernetes ``k8s_minor`` (``1.37``),
+    by the compatibility matrix of the release's own line (``KARPENTER_MATRICES``), and which release the rack
+    installs would serve. Pure: the rack's config, the components and a fleet view all judge the pair with it."""
+    serving = next((r for r in sorted(KARPENTER_RELEASES, key=lambda v: (not v.startswith(KARPENTER_LTS_LINE + "."),
+                                                                         tuple(-n for n in _release_key(v))))
+                    if _pair_supported(k8s_minor, r)), None)
+    problem = karpenter_release_problem(karpenter_version)
+    if problem:
+        return KarpenterVerdict(False, problem, serving)
+    if _pair_supported(k8s_minor, karpenter_version):
+        return KarpenterVerdict(True, "", serving)
+    matrix = KARPENTER_MATRICES[KARPENTER_RELEASES[karpenter_version].line]
+    # a matrix (the release's own first, then the newest) whose cell for the minor rules the release out
+    ruling = next((m for m in (matrix, *reversed(KARPENTER_MATRICES.values()))
+                   if k8s_minor in m.cells and not _cell_allows(m.cells[k8s_minor], karpenter_version)), None)
+    if ruling is not None:
+        oldest, exact = ruling.cells[k8s_minor]
+        needs = f"{oldest}.x" if exact else f"{oldest} or later"
+        reason = f"Kubernetes {k8s_minor} needs Karpenter {needs}, not {karpenter_version} ({ruling.source})"
+    else:
+        listed = matrix.minors()
+        reason = (f"Karpenter {karpenter_version} is not confirmed for Kubernetes {k8s_minor}: its compatibility "
+                  f"matrix lists {listed[0]} to {listed[-1]} ({matrix.source})")
+    return KarpenterVerdict(False, reason, serving)
+
+
+def _pair_supported(k8s_minor: str, version: str) -> bool:
+    """By the matrix of the release's own line: a minor it does not list is not confirmed."""
+    matrix = KARPENTER_MATRICES.get(".".join(version.split(".")[:2]))
+    cell = matrix.cells.get(k8s_minor) if matrix else None
+    return cell is not None and _cell_allows(cell, version)
+
+
+def _cell_allows(cell: tuple[str, bool], version: str) -> bool:
+    oldest, exact = cell
+    if exact:
+        return version.startswith(oldest + ".")
+    return _release_key(version) >= _release_key(oldest)
+
+
+KARPENTER_ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025")
+"""The families an EC2NodeClass ``amiSelectorTerms[].alias`` may name, lowercase, as Karpenter's controller
+matches them (karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go`` ``amiFamilyFromAlias``, v1.14.1: it splits
+the alias on ``@``, exits the process (``log.Fatalf``) unless there are exactly two parts, and exits again unless
+the first is one of these). The CRD admits more than the controller parses: its pattern ``^[a-zA-Z0-9]+@.+$`` and
+its family rule (``self.split('@')[0] in [...]``) let ``al2023@latest@foo`` through, and the controller then
+crash-loops, which stops every NodePool of the cluster."""
+KARPENTER_ALIAS_LATEST_ONLY = ("windows2019", "windows2022", "windows2025")
+"""Families whose alias version must be ``latest`` (the CRD's rule: Windows AMIs cannot be pinned)."""
+KARPENTER_ALIAS_MAX_LENGTH = 30
+"""The CRD's ``maxLength`` for ``amiSelectorTerms[].alias``."""
 KARPENTER_SELECTOR_TERMS_MAX = 30
 """The EC2NodeClass CRD's ``maxItems`` for ``subnetSelectorTerms`` and ``securityGroupSelectorTerms`` (v1.14.1)."""
 
@@ -102,9 +252,26 @@ commit 0138560; the same dates on endoflife.date ``products/amazon-eks.md``). 1.
 Amazon EKS page (endoflife.date/amazon-eks, read when 1.35 was new: released on EKS 2026-01-28, standard
 support to 2027-03-27, extended to 2028-03-27; 14 and 26 months on, as the EKS user guide's lifecycle
 page says every minor gets). After the end of extended support EKS creates no cluster on the version and
-upgrades existing control planes itself. A minor the table does not list (1.36: its dates were not in the
-calendar read here) is not judged."""
+upgrades existing control planes itself. Only dated minors are here: ``EKS_UNDATED`` lists the others."""
+EKS_UNDATED: dict[str, str] = {
+    "1.36": "EKS offers it; its end-of-support dates are not published in the calendar versions read here",
+    "1.37": "EKS offers it; its end-of-support dates are not published in the calendar versions read here",
+}
+"""Minors EKS runs whose dates the sources read here do not give (the user guide's calendar in the versions
+stored here, endoflife.date's page at commit 05b554b2, the EKS user guide pages: none lists 1.36 or 1.37):
+they are judged ``unknown``, never guessed from the 14- and 26-month rule, because EKS dates a minor from its
+own release on EKS, which no source here gives."""
 EKS_VERSION_SOURCE = "the EKS Kubernetes release calendar"
+EKS_PRICE_PER_CLUSTER_HOUR = {"standard": 0.10, "extended": 0.60}
+"""US dollars per cluster hour of an EKS control plane on a minor in standard and in extended support
+(Amazon EKS pricing, aws.amazon.com/eks/pricing: $0.10 and $0.60)."""
+
+
+def eks_calendar() -> dict[str, Optional[tuple[str, str]]]:
+    """Every minor EKS lists, oldest first: its (end of standard, end of extended support) dates, or None where
+    no date is published (``EKS_UNDATED``)."""
+    listed: dict[str, Optional[tuple[str, str]]] = {**EKS_VERSION_SUPPORT, **dict.fromkeys(EKS_UNDATED)}
+    return {minor: listed[minor] for minor in sorted(listed, key=minor_number)}
 
 
 def eks_support(version: str, today: str) -> tuple[str, Optional[str]]:
@@ -138,9 +305,8 @@ kube-proxy, the Pod Identity agent): a conservative margin of the rack's own, no
 manifests."""
 
 KARPENTER_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", "")
-"""Karpenter 1.14 is a long-term-support line, July 2026 to July 2027 (karpenter-provider-aws ``SUPPORT.md``,
-"LTS versions table", 2026-07-29). 1.14.1 (2026-08-21) is its newest patch the sources here show: the
-repositories' tags and release notes read here end at v1.14.1, so no later patch is pinned."""
+"""The default release: the newest patch of the LTS line (``KARPENTER_LTS_LINE``) whose chart and notes were read
+(``KARPENTER_RELEASES``: no later 1.14 patch was found upstream)."""
 KARPENTER_CRD_CHART = Chart("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1", "")
 """Karpenter's charts are OCI artifacts: the chart reference is the whole ``oci://`` address."""
 NVIDIA_DEVICE_PLUGIN = Chart("nvidia-device-plugin", "0.20.0", "https://nvidia.github.io/k8s-device-plugin")
