@@ -884,6 +884,10 @@ long-term-support branch's proprietary module; L4 vGPU slices (G6f) get the GRID
 always run the long-term-support proprietary module with GSP firmware off. So it is the GPUs the instance type
 carries that choose, and a GPU either branch lists is driven. The release notes naming the two majors could not
 be read here: the rack relies on the statement and the script, not on branch numbers."""
+EKS_PER_INSTANCE_BRANCHES = (580, 595)
+"""The two driver trees such an AMI carries: ``nvidia_driver_lts_version = "580"`` and ``nvidia_driver_pb_version =
+"595"`` (awslabs/amazon-eks-ami ``templates/al2023/variables-default.pkrvars.hcl``, commit be7adc2e). Between them
+every family of ``DRIVER_BRANCHES`` is driven: G7 by 595, P3, P3dn and G6f by 580."""
 
 
 def official_driver(minor: Optional[int], release: str, minors: Iterable[int] = ()) -> Optional[Driver]:
