@@ -1,0 +1,64 @@
+"""Every upstream data table has its source, commit and date in one place (``pack/tables.py``); a preview of the
+rack warns about a table older than ``MAX_AGE_DAYS``; ``make tables`` regenerates those generated from files."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, rack_config
+from mixed_os_racks import clock
+from mixed_os_racks.cli import main
+from mixed_os_racks.pack import pricelist, tables
+
+
+def test_every_table_says_where_it_came_from_and_when():
+    names = [t.name for t in tables.TABLES]
+    assert names == ["EC2 on-demand price list", "instance family facts", "instance sizes", "NVIDIA driver table",
+                     "Cluster Autoscaler image tags", "EKS Kubernetes release calendar",
+                     "Karpenter releases and compatibility matrix"]
+    for table in tables.TABLES:
+        assert table.source and table.refresh and table.where, table.name
+        date.fromisoformat(table.as_of)
+    price = tables.TABLES[0]
+    assert (price.commit, price.as_of) == (pricelist.COMMIT[:8], pricelist.COMMIT_DATE)  # read from the table itself
+    assert price.refresh == tables.REGENERATE
+
+
+def test_a_table_is_stale_one_day_past_the_age():
+    price = tables.TABLES[0]
+    edge = date.fromisoformat(price.as_of) + timedelta(days=tables.MAX_AGE_DAYS)
+    assert not any(line.startswith("the EC2 on-demand price list") for line in tables.stale(edge.isoformat()))
+    (line,) = [l for l in tables.stale((edge + timedelta(days=1)).isoformat()) if "price list" in l]
+    assert line == (f"the EC2 on-demand price list table is 121 days old (as of {price.as_of}: aws/karpenter-provider-aws "
+                    f"pkg/providers/pricing at {price.commit}), older than 120 days: refresh it ({tables.REGENERATE})")
+    assert tables.stale(edge.isoformat(), max_age_days=10_000) == []
+
+
+def preview(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    stack = tmp_path / "Pulumi.t.yaml"
+    stack.write_text(yaml.safe_dump({"config": rack_config()}))
+    assert main(["preview", "--config", str(stack), "--no-policy", "--cwd", str(REPO)]) == 0
+    return capsys.readouterr().err
+
+
+def test_the_preview_says_which_tables_are_due_and_only_those(tmp_path, capsys, monkeypatch):
+    newest = max(date.fromisoformat(t.as_of) for t in tables.TABLES)
+    monkeypatch.setenv(clock.ENV, newest.isoformat())
+    err = preview(tmp_path, capsys)
+    due = [t.name for t in tables.TABLES if t.age_days(newest.isoformat()) > tables.MAX_AGE_DAYS]
+    assert [line for line in err.splitlines() if "days old" in line] == [
+        f"warning: rack 'rack': {line}" for line in tables.stale(newest.isoformat())]
+    assert all(f"the {name} table is" in err for name in due)
+    monkeypatch.setenv(clock.ENV, "2026-08-22")  # every table younger than 120 days then
+    assert "days old" not in preview(tmp_path, capsys)
+
+
+def test_make_tables_runs_the_generators_of_the_tables_made_from_files():
+    found = subprocess.run(["make", "-n", "tables", "KARPENTER=/src/kp", "COMMIT=v1.15.0"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout
+    assert "-m mixed_os_racks.pack.pricegen --repo /src/kp --commit v1.15.0" in found
