@@ -311,6 +311,9 @@ class ClusterSpec(Spec):
     def _version(cls, v: str) -> str:
         if not K8S_VERSION_RE.fullmatch(v):
             raise ValueError(f"invalid version '{v}' (must be a Kubernetes minor like 1.34)")
+        status, message = version_support(v)
+        if status == "ended":  # EKS would refuse the cluster after the KMS key was made
+            raise ValueError(f"version '{v}': {message}")
         if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
             raise ValueError(f"version '{v}' is older than Karpenter supports "
                              f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
@@ -319,9 +322,6 @@ class ClusterSpec(Spec):
                              f"(1.{upstream.KARPENTER_MAX_K8S_MINOR} at most, with Karpenter "
                              f"{upstream.karpenter_compatibility(f'1.{upstream.KARPENTER_MAX_K8S_MINOR}', upstream.KARPENTER_CHART.version).serving}; "
                              f"use 1.{upstream.KARPENTER_MAX_K8S_MINOR} or an older minor)")
-        status, message = version_support(v)
-        if status == "ended":  # EKS would refuse the cluster after the KMS key was made
-            raise ValueError(f"version '{v}': {message}")
         return v
 
     @field_validator("vpc_id")
