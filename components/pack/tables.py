@@ -49,7 +49,7 @@ TABLES: tuple[Table, ...] = (
           "awslabs/amazon-eks-ami templates/al2023 (variables-default.pkrvars.hcl, runtime/gpu)", "be7adc2e",
           "2026-09-21", "by hand, from awslabs/amazon-eks-ami's release tags and templates/al2023"),
     Table("Cluster Autoscaler image tags", "pack/upstream.py CLUSTER_AUTOSCALER_RELEASES",
-          "kubernetes/autoscaler git tags cluster-autoscaler-X.Y.Z", "", "2026-07-01",
+          "kubernetes/autoscaler git tags cluster-autoscaler-X.Y.Z", "55c37cd5", "2026-08-22",
           "by hand, from kubernetes/autoscaler's cluster-autoscaler-1.<minor>.<patch> tags"),
     Table("EKS Kubernetes release calendar", "pack/upstream.py EKS_VERSION_SUPPORT, EKS_UNDATED",
           "awsdocs/amazon-eks-user-guide latest/ug/versioning/kubernetes-versions.adoc", "0138560", "2026-12-07",
@@ -58,8 +58,8 @@ TABLES: tuple[Table, ...] = (
           "aws/karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, charts/karpenter",
           "d77d1a3a", "2026-12-07", "by hand, from a newer Karpenter docs release and its charts"),
 )
-"""The rack's upstream data tables. The Cluster Autoscaler tags were read in July 2026 (no day recorded: the
-first of the month is taken); the EKS calendar and the Karpenter tables were checked on 2026-12-07."""
+"""The rack's upstream data tables. The EKS calendar and the Karpenter tables were checked on 2026-12-07, against
+the newest sources that could be read then."""
 
 
 def stale(today: str, max_age_days: Optional[float] = None) -> list[str]:

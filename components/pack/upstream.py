@@ -108,7 +108,11 @@ KARPENTER_RELEASES: dict[str, KarpenterRelease] = {release.version: release for 
 be read is not listed, so it is refused rather than guessed: the repositories' tags and docs read here stop at
 v1.14.1 on the 1.14 line (no 1.14.2 or 1.14.3 tag, chart or docs release was found) and at 1.15.0 on the 1.15
 line, whose upgrade guide (``website/content/en/v1.15/upgrading/upgrade-guide.md``) could not be read either:
-its values and IAM are taken from the 1.15.0 chart's ``values.yaml`` and the v1.15 CloudFormation reference."""
+its values and IAM are taken from the 1.15.0 chart's ``values.yaml`` and the v1.15 CloudFormation reference. The
+EC2NodeClass fields the rack writes (``amiFamily``, ``amiSelectorTerms`` ``id``/``alias``, ``role``, the subnet and
+security-group selector terms, ``metadataOptions``, ``blockDeviceMappings`` ``deviceName``/``ebs``, ``tags``) are all
+in the v1.15 EC2NodeClass reference (``website/content/en/v1.15/concepts/nodeclasses.md``, commit 6d1426c4); the 1.15
+CRD files themselves could not be read here, and the NodePool fields (``karpenter.sh/v1``) are taken as unchanged."""
 KARPENTER_LINES = ("1.14", "1.15")
 """The minor lines the rack installs: what it writes (charts, IAM, values, CRD fields) was read for both."""
 KARPENTER_LTS_LINE = "1.14"
@@ -338,8 +342,9 @@ CLUSTER_AUTOSCALER_RELEASES = {
     "1.36": "v1.36.1",
 }
 """Kubernetes minor -> the newest Cluster Autoscaler release of that minor (git tags
-``cluster-autoscaler-X.Y.Z`` of kubernetes/autoscaler, 2026-07). The autoscaler's minor follows
-Kubernetes' minor: its README's release table pairs each Kubernetes minor with the same CA minor."""
+``cluster-autoscaler-X.Y.Z`` of kubernetes/autoscaler; checked again at commit 55c37cd5, 2026-08-22: no later tag,
+and none for 1.37). The autoscaler's minor follows Kubernetes' minor: its README's release table pairs each
+Kubernetes minor with the same CA minor."""
 METRICS_SERVER = Chart("metrics-server", "3.13.1", "https://kubernetes-sigs.github.io/metrics-server/")
 """metrics-server's chart (kubernetes-sigs/metrics-server ``charts/metrics-server``, tag
 ``metrics-server-helm-chart-3.13.1``, appVersion 0.8.1)."""
