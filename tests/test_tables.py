@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,7 +14,7 @@ import yaml
 from conftest import REPO, rack_config
 from mixed_os_racks import clock
 from mixed_os_racks.cli import main
-from mixed_os_racks.pack import pricelist, tables
+from mixed_os_racks.pack import instances, pricelist, tables
 
 
 def test_every_table_says_where_it_came_from_and_when():
@@ -27,6 +28,8 @@ def test_every_table_says_where_it_came_from_and_when():
     price = tables.TABLES[0]
     assert (price.commit, price.as_of) == (pricelist.COMMIT[:8], pricelist.COMMIT_DATE)  # read from the table itself
     assert price.refresh == tables.REGENERATE
+    sizes = tables.TABLES[2]
+    assert (sizes.commit, sizes.as_of, sizes.refresh) == (instances.SIZES_COMMIT[:8], instances.SIZES_DATE, tables.REGENERATE)
 
 
 def test_a_table_is_stale_one_day_past_the_age():
@@ -61,3 +64,62 @@ def test_make_tables_runs_the_generators_of_the_tables_made_from_files():
     found = subprocess.run(["make", "-n", "tables", "KARPENTER=/src/kp", "COMMIT=v1.15.0"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout
     assert "-m mixed_os_racks.pack.pricegen --repo /src/kp --commit v1.15.0" in found
+    assert "-m mixed_os_racks.pack.sizegen --repo /src/kp --commit v1.15.0" in found
+
+
+# ---- the instance sizes, generated from Karpenter's instance-type reference -----------------------------------
+
+REFERENCE = Path(__file__).parent / "fixtures" / "instance-types" / "instance-types.md"
+MODULE = REPO / "components" / "pack" / "instances.py"
+
+
+def _table(module_text: str) -> tuple[dict[str, str], str]:
+    from mixed_os_racks.pack import sizegen
+
+    block = module_text[module_text.index(sizegen.BEGIN):module_text.index(sizegen.END)]
+    found: dict[str, Any] = {}
+    exec(compile(block, "block", "exec"), found)  # the generated block is plain literals
+    return found["_SIZES"], found["SIZES_COMMIT"]
+
+
+def test_the_committed_sizes_are_what_the_generator_reads_in_the_upstream_reference():
+    from mixed_os_racks.pack import instances, sizegen
+
+    parsed = sizegen.parse(REFERENCE.read_text())
+    assert sorted(parsed) == ["g5", "m7g", "p5"]
+    for family, entries in parsed.items():
+        assert entries == instances._SIZES[family].split(), family
+    assert parsed["p5"][-1] == "48xlarge:192:2097152:8:100"  # 8 GPUs, pods from the ENI limit
+
+
+def test_regenerating_changes_only_what_upstream_changed_and_keeps_what_it_dropped():
+    from mixed_os_racks.pack import instances, sizegen
+
+    text = MODULE.read_text()
+    same = sizegen.regenerate(text, REFERENCE.read_text(), "0123abcd", "2027-01-01")
+    table, commit = _table(same)
+    assert table == instances._SIZES and commit == "0123abcd"
+    before, p5 = REFERENCE.read_text().split("### `p5.48xlarge`")
+    changed = before + "### `p5.48xlarge`" + p5.replace("|nvidia.com/gpu|8|", "|nvidia.com/gpu|16|")
+    table, _ = _table(sizegen.regenerate(text, changed, "0123abcd", "2027-01-01"))
+    assert table["p5"].split()[-1] == "48xlarge:192:2097152:16:100"
+    assert {f: v for f, v in table.items() if f != "p5"} == {f: v for f, v in instances._SIZES.items() if f != "p5"}
+    assert "p3" in table  # not in the reference: kept, as SIZES_KEPT says
+    assert "SIZES_KEPT = (" in same
+
+
+def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
+    from mixed_os_racks.pack import sizegen
+
+    repo = tmp_path / "karpenter-provider-aws"
+    path = repo / sizegen.PATH
+    path.parent.mkdir(parents=True)
+    path.write_text(REFERENCE.read_text())
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    out = tmp_path / "instances.py"
+    out.write_text(MODULE.read_text())
+    assert sizegen.main(["--repo", str(repo), "--output", str(out)]) == 0
+    table, commit = _table(out.read_text())
+    from mixed_os_racks.pack import instances
+    assert table == instances._SIZES and len(commit) == 40

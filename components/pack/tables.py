@@ -3,7 +3,8 @@ its data is current to, with how to refresh it, and which tables are older than 
 
 The tables themselves stay where they are read (``pricelist``, ``instances``, ``upstream``); this module only
 says where each came from and how old it is, so a preview can say when one is due for a refresh (``stale``).
-``make tables`` regenerates those that are generated from upstream files. No pulumi imports.
+``make tables`` regenerates those that are generated from upstream files (the price list and the instance sizes,
+by ``pricegen`` and ``sizegen``). No pulumi imports.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ TABLES: tuple[Table, ...] = (
     Table("instance family facts", "pack/instances.py FAMILIES", instances.SOURCE, "", instances.AS_OF,
           "by hand, from botocore's EC2 model and Karpenter's instance-type reference"),
     Table("instance sizes", "pack/instances.py _SIZES",
-          "aws/karpenter-provider-aws website/content/en/preview/reference/instance-types.md", "1d927085",
-          "2026-08-21", "by hand, from the instance-type reference of a newer Karpenter docs release"),
+          "aws/karpenter-provider-aws website/content/en/preview/reference/instance-types.md", instances.SIZES_COMMIT[:8],
+          instances.SIZES_DATE, REGENERATE),
     Table("NVIDIA driver table", "pack/instances.py DRIVER_BRANCHES, EKS_NVIDIA_DRIVERS",
           "awslabs/amazon-eks-ami templates/al2023 (variables-default.pkrvars.hcl, runtime/gpu)", "be7adc2e",
           "2026-09-21", "by hand, from awslabs/amazon-eks-ami's release tags and templates/al2023"),
