@@ -97,7 +97,9 @@ class KarpenterRelease:
 
 
 KARPENTER_RELEASES: dict[str, KarpenterRelease] = {release.version: release for release in (
-    KarpenterRelease("1.14.0", "2026-07-10", "aws/karpenter-provider-aws tag v1.14.0 (commit 85eeae8f)"),
+    KarpenterRelease("1.14.0", "2026-07-11", "aws/karpenter-provider-aws release commit 692ccdd0 (chart 1.14.0; its "
+                                             "values and v1.14 CloudFormation reference differ from 1.14.1's only in "
+                                             "the image tag and a CEL feature gate the rack does not set)"),
     KarpenterRelease("1.14.1", "2026-08-20", "aws/karpenter-provider-aws tag v1.14.1 (commit bde00654; its docs "
                                              "release, 1d927085, 2026-08-21)"),
     KarpenterRelease("1.15.0", "its tag was not read; its docs and charts were (commit d77d1a3a)",
@@ -258,10 +260,10 @@ support to 2027-03-27, extended to 2028-03-27; 14 and 26 months on, as the EKS u
 page says every minor gets). After the end of extended support EKS creates no cluster on the version and
 upgrades existing control planes itself. Only dated minors are here: ``EKS_UNDATED`` lists the others."""
 EKS_UNDATED: dict[str, str] = {
-    "1.36": "EKS offers it; its end-of-support dates are not published in the calendar versions read here",
-    "1.37": "EKS offers it; its end-of-support dates are not published in the calendar versions read here",
+    "1.36": "after 1.35 on EKS; its end-of-support dates are not in the calendar versions read here",
+    "1.37": "after 1.35 on EKS; its end-of-support dates are not in the calendar versions read here",
 }
-"""Minors EKS runs whose dates the sources read here do not give (the user guide's calendar in the versions
+"""Minors after the calendar's newest whose dates the sources read here do not give (the user guide's calendar in the versions
 stored here, endoflife.date's page at commit 05b554b2, the EKS user guide pages: none lists 1.36 or 1.37):
 they are judged ``unknown``, never guessed from the 14- and 26-month rule, because EKS dates a minor from its
 own release on EKS, which no source here gives."""
