@@ -205,7 +205,9 @@ def test_1_15_may_reboot_what_it_may_delete_and_1_14_may_not():
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, ProgramRun]:
-    return {version: run_rack(rack_config(**CREATE, k8s_version="1.36", karpenter_version=version))
+    pools = [{"name": "gpu", "instance_families": "g5", "disk": 100}]  # AL2023, beside the Bottlerocket default lane
+    return {version: run_rack(rack_config(**CREATE, k8s_version="1.36", karpenter_version=version,
+                                          karpenter_node_os="bottlerocket", additional_karpenter_nodepools_config=pools))
             for version in ("1.14.1", "1.15.0")}
 
 
@@ -236,6 +238,29 @@ def test_the_release_named_is_installed_with_its_iam_and_known_values(runs):
     lifecycle = next(r for r in run.resources if r.type == "aws:iam/policy:Policy" and r.name.endswith("-NodeLifecycle"))
     deletion = next(s for s in json.loads(lifecycle.inputs["policy"])["Statement"] if s["Sid"] == "AllowScopedDeletion")
     assert "ec2:RebootInstances" in deletion["Action"]
+
+
+def _fields(value: Any, known: Any, path: str = "") -> list[str]:
+    """Field paths of ``value`` that ``known`` (an upstream example) does not have; list items against the union
+    of the example's items, maps whose keys are data (``tags``) not walked."""
+    if isinstance(value, list):
+        union: dict[str, Any] = {}
+        for item in known if isinstance(known, list) else []:
+            union.update(item if isinstance(item, dict) else {})
+        return [p for item in value for p in _fields(item, union, f"{path}[]")]
+    if not isinstance(value, dict) or path.endswith("tags"):
+        return []
+    return [f"{path}.{key}" if key not in known else "" for key in value] + [
+        p for key, sub in value.items() if key in known for p in _fields(sub, known[key], f"{path}.{key}")]
+
+
+def test_every_ec2nodeclass_field_the_rack_writes_is_in_the_v1_15_reference(runs):
+    example = yaml.safe_load((FIXTURE.parent / "ec2nodeclass-example.yaml").read_text())["spec"]
+    example["amiSelectorTerms"].append({"alias": "al2023@v20240703"})  # the example's commented alias term
+    classes = [r for r in runs["1.15.0"].resources if r.type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"]
+    assert classes
+    for node_class in classes:
+        assert [f for f in _fields(node_class.inputs["spec"], example, "spec") if f] == [], node_class.name
 
 
 def test_moving_to_1_15_updates_one_policy_in_place_and_replaces_nothing(runs, tmp_path):

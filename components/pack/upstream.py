@@ -113,8 +113,9 @@ line, whose upgrade guide (``website/content/en/v1.15/upgrading/upgrade-guide.md
 its values and IAM are taken from the 1.15.0 chart's ``values.yaml`` and the v1.15 CloudFormation reference. The
 EC2NodeClass fields the rack writes (``amiFamily``, ``amiSelectorTerms`` ``id``/``alias``, ``role``, the subnet and
 security-group selector terms, ``metadataOptions``, ``blockDeviceMappings`` ``deviceName``/``ebs``, ``tags``) are all
-in the v1.15 EC2NodeClass reference (``website/content/en/v1.15/concepts/nodeclasses.md``, commit 6d1426c4); the 1.15
-CRD files themselves could not be read here, and the NodePool fields (``karpenter.sh/v1``) are taken as unchanged."""
+in the v1.15 EC2NodeClass reference's example (``website/content/en/v1.15/concepts/nodeclasses.md``, commit 6d1426c4,
+a test fixture); the 1.15 CRD files themselves could not be read here, and the NodePool fields (``karpenter.sh/v1``)
+are taken as unchanged."""
 KARPENTER_LINES = ("1.14", "1.15")
 """The minor lines the rack installs: what it writes (charts, IAM, values, CRD fields) was read for both."""
 KARPENTER_LTS_LINE = "1.14"
