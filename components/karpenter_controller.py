@@ -1,7 +1,8 @@
 """``KarpenterController``: Karpenter (1.14.x, 1.15.x) itself, in any EKS cluster that uses access entries.
 
 What it creates follows Karpenter's reference CloudFormation (``getting-started/cloudformation.yaml``,
-the same from v1.12 to v1.14) and its getting-started guide:
+the same from v1.12 to v1.14; v1.15 adds ``ec2:RebootInstances`` to the scoped deletion statement) and its
+getting-started guide:
 
 - the node role ``KarpenterNodeRole-<cluster>`` (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy,
   AmazonEC2ContainerRegistryPullOnly, AmazonSSMManagedInstanceCore), joined to the cluster by an EKS
