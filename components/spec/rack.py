@@ -318,10 +318,10 @@ class ClusterSpec(Spec):
             raise ValueError(f"version '{v}' is older than Karpenter supports "
                              f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
         if int(v.split(".")[1]) > upstream.KARPENTER_MAX_K8S_MINOR:
+            newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
+            serving = upstream.karpenter_compatibility(newest, upstream.KARPENTER_CHART.version).serving
             raise ValueError(f"version '{v}' is newer than any Karpenter release the rack installs supports "
-                             f"(1.{upstream.KARPENTER_MAX_K8S_MINOR} at most, with Karpenter "
-                             f"{upstream.karpenter_compatibility(f'1.{upstream.KARPENTER_MAX_K8S_MINOR}', upstream.KARPENTER_CHART.version).serving}; "
-                             f"use 1.{upstream.KARPENTER_MAX_K8S_MINOR} or an older minor)")
+                             f"({newest} at most, with Karpenter {serving}; use {newest} or an older minor)")
         return v
 
     @field_validator("vpc_id")
