@@ -14,7 +14,7 @@ import yaml
 from conftest import REPO, rack_config
 from mixed_os_racks import clock
 from mixed_os_racks.cli import main
-from mixed_os_racks.pack import instances, pricelist, tables
+from mixed_os_racks.pack import instances, pricelist, sizegen, tables
 
 
 def test_every_table_says_where_it_came_from_and_when():
@@ -74,8 +74,6 @@ MODULE = REPO / "components" / "pack" / "instances.py"
 
 
 def _table(module_text: str) -> tuple[dict[str, str], str]:
-    from mixed_os_racks.pack import sizegen
-
     block = module_text[module_text.index(sizegen.BEGIN):module_text.index(sizegen.END)]
     found: dict[str, Any] = {}
     exec(compile(block, "block", "exec"), found)  # the generated block is plain literals
@@ -83,8 +81,6 @@ def _table(module_text: str) -> tuple[dict[str, str], str]:
 
 
 def test_the_committed_sizes_are_what_the_generator_reads_in_the_upstream_reference():
-    from mixed_os_racks.pack import instances, sizegen
-
     parsed = sizegen.parse(REFERENCE.read_text())
     assert sorted(parsed) == ["g5", "m7g", "p5"]
     for family, entries in parsed.items():
@@ -93,8 +89,6 @@ def test_the_committed_sizes_are_what_the_generator_reads_in_the_upstream_refere
 
 
 def test_regenerating_changes_only_what_upstream_changed_and_keeps_what_it_dropped():
-    from mixed_os_racks.pack import instances, sizegen
-
     text = MODULE.read_text()
     same = sizegen.regenerate(text, REFERENCE.read_text(), "0123abcd", "2027-01-01")
     table, commit = _table(same)
@@ -109,8 +103,6 @@ def test_regenerating_changes_only_what_upstream_changed_and_keeps_what_it_dropp
 
 
 def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
-    from mixed_os_racks.pack import sizegen
-
     repo = tmp_path / "karpenter-provider-aws"
     path = repo / sizegen.PATH
     path.parent.mkdir(parents=True)
@@ -121,5 +113,4 @@ def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
     out.write_text(MODULE.read_text())
     assert sizegen.main(["--repo", str(repo), "--output", str(out)]) == 0
     table, commit = _table(out.read_text())
-    from mixed_os_racks.pack import instances
     assert table == instances._SIZES and len(commit) == 40
