@@ -14,7 +14,7 @@ import yaml
 from conftest import REPO, rack_config
 from mixed_os_racks import clock
 from mixed_os_racks.cli import main
-from mixed_os_racks.pack import instances, pricelist, sizegen, tables
+from mixed_os_racks.pack import instances, matrixgen, pricelist, sizegen, tables, upstream
 
 
 def test_every_table_says_where_it_came_from_and_when():
@@ -65,6 +65,7 @@ def test_make_tables_runs_the_generators_of_the_tables_made_from_files():
                            capture_output=True, text=True, check=True).stdout
     assert "-m mixed_os_racks.pack.pricegen --repo /src/kp --commit v1.15.0" in found
     assert "-m mixed_os_racks.pack.sizegen --repo /src/kp --commit v1.15.0" in found
+    assert "-m mixed_os_racks.pack.matrixgen --repo /src/kp --commit v1.15.0" in found
 
 
 # ---- the instance sizes, generated from Karpenter's instance-type reference -----------------------------------
@@ -114,3 +115,57 @@ def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
     assert sizegen.main(["--repo", str(repo), "--output", str(out)]) == 0
     table, commit = _table(out.read_text())
     assert table == instances._SIZES and len(commit) == 40
+
+
+# ---- Karpenter's compatibility matrices, generated from its docs ------------------------------------------------
+
+PAGES = Path(__file__).parent / "fixtures" / "compatibility"
+UPSTREAM_MODULE = REPO / "components" / "pack" / "upstream.py"
+
+
+def _matrices(module_text: str) -> dict[str, Any]:
+    block = module_text[module_text.index(matrixgen.BEGIN):module_text.index(matrixgen.END)]
+    found: dict[str, Any] = {"KarpenterMatrix": upstream.KarpenterMatrix}
+    exec(compile(block, "block", "exec"), found)
+    return found["KARPENTER_MATRICES"]
+
+
+def test_the_committed_matrices_are_what_karpenters_pages_say():
+    for line in upstream.KARPENTER_LINES:
+        assert matrixgen.parse((PAGES / f"v{line}.md").read_text()) == upstream.KARPENTER_MATRICES[line].cells, line
+
+
+def test_regenerating_the_matrices_keeps_their_reading_and_names_the_commit():
+    pages = {line: (PAGES / f"v{line}.md").read_text() for line in upstream.KARPENTER_LINES}
+    text = matrixgen.regenerate(UPSTREAM_MODULE.read_text(), pages, "0123abcd" * 5, "2027-01-01")
+    matrices = _matrices(text)
+    assert {line: m.cells for line, m in matrices.items()} == {line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()}
+    assert matrices["1.15"].source == ("karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, "
+                                       "commit 0123abcd (2027-01-01)")
+    newer = pages["1.15"].replace("| 1.15.x |", "| \\>= 1.15 |")  # were 1.37 opened to every later release
+    assert matrixgen.parse(newer)["1.37"] == ("1.15", False)
+
+
+@pytest.mark.parametrize("page, problem", [
+    ("no table here", "no compatibility matrix"),
+    ("| Kubernetes | 1.37 |\n| karpenter | 1.15.0 |\n", "a cell the rack cannot read ('1.15.0')"),
+])
+def test_a_page_the_generator_cannot_read_stops_it_with_the_reason(page, problem):
+    with pytest.raises(SystemExit) as stopped:
+        matrixgen.parse(page)
+    assert problem in str(stopped.value)
+
+
+def test_the_matrix_generator_reads_a_clone_at_a_commit(tmp_path):
+    repo = tmp_path / "karpenter-provider-aws"
+    for line in upstream.KARPENTER_LINES:
+        path = repo / matrixgen.path_of(line)
+        path.parent.mkdir(parents=True)
+        path.write_text((PAGES / f"v{line}.md").read_text())
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    out = tmp_path / "upstream.py"
+    out.write_text(UPSTREAM_MODULE.read_text())
+    assert matrixgen.main(["--repo", str(repo), "--output", str(out)]) == 0
+    matrices = _matrices(out.read_text())
+    assert {line: m.cells for line, m in matrices.items()} == {line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()}

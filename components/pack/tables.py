@@ -3,8 +3,8 @@ its data is current to, with how to refresh it, and which tables are older than 
 
 The tables themselves stay where they are read (``pricelist``, ``instances``, ``upstream``); this module only
 says where each came from and how old it is, so a preview can say when one is due for a refresh (``stale``).
-``make tables`` regenerates those that are generated from upstream files (the price list and the instance sizes,
-by ``pricegen`` and ``sizegen``). No pulumi imports.
+``make tables`` regenerates those that are generated from upstream files (the price list, the instance sizes and
+Karpenter's compatibility matrices, by ``pricegen``, ``sizegen`` and ``matrixgen``). No pulumi imports.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ TABLES: tuple[Table, ...] = (
           "by hand, from the EKS user guide's release calendar (dates of 1.36 and 1.37 not yet published there)"),
     Table("Karpenter releases and compatibility matrix", "pack/upstream.py KARPENTER_RELEASES, KARPENTER_MATRICES",
           "aws/karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, charts/karpenter",
-          "d77d1a3a", "2026-12-07", "by hand, from a newer Karpenter docs release and its charts"),
+          "d77d1a3a", "2026-12-07", f"{REGENERATE} for the matrices; the releases by hand, from a release's chart, "
+                                     "values and reference CloudFormation"),
 )
 """The rack's upstream data tables. The EKS calendar and the Karpenter tables were checked on 2026-12-07, against
 the newest sources that could be read then."""
