@@ -14,7 +14,7 @@ imports neither, so the rules stay free of facts that change with AWS.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional
 
 
 AMI_ID_RE = re.compile(r"ami-(?:[0-9a-f]{8}|[0-9a-f]{17})")
@@ -46,7 +46,7 @@ def invalid_ami_id(subject: str, ami_id: object) -> Optional[str]:
     return f"{subject}: {problem}" if problem else None
 
 
-def alias_problem(alias: object, families: Sequence[str], latest_only: Sequence[str], max_length: int) -> Optional[str]:
+def alias_problem(alias: object, families: tuple[str, ...], latest_only: tuple[str, ...], max_length: int) -> Optional[str]:
     """Rule ``ami-id-format`` for an EC2NodeClass alias, without a subject: ``family@version`` as Karpenter's
     controller parses it (exactly one ``@``, a known lowercase family, a version; ``latest`` only where the family
     cannot be pinned), within the CRD's length. The facts (``families``, ...) come from ``upstream``."""
