@@ -1,0 +1,366 @@
+"""Hostile input on a new AMI's way to prod: ``promote``, ``soak``, ``analyze`` and the pack config they share.
+
+``promote`` takes its bar from the pack config the gate reads, so it reads that config as the pack does (its
+schema, then what the schema cannot state) and refuses what the pack refuses; it writes nothing the preview
+would then refuse (a canary beside a pool of weight 100 or beside a lane already named ``<pool>-canary``, a
+Bottlerocket image in an AL2023 lane); it keeps a prod stack file's ``secure:`` values as written; and no file
+a command opens makes it wait for ever (a FIFO no one writes to) or read past what any input needs. ``soak``
+writes its own entry of the pack config and leaves every other byte of the file as it was. ``analyze`` of a
+stack's own state never refuses the AMIs that state runs.
+
+The pack's verdicts are the real pack's, over its gRPC analyzer protocol (``Configure``): Pulumi's CLI
+checks a config against each policy's schema before it configures a pack, and the pack refuses the rest
+(``invalid policy pack config``), which stops the preview with that error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mixed_os_racks import inputs
+from mixed_os_racks.cli import main
+from mixed_os_racks.offline.packprocess import PolicyPackProcess
+from mixed_os_racks.offline.policyconfig import PolicyPackError, parse_config, read_config_file, with_entry
+from mixed_os_racks.offline.records import ProgramRun
+
+from conftest import GPU_AMI, REPO, stack_config
+from policy_helpers import start_pack
+from promotion_helpers import BOTTLEROCKET_AMI, NEW_AMI, POOLS_KEY, catalog
+from test_ami_promotion import export, with_gpu
+
+SOAKED = "ami-soaked"
+CEILING = "lane-cost-ceiling"
+
+
+@pytest.fixture(scope="module")
+def amis(tmp_path_factory) -> Path:
+    return catalog(tmp_path_factory.mktemp("catalog"))
+
+
+@pytest.fixture(scope="module")
+def soaked_staging(tmp_path_factory, amis) -> Path:
+    """staging's state: its gpu pool on NEW_AMI for 8 days (soaked by the default bar of 7)."""
+    return export(tmp_path_factory.mktemp("staging"), "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py", "Pulumi.prod.yaml"):
+        shutil.copy(REPO / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def pack() -> Iterator[PolicyPackProcess]:
+    with start_pack() as running:
+        yield running
+
+
+def promote(project: Path, staging: Path, *extra: str) -> int:
+    return main(["promote", "--from", str(staging), "--stack", "prod", "--cwd", str(project), *extra])
+
+
+def pack_refuses(pack: PolicyPackProcess, config: dict[str, Any]) -> bool:
+    """Whether the real pack refuses ``config`` when it is configured (as the CLI configures it)."""
+    try:
+        pack.configure(parse_config(config), ProgramRun("p", "s", [], {}))
+    except PolicyPackError:
+        return True
+    return False
+
+
+# ---- promote reads the pack config as the pack does --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("props", "said"), [
+    ({"soakDays": -1}, "soakDays: -1 is less than the minimum of 0"),
+    ({"soakDays": True}, "soakDays: True is not of type 'number'"),
+    ({"soakDays": "7"}, "soakDays: '7' is not of type 'number'"),
+    ({"ranSince": {"gpu": {NEW_AMI: "2026-11-01T00:00:00+25:00"}}},
+     f"ranSince.gpu.{NEW_AMI}: '2026-11-01T00:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is no offset a "
+     f"clock has (-23:59 to +23:59)"),
+])
+def test_promote_refuses_a_soak_bar_the_pack_refuses(tmp_path, project, soaked_staging, pack, capsys, props, said):
+    """``soakDays: -1`` once wrote an AMI staging ran 2 days, and ``true`` read as 7: the bar is read as the gate
+    reads it, or not at all."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({SOAKED: props}))
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, soaked_staging, "--policy-pack-config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert said in err and str(config) in err, err
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+    assert pack_refuses(pack, {SOAKED: props})  # and the gate itself refuses the same config
+
+
+def test_promote_with_a_pack_config_path_that_does_not_exist_is_an_error(tmp_path, project, soaked_staging, capsys):
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    missing = tmp_path / "nowhere.json"
+    assert promote(project, soaked_staging, "--policy-pack-config", str(missing)) == 2
+    assert f"error: --policy-pack-config {missing}: no such file" in capsys.readouterr().err
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+
+
+SOAK_PROPS = st.fixed_dictionaries({}, optional={
+    "soakDays": st.one_of(st.integers(-3, 30), st.floats(-2, 40, allow_nan=False), st.booleans(), st.text(max_size=3),
+                          st.none()),
+    "environment": st.one_of(st.text(max_size=8), st.integers()),
+    "running": st.one_of(st.lists(st.sampled_from([GPU_AMI, NEW_AMI])), st.text(max_size=3)),
+    "ranSince": st.dictionaries(st.sampled_from(["gpu", "rack-ng-1"]), st.dictionaries(
+        st.sampled_from([GPU_AMI, NEW_AMI]),
+        st.one_of(st.none(), st.integers(), st.builds(
+            "{}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}".format, st.integers(0, 2030).map(lambda y: f"{y:04d}"),
+            st.integers(0, 14), st.integers(0, 32), st.integers(0, 25), st.integers(0, 61), st.integers(0, 61),
+            st.one_of(st.just("Z"), st.builds("{}{:02d}:{:02d}".format, st.sampled_from("+-"), st.integers(0, 26),
+                                              st.integers(0, 61))))), max_size=2), max_size=2),
+})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(props=SOAK_PROPS)
+def test_promote_and_the_gate_agree_on_every_soak_config(tmp_path, pack, props):
+    """Hundreds of ami-soaked configs (soakDays of every type, times with impossible months, days, hours and zone
+    offsets): promote's reading refuses exactly what the real pack refuses when it is configured, and what it
+    takes it reads as the gate does (the gate's ``Evidence``)."""
+    from mixed_os_racks.pack.soak import Evidence
+    from mixed_os_racks.promote import _configured
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({SOAKED: props}))
+    refused = pack_refuses(pack, {SOAKED: props}) if props else False
+    try:
+        level, read = _configured(config)
+    except PolicyPackError as exc:
+        assert refused, f"promote refused what the pack takes: {exc}"
+        return
+    assert not refused, f"promote took what the pack refuses: {props}"
+    if "ranSince" in read:
+        Evidence.of(read)  # what is taken is read, never a traceback
+
+
+# ---- promote writes nothing the preview refuses ------------------------------------------------------------
+
+
+def test_a_canary_into_a_pool_of_weight_100_is_not_written(tmp_path, amis, project, capsys):
+    stack = project / "Pulumi.prod.yaml"
+    stack.write_text(stack.read_text().replace("      weight: 10\n", "      weight: 100\n", 1))
+    before = stack.read_bytes()
+    trial = export(tmp_path, "staging", with_gpu("staging", {"canary_ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, trial, "--canary", "--amis", str(amis)) == 1
+    out = capsys.readouterr().out
+    assert (f"not promoted: karpenter nodepool 'gpu': {POOLS_KEY}[0].canary_ami_id: (none) -> {NEW_AMI} would be "
+            f"refused:") in out and "weight 100 leaves its canary no higher weight" in out, out
+    assert "nothing written" in out
+    assert stack.read_bytes() == before
+
+
+def test_a_canary_beside_a_lane_named_as_it_is_not_written(tmp_path, amis, project, capsys):
+    stack = project / "Pulumi.prod.yaml"
+    doc = yaml.safe_load(stack.read_text())
+    pools = doc["config"][POOLS_KEY]
+    doc["config"][POOLS_KEY] = pools + [{**pools[0], "name": "gpu-canary", "ami_id": GPU_AMI}]
+    stack.write_text(yaml.safe_dump(doc))
+    before = stack.read_bytes()
+    trial = export(tmp_path, "staging", with_gpu("staging", {"canary_ami_id": NEW_AMI}), amis, 8.04)
+    assert promote(project, trial, "--canary", "--lane", "gpu", "--amis", str(amis)) == 1
+    out = capsys.readouterr().out
+    assert "would be refused:" in out and "gpu-canary" in out, out
+    assert stack.read_bytes() == before
+
+
+def test_a_bottlerocket_image_is_never_written_into_an_al2023_lane(tmp_path, amis, project, capsys):
+    # staging's lane runs the Bottlerocket NVIDIA image (a state another program wrote: the rack pins AL2023 only)
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 30)
+    staging.write_text(staging.read_text().replace(NEW_AMI, BOTTLEROCKET_AMI))
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, staging, "--lane", "gpu", "--amis", str(amis)) == 1
+    out = capsys.readouterr().out
+    assert (f"not promoted: karpenter nodepool 'gpu': pinned AMI {BOTTLEROCKET_AMI} "
+            f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023") in out
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+
+
+def test_a_stack_file_with_secure_values_is_promoted_and_keeps_them(tmp_path, amis, project, soaked_staging, capsys):
+    """Prod's stack file holds secrets (``pulumi config set --secret``): promote needs none of them in plain text,
+    and writes the file with each ciphertext as it was."""
+    stack = project / "Pulumi.prod.yaml"
+    secrets = ("  app:dbPassword:\n    secure: v1:5Cj9Yq3c0+Tt7bXk:Zm9vYmFyYmF6\n"
+               "  app:apiKey:\n    secure: AAABAKx7mFq1\n")
+    text = stack.read_text().replace("\nconfig:\n", "\nconfig:\n" + secrets, 1)
+    stack.write_text(text)
+    assert promote(project, soaked_staging, "--amis", str(amis)) == 0
+    after = stack.read_text()
+    assert after == text.replace(f"ami_id: {GPU_AMI}", f"ami_id: {NEW_AMI}")
+    assert "secure: v1:5Cj9Yq3c0+Tt7bXk:Zm9vYmFyYmF6" in after
+
+
+# ---- files that are no files ------------------------------------------------------------------------------
+
+
+def test_promote_into_a_fifo_is_refused_at_once(tmp_path, project, soaked_staging, capsys):
+    stack = project / "Pulumi.prod.yaml"
+    stack.unlink()
+    os.mkfifo(stack)
+    started = time.monotonic()
+    assert promote(project, soaked_staging) == 2
+    assert time.monotonic() - started < 30
+    assert f"error: {stack}: is not a regular file (a named pipe); promote edits a stack file in place" in \
+        capsys.readouterr().err
+
+
+def test_a_fifo_no_one_writes_to_ends_the_wait_with_an_error(tmp_path, project, monkeypatch, capsys):
+    monkeypatch.setattr(inputs, "PIPE_WAIT_S", 0.3)
+    fifo = tmp_path / "staging.json"
+    os.mkfifo(fifo)
+    assert promote(project, fifo) == 2
+    assert f"error: {fifo}: is a pipe no one wrote to for 0.3 s (a FIFO with no writer?)" in capsys.readouterr().err
+
+
+def test_a_pipe_with_a_writer_is_read(tmp_path, project, soaked_staging, capsys):
+    """``--from <(pulumi stack export)``: a pipe is read to its end, however slowly its writer starts."""
+    fifo = tmp_path / "staging.json"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        time.sleep(0.5)
+        with open(fifo, "wb") as out:
+            out.write(soaked_staging.read_bytes())
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert promote(project, fifo) == 0
+    finally:
+        thread.join()
+    assert f"ami_id: {NEW_AMI}" in (project / "Pulumi.prod.yaml").read_text()
+
+
+def test_an_input_past_any_size_is_refused_without_reading_it(tmp_path, project, monkeypatch, capsys):
+    monkeypatch.setattr(inputs, "MAX_FILE_BYTES", 1 << 20)
+    big = tmp_path / "staging.json"
+    with open(big, "wb") as out:  # sparse: no disk is used
+        out.truncate(1 << 30)
+    assert promote(project, big) == 2
+    assert f"error: {big}: is larger than 1 MiB, more than any input file could need" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_given_as_a_pack_config_is_refused(tmp_path, project, soaked_staging, capsys, device):
+    assert promote(project, soaked_staging, "--policy-pack-config", device) == 2
+    assert f"{device}: is not a regular file (a device or a socket); give a file" in capsys.readouterr().err
+
+
+# ---- soak rewrites only its own entry ----------------------------------------------------------------------
+
+
+def test_soak_writes_its_entry_and_leaves_the_rest_byte_for_byte(tmp_path, soaked_staging, capsys):
+    config = tmp_path / "config.json"
+    text = ('{\n    "all": "advisory",\n    "lane-cost-ceiling": {"maxHourlyUsd": 40,   "prices": {"g5.xlarge": 1.006}},\n'
+            '    "ami-soaked": {"enforcementLevel": "mandatory", "soakDays": 3, "ranSince": {}},\n'
+            '    "pinned-ami-age": {\n        "maxAgeDays": 60\n    }\n}\n')
+    config.write_text(text)
+    assert main(["soak", str(soaked_staging), "--policy-pack-config", str(config)]) == 0
+    after = config.read_text()
+    start = text.index('{"enforcementLevel"')
+    end = text.index("},\n    \"pinned-ami-age\"") + 1
+    assert after[:start] == text[:start] and after.endswith(text[end:])  # every other byte as it was
+    entry = json.loads(after)[SOAKED]
+    assert (entry["enforcementLevel"], entry["soakDays"]) == ("mandatory", 3)  # its own settings kept
+    assert NEW_AMI in entry["ranSince"]["gpu"]
+    assert read_config_file(config)[SOAKED][0] == "mandatory"
+
+
+JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=6),
+                         st.floats(allow_nan=False, allow_infinity=False))
+JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                                 st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                           max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=5), indent=st.sampled_from([None, 0, 1, 2, 4, "\t"]),
+       value=st.dictionaries(st.sampled_from(["soakDays", "ranSince", "running"]), JSON_VALUES, max_size=3),
+       had=st.booleans())
+def test_an_entry_is_written_into_any_config_keeping_the_rest(doc, indent, value, had):
+    """``with_entry`` on any JSON object however it is laid out: the result reads as the object with the entry set
+    (added last when it had none), and the text before the entry is the file's own."""
+    doc = {k: v for k, v in doc.items() if k != SOAKED}
+    if had:
+        doc[SOAKED] = {"old": True}
+    text = json.dumps(doc, indent=indent)
+    written = with_entry(text, SOAKED, value)
+    assert json.loads(written) == {**doc, SOAKED: value}
+    if not had and doc:
+        assert written.startswith(text.rstrip().removesuffix("}").rstrip())
+
+
+def test_a_policy_given_twice_is_not_guessed_at(tmp_path):
+    with pytest.raises(PolicyPackError, match="gives ami-soaked 2 times; keep one"):
+        with_entry('{"ami-soaked": {}, "x": 1, "ami-soaked": {"soakDays": 1}}', SOAKED, {})
+
+
+# ---- analyze of a stack's own state ------------------------------------------------------------------------
+
+
+def test_analyze_of_prods_own_export_never_refuses_the_amis_it_runs(tmp_path, amis, capsys):
+    """A soak config written without ``--state`` lists nothing as running; the analyzed state's AMIs are running by
+    definition, so prod's own export passes the gate it would fail by staging's evidence alone."""
+    prod = export(tmp_path, "prod", stack_config("prod"), amis, 30)
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)  # not prod's AMI
+    config = tmp_path / "config.json"
+    assert main(["soak", str(staging), "--policy-pack-config", str(config)]) == 0
+    assert json.loads(config.read_text())[SOAKED]["running"] == []
+    capsys.readouterr()
+    assert main(["analyze", "--state", str(prod), "--cwd", str(REPO), "--policy-pack-config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert SOAKED not in out.split("Policy packs")[0], out
+
+
+# ---- the pack's own config ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("config", "said"), [
+    ({CEILING: {"prices": {"G5.XLARGE": 1.006}}},
+     f"{CEILING}: prices: invalid instance type 'G5.XLARGE' (EC2 writes it in lower case: 'g5.xlarge')"),
+    ({CEILING: {"prices": {"g5.large": 0.5}}},
+     f"{CEILING}: prices: 'g5.large' is no instance type (did you mean 'g5.xlarge'? g5 comes in xlarge, 2xlarge, "
+     "4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge)"),
+    ({CEILING: {"prices": {"gpu": 1}}}, f"{CEILING}: prices: invalid instance type 'gpu' (must look like g4dn.xlarge)"),
+    ({SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-12-01T10:00:00+25:00"}}}},
+     f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-12-01T10:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is no "
+     "offset a clock has (-23:59 to +23:59)"),
+    ({SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-02-30T10:00:00Z"}}}},
+     f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-02-30T10:00:00Z' is no RFC 3339 time: day 30 is no day of 2026-02"),
+])
+def test_a_pack_config_no_policy_could_read_is_refused_when_the_pack_is_configured(pack, config, said):
+    """A price for ``G5.XLARGE`` or ``g5.large`` would never be looked up (EC2 and Karpenter name types in lower case,
+    and g5 starts at xlarge), and a time at ``+25:00`` would read as an AMI whose soak cannot be proven: each is an
+    error of the config, named by its path, not a silent no-op or a misleading verdict."""
+    with pytest.raises(PolicyPackError) as refused:
+        pack.configure(parse_config(config), ProgramRun("p", "s", [], {}))
+    assert str(refused.value) == f"invalid policy pack config for 'mixed-os-racks':\n  {said}"
+
+
+def test_a_pack_config_with_a_byte_order_mark_is_an_error_as_the_cli_has_it(tmp_path, capsys):
+    """Pulumi's CLI reads the file with Go's encoding/json (pulumi/pulumi ``pkg/resource/analyzer/config.go``,
+    ``parsePolicyPackConfig``), which refuses a byte-order mark: exit 2 with what to do, before any pack runs."""
+    config = tmp_path / "config.json"
+    config.write_bytes(b"\xef\xbb\xbf" + json.dumps({"all": "mandatory"}).encode())
+    code = main(["preview", "--stack", "dev", "--cwd", str(REPO), "--policy-pack-config", str(config)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"error: policy pack config {config}: starts with a byte-order mark, which the Pulumi CLI's JSON "
+                   f"reader refuses; save it as UTF-8 without one\n")
