@@ -364,3 +364,32 @@ def test_a_pack_config_with_a_byte_order_mark_is_an_error_as_the_cli_has_it(tmp_
     assert code == 2
     assert err == (f"error: policy pack config {config}: starts with a byte-order mark, which the Pulumi CLI's JSON "
                    f"reader refuses; save it as UTF-8 without one\n")
+
+
+TYPE_NAMES = st.one_of(
+    st.sampled_from(["g5.xlarge", "G5.XLARGE", "g5.Xlarge", "g5.large", "g5.nano", "p5.48xlarge", "m7i.metal-24xl",
+                     "zz9.xlarge", "g5", ".xlarge", "g5.", "c7i-flex.large", "t3.micro", "T3.MICRO", "g5.xlarge ", ""]),
+    st.builds("{}.{}".format, st.text("abcgmptz0123456789-", min_size=1, max_size=5),
+              st.sampled_from(["nano", "large", "xlarge", "2xlarge", "metal", "48xlarge", "XLARGE"])),
+    st.text(max_size=10),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(TYPE_NAMES, min_size=1, max_size=3, unique=True))
+def test_prices_the_pack_refuses_are_the_ones_the_catalog_refuses(tmp_path, pack, names):
+    """The same price list, as ``lane-cost-ceiling``'s ``prices`` and as the AMI catalog's ``prices:`` (which the
+    offline preview gives the pack beneath the user's config): both refuse exactly the names that are no instance
+    type, and neither ever fails otherwise."""
+    from mixed_os_racks.offline.catalog import Catalog, CatalogError
+
+    prices = {name: 1.5 for name in names}
+    refused = pack_refuses(pack, {CEILING: {"prices": prices}})
+    amis = tmp_path / "amis.yaml"
+    amis.write_text(yaml.safe_dump({"prices": prices}))
+    try:
+        Catalog.load(amis)
+    except CatalogError as exc:
+        assert refused, f"the catalog refused what the pack takes: {exc}"
+        return
+    assert not refused, f"the pack refused what the catalog takes: {prices}"
