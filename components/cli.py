@@ -258,6 +258,11 @@ def check_output(path: Path, inputs: Iterable[Path], flag: str = "--json") -> No
     if path.suffix.lower() in SOURCE_SUFFIXES and path.exists():  # a program's module: the next run would fail on JSON
         raise UsageError(f"{where}: is an existing {path.suffix} file (source, project or stack files), which JSON "
                          f"would overwrite; write the JSON to a .json file")
+    if path.is_fifo():  # opening a FIFO to write waits for a reader: one no one reads would hang the command
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            raise UsageError(f"{where}: is a named pipe no one is reading; give a file, or read the pipe first") from None
     parent = path.absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{where}: cannot be written: {parent} is not a directory")

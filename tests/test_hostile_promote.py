@@ -257,6 +257,17 @@ def test_an_input_past_any_size_is_refused_without_reading_it(tmp_path, project,
     assert f"error: {big}: is larger than 1 MiB, more than any input file could need" in capsys.readouterr().err
 
 
+def test_output_flags_never_wait_on_a_fifo(tmp_path, soaked_staging, capsys):
+    """``--json`` into a FIFO no one reads would wait for a reader for ever; ``soak`` writes its entry into a file,
+    never into a FIFO."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    assert main(["guard", str(soaked_staging), "--json", str(fifo)]) == 2
+    assert f"error: --json {fifo}: is a named pipe no one is reading" in capsys.readouterr().err
+    assert main(["soak", str(soaked_staging), "--policy-pack-config", str(fifo)]) == 2
+    assert f"error: --policy-pack-config {fifo}: is a named pipe no one is reading" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
 def test_a_device_given_as_a_pack_config_is_refused(tmp_path, project, soaked_staging, capsys, device):
     assert promote(project, soaked_staging, "--policy-pack-config", device) == 2
