@@ -34,7 +34,7 @@ from .errors import ConfigError
 from .offline.catalog import Catalog
 from .offline.stackfile import (InputFileError, Secret, located, model_shape, read_project_file, read_stack_file,
                                 read_utf8)
-from .pack import facts, rules, soak
+from .pack import facts, instances, rules, soak
 from .spec.base import shown
 
 RACK_TYPE = "rack:index:Rack"
@@ -171,6 +171,8 @@ class Lane:
     canary_ami_id: Optional[str]
     canary_fields: tuple[str, ...]
     """Its canary's fields the stack file writes (``canary_ami_id``, ``canary_nodes``/``canary_size``)."""
+    spec: Any = None
+    """Its ``PoolSpec`` or ``NodeGroupSpec``: what an AMI it takes must boot (architecture, disk)."""
 
     @property
     def where(self) -> str:
@@ -195,11 +197,11 @@ def stack_lanes(params: RackParams, rack: str) -> list[Lane]:
         return tuple(f for f in fields if f in spec.model_fields_set)
 
     lanes = [Lane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
-                  written(p, ("canary_ami_id", "canary_nodes")))
+                  written(p, ("canary_ami_id", "canary_nodes")), p)
              for n, p in enumerate(params.additional_karpenter_nodepools_config)]
     for key in ("additional_node_groups_config", "additional_build_groups_config"):
         lanes += [Lane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
-                       written(g, ("canary_ami_id", "canary_size"))) for n, g in enumerate(getattr(params, key))]
+                       written(g, ("canary_ami_id", "canary_size")), g) for n, g in enumerate(getattr(params, key))]
     return lanes
 
 
@@ -285,7 +287,7 @@ def promote_command(args: argparse.Namespace) -> int:
     steps, notes = plan(lanes, evidence, lanes_run(evidence_state), args.canary, now)
     lines = [f"Promoting into {stack_file} from stack {evidence.environment} ({args.evidence}); soakDays {days:g}:"]
     catalog = Catalog.load(args.amis)
-    steps = [replace(step, problem=step.problem or _other_os(step, catalog)) for step in steps]
+    steps = [replace(step, problem=step.problem or _unbootable(step, catalog)) for step in steps]
     text = None  # every change made in memory first: the file is written once, or not at all
     written = 0
     refused = False
@@ -349,12 +351,23 @@ def _readable(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if not isinstance(value, Secret)}
 
 
-def _other_os(step: Step, catalog: Catalog) -> Optional[str]:
-    """Why the lane may not run the AMI by the catalog's facts (every lane that pins an AMI is AL2023: a
-    Bottlerocket image there is refused by the preview, ``al2023-family``), or None."""
+def _unbootable(step: Step, catalog: Catalog) -> Optional[str]:
+    """Why the lane cannot boot the AMI by the catalog's facts, as the preview checks a pinned AMI (``ami.py``), or
+    None: every lane that pins an AMI is AL2023, so a Bottlerocket image there is refused (``al2023-family``), and
+    so are an architecture the lane does not launch (``arch-matches-ami``) and a root snapshot larger than its
+    disk (``disk-fits-ami-snapshot``). An AMI the catalog does not hold is left to the preview's look-up."""
     image = catalog.get(step.ami)
-    seen = rules.os_of_ami(image.name, image.description) if image is not None else None
-    return rules.ami_names_other_os(step.lane.subject, step.ami, image.name, seen) if image and seen else None
+    spec = step.lane.spec
+    if image is None or spec is None:
+        return None
+    subject = step.lane.subject
+    seen = rules.os_of_ami(image.name, image.description)
+    arches = list(spec.arch) if hasattr(spec, "arch") else [instances.instance_arch(spec.instance_type)]
+    snapshot = image.root_snapshot_gib
+    return ((seen and rules.ami_names_other_os(subject, step.ami, image.name, seen))
+            or rules.arch_mismatch(subject, arches, step.ami, image.architecture)
+            or (rules.disk_below_snapshot(subject, spec.disk, step.ami, snapshot) if snapshot is not None else None)
+            or None)
 
 
 def _refused_config(draft: Path, project: str, rack: str, shapes: dict[str, Any]) -> str:

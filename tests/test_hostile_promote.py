@@ -36,7 +36,7 @@ from mixed_os_racks.offline.records import ProgramRun
 
 from conftest import GPU_AMI, REPO, stack_config
 from policy_helpers import start_pack
-from promotion_helpers import BOTTLEROCKET_AMI, NEW_AMI, POOLS_KEY, catalog
+from promotion_helpers import BOTTLEROCKET_AMI, LARGE_ROOT_AMI, NEW_AMI, POOLS_KEY, catalog
 from test_ami_promotion import export, with_gpu
 
 SOAKED = "ami-soaked"
@@ -190,6 +190,17 @@ def test_a_bottlerocket_image_is_never_written_into_an_al2023_lane(tmp_path, ami
     out = capsys.readouterr().out
     assert (f"not promoted: karpenter nodepool 'gpu': pinned AMI {BOTTLEROCKET_AMI} "
             f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023") in out
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
+
+
+def test_an_image_whose_root_snapshot_is_larger_than_the_lanes_disk_is_never_written(tmp_path, amis, project, capsys):
+    """staging's lane has a 300 GiB disk for it; prod's has 200: EC2 would refuse the volume, so the preview does."""
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": LARGE_ROOT_AMI, "disk": 300}), amis, 30)
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, staging, "--lane", "gpu", "--amis", str(amis)) == 1
+    out = capsys.readouterr().out
+    assert (f"not promoted: karpenter nodepool 'gpu': disk 200 GiB is smaller than the root snapshot of {LARGE_ROOT_AMI} "
+            f"(300 GiB); give it a disk of 300 GiB or more") in out, out
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
