@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import inputs
@@ -415,3 +415,60 @@ def test_prices_the_pack_refuses_are_the_ones_the_catalog_refuses(tmp_path, pack
         assert refused, f"the catalog refused what the pack takes: {exc}"
         return
     assert not refused, f"the pack refused what the catalog takes: {prices}"
+
+
+@pytest.fixture(scope="module")
+def staging_with_canary(tmp_path_factory, amis) -> Path:
+    """staging's gpu pool on NEW_AMI, its canary on NEWER_AMI, both for 8 days."""
+    from promotion_helpers import NEWER_AMI
+
+    values = with_gpu("staging", {"ami_id": NEW_AMI, "canary_ami_id": NEWER_AMI})
+    return export(tmp_path_factory.mktemp("trial"), "staging", values, amis, 8.04)
+
+
+GPU_POOL_CHANGES = st.fixed_dictionaries({}, optional={
+    "weight": st.sampled_from([1, 50, 99, 100]), "canary_nodes": st.sampled_from([None, 1, 3]),
+    "canary_ami_id": st.sampled_from([None, GPU_AMI, NEW_AMI]), "disk": st.sampled_from([20, 200, 400]),
+})
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(changes=GPU_POOL_CHANGES, beside=st.sampled_from([None, "gpu-canary", "gpu-2"]), canary=st.booleans(),
+       secret=st.booleans())
+def test_what_promote_writes_is_a_config_the_preview_takes(tmp_path_factory, amis, staging_with_canary, changes, beside,
+                                                           canary, secret):
+    """Generated prod stack files (weights, canaries, disks, a lane beside the pool, secrets) and both kinds of
+    promotion: promote exits 0, 1 or 2, never with a traceback; on 2 it writes nothing; and whatever it writes is a
+    config the preview's own reading takes."""
+    import contextlib
+    import io
+
+    from mixed_os_racks.config.keys import NAMESPACE, item_keys
+    from mixed_os_racks.config.params import RackParams, parse_rack_params
+    from mixed_os_racks.config.stackconfig import rack_values
+    from mixed_os_racks.offline.stackfile import Secret, model_shape, read_stack_file
+
+    folder = tmp_path_factory.mktemp("prod")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(REPO / name, folder / name)
+    values = stack_config("prod")
+    pool = {**values[POOLS_KEY][0], **changes}
+    values[POOLS_KEY] = [pool] + ([{**pool, "name": beside, "canary_ami_id": None}] if beside else [])
+    stack = folder / "Pulumi.prod.yaml"
+    text = yaml.safe_dump({"config": values})
+    if secret:
+        text = text.replace("config:\n", "config:\n  app:token:\n    secure: v1:AAAAbbbbCCCC\n", 1)
+    stack.write_text(text)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = promote(folder, staging_with_canary, "--amis", str(amis), *(["--canary"] if canary else []))
+    assert code in (0, 1, 2), err.getvalue()
+    assert all(line.startswith(("error: ", "warning: ", "  ")) for line in err.getvalue().splitlines()), err.getvalue()
+    after = stack.read_text()
+    event(f"exit {code}, {'unchanged' if after == text else 'written'}")
+    if code == 2 or after == text:
+        assert after == text
+        return
+    assert ("secure: v1:AAAAbbbbCCCC" in after) == secret
+    config = read_stack_file(stack, "mixed-os-racks", {NAMESPACE: model_shape(RackParams, item_keys())}, secrets=True)
+    parse_rack_params(rack_values({k: v for k, v in config.items() if not isinstance(v, Secret)}), "rack", "us-east-1")
