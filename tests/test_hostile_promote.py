@@ -307,9 +307,8 @@ def test_soak_writes_its_entry_and_leaves_the_rest_byte_for_byte(tmp_path, soake
 
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=6),
                          st.floats(allow_nan=False, allow_infinity=False))
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                                 st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-                           max_leaves=8)
+JSON_VALUES = st.recursive(JSON_SCALARS, lambda children: st.lists(children, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), children, max_size=3), max_leaves=8)
 
 
 @settings(max_examples=200, deadline=None)
