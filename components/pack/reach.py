@@ -15,8 +15,8 @@ from .laneconfig import config_findings, configured_lanes
 from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
-from .pods import Claim, Workload, claimed, read_workload, read_workloads, runtime_classes
-from .wording import (missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_lane,
+from .pods import Claim, Workload, claimed, read_workload, read_workloads, related_objects, runtime_classes
+from .wording import (missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_gpu_lane, untolerated_lane,
                       well_known_reason)
 
 @dataclass(frozen=True)
@@ -197,6 +197,12 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if selected and not reachable and _aims_at(workload, known):
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
+        # a GPU lane would take it but for its GPU taint, which ExtendedResourceToleration does not cover for how it
+        # asks (a MIG slice, a DRA claim, a share, NVIDIA node labels): tolerating that taint is the fix
+        tainted = [lane for lane, chosen in landing if lane.gpu_for(chosen) and (taints := lane.untolerated(workload.tolerations))
+                   and all(t.key in GPU_RESOURCES for t in taints)]
+        if tainted:
+            return [untolerated_gpu_lane(workload, tainted)]
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
     if workload.mig:
         serving = [(lane, chosen) for lane, chosen in reachable if lane.gpu_for(chosen)]
@@ -290,7 +296,8 @@ def strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld \
+            or workload.shares or workload.gpu_nodes:
         return []  # (a claim the stack does not hold may be a GPU's)
     if workload.refused or workload.broken_claims:  # the API server refuses it: no pod of it takes any node
         return []
@@ -336,12 +343,12 @@ class Survey:
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
+    claims, runtimes, related = claimed(resources), runtime_classes(resources, unknown), related_objects(resources)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            found = read_workloads(res, claims, runtimes)
+            found = read_workloads(res, claims, runtimes, related)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
