@@ -30,13 +30,16 @@ Upstream facts these tests pin (each read in the operator's source):
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 import pulumi_kubernetes as k8s
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mixed_os_racks.pack import checks, pods, workloads
+from mixed_os_racks.pack import checks, instances, overlays, pods, workloads
+from mixed_os_racks.pack.wellknown import Requirement
+from conftest import REPO
 from policy_helpers import judge, messages, start_pack
 from test_workloads_policy import deployment, on_rack
 
@@ -253,3 +256,82 @@ def test_any_shape_of_an_operators_resource_is_read_without_an_error(type_, spec
     found = workloads.reach(resources, {})
     json.dumps([f.message for f in found])
 
+
+# ---- NodeOverlay --------------------------------------------------------------------------------------------------
+# kubernetes-sigs/karpenter@2266468104f36373ed002241afaee2d3bbc26078: ``pkg/apis/v1alpha1/nodeoverlay.go`` (price,
+# priceAdjustment, capacity of extended resources, weight), ``pkg/controllers/nodeoverlay`` (applied to a pool's type
+# when its requirements are compatible with the type's and the pool's labels; highest weight first),
+# ``pkg/operator/options/options.go`` (the NodeOverlay gate in FEATURE_GATES, off by default).
+
+OVERLAID = "tests/corpus/43-blueprints-node-overlay-gate-on.yaml"
+
+
+def _overlaid(tmp_path: Path, gate: str) -> Callable[[], None]:
+    text = (REPO / OVERLAID).read_text()
+    if gate == "absent":  # no Karpenter controller in this stack
+        head, _, rest = text.partition("---\napiVersion: karpenter.k8s.aws/v1")
+        text = "\n".join(line for line in head.splitlines() if line.startswith("#")) + "\n---\napiVersion: karpenter.k8s.aws/v1" + rest
+    else:
+        text = text.replace("NodeOverlay=true", f"NodeOverlay={gate}")
+    path = tmp_path / "overlaid.yaml"
+    path.write_text(text)
+
+    def program() -> None:
+        k8s.yaml.v2.ConfigGroup("overlaid", files=[str(path)])
+    return program
+
+
+def test_node_overlays_are_read_in_fit_and_worst_case_only_when_the_gate_is_on(pack, tmp_path):
+    on = judge(pack, _overlaid(tmp_path, "true"))
+    assert [v for v in on if v["policy"] in (REACH, "lane-cost-unbounded")] == []
+    off = judge(pack, _overlaid(tmp_path, "false"))
+    said = " ".join(messages(off, REACH, "advisory"))
+    assert ("karpenter nodeoverlays 'g6f-gpu-fraction', 'gpu-slices-1gpu', 'gpu-slices-2gpu', 'gpu-slices-4gpu', "
+            "'gpu-slices-8gpu': Karpenter's NodeOverlay feature gate is off, so Karpenter ignores them") in said
+    # without the overlays the pool's GPU limit does not count g6f, and no node has 16 GPUs for the pod
+    assert any("do not count g6f.large" in m for m in messages(off, "lane-cost-unbounded", "advisory"))
+    absent = " ".join(messages(judge(pack, _overlaid(tmp_path, "absent")), REACH, "advisory"))
+    assert "whether Karpenter's NodeOverlay feature gate is on is not known" in absent
+
+
+def test_an_overlay_applies_by_weight_and_to_the_types_and_pools_it_selects():
+    g6f = next(t for t in instances.sizes("g6f") if t.name == "g6f.large")
+    g5 = next(t for t in instances.sizes("g5") if t.name == "g5.xlarge")
+    family = Requirement("karpenter.k8s.aws/instance-family", "In", ("g6f",))
+    low = overlays.Overlay("a-low", (family,), 1, capacity=(("nvidia.com/gpu", 1.0),), adjustment="+10%")
+    high = overlays.Overlay("b-high", (family, Requirement("karpenter.sh/nodepool", "In", ("gpu",))), 9,
+                            capacity=(("nvidia.com/gpu", 2.0),), price=0.5)
+    ordered = (high, low)
+    assert overlays.overlaid(g6f, ordered, "gpu", ()).gpus == 2       # the heavier one, on the pool it names
+    assert overlays.overlaid(g6f, ordered, "other", ()).gpus == 1     # elsewhere the lighter one
+    assert overlays.overlaid(g5, ordered, "gpu", ()).gpus == g5.gpus  # not a g6f: unchanged
+    assert overlays.price("g6f.large", 1.0, ordered, "gpu", ()) == 0.5
+    assert overlays.price("g6f.large", 1.0, ordered, "other", ()) == pytest.approx(1.1)
+    assert overlays.price("g6f.large", 1.0, (overlays.Overlay("cut", (family,), adjustment="-2"),), "gpu", ()) == 0.0
+
+
+_overlay_spec = st.fixed_dictionaries({}, optional={
+    "requirements": st.lists(st.fixed_dictionaries({"key": st.sampled_from([
+        "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-gpu-count", "karpenter.sh/nodepool",
+        "karpenter.sh/capacity-type", "team", "node.kubernetes.io/instance-type"]),
+        "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte", "??"]),
+        "values": st.lists(st.sampled_from(["g6f", "1", "gpu", "on-demand", "-3", "1e400", "x"]), max_size=3)}), max_size=3),
+    "weight": st.one_of(st.integers(-5, 10_000), st.floats(), st.text(max_size=4), st.none()),
+    "price": st.one_of(st.text(max_size=6), st.sampled_from(["0.5", "1" * 400]), st.floats(), st.none()),
+    "priceAdjustment": st.one_of(st.sampled_from(["+10%", "-15%", "-100%", "+0.5", "-2", "10%", ""]), st.text(max_size=5)),
+    "capacity": st.dictionaries(st.sampled_from(["nvidia.com/gpu", "amd.com/gpu", "cpu", "x"]),
+                                st.one_of(st.integers(-3, 64), st.sampled_from(["1", "1e400", "abc", "0.5"]), st.none()),
+                                max_size=3)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_overlay_spec, min_size=1, max_size=3))
+def test_any_node_overlay_is_read_without_an_error(specs):
+    resources = [checks.StackResource("kubernetes:karpenter.sh/v1alpha1:NodeOverlay", f"o{i}", f"urn:o{i}",
+                                      {"metadata": {"name": f"o{i}"}, "spec": spec}) for i, spec in enumerate(specs)]
+    found = overlays.read(resources)
+    assert [o.weight for o in found] == sorted((o.weight for o in found), reverse=True)
+    for itype in instances.sizes("g6f")[:2] + instances.sizes("g5")[:1]:
+        assert overlays.overlaid(itype, found, "gpu", (("team", "ml"),)).gpus >= 0
+        price = overlays.price(itype.name, 1.0, found, "gpu", ())
+        assert price is None or price >= 0

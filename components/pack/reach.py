@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, fit, instances, scheduling, wellknown
+from . import checks, fit, instances, overlays, scheduling, wellknown
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
 from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
@@ -389,6 +389,9 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     whole = whole or survey(resources, config, unknown)
     lanes = whole.lanes
     found = list(whole.unsure)
+    ignored = overlays.unapplied(resources, unknown)
+    if ignored:  # said once, by the policy whose fit the overlays would change
+        found.append(Finding(ignored, next(r.urn for r in resources if overlays.OVERLAY_TYPE.fullmatch(r.type)), certain=False))
     found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
               for (kind, name), claim in whole.claims.items() if claim.refused]
     for workload in whole.workloads:
