@@ -56,7 +56,7 @@ def pack():
         yield running
 
 
-def custom(name: str, api_version: str, kind: str, spec: dict[str, Any], **metadata: Any) -> Callable[[Any], Any]:
+def custom(name: str, api_version: str, kind: str, spec: Any, **metadata: Any) -> Callable[[Any], Any]:
     def add(cluster: Any) -> Any:
         return k8s.apiextensions.CustomResource(f"{kind.lower()}-{name}", api_version=api_version, kind=kind,
                                                 metadata={"name": name, **metadata}, spec=spec)
@@ -213,6 +213,34 @@ def test_a_kai_gpu_share_needs_the_gpu_toleration_and_is_no_squatter(pack):
     assert messages(violations, REACH) == [] and messages(violations, SQUAT, "advisory") == []
     # under the default scheduler the annotation gives nothing: a pod that requests nothing and selects nothing
     assert reach(pack, shared({"gpu-fraction": "0.5"}, schedulerName="default-scheduler")) == []
+
+
+def test_kueue_places_a_queued_workload_with_its_flavors_labels_and_tolerations(pack):
+    """kubernetes-sigs/kueue@ff69552e ``pkg/podset/podset.go`` (``FromAssignment``, ``Merge``): a workload labelled
+    ``kueue.x-k8s.io/queue-name`` is admitted through its LocalQueue's ClusterQueue with one of its ResourceFlavors,
+    whose ``nodeLabels`` join the pods' nodeSelector and whose ``tolerations`` join theirs."""
+    def flavor(name: str, **spec: Any) -> Callable[[Any], Any]:
+        return custom(name, "kueue.x-k8s.io/v1beta2", "ResourceFlavor", spec)
+
+    def queues(*flavors: str) -> list[Callable[[Any], Any]]:
+        return [custom("team", "kueue.x-k8s.io/v1beta2", "LocalQueue", {"clusterQueue": "cluster"}),
+                custom("cluster", "kueue.x-k8s.io/v1beta2", "ClusterQueue", {"resourceGroups": [{
+                    "coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [{"name": f, "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]} for f in flavors]}]})]
+
+    def job(cluster: Any) -> Any:
+        return k8s.batch.v1.Job("train", metadata={"name": "train", "labels": {"kueue.x-k8s.io/queue-name": "team"}}, spec={
+            "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "train", "image": "trainer:1", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}})
+
+    on_gpu = flavor("gpu", nodeLabels=ON_GPU_POOL, tolerations=TOLERATE_GPU)
+    on_cpu = flavor("cpu", nodeLabels={"convox.io/nodepool": "workload"})
+    assert reach(pack, on_gpu, on_cpu, *queues("gpu"), job) == []
+    assert reach(pack, on_gpu, on_cpu, *queues("cpu", "gpu"), job) == []  # either flavor: the GPU one lands it
+    assert reach(pack, on_gpu, on_cpu, *queues("cpu"), job) == [
+        'job "train" requests 1 nvidia.com/gpu, but it selects karpenter workload nodepool (placed by Kueue\'s queue '
+        "'team' (ClusterQueue 'cluster', flavors cpu)), which has no GPUs (select a GPU lane: convox.io/nodepool: gpu, or "
+        "convox.io/label: gpu-inference)"]
 
 
 def _daemonset(name: str, **container: Any) -> Callable[[Any], Any]:

@@ -18,8 +18,9 @@ PodAt = tuple[str, str, Mapping[str, Any], Mapping[str, str]]
 Related = Mapping[tuple[str, str], Mapping[str, Any]]
 """Custom resources of the stack an operator reads beside the one it reconciles, by ``(kind, metadata.name)``:
 the ``NIMCache`` a ``NIMService`` mounts, the ``ServingRuntime`` or ``ClusterServingRuntime`` an OME
-``InferenceService`` runs."""
-RELATED_KINDS = {("apps.nvidia.com", "NIMCache"), ("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime")}
+``InferenceService`` runs, Kueue's queues and flavors."""
+RELATED_KINDS = {("apps.nvidia.com", "NIMCache"), ("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime"),
+                 ("kueue.x-k8s.io", "LocalQueue"), ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor")}
 
 _PLACEMENT = ("nodeSelector", "tolerations", "affinity", "runtimeClassName", "schedulerName")
 
@@ -258,3 +259,58 @@ def embedded_pods(props: Mapping[str, Any]) -> list[PodAt]:
 
     walk(props.get("spec"), "spec")
     return found
+
+
+# ---- Kueue ------------------------------------------------------------------------------------------------------
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def kueue_flavors(metadata: Sequence[Mapping[str, Any]], related: Related) -> tuple[str, list[Mapping[str, Any]]]:
+    """The ResourceFlavors Kueue may admit a workload with (kubernetes-sigs/kueue ``pkg/podset/podset.go``,
+    ``FromAssignment``: the assigned flavor's ``nodeLabels`` are merged into the pod's nodeSelector and its
+    ``tolerations`` added): the queue named by the ``kueue.x-k8s.io/queue-name`` label of the workload (or of its pod
+    template), its LocalQueue's ``spec.clusterQueue``, and that ClusterQueue's flavors (``spec.resourceGroups[].
+    flavors[].name``). ('', []) unless the stack holds the queue, its ClusterQueue and every flavor."""
+    queue = next((facts.text(facts.dig(m, "labels", KUEUE_QUEUE_LABEL)) for m in metadata
+                  if facts.text(facts.dig(m, "labels", KUEUE_QUEUE_LABEL))), "")
+    local = related.get(("LocalQueue", queue)) if queue else None
+    cluster_name = facts.text(facts.dig(local, "spec", "clusterQueue"))
+    cluster = related.get(("ClusterQueue", cluster_name)) if cluster_name else None
+    if cluster is None:
+        return "", []
+    names = list(dict.fromkeys(facts.text(facts.as_map(f).get("name"))
+                               for group in facts.as_list(facts.dig(cluster, "spec", "resourceGroups"))
+                               for f in facts.as_list(facts.as_map(group).get("flavors"))))
+    flavors = [related.get(("ResourceFlavor", name)) for name in names if name]
+    if not flavors or any(f is None for f in flavors):
+        return "", []
+    return f"Kueue's queue '{queue}' (ClusterQueue '{cluster_name}', flavors {', '.join(names)})", \
+        [facts.as_map(f.get("spec")) for f in flavors if f is not None]
+
+
+def with_flavors(pod: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The pod as Kueue admits it with one of ``flavors``: one flavor's ``nodeLabels`` merged into its nodeSelector;
+    with several, each flavor an alternative (an affinity term with its labels, beside each of the pod's own terms);
+    the flavors' tolerations added. A flavor without node labels leaves the pod where it was."""
+    labels = [{str(k): v for k, v in facts.as_map(f.get("nodeLabels")).items()} for f in flavors]
+    merged = dict(pod)
+    tolerations = [t for f in flavors for t in facts.as_list(f.get("tolerations"))]
+    if tolerations:
+        merged["tolerations"] = [*facts.as_list(pod.get("tolerations")), *tolerations]
+    if not labels or not all(labels):
+        return merged
+    if len(labels) == 1:
+        merged["nodeSelector"] = {**facts.as_map(pod.get("nodeSelector")), **labels[0]}
+        return merged
+    required = facts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = facts.as_list(facts.as_map(required).get("nodeSelectorTerms")) if isinstance(required, Mapping) else [{}]
+    alternatives = [{**facts.as_map(term), "matchExpressions": [
+        *facts.as_list(facts.as_map(term).get("matchExpressions")),
+        *({"key": k, "operator": "In", "values": [v]} for k, v in flavor.items())]}
+        for term in terms for flavor in labels]
+    affinity = dict(facts.as_map(pod.get("affinity")))
+    affinity["nodeAffinity"] = {**facts.as_map(affinity.get("nodeAffinity")),
+                                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": alternatives}}
+    merged["affinity"] = affinity
+    return merged

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import contract
@@ -93,6 +93,8 @@ class Workload:
     """The node directories it mounts (``hostPath`` volumes)."""
     env_names: tuple[str, ...] = ()
     """The environment variables its containers set."""
+    injected: str = ""
+    """Who adds to its node selection and tolerations on admission (Kueue's flavors of its queue), in words."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -616,7 +618,13 @@ def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], C
         kind = operators.slurm_node_set_kind(facts.as_map(res.props))
     found = []
     for part, at, pod, where in pods:
+        queued, flavors = operators.kueue_flavors((facts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)),
+                                                  related)
+        if flavors:
+            pod = operators.with_flavors(pod, flavors)
         workload = _workload(res, kind, word, part, at, pod, where, claims, runtimes)
+        if workload is not None and queued:
+            workload = replace(workload, injected=f"placed by {queued}")
         if workload is not None:
             found.append(workload)
     return found

@@ -16,7 +16,8 @@ from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
 from .pods import Claim, Workload, claimed, read_workload, read_workloads, related_objects, runtime_classes
-from .wording import (missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_gpu_lane, untolerated_lane,
+from .wording import (injected, missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_gpu_lane,
+                      untolerated_lane,
                       well_known_reason)
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
         lane, on = min(by_labels, key=lambda pair: (not any(pair[0].labels.get(k) == v for k, v in named),
                                                     bool(pair[0].untolerated(workload.tolerations))))
         return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
-                f"{well_known_reason(on, lane)} (select a lane that offers it, or add one)"]
+                f"{well_known_reason(on, lane)}{injected(workload)} (select a lane that offers it, or add one)"]
     return []
 
 
@@ -440,7 +441,8 @@ def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
         return ""
     said = "; ".join(dict.fromkeys(requirement_words(r) for reqs in per_term for r in reqs))
     selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
-    return (f"{workload.subject} selects {said}, which no lane of this rack declares, so it can land only on nodes from "
+    return (f"{workload.subject} selects {said}{injected(workload)}, which no lane of this rack declares, so it can land only "
+            f"on nodes from "
             f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
             f"{selectors})")
 

@@ -104,17 +104,22 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
                 f"(select a GPU lane in nodeSelectorLabels: {_select_gpu_lane(lanes)})")
     fix = f"select a GPU lane: {_select_gpu_lane(lanes)}"
     if not selected:
-        return f"{asks}, but no lane of this rack matches its node selection ({fix})"
+        return f"{asks}, but no lane of this rack matches its node selection{injected(workload)} ({fix})"
     known = lanes.known_keys
     undeclared = [r for r in workload.selection.requirements  # (NVIDIA node labels are on GPU nodes: not these)
                   if r.key not in known and not is_well_known(r.key) and r.operator in SELECTING
                   and not any(r.key == label.split("=", 1)[0].split(" ", 1)[0] for label in workload.gpu_nodes)]
     if undeclared:
         names = ", ".join(lane.subject for lane in selected)
-        return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}, which no lane of this rack "
-                f"declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
+        return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}{injected(workload)}, which "
+                f"no lane of this rack declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
-    return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+    return f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+
+
+def injected(workload: Workload) -> str:
+    """`` (placed by Kueue's queue 'gpu' ...)``: who adds to the selection the words name, if not the pod itself."""
+    return f" ({workload.injected})" if workload.injected else ""
 
 
 def _gpu_asks(workload: Workload) -> str:
