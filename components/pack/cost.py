@@ -478,11 +478,12 @@ Found = tuple[tuple["LaneCost", ...], tuple[tuple[str, str], ...]]
 def lanes_of(stack: checks.Stack, prices: Prices, unknown: checks.Unknown = ()) -> Found:
     """Every NodePool's and managed node group's worst case, with its component's budget (``max_hourly_usd``)."""
     by_urn = {res.urn: res for res in stack.resources}
+    applied = overlays.applied(stack.resources, unknown)  # the NodeOverlays Karpenter applies to every pool
     lanes: list[LaneCost] = []
     not_known: list[tuple[str, str]] = []
     for res, lane in stack.items:
         try:
-            found = _lane_cost(res, lane, stack, by_urn, prices, unknown)
+            found = _lane_cost(res, lane, stack, by_urn, prices, applied)
         except unknown:
             not_known.append((res.urn, f"{res.type.rsplit(':', 1)[-1]} '{res.name}'"))
             continue
@@ -545,7 +546,8 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
 
 
 def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
-               by_urn: Mapping[str, checks.StackResource], prices: Prices, unknown: checks.Unknown = ()) -> Optional[LaneCost]:
+               by_urn: Mapping[str, checks.StackResource], prices: Prices,
+               applied: tuple[overlays.Overlay, ...] = ()) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
     if isinstance(lane, facts.NodePool):
@@ -553,7 +555,6 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         limits, refused, as_written = facts.node_pool_limits(facts.dig(props, "spec", "limits"))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        applied = overlays.applied(stack.resources, unknown)
         labels = tuple(sorted((str(k), facts.text(v)) for k, v in
                               facts.as_map(facts.dig(props, "spec", "template", "metadata", "labels")).items()))
         worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(

@@ -146,7 +146,8 @@ def applied(resources: Sequence[checks.StackResource], unknown: checks.Unknown =
     """The overlays Karpenter applies: the stack's, when its controller has the gate on (none while a value they
     hang on is not known)."""
     try:
-        return read(resources) if gate(resources) else ()
+        found = read(resources)
+        return found if found and gate(resources) else ()
     except unknown:
         return ()
 
