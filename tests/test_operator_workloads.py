@@ -268,7 +268,8 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
                          st.sampled_from(["spec", "template", "containers", "resources", "limits", "gpu", "runner",
                                           "engine", "leader", "worker", "services", "extraPodSpec", "mainContainer",
                                           "nodeSelector", "tolerations", "slurmd", "multiNode", "storage", "nimCache",
-                                          "name", "image", "components", "podTemplate", "runtime", "size"]),
+                                          "name", "image", "components", "podTemplate", "runtime", "size",
+                                          "clusterQueue", "resourceGroups", "flavors", "nodeLabels"]),
                          children, max_size=4), max_leaves=20)
 
 
@@ -280,7 +281,13 @@ def test_any_shape_of_an_operators_resource_is_read_without_an_error(type_, spec
                  checks.StackResource("kubernetes:apps.nvidia.com/v1alpha1:NIMCache", "c", "urn:c",
                                       {"metadata": {"name": "r"}, "spec": related_spec}),
                  checks.StackResource("kubernetes:ome.io/v1beta1:ServingRuntime", "s", "urn:s",
-                                      {"metadata": {"name": "r"}, "spec": related_spec})]
+                                      {"metadata": {"name": "r"}, "spec": related_spec}),
+                 *(checks.StackResource(f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}", kind, f"urn:{kind}",
+                                        {"metadata": {"name": "r"}, "spec": related_spec})
+                   for kind in ("LocalQueue", "ClusterQueue", "ResourceFlavor")),
+                 checks.StackResource("kubernetes:batch/v1:Job", "j", "urn:j", {
+                     "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/queue-name": "r"}},
+                     "spec": {"template": {"spec": spec}}})]
     found = workloads.reach(resources, {})
     json.dumps([f.message for f in found])
 
