@@ -940,6 +940,7 @@ def test_a_kserve_multi_node_predictors_workers_are_a_pod_placed_by_their_own_sp
 
 @pytest.mark.parametrize(("api_version", "kind"), [
     ("karpenter.sh/v1", "NodePool"), ("helm.toolkit.fluxcd.io/v2", "HelmRelease"), ("argoproj.io/v1alpha1", "Application"),
+    ("serving.kserve.io/v1alpha1", "ClusterServingRuntime"),
 ])
 def test_custom_resources_that_run_no_pods_are_not_read_for_pods(pack, api_version, kind):
     found = messages(judge(pack, on_rack(custom(api_version, kind, "other", {

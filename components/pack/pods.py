@@ -545,9 +545,11 @@ OPERATORS: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any], oper
 }
 """Operators' custom resources whose pods are read as each operator builds them (``operators``), with the stack's
 resources it reads beside them (``operators.Related``)."""
-NO_PODS = {("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime")}
+NO_PODS = {("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime"),
+           ("serving.kserve.io", "ServingRuntime"), ("serving.kserve.io", "ClusterServingRuntime")}
 """Custom resources whose pod specs are another's defaults, judged in the pods of what uses them: OME's serving
-runtimes, in each InferenceService that names one."""
+runtimes, in each InferenceService that names one; KServe's, whose containers a predictor's are merged over (what
+they add to a predictor is not read)."""
 ARGO_CD = {("argoproj.io", "Application"), ("argoproj.io", "ApplicationSet"), ("argoproj.io", "AppProject")}
 """Argo CD's resources: they deploy manifests (a chart's values among them), and run no pods of their own."""
 NOT_WORKLOADS = ("karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com", "helm.toolkit.fluxcd.io",
