@@ -155,6 +155,12 @@ def test_an_ome_inference_service_runs_its_runtime_with_its_own_fields_over_it(p
                          "worker": {**placed, "size": 1, "runner": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}})
     [message] = reach(pack, runtime, multi)
     assert message.startswith('inferenceservice "llm" engine leader fits no lane: it requests nvidia.com/gpu 8;')
+    # the runtime's node selector reaches every pod of the engine, a leader's and a worker's too
+    elsewhere = custom("srt", "ome.io/v1beta1", "ClusterServingRuntime", {"nodeSelector": {"convox.io/nodepool": "gpu-lg"}})
+    roles = isvc(engine={"leader": {"runner": {"image": "sglang:0.5"}}, "worker": {"size": 2, "runner": {"image": "sglang:0.5"}}})
+    assert sorted(reach(pack, elsewhere, roles)) == [
+        f'inferenceservice "llm" engine {role} targets karpenter nodepool \'gpu-lg\', which does not exist on this rack '
+        "(existing pools: gpu, workload)" for role in ("leader", "worker")]
     # without the runtime in the stack, only what the InferenceService writes is judged
     assert reach(pack, isvc(engine={"minReplicas": 1})) == []
 

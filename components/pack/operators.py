@@ -188,9 +188,10 @@ def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[Po
     ``merging.go``, ``MergeRuntimeSpecs``): each of its ``engine``, ``decoder`` and ``router`` that it writes, as the
     runtime's ``engineConfig``/``decoderConfig``/``routerConfig`` with the InferenceService's component merged
     over it (a strategic merge: the component wins). A component is a pod spec inline, whose ``runner`` is its
-    main container; the engine and decoder also take the runtime's own ``nodeSelector`` under theirs
-    (``MergeNodeSelector``). A multi-node component (``leader``, ``worker``) runs a leader pod and worker pods,
-    each a pod spec with its own ``runner``."""
+    main container. A multi-node component (``leader``, ``worker``) runs a leader pod and worker pods, each its own
+    pod spec with its own ``runner`` (``components/engine.go``). Every pod of the engine and decoder takes the
+    runtime's own ``nodeSelector`` with the InferenceService's component's over it, over the pod's own keys
+    (``MergeNodeSelector``, ``UpdatePodSpecNodeSelector``)."""
     spec = facts.as_map(props.get("spec"))
     runtime = _ome_runtime(props, related) or {}
     found: list[PodAt] = []
@@ -199,24 +200,27 @@ def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[Po
         if not isinstance(written, Mapping):
             continue
         component = facts.as_map(_overlay(facts.as_map(runtime.get(config)), written))
-        if part != "router" and facts.as_map(runtime.get("nodeSelector")):
-            component = {**component, "nodeSelector": {**facts.as_map(runtime.get("nodeSelector")),
-                                                        **facts.as_map(component.get("nodeSelector"))}}
+        # the engine's and decoder's every pod: the runtime's nodeSelector, then the InferenceService's component's,
+        # over the pod's own (MergeNodeSelector, UpdatePodSpecNodeSelector)
+        merged = {} if part == "router" else {**facts.as_map(runtime.get("nodeSelector")),
+                                              **facts.as_map(written.get("nodeSelector"))}
         roles = [(role, facts.as_map(component.get(role))) for role in ("leader", "worker")
                  if isinstance(component.get(role), Mapping)]
         if not roles:
-            found.append((part, f"spec.{part}", _ome_pod(component), {}))
+            found.append((part, f"spec.{part}", _ome_pod(component, merged), {}))
         for role, pod in roles:
             if role == "worker" and facts.number(pod.get("size")) == 0:
                 continue
-            found.append((f"{part} {role}", f"spec.{part}.{role}", _ome_pod(pod), {}))
+            found.append((f"{part} {role}", f"spec.{part}.{role}", _ome_pod(pod, merged), {}))
     return found
 
 
-def _ome_pod(component: Mapping[str, Any]) -> dict[str, Any]:
+def _ome_pod(component: Mapping[str, Any], node_selector: Mapping[str, Any]) -> dict[str, Any]:
     runner = component.get("runner")
     containers = list(facts.as_list(component.get("containers")))
     pod = {k: v for k, v in component.items() if k not in ("runner", "leader", "worker", "size", "containers")}
+    if node_selector:
+        pod["nodeSelector"] = {**facts.as_map(component.get("nodeSelector")), **node_selector}
     if isinstance(runner, Mapping):
         name = facts.text(runner.get("name")) or _RUNNER
         containers = [{**runner, "name": name}, *(c for c in containers if facts.as_map(c).get("name") != name)]
