@@ -100,10 +100,12 @@ def test_a_nim_cache_job_lands_on_gpu_nodes_and_needs_their_toleration(pack):
                                                                    "resources": {"cpu": "4", "memory": "16Gi"}})
     # the rack's GPU lanes are dedicated: a pod reaches one by selecting it (corpus 38: an undedicated GPU pool,
     # where the GPU taint's toleration is the fix)
-    [message] = reach(pack, bare)
-    assert message.startswith('nimcache "cache" selects NVIDIA GPU nodes (feature.node.kubernetes.io/pci-10de.present=true), '
-                              "but it selects ")
-    assert message.endswith("(select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference)")
+    assert reach(pack, bare) == [
+        'nimcache "cache" selects NVIDIA GPU nodes (feature.node.kubernetes.io/pci-10de.present=true), but tolerates the '
+        "taints of no GPU lane (karpenter nodepool 'gpu': dedicated-node=gpu:NoSchedule, nvidia.com/gpu=true:NoSchedule; "
+        'node group "rack-ng-1" (convox.io/label=gpu-inference): dedicated-node=gpu-inference:NoSchedule, '
+        "nvidia.com/gpu=true:NoSchedule) (select a GPU lane: convox.io/nodepool: gpu, or convox.io/label: gpu-inference, "
+        "and tolerate its taints)"]
     tolerated = custom("cache", "apps.nvidia.com/v1alpha1", "NIMCache", {
         "source": {"ngc": {"modelPuller": "nvcr.io/nim/x:1"}}, "tolerations": TOLERATE_GPU,
         "resources": {"cpu": "4", "memory": "16Gi"}})

@@ -99,6 +99,12 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     asks = _gpu_asks(workload)
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
+    tainted = [lane for lane in lanes.gpu_lanes if lane.untolerated(workload.tolerations)]
+    if workload.gpu_nodes and tainted:  # its NVIDIA node labels aim it at GPU nodes, whose taints keep it off
+        named = "; ".join(f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}"
+                          for lane in tainted)
+        return (f"{asks}, but tolerates the taints of no GPU lane ({named}) (select a GPU lane: "
+                f"{_select_gpu_lane(lanes)}, and tolerate its taints)")
     if workload.selection.empty:
         return (f"{asks} but selects no lane, and the default lane has no GPUs "
                 f"(select a GPU lane in nodeSelectorLabels: {_select_gpu_lane(lanes)})")
