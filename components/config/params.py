@@ -32,6 +32,7 @@ from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
+from ..spec.rack import karpenter_version_problem
 from ..spec.pool import ConsolidationPolicy, NodeOs, Taint
 from . import keys
 from .errors import field_of, problems
@@ -226,8 +227,10 @@ class RackParams(BaseModel):
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
     """The system lane's instance type (``create``), not an accelerated one. Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
+    karpenter_version: Optional[str] = None
+    """The Karpenter release to install: 1.14.x or 1.15.x, one whose charts and notes the rack read upstream (1.14.0, 1.14.1, 1.15.0; others are refused, with the reason). Judged with the cluster's Kubernetes minor against Karpenter's compatibility matrix: Kubernetes 1.37 needs 1.15.0. Default 1.14.1 (the 1.14 long-term-support line)."""
     karpenter_install: Optional[bool] = None
-    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
+    """Install Karpenter (its IAM, interruption queue and charts; ``karpenter_version``). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
     """Convox's switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
@@ -322,6 +325,14 @@ class RackParams(BaseModel):
             return _groups("build", {"min_size": 0, "label": "custom-build"})(items, info)
         return _groups("ng", {})(items, info)
 
+    @field_validator("karpenter_version")
+    @classmethod
+    def _karpenter_version(cls, v: Optional[str]) -> Optional[str]:
+        problem = v is not None and karpenter_version_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("node_disk")
     @classmethod
     def _node_disk(cls, v: int) -> int:
@@ -364,7 +375,8 @@ class RackParams(BaseModel):
             karpenter_node_role=self.node_role_name,
             pools=[workload, *self.additional_karpenter_nodepools_config, *([build] if build else [])],
             cluster=cluster,
-            karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
+            karpenter=KarpenterSpec(version=self.karpenter_version or upstream.KARPENTER_CHART.version,
+                                    replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
             controller_identity=self.identity,
             cluster_autoscaler=self.installs_cluster_autoscaler,
@@ -487,6 +499,9 @@ class RackParams(BaseModel):
             problems.append(("private_subnets_ids", "cluster_mode: create needs private_subnets_ids (the nodes' subnets)"))
         elif self.vpc_id is None:
             problems.append(("vpc_id", "cluster_mode: create needs vpc_id (bring your own network)"))
+        if self.karpenter_version is not None and not self.installs_karpenter:
+            problems.append(("karpenter_version", "karpenter_version needs karpenter_install: true (the rack installs "
+                                                  "no Karpenter here)"))
         if self.build_node_type and not self.build_node_enabled:
             problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
         if problems:

@@ -216,7 +216,8 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
 def policies() -> list[Policy]:
     """The rack's policies (new objects on each call), ``ami-facts-unknown`` last."""
     return [
-        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits.", MANDATORY,
+        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits, and every "
+                        "EC2NodeClass alias one family@version Karpenter's controller can parse.", MANDATORY,
                         lambda lane, _: checks.ami_id_format(lane)),
         stack_policy("al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.",
                      checks.al2023_family, schema()),
