@@ -38,6 +38,7 @@ from .offline.stackfile import located, read_project, stack_name_problem
 from .pack import rules
 from .pack.instances import ami_driver
 from .pack.prices import usd
+from .pack.upstream import karpenter_compatibility
 from .spec.base import shown
 
 RACK = "rack"
@@ -242,11 +243,26 @@ def upgrade_problems(column: StackColumn, state: Optional[StackState]) -> list[s
     compatibility matrix rules out, a lane's AMI built for another minor than the control plane it joins."""
     problems = []
     running = state_minor(state) if state is not None else None
-    if running and column.k8s and _version_key(column.k8s)[:2] > _version_key(running)[:2]:
+    if state is not None and running and column.k8s and _version_key(column.k8s)[:2] > _version_key(running)[:2]:
         (major, minor), (old_major, old_minor) = _version_key(column.k8s)[:2], _version_key(running)[:2]
         if major != old_major or minor - old_minor > 1:
             problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} skips a minor: EKS upgrades a "
                             f"control plane one minor at a time (go to {old_major}.{old_minor + 1} first)")
+        # the Karpenter chart depends on the cluster, so one update moves the control plane first: the Karpenter
+        # the state runs meets the new minor before its own chart is updated
+        installed = karpenter_release(state.resources)
+        if installed and column.karpenter and installed != column.karpenter:
+            verdict = karpenter_compatibility(column.k8s, installed)
+            if not verdict.supported:
+                problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} with Karpenter {installed} -> "
+                                f"{column.karpenter} in one update: the control plane moves first, and {verdict.reason} "
+                                f"(update Karpenter to {column.karpenter} on Kubernetes {running} first, then the "
+                                f"Kubernetes version)")
+    if column.k8s and column.karpenter:  # the pair the stack ends on (the rack's config refuses most of these itself)
+        verdict = karpenter_compatibility(column.k8s, column.karpenter)
+        if not verdict.supported:
+            problems.append(f"stack {column.stack}: Karpenter {column.karpenter} with Kubernetes {column.k8s}: "
+                            f"{verdict.reason}")
     if column.k8s:
         for lane in column.lanes.values():
             if lane.ami_minor and lane.ami_minor != column.k8s:

@@ -197,3 +197,22 @@ def test_a_lane_on_an_ami_for_another_minor_than_its_control_plane_is_refused(tm
     assert code == 1
     [problem] = column(doc, "prod")["problems"]
     assert f"pool gpu runs {GPU_AMI}, an AMI for Kubernetes 1.34, and its control plane runs 1.33" in problem
+
+
+def test_the_upgrade_gate_refuses_a_new_minor_the_running_karpenter_does_not_support(tmp_path, amis):
+    """Karpenter 1.14.x does not support Kubernetes 1.37 and 1.15.0 does (``upstream.karpenter_compatibility``, from
+    karpenter-provider-aws's compatibility pages). The Karpenter chart depends on the cluster, so an update that
+    moves both moves the control plane first: the 1.14.1 the state runs meets 1.37."""
+    unpinned = {POOLS_KEY: gpu_pool("staging", ami_id=None)}
+    _state(tmp_path, "staging", {**stack_config("staging"), **unpinned, "rack:k8s_version": "1.36"}, amis)
+    folder = project(tmp_path, staging={**unpinned, "rack:k8s_version": "1.37", "rack:karpenter_version": "1.15.0"})
+    code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging")
+    assert code == 1
+    [problem] = column(doc, "staging")["problems"]
+    assert "Kubernetes 1.36 -> 1.37 with Karpenter 1.14.1 -> 1.15.0 in one update" in problem
+    assert "update Karpenter to 1.15.0 on Kubernetes 1.36 first" in problem
+    # the same change in two updates: Karpenter first, then the minor
+    _state(tmp_path, "staging", {**stack_config("staging"), **unpinned, "rack:k8s_version": "1.36",
+                                 "rack:karpenter_version": "1.15.0"}, amis)
+    code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging")
+    assert column(doc, "staging")["problems"] == [] and code == 0, doc
