@@ -178,6 +178,10 @@ def _names(text: str, flag: str) -> list[str]:
 def project_stacks(cwd: Path) -> list[str]:
     """The stacks with a ``Pulumi.<stack>.yaml`` in the project directory, by name."""
     found = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in cwd.glob("Pulumi.*.yaml"))
+    for name in found:
+        problem = stack_name_problem(name)
+        if problem:
+            sys.stderr.write(f"warning: {shown(str(cwd / f'Pulumi.{name}.yaml'))}: left out: {problem}\n")
     return [name for name in found if not stack_name_problem(name)]
 
 
@@ -327,6 +331,7 @@ def fleet_command(args: argparse.Namespace) -> int:
 
 def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path],
                    states: Optional[Path]) -> StackColumn:
+    from .offline.analyzer import PolicyPackError
     from .offline.catalog import CatalogError
     from .offline.engine import ProgramExit
     from .offline.nodejs import NodeProgramError
@@ -374,6 +379,11 @@ def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, p
         column.errors += str(exc).split("\n")
     except (UsageError, CatalogError, ProgramExit, StateFileError, NodeProgramError) as exc:
         column.errors.append(str(exc))
+    except PolicyPackError:  # a pack that cannot start fails every stack alike: the command's error
+        raise
+    except Exception as exc:  # the program failed: named as `preview` names it, and the other stacks still run
+        first = (str(exc).strip().splitlines() or [""])[0]
+        column.errors.append(f"the program failed: {type(exc).__name__}" + (f": {first}" if first else ""))
     return column
 
 

@@ -216,3 +216,15 @@ def test_the_upgrade_gate_refuses_a_new_minor_the_running_karpenter_does_not_sup
                                  "rack:karpenter_version": "1.15.0"}, amis)
     code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging")
     assert column(doc, "staging")["problems"] == [] and code == 0, doc
+
+
+def test_a_program_that_fails_for_one_stack_is_named_with_it(tmp_path, amis, capsys):
+    folder = project(tmp_path)
+    main_py = folder / "__main__.py"
+    main_py.write_text("import pulumi\nif pulumi.get_stack() == 'staging':\n    raise RuntimeError('boom')\n"
+                       + main_py.read_text())
+    code, doc = fleet(folder, amis, "--stacks", "dev,staging")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "error: stack staging: the program failed: RuntimeError: boom" in err
+    assert column(doc, "dev")["errors"] == [] and column(doc, "dev")["lanes"]
