@@ -74,8 +74,18 @@ def test_a_pools_canary_is_the_pool_on_the_candidate_with_a_higher_weight_and_a_
         assert canary["template"]["spec"][key] == pool["template"]["spec"][key]
     assert canary["template"]["spec"]["nodeClassRef"]["name"] == "gpu-canary"
     assert (pool["weight"], canary["weight"]) == (10, 11)
-    assert canary["limits"] == {**pool["limits"], "nodes": "2"}
+    # limits Karpenter counts within a scheduling pass: 2 x the largest type the pool can launch (g5.4xlarge and
+    # g6.4xlarge: 16 vCPUs, 64 GiB counted as 60,620 MiB, one GPU), under the pool's cpu 64, memory 256Gi, GPUs 4
+    assert pool["limits"] == {"cpu": "64", "memory": "256Gi", "nvidia.com/gpu": "4"}
+    assert canary["limits"] == {"cpu": "32", "memory": "121240Mi", "nvidia.com/gpu": "2", "nodes": "2"}
     assert canary["disruption"] == pool["disruption"]
+    # removal finishes: background deletion on both NodePools, a bounded drain on the canary's nodes only
+    assert canary["template"]["spec"]["terminationGracePeriod"] == "5m"
+    assert "terminationGracePeriod" not in pool["template"]["spec"]
+    for name in ("gpu", "gpu-canary"):
+        annotations = k8s_object(doc, NODEPOOL, name)["metadata"]["annotations"]
+        assert annotations["pulumi.com/deletionPropagationPolicy"] == "background"
+    assert "pulumi.com/deletionPropagationPolicy" not in k8s_object(doc, NODECLASS, "gpu-canary")["metadata"]["annotations"]
 
     pool_class, canary_class = k8s_object(doc, NODECLASS, "gpu")["spec"], k8s_object(doc, NODECLASS, "gpu-canary")["spec"]
     assert pool_class["amiSelectorTerms"] == [{"id": GPU_AMI}] and canary_class["amiSelectorTerms"] == [{"id": NEW_AMI}]
@@ -94,11 +104,12 @@ def test_the_lanes_output_marks_canaries(amis):
     assert lanes["rack-ng-1-canary"]["canaryOf"] == "rack-ng-1" and lanes["rack-ng-1-canary"]["ami"]["id"] == NEW_AMI
     for canary, lane in (("gpu-canary", "gpu"), ("rack-ng-1-canary", "rack-ng-1")):
         assert "canaryOf" not in lanes[lane]
-        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", "worstCaseHourlyUsd")} == \
-            {k: v for k, v in lanes[lane].items() if k not in ("ami", "worstCaseHourlyUsd")}
-    # what a canary may cost is bounded by its node limit: one node of the dearest type the pool can launch, and
-    # one of the group's three nodes
-    assert 0 < lanes["gpu-canary"]["worstCaseHourlyUsd"] < lanes["gpu"]["worstCaseHourlyUsd"]
+        costs = ("worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd")
+        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", *costs)} == \
+            {k: v for k, v in lanes[lane].items() if k not in ("ami", *costs)}
+    # what a canary may cost is what its limits allow within a pass: one canary node's cpu, memory and GPU (16, 60,620
+    # MiB, 1), so one g5.4xlarge ($1.624), the dearest type the pool can launch; and one of the group's three nodes
+    assert lanes["gpu-canary"]["worstCaseHourlyUsd"] == 1.624 < lanes["gpu"]["worstCaseHourlyUsd"]
     assert lanes["rack-ng-1-canary"]["worstCaseHourlyUsd"] * 3 == pytest.approx(lanes["rack-ng-1"]["worstCaseHourlyUsd"])
 
 
@@ -177,7 +188,9 @@ def test_any_candidate_builds_a_pool_or_is_named(candidate):
 
 
 def test_a_node_groups_canary_is_a_fixed_size_group_with_its_label_and_taints(tmp_path, amis):
-    code, doc = preview(tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100}), amis)
+    # a budget for the group and its canary together (the prod example's $2 holds the group alone)
+    code, doc = preview(tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100,
+                                              "max_hourly_usd": 3}), amis)
     assert code == 0, doc.get("violations")
     group, canary = by_name(doc, NODEGROUP, "rack-ng-1")["inputs"], by_name(doc, NODEGROUP, "rack-ng-1-canary")["inputs"]
     assert canary["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
