@@ -29,7 +29,7 @@ from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig
+from .offline.policyconfig import PolicyConfig, read_config_file
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -343,7 +343,7 @@ def preview(args: argparse.Namespace) -> int:
         if missing:
             raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(args.policy_pack_configs))
     if state is None:
         _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
@@ -371,6 +371,16 @@ def preview(args: argparse.Namespace) -> int:
             _error_lines(plan.errors)
             return EXIT_ERROR
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+def _budget_figure(paths: Optional[list[Path]]) -> str:
+    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
+    file's winning), for the printout; the pack reads the same."""
+    figure = cost.STEADY
+    for path in paths or []:
+        props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
+        figure = str(props.get("figure", figure))
+    return figure
 
 
 def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:

@@ -9,6 +9,17 @@ Upstream facts these tests pin (read upstream, in our words):
   (kubernetes-sigs/karpenter ``designs/nodepool-node-limits.md``, enforced when provisioning since #2526).
 - A NodeClaim of a deleted NodePool is deleted with it (laneguard's module docs): a canary's removal
   drains its nodes together; the guard says so, as an advisory.
+- kubernetes-sigs/karpenter v1.14.1 (6e7eab7a) ``pkg/controllers/provisioning/scheduling/scheduler.go``: a new
+  NodeClaim keeps its types whose capacity fits what is left of each limit (``filterByRemainingResources``),
+  then ``subtractMax`` takes the largest capacity among them from the remaining limits; an instance type's
+  capacity has no ``nodes`` (only a node in the cluster's state counts one, ``pkg/controllers/state/statenode.go``),
+  and the pass refuses a pool only when its remaining ``nodes`` is exactly zero. ``_one_pass`` below models that.
+- The same repository's ``pkg/apis/v1/nodepool.go``: ``NodePool.Hash`` (drift) hashes ``spec.template`` only, so
+  metadata annotations and ``spec.limits`` change no node, while ``template.spec.terminationGracePeriod`` does;
+  ``provisioning/scheduling/nodeclaimtemplate.go``: a NodeClaim's owner is its NodePool, ``blockOwnerDeletion``.
+- pulumi/pulumi-kubernetes ``provider/pkg/metadata/overrides.go`` (``DeletionPropagation``, from v4.12.0, #3011;
+  the package pins >=4.19): ``pulumi.com/deletionPropagationPolicy: background`` replaces the default foreground
+  delete; ``provider/pkg/await/await.go`` (``Deletion``) waits 10 minutes for the object to go.
 """
 
 from __future__ import annotations

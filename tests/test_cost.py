@@ -755,6 +755,36 @@ def test_a_rollout_budget_holds_the_figure_during_a_rollout(pack):
     (over,) = messages(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 60, "figure": "rollout"}}),
                        "lane-cost-ceiling")
     assert over.startswith(
-        "karpenter nodepool 'roll': its worst case during a rollout, $110.08 an hour during a rollout (1 node + 1 drift "
+        "karpenter nodepool 'roll': its worst case during a rollout, $110.08 an hour (1 node + 1 drift "
         "replacement of p5.48xlarge at $55.04, every node at once), is over its budget of $60.00 an hour (maxHourlyUsd in "
         "the policy config, rollout)"), over
+
+
+def test_a_rollout_budget_from_the_pack_config_is_held_in_the_preview_and_printed(tmp_path, capsys):
+    """prod's gpu pool: $6.496 steady, $8.12 while one node drifts (HAND_ROLLOUT); a $7 budget holds the steady figure
+    and not the rollout one, and the printout names which figure it holds."""
+    config = stack_config("prod")
+    config["rack:additional_karpenter_nodepools_config"][0]["max_hourly_usd"] = 7
+    stack = tmp_path / "Pulumi.budget.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO))
+    assert code == 0 and not of(doc["violations"], "lane-cost-ceiling")
+    assert "budget $7.00 (its max_hourly_usd, steady)" in capsys.readouterr().out
+    rollout = tmp_path / "policy.json"
+    rollout.write_text(json.dumps({"lane-cost-ceiling": {"figure": "rollout"}}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO), "--policy-pack-config", str(rollout))
+    out = capsys.readouterr().out
+    assert code == 1 and doc["costs"]["budgetsHold"] == "rollout"
+    # the rack's $25 holds its steady $19.97128 (or $19.47128), not its $34.92728 (or $34.42728) during a rollout; nor
+    # does rack-ng-1's $2 hold its $4.734, whose surge (6 x $0.526) no max_size lowers
+    found, group, rack = sorted(of(doc["violations"], "lane-cost-ceiling"), key=lambda v: v["message"])
+    assert rack["message"].startswith("rack 'rack': its worst case during a rollout, $34.")
+    assert group["message"].startswith("node group 'rack-ng-1': its worst case during a rollout, $4.734 an hour (max_size 3 "
+                                       "+ 6 x g4dn.xlarge at $0.526")
+    assert group["message"].endswith("(its max_hourly_usd, rollout); what a rollout adds, $3.156 an hour, leaves the lane "
+                                     "nothing: raise the budget")
+    assert found["message"].startswith(
+        "karpenter nodepool 'gpu': its worst case during a rollout, $8.12 an hour (4 nodes + 1 drift "
+        "replacement of g5.4xlarge at $1.624, within disruption budget nodes 10%), is over its budget of $7.00 an hour "
+        "(its max_hourly_usd, rollout)"), found["message"]
+    assert "budget $7.00 (its max_hourly_usd, rollout)" in out

@@ -17,13 +17,14 @@ from .records import ProgramRun
 KINDS = ("pool", "node group")
 
 
-def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float]) -> cost.Costs:
+def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float], figure: str = cost.STEADY) -> cost.Costs:
+    """``figure``: which worst case the budgets hold (``lane-cost-ceiling``'s ``figure`` in the pack config)."""
     resources = [
         checks.StackResource(r.type, r.name, r.urn, r.inputs if r.custom else run.component_outputs.get(r.urn, {}),
                              r.property_dependencies, r.parent)
         for r in run.resources
     ]
-    return cost.survey(checks.Stack(resources), {}, for_region(cost.stack_region(environ), prices))
+    return cost.survey(checks.Stack(resources), {"figure": figure}, for_region(cost.stack_region(environ), prices))
 
 
 def _ordered(costs: cost.Costs) -> list[cost.LaneCost]:

@@ -820,7 +820,7 @@ def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
 
     def said(c: LaneCost) -> str:
         if figure == ROLLOUT:
-            return f"{c.rollout.figure}{' an hour' if c.rollout.usd is not None else ''} during a rollout ({c.rollout.detail})"
+            return f"{c.rollout.figure}{' an hour' if c.rollout.usd is not None else ''} ({c.rollout.detail})"
         return c.worst.words()
 
     figures = summed([amount(c) for c in both])
@@ -841,6 +841,8 @@ def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
         if room - added <= EPSILON:
             if canaries:
                 return f"its canary alone leaves the lane nothing ({usd(added)} an hour): lower canary_nodes"
+            if added > EPSILON:  # a node group's surge does not shrink with its max_size
+                return f"what a rollout adds, {usd(added)} an hour, leaves the lane nothing: raise the budget"
             return ""
         return lane.fix(room - added)
 
