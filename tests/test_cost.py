@@ -788,3 +788,26 @@ def test_a_rollout_budget_from_the_pack_config_is_held_in_the_preview_and_printe
         "replacement of g5.4xlarge at $1.624, within disruption budget nodes 10%), is over its budget of $7.00 an hour "
         "(its max_hourly_usd, rollout)"), found["message"]
     assert "budget $7.00 (its max_hourly_usd, rollout)" in out
+
+
+@settings(max_examples=40, deadline=None)
+@given(families=st.lists(st.sampled_from(["g5", "g6", "g6e", "p5", "m7i", "c7i", "g4dn"]), min_size=1, max_size=3, unique=True),
+       gpus=st.one_of(st.none(), st.integers(1, 64)), cpu=st.one_of(st.none(), st.integers(2, 2000)),
+       budget=st.floats(0.05, 500))
+def test_the_advice_never_leaves_a_lane_without_nodes(families, gpus, cpu, budget):
+    """Whatever the pool and budget: a limit the advice names, applied, gives a lane that still launches a node and
+    costs at most the budget; else the advice names sizes that fit, says no node fits, or says nothing."""
+    requirements = (wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", tuple(families)),)
+    limits = {**({"nvidia.com/gpu": float(gpus)} if gpus else {}), **({"cpu": float(cpu)} if cpu else {})}
+    table = prices.for_region("us-east-1")
+    gpu_lane = any(f.startswith(("g", "p")) for f in families)
+    advice = cost.pool_fix(requirements, limits, table, budget, gpu_lane)
+    assert "-> 0," not in advice and "-> 0Gi," not in advice and "limits.nodes" not in advice, advice
+    if advice.startswith(("lower limits.", "set limits.")):
+        resource = advice.split("limits.", 1)[1].split(":")[0]
+        value = advice.split(",")[0].split(" (")[0].rsplit(" ", 1)[1]
+        amount = float(value[:-2]) * GIB if value.endswith("Gi") else float(value)
+        after = cost.pool(requirements, {**limits, resource: amount}, table)
+        assert after.usd is not None and 0 < after.usd <= budget + 1e-6 and (after.fill or not after.exact), (advice, after)
+    else:
+        assert advice == "" or advice.startswith(("no node of it fits that budget", "no one limit brings it under")), advice

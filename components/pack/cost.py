@@ -4,11 +4,11 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
 
 * a Karpenter NodePool launches a node only when the node's capacity fits what is left of each of its
   ``limits`` (kubernetes-sigs/karpenter ``pkg/controllers/provisioning/scheduling/scheduler.go``,
-  ``filterByRemainingResources``; ``limits.nodes`` counts one per node, ``pkg/utils/resources``), so its
-  worst case is the dearest set of whole nodes, of the instance types its requirements let it launch
-  (``wellknown``), that fits every limit it sets on ``cpu``, ``memory`` (capacity as Karpenter estimates it
-  before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu``, ``amd.com/gpu`` and ``nodes``. When one
-  limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
+  ``filterByRemainingResources``), so its worst case is the dearest set of whole nodes, of the instance types
+  its requirements let it launch (``wellknown``), that fits every limit it sets on ``cpu``, ``memory`` (capacity
+  as Karpenter estimates it before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu`` and ``amd.com/gpu``.
+  ``limits.nodes`` bounds nothing here: within a pass Karpenter subtracts each NodeClaim's largest capacity from
+  the limits (``subtractMax``), and a capacity has no ``nodes`` (``BETWEEN_PASSES``). When one limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
   without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
   Limits are read as the API server takes them and Karpenter decodes them (``facts.node_pool_limits``, as the
@@ -479,6 +479,8 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
             continue
         below = _largest(lambda v: (w := worst(v)) is not None and w < steady - EPSILON, value)
         value = 0 if below is None else below + 1  # 8 GPUs, not the 15 that still buy one 8-GPU node
+        if value == 0:  # a limit of none: what the lane is for (its GPUs) never lands there
+            continue
         if gpu_lane and resource == gpus[0]:
             options.append((2.0, resource, value))  # a GPU lane's GPU limit, when it does
             break
@@ -508,11 +510,11 @@ def _sizes_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[st
     cheapest, name = priced[0]
     if cheapest > budget + EPSILON:
         return f"no node of it fits that budget: the cheapest it can launch, {name}, costs {usd(cheapest)} an hour"
-    sizes = list(dict.fromkeys(instances_size(n) for p, n in priced if p <= budget + EPSILON and instances_size(n)))
+    sizes = list(dict.fromkeys(_size(n) for p, n in priced if p <= budget + EPSILON and _size(n)))
     return f"no one limit brings it under and leaves it a node: keep only sizes one node of which fits it ({', '.join(sizes)})"
 
 
-def instances_size(instance_type: str) -> str:
+def _size(instance_type: str) -> str:
     """``4xlarge`` of ``g6.4xlarge``."""
     return instance_type.partition(".")[2]
 
