@@ -30,7 +30,7 @@ from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig
+from .offline.policyconfig import PolicyConfig, read_config_file
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -440,8 +440,18 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
         if missing:
             raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
     return StackRun(run, violations, names, worst)
+
+
+def _budget_figure(paths: Sequence[Path]) -> str:
+    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
+    file's winning), for the printout; the pack reads the same."""
+    figure = cost.STEADY
+    for path in paths:
+        props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
+        figure = str(props.get("figure", figure))
+    return figure
 
 
 def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:
