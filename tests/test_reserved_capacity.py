@@ -170,3 +170,25 @@ def test_the_rack_writes_the_reserved_capacity_gate_on_at_its_default():
     assert values["settings"]["featureGates"] == {"reservedCapacity": True}
     for upstream_values in (reference("karpenter-v1.14.1", "chart-values.yaml"), FIXTURE_1_15):
         assert yaml.safe_load(upstream_values.read_text())["settings"]["featureGates"]["reservedCapacity"] is True
+
+
+# ---- day 2 --------------------------------------------------------------------------------------------------
+
+
+def test_reserving_capacity_for_one_pool_updates_its_two_objects_in_place_and_nothing_else(tmp_path):
+    """Adding a reservation to a running pool: the engine's plan (as ``preview --state`` makes it, from the state
+    the first ``up`` left) updates that pool's EC2NodeClass and NodePool and replaces, creates or deletes nothing."""
+    from conftest import rack_config, run_rack
+    from mixed_os_racks.offline.plan import make_plan
+    from mixed_os_racks.offline.stackexport import read_stack_export, write_export
+
+    train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
+             "memory_limit_gb": 4096, "dedicated": True}
+    batch = {"name": "batch", "instance_families": "c7i"}
+    before = run_rack(rack_config(additional_karpenter_nodepools_config=[train, batch]))
+    reserved = dict(train, capacity_types="reserved,on-demand", capacity_reservation_ids=BLOCK)
+    after = run_rack(rack_config(additional_karpenter_nodepools_config=[batch, reserved]))  # list order does not matter
+    state = write_export(before, tmp_path / "state.json")
+    plan = make_plan(after, read_stack_export(state, "mixed-os-racks", "test"))
+    moved = sorted((s.op, s.urn.rsplit("::", 1)[-1]) for s in plan.steps if s.op not in ("same", "read"))
+    assert moved == [("update", "rack-train-nodeclass"), ("update", "rack-train-nodepool")]
