@@ -192,3 +192,21 @@ def test_reserving_capacity_for_one_pool_updates_its_two_objects_in_place_and_no
     plan = make_plan(after, read_stack_export(state, "mixed-os-racks", "test"))
     moved = sorted((s.op, s.urn.rsplit("::", 1)[-1]) for s in plan.steps if s.op not in ("same", "read"))
     assert moved == [("update", "rack-train-nodeclass"), ("update", "rack-train-nodepool")]
+
+
+# ---- the lanes output ---------------------------------------------------------------------------------------
+
+
+def test_the_lanes_output_says_which_lane_launches_into_reservations():
+    """``lanes`` names a reserved pool's reservations and its capacity types; another stack's ``lanes`` policy
+    config takes the entry as it is (the pack does not read the ids)."""
+    from conftest import rack_config, run_rack
+    from mixed_os_racks.pack.laneconfig import lanes_config_problems
+
+    train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
+             "memory_limit_gb": 4096, "capacity_types": "reserved", "capacity_reservation_ids": f"{BLOCK},{ODCR}"}
+    lanes = run_rack(rack_config(additional_karpenter_nodepools_config=[train])).outputs["lanes"]
+    assert lanes["train"]["capacityReservationIds"] == [BLOCK, ODCR]
+    assert lanes["train"]["capacityTypes"] == ["reserved"]
+    assert "capacityReservationIds" not in lanes["workload"]
+    assert lanes_config_problems([{"name": name, **lane} for name, lane in lanes.items()]) == []

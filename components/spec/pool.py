@@ -318,11 +318,6 @@ class PoolSpec(Spec):
                 f"nothing into them (reserved,on-demand falls back to On-Demand when they are full; reserved alone "
                 f"launches only into them)"))
 
-    @property
-    def reserved(self) -> bool:
-        """Whether the pool launches into capacity reservations (``capacity_reservation_ids``)."""
-        return bool(self.capacity_reservation_ids)
-
     def _arch_rules(self) -> None:
         s = self.subject
         for arch in self.arch:
