@@ -41,6 +41,7 @@ from pulumi.runtime.proto import provider_pb2
 from pydantic import BaseModel
 
 from . import provider_inputs
+from .errors import ConfigError
 from .inputs import closest
 from .spec.base import rendered
 
@@ -148,7 +149,7 @@ class RackProvider(sdk_component.ComponentProvider):
         properties = self._component_defs[component].inputs
         checked = provider_pb2.ConstructRequest()
         checked.CopyFrom(request)
-        wire = json_format.MessageToDict(request.inputs)
+        wire = provider_inputs.wire_values(request.inputs)
         for key, prop in properties.items():
             if prop.plain and key in request.inputDependencies:
                 if key in wire:
@@ -171,11 +172,43 @@ class RackProvider(sdk_component.ComponentProvider):
             return super().construct(name, resource_type, inputs, options)
         except ComponentInitError as exc:
             inner = exc.inner
+            component = resource_type.split(":")[-1]
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
-                component = resource_type.split(":")[-1]
                 raise provider_inputs.refusal(component, name, [(schema_path(e["property_path"]), e["reason"])
                                                                 for e in inner.errors]) from None
+            if isinstance(inner, ConfigError):  # a lane the real APIs would refuse (a pinned AMI's facts): no traceback
+                raise provider_inputs.refusal(component, name, [self._located(component, line)
+                                                                for line in str(inner).splitlines() if line]) from None
             raise
+
+    def _located(self, component: str, line: str) -> tuple[str, str]:
+        """A component's ``ConfigError`` line (``NodeGroupSpec.canary_ami_id: node group 'x': ...``) as a property
+        path and reason: the spec's field under the input of that spec's type (``group.canaryAmiId``), else the
+        input holding such a spec (a ``Rack``'s ``spec``) with the whole line, naming the lane."""
+        where, _, reason = line.partition(": ")
+        match = re.fullmatch(r"(\w+)\.(\w+)", where)
+        inputs = self._component_defs[component].inputs
+        if match:
+            for key, prop in inputs.items():
+                found = self.get_type_definition(prop) if prop.ref else None
+                if found is not None and found.name == match.group(1):
+                    return f"{key}.{camel_case(match.group(2))}", reason
+            for key, prop in inputs.items():
+                if self._holds(prop, match.group(1), set()):
+                    return key, line
+        return "", line
+
+    def _holds(self, prop: PropertyDefinition, type_name: str, seen: set[str]) -> bool:
+        """Whether a property's value holds an object of the type named ``type_name``, at any depth."""
+        if prop.items is not None:
+            return self._holds(prop.items, type_name, seen)
+        if prop.additional_properties is not None:
+            return self._holds(prop.additional_properties, type_name, seen)
+        found = self.get_type_definition(prop) if prop.ref else None
+        if found is None or found.enum or found.name in seen:
+            return False
+        return found.name == type_name or any(self._holds(p, type_name, seen | {found.name})
+                                              for p in found.properties.values())
 
 
 class RackServicer(server.ProviderServicer):

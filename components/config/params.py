@@ -11,6 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
+import typing
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar, cast
 
 from pydantic import (
@@ -58,7 +59,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
             found += [(f"[{n}].{k}", "unknown field" + table.meant(str(k))) for k in unknown]
             continue
         try:
-            specs.append(build(n, dict(item)))
+            specs.append(build(n, {k: v for k, v in item.items() if not _unset(k, v, table)}))
         except SpecError as exc:
             found += problems(exc, table, f"[{n}]")
         except FieldProblem as exc:
@@ -68,6 +69,17 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
     if found:
         raise Problems(found)
     return specs
+
+
+def _unset(key: str, value: Any, table: KeyTable) -> bool:
+    """Whether an item's key is as if it were not written: ``null`` for a key whose field has a default and takes no
+    none (the JSON an item reaches the program as has ``null`` for a key left empty), so ``canary_nodes: null`` is
+    its default 1, as ``ami_id: null`` is none. Where none is a value of the field (``label: null``, no label) the
+    ``null`` is kept; a key that needs a value keeps it too, and is refused."""
+    spec_field = table.field_of(key) or key
+    found = table.spec.model_fields.get(spec_field)
+    return (value is None and found is not None and not found.is_required()
+            and type(None) not in typing.get_args(found.annotation))
 
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
