@@ -210,3 +210,13 @@ def test_the_lanes_output_says_which_lane_launches_into_reservations():
     assert lanes["train"]["capacityTypes"] == ["reserved"]
     assert "capacityReservationIds" not in lanes["workload"]
     assert lanes_config_problems([{"name": name, **lane} for name, lane in lanes.items()]) == []
+
+
+def test_a_reserved_pools_canary_launches_into_the_same_reservations():
+    from mixed_os_racks.karpenter import canary_node_pool_spec, node_class_spec
+
+    pool = PoolSpec(name="train", capacity_types=["reserved", "on-demand"], capacity_reservation_ids=[BLOCK],
+                    canary_ami_id="ami-0a1b2c3d4e5f60718")
+    canary_class = node_class_spec(pool.candidate(), "c", "KarpenterNodeRole-c", lane=pool.canary_name)
+    assert canary_class["capacityReservationSelectorTerms"] == [{"id": BLOCK}]
+    assert capacity_requirement({"spec": canary_node_pool_spec(pool)}) == ["reserved", "on-demand"]
