@@ -40,9 +40,9 @@ before anything is registered) and, while its bounds stay as they are, asks pulu
 desired-size changes (``ignore_scaling_changes``: ``ignoreChanges: ["scalingConfig.desiredSize"]`` on the
 ``aws.eks.NodeGroup``), so the autoscaler's size stays; when a bound changes, it sends the live desired
 size moved into the new bounds, which EKS accepts, and ignores nothing. The live group is the one
-pulumi-aws named after this component (``<name>-`` and 7 hex digits: pulumi-aws auto-names
-``nodeGroupName`` with ``tfbridge.AutoName``, and pulumi-eks names the ``aws.eks.NodeGroup`` after the
-``ManagedNodeGroup``). (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do nothing: a
+named after this component as the engine names it (pulumi-eks names the ``aws.eks.NodeGroup`` after the
+``ManagedNodeGroup``): by pulumi-aws's ``tfbridge.AutoName`` (``<name>-`` and 7 hex digits), or as the stack's
+``pulumi:autonaming`` says (``autonaming.py``); a group created before that config keeps its first name. (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do nothing: a
 component is not diffed, its children are.)
 """
 
@@ -54,7 +54,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
-from . import contract, syntax
+from . import autonaming, contract, syntax
 from .ami import AmiLookup, provider_reason
 from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
@@ -111,16 +111,36 @@ NOT_FOUND_RE = re.compile(r"ResourceNotFoundException|No cluster found|couldn't 
 """How EKS (and the AWS provider) say a cluster or node group does not exist: a group that is not there yet."""
 
 
+def _stack_config(key: str) -> Optional[str]:
+    return pulumi.Config(pulumi.get_project()).get(key)
+
+
+def engine_naming(name: str) -> autonaming.Naming:
+    """How the engine names this component's ``aws.eks.NodeGroup`` (pulumi-eks names it after the component) under
+    the stack's ``pulumi:autonaming``, which the engine gives the program with the rest of the stack's config."""
+    organization: Optional[str]
+    try:
+        organization = pulumi.get_organization()
+    except Exception:  # an engine too old to say: a pattern that reads it names nothing
+        organization = None
+    stack = autonaming.Stack(organization, pulumi.get_project(), pulumi.get_stack(), _stack_config)
+    return autonaming.naming(pulumi.Config("pulumi").get("autonaming"), contract.EKS_NODE_GROUP, name, stack)
+
+
 def live_scaling(cluster_name: str, name: str, opts: pulumi.InvokeOptions) -> tuple[Optional[Scaling], Optional[str]]:
     """The scaling config EKS holds for this component's node group, or None when it does not exist yet;
     with the reason when it could not be read (the caller says so: a bound change may then be refused)."""
+    naming = engine_naming(name)
     try:
         names = aws.eks.get_node_groups(cluster_name=cluster_name, opts=opts).names
-        mine = sorted(n for n in names or [] if re.fullmatch(re.escape(name) + r"-[0-9a-f]{7}", n))
+        mine = sorted(n for n in names or [] if naming.matches(n))
         if not mine:
-            return None, None
+            # none there: a group yet to be created, unless the engine gives a new one a name nobody can know
+            return None, (f"its name cannot be known ({naming.reason})" if naming.reason else None)
         if len(mine) > 1:
-            return None, f"{len(mine)} node groups of cluster {cluster_name} are named after it ({', '.join(mine)})"
+            named = "named after it" if naming.how == "default" else f"named after it as {autonaming.CONFIG_KEY} or " \
+                                                                     f"the provider's default names it"
+            return None, f"{len(mine)} node groups of cluster {cluster_name} are {named} ({', '.join(mine)})"
         found = aws.eks.get_node_group(cluster_name=cluster_name, node_group_name=mine[0], opts=opts)
     except Exception as exc:  # the provider's own error: no such cluster yet (a first `up`), or no permission
         reason = provider_reason(exc)

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from . import clock
 from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
@@ -27,7 +27,7 @@ from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
 from .config.stackconfig import parse_stack_config, rack_values
 from .offline.policyconfig import PolicyPackError, properties_problems, read_config_file, with_entry
-from .offline.soakstate import evidence_of, lanes_run, soak_config
+from .offline.soakstate import evidence_of, lanes_run, proofs, soak_config
 from .offline.stackedit import EditError, edit_item, write_text
 from .offline.stackexport import StackState, read_stack_export
 from .errors import ConfigError
@@ -108,7 +108,7 @@ def _read_evidence(path: Path) -> StackState:
     return state
 
 
-def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
+def _evidence_lines(config: dict[str, Any], now: datetime, proven: Mapping[tuple[str, str], str]) -> list[str]:
     lines = []
     for lane, amis in config["ranSince"].items():
         for ami, since in amis.items():
@@ -116,8 +116,16 @@ def _evidence_lines(config: dict[str, Any], now: datetime) -> list[str]:
             days = soak.whole_days(ran, now) if ran is not None else None
             age = ("no time recorded: its soak cannot be proven" if ran is None else
                    f"since {since}, which is in the future: it proves no soak" if days is None else
+                   f"since {since} ({days} days; {proven[lane, ami]})" if (lane, ami) in proven else
                    f"since {since} ({days} days)")
             lines.append(f"    lane '{shown(lane)}': {shown(ami)} {age}")
+    for lane, amis in config.get("unreached", {}).items():
+        for ami, group in amis.items():
+            where = (f"its last update failed: {group['failure']}" if group.get("failure") else
+                     f"at launch template version {group['groupVersion'] or 'none'}, the image in version "
+                     f"{group['templateVersion'] or 'none'}")
+            lines.append(f"    lane '{shown(lane)}': {shown(ami)} pinned, but node group '{shown(group['group'])}' has not "
+                         f"reached it ({shown(where)}): not run there")
     return lines or ["    (no lane pins an AMI by id)"]
 
 
@@ -140,7 +148,7 @@ def soak_command(args: argparse.Namespace) -> int:
     now = clock.now()
     summary = [f"Evidence from stack {evidence.stack or '(empty)'} ({args.evidence}), as of "
                f"{now.strftime('%Y-%m-%dT%H:%M:%SZ')}; soakDays {config.get('soakDays', soak.DEFAULT_DAYS):g}:",
-               *_evidence_lines(config, now)]
+               *_evidence_lines(config, now, proofs(evidence))]
     if own is not None:
         summary.append(f"    never refused (stack {own.stack}'s own): {', '.join(config['running']) or 'none'}")
     if args.config_file is None:

@@ -284,13 +284,17 @@ class Rack(pulumi.ComponentResource):
             self.cluster_autoscaler = ClusterAutoscaler(
                 f"{name}-cluster-autoscaler", autoscaler_args,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*system_ready, *agent] or None))
-            for group, pool in doubly_scaled(spec.node_groups, spec.pools):
+            for group, pool, resource in doubly_scaled(spec.node_groups, spec.pools):
+                fits = (f"and a pod that requests {resource} tolerates its taints, as it does Karpenter pool "
+                        f"'{pool.name}''s (EKS's ExtendedResourceToleration gives it {resource}:NoSchedule): a pending "
+                        f"one that fits both") if resource else (
+                    f"and has no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both")
                 pulumi.log.warn(
-                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) and has "
-                    f"no taint, as Karpenter pool '{pool.name}' has none: a pending pod that fits both makes the Cluster "
-                    f"Autoscaler and Karpenter each launch a node for it (the spare one is removed once empty). Taint "
-                    f"the group (dedicated: true), fix its size (min_size = max_size), or leave scaling to Karpenter "
-                    f"(cluster_autoscaler_enable: false)", resource=self)
+                    f"node group '{group.name}' can scale (min_size {group.min_size} < max_size {group.max_size}) {fits} "
+                    f"makes the Cluster Autoscaler and Karpenter each launch a node for it (the spare one is removed "
+                    f"once empty). Taint the group{' or the pool' if resource else ''} (dedicated: true), fix its size "
+                    f"(min_size = max_size), or leave scaling to Karpenter (cluster_autoscaler_enable: false)",
+                    resource=self)
         self.metrics_server: Optional[MetricsServer] = None
         if spec.metrics_server:
             self.metrics_server = MetricsServer(

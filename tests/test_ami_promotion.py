@@ -11,8 +11,10 @@ early 2023 have none.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import math
+import re
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -26,7 +28,7 @@ from mixed_os_racks import clock
 from mixed_os_racks.cli import main
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.engine import run_program
-from mixed_os_racks.offline.stackexport import write_export
+from mixed_os_racks.offline.stackexport import state_time, write_export
 from mixed_os_racks.pack.soak import DAY_SECONDS, Evidence
 
 from promotion_helpers import GROUPS_KEY, NEW_AMI, NEWER_AMI, POOLS_KEY, catalog, preview
@@ -54,13 +56,14 @@ def export(folder: Path, stack: str, values: dict[str, Any], amis: Path, days: O
     """The state an ``up`` of ``values`` left, every resource last altered ``days`` ago (None: no ``modified``,
     as before early 2023)."""
     run = run_program(REPO, values, Catalog.load(amis), project=PROJECT, stack=stack)
-    path = write_export(run, folder / f"{stack}-{len(list(folder.iterdir()))}.json")
-    if days is not None:
-        doc = json.loads(path.read_text())
-        when = (clock.now() - timedelta(days=days)).isoformat()  # the clock the pack judges by (conftest pins it)
-        for res in doc["deployment"]["resources"]:
-            res["modified"] = res["created"] = when
-        path.write_text(json.dumps(doc))
+    path = folder / f"{stack}-{len(list(folder.iterdir()))}.json"
+    if days is not None:  # the clock the pack judges by (conftest pins it)
+        return write_export(run, path, at=clock.now() - timedelta(days=days))
+    doc = json.loads(write_export(run, path).read_text())
+    for res in doc["deployment"]["resources"]:
+        res.pop("modified", None)
+        res.pop("created", None)
+    path.write_text(json.dumps(doc))
     return path
 
 
@@ -145,6 +148,182 @@ def test_a_node_groups_ami_is_judged_by_its_launch_template(tmp_path, amis, prod
     assert refusal["message"].startswith(f"node group 'rack-ng-1-canary': AMI {NEW_AMI} is new on lane 'rack-ng-1', "
                                          f"and has run there in staging for 2 of 7 days")
     assert refusal["urn"].endswith("::rack-ng-1-canary-launchTemplate")
+
+
+# ---- what a managed node group's state proves ---------------------------------------------------------------
+#
+# Upstream facts relied on (in our words):
+# - pulumi/pulumi pkg/resource/deploy/step.go (commit 1b5949891b3c): a CreateStep stamps `created` and `modified`
+#   with the time of the create; an UpdateStep moves `modified` only when the provider's update succeeds (or
+#   reports a partial failure with its state), so a template's `modified` moves with its image while the group
+#   that failed to roll onto it keeps its old state; a first ReadStep (a `get`) records neither time.
+# - pulumi/pulumi sdk/go/common/apitype/core.go: `created`/`modified` are Go time.Time values, marshalled as
+#   RFC 3339 with nanoseconds in UTC (`2024-10-28T18:17:41.426010047Z`).
+# - pulumi/pulumi-eks tests/testdata/recorded/TestProviderUpgrade/managed-nodegroups/3.0.0/stack.json (commit
+#   e666a6f9b3bb, here trimmed under tests/recorded/): a ManagedNodeGroup's launch template records
+#   `latestVersion: 1` (a number) and its aws.eks.NodeGroup `launchTemplate.version: "1"` (text), the group
+#   modified after the template.
+
+RECORDED_MNG = REPO / "tests" / "recorded" / "pulumi-eks" / "TestProviderUpgrade" / "managed-nodegroups" / "3.0.0"
+RECORDED_AMI = "ami-00369ea992801deb2"  # example-managed-ng0's pinned image in that run
+
+
+def recorded_state(tmp_path: Path, edit: Any = None) -> Path:
+    doc = json.loads(gzip.open(RECORDED_MNG / "stack.json.gz").read())
+    if edit is not None:
+        edit({r["urn"].rsplit("::", 1)[-1] + "/" + r["type"].rsplit(":", 1)[-1]: r for r in doc["deployment"]["resources"]})
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def soak_config_of(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, Any], str]:
+    assert main(["soak", str(path)]) == 0
+    out = capsys.readouterr()
+    return json.loads(out.out)[SOAKED], out.err
+
+
+def test_a_real_node_group_counts_as_running_its_image_from_when_the_group_reached_it(tmp_path, capsys):
+    """In pulumi-eks's recorded run, example-managed-ng0's template was written at 18:15:22 and its group reached
+    that version at 18:17:41: the soak counts from the group, the later of the two."""
+    config, summary = soak_config_of(recorded_state(tmp_path), capsys)
+    assert config["ranSince"]["example-managed-ng0"] == {RECORDED_AMI: "2024-10-28T18:17:42Z"}
+    assert config["unreached"] == {}
+    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} since 2024-10-28T18:17:42Z (") in summary
+    assert "days; its node group reached it: every node of the group was launched from it)" in summary
+
+
+def test_the_soak_summary_says_what_each_lane_proves(tmp_path, amis, capsys):
+    """A Karpenter lane's evidence is its EC2NodeClass's pin, a managed node group's the group's own state."""
+    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 8.04)
+    _, summary = soak_config_of(staging, capsys)
+    assert (f"lane 'gpu': {NEW_AMI} since ") in summary
+    assert ("(8 days; its EC2NodeClass pins it: nodes Karpenter launched since boot it, older ones drift onto it)"
+            in summary), summary
+    assert (f"lane 'rack-ng-1': {NEWER_AMI} since ") in summary
+    assert "(8 days; its node group reached it: every node of the group was launched from it)" in summary
+
+
+def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsys):
+    """The image was written into version 2 of the template (its `modified` moved), and the group's own state is
+    still at version 1 (its rollout failed: NodeCreationFailure): the lane pins the image but has not run it."""
+    def failed_rollout(by: dict[str, Any]) -> None:
+        by["example-managed-ng0-launchTemplate/LaunchTemplate"]["outputs"]["latestVersion"] = 2
+        by["example-managed-ng0-launchTemplate/LaunchTemplate"]["modified"] = "2024-11-30T10:00:00Z"
+    config, summary = soak_config_of(recorded_state(tmp_path, failed_rollout), capsys)
+    assert "example-managed-ng0" not in config["ranSince"]
+    assert config["unreached"] == {"example-managed-ng0": {RECORDED_AMI: {
+        "group": "example-managed-ng0", "groupVersion": "1", "templateVersion": "2", "failure": None}}}
+    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached "
+            f"it (at launch template version 1, the image in version 2): not run there") in summary
+
+
+@pytest.mark.parametrize("version, says", [
+    (None, None),  # the group's state records no version
+    ("$Latest", "$Latest"),  # a symbolic version says nothing of which one the group runs
+    (2, "2"),  # ahead of the template: not the version holding the image
+    (1.0, None),  # a number where the state keeps text: read as the same version
+    ({"1": 1}, None),  # no version at all
+    ("x" * 500, "x" * 40 + "...(500 characters)"),  # a hostile state's text is shown cut short
+])
+def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, capsys, version, says):
+    def group_at(by: dict[str, Any]) -> None:
+        template = by["example-managed-ng0/NodeGroup"]["outputs"]["launchTemplate"]
+        if version is None:
+            template.pop("version")
+        else:
+            template["version"] = version
+    config, _ = soak_config_of(recorded_state(tmp_path, group_at), capsys)
+    if version == 1.0:
+        assert RECORDED_AMI in config["ranSince"]["example-managed-ng0"] and config["unreached"] == {}
+        return
+    assert config["unreached"]["example-managed-ng0"][RECORDED_AMI] == {
+        "group": "example-managed-ng0", "groupVersion": says, "templateVersion": "1", "failure": None}
+
+
+# pulumi-terraform-bridge pkg/tfbridge/provider.go (commit 59de6c66), Update: when the Terraform provider's apply
+# fails but returns a state, the bridge answers with that state and an initialization error; terraform-provider-aws
+# internal/service/eks/node_group.go (resourceNodeGroupUpdate) fails a launch template version update whose EKS
+# update ends Failed, with the new version in the state it returns (plugin SDK v2 keeps the planned values). The
+# engine then records those outputs, moves `modified` and writes the reasons as the resource's `initErrors`
+# (pulumi/pulumi pkg/resource/deploy/step.go, UpdateStep.Apply), and retries the update on the next `up`. So a
+# failed rollout reads as the new version until a refresh or a retry: `initErrors` says it failed.
+FAILED_UPDATE = ("updating urn:pulumi:staging::mixed-os-racks::eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::"
+                 "rack-ng-1: 1 error occurred:\n\t* waiting for EKS Node Group (staging-rack:rack-ng-1-0a1b2c3) version "
+                 "update (4b1f): unexpected state 'Failed', wanted target 'Successful'. last error: NodeCreationFailure: "
+                 "Instances failed to join the kubernetes cluster")
+
+
+def test_a_group_whose_state_records_a_failed_update_has_not_reached_its_version(tmp_path, capsys):
+    def failed_update(by: dict[str, Any]) -> None:  # the provider reported the version it was sent, with the failure
+        by["example-managed-ng0/NodeGroup"]["initErrors"] = [FAILED_UPDATE]
+    config, summary = soak_config_of(recorded_state(tmp_path, failed_update), capsys)
+    assert "example-managed-ng0" not in config["ranSince"]
+    found = config["unreached"]["example-managed-ng0"][RECORDED_AMI]
+    assert (found["groupVersion"], found["templateVersion"]) == ("1", "1")
+    # on one line, its end kept (the provider's last error): "...last error: NodeCreationFailure: Instances failed ..."
+    assert found["failure"].startswith("...") and found["failure"].endswith(FAILED_UPDATE[-60:])
+    assert "NodeCreationFailure" in found["failure"] and "\n" not in found["failure"] and len(found["failure"]) == 203
+    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached it "
+            f"(its last update failed: ...") in summary
+
+
+def test_a_failed_rollout_recorded_with_the_new_version_still_refuses_the_ami(tmp_path, amis, prod_state):
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEW_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        if res["type"] == "aws:eks/nodeGroup:NodeGroup" and res["urn"].endswith("::rack-ng-1"):
+            res["initErrors"] = [FAILED_UPDATE]
+    staging.write_text(json.dumps(doc))
+    code, result = preview(tmp_path, with_gpu("prod", group={"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging),
+                           "--state", str(prod_state))
+    assert code == 1
+    (refusal,) = soaked(result)
+    assert refusal["message"].startswith(
+        f"node group 'rack-ng-1': AMI {NEW_AMI} is new on lane 'rack-ng-1', and staging pins it there, but its node "
+        f"group 'rack-ng-1' has not reached it (its state records the group's last update as failed: ...")
+    assert "last error: NodeCreationFailure: Instances failed to join the kubernetes cluster: its rollout failed" in refusal["message"]
+
+
+def test_a_group_that_failed_to_roll_onto_a_new_ami_gives_it_no_soak(tmp_path, amis, prod_state):
+    """staging wrote NEW_AMI into rack-ng-1's launch template 8 days ago, but the group never reached that version:
+    prod's group may not take it; once staging's group reaches it (a refresh after EKS finished, or a new `up`),
+    it counts from the group's own time."""
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEW_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    by_name = {r["urn"].rsplit("::", 1)[-1] + "/" + r["type"]: r for r in doc["deployment"]["resources"]}
+    template = by_name["rack-ng-1-launchTemplate/aws:ec2/launchTemplate:LaunchTemplate"]
+    group = by_name["rack-ng-1/aws:eks/nodeGroup:NodeGroup"]
+    assert (template["outputs"]["latestVersion"], group["outputs"]["launchTemplate"]["version"]) == (1, "1")
+    template["outputs"]["latestVersion"] = 2
+    staging.write_text(json.dumps(doc))
+    prod_values = with_gpu("prod", group={"ami_id": NEW_AMI})
+    code, result = preview(tmp_path, prod_values, amis, "--soaked-in", str(staging), "--state", str(prod_state))
+    assert code == 1
+    (refusal,) = soaked(result)
+    assert refusal["message"].startswith(
+        f"node group 'rack-ng-1': AMI {NEW_AMI} is new on lane 'rack-ng-1', and staging pins it there, but its node "
+        f"group 'rack-ng-1' has not reached it (its state has the group at launch template version 1, the image in "
+        f"version 2: its rollout failed or has not finished), so it has not run there")
+    group["outputs"]["launchTemplate"]["version"] = "2"
+    group["modified"] = (clock.now() - timedelta(days=1.04)).isoformat()
+    staging.write_text(json.dumps(doc))
+    code, result = preview(tmp_path, prod_values, amis, "--soaked-in", str(staging), "--state", str(prod_state))
+    assert code == 1 and "has run there in staging for 1 of 7 days" in soaked(result)[0]["message"]
+
+
+def test_the_packages_export_carries_times_as_the_cli_writes_them(tmp_path, amis):
+    """write_export stamps every resource it creates as a first `up` does, in Go's spelling: the same shape as the
+    times of pulumi-eks's recorded state, and read back to the instant given."""
+    run = run_program(REPO, stack_config("staging"), Catalog.load(amis), project=PROJECT, stack="staging")
+    at = datetime(2026, 11, 29, 8, 0, 0, 123400, tzinfo=timezone.utc)
+    doc = json.loads(write_export(run, tmp_path / "s.json", at=at).read_text())
+    go_time = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]*[1-9])?Z")
+    real = json.loads(gzip.open(RECORDED_MNG / "stack.json.gz").read())["deployment"]["resources"]
+    assert all(go_time.fullmatch(r["modified"]) and go_time.fullmatch(r["created"]) for r in real)
+    resources = doc["deployment"]["resources"]
+    assert resources and {(r["created"], r["modified"]) for r in resources} == {("2026-11-29T08:00:00.1234Z",) * 2}
+    assert state_time(resources[0]["modified"]) == at
 
 
 def test_a_state_without_modified_times_proves_no_soak(tmp_path, amis, prod_state):
@@ -247,7 +426,8 @@ def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsy
     config.write_text(json.dumps({"pinned-ami-age": "advisory", SOAKED: {"enforcementLevel": "mandatory", "soakDays": 3}}))
     assert main(["soak", str(staging), "--state", str(prod_state), "--policy-pack-config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days)" in out and f"wrote {config} (ami-soaked)" in out
+    assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days; its EC2NodeClass pins it" in out
+    assert f"wrote {config} (ami-soaked)" in out
     doc = json.loads(config.read_text())
     assert doc["pinned-ami-age"] == "advisory"  # the file's other entries are kept
     entry = doc[SOAKED]
@@ -330,6 +510,23 @@ def test_promote_never_writes_an_unsoaked_ami(tmp_path, amis, project, capsys):
     assert promote(project, staging, "--lane", "gpu", "--policy-pack-config", str(config)) == 0
     assert f"ami_id: {NEW_AMI}" in (project / "Pulumi.prod.yaml").read_text()
     assert "rack-ng-1" not in capsys.readouterr().out  # --lane: only that lane
+
+
+def test_promote_never_writes_an_ami_a_node_group_failed_to_roll_onto(tmp_path, amis, project, capsys):
+    """staging's template has held NEWER_AMI for 8 days, but its group is still at the version before: not promoted."""
+    staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEWER_AMI}), amis, 8.04)
+    doc = json.loads(staging.read_text())
+    for res in doc["deployment"]["resources"]:
+        if res["type"] == "aws:ec2/launchTemplate:LaunchTemplate" and res["urn"].endswith("::rack-ng-1-launchTemplate"):
+            res["outputs"]["latestVersion"] = 3
+    staging.write_text(json.dumps(doc))
+    before = (project / "Pulumi.prod.yaml").read_bytes()
+    assert promote(project, staging, "--lane", "rack-ng-1") == 1
+    out = capsys.readouterr().out
+    assert (f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI} is new on lane 'rack-ng-1', and staging pins it "
+            f"there, but its node group 'rack-ng-1' has not reached it (its state has the group at launch template "
+            f"version 1, the image in version 3") in out
+    assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
 def test_promote_to_a_canary_then_to_the_lane(tmp_path, amis, project, capsys):

@@ -46,9 +46,10 @@ def catalog_file(tmp_path: Path, node_groups: dict[str, Any], **cluster: Any) ->
 
 
 def preview_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], rack: dict[str, Any],
-                 amis: Path | None = None) -> tuple[int, dict[str, Any], str]:
+                 amis: Path | None = None, **config: Any) -> tuple[int, dict[str, Any], str]:
+    """The offline preview of stack ``t`` with the ``rack:`` keys ``rack`` and other namespaces' keys ``config``."""
     stack, out = tmp_path / "Pulumi.t.yaml", tmp_path / "preview.json"
-    stack.write_text(yaml.safe_dump({"config": rack_config(**rack)}))
+    stack.write_text(yaml.safe_dump({"config": {**rack_config(**rack), **config}}))
     argv = ["preview", "--config", str(stack), "--no-policy", "--json", str(out), "--cwd", str(REPO)]
     code = main(argv + (["--amis", str(amis)] if amis else []))
     err = capsys.readouterr().err
@@ -185,6 +186,107 @@ def test_an_untainted_scalable_group_beside_an_untainted_pool_is_warned_about(tm
 def test_one_autoscaler_per_pod_is_not_warned_about(tmp_path, capsys, rack):
     code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, **rack))
     assert code == 0 and "each launch a node" not in err
+
+
+# ---- the live group under pulumi:autonaming ------------------------------------------------------------------
+#
+# pulumi/pulumi pkg/cmd/pulumi/autonaming/config.go and pkg/resource/autonaming/strategy.go (commit 1b5949891b3c):
+# `pulumi:autonaming` takes `mode` (default, verbatim, disabled) or `pattern` (+ `enforce`) at its root, per
+# provider and per resource type, the most specific winning; verbatim names a resource by its logical name, a
+# pattern expands ${name}, ${stack}, ${project}, ${organization}, ${config.key} and random ${hex(n)}, ${alphanum(n)},
+# ${string(n)}, ${num(n)}, ${uuid}. The engine names a resource when it creates it: an existing group keeps the name
+# it was created with. pkg/resource/deploy/source_eval.go hands the program the stack's whole config.
+SCALABLE = {"id": 1, "type": "m5.large", "min_size": 6, "max_size": 10, "dedicated": True, "label": "batch"}
+LIVE = {"desired_size": 5, "min_size": 1, "max_size": 10}
+
+
+@pytest.mark.parametrize("autonaming, live_name", [
+    ({"mode": "verbatim"}, "rack-ng-1"),
+    ({"pattern": "${stack}-${name}-${hex(4)}"}, "t-rack-ng-1-0a9f"),
+    ({"pattern": "${project}_${name}_${alphanum(3)}${num(2)}${string(1)}"}, "mixed-os-racks_rack-ng-1_z9a07q"),
+    ({"pattern": "${name}-${uuid}"}, "rack-ng-1-6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+    ({"pattern": "${organization}-${name}"}, "organization-rack-ng-1"),  # the offline engine's organization
+    ({"pattern": "x-${name}", "providers": {"aws": {"resources": {"aws:eks/nodeGroup:NodeGroup": {"mode": "verbatim"}}}}},
+     "rack-ng-1"),  # the type's own naming wins over the root's
+    ({"providers": {"aws": {"pattern": "${name}-${config.suffix}"}}}, "rack-ng-1-blue"),
+    ({"mode": "verbatim"}, LIVE_NAME),  # created before the config: the engine never renames it
+])
+def test_a_raise_of_min_size_finds_the_group_as_the_engine_named_it(tmp_path, capsys, autonaming, live_name):
+    amis = catalog_file(tmp_path, {live_name: LIVE})
+    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
+                                  **{"pulumi:autonaming": autonaming, "mixed-os-racks:suffix": "blue"})
+    assert code == 0, err
+    assert sent(doc, "rack-ng-1") == ({"minSize": 6, "maxSize": 10, "desiredSize": 6}, [])
+    assert "live size cannot be read" not in err
+
+
+@pytest.mark.parametrize("autonaming, says", [
+    ({"mode": "disabled"}, "its name cannot be known (pulumi:autonaming disables auto-naming for "
+                           "aws:eks/nodeGroup:NodeGroup, so the provider names a new one itself)"),
+    ({"mode": "verbatim", "pattern": "${name}"}, "its name cannot be known (pulumi:autonaming: pulumi:autonaming gives "
+                                                 "both mode and pattern/enforce, which the Pulumi CLI refuses)"),
+    ({"pattern": "${name}-${config.missing}"}, "its name cannot be known (pulumi:autonaming: its pattern reads "
+                                               "${config.missing}, which the stack's config does not set)"),
+])
+def test_a_group_whose_name_cannot_be_known_is_warned_about(tmp_path, capsys, autonaming, says):
+    """No group carries a name the look-up can match: rather than take the group as new (and send min_size over the
+    autoscaler's size), the rack says it cannot read the live size."""
+    amis = catalog_file(tmp_path, {"terraform-20261201000000000000000001": LIVE})
+    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
+                                  **{"pulumi:autonaming": autonaming})
+    assert code == 0, err
+    assert f"warning: node group 'rack-ng-1': its live size cannot be read ({says}): a change of min_size" in err
+
+
+def test_two_groups_named_both_ways_are_not_guessed_between(tmp_path, capsys):
+    amis = catalog_file(tmp_path, {LIVE_NAME: LIVE, "rack-ng-1": LIVE})
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
+                                **{"pulumi:autonaming": {"mode": "verbatim"}})
+    assert code == 0, err
+    assert (f"its live size cannot be read (2 node groups of cluster test-rack are named after it as pulumi:autonaming "
+            f"or the provider's default names it (rack-ng-1, {LIVE_NAME}))") in err
+
+
+# A GPU pod tolerates its vendor's GPU taint without saying so: EKS runs the ExtendedResourceToleration admission
+# plugin (EKS user guide, platform versions), which gives every pod requesting an extended resource the toleration
+# `<resource>` Exists NoSchedule (kubernetes plugin/pkg/admission/extendedresourcetoleration). So a GPU group
+# tainted only nvidia.com/gpu and a GPU pool tainted with nothing else are both open to it.
+GPU_GROUP = {"id": 1, "type": "g5.xlarge", "min_size": 0, "max_size": 3}
+GPU_POOL = {"name": "gpu", "instance_families": "g5,g6", "disk": 100}
+
+
+def test_a_scalable_gpu_group_beside_an_open_gpu_pool_is_warned_about(tmp_path, capsys):
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[GPU_GROUP],
+                                                       additional_karpenter_nodepools_config=[GPU_POOL]))
+    assert code == 0, err
+    assert ("warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu "
+            "tolerates its taints, as it does Karpenter pool 'gpu''s (EKS's ExtendedResourceToleration gives it "
+            "nvidia.com/gpu:NoSchedule): a pending one that fits both makes the Cluster Autoscaler and Karpenter each "
+            "launch a node for it") in err
+    assert "Taint the group or the pool (dedicated: true)" in err
+
+
+@pytest.mark.parametrize("groups, pools", [
+    ([{**GPU_GROUP, "dedicated": True, "label": "gpu"}], [GPU_POOL]),  # the pod must name the group's dedicated taint
+    ([GPU_GROUP], [{**GPU_POOL, "dedicated": True}]),  # ... or the pool's
+    ([{**GPU_GROUP, "min_size": 2, "max_size": 2}], [GPU_POOL]),  # a fixed group: the autoscaler adds nothing
+    ([GPU_GROUP], [{"name": "cpu", "instance_families": "m7i"}]),  # no pool with GPUs: Karpenter cannot launch one
+    ([GPU_GROUP], [{**GPU_POOL, "taints": "nvidia.com/gpu:NoExecute"}]),  # the plugin tolerates NoSchedule only
+])
+def test_a_gpu_pod_that_only_one_autoscaler_serves_is_not_warned_about(tmp_path, capsys, groups, pools):
+    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=groups,
+                                                       additional_karpenter_nodepools_config=pools))
+    assert code == 0, err
+    assert "each launch a node" not in err
+
+
+def test_a_gpu_pools_own_gpu_taint_is_tolerated_too(tmp_path, capsys):
+    """A pool tainted nvidia.com/gpu:NoSchedule, like the group, is still open to every GPU pod."""
+    code, _, err = preview_json(tmp_path, capsys, dict(
+        **CREATE, additional_node_groups_config=[GPU_GROUP],
+        additional_karpenter_nodepools_config=[{**GPU_POOL, "taints": "nvidia.com/gpu:NoSchedule"}]))
+    assert code == 0, err
+    assert "warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu" in err
 
 
 @pytest.mark.parametrize("made, fix", [

@@ -251,8 +251,10 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
     try:
         _settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(values), [])
+        # the organization the engine names when no service says one (the file backend's, as the pack and a
+        # Node.js program get it here)
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
-                                 logger=_ProgramLog(mocks))  # type: ignore[arg-type]
+                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

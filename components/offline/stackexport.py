@@ -25,6 +25,7 @@ from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
+from .. import clock
 from ..inputs import NotReadable, clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, read_input
 from ..spec.base import rendered, shown
 from . import sdk
@@ -91,7 +92,8 @@ class StateResource:
     modified: str = ""
     """``modified``: when the engine last altered this resource's state (RFC 3339), '' when not recorded."""
     init_errors: list[str] = field(default_factory=list)
-    """``initErrors``: why its provider could not finish creating or updating it (the engine updates it again)."""
+    """``initErrors``: why its provider could not finish creating or updating it (a partial failure: the engine keeps
+    the state the provider reported, and updates it again on the next ``up``)."""
     import_id: str = ""
     """``importID``: the id it was imported by, when that differs from its ``id``."""
 
@@ -647,8 +649,35 @@ def _state_value(value: Any, secrets: str, resolved: str) -> Any:
     return _number(value)
 
 
-def _export_resource(res: Resource, secrets: str, external: bool) -> dict[str, Any]:
-    inputs = _state_value(res.wire, secrets, f"{res.name}-resolved")
+LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
+NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+FIRST_VERSION = 1
+"""A new launch template's one version (EC2 ``CreateLaunchTemplate`` makes version 1, its default and latest), as
+pulumi-aws records it (``latestVersion``/``defaultVersion`` 1 in pulumi/pulumi-eks's recorded states), and the
+version a node group created on it reports (``launchTemplate.version`` ``"1"``)."""
+
+
+def go_time(when: datetime) -> str:
+    """``when`` as the Pulumi CLI writes a resource's ``created``/``modified`` (Go's ``time.Time`` in UTC, marshaled as
+    RFC 3339 with nanoseconds: ``2024-09-23T19:13:53.586049Z``, the fraction's trailing zeros dropped)."""
+    when = when.astimezone(timezone.utc)
+    fraction = f"{when.microsecond:06d}".rstrip("0")
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
+
+
+def _first_version(res: Resource, inputs: dict[str, Any], templates: set[str]) -> dict[str, Any]:
+    """A node group's ``launchTemplate.version``, unknown at preview because it is its template's ``latestVersion``,
+    as the first ``up`` leaves it: the template's first version."""
+    given = res.wire.get("launchTemplate")
+    if res.type != NODE_GROUP_TYPE or not isinstance(given, dict) or given.get("version") != sdk.UNKNOWN:
+        return inputs
+    if not templates.intersection(res.property_dependencies.get("launchTemplate", ())):
+        return inputs
+    return {**inputs, "launchTemplate": {**inputs["launchTemplate"], "version": str(FIRST_VERSION)}}
+
+
+def _export_resource(res: Resource, secrets: str, external: bool, when: str, templates: set[str]) -> dict[str, Any]:
+    inputs = _first_version(res, _state_value(res.wire, secrets, f"{res.name}-resolved"), templates)
     if res.type.startswith("pulumi:providers:") and res.version:  # the engine keeps the plugin version there
         inputs = {**inputs, "__internal": {}, "version": res.version}
     out: dict[str, Any] = {"urn": res.urn, "custom": res.custom, "type": res.type}
@@ -656,6 +685,8 @@ def _export_resource(res: Resource, secrets: str, external: bool) -> dict[str, A
         out["id"] = f"{res.name}-id"
     out["inputs"] = inputs
     out["outputs"] = ({**inputs, "id": out["id"]} if res.custom else inputs)
+    if res.type == LAUNCH_TEMPLATE_TYPE and not external:  # computed by EC2 when it creates the template
+        out["outputs"] = {**out["outputs"], "latestVersion": FIRST_VERSION, "defaultVersion": FIRST_VERSION}
     if res.parent:
         out["parent"] = res.parent
     if res.protect:
@@ -668,33 +699,43 @@ def _export_resource(res: Resource, secrets: str, external: bool) -> dict[str, A
         out["propertyDependencies"] = {k: list(v) for k, v in res.property_dependencies.items()}
     if res.ignore_changes:
         out["ignoreChanges"] = list(res.ignore_changes)
+    if not external:  # a CreateStep stamps both (pkg/resource/deploy/step.go); a first ReadStep neither
+        out["created"] = out["modified"] = when
     return out
 
 
-def export_run(run: ProgramRun, secrets: str = "ciphertext") -> dict[str, Any]:
-    """The ``pulumi stack export`` (version 3) of the state a ``pulumi up`` of ``run`` would leave.
+def export_run(run: ProgramRun, secrets: str = "ciphertext", at: Optional[datetime] = None) -> dict[str, Any]:
+    """The ``pulumi stack export`` (version 3) of the state a first ``pulumi up`` of ``run`` would leave, at ``at``
+    (default: the package's clock, ``clock.now``).
 
-    Outputs are the inputs plus an id; a value unknown at preview gets a stand-in (the offline
-    preview never compares a known value with an unknown one); secrets are ``ciphertext`` (what the
-    CLI exports by default, unreadable offline) or ``plaintext`` (``--show-secrets``).
+    Outputs are the inputs plus an id, and what the soak evidence reads of a provider's computed outputs (a
+    launch template's ``latestVersion`` and ``defaultVersion``, and the version its node group reports: the
+    first, 1); a value unknown at preview gets a stand-in (the offline preview never compares a known value
+    with an unknown one); secrets are ``ciphertext`` (what the CLI exports by default, unreadable offline) or
+    ``plaintext`` (``--show-secrets``). Every resource the program registers is ``created`` and ``modified`` at
+    ``at``, written as the CLI writes them (``go_time``), as a first ``up`` leaves them; a read (``Resource.get``)
+    has neither, as the engine's first read of it records none.
     """
     if secrets not in ("ciphertext", "plaintext"):
         raise ValueError(f"secrets: {secrets!r} (ciphertext or plaintext)")
-    resources = [_export_resource(r, secrets, False) for r in run.resources]
-    resources += [_export_resource(r, secrets, True) for r in run.reads]
+    when = go_time(at if at is not None else clock.now())
+    templates = {r.urn for r in run.resources if r.type == LAUNCH_TEMPLATE_TYPE}
+    resources = [_export_resource(r, secrets, False, when, templates) for r in run.resources]
+    resources += [_export_resource(r, secrets, True, when, templates) for r in run.reads]
     stack = next((r for r in resources if r["type"] == STACK_TYPE), None)
     if stack is not None:
         stack["outputs"] = _state_value(run.outputs_wire, secrets, "resolved")
     return {
         "version": CURRENT_VERSION,
         "deployment": {
-            "manifest": {"time": "1970-01-01T00:00:00Z", "magic": "", "version": "offline"},
+            "manifest": {"time": when, "magic": "", "version": "offline"},
             "secrets_providers": {"type": "passphrase", "state": {"salt": "v1:offline"}},
             "resources": resources,
         },
     }
 
 
-def write_export(run: ProgramRun, path: Path, secrets: str = "ciphertext") -> Path:
-    path.write_text(json.dumps(export_run(run, secrets), indent=2) + "\n", encoding="utf-8")
+def write_export(run: ProgramRun, path: Path, secrets: str = "ciphertext", at: Optional[datetime] = None) -> Path:
+    """``export_run`` written to ``path`` (as ``pulumi stack export --file`` writes it)."""
+    path.write_text(json.dumps(export_run(run, secrets, at), indent=2) + "\n", encoding="utf-8")
     return path

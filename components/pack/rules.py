@@ -301,6 +301,21 @@ def ami_not_run(subject: str, lane: str, ami: str, environment: str, needed: flo
             f"there first, on the lane or its canary (canary_ami_id), for {days(needed)}, then promote it")
 
 
+def ami_not_reached(subject: str, lane: str, ami: str, environment: str, group: str, at: str, holding: str,
+                    needed: float, failure: str = "") -> str:
+    """Policy ``ami-soaked``: the environment before pins the AMI in a managed node group's launch template, but the
+    group's own state has not reached the template version holding it (a failed or unfinished rollout)."""
+    where = (f"its state has the group at launch template version {at}" if at else
+             "its state records no launch template version for the group") + (
+        f", the image in version {holding}" if holding else ", and no latestVersion for the template")
+    if failure:
+        where = f"its state records the group's last update as failed: {failure}"
+    return (f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} pins it there, but its node group "
+            f"'{group}' has not reached it ({where}: its rollout failed or has not finished), so it has not run there: "
+            f"finish the rollout there (pulumi up, or pulumi refresh once EKS has finished it), let it run "
+            f"{days(needed)}, then promote it")
+
+
 def ami_not_soaked(subject: str, lane: str, ami: str, environment: str, soaked: int, needed: float, since: str) -> str:
     """Policy ``ami-soaked``: the environment before has run the AMI on the lane for less than ``needed`` days."""
     return (f"{subject}: AMI {ami} is new on lane '{lane}', and has run there in {environment} for {soaked} of "

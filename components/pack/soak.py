@@ -19,7 +19,9 @@ EC2 resolves it.
 The config (the CLI's ``mixed-os-racks soak`` writes it; ``preview --soaked-in`` passes it):
 ``environment`` (the stack whose state it is), ``ranSince`` (lane -> AMI -> since when that state shows the
 AMI on the lane: the ``modified`` time of the resource holding it, or null when the state has none),
-``running`` (AMIs the stack's own state already runs: never refused), ``soakDays`` (default 7). Without
+``unreached`` (lane -> AMI -> a managed node group whose template holds the AMI in a version the group has not
+reached: ``group``, ``groupVersion``, ``templateVersion``, ``failure``), ``running`` (AMIs the stack's own state already runs:
+never refused), ``soakDays`` (default 7). Without
 ``ranSince`` the policy judges nothing: it is off until an environment's evidence is given.
 """
 
@@ -29,7 +31,7 @@ import calendar
 import math
 import re
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Mapping, Optional
 
@@ -52,6 +54,15 @@ SCHEMA: dict[str, Any] = {
                  "the AMI on the lane (RFC 3339), or null when it records no time. `mixed-os-racks soak` writes it.",
                  "additionalProperties": {"type": "object", "additionalProperties": {
                      "anyOf": [{"type": "string", "pattern": TIME_PATTERN}, {"type": "null"}]}}},
+    "unreached": {"type": "object", "description": "Lane -> AMI id -> the managed node group whose launch template "
+                  "holds the AMI in a version its own state says it has not reached (a failed or unfinished "
+                  "rollout): such an AMI has not run there. `mixed-os-racks soak` writes it.",
+                  "additionalProperties": {"type": "object", "additionalProperties": {
+                      "type": "object", "properties": {
+                          "group": {"type": "string"},
+                          "groupVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                          "templateVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                          "failure": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}},
     "running": {"type": "array", "items": {"type": "string"},
                 "description": "AMI ids this stack's own state already runs: never refused."},
 }
@@ -182,6 +193,8 @@ class Evidence:
     needed: float = DEFAULT_DAYS
     running: frozenset[str] = frozenset()
     """AMIs the judged stack's own state runs: never refused."""
+    unreached: Mapping[str, Mapping[str, Any]] = dataclass_field(default_factory=dict)
+    """Lane -> AMI -> the managed node group that holds it in a template version it has not reached."""
 
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> Optional["Evidence"]:
@@ -192,7 +205,8 @@ class Evidence:
         return cls(facts.text(config.get("environment")) or "the environment before",
                    {lane: facts.as_map(amis) for lane, amis in facts.as_map(config.get("ranSince")).items()},
                    DEFAULT_DAYS if days is None else days,
-                   frozenset(a for a in facts.as_list(config.get("running")) if isinstance(a, str)))
+                   frozenset(a for a in facts.as_list(config.get("running")) if isinstance(a, str)),
+                   {lane: facts.as_map(amis) for lane, amis in facts.as_map(config.get("unreached")).items()})
 
     def soaked_days(self, lane: str, ami: str, now: datetime) -> Optional[int]:
         """Whole days the lane has run the AMI, as far as the state proves it; None when it proves nothing."""
@@ -204,6 +218,11 @@ class Evidence:
         if ami in self.running:
             return None
         there = self.ran.get(lane, {})
+        group = facts.as_map(self.unreached.get(lane, {}).get(ami))
+        if ami not in there and group:
+            return rules.ami_not_reached(subject, lane, ami, self.environment, facts.text(group.get("group")),
+                                         facts.text(group.get("groupVersion")), facts.text(group.get("templateVersion")),
+                                         self.needed, facts.text(group.get("failure")))
         if ami not in there:
             others = sorted(a for a in there if isinstance(a, str))
             return rules.ami_not_run(subject, lane, ami, self.environment, self.needed, others)

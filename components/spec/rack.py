@@ -133,20 +133,44 @@ def access_entries_problem(cluster_name: str, mode: str) -> Optional[str]:
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
 """Taint effects that keep a pod without the toleration off a node (Kubernetes' and the EKS API's spellings)."""
+NEURON_RESOURCE = "aws.amazon.com/neuron"
+"""The extended resource the Neuron device plugin advertises for AWS Inferentia and Trainium devices."""
 
 
-def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tuple[NodeGroupSpec, PoolSpec]]:
-    """Node groups the Cluster Autoscaler scales (``min_size < max_size``) that a pending pod without
-    tolerations fits as well as an untainted Karpenter pool: both react to the one pod, each launching a
-    node (the autoscaler for pods it could place in a group, Karpenter for pods no node holds). Each such
-    group with the first such pool."""
-    def open_(taints: list[dict[str, str]]) -> bool:
-        return not any(t.get("effect") in SCHEDULING_EFFECTS for t in taints)
+def extended_resources(families: list[str]) -> list[str]:
+    """The extended resources nodes of these instance types or families advertise (their GPU vendor's, Neuron's)."""
+    found = [contract.gpu_resource(instances.facts(f).gpu) if instances.facts(f).gpu else NEURON_RESOURCE
+             for f in families if instances.facts(f).gpu or instances.facts(f).neuron]
+    return list(dict.fromkeys(found))
 
-    pool = next((p for p in pools if open_(p.node_taints())), None)
-    if pool is None:
-        return []
-    return [(g, pool) for g in groups if not g.fixed_size and open_(g.node_taints())]
+
+def tolerated(taints: list[dict[str, str]], resource: str = "") -> bool:
+    """Whether a pod that tolerates nothing of its own schedules past these taints. A pod that requests the extended
+    resource ``resource`` tolerates its NoSchedule taint all the same: EKS runs the ExtendedResourceToleration
+    admission plugin (EKS user guide, platform versions), which adds ``<resource>:NoSchedule`` (operator Exists) to
+    every pod requesting it (kubernetes ``plugin/pkg/admission/extendedresourcetoleration``)."""
+    return all(t.get("effect") not in SCHEDULING_EFFECTS
+               or (resource and t.get("key") == resource and t.get("effect") in ("NoSchedule", "NO_SCHEDULE"))
+               for t in taints)
+
+
+def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tuple[NodeGroupSpec, PoolSpec, str]]:
+    """Node groups the Cluster Autoscaler scales (``min_size < max_size``) that a pending pod fits as well as a
+    Karpenter pool: both react to the one pod, each launching a node (the autoscaler for pods it could place in a
+    group, Karpenter for pods no node holds). The pod tolerates nothing of its own, so it fits lanes whose taints it
+    is given automatically: none, or, when it requests an extended resource both lanes' nodes advertise (a GPU
+    pod's ``nvidia.com/gpu``), that resource's NoSchedule taint. Each such group once, with the first such pool and
+    the resource ('' for a pod that requests none)."""
+    found = []
+    for group in (g for g in groups if not g.fixed_size):
+        offered = [""] + extended_resources([group.instance_type])
+        for resource in offered:
+            pool = next((p for p in pools if tolerated(p.node_taints(), resource) and (
+                not resource or p.offers_accelerators and resource in extended_resources(p.families))), None)
+            if pool is not None and tolerated(group.node_taints(), resource):
+                found.append((group, pool, resource))
+                break
+    return found
 
 
 def admin_role_problem(admin_arns: list[str], entries: dict[str, str]) -> Optional[str]:
