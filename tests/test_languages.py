@@ -39,6 +39,7 @@ from typing import Any, Iterator, Mapping
 
 import grpc
 import pytest
+from hypothesis import given, strategies as st
 
 from conftest import GPU_AMI, REPO
 from provider_helpers import CONFIG, EngineSide, ProviderProcess, property_errors
@@ -468,3 +469,20 @@ def test_a_rack_s_lanes_from_another_language_are_the_packs_lanes(provider):
     assert [lane.stated for lane in laneconfig.configured_lanes({"lanes": exported})] == \
         [lane.stated for lane in laneconfig.configured_lanes({"lanes": kubernetes})]
     assert all(lane.stated is not None for lane in laneconfig.configured_lanes({"lanes": exported}))
+
+
+# ---- the identifier a wire name is served as ------------------------------------------------------------------------
+
+
+@given(st.text(min_size=1, max_size=40))
+def test_any_wire_name_is_served_as_an_identifier_and_an_identifier_as_itself(name):
+    """Whatever a Python name or a TypedDict key is (``ephemeral-storage``, ``9lives``, ``_``, a Cyrillic letter), the
+    schema's name for it passes the rule, and a name that already does is kept."""
+    from mixed_os_racks.provider import identifier
+
+    served = identifier(name)
+    assert re.fullmatch(r"[a-z][A-Za-z0-9]*", served), (name, served)
+    assert identifier(served) == served
+    if re.fullmatch(r"[a-z][A-Za-z0-9]*", name):
+        assert served == name
+    assert identifier("ephemeral-storage") == "ephemeralStorage"
