@@ -19,12 +19,21 @@ from mixed_os_racks.offline.records import ProgramRun, Resource
 
 RECORDED = Path(__file__).parent / "recorded"
 PULUMI_EKS = RECORDED / "pulumi-eks"
-RUNS = sorted(p.parent.relative_to(PULUMI_EKS).as_posix() for p in PULUMI_EKS.glob("**/grpc.jsonl.gz"))
+PULUMI_AWSX = RECORDED / "pulumi-awsx"
+AWSX = "pulumi-awsx/"
+"""pulumi-awsx's runs are named from ``recorded/`` (``pulumi-awsx/TestProviderUpgrade/...``), pulumi-eks's from its folder."""
+EKS_RUNS = sorted(p.parent.relative_to(PULUMI_EKS).as_posix() for p in PULUMI_EKS.glob("**/grpc.jsonl.gz"))
+AWSX_RUNS = sorted(p.parent.relative_to(RECORDED).as_posix() for p in PULUMI_AWSX.glob("**/grpc.jsonl.gz"))
+RUNS = EKS_RUNS + AWSX_RUNS
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
+def folder(run: str) -> Path:
+    return RECORDED / run if run.startswith(AWSX) else PULUMI_EKS / run
+
+
 def log(run: str) -> list[dict[str, Any]]:
-    with gzip.open(PULUMI_EKS / run / "grpc.jsonl.gz", "rt") as lines:
+    with gzip.open(folder(run) / "grpc.jsonl.gz", "rt") as lines:
         return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -47,14 +56,14 @@ def checks(run: str) -> list[dict[str, Any]]:
 
 def state_file(run: str, into: Path) -> Path:
     """The run's state, unpacked into the folder ``into``."""
-    packed = next((PULUMI_EKS / run).glob("*.json.gz"))
+    packed = next(folder(run).glob("*.json.gz"))
     target = into / packed.name.removesuffix(".gz")
     target.write_bytes(gzip.decompress(packed.read_bytes()))
     return target
 
 
 def state_doc(run: str) -> dict[str, Any]:
-    packed = next((PULUMI_EKS / run).glob("*.json.gz"))
+    packed = next(folder(run).glob("*.json.gz"))
     return json.loads(gzip.decompress(packed.read_bytes()))
 
 
@@ -82,6 +91,7 @@ def program_run(run: str, drop: Iterable[str] = ()) -> ProgramRun:
             replace_on_changes=list(request.get("replaceOnChanges") or []),
             property_dependencies={k: list((v or {}).get("urns") or []) for k, v in (request.get("propertyDependencies") or {}).items()},
             remote=bool(request.get("remote")), version=request.get("version", ""),
+            deleted_with=request.get("deletedWith", ""), import_id=request.get("importId", ""),
         ))
     stack, project = stack_and_project(run)
     return ProgramRun(project, stack, resources, {})
@@ -119,6 +129,7 @@ for entry in json.loads(Path(__file__).with_name("registrations.json").read_text
         parent=made.get(request.get("parent")), provider=provider, version=request.get("version") or None,
         protect=request.get("protect") or None, ignore_changes=request.get("ignoreChanges") or None,
         replace_on_changes=request.get("replaceOnChanges") or None,
+        import_=request.get("importId") or None, deleted_with=made.get(request.get("deletedWith") or ""),
         # a component stands for all its children in the SDK, so depending on one's own parent is a cycle:
         # only the custom resources are named (the plan reads propertyDependencies, not these)
         depends_on=[made[u] for u in request.get("dependencies") or []

@@ -34,12 +34,16 @@ Upstream facts these tests pin (read upstream, in our words):
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from google.protobuf import json_format
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import recorded_runs as rr
 from mixed_os_racks.cli import main
@@ -211,7 +215,7 @@ def test_a_view_goes_with_its_owner_and_deleted_with_is_still_a_removal(tmp_path
     code, doc = _preview(project, stack, state)
     ops = {r["urn"]: (r["op"], r.get("note", "")) for r in doc["resources"]}
     assert ops[view_urn] == ("delete", f"a view of {ng4}")
-    assert ops[ng4][0] == "delete" and ops[ng4][1].startswith("deleted with urn:pulumi:test::")
+    assert ops[ng4] == ("delete", "")  # the cluster it is deleted with stays: its provider deletes it
     assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == ["example-managed-ng4"]
 
 
@@ -483,3 +487,335 @@ def test_a_lane_named_with_colons_reads_the_same_in_the_plan_and_the_guard(tmp_p
     code, _ = _preview(project, stack, state)
     out = capsys.readouterr().out
     assert code == 1 and "change-safety: lane-removal  (team::gpu)" in out
+
+
+# ---- where the program's inputs meet what the cloud computed, imports, and the engine's other flags ---------------
+#
+# Upstream facts these tests pin (read upstream, in our words):
+# - The engine sends a provider's Diff the old outputs (pulumi pkg/resource/plugin/provider_plugin.go, Diff: Olds);
+#   pulumi-terraform-bridge builds the Terraform state from them and diffs the config built from the checked
+#   inputs against it (pkg/tfbridge/provider.go, Diff, commit 59de6c661df1e7561e6ece7ad7f1c835c63010c4). For an
+#   attribute Terraform declares Optional and Computed, a value left out keeps the state's and a value equal to
+#   it is no diff. terraform-provider-aws internal/service/eks/node_group.go: capacity_type, ami_type, disk_size
+#   and instance_types are Optional+Computed+ForceNew; cluster.go (00555dc5b38f92abbfa230badea0ed0754cea81e):
+#   kubernetes_network_config and its ip_family (ForceNew) are Optional+Computed. tfgen (pkg/tfgen/generate.go,
+#   isOptional) makes an input optional when Terraform's attribute is optional or computed, an output only when
+#   it is optional and not computed: the SDK's types say which attributes are Optional+Computed. The bridge
+#   auto-names every string input called "name" (pkg/tfbridge/info/autonaming.go, SetAutonaming).
+# - pulumi pkg/resource/deploy/step_generator.go (commit 1b5949891b3cefcb9974752b24a5ecef0acc86c8): a resource
+#   whose DeletedWith resource is replaced is replaced ("deletedWith"); isImport: a custom resource with an import
+#   id that the state lacks is imported, one the state holds under another id (or as external) is an
+#   import-replacement (an import step, then a logical replace), one with the same id is diffed as usual; a
+#   resource external in the state and now registered is created anew (wasExternal: NewCreateReplacementStep);
+#   an unchanged resource with initErrors is updated (hasInitErrors), replaced when replaceOnChanges covers
+#   "#initerror". step.go isDeletedWith: a delete is skipped only when the resource it names is deleted too.
+#   providers.ProviderRequest.DefaultName: a default provider is named default_<major>_<minor>_<patch> of the
+#   version a registration asks for; the old one, no longer used, is deleted.
+
+CLUSTER_RUN = "TestProviderUpgrade/cluster/2.2.1"  # pulumi-eks before 2.3.0: its clusters send no kubernetesNetworkConfig
+AWSX_RUN = "pulumi-awsx/TestProviderUpgrade/default-args/1.0.6"
+
+
+def _edited(run: str, type_: str, names: tuple[str, ...], change) -> Any:
+    """An ``edit`` for ``rr.replay_project``: ``change(inputs)`` on the registrations of ``type_`` named ``names``
+    (all of that type when empty)."""
+    def edit(entry: dict[str, Any]) -> dict[str, Any]:
+        request = entry["request"]
+        if request["type"] != type_ or (names and request["name"] not in names):
+            return entry
+        entry = copy.deepcopy(entry)
+        change(entry["request"].setdefault("object", {}))
+        return entry
+    return edit
+
+
+def _op(doc: dict[str, Any], type_: str, name: str) -> tuple[str, list[str]]:
+    step = next(r for r in doc["resources"] if r["type"] == type_ and r["name"] == name)
+    return step["op"], step["diff"]
+
+
+@pytest.mark.parametrize("name,change,op", [
+    ("example-managed-ng1", lambda i: i.update(capacityType="ON_DEMAND"), "same"),
+    ("example-managed-ng1", lambda i: i.update(amiType="AL2023_x86_64_STANDARD"), "same"),
+    ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.medium"]), "same"),
+    ("example-managed-ng1", lambda i: i.update(diskSize=20), "same"),
+    ("example-managed-ng2", lambda i: i.pop("instanceTypes"), "same"),
+    ("example-managed-ng2", lambda i: i.pop("diskSize"), "same"),
+    ("example-managed-ng1", lambda i: i.update(capacityType="SPOT"), "replace"),
+    ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.large"]), "replace"),
+    ("example-managed-ng2", lambda i: i.update(diskSize=40), "replace"),
+], ids=["capacityType-added", "amiType-added", "instanceTypes-added", "diskSize-added", "instanceTypes-dropped",
+        "diskSize-dropped", "capacityType-changed", "instanceTypes-changed", "diskSize-changed"])
+def test_a_node_groups_computed_inputs_added_as_they_are_or_dropped_are_no_change(name, change, op, tmp_path, capsys):
+    """Each case is the recorded run with one edit of one group's inputs; the state is the one that run left, whose
+    outputs hold what EKS chose (ON_DEMAND, AL2023_x86_64_STANDARD, t3.medium, 20 GiB)."""
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=_edited(MNG, NODEGROUP, (name,), change))
+    code, doc = _preview(project, stack, rr.state_file(MNG, tmp_path))
+    assert _op(doc, NODEGROUP, name)[0] == op
+    others = [r for r in doc["resources"] if r["name"] != name or r["type"] != NODEGROUP]
+    assert {r["op"] for r in others} == {"same"}
+    assert code == (1 if op == "replace" else 0), capsys.readouterr().out  # a replaced group is a lane removal
+
+
+@pytest.mark.parametrize("family,op", [("ipv4", "same"), ("ipv6", "replace")])
+def test_pulumi_eks_2_3_s_ip_family_on_a_cluster_whose_outputs_say_ipv4(family, op, tmp_path, capsys):
+    """pulumi-eks 2.3.0 began sending ``kubernetesNetworkConfig.ipFamily``; a cluster a 2.2.1 run made has none in its
+    inputs and ``ipv4`` in its outputs."""
+    edit = _edited(CLUSTER_RUN, "aws:eks/cluster:Cluster", (), lambda i: i.update(kubernetesNetworkConfig={"ipFamily": family}))
+    project, stack = rr.replay_project(CLUSTER_RUN, tmp_path / "project", edit=edit)
+    code, doc = _preview(project, stack, rr.state_file(CLUSTER_RUN, tmp_path))
+    clusters = [r for r in doc["resources"] if r["type"] == "aws:eks/cluster:Cluster"]
+    assert clusters and {r["op"] for r in clusters} == {op}
+    if op == "replace":
+        assert {tuple(r["replaceReasons"]) for r in clusters} == {("kubernetesNetworkConfig.ipFamily",)}
+
+
+def test_optional_computed_attributes_come_from_the_providers_schema():
+    """Read from the installed SDK (generated from pulumi-aws's schema), so every type has them, not a list of four."""
+    from mixed_os_racks.offline.providerdiff import optional_computed
+    assert optional_computed(NODEGROUP) >= {"capacityType", "amiType", "diskSize", "instanceTypes", "launchTemplate.id"}
+    assert not optional_computed(NODEGROUP) & {"clusterName", "subnetIds", "labels", "taints", "scalingConfig"}
+    assert {"kubernetesNetworkConfig", "kubernetesNetworkConfig.ipFamily"} <= optional_computed("aws:eks/cluster:Cluster")
+    assert "availabilityZone" in optional_computed("aws:ec2/subnet:Subnet")
+    assert optional_computed("kubernetes:core/v1:ConfigMap") == frozenset()  # not a bridged provider
+
+
+def test_a_subnets_availability_zone_dropped_from_awsx_is_no_change_but_moved_is_one(tmp_path, capsys):
+    """The class, on a resource type the rack does not use: a pulumi-awsx run's subnets, ``availabilityZone``
+    (terraform-provider-aws ``subnet.go``: Optional, Computed, ForceNew)."""
+    subnet = "aws:ec2/subnet:Subnet"
+    project, stack = rr.replay_project(AWSX_RUN, tmp_path / "dropped", edit=_edited(AWSX_RUN, subnet, (), lambda i: i.pop("availabilityZone")))
+    code, doc = _preview(project, stack, rr.state_file(AWSX_RUN, tmp_path))
+    assert code == 0 and set(doc["summary"]) == {"same"}
+    name = "awsx-nodejs-default-args-private-1"
+    project, stack = rr.replay_project(AWSX_RUN, tmp_path / "moved", edit=_edited(AWSX_RUN, subnet, (name,), lambda i: i.update(availabilityZone="us-east-1f")))
+    code, doc = _preview(project, stack, rr.state_file(AWSX_RUN, tmp_path))
+    op, diff = _op(doc, subnet, name)
+    assert op != "same" and diff == ["availabilityZone"]
+
+
+def test_a_resource_deleted_with_a_replaced_one_is_replaced_too(tmp_path, capsys):
+    role0, attachment = "example-role0", "example-role1-policy-2"  # the attachment is of another role
+    state = _mng_state(tmp_path, lambda doc: doc.update(version=4, features=["taint"]) or
+                       _resource(doc, "aws:iam/role:Role", role0).update(taint=True))
+    role0_urn = _urn(MNG, "aws:iam/role:Role", role0)
+    attach = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+    project, stack = rr.replay_project(MNG, tmp_path / "plain")
+    code, doc = _preview(project, stack, state)
+    assert _op(doc, attach, attachment)[0] == "same"
+
+    def deleted_with(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry["request"]["name"] == attachment:
+            entry = copy.deepcopy(entry)
+            entry["request"]["deletedWith"] = role0_urn
+        return entry
+
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=deleted_with)
+    code, doc = _preview(project, stack, state)
+    step = next(r for r in doc["resources"] if r["name"] == attachment)
+    assert (step["op"], step["replaceReasons"]) == ("replace", ["deletedWith"])
+    assert step["note"] == f"deleted with {role0_urn}, which is replaced"
+
+
+@pytest.mark.parametrize("how", ["same-id", "other-id", "not-in-state"])
+def test_a_program_that_imports_plans_as_the_engine_does(how, tmp_path, capsys):
+    ng1 = _urn(MNG, NODEGROUP, "example-managed-ng1")
+    held = _resource(rr.state_doc(MNG), NODEGROUP, "example-managed-ng1")["id"]
+    wanted = held if how == "same-id" else "example-managed-nodegroups-eksCluster-1234567:imported-ng"
+
+    def importing(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry["response"]["urn"] == ng1:
+            entry = copy.deepcopy(entry)
+            entry["request"]["importId"] = wanted
+        return entry
+
+    drop = (lambda doc: rr.state_resources(doc).remove(_resource(doc, NODEGROUP, "example-managed-ng1"))) \
+        if how == "not-in-state" else (lambda doc: None)
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=importing)
+    code, doc = _preview(project, stack, _mng_state(tmp_path, drop))
+    out = capsys.readouterr()
+    assert "NotImplementedError" not in out.err and "Traceback" not in out.err
+    step = next(r for r in doc["resources"] if r["urn"] == ng1)
+    if how == "same-id":
+        assert code == 0 and step["op"] == "same"
+    elif how == "other-id":  # the engine imports the other group, then deletes the one the state holds
+        assert (step["op"], step["replaceReasons"]) == ("replace", ["id"]) and step["note"].startswith("import-replacement: ")
+        assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == ["example-managed-ng1"]
+    else:
+        assert code == 0 and (step["op"], step["note"]) == ("import", f"imported: id {wanted}")
+        assert doc["summary"]["import"] == 1 and "=   " in out.out and "1 to import" in out.out
+
+
+def test_a_resource_external_in_the_state_and_now_declared_is_created_anew(tmp_path, capsys):
+    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng1").update(external=True))
+    project, stack = rr.replay_project(MNG, tmp_path / "project")
+    code, doc = _preview(project, stack, state)
+    step = next(r for r in doc["resources"] if r["type"] == NODEGROUP and r["name"] == "example-managed-ng1")
+    assert step["op"] == "replace" and step["note"].startswith("external in the state")
+    assert code == 0 and doc["violations"] == []  # the group it read is not deleted: no lane goes
+
+
+@pytest.mark.parametrize("replace_on_changes,op", [([], "update"), (["*"], "replace")])
+def test_an_unchanged_resource_with_init_errors_is_updated(replace_on_changes, op, tmp_path, capsys):
+    name = "example-role2"
+    state = _mng_state(tmp_path, lambda doc: _resource(doc, "aws:iam/role:Role", name).update(initErrors=["timed out"]))
+    edit = _edited(MNG, "aws:iam/role:Role", (name,), lambda i: None)
+
+    def with_options(entry: dict[str, Any]) -> dict[str, Any]:
+        entry = edit(entry)
+        if entry["request"]["name"] == name and replace_on_changes:
+            entry = copy.deepcopy(entry)
+            entry["request"]["replaceOnChanges"] = replace_on_changes
+        return entry
+
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=with_options)
+    code, doc = _preview(project, stack, state)
+    step = next(r for r in doc["resources"] if r["type"] == "aws:iam/role:Role" and r["name"] == name)
+    assert step["op"] == op and step["note"].startswith("initialization errors in the state")
+    assert code == 0
+
+
+def test_a_dropped_group_deleted_with_a_cluster_that_stays_is_deleted_by_its_provider(tmp_path, capsys):
+    ng4 = _urn(MNG, NODEGROUP, "example-managed-ng4")
+    cluster = _urn(MNG, "aws:eks/cluster:Cluster", "example-managed-nodegroups-eksCluster")
+    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng4").update(deletedWith=cluster))
+    project, stack = rr.replay_project(MNG, tmp_path / "project", drop=[ng4])
+    code, doc = _preview(project, stack, state)
+    step = next(r for r in doc["resources"] if r["urn"] == ng4)
+    assert step["op"] == "delete" and "note" not in step  # the cluster stays: the group's own delete runs
+
+
+def test_a_default_provider_version_bump_creates_the_new_one_and_deletes_the_old(tmp_path, capsys):
+    def bumped(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry["request"].get("version") == "6.45.0":
+            entry = copy.deepcopy(entry)
+            entry["request"]["version"] = "6.46.0"
+        return entry
+
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=bumped)
+    code, doc = _preview(project, stack, rr.state_file(MNG, tmp_path))
+    changed = {(r["name"], r["op"]) for r in doc["resources"] if r["op"] != "same"}
+    assert changed == {("default_6_46_0", "create"), ("default_6_45_0", "delete")}
+    assert code == 0
+
+
+@functools.lru_cache(maxsize=None)
+def _state_of_run(run: str) -> Any:
+    from mixed_os_racks.offline.stackexport import read_stack_export
+    with tempfile.TemporaryDirectory() as folder:
+        return read_stack_export(rr.state_file(run, Path(folder)))
+
+
+def _plan_of(run: str, edit) -> Any:
+    """The plan of a recorded run's own registrations, edited, against the state it left (no program run)."""
+    from mixed_os_racks.offline.plan import make_plan
+    program = rr.program_run(run)
+    for res in program.resources:
+        edit(res)
+    return make_plan(program, _state_of_run(run))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_computed_inputs_added_as_the_outputs_hold_them_or_dropped_plan_same(data):
+    """Property: for every group of a real run, any set of its Optional+Computed inputs (from the provider's schema)
+    added with the values its outputs hold, or dropped, plans nothing; one of them set to another value is a change."""
+    from google.protobuf import struct_pb2
+    from mixed_os_racks.offline.providerdiff import optional_computed
+    outputs = {r["urn"]: r["outputs"] for r in rr.state_resources(rr.state_doc(MNG)) if r["type"] == NODEGROUP}
+    fields = sorted(p for p in optional_computed(NODEGROUP) if "." not in p and p not in ("name", "region"))
+    chosen = {urn: data.draw(st.dictionaries(st.sampled_from(fields), st.sampled_from(["add", "drop"]), max_size=6))
+              for urn in sorted(outputs)}
+    changed = data.draw(st.sampled_from(sorted(outputs)))
+    other = data.draw(st.sampled_from(["capacityType", "amiType", "instanceTypes", "diskSize"]))
+
+    def edit(res, broken: bool) -> None:
+        if res.urn not in outputs:
+            return
+        inputs = json_format.MessageToDict(res.properties)
+        for key, how in chosen[res.urn].items():
+            if how == "drop":
+                inputs.pop(key, None)
+            elif key in outputs[res.urn]:
+                inputs[key] = outputs[res.urn][key]
+        if broken and res.urn == changed:
+            inputs[other] = {"capacityType": "CAPACITY_BLOCK", "amiType": "BOTTLEROCKET_ARM_64", "instanceTypes": ["p5.48xlarge"],
+                             "diskSize": 999}[other]
+        res.properties = struct_pb2.Struct()
+        json_format.ParseDict(inputs, res.properties)
+        res.__dict__.pop("wire", None)
+
+    plan = _plan_of(MNG, lambda res: edit(res, False))
+    assert {s.op for s in plan.steps} <= {"same"}, [(s.name, s.op, s.diff) for s in plan.steps if s.op != "same"]
+    plan = _plan_of(MNG, lambda res: edit(res, True))
+    steps = [(s.urn, s.op) for s in plan.steps if s.op != "same"]
+    assert steps == [(changed, "replace")] and all(p.startswith(other) for p in plan.by_urn()[changed].diff)
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("initErrors", "timed out", "initErrors: must be a list of messages"),
+    ("initErrors", [1], "initErrors: must be a list of messages"),
+    ("importID", 7, "importID: must be a string, not 7"),
+])
+def test_init_errors_and_import_ids_of_the_wrong_type_are_refused(key, value, words, tmp_path, capsys):
+    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng1").update({key: value}))
+    project, stack = rr.replay_project(MNG, tmp_path / "project")
+    code, _ = _preview(project, stack, state)
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("ops,code", [(["import"], 0), (["import-replacement", "replace", "delete-replaced"], 1),
+                                      (["replace"], 1)])
+def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps_them(ops, code, tmp_path, capsys):
+    """A real group of the recorded run, imported by the preview: an import removes nothing; an import-replacement's
+    logical step is the replace after it, which deletes the group the state held (``step.go``: ``ImportStep.Logical``
+    is false when it replaces)."""
+    group = _resource(rr.state_doc(MNG), NODEGROUP, "example-managed-ng1")
+    old = {k: group[k] for k in ("urn", "type", "custom", "id", "parent", "inputs", "outputs")}
+    new = {**old, "id": "imported"}
+    steps = [{"op": op, "urn": group["urn"], **({"newState": new} if op != "delete-replaced" else {}),
+              **({"oldState": old} if op != "import" else {})} for op in ops]
+    path = _write_state(tmp_path / "preview.json", {"steps": steps})
+    assert main(["guard", str(path), "--json", str(tmp_path / "verdicts.json")]) == code
+    assert "(1 steps):" in capsys.readouterr().out  # the parts fold into one logical step
+    verdicts = json.loads((tmp_path / "verdicts.json").read_text())["violations"]
+    assert [v["lane"] for v in verdicts if v["policy"] == "lane-removal"] == (["example-managed-ng1"] if code else [])
+
+
+@pytest.mark.parametrize("change,template_op", [
+    (lambda m: m.pop("httpTokens"), "same"),
+    (lambda m: m.update(httpTokens="required", instanceMetadataTags=""), "same"),
+    (lambda m: m.update(httpPutResponseHopLimit=1), "update"),
+], ids=["httpTokens-dropped", "as-the-outputs-hold", "hop-limit-changed"])
+def test_a_launch_templates_metadata_options_meet_its_outputs(change, template_op, tmp_path, capsys):
+    """terraform-provider-aws ``ec2_launch_template.go``: each of ``metadata_options``' attributes is Optional and
+    Computed. (The replay sends the group the template version it recorded, so a new version rolls nothing here.)"""
+    name = "example-managed-ng3-launchTemplate"
+    edit = _edited(MNG, "aws:ec2/launchTemplate:LaunchTemplate", (name,), lambda i: change(i["metadataOptions"]))
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=edit)
+    code, doc = _preview(project, stack, rr.state_file(MNG, tmp_path))
+    assert _op(doc, "aws:ec2/launchTemplate:LaunchTemplate", name)[0] == template_op
+    assert {r["op"] for r in doc["resources"] if r["name"] != name} == {"same"}
+
+
+def test_the_preview_without_a_state_shows_an_import_as_the_engine_does(tmp_path, capsys):
+    """With no state to compare with, a resource the program imports is an import (``=``), not a create."""
+    ng1 = _urn(MNG, NODEGROUP, "example-managed-ng1")
+
+    def importing(entry: dict[str, Any]) -> dict[str, Any]:
+        if entry["response"]["urn"] == ng1:
+            entry = copy.deepcopy(entry)
+            entry["request"]["importId"] = "example-managed-nodegroups-eksCluster:example-managed-ng1"
+        return entry
+
+    project, stack = rr.replay_project(MNG, tmp_path / "project", edit=importing)
+    assert main(["preview", "--cwd", str(project), "--stack", stack, "--no-policy"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.rstrip().endswith(" example-managed-ng1") and NODEGROUP in line]
+    assert [line[:4] for line in rows] == [" =  "]
+    plain, _ = rr.replay_project(MNG, tmp_path / "plain")
+    assert main(["preview", "--cwd", str(plain), "--stack", stack, "--no-policy"]) == 0
+    created = next(line for line in capsys.readouterr().out.splitlines() if line.endswith(" to create"))
+    count = int(created.split()[1])
+    assert f"    + {count - 1} to create\n    = 1 to import\n" in out

@@ -415,8 +415,9 @@ def _retained(step: Step) -> bool:
 
 def _already_gone(step: Step) -> bool:
     """``pendingReplacement`` on the old state: a delete-before-replace deleted it and did not create its
-    replacement; the plan's replace only creates it again, and removes nothing."""
-    return isinstance(step.old, dict) and step.old.get("pendingReplacement") is True
+    replacement; the plan's replace only creates it again, and removes nothing. ``external``: the state only
+    read it; a replace creates one the program owns in its place and leaves the one it read alone."""
+    return isinstance(step.old, dict) and (step.old.get("pendingReplacement") is True or step.old.get("external") is True)
 
 
 def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:

@@ -70,7 +70,10 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(_as_provider_gets(request))  # served isolated (sdk.IsolatingMockMonitor)
+        # served isolated (sdk.IsolatingMockMonitor); an import is answered as a create of that id
+        response = super().RegisterResource(_as_provider_gets(_without_import(request)))
+        if request.importId and not response.id:
+            response.id = request.importId
         self.record_registration(request, response.urn, response.object)
         return response
 
@@ -108,6 +111,7 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             retain_on_delete=bool(request.retainOnDelete),
             deleted_with=request.deletedWith,
             replace_with=list(request.replace_with),
+            import_id=request.importId if request.custom else "",
         )
         resource.__dict__["wire"] = raw  # what ``Resource.wire`` would compute again from ``properties``
         self._record(resource)
@@ -159,6 +163,19 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
                 struct = struct_pb2.Struct()
                 struct.CopyFrom(request.outputs)
                 self.registrations[request.urn].registered_outputs = struct
+
+
+def _without_import(request: Any) -> Any:
+    """A registration that imports (``import_``) as the mocks take a create: the SDK's mock would answer it as a
+    read of an existing resource (``new_resource`` with its id), which the offline cloud cannot do. The engine
+    reads the resource when it imports it; offline, its state is the program's inputs, under the imported id.
+    The recorded registration keeps the id."""
+    if not request.importId:
+        return request
+    sent = type(request)()
+    sent.CopyFrom(request)
+    sent.importId = ""
+    return sent
 
 
 def _as_provider_gets(request: Any) -> Any:

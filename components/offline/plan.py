@@ -4,7 +4,9 @@ backend's checkpoint): the plan ``pulumi preview --diff`` would show, one step p
 
 How it compares, as the engine does (pulumi ``pkg/resource/deploy/step_generator.go``): the program's
 inputs, as the provider's ``Check`` would return them (``providerdiff.checked``: defaults it fills at
-every level, ``tagsAll``, a Kubernetes auto-name), against the state's inputs, by URN.
+every level, ``tagsAll``, a Kubernetes auto-name), against the state's inputs, by URN; a bridged provider's
+Optional+Computed attributes against the state's outputs (``providerdiff.computed_view``: left out, or equal
+to the output, is no change).
 
 - A value unknown in the run (an output of another resource) is not a change, unless the state has
   no value there; a secret's ciphertext in the state is unknown too, never a change.
@@ -49,9 +51,9 @@ from .records import STACK_TYPE, ProgramRun, Resource, shown
 from .laneguard import urn_name
 from .stackexport import UNREADABLE, StackState, StateResource
 
-OPS = ("create", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
-SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "", "read": ">",
-          "discard": "-"}
+OPS = ("create", "import", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
+SYMBOL = {"create": "+", "import": "=", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "",
+          "read": ">", "discard": "-"}
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_PROVIDER = ("pulumi:providers:", "default")
 """A provider the engine registers for resources that name none (``default_6_50_0``)."""
@@ -230,7 +232,7 @@ class PlanStep:
             return None
         old = self.old
         flags = {"retainOnDelete": old.retain_on_delete, "taint": old.taint, "pendingReplacement": old.pending_replacement,
-                 "delete": old.delete, "protect": old.protect}
+                 "delete": old.delete, "protect": old.protect, "external": old.external}
         return {"urn": old.urn, "type": old.type, "parent": old.parent,
                 "inputs": _shown_state(old.inputs), "outputs": _shown_state(old.outputs),
                 "propertyDependencies": old.property_dependencies,
@@ -291,12 +293,16 @@ def _compare(res: Resource, old: StateResource, ids: Ids,
     old_inputs = providerdiff.old_view(res.type, normal(old.inputs, renamed), UNKNOWN)
     new_inputs = providerdiff.checked(res.type, old_inputs, normal(res.wire), UNKNOWN, res.version)
     old_inputs, new_inputs = providerdiff.without_defaults(old_inputs), providerdiff.without_defaults(new_inputs)
-    paths = changed_paths(forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs),
-                          "", ids)
+    old_view, new_view = forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs)
+    outputs = normal(old.outputs, renamed)
+    if isinstance(outputs, dict):  # a bridged provider diffs Optional+Computed attributes against the old outputs
+        old_view = providerdiff.computed_view(res.type, old_view, forcenew.in_set_order(res.type, outputs), new_view,
+                                              UNKNOWN, lambda a, b: not changed_paths(a, b, "", ids))
+    paths = changed_paths(old_view, new_view, "", ids)
     # the program's ignoreChanges only, as the engine diffs (step_generator: the goal's), not the ones the state kept
     paths = without_ignored(paths, list(res.ignore_changes))
     replace = replacing(res.type, paths, res.replace_on_changes)
-    replace += [p for p in forcenew.removed_forcing(res.type, old_inputs, new_inputs) if p in paths and p not in replace]
+    replace += [p for p in forcenew.removed_forcing(res.type, old_view, new_view) if p in paths and p not in replace]
     return paths, replace, new_inputs
 
 
@@ -383,29 +389,46 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
             step.op = "read"
         elif old is not None and not res.custom:
             step.op = "same"
+        elif res.custom and res.import_id and (old is None or old.external or (old.import_id or old.id) != res.import_id):
+            _import(step, res, old)
+        elif old is not None and old.external:  # declared now: a new one takes the place of the one it read
+            step.op, step.replace_keys = "replace", ["id"]
+            step.note = "external in the state: the program now declares it, so one is created in its place"
         elif old is not None:
             step.diff, step.replace_keys, new_inputs = _compare(res, old, ids, aliases.renamed())
             unknowns[res.urn] = _unknown_paths(new_inputs)
             step.op = "replace" if step.replace_keys else ("update" if step.diff else "same")
-            forced = _forced_replacement(res, old, ids)
+            forced, key = _forced_replacement(res, old, ids)
             if forced:
                 step.op, step.note = "replace", forced
-                step.replace_keys = step.replace_keys or ["id"]
+                step.replace_keys = step.replace_keys or [key]
+            elif old.init_errors:
+                _init_errors(step, res)
         ids.ops[res.urn] = step.op
         steps.append(step)
     _propagate(steps, unknowns, ids)
+    used, bumped = _bumped_default_providers(run, state)
+    for urn in used:
+        provider_type, name = urn.split("::")[2], urn_name(urn)
+        if urn not in old_by_urn and provider_type.removeprefix(DEFAULT_PROVIDER[0]) in bumped:
+            steps.append(PlanStep("create", urn, provider_type, name, "", True, new=Resource(urn, provider_type, name, "", True, {}),
+                                  note="the engine's default provider"))
     seen = {s.urn for s in steps} | claimed
     for old in state.resources:
         if old.urn in seen or old.view_of:
             continue
         op = "discard" if old.external or old.pending_replacement else "delete"
-        if old.type.startswith(DEFAULT_PROVIDER[0]) and old.name.startswith(DEFAULT_PROVIDER[1]):
-            op = "same"  # the engine registers default providers, not the program: kept while resources use them
+        default = old.type.startswith(DEFAULT_PROVIDER[0]) and old.name.startswith(DEFAULT_PROVIDER[1])
+        if default and (old.type.removeprefix(DEFAULT_PROVIDER[0]) not in bumped or old.urn in used):
+            # the engine registers default providers, not the program: kept while resources (or invokes, which the
+            # plan does not see) use them; the old one goes when every resource moved to a new version
+            op = "same"
         step = PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old)
-        if op == "delete":
-            step.note = _delete_note(old, old_by_urn)
         ids.ops[old.urn] = op
         steps.append(step)
+    for step in steps:
+        if step.op == "delete" and step.old is not None:
+            step.note = _delete_note(step.old, ids)
     for old in state.resources:  # a view goes with its owner (its owner's provider deletes it)
         if old.view_of and old.urn not in seen:
             owner = ids.ops.get(aliases.renamed().get(old.view_of, old.view_of), "same")
@@ -419,22 +442,109 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
     return Plan(run, steps, errors)
 
 
-def _forced_replacement(res: Resource, old: StateResource, ids: Ids) -> str:
-    """Why the engine replaces ``res`` whatever its inputs say, or ''."""
+def _forced_replacement(res: Resource, old: StateResource, ids: Ids) -> tuple[str, str]:
+    """Why the engine replaces ``res`` whatever its inputs say, and the key it blames; or ('', '')."""
     if old.taint:
-        return "tainted in the state"
+        return "tainted in the state", "id"
     if old.pending_replacement:
-        return "pending replacement (deleted by an earlier delete-before-replace)"
+        return "pending replacement (deleted by an earlier delete-before-replace)", "id"
     for urn in res.replace_with:
         if ids.ops.get(urn) == "replace":
-            return f"replaced with {urn}"
-    return ""
+            return f"replaced with {urn}", "replaceWith"
+    if res.deleted_with and ids.ops.get(res.deleted_with) == "replace":  # its delete would delete this one
+        return f"deleted with {res.deleted_with}, which is replaced", "deletedWith"
+    return "", ""
 
 
-def _delete_note(old: StateResource, old_by_urn: Mapping[str, StateResource]) -> str:
+INIT_ERROR_KEY = "#initerror"
+"""The key the engine blames initialization errors on (``step_generator.go`` ``initErrorSpecialKey``)."""
+
+
+def _init_errors(step: PlanStep, res: Resource) -> None:
+    """A resource whose state holds ``initErrors`` is updated even when nothing changed, to finish initializing
+    (``step_generator.go``: ``hasInitErrors``); replaced when its ``replaceOnChanges`` covers them (``*``)."""
+    if step.op == "replace":
+        return
+    if any(p in ("*", INIT_ERROR_KEY) for p in res.replace_on_changes):
+        step.op, step.replace_keys = "replace", [INIT_ERROR_KEY]
+    elif step.op == "same":
+        step.op = "update"
+    step.note = "initialization errors in the state: the engine updates it to finish initializing"
+
+
+def _import(step: PlanStep, res: Resource, old: Optional[StateResource]) -> None:
+    """A resource the program imports (``import_``), as ``step_generator.go`` (``isImport``) plans it: not in the
+    state, an import; in the state under another id, or read there as external, an import-replacement (the
+    engine imports the new one, then deletes the one the state holds unless it was only read)."""
+    if old is None:
+        step.op, step.note = "import", f"imported: id {res.import_id}"
+        return
+    step.op, step.replace_keys = "replace", ["id"]
+    gone = "the one it read is left alone" if old.external else f"the state's id {old.import_id or old.id} is deleted"
+    step.note = f"import-replacement: id {res.import_id} is imported and {gone}"
+
+
+_SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?")
+
+
+def default_provider_name(version: str) -> str:
+    """The name the engine gives the default provider of a package version (``providers.ProviderRequest.DefaultName``:
+    ``default_<major>_<minor>_<patch>``, then each pre-release and build part), '' when ``version`` is no version."""
+    found = _SEMVER.fullmatch(version)
+    if found is None:
+        return ""
+    major, minor, patch, pre, build = found.groups()
+    parts = [major, minor, patch] + (pre.split(".") if pre else []) + (build.split(".") if build else [])
+    return "default_" + "_".join(parts)
+
+
+def _default_providers(run: ProgramRun) -> tuple[list[str], set[str]]:
+    """The engine's default providers the run's resources use (a custom resource's, or a remote component's
+    for its construction: a registration's provider reference to one, or, naming none, the default of the
+    version it asks for); and the packages every resource of which says which (a read, or a registration
+    asking for no version, leaves it to the engine: not known offline)."""
+    used: dict[str, None] = {}
+    unsure = {r.type.split(":", 1)[0] for r in run.reads}
+    packages: set[str] = set()
+    for res in run.resources:
+        package = res.type.split(":", 1)[0]
+        if not (res.custom or res.remote) or res.type.startswith(DEFAULT_PROVIDER[0]):
+            continue
+        packages.add(package)
+        ref = res.provider.rsplit("::", 1)[0]
+        name = default_provider_name(res.version)
+        if res.provider:
+            if urn_name(ref).startswith(DEFAULT_PROVIDER[1]):
+                used[ref] = None
+        elif not name:
+            unsure.add(package)
+        else:
+            used[f"urn:pulumi:{run.stack}::{run.project}::{DEFAULT_PROVIDER[0]}{package}::{name}"] = None
+    judged = packages - unsure
+    return [u for u in used if u.split("::")[2].removeprefix(DEFAULT_PROVIDER[0]) in judged], judged
+
+
+def _bumped_default_providers(run: ProgramRun, state: StackState) -> tuple[list[str], set[str]]:
+    """The default providers the run uses, and the packages whose default provider moves to another version: every
+    resource of the package says its version, the state holds a default provider of it that none uses any more,
+    and none it uses. The engine creates the new one and deletes the old (a state that holds no default provider,
+    as one the offline engine exported, gets none)."""
+    used, judged = _default_providers(run)
+    held = [r.urn for r in state.resources if r.type.startswith(DEFAULT_PROVIDER[0]) and r.name.startswith(DEFAULT_PROVIDER[1])]
+
+    def package(urn: str) -> str:
+        return urn.split("::")[2].removeprefix(DEFAULT_PROVIDER[0])
+
+    old = {package(u) for u in held if u not in used}
+    new = {package(u) for u in used if u not in held}
+    return used, judged & old & new
+
+
+def _delete_note(old: StateResource, ids: Ids) -> str:
     if old.retain_on_delete:
         return "retained: the engine skips the provider's delete (retainOnDelete)"
-    if old.deleted_with and old.deleted_with in old_by_urn:
+    if old.deleted_with and ids.ops.get(old.deleted_with) in ("delete", "replace"):
+        # step.go isDeletedWith: skipped only when the resource it names is deleted too; else its provider deletes it
         return f"deleted with {old.deleted_with}"
     return ""
 
@@ -474,14 +584,16 @@ def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]], ids: Ids) 
                 elif src.type == LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
                     extra += [p for p in unknowns.get(step.urn, []) if p == "launchTemplate.version"]
         extra = without_ignored([p for p in dict.fromkeys(extra) if p not in step.diff], step.new.ignore_changes)
-        forced = step.old is not None and _forced_replacement(step.new, step.old, ids)
+        forced, key = _forced_replacement(step.new, step.old, ids) if step.old is not None else ("", "")
         if not extra and not (forced and step.op != "replace"):
             continue
         step.diff = sorted(step.diff + extra)
         step.replace_keys = replacing(step.type, step.diff, step.new.replace_on_changes)
         step.op = "replace" if step.replace_keys or forced else "update"
         if forced:
-            step.note, step.replace_keys = forced, step.replace_keys or ["id"]
+            step.note, step.replace_keys = forced, step.replace_keys or [key]
+        elif step.op == "update" and step.old is not None and step.old.init_errors:
+            _init_errors(step, step.new)
         ids.ops[step.urn] = step.op
 
 
@@ -502,7 +614,8 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
     below a changed resource, its changed properties (those that force replacement marked)."""
     run = plan.run
     by_urn = plan.by_urn()
-    gone = [s for s in plan.steps if s.new is None and s.op != "delete-replaced"]
+    registered = {r.urn for r in run.resources + run.reads}
+    gone = [s for s in plan.steps if s.urn not in registered and s.op != "delete-replaced"]
     stand_ins = [Resource(urn=s.urn, type=s.type, name=s.name, parent=s.parent if s.parent in by_urn else "",
                           custom=s.custom, inputs={}) for s in gone]
     view = ProgramRun(run.project, run.stack, run.resources + stand_ins, run.outputs, reads=run.reads)
@@ -534,7 +647,7 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
         out += ["", "Errors (the real preview fails on these):"] + [f"    {shown_text(e)}" for e in plan.errors]
     summary = plan.summary()
     out += ["", "Resources:"]
-    for op, word in (("create", "to create"), ("update", "to update"), ("replace", "to replace"),
+    for op, word in (("create", "to create"), ("import", "to import"), ("update", "to update"), ("replace", "to replace"),
                      ("delete", "to delete"), ("delete-replaced", "to delete (old copies of replaced resources)"),
                      ("read", "to read"), ("discard", "to discard")):
         if summary.get(op):

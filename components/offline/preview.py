@@ -31,7 +31,8 @@ UNKNOWN_SHOWN = 4
 def tree_lines(run: ProgramRun) -> list[tuple[str, str, str]]:
     """(operation, type column, name column) rows, depth-first, children sorted by type then name.
 
-    The operation is ``+`` (create) or ``>`` (read an existing resource), as ``pulumi preview`` marks them;
+    The operation is ``+`` (create), ``=`` (import an existing resource: ``import_``) or ``>`` (read an existing
+    resource), as ``pulumi preview`` marks them;
     a row with an empty operation, under a resource, names that resource's unknown inputs.
     """
     return [row[:3] for row in tree_rows(run)]
@@ -49,7 +50,8 @@ def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
     while pending:
         res, prefix, last, root = pending.pop()
         branch = "" if root else ("└─ " if last else "├─ ")
-        rows.append((">" if res.urn in read_urns else "+", prefix + branch + res.type, res.name, res.urn))
+        op = ">" if res.urn in read_urns else ("=" if res.import_id else "+")
+        rows.append((op, prefix + branch + res.type, res.name, res.urn))
         kids = by_parent.get(res.urn, [])
         inner = prefix + ("" if root else ("   " if last else "│  "))
         unknown = [] if res.urn in read_urns else res.unknown_inputs()
@@ -77,7 +79,8 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None, besi
         key_width = max(len(k) for k in run.outputs)
         out += [f"    {k:<{key_width}}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(shown(run.outputs_wire).items())]
     out += beside_outputs
-    out += ["", "Resources:", f"    + {len(run.resources)} to create"]
+    imports = len([r for r in run.resources if r.import_id])
+    out += ["", "Resources:", f"    + {len(run.resources) - imports} to create"] + ([f"    = {imports} to import"] if imports else [])
     if run.reads:
         out.append(f"    > {len(run.reads)} to read")
     return "\n".join(out) + "\n"

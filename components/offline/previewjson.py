@@ -44,7 +44,9 @@ STEP_OPS = frozenset({
 })
 """The step ops of pulumi's ``pkg/resource/deploy/step.go`` that a preview can show."""
 REPLACEMENT_PARTS = {"create-replacement": "replace", "delete-replaced": "replace", "read-replacement": "read",
-                     "import-replacement": "import", "discard-replaced": "discard"}
+                     "import-replacement": "replace", "discard-replaced": "discard"}
+"""Each part's logical step (``step.go``: an import-replacement's logical step is the ``replace`` after it, which
+deletes the old resource; a read-replacement's is the ``read``)."""
 PREVIEW = "`pulumi preview --json` output"
 DIGEST_KEYS = ("steps", "changeSummary", "diagnostics", "duration", "config", "maybeCorrupt")
 """What a preview digest may hold: a file with none of them is not one."""
@@ -171,7 +173,7 @@ def _steps(items: list[tuple[Any, str]], path: Path) -> list[Step]:
 def _logical(read: list[tuple[str, Step]], path: Path) -> list[Step]:
     """One step per resource: ``--show-replacement-steps``' parts folded into their logical step. A
     ``delete-replaced`` of an old copy an earlier replacement left (no replacement of its own) stays one."""
-    replaced = {step.urn for op, step in read if op in ("replace", "create-replacement")}
+    replaced = {step.urn for op, step in read if op in ("replace", "create-replacement", "import-replacement")}
     steps: list[Step] = []
     logical: dict[str, Step] = {}
     for op, step in read:

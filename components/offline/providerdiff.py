@@ -22,6 +22,14 @@ what its ``Diff`` reads as equal is done here, from the providers' sources:
   namespace as ``default`` and a Secret's ``stringData`` as its base64 ``data``.
 - **Provider resources** (``pulumi:providers:*``): the engine keeps its own ``__internal`` key in their
   inputs and sets ``version`` from the registration's version (``pkg/resource/deploy/providers/registry.go``).
+- **Optional+Computed inputs** (bridged providers): the engine sends the provider's ``Diff`` the old
+  *outputs* (pulumi ``pkg/resource/plugin/provider_plugin.go``, ``Diff``: ``Olds``), and the bridge builds
+  the Terraform state from them and diffs the checked inputs against it (pulumi-terraform-bridge
+  ``pkg/tfbridge/provider.go``, ``Diff``: ``makeTerraformStateWithOpts`` from the olds, ``MakeTerraformConfig``
+  from the news). For an attribute Terraform declares ``Optional`` and ``Computed``, a value the program
+  leaves out keeps the state's, and a value equal to the state's is no diff (``computed_view``). Which
+  attributes those are is read from the installed provider SDK, which tfgen generates from the provider's
+  schema (``optional_computed``), and, for attributes inside a block, from ``NESTED_OPTIONAL_COMPUTED``.
 - **Resource references**: the engine hands a provider a reference as the id of the resource it names
   (``plugin.MarshalOptions`` without ``KeepResources``), and the state keeps that id: a reference equals
   the id (or ARN) the state holds for the resource it names, as long as that resource keeps its id.
@@ -30,7 +38,11 @@ what its ``Diff`` reads as equal is done here, from the providers' sources:
 from __future__ import annotations
 
 import base64
+import functools
+import importlib.util
 import json
+import re
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .forcenew import builtin_kind
@@ -254,3 +266,165 @@ def documents_equal(a: Any, b: Any) -> Optional[bool]:
     if is_policy(a) and is_policy(b):
         return policy_form(a) == policy_form(b)
     return None
+
+
+# ---- Optional+Computed attributes of bridged providers -----------------------------------------------
+
+BRIDGED = ("aws",)
+"""Packages bridged from a Terraform provider (pulumi-terraform-bridge): their ``Diff`` is Terraform's."""
+
+AUTO_NAMED = ("name",)
+"""Properties the bridge auto-names (pulumi-terraform-bridge ``pkg/tfbridge/info/autonaming.go``,
+``SetAutonaming``: every string input literally called ``name``): left out, ``Check`` proposes a new name
+rather than keeping the state's, so leaving one out is a change (an auto-name already given is kept through
+``__defaults``)."""
+
+NESTED_OPTIONAL_COMPUTED: dict[str, tuple[str, ...]] = {
+    "aws:eks/cluster:Cluster": (
+        "accessConfig.authenticationMode", "kubernetesNetworkConfig.elasticLoadBalancing",
+        "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
+        "remoteNetworkConfig.remotePodNetworks", "upgradePolicy.supportType", "vpcConfig.publicAccessCidrs",
+    ),
+    "aws:eks/nodeGroup:NodeGroup": ("launchTemplate.id", "launchTemplate.name"),
+    "aws:ec2/launchTemplate:LaunchTemplate": tuple(f"metadataOptions.{k}" for k in (
+        "httpEndpoint", "httpProtocolIpv6", "httpPutResponseHopLimit", "httpTokens", "instanceMetadataTags")),
+}
+"""Attributes inside a block that Terraform declares ``Optional`` and ``Computed``: the SDK's nested output
+types do not say which (tfgen marks only a resource's own outputs). From terraform-provider-aws
+``internal/service/eks/cluster.go`` (commit 00555dc5b38f92abbfa230badea0ed0754cea81e: ``access_config``'s
+``authentication_mode``, ``kubernetes_network_config``'s ``elastic_load_balancing``, ``ip_family`` and
+``service_ipv4_cidr``, ``remote_network_config``'s ``remote_pod_networks``, ``upgrade_policy``'s
+``support_type``, ``vpc_config``'s ``public_access_cidrs``) and ``internal/service/eks/node_group.go``
+(``launch_template``'s ``id`` and ``name``); ``internal/service/ec2/ec2_launch_template.go`` (``metadata_options``'
+``http_endpoint``, ``http_protocol_ipv6``, ``http_put_response_hop_limit``, ``http_tokens``,
+``instance_metadata_tags``)."""
+
+_GETTER = re.compile(r'@pulumi\.getter(?:\(name="(\w+)"\))?\n\s+def (\w+)\(self\) -> ([^\n]*):')
+
+
+def _class_body(text: str, header: str) -> str:
+    start = text.find(header)
+    if start < 0:
+        return ""
+    end = text.find("\nclass ", start + len(header))
+    return text[start:end if end >= 0 else len(text)]
+
+
+def _getters(body: str) -> dict[str, str]:
+    """A generated class's property getters: wire name -> the getter's annotation."""
+    return {name or snake: annotation for name, snake, annotation in _GETTER.findall(body)}
+
+
+def _optional(annotation: str) -> bool:
+    inner = annotation.removeprefix("pulumi.Input[").removeprefix("pulumi.Output[")
+    return annotation.startswith("Optional[") or inner.startswith("Optional[")
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_modules(package: str) -> dict[str, tuple[Path, str]]:
+    """Resource token -> (the SDK folder of its module, its class), from the SDK's own registry (the
+    ``resource_modules`` its ``__init__`` registers)."""
+    spec = importlib.util.find_spec(f"pulumi_{package}")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    root = Path(next(iter(spec.submodule_search_locations)))
+    init = root / "__init__.py"
+    text = init.read_text(encoding="utf-8") if init.is_file() else ""
+    found = re.search(r'resource_modules="""(.*?)"""', text, re.S)
+    out: dict[str, tuple[Path, str]] = {}
+    try:
+        modules = json.loads(found.group(1)) if found else []
+    except ValueError:
+        return {}
+    for module in modules:
+        folder = root.joinpath(*str(module.get("fqn", "")).split(".")[1:])
+        for token, cls in (module.get("classes") or {}).items():
+            out[token] = (folder, cls)
+    return out
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+@functools.lru_cache(maxsize=None)
+def optional_computed(type_: str) -> frozenset[str]:
+    """The input property paths of ``type_`` that its Terraform schema declares ``Optional`` and ``Computed``.
+
+    A resource's own: read from the installed provider SDK, generated by tfgen from the provider's schema
+    (pulumi-terraform-bridge ``pkg/tfgen/generate.go``, ``isOptional``: an input is optional when Terraform's
+    attribute is optional or computed, an output only when it is optional and not computed), so an input
+    of the ``Args`` class that is optional and an output of the resource class that is not are Optional and
+    Computed. Inside blocks: ``NESTED_OPTIONAL_COMPUTED``. None for a type the SDK does not hold."""
+    package = type_.split(":", 1)[0]
+    if package not in BRIDGED:
+        return frozenset()
+    nested = frozenset(NESTED_OPTIONAL_COMPUTED.get(type_, ()))
+    module = _sdk_modules(package).get(type_)
+    if module is None:
+        return nested
+    folder, cls = module
+    member = type_.split(":")[1].partition("/")[2]
+    candidates = [folder / f"{_snake(member)}.py"] + (sorted(folder.glob("*.py")) if folder.is_dir() else [])
+    header = f"class {cls}(pulumi.CustomResource):"
+    for path in candidates:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if header in text:
+            inputs = _getters(_class_body(text, f"class {cls}Args:"))
+            outputs = _getters(_class_body(text, header))
+            own = {k for k, a in inputs.items() if _optional(a) and k in outputs and not _optional(outputs[k])}
+            return frozenset(own) | nested
+    return nested
+
+
+def _tree(paths: frozenset[str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = tree
+        for part in path.split("."):
+            node = node.setdefault(part, {})
+    return tree
+
+
+def computed_view(type_: str, old: dict[str, Any], outputs: Any, new: dict[str, Any], unknown: Unknown,
+                  equal: Callable[[Any, Any], bool]) -> dict[str, Any]:
+    """The state's inputs ``old`` as a bridged provider's ``Diff`` compares them with the checked inputs
+    ``new``, for the Optional+Computed attributes of ``type_``: one the program leaves out is no change (the
+    provider keeps the state's value), and one equal to the state's output (``outputs``) is none either."""
+    paths = optional_computed(type_)
+    if not paths or not isinstance(outputs, dict):
+        return old
+    return _computed(old, outputs, new, _tree(paths), unknown, equal)
+
+
+def _known(value: Any, unknown: Unknown) -> bool:
+    if value is unknown:
+        return False
+    if isinstance(value, dict):
+        return all(_known(v, unknown) for v in value.values())
+    if isinstance(value, list):
+        return all(_known(v, unknown) for v in value)
+    return True
+
+
+def _computed(old: dict[str, Any], outputs: dict[str, Any], new: dict[str, Any], tree: dict[str, Any],
+              unknown: Unknown, equal: Callable[[Any, Any], bool]) -> dict[str, Any]:
+    out = dict(old)
+    for key, below in tree.items():
+        value = new.get(key)
+        if value is None and key in AUTO_NAMED and key not in new:
+            continue  # Check names it anew
+        if value is None:
+            if key in new:
+                out[key] = None
+            else:
+                out.pop(key, None)  # left out: the provider keeps the state's value
+            continue
+        state = outputs.get(key)
+        if value is unknown or state is None or not _known(state, unknown):
+            continue
+        if equal(state, value):
+            out[key] = value
+        elif below and isinstance(value, dict) and isinstance(state, dict):
+            out[key] = _computed(_mapping(old.get(key)), state, value, below, unknown, equal)
+    return out

@@ -52,6 +52,8 @@ class Resource:
     retain_on_delete: bool = False
     deleted_with: str = ""
     replace_with: list[str] = field(default_factory=list)
+    import_id: str = ""
+    """The id the program imports (``import_``): the engine adopts the existing resource of that id."""
 
     @functools.cached_property
     def wire(self) -> dict[str, Any]:

@@ -142,10 +142,10 @@ class EngineMonitor(RecordingMonitor):
         id_, state = "", struct_pb2.Struct()
         if request.custom:
             inputs = json_format.MessageToDict(wire_properties(request.object))
-            found, answered = self.cloud.new_resource(MockResourceArgs(
-                typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
-                resource_id=request.importId or None, custom=True))
-            id_, state = found or "", to_struct(answered if request.importId else _provider_state(inputs, answered))
+            found, answered = self.cloud.new_resource(MockResourceArgs(  # an import is a create of that id offline
+                typ=request.type, name=request.name, inputs=inputs, provider=request.provider, resource_id=None,
+                custom=True))
+            id_, state = request.importId or found or "", to_struct(_provider_state(inputs, answered))
         with self._lock:
             self.record_registration(request, urn, state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)

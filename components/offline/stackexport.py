@@ -90,6 +90,10 @@ class StateResource:
     created: str = ""
     modified: str = ""
     """``modified``: when the engine last altered this resource's state (RFC 3339), '' when not recorded."""
+    init_errors: list[str] = field(default_factory=list)
+    """``initErrors``: why its provider could not finish creating or updating it (the engine updates it again)."""
+    import_id: str = ""
+    """``importID``: the id it was imported by, when that differs from its ``id``."""
 
     @property
     def name(self) -> str:
@@ -167,11 +171,11 @@ def _decode(value: Any, where: str, counter: list[int]) -> Any:
 def check_state_fields(item: dict[str, Any], where: str) -> None:
     """The fields of a resource state the plan reads have the types pulumi writes. Go writes an empty
     list as ``null`` (a nil slice: ``propertyDependencies`` of CLI v3.102 and older), read as none."""
-    for key in ("parent", "id", "provider", "viewOf", "deletedWith"):
+    for key in ("parent", "id", "provider", "viewOf", "deletedWith", "importID"):
         if item.get(key) is not None and not isinstance(item[key], str):
             raise StateFileError(f"{where}.{key}: must be a string, not {rendered(item[key])}"[:300])
     for key, what in (("ignoreChanges", "property paths"), ("replaceOnChanges", "property paths"), ("dependencies", "URNs"),
-                      ("replaceWith", "URNs")):
+                      ("replaceWith", "URNs"), ("initErrors", "messages")):
         value = item.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(p, str) for p in value)):
             raise StateFileError(f"{where}.{key}: must be a list of {what}")
@@ -434,6 +438,7 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
             replace_with=list(item.get("replaceWith") or []), replace_on_changes=list(item.get("replaceOnChanges") or []),
             provider=item.get("provider") or "", dependencies=dependencies,
             created=item.get("created") or "", modified=item.get("modified") or "",
+            init_errors=list(item.get("initErrors") or []), import_id=item.get("importID") or "",
         )
         entries.append((where, res))
         if res.delete:  # the old copy of a replaced resource: the next update deletes it

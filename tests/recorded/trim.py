@@ -1,12 +1,14 @@
-"""Trim pulumi-eks's recorded runs to what the tests here read, and write them beside this file.
+"""Trim pulumi-eks's and pulumi-awsx's recorded runs to what the tests here read, and write them beside this file.
 
-Usage: python tests/recorded/trim.py PULUMI_EKS_CHECKOUT   (a checkout of pulumi/pulumi-eks at the commit
-README.md names). For each ``tests/testdata/recorded/**/grpc.json`` with its state (``stack.json`` or
-``state.json``): the registrations and provider ``Check`` calls of the run's last ``pulumi up`` (the log of an
+Usage: python tests/recorded/trim.py CHECKOUT   (a checkout of pulumi/pulumi-eks or pulumi/pulumi-awsx, in a folder
+of the repository's name, at the commit README.md names). For each recorded ``grpc.json`` with its state
+(``stack.json`` or ``state.json``; pulumi-eks: ``tests/testdata/recorded/``, pulumi-awsx:
+``provider/testdata/recorded/``): the registrations and provider ``Check`` calls of the run's last ``pulumi up`` (the log of an
 older run holds a preview, an ``up``, a second preview and ``up``, and a destroy), each with only the fields
 the engine's plan reads; and the state, whole; each gzipped. A string longer than ``LONG`` characters (a CloudFormation template
 body) is replaced on both sides by the same short stand-in, so equal values stay equal; user data, kubeconfigs
-and certificates are kept whole (the policy pack reads user data).
+and certificates are kept whole (the policy pack reads user data). pulumi-awsx's harness exported each stack under
+the name ``test`` while the log has the generated name it ran under: the log's URNs are renamed to the state's.
 """
 
 from __future__ import annotations
@@ -42,10 +44,32 @@ def last_up(entries):
     return [r for r in runs if not r[-1]["request"].get("dryRun")][-1]
 
 
+def renamed(value, old: str, new: str):
+    """``value`` with the stack name ``old`` changed to ``new`` wherever it appears (URNs, the stack resource's
+    name ``<project>-<stack>``)."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [renamed(v, old, new) for v in value]
+    return value
+
+
 def trim(source: Path, target: Path) -> None:
     entries = [json.loads(line) for line in source.joinpath("grpc.json").read_text().splitlines() if line.strip()]
+    state = next(p for p in (source / "stack.json", source / "state.json") if p.exists())
+    doc = json.loads(state.read_text())
+    resources = (doc.get("deployment") or (doc.get("checkpoint") or {}).get("latest") or {}).get("resources") or []
+    stack = resources[0]["urn"].split("::")[0].removeprefix("urn:pulumi:") if resources else ""
+    run = last_up(entries)
+    recorded = next((e["response"]["urn"].split("::")[0].removeprefix("urn:pulumi:") for e in run
+                     if e["method"] == "/pulumirpc.ResourceMonitor/RegisterResource" and (e.get("response") or {}).get("urn")), "")
+    if stack and recorded and recorded != stack:
+        # pulumi-awsx's harness exports the stack it ran (a generated name) as ``test``: the log follows the state
+        run = [renamed(e, recorded, stack) for e in run]
     kept = []
-    for entry in last_up(entries):
+    for entry in run:
         method, request, response = entry["method"], entry.get("request") or {}, entry.get("response") or {}
         if method == "/pulumirpc.ResourceMonitor/RegisterResource":
             kept.append({"method": method, "request": {k: request[k] for k in REQUEST_KEYS if k in request},
@@ -53,10 +77,9 @@ def trim(source: Path, target: Path) -> None:
         elif method == "/pulumirpc.ResourceProvider/Check":
             kept.append({"method": method, "request": {k: request[k] for k in ("urn", "olds", "news") if k in request},
                          "response": {k: response[k] for k in ("inputs", "failures") if k in response}})
-    state = next(p for p in (source / "stack.json", source / "state.json") if p.exists())
     target.mkdir(parents=True, exist_ok=True)
     write(target / "grpc.jsonl.gz", "".join(json.dumps(short(e), sort_keys=True) + "\n" for e in kept))
-    write(target / f"{state.name}.gz", json.dumps(short(json.loads(state.read_text())), indent=1) + "\n")
+    write(target / f"{state.name}.gz", json.dumps(short(doc), indent=1) + "\n")
 
 
 def write(path: Path, text: str) -> None:
@@ -64,11 +87,17 @@ def write(path: Path, text: str) -> None:
     path.write_bytes(gzip.compress(text.encode(), compresslevel=9, mtime=0))
 
 
+SOURCES = {"pulumi-eks": ("tests", "testdata", "recorded"), "pulumi-awsx": ("provider", "testdata", "recorded")}
+"""Where each repository keeps its recorded runs."""
+
+
 def main(checkout: str) -> None:
-    root = Path(checkout) / "tests" / "testdata" / "recorded"
-    here = Path(__file__).parent / "pulumi-eks"
+    repo = Path(checkout).resolve().name if Path(checkout).resolve().name in SOURCES else "pulumi-eks"
+    root = Path(checkout).joinpath(*SOURCES[repo])
+    here = Path(__file__).parent / repo
     for log in sorted(root.glob("**/grpc.json")):
-        trim(log.parent, here / log.parent.relative_to(root))
+        if any(log.parent.joinpath(name).exists() for name in ("stack.json", "state.json")):
+            trim(log.parent, here / log.parent.relative_to(root))
 
 
 if __name__ == "__main__":
