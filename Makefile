@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme prices clean compiled
+.PHONY: preview test bench readme tables prices clean compiled
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,11 +46,18 @@ bench: compiled  # both run; it fails when either misses a bar
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md
 
-# The on-demand price table (components/pack/pricelist.py), from a clone of aws/karpenter-provider-aws:
-# make prices KARPENTER=~/src/karpenter-provider-aws [COMMIT=v1.14.1]
+# The upstream tables generated from upstream files (components/pack/tables.py lists every table, its source,
+# commit and date, and how the others are refreshed): the on-demand price table (components/pack/pricelist.py),
+# the instance sizes and Karpenter's compatibility matrices (generated blocks of components/pack/instances.py and
+# upstream.py), from a clone of
+# aws/karpenter-provider-aws: make tables KARPENTER=~/src/karpenter-provider-aws [COMMIT=v1.14.1]
 COMMIT ?= HEAD
-prices: $(VENV)/.installed
+tables: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.pack.pricegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.pack.sizegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.pack.matrixgen --repo $(KARPENTER) --commit $(COMMIT)
+
+prices: tables  # its former name
 
 clean:
 	rm -rf $(VENV) $(PACK_VENV) $(NODE_EXAMPLE)/node_modules .pytest_cache .hypothesis

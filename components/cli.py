@@ -262,6 +262,11 @@ def check_output(path: Path, inputs: Iterable[Path], flag: str = "--json") -> No
     if path.suffix.lower() in SOURCE_SUFFIXES and path.exists():  # a program's module: the next run would fail on JSON
         raise UsageError(f"{where}: is an existing {path.suffix} file (source, project or stack files), which JSON "
                          f"would overwrite; write the JSON to a .json file")
+    if path.is_fifo():  # opening a FIFO to write waits for a reader: one no one reads would hang the command
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            raise UsageError(f"{where}: is a named pipe no one is reading; give a file, or read the pipe first") from None
     parent = path.absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{where}: cannot be written: {parent} is not a directory")
@@ -280,12 +285,32 @@ def write_json(path: Path, doc: Any) -> None:
 
 
 def _print(text: str) -> None:
+    """``text`` on standard output; a closed one (``>&-``) or one that cannot take it (a full disk, ``>/dev/full``)
+    is an error naming it, and a reader that went away (``| head``) is none."""
+    if sys.stdout is None:  # Python starts with no sys.stdout when descriptor 1 is closed
+        raise UsageError("standard output is closed, so there is nowhere to print (redirect it to a file, or to "
+                         "/dev/null)")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): nothing more to say, and nothing to complain of at exit
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except OSError as exc:
+        _drop_stdout()
+        raise UsageError(f"cannot write to standard output: {exc.strerror or exc}") from None
+    except ValueError:  # a stdout closed by the process itself
+        raise UsageError("standard output is closed, so there is nowhere to print") from None
+
+
+def _drop_stdout() -> None:
+    """What standard output holds unwritten is dropped, so the process's end does not try to write it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
 
 
 # ---- the preview -----------------------------------------------------------------------------------------
@@ -416,7 +441,13 @@ def analyze(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
                          f"read offline: the policies get them as {json.dumps('[secret]')}\n")
     run = ProgramRun(state.project, state.stack, as_registrations(state), {})
-    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack") as policy:
+    from .offline.soakstate import running
+    from .pack.soak import POLICY
+
+    # the AMIs the analyzed state runs are running by definition: the soak gate never refuses them
+    own = {POLICY: {"running": running(state)}}
+    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack",
+                     extended=own) as policy:
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
@@ -474,12 +505,17 @@ def entry() -> None:
     of the run (for 1,000 pools that was 2 s after the output was written), and unloading the 1,500
     modules of the Pulumi SDKs took about 30 ms of every preview. The process's end frees it all.
     """
+    if sys.stderr is None:  # descriptor 2 closed: errors go nowhere, and the exit code still says how it ended
+        sys.stderr = open(os.devnull, "w")
     code = main()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         except (BrokenPipeError, ValueError):  # the reader went away, or the stream is closed: nothing to say
             pass
+        except OSError:  # what was left could not be written (a full disk): the run did not say all it had to
+            code = code or EXIT_ERROR
     os._exit(code)
 
 

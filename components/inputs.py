@@ -113,6 +113,70 @@ YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)
 TAG_MISFIT = "a value does not fit its explicit tag (such as !!bool maybe or !!int '')"
 
 
+MAX_FILE_BYTES = 1 << 30
+"""Most bytes an input file may hold (1 GiB): far past the largest state export, and short of what would take the
+machine's memory (a sparse file, ``--state`` pointed at a disk image)."""
+PIPE_WAIT_S = 60.0
+"""How long a named pipe may go without a byte (no one opened it to write, or its writer stalls) before reading it
+stops: ``--config <(pulumi stack export)`` writes at once; a FIFO nobody writes to would wait for ever."""
+
+
+class NotReadable(Exception):
+    """Why an input file cannot be read, without its path (the caller names the file and the flag)."""
+
+
+def read_input(path: "os.PathLike[str] | str") -> bytes:
+    """The bytes of an input file: a regular file of at most ``MAX_FILE_BYTES``, or a pipe (``<(...)``, a FIFO) read
+    until its writer closes it, giving up after ``PIPE_WAIT_S`` without a byte. A device or a socket is refused
+    (``not_a_file``). OSError (no such file, a directory, no permission) is left to the caller to name."""
+    problem = not_a_file(path)
+    if problem:
+        raise NotReadable(problem)
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        with open(path, "rb") as file:
+            if os.fstat(file.fileno()).st_size > MAX_FILE_BYTES:
+                raise NotReadable(f"is larger than {MAX_FILE_BYTES >> 20:,} MiB, more than any input file could need")
+            return file.read()
+    return _read_pipe(path)
+
+
+def _read_pipe(path: "os.PathLike[str] | str") -> bytes:
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO to read blocks until a writer opens it
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if not poller.poll(int(PIPE_WAIT_S * 1000)):
+                raise NotReadable(f"is a pipe no one wrote to for {PIPE_WAIT_S:g} s (a FIFO with no writer?)")
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                if chunks or _writer_came(poller):
+                    return b"".join(chunks)
+                continue  # no writer has opened it yet: poll waits for one
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise NotReadable(f"is a pipe that wrote more than {MAX_FILE_BYTES >> 20:,} MiB, more than any input "
+                                  f"file could need")
+    finally:
+        os.close(fd)
+
+
+def _writer_came(poller: Any) -> bool:
+    """After a read of nothing: whether a writer opened the pipe and closed it (POLLHUP: an empty input), rather
+    than none having opened it yet (Linux reports no event then)."""
+    import select
+
+    return any(event & select.POLLHUP for _, event in poller.poll(0))
+
+
 def not_a_file(path: "os.PathLike[str] | str") -> str:
     """Why ``path`` is not a file to read a config from ('' when it is one, or does not exist: the
     reader says so): a device (``/dev/zero`` never ends, a terminal waits) or a socket. A pipe is read

@@ -1,7 +1,8 @@
-"""``KarpenterController``: Karpenter v1.14.1 itself, in any EKS cluster that uses access entries.
+"""``KarpenterController``: Karpenter (1.14.x, 1.15.x) itself, in any EKS cluster that uses access entries.
 
 What it creates follows Karpenter's reference CloudFormation (``getting-started/cloudformation.yaml``,
-the same from v1.12 to v1.14) and its getting-started guide:
+the same from v1.12 to v1.14; v1.15 adds ``ec2:RebootInstances`` to the scoped deletion statement) and its
+getting-started guide:
 
 - the node role ``KarpenterNodeRole-<cluster>`` (AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy,
   AmazonEC2ContainerRegistryPullOnly, AmazonSSMManagedInstanceCore), joined to the cluster by an EKS
@@ -38,7 +39,7 @@ from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role, trust
 from .pack import upstream
-from .spec.rack import access_entries_problem, chart_version_problem
+from .spec.rack import access_entries_problem, karpenter_pair_problem, karpenter_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
 NODE_ROLE_POLICIES = (
@@ -76,12 +77,13 @@ def rule_name(cluster_name: str, event: str) -> str:
 
 
 def controller_policies(partition: str, region: str, account: str, cluster: str, node_role_arn: str,
-                        queue_arn: str) -> dict[str, dict[str, Any]]:
+                        queue_arn: str, version: str = upstream.KARPENTER_CHART.version) -> dict[str, dict[str, Any]]:
     """The reference CloudFormation's controller policies, by its policy names' middle part
     (``KarpenterController<Part>Policy-<cluster>``): creation and tagging scoped by the cluster tag and
     ``karpenter.sh/nodepool``, deletion scoped the same way, ``iam:PassRole`` only for the node role and
     only to EC2, instance-profile actions scoped by the cluster and region tags, ``eks:DescribeCluster`` on
-    this cluster only, SQS on this queue only, region-scoped describes."""
+    this cluster only, SQS on this queue only, region-scoped describes. Karpenter ``version`` 1.15 and later
+    may also reboot the instances it may delete (``upstream.KARPENTER_REBOOT_FROM``)."""
     ec2 = f"arn:{partition}:ec2:{region}"
     owned = f"kubernetes.io/cluster/{cluster}"
     tagged_resources = [f"{ec2}:*:{kind}/*" for kind in
@@ -115,7 +117,8 @@ def controller_policies(partition: str, region: str, account: str, cluster: str,
                            "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]}}},
             {"Sid": "AllowScopedDeletion", "Effect": "Allow",
              "Resource": [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
-             "Action": ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+             "Action": ["ec2:TerminateInstances", *(["ec2:RebootInstances"] if reboots(version) else []),
+                        "ec2:DeleteLaunchTemplate"],
              "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
                            "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}},
         ]),
@@ -169,6 +172,12 @@ def controller_policies(partition: str, region: str, account: str, cluster: str,
     }
 
 
+def reboots(version: str) -> bool:
+    """Whether Karpenter ``version`` reboots nodes for repair (1.15 and later: ``upstream.KARPENTER_REBOOT_FROM``)."""
+    line = tuple(int(part) for part in version.split(".")[:2])
+    return line >= tuple(int(part) for part in upstream.KARPENTER_REBOOT_FROM.split("."))
+
+
 def _document(statements: list[dict[str, Any]]) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": statements}
 
@@ -209,7 +218,8 @@ class KarpenterControllerArgs(TypedDict, total=False):
     node_role_name: NotRequired[str]
     """The node role to create. Default ``KarpenterNodeRole-<cluster>``."""
     version: NotRequired[str]
-    """The ``karpenter`` and ``karpenter-crd`` chart version. Default 1.14.1."""
+    """The Karpenter release (the ``karpenter`` and ``karpenter-crd`` chart version): 1.14.x or 1.15.x, one whose
+    charts and notes were read upstream (``upstream.KARPENTER_RELEASES``). Default 1.14.1."""
     replicas: NotRequired[int]
     """Controller replicas, one node each. Default 2."""
     namespace: NotRequired[str]
@@ -228,7 +238,7 @@ class KarpenterControllerArgs(TypedDict, total=False):
 
 @documented
 class KarpenterController(pulumi.ComponentResource):
-    """Karpenter v1.14.1: its IAM, its interruption queue and rules, and its two charts.
+    """Karpenter (1.14.x or 1.15.x; default 1.14.1): its IAM, its interruption queue and rules, and its two charts.
 
     Example::
 
@@ -256,14 +266,18 @@ class KarpenterController(pulumi.ComponentResource):
         replicas = args.get("replicas", 2)
         namespace = args.get("namespace", "kube-system")
         tags = dict(args.get("tags") or {})
-        if chart_version_problem(version, "version"):
-            raise ArgumentError("KarpenterController", name, "version", chart_version_problem(version, "version") or "")
+        problem = karpenter_version_problem(version)
+        if problem:
+            raise ArgumentError("KarpenterController", name, "version", problem)
         if not 1 <= replicas <= 10:
             raise ArgumentError("KarpenterController", name, "replicas", f"must be 1-10 (got {replicas})")
         live = cluster.live
-        problem = live and access_entries_problem(cluster.known_name or "", live.authentication_mode)
-        if problem:  # the nodes' access entry would be refused at apply, after the roles and the queue
-            raise ArgumentError("KarpenterController", name, "cluster", problem)
+        pair = karpenter_pair_problem(live.version, version) if live else None
+        if pair:  # a controller that does not support the control plane it runs on
+            raise ArgumentError("KarpenterController", name, "version", pair)
+        entries = access_entries_problem(cluster.known_name or "", live.authentication_mode) if live else None
+        if entries:  # the nodes' access entry would be refused at apply, after the roles and the queue
+            raise ArgumentError("KarpenterController", name, "cluster", entries)
         child = pulumi.ResourceOptions(parent=self)
         waits = pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts))
 
@@ -313,7 +327,8 @@ class KarpenterController(pulumi.ComponentResource):
             waits)
         controller_role = account_role.role
         documents = pulumi.Output.all(partition, region, account, cluster.name, self.node_role_arn, queue_arn).apply(
-            lambda a: {part: json.dumps(doc, sort_keys=True) for part, doc in controller_policies(*a).items()})
+            lambda a: {part: json.dumps(doc, sort_keys=True)
+                       for part, doc in controller_policies(a[0], a[1], a[2], a[3], a[4], a[5], version).items()})
         self.policies = {}
         attached: list[pulumi.Resource] = []
         for part in ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery"):

@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
+import os
+import stat
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
@@ -25,13 +26,15 @@ from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, proj
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
 from .config.stackconfig import parse_stack_config, rack_values
-from .offline.policyconfig import read_config_file
+from .offline.policyconfig import PolicyPackError, properties_problems, read_config_file, with_entry
 from .offline.soakstate import evidence_of, lanes_run, soak_config
 from .offline.stackedit import EditError, edit_item, write_text
 from .offline.stackexport import StackState, read_stack_export
 from .errors import ConfigError
-from .offline.stackfile import located, model_shape, read_project_file, read_stack_file
-from .pack import facts, soak
+from .offline.catalog import Catalog
+from .offline.stackfile import (InputFileError, Secret, located, model_shape, read_project_file, read_stack_file,
+                                read_utf8)
+from .pack import facts, instances, rules, soak
 from .spec.base import shown
 
 RACK_TYPE = "rack:index:Rack"
@@ -75,14 +78,27 @@ def add_parsers(sub: Any) -> None:
                    "soakDays of ami-soaked in --policy-pack-config, else 7)")
     p.add_argument("--policy-pack-config", type=Path, metavar="FILE", dest="config_file",
                    help="the pack config the gate reads (its ami-soaked soakDays is the bar)")
+    p.add_argument("--amis", type=Path, metavar="FILE", help="the AMI catalog the preview reads (default: as for "
+                   "preview): an AMI it names as another OS than AL2023 is never written")
 
 
-def _configured(path: Optional[Path]) -> tuple[str, dict[str, Any]]:
-    """(level, properties) of ``ami-soaked`` in a pack config file ('', {} when it has none or there is no file)."""
-    if path is None or not path.exists():
+def _configured(path: Optional[Path], written: bool = False) -> tuple[str, dict[str, Any]]:
+    """(level, properties) of ``ami-soaked`` in a pack config file ('', {} when it has none), checked as the pack
+    checks its config: its schema, then what the schema cannot state (``soak.config_problems``), so a bar the
+    gate would refuse (``soakDays: -1``, ``true``) is never the bar. A file that does not exist is an error,
+    unless the command is to write it (``written``)."""
+    if path is None or written and not os.path.lexists(path):
         return "", {}
+    if not os.path.lexists(path):
+        raise UsageError(f"--policy-pack-config {path}: no such file (the pack config the gate reads; leave the flag "
+                         f"out for soakDays {soak.DEFAULT_DAYS:g})")
     level, props = read_config_file(path).get(soak.POLICY, ("", None))
-    return level, dict(props or {})
+    props = dict(props or {})
+    problems = properties_problems(soak.SCHEMA, props) + soak.config_problems(props)
+    if problems:
+        raise PolicyPackError(f"policy pack config {path}: invalid config for '{soak.POLICY}' (the pack refuses it):\n  "
+                              + "\n  ".join(problems))
+    return level, props
 
 
 def _read_evidence(path: Path) -> StackState:
@@ -109,12 +125,15 @@ def soak_command(args: argparse.Namespace) -> int:
     """``mixed-os-racks soak STATE.json``: the ``ami-soaked`` policy config from that state."""
     if args.config_file is not None:
         check_output(args.config_file, [args.evidence, *([args.state] if args.state else [])], "--policy-pack-config")
+        if os.path.exists(args.config_file) and not stat.S_ISREG(mode := os.stat(args.config_file).st_mode):
+            raise UsageError(f"--policy-pack-config {args.config_file}: is not a regular file ({_kind(mode)}); soak "
+                             f"writes its entry into a file")
     evidence = _read_evidence(args.evidence)
     own = read_stack_export(args.state) if args.state is not None else None
     if own is not None and (own.project, own.stack) == (evidence.project, evidence.stack):
         raise UsageError(f"--state {args.state}: is the state of stack {evidence.stack!r}, the environment the evidence is "
                          f"from: give the judged stack's own state")
-    level, props = _configured(args.config_file)
+    level, props = _configured(args.config_file, written=True)
     config = {**props, **soak_config(evidence, own, args.soak_days)}
     if level:
         config = {"enforcementLevel": level, **config}
@@ -128,11 +147,10 @@ def soak_command(args: argparse.Namespace) -> int:
         sys.stderr.write("\n".join(summary) + "\n")
         _print(json.dumps({soak.POLICY: config}, indent=2) + "\n")
         return EXIT_OK
-    doc: dict[str, Any] = {}
-    if args.config_file.exists():
-        doc = json.loads(args.config_file.read_text(encoding="utf-8"))  # read_config_file has checked it
-    doc[soak.POLICY] = config
-    args.config_file.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    text = ""
+    if os.path.lexists(args.config_file):  # read_config_file has checked it: a regular file now (see _configured)
+        text = read_utf8(args.config_file, "policy pack config")
+    write_text(args.config_file, with_entry(text, soak.POLICY, config, str(args.config_file)))  # the rest kept as it was
     _print("\n".join(summary) + f"\nwrote {args.config_file} ({soak.POLICY})\n")
     return EXIT_OK
 
@@ -153,6 +171,8 @@ class Lane:
     canary_ami_id: Optional[str]
     canary_fields: tuple[str, ...]
     """Its canary's fields the stack file writes (``canary_ami_id``, ``canary_nodes``/``canary_size``)."""
+    spec: Any = None
+    """Its ``PoolSpec`` or ``NodeGroupSpec``: what an AMI it takes must boot (architecture, disk)."""
 
     @property
     def where(self) -> str:
@@ -177,11 +197,11 @@ def stack_lanes(params: RackParams, rack: str) -> list[Lane]:
         return tuple(f for f in fields if f in spec.model_fields_set)
 
     lanes = [Lane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
-                  written(p, ("canary_ami_id", "canary_nodes")))
+                  written(p, ("canary_ami_id", "canary_nodes")), p)
              for n, p in enumerate(params.additional_karpenter_nodepools_config)]
     for key in ("additional_node_groups_config", "additional_build_groups_config"):
         lanes += [Lane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
-                       written(g, ("canary_ami_id", "canary_size"))) for n, g in enumerate(getattr(params, key))]
+                       written(g, ("canary_ami_id", "canary_size")), g) for n, g in enumerate(getattr(params, key))]
     return lanes
 
 
@@ -241,8 +261,9 @@ def promote_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--from {args.evidence}: is the state of stack {stack!r} itself: give the state of the "
                          f"environment before it")
     shapes = {NAMESPACE: model_shape(RackParams, item_keys())}
+    original = _stack_file_bytes(stack_file)
     at_line: dict[str, int] = {}
-    config = read_stack_file(stack_file, project, shapes, None, at_line)
+    config = _readable(read_stack_file(stack_file, project, shapes, None, at_line, secrets=True))
     rack = _rack_name(evidence_state)
     region = config.get("aws:region")
     try:  # a config with problems is named (with its file and line), and never written into
@@ -265,26 +286,99 @@ def promote_command(args: argparse.Namespace) -> int:
     now = clock.now()
     steps, notes = plan(lanes, evidence, lanes_run(evidence_state), args.canary, now)
     lines = [f"Promoting into {stack_file} from stack {evidence.environment} ({args.evidence}); soakDays {days:g}:"]
+    catalog = Catalog.load(args.amis)
+    steps = [replace(step, problem=step.problem or _unbootable(step, catalog)) for step in steps]
     text = None  # every change made in memory first: the file is written once, or not at all
+    written = 0
+    refused = False
     with tempfile.TemporaryDirectory() as folder:
         draft = Path(folder) / stack_file.name
-        shutil.copyfile(stack_file, draft)
+        draft.write_bytes(original)
         for step in steps:
             if step.problem:
                 lines.append(f"    not promoted: {step.problem}")
+                refused = True
                 continue
             try:
-                text = edit_item(draft, project, step.lane.key, step.lane.index, step.changes, shapes)
+                edited = edit_item(draft, project, step.lane.key, step.lane.index, step.changes, shapes)
             except EditError as exc:
                 raise UsageError(str(exc).replace(str(draft), str(stack_file))) from None
-            draft.write_text(text, encoding="utf-8", newline="")
+            kept = draft.read_bytes()
+            draft.write_text(edited, encoding="utf-8", newline="")
+            problem = _refused_config(draft, project, rack, shapes).replace(str(draft), str(stack_file))
+            if problem:  # what the preview would refuse is never written: this lane is left as it was
+                draft.write_bytes(kept)
+                lines.append(f"    not promoted: {step.lane.subject}: {_change_words(step)} would be refused: {problem}")
+                refused = True
+                continue
+            text, written = edited, written + 1
             why = (f"{stack}'s own state runs it" if step.ami in evidence.running else
                    f"ran {step.soaked} days on lane '{step.lane.name}' in {evidence.environment}")
             lines.append(f"    {step.lane.subject}: {_change_words(step)} ({why})")
     if text is not None:
         write_text(stack_file, text)
     lines += [f"    {note}" for note in notes]
-    written = sum(1 for step in steps if not step.problem)
     lines.append(f"wrote {stack_file} ({written} lane{'s' if written != 1 else ''})" if written else "nothing written")
     _print("\n".join(lines) + "\n")
-    return EXIT_VIOLATION if any(step.problem for step in steps) else EXIT_OK
+    return EXIT_VIOLATION if refused else EXIT_OK
+
+
+def _stack_file_bytes(path: Path) -> bytes:
+    """The stack file promote writes into: a regular file (a link to one is followed), never a FIFO, a device or a
+    directory, which no edit can be written into and whose reading may never end."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such stack file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{path}: is not a regular file ({_kind(mode)}); promote edits a stack file in place")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _kind(mode: int) -> str:
+    return ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device")
+
+
+def _readable(config: dict[str, Any]) -> dict[str, Any]:
+    """The config without its ``secure:`` keys, which promote never reads nor writes (they stay in the file as
+    written): the rest is checked as the preview checks it."""
+    return {key: value for key, value in config.items() if not isinstance(value, Secret)}
+
+
+def _unbootable(step: Step, catalog: Catalog) -> Optional[str]:
+    """Why the lane cannot boot the AMI by the catalog's facts, as the preview checks a pinned AMI (``ami.py``), or
+    None: every lane that pins an AMI is AL2023, so a Bottlerocket image there is refused (``al2023-family``), and
+    so are an architecture the lane does not launch (``arch-matches-ami``) and a root snapshot larger than its
+    disk (``disk-fits-ami-snapshot``). An AMI the catalog does not hold is left to the preview's look-up."""
+    image = catalog.get(step.ami)
+    spec = step.lane.spec
+    if image is None or spec is None:
+        return None
+    subject = step.lane.subject
+    seen = rules.os_of_ami(image.name, image.description)
+    arches = list(spec.arch) if hasattr(spec, "arch") else [instances.instance_arch(spec.instance_type)]
+    snapshot = image.root_snapshot_gib
+    return ((seen and rules.ami_names_other_os(subject, step.ami, image.name, seen))
+            or rules.arch_mismatch(subject, arches, step.ami, image.architecture)
+            or (rules.disk_below_snapshot(subject, spec.disk, step.ami, snapshot) if snapshot is not None else None)
+            or None)
+
+
+def _refused_config(draft: Path, project: str, rack: str, shapes: dict[str, Any]) -> str:
+    """What the preview would refuse in the edited stack file (the config model's rules: a canary beside a pool
+    of weight 100, or named as another lane), as one line; '' when it takes it."""
+    at_line: dict[str, int] = {}
+    try:
+        config = _readable(read_stack_file(draft, project, shapes, None, at_line, secrets=True))
+        region = config.get("aws:region")
+        parse_stack_config(config, project, rack)
+        parse_rack_params(rack_values(config), rack, region if isinstance(region, str) else None)
+    except (ConfigError, InputFileError) as exc:
+        return "; ".join(str(exc).splitlines())
+    return ""

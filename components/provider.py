@@ -272,7 +272,7 @@ class RackProvider(sdk_component.ComponentProvider):
         properties = self._component_defs[component].inputs
         checked = provider_pb2.ConstructRequest()
         checked.CopyFrom(request)
-        wire = json_format.MessageToDict(request.inputs)
+        wire = provider_inputs.wire_values(request.inputs)
         for key, prop in properties.items():
             if prop.plain and key in request.inputDependencies:
                 if key in wire:
@@ -297,10 +297,11 @@ class RackProvider(sdk_component.ComponentProvider):
             return super().construct(name, resource_type, inputs, options)
         except ComponentInitError as exc:
             inner = exc.inner
+            component = resource_type.split(":")[-1]
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
                 raise provider_inputs.refusal(component, name, [(schema_path(e["property_path"]), e["reason"])
                                                                 for e in inner.errors]) from None
-            if isinstance(inner, ConfigError):
+            if isinstance(inner, ConfigError):  # a lane the real APIs would refuse (a pinned AMI's facts): no traceback
                 raise self.refused(component, name, inner) from None
             raise
         finally:
@@ -308,17 +309,49 @@ class RackProvider(sdk_component.ComponentProvider):
 
     def refused(self, component: str, name: str, error: ConfigError) -> pulumi.InputPropertiesError:
         """A component's refusal found while it builds or at preview (a ``ConfigError``: a pinned AMI's facts), as
-        the engine shows a bad input: each line that starts with a path of the component's inputs (``pool.disk: ``)
-        at that path, any other line as it is."""
+        the engine shows a bad input: a line that starts with a path of the component's inputs (``pool.disk: ``, a
+        spec built from the program's data names its fields so) at that path, any other line where ``_located``
+        finds it."""
         inputs = self._component_defs[component].inputs if component in self._component_defs else {}
         lines: list[str] = []
         errors: list[InputPropertyErrorDetails] = []
         for line in [line for line in str(error).splitlines() if line.strip()] or [type(error).__name__]:
             path, _, reason = line.partition(": ")
-            if reason and re.fullmatch(r"[A-Za-z]\w*(\.\w+|\[\d+\])*", path) and re.split(r"[.\[]", path)[0] in inputs:
+            if not (reason and re.fullmatch(r"[A-Za-z]\w*(\.\w+|\[\d+\])*", path) and re.split(r"[.\[]", path)[0] in inputs):
+                path, reason = self._located(component, line) if component in self._component_defs else ("", line)
+            if path:
                 errors.append({"property_path": path, "reason": reason})
-            lines.append(f"{component} '{shown(name)}': {line}")
+            lines.append(f"{component} '{shown(name)}': {path + ': ' if path else ''}{reason}")
         return pulumi.InputPropertiesError("\n".join(lines), errors)
+
+    def _located(self, component: str, line: str) -> tuple[str, str]:
+        """A component's ``ConfigError`` line (``NodeGroupSpec.canary_ami_id: node group 'x': ...``) as a property
+        path and reason: the spec's field under the input of that spec's type (``group.canaryAmiId``), else the
+        input holding such a spec (a ``Rack``'s ``spec``) with the whole line, naming the lane."""
+        where, _, reason = line.partition(": ")
+        match = re.fullmatch(r"(\w+)\.(\w+)", where)
+        inputs = self._component_defs[component].inputs
+        if match:
+            for key, prop in inputs.items():
+                found = self.get_type_definition(prop) if prop.ref else None
+                if found is not None and found.name == match.group(1):
+                    return f"{key}.{camel_case(match.group(2))}", reason
+            for key, prop in inputs.items():
+                if self._holds(prop, match.group(1), set()):
+                    return key, line
+        return "", line
+
+    def _holds(self, prop: PropertyDefinition, type_name: str, seen: set[str]) -> bool:
+        """Whether a property's value holds an object of the type named ``type_name``, at any depth."""
+        if prop.items is not None:
+            return self._holds(prop.items, type_name, seen)
+        if prop.additional_properties is not None:
+            return self._holds(prop.additional_properties, type_name, seen)
+        found = self.get_type_definition(prop) if prop.ref else None
+        if found is None or found.enum or found.name in seen:
+            return False
+        return found.name == type_name or any(self._holds(p, type_name, seen | {found.name})
+                                              for p in found.properties.values())
 
 
 class RackServicer(server.ProviderServicer):

@@ -15,9 +15,11 @@ only the string form of the engine's unknown sentinels.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 import pulumi
+from google.protobuf import struct_pb2
 from pulumi.provider.experimental.analyzer import PropertyDefinition, PropertyType, TypeDefinition
 from pulumi.provider.experimental.util import camel_case
 
@@ -51,6 +53,29 @@ UNKNOWNS = frozenset({
     "dd056dcd-154b-4c76-9bd3-c8f88648b5ff"})
 """The engine's unknown sentinels, one per kind of value (bool, number, string, array, asset, archive, object):
 each is an unknown value of any type to the engine; the Python SDK reads only the string's."""
+
+
+def wire_values(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A request's ``Struct`` as Python values, every number as the float it travels as. protobuf's JSON form
+    (``json_format.MessageToDict``) has no NaN or infinity and raises on one, while a ``Struct`` carries both (a
+    TypeScript program's ``NaN``, any language's ``Infinity``): they are read here, and ``problems`` names them
+    at their property paths."""
+    return {key: _wire(value) for key, value in struct.fields.items()}
+
+
+def _wire(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return wire_values(value.struct_value)
+    if kind == "list_value":
+        return [_wire(item) for item in value.list_value.values]
+    if kind == "number_value":
+        return value.number_value
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None
 
 
 def upgraded(value: Any, prop: Optional[PropertyDefinition], type_of: TypeLookup) -> Any:
@@ -163,7 +188,27 @@ def problems(inputs: Mapping[str, Any], properties: dict[str, PropertyDefinition
              type_of: TypeLookup) -> list[Problem]:
     """Every problem of ``inputs`` (``upgraded`` wire values) against ``properties`` (a component's inputs), by
     property path: a secret or known output is judged by its value, at its own path."""
-    return list(_object(inputs, properties, "", holder, type_of, plain=False))
+    found = list(_object(inputs, properties, "", holder, type_of, plain=False))
+    named = {path for path, _ in found}  # and a number no JSON writes where the schema takes any value
+    found += [(path, _NOT_FINITE.format(rendered(number))) for path, number in _not_finite_paths(inputs, "")
+              if path not in named]
+    return found
+
+
+_NOT_FINITE = "expected a finite number (got {}: JSON has no such number)"
+
+
+def _not_finite_paths(value: Any, path: str) -> Iterator[tuple[str, float]]:
+    if not_finite(value):
+        yield path, value
+    elif isinstance(value, dict) and value.get(SIG) in (OUTPUT, SECRET):  # a wrapper's value is at its own path
+        yield from _not_finite_paths(value.get("value"), path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _not_finite_paths(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from _not_finite_paths(item, f"{path}[{n}]")
 
 
 def _object(value: Mapping[str, Any], properties: dict[str, PropertyDefinition], path: str, holder: str,
@@ -181,6 +226,9 @@ def _object(value: Mapping[str, Any], properties: dict[str, PropertyDefinition],
 
 
 def _value(value: Any, prop: PropertyDefinition, path: str, type_of: TypeLookup, plain: bool) -> Iterator[Problem]:
+    if not_finite(value):  # whatever the property's type: none takes one, and the SDK's reader fails on it
+        yield path, _NOT_FINITE.format(rendered(value))
+        return
     if isinstance(value, dict) and (problem := _malformed(value)):
         yield path, problem
         return
@@ -267,7 +315,12 @@ def _is_spec(found: Optional[TypeDefinition]) -> bool:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def not_finite(value: Any) -> bool:
+    """A number no JSON writes (NaN, an infinity): a ``Struct`` carries one, and no input takes one."""
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 _PRIMITIVES: dict[PropertyType, tuple[str, Callable[[Any], bool]]] = {

@@ -6,7 +6,7 @@ from typing import Any, Callable, NotRequired, Optional, Required, TypedDict, ca
 import pulumi
 import pulumi_aws as aws
 
-from . import contract, lanecost
+from . import clock, contract, lanecost
 from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
@@ -18,7 +18,7 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import wellknown
+from .pack import tables, wellknown
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support
@@ -127,6 +127,8 @@ class Rack(pulumi.ComponentResource):
         args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
+        for line in tables.stale(clock.today()):  # an advisory: the rack still previews and deploys
+            pulumi.log.warn(f"rack '{name}': {line}", resource=self)
         amis = AmiLookup(pulumi.InvokeOptions(parent=self))
         lanes: dict[str, Any] = {}
         self.lane_facts: dict[str, Lane] = {}

@@ -145,6 +145,18 @@ def instance_type_problem(instance_type: str) -> Optional[str]:
     return None
 
 
+def priced_type_problem(instance_type: str) -> Optional[str]:
+    """Why a key of a price list (``prices`` of ``lane-cost-ceiling``, of the AMI catalog) is no instance type a
+    price could be for, in the lanes config's words; None when it is one (or of a family the table does not
+    size, which may be newer than it). EC2 names types in lower case, and the pack looks prices up by the names
+    Karpenter and EC2 give, so ``G5.XLARGE`` would never be read."""
+    if instance_type != instance_type.lower() and not instance_type_problem(instance_type.lower()):
+        return f"invalid instance type '{instance_type}' (EC2 writes it in lower case: '{instance_type.lower()}')"
+    if instance_type_problem(instance_type):
+        return f"invalid instance type '{instance_type}' (must look like g4dn.xlarge)"
+    return unmade_instance_type(instance_type) or None
+
+
 def unmade_instance_type(instance_type: str) -> str:
     """For a well-formed type of a family the instance table sizes, in a size the family does not come in
     (``g5.nano``, ``g5.large``): ``'g5.large' is no instance type (did you mean 'g5.xlarge'? g5 comes in

@@ -29,6 +29,7 @@ from mixed_os_racks.cli import main
 from mixed_os_racks.karpenter_controller import KarpenterController, KarpenterControllerArgs
 from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
+from mixed_os_racks.pack import upstream
 from mixed_os_racks.spec.rack import version_support
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
@@ -110,6 +111,15 @@ def test_creating_a_cluster_in_extended_support_is_warned_about(tmp_path, capsys
     code, err = preview(tmp_path, capsys, dict(**CREATE, k8s_version="1.32"))
     assert code == 0
     assert "warning: cluster 'test-rack': Kubernetes 1.32 is in EKS extended support since 2026-03-23" in err
+    # the cost it names (Amazon EKS pricing: $0.60 an hour per cluster in extended support, $0.10 in standard)
+    assert "billed $0.60 an hour per cluster instead of standard support's $0.10 until 2027-03-23" in err
+
+
+def test_minors_eks_lists_without_published_dates_are_not_judged():
+    assert upstream.eks_calendar()["1.37"] is None and upstream.eks_calendar()["1.36"] is None
+    assert list(upstream.eks_calendar())[-2:] == ["1.36", "1.37"]
+    assert version_support("1.37", "2026-12-07") == ("unknown", "")
+    assert upstream.eks_support("1.37", "2026-12-07") == ("unknown", None)
 
 
 def test_an_existing_cluster_past_its_support_is_warned_about_not_refused(tmp_path, capsys):

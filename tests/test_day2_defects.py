@@ -223,10 +223,11 @@ def test_local_zones_belong_to_their_region():
 
 def test_a_kubernetes_newer_than_karpenter_supports_is_refused():
     newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
-    assert parse_rack_config({"cluster_name": "c", **CREATE, "k8s_version": newest}).cluster.version == newest
-    assert error(**CREATE, k8s_version="1.37") == (
-        "rack:k8s_version: k8s_version '1.37' is newer than Karpenter 1.14.1 supports (1.36 at most; use 1.36 or an "
-        "older minor)")
+    assert parse_rack_config({"cluster_name": "c", **CREATE, "k8s_version": newest,
+                              "karpenter_version": "1.15.0"}).cluster.version == newest
+    assert error(**CREATE, k8s_version="1.38") == (
+        "rack:k8s_version: k8s_version '1.38' is newer than any Karpenter release the rack installs supports (1.37 "
+        "at most, with Karpenter 1.15.0; use 1.37 or an older minor)")
 
 
 # ---- 13. mixed GPU and CPU pools --------------------------------------------------------------------------------

@@ -16,6 +16,9 @@ Upstream facts pinned here (read in the upstream sources; in our words):
   the long-term-support proprietary module; L4 vGPU slices (G6f) take the GRID flavour, and G4dn/G5/G5g are held
   to the long-term-support proprietary module with GSP off. G7's GPU is only in 595's list, so the maintainers'
   word that G7 runs there means 595 is one of the two trees; the rack takes every family below as driven.
+- The two trees, by number: ``templates/al2023/variables-default.pkrvars.hcl`` (amazon-eks-ami, commit be7adc2e)
+  sets ``nvidia_driver_lts_version = "580"`` and ``nvidia_driver_pb_version = "595"``: 580 drives P3 (595 dropped
+  it), 595 drives G7 (only 595 lists its GPU), so such an AMI serves both.
 """
 
 from __future__ import annotations
@@ -98,6 +101,24 @@ def test_the_official_ami_of_summer_2025_carried_575():
 def test_the_official_ami_of_v20260917_and_later_drives_every_family(tmp_path, capsys, family):
     code, _, err = preview(tmp_path, capsys, {"instance_families": family, "ami_id": AMI}, official("1.34", "20260917"))
     assert code == 0, err
+
+
+def test_the_two_trees_of_the_per_instance_amis_drive_every_family_of_the_table():
+    lts, pb = instances.EKS_PER_INSTANCE_BRANCHES
+    assert (lts, pb) == (580, 595)
+    assert instances.driver_problem("g7", lts) and not instances.driver_problem("g7", pb)
+    assert instances.driver_problem("p3", pb) and not instances.driver_problem("p3", lts)
+    for family in instances.DRIVER_BRANCHES:
+        assert not all(instances.driver_problem(family, branch) for branch in (lts, pb)), family
+
+
+@pytest.mark.parametrize("release", ["20260917", "20261105"])
+def test_a_per_instance_stock_ami_is_accepted_on_g7_and_p3_alike(release):
+    for minor in (34, 37):
+        driver = instances.ami_driver(f"amazon-eks-node-al2023-x86_64-nvidia-1.{minor}-v{release}")
+        assert driver is not None and driver.per_instance
+        assert driver.problem("g7") is None and driver.problem("p3") is None
+    assert instances.stock_ami_problem(["g7", "p3"], release, range(30, 38)) is None
 
 
 def test_an_official_ami_older_than_the_table_is_not_refused_but_cannot_be_verified(tmp_path, capsys):

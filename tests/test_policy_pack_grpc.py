@@ -172,6 +172,21 @@ def test_well_formed_ids_and_aliases_pass(pack):
     assert not of(judge(pack, program), "ami-id-format")
 
 
+def test_another_teams_alias_that_karpenter_cannot_parse(pack):
+    """The EC2NodeClass CRD admits ``al2023@latest@foo``; Karpenter's controller then exits on it
+    (``amiFamilyFromAlias``: ``tests/test_alias_rule.py``), so the pack refuses it, naming the alias."""
+    def program():
+        node_class("ml", [{"alias": "al2023@latest@foo"}], family=None)
+        node_pool("ml", ["c7i"])
+        node_class("ok", [{"alias": "bottlerocket@v1.30.0"}], family=None)
+
+    violations = judge(pack, program)
+    assert messages(violations, "ami-id-format") == [
+        "EC2NodeClass 'ml': invalid alias 'al2023@latest@foo' (must be family@version with one '@': Karpenter's "
+        "controller cannot parse it and exits, which stops every NodePool)"]
+    assert of(violations, "ami-id-format")[0]["level"] == "mandatory"
+
+
 @settings(max_examples=12, deadline=None)
 @given(st.lists(AMI_IDS, min_size=1, max_size=6, unique=True))
 def test_the_id_rule_over_grpc_flags_exactly_the_malformed_ids(pack, amis):

@@ -404,7 +404,7 @@ def test_a_pinned_lane_shows_its_ami_and_its_age():
     ({"cluster_mode": "create", "vpc_id": "vpc-0a1b2c3d4e5f60718"}, "rack:private_subnets_ids: cluster_mode: create needs private_subnets_ids"),
     ({**CREATE, "k8s_version": "1.34.1"}, "rack:k8s_version: invalid k8s_version '1.34.1'"),
     # Karpenter v1's compatibility matrix starts at Kubernetes 1.29
-    ({**CREATE, "k8s_version": "1.3"}, "rack:k8s_version: k8s_version '1.3' is older than Karpenter supports (1.29 or later)"),
+    ({**CREATE, "k8s_version": "1.3"}, "rack:k8s_version: k8s_version '1.3' is older than Karpenter supports (1.30 or later)"),
     ({**CREATE, "k8s_version": "1.28"}, "rack:k8s_version: k8s_version '1.28' is older than Karpenter supports"),
     ({**CREATE, "eks_api_server_public_access_cidrs": "10.0.0.1/8"}, "rack:eks_api_server_public_access_cidrs: invalid CIDR '10.0.0.1/8'"),
     ({**CREATE, "private_subnets_ids": "subnet-xyz"}, "rack:private_subnets_ids: invalid subnet id 'subnet-xyz'"),

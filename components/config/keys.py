@@ -144,6 +144,7 @@ RACK = KeyTable(RackSpec, keys={
     "node_group_role": "node_group_role_name",
     "device_plugin": "nvidia_device_plugin_enable",
     "gpu_observability": "gpu_observability_enable",
+    "karpenter": "karpenter_version",
 })
 """The whole rack: what only all its parts together can break."""
 

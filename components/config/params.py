@@ -11,6 +11,7 @@ The rules themselves belong to the specs (``spec/``); the keys that set each spe
 from __future__ import annotations
 
 import re
+import typing
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, TypeVar, cast
 
 from pydantic import (
@@ -32,6 +33,7 @@ from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
+from ..spec.rack import karpenter_version_problem
 from ..spec.pool import ConsolidationPolicy, NodeOs, Taint
 from . import keys
 from .errors import field_of, problems
@@ -57,7 +59,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
             found += [(f"[{n}].{k}", "unknown field" + table.meant(str(k))) for k in unknown]
             continue
         try:
-            specs.append(build(n, dict(item)))
+            specs.append(build(n, {k: v for k, v in item.items() if not _unset(k, v, table)}))
         except SpecError as exc:
             found += problems(exc, table, f"[{n}]")
         except FieldProblem as exc:
@@ -67,6 +69,17 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
     if found:
         raise Problems(found)
     return specs
+
+
+def _unset(key: str, value: Any, table: KeyTable) -> bool:
+    """Whether an item's key is as if it were not written: ``null`` for a key whose field has a default and takes no
+    none (the JSON an item reaches the program as has ``null`` for a key left empty), so ``canary_nodes: null`` is
+    its default 1, as ``ami_id: null`` is none. Where none is a value of the field (``label: null``, no label) the
+    ``null`` is kept; a key that needs a value keeps it too, and is refused."""
+    spec_field = table.field_of(key) or key
+    found = table.spec.model_fields.get(spec_field)
+    return (value is None and found is not None and not found.is_required()
+            and type(None) not in typing.get_args(found.annotation))
 
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
@@ -226,8 +239,10 @@ class RackParams(BaseModel):
     """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
     """The system lane's instance type (``create``), not an accelerated one. Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
+    karpenter_version: Optional[str] = None
+    """The Karpenter release to install: 1.14.x or 1.15.x, one whose charts and notes the rack read upstream (1.14.0, 1.14.1, 1.15.0; others are refused, with the reason). Judged with the cluster's Kubernetes minor against Karpenter's compatibility matrix: Kubernetes 1.37 needs 1.15.0. Default 1.14.1 (the 1.14 long-term-support line)."""
     karpenter_install: Optional[bool] = None
-    """Install Karpenter 1.14.1 (its IAM, interruption queue and charts). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
+    """Install Karpenter (its IAM, interruption queue and charts; ``karpenter_version``). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
     """Convox's switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
@@ -322,6 +337,14 @@ class RackParams(BaseModel):
             return _groups("build", {"min_size": 0, "label": "custom-build"})(items, info)
         return _groups("ng", {})(items, info)
 
+    @field_validator("karpenter_version")
+    @classmethod
+    def _karpenter_version(cls, v: Optional[str]) -> Optional[str]:
+        problem = v is not None and karpenter_version_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("node_disk")
     @classmethod
     def _node_disk(cls, v: int) -> int:
@@ -364,7 +387,8 @@ class RackParams(BaseModel):
             karpenter_node_role=self.node_role_name,
             pools=[workload, *self.additional_karpenter_nodepools_config, *([build] if build else [])],
             cluster=cluster,
-            karpenter=KarpenterSpec(replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
+            karpenter=KarpenterSpec(version=self.karpenter_version or upstream.KARPENTER_CHART.version,
+                                    replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
             pod_identity_agent=self.installs_pod_identity_agent,
             controller_identity=self.identity,
             cluster_autoscaler=self.installs_cluster_autoscaler,
@@ -487,6 +511,9 @@ class RackParams(BaseModel):
             problems.append(("private_subnets_ids", "cluster_mode: create needs private_subnets_ids (the nodes' subnets)"))
         elif self.vpc_id is None:
             problems.append(("vpc_id", "cluster_mode: create needs vpc_id (bring your own network)"))
+        if self.karpenter_version is not None and not self.installs_karpenter:
+            problems.append(("karpenter_version", "karpenter_version needs karpenter_install: true (the rack installs "
+                                                  "no Karpenter here)"))
         if self.build_node_type and not self.build_node_enabled:
             problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
         if problems:

@@ -156,16 +156,21 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
 def load_stack_config(rack: str = "rack") -> RackSpec:
     """The ``RackSpec`` of the current stack, for a ``Rack`` named ``rack``. What only a look-up can
     tell is checked here too, under the key that sets it: the zones of a created cluster's subnets, and
-    whether an existing cluster Karpenter is installed into takes access entries."""
+    whether an existing cluster Karpenter is installed into takes access entries, and whether the Karpenter
+    release supports its Kubernetes minor."""
     spec = parse_stack_config(pulumi.runtime.get_config_env(), pulumi.get_project(), rack)
     if spec.cluster is None and spec.karpenter is not None:
         from ..cluster import read_cluster  # the look-up (pulumi_aws) only in a program
-        from ..spec.rack import access_entries_problem
+        from ..spec.rack import access_entries_problem, karpenter_pair_problem
 
         live = read_cluster(spec.cluster_name)
         problem = live and access_entries_problem(spec.cluster_name, live.authentication_mode)
         if problem:
             raise ConfigError(f"{NAMESPACE}:karpenter_install: {problem}")
+        problem = karpenter_pair_problem(live.version, spec.karpenter.version) if live else None
+        if live and problem:
+            raise ConfigError(f"{NAMESPACE}:karpenter_version: cluster '{spec.cluster_name}' runs Kubernetes "
+                              f"{live.version}: {problem}")
     if spec.cluster is not None:
         from ..subnets import subnets_problems  # the look-up (pulumi_aws) only in a program
 

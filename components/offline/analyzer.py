@@ -80,10 +80,13 @@ class PolicyPacks:
         stack_config: Optional[Mapping[str, Any]] = None,
         beneath: Optional[PolicyConfig] = None,
         overrides: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        extended: Optional[Mapping[str, Mapping[str, Sequence[str]]]] = None,
     ) -> None:
         """``overrides``: policy -> properties laid over each pack's config for that policy, in the packs that
-        have it (``overridden`` says which were, once the packs have started)."""
+        have it (``overridden`` says which were, once the packs have started); ``extended``: policy -> property ->
+        items added to the list each pack's config gives it (none given: only these)."""
         self._overrides = dict(overrides or {})
+        self._extended = dict(extended or {})
         self.overridden: set[str] = set()
         if configs and len(configs) != len(packs):
             raise PolicyPackError(f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order")
@@ -124,6 +127,14 @@ class PolicyPacks:
                 user[name] = (level, {**(given or {}), **props})
                 with self._lock:
                     self.overridden.add(name)
+        for name, lists in self._extended.items():
+            if name in served:
+                level, given = user.get(name, ("", None))
+                props = dict(given or {})
+                for key, items in lists.items():
+                    had = props.get(key)
+                    props[key] = list(dict.fromkeys([*(had if isinstance(had, list) else []), *items]))
+                user[name] = (level, props)
         pack.configure(user, self._target, self._beneath)
         with self._lock:
             self._analyses[n] = pack.analysis(self._target.project, self._target.stack, self._stack_config)

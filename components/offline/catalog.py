@@ -75,7 +75,7 @@ from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import K8S_VERSION_RE, SUBNET_ID_RE
 from .. import syntax
-from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, closest, not_a_file
+from ..inputs import MAX_VALUES, TAG_MISFIT, YAML_TAG_ERRORS, NotReadable, closest, read_input
 
 DEFAULT_CATALOG = Path(__file__).with_name("amis.yaml")
 OFFLINE_ACCOUNT = "123456789012"
@@ -223,8 +223,11 @@ class CatalogCluster(BaseModel):
 
 
 def _instance_type(value: str) -> str:
-    if syntax.instance_type_problem(value):
+    if syntax.instance_type_problem(value.lower()):
         raise ValueError(f"{value!r} is not an instance type (must look like g5.xlarge)")
+    problem = syntax.priced_type_problem(value)  # one in capitals, or in a size its family does not come in
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -525,11 +528,10 @@ class Catalog:
     @classmethod
     def load(cls, path: Optional[Path] = None) -> "Catalog":
         path = Path(path) if path else DEFAULT_CATALOG
-        problem = not_a_file(path)
-        if problem:
-            raise CatalogError(f"AMI catalog {path}: {problem}")
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = read_input(path).decode("utf-8")
+        except NotReadable as exc:
+            raise CatalogError(f"AMI catalog {path}: {exc}") from None
         except OSError as exc:
             raise CatalogError(f"AMI catalog {path}: cannot read it ({exc.strerror})") from None
         except UnicodeDecodeError:

@@ -15,17 +15,18 @@ import pulumi
 
 from .. import clock
 from ..pack.amifacts import deprecated
-from ..pack.upstream import dns_suffix, partition_of
+from ..pack.upstream import dns_suffix, eks_calendar, minor_number, partition_of
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
 
 
 OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
-    addon: {f"1.{minor}": f"{base}.{minor - 28}-eksbuild.offline" for minor in range(29, 37)}
+    addon: {f"1.{minor}": f"{base}.{minor - 28}-eksbuild.offline"
+            for minor in (minor_number(version) for version in eks_calendar())}
     for addon, base in (("coredns", "v1.12"), ("eks-pod-identity-agent", "v1.3"), ("metrics-server", "v0.8"),
                         ("kube-proxy", "v1"), ("vpc-cni", "v1.20"))
 }
 """The offline stand-in for EKS's add-on versions: one per add-on and Kubernetes minor, marked
-``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes."""
+``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes; for every minor EKS lists (``eks_calendar``)."""
 
 
 # Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md).

@@ -44,7 +44,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
-from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS, NotReadable, read_input
 from .remote import (
     Child,
     Context,
@@ -248,8 +248,8 @@ def _incomplete(reg: Registration, ctx: Context) -> list[Child]:
 
 def _read(path: str, reg: Registration) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_input(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, NotReadable) as exc:  # a device, a FIFO no one writes to: never a wait
         raise ExpansionError(f"{reg.type} '{reg.name}': reading YAML file from disk: {path}: {exc}") from None
 
 

@@ -107,6 +107,27 @@ def pwd_main(root: Path, main: Optional[str]) -> tuple[Path, str]:
     return path.parent, path.name
 
 
+TYPESCRIPT_SUFFIXES = (".ts", ".mts", ".cts")
+
+
+def typescript_entry(program_dir: Path, entry: str, source: str) -> None:
+    """With ``typescript: false`` the host has Node.js run the entry point as JavaScript (no ts-node), so a
+    TypeScript entry point (``package.json``'s ``main``, default ``index.js``, or ``Pulumi.yaml``'s ``main``) would
+    fail on its first type annotation, naming no option: refused here, saying which option and file."""
+    main = entry
+    if entry == ".":
+        try:
+            manifest = json.loads((program_dir / "package.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # no readable package.json: Node.js says what it cannot find
+        given = manifest.get("main") if isinstance(manifest, dict) else None
+        main = given if isinstance(given, str) else "index.js"
+    if main.endswith(TYPESCRIPT_SUFFIXES):
+        raise NodeProgramError(f"{source}: runtime.options.typescript: false, but the program's entry point {main} is "
+                               f"TypeScript, which Node.js then runs as JavaScript: remove typescript: false, or "
+                               f"compile the program and point main at the JavaScript")
+
+
 def node_config(values: Mapping[str, str]) -> dict[str, str]:
     """The config as the Node.js host hands it over: ``ns:key`` -> ``ns:config:key`` (``constructConfig``)."""
     return {f"{key.partition(':')[0]}:config:{key.partition(':')[2]}": value for key, value in values.items()}
@@ -136,6 +157,8 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
     if node is None:
         raise NodeProgramError("could not find node on the $PATH (the Node.js runtime this nodejs project needs)")
     program_dir, entry = pwd_main(project_dir, project.main)
+    if not options.typescript:
+        typescript_entry(program_dir, entry, str(project_dir / "Pulumi.yaml"))
     run_path = _locate_run(node, program_dir)
     catalog = catalog or Catalog.load()
     values = stack_config_values(config)

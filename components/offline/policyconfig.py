@@ -32,13 +32,15 @@ class PolicyPackError(Exception):
 def read_config_file(path: Path) -> PolicyConfig:
     """``{"all": "mandatory", "<policy>": "advisory" | {"enforcementLevel": ..., "<prop>": ...}}``.
 
-    The file must be UTF-8 JSON, as the CLI's (Go) JSON reader needs; a number that is not finite
+    The file must be UTF-8 JSON with no byte-order mark, as the CLI's (Go) JSON reader needs
+    (pulumi/pulumi ``pkg/resource/analyzer/config.go``, ``parsePolicyPackConfig``: ``encoding/json`` over the
+    file's bytes); a number that is not finite
     (``NaN``, ``Infinity``, ``1e400``, which Python's reader accepts and Go's and the pack's
     protobuf encoder do not) is refused here, naming the key; so is nesting deeper than
     ``MAX_NESTING``.
     """
     try:
-        text = read_utf8(Path(path), "policy pack config")
+        text = read_utf8(Path(path), "policy pack config", bom=False)
     except InputFileError as exc:
         raise PolicyPackError(str(exc)) from None
     if not text.strip():
@@ -121,6 +123,12 @@ def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig, beneath: Optional[Polic
     return result
 
 
+def properties_problems(properties: Mapping[str, Any], value: Mapping[str, Any]) -> list[str]:
+    """What a policy's schema (its ``properties``) refuses in ``value``, each naming its path, as ``reconcile``
+    words it: what the CLI checks before the pack is configured."""
+    return _schema_errors({"type": "object", "properties": properties}, value)
+
+
 def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[str]:
     import jsonschema
 
@@ -130,3 +138,61 @@ def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[
     ]
 
 
+
+
+# ---- one policy's entry, written into a config file ----------------------------------------------------
+
+
+def with_entry(text: str, policy: str, value: Any, source: str = "<config>") -> str:
+    """The config file's ``text`` with the top-level entry ``policy`` set to ``value``, and every other byte as it
+    was (other policies' entries, their order, spacing and indentation): the entry's value is replaced where it
+    is written, or, when the file has none, added as its last entry. ``text`` is one the CLI reads
+    (``read_config_file`` has checked it); a policy given twice is refused, since which one a reader keeps is
+    its own choice."""
+    decoder = json.JSONDecoder()
+    body = text
+    start = len(body) - len(body.lstrip())
+    if not body.strip():
+        return json.dumps({policy: value}, indent=2) + "\n"
+    if body[start] != "{":
+        raise PolicyPackError(f"policy pack config {source}: expected a JSON object")
+    spans: list[tuple[int, int]] = []  # where each value of the key ``policy`` is
+    at, last_end = _blank(body, start + 1), start + 1
+    while body[at] != "}":
+        key, at = decoder.raw_decode(body, at)
+        at = _blank(body, at)
+        at = _blank(body, at + 1)  # past ':'
+        _, end = decoder.raw_decode(body, at)
+        if key == policy:
+            spans.append((at, end))
+        last_end = end
+        at = _blank(body, end)
+        if body[at] == ",":
+            at = _blank(body, at + 1)
+    if len(spans) > 1:
+        raise PolicyPackError(f"policy pack config {source}: gives {policy} {len(spans)} times; keep one")
+    indent = _indent_of(body, start)
+    written = json.dumps(value, indent=2).replace("\n", "\n" + indent)
+    if spans:
+        begin, end = spans[0]
+        return body[:begin] + written + body[end:]
+    entry = f"{json.dumps(policy)}: {written}"
+    if last_end == start + 1:  # an empty object: the entry is its only one
+        return body[:start] + "{\n" + indent + entry + "\n}" + body[at + 1:]
+    return body[:last_end] + ",\n" + indent + entry + body[last_end:]
+
+
+def _blank(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _indent_of(text: str, start: int) -> str:
+    """The indentation of the object's first entry (two spaces when it has none on a line of its own)."""
+    at = start + 1
+    line = text.rfind("\n", start, _blank(text, at))
+    if line < 0:
+        return "  "
+    first = _blank(text, at)
+    return text[line + 1:first] or "  "

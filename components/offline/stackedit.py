@@ -5,7 +5,8 @@ a block item keeps its comments, order and layout (a field's value is replaced w
 field is a line after the item's last, a removed field's lines go); a flow item (``{name: gpu, ...}``) is
 written again as one; the Convox JSON text (``'[{"name": "gpu", ...}]'``) is written again as JSON. Then the
 new text is read as the Pulumi CLI reads it (``stackfile``) and must hold exactly the old config with the
-changes: otherwise nothing is written, and the error says to set the field by hand.
+changes: otherwise nothing is written, and the error says to set the field by hand. A ``secure:`` value is kept
+as its ciphertext, where it is written.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
     source = str(path)
     try:
         text = read_utf8(path, "stack config")
-        before = read_stack_file(path, project, shapes)
+        before = read_stack_file(path, project, shapes, secrets=True)  # a secure: value is kept as it is written
     except InputFileError as exc:
         raise EditError(str(exc)) from None
     node = _item_node(compose(text, source), key, index, project, source)
@@ -127,7 +128,10 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
     elif isinstance(node, yaml.MappingNode) and isinstance(values, list):
         item = _changed(values[index], changes)
         if node.flow_style:
-            new = yaml.safe_dump(item, default_flow_style=True, sort_keys=False, width=float("inf")).strip()
+            try:
+                new = yaml.safe_dump(item, default_flow_style=True, sort_keys=False, width=float("inf")).strip()
+            except yaml.YAMLError:  # a field holds a secure: value, which a flow mapping is not written again with
+                raise EditError(f"{source}: {key}[{index}] holds a secure: value: set it by hand (nothing was written)") from None
             text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
         else:
             text = _block_edit(text, node, changes)
@@ -145,7 +149,7 @@ def _verify(path: Path, text: str, project: str, shapes: Mapping[str, Shape], ex
         probe = Path(folder) / path.name
         probe.write_text(text, encoding="utf-8")
         try:
-            after = read_stack_file(probe, project, shapes)
+            after = read_stack_file(probe, project, shapes, secrets=True)
         except InputFileError:
             after = None
     if after != expected:
@@ -154,10 +158,15 @@ def _verify(path: Path, text: str, project: str, shapes: Mapping[str, Shape], ex
 
 
 def write_text(path: Path, text: str) -> None:
-    """Replace the file's content at once (a new file renamed over it, with the old one's mode). A symbolic link
-    stays one: the file it points to is replaced."""
+    """Replace the file's content at once (a new file renamed over it, with the old one's mode), or create it. A
+    symbolic link stays one: the file it points to is replaced."""
     path = Path(os.path.realpath(path))
-    mode = path.stat().st_mode & 0o7777
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:  # a new file, with the mode the process would create it with
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:

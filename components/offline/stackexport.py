@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
-from ..inputs import clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, not_a_file
+from ..inputs import NotReadable, clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, read_input
 from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
@@ -263,11 +263,10 @@ levels), and shallow enough for every walk over the values to stay within Python
 
 def read_text(path: Path, what: str) -> str:
     """The UTF-8 text of the file at ``path`` (a byte-order mark dropped); ``StateFileError`` says why not."""
-    problem = not_a_file(path)
-    if problem:
-        raise StateFileError(f"{path}: {problem}")
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
+    except NotReadable as exc:
+        raise StateFileError(f"{path}: {exc}") from None
     except FileNotFoundError:
         raise StateFileError(f"{path}: no such file") from None
     except IsADirectoryError:

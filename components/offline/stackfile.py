@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import yaml
 from pydantic import BaseModel
 
-from ..inputs import MAX_NESTING, MAX_VALUES, YAML_TAG_ERRORS, nesting_depth, not_a_file
+from ..inputs import MAX_NESTING, MAX_VALUES, YAML_TAG_ERRORS, NotReadable, nesting_depth, read_input
 from ..spec.base import shown
 
 
@@ -53,13 +53,14 @@ class InputFileError(Exception):
 # ---- text ------------------------------------------------------------------------------------------
 
 
-def read_utf8(path: Path, what: str) -> str:
-    """The file's text, which must be UTF-8 (a UTF-8 byte-order mark is dropped, as the CLI drops it)."""
-    problem = not_a_file(path)
-    if problem:
-        raise InputFileError(f"{what} {path}: {problem}")
+def read_utf8(path: Path, what: str, bom: bool = True) -> str:
+    """The file's text, which must be UTF-8 (a UTF-8 byte-order mark is dropped, as the CLI's YAML reader drops
+    it; refused when not ``bom``: the CLI's JSON reader, Go's ``encoding/json``, refuses a file that starts with
+    one)."""
     try:
-        data = Path(path).read_bytes()
+        data = read_input(path)
+    except NotReadable as exc:
+        raise InputFileError(f"{what} {path}: {exc}") from None
     except IsADirectoryError:
         raise InputFileError(f"{what} {path}: is a directory, not a file") from None
     except OSError as exc:
@@ -68,6 +69,9 @@ def read_utf8(path: Path, what: str) -> str:
         raise InputFileError(f"{what} {path}: is UTF-16 text, not UTF-8; save it as UTF-8")
     if b"\x00" in data:
         raise InputFileError(f"{what} {path}: is a binary file (it has NUL bytes), not UTF-8 text")
+    if not bom and data.startswith(b"\xef\xbb\xbf"):
+        raise InputFileError(f"{what} {path}: starts with a byte-order mark, which the Pulumi CLI's JSON reader refuses; "
+                             f"save it as UTF-8 without one")
     try:
         return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -270,11 +274,20 @@ def _described(kind: str, text: str, value: Any) -> str:
 _KINDS = {"null": "null (no value)", "bool": "a boolean", "int": "a number", "float": "a number", "timestamp": "a date"}
 
 
+@dataclass(frozen=True)
+class Secret:
+    """A ``secure:`` value, read as its ciphertext by a command that needs no plaintext (``promote``)."""
+
+    ciphertext: str
+
+
 class _Reader:
     """Turns composed nodes into values, collecting every problem (``<file>:<line>: <key>: <problem>``)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, secrets: bool = False) -> None:
         self.source = source
+        self.secrets = secrets
+        """Whether a ``secure:`` value is read (as a ``Secret``), not refused."""
         self.problems: list[tuple[int, str]] = []
         self.values = 0
         self.lines: dict[str, int] = {}
@@ -310,6 +323,8 @@ class _Reader:
         if node.tag != f"{_TAG}map":
             self.problem(node, where, f"the YAML tag {_short(node.tag)} is not supported here (write a plain mapping)")
             return None
+        if _is_secret(node) and self.secrets:
+            return Secret(str(node.value[0][1].value))
         if _is_secret(node):
             self.problem(node, where, (
                 "an encrypted value (secure:), which the offline preview cannot decrypt (it has no secrets provider); "
@@ -514,17 +529,19 @@ def config_key(key: str, project: str) -> Optional[str]:
 
 
 def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
-                    warnings: Optional[list[str]] = None, lines: Optional[dict[str, int]] = None) -> dict[str, Any]:
+                    warnings: Optional[list[str]] = None, lines: Optional[dict[str, int]] = None,
+                    secrets: bool = False) -> dict[str, Any]:
     """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once.
 
     ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them.
     ``warnings``, when given, gets what the file holds that the offline preview cannot read (``environment:``);
-    ``lines`` the line each config value starts on, by key path (for ``located``)."""
+    ``lines`` the line each config value starts on, by key path (for ``located``); with ``secrets``, a ``secure:``
+    value is read as a ``Secret`` (its ciphertext), not refused."""
     source = str(path)
     root = compose(read_utf8(path, "stack config"), source)
     if root is None:
         return {}
-    reader = _Reader(source)
+    reader = _Reader(source, secrets)
     if not isinstance(root, yaml.MappingNode) or root.tag != f"{_TAG}map":
         raise InputFileError(f"{source}: expected a mapping with a 'config:' mapping")
     config: dict[str, Any] = {}

@@ -205,6 +205,12 @@ def ami_id_format(lane: facts.LaneResource) -> Iterator[Finding]:
         problem = rules.invalid_ami_id(subject(lane), value)
         if problem:
             yield Finding(problem)
+    if isinstance(lane, facts.NodeClass):
+        for alias in lane.alias_values():
+            problem = rules.alias_problem(alias, upstream.KARPENTER_ALIAS_FAMILIES, upstream.KARPENTER_ALIAS_LATEST_ONLY,
+                                          upstream.KARPENTER_ALIAS_MAX_LENGTH)
+            if problem:
+                yield Finding(f"{subject(lane)}: {problem}")
 
 
 def _resolved(lane: facts.LaneResource, knowledge: AmiKnowledge) -> list[Resolved]:

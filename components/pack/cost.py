@@ -33,7 +33,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .. import contract
+from .. import contract, syntax
 from . import checks, facts, fit, instances, lookup, rules, wellknown
 from .lanemodel import ANY_INSTANCE
 from .lanesource import group_requirements
@@ -598,6 +598,13 @@ CEILING_SCHEMA: dict[str, Any] = {
                "description": "On-demand US dollars an hour by instance type, over the table's (the stack's region)."},
 }
 """``lane-cost-ceiling``'s config (what the CLI checks before ``Configure``)."""
+
+
+def config_problems(props: Mapping[str, Any]) -> list[str]:
+    """What is wrong with ``lane-cost-ceiling``'s properties beyond what its schema says, each naming its path: a
+    price for what is no instance type (``G5.XLARGE``, ``g5.large``), which no lane's look-up would ever read."""
+    return [f"prices: {problem}" for name in facts.as_map(props.get("prices"))
+            if (problem := syntax.priced_type_problem(str(name)))]
 
 
 def _note(prices: Prices) -> str:

@@ -441,6 +441,10 @@ class NodeClass(LaneResource):
     def ami_id_values(self) -> list[Any]:
         return [as_map(term).get("id") for term in self._terms() if "id" in as_map(term)]
 
+    def alias_values(self) -> list[Any]:
+        """Every ``amiSelectorTerms[].alias`` as written."""
+        return [as_map(term)["alias"] for term in self._terms() if "alias" in as_map(term)]
+
     def pins(self) -> bool:
         """Whether a term selects an AMI of its own (by id, name, tags or SSM parameter), read from the terms'
         keys alone: a pin whose id is not known at preview is still a pin."""

@@ -216,7 +216,8 @@ def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
 def policies() -> list[Policy]:
     """The rack's policies (new objects on each call), ``ami-facts-unknown`` last."""
     return [
-        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits.", MANDATORY,
+        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits, and every "
+                        "EC2NodeClass alias one family@version Karpenter's controller can parse.", MANDATORY,
                         lambda lane, _: checks.ami_id_format(lane)),
         stack_policy("al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.",
                      checks.al2023_family, schema()),
@@ -262,6 +263,11 @@ DESCRIPTION = ("Refuses what breaks a mixed-OS rack: malformed AMI ids, custom A
                "lane the rack does not have.")
 
 
+OWN_CONFIG_PROBLEMS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    soak.POLICY: soak.config_problems, cost.CEILING: cost.config_problems}
+"""The policies whose properties have rules their schema cannot state, and what finds their problems."""
+
+
 def config_problems(pack: str, config: Mapping[str, Mapping[str, Any]]) -> Optional[str]:
     """What is wrong with a pack's config (policy name -> its properties) beyond what its schema says,
     in the words the CLI uses for a schema error; None when nothing is."""
@@ -269,6 +275,9 @@ def config_problems(pack: str, config: Mapping[str, Mapping[str, Any]]) -> Optio
     for name in sorted(LANE_POLICIES & set(config)):
         for problem in laneconfig.lanes_config_problems((config[name] or {}).get("lanes")):
             problems.setdefault(problem, []).append(name)  # one line per problem, whichever policies share it
+    for name, judge in OWN_CONFIG_PROBLEMS.items():
+        for problem in judge(config.get(name) or {}) if name in config else []:
+            problems.setdefault(problem, []).append(name)
     if not problems:
         return None
     return f"invalid policy pack config for '{pack}':\n  " + "\n  ".join(

@@ -46,6 +46,28 @@ def invalid_ami_id(subject: str, ami_id: object) -> Optional[str]:
     return f"{subject}: {problem}" if problem else None
 
 
+def alias_problem(alias: object, families: tuple[str, ...], latest_only: tuple[str, ...], max_length: int) -> Optional[str]:
+    """Rule ``ami-id-format`` for an EC2NodeClass alias, without a subject: ``family@version`` as Karpenter's
+    controller parses it (exactly one ``@``, a known lowercase family, a version; ``latest`` only where the family
+    cannot be pinned), within the CRD's length. The facts (``families``, ...) come from ``upstream``."""
+    if not isinstance(alias, str):
+        return f"invalid alias '{alias}' (must be family@version, like al2023@latest)"
+    parts = alias.split("@")
+    if len(parts) != 2:
+        return (f"invalid alias '{alias}' (must be family@version with one '@': Karpenter's controller cannot parse "
+                f"it and exits, which stops every NodePool)")
+    family, version = parts
+    if family not in families:
+        return f"invalid alias '{alias}' (family '{family}' must be one of {', '.join(families)})"
+    if not version or "\n" in version:  # the CRD's pattern: one line
+        return f"invalid alias '{alias}' (must be family@version, like {family}@latest)"
+    if family in latest_only and version != "latest":
+        return f"invalid alias '{alias}' ({family} takes only {family}@latest)"
+    if len(alias) > max_length:
+        return f"invalid alias '{alias}' (at most {max_length} characters)"
+    return None
+
+
 def disk_below_snapshot(subject: str, disk_gib: float, ami_id: str, snapshot_gib: float) -> Optional[str]:
     """Rule ``disk-fits-ami-snapshot``: EC2 refuses a root volume smaller than its snapshot."""
     if disk_gib >= snapshot_gib:

@@ -25,7 +25,9 @@ AMI on the lane: the ``modified`` time of the resource holding it, or null when 
 
 from __future__ import annotations
 
+import calendar
 import math
+import re
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -118,6 +120,40 @@ def held(stack: checks.Stack, res: checks.StackResource, lane: facts.LaneResourc
 def parse_time(value: Any) -> Optional[datetime]:
     """A ``ranSince`` time (RFC 3339, with its offset) as an aware datetime, or None."""
     return amifacts.parse_time(value) if isinstance(value, str) and value else None
+
+
+def time_problem(value: str) -> Optional[str]:
+    """Why a ``ranSince`` text of the schema's pattern is no moment (RFC 3339 section 5.6: a month 01-12, a day
+    of that month, an hour 00-23, a minute 00-59, a second 00-60, a zone offset -23:59 to +23:59), or None."""
+    match = re.fullmatch(TIME_PATTERN, value)
+    if match is None:
+        return None  # the schema names it
+    year, month, day, hour, minute, second = (int(value[a:b]) for a, b in ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19)))
+    zone = match.group(2)
+    if not 1 <= month <= 12:
+        return f"month {month:02d} is no month (01-12)"
+    if not 1 <= day <= calendar.monthrange(max(year, 1), month)[1]:
+        return f"day {day:02d} is no day of {year:04d}-{month:02d}"
+    if hour > 23 or minute > 59 or second > 60:
+        return f"{value[11:19]} is no time of day (00:00:00 to 23:59:60)"
+    if zone != "Z" and (int(zone[1:3]) > 23 or int(zone[4:6]) > 59):
+        return f"zone offset {zone} is no offset a clock has (-23:59 to +23:59)"
+    if year == 0 or parse_time(value) is None:
+        return "it is outside the calendar (years 0001-9999 in UTC)"
+    return None
+
+
+def config_problems(props: Mapping[str, Any]) -> list[str]:
+    """What is wrong with ``ami-soaked``'s properties beyond what its schema says, each naming its path: a
+    ``ranSince`` time of the schema's pattern that is no moment (``+25:00``), which would otherwise read as an
+    AMI whose soak the state cannot prove."""
+    problems = []
+    for lane, amis in facts.as_map(props.get("ranSince")).items():
+        for ami, since in facts.as_map(amis).items():
+            problem = time_problem(since) if isinstance(since, str) else None
+            if problem:
+                problems.append(f"ranSince.{lane}.{ami}: {since!r} is no RFC 3339 time: {problem}")
+    return problems
 
 
 def utc_text(when: datetime) -> str:

@@ -117,9 +117,13 @@ class NodeGroupSpec(Spec):
     def canary(self, name: str) -> "NodeGroupSpec":
         """The canary group of the group named ``name``: ``<name>-canary``, on ``canary_ami_id``, ``canary_size``
         nodes, the group's label, taints and tags, and the tag that marks it a canary of ``name``."""
-        return self.model_copy(update={
+        canary = self.model_copy(update={
             "name": name + contract.CANARY_SUFFIX, "ami_id": self.canary_ami_id, "canary_ami_id": None,
             "min_size": self.canary_size, "max_size": self.canary_size, "tags": {**self.tags, contract.CANARY_OF: name}})
+        # a problem of the canary's AMI (its facts, at preview) is one of the field that set it
+        canary._keys = {**self._keys, "ami_id": self.where("canary_ami_id"), "min_size": self.where("canary_size"),
+                        "max_size": self.where("canary_size")}
+        return canary
 
     @field_validator("name")
     @classmethod

@@ -28,6 +28,26 @@ def chart_version_problem(version: str, what: str) -> Optional[str]:
     return None
 
 
+def karpenter_version_problem(version: str) -> Optional[str]:
+    """Why the rack does not install Karpenter ``version``, named as ``karpenter_version``; None when it does."""
+    problem = chart_version_problem(version, "karpenter_version")
+    if problem:
+        return problem
+    problem = upstream.karpenter_release_problem(version)
+    return f"karpenter_version '{version}': {problem}" if problem else None
+
+
+def karpenter_pair_problem(k8s_version: str, karpenter_version: str) -> Optional[str]:
+    """A control plane on ``k8s_version`` that Karpenter ``karpenter_version`` does not support (by its release's
+    compatibility matrix: ``upstream.karpenter_compatibility``), with the release that would serve; None when it does."""
+    verdict = upstream.karpenter_compatibility(k8s_version, karpenter_version)
+    if verdict.supported:
+        return None
+    fix = (f"set karpenter_version: {verdict.serving}" if verdict.serving else
+           "no Karpenter release the rack installs supports it: use another Kubernetes minor")
+    return f"karpenter_version '{karpenter_version}' with Kubernetes {k8s_version}: {verdict.reason} ({fix})"
+
+
 PUBLIC_ACCESS_CIDRS_MAX = 40
 """EKS's fixed quota of CIDR blocks for a cluster's public endpoint (``publicAccessCidrs``)."""
 
@@ -90,8 +110,10 @@ def version_support(version: str, when: Optional[str] = None) -> tuple[str, str]
                         f"({upstream.EKS_VERSION_SOURCE}): EKS creates no cluster on it and upgrades existing "
                         f"control planes itself (use {creatable} or newer)")
     if status == "extended":
+        price = upstream.EKS_PRICE_PER_CLUSTER_HOUR
         return status, (f"Kubernetes {version} is in EKS extended support since {since} ({upstream.EKS_VERSION_SOURCE}), "
-                        f"billed per cluster hour above standard support until {upstream.EKS_VERSION_SUPPORT[version][1]} "
+                        f"billed ${price['extended']:.2f} an hour per cluster instead of standard support's "
+                        f"${price['standard']:.2f} until {upstream.EKS_VERSION_SUPPORT[version][1]} "
                         f"(upgrade to {standard} or newer)")
     return status, ""
 
@@ -289,16 +311,17 @@ class ClusterSpec(Spec):
     def _version(cls, v: str) -> str:
         if not K8S_VERSION_RE.fullmatch(v):
             raise ValueError(f"invalid version '{v}' (must be a Kubernetes minor like 1.34)")
+        status, message = version_support(v)
+        if status == "ended":  # EKS would refuse the cluster after the KMS key was made
+            raise ValueError(f"version '{v}': {message}")
         if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
             raise ValueError(f"version '{v}' is older than Karpenter supports "
                              f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
         if int(v.split(".")[1]) > upstream.KARPENTER_MAX_K8S_MINOR:
-            raise ValueError(f"version '{v}' is newer than Karpenter {upstream.KARPENTER_CHART.version} supports "
-                             f"(1.{upstream.KARPENTER_MAX_K8S_MINOR} at most; use 1.{upstream.KARPENTER_MAX_K8S_MINOR} "
-                             f"or an older minor)")
-        status, message = version_support(v)
-        if status == "ended":  # EKS would refuse the cluster after the KMS key was made
-            raise ValueError(f"version '{v}': {message}")
+            newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
+            serving = upstream.karpenter_compatibility(newest, upstream.KARPENTER_CHART.version).serving
+            raise ValueError(f"version '{v}' is newer than any Karpenter release the rack installs supports "
+                             f"({newest} at most, with Karpenter {serving}; use {newest} or an older minor)")
         return v
 
     @field_validator("vpc_id")
@@ -382,14 +405,15 @@ class KarpenterSpec(Spec):
     """Karpenter itself, installed by the rack."""
 
     version: str = upstream.KARPENTER_CHART.version
-    """The ``karpenter`` and ``karpenter-crd`` chart version. Default 1.14.1."""
+    """The Karpenter release (the ``karpenter`` and ``karpenter-crd`` chart version): 1.14.x or 1.15.x, one whose
+    charts and notes were read upstream (``upstream.KARPENTER_RELEASES``). Default 1.14.1, the 1.14 LTS line."""
     replicas: int = 2
     """Controller replicas: 2 (1 without high availability)."""
 
     @field_validator("version")
     @classmethod
     def _version(cls, v: str) -> str:
-        problem = chart_version_problem(v, "karpenter version")
+        problem = karpenter_version_problem(v)
         if problem:
             raise ValueError(problem)
         return v
@@ -505,6 +529,10 @@ class RackSpec(Spec):
                 f"no Cluster Autoscaler release is known for Kubernetes {self.cluster.version} (the rack knows "
                 f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)}): set k8s_version to one of them, or "
                 f"cluster_autoscaler_enable: false"))
+        if self.cluster is not None and self.karpenter is not None:
+            problem = karpenter_pair_problem(self.cluster.version, self.karpenter.version)
+            if problem:
+                raise FieldProblem("karpenter", problem)
         if self.cluster is not None and self.cluster.name != self.cluster_name:
             raise ValueError(f"the cluster to create is named '{self.cluster.name}', not '{self.cluster_name}'")
         if self.cluster is not None and self.cluster.admin_arns:
