@@ -350,7 +350,8 @@ export namespace types {
          */
         export interface KarpenterSpecArgs {
             /**
-             * The `karpenter` and `karpenter-crd` chart version. Default 1.14.1.
+             * The Karpenter release (the `karpenter` and `karpenter-crd` chart version): 1.14.x or 1.15.x, one whose
+             * charts and notes were read upstream (`upstream.KARPENTER_RELEASES`). Default 1.14.1, the 1.14 LTS line.
              */
             version?: string;
             /**
@@ -1063,7 +1064,8 @@ export namespace types {
          */
         export interface KarpenterSpec {
             /**
-             * The `karpenter` and `karpenter-crd` chart version. Default 1.14.1.
+             * The Karpenter release (the `karpenter` and `karpenter-crd` chart version): 1.14.x or 1.15.x, one whose
+             * charts and notes were read upstream (`upstream.KARPENTER_RELEASES`). Default 1.14.1, the 1.14 LTS line.
              */
             readonly version?: string;
             /**
@@ -1780,7 +1782,7 @@ export interface RackClusterArgs {
 }
 
 /**
- * Karpenter v1.14.1: its IAM, its interruption queue and rules, and its two charts.
+ * Karpenter (1.14.x or 1.15.x; default 1.14.1): its IAM, its interruption queue and rules, and its two charts.
  */
 export class KarpenterController extends pulumi.ComponentResource {
     /** @internal */
@@ -1855,7 +1857,8 @@ export interface KarpenterControllerArgs {
      */
     nodeRoleName?: string;
     /**
-     * The `karpenter` and `karpenter-crd` chart version. Default 1.14.1.
+     * The Karpenter release (the `karpenter` and `karpenter-crd` chart version): 1.14.x or 1.15.x, one whose
+     * charts and notes were read upstream (`upstream.KARPENTER_RELEASES`). Default 1.14.1.
      */
     version?: string;
     /**
