@@ -41,7 +41,9 @@ PUBLIC_SETUPS = ("aws/karpenter-provider-aws", "aws-samples/karpenter-blueprints
                  "pulumi/pulumi-eks", "awsdocs/amazon-eks-user-guide", "kubernetes-sigs/karpenter",
                  "NVIDIA/k8s-device-plugin", "NVIDIA/k8s-dra-driver-gpu", "ray-project/kuberay", "kubeflow/trainer",
                  "kserve/kserve", "knative/serving", "argoproj/argo-workflows", "volcano-sh/volcano",
-                 "kubernetes-sigs/jobset", "kubernetes-sigs/lws")
+                 "kubernetes-sigs/jobset", "kubernetes-sigs/lws", "NVIDIA/k8s-nim-operator", "ai-dynamo/dynamo",
+                 "SlinkyProject/slurm-operator", "sgl-project/ome", "Project-HAMi/HAMi", "NVIDIA/KAI-Scheduler",
+                 "kubernetes-sigs/kueue")
 APPLIERS: dict[str, Callable[[str, Path], Any]] = {
     "ConfigFile": lambda name, path: k8s.yaml.v2.ConfigFile(name, file=str(path)),
     "ConfigGroup": lambda name, path: k8s.yaml.v2.ConfigGroup(name, files=[str(path)]),

@@ -612,9 +612,13 @@ def test_a_dra_claim_is_a_gpu_request(pack):
     gpu_pool = pool("gpu", [req("karpenter.k8s.aws/instance-family", "g5")], taints=GPU_TAINTS,
                     labels={"convox.io/gpu-vendor": "nvidia"})
     claims = claim_template("two-gpus", count=2)
+    # the GPU pool would take it but for its GPU taint, which no admission controller tolerates for a claim: the
+    # toleration lands it, not selecting the pool
     assert messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, claims, workload("llm", dra_pod()))), REACH) == [
-        'deployment "llm" claims 2 nvidia.com/gpu through DRA (gpu) but selects no lane, and the default lane has no GPUs '
-        "(select a GPU lane in nodeSelectorLabels: convox.io/gpu-vendor: nvidia)"]
+        'deployment "llm" claims 2 nvidia.com/gpu through DRA (gpu), but does not tolerate the taints of the GPU lane it '
+        "can land on (karpenter nodepool 'gpu': nvidia.com/gpu=true:NoSchedule) (it claims GPUs through DRA (gpu), which "
+        "EKS's ExtendedResourceToleration does not cover: add the toleration {key: nvidia.com/gpu, operator: Exists, "
+        "effect: NoSchedule})"]
     untolerated = messages(judge(pack, stack(gpu_pool, claims, workload("llm", dra_pod({"karpenter.sh/nodepool": "gpu"})))), REACH)
     assert untolerated == [
         'deployment "llm" selects karpenter nodepool \'gpu\' but does not tolerate its taint nvidia.com/gpu=true:NoSchedule '
@@ -636,8 +640,10 @@ def test_a_mig_claim_needs_a_gpu_lane_but_no_whole_gpu(pack):
     spec = pod()
     spec["resourceClaims"] = [{"name": "mig", "resourceClaimName": "slice"}]
     assert messages(judge(pack, stack(ON_DEMAND_AMD64, gpu_pool, slices, workload("notebook", spec))), REACH) == [
-        'deployment "notebook" claims MIG devices of any profile through DRA (mig) but selects no lane, and the default lane '
-        "has no GPUs (select a GPU lane in nodeSelectorLabels: karpenter.sh/nodepool: gpu)"]
+        'deployment "notebook" claims MIG devices of any profile through DRA (mig), but does not tolerate the taints of '
+        "the GPU lane it can land on (karpenter nodepool 'gpu': nvidia.com/gpu=true:NoSchedule) (it claims GPUs through "
+        "DRA (mig), which EKS's ExtendedResourceToleration does not cover: add the toleration {key: nvidia.com/gpu, "
+        "operator: Exists, effect: NoSchedule})"]
 
 
 def mig_claim(name: str, *profiles: str, device_class: str = "mig.nvidia.com") -> Callable[[], Any]:
@@ -1244,8 +1250,12 @@ def test_nvidia_gpu_slices_need_a_gpu_lane_as_whole_gpus_do(pack, resource):
     sliced = workload("infer", pod(limits={resource: 1}))
     gpus = G5_POOL if "mig" not in resource else pool("gpu", [req("karpenter.k8s.aws/instance-family", "p4d")], taints=GPU_TAINTS)
     [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, gpus, sliced)), REACH)
-    assert message.startswith(f'deployment "infer" requests {resource} (NVIDIA GPU slices) but selects no lane, and the '
-                              "default lane has no GPUs (select a GPU lane in nodeSelectorLabels: ")
+    # EKS's ExtendedResourceToleration tolerates a taint named after the slice, not the lane's nvidia.com/gpu: the fix
+    # that lands it is that toleration
+    assert message == (f'deployment "infer" requests {resource} (NVIDIA GPU slices), but does not tolerate the taints of '
+                       "the GPU lane it can land on (karpenter nodepool 'gpu': nvidia.com/gpu=true:NoSchedule) (it requests "
+                       f"{resource}, whose taints EKS's ExtendedResourceToleration names after them, not nvidia.com/gpu: "
+                       "add the toleration {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule})")
     on_gpu = workload("infer", pod({"karpenter.sh/nodepool": "gpu"}, tolerations=[GPU], limits={resource: 1}))
     assert of(judge(pack, stack(ON_DEMAND_AMD64, gpus, on_gpu)), REACH) == []
     assert of(judge(pack, stack(ON_DEMAND_AMD64, gpus, on_gpu)), "gpu-lanes-for-gpu-workloads") == []

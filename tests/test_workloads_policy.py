@@ -939,9 +939,19 @@ def test_a_kserve_multi_node_predictors_workers_are_a_pod_placed_by_their_own_sp
 
 
 @pytest.mark.parametrize(("api_version", "kind"), [
-    ("example.com/v1", "RayCluster"), ("karpenter.sh/v1", "NodePool"), ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
+    ("karpenter.sh/v1", "NodePool"), ("helm.toolkit.fluxcd.io/v2", "HelmRelease"), ("argoproj.io/v1alpha1", "Application"),
+    ("serving.kserve.io/v1alpha1", "ClusterServingRuntime"),
 ])
-def test_unknown_custom_resources_are_not_read_for_pods(pack, api_version, kind):
+def test_custom_resources_that_run_no_pods_are_not_read_for_pods(pack, api_version, kind):
     found = messages(judge(pack, on_rack(custom(api_version, kind, "other", {
         "values": {"template": {"spec": MISSING}}, **_ray_cluster(MISSING, MISSING)}))), REACH)
     assert found == []
+
+
+def test_an_unknown_custom_resource_is_read_for_the_pods_it_embeds_by_their_shape(pack):
+    """A custom resource of a group no reader knows: each object under its spec holding containers is a pod spec,
+    named by its path; chart values are not."""
+    found = messages(judge(pack, on_rack(custom("example.com/v1", "RayCluster", "other", {
+        "values": {"template": {"spec": MISSING}}, **_ray_cluster(MISSING, GPU_ON_WORKLOAD)}))), REACH)
+    assert sorted(found) == sorted([_missing('raycluster "other" spec.headGroupSpec.template.spec', "gpu-lg"),
+                                    _gpu_on_workload('raycluster "other" spec.workerGroupSpecs[0].template.spec')]), found

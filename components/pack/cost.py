@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract, syntax
-from . import checks, facts, fit, instances, lookup, rules, wellknown
+from . import checks, facts, fit, instances, lookup, overlays, rules, wellknown
 from .lanemodel import ANY_INSTANCE
 from .lanesource import group_requirements
 from .prices import Prices, usd
@@ -203,10 +203,11 @@ def _limit_text(name: str, amount: float, written: Mapping[str, str] = {}) -> st
     return f"limits.{name} {amount:g}"
 
 
-def _priced(types: Sequence[instances.InstanceType], prices: Prices) -> tuple[list[tuple[instances.InstanceType, float]], list[str]]:
+def _priced(types: Sequence[instances.InstanceType], price_of: Callable[[str], Optional[float]]
+            ) -> tuple[list[tuple[instances.InstanceType, float]], list[str]]:
     priced, unpriced = [], []
     for itype in types:
-        price = prices.of(itype.name)
+        price = price_of(itype.name)
         if price is None:
             unpriced.append(itype.name)
         else:
@@ -215,20 +216,28 @@ def _priced(types: Sequence[instances.InstanceType], prices: Prices) -> tuple[li
 
 
 def pool(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
-         replicas: Optional[float] = None, written: Mapping[str, str] = {}) -> WorstCase:
+         replicas: Optional[float] = None, written: Mapping[str, str] = {},
+         overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ())) -> WorstCase:
     """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes; ``written``:
-    how the NodePool writes them, for a limit past what a float holds); the same pool is computed once (a
-    rack's pools are often alike, and the pack's two policies read the same)."""
+    how the NodePool writes them, for a limit past what a float holds); ``overlaid``: the NodeOverlays Karpenter
+    applies to its types (the gate on), with the pool's name and template labels they match; the same pool is
+    computed once (a rack's pools are often alike, and the pack's two policies read the same)."""
     return _pool(tuple(requirements), tuple(sorted(limits.items())), prices, replicas,
-                 tuple(sorted((k, v) for k, v in written.items() if not math.isfinite(limits.get(k, 0.0)))))
+                 tuple(sorted((k, v) for k, v in written.items() if not math.isfinite(limits.get(k, 0.0)))), overlaid)
 
 
 @functools.lru_cache(maxsize=4096)
 def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[str, float], ...], prices: Prices,
-          replicas: Optional[float], texts: tuple[tuple[str, str], ...] = ()) -> WorstCase:
+          replicas: Optional[float], texts: tuple[tuple[str, str], ...] = (),
+          overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ())) -> WorstCase:
     limits, written = dict(given), dict(texts)
     types, unsized = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
-    priced, unpriced = _priced(types, prices)
+    applied, name, labels = overlaid
+    price_of: Callable[[str], Optional[float]] = prices.of
+    if applied:  # the types' GPUs and prices as the pool's NodeOverlays make them
+        types = tuple(overlays.overlaid(t, applied, name, labels) for t in types)
+        price_of = lambda n: overlays.price(n, prices.of(n), applied, name, labels)  # noqa: E731
+    priced, unpriced = _priced(types, price_of)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
     counted = fit.counted_limits(limits)
     within = fit.within_limits(limits)  # the fit policies' test of a type against the limits
@@ -265,7 +274,7 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     items = tuple((p, tuple(capacity(t)[d] for d in dims)) for t, p in fits)
     cost, counts, exact = dearest(items, tuple(counted[d] for d in dims))
     used = [(fits[j][0], k) for j, k in enumerate(counts) if k]
-    fill = tuple(sorted(((t.name, k, prices.of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
+    fill = tuple(sorted(((t.name, k, price_of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
     bound = " and ".join(_limit_text(COUNTED[d], limits[COUNTED[d]]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
     return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out))
 
@@ -469,11 +478,12 @@ Found = tuple[tuple["LaneCost", ...], tuple[tuple[str, str], ...]]
 def lanes_of(stack: checks.Stack, prices: Prices, unknown: checks.Unknown = ()) -> Found:
     """Every NodePool's and managed node group's worst case, with its component's budget (``max_hourly_usd``)."""
     by_urn = {res.urn: res for res in stack.resources}
+    applied = overlays.applied(stack.resources, unknown)  # the NodeOverlays Karpenter applies to every pool
     lanes: list[LaneCost] = []
     not_known: list[tuple[str, str]] = []
     for res, lane in stack.items:
         try:
-            found = _lane_cost(res, lane, stack, by_urn, prices)
+            found = _lane_cost(res, lane, stack, by_urn, prices, applied)
         except unknown:
             not_known.append((res.urn, f"{res.type.rsplit(':', 1)[-1]} '{res.name}'"))
             continue
@@ -536,7 +546,8 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
 
 
 def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
-               by_urn: Mapping[str, checks.StackResource], prices: Prices) -> Optional[LaneCost]:
+               by_urn: Mapping[str, checks.StackResource], prices: Prices,
+               applied: tuple[overlays.Overlay, ...] = ()) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
     if isinstance(lane, facts.NodePool):
@@ -544,7 +555,10 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         limits, refused, as_written = facts.node_pool_limits(facts.dig(props, "spec", "limits"))
         replicas = facts.number(facts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(requirements, limits, prices, replicas, as_written)
+        labels = tuple(sorted((str(k), facts.text(v)) for k, v in
+                              facts.as_map(facts.dig(props, "spec", "template", "metadata", "labels")).items()))
+        worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(
+            requirements, limits, prices, replicas, as_written, (applied, lane.subject_name, labels))
         gpu = checks.gpu_reason(lane) is not None
         owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)

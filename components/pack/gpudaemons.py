@@ -24,13 +24,30 @@ GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, facts.GPU_PRESENT_LABEL, "feature.no
 """Node labels a DaemonSet selects GPU nodes by (ours, NVIDIA's and NFD's, Karpenter's and EKS Auto Mode's)."""
 
 
+GPU_DAEMON_PROGRAMS = ("nvidia-device-plugin", "dcgm-exporter")
+"""The programs NVIDIA's device plugin and dcgm-exporter run, whatever image ships them (HAMi's device plugin runs
+``nvidia-device-plugin`` from ``projecthami/hami``: Project-HAMi/HAMi ``charts/hami/templates/device-plugin``)."""
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+"""Where the kubelet's device plugin sockets are: a DaemonSet that mounts it registers devices with the kubelet
+(Kubernetes device plugin framework)."""
+
+
 def serves_gpus(workload: Workload) -> str:
-    """Why a DaemonSet serves GPUs (its image, or its selection of GPU nodes), or ''."""
+    """Why a DaemonSet serves GPUs, or '': what it runs (NVIDIA's device plugin or dcgm-exporter, by program or by
+    image), what it does (a device plugin, mounting the kubelet's device plugin directory, for NVIDIA GPUs: its
+    program or its environment names NVIDIA), or its selection of GPU nodes."""
     if workload.kind != "DaemonSet":
         return ""
     for image in workload.images:
         if image_name(image) in GPU_DAEMON_IMAGES:
             return f"image {image}"
+    for program in workload.programs:
+        if program in GPU_DAEMON_PROGRAMS:
+            return f"it runs {program}"
+    if any(path.rstrip("/") == DEVICE_PLUGIN_DIR for path in workload.host_paths) and (
+            any("nvidia" in program.lower() for program in workload.programs)
+            or any(name.startswith("NVIDIA_") for name in workload.env_names)):
+        return f"a device plugin for NVIDIA GPUs (it mounts {DEVICE_PLUGIN_DIR})"
     for req in workload.selection.requirements:
         if req.key in GPU_NODE_KEYS and req.operator in SELECTING:
             return f"it selects GPU nodes ({requirement_words(req)})"

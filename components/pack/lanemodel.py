@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .. import contract
 from . import checks, facts, fit, instances, rules, scheduling, wellknown
+from . import overlays as overlays_
 from .scheduling import Selection, Taint, Toleration, label_text
 
 Finding = checks.Finding
@@ -65,6 +66,8 @@ class Lane:
     never: str = ""
     """Why no node of it ever runs, said of the pool (``is never created: Kubernetes refuses limits.cpu 'abc'
     ...``, from ``facts.node_pool_limits``, as the worst case says it); '': it runs."""
+    overlays: tuple[overlays_.Overlay, ...] = ()
+    """The NodeOverlays Karpenter applies to a pool's instance types (the feature gate on): the GPUs they give."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -121,9 +124,11 @@ class Lane:
         families the table cannot size, and the types the limits rule out."""
         found: dict[str, instances.InstanceType] = {}
         unsized: list[str] = []
+        labels = tuple(sorted(self.labels.items()))
         for reqs in self._alternatives(selection) if self.requirements else []:
             types, families = wellknown.launchable(reqs)
-            found.update((t.name, t) for t in types)
+            found.update((t.name, overlays_.overlaid(t, self.overlays, self.name, labels) if self.overlays else t)
+                         for t in types)
             unsized += [f for f in families if f not in unsized]
         within = self._within_limits()
         kept: list[instances.InstanceType] = []

@@ -5,10 +5,11 @@ policy config's lanes beside them)."""
 from __future__ import annotations
 
 
+from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, instances, wellknown
+from . import checks, facts, instances, overlays, wellknown
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -166,6 +167,10 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
                 found[lane._key()] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
+    given = overlays.applied(resources, unknown)
+    if given:  # the NodeOverlay gate is on: the pools' instance types are what the overlays make them
+        found = {key: replace(lane, overlays=given) if lane.kind == "pool" and lane.requirements else lane
+                 for key, lane in found.items()}
     kinds = ("pool", "node group", "lane")
     ordered = sorted(found.values(), key=lambda lane: (kinds.index(lane.kind), lane.name))  # messages in one order
     return Lanes(tuple(lane for lane in ordered if not lane.never), tuple(not_known),

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, instances, scheduling
+from . import checks, facts, fit, instances, operators, scheduling
 from .scheduling import Selection, Toleration
 from .lanemodel import GPU_RESOURCES, Unknown, number_text
 
@@ -83,6 +83,18 @@ class Workload:
     """DRA claims it names that the stack does not hold: what they ask for is not known."""
     broken_claims: tuple[str, ...] = ()
     """Its DRA claims the API server refuses, with why: its pods never start."""
+    shares: tuple[str, ...] = ()
+    """GPU shares a GPU-sharing scheduler gives it without a GPU resource (``gpu-fraction 0.5``): it requests no
+    ``nvidia.com/gpu``, so ExtendedResourceToleration gives it no toleration."""
+    gpu_nodes: tuple[str, ...] = ()
+    """Its selection of labels that only NVIDIA GPU nodes carry and no lane declares (NFD's
+    ``pci-10de.present``, gpu-feature-discovery's ``nvidia.com/*``): it lands on GPU nodes only."""
+    host_paths: tuple[str, ...] = ()
+    """The node directories it mounts (``hostPath`` volumes)."""
+    env_names: tuple[str, ...] = ()
+    """The environment variables its containers set."""
+    injected: str = ""
+    """Who adds to its node selection and tolerations on admission (Kueue's flavors of its queue), in words."""
 
     @property
     def nvidia_gpus(self) -> float:
@@ -90,8 +102,9 @@ class Workload:
 
     @property
     def wants_gpu(self) -> bool:
-        """It asks for NVIDIA GPUs, through the device plugin's resources or a DRA claim."""
-        return self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices)
+        """It asks for NVIDIA GPUs (the device plugin's resources, a DRA claim, a share a GPU-sharing scheduler
+        gives), or selects nodes only NVIDIA GPU nodes are."""
+        return self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices) or bool(self.shares) or bool(self.gpu_nodes)
 
     def asks(self) -> dict[str, float]:
         """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
@@ -519,8 +532,34 @@ CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[P
                                                                         "spec.workflowSpec")),
 }
 """Custom resources whose pods are judged as a Deployment's, by API group and kind (any version): what each
-calls itself in a verdict, and its pod templates. Other custom resources (Karpenter's, Helm or Flux releases'
-values) are not read."""
+calls itself in a verdict, and its pod templates. Operators' resources are in ``OPERATORS``; another custom
+resource's pod specs are found by shape (``operators.embedded_pods``)."""
+
+
+OPERATORS: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any], operators.Related], list[PodAt]]]] = {
+    ("apps.nvidia.com", "NIMService"): ("nimservice", operators.nim_service),
+    ("apps.nvidia.com", "NIMCache"): ("nimcache", operators.nim_cache),
+    ("nvidia.com", "DynamoGraphDeployment"): ("dynamographdeployment", operators.dynamo_graph),
+    ("slinky.slurm.net", "NodeSet"): ("nodeset", operators.slurm_node_set),
+    ("ome.io", "InferenceService"): ("inferenceservice", operators.ome_inference_service),
+}
+"""Operators' custom resources whose pods are read as each operator builds them (``operators``), with the stack's
+resources it reads beside them (``operators.Related``)."""
+NO_PODS = {("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime"),
+           ("serving.kserve.io", "ServingRuntime"), ("serving.kserve.io", "ClusterServingRuntime")}
+"""Custom resources whose pod specs are another's defaults, judged in the pods of what uses them: OME's serving
+runtimes, in each InferenceService that names one; KServe's, whose containers a predictor's are merged over (what
+they add to a predictor is not read)."""
+ARGO_CD = {("argoproj.io", "Application"), ("argoproj.io", "ApplicationSet"), ("argoproj.io", "AppProject")}
+"""Argo CD's resources: they deploy manifests (a chart's values among them), and run no pods of their own."""
+NOT_WORKLOADS = ("karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com", "helm.toolkit.fluxcd.io",
+                 "source.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "helm.cattle.io")
+"""API groups whose custom resources run no pods of their own: Karpenter's and EKS Auto Mode's node resources, and
+releases of charts (Flux, k3s's HelmChart), whose values are a chart's inputs; their CRDs' schemas prune any other
+field, so a pod spec's shape in them is not a pod."""
+BUILT_IN_SUFFIX = ".k8s.io"
+"""Kubernetes' own API groups (``node.k8s.io``, ``apiextensions.k8s.io``); the SIGs' custom resources are
+``*.x-k8s.io``."""
 
 
 def custom_kind(type_: str) -> Optional[tuple[str, str]]:
@@ -528,7 +567,31 @@ def custom_kind(type_: str) -> Optional[tuple[str, str]]:
     return (match["group"], match["kind"]) if match and (match["group"], match["kind"]) in CUSTOM else None
 
 
-def pod_templates(res: checks.StackResource) -> tuple[str, list[PodAt]]:
+def _embedding_kind(type_: str) -> Optional[tuple[str, str]]:
+    """A custom resource no reader knows, whose pod specs are found by shape: a group with a domain, not
+    Kubernetes' own."""
+    match = _TYPE_RE.fullmatch(type_)
+    if match is None or "." not in match["group"] or workload_kind(type_) is not None:
+        return None
+    group = match["group"]
+    if group.endswith(BUILT_IN_SUFFIX) and not group.endswith(".x-k8s.io") or (group, match["kind"]) in NO_PODS \
+            or group in NOT_WORKLOADS or (group, match["kind"]) in ARGO_CD:
+        return None
+    return group, match["kind"]
+
+
+def related_objects(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """The stack's custom resources an operator reads beside another (``operators.RELATED_KINDS``), by kind and name."""
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for res in resources:
+        match = _TYPE_RE.fullmatch(res.type)
+        if match and (match["group"], match["kind"]) in operators.RELATED_KINDS:
+            name = facts.dig(res.props, "metadata", "name")
+            found.setdefault((match["kind"], name if isinstance(name, str) and name else res.name), facts.as_map(res.props))
+    return found
+
+
+def pod_templates(res: checks.StackResource, related: operators.Related = {}) -> tuple[str, list[PodAt]]:
     """What the resource calls itself (``deployment``, ``raycluster``) and its pod templates (none: it is no
     workload)."""
     kind = workload_kind(res.type)
@@ -536,20 +599,34 @@ def pod_templates(res: checks.StackResource) -> tuple[str, list[PodAt]]:
         pod: PodAt = ("", ".".join(POD_SPEC[kind]), facts.as_map(facts.dig(res.props, *POD_SPEC[kind])), {})
         return kind.lower(), _leader_and_workers(res.props, pod) if kind == "LeaderWorkerSet" else [pod]
     custom = custom_kind(res.type)
-    if custom is None:
+    if custom is not None:
+        word, read = CUSTOM[custom]
+        return word, read(facts.as_map(res.props))
+    embedding = _embedding_kind(res.type)
+    if embedding is None:
         return "", []
-    word, read = CUSTOM[custom]
-    return word, read(facts.as_map(res.props))
+    if embedding in OPERATORS:
+        word, operator = OPERATORS[embedding]
+        return word, operator(facts.as_map(res.props), related)
+    return embedding[1].lower(), operators.embedded_pods(facts.as_map(res.props))
 
 
 def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
-                   runtimes: Mapping[str, Mapping[str, Any]] = {}) -> list[Workload]:
+                   runtimes: Mapping[str, Mapping[str, Any]] = {}, related: operators.Related = {}) -> list[Workload]:
     """A resource's workloads: one for each of its pod templates (a RayCluster's head and worker groups)."""
-    word, pods = pod_templates(res)
+    word, pods = pod_templates(res, related)
     kind = workload_kind(res.type) or res.type.rsplit(":", 1)[-1]
+    if _embedding_kind(res.type) == ("slinky.slurm.net", "NodeSet"):
+        kind = operators.slurm_node_set_kind(facts.as_map(res.props))
     found = []
     for part, at, pod, where in pods:
+        queued, flavors = operators.kueue_flavors((facts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)),
+                                                  related)
+        if flavors:
+            pod = operators.with_flavors(pod, flavors)
         workload = _workload(res, kind, word, part, at, pod, where, claims, runtimes)
+        if workload is not None and queued:
+            workload = replace(workload, injected=f"placed by {queued}")
         if workload is not None:
             found.append(workload)
     return found
@@ -586,9 +663,59 @@ def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: st
     # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
     mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
     programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
-    return Workload(subject, kind, res.urn, scheduling.selection_of(pod), scheduling.tolerations_of(pod) + admitted, gpus,
+    selection = scheduling.selection_of(pod)
+    shares = () if any(requests.get(r) for r in GPU_RESOURCES) else _gpu_shares(pod, _pod_metadata(res.props, at))
+    gpu_nodes = () if kind == "DaemonSet" else tuple(
+        dict.fromkeys(f"{r.key}={r.values[0]}" if r.operator == "In" and len(r.values) == 1 else f"{r.key} {r.operator}"
+                      for r in selection.requirements if _nvidia_node_label(r)))
+    host_paths = tuple(facts.text(facts.dig(v, "hostPath", "path")) for v in facts.as_list(pod.get("volumes"))
+                       if facts.text(facts.dig(v, "hostPath", "path")))
+    env_names = tuple(facts.text(facts.as_map(e).get("name")) for group in ("initContainers", "containers")
+                      for c in facts.as_list(pod.get(group)) for e in facts.as_list(facts.as_map(c).get("env")))
+    return Workload(subject, kind, res.urn, selection, scheduling.tolerations_of(pod) + admitted, gpus,
                     requests, asked.names, asked.gpus, images, programs, slices,
-                    (*refused, *fit.refusals(pod), *overhead), mig + asked.mig, asked.unheld, asked.refused)
+                    (*refused, *fit.refusals(pod), *overhead), mig + asked.mig, asked.unheld, asked.refused,
+                    shares, gpu_nodes, host_paths, env_names)
+
+
+GPU_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
+"""Pod annotations with which NVIDIA's KAI Scheduler (NVIDIA/KAI-Scheduler ``pkg/common/constants/constants.go``,
+``docs/gpu-sharing``) gives a pod a part of a GPU (a fraction of one, or MiB of its memory): the pod requests no GPU
+resource, and only a pod the KAI scheduler places (its ``schedulerName``) gets one."""
+_NFD_NVIDIA_PCI_RE = re.compile(r"feature\.node\.kubernetes\.io/pci-(?:[0-9a-f]{4}_)?10de\.present")
+
+
+def _gpu_shares(pod: Mapping[str, Any], metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    scheduler = facts.text(pod.get("schedulerName"))
+    if not scheduler or scheduler == "default-scheduler":
+        return ()
+    annotations = facts.as_map(metadata.get("annotations"))
+    return tuple(f"{key} {facts.text(annotations[key]) or number_text(annotations[key])}" for key in GPU_SHARE_ANNOTATIONS
+                 if annotations.get(key) not in (None, ""))
+
+
+def _nvidia_node_label(req: scheduling.Requirement) -> bool:
+    """A requirement that holds only on NVIDIA GPU nodes: NFD's NVIDIA PCI label, or a label NVIDIA's agents write
+    (``nvidia.com/gpu.present``, ``nvidia.com/gpu.product`` ...) required to exist or to have a value other than
+    false."""
+    if req.field or not (req.key.startswith("nvidia.com/") or _NFD_NVIDIA_PCI_RE.fullmatch(req.key)):
+        return False
+    return req.operator in ("Exists", "Gt", "Lt") or (req.operator == "In" and all(v.lower() != "false" for v in req.values))
+
+
+_PATH_STEP_RE = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _pod_metadata(props: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    """The metadata beside a pod spec at ``at`` (``spec.template.spec`` -> ``spec.template.metadata``; a Pod's own)."""
+    steps = [int(index) if index else key for key, index in _PATH_STEP_RE.findall(at)]
+    if not steps or steps[-1] != "spec":
+        return {}
+    value: Any = props
+    for step in steps[:-1]:
+        value = facts.as_list(value)[step] if isinstance(step, int) and step < len(facts.as_list(value)) else (
+            None if isinstance(step, int) else facts.as_map(value).get(step))
+    return facts.as_map(facts.as_map(value).get("metadata"))
 
 
 def image_name(image: str) -> str:

@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, fit, instances, scheduling, wellknown
+from . import checks, fit, instances, overlays, scheduling, wellknown
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
 from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
-from .pods import Claim, Workload, claimed, read_workload, read_workloads, runtime_classes
-from .wording import (missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_lane,
+from .pods import Claim, Workload, claimed, read_workload, read_workloads, related_objects, runtime_classes
+from .wording import (injected, missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_gpu_lane,
+                      untolerated_lane,
                       well_known_reason)
 
 @dataclass(frozen=True)
@@ -197,6 +198,12 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if selected and not reachable and _aims_at(workload, known):
         return [untolerated_lane(workload, lane, lane.untolerated(workload.tolerations)) for lane in selected]
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
+        # a GPU lane would take it but for its GPU taint, which ExtendedResourceToleration does not cover for how it
+        # asks (a MIG slice, a DRA claim, a share, NVIDIA node labels): tolerating that taint is the fix
+        tainted = [lane for lane, chosen in landing if lane.gpu_for(chosen) and (taints := lane.untolerated(workload.tolerations))
+                   and all(t.key in GPU_RESOURCES for t in taints)]
+        if tainted:
+            return [untolerated_gpu_lane(workload, tainted)]
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
     if workload.mig:
         serving = [(lane, chosen) for lane, chosen in reachable if lane.gpu_for(chosen)]
@@ -208,7 +215,7 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
         lane, on = min(by_labels, key=lambda pair: (not any(pair[0].labels.get(k) == v for k, v in named),
                                                     bool(pair[0].untolerated(workload.tolerations))))
         return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
-                f"{well_known_reason(on, lane)} (select a lane that offers it, or add one)"]
+                f"{well_known_reason(on, lane)}{injected(workload)} (select a lane that offers it, or add one)"]
     return []
 
 
@@ -290,7 +297,8 @@ def strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld:
+    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld \
+            or workload.shares or workload.gpu_nodes:
         return []  # (a claim the stack does not hold may be a GPU's)
     if workload.refused or workload.broken_claims:  # the API server refuses it: no pod of it takes any node
         return []
@@ -336,12 +344,12 @@ class Survey:
 
 def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown) -> Survey:
     lanes = read_lanes(resources, config, unknown)
-    claims, runtimes = claimed(resources), runtime_classes(resources, unknown)
+    claims, runtimes, related = claimed(resources), runtime_classes(resources, unknown), related_objects(resources)
     workloads: list[Workload] = []
     unsure: list[Finding] = []
     for res in resources:
         try:
-            found = read_workloads(res, claims, runtimes)
+            found = read_workloads(res, claims, runtimes, related)
         except unknown as exc:
             unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
                                   res.urn, certain=False))
@@ -382,6 +390,9 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     whole = whole or survey(resources, config, unknown)
     lanes = whole.lanes
     found = list(whole.unsure)
+    ignored = overlays.unapplied(resources, unknown)
+    if ignored:  # said once, by the policy whose fit the overlays would change
+        found.append(Finding(ignored, next(r.urn for r in resources if overlays.OVERLAY_TYPE.fullmatch(r.type)), certain=False))
     found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
               for (kind, name), claim in whole.claims.items() if claim.refused]
     for workload in whole.workloads:
@@ -430,7 +441,8 @@ def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
         return ""
     said = "; ".join(dict.fromkeys(requirement_words(r) for reqs in per_term for r in reqs))
     selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
-    return (f"{workload.subject} selects {said}, which no lane of this rack declares, so it can land only on nodes from "
+    return (f"{workload.subject} selects {said}{injected(workload)}, which no lane of this rack declares, so it can land only "
+            f"on nodes from "
             f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
             f"{selectors})")
 

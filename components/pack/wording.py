@@ -54,6 +54,12 @@ def _fix(taint: Taint, workload: Workload) -> str:
         if workload.claims and taint.key == contract.NVIDIA_GPU:
             return (f"it claims GPUs through DRA ({', '.join(workload.claims)}), which EKS's ExtendedResourceToleration "
                     f"does not cover: add the toleration {toleration}")
+        if workload.shares and taint.key == contract.NVIDIA_GPU:
+            return (f"a GPU share ({', '.join(workload.shares)}) requests no {taint.key}, so EKS's "
+                    f"ExtendedResourceToleration adds no toleration: add the toleration {toleration}")
+        if workload.gpu_nodes and not workload.slices and taint.key == contract.NVIDIA_GPU:
+            return (f"it requests no {taint.key}, so EKS's ExtendedResourceToleration adds no toleration: "
+                    f"add the toleration {toleration}")
         if workload.slices and taint.key == contract.NVIDIA_GPU:
             return (f"it requests {', '.join(workload.slices)}, whose taints EKS's ExtendedResourceToleration names after "
                     f"them, not {taint.key}: add the toleration {toleration}")
@@ -74,6 +80,16 @@ def untolerated_lane(workload: Workload, lane: Lane, taints: Sequence[Taint]) ->
             f"{', '.join(str(t) for t in taints)} ({fixes})")
 
 
+def untolerated_gpu_lane(workload: Workload, lanes: Sequence[Lane]) -> str:
+    """A GPU workload whose GPU lanes would take it but for their taints, none of which it tolerates: the fix is
+    the toleration (selecting a GPU lane would not land it)."""
+    taints = list(dict.fromkeys(t for lane in lanes for t in lane.untolerated(workload.tolerations)))
+    fixes = "; ".join(dict.fromkeys(_fix(t, workload) for t in taints))
+    named = "; ".join(f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}" for lane in lanes)
+    return (f"{_gpu_asks(workload)}, but does not tolerate the taints of the GPU {'lane' if len(lanes) == 1 else 'lanes'} "
+            f"it can land on ({named}) ({fixes})")
+
+
 def _select_gpu_lane(lanes: Lanes) -> str:
     return ", or ".join(dict.fromkeys(lane.selector() for lane in lanes.gpu_lanes))
 
@@ -83,21 +99,33 @@ def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> s
     asks = _gpu_asks(workload)
     if not lanes.gpu_lanes:
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
+    tainted = [lane for lane in lanes.gpu_lanes if lane.untolerated(workload.tolerations)]
+    if workload.gpu_nodes and tainted:  # its NVIDIA node labels aim it at GPU nodes, whose taints keep it off
+        named = "; ".join(f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}"
+                          for lane in tainted)
+        return (f"{asks}, but tolerates the taints of no GPU lane ({named}) (select a GPU lane: "
+                f"{_select_gpu_lane(lanes)}, and tolerate its taints)")
     if workload.selection.empty:
         return (f"{asks} but selects no lane, and the default lane has no GPUs "
                 f"(select a GPU lane in nodeSelectorLabels: {_select_gpu_lane(lanes)})")
     fix = f"select a GPU lane: {_select_gpu_lane(lanes)}"
     if not selected:
-        return f"{asks}, but no lane of this rack matches its node selection ({fix})"
+        return f"{asks}, but no lane of this rack matches its node selection{injected(workload)} ({fix})"
     known = lanes.known_keys
-    undeclared = [r for r in workload.selection.requirements
-                  if r.key not in known and not is_well_known(r.key) and r.operator in SELECTING]
+    undeclared = [r for r in workload.selection.requirements  # (NVIDIA node labels are on GPU nodes: not these)
+                  if r.key not in known and not is_well_known(r.key) and r.operator in SELECTING
+                  and not any(r.key == label.split("=", 1)[0].split(" ", 1)[0] for label in workload.gpu_nodes)]
     if undeclared:
         names = ", ".join(lane.subject for lane in selected)
-        return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}, which no lane of this rack "
-                f"declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
+        return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}{injected(workload)}, which "
+                f"no lane of this rack declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
-    return f"{asks}, but it selects {names}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+    return f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+
+
+def injected(workload: Workload) -> str:
+    """`` (placed by Kueue's queue 'gpu' ...)``: who adds to the selection the words name, if not the pod itself."""
+    return f" ({workload.injected})" if workload.injected else ""
 
 
 def _gpu_asks(workload: Workload) -> str:
@@ -106,6 +134,10 @@ def _gpu_asks(workload: Workload) -> str:
         return f"{workload.subject} requests {_gpu_words(workload.nvidia_gpus)}"
     if workload.slices:
         return f"{workload.subject} requests {', '.join(workload.slices)} (NVIDIA GPU slices)"
+    if workload.shares:
+        return f"{workload.subject} asks for a GPU share ({', '.join(workload.shares)})"
+    if workload.gpu_nodes and not workload.claims:
+        return f"{workload.subject} selects NVIDIA GPU nodes ({', '.join(workload.gpu_nodes)})"
     if workload.mig and not workload.claimed_gpus:
         return f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA ({', '.join(workload.claims)})"
     return f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
