@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
@@ -29,7 +30,7 @@ from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
 from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig
+from .offline.policyconfig import PolicyConfig, read_config_file
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -40,7 +41,7 @@ from .offline.preview import render, to_json
 from .offline.records import ProgramRun
 from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
-from .offline.stackfile import (InputFileError, located, model_shape, read_project, read_stack_file,
+from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
 from .pack import cost
 from .pack.scaffold import ScaffoldError
@@ -111,9 +112,11 @@ def _parser() -> argparse.ArgumentParser:
                             "`pulumi package add provider` generates each language's SDK from it)")
     schema.add_argument("--typescript", action="store_true", help="print the TypeScript SDK generated from it instead, "
                         "one module with the names and types `pulumi package add` writes for a Node.js program")
+    from .fleet import add_parser
     from .promote import add_parsers
 
     add_parsers(sub)
+    add_parser(sub)
     return parser
 
 
@@ -186,13 +189,16 @@ def pack_summary(packs: Sequence[Path], names: Sequence[str], source: str, viola
     """Which packs ran, from where, and how each ended: the last lines of the output."""
     lines = ["", f"Policy packs ({source}):"]
     for path, name in zip(packs, names):
-        found = [v for v in violations if v["pack"] == name]
-        mandatory = sum(v["level"] == "mandatory" for v in found)
-        others = len(found) - mandatory
-        counts = [f"{n} {level} violation{'s' if n > 1 else ''}" for n, level in ((mandatory, "mandatory"), (others, "advisory")) if n]
-        verdict = f"failed: {' and '.join(counts)}" if mandatory else "passed" + (f", with {counts[0]}" if counts else "")
-        lines.append(f"    {name} ({path}): {verdict}")
+        lines.append(f"    {name} ({path}): {pack_verdict([v for v in violations if v['pack'] == name])}")
     return "\n".join(lines) + "\n"
+
+
+def pack_verdict(violations: Sequence[dict[str, Any]]) -> str:
+    """``passed``, ``passed, with 2 advisory violations`` or ``failed: 1 mandatory violation``."""
+    mandatory = sum(v["level"] == "mandatory" for v in violations)
+    others = len(violations) - mandatory
+    counts = [f"{n} {level} violation{'s' if n > 1 else ''}" for n, level in ((mandatory, "mandatory"), (others, "advisory")) if n]
+    return f"failed: {' and '.join(counts)}" if mandatory else "passed" + (f", with {counts[0]}" if counts else "")
 
 
 # ---- arguments, checked before anything runs ----------------------------------------------------------
@@ -342,37 +348,12 @@ def preview(args: argparse.Namespace) -> int:
         inputs += [args.amis] if args.amis else []
         inputs += [pack / name for pack in packs for name in ("PulumiPolicy.yaml", "__main__.py")]
         check_output(args.json_out, inputs)
-    notes: list[str] = []
-    lines: dict[str, int] = {}
-    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes, lines)
-    sys.stderr.writelines(f"warning: {note}\n" for note in notes)
-    too_large = oversized_config(stack_config_values(config))
-    if too_large:
-        raise UsageError(f"{stack_file}: {too_large}")
-    state = read_stack_export(args.state, project, stack) if args.state is not None else None
-    if state is not None and state.pending:
-        sys.stderr.write(f"warning: {args.state}: {state.pending} operation(s) of an earlier update are still pending "
-                         "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
+    config_lines = read_stack(stack_file, project)
+    state = read_state(args.state, project, stack)
     overrides = _soaked_in(args, project, stack, state)
     catalog = Catalog.load(args.amis)
-    # the catalog's prices, under the config's own
-    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
-    with PolicyPacks(packs, args.policy_pack_configs or [], project, stack, config, priced, overrides) as policy:  # start while the program runs
-        try:
-            if project_file.runtime == "nodejs":
-                run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
-            else:
-                run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
-        except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
-            raise ConfigError(located(str(exc), str(stack_file), lines)) from None
-        violations = policy.analyze(run)
-        names = policy.names
-        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
-        missing = set(overrides) - policy.overridden
-        if missing:
-            raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
-                             f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices)
+    ran = run_stack(cwd, project_file, stack, stack_file, config_lines, catalog, packs, args.policy_pack_configs or [], overrides)
+    run, violations, names, worst = ran.run, ran.violations, ran.names, ran.worst
     if state is None:
         _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
         if args.json_out:
@@ -400,6 +381,81 @@ def preview(args: argparse.Namespace) -> int:
             _error_lines(plan.errors)
             return EXIT_ERROR
     return EXIT_VIOLATION if any(v["level"] == "mandatory" for v in violations) else EXIT_OK
+
+
+
+@dataclass
+class StackRun:
+    """One stack's offline preview: the program's run, the packs' verdicts over it and its lanes' worst cases."""
+
+    run: ProgramRun
+    violations: list[dict[str, Any]]
+    names: list[str]
+    """The packs' names, in the order they ran."""
+    worst: cost.Costs
+
+
+def read_stack(stack_file: Path, project: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """A stack file's config, read as the Pulumi CLI reads it (its warnings on stderr), and the line of each key;
+    too large a config is refused."""
+    notes: list[str] = []
+    lines: dict[str, int] = {}
+    config = read_stack_file(stack_file, project, {NAMESPACE: model_shape(RackParams, item_keys())}, notes, lines)
+    sys.stderr.writelines(f"warning: {note}\n" for note in notes)
+    too_large = oversized_config(stack_config_values(config))
+    if too_large:
+        raise UsageError(f"{stack_file}: {too_large}")
+    return config, lines
+
+
+def read_state(path: Optional[Path], project: str, stack: str) -> Optional[StackState]:
+    """``--state``: the stack's export (None without one), with a warning for operations still pending."""
+    if path is None:
+        return None
+    state = read_stack_export(path, project, stack)
+    if state.pending:
+        sys.stderr.write(f"warning: {path}: {state.pending} operation(s) of an earlier update are still pending "
+                         "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
+    return state
+
+
+def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path,
+              config_lines: tuple[dict[str, Any], dict[str, int]], catalog: Catalog, packs: Sequence[Path],
+              pack_configs: Sequence[Path], overrides: Optional[dict[str, dict[str, Any]]] = None) -> StackRun:
+    """Run the project's program for ``stack`` (its config and the line of each key, from ``read_stack``) under
+    the offline engine, with the packs started while it runs."""
+    project = project_file.name
+    overrides = overrides or {}
+    config, lines = config_lines
+    # the catalog's prices, under the config's own
+    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
+    with PolicyPacks(packs, pack_configs, project, stack, config, priced, overrides) as policy:  # start while the program runs
+        try:
+            if project_file.runtime == "nodejs":
+                run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
+            else:
+                run = run_program(cwd, config, catalog, project=project, stack=stack, on_resource=policy.add)
+        except ConfigError as exc:  # a key's problem, found by the program: named with its file and line
+            raise ConfigError(located(str(exc), str(stack_file), lines)) from None
+        violations = policy.analyze(run)
+        names = list(policy.names)
+        sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
+        missing = set(overrides) - policy.overridden
+        if missing:
+            raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
+                             f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
+    return StackRun(run, violations, names, worst)
+
+
+def _budget_figure(paths: Sequence[Path]) -> str:
+    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
+    file's winning), for the printout; the pack reads the same."""
+    figure = cost.STEADY
+    for path in paths:
+        props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
+        figure = str(props.get("figure", figure))
+    return figure
 
 
 def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:
@@ -553,6 +609,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return print_schema(args.typescript)
         if args.command == "analyze":
             return analyze(args)
+        if args.command == "fleet":
+            from .fleet import fleet_command
+
+            return fleet_command(args)
         if args.command in ("soak", "promote"):
             from .promote import promote_command, soak_command
 

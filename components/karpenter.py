@@ -1,11 +1,16 @@
 """``KarpenterPool``: one Karpenter v1 EC2NodeClass plus the NodePool that uses it, and its canary.
 
 A pool with ``canary_ami_id`` gets a second EC2NodeClass and NodePool, ``<pool>-canary``, on the candidate
-AMI: the pool's requirements, labels, taints, disk and limits, a weight one above the pool's and a node
-limit (``limits.nodes``). Karpenter orders NodePools by weight, highest first (NodePool CRD v1.14.1,
-``spec.weight``), so the pool's pods land on the canary until its node limit is reached, then on the
-pool. The limit is checked when Karpenter provisions, not while it schedules a batch of pods, so a burst
-of pods can take more canary nodes than the limit (kubernetes-sigs/karpenter#2657, #2915).
+AMI: the pool's requirements, labels, taints and disk, a weight one above the pool's, and limits sized for
+``canary_nodes`` nodes. Karpenter orders NodePools by weight, highest first (NodePool CRD v1.14.1,
+``spec.weight``), so the pool's pods land on the canary until its limits are reached, then on the pool.
+
+Within one scheduling pass Karpenter subtracts from a NodePool's remaining limits, for each NodeClaim it
+makes, the largest capacity among the claim's instance types (kubernetes-sigs/karpenter v1.14.1
+``pkg/controllers/provisioning/scheduling/scheduler.go``, ``subtractMax``); an instance type's capacity has
+no ``nodes``, so ``limits.nodes`` holds only between passes (one pass made 101 NodeClaims, karpenter#2915).
+The canary's cpu, memory and GPU limits are therefore ``canary_nodes`` times the largest type it can launch
+(or the pool's, when tighter): what Karpenter counts within a pass. ``limits.nodes`` stays, for between passes.
 """
 
 from typing import Any, Callable, Mapping, NotRequired, Optional, Required, TypedDict, Union, cast
@@ -20,7 +25,7 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import AmiRef, LaneTaint
-from .pack import instances, rules, upstream
+from .pack import fit, instances, rules, upstream, wellknown
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
 
@@ -127,6 +132,15 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
     }
 
 
+CANARY_TERMINATION_GRACE = "5m"
+"""A canary's ``terminationGracePeriod``: how long Karpenter lets a canary node drain (PodDisruptionBudgets and
+``karpenter.sh/do-not-disrupt`` respected) before it deletes the pods left and the instance (NodePool CRD
+v1.14.1: without one it waits for ever). The canary's EC2NodeClass keeps a finalizer until the class's
+NodeClaims are gone (aws/karpenter-provider-aws ``pkg/controllers/nodeclass/controller.go``), and
+pulumi-kubernetes waits 10 minutes for it: 5 minutes of drain leave room for the instances to terminate."""
+BACKGROUND_DELETION = {upstream.DELETION_PROPAGATION_ANNOTATION: "background"}
+"""On every NodePool the rack writes: its deletion does not wait for its nodes to drain (``upstream``)."""
+
 NO_ACCELERATORS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
 """Karpenter's well-known instance labels for GPU and accelerator counts (karpenter-provider-aws pkg/apis/v1/labels.go)."""
 
@@ -178,14 +192,40 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
+def canary_limits(pool: PoolSpec, requirements: list[dict[str, Any]]) -> dict[str, str]:
+    """A canary's ``limits``: per resource Karpenter counts within a scheduling pass (cpu, memory, each GPU
+    resource), ``canary_nodes`` times the most one node of a type it can launch has (its capacity as Karpenter
+    estimates it before a launch, ``fit.limit_capacity``), or the pool's own limit when that is tighter; and
+    ``nodes: canary_nodes``. A type the instance table does not size is not counted (a node of it larger than
+    these limits is one the canary does not launch)."""
+    limits: dict[str, str] = dict(node_pool_spec(pool)["limits"])
+    types, _ = wellknown.launchable(tuple(wellknown.read(requirements)))
+    n = pool.canary_nodes
+    if types:
+        most = [max(fit.limit_capacity(t)[d] for t in types) for d in range(len(fit.LIMITED))]
+        room = dict(zip(fit.LIMITED, most))
+        if n * room[fit.CPU] < pool.cpu_limit:
+            limits[fit.CPU] = str(int(n * room[fit.CPU]))
+        mib = int(n * room[fit.MEMORY]) // fit.MIB
+        if mib < pool.memory_limit_gb * 1024:
+            limits[fit.MEMORY] = f"{mib}Mi"
+        for resource in (contract.NVIDIA_GPU, contract.AMD_GPU):
+            gpus = int(n * room[resource])
+            if gpus and (resource not in limits or gpus < float(limits[resource])):
+                limits[resource] = str(gpus)
+    limits[fit.NODES] = str(n)
+    return limits
+
+
 def canary_node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     """The NodePool spec of a pool's canary: the pool's, on the canary's class, a weight one above the pool's
-    (none counts as 0), and ``limits.nodes`` (a resource the NodePool CRD's ``limits`` takes: kubernetes-sigs/
-    karpenter ``designs/nodepool-node-limits.md``) of ``canary_nodes``."""
+    (none counts as 0), limits for ``canary_nodes`` nodes (``canary_limits``), and a bounded
+    ``terminationGracePeriod`` (``CANARY_TERMINATION_GRACE``), so removing the canary finishes."""
     spec = node_pool_spec(pool)
     spec["template"]["spec"]["nodeClassRef"]["name"] = pool.canary_name
+    spec["template"]["spec"]["terminationGracePeriod"] = CANARY_TERMINATION_GRACE
     spec["weight"] = (pool.weight or 0) + 1
-    spec["limits"]["nodes"] = str(pool.canary_nodes)
+    spec["limits"] = canary_limits(pool, spec["template"]["spec"]["requirements"])
     return spec
 
 
@@ -292,7 +332,7 @@ class KarpenterPool(pulumi.ComponentResource):
             f"{name}-nodepool",
             api_version="karpenter.sh/v1",
             kind="NodePool",
-            metadata={"name": pool.name},
+            metadata={"name": pool.name, "annotations": dict(BACKGROUND_DELETION)},
             spec=node_pool_spec(pool),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.node_class, *waits]),
         )
@@ -320,7 +360,7 @@ class KarpenterPool(pulumi.ComponentResource):
                 f"{name}-canary-nodepool",
                 api_version="karpenter.sh/v1",
                 kind="NodePool",
-                metadata={"name": pool.canary_name, "annotations": marked},
+                metadata={"name": pool.canary_name, "annotations": {**marked, **BACKGROUND_DELETION}},
                 spec=canary_node_pool_spec(pool),
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
                                             depends_on=[self.canary_node_class, *waits]),

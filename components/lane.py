@@ -151,6 +151,11 @@ class Lane(TypedDict, total=False):
     """The most the lane can cost an hour on demand, in US dollars, in the stack's region (docs/cost.md): a pool's
     limits filled with the dearest types it can launch, a node group's ``max_size`` of its type; none when it is
     unbounded or not priced (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""
+    worstCaseRolloutHourlyUsd: Optional[float]
+    """The most the lane can cost an hour while its nodes roll onto a new AMI or version (docs/cost.md): a node
+    group's ``max_size`` plus EKS's update surge, a pool's limits plus the drift replacements its disruption budget
+    lets run beside the nodes they replace; none when it is unbounded or not priced (in the ``Rack``'s ``lanes``
+    output; not read from the policy config)."""
     canaryOf: str
     """The lane whose candidate AMI this canary lane runs (``<lane>-canary``, ``canary_ami_id``); none for a lane
     of its own (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""

@@ -7,7 +7,7 @@ from the NodePool and the ``aws.eks.NodeGroup``, so the ``lanes`` output and ``l
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from .karpenter import node_pool_spec
 from .pack import cost, facts, prices, wellknown
@@ -23,17 +23,25 @@ def pool_sizing(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> tuple[
     return requirements, limits
 
 
-def pool_worst_case(pool: PoolSpec, region: Optional[str], spec: Optional[dict[str, Any]] = None) -> cost.WorstCase:
-    return cost.pool(*pool_sizing(pool, spec), prices.for_region(region))
+Priced = tuple[cost.WorstCase, cost.Rollout]
+"""A lane's worst case per hour, steady and during a rollout."""
 
 
-def group_worst_case(group: NodeGroupSpec, region: Optional[str]) -> cost.WorstCase:
-    return cost.group([group.instance_type], group.max_size, prices.for_region(region))
+def pool_worst_case(pool: PoolSpec, region: Optional[str], spec: Optional[dict[str, Any]] = None) -> Priced:
+    spec = spec or node_pool_spec(pool)
+    worst = cost.pool(*pool_sizing(pool, spec), prices.for_region(region))
+    return worst, cost.pool_rollout(worst, spec["disruption"]["budgets"])
 
 
-WORST = cost.WORST_OUTPUT
+def group_worst_case(group: NodeGroupSpec, region: Optional[str], subnets: Optional[int] = None) -> Priced:
+    """``subnets``: how many subnets the group spans, when known (its Availability Zones are at most as many)."""
+    worst = cost.group([group.instance_type], group.max_size, prices.for_region(region))
+    return worst, cost.group_rollout(worst, group.max_size, subnets)
 
 
-def rack_worst_case(lanes: Mapping[str, Mapping[str, Any]]) -> Optional[float]:
-    """The rack's worst case: the sum of its lanes', None when one has none."""
-    return cost.summed([lane.get(WORST) for lane in lanes.values()])
+WORST, ROLLOUT = cost.WORST_OUTPUT, cost.ROLLOUT_OUTPUT
+
+
+def rack_worst_case(lanes: Mapping[str, Mapping[str, Any]], control_plane: float = 0.0) -> Optional[float]:
+    """The rack's worst case: the sum of its lanes' and its control plane's, None when a lane has none."""
+    return cost.summed([*(lane.get(WORST) for lane in lanes.values()), control_plane])

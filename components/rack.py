@@ -72,13 +72,16 @@ def group_lane(group: NodeGroupSpec) -> Lane:
 
 
 def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: Lane,
-          worst_case: Callable[[Optional[str]], lanecost.cost.WorstCase]) -> pulumi.Output[Lane]:
+          worst_case: Callable[[Optional[str]], lanecost.Priced]) -> pulumi.Output[Lane]:
     """A lane of the ``lanes`` output: its facts, what it boots (known once the AMI is read) and what it can cost
     an hour in the stack's region. Built in one step per lane: each step that returns the lane makes the SDK walk
     all of it again (``Output.from_input``), and a step over all the lanes at once walked every lane once more
     (1 s of the preview of 1,000 pools)."""
-    return pulumi.Output.all(region, ami).apply(
-        lambda both: cast(Lane, {**facts, "ami": both[1], lanecost.WORST: worst_case(both[0]).usd}))
+    def priced(region: str, found: AmiRef) -> Lane:
+        worst, rollout = worst_case(region)
+        return cast(Lane, {**facts, "ami": found, lanecost.WORST: worst.usd, lanecost.ROLLOUT: rollout.usd})
+
+    return pulumi.Output.all(region, ami).apply(lambda both: priced(both[0], both[1]))
 
 
 @documented
@@ -115,7 +118,13 @@ class Rack(pulumi.ComponentResource):
     which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
     also has ``canaryOf``."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
-    """The sum of the lanes' ``worstCaseHourlyUsd`` (docs/cost.md); None when one is unbounded or not priced."""
+    """The sum of the lanes' ``worstCaseHourlyUsd`` and the EKS control plane's ``control_plane_hourly_usd``
+    (docs/cost.md); None when a lane is unbounded or not priced."""
+    control_plane_hourly_usd: pulumi.Output[float]
+    """The cluster's EKS control plane an hour: $0.10 in standard support, $0.60 in extended support (or when its
+    version's support is not known or has ended); ``control_plane_price`` says which."""
+    control_plane_price: pulumi.Output[str]
+    """Which price ``control_plane_hourly_usd`` is: ``EKS standard support``, ``EKS extended support``, ..."""
     max_hourly_usd: Optional[pulumi.Output[float]]
     """The rack's budget in US dollars per hour (``spec.max_hourly_usd``), held by the policy lane-cost-ceiling;
     unset when the rack has none."""
@@ -140,8 +149,11 @@ class Rack(pulumi.ComponentResource):
         """The cluster the rack created (``spec.cluster``), with its system lane."""
         self.cluster: ClusterRef
         """Which cluster: for every component that goes into it."""
+        support = "unknown"  # a cluster given as data: its version is not known here, so the ceiling is taken
         if "cluster" in args:
             self.cluster = args["cluster"]
+            live = self.cluster.live
+            support = version_support(live.version)[0] if live is not None else "unknown"
         elif spec.cluster is not None:
             if RackCluster.system_lane_for(name) in {pool.name for pool in spec.pools}:  # the lanes output names both alike
                 raise ArgumentError("Rack", name, "spec.pools", (
@@ -152,14 +164,17 @@ class Rack(pulumi.ComponentResource):
                                                                     "oidc_provider": spec.controller_identity == "irsa"}),
                                        opts=child)
             self.cluster = self.created.ref
+            support = version_support(spec.cluster.version)[0]
             system_lane = self.created.system_lane_spec
             lanes[system_lane.name or ""] = _priced_lane(region, self.created.system_lane.ami, group_lane(system_lane),
-                                                         functools.partial(lanecost.group_worst_case, system_lane))
+                                                         functools.partial(lanecost.group_worst_case, system_lane,
+                                                                           subnets=len(spec.cluster.private_subnet_ids)))
             self.lane_facts[system_lane.name or ""] = group_lane(system_lane)
         else:
             self.cluster = ClusterRef.existing(name, spec.cluster_name, opts=child)
             live = self.cluster.live
             status, message = version_support(live.version) if live is not None else ("unknown", "")
+            support = status
             if status == "ended":  # a cluster the rack does not own: said, not refused
                 pulumi.log.warn(f"cluster '{spec.cluster_name}': {message}", resource=self)
         # the EKS Pod Identity agent of an existing cluster, when asked (a created cluster's is RackCluster's)
@@ -244,15 +259,17 @@ class Rack(pulumi.ComponentResource):
             if shared_role is not None:
                 group_args["node_role"] = shared_role
             self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
-                                       functools.partial(lanecost.group_worst_case, group))
+                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets))
             self.lane_facts[lane] = group_lane(group)
             canary = self.node_groups[lane].canary
             if canary is not None:
                 canary_lane = f"{lane}{contract.CANARY_SUFFIX}"
                 self.lane_facts[canary_lane] = canaries[canary_lane]
                 lanes[canary_lane] = _priced_lane(region, canary.ami, canaries[canary_lane],
-                                                  functools.partial(lanecost.group_worst_case, group.canary(lane)))
+                                                  functools.partial(lanecost.group_worst_case, group.canary(lane),
+                                                                    subnets=subnets))
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
@@ -306,7 +323,10 @@ class Rack(pulumi.ComponentResource):
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input(cast(dict[str, Lane], {}))
-        self.worst_case_hourly_usd = self.lanes.apply(lanecost.rack_worst_case)
+        control_plane, price = lanecost.cost.control_plane(support)
+        self.control_plane_hourly_usd = pulumi.Output.from_input(control_plane)
+        self.control_plane_price = pulumi.Output.from_input(price)
+        self.worst_case_hourly_usd = self.lanes.apply(functools.partial(lanecost.rack_worst_case, control_plane=control_plane))
         self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
         self.cluster_name = self.cluster.name
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
@@ -321,6 +341,8 @@ class Rack(pulumi.ComponentResource):
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
             "worstCaseHourlyUsd": self.worst_case_hourly_usd,
+            "controlPlaneHourlyUsd": self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
+            "controlPlanePrice": self.control_plane_price,
             **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,

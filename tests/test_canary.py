@@ -9,6 +9,17 @@ Upstream facts these tests pin (read upstream, in our words):
   (kubernetes-sigs/karpenter ``designs/nodepool-node-limits.md``, enforced when provisioning since #2526).
 - A NodeClaim of a deleted NodePool is deleted with it (laneguard's module docs): a canary's removal
   drains its nodes together; the guard says so, as an advisory.
+- kubernetes-sigs/karpenter v1.14.1 (6e7eab7a) ``pkg/controllers/provisioning/scheduling/scheduler.go``: a new
+  NodeClaim keeps its types whose capacity fits what is left of each limit (``filterByRemainingResources``),
+  then ``subtractMax`` takes the largest capacity among them from the remaining limits; an instance type's
+  capacity has no ``nodes`` (only a node in the cluster's state counts one, ``pkg/controllers/state/statenode.go``),
+  and the pass refuses a pool only when its remaining ``nodes`` is exactly zero. ``_one_pass`` below models that.
+- The same repository's ``pkg/apis/v1/nodepool.go``: ``NodePool.Hash`` (drift) hashes ``spec.template`` only, so
+  metadata annotations and ``spec.limits`` change no node, while ``template.spec.terminationGracePeriod`` does;
+  ``provisioning/scheduling/nodeclaimtemplate.go``: a NodeClaim's owner is its NodePool, ``blockOwnerDeletion``.
+- pulumi/pulumi-kubernetes ``provider/pkg/metadata/overrides.go`` (``DeletionPropagation``, from v4.12.0, #3011;
+  the package pins >=4.19): ``pulumi.com/deletionPropagationPolicy: background`` replaces the default foreground
+  delete; ``provider/pkg/await/await.go`` (``Deletion``) waits 10 minutes for the object to go.
 """
 
 from __future__ import annotations
@@ -21,13 +32,14 @@ import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from mixed_os_racks import NodeGroupSpec, PoolSpec
+from mixed_os_racks import NodeGroupSpec, PoolSpec, lanecost
+from mixed_os_racks.karpenter import canary_node_pool_spec
 from mixed_os_racks.cli import main
 from mixed_os_racks.errors import ConfigError
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.engine import run_program
 from mixed_os_racks.offline.stackexport import write_export
-from mixed_os_racks.pack import rules
+from mixed_os_racks.pack import fit, prices, rules, wellknown
 
 from promotion_helpers import BOTTLEROCKET_AMI, GROUPS_KEY, LARGE_ROOT_AMI, NEW_AMI, POOLS_KEY, catalog, preview
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config
@@ -74,8 +86,18 @@ def test_a_pools_canary_is_the_pool_on_the_candidate_with_a_higher_weight_and_a_
         assert canary["template"]["spec"][key] == pool["template"]["spec"][key]
     assert canary["template"]["spec"]["nodeClassRef"]["name"] == "gpu-canary"
     assert (pool["weight"], canary["weight"]) == (10, 11)
-    assert canary["limits"] == {**pool["limits"], "nodes": "2"}
+    # limits Karpenter counts within a scheduling pass: 2 x the largest type the pool can launch (g5.4xlarge and
+    # g6.4xlarge: 16 vCPUs, 64 GiB counted as 60,620 MiB, one GPU), under the pool's cpu 64, memory 256Gi, GPUs 4
+    assert pool["limits"] == {"cpu": "64", "memory": "256Gi", "nvidia.com/gpu": "4"}
+    assert canary["limits"] == {"cpu": "32", "memory": "121240Mi", "nvidia.com/gpu": "2", "nodes": "2"}
     assert canary["disruption"] == pool["disruption"]
+    # removal finishes: background deletion on both NodePools, a bounded drain on the canary's nodes only
+    assert canary["template"]["spec"]["terminationGracePeriod"] == "5m"
+    assert "terminationGracePeriod" not in pool["template"]["spec"]
+    for name in ("gpu", "gpu-canary"):
+        annotations = k8s_object(doc, NODEPOOL, name)["metadata"]["annotations"]
+        assert annotations["pulumi.com/deletionPropagationPolicy"] == "background"
+    assert "pulumi.com/deletionPropagationPolicy" not in k8s_object(doc, NODECLASS, "gpu-canary")["metadata"]["annotations"]
 
     pool_class, canary_class = k8s_object(doc, NODECLASS, "gpu")["spec"], k8s_object(doc, NODECLASS, "gpu-canary")["spec"]
     assert pool_class["amiSelectorTerms"] == [{"id": GPU_AMI}] and canary_class["amiSelectorTerms"] == [{"id": NEW_AMI}]
@@ -94,11 +116,12 @@ def test_the_lanes_output_marks_canaries(amis):
     assert lanes["rack-ng-1-canary"]["canaryOf"] == "rack-ng-1" and lanes["rack-ng-1-canary"]["ami"]["id"] == NEW_AMI
     for canary, lane in (("gpu-canary", "gpu"), ("rack-ng-1-canary", "rack-ng-1")):
         assert "canaryOf" not in lanes[lane]
-        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", "worstCaseHourlyUsd")} == \
-            {k: v for k, v in lanes[lane].items() if k not in ("ami", "worstCaseHourlyUsd")}
-    # what a canary may cost is bounded by its node limit: one node of the dearest type the pool can launch, and
-    # one of the group's three nodes
-    assert 0 < lanes["gpu-canary"]["worstCaseHourlyUsd"] < lanes["gpu"]["worstCaseHourlyUsd"]
+        costs = ("worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd")
+        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", *costs)} == \
+            {k: v for k, v in lanes[lane].items() if k not in ("ami", *costs)}
+    # what a canary may cost is what its limits allow within a pass: one canary node's cpu, memory and GPU (16, 60,620
+    # MiB, 1), so one g5.4xlarge ($1.624), the dearest type the pool can launch; and one of the group's three nodes
+    assert lanes["gpu-canary"]["worstCaseHourlyUsd"] == 1.624 < lanes["gpu"]["worstCaseHourlyUsd"]
     assert lanes["rack-ng-1-canary"]["worstCaseHourlyUsd"] * 3 == pytest.approx(lanes["rack-ng-1"]["worstCaseHourlyUsd"])
 
 
@@ -177,7 +200,9 @@ def test_any_candidate_builds_a_pool_or_is_named(candidate):
 
 
 def test_a_node_groups_canary_is_a_fixed_size_group_with_its_label_and_taints(tmp_path, amis):
-    code, doc = preview(tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100}), amis)
+    # a budget for the group and its canary together (the prod example's $2 holds the group alone)
+    code, doc = preview(tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100,
+                                              "max_hourly_usd": 3}), amis)
     assert code == 0, doc.get("violations")
     group, canary = by_name(doc, NODEGROUP, "rack-ng-1")["inputs"], by_name(doc, NODEGROUP, "rack-ng-1-canary")["inputs"]
     assert canary["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
@@ -270,3 +295,107 @@ def test_guard_lets_a_canary_go_with_an_advisory(tmp_path, capsys):
     assert main(["guard", str(path)]) == 0
     out = capsys.readouterr().out
     assert "[advisory]  change-safety: lane-removal" in out and "canary lane 'batch' of Karpenter lane 'gpu'" in out
+
+
+# ---- a burst within one scheduling pass ------------------------------------------------------------------------
+
+
+def _one_pass(limits: dict[str, float], claims: list[list[Any]]) -> list[Any]:
+    """Karpenter v1.14.1's provisioning pass, for one NodePool (kubernetes-sigs/karpenter
+    pkg/controllers/provisioning/scheduling/scheduler.go): a new NodeClaim keeps the instance types of its pod whose
+    capacity fits what is left of each limit (filterByRemainingResources; a type's capacity has no "nodes", and a
+    "nodes" limit stops the pool only when exactly none is left), and then subtracts the largest capacity among them
+    (subtractMax). Returns each claim's types: the instance may be any of them."""
+    remaining, made = dict(limits), []
+    for options in claims:
+        if remaining.get("nodes") == 0:
+            break
+        fits = [t for t in options if all(dict(zip(fit.LIMITED[:-1], fit.limit_capacity(t)[:-1])).get(r, 0.0) <= left
+                                          for r, left in remaining.items() if r != "nodes")]
+        if not fits:
+            continue
+        made.append(fits)
+        for r in remaining:
+            if r != "nodes":
+                remaining[r] -= max(dict(zip(fit.LIMITED[:-1], fit.limit_capacity(t)[:-1])).get(r, 0.0) for t in fits)
+    return made
+
+
+FAMILIES = st.sampled_from([["g5", "g6"], ["g6"], ["g6e"], ["p4d", "p5"], ["g4dn", "g5"]])
+
+
+@given(families=FAMILIES, canary_nodes=st.integers(1, 3), data=st.data())
+def test_a_burst_in_one_pass_stays_within_what_the_canary_is_priced_at(families, canary_nodes, data):
+    """Any burst of pending pods (each NodeClaim offered any subset of the pool's types) in one pass of Karpenter's
+    scheduler: the canary's nodes never hold more cpu, memory or GPUs than canary_nodes of its largest type, and never
+    cost more than its worst case. Under its former limits (the pool's, with nodes: canary_nodes) the same pass can put
+    more nodes than canary_nodes on the candidate."""
+    pool = PoolSpec(name="gpu", instance_families=families, gpu_limit=64, cpu_limit=1000, memory_limit_gb=8000,
+                    ami_id=GPU_AMI, canary_ami_id=NEW_AMI, canary_nodes=canary_nodes)
+    spec = canary_node_pool_spec(pool)
+    requirements, limits = lanecost.pool_sizing(pool, spec)
+    types, _ = wellknown.launchable(tuple(requirements))
+    table = prices.for_region("us-east-1")
+    types = tuple(t for t in types if table.of(t.name) is not None)
+    claims = data.draw(st.lists(st.lists(st.sampled_from(types), min_size=1, max_size=4, unique=True), max_size=40))
+    made = _one_pass(limits, claims)
+    largest = [max(fit.limit_capacity(t)[d] for t in types) for d in range(3)]
+    for d in range(3):  # cpu, memory, nvidia.com/gpu: whichever type each claim launches
+        assert sum(max(fit.limit_capacity(t)[d] for t in fits) for fits in made) <= canary_nodes * largest[d] + 1e-6
+    dearest = sum(max(table.of(t.name) or 0.0 for t in fits) for fits in made)
+    worst, _ = lanecost.pool_worst_case(pool, "us-east-1", spec)
+    assert worst.usd is not None and dearest <= worst.usd + 1e-6
+
+    smallest = min(types, key=lambda t: fit.limit_capacity(t))
+    former = {**lanecost.pool_sizing(pool)[1], "nodes": float(canary_nodes)}
+    assert len(_one_pass(former, [[smallest]] * (canary_nodes + 3))) == canary_nodes + 3  # nodes is no bound in a pass
+
+
+def test_a_pools_canary_counts_against_the_pools_budget(tmp_path, amis):
+    """gpu alone is $6.496 an hour, under a $7 budget; its canary (one g5.4xlarge, $1.624) takes the same pods beside
+    it, so the budget holds both: $8.12 is over, and the fix leaves the canary its room."""
+    code, doc = preview(tmp_path, prod(pool={"max_hourly_usd": 7}), amis)
+    assert code == 0, doc.get("violations")
+    code, doc = preview(tmp_path, prod(pool={"max_hourly_usd": 7, "canary_ami_id": NEW_AMI}), amis)
+    assert code == 1
+    (found,) = [v for v in doc["violations"] if v["policy"] == "lane-cost-ceiling"]
+    assert found["message"] == (
+        "karpenter nodepool 'gpu': its worst case, $8.12 an hour with its canary (gpu $6.496 an hour (4 x g5.4xlarge at "
+        "$1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4); gpu-canary $1.624 an hour (1 x g5.4xlarge at $1.624, "
+        "within limits.cpu 16 and limits.memory 59.1992Gi and limits.nvidia.com/gpu 1)), is over its budget of $7.00 an "
+        "hour (its max_hourly_usd, steady); lower limits.nvidia.com/gpu: 4 -> 3 (the pool's gpu_limit), for a worst case "
+        "of $4.872 an hour")
+
+
+# ---- day 2: the limits and annotations reach a running canary in place -----------------------------------------
+
+
+def test_a_running_canary_takes_its_new_limits_and_annotations_in_place(tmp_path, amis):
+    """prod's state as a canary was written before: its NodePool with the pool's limits and nodes, no deletion
+    annotation, no terminationGracePeriod; the pool's NodePool without the annotation. The plan updates both in place
+    (a NodePool's name is its only replacing field), and touches nothing else."""
+    values = prod(pool={"canary_ami_id": NEW_AMI}, group={"disk": 100})
+    run = run_program(REPO, values, Catalog.load(amis), project="mixed-os-racks", stack="prod")
+    state = json.loads(write_export(run, tmp_path / "now.json").read_text())
+    for res in state["deployment"]["resources"]:
+        if res["type"] != NODEPOOL:
+            continue
+        for side in ("inputs", "outputs"):
+            body = res.get(side) or {}
+            if not body:
+                continue
+            annotations = body["metadata"].get("annotations", {})
+            annotations.pop("pulumi.com/deletionPropagationPolicy", None)
+            if not annotations:
+                body["metadata"].pop("annotations", None)
+            if body["metadata"]["name"] == "gpu-canary":
+                body["spec"]["template"]["spec"].pop("terminationGracePeriod")
+                body["spec"]["limits"] = {"cpu": "64", "memory": "256Gi", "nvidia.com/gpu": "4", "nodes": "1"}
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps(state))
+    code, doc = preview(tmp_path, values, amis, "--state", str(before), "--no-policy")
+    assert code == 0, doc.get("violations")
+    changed = {(r["type"], r["name"]): r["op"] for r in doc["resources"] if r["op"] != "same"}
+    # every NodePool takes the annotation in place (the default workload pool's too); nothing is replaced
+    assert changed == {(NODEPOOL, "rack-gpu-canary-nodepool"): "update", (NODEPOOL, "rack-gpu-nodepool"): "update",
+                       (NODEPOOL, "rack-workload-nodepool"): "update"}, changed

@@ -45,8 +45,22 @@ GIB = 2**30
 #     does not fit, and the 8 left are best spent on m7i.2xlarge (0.4032): 2 x 5.32224 + 0.4032 = 11.04768.
 #     Memory: 2 x 355.2 + 29.6 GiB counted, under 800.
 #   rack-ng-1 (g4dn.xlarge, max_size 3): 3 x 0.526 = 1.578.   rack-system (t3.large, 3): 3 x 0.0832 = 0.2496.
-#   rack: 6.496 + 11.04768 + 1.578 + 0.2496 = 19.37128.
+#   rack: 6.496 + 11.04768 + 1.578 + 0.2496 = 19.37128 for its lanes, and its EKS control plane: Kubernetes 1.34
+#     is in EKS extended support from 2026-12-02 (the rack's calendar, upstream.EKS_VERSION_SUPPORT), $0.60 an hour
+#     there (Amazon EKS pricing), $0.10 before: 19.97128 on 2026-12-07, 19.47128 on 2026-11-01.
+# During a rollout (worstCaseRolloutHourlyUsd):
+#   gpu: drift launches a replacement before the old node goes, and Karpenter does not count the old one against
+#     the limits (kubernetes-sigs/karpenter pkg/controllers/disruption/helpers.go); the pool's disruption budget,
+#     nodes 10% of 4 nodes rounded up (NodePool.GetAllowedDisruptionsByReason, roundUp), lets one drift at once:
+#     6.496 + 1 x 1.624 (g5.4xlarge, its dearest type) = 8.12.
+#   workload: 3 nodes, 10% -> 1 replacement of its dearest type within cpu 200, m7i.metal-48xl (192 vCPUs,
+#     $9.6768): 11.04768 + 9.6768 = 20.72448.
+#   node groups: EKS raises max and desired by the larger of twice the AZs (at most the group's 3 subnets) and
+#     maxUnavailable (1 by default) (EKS user guide, Managed node update behavior): 3 + 6 nodes.
+#     rack-ng-1: 9 x 0.526 = 4.734; rack-system: 9 x 0.0832 = 0.7488.
+#   rack: 8.12 + 20.72448 + 4.734 + 0.7488 + 0.60 = 34.92728.
 HAND = {"gpu": 6.496, "workload": 11.04768, "rack-ng-1": 1.578, "rack-system": 0.2496}
+HAND_ROLLOUT = {"gpu": 8.12, "workload": 20.72448, "rack-ng-1": 4.734, "rack-system": 0.7488}
 HAND_PRICES = {"g5.4xlarge": 1.624, "m7i.metal-24xl": 5.32224, "m7i.2xlarge": 0.4032, "g4dn.xlarge": 0.526, "t3.large": 0.0832}
 
 
@@ -55,40 +69,49 @@ def preview_json(tmp_path: Path, *args: str) -> tuple[int, dict, str]:
     return main(["preview", *args, "--json", str(out)]), (json.loads(out.read_text()) if out.exists() else {}), str(out)
 
 
-def test_prod_prints_each_lane_and_the_rack_as_computed_by_hand(tmp_path, capsys):
+def test_prod_prints_each_lane_and_the_rack_as_computed_by_hand(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MIXED_OS_RACKS_NOW", "2026-12-07")  # Kubernetes 1.34 in EKS extended support
     assert {t: prices.for_region("us-east-1").of(t) for t in HAND_PRICES} == HAND_PRICES
     code, doc, _ = preview_json(tmp_path, "--stack", "prod", "--cwd", str(REPO))
     out = capsys.readouterr().out
     assert code == 0
     lanes = doc["outputs"]["lanes"]
     assert {name: lane["worstCaseHourlyUsd"] for name, lane in lanes.items()} == HAND
-    assert doc["outputs"]["worstCaseHourlyUsd"] == 19.37128
+    assert {name: lane["worstCaseRolloutHourlyUsd"] for name, lane in lanes.items()} == HAND_ROLLOUT
+    assert doc["outputs"]["worstCaseHourlyUsd"] == 19.97128  # the lanes' 19.37128 and the control plane's 0.60
     costs = doc["costs"]
     assert {lane["name"]: lane["worstCaseHourlyUsd"] for lane in costs["lanes"]} == HAND
-    assert costs["racks"] == [{"name": "rack", "urn": costs["racks"][0]["urn"], "worstCaseHourlyUsd": 19.37128,
-                               "maxHourlyUsd": 25}]
+    assert {lane["name"]: lane["worstCaseRolloutHourlyUsd"] for lane in costs["lanes"]} == HAND_ROLLOUT
+    assert costs["racks"] == [{"name": "rack", "urn": costs["racks"][0]["urn"], "worstCaseHourlyUsd": 19.97128,
+                               "worstCaseRolloutHourlyUsd": 34.92728, "controlPlaneHourlyUsd": 0.6,
+                               "controlPlanePrice": "EKS extended support", "maxHourlyUsd": 25}]
     printed = out[out.index("Worst case per hour"):out.index("Resources:")]
     assert "on-demand prices of us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)" in printed
     for subject, figure, detail in (
-            ("karpenter nodepool 'gpu'", "$6.496", "4 x g5.4xlarge at $1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4"),
+            ("karpenter nodepool 'gpu'", "$6.496", "4 x g5.4xlarge at $1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4; "
+             "during a rollout $8.12 (4 nodes + 1 drift replacement of g5.4xlarge at $1.624, within disruption budget nodes 10%)"),
             ("karpenter workload nodepool", "$11.04768", "2 x m7i.metal-24xl at $5.32224 + 1 x m7i.2xlarge at $0.4032, within limits.cpu 200"),
-            ("node group 'rack-ng-1'", "$1.578", "3 x g4dn.xlarge at $0.526, within max_size 3"),
+            ("node group 'rack-ng-1'", "$1.578", "3 x g4dn.xlarge at $0.526, within max_size 3; during a rollout $4.734 "
+             "(max_size 3 + 6 x g4dn.xlarge at $0.526: EKS surges by the larger of twice its Availability Zones (3 subnets) "
+             "and maxUnavailable 1)"),
             ("node group 'rack-system'", "$0.2496", "3 x t3.large at $0.0832, within max_size 3"),
-            ("rack 'rack'", "$19.37128", "the sum of its 4 lanes; budget $25.00 (its max_hourly_usd)")):
+            ("rack 'rack'", "$19.97128", "the sum of its 4 lanes and its EKS control plane at $0.60 (EKS extended support); "
+             "during a rollout $34.92728; budget $25.00 (its max_hourly_usd, steady)")):
         assert any(line.split() [:len(subject.split())] == subject.split() and figure in line and detail in line
                    for line in printed.splitlines()), (subject, printed)
     # the lanes are printed beside the outputs, before the resource count
     assert out.index("Outputs:") < out.index("Worst case per hour") < out.index("Resources:")
 
 
-def test_the_plan_against_the_stacks_state_prints_them_too(tmp_path, capsys):
+def test_the_plan_against_the_stacks_state_prints_them_too(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MIXED_OS_RACKS_NOW", "2026-11-01")  # Kubernetes 1.34 in EKS standard support: $0.10
     run = run_program(REPO, stack_config("prod"), project="mixed-os-racks", stack="prod")
     state = write_export(run, tmp_path / "prod.json")
     code, doc, _ = preview_json(tmp_path, "--stack", "prod", "--cwd", str(REPO), "--state", str(state), "--no-policy")
     out = capsys.readouterr().out
-    assert code == 0 and doc["costs"]["totalHourlyUsd"] == 19.37128
+    assert code == 0 and doc["costs"]["totalHourlyUsd"] == 19.47128
     assert "Worst case per hour (on-demand prices of us-east-1" in out
-    assert any(line.split()[:2] == ["rack", "'rack'"] and "$19.37128" in line for line in out.splitlines())
+    assert any(line.split()[:2] == ["rack", "'rack'"] and "$19.47128" in line and "EKS control plane at $0.10 (EKS standard support)" in line for line in out.splitlines())
 
 
 def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_the_limit(tmp_path, capsys):
@@ -103,7 +126,7 @@ def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_
     assert found["level"] == "mandatory" and found["urn"].endswith("::rack-gpu-nodepool")
     assert found["message"] == (
         "karpenter nodepool 'gpu': its worst case, $6.496 an hour (4 x g5.4xlarge at $1.624, within limits.cpu 64 and "
-        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd); lower limits.nvidia.com/gpu: "
+        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd, steady); lower limits.nvidia.com/gpu: "
         "4 -> 3 (the pool's gpu_limit), for a worst case of $4.872 an hour")
     assert "lane-cost-ceiling" in capsys.readouterr().out
     pools[0]["max_hourly_usd"] = 7  # raised: passes
@@ -132,10 +155,11 @@ def test_a_state_written_before_the_components_moved_keeps_its_budgets(tmp_path,
     (found,) = of(json.loads(out.read_text())["violations"], "lane-cost-ceiling")
     assert code == 1 and found["message"].startswith(
         "karpenter nodepool 'gpu': its worst case, $6.496 an hour (4 x g5.4xlarge at $1.624, within limits.cpu 64 and "
-        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd)")
+        "limits.nvidia.com/gpu 4), is over its budget of $5.00 an hour (its max_hourly_usd, steady)")
 
 
-def test_the_rack_budget_names_the_dearest_lane_and_its_limit(tmp_path, capsys):
+def test_the_rack_budget_names_the_dearest_lane_and_its_limit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MIXED_OS_RACKS_NOW", "2026-12-07")  # the control plane at $0.60 (extended support)
     config = {**stack_config("prod"), "rack:max_hourly_usd": 15}
     stack = tmp_path / "Pulumi.budget.yaml"
     stack.write_text(yaml.safe_dump({"config": config}))
@@ -144,14 +168,18 @@ def test_the_rack_budget_names_the_dearest_lane_and_its_limit(tmp_path, capsys):
     assert code == 1
     (found,) = of(doc["violations"], "lane-cost-ceiling")
     assert found["urn"].endswith("rack:index:Rack::rack")
-    # 15 - (19.37128 - 11.04768) = 6.7264 is left for the workload pool: 122 vCPUs (one m7i.metal-24xl and 13 m7i.large)
+    # 15 - (19.97128 - 11.04768) = 6.0764 is left for the workload pool (the control plane's $0.60 counted): 110 vCPUs,
+    # one m7i.metal-24xl (96, $5.32224) and m7i.2xlarge + xlarge + large (14, $0.4032 + 0.2016 + 0.1008) = $6.02784
     assert found["message"] == (
-        "rack 'rack': its worst case, $19.37128 an hour (the sum of its lanes: workload $11.04768, gpu $6.496, rack-ng-1 "
-        "$1.578, rack-system $0.2496), is over its budget of $15.00 an hour (its max_hourly_usd); on karpenter workload "
-        "nodepool, lower limits.cpu: 200 -> 122 (the pool's cpu_limit), for a worst case of $6.63264 an hour")
+        "rack 'rack': its worst case, $19.97128 an hour (the sum of its lanes: workload $11.04768, gpu $6.496, rack-ng-1 "
+        "$1.578, rack-system $0.2496, and the EKS control plane $0.60 (EKS extended support)), is over its budget of $15.00 "
+        "an hour (its max_hourly_usd, steady); on karpenter workload nodepool, lower limits.cpu: 200 -> 110 (the pool's "
+        "cpu_limit), for a worst case of $6.02784 an hour")
 
 
-def test_the_offline_catalog_prices_the_program_the_printout_and_the_pack(tmp_path, capsys):
+def test_the_offline_catalog_prices_the_program_the_printout_and_the_pack(tmp_path, capsys, monkeypatch):
+    # the control plane at $0.10 (1.34 in standard support): the rack's 25.47128 - 0.5 = 24.97128 holds its $25 budget
+    monkeypatch.setenv("MIXED_OS_RACKS_NOW", "2026-11-01")
     catalog = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
     catalog["prices"] = {"g5.4xlarge": 3.0}  # dearer than the table's 1.624: the gpu pool's 4 nodes cost $12
     amis = tmp_path / "amis.yaml"
@@ -298,10 +326,10 @@ def test_a_node_pool_another_program_writes_is_held_to_the_policy_configs_budget
     # p5.48xlarge: 8 GPUs at $55.04; 64 GPUs buy 8 of them. $100 buys one (8 GPUs) and six p5.4xlarge (1 GPU, $6.88)
     assert found == [
         "karpenter nodepool 'train': its worst case, $440.32 an hour (8 x p5.48xlarge at $55.04, within limits.nvidia.com/gpu "
-        "64), is over its budget of $100.00 an hour (budgets.train in the policy config); lower limits.nvidia.com/gpu: "
+        "64), is over its budget of $100.00 an hour (budgets.train in the policy config, steady); lower limits.nvidia.com/gpu: "
         "64 -> 14, for a worst case of $96.32 an hour (us-east-1 prices: the stack names no aws:region)"]
     assert messages(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 100}}), "lane-cost-ceiling")[0].count(
-        "(maxHourlyUsd in the policy config)") == 1
+        "(maxHourlyUsd in the policy config, steady)") == 1
     assert not of(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 440.32}}), "lane-cost-ceiling")
     assert not of(judge(pack, program, {}), "lane-cost-ceiling")  # no budget, nothing to hold it to
 
@@ -317,7 +345,7 @@ def test_a_gpu_pool_without_limits_gets_the_advisory(pack):
     # a budget on an unbounded lane: refused, with a limit to set
     over = messages(judge(pack, lambda: gpu_node_pool("open"), {"lane-cost-ceiling": {"maxHourlyUsd": 60}}), "lane-cost-ceiling")
     assert over == ["karpenter nodepool 'open': its worst case, unbounded (it has no limits on cpu, memory, GPUs or nodes), "
-                    "is over its budget of $60.00 an hour (maxHourlyUsd in the policy config); set limits.nvidia.com/gpu: 8, "
+                    "is over its budget of $60.00 an hour (maxHourlyUsd in the policy config, steady); set limits.nvidia.com/gpu: 8, "
                     "for a worst case of $55.04 an hour (us-east-1 prices: the stack names no aws:region)"]
 
 
@@ -329,7 +357,7 @@ def test_a_node_group_another_program_writes_is_held_to_max_size_times_its_deare
 
     found = messages(judge(pack, program, {"lane-cost-ceiling": {"budgets": {"infer": 5}}}), "lane-cost-ceiling")
     assert found == ["node group 'infer': its worst case, $10.06 an hour (10 x g5.xlarge at $1.006, within max_size 10), is "
-                     "over its budget of $5.00 an hour (budgets.infer in the policy config); lower max_size: 10 -> 4, for a "
+                     "over its budget of $5.00 an hour (budgets.infer in the policy config, steady); lower max_size: 10 -> 4, for a "
                      "worst case of $4.024 an hour (us-east-1 prices: the stack names no aws:region)"]
 
 
@@ -344,7 +372,7 @@ def test_the_stack_total_and_the_stacks_region(tmp_path):
         run = run_program(program, {"aws:region": "eu-west-1"}, stack="test")
         found = messages(judge(pack, run, {"lane-cost-ceiling": {"totalMaxHourlyUsd": 100}}), "lane-cost-ceiling")
     assert found == ["the stack: its worst case, $110.08 an hour (the sum of its lanes: a $55.04, b $55.04), is over its "
-                     "budget of $100.00 an hour (totalMaxHourlyUsd in the policy config); on karpenter nodepool 'a', lower "
+                     "budget of $100.00 an hour (totalMaxHourlyUsd in the policy config, steady); on karpenter nodepool 'a', lower "
                      "limits.nvidia.com/gpu: 8 -> 6, for a worst case of $41.28 an hour (us-east-1 prices: the table has "
                      "none for eu-west-1)"]
 
@@ -370,12 +398,13 @@ def test_a_limit_past_any_number_of_nodes_is_lowered_not_set(pack):
 @pytest.mark.parametrize("limits, worst", [
     ({"cpu": "1e400"}, "unbounded (limits.cpu 1e400 is past any number of nodes, so it bounds nothing)"),
     ({"cpu": "-5"}, None), ({"cpu": -4}, None), ({"nodes": "-1"}, None),
-    ({"cpu": "abc"}, None), ({"nodes": "1e308"}, "unbounded (limits.nodes 1e+308 at these prices is more dollars"),
+    ({"cpu": "abc"}, None), ({"nodes": "1e308"}, "unbounded (limits.nodes 1e+308 holds only between scheduling passes"),
+    ({"nvidia.com/gpu": "1e308"}, "unbounded (limits.nvidia.com/gpu 1e+308 at these prices is more dollars"),
     ({"memory": [1, 2]}, None), ("nope", None), ({"cpu": 1e300}, None),
     ({"aws.amazon.com/neuron": 4}, "unbounded (it has no limits on cpu, memory, GPUs or nodes)"),
     ({"cpu": "1e300"}, "$4.3e+299 an hour (6.25e+298 x p5.4xlarge at $6.88, within limits.cpu 1e+300)"),
-    # apimachinery keeps an exponent's low 32 bits: 1e4294967297 nodes are 10
-    ({"nodes": "1e4294967297"}, "$550.40 an hour (10 x p5.48xlarge at $55.04, within limits.nodes 10)"),
+    # apimachinery keeps an exponent's low 32 bits: 1e4294967297 GPUs are 10
+    ({"nvidia.com/gpu": "1e4294967297"}, "$68.80 an hour (10 x p5.4xlarge at $6.88, within limits.nvidia.com/gpu 10)"),
     ({"nodes": 0}, None), ({"nvidia.com/gpu": "0"}, None),
 ])
 def test_hostile_limits_are_judged(pack, limits, worst):
@@ -528,6 +557,8 @@ pool("minus", {"nodes": -1}, [])
 
 
 REFUSED = "it is never created: Kubernetes refuses "
+BETWEEN_PASSES = ("holds only between scheduling passes: within one, Karpenter subtracts each new node's cpu, memory and "
+                  "GPUs from the limits, never a node count, so one pass can launch any number of nodes")
 ODD_LIMITS = {  # name: (limits as the program writes them, worst case, unbounded, detail)
     "huge": ('{"cpu": "1e400"}', None, True, "limits.cpu 1e400 is past any number of nodes, so it bounds nothing"),
     "huge-mem": ('{"memory": "1e309"}', None, True,
@@ -539,10 +570,13 @@ ODD_LIMITS = {  # name: (limits as the program writes them, worst case, unbounde
     "minus-zero": ('{"cpu": "-0"}', 0.0, False, "no instance type it can launch fits its limits"),
     "tiny": ('{"cpu": "1e-400"}', 0.0, False, "no instance type it can launch fits its limits"),
     # Karpenter's scheduler keeps no instance type whose capacity of a resource is above what the limit leaves (a
-    # type has none of a resource it lacks), and stops making nodes of a pool only when no part of a node is left
+    # type has none of a resource it lacks); within a pass it subtracts no node from limits.nodes (subtractMax, v1.14.1),
+    # so a node count alone bounds nothing (it still reads the count: an exponent's low 32 bits, 1e4294967297 is 10)
     "pods-below": ('{"nodes": 4, "pods": "-1"}', 0.0, False, "it can launch nothing: limits.pods -1 is below zero"),
-    "half-a-node": ('{"nodes": "500m"}', 55.04, False, "1 x p5.48xlarge at $55.04, within limits.nodes 0.5"),
-    "wrapped": ('{"nodes": "1e4294967297"}', 550.4, False, "10 x p5.48xlarge at $55.04, within limits.nodes 10"),
+    "half-a-node": ('{"nodes": "500m"}', None, True, "limits.nodes 0.5 " + BETWEEN_PASSES),
+    "wrapped": ('{"nodes": "1e4294967297"}', None, True, "limits.nodes 10 " + BETWEEN_PASSES),
+    "nodes-and-gpus": ('{"nodes": 1, "nvidia.com/gpu": 16}', 110.08, False,
+                       "2 x p5.48xlarge at $55.04, within limits.nvidia.com/gpu 16"),
     "word": ('{"cpu": "Infinity"}', 0.0, False,
              REFUSED + "limits.cpu 'Infinity', which is no quantity (write a whole number, or text such as 64, 250m or 256Gi)"),
     "spaced": ('{"cpu": " 64"}', 0.0, False,
@@ -629,24 +663,151 @@ k8s.apps.v1.Deployment("batch", metadata={"name": "batch"}, spec={"selector": {"
 
 
 def test_a_worst_case_past_what_a_float_holds_is_unbounded_and_the_json_stays_json(tmp_path, capsys):
-    # p5.48xlarge at $55.04: 1e308 nodes of it are past the largest float (about 1.8e308); 2e306 are not, but two
+    # p5.4xlarge at $6.88 a GPU: 1e308 GPUs of it are past the largest float (about 1.8e308); 2e307 are not, but two
     # such pools together are
     code, doc, text = preview_pools(tmp_path, """
-pool("past", {"nodes": "1e308"}, [])
+pool("past", {"nvidia.com/gpu": "1e308"}, [])
 """)
     out = capsys.readouterr().out
     assert code == 0 and "inf" not in out.lower() and "nan" not in out.lower()
     (lane,) = doc["costs"]["lanes"]
     assert (lane["worstCaseHourlyUsd"], lane["unbounded"], lane["detail"]) == (
-        None, True, "limits.nodes 1e+308 at these prices is more dollars than can be counted")
+        None, True, "limits.nvidia.com/gpu 1e+308 at these prices is more dollars than can be counted")
     assert doc["costs"]["totalHourlyUsd"] is None
 
     code, doc, text = preview_pools(tmp_path / "sum", """
-pool("a", {"nodes": "2e306"}, [])
-pool("b", {"nodes": "2e306"}, [])
+pool("a", {"nvidia.com/gpu": "2e307"}, [])
+pool("b", {"nvidia.com/gpu": "2e307"}, [])
 """)
     out = capsys.readouterr().out
     assert code == 0 and "inf" not in out.lower() and "nan" not in out.lower()
     assert all(lane["worstCaseHourlyUsd"] > 1e307 for lane in doc["costs"]["lanes"])
     assert doc["costs"]["totalHourlyUsd"] is None
     assert any(line.split()[:3] == ["every", "lane", "unbounded"] for line in out.splitlines()), out
+
+
+# ---- a ceiling where the bill is higher: unpriced types, rollouts, advice that keeps the lane -------------------
+
+
+def test_a_type_the_table_does_not_price_gives_no_bound_outside_a_listed_region():
+    """In us-east-2 (the table has no list; us-east-1's stands in) a trn1+trn2 pool can launch trn2.48xlarge, which the
+    us-east-1 list does not price: Karpenter prices it from the Price List API there (karpenter-provider-aws
+    pkg/providers/pricing/pricing.go) and launches it, so the pool has no bound and names it, until the user prices it.
+    In us-east-1 the list is that region's own answer, and a type it lacks is not sold there."""
+    def program():
+        gpu_node_pool("neuron", {"aws.amazon.com/neuron": 64, "cpu": 1024}, families=("trn1", "trn2"), taint=False)
+
+    assert prices.for_region("us-east-2").of("trn2.48xlarge") is None and prices.for_region("us-east-2").of("trn1.2xlarge")
+    with PolicyPackProcess(POLICIES, pack_env("p", "test", {"aws:region": "us-east-2"})) as pack:
+        run = run_program(program, {"aws:region": "us-east-2"}, stack="test")
+        found = judge(pack, run, {"lane-cost-ceiling": {"maxHourlyUsd": 500}})
+        (held,) = of(found, "lane-cost-ceiling")
+        assert held["level"] == "advisory" and "cannot hold it to its budget of $500.00" in held["message"]
+        assert ("it can launch trn2.48xlarge, which the us-east-1 list does not price (us-east-1 prices: the table has "
+                "none for us-east-2) and Karpenter prices from the AWS Price List API: give its price under prices"
+                in held["message"]), held
+        # priced by the user: a ceiling again, counted with that price
+        priced = judge(pack, run, {"lane-cost-ceiling": {"maxHourlyUsd": 100, "prices": {"trn2.48xlarge": 40.0}}})
+        (over,) = messages(priced, "lane-cost-ceiling")
+        assert "trn2.48xlarge at $40.00" in over and "is over its budget of $100.00" in over, over
+    listed = cost.pool((wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("trn1", "trn2")),),
+                       {"cpu": 1024.0}, prices.for_region("us-east-1"))
+    assert listed.usd is not None and "trn2.48xlarge" in listed.left_out
+
+
+def test_a_node_limit_alone_bounds_no_pool_and_is_never_the_advice(pack):
+    """kubernetes-sigs/karpenter v1.14.1 scheduler.go: within a pass each NodeClaim subtracts its types' largest
+    capacity from the remaining limits (subtractMax), and an instance type's capacity has no "nodes": a pool held by
+    limits.nodes alone can start any number of nodes in one pass. The advice sets a limit Karpenter counts."""
+    (over,) = messages(judge(pack, lambda: gpu_node_pool("counted", {"nodes": 2}), {"lane-cost-ceiling": {"maxHourlyUsd": 60}}),
+                       "lane-cost-ceiling")
+    assert over.startswith("karpenter nodepool 'counted': its worst case, unbounded (limits.nodes 2 holds only between "
+                           "scheduling passes"), over
+    assert "; set limits.nvidia.com/gpu: 8, for a worst case of $55.04 an hour" in over and "limits.nodes: " not in over
+
+
+def test_the_advice_keeps_a_lane_nodes_can_land_on(pack):
+    """A g6 pool with a $3 budget: one g6.16xlarge ($3.3968) is over it by itself, so no GPU limit helps but 0, a
+    lane nothing lands on. The advice is a cpu limit that leaves the dearer sizes out; a p5 pool whose cheapest node
+    is over the budget is told so."""
+    assert prices.for_region("us-east-1").of("g6.16xlarge") == 3.3968
+    (over,) = messages(judge(pack, lambda: gpu_node_pool("g6", {"nvidia.com/gpu": 4}, families=("g6",)),
+                             {"lane-cost-ceiling": {"maxHourlyUsd": 3}}), "lane-cost-ceiling")
+    assert "nvidia.com/gpu: 4 -> 0" not in over and "-> 0," not in over, over
+    assert "; set limits.cpu: " in over, over
+    advised = int(over.split("set limits.cpu: ")[1].split(",")[0])
+    limits = {"nvidia.com/gpu": 4.0, "cpu": float(advised)}
+    requirements = (wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("g6",)),)
+    after = cost.pool(requirements, limits, prices.for_region(""))
+    assert after.usd is not None and 0 < after.usd <= 3 and after.fill, after  # a usable lane within the budget
+
+    (none,) = messages(judge(pack, lambda: gpu_node_pool("p5", {"nvidia.com/gpu": 8}), {"lane-cost-ceiling": {"maxHourlyUsd": 1}}),
+                       "lane-cost-ceiling")
+    assert "; no node of it fits that budget: the cheapest it can launch, p5.4xlarge, costs $6.88 an hour" in none, none
+
+
+def test_a_rollout_budget_holds_the_figure_during_a_rollout(pack):
+    """figure: rollout on lane-cost-ceiling: every budget holds the worst case while nodes drift. A p5 pool of 8 GPUs
+    (one p5.48xlarge, $55.04) under the CRD's default budget (nodes 10% of 1, rounded up: 1) runs a replacement p5.48xlarge
+    beside the old one: $110.08."""
+    program = lambda: gpu_node_pool("roll", {"nvidia.com/gpu": 8})  # noqa: E731
+    assert not of(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 60}}), "lane-cost-ceiling")
+    (over,) = messages(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 60, "figure": "rollout"}}),
+                       "lane-cost-ceiling")
+    assert over.startswith(
+        "karpenter nodepool 'roll': its worst case during a rollout, $110.08 an hour (1 node + 1 drift "
+        "replacement of p5.48xlarge at $55.04, every node at once), is over its budget of $60.00 an hour (maxHourlyUsd in "
+        "the policy config, rollout)"), over
+
+
+def test_a_rollout_budget_from_the_pack_config_is_held_in_the_preview_and_printed(tmp_path, capsys):
+    """prod's gpu pool: $6.496 steady, $8.12 while one node drifts (HAND_ROLLOUT); a $7 budget holds the steady figure
+    and not the rollout one, and the printout names which figure it holds."""
+    config = stack_config("prod")
+    config["rack:additional_karpenter_nodepools_config"][0]["max_hourly_usd"] = 7
+    stack = tmp_path / "Pulumi.budget.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO))
+    assert code == 0 and not of(doc["violations"], "lane-cost-ceiling")
+    assert "budget $7.00 (its max_hourly_usd, steady)" in capsys.readouterr().out
+    rollout = tmp_path / "policy.json"
+    rollout.write_text(json.dumps({"lane-cost-ceiling": {"figure": "rollout"}}))
+    code, doc, _ = preview_json(tmp_path, "--config", str(stack), "--cwd", str(REPO), "--policy-pack-config", str(rollout))
+    out = capsys.readouterr().out
+    assert code == 1 and doc["costs"]["budgetsHold"] == "rollout"
+    # the rack's $25 holds its steady $19.97128 (or $19.47128), not its $34.92728 (or $34.42728) during a rollout; nor
+    # does rack-ng-1's $2 hold its $4.734, whose surge (6 x $0.526) no max_size lowers
+    found, group, rack = sorted(of(doc["violations"], "lane-cost-ceiling"), key=lambda v: v["message"])
+    assert rack["message"].startswith("rack 'rack': its worst case during a rollout, $34.")
+    assert group["message"].startswith("node group 'rack-ng-1': its worst case during a rollout, $4.734 an hour (max_size 3 "
+                                       "+ 6 x g4dn.xlarge at $0.526")
+    assert group["message"].endswith("(its max_hourly_usd, rollout); what a rollout adds, $3.156 an hour, leaves the lane "
+                                     "nothing: raise the budget")
+    assert found["message"].startswith(
+        "karpenter nodepool 'gpu': its worst case during a rollout, $8.12 an hour (4 nodes + 1 drift "
+        "replacement of g5.4xlarge at $1.624, within disruption budget nodes 10%), is over its budget of $7.00 an hour "
+        "(its max_hourly_usd, rollout)"), found["message"]
+    assert "budget $7.00 (its max_hourly_usd, rollout)" in out
+
+
+@settings(max_examples=40, deadline=None)
+@given(families=st.lists(st.sampled_from(["g5", "g6", "g6e", "p5", "m7i", "c7i", "g4dn"]), min_size=1, max_size=3, unique=True),
+       gpus=st.one_of(st.none(), st.integers(1, 64)), cpu=st.one_of(st.none(), st.integers(2, 2000)),
+       budget=st.floats(0.05, 500))
+def test_the_advice_never_leaves_a_lane_without_nodes(families, gpus, cpu, budget):
+    """Whatever the pool and budget: a limit the advice names, applied, gives a lane that still launches a node and
+    costs at most the budget; else the advice names sizes that fit, says no node fits, or says nothing."""
+    requirements = (wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", tuple(families)),)
+    limits = {**({"nvidia.com/gpu": float(gpus)} if gpus else {}), **({"cpu": float(cpu)} if cpu else {})}
+    table = prices.for_region("us-east-1")
+    gpu_lane = any(f.startswith(("g", "p")) for f in families)
+    advice = cost.pool_fix(requirements, limits, table, budget, gpu_lane)
+    assert "-> 0," not in advice and "-> 0Gi," not in advice and "limits.nodes" not in advice, advice
+    if advice.startswith(("lower limits.", "set limits.")):
+        resource = advice.split("limits.", 1)[1].split(":")[0]
+        value = advice.split(",")[0].split(" (")[0].rsplit(" ", 1)[1]
+        amount = float(value[:-2]) * GIB if value.endswith("Gi") else float(value)
+        after = cost.pool(requirements, {**limits, resource: amount}, table)
+        assert after.usd is not None and 0 < after.usd <= budget + 1e-6 and (after.fill or not after.exact), (advice, after)
+    else:
+        assert advice == "" or advice.startswith(("no node of it fits that budget", "no one limit brings it under")), advice

@@ -17,13 +17,14 @@ from .records import ProgramRun
 KINDS = ("pool", "node group")
 
 
-def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float]) -> cost.Costs:
+def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float], figure: str = cost.STEADY) -> cost.Costs:
+    """``figure``: which worst case the budgets hold (``lane-cost-ceiling``'s ``figure`` in the pack config)."""
     resources = [
         checks.StackResource(r.type, r.name, r.urn, r.inputs if r.custom else run.component_outputs.get(r.urn, {}),
                              r.property_dependencies, r.parent)
         for r in run.resources
     ]
-    return cost.survey(checks.Stack(resources), {}, for_region(cost.stack_region(environ), prices))
+    return cost.survey(checks.Stack(resources), {"figure": figure}, for_region(cost.stack_region(environ), prices))
 
 
 def _ordered(costs: cost.Costs) -> list[cost.LaneCost]:
@@ -34,11 +35,16 @@ def lines(costs: cost.Costs) -> list[str]:
     """``Worst case per hour (...)``: a line per lane, then each rack's sum (or, for lanes outside one rack, the total)."""
     if not costs.lanes and not costs.unknown:
         return []
-    rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _budget(lane.budgets)) for lane in _ordered(costs)]
+    rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _rollout(lane) + _budget(lane.budgets, costs.figure))
+            for lane in _ordered(costs)]
     rows += [(subject, "not known", "its values are not known until apply") for _, subject in costs.unknown]
     for rack in costs.racks:
-        budget = _budget((rack.budget,) if rack.budget else ())
-        rows.append((f"rack '{rack.name}'", _sum(rack.lanes, rack.usd), f"the sum of its {len(rack.lanes)} lanes{budget}"))
+        budget = _budget((rack.budget,) if rack.budget else (), costs.figure)
+        plane = (f" and its EKS control plane at {usd(rack.control_plane)} ({rack.control_plane_price})"
+                 if rack.control_plane else "")
+        rollout = f"; during a rollout {usd(rack.rollout_usd)}" if rack.rollout_usd is not None else ""
+        rows.append((f"rack '{rack.name}'", _sum(rack.lanes, rack.usd),
+                     f"the sum of its {len(rack.lanes)} lanes{plane}{rollout}{budget}"))
     in_racks = {lane.urn for rack in costs.racks for lane in rack.lanes}
     if len(costs.lanes) + len(costs.unknown) > 1 and (len(costs.racks) != 1 or costs.unknown
                                                       or any(lane.urn not in in_racks for lane in costs.lanes)):
@@ -54,8 +60,15 @@ def _sum(lanes: tuple[cost.LaneCost, ...] | list[cost.LaneCost], amount: float |
     return "not known" if any(lane.worst.unknown for lane in lanes) else usd(amount)
 
 
-def _budget(budgets: tuple[cost.Budget, ...]) -> str:
-    return "".join(f"; budget {usd(b.usd)} ({b.where})" for b in budgets)
+def _rollout(lane: cost.LaneCost) -> str:
+    """``; during a rollout $9.744 (4 nodes + 1 drift replacement of g5.4xlarge at $1.624, ...)``."""
+    if lane.worst.usd is None:
+        return ""
+    return f"; during a rollout {lane.rollout.figure} ({lane.rollout.detail})"
+
+
+def _budget(budgets: tuple[cost.Budget, ...], figure: str = cost.STEADY) -> str:
+    return "".join(f"; budget {usd(b.usd)} ({b.where}, {figure})" for b in budgets)
 
 
 def as_json(costs: cost.Costs) -> dict[str, Any]:
@@ -66,11 +79,16 @@ def as_json(costs: cost.Costs) -> dict[str, Any]:
         "pricesOf": costs.prices.table_region,
         "lanes": [{
             "name": lane.name, "kind": lane.kind, "urn": lane.urn, "worstCaseHourlyUsd": lane.worst.usd,
+            "worstCaseRolloutHourlyUsd": lane.rollout.usd, "rollout": lane.rollout.detail,
+            **({"canaryOf": lane.canary_of} if lane.canary_of else {}),
             "exact": lane.worst.exact, "unbounded": lane.worst.unbounded, "detail": lane.worst.detail,
             "fill": [{"instanceType": name, "nodes": n, "hourlyUsd": price} for name, n, price in lane.worst.fill],
             "budgets": [{"maxHourlyUsd": b.usd, "from": b.where} for b in lane.budgets],
         } for lane in _ordered(costs)],
         "racks": [{"name": rack.name, "urn": rack.urn, "worstCaseHourlyUsd": rack.usd,
+                   "worstCaseRolloutHourlyUsd": rack.rollout_usd, "controlPlaneHourlyUsd": rack.control_plane,
+                   "controlPlanePrice": rack.control_plane_price,
                    "maxHourlyUsd": rack.budget.usd if rack.budget else None} for rack in costs.racks],
+        "budgetsHold": costs.figure,
         "totalHourlyUsd": costs.usd,
     }

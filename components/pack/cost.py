@@ -4,11 +4,11 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
 
 * a Karpenter NodePool launches a node only when the node's capacity fits what is left of each of its
   ``limits`` (kubernetes-sigs/karpenter ``pkg/controllers/provisioning/scheduling/scheduler.go``,
-  ``filterByRemainingResources``; ``limits.nodes`` counts one per node, ``pkg/utils/resources``), so its
-  worst case is the dearest set of whole nodes, of the instance types its requirements let it launch
-  (``wellknown``), that fits every limit it sets on ``cpu``, ``memory`` (capacity as Karpenter estimates it
-  before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu``, ``amd.com/gpu`` and ``nodes``. When one
-  limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
+  ``filterByRemainingResources``), so its worst case is the dearest set of whole nodes, of the instance types
+  its requirements let it launch (``wellknown``), that fits every limit it sets on ``cpu``, ``memory`` (capacity
+  as Karpenter estimates it before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu`` and ``amd.com/gpu``.
+  ``limits.nodes`` bounds nothing here: within a pass Karpenter subtracts each NodeClaim's largest capacity from
+  the limits (``subtractMax``), and a capacity has no ``nodes`` (``BETWEEN_PASSES``). When one limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
   without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
   Limits are read as the API server takes them and Karpenter decodes them (``facts.node_pool_limits``, as the
@@ -44,11 +44,31 @@ CPU, MEMORY, NODES = fit.CPU, fit.MEMORY, fit.NODES
 COUNTED = fit.LIMITED
 """The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``), as
 the fit policies count them (``fit.within_limits``)."""
-BUDGET_OUTPUT, WORST_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd"
-"""What our components register: a lane's or a rack's budget, and a lane's worst case."""
+BUDGET_OUTPUT, WORST_OUTPUT, ROLLOUT_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd"
+"""What our components register: a lane's or a rack's budget, and a lane's worst case, steady and during a rollout."""
+CONTROL_PLANE_OUTPUT = "controlPlaneHourlyUsd"
+"""What a rack registers as its EKS control plane's price an hour (``control_plane``)."""
+EKS_CONTROL_PLANE_USD = {"standard": 0.10, "extended": 0.60}
+"""An EKS cluster's price per hour in standard and in extended support (Amazon EKS pricing); a version whose
+support the calendar does not know, or has ended (EKS then upgrades the control plane itself), is counted at the
+extended price: the ceiling."""
+
+
+def control_plane(status: str) -> tuple[float, str]:
+    """An EKS control plane's price an hour, from where its version stands (``upstream.eks_support``), and why."""
+    if status == "standard":
+        return EKS_CONTROL_PLANE_USD["standard"], "EKS standard support"
+    if status == "extended":
+        return EKS_CONTROL_PLANE_USD["extended"], "EKS extended support"
+    return EKS_CONTROL_PLANE_USD["extended"], ("its version is past EKS extended support" if status == "ended" else
+                                               "its version's support is not known: the extended support price")
 SEARCH_STEPS = 5_000
 EPSILON = 1e-9
 
+
+BETWEEN_PASSES = ("holds only between scheduling passes: within one, Karpenter subtracts each new node's cpu, memory "
+                  "and GPUs from the limits, never a node count, so one pass can launch any number of nodes")
+"""Why ``limits.nodes`` bounds no worst case (kubernetes-sigs/karpenter v1.14.1 ``scheduler.go``, ``subtractMax``)."""
 
 capacity = fit.limit_capacity
 """What one node of a type counts against each of ``COUNTED``."""
@@ -166,6 +186,13 @@ class WorstCase:
     left_out: tuple[str, ...] = ()
     """What it could launch that the tables neither size nor price (left out, as Karpenter leaves out a
     type it has no price for)."""
+    dearest: tuple[str, float] = ("", 0.0)
+    """The dearest type it can launch, and its price: what a node launched during a rollout costs at most."""
+
+    @property
+    def nodes(self) -> int:
+        """How many nodes its fill has (0 for a fractional bound)."""
+        return sum(n for _, n, _ in self.fill)
 
     @property
     def unbounded(self) -> bool:
@@ -240,6 +267,8 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     priced, unpriced = _priced(types, price_of)
     left_out = tuple(unpriced) + tuple(f"{f} (not sized)" for f in unsized)
     counted = fit.counted_limits(limits)
+    if replicas is None:  # a dynamic pool: within a scheduling pass nothing counts its nodes
+        counted = (*counted[:-1], math.inf)
     within = fit.within_limits(limits)  # the fit policies' test of a type against the limits
     fits = [(t, p) for t, p in priced if within(t)]
     if not types and not left_out:
@@ -253,18 +282,24 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
                          left_out=left_out)
     if not fits:
         return WorstCase(0.0, prices, why="no instance type it can launch fits its limits", left_out=left_out)
+    launchable = tuple(t.name for t in types if prices.of(t.name) is None and within(t)) if not prices.listed else ()
+    if launchable:
+        return WorstCase(None, prices, why=_no_bound(launchable, prices), unknown=True, left_out=left_out)
     if replicas is not None:
         nodes = min(replicas, limits.get(NODES, math.inf))
         itype, price = max(fits, key=lambda f: (f[1], f[0].name))
         bound = f"replicas {replicas:g}" + (f" and limits.nodes {nodes:g}" if nodes < replicas else "")
         return _finite(WorstCase(round(nodes * price, 6), prices, ((itype.name, int(nodes), price),) if nodes else (), bound,
-                                 left_out=left_out))
+                                 left_out=left_out, dearest=(itype.name, price)))
     free = [t for t, _ in fits if all(c <= 0 or limit == math.inf for c, limit in zip(capacity(t), counted))]
     if free:
         has = dict(zip(COUNTED, capacity(free[0])))
         named = [r for r in COUNTED if r in limits and has[r] <= 0]
-        huge = [_limit_text(r, limits[r], written) for r in COUNTED if r in limits and has[r] > 0]  # all infinite
+        huge = [_limit_text(r, limits[r], written) for r in COUNTED
+                if r in limits and has[r] > 0 and r != NODES and not math.isfinite(limits[r])]  # all infinite
         reasons = [f"its limits on {', '.join(named)} do not count {free[0].name}, which has none of them"] if named else []
+        if NODES in limits:
+            reasons.append(f"{_limit_text(NODES, limits[NODES], written)} {BETWEEN_PASSES}")
         if huge:  # set, but to more than any number of nodes adds up to (what a float holds, and far past it)
             reasons.append(f"{' and '.join(huge)} {'is' if len(huge) == 1 else 'are'} past any number of nodes, so "
                            f"{'it bounds' if len(huge) == 1 else 'they bound'} nothing")
@@ -276,7 +311,19 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     used = [(fits[j][0], k) for j, k in enumerate(counts) if k]
     fill = tuple(sorted(((t.name, k, price_of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
     bound = " and ".join(_limit_text(COUNTED[d], limits[COUNTED[d]]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
-    return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out))
+    top = max(fits, key=lambda f: (f[1], f[0].name))
+    return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out,
+                             dearest=(top[0].name, top[1])))
+
+
+def _no_bound(unpriced: Sequence[str], prices: Prices) -> str:
+    """Why a pool that can launch a type the table does not price, in a region the table does not list, has no
+    worst case: Karpenter launches it all the same, priced from the AWS Price List API (karpenter-provider-aws
+    ``pkg/providers/pricing/pricing.go``)."""
+    named = ", ".join(unpriced[:3]) + (f" and {len(unpriced) - 3} more" if len(unpriced) > 3 else "")
+    return (f"it can launch {named}, which the {prices.table_region} list does not price ({prices.note}) and "
+            f"Karpenter prices from the AWS Price List API: give {'its price' if len(unpriced) == 1 else 'their prices'} "
+            f"under prices")
 
 
 def _finite(worst: WorstCase) -> WorstCase:
@@ -304,7 +351,92 @@ def group(instance_types: Sequence[str], max_size: float, prices: Prices) -> Wor
     if not priced:
         return WorstCase(None, prices, why="its instance types are not known", unknown=True)
     name, price = max(priced, key=lambda f: (f[1], f[0]))
-    return _finite(WorstCase(round(max_size * price, 6), prices, ((name, int(max_size), price),), f"max_size {max_size:g}"))
+    return _finite(WorstCase(round(max_size * price, 6), prices, ((name, int(max_size), price),), f"max_size {max_size:g}",
+                             dearest=(name, price)))
+
+
+# ---- during a rollout ---------------------------------------------------------------------------------------
+
+EKS_REGION_AZS_MAX = 6
+"""The most Availability Zones an AWS Region has (us-east-1 has six): a node group whose subnets are not known
+spans at most that many."""
+EKS_MAX_UNAVAILABLE_DEFAULT = 1
+"""EKS's ``updateConfig`` default: one node unavailable at a time (the EKS API reference, NodegroupUpdateConfig)."""
+KARPENTER_DEFAULT_BUDGET = "10%"
+"""The NodePool CRD's default ``disruption.budgets`` (v1.14.1): ``nodes: 10%``."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """What a lane can cost an hour while its nodes roll onto a new AMI or version."""
+
+    usd: Optional[float]
+    """US dollars an hour; None: no figure (the steady worst case has none)."""
+    detail: str
+
+    @property
+    def figure(self) -> str:
+        return usd(self.usd) if self.usd is not None else "unbounded" if "unbounded" in self.detail else "not known"
+
+
+def _none(worst: WorstCase) -> Rollout:
+    return Rollout(None, "unbounded" if worst.unbounded else "not known")
+
+
+def group_rollout(worst: WorstCase, max_size: float, subnets: Optional[int], max_unavailable: Optional[float] = None,
+                  max_unavailable_percentage: Optional[float] = None) -> Rollout:
+    """A managed node group during an update: EKS raises its maximum and desired size by the larger of twice
+    its Availability Zones and its ``maxUnavailable`` (the EKS user guide, Managed node update behavior, scale-up
+    phase), new nodes of its dearest type. Its AZs are at most its subnets (a subnet is in one AZ), or
+    ``EKS_REGION_AZS_MAX`` when they are not known."""
+    if worst.usd is None or not worst.fill:
+        return _none(worst)
+    azs = min(subnets, EKS_REGION_AZS_MAX) if subnets else EKS_REGION_AZS_MAX
+    unavailable = (max_unavailable if max_unavailable is not None else
+                   math.ceil(max_size * max_unavailable_percentage / 100) if max_unavailable_percentage is not None
+                   else EKS_MAX_UNAVAILABLE_DEFAULT)
+    surge = int(max(2 * azs, unavailable))
+    name, price = worst.dearest
+    where = f"{azs} subnets" if subnets and subnets <= EKS_REGION_AZS_MAX else f"at most {azs} Availability Zones"
+    return Rollout(round(worst.usd + surge * price, 6),
+                   f"max_size {max_size:g} + {surge} x {name} at {usd(price)}: EKS surges by the larger of twice its "
+                   f"Availability Zones ({where}) and maxUnavailable {unavailable:g}")
+
+
+def pool_rollout(worst: WorstCase, budgets: Any) -> Rollout:
+    """A Karpenter pool while its nodes drift: Karpenter launches each replacement before the node it replaces
+    goes, and does not count the old node against the pool's limits (kubernetes-sigs/karpenter
+    ``pkg/controllers/disruption/helpers.go``), so at most as many nodes as its disruption budgets let drift at
+    once (``nodes``, a count or a percentage of its nodes, rounded up; budgets with a ``schedule``, or whose
+    ``reasons`` leave out ``Drifted``, hold it only at times) run twice, the new ones of its dearest type."""
+    if worst.usd is None:
+        return _none(worst)
+    if not worst.fill:
+        if worst.usd == 0:
+            return Rollout(0.0, "no node")
+        return Rollout(None, "not known: a fractional bound counts no nodes")
+    nodes = worst.nodes
+    given = budgets if isinstance(budgets, Sequence) and not isinstance(budgets, str) else [{"nodes": KARPENTER_DEFAULT_BUDGET}]
+    allowed = nodes
+    held = ""
+    for budget in given:
+        budget = facts.as_map(budget)
+        reasons = budget.get("reasons")
+        if budget.get("schedule") is not None or (isinstance(reasons, Sequence) and not isinstance(reasons, str)
+                                                   and "Drifted" not in reasons):
+            continue
+        text = str(budget.get("nodes", KARPENTER_DEFAULT_BUDGET)).strip()
+        try:
+            count = (math.ceil(nodes * float(text[:-1]) / 100) if text.endswith("%") else int(text))
+        except ValueError:
+            continue
+        if count < allowed:
+            allowed, held = max(count, 0), f"disruption budget nodes {text}"
+    name, price = worst.dearest
+    return Rollout(round(worst.usd + allowed * price, 6),
+                   f"{nodes} node{'s' if nodes != 1 else ''} + {allowed} drift replacement{'s' if allowed != 1 else ''} "
+                   f"of {name} at {usd(price)}"
+                   + (f", within {held}" if held else ", every node at once"))
 
 
 # ---- lowering a limit to a budget -------------------------------------------------------------------------
@@ -324,16 +456,18 @@ def _largest(fits: Callable[[int], bool], start: int) -> Optional[int]:
 
 def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices, budget: float,
              gpu_lane: bool, written: Mapping[str, str] = {}, fields: Mapping[str, str] = {}) -> str:
-    """The one limit to lower (or set) that brings a pool's worst case within ``budget``: ``lower
-    limits.nvidia.com/gpu: 64 -> 8, for a worst case of $55.04 an hour``; '' when no one limit does. A GPU
-    lane's GPU limit comes first; else the limit it sets that keeps the most of itself; else a ``cpu`` limit
-    to set. ``written``: the limits as the NodePool writes them; ``fields``: the spec field setting each."""
+    """What brings a pool's worst case within ``budget`` and keeps it a lane pods land on: the one limit to lower
+    (or set), ``lower limits.nvidia.com/gpu: 64 -> 8, for a worst case of $55.04 an hour``; else the sizes to
+    keep; else that no node it can launch fits the budget. A GPU lane's GPU limit comes first, else the limit it
+    sets that keeps the most of itself, else a ``cpu`` limit to set; never a limit that leaves the pool no node
+    (``nodes`` is no option: it holds only between scheduling passes). ``written``: the limits as the NodePool
+    writes them; ``fields``: the spec field setting each."""
     gpus = [r for r in (contract.NVIDIA_GPU, contract.AMD_GPU) if r in limits] or [contract.NVIDIA_GPU]
     options: list[tuple[float, str, int]] = []
-    for resource in [*(gpus if gpu_lane else []), NODES, CPU, MEMORY, *([] if gpu_lane else gpus)]:
+    for resource in [*(gpus if gpu_lane else []), CPU, MEMORY, *([] if gpu_lane else gpus)]:
         unit = fit.GIB if resource == MEMORY else 1.0
         set_now = resource in limits and math.isfinite(limits[resource])
-        if not set_now and resource != (gpus[0] if gpu_lane else CPU):
+        if not set_now and resource not in (gpus[0] if gpu_lane else CPU, CPU):  # a cpu limit may always be set
             continue
 
         def worst(v: int, resource: str = resource, unit: float = unit) -> Optional[float]:
@@ -350,15 +484,19 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
         if value is None:
             continue
         steady = worst(value) or 0.0
+        if steady <= EPSILON:  # at that limit the pool launches no node: a lane nothing lands on
+            continue
         below = _largest(lambda v: (w := worst(v)) is not None and w < steady - EPSILON, value)
         value = 0 if below is None else below + 1  # 8 GPUs, not the 15 that still buy one 8-GPU node
+        if value == 0:  # a limit of none: what the lane is for (its GPUs) never lands there
+            continue
         if gpu_lane and resource == gpus[0]:
             options.append((2.0, resource, value))  # a GPU lane's GPU limit, when it does
             break
         kept = value / (limits[resource] / unit) if set_now and limits[resource] > 0 else 0.0
         options.append((kept if set_now else -1.0, resource, value))
     if not options:
-        return ""
+        return _sizes_fix(requirements, limits, prices, budget)
     _, resource, value = max(options, key=lambda o: o[0])
     unit, suffix = (fit.GIB, "Gi") if resource == MEMORY else (1.0, "")
     after = f"for a worst case of {usd(pool(requirements, {**limits, resource: value * unit}, prices).usd)} an hour"
@@ -367,6 +505,27 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
         was = written.get(resource) or f"{limits[resource] / unit:g}{suffix}"
         return f"lower limits.{resource}: {was} -> {value}{suffix}{field_name}, {after}"
     return f"set limits.{resource}: {value}{suffix}{field_name}, {after}"
+
+
+def _sizes_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
+               budget: float) -> str:
+    """When no one limit brings a pool within ``budget`` and leaves it a node: the sizes whose one node fits the
+    budget (the pool's ``instance_sizes``), or that no node of the pool fits it, naming the cheapest."""
+    types, _ = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
+    within = fit.within_limits(limits)
+    priced = sorted(((p, t.name) for t, p in _priced([t for t in types if within(t)], prices.of)[0]))
+    if not priced:
+        return ""
+    cheapest, name = priced[0]
+    if cheapest > budget + EPSILON:
+        return f"no node of it fits that budget: the cheapest it can launch, {name}, costs {usd(cheapest)} an hour"
+    sizes = list(dict.fromkeys(_size(n) for p, n in priced if p <= budget + EPSILON and _size(n)))
+    return f"no one limit brings it under and leaves it a node: keep only sizes one node of which fits it ({', '.join(sizes)})"
+
+
+def _size(instance_type: str) -> str:
+    """``4xlarge`` of ``g6.4xlarge``."""
+    return instance_type.partition(".")[2]
 
 
 def group_fix(worst: WorstCase, max_size: float, min_size: Optional[float], budget: float) -> str:
@@ -403,6 +562,10 @@ class LaneCost:
     budgets: tuple[Budget, ...] = ()
     fix: Callable[[float], str] = field(default=lambda budget: "", compare=False, repr=False)
     """The limit to lower to meet a budget (``pool_fix``, ``group_fix``)."""
+    canary_of: str = ""
+    """The lane this one is the canary of (its NodePool's annotation, its node group's tag ``contract.CANARY_OF``)."""
+    rollout: Rollout = Rollout(None, "not known")
+    """What it can cost an hour while its nodes roll (``pool_rollout``, ``group_rollout``)."""
 
 
 @dataclass(frozen=True)
@@ -411,10 +574,21 @@ class RackCost:
     urn: str
     lanes: tuple[LaneCost, ...]
     budget: Optional[Budget]
+    control_plane: float = 0.0
+    """Its EKS control plane an hour, as the rack registered it (``control_plane``), in its worst case."""
+    control_plane_price: str = ""
 
     @property
     def usd(self) -> Optional[float]:
-        return total(self.lanes)
+        return summed([*(lane.worst.usd for lane in self.lanes), self.control_plane])
+
+    @property
+    def rollout_usd(self) -> Optional[float]:
+        return summed([*(lane.rollout.usd for lane in self.lanes), self.control_plane])
+
+
+STEADY, ROLLOUT = "steady", "rollout"
+"""The two figures a budget can hold: a lane at its limits, or a lane at its limits while its nodes roll."""
 
 
 def total(lanes: Sequence[LaneCost]) -> Optional[float]:
@@ -440,10 +614,13 @@ class Costs:
     """(urn, subject) of lanes whose facts are not known at preview."""
     budgeted: bool = False
     """Whether any budget applies (the config's, a rack's, a lane's): only then does an unknown lane matter."""
+    figure: str = STEADY
+    """Which worst case the budgets hold: ``steady`` (the default) or ``rollout`` (``figure`` in the config)."""
 
     @property
     def usd(self) -> Optional[float]:
-        return total(self.lanes)
+        """Every lane's worst case and every rack's control plane."""
+        return summed([total(self.lanes), *(rack.control_plane for rack in self.racks)])
 
 
 def stack_region(environ: Optional[Mapping[str, str]] = None) -> str:
@@ -504,14 +681,21 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
         given = (Budget(named[lane.name], f"budgets.{lane.name} in the policy config") if lane.name in named else
                  Budget(default, "maxHourlyUsd in the policy config") if default is not None else None)
         budgeted.append(replace(lane, budgets=(*lane.budgets, given)) if given else lane)
+    names = {lane.name for lane in budgeted}
+    # a canary counts against its lane's budgets (its pods are the lane's), unless a budget names the canary itself
+    budgeted = [replace(lane, budgets=(Budget(named[lane.name], f"budgets.{lane.name} in the policy config"),)
+                        if lane.name in named else ())
+                if lane.canary_of and lane.canary_of in names else lane for lane in budgeted]
     by_urn = {res.urn: res for res in stack.resources}
     racks = tuple(RackCost(res.name, res.urn, tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
-                           _budget_of(res))
+                           _budget_of(res), _number(facts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
+                           facts.text(facts.as_map(res.props).get("controlPlanePrice")))
                   for res in stack.resources if res.type == contract.COMPONENT_RACK)
     whole = _number(config.get("totalMaxHourlyUsd"))
     any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))
+    figure = ROLLOUT if config.get("figure") == ROLLOUT else STEADY
     return Costs(prices, tuple(budgeted), racks, Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
-                 not_known, any_budget)
+                 not_known, any_budget, figure)
 
 
 def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource]) -> bool:
@@ -537,6 +721,11 @@ def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource]
             return owner
         parent = owner.parent
     return None
+
+
+def _count(items: Any) -> Optional[int]:
+    """How many items a list has (each may be unknown), or None when it is not a list."""
+    return len(items) if isinstance(items, Sequence) and not isinstance(items, str) and items else None
 
 
 def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
@@ -576,7 +765,9 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
             return pool_fix(requirements, limits, prices, amount, gpu, written, field_names)
 
         return LaneCost(lane.subject_name, rules.pool_subject(lane.subject_name), "pool", res.urn, worst, gpu,
-                        (budget,) if budget else (), fix)
+                        (budget,) if budget else (), fix,
+                        facts.text(facts.dig(props, "metadata", "annotations", contract.CANARY_OF)),
+                        pool_rollout(worst, facts.dig(props, "spec", "disruption", "budgets")))
     if isinstance(lane, facts.EksNodeGroup):
         scaling = facts.as_map(props.get("scalingConfig"))
         max_size = facts.number(scaling.get("maxSize"))
@@ -596,7 +787,11 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         budget = _budget_of(_owner(res, by_urn, contract.NODE_GROUP_TYPES))
         return LaneCost(lane.subject_name, rules.node_group_subject(lane.subject_name), "node group", res.urn, worst, gpu,
                         (budget,) if budget else (),
-                        lambda amount: group_fix(worst, max_size or 0, min_size, amount))
+                        lambda amount: group_fix(worst, max_size or 0, min_size, amount),
+                        facts.text(facts.dig(props, "tags", contract.CANARY_OF)),
+                        group_rollout(worst, max_size or 0, _count(props.get("subnetIds")),
+                                      facts.number(facts.dig(props, "updateConfig", "maxUnavailable")),
+                                      facts.number(facts.dig(props, "updateConfig", "maxUnavailablePercentage"))))
     return None
 
 
@@ -610,6 +805,9 @@ CEILING_SCHEMA: dict[str, Any] = {
     "totalMaxHourlyUsd": {**_USD, "description": "The budget of all the stack's lanes together, US dollars an hour."},
     "prices": {"type": "object", "default": {}, "additionalProperties": {"type": "number", "minimum": 0},
                "description": "On-demand US dollars an hour by instance type, over the table's (the stack's region)."},
+    "figure": {"type": "string", "enum": ["steady", "rollout"], "default": "steady",
+               "description": "Which worst case every budget holds: the lanes at their limits (steady), or at their "
+                              "limits while their nodes roll onto a new AMI or version (rollout)."},
 }
 """``lane-cost-ceiling``'s config (what the CLI checks before ``Configure``)."""
 
@@ -625,25 +823,83 @@ def _note(prices: Prices) -> str:
     return f" ({prices.note})" if prices.note else ""
 
 
+@dataclass(frozen=True)
+class _Held:
+    """A lane (with its canaries) as a budget judges it: the figure, in words, and the fix."""
+
+    usd: Optional[float]
+    words: str
+    worst: WorstCase
+    fix: Callable[[float], str]
+
+
+def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
+    """``lane`` with ``canaries`` (they take its pods at once) under ``figure``: steady, or during a rollout (the
+    fix then lowers the steady figure by what a rollout adds at the limits as they are)."""
+    both = (lane, *canaries)
+
+    def amount(c: LaneCost) -> Optional[float]:
+        return c.rollout.usd if figure == ROLLOUT else c.worst.usd
+
+    def said(c: LaneCost) -> str:
+        if figure == ROLLOUT:
+            return f"{c.rollout.figure}{' an hour' if c.rollout.usd is not None else ''} ({c.rollout.detail})"
+        return c.worst.words()
+
+    figures = summed([amount(c) for c in both])
+    unknown = next((c.worst for c in both if c.worst.unknown), lane.worst)
+    if not canaries:
+        words = said(lane)
+    else:
+        words = (f"{usd(figures) + ' an hour' if figures is not None else 'unbounded'} with its canary ("
+                 + "; ".join(f"{c.name} {said(c)}" for c in both) + ")")
+    own = amount(lane)
+    # what the budget must leave beside the lane's own steady figure: what a rollout adds to it, and the canaries
+    extra = 0.0 if figure != ROLLOUT else own - (lane.worst.usd or 0.0) if own is not None else None
+    added = summed([extra, *(amount(c) for c in canaries)])
+
+    def fix(room: float) -> str:
+        if added is None:
+            return ""
+        if room - added <= EPSILON:
+            if canaries:
+                return f"its canary alone leaves the lane nothing ({usd(added)} an hour): lower canary_nodes"
+            if added > EPSILON:  # a node group's surge does not shrink with its max_size
+                return f"what a rollout adds, {usd(added)} an hour, leaves the lane nothing: raise the budget"
+            return ""
+        return lane.fix(room - added)
+
+    return _Held(figures, words, unknown, fix)
+
+
 def ceiling(costs: Costs) -> Iterator[checks.Finding]:
-    """``lane-cost-ceiling``: a lane, rack or stack whose worst case is over a budget."""
+    """``lane-cost-ceiling``: a lane, rack or stack whose worst case (``costs.figure``) is over a budget."""
     if costs.budgeted:
         for urn, subject in costs.unknown:
             yield checks.Finding(f"{subject}: its worst case per hour cannot be computed before its values are known", urn,
                                  certain=False)
     for lane in costs.lanes:
+        canaries = [c for c in costs.lanes if c.canary_of == lane.name and c is not lane]
+        if lane.budgets:
+            held = _held(lane, canaries, costs.figure)
         for budget in lane.budgets:
-            yield from _judged(lane.subject, lane.urn, lane.worst.usd, budget, lane.worst, lane.fix,
-                               lane.worst.words())
+            yield from _judged(lane.subject, lane.urn, held.usd, budget, held.worst, held.fix, held.words, costs.figure)
     for rack in costs.racks:
         if rack.budget is not None:
-            yield from _rack_judged(f"rack '{rack.name}'", rack.urn, rack.lanes, rack.budget, costs.prices)
+            yield from _rack_judged(f"rack '{rack.name}'", rack.urn, rack.lanes, rack.budget, costs.prices, costs.figure,
+                                    rack.control_plane, rack.control_plane_price)
     if costs.stack_budget is not None:
-        yield from _rack_judged("the stack", "", costs.lanes, costs.stack_budget, costs.prices)
+        planes = summed([rack.control_plane for rack in costs.racks]) or 0.0
+        yield from _rack_judged("the stack", "", costs.lanes, costs.stack_budget, costs.prices, costs.figure, planes,
+                                f"{len(costs.racks)} rack{'s' if len(costs.racks) != 1 else ''}" if planes else "")
+
+
+def _which(figure: str) -> str:
+    return " during a rollout" if figure == ROLLOUT else ""
 
 
 def _judged(subject: str, urn: str, amount: Optional[float], budget: Budget, worst: WorstCase,
-            fix: Callable[[float], str], words: str) -> Iterator[checks.Finding]:
+            fix: Callable[[float], str], words: str, figure: str = STEADY) -> Iterator[checks.Finding]:
     if worst.unknown:
         yield checks.Finding(f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): its "
                              f"worst case is {words}; give the price under prices on {CEILING} in the policy config",
@@ -653,33 +909,41 @@ def _judged(subject: str, urn: str, amount: Optional[float], budget: Budget, wor
         return
     lower = fix(budget.usd)
     action = f"; {lower}" if lower else ""
-    yield checks.Finding(f"{subject}: its worst case, {words}, is over its budget of {usd(budget.usd)} an hour "
-                         f"({budget.where}){action}{_note(worst.prices)}", urn)
+    yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {words}, is over its budget of {usd(budget.usd)} an "
+                         f"hour ({budget.where}, {figure}){action}{_note(worst.prices)}", urn)
 
 
-def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budget, prices: Prices) -> Iterator[checks.Finding]:
-    amount = total(lanes)
-    if amount is not None and amount <= budget.usd + EPSILON:
+def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budget, prices: Prices,
+                 figure: str = STEADY, control_plane: float = 0.0, plane_price: str = "") -> Iterator[checks.Finding]:
+    def amount(lane: LaneCost) -> Optional[float]:
+        return lane.rollout.usd if figure == ROLLOUT else lane.worst.usd
+
+    whole = summed([*(amount(lane) for lane in lanes), control_plane])
+    if whole is not None and whole <= budget.usd + EPSILON:
         return
     if any(lane.worst.unknown for lane in lanes):
         names = ", ".join(lane.subject for lane in lanes if lane.worst.unknown)
         yield checks.Finding(f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): the "
                              f"worst case of {names} is not known", urn, certain=False)
         return
-    dearest_first = sorted(lanes, key=lambda lane: -(lane.worst.usd if lane.worst.usd is not None else math.inf))
-    parts = ", ".join(f"{lane.name} {usd(lane.worst.usd)}" for lane in dearest_first)
+    dearest_first = sorted(lanes, key=lambda lane: -(f if (f := amount(lane)) is not None else math.inf))
+    parts = ", ".join(f"{lane.name} {usd(amount(lane))}" for lane in dearest_first)
+    if control_plane:
+        parts += f", and the EKS control plane {usd(control_plane)}" + (f" ({plane_price})" if plane_price else "")
     action = ""
     if dearest_first:
         top = dearest_first[0]
-        if amount is None:
+        if whole is None:
             action = f"; bound {top.subject} first"
         else:
-            room = budget.usd - (amount - (top.worst.usd or 0.0))
+            extra = (amount(top) or 0.0) - (top.worst.usd or 0.0)
+            room = budget.usd - (whole - (amount(top) or 0.0)) - extra
             lower = top.fix(room) if room > 0 else ""
             action = (f"; on {top.subject}, {lower}" if lower else
                       "; no one lane's limit brings it under: lower several, or raise the budget")
-    yield checks.Finding(f"{subject}: its worst case, {usd(amount)} an hour (the sum of its lanes: {parts}), is over its "
-                         f"budget of {usd(budget.usd)} an hour ({budget.where}){action}{_note(prices)}", urn)
+    yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {usd(whole)} an hour (the sum of its lanes: {parts}), "
+                         f"is over its budget of {usd(budget.usd)} an hour ({budget.where}, {figure}){action}{_note(prices)}",
+                         urn)
 
 
 def unbounded(costs: Costs) -> Iterator[checks.Finding]:

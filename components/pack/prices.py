@@ -54,6 +54,11 @@ class Prices:
         return dict(self.overrides)
 
     @property
+    def listed(self) -> bool:
+        """Whether the table has the region's own list (else us-east-1's stands in for it)."""
+        return listed(self.region)
+
+    @property
     def table_region(self) -> str:
         return self.region if listed(self.region) else FALLBACK
 

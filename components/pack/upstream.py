@@ -42,6 +42,14 @@ when the launch asks for it or the account encrypts new volumes by default."""
 
 DISCOVERY_TAG = "karpenter.sh/discovery"
 KARPENTER_NODE_ROLE_PREFIX = "KarpenterNodeRole-"
+DELETION_PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
+"""pulumi-kubernetes deletes an object with foreground propagation unless this annotation says ``background``
+or ``orphan`` (``provider/pkg/metadata/overrides.go``, ``DeletionPropagation``; since v4.12.0, pulumi/pulumi-kubernetes
+#3011), then waits up to 10 minutes for the object to be gone (``provider/pkg/await/await.go``, ``Deletion``).
+A NodeClaim names its NodePool as owner with ``blockOwnerDeletion`` (kubernetes-sigs/karpenter v1.14.1
+``pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go``), so a foreground delete of a NodePool lasts
+until every node of it has drained; with ``background`` the NodePool goes at once and the garbage collector
+deletes its NodeClaims after it."""
 
 
 def bounded_name(prefix: str, base: str, limit: int, suffix: str = "") -> str:

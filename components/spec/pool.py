@@ -123,10 +123,12 @@ class PoolSpec(Spec):
     """Taint the nodes ``dedicated-node=<name>:NoSchedule``. Default false."""
     canary_ami_id: Optional[str] = None
     """A candidate AL2023 AMI to try beside the pool: an EC2NodeClass and NodePool ``<name>-canary`` with the
-    pool's labels, taints, requirements and disk, a higher weight and at most ``canary_nodes`` nodes. It is
+    pool's labels, taints, requirements and disk, a higher weight, and limits for ``canary_nodes`` nodes. It is
     checked as ``ami_id`` is. Default none."""
     canary_nodes: int = 1
-    """The canary's node limit (its NodePool's ``limits.nodes``, a soft cap), 1 or more. Default 1."""
+    """How many of the pool's largest nodes the canary holds, 1 or more: its NodePool's cpu, memory and GPU limits
+    are that many times the largest type's (what Karpenter counts within a scheduling pass), and its ``limits.nodes``
+    is that number (counted between passes only). Default 1."""
 
     @property
     def subject(self) -> str:

@@ -427,6 +427,13 @@ export namespace types {
              */
             worstCaseHourlyUsd?: number;
             /**
+             * The most the lane can cost an hour while its nodes roll onto a new AMI or version (docs/cost.md): a node
+             * group's `maxSize` plus EKS's update surge, a pool's limits plus the drift replacements its disruption budget
+             * lets run beside the nodes they replace; none when it is unbounded or not priced (in the `Rack`'s `lanes`
+             * output; not read from the policy config).
+             */
+            worstCaseRolloutHourlyUsd?: number;
+            /**
              * The lane whose candidate AMI this canary lane runs (`<lane>-canary`, `canaryAmiId`); none for a lane
              * of its own (in the `Rack`'s `lanes` output; not read from the policy config).
              */
@@ -648,12 +655,14 @@ export namespace types {
             dedicated?: boolean;
             /**
              * A candidate AL2023 AMI to try beside the pool: an EC2NodeClass and NodePool `<name>-canary` with the
-             * pool's labels, taints, requirements and disk, a higher weight and at most `canaryNodes` nodes. It is
+             * pool's labels, taints, requirements and disk, a higher weight, and limits for `canaryNodes` nodes. It is
              * checked as `amiId` is. Default none.
              */
             canaryAmiId?: string;
             /**
-             * The canary's node limit (its NodePool's `limits.nodes`, a soft cap), 1 or more. Default 1.
+             * How many of the pool's largest nodes the canary holds, 1 or more: its NodePool's cpu, memory and GPU limits
+             * are that many times the largest type's (what Karpenter counts within a scheduling pass), and its `limits.nodes`
+             * is that number (counted between passes only). Default 1.
              */
             canaryNodes?: number;
         }
@@ -1141,6 +1150,13 @@ export namespace types {
              */
             readonly worstCaseHourlyUsd?: number;
             /**
+             * The most the lane can cost an hour while its nodes roll onto a new AMI or version (docs/cost.md): a node
+             * group's `maxSize` plus EKS's update surge, a pool's limits plus the drift replacements its disruption budget
+             * lets run beside the nodes they replace; none when it is unbounded or not priced (in the `Rack`'s `lanes`
+             * output; not read from the policy config).
+             */
+            readonly worstCaseRolloutHourlyUsd?: number;
+            /**
              * The lane whose candidate AMI this canary lane runs (`<lane>-canary`, `canaryAmiId`); none for a lane
              * of its own (in the `Rack`'s `lanes` output; not read from the policy config).
              */
@@ -1362,12 +1378,14 @@ export namespace types {
             readonly dedicated?: boolean;
             /**
              * A candidate AL2023 AMI to try beside the pool: an EC2NodeClass and NodePool `<name>-canary` with the
-             * pool's labels, taints, requirements and disk, a higher weight and at most `canaryNodes` nodes. It is
+             * pool's labels, taints, requirements and disk, a higher weight, and limits for `canaryNodes` nodes. It is
              * checked as `amiId` is. Default none.
              */
             readonly canaryAmiId?: string;
             /**
-             * The canary's node limit (its NodePool's `limits.nodes`, a soft cap), 1 or more. Default 1.
+             * How many of the pool's largest nodes the canary holds, 1 or more: its NodePool's cpu, memory and GPU limits
+             * are that many times the largest type's (what Karpenter counts within a scheduling pass), and its `limits.nodes`
+             * is that number (counted between passes only). Default 1.
              */
             readonly canaryNodes?: number;
         }
@@ -1634,9 +1652,19 @@ export class Rack extends pulumi.ComponentResource {
      */
     public readonly lanes!: pulumi.Output<{[key: string]: types.output.Lane}>;
     /**
-     * The sum of the lanes' `worstCaseHourlyUsd` (docs/cost.md); none when one is unbounded or not priced.
+     * The sum of the lanes' `worstCaseHourlyUsd` and the EKS control plane's `controlPlaneHourlyUsd`
+     * (docs/cost.md); none when a lane is unbounded or not priced.
      */
     public readonly worstCaseHourlyUsd!: pulumi.Output<number | undefined>;
+    /**
+     * The cluster's EKS control plane an hour: $0.10 in standard support, $0.60 in extended support (or when its
+     * version's support is not known or has ended); `controlPlanePrice` says which.
+     */
+    public readonly controlPlaneHourlyUsd!: pulumi.Output<number>;
+    /**
+     * Which price `controlPlaneHourlyUsd` is: `EKS standard support`, `EKS extended support`, ...
+     */
+    public readonly controlPlanePrice!: pulumi.Output<string>;
     /**
      * The rack's budget in US dollars per hour (`spec.maxHourlyUsd`), held by the policy lane-cost-ceiling;
      * unset when the rack has none.
@@ -1663,6 +1691,8 @@ export class Rack extends pulumi.ComponentResource {
         resourceInputs["nodeGroupNames"] = undefined /*out*/;
         resourceInputs["lanes"] = undefined /*out*/;
         resourceInputs["worstCaseHourlyUsd"] = undefined /*out*/;
+        resourceInputs["controlPlaneHourlyUsd"] = undefined /*out*/;
+        resourceInputs["controlPlanePrice"] = undefined /*out*/;
         resourceInputs["maxHourlyUsd"] = undefined /*out*/;
         opts = pulumi.mergeOptions({ version: "0.1.0" }, opts);
         super(Rack.__pulumiType, name, resourceInputs, opts, true /*remote*/);

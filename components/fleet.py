@@ -1,0 +1,476 @@
+"""``mixed-os-racks fleet``: every stack of the project previewed in one run, as one matrix, with the order
+promotion needs and (with ``--states DIR``) the upgrade gate.
+
+Each stack is previewed as ``preview`` does (``cli.run_stack``: the same engine, catalog and packs; with
+``--states DIR``, planned against ``DIR/<stack>.json`` as ``preview --state`` is). The matrix has a column per
+stack and a row per lane (its OS, AMI and the AMI's NVIDIA driver branch, sizes, worst case per hour), and per
+stack its Kubernetes minor, Karpenter release, the packs' verdict and the plan's counts.
+
+The order: environments promote one way (dev, then staging, then prod; ``--order`` to say otherwise). A
+later environment ahead of an earlier one is refused: a newer Kubernetes minor, a newer Karpenter release,
+or a newer AMI on a lane of the same name (newer by the catalog's creation dates). The upgrade gate refuses a
+Kubernetes minor more than one above the one the state's cluster runs (EKS upgrades a control plane one minor
+at a time), a Karpenter release the compatibility matrix rules out for the minor, and a lane pinned to an AMI
+built for another minor than its control plane.
+
+Exit codes as ``preview``: 0 every stack passes, 1 a stack or the order fails (the matrix is still printed),
+2 an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from .cli import (EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, pack_verdict, packs_to_run,
+                  project_dir, program_of, read_stack, read_state, run_stack)
+from .config.params import RackParams, parse_rack_params
+from .config.stackconfig import parse_stack_config, rack_values
+from .errors import ConfigError
+from .offline.catalog import Catalog
+from .offline.stackexport import StackState
+from .offline.stackfile import located, read_project, stack_name_problem
+from .pack import rules
+from .pack.instances import ami_driver
+from .pack.prices import usd
+from .pack.upstream import karpenter_compatibility
+from .spec.base import shown
+
+RACK = "rack"
+"""The name the project's program gives its ``Rack`` (``__main__.py``): node groups are named after it."""
+
+ENVIRONMENT_WORDS = (("dev", "development", "sandbox"), ("test", "testing", "qa", "int", "integration"),
+                     ("stage", "staging", "uat", "preprod", "pre-prod"), ("prod", "production", "live"))
+"""The usual names of environments, in the order changes move through them: the default order."""
+
+KARPENTER_CHART_RE = re.compile(r"(?:^|/)karpenter$")
+
+
+def add_parser(sub: Any) -> None:
+    f = sub.add_parser("fleet", help="preview every stack of the project in one run: one matrix, the order "
+                       "promotion needs, and with --states the upgrade gate")
+    f.add_argument("--stacks", metavar="A,B,...", help="preview these stacks (default: every Pulumi.<stack>.yaml in --cwd)")
+    f.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
+    f.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    f.add_argument("--no-policy", action="store_true", help="run no policy pack")
+    f.add_argument("--order", metavar="A,B,...", help="the order environments promote in, earliest first (default: "
+                   "dev, test, staging, prod by their usual names)")
+    f.add_argument("--states", type=Path, metavar="DIR", help="each stack's state, DIR/<stack>.json (`pulumi stack "
+                   "export`): plan against it, and refuse an upgrade EKS or Karpenter cannot take")
+    f.add_argument("--markdown", type=Path, metavar="FILE", help="also write the matrix as a Markdown table")
+    f.add_argument("--json", type=Path, dest="json_out", metavar="FILE", help="also write the matrix as JSON")
+    f.set_defaults(policy_packs=None, policy_pack_configs=None)
+
+
+# ---- what the matrix shows -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LaneCell:
+    """One lane of one stack."""
+
+    key: str
+    """The row: ``pool gpu``, ``node group rack-ng-1``."""
+    os: str
+    ami: str
+    """The pinned AMI id, else what the lane boots by default (an alias, or the EKS-optimized AMI)."""
+    pinned: bool
+    driver: Optional[int]
+    sizes: str
+    worst: Optional[float]
+    worst_text: str
+    ami_minor: Optional[str] = None
+    ami_created: str = ""
+
+
+@dataclass
+class StackColumn:
+    """One stack: its lanes and what is said of it."""
+
+    stack: str
+    k8s: Optional[str] = None
+    karpenter: Optional[str] = None
+    verdict: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    lanes: dict[str, LaneCell] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    """Why the stack fails (mandatory violations are counted in ``verdict``; these are the fleet's own)."""
+    errors: list[str] = field(default_factory=list)
+    mandatory: int = 0
+
+
+def _sizes_of_pool(families: Sequence[str], sizes: Sequence[str], types: Sequence[str]) -> str:
+    if types:
+        return ",".join(types)
+    return f"{','.join(families) or 'any family'} {','.join(sizes) or 'any size'}"
+
+
+def lane_cells(params: RackParams, catalog: Catalog, worst: dict[str, tuple[Optional[float], str]]) -> list[LaneCell]:
+    """The stack's lanes, from its validated config, with the worst case the preview printed for each."""
+    pools = [params.workload_pool()] + ([params.build_pool()] if params.build_node_enabled else [])
+    pools += list(params.additional_karpenter_nodepools_config)
+    cells = []
+    for pool in pools:
+        ami = pool.ami_id or ("bottlerocket@latest" if str(pool.os) == "bottlerocket" else pool.ami_alias)
+        cells.append(_cell(f"pool {pool.name}", str(pool.os), ami, bool(pool.ami_id), catalog,
+                           _sizes_of_pool(pool.instance_families, pool.instance_sizes, pool.instance_types),
+                           worst.get(pool.name)))
+    for group in [*params.additional_node_groups_config, *params.additional_build_groups_config]:
+        name = group.name or ""
+        cells.append(_cell(f"node group {name}", "al2023", group.ami_id or "EKS-optimized AL2023", bool(group.ami_id),
+                           catalog, f"{group.instance_type} x{group.min_size}-{group.max_size}", worst.get(name)))
+    return cells
+
+
+def _cell(key: str, os_name: str, ami: str, pinned: bool, catalog: Catalog, sizes: str,
+          worst: Optional[tuple[Optional[float], str]]) -> LaneCell:
+    facts = catalog.get(ami) if pinned else None
+    driver = ami_driver(facts.name, facts.description) if facts else None
+    usd_an_hour, text = worst if worst is not None else (None, "not known")
+    return LaneCell(key, os_name, ami, pinned, driver.branch if driver else None, sizes, usd_an_hour, text,
+                    rules.k8s_minor_of_ami(facts.name) if facts else None, facts.creation_date if facts else "")
+
+
+def karpenter_release(resources: Sequence[Any]) -> Optional[str]:
+    """The Karpenter chart's version the run installs (its Helm ``Chart``), None when it installs none."""
+    for res in resources:
+        if res.type.startswith("kubernetes:helm.sh/") and KARPENTER_CHART_RE.search(str(res.inputs.get("chart", ""))):
+            version = res.inputs.get("version")
+            return version if isinstance(version, str) else None
+    return None
+
+
+def state_minor(state: StackState) -> Optional[str]:
+    """The Kubernetes minor the state's EKS cluster runs (None: the state has no cluster the rack created): what
+    EKS reported of the ``aws:eks/cluster:Cluster`` (pulumi-eks creates one under its ``eks:index:Cluster``
+    component), else the version the component was given."""
+    for kind in ("aws:eks/cluster:Cluster", "eks:index:Cluster"):
+        for res in state.resources:
+            if res.type == kind:
+                minor = rules.k8s_minor(res.outputs.get("version") or res.inputs.get("version"))
+                if minor:
+                    return minor
+    return None
+
+
+# ---- stacks and order ------------------------------------------------------------------------------------------
+
+
+def _names(text: str, flag: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names):
+        raise UsageError(f"{flag} {text}: an empty stack name")
+    for name in names:
+        problem = stack_name_problem(name)
+        if problem:
+            raise UsageError(f"{flag} {text}: {name!r}: {problem}")
+    seen = [n for i, n in enumerate(names) if n in names[:i]]
+    if seen:
+        raise UsageError(f"{flag} {text}: {seen[0]!r} is named twice")
+    return names
+
+
+def project_stacks(cwd: Path) -> list[str]:
+    """The stacks with a ``Pulumi.<stack>.yaml`` in the project directory, by name."""
+    found = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in cwd.glob("Pulumi.*.yaml"))
+    for name in found:
+        problem = stack_name_problem(name)
+        if problem:
+            sys.stderr.write(f"warning: {shown(str(cwd / f'Pulumi.{name}.yaml'))}: left out: {problem}\n")
+    return [name for name in found if not stack_name_problem(name)]
+
+
+def default_order(stacks: Sequence[str]) -> list[str]:
+    """The stacks whose names say which environment they are, earliest first (others are in no order)."""
+    def rank(name: str) -> Optional[int]:
+        words = set(re.split(r"[-_.]", name.lower()))
+        return next((n for n, names in enumerate(ENVIRONMENT_WORDS) if words & set(names)), None)
+
+    ranked = [(rank(s), s) for s in stacks]
+    return [s for r, s in sorted((r, s) for r, s in ranked if r is not None)]
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(n) if n.isdigit() else 0 for n in re.split(r"[.+-]", version.lstrip("v"))[:3])
+
+
+def order_problems(order: Sequence[str], columns: dict[str, StackColumn]) -> list[str]:
+    """A later environment ahead of an earlier one: on the Kubernetes minor, the Karpenter release, or a lane's
+    pinned AMI (newer by its creation date) where both pin one on a lane of the same name."""
+    problems = []
+    for n, later_name in enumerate(order):
+        later = columns.get(later_name)
+        for earlier in (columns.get(name) for name in order[:n]):
+            if later is None or earlier is None or later.errors or earlier.errors:
+                continue
+            ahead = f"stack {later.stack} is ahead of {earlier.stack}, which comes before it"
+            if later.k8s and earlier.k8s and _version_key(later.k8s) > _version_key(earlier.k8s):
+                problems.append(f"{ahead}: Kubernetes {later.k8s} against {earlier.k8s} (upgrade {earlier.stack} first)")
+            if later.karpenter and earlier.karpenter and _version_key(later.karpenter) > _version_key(earlier.karpenter):
+                problems.append(f"{ahead}: Karpenter {later.karpenter} against {earlier.karpenter} (upgrade "
+                                f"{earlier.stack} first)")
+            for key, lane in later.lanes.items():
+                before = earlier.lanes.get(key)
+                if (before is None or not (lane.pinned and before.pinned) or lane.ami == before.ami
+                        or not (lane.ami_created and before.ami_created) or lane.ami_created <= before.ami_created):
+                    continue
+                problems.append(f"{ahead}: {key} runs {lane.ami} (created {lane.ami_created}), newer than {earlier.stack}'s "
+                                f"{before.ami} (created {before.ami_created}) (promote it through {earlier.stack} first)")
+    return problems
+
+
+def new_amis(order: Sequence[str], columns: dict[str, StackColumn]) -> set[tuple[str, str]]:
+    """(stack, lane) where a lane pins an AMI that no earlier environment pins on a lane of that name: the soak
+    gate's to judge, shown in the matrix."""
+    marked = set()
+    for n, name in enumerate(order):
+        column = columns.get(name)
+        if column is None or n == 0:
+            continue
+        for key, lane in column.lanes.items():
+            earlier = [columns[e].lanes.get(key) for e in order[:n] if e in columns]
+            if lane.pinned and not any(cell is not None and cell.ami == lane.ami for cell in earlier):
+                marked.add((name, key))
+    return marked
+
+
+# ---- the upgrade gate ------------------------------------------------------------------------------------------
+
+
+def upgrade_problems(column: StackColumn, state: Optional[StackState]) -> list[str]:
+    """What EKS or Karpenter cannot take: a minor more than one above the state's, a (Kubernetes, Karpenter) pair the
+    compatibility matrix rules out, a lane's AMI built for another minor than the control plane it joins."""
+    problems = []
+    running = state_minor(state) if state is not None else None
+    if state is not None and running and column.k8s and _version_key(column.k8s)[:2] > _version_key(running)[:2]:
+        (major, minor), (old_major, old_minor) = _version_key(column.k8s)[:2], _version_key(running)[:2]
+        if major != old_major or minor - old_minor > 1:
+            problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} skips a minor: EKS upgrades a "
+                            f"control plane one minor at a time (go to {old_major}.{old_minor + 1} first)")
+        # the Karpenter chart depends on the cluster, so one update moves the control plane first: the Karpenter
+        # the state runs meets the new minor before its own chart is updated
+        installed = karpenter_release(state.resources)
+        if installed and column.karpenter and installed != column.karpenter:
+            verdict = karpenter_compatibility(column.k8s, installed)
+            if not verdict.supported:
+                problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} with Karpenter {installed} -> "
+                                f"{column.karpenter} in one update: the control plane moves first, and {verdict.reason} "
+                                f"(update Karpenter to {column.karpenter} on Kubernetes {running} first, then the "
+                                f"Kubernetes version)")
+    if column.k8s and column.karpenter:  # the pair the stack ends on (the rack's config refuses most of these itself)
+        verdict = karpenter_compatibility(column.k8s, column.karpenter)
+        if not verdict.supported:
+            problems.append(f"stack {column.stack}: Karpenter {column.karpenter} with Kubernetes {column.k8s}: "
+                            f"{verdict.reason}")
+    if column.k8s:
+        for lane in column.lanes.values():
+            if lane.ami_minor and lane.ami_minor != column.k8s:
+                problems.append(f"stack {column.stack}: {lane.key} runs {lane.ami}, an AMI for Kubernetes {lane.ami_minor}, "
+                                f"and its control plane runs {column.k8s}")
+    return problems
+
+
+# ---- the command -----------------------------------------------------------------------------------------------
+
+
+def fleet_command(args: argparse.Namespace) -> int:
+    cwd = project_dir(args.cwd)
+    project_file = read_project(cwd)
+    program = program_of(cwd, project_file.runtime)
+    every = project_stacks(cwd)
+    stacks = _names(args.stacks, "--stacks") if args.stacks is not None else every
+    missing = [s for s in stacks if s not in every]
+    if missing:
+        raise UsageError(f"--stacks {args.stacks}: no Pulumi.{missing[0]}.yaml in {cwd} (its stacks: "
+                         f"{', '.join(every) or 'none'})")
+    if not stacks:
+        raise UsageError(f"--cwd {cwd}: no Pulumi.<stack>.yaml there, so there is no stack to preview")
+    if args.order is not None:
+        order = _names(args.order, "--order")
+        unknown = [s for s in order if s not in stacks]
+        if unknown:
+            raise UsageError(f"--order {args.order}: {unknown[0]!r} is not a stack this run previews ({', '.join(stacks)})")
+    else:
+        order = default_order(stacks)
+    if args.states is not None and not args.states.is_dir():
+        raise UsageError(f"--states {args.states}: not a directory (give the folder of <stack>.json exports)")
+    packs, _ = packs_to_run(args, cwd)
+    for pack in packs:
+        if not (pack / "PulumiPolicy.yaml").is_file():
+            raise UsageError(f"no policy pack at {pack} (no PulumiPolicy.yaml): pass --no-policy")
+    inputs = [cwd / "Pulumi.yaml", *program, *(cwd / f"Pulumi.{s}.yaml" for s in stacks)]
+    inputs += [args.amis] if args.amis else []
+    for flag, path in (("--markdown", args.markdown), ("--json", args.json_out)):
+        if path is not None:
+            check_output(path, inputs, flag)
+    catalog = Catalog.load(args.amis)
+    columns: dict[str, StackColumn] = {}
+    for n, stack in enumerate(stacks, 1):
+        sys.stderr.write(f"fleet: previewing stack {stack} ({n}/{len(stacks)})\n")
+        columns[stack] = _preview_stack(cwd, project_file, stack, catalog, packs, args.states)
+    order_failures = order_problems(order, columns)
+    marked = new_amis(order, columns)
+    doc = as_json(stacks, order, columns, order_failures, marked)
+    _print(render_text(doc))
+    if args.markdown is not None:
+        _write(args.markdown, render_markdown(doc), "--markdown")
+    if args.json_out is not None:
+        _write(args.json_out, json.dumps(doc, indent=2) + "\n", "--json")
+    errors = [f"stack {c.stack}: {e}" for c in columns.values() for e in c.errors]
+    if errors:
+        sys.stderr.writelines(f"error: {shown(line)}\n" for line in errors)
+        return EXIT_ERROR
+    failed = order_failures or any(c.problems or c.mandatory for c in columns.values())
+    return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path],
+                   states: Optional[Path]) -> StackColumn:
+    from .offline.analyzer import PolicyPackError
+    from .offline.catalog import CatalogError
+    from .offline.engine import ProgramExit
+    from .offline.nodejs import NodeProgramError
+    from .offline.stackexport import StateFileError
+    from .offline.stackfile import InputFileError
+
+    column = StackColumn(stack)
+    stack_file = cwd / f"Pulumi.{stack}.yaml"
+    try:
+        config, lines = read_stack(stack_file, project_file.name)
+        state_file = states / f"{stack}.json" if states is not None else None
+        if state_file is not None and not state_file.is_file():
+            sys.stderr.write(f"warning: --states {states}: no {stack}.json there: stack {stack} is planned without a state\n")
+            state_file = None
+        state = read_state(state_file, project_file.name, stack)
+        ran = run_stack(cwd, project_file, stack, stack_file, (config, lines), catalog, packs, [])
+        region = config.get("aws:region")
+        try:
+            parse_stack_config(config, project_file.name, RACK)
+            params = parse_rack_params(rack_values(config), RACK, region if isinstance(region, str) else None)
+        except ConfigError as exc:
+            raise ConfigError(located(str(exc), str(stack_file), lines)) from None
+        violations = ran.violations
+        if state is not None:
+            from .offline.laneguard import Step, judge
+            from .offline.plan import make_plan
+
+            plan = make_plan(ran.run, state)
+            steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+            violations = violations + judge(steps, [])
+            column.counts = dict(plan.summary())
+            column.errors += plan.errors
+        else:
+            imports = len([r for r in ran.run.resources if r.import_id])
+            column.counts = {"create": len(ran.run.resources) - imports, **({"import": imports} if imports else {})}
+        column.verdict = pack_verdict(violations) if packs or state is not None else "not run (--no-policy)"
+        column.mandatory = sum(v["level"] == "mandatory" for v in violations)
+        created = params.spec().cluster  # None: the rack joins an existing cluster, whose version EKS (the catalog) says
+        column.k8s = rules.k8s_minor(created.version if created is not None else catalog.cluster(params.cluster_name).version)
+        column.karpenter = karpenter_release(ran.run.resources)
+        worst = {lane.name: (lane.worst.usd, lane.worst.figure) for lane in ran.worst.lanes}
+        column.lanes = {cell.key: cell for cell in lane_cells(params, catalog, worst)}
+        column.problems += upgrade_problems(column, state)
+    except (ConfigError, InputFileError) as exc:
+        column.errors += str(exc).split("\n")
+    except (UsageError, CatalogError, ProgramExit, StateFileError, NodeProgramError) as exc:
+        column.errors.append(str(exc))
+    except PolicyPackError:  # a pack that cannot start fails every stack alike: the command's error
+        raise
+    except Exception as exc:  # the program failed: named as `preview` names it, and the other stacks still run
+        first = (str(exc).strip().splitlines() or [""])[0]
+        column.errors.append(f"the program failed: {type(exc).__name__}" + (f": {first}" if first else ""))
+    return column
+
+
+def _write(path: Path, text: str, flag: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+
+
+# ---- rendering -------------------------------------------------------------------------------------------------
+
+
+def as_json(stacks: Sequence[str], order: Sequence[str], columns: dict[str, StackColumn], order_failures: list[str],
+            marked: set[tuple[str, str]]) -> dict[str, Any]:
+    rows = sorted({key for c in columns.values() for key in c.lanes}, key=lambda k: (not k.startswith("pool"), k))
+    return {
+        "stacks": [{
+            "stack": c.stack, "kubernetes": c.k8s, "karpenter": c.karpenter, "policy": c.verdict, "plan": c.counts,
+            "problems": c.problems, "errors": c.errors,
+            "passed": not (c.problems or c.mandatory or c.errors),
+            "lanes": {key: {"os": cell.os, "ami": cell.ami, "pinned": cell.pinned, "driverBranch": cell.driver,
+                            "amiKubernetes": cell.ami_minor, "sizes": cell.sizes, "worstCaseHourlyUsd": cell.worst,
+                            "worstCase": cell.worst_text, "newInOrder": (c.stack, key) in marked}
+                      for key, cell in c.lanes.items()},
+        } for c in (columns[s] for s in stacks)],
+        "lanes": rows,
+        "order": list(order),
+        "orderProblems": order_failures,
+        "passed": not order_failures and all(not (c.problems or c.mandatory or c.errors) for c in columns.values()),
+    }
+
+
+def _cell_parts(lane: Optional[dict[str, Any]]) -> list[str]:
+    """A lane's cell, a part a line: OS, AMI (its driver branch), sizes, worst case per hour."""
+    if lane is None:
+        return ["-"]
+    ami = lane["ami"] + (f" (driver {lane['driverBranch']})" if lane["driverBranch"] else "")
+    ami += " [new: not in an earlier stack]" if lane["newInOrder"] else ""
+    worst = usd(lane["worstCaseHourlyUsd"]) if lane["worstCaseHourlyUsd"] is not None else lane["worstCase"]
+    return [lane["os"], ami, lane["sizes"], f"{worst}/h"]
+
+
+def _table(doc: dict[str, Any]) -> tuple[list[str], list[list[list[str]]]]:
+    """The header (the stacks) and the rows, each cell a list of parts (one line each in the text matrix)."""
+    stacks = doc["stacks"]
+    head = ["", *(s["stack"] for s in stacks)]
+    rows = [[["Kubernetes"], *([s["kubernetes"] or "-"] for s in stacks)],
+            [["Karpenter"], *([s["karpenter"] or "-"] for s in stacks)],
+            [["policy"], *([s["policy"] or "-"] for s in stacks)],
+            [["plan"], *([", ".join(f"{n} to {op}" for op, n in sorted(s["plan"].items())) or "-"] for s in stacks)]]
+    rows += [[[key], *(_cell_parts(s["lanes"].get(key)) for s in stacks)] for key in doc["lanes"]]
+    return head, rows
+
+
+def _findings(doc: dict[str, Any]) -> list[str]:
+    lines = [*doc["orderProblems"], *(p for s in doc["stacks"] for p in s["problems"]),
+             *(f"stack {s['stack']}: {e}" for s in doc["stacks"] for e in s["errors"])]
+    return lines
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    """The matrix: a column per stack, a row per lane (a line per part of a cell), then what is refused."""
+    head, rows = _table(doc)
+    grid = [[[shown(part) for part in cell] for cell in row] for row in [[[h] for h in head], *rows]]
+    widths = [max(len(part) for row in grid for part in row[n]) for n in range(len(head))]
+    out = [f"Fleet of {len(doc['stacks'])} stacks, offline; order: {' -> '.join(doc['order']) or '(none)'}"]
+    for row in grid:
+        out.append("")
+        for line in range(max(len(cell) for cell in row)):
+            parts = [cell[line] if line < len(cell) else "" for cell in row]
+            out.append("  ".join(f"{part:<{width}}" for part, width in zip(parts, widths)).rstrip())
+    findings = _findings(doc)
+    out += ["", "Refused:" if findings else "Every stack passes, in order."]
+    out += [f"    {shown(line)}" for line in findings]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return shown(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    head, rows = _table(doc)
+    out = ["| " + " | ".join(_md(c) for c in head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join("<br>".join(_md(part) for part in cell) for cell in row) + " |" for row in rows]
+    findings = _findings(doc)
+    out += ["", f"Order: {_md(' -> '.join(doc['order']) or '(none)')}", ""]
+    out += ["**Refused:**", ""] + [f"- {_md(line)}" for line in findings] if findings else ["Every stack passes, in order."]
+    return "\n".join(out) + "\n"
