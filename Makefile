@@ -9,11 +9,13 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme tables prices clean compiled
+.PHONY: preview test bench readme tables prices clean compiled python
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
+	@echo "make: creating $(VENV): this package (editable), the Pulumi SDKs and the test tools, from PyPI (a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_FLAGS) -r requirements-dev.txt
+	@echo "make: creating $(PACK_VENV): the policy pack's own virtualenv, as pulumi preview --policy-pack policies runs it"
 	$(PYTHON) -m venv $(PACK_VENV)
 	cd policies && venv/bin/python -m pip install $(PIP_FLAGS) -r requirements.txt
 	touch $@
@@ -23,16 +25,22 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.
 # scripts: @pulumi/kubernetes's only fetches its provider binary through the Pulumi CLI, which an offline preview
 # does not use (and which ends with success when the CLI is absent).
 NODE_EXAMPLE := examples/typescript-consumer
+# Only the tests and the benchmark need them: `make preview` runs the Python rack program, and does not install them.
 $(NODE_EXAMPLE)/node_modules/.package-lock.json: $(NODE_EXAMPLE)/package-lock.json
-	@if command -v npm >/dev/null 2>&1; then cd $(NODE_EXAMPLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	@if command -v npm >/dev/null 2>&1; then echo "make: installing the TypeScript example's Node.js packages (npm ci in $(NODE_EXAMPLE))"; \
+	cd $(NODE_EXAMPLE) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the TypeScript example's tests will skip (install Node.js 20+ and npm)"; fi
 
 # The package byte-compiled, as pip compiles what it installs: an editable install is not, and with
 # PYTHONDONTWRITEBYTECODE set every process (each preview, each pack) would compile it again.
-compiled: $(VENV)/.installed $(NODE_EXAMPLE)/node_modules/.package-lock.json
+python: $(VENV)/.installed
 	@$(PY) -m compileall -q components
 
-preview: compiled
+# Everything the tests and the benchmark need: the virtualenvs, the compiled package, the Node.js packages.
+compiled: python $(NODE_EXAMPLE)/node_modules/.package-lock.json
+
+preview: python
+	@echo "make: the offline preview of the $(STACK) stack (mixed-os-racks preview --stack $(STACK))"
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 # HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)

@@ -129,6 +129,9 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
         },
         "blockDeviceMappings": volumes,
         "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, contract.NODEPOOL_LABEL: lane or pool.name},
+        # the reservations by id, one term each (the CRD takes ``id`` alone in its term, and ORs the terms)
+        **({"capacityReservationSelectorTerms": [{"id": i} for i in pool.capacity_reservation_ids]}
+           if pool.capacity_reservation_ids else {}),
     }
 
 

@@ -18,7 +18,8 @@ getting-started guide:
   cluster so two racks in one account and region never collide;
 - the ``karpenter-crd`` chart (it owns the CRDs, in ``templates/``, so Helm upgrades them) and the
   ``karpenter`` chart with its own CRDs skipped, ``settings.clusterName``,
-  ``settings.interruptionQueue`` (the queue's name), ``serviceAccount.name: karpenter`` pinned to match
+  ``settings.interruptionQueue`` (the queue's name), ``settings.featureGates.reservedCapacity: true`` (what a
+  pool's ``capacity_reservation_ids`` needs), ``serviceAccount.name: karpenter`` pinned to match
   the association, and the controller's 1 CPU / 1 GiB.
 
 The spot service-linked role (``AWSServiceRoleForEC2Spot``) is not created: creating it fails when the
@@ -203,7 +204,10 @@ def chart_values(cluster_name: str, queue: str, replicas: int, node_selector: Ma
     pod anti-affinity needs one node per replica. ``annotations`` go on its service account
     (``serviceAccount.annotations``: IRSA's role ARN)."""
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue},
+        # reservedCapacity (beta, on by default in 1.14 and 1.15): written so a reserved pool's NodePool launches
+        # into its reservations whatever a later chart's default is
+        "settings": {"clusterName": cluster_name, "interruptionQueue": queue,
+                     "featureGates": {"reservedCapacity": True}},
         "serviceAccount": {"name": SERVICE_ACCOUNT, **({"annotations": dict(annotations)} if annotations else {})},
         "replicas": replicas,
         "nodeSelector": {"kubernetes.io/os": "linux", **node_selector},

@@ -135,6 +135,9 @@ class Lane(TypedDict, total=False):
     """The instance sizes a pool may launch (``2xlarge``); none: any."""
     capacityTypes: list[CapacityType]
     """How its instances are bought."""
+    capacityReservationIds: list[str]
+    """The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
+    type ``reserved``; none for a lane without (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""
     maxGpusPerNode: int
     """The most GPUs one of its nodes has."""
     allocatable: Allocatable

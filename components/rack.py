@@ -49,6 +49,8 @@ def pool_lane(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> Lane:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
+    if pool.capacity_reservation_ids:
+        lane["capacityReservationIds"] = list(pool.capacity_reservation_ids)
     return cast(Lane, lane)
 
 

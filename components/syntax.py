@@ -248,13 +248,13 @@ def role_problem(role: str) -> Optional[str]:
     return f"{_quoted(role)} {problem} (or a role ARN)" if problem else None
 
 
-EC2_ID_PREFIXES = {"subnet": "subnet", "security group": "sg", "VPC": "vpc"}
+EC2_ID_PREFIXES = {"subnet": "subnet", "security group": "sg", "VPC": "vpc", "capacity reservation": "cr"}
 EC2_ID_RES = {kind: re.compile(prefix + r"-(?:[0-9a-f]{8}|[0-9a-f]{17})") for kind, prefix in EC2_ID_PREFIXES.items()}
 """EC2's resource ids: the prefix, then 8 (older) or 17 hex digits (the EC2NodeClass CRD's pattern,
 ``subnet-[0-9a-z]+``, takes any id of that shape too)."""
 EC2_SELECTOR_TERMS_MAX = 30
 """The EC2NodeClass CRD (Karpenter v1.14.1): ``subnetSelectorTerms`` and ``securityGroupSelectorTerms``
-take 1-30 terms."""
+take 1-30 terms, ``capacityReservationSelectorTerms`` at most 30."""
 
 
 def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_SELECTOR_TERMS_MAX,

@@ -77,7 +77,8 @@ class RackMocks(OfflineMocks):
         super().__init__(catalog_of(amis), {"aws:region": region, **(config or {})}, preview=preview)
         self.stack_outputs = {name: dict(outputs) for name, outputs in (stack_outputs or {}).items()}
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
-        """What the program registered, in order (``typ``, ``name``, ``inputs``, ``provider``, ``resource_id``)."""
+        """What the program registered, in order: the SDK's ``MockResourceArgs`` (``typ``, the type token, not
+        ``type``; ``name``; ``inputs``, resolved; ``provider``; ``resource_id``, for a read, else empty; ``custom``)."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
         self.resources.append(args)

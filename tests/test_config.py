@@ -159,7 +159,7 @@ def test_a_pool_may_not_take_a_node_groups_lane_name(groups, name):
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("capacity_types", "reserved", "invalid capacity type 'reserved' (must be on-demand or spot)"),
+        ("capacity_types", "dedicated", "invalid capacity type 'dedicated' (must be on-demand, spot or reserved)"),
         ("arch", "x86_64", "invalid arch 'x86_64' (must be amd64 or arm64)"),
         ("cpu_limit", 0, "cpu_limit must be positive (got '0')"),
         ("memory_limit_gb", -1, "memory_limit_gb must be positive (got '-1')"),
@@ -240,7 +240,9 @@ def test_malformed_taint():
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("karpenter_capacity_types", "reserved", "invalid capacity type 'reserved' (must be on-demand or spot)"),
+        ("karpenter_capacity_types", "dedicated", "invalid capacity type 'dedicated' (must be on-demand, spot or reserved)"),
+        ("karpenter_capacity_types", "reserved", "invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
+                                                 "reserved capacity is an additional pool's, with capacity_reservation_ids)"),
         ("karpenter_arch", "arm", "invalid karpenter_arch 'arm' (must be amd64 or arm64)"),
         ("karpenter_cpu_limit", 0, "karpenter_cpu_limit must be positive (got '0')"),
         ("karpenter_consolidate_after", "soon", "invalid karpenter_consolidate_after 'soon' (use a duration like 30s, 5m or 1h)"),

@@ -227,9 +227,20 @@ def test_ctrl_c_while_waiting_for_a_pack_kills_it(tmp_path):
 # ---- 4. packs that never answer ---------------------------------------------------------------------------
 
 
-def test_the_start_budget_leaves_a_preview_under_15_seconds():
-    """A broken pack is reported within 15 s: the start budget, plus the preview's own start."""
-    assert packprocess.START_TIMEOUT_S <= 10
+def test_the_start_limit_is_generous_and_a_user_can_set_it(monkeypatch, tmp_path, capsys):
+    """A pack on a loaded machine takes many times its idle 1-2 s to print its port, and the Pulumi CLI waits for a
+    plugin's port as long as it runs (``plugin.go``, ``newPlugin``): the default is generous, and
+    ``$MIXED_OS_RACKS_PACK_START_S`` sets it; a value that is no number of seconds is named before a pack starts."""
+    assert packprocess.START_TIMEOUT_S >= 60
+    monkeypatch.setenv(packprocess.START_ENV, "2.5")
+    assert packprocess.start_limit() == 2.5
+    pack = fake_pack(tmp_path, "slow", "import time\ntime.sleep(600)\n")
+    for bad in ("soon", "0", "-3", "nan", "inf"):
+        monkeypatch.setenv(packprocess.START_ENV, bad)
+        with pytest.raises(PolicyPackError) as refused:
+            PolicyPackProcess(pack)
+        assert str(refused.value) == f"{packprocess.START_ENV}={bad!r}: not a number of seconds above 0 (such as 300)"
+    assert processes_mentioning(str(pack)) == []
 
 
 def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, capsys):
@@ -269,6 +280,7 @@ def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, budget, tm
     what = {"silent listener": f"but no gRPC server answered there within {budget:g} s",
             "no port": f"it printed no port within {budget:g} s", "half a line": f"it printed no port within {budget:g} s"}[kind]
     assert err.startswith(f"error: policy pack {pack} failed to start: it ") and what in err.splitlines()[0]
+    assert f"(on a busy machine, give it longer: {packprocess.START_ENV}=<seconds>)" in err.splitlines()[0]
     assert elapsed < budget + 5
     assert processes_mentioning(str(pack)) == []
 

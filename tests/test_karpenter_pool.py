@@ -237,8 +237,8 @@ def test_pool_spec_validates_like_the_stack_config():
 
     with pytest.raises(ConfigError, match=r"^PoolSpec.ami_id: karpenter nodepool 'ml': invalid ami_id 'ami-XYZ'"):
         PoolSpec(name="ml", ami_id="ami-XYZ")
-    with pytest.raises(ConfigError, match=r"karpenter workload nodepool: invalid capacity type 'reserved'"):
-        PoolSpec(name="workload", capacity_types=["reserved"])
+    with pytest.raises(ConfigError, match=r"karpenter workload nodepool: invalid capacity type 'dedicated'"):
+        PoolSpec(name="workload", capacity_types=["dedicated"])
     assert PoolSpec(name="workload", os="bottlerocket").subject == "karpenter workload nodepool"
 
 

@@ -166,6 +166,70 @@ def test_typescript_false_runs_javascript_without_compiling(tmp_path):
     assert '    lane: "gpu"' in done.stdout
 
 
+def _running_in(folder: Path) -> list[str]:
+    """The processes whose command line names ``folder`` (the program's ``--root-directory``)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and str(folder) in line:
+            found.append(line)
+    return found
+
+
+def test_a_program_that_never_ends_is_stopped_at_the_run_limit_and_says_how_to_allow_more(tmp_path, monkeypatch):
+    """``pulumi preview`` waits for a program as long as it runs; the offline preview stops it at the run limit
+    (``MIXED_OS_RACKS_PROGRAM_S``), exits 2 naming the limit, and leaves no Node.js process behind. The program never
+    ends whatever the machine's load, so a short limit is reached the same way on any machine."""
+    program = "const pulumi = require('@pulumi/pulumi');\nsetInterval(() => {}, 1000);\nexports.lane = 'gpu';\n"
+    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    (folder / "index.js").write_text(program)
+    (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
+    monkeypatch.setenv("MIXED_OS_RACKS_PROGRAM_S", "3")
+    done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("error: the program did not finish within 3 s, so it was stopped (a program that never "
+                                "ends, such as one with a setInterval, keeps running; give a long one more time with "
+                                "MIXED_OS_RACKS_PROGRAM_S=<seconds>)\n"), done.stderr
+    assert _running_in(folder) == []
+    for bad in ("soon", "0", "-1", "nan", "inf"):
+        monkeypatch.setenv("MIXED_OS_RACKS_PROGRAM_S", bad)
+        done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
+        assert (done.returncode, done.stderr) == (2, f"error: MIXED_OS_RACKS_PROGRAM_S={bad!r}: not a number of seconds "
+                                                     f"above 0 (such as 3600)\n")
+
+
+def test_a_number_that_is_not_finite_is_refused_at_its_property_path(tmp_path):
+    """A program's NaN reaches the engine (protobuf's ``Struct`` carries it) but no provider, state or pack reads it
+    (their properties are JSON): the registration is refused naming the property, as the engine names one."""
+    program = ("const k8s = require('@pulumi/kubernetes');\n"
+               "new k8s.apiextensions.CustomResource('budget', {apiVersion: 'rack.example.com/v1', kind: 'Budget',\n"
+               "    spec: {lanes: [{name: 'gpu', maxHourlyUsd: 40}, {name: 'ml', maxHourlyUsd: NaN}]}});\n")
+    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    (folder / "index.js").write_text(program)
+    (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
+    done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("error: kubernetes:rack.example.com/v1:Budget resource 'budget' has a problem: "
+                           "property spec.lanes[1].maxHourlyUsd with value 'NaN' has a problem: not a finite number "
+                           "(JSON has no NaN or Infinity)\n"), done.stderr
+
+
+@pytest.mark.parametrize("number, shown", [(float("nan"), "NaN"), (float("inf"), "+Inf"), (float("-inf"), "-Inf")])
+def test_the_first_number_that_is_not_finite_is_found_at_any_depth(number, shown):
+    from mixed_os_racks.offline.resmon import first_not_finite
+
+    properties = struct_pb2.Struct()
+    properties.update({"a": 1, "pools": [{"disk": 200}, {"disk": number}], "z": {"y": number}})
+    assert first_not_finite(properties) == ("pools[1].disk", shown)
+    properties.update({"pools": []})
+    assert first_not_finite(properties) == ("z.y", shown)
+    properties.update({"z": {"y": 1.5}})
+    assert first_not_finite(properties) is None
+
+
 def test_main_names_the_entry_point_and_its_directory_is_the_programs(tmp_path):
     """``main: src/index.ts``: the program runs in ``src`` (``--pwd``), as ``getPwdMain`` sets it."""
     program = 'import * as pulumi from "@pulumi/pulumi";\nexport const cwd = process.cwd();\n'

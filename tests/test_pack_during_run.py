@@ -58,10 +58,10 @@ def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monke
     observed: dict[str, float] = {}
 
     def wait_for_the_pack(_: object) -> None:  # a group is registered; the program goes on when the pack has it
-        deadline = time.monotonic() + 30
-        while "::first" not in seen.read_text() and time.monotonic() < deadline:
+        began, patience = time.monotonic(), packprocess.start_limit() + 30  # the pack starts meanwhile
+        while "::first" not in seen.read_text() and time.monotonic() - began < patience:
             time.sleep(0.02)
-        observed["waited"] = 30 - (deadline - time.monotonic())
+        observed["waited"] = time.monotonic() - began
         observed["seen"] = "::first" in seen.read_text()
         thing("second")
 
@@ -82,7 +82,7 @@ def test_a_pack_that_dies_during_the_program_is_reported_after_it_not_as_a_progr
     pack, seen = recording_pack(tmp_path, monkeypatch, die_on="first")
 
     def after_first(_: object) -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + packprocess.start_limit() + 30  # the pack starts meanwhile
         while "::first" not in seen.read_text() and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(0.2)
@@ -127,22 +127,30 @@ def test_a_run_serves_the_monitor_on_the_programs_thread():
 
 
 SILENT_PACK = '''
-import socket, sys, time
+import os, socket, sys, time
 listener = socket.create_server(("127.0.0.1", 0))  # takes connections, never speaks gRPC
 print(listener.getsockname()[1], flush=True)
+held = [listener.accept()[0]]  # the start has read the port and connects
+open(os.environ["CONNECTED_FILE"], "w").close()
 time.sleep(60)
 '''
 
 
-def test_a_program_that_fails_while_a_pack_still_starts_ends_at_once(tmp_path):
+def test_a_program_that_fails_while_a_pack_still_starts_ends_at_once(tmp_path, monkeypatch):
     # the preview stops the packs when the program fails; a pack still waiting for its gRPC channel
     # stops waiting then, instead of holding the command until its start times out
     pack = tmp_path / "silent"
     pack.mkdir()
     (pack / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
     (pack / "__main__.py").write_text(SILENT_PACK)
+    connected = tmp_path / "connected"
+    monkeypatch.setenv("CONNECTED_FILE", str(connected))
     packs = PolicyPacks([pack], [], "proj", "test", REGION)
-    time.sleep(1.5)  # it has printed its port; the start waits for a server that never answers
+    # the pack has printed its port and the start has connected: it waits for a server that never answers
+    deadline = time.monotonic() + packprocess.start_limit()
+    while not connected.exists():
+        assert time.monotonic() < deadline, "the start never connected to the pack"
+        time.sleep(0.02)
     begin = time.monotonic()
     packs.close()
     assert time.monotonic() - begin < 2

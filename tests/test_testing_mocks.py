@@ -76,3 +76,25 @@ def test_a_look_up_of_the_programs_own_is_named_and_a_subclass_answers_it():
 def test_the_catalog_is_validated_as_amis_is():
     with pytest.raises(CatalogError, match=r"AMI catalog <memory>: amis\[0\] \(ami-0a1b2c3d4e5f60718\): missing name, "):
         RackMocks(amis={"amis": [{"id": GPU_AMI}]})
+
+
+def test_each_item_of_mocks_resources_has_the_fields_the_docs_name():
+    # docs/components.md lists them: typ (not type), name, inputs, provider, resource_id, custom
+    mocks = set_mocks(RackMocks(), project="p", stack="s")
+
+    @pulumi.runtime.test
+    def build() -> None:
+        parent = pulumi.ComponentResource("team:index:Lane", "lane", None)
+        aws.ec2.LaunchTemplate("lt", image_id=GPU_AMI, opts=pulumi.ResourceOptions(parent=parent))
+        aws.iam.Role.get("node", "node-role")
+
+    build()
+    lane, template, role = (mocks.registered(t, n) for t, n in [("team:index:Lane", "lane"),
+                                                                 ("aws:ec2/launchTemplate:LaunchTemplate", "lt"),
+                                                                 ("aws:iam/role:Role", "node")])
+    assert (lane.typ, lane.name, lane.custom, lane.resource_id) == ("team:index:Lane", "lane", False, "")
+    assert (template.typ, template.custom, template.inputs["imageId"], template.resource_id) == (
+        "aws:ec2/launchTemplate:LaunchTemplate", True, GPU_AMI, "")
+    assert not template.provider  # no explicit provider
+    assert (role.typ, role.resource_id) == ("aws:iam/role:Role", "node-role")
+    assert not hasattr(template, "type")

@@ -470,7 +470,7 @@ def test_a_spec_reports_every_problem_at_once():
         PoolSpec(name="ml", disk=0, weight=500, capacity_types=["x"], instance_families=["g6", "g6"])
     assert str(caught.value).splitlines() == [
         "PoolSpec.instance_families: karpenter nodepool 'ml': duplicate instance family 'g6'",
-        "PoolSpec.capacity_types: karpenter nodepool 'ml': invalid capacity type 'x' (must be on-demand or spot)",
+        "PoolSpec.capacity_types: karpenter nodepool 'ml': invalid capacity type 'x' (must be on-demand, spot or reserved)",
         "PoolSpec.disk: karpenter nodepool 'ml': disk must be positive (got '0')",
         "PoolSpec.weight: karpenter nodepool 'ml': weight must be 1-100 (got '500')",
     ]

@@ -305,7 +305,8 @@ def test_the_charts(created, single):
     assert controller.inputs["skipCrds"] is True  # karpenter-crd owns them, and Helm upgrades them from templates/
     assert controller.inputs["name"] == "karpenter" and controller.inputs["namespace"] == "kube-system"
     values = controller.inputs["values"]
-    assert values["settings"] == {"clusterName": "test-rack", "interruptionQueue": "test-rack"}
+    assert values["settings"] == {"clusterName": "test-rack", "interruptionQueue": "test-rack",
+                                  "featureGates": {"reservedCapacity": True}}
     assert values["serviceAccount"] == {"name": "karpenter"}  # matches the pod identity association
     assert values["replicas"] == 2 and charts(single)["karpenter"].inputs["values"]["replicas"] == 1
     assert values["nodeSelector"] == {"kubernetes.io/os": "linux", "convox.io/system-node": "true"}

@@ -71,7 +71,7 @@ POOL = KeyTable(
         "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
         "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
         "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated", "gpu_limit", "max_hourly_usd",
-        "canary_ami_id", "canary_nodes",
+        "canary_ami_id", "canary_nodes", "capacity_reservation_ids",
     ),
     keys={"ami_alias": "karpenter_ami_alias"},
 )

@@ -100,7 +100,8 @@ def _disk_key(karpenter_node_disk: Any) -> str:
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
     shapes: dict[str, Callable[[Any], Any]] = {key: split_csv for key in ("instance_families", "instance_sizes",
-                                                                         "capacity_types", "arch")}
+                                                                         "capacity_types", "arch",
+                                                                         "capacity_reservation_ids")}
     for key, shape in {**shapes, "labels": parse_kv, "taints": parse_taints}.items():
         if key in item:
             try:
@@ -551,6 +552,10 @@ class RackParams(BaseModel):
                 f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs provisioned IOPS, and the "
                 f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with volume_iops)"
             ))])
+        if "reserved" in self.karpenter_capacity_types:
+            raise Problems([("karpenter_capacity_types", (
+                "karpenter workload nodepool: invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
+                "reserved capacity is an additional pool's, with capacity_reservation_ids)"))])
         return PoolSpec(
             name="workload",
             os=cast(NodeOs, self.karpenter_node_os),  # checked by PoolSpec, in its words

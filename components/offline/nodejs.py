@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from contextlib import ExitStack, chdir
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,11 @@ from .resmon import Deployment, serve
 from .stackfile import ProjectFile
 
 RUN_MODULE = "@pulumi/pulumi/cmd/run"
+RUN_LIMIT_S = 1800.0
+"""How long a program may run, unless ``$MIXED_OS_RACKS_PROGRAM_S`` says otherwise (``run_limit``). ``pulumi preview``
+waits for a program as long as it runs; a program that never ends (a ``setInterval``, a promise that never settles
+while a timer keeps Node alive) would hold a CI job until the job's own limit, with nothing said."""
+RUN_LIMIT_ENV = "MIXED_OS_RACKS_PROGRAM_S"
 REPORTED = 32
 """The exit code with which ``cmd/run`` says it has logged the program's error (``nodeJSProcessExitedAfterShowingUserActionableMessage``)."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -144,6 +150,20 @@ def _locate_run(node: str, program_dir: Path) -> str:
     return found.stdout.strip()
 
 
+def run_limit() -> float:
+    """The program run limit in seconds: ``$MIXED_OS_RACKS_PROGRAM_S``, else ``RUN_LIMIT_S``."""
+    given = os.environ.get(RUN_LIMIT_ENV, "").strip()
+    if not given:
+        return RUN_LIMIT_S
+    try:
+        limit = float(given)
+    except ValueError:
+        limit = float("nan")
+    if not 0 < limit < float("inf"):
+        raise NodeProgramError(f"{RUN_LIMIT_ENV}={given[:40]!r}: not a number of seconds above 0 (such as 3600)")
+    return limit
+
+
 def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[str, Any], catalog: Optional[Catalog] = None,
                      stack: str = "dev", on_resource: Optional[Callable[[Resource], None]] = None) -> ProgramRun:
     """Run the Node.js program of ``project`` (in ``project_dir``) as a preview, as ``run_program`` runs a Python one.
@@ -152,6 +172,7 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
     on the Python path. ``NodeProgramError`` when the program fails, with Node's file and line; ``ConfigError``
     for a config too large for ``PULUMI_CONFIG``."""
     project_dir = project_dir.resolve()
+    limit = run_limit()
     options = node_options(project.options, str(project_dir / "Pulumi.yaml"))
     node = shutil.which("node")
     if node is None:
@@ -193,7 +214,7 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
         copier.start()
         monitor = server.monitor
         try:
-            code = _wait(process, monitor.aborted)
+            code = _wait(process, monitor.aborted, limit)
         finally:
             if process.poll() is None:  # interrupted: the program goes first, then the server and the provider
                 process.kill()
@@ -218,10 +239,12 @@ def _copy_to_stderr(stream: Any) -> None:
             sys.stderr.flush()
 
 
-def _wait(process: subprocess.Popen[bytes], aborted: threading.Event) -> int:
+def _wait(process: subprocess.Popen[bytes], aborted: threading.Event, limit: float = RUN_LIMIT_S) -> int:
     """The program's exit code; once the engine has refused a registration, the program is stopped, as the engine
     stops it (``source_eval.go``: a failed ``Construct`` aborts the run). Left running, a Node.js program would
-    spend minutes formatting each failed registration's error for its log."""
+    spend minutes formatting each failed registration's error for its log. A program still running after
+    ``limit`` seconds is stopped, and the run fails saying so (``NodeProgramError``)."""
+    deadline = time.monotonic() + limit
     while True:
         try:
             return process.wait(timeout=0.05)
@@ -229,6 +252,12 @@ def _wait(process: subprocess.Popen[bytes], aborted: threading.Event) -> int:
             if aborted.is_set():
                 process.kill()
                 return process.wait()
+            if time.monotonic() >= deadline:
+                process.kill()
+                process.wait()
+                raise NodeProgramError(f"the program did not finish within {limit:g} s, so it was stopped (a program "
+                                       f"that never ends, such as one with a setInterval, keeps running; give a long "
+                                       f"one more time with {RUN_LIMIT_ENV}=<seconds>)") from None
 
 
 def program_error(message: str, program_dir: Path) -> str:

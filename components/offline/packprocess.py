@@ -37,8 +37,14 @@ from .wire import (
 )
 
 VIOLATION_LEVELS = {**LEVEL_NAMES, pb.REMEDIATE: "mandatory"}  # the CLI reports a remediate violation as mandatory
-START_TIMEOUT_S = 10.0
-"""A pack has this long to print its port, answer there and describe itself (a working pack needs 1-2 s)."""
+START_TIMEOUT_S = 120.0
+"""How long a pack has to print its port, and then again to answer there and describe itself, unless
+``$MIXED_OS_RACKS_PACK_START_S`` says otherwise (``start_limit``). A working pack needs 1-2 s on an idle machine,
+and many times that on a loaded one. The Pulumi CLI waits for a plugin's port as long as the plugin runs, then
+gives its gRPC server 10 s to answer (pulumi/pulumi ``sdk/go/common/resource/plugin/plugin.go``: ``newPlugin``
+reads stdout until a newline with no deadline; ``dialPlugin`` waits ``pluginRPCConnectionTimeout``); a pack that
+dies is named at once here too (its output ends), so the limit only bounds a pack that hangs."""
+START_ENV = "MIXED_OS_RACKS_PACK_START_S"
 RPC_TIMEOUT_S = 120.0
 IN_FLIGHT = 512
 """``Analyze`` calls outstanding on the one channel at most (the pack serves 4 at a time, and queues the
@@ -51,6 +57,25 @@ _MAX_MESSAGE = 400 * 1024 * 1024  # what the policy SDK's own server accepts
 
 ENGINE_ADDRESS = "127.0.0.1:0"
 """The engine address the CLI passes a pack; the Python policy SDK reads it and never dials it."""
+
+
+def start_limit() -> float:
+    """The pack start limit in seconds: ``$MIXED_OS_RACKS_PACK_START_S``, else ``START_TIMEOUT_S``."""
+    given = os.environ.get(START_ENV, "").strip()
+    if not given:
+        return START_TIMEOUT_S
+    try:
+        limit = float(given)
+    except ValueError:
+        limit = float("nan")
+    if not 0 < limit < float("inf"):
+        raise PolicyPackError(f"{START_ENV}={given[:40]!r}: not a number of seconds above 0 (such as 300)")
+    return limit
+
+
+def _waited(limit: float) -> str:
+    """How long the start was waited for, and how to wait longer."""
+    return f"within {limit:g} s (on a busy machine, give it longer: {START_ENV}=<seconds>)"
 
 
 def _left(deadline: float) -> float:
@@ -109,8 +134,9 @@ class PolicyPackProcess:
     in the pack's directory, with the pack's virtualenv), with one gRPC channel to it. Use as a context
     manager (or call ``close``): the process is killed however the block ends.
 
-    The pack must print its port, answer there and describe itself (``GetAnalyzerInfo``) within
-    ``START_TIMEOUT_S`` in all; a pack that does not is killed and named with what it failed to do.
+    The pack must print its port within the start limit (``start_limit``), then answer there and describe
+    itself (``GetAnalyzerInfo``) within the limit again; a pack that does not is killed and named with what it
+    failed to do, and how to allow it longer.
     With ``wait=False`` the process is only started; ``handshake`` then does the rest (on another
     thread, while ``close`` may be called from this one).
     """
@@ -125,6 +151,7 @@ class PolicyPackProcess:
             raise PolicyPackError(f"policy pack {path} is not runnable: it provides no __main__.py (a Python pack's "
                                   f"__main__.py creates its PolicyPack; add one, or pass the pack's own folder)")
         self.python, self.warnings = pack_python(self.path, env if env is not None else os.environ)
+        self._limit = start_limit()  # a limit that is no number is named before the pack starts
         self._lock = threading.Lock()
         self._closed = False
         self._channel: Optional[grpc.Channel] = None
@@ -153,19 +180,21 @@ class PolicyPackProcess:
         return self._proc.pid
 
     def handshake(self) -> None:
-        """Read the port, connect, and ask ``GetAnalyzerInfo``, all within ``START_TIMEOUT_S``."""
-        deadline = time.monotonic() + START_TIMEOUT_S
-        port = self._read_port(deadline)
-        self._connect(port, deadline)
+        """Read the port, then connect and ask ``GetAnalyzerInfo``, each within the start limit (as the CLI's
+        own wait for the connection starts once it has the port)."""
+        limit = self._limit
+        port = self._read_port(time.monotonic() + limit, limit)
+        deadline = time.monotonic() + limit
+        self._connect(port, deadline, limit)
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
         try:
             self.info: pb.AnalyzerInfo = self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=_left(deadline))
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise self._failed(f"did not answer GetAnalyzerInfo on port {port} within {START_TIMEOUT_S:g} s") from None
+                raise self._failed(f"did not answer GetAnalyzerInfo on port {port} {_waited(limit)}") from None
             raise self._rpc_failed(exc) from None
 
-    def _read_port(self, deadline: float) -> int:
+    def _read_port(self, deadline: float, limit: float) -> int:
         """The first line the pack prints is its port; stdout is drained afterwards so it never blocks."""
         assert self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
@@ -174,7 +203,7 @@ class PolicyPackProcess:
             selector.register(fd, selectors.EVENT_READ)
             while b"\n" not in printed:
                 if self._closed or not selector.select(timeout=_left(deadline)):
-                    raise self._failed(f"printed no port within {START_TIMEOUT_S:g} s")
+                    raise self._failed(f"printed no port {_waited(limit)}")
                 chunk = os.read(fd, 4096)
                 if not chunk:  # end of output: the pack exited; let it finish writing its error
                     raise self._failed(self._exited("before printing its port", deadline))
@@ -196,7 +225,7 @@ class PolicyPackProcess:
             return f"closed its output {when}"
         return f"exited {when} (exit code {code})"
 
-    def _connect(self, port: int, deadline: float) -> None:
+    def _connect(self, port: int, deadline: float, limit: float) -> None:
         """A channel to ``port``, ready: something must listen there (refused at once otherwise) and speak gRPC."""
         try:
             socket.create_connection(("127.0.0.1", port), timeout=_left(deadline)).close()
@@ -217,7 +246,7 @@ class PolicyPackProcess:
         except (grpc.FutureTimeoutError, grpc.FutureCancelledError):
             if self._closed:
                 raise self._failed("was stopped while starting") from None
-            raise self._failed(f"printed port {port}, but no gRPC server answered there within {START_TIMEOUT_S:g} s") from None
+            raise self._failed(f"printed port {port}, but no gRPC server answered there {_waited(limit)}") from None
 
     def _failed(self, what: str) -> PolicyPackError:
         tail: list[str] = []

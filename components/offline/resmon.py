@@ -35,6 +35,7 @@ offline engine cannot expand) fails the call and is kept in ``EngineMonitor.erro
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from concurrent import futures
 from dataclasses import dataclass
@@ -138,6 +139,11 @@ class EngineMonitor(RecordingMonitor):
         constructor = self.constructors.get(package_of(request.type))
         if request.remote and not request.custom and constructor is not None:
             return self._construct(constructor, request)
+        not_finite = first_not_finite(request.object)
+        if not_finite is not None:
+            path, number = not_finite
+            raise ConstructError(f"{request.type} resource '{request.name}' has a problem: property {path} with value "
+                                 f"'{number}' has a problem: not a finite number (JSON has no NaN or Infinity)")
         urn = self.make_urn(request.parent, request.type, request.name)
         id_, state = "", struct_pb2.Struct()
         if request.custom:
@@ -222,6 +228,26 @@ class EngineMonitor(RecordingMonitor):
         elif request.severity == engine_pb2.ERROR:
             with self._lock:
                 self.logged_errors.append(request.message)
+
+
+def first_not_finite(properties: struct_pb2.Struct) -> Optional[tuple[str, str]]:
+    """The first number in ``properties`` that is NaN or an infinity, by its property path (``pool.maxHourlyUsd``,
+    ``pools[0].disk``) and as Go prints it (``NaN``, ``+Inf``, ``-Inf``), or None. Protobuf's ``Struct`` carries such
+    a number (a Node.js program's ``NaN`` arrives as one), but no JSON does: a provider, the state and the policy
+    packs all read properties as JSON."""
+    pending: list[tuple[str, struct_pb2.Value]] = [(key, properties.fields[key]) for key in sorted(properties.fields, reverse=True)]
+    while pending:  # depth first, keys in order, list items in order
+        path, value = pending.pop()
+        kind = value.WhichOneof("kind")
+        if kind == "number_value" and not math.isfinite(value.number_value):
+            number = value.number_value
+            return path, "NaN" if math.isnan(number) else ("+Inf" if number > 0 else "-Inf")
+        if kind == "struct_value":
+            fields = value.struct_value.fields
+            pending += [(f"{path}.{key}", fields[key]) for key in sorted(fields, reverse=True)]
+        elif kind == "list_value":
+            pending += reversed([(f"{path}[{n}]", item) for n, item in enumerate(value.list_value.values)])
+    return None
 
 
 def _provider_state(inputs: Mapping[str, Any], answered: Mapping[str, Any]) -> dict[str, Any]:

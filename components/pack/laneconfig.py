@@ -71,7 +71,8 @@ EFFECT_NAMES = sorted(effect.value for effect in lane_contract.TaintEffect)
 """Taint effects in Kubernetes' spelling or EKS's."""
 LANE_FIELDS: Mapping[str, Any] = lane_contract.fields()
 """A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami``,
-``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd`` and ``canaryOf`` are not read)."""
+``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd``, ``canaryOf`` and
+``capacityReservationIds`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
     "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
     "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "

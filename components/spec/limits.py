@@ -29,7 +29,10 @@ K8S_VERSION_RE = re.compile(r"1\.[0-9]{1,2}")
 VPC_ID_RE = syntax.EC2_ID_RES["VPC"]
 SUBNET_ID_RE = syntax.EC2_ID_RES["subnet"]
 CIDR_RE = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}")
-CAPACITY_TYPES = ("on-demand", "spot")
+CAPACITY_TYPES = ("on-demand", "spot", "reserved")
+"""Karpenter's ``karpenter.sh/capacity-type`` values: ``reserved`` launches into the EC2NodeClass's capacity
+reservations (On-Demand Capacity Reservations and Capacity Blocks alike)."""
+RESERVED = "reserved"
 ARCHES = ("amd64", "arm64")
 VOLUME_TYPES = tuple(upstream.EBS_VOLUMES)
 TAINT_EFFECTS = syntax.TAINT_EFFECTS

@@ -19,6 +19,7 @@ from .limits import (
     BUDGET_RE,
     CAPACITY_TYPES,
     DURATION_RE,
+    RESERVED,
     NAME_RE,
     NODEPOOL_LABELS_MAX,
     TAINT_EFFECTS,
@@ -81,7 +82,13 @@ class PoolSpec(Spec):
     """Exactly these instance types (``c7i.2xlarge``), not the cross-product of their families and
     sizes; default: any (as the families and sizes allow)."""
     capacity_types: list[str] = ["on-demand"]
-    """``on-demand`` and/or ``spot``. Default ``on-demand``."""
+    """``on-demand``, ``spot`` and/or ``reserved`` (``reserved`` needs ``capacity_reservation_ids``: with
+    ``on-demand`` too the pool falls back to On-Demand when its reservations are full, alone it launches only
+    into them). Default ``on-demand``."""
+    capacity_reservation_ids: list[str] = []
+    """EC2 capacity reservations the pool launches into (On-Demand Capacity Reservations or Capacity Blocks,
+    ``cr-0123456789abcdef0``, at most 30): the EC2NodeClass's ``capacityReservationSelectorTerms``, one ``id``
+    term each; needs ``reserved`` in ``capacity_types``. Default none."""
     arch: list[str] = ["amd64"]
     """``amd64`` and/or ``arm64``. Default ``amd64``."""
     cpu_limit: int = 100
@@ -220,6 +227,7 @@ class PoolSpec(Spec):
         found = Problems()  # every problem at once: each group of rules, unless a field it reads broke one already
         found.run(self._family_rules)
         found.run(self._capacity_rules)
+        found.run(self._reservation_rules, after=("capacity_types",))
         found.run(self._arch_rules)
         found.run(self._limit_rules, after=FAMILY_FIELDS + ("arch",))
         found.run(self._consolidation_rules)
@@ -284,9 +292,33 @@ class PoolSpec(Spec):
         s = self.subject
         for ct in self.capacity_types:
             if ct not in CAPACITY_TYPES:
-                raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand or spot)")
+                raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand, spot or reserved)")
         if not self.capacity_types:
             raise FieldProblem("capacity_types", f"{s}: capacity_types must not be empty")
+
+    def _reservation_rules(self) -> None:
+        """The EC2NodeClass CRD's ``capacityReservationSelectorTerms`` (at most 30 terms, ids ``cr-...``), and
+        the NodePool's ``reserved`` capacity type, without which Karpenter launches nothing into them."""
+        s, ids = self.subject, self.capacity_reservation_ids
+        for index, given in enumerate(ids):
+            if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(given):
+                raise FieldProblem("capacity_reservation_ids", f"{s}: invalid capacity reservation id '{given}' "
+                                                               f"(must look like cr-0123456789abcdef0)", index)
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise FieldProblem("capacity_reservation_ids", f"{s}: duplicate capacity reservation id '{twice[0]}'")
+        if len(ids) > syntax.EC2_SELECTOR_TERMS_MAX:
+            raise FieldProblem("capacity_reservation_ids", (
+                f"{s}: {len(ids)} capacity reservation ids (at most {syntax.EC2_SELECTOR_TERMS_MAX}, the EC2NodeClass's "
+                f"capacityReservationSelectorTerms)"))
+        if RESERVED in self.capacity_types and not ids:
+            raise FieldProblem("capacity_types", f"{s}: capacity type 'reserved' needs capacity_reservation_ids "
+                                                 f"(the reservations the pool launches into)")
+        if ids and RESERVED not in self.capacity_types:
+            raise FieldProblem("capacity_reservation_ids", (
+                f"{s}: capacity_reservation_ids need capacity type 'reserved' in capacity_types, or Karpenter launches "
+                f"nothing into them (reserved,on-demand falls back to On-Demand when they are full; reserved alone "
+                f"launches only into them)"))
 
     def _arch_rules(self) -> None:
         s = self.subject
