@@ -397,6 +397,11 @@ export namespace types {
              */
             capacityTypes?: types.enums.CapacityType[];
             /**
+             * The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
+             * type `reserved`; none for a lane without (in the `Rack`'s `lanes` output; not read from the policy config).
+             */
+            capacityReservationIds?: string[];
+            /**
              * The most GPUs one of its nodes has.
              */
             maxGpusPerNode?: number;
@@ -575,9 +580,17 @@ export namespace types {
              */
             instanceTypes?: string[];
             /**
-             * `on-demand` and/or `spot`. Default `on-demand`.
+             * `on-demand`, `spot` and/or `reserved` (`reserved` needs `capacityReservationIds`: with
+             * `on-demand` too the pool falls back to On-Demand when its reservations are full, alone it launches only
+             * into them). Default `on-demand`.
              */
             capacityTypes?: string[];
+            /**
+             * EC2 capacity reservations the pool launches into (On-Demand Capacity Reservations or Capacity Blocks,
+             * `cr-0123456789abcdef0`, at most 30): the EC2NodeClass's `capacityReservationSelectorTerms`, one `id`
+             * term each; needs `reserved` in `capacityTypes`. Default none.
+             */
+            capacityReservationIds?: string[];
             /**
              * `amd64` and/or `arm64`. Default `amd64`.
              */
@@ -1120,6 +1133,11 @@ export namespace types {
              */
             readonly capacityTypes?: types.enums.CapacityType[];
             /**
+             * The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
+             * type `reserved`; none for a lane without (in the `Rack`'s `lanes` output; not read from the policy config).
+             */
+            readonly capacityReservationIds?: string[];
+            /**
              * The most GPUs one of its nodes has.
              */
             readonly maxGpusPerNode?: number;
@@ -1298,9 +1316,17 @@ export namespace types {
              */
             readonly instanceTypes?: string[];
             /**
-             * `on-demand` and/or `spot`. Default `on-demand`.
+             * `on-demand`, `spot` and/or `reserved` (`reserved` needs `capacityReservationIds`: with
+             * `on-demand` too the pool falls back to On-Demand when its reservations are full, alone it launches only
+             * into them). Default `on-demand`.
              */
             readonly capacityTypes?: string[];
+            /**
+             * EC2 capacity reservations the pool launches into (On-Demand Capacity Reservations or Capacity Blocks,
+             * `cr-0123456789abcdef0`, at most 30): the EC2NodeClass's `capacityReservationSelectorTerms`, one `id`
+             * term each; needs `reserved` in `capacityTypes`. Default none.
+             */
+            readonly capacityReservationIds?: string[];
             /**
              * `amd64` and/or `arm64`. Default `amd64`.
              */
