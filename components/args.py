@@ -229,11 +229,16 @@ def from_data(owner: "pulumi.ComponentResource | str", name: str, key: str, cls:
     from pydantic import BaseModel
 
     if issubclass(cls, BaseModel):
+        from .spec.base import PROPERTY_NAMES, Spec
+
         try:
-            return cls(**{str(k): v for k, v in value.items()})
+            spec = cls(**{str(k): v for k, v in value.items()})
         except ConfigError as exc:  # SpecError, ServiceError: a line per field
             raise PropertyProblems([(f"{key}.{path}" if path else key, problem)
                                     for path, problem in getattr(exc, "problems", [("", str(exc))])]) from None
+        if isinstance(spec, Spec) and (spell := PROPERTY_NAMES.get()) is not None:
+            spec.named_at(spell(key), spell)
+        return spec
     parent = owner if isinstance(owner, pulumi.Resource) else None
     return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]
 

@@ -108,8 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this package: "
                       "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
                       "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
-    sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
-                   "`pulumi package add provider` generates each language's SDK from it)")
+    schema = sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
+                            "`pulumi package add provider` generates each language's SDK from it)")
+    schema.add_argument("--typescript", action="store_true", help="print the TypeScript SDK generated from it instead, "
+                        "one module with the names and types `pulumi package add` writes for a Node.js program")
     from .fleet import add_parser
     from .promote import add_parsers
 
@@ -118,11 +120,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def print_schema() -> int:
-    """The schema the provider serves (``GetSchema``), as indented JSON."""
+def print_schema(typescript: bool = False) -> int:
+    """The schema the provider serves (``GetSchema``), as indented JSON, or the TypeScript SDK generated from it."""
     from .provider import provider
+    from .typings import typescript as typings
 
-    _print(json.dumps(json.loads(provider().schema or "{}"), indent=2) + "\n")
+    schema = json.loads(provider().schema or "{}")
+    _print(typings(schema) if typescript else json.dumps(schema, indent=2) + "\n")
     return EXIT_OK
 
 
@@ -602,7 +606,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "pack":
             return pack_init(args)
         if args.command == "schema":
-            return print_schema()
+            return print_schema(args.typescript)
         if args.command == "analyze":
             return analyze(args)
         if args.command == "fleet":

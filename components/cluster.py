@@ -15,6 +15,7 @@ role). ``ClusterRef.from_inputs`` turns that into a ref, named after the compone
 
 import json
 import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Mapping, Optional
@@ -90,6 +91,46 @@ ONE_PER_CLUSTER = "one per cluster: use the one there is"
 """The fix when a second component would install what a cluster runs once."""
 _CLAIMS: "weakref.WeakKeyDictionary[object, dict[object, dict[str, str]]]" = weakref.WeakKeyDictionary()
 """Each program run's claims, by its resource monitor (not kept alive by this), by cluster."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The deployment a component provider constructs a component for (one ``pulumi preview`` or ``up`` of a
+    program in any language): every ``Construct`` the engine sends for it names the same resource monitor, and a
+    second deployment has another. The SDK makes a new monitor client for each ``Construct``, so that client
+    cannot say which components belong together; the endpoint can."""
+
+    monitor: str
+    """The engine's resource monitor endpoint (the ``Construct`` request's ``monitorEndpoint``)."""
+    aws_provider: str = ""
+    """The AWS provider the program gives the component (``urn::id``, the request's ``providers["aws"]``), or ``""``
+    for the stack's default provider, whose account and region are the deployment's credentials and config."""
+
+
+DEPLOYMENT: ContextVar[Optional[Deployment]] = ContextVar("DEPLOYMENT", default=None)
+"""The deployment of the ``Construct`` being served, set by the component provider; None in a Python program."""
+_DEPLOYMENT_CLAIMS: dict[str, dict[object, dict[str, str]]] = {}
+"""Claims of the components constructed for each deployment (by its monitor endpoint), by cluster."""
+
+
+def cluster_key(name: object, aws_provider: Optional[pulumi.ProviderResource]) -> object:
+    """Who a cluster named ``name`` is: the name and the AWS provider that reaches it (its account and region). The
+    stack's default provider, or in a deployment of another language's program the provider it gives (by its
+    reference, the same in every ``Construct``), or a provider object of a Python program."""
+    deployment = DEPLOYMENT.get()
+    if deployment is not None:
+        return ("existing", name, deployment.aws_provider) if deployment.aws_provider else ("existing", name)
+    return ("existing", name) if aws_provider is None else ("existing", name, aws_provider)
+
+
+def aws_provider_of(opts: pulumi.ResourceOptions) -> Optional[pulumi.ProviderResource]:
+    """The AWS provider resources made with ``opts`` use: given in ``providers`` or as ``provider``, or inherited
+    from the parent; None for the stack's default provider."""
+    given = opts.providers.values() if isinstance(opts.providers, Mapping) else (opts.providers or [])
+    for provider in [*given, opts.provider]:
+        if isinstance(provider, pulumi.ProviderResource) and provider.package == "aws":
+            return provider
+    return opts.parent.get_provider("aws:eks/cluster:Cluster") if opts.parent is not None else None
 
 
 def _cluster_name_problem(name: object) -> Optional[str]:
@@ -170,16 +211,22 @@ class ClusterRef:
         self.oidc_provider_arn = None
         self._looked_up_version: Optional[pulumi.Output[str]] = None
         self._key: object = self
-        """Who the cluster is: this ref, or (``existing`` through the stack's own AWS provider) its name."""
+        """Who the cluster is (``cluster_key``): its name and AWS provider when the name is known, the pulumi-eks
+        ``Cluster`` of a ``created`` ref, else this ref."""
         self._own_claims: dict[str, str] = {}
 
     @property
     def claims(self) -> dict[str, str]:
         """What components of this program put in the cluster, by what they put (``NodePool ml``,
         ``helm release kube-system/metrics-server``, ``cluster-autoscaler``) -> the component that does.
-        Shared, for one program run (its resource monitor), by the refs to one cluster: the ``existing``
-        refs of one name through the stack's own AWS provider (a name is unique in one account and
-        region). Each ``set_mocks`` (a unit test) is a run of its own."""
+        Shared, for one program run (its resource monitor), by the refs to one cluster: the refs of one name
+        through one AWS provider (a name is unique in one account and region, which the provider fixes), and
+        the refs to one pulumi-eks ``Cluster``. Each ``set_mocks`` (a unit test) is a run of its own; the
+        components a component provider constructs for one deployment of another language's program share
+        that deployment's claims (``DEPLOYMENT``), and two deployments are apart."""
+        deployment = DEPLOYMENT.get()
+        if deployment is not None:  # constructed for another language's program: its deployment's
+            return _DEPLOYMENT_CLAIMS.setdefault(deployment.monitor, {}).setdefault(self._key, {})
         try:
             run = settings.get_monitor()  # one per program run (a new one each set_mocks)
         except Exception:  # noqa: BLE001 (no run at all: nothing to share)
@@ -235,8 +282,8 @@ class ClusterRef:
         ref.certificate_authority = found.certificate_authorities[0].data
         ref.oidc_issuer = found.identities.apply(oidc_issuer_of)
         ref.known_name = cluster_name if isinstance(cluster_name, str) else None
-        if opts.parent is None and opts.provider is None and not opts.providers:  # the stack's account and region
-            ref._key = ("existing", cluster_name)
+        if isinstance(cluster_name, str):  # who the cluster is: its name, through the AWS provider that reads it
+            ref._key = cluster_key(cluster_name, aws_provider_of(opts))
         ref._looked_up_version = found.version
         return ref
 
@@ -287,6 +334,8 @@ class ClusterRef:
             ref.node_role_arn = pulumi.Output.from_input(node_role)  # type: ignore[arg-type]
         if value.get("oidc_provider_arn") is not None:
             ref.oidc_provider_arn = pulumi.Output.from_input(value["oidc_provider_arn"])  # type: ignore[arg-type]
+        if isinstance(name, str):  # who the cluster is: its name, through the AWS provider the component uses
+            ref._key = cluster_key(name, aws_provider_of(opts))
         return ref
 
     @classmethod

@@ -95,6 +95,10 @@ setattr(Allocatable, "__field_docs__", {  # its keys are no Python names: their 
     "memory": "Memory for pods (``14481Mi``).",
     "ephemeral-storage": "Ephemeral storage for pods, from the root (Bottlerocket: data) volume (``17Gi``).",
 })
+ALLOCATABLE_ALIASES = {"ephemeralStorage": "ephemeral-storage"}
+"""An ``allocatable`` key as the SDKs of other languages name it (a schema name is an identifier in every language)
+-> Kubernetes' name, which the rack's own output writes: a lane another language's program exported is read the
+same."""
 
 
 class AmiRef(TypedDict, total=False):

@@ -85,11 +85,11 @@ def ami_type(instance_type: str) -> str:
 
 class NodeGroupArgs(TypedDict, total=False):
     group: Required[NodeGroupSpec]
-    """The group; ``build=True`` makes it a build lane."""
+    """The group; ``build`` true makes it a build lane."""
     cluster: Required[ClusterRef]
-    """The cluster: ``ClusterRef.existing(...)`` or ``ClusterRef.created(eks_cluster)``."""
+    """The cluster the group joins. In Python, ``ClusterRef.existing(...)`` or ``ClusterRef.created(eks_cluster)``."""
     node_role: NotRequired[pulumi.Input[str]]
-    """The nodes' IAM role ARN (``arn:<partition>:iam::<account>:role/...``; in Python also the ``aws.iam.Role``).
+    """The nodes' IAM role ARN (``arn:<partition>:iam::<account>:role/...``) (in Python also the ``aws.iam.Role``).
     Default: a role of the group's own with the three EKS worker policies."""
     rack: NotRequired[str]
     """The rack's name, written as the ``rack`` tag. Default: the component's name."""

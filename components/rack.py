@@ -27,10 +27,11 @@ from .spec.rack import doubly_scaled, version_support
 
 class RackArgs(TypedDict, total=False):
     spec: Required[RackSpec]
-    """The rack: ``load_stack_config()`` or ``parse_rack_config({...})``."""
+    """The rack: its cluster, Karpenter, pools, node groups and GPU add-ons. In Python, ``load_stack_config()`` or
+    ``parse_rack_config({...})`` reads it from the stack config."""
     cluster: NotRequired[ClusterRef]
     """The cluster, when the program has one already. Default: the one ``spec.cluster`` creates, or else the
-    existing EKS cluster ``spec.cluster_name`` (``ClusterRef.existing`` named after the rack)."""
+    existing EKS cluster ``spec.cluster_name``, read by name (nothing created). In Python, a ``ClusterRef``."""
 
 
 def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:

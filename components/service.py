@@ -62,9 +62,9 @@ class ServiceArgs(TypedDict, total=False):
     1200 to 86400 (a GPU node launching, a multi-GB image pulling, a model loading). Default 2400. Only
     for a service with ``scale.gpu``."""
     lanes: NotRequired[pulumi.Input[Mapping[str, Lane]]]
-    """The rack's lanes: its ``lanes`` output (``Rack.lanes``, or another stack's through a
-    ``pulumi.StackReference``: ``ref.get_output("lanes")``); in Python also ``Rack.lane_facts``, a list of lanes as
-    the policy config names them, or the output's JSON text. The service is then refused, with the policy pack's
+    """The rack's lanes: its ``lanes`` output (``Rack.lanes``, or another stack's ``lanes`` output through a stack
+    reference). In Python also ``Rack.lane_facts``, a list of lanes as the policy config names them, or the output's
+    JSON text. The service is then refused, with the policy pack's
     words, if no lane can hold its pod (a lane that does not exist, GPUs with no GPU lane selected, more GPUs than
     the lane's instances have, CPU or memory beyond the allocatable of its largest instance): when it is built, or
     for lanes known later when they are, before its Deployment is registered. Default: judged at preview only, by

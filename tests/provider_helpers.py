@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from concurrent import futures
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -126,13 +127,17 @@ class ProviderProcess:
     """The component provider, started as the Python language host starts a plugin folder."""
 
     def __init__(self, engine_address: str, cwd: Path) -> None:
+        # stderr to a file, as the engine reads a plugin's stderr as it comes: a pipe nobody reads fills up (64 KiB of
+        # logs of registrations a closed test engine refused), and the provider then blocks on its next log line
+        self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen([sys.executable, str(PLUGIN), engine_address], cwd=cwd,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                        stdout=subprocess.PIPE, stderr=self.stderr)
         assert self.process.stdout is not None
         port = self.process.stdout.readline().decode().strip()
         if not port.isdigit():
             self.process.kill()
-            raise AssertionError(f"the provider printed no port: {port!r} {self.process.stderr.read().decode()[-3000:]}")  # type: ignore[union-attr]
+            self.stderr.seek(0)
+            raise AssertionError(f"the provider printed no port: {port!r} {self.stderr.read().decode()[-3000:]}")
         self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
 
@@ -156,6 +161,7 @@ class ProviderProcess:
         self.channel.close()
         self.process.kill()
         self.process.wait()
+        self.stderr.close()
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()

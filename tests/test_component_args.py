@@ -242,15 +242,28 @@ def test_two_components_that_would_own_one_cluster_object_are_refused():
 
 
 def test_clusters_of_one_name_in_two_regions_or_two_unit_tests_are_not_one():
-    # an EKS cluster name is unique in one account and region: refs read through a parent of their own
-    # (with its own AWS provider) may be other clusters; each set_mocks run (a unit test) is a run of its own
+    # an EKS cluster name is unique in one account and region, which the AWS provider fixes: refs read through a
+    # parent with an AWS provider of its own are other clusters; through the same provider, one; each set_mocks run
+    # (a unit test) is a run of its own
+    import pulumi_aws as aws
+
     def two_regions() -> None:
         for region in ("us-east-1", "eu-west-1"):
-            parent = pulumi.ComponentResource("team:index:Region", region)
+            provider = aws.Provider(f"aws-{region}", region=region)
+            parent = pulumi.ComponentResource("team:index:Region", region, opts=pulumi.ResourceOptions(providers={"aws": provider}))
             ref = ClusterRef.existing(f"prod-{region}", "prod", opts=pulumi.ResourceOptions(parent=parent))
             MetricsServer(f"metrics-{region}", {"cluster": ref})
 
     run_program(two_regions, {"aws:region": "us-east-1"})
+
+    def one_region() -> None:
+        for region in ("us-east-1", "eu-west-1"):
+            parent = pulumi.ComponentResource("team:index:Region", region)  # the stack's own provider, both
+            MetricsServer(f"metrics-{region}", {"cluster": ClusterRef.existing(f"prod-{region}", "prod",
+                                                                               opts=pulumi.ResourceOptions(parent=parent))})
+
+    assert refused(one_region).startswith("MetricsServer 'metrics-eu-west-1': cluster: MetricsServer 'metrics-us-east-1' "
+                                          "already puts")
 
     unit_tests = (  # Pulumi's unit-test pattern, in a process of its own (set_mocks changes the process)
         "import pulumi\n"

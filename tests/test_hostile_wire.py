@@ -106,11 +106,11 @@ def test_a_not_finite_number_inside_a_secret_is_named_where_it_is(provider):
     ("KarpenterPool", put(POOL, "pool.canaryAmiId", MISSING_AMI), "pool.canaryAmiId"),
     ("Rack", {"spec": {"clusterName": "prod-rack", "pools": [{"name": "workload"}], "nodeGroups": [
         {"name": "rack-ng-1", "instanceType": "g5.xlarge", "minSize": 1, "maxSize": 3, "canaryAmiId": MISSING_AMI}]}},
-     "spec"),
+     "spec.nodeGroups[0].canaryAmiId"),
 ], ids=["group-canary", "group", "pool-canary", "rack-group-canary"])
 def test_an_ami_the_account_lacks_is_named_at_the_field_that_pins_it(tmp_path, component, inputs, path):
     """A node group's canary once came back as a traceback: the canary's look-up failed inside the group. Each
-    is refused at the field the user wrote (a ``Rack``'s at its spec, naming the lane). A process of its own per
+    is refused at the field the user wrote (a ``Rack``'s at the lane's field in its spec). A process of its own per
     case: a component that failed halfway leaves the SDK's provider host with work that never ends."""
     engine = EngineSide()
     process = ProviderProcess(engine.address, tmp_path)

@@ -83,7 +83,8 @@ def python_twin(project: str, stack: str):
             "name": "ml", "os": "al2023", "instance_families": ["g6", "g6e"], "ami_id": "ami-0c1d2e3f405162738",
             "disk": 200, "dedicated": True}})
         group = mixed_os_racks.NodeGroup("inference", {"cluster": cluster, "group": {
-            "instance_type": "g6.xlarge", "min_size": 1, "max_size": 4, "dedicated": True, "label": "inference"}})
+            "instance_type": "g6.xlarge", "min_size": 1, "max_size": 4, "dedicated": True, "label": "inference",
+            "max_hourly_usd": 5}})
         placed = mixed_os_racks.place({"convox.io/nodepool": "ml"}, gpu=1)
         k8s.apps.v1.Deployment("model-server", metadata={"name": "model-server", "namespace": "default"}, spec={
             "replicas": 1, "selector": {"match_labels": {"app": "model-server"}},
@@ -95,6 +96,7 @@ def python_twin(project: str, stack: str):
         pulumi.export("trainingNodePool", pool.node_pool_name)
         pulumi.export("inferenceNodeGroup", group.node_group_name)
         pulumi.export("inferenceTaints", group.taints)
+        pulumi.export("inferenceBudget", group.max_hourly_usd)
 
     return run_program(program, DEV, Catalog.load(CATALOG), project=project, stack=stack)
 

@@ -32,7 +32,7 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
         capacity = tuple(facts.text(v) for v in facts.as_list(entry.get("capacityTypes")))
         offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
                    (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
-        stated = facts.as_map(entry.get("allocatable"))
+        stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in facts.as_map(entry.get("allocatable")).items()}
         allocatable = None
         if stated:
             amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
@@ -159,7 +159,7 @@ def lanes_config_problems(lanes: Any) -> list[str]:
                     # a number with no digits ("m") is a quantity Kubernetes reads as 0, but no size a config means
                     amount = (fit.quantity(value) if not isinstance(value, bool)
                               and (not isinstance(value, str) or any(c.isdigit() for c in value)) else None)
-                    if key not in fit.SIZED:
+                    if lane_contract.ALLOCATABLE_ALIASES.get(key, key) not in fit.SIZED:
                         problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
                     elif amount is None or not math.isfinite(amount) or amount < 0:
                         problems.append(f"{where}.allocatable.{key}: invalid quantity {number_text(value)} "

@@ -11,6 +11,7 @@ import inspect
 import json
 import re
 import unicodedata
+from contextvars import ContextVar
 from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, get_args
 
 import pulumi
@@ -338,14 +339,33 @@ class Spec(BaseModel):
 
     def where(self, field: str) -> str:
         """How a problem of ``field`` found after the spec was built (a pinned AMI's facts, at preview) names
-        it: the stack-config key that set it (``rack:additional_karpenter_nodepools_config[0].disk``), or
-        ``<Spec>.<field>`` for a spec a program built."""
+        it: the stack-config key that set it (``rack:additional_karpenter_nodepools_config[0].disk``), the
+        property path of another language's program (``pool.disk``, ``named_at``), or ``<Spec>.<field>`` for a
+        spec a Python program built."""
         return self._keys.get(field) or f"{type(self).__name__}.{field}"
+
+    def named_at(self, path: str, name: Callable[[str], str]) -> None:
+        """Name each field not named yet by its property path under ``path`` (``name`` spells a field as the
+        program does), and so each field of the specs inside: ``spec.pools[2].disk``."""
+        for field in type(self).model_fields:
+            at = f"{path}.{name(field)}"
+            self._keys.setdefault(field, at)
+            value = getattr(self, field)
+            items = value if isinstance(value, (list, tuple)) else [value]
+            for n, item in enumerate(items):
+                if isinstance(item, Spec):
+                    item.named_at(f"{at}[{n}]" if isinstance(value, (list, tuple)) else at, name)
 
     @field_validator("*", mode="before")
     @classmethod
     def _numbers(cls, value: Any, info: ValidationInfo) -> Any:
         return strict_scalars(cls, plain_value(value), info)
+
+
+PROPERTY_NAMES: ContextVar[Optional[Callable[[str], str]]] = ContextVar("PROPERTY_NAMES", default=None)
+"""How the program that sent a spec as data spells its fields, while a component provider constructs a component
+for another language's program (``camel_case``); None for a Python program. A spec built from data then names each
+field by its path there (``Spec.named_at``)."""
 
 
 PLAIN_ONLY = "spec fields take plain values, checked when the spec is built (pass Outputs to the component " \

@@ -3,16 +3,16 @@
 // for steady inference, and a plain Kubernetes Deployment that selects the pool.
 import * as pulumi from "@pulumi/pulumi";
 import * as k8s from "@pulumi/kubernetes";
-import { KarpenterPool, NodeGroup, NodeOs } from "./rack";
+import * as rack from "./rack"; // the generated SDK; with `pulumi package add`: import * as rack from "@mixed-os-racks/rack"
 
 const config = new pulumi.Config();
 const cluster = { name: config.require("clusterName") };
 
-const training = new KarpenterPool("ml", {
+const training = new rack.KarpenterPool("ml", {
     cluster,
     pool: {
         name: "ml",
-        os: (config.get("poolOs") ?? "al2023") as NodeOs,
+        os: (config.get("poolOs") ?? rack.types.enums.NodeOs.AL2023) as rack.types.enums.NodeOs,
         instanceFamilies: ["g6", "g6e"],
         amiId: config.require("amiId"),
         disk: 200,
@@ -21,9 +21,10 @@ const training = new KarpenterPool("ml", {
     tags: { team: "ml" },
 });
 
-const inference = new NodeGroup("inference", {
+const inference = new rack.NodeGroup("inference", {
     cluster,
-    group: { instanceType: "g6.xlarge", minSize: 1, maxSize: 4, dedicated: true, label: "inference" },
+    // a budget: the group's worst case (4 nodes on demand) may cost at most $5 an hour (policy lane-cost-ceiling)
+    group: { instanceType: "g6.xlarge", minSize: 1, maxSize: 4, dedicated: true, label: "inference", maxHourlyUsd: 5 },
 });
 
 // The model server: a required node affinity on the lane's label, the lane's dedicated-node toleration and the
@@ -64,3 +65,4 @@ new k8s.apps.v1.Deployment("model-server", {
 export const trainingNodePool = training.nodePoolName;
 export const inferenceNodeGroup = inference.nodeGroupName;
 export const inferenceTaints = inference.taints;
+export const inferenceBudget = inference.maxHourlyUsd;
