@@ -715,6 +715,17 @@ def test_a_type_the_table_does_not_price_gives_no_bound_outside_a_listed_region(
     assert listed.usd is not None and "trn2.48xlarge" in listed.left_out
 
 
+def test_an_unpriced_type_outside_a_listed_region_does_not_hide_a_pool_its_limits_leave_unbounded():
+    """A dynamic pool with a type its limits do not count launches any number of it, whatever an unpriced type costs:
+    it is unbounded (lane-cost-unbounded), not "not known"; a static pool (replicas) with an unpriced type stays not known."""
+    neuron = (wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("trn1", "trn2")),)
+    for region in ("us-east-2", ""):
+        worst = cost.pool(neuron, {"nvidia.com/gpu": 8.0}, prices.for_region(region))
+        assert worst.unbounded and "do not count trn1." in worst.why, worst
+        static = cost.pool(neuron, {"nvidia.com/gpu": 8.0}, prices.for_region(region), replicas=2)
+        assert static.usd is None and static.unknown and "trn2.48xlarge" in static.why, static
+
+
 def test_a_node_limit_alone_bounds_no_pool_and_is_never_the_advice(pack):
     """kubernetes-sigs/karpenter v1.14.1 scheduler.go: within a pass each NodeClaim subtracts its types' largest
     capacity from the remaining limits (subtractMax), and an instance type's capacity has no "nodes": a pool held by

@@ -282,8 +282,10 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
                          left_out=left_out)
     if not fits:
         return WorstCase(0.0, prices, why="no instance type it can launch fits its limits", left_out=left_out)
+    # a type it can launch that the table does not price, outside a listed region, leaves it no figure (not known);
+    # but a dynamic pool with a type its limits do not count is unbounded whatever that type costs (below)
     launchable = tuple(t.name for t in types if prices.of(t.name) is None and within(t)) if not prices.listed else ()
-    if launchable:
+    if launchable and replicas is not None:
         return WorstCase(None, prices, why=_no_bound(launchable, prices), unknown=True, left_out=left_out)
     if replicas is not None:
         nodes = min(replicas, limits.get(NODES, math.inf))
@@ -305,6 +307,8 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
                            f"{'it bounds' if len(huge) == 1 else 'they bound'} nothing")
         why = ", and ".join(reasons) or "it has no limits on cpu, memory, GPUs or nodes"
         return WorstCase(None, prices, why=why, left_out=left_out)
+    if launchable:
+        return WorstCase(None, prices, why=_no_bound(launchable, prices), unknown=True, left_out=left_out)
     dims = [d for d, limit in enumerate(counted) if limit < math.inf]
     items = tuple((p, tuple(capacity(t)[d] for d in dims)) for t, p in fits)
     cost, counts, exact = dearest(items, tuple(counted[d] for d in dims))
