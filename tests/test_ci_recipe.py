@@ -104,8 +104,11 @@ def test_the_consumer_and_the_docs_install_from_the_repository_at_the_release_ta
     assert requirement[0] == OFFLINE_LINE and all(not line.startswith("mixed-os-racks") for line in requirement[1:])
     ci = (REPO / "docs" / "ci.md").read_text()
     assert OFFLINE_LINE in ci
-    readme = (REPO / "README.md").read_text()
-    assert f'pip install "{OFFLINE_LINE}"' in readme and "<you>" not in readme
+    # the line a reader copies installs what the repository has (its default branch: no release is tagged yet),
+    # and the README says how to pin a commit, and the tag once it exists
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f'pip install "mixed-os-racks[offline] @ git+{SOURCE}@main"' in readme and "<you>" not in readme
+    assert f"git ls-remote {SOURCE} main" in readme and f"@v{VERSION}" in readme
 
 
 @pytest.fixture(scope="module")
