@@ -14,13 +14,11 @@ only; ``git`` on PATH.
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .pricegen import _git
+from .pricegen import _git, commit_of, run_generator
 from .upstream import KARPENTER_LINES
 
 UPSTREAM = "aws/karpenter-provider-aws"
@@ -80,21 +78,13 @@ def regenerate(module_text: str, pages: Mapping[str, str], commit: str, day: str
 
 def generate(repo: Path, commit: str, module_text: str, lines: Sequence[str] = KARPENTER_LINES) -> str:
     """``upstream.py``'s text from a clone (bare or not) of ``UPSTREAM`` at ``commit``."""
-    sha = _git(repo, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
-    day = _git(repo, "show", "-s", "--format=%cs", sha).strip()
+    sha, day = commit_of(repo, commit)
     return regenerate(module_text, {line: _git(repo, "show", f"{sha}:{path_of(line)}") for line in lines}, sha, day)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.pack.matrixgen", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, required=True, help=f"a clone of {UPSTREAM}")
-    parser.add_argument("--commit", default="HEAD", help="the commit, tag or branch to read (default: HEAD)")
-    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"the module to rewrite (default: {OUTPUT})")
-    args = parser.parse_args(argv)
-    text = generate(args.repo, args.commit, args.output.read_text(encoding="utf-8"))
-    args.output.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {args.output}\n")
-    return 0
+    return run_generator("mixed_os_racks.pack.matrixgen", __doc__ or "", OUTPUT,
+                         lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")), argv)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 UPSTREAM = "aws/karpenter-provider-aws"
 FILES = {
@@ -107,10 +107,30 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def commit_of(repo: Path, commit: str) -> tuple[str, str]:
+    """The full hash of ``commit`` in ``repo`` and its commit date (``2026-08-21``): what a generated table names."""
+    sha = _git(repo, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
+    return sha, _git(repo, "show", "-s", "--format=%cs", sha).strip()
+
+
+def run_generator(prog: str, doc: str, default: Path, text_of: Callable[[Path, str, Path], str],
+                  argv: Sequence[str] | None = None) -> int:
+    """A generator's command line (``--repo``, ``--commit``, ``--output``): ``text_of(repo, commit, output)`` written
+    to ``output``. The price list, the instance sizes and the compatibility matrices share it."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=doc.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True, help=f"a clone of {UPSTREAM}")
+    parser.add_argument("--commit", default="HEAD", help="the commit, tag or branch to read (default: HEAD)")
+    parser.add_argument("--output", type=Path, default=default, help=f"the module to write (default: {default})")
+    args = parser.parse_args(argv)
+    text = text_of(args.repo, args.commit, args.output)
+    args.output.write_text(text, encoding="utf-8")
+    sys.stdout.write(f"wrote {args.output}\n")
+    return 0
+
+
 def generate(repo: Path, commit: str = "HEAD") -> str:
     """``pricelist.py``'s text from a clone (bare or not) of ``UPSTREAM`` at ``commit``."""
-    sha = _git(repo, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
-    day = _git(repo, "show", "-s", "--format=%cs", sha).strip()
+    sha, day = commit_of(repo, commit)
     regions: dict[str, dict[str, str]] = {}
     files: dict[str, str] = {}
     left_out: list[str] = []
@@ -128,15 +148,8 @@ def generate(repo: Path, commit: str = "HEAD") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.pack.pricegen", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, required=True, help=f"a clone of {UPSTREAM}")
-    parser.add_argument("--commit", default="HEAD", help="the commit, tag or branch to read (default: HEAD)")
-    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"where to write (default: {OUTPUT})")
-    args = parser.parse_args(argv)
-    text = generate(args.repo, args.commit)
-    args.output.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {args.output}\n")
-    return 0
+    return run_generator("mixed_os_racks.pack.pricegen", __doc__ or "", OUTPUT,
+                         lambda repo, commit, _: generate(repo, commit), argv)
 
 
 if __name__ == "__main__":

@@ -16,15 +16,13 @@ Standard library only; ``git`` on PATH.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
-import sys
 import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .pricegen import _git
+from .pricegen import _git, commit_of, run_generator
 
 UPSTREAM = "aws/karpenter-provider-aws"
 PATH = "website/content/en/preview/reference/instance-types.md"
@@ -100,21 +98,13 @@ def regenerate(module_text: str, reference: str, commit: str, day: str) -> str:
 
 def generate(repo: Path, commit: str, module_text: str) -> str:
     """``instances.py``'s text from a clone (bare or not) of ``UPSTREAM`` at ``commit``."""
-    sha = _git(repo, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
-    day = _git(repo, "show", "-s", "--format=%cs", sha).strip()
+    sha, day = commit_of(repo, commit)
     return regenerate(module_text, _git(repo, "show", f"{sha}:{PATH}"), sha, day)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mixed_os_racks.pack.sizegen", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repo", type=Path, required=True, help=f"a clone of {UPSTREAM}")
-    parser.add_argument("--commit", default="HEAD", help="the commit, tag or branch to read (default: HEAD)")
-    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"the module to rewrite (default: {OUTPUT})")
-    args = parser.parse_args(argv)
-    text = generate(args.repo, args.commit, args.output.read_text(encoding="utf-8"))
-    args.output.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {args.output}\n")
-    return 0
+    return run_generator("mixed_os_racks.pack.sizegen", __doc__ or "", OUTPUT,
+                         lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")), argv)
 
 
 if __name__ == "__main__":
