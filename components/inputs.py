@@ -89,6 +89,21 @@ MAX_PATH_SHOWN = 600
 """Most characters of a whole key path a message shows (its start and its end, a deep path's middle left out)."""
 
 
+def seconds_from_env(name: str, default: float, example: str) -> float:
+    """A limit in seconds from the environment variable ``name`` (``default`` when it is unset or blank); a
+    ValueError naming the variable and its value when that is no number of seconds above 0."""
+    given = os.environ.get(name, "").strip()
+    if not given:
+        return default
+    try:
+        limit = float(given)
+    except ValueError:
+        limit = math.nan
+    if not 0 < limit < math.inf:
+        raise ValueError(f"{name}={given[:40]!r}: not a number of seconds above 0 (such as {example})")
+    return limit
+
+
 def clipped(text: str, most: int) -> str:
     """``text``, or its first ``most`` characters and its length when it is longer: ``abc...(5000 characters)``."""
     return text if len(text) <= most else f"{text[:most]}...({len(text)} characters)"

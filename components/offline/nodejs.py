@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from ..errors import ConfigError
+from ..inputs import seconds_from_env
 from . import sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
@@ -152,16 +153,10 @@ def _locate_run(node: str, program_dir: Path) -> str:
 
 def run_limit() -> float:
     """The program run limit in seconds: ``$MIXED_OS_RACKS_PROGRAM_S``, else ``RUN_LIMIT_S``."""
-    given = os.environ.get(RUN_LIMIT_ENV, "").strip()
-    if not given:
-        return RUN_LIMIT_S
     try:
-        limit = float(given)
-    except ValueError:
-        limit = float("nan")
-    if not 0 < limit < float("inf"):
-        raise NodeProgramError(f"{RUN_LIMIT_ENV}={given[:40]!r}: not a number of seconds above 0 (such as 3600)")
-    return limit
+        return seconds_from_env(RUN_LIMIT_ENV, RUN_LIMIT_S, "3600")
+    except ValueError as exc:
+        raise NodeProgramError(str(exc)) from None
 
 
 def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[str, Any], catalog: Optional[Catalog] = None,

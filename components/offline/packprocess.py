@@ -22,7 +22,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2 as pb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS, closest
+from ..inputs import TAG_MISFIT, YAML_TAG_ERRORS, closest, seconds_from_env
 from . import sdk
 from .engine import stack_config_values
 from .policyconfig import LEVEL_NAMES, LEVELS, PolicyConfig, PolicyPackError, reconcile
@@ -61,16 +61,10 @@ ENGINE_ADDRESS = "127.0.0.1:0"
 
 def start_limit() -> float:
     """The pack start limit in seconds: ``$MIXED_OS_RACKS_PACK_START_S``, else ``START_TIMEOUT_S``."""
-    given = os.environ.get(START_ENV, "").strip()
-    if not given:
-        return START_TIMEOUT_S
     try:
-        limit = float(given)
-    except ValueError:
-        limit = float("nan")
-    if not 0 < limit < float("inf"):
-        raise PolicyPackError(f"{START_ENV}={given[:40]!r}: not a number of seconds above 0 (such as 300)")
-    return limit
+        return seconds_from_env(START_ENV, START_TIMEOUT_S, "300")
+    except ValueError as exc:
+        raise PolicyPackError(str(exc)) from None
 
 
 def _waited(limit: float) -> str:
