@@ -19,9 +19,10 @@ import sys
 import tempfile
 from concurrent import futures
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import grpc
+import pytest
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime import settings
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2_grpc
@@ -165,6 +166,26 @@ class ProviderProcess:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def serve_provider(folder: Path) -> Iterator[ProviderProcess]:
+    """A provider started beside a fresh engine (the body of each module's ``provider`` fixture), closed after."""
+    engine = EngineSide()
+    process = ProviderProcess(engine.address, folder)
+    yield process
+    process.close()
+    engine.close()
+
+
+def refused(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> grpc.RpcError:
+    """The error the provider answers a Construct of ``component`` with ``inputs`` (the test fails if it takes it)."""
+    engine = EngineSide()
+    try:
+        with pytest.raises(grpc.RpcError) as caught:
+            provider.construct(engine, f"rack:index:{component}", "bad", inputs)
+    finally:
+        engine.close()
+    return caught.value
 
 
 def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from mixed_os_racks.cli import main
 
 from conftest import GPU_AMI, REPO, stack_config
-from provider_helpers import EngineSide, ProviderProcess, property_errors
+from provider_helpers import EngineSide, ProviderProcess, property_errors, refused, serve_provider
 
 CLUSTER = {"name": "prod-rack"}
 MISSING_AMI = "ami-0fffffffffffffff0"
@@ -34,21 +34,7 @@ MISSING_AMI = "ami-0fffffffffffffff0"
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    engine = EngineSide()
-    process = ProviderProcess(engine.address, tmp_path_factory.mktemp("program"))
-    yield process
-    process.close()
-    engine.close()
-
-
-def refused(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> grpc.RpcError:
-    engine = EngineSide()
-    try:
-        with pytest.raises(grpc.RpcError) as caught:
-            provider.construct(engine, f"rack:index:{component}", "bad", inputs)
-    finally:
-        engine.close()
-    return caught.value
+    yield from serve_provider(tmp_path_factory.mktemp("program"))
 
 
 def put(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:

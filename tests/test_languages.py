@@ -42,7 +42,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from conftest import GPU_AMI, REPO
-from provider_helpers import CONFIG, EngineSide, ProviderProcess, property_errors
+from provider_helpers import CONFIG, EngineSide, ProviderProcess, property_errors, serve_provider
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
 CLUSTER = {"name": "prod-rack"}
@@ -53,11 +53,7 @@ RACK = {"spec": {"clusterName": "prod-rack", "devicePlugin": {}, "pools": [
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    engine = EngineSide()
-    process = ProviderProcess(engine.address, tmp_path_factory.mktemp("program"))
-    yield process
-    process.close()
-    engine.close()
+    yield from serve_provider(tmp_path_factory.mktemp("program"))
 
 
 @pytest.fixture(scope="module")

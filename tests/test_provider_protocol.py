@@ -26,7 +26,7 @@ from google.protobuf import json_format
 
 from conftest import GPU_AMI
 from provider_helpers import (CONFIG, ROOT, UNKNOWN, EngineSide, ProviderProcess, camel, comparable, property_errors,
-                              run_python)
+                              refused, run_python, serve_provider)
 
 METASCHEMA = ROOT / "tests" / "fixtures" / "metaschema" / "pulumi.json"
 
@@ -60,11 +60,7 @@ NAMES = {"Rack": "rack", "RackCluster": "lab", "KarpenterPool": "ml", "NodeGroup
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    engine = EngineSide()
-    process = ProviderProcess(engine.address, tmp_path_factory.mktemp("program"))
-    yield process
-    process.close()
-    engine.close()
+    yield from serve_provider(tmp_path_factory.mktemp("program"))
 
 
 @pytest.fixture(scope="module")
@@ -208,18 +204,8 @@ def test_construct_returns_the_components_outputs(provider):
 # ---- bad input: per-property errors ----------------------------------------------------------------------
 
 
-def _refused(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> grpc.RpcError:
-    engine = EngineSide()
-    try:
-        with pytest.raises(grpc.RpcError) as caught:
-            provider.construct(engine, f"rack:index:{component}", "bad", inputs)
-    finally:
-        engine.close()
-    return caught.value
-
-
 def test_a_bad_input_comes_back_as_invalid_argument_with_its_property_path(provider):
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {
         "name": "ml", "volumeType": "gp2", "volumeIops": 3000}})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert property_errors(error) == [
@@ -227,7 +213,7 @@ def test_a_bad_input_comes_back_as_invalid_argument_with_its_property_path(provi
 
 
 def test_every_bad_input_is_reported_at_once(provider):
-    error = _refused(provider, "NodeGroup", {"cluster": {"name": "prod-rack", "endpoint": "https://x"},
+    error = refused(provider, "NodeGroup", {"cluster": {"name": "prod-rack", "endpoint": "https://x"},
                                              "group": {"instanceType": "g6.2xlarge", "minSize": -1, "label": "Bad_Label"},
                                              "nodeRole": "not-an-arn"})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -236,13 +222,13 @@ def test_every_bad_input_is_reported_at_once(provider):
 
 
 def test_a_missing_required_input_is_named(provider):
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER})
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert [path for path, _ in property_errors(error)] == ["pool"]
 
 
 def test_a_wrongly_shaped_input_is_named_with_what_was_expected(provider):
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": "ml", "subnetIds": "subnet-1"})
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": "ml", "subnetIds": "subnet-1"})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert property_errors(error) == [("pool", 'expected an object (PoolSpec) (got "ml")'),
                                       ("subnetIds", 'expected a list (got "subnet-1")')]
@@ -253,7 +239,7 @@ def test_a_wrongly_shaped_input_is_named_with_what_was_expected(provider):
     [{"name": "Bad_" + "x" * 300}] * 500,  # well shaped, refused by the component
 ], ids=["shape", "rule"])
 def test_five_hundred_bad_pools_list_twenty_and_count_the_rest(provider, pools):
-    error = _refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": pools}})
+    error = refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": pools}})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT  # not RESOURCE_EXHAUSTED: the reply fits gRPC's metadata
     listed = property_errors(error)
     assert 1 <= len(listed) <= 20
@@ -295,9 +281,9 @@ def test_an_output_inside_a_spec_list_is_named_by_its_position(provider, value):
     host answers ``Configure``) as output values where they are, and a secret in the older encoding where it is;
     a preview's unknowns as any of its unknown sentinels. Each is named at its own path, in both encodings."""
     pools = [{"name": "a"}, {"name": "b"}, {"name": "c", "amiId": value}]
-    error = _refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": pools}})
+    error = refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": pools}})
     assert [path for path, _ in property_errors(error)] == ["spec.pools[2].amiId"]
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml",
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml",
                                                                              "instanceFamilies": ["g6", value]}})
     [(path, reason)] = property_errors(error)
     assert path == "pool.instanceFamilies[1]" and "spec fields take plain values" in reason
@@ -328,11 +314,11 @@ def test_a_secret_of_a_valid_value_is_taken_where_the_value_is(provider, cluster
 @pytest.mark.parametrize("wrap", [_secret, lambda v: _output(v, secret=True), lambda v: _output(_secret(v))],
                          ids=["secret", "secret-output", "secret-in-output"])
 def test_a_wrong_value_inside_a_secret_is_named_at_its_own_path(provider, wrap):
-    error = _refused(provider, "KarpenterPool", {"cluster": {"name": wrap(True)}, "pool": {"name": "ml"},
+    error = refused(provider, "KarpenterPool", {"cluster": {"name": wrap(True)}, "pool": {"name": "ml"},
                                                  "subnetIds": ["subnet-0a1b2c3d4e5f60711", wrap(["subnet-1"])]})
     assert property_errors(error) == [("cluster.name", "expected a string (got true)"),
                                       ("subnetIds[1]", 'expected a string (got ["subnet-1"])')]
-    error = _refused(provider, "KarpenterPool", {"cluster": wrap({"name": "prod-rack", "endpoint": False}),
+    error = refused(provider, "KarpenterPool", {"cluster": wrap({"name": "prod-rack", "endpoint": False}),
                                                  "pool": {"name": "ml"}})
     assert property_errors(error) == [("cluster.endpoint", "expected a string (got false)")]
 
@@ -351,7 +337,7 @@ def test_plain_inputs_that_came_from_other_resources_keep_their_values(provider)
 def test_references_assets_and_malformed_values_are_named_where_they_are(provider):
     role = {SIG: "5cf8f73096256a8f31e491e813e4eb8e", "urn": "urn:pulumi:dev::consumer::aws:iam/role:Role::r", "id": "r"}
     asset = {SIG: "c44067f5952c0a294b673a41bacd8c17", "text": "x"}
-    error = _refused(provider, "KarpenterPool", {"cluster": {"name": asset}, "pool": {"name": "ml", "disk": role},
+    error = refused(provider, "KarpenterPool", {"cluster": {"name": asset}, "pool": {"name": "ml", "disk": role},
                                                  "tags": {"team": {SIG: "1b47061264138c4ac30d75fd1eb44270"}},
                                                  "subnetIds": [{SIG: "not-a-signature"}]})
     assert property_errors(error) == [
@@ -363,10 +349,10 @@ def test_references_assets_and_malformed_values_are_named_where_they_are(provide
 
 @pytest.mark.parametrize("wrong", ["amiID", "ami_id", "amiIdd"])
 def test_an_undeclared_input_is_refused_with_the_name_meant(provider, wrong):
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml", wrong: GPU_AMI}})
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml", wrong: GPU_AMI}})
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert property_errors(error) == [(f"pool.{wrong}", f"'{wrong}' is not an input of PoolSpec (did you mean 'amiId'?)")]
-    error = _refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml"}, "tag": {}})
+    error = refused(provider, "KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml"}, "tag": {}})
     assert property_errors(error) == [("tag", "'tag' is not an input of KarpenterPool (did you mean 'tags'?)")]
 
 
@@ -396,7 +382,7 @@ def test_a_whole_unknown_object_is_named_unknown_not_missing(provider, unknown, 
     specs are plain in the schema (the generated SDKs take the object itself, with outputs in the cluster's
     fields), so a whole unknown one is refused at its own path, as unknown."""
     inputs = {k: v for k, v in CASES[component].items() if k in ("cluster", "pool", "group", "spec")}
-    error = _refused(provider, component, {**camel(inputs), key: unknown})
+    error = refused(provider, component, {**camel(inputs), key: unknown})
     [(path, reason)] = property_errors(error)
     assert path == key and reason.startswith("unknown during preview"), reason
     assert "required" not in reason.lower() and "missing" not in reason.lower()
@@ -408,7 +394,7 @@ def test_unknown_items_of_a_list_preview_where_the_list_takes_outputs(provider, 
     registered = _registered(provider, "KarpenterPool", {
         "cluster": {"name": unknown}, "pool": pool, "subnetIds": ["subnet-0a1b2c3d4e5f60711", unknown]})
     assert "kubernetes:karpenter.sh/v1:NodePool" in {type_ for _, type_ in registered}
-    error = _refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": [{"name": "a"}, unknown]}})
+    error = refused(provider, "Rack", {"spec": {"clusterName": "prod-rack", "pools": [{"name": "a"}, unknown]}})
     [(path, reason)] = property_errors(error)
     assert path == "spec.pools[1]" and reason.startswith("unknown during preview")
 
