@@ -388,3 +388,50 @@ def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_th
         f"{BLOCK}: the other 1 stay idle, billed all the same (raise the limits)",
         "karpenter nodepool 'train': capacity reservation cr-0fedcba9876543210 is not one the account has (EC2 "
         "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and the region"]
+
+
+# ---- hostile input: another program's classes and configs, anything at all ----------------------------------
+
+
+ANYTHING = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8),
+                                  st.sampled_from([BLOCK, ODCR, SUBNET_A, "us-east-1a", "p5.48xlarge", "2026-12-28T11:30:00Z"])),
+                        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+                            st.sampled_from(["id", "tags", "ownerID", "x", "InstanceType", "EndDate", "type"]), inner, max_size=3)),
+                        max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANYTHING, ANYTHING, ANYTHING)
+def test_any_class_terms_and_config_give_findings_not_a_crash(reservation_terms, subnet_terms, config_reservations):
+    from mixed_os_racks.pack import checks, lanesource
+
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "train"},
+                  "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "capacityReservationSelectorTerms": reservation_terms,
+                           "subnetSelectorTerms": subnet_terms}}
+    node_pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "train"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "train"},
+        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]}]}}}}
+    resources = [checks.StackResource("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "c", "urn:c", node_class, {}),
+                 checks.StackResource("kubernetes:karpenter.sh/v1:NodePool", "p", "urn:p", node_pool, {})]
+    lanes = lanesource.read_lanes(resources, {})
+    knowledge = reserved.Knowledge({"reservations": config_reservations, "subnets": config_reservations})
+    for judged in (reserved.fits(lanes, knowledge, at(NOW)), reserved.ending(lanes, knowledge, at(NOW))):
+        assert all(f.message.startswith("karpenter nodepool 'train': ") for f in judged)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANYTHING)
+def test_the_decoder_reads_anything_without_a_crash(raw):
+    found = reservation.decode(BLOCK, raw)
+    assert found.count is None or found.count >= 1
+    assert found.kind in ("", "default", "capacity-block")
+
+
+def test_a_subnets_zone_is_what_ec2_says(stubbed_ec2):
+    stubbed_ec2.add_response("describe_subnets", {"Subnets": [{
+        "SubnetId": SUBNET_B, "AvailabilityZone": "us-east-1b", "AvailabilityZoneId": "use1-az6", "VpcId": "vpc-0f1e2d3c4b5a69788",
+        "CidrBlock": "10.1.2.0/24", "State": "available"}]}, {"SubnetIds": [SUBNET_B]})
+    stubbed_ec2.add_client_error("describe_subnets", "InvalidSubnetID.NotFound", "no such subnet", 400,
+                                 expected_params={"SubnetIds": [SUBNET_A]})
+    assert lookup.subnet_zone(SUBNET_B) == "us-east-1b"
+    assert lookup.subnet_zone(SUBNET_A) is None
