@@ -435,3 +435,41 @@ def test_a_subnets_zone_is_what_ec2_says(stubbed_ec2):
                                  expected_params={"SubnetIds": [SUBNET_A]})
     assert lookup.subnet_zone(SUBNET_B) == "us-east-1b"
     assert lookup.subnet_zone(SUBNET_A) is None
+
+
+# ---- placement: a pod that selects a reservation lands only on the lanes that launch into it --------------------
+
+
+def test_a_pod_selecting_a_reservation_id_lands_only_where_nodes_carry_it():
+    """Karpenter labels a node launched into a reservation ``karpenter.k8s.aws/capacity-reservation-id: <id>``
+    (karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go``), and no other node."""
+    from mixed_os_racks.pack.scheduling import Requirement, Selection
+
+    def selecting(*ids: str, operator: str = "In") -> Selection:
+        return Selection((Requirement(lanemodel.RESERVATION_ID_KEY, operator, ids),))
+
+    with_fallback, reserved_only = pool(), pool(capacity=("reserved",))
+    on_demand = pool(ids=(), capacity=("on-demand",))
+    on_demand = lanemodel.Lane("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
+    assert with_fallback.admits(selecting(BLOCK)) and reserved_only.admits(selecting(BLOCK))
+    assert not with_fallback.admits(selecting(ODCR)) and not on_demand.admits(selecting(BLOCK))
+    assert on_demand.admits(selecting(operator="DoesNotExist")) and with_fallback.admits(selecting(operator="DoesNotExist"))
+    assert not reserved_only.admits(selecting(operator="DoesNotExist"))  # every node of it is in a reservation
+    configured = lanemodel.Lane("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
+    assert configured.admits(selecting(ODCR))  # another stack's lane: its reservations are not known here
+
+
+def test_the_pack_refuses_a_workload_selecting_a_reservation_no_lane_launches_into(pack):
+    def program() -> None:
+        reserved_program()()
+        for name, chosen in (("on-block", BLOCK), ("on-odcr", ODCR)):
+            k8s.apps.v1.Deployment(name, metadata={"name": name}, spec={
+                "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": {
+                    "nodeSelector": {lanemodel.RESERVATION_ID_KEY: chosen},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "containers": [{"name": "c", "image": "nginx"}]}}})
+
+    assert messages(judge(pack, program, account()), "workloads-reach-their-lane") == [
+        f"deployment \"on-odcr\" fits no lane: the nearest, karpenter nodepool 'train', cannot take it: it needs "
+        f"{lanemodel.RESERVATION_ID_KEY}={ODCR}, and the lane launches into {BLOCK} only (select a lane that offers it, "
+        f"or add one)"]
