@@ -16,7 +16,7 @@ import sys
 import types
 import typing
 from functools import lru_cache, partial
-from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
+from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, TypeVar, Union, cast
 
 import pulumi
 
@@ -27,6 +27,9 @@ from .inputs import closest
 _UNIONS = (Union, types.UnionType)
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
 _MAPPINGS = (dict, collections.abc.Mapping)
+
+ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
+"""A component's args type (a ``TypedDict``): what ``checked`` returns."""
 
 
 @lru_cache(maxsize=None)
@@ -264,10 +267,10 @@ def check_start(kind: str, name: object, opts: object) -> None:
         raise ArgumentError(kind, str(name)[:60], *problems[0], more=problems[1:])
 
 
-def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type,
+def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type[ArgsT],
             rules: Optional[Mapping[str, Rule]] = None, python_only: Optional[Mapping[str, Any]] = None,
-            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> dict[str, Any]:
-    """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``) and the
+            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> ArgsT:
+    """``args`` as a plain dict of type ``args_type``, after checking it against ``args_type`` (a ``TypedDict``) and the
     ``rules`` of its values. An argument given as an Output (or an awaitable, or a list holding one) is
     returned as an Output that is checked the same way once its value is known. A spec or the cluster given
     as a mapping (as the component provider passes them) is built from it (``from_data``).
@@ -316,7 +319,7 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
             problems.append((key, problem))
     if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
         raise ArgumentError(kind, name, *problems[0], more=problems[1:])
-    return result
+    return cast(ArgsT, result)  # every key and value was checked against args_type above
 
 
 def hosted(kind: str, opts: Optional[pulumi.ResourceOptions]) -> tuple[str, Optional[pulumi.ResourceOptions]]:

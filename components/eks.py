@@ -99,7 +99,7 @@ class RackCluster(pulumi.ComponentResource):
         check_start("RackCluster", name, opts)
         token, opts = hosted("RackCluster", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)  # type: ignore[assignment]
+        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)

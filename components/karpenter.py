@@ -291,7 +291,7 @@ class KarpenterPool(pulumi.ComponentResource):
         check_start("KarpenterPool", name, opts)
         token, opts = hosted("KarpenterPool", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})

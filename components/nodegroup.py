@@ -194,7 +194,7 @@ class NodeGroup(pulumi.ComponentResource):
         check_start("NodeGroup", name, opts)
         token, opts = hosted("NodeGroup", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, NodeGroupArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, NodeGroupArgs, RULES, PYTHON_ONLY, ALSO)
         group: NodeGroupSpec = args["group"]
         cluster: ClusterRef = args["cluster"]
         problem = syntax.node_group_name_problem(name)

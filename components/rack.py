@@ -135,7 +135,7 @@ class Rack(pulumi.ComponentResource):
         check_start("Rack", name, opts)
         token, opts = hosted("Rack", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, RackArgs)
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         for line in tables.stale(clock.today()):  # an advisory: the rack still previews and deploys
