@@ -18,7 +18,7 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import tables, wellknown
+from .pack import cost, tables, wellknown
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support
@@ -329,7 +329,7 @@ class Rack(pulumi.ComponentResource):
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input(cast(dict[str, Lane], {}))
-        control_plane, price = lanecost.cost.control_plane(support)
+        control_plane, price = cost.control_plane(support)
         self.control_plane_hourly_usd = pulumi.Output.from_input(control_plane)
         self.control_plane_price = pulumi.Output.from_input(price)
         self.worst_case_hourly_usd = self.lanes.apply(functools.partial(lanecost.rack_worst_case, control_plane=control_plane))
