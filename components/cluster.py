@@ -446,10 +446,12 @@ class ClusterRef:
             # the engine answers as unknown at preview when they depend on a resource being created
             return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
-            return self.cluster.eks_cluster.apply(lambda c: c.version)
+            created: pulumi.Output[str] = self.cluster.eks_cluster.apply(lambda c: c.version)
+            return created
         if self._looked_up_version is not None:  # the look-up ``existing`` made: known at preview
             return self._looked_up_version
-        return self.eks_cluster.version
+        read: pulumi.Output[str] = self.eks_cluster.version
+        return read
 
     def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgsDict":
         """What pulumi-eks ``ManagedNodeGroup(cluster=...)`` takes: the ``eks.Cluster`` a program created,

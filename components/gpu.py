@@ -43,7 +43,8 @@ def time_slicing_config(replicas: int) -> str:
         "version": "v1",
         "sharing": {"timeSlicing": {"resources": [{"name": contract.GPU_TAINT_KEY, "replicas": replicas}]}},
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    text: str = yaml.safe_dump(config, sort_keys=False)
+    return text
 
 
 def device_plugin_values(time_slicing_replicas: int = 1) -> dict[str, Any]:

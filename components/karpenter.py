@@ -61,7 +61,8 @@ ALSO = {"node_role": (aws.iam.Role,)}
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
     """An IAM role's name, from the role or from its ARN (``arn:aws:iam::<account>:role/<path/>name``)."""
     if isinstance(role, aws.iam.Role):
-        return role.name
+        name: pulumi.Output[str] = role.name
+        return name
     return pulumi.Output.from_input(role).apply(lambda arn: arn.rsplit("/", 1)[-1])
 
 

@@ -48,7 +48,7 @@ component is not diffed, its children are.)
 
 import json
 import re
-from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict, cast
+from typing import Any, Callable, Mapping, NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -210,7 +210,7 @@ class NodeGroup(pulumi.ComponentResource):
         ami: AmiRef = {"amiType": ami_type(group.instance_type)}
         if pinned:
             lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
-            where = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
+            where: Callable[[str], str] = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
             device = lookup.facts(subject, pinned, where).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:

@@ -80,7 +80,7 @@ class RackMocks(OfflineMocks):
         """What the program registered, in order: the SDK's ``MockResourceArgs`` (``typ``, the type token, not
         ``type``; ``name``; ``inputs``, resolved; ``provider``; ``resource_id``, for a read, else empty; ``custom``)."""
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict[str, Any]]:
         self.resources.append(args)
         if args.typ == STACK_REFERENCE:  # read with the stack's name as its id (the SDK's StackReference)
             stack = str(args.resource_id or args.inputs.get("name") or "")

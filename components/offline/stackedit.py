@@ -50,7 +50,7 @@ def _item_node(root: Optional[yaml.Node], key: str, index: int, project: str, so
 
 def _plain(text: str) -> str:
     """``text`` as a YAML scalar that reads back as that text (plain when it can be)."""
-    dumped = yaml.safe_dump(text, default_style=None, width=float("inf")).strip()
+    dumped: str = yaml.safe_dump(text, default_style=None, width=float("inf")).strip()
     return dumped.removesuffix("\n...").strip()
 
 
@@ -68,7 +68,8 @@ def _content_end(node: yaml.Node) -> int:
     while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
         last = node.value[-1]
         node = last[1] if isinstance(node, yaml.MappingNode) else last
-    return node.end_mark.index
+    end: int = node.end_mark.index
+    return end
 
 
 def _block_edit(text: str, item: yaml.MappingNode, changes: Changes) -> str:

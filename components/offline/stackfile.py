@@ -134,7 +134,7 @@ class _TooDeep(Exception):
         self.line = line
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """PyYAML's pure-Python safe loader, composing nodes no deeper than a config value of
     ``MAX_NESTING`` levels needs (the document, ``config:``, the value's levels and its scalars): the
     composer recurses once per level, so a document nested thousands deep would otherwise end in a

@@ -416,7 +416,9 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, k
 def _subject(lane: facts.LaneResource, res: StackResource, unknown: Unknown) -> str:
     """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
     own = {facts.NodePool: rules.pool_subject, facts.NodeClass: rules.node_class_subject}.get(type(lane))
-    for name in (lambda: subject(lane), lambda: own(lane.subject_name) if own else subject(lane)):
+    names: tuple[Callable[[], str], ...] = (lambda: subject(lane),
+                                            lambda: own(lane.subject_name) if own else subject(lane))
+    for name in names:
         try:
             return name()
         except unknown:

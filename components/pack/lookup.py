@@ -64,7 +64,7 @@ def describe_image(ami_id: str) -> AmiFacts:
     with _lock:
         if ami_id not in _cache:
             _cache[ami_id] = _fetch(ami_id)
-        found = _cache[ami_id]
+        found: AmiFacts | LookupError = _cache[ami_id]
     if isinstance(found, LookupError):
         raise found
     return found
