@@ -186,7 +186,7 @@ def _settled(tp: Any) -> Any:
                  if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable) and a is not pulumi.Output]
         return Union[tuple(plain)] if plain else Any
     if origin in _SEQUENCES and typing.get_args(tp):
-        return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]
+        return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]  # a list type built at run time
     return tp
 
 
@@ -243,7 +243,7 @@ def from_data(owner: "pulumi.ComponentResource | str", name: str, key: str, cls:
             spec.named_at(spell(key), spell)
         return spec
     parent = owner if isinstance(owner, pulumi.Resource) else None
-    return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]
+    return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]  # _data_class returns a class with from_inputs
 
 
 def _data_class(tp: Any) -> Optional[type]:
@@ -341,7 +341,7 @@ def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.
     found = opts.depends_on if opts is not None else None
     if found is None:
         return []
-    return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]
+    return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]  # depends_on holds Resources when not an Output
 
 
 # ---- help(): every component lists its args and outputs -------------------------------------------------
@@ -409,7 +409,7 @@ def documented(cls: type) -> type:
     docstrings written where they are declared), its outputs (its ``pulumi.Output`` attributes) and
     the example its own docstring gives; its ``__init__`` points there instead of inheriting the
     docstring of Pulumi's ``ComponentResource.__init__``. The text is rendered when first read."""
-    cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]
+    cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]  # a descriptor: the str is rendered when read
     init = cls.__dict__.get("__init__")
     if init is not None:
         init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({cls.__name__}Args) and ``opts``; see the class's help."

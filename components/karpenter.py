@@ -373,6 +373,7 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
+        # node_taints() gives each effect as a str, one of LaneTaint's TaintEffect spellings
         self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)

@@ -313,8 +313,9 @@ class NodeGroup(pulumi.ComponentResource):
         # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
         self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)
         self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
-        self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
+        self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]  # the role given, or else made: never None
         self.labels = pulumi.Output.from_input(group.node_labels())
+        # node_taints() gives each taint as dict[str, str]; contract.effect spells its effect as LaneTaint's
         self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
                                                 for t in group.node_taints()])
         self.ami = pulumi.Output.from_input(ami)

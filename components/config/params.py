@@ -32,7 +32,7 @@ from ..inputs import closest
 from ..lane import NodeOs
 from ..pack import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
+from ..spec.base import ClusterName, FieldProblem, Spec, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
 from ..spec.rack import karpenter_version_problem
 from ..spec.pool import ConsolidationPolicy, Taint
@@ -83,7 +83,7 @@ def _unset(key: str, value: Any, table: KeyTable) -> bool:
             and type(None) not in typing.get_args(found.annotation))
 
 
-SpecT = TypeVar("SpecT", bound=BaseModel)
+SpecT = TypeVar("SpecT", bound=Spec)
 DiskT = TypeVar("DiskT")
 
 
@@ -91,7 +91,7 @@ def sourced(spec: SpecT, table: KeyTable, at: str = "", keys_of: Mapping[str, st
     """``spec``, knowing the stack-config key path of each field (``at`` is a list item's path; ``keys_of``
     full paths of fields the rack set for it): a problem found after it is built names the key the user wrote."""
     prefix = f"{NAMESPACE}:{at}." if at else f"{NAMESPACE}:"
-    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}  # type: ignore[attr-defined]
+    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}
     return spec
 
 

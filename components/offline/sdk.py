@@ -254,7 +254,7 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
         # the organization the engine names when no service says one (the file backend's, as the pack and a
         # Node.js program get it here)
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
-                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]
+                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]  # set_mocks declares a logging.Logger; the SDK calls only its level methods
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

@@ -125,7 +125,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
         items[index] = _changed(items[index], changes)
         new = "'" + json.dumps(items).replace("'", "''") + "'"
         text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
-        expected = json.dumps(items)
+        expected: object = json.dumps(items)
     elif isinstance(node, yaml.MappingNode) and isinstance(values, list):
         item = _changed(values[index], changes)
         if node.flow_style:
@@ -136,7 +136,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
             text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
         else:
             text = _block_edit(text, node, changes)
-        expected = [item if n == index else v for n, v in enumerate(values)]  # type: ignore[assignment]
+        expected = [item if n == index else v for n, v in enumerate(values)]
     else:
         raise EditError(f"{source}: {key}[{index}] is not a mapping of the lane's fields")
     _verify(path, text, project, shapes, {**before, key: expected}, key, index)

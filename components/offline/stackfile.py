@@ -105,7 +105,7 @@ def stack_name_problem(name: str) -> Optional[str]:
         return "a stack name may not be empty"
     if len(data) > 100:
         return "a stack name cannot exceed 100 characters"
-    end = _STACK_NAME.match(name).end()  # type: ignore[union-attr]
+    end = _STACK_NAME.match(name).end()  # type: ignore[union-attr]  # a starred pattern always matches
     if end != len(name):
         position = len(name[:end].encode("utf-8", "surrogateescape"))
         return (

@@ -224,7 +224,7 @@ def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optio
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:
             continue
-        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]
+        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]  # created is None without facts
         if problem:
             yield Finding(problem)
 
@@ -457,7 +457,7 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, kn
         yield Finding(problem, urn=res.urn)
     for image in knowledge.resolve(well_formed(boot.amis()), karpenter=boot.karpenter):  # the AMIs' own facts
         seen = rules.os_of_ami(image.facts.name, image.facts.description) if image.facts else None
-        problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]
+        problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]  # seen is None without facts
         if problem:
             yield Finding(problem, urn=res.urn)
 
@@ -488,7 +488,7 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.LaneResource,
     images = knowledge.resolve(amis, karpenter=boot.karpenter)
     if any(not (i.facts and i.facts.architecture) for i in images):
         return  # an AMI whose architecture is unknown may be the one that fits
-    problem = rules.no_ami_for_arch(subject(lane), arches, {i.label: i.facts.architecture for i in images})  # type: ignore[union-attr]
+    problem = rules.no_ami_for_arch(subject(lane), arches, {i.label: i.facts.architecture for i in images})  # type: ignore[union-attr]  # every image has facts (returned above)
     if problem:
         yield Finding(problem, urn=res.urn)
 
@@ -639,7 +639,7 @@ DRIVER = "gpu-driver-supports-lane"
 def _nvidia_families(stack: Stack, res: StackResource, lane: facts.LaneResource) -> list[str]:
     """The NVIDIA GPU families a GPU lane can launch (a pool: every candidate of its requirements)."""
     if gpu_reason(lane) is None and not (isinstance(lane, NODE_GROUPS) and stack.launch_template(res) is not None
-                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]
+                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]  # not None: tested before the and
         return []
     if isinstance(lane, facts.NodePool):
         found = wellknown.candidates(lane.requirements())
