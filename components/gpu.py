@@ -18,7 +18,7 @@ from . import contract
 from .args import check_start, checked, documented, hosted
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
-from .pack import upstream
+from .facts import upstream
 from .spec.rack import chart_version_problem, time_slicing_problem
 
 NAMESPACE = "kube-system"

@@ -25,7 +25,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import AmiRef, LaneTaint
-from .pack import fit, instances, rules, upstream, wellknown
+from .facts import instances, upstream, wellknown
+from .pack import fit, rules
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
 

@@ -60,7 +60,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
-from .pack import instances, rules, upstream
+from .facts import instances, upstream
+from .pack import rules
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
 

@@ -34,7 +34,8 @@ from .errors import ConfigError
 from .offline.catalog import Catalog
 from .offline.stackfile import (InputFileError, Secret, located, model_shape, read_project_file, read_stack_file,
                                 read_utf8)
-from .pack import facts, instances, rules, soak
+from .facts import instances
+from .pack import bootfacts, rules, soak
 from .spec.base import shown
 
 RACK_TYPE = "rack:index:Rack"
@@ -287,7 +288,7 @@ def promote_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--lane {unknown[0]}: {stack_file} has no lane of that name that takes an ami_id "
                              f"(its pools and node groups: {names})")
         lanes = [lane for lane in lanes if lane.name in args.lanes]
-    configured = facts.number(_configured(args.config_file)[1].get("soakDays"))
+    configured = bootfacts.number(_configured(args.config_file)[1].get("soakDays"))
     days = next(d for d in (args.soak_days, configured, soak.DEFAULT_DAYS) if d is not None)
     own = read_stack_export(args.state, project, stack) if args.state is not None else None
     evidence = evidence_of(evidence_state, days, own)

@@ -18,7 +18,7 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import tables, wellknown
+from .facts import tables, wellknown
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support

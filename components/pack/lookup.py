@@ -20,7 +20,7 @@ import os
 import threading
 from typing import Any, Mapping, Optional
 
-from .amifacts import AmiFacts, decode, karpenter_query
+from ..facts.amifacts import AmiFacts, decode, karpenter_query
 
 _ENCRYPTION = "ebs-encryption-by-default"
 _cache: dict[str, Any] = {}
