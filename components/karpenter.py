@@ -26,7 +26,7 @@ from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import AmiRef, LaneTaint
 from .facts import instances, upstream, wellknown
-from .pack import fit, rules
+from .pack import cost, fit, rules
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
 
@@ -384,5 +384,5 @@ class KarpenterPool(pulumi.ComponentResource):
             "taints": self.taints,
             "ami": self.ami,
             **({"canary": self.canary} if self.canary is not None else {}),
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from . import clock
+from . import clock, contract
 from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
@@ -37,8 +37,6 @@ from .offline.stackfile import (InputFileError, Secret, located, model_shape, re
 from .facts import instances
 from .pack import bootfacts, rules, soak
 from .spec.base import shown
-
-RACK_TYPE = "rack:index:Rack"
 
 
 def soak_days(text: str) -> float:
@@ -245,7 +243,7 @@ def plan(lanes: list[Lane], evidence: soak.Evidence, run: dict[str, dict[str, li
 
 def _rack_name(state: StackState) -> str:
     """The name of the ``Rack`` in the evidence's state (node groups are named after it), else ``rack``."""
-    names = {res.name for res in state.resources if res.type == RACK_TYPE}
+    names = {res.name for res in state.resources if res.type == contract.COMPONENT_RACK}
     return names.pop() if len(names) == 1 else "rack"
 
 

@@ -27,7 +27,6 @@ from . import bootfacts, checks, fit
 OVERLAY_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1alpha1:NodeOverlay")
 GATE = "NodeOverlay"
 GATE_SETTING = "settings.featureGates.nodeOverlay"
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
 _ADJUSTMENT_RE = re.compile(r"([+-])(\d*\.?\d+)(%?)")
 
 
@@ -43,7 +42,7 @@ class Overlay:
 
     def matches(self, itype: instances.InstanceType, pool: str, labels: tuple[tuple[str, str], ...]) -> bool:
         """Whether it applies to ``itype`` launched by pool ``pool`` whose nodes carry ``labels``."""
-        carried = {**dict(labels), NODEPOOL_LABEL: pool}
+        carried = {**dict(labels), contract.KARPENTER_POOL_LABEL: pool}
         for req in self.requirements:
             if req.key in carried or not _instance_label(req.key):
                 if req.key == wellknown.CAPACITY_TYPE_KEY:  # offerings: the worst case is at on-demand prices
