@@ -54,16 +54,16 @@ bench: compiled  # both run; it fails when either misses a bar
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md
 
-# The upstream tables generated from upstream files (components/pack/tables.py lists every table, its source,
-# commit and date, and how the others are refreshed): the on-demand price table (components/pack/pricelist.py),
-# the instance sizes and Karpenter's compatibility matrices (generated blocks of components/pack/instances.py and
+# The upstream tables generated from upstream files (components/facts/tables.py lists every table, its source,
+# commit and date, and how the others are refreshed): the on-demand price table (components/facts/pricelist.py),
+# the instance sizes and Karpenter's compatibility matrices (generated blocks of components/facts/instances.py and
 # upstream.py), from a clone of
 # aws/karpenter-provider-aws: make tables KARPENTER=~/src/karpenter-provider-aws [COMMIT=v1.14.1]
 COMMIT ?= HEAD
 tables: $(VENV)/.installed
-	$(PY) -m mixed_os_racks.pack.pricegen --repo $(KARPENTER) --commit $(COMMIT)
-	$(PY) -m mixed_os_racks.pack.sizegen --repo $(KARPENTER) --commit $(COMMIT)
-	$(PY) -m mixed_os_racks.pack.matrixgen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.pricegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.sizegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.matrixgen --repo $(KARPENTER) --commit $(COMMIT)
 
 prices: tables  # its former name
 

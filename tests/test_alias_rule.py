@@ -17,7 +17,8 @@ from typing import Any
 from hypothesis import given, strategies as st
 
 from crd_helpers import cel_failures, crd_schema, jsonschema
-from mixed_os_racks.pack import rules, upstream
+from mixed_os_racks.facts import upstream
+from mixed_os_racks.pack import rules
 
 
 def alias_schema() -> dict[str, Any]:

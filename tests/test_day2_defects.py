@@ -33,7 +33,8 @@ from mixed_os_racks import ConfigError, parse_rack_config
 from mixed_os_racks.cli import main
 from mixed_os_racks.karpenter_controller import CONTROLLER_RESOURCES
 from mixed_os_racks.offline import Catalog, CatalogError, ProgramRun, Resource
-from mixed_os_racks.pack import fit, instances, upstream
+from mixed_os_racks.facts import instances, upstream
+from mixed_os_racks.pack import fit
 from mixed_os_racks.spec.rack import system_node_fit_problem
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]

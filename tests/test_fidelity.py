@@ -14,7 +14,8 @@ from mixed_os_racks import contract
 from mixed_os_racks import ClusterRef, ConfigError, NodeGroup, NodeGroupArgs, NodeGroupSpec, PoolSpec, ami_type, parse_rack_config
 from mixed_os_racks.ami import provider_reason
 from mixed_os_racks.offline import Catalog, run_program
-from mixed_os_racks.pack import checks, facts, instances
+from mixed_os_racks.facts import instances
+from mixed_os_racks.pack import bootfacts, checks
 
 MNG = "eks:index:ManagedNodeGroup"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -175,7 +176,7 @@ def test_every_family_derives_its_ami_type_and_gpu_lane(family):
     instance_type = made[0].name if made else f"{family}.metal" if family.startswith("mac") else f"{family}.xlarge"
     assert ami_type(instance_type) == expected
     # the pack calls a node group on it a GPU lane exactly when it is an NVIDIA family
-    lane = facts.read(contract.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
+    lane = bootfacts.read(contract.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
     assert (checks.gpu_reason(lane) is not None) == (fact.gpu == instances.NVIDIA)
     if fact.gpu == instances.NVIDIA and fact.eks_nvidia_ami:
         group = NodeGroupSpec(instance_type=instance_type)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks import ConfigError, NodeGroupSpec, PoolSpec, parse_rack_config, parse_services
-from mixed_os_racks.pack import instances
+from mixed_os_racks.facts import instances
 from mixed_os_racks.spec.base import SpecError
 from mixed_os_racks.syntax import (
     eks_cluster_name_problem,
