@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme tables prices clean compiled python
+.PHONY: preview test test-fast bench readme tables prices clean compiled python
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	@echo "make: creating $(VENV): this package (editable), the Pulumi SDKs and the test tools, from PyPI (a few minutes the first time)"
@@ -47,6 +47,12 @@ preview: python
 test: compiled  # the type check (mypy over components/, configured in pyproject.toml), then the tests
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
+
+# The inner loop: the type check and every test but the end-to-end ones marked slow (pip, git and Node.js
+# installs, wheels, pyright, tsc, npm programs); `make test` runs them all.
+test-fast: compiled
+	$(PY) -m mypy
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope -m "not slow"
 
 bench: compiled  # both run; it fails when either misses a bar
 	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview
