@@ -43,7 +43,7 @@ from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
-from .pack import cost
+from .pack import cost, reservation, reserved
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -419,6 +419,17 @@ def read_state(path: Optional[Path], project: str, stack: str) -> Optional[Stack
     return state
 
 
+def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
+    """What the offline account tells the packs, under the config's own: its prices (``lane-cost-ceiling``), and
+    its capacity reservations and subnets' zones (both reservation policies: an id it does not list is not the
+    account's, as EC2 would say)."""
+    given: PolicyConfig = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else {}
+    account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
+               "subnets": dict(catalog.subnets)}
+    given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
+    return given
+
+
 def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path,
               config_lines: tuple[dict[str, Any], dict[str, int]], catalog: Catalog, packs: Sequence[Path],
               pack_configs: Sequence[Path], overrides: Optional[dict[str, dict[str, Any]]] = None) -> StackRun:
@@ -427,9 +438,7 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
     project = project_file.name
     overrides = overrides or {}
     config, lines = config_lines
-    # the catalog's prices, under the config's own
-    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
-    with PolicyPacks(packs, pack_configs, project, stack, config, priced, overrides) as policy:  # start while the program runs
+    with PolicyPacks(packs, pack_configs, project, stack, config, catalog_config(catalog), overrides) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
                 run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)

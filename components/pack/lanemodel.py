@@ -35,6 +35,24 @@ def named_lanes(selection: Selection) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
+class Reservations:
+    """The EC2 capacity reservations a lane launches into, and where its nodes can be (to judge them by)."""
+
+    ids: tuple[str, ...]
+    """The reservations' ids (``cr-...``), in the order the lane names them: an EC2NodeClass's
+    ``capacityReservationSelectorTerms`` ``id`` terms, a launch template's ``capacityReservationTarget``."""
+    subnet_ids: tuple[str, ...] = ()
+    """The subnets its nodes launch into, by id; () when it selects them otherwise (``subnets``)."""
+    subnets: str = ""
+    """How it selects its subnets when not by id (``by tags karpenter.sh/discovery=prod``), for a message."""
+    zones: tuple[str, ...] = ()
+    """The Availability Zones its own requirements allow (a NodePool's ``topology.kubernetes.io/zone`` In); (): any."""
+    canary_of: str = ""
+    """The lane whose reservations this canary shares (``contract.CANARY_OF``): its small limits leave none idle,
+    its lane's hold them; '': a lane of its own."""
+
+
+@dataclass(frozen=True)
 class Lane:
     """Somewhere pods can land: its node labels and taints, and whether it offers GPUs."""
 
@@ -68,6 +86,8 @@ class Lane:
     ...``, from ``facts.node_pool_limits``, as the worst case says it); '': it runs."""
     overlays: tuple[overlays_.Overlay, ...] = ()
     """The NodeOverlays Karpenter applies to a pool's instance types (the feature gate on): the GPUs they give."""
+    reservations: Optional[Reservations] = None
+    """The capacity reservations it launches into; None: none (what ``reservations`` checks judge)."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
