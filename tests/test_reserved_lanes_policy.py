@@ -176,3 +176,56 @@ def lanes_of(program) -> dict[str, Any]:
     resources = [checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent or "")
                  for r in run.resources]
     return {lane.name: lane for lane in lanesource.read_lanes(resources, {}).lanes}
+
+
+SUBNET_A, SUBNET_B = "subnet-0a1b2c3d4e5f60718", "subnet-0123456789abcdef0"
+
+
+def reserved_group_program(capacity_type: str = "CAPACITY_BLOCK", reservation: str = BLOCK):
+    def program() -> None:
+        lt = template(reservation=reservation, market="capacity-block" if capacity_type == "CAPACITY_BLOCK" else None,
+                      instance_type="p5.48xlarge" if capacity_type == "CAPACITY_BLOCK" else None)
+        eks_node_group("train", lt, capacity_type=capacity_type, ami_type="AL2023_x86_64_NVIDIA",
+                       subnet_ids=[SUBNET_A, SUBNET_B], tags={"team": "ml"}, labels={"convox.io/label": "train"},
+                       **({} if capacity_type == "CAPACITY_BLOCK" else {"instance_types": ["p5.48xlarge"]}))
+        eks_node_group("plain", None, instance_types=["g6.2xlarge"], ami_type="AL2023_x86_64_NVIDIA",
+                       labels={"convox.io/label": "plain"})
+    return program
+
+
+def test_another_programs_node_group_is_a_reserved_lane_with_its_templates_reservation():
+    lanes = lanes_of(reserved_group_program())
+    assert lanes["train"].reservations is not None
+    assert lanes["train"].reservations.ids == (BLOCK,)
+    assert lanes["train"].reservations.subnet_ids == (SUBNET_A, SUBNET_B)
+    assert lanes["train"].capacity == (("eks.amazonaws.com/capacityType", ("CAPACITY_BLOCK",)),)
+    assert lanes["plain"].reservations is None
+
+
+def test_the_racks_own_group_is_read_from_its_children_as_reserved():
+    run = run_rack(rack_config(additional_node_groups_config=[
+        {"id": "serve", "type": "g6.2xlarge", "capacity_reservation_id": ODCR}]))
+    resources = [checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent or "")
+                 for r in run.resources]
+    lanes = {lane.name: lane for lane in lanesource.read_lanes(resources, {}).lanes}
+    (serve,) = [lane for lane in lanes.values() if lane.reservations is not None]
+    assert serve.kind == "node group" and serve.reservations.ids == (ODCR,)
+
+
+def fits_config(zone: str, count: int = 2, instance_type: str = "p5.48xlarge") -> dict[str, Any]:
+    return {"capacity-reservation-fits": {
+        "reservations": {BLOCK: {"instanceType": instance_type, "availabilityZone": zone, "instanceCount": count,
+                                 "type": "capacity-block", "startDate": "2026-01-01T00:00:00Z",
+                                 "endDate": "2099-01-01T00:00:00Z"}},
+        "subnets": {SUBNET_A: "us-east-1a", SUBNET_B: "us-east-1b"}}}
+
+
+def test_the_reservation_checks_judge_another_programs_node_group(pack):
+    """The group's reservation is judged as a pool's is: in a zone of its subnets it passes; in another zone, or of an
+    instance type the group does not launch, it is refused, naming the group and the reservation."""
+    assert messages(judge(pack, reserved_group_program(), fits_config("us-east-1b")), "capacity-reservation-fits") == []
+    (zone,) = messages(judge(pack, reserved_group_program(), fits_config("us-east-1c")), "capacity-reservation-fits")
+    assert zone.startswith("node group \"train\"") and f"Capacity Block {BLOCK} is in us-east-1c" in zone
+    (kind,) = messages(judge(pack, reserved_group_program(), fits_config("us-east-1a", instance_type="p4d.24xlarge")),
+                       "capacity-reservation-fits")
+    assert "is of p4d.24xlarge" in kind

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, instances, overlays, wellknown
+from . import checks, facts, instances, overlays, reservedlanes, wellknown
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -132,7 +132,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
                     reservations=_reservations(node_class, requirements, unknown, props))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
-        types, disk = lane.instance_types(), None
+        types, disk, reservations = lane.instance_types(), None, None
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
             template = templates.get(urn)
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
@@ -140,6 +140,8 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
                 types = types or template.instance_types()
                 found = template.root_disk("/dev/xvda")
                 disk = found.gib if found else None
+            if isinstance(template, facts.LaunchTemplate) and isinstance(lane, facts.EksNodeGroup):
+                reservations = _group_reservations(template, props, unknown)
         if isinstance(lane, facts.EksNodeGroup):
             disk = disk or facts.number(props.get("diskSize"))
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -147,8 +149,33 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         else:
             disk, offered = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
-                    group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
+                    group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
+                    reservations=reservations)
     return None
+
+
+def _group_reservations(template: facts.LaunchTemplate, group: Mapping[str, Any], unknown: Unknown) -> Optional[Reservations]:
+    """The reservation an EKS managed node group launches into: the one its launch template targets
+    (``capacityReservationSpecification.capacityReservationTarget.capacityReservationId``), with the group's subnets
+    (``subnetIds``: EKS launches its nodes into those only); None: none, or an id not known until apply."""
+    try:
+        ids = reservedlanes.group_reservations(template)
+    except unknown:
+        return None
+    if not ids:
+        return None
+    try:
+        canary_of = facts.text(facts.as_map(group.get("tags")).get(contract.CANARY_OF))
+    except unknown:
+        canary_of = ""
+    try:
+        given = list(facts.as_list(group.get("subnetIds")))
+        subnet_ids = tuple(s for s in given if isinstance(s, str) and s)
+    except unknown:
+        given, subnet_ids = [None], ()
+    if len(subnet_ids) < len(given):
+        return Reservations(ids, (), "by ids not known until apply", (), canary_of)
+    return Reservations(ids, subnet_ids, "", (), canary_of)
 
 
 def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:

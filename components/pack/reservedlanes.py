@@ -49,18 +49,6 @@ def class_terms(node_class: facts.NodeClass) -> list[Any]:
     return list(facts.as_list(facts.dig(node_class.props, "spec", "capacityReservationSelectorTerms")))
 
 
-def class_reservations(node_class: Optional[facts.NodeClass]) -> tuple[str, ...]:
-    """The reservation ids an EC2NodeClass selects by ``id``, in order, each once."""
-    if node_class is None:
-        return ()
-    found: list[str] = []
-    for term in class_terms(node_class):
-        given = facts.text(facts.as_map(term).get("id"))
-        if given and given not in found:
-            found.append(given)
-    return tuple(found)
-
-
 def group_reservations(template: Optional[facts.LaunchTemplate]) -> tuple[str, ...]:
     """The reservation a managed node group launches into: the one its launch template targets."""
     given = template_reservation(template) if template is not None else ""
