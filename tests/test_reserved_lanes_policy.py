@@ -229,3 +229,16 @@ def test_the_reservation_checks_judge_another_programs_node_group(pack):
     (kind,) = messages(judge(pack, reserved_group_program(), fits_config("us-east-1a", instance_type="p4d.24xlarge")),
                        "capacity-reservation-fits")
     assert "is of p4d.24xlarge" in kind
+
+
+def test_two_groups_alike_but_for_their_reservations_are_two_reserved_lanes():
+    """Two groups with the same labels and taints (the rack's default label) are one lane for placement, but each
+    reservation is judged with the group that launches into it: neither hides the other's."""
+    run = run_rack(rack_config(additional_node_groups_config=[
+        {"id": "train", "type": "p5.48xlarge", "min_size": 0, "max_size": 2, "capacity_type": "CAPACITY_BLOCK",
+         "capacity_reservation_id": BLOCK},
+        {"id": "serve", "type": "g6.2xlarge", "capacity_reservation_id": ODCR}]))
+    resources = [checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent or "")
+                 for r in run.resources]
+    reserved = sorted(lane.reservations.ids for lane in lanesource.read_lanes(resources, {}).lanes if lane.reservations)
+    assert reserved == [(ODCR,), (BLOCK,)]

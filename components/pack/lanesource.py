@@ -178,6 +178,12 @@ def _group_reservations(template: facts.LaunchTemplate, group: Mapping[str, Any]
     return Reservations(ids, subnet_ids, "", (), canary_of)
 
 
+def _other_reservations(seen: Lane, lane: Lane) -> bool:
+    """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
+    name none, and its child is the same lane)."""
+    return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
+
+
 def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
     """A node group as a pool would say it: its instance types, else its AMI type's architecture."""
     if types:
@@ -225,9 +231,14 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
         if lane is not None:
             # a component's outputs and its child are one lane: keep the one that knows the sizes, or that
             # never runs (its NodePool is what the cluster gets)
-            seen = found.get(lane._key())
+            key = lane._key()
+            seen = found.get(key)
+            if seen is not None and _other_reservations(seen, lane):
+                # two groups alike but for the reservations they launch into: each is judged against its own
+                key = (*key, lane.reservations.ids if lane.reservations else ())
+                seen = found.get(key)
             if seen is None or lane.never or (lane.sized and not seen.sized and not seen.never):
-                found[lane._key()] = lane
+                found[key] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
     given = overlays.applied(resources, unknown)
