@@ -388,3 +388,88 @@ def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_th
         f"{BLOCK}: the other 1 stay idle, billed all the same (raise the limits)",
         "karpenter nodepool 'train': capacity reservation cr-0fedcba9876543210 is not one the account has (EC2 "
         "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and the region"]
+
+
+# ---- hostile input: another program's classes and configs, anything at all ----------------------------------
+
+
+ANYTHING = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8),
+                                  st.sampled_from([BLOCK, ODCR, SUBNET_A, "us-east-1a", "p5.48xlarge", "2026-12-28T11:30:00Z"])),
+                        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(
+                            st.sampled_from(["id", "tags", "ownerID", "x", "InstanceType", "EndDate", "type"]), inner, max_size=3)),
+                        max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANYTHING, ANYTHING, ANYTHING)
+def test_any_class_terms_and_config_give_findings_not_a_crash(reservation_terms, subnet_terms, config_reservations):
+    from mixed_os_racks.pack import checks, lanesource
+
+    node_class = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "train"},
+                  "spec": {"amiSelectorTerms": [{"alias": "al2023@latest"}], "capacityReservationSelectorTerms": reservation_terms,
+                           "subnetSelectorTerms": subnet_terms}}
+    node_pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "train"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "train"},
+        "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved"]}]}}}}
+    resources = [checks.StackResource("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "c", "urn:c", node_class, {}),
+                 checks.StackResource("kubernetes:karpenter.sh/v1:NodePool", "p", "urn:p", node_pool, {})]
+    lanes = lanesource.read_lanes(resources, {})
+    knowledge = reserved.Knowledge({"reservations": config_reservations, "subnets": config_reservations})
+    for judged in (reserved.fits(lanes, knowledge, at(NOW)), reserved.ending(lanes, knowledge, at(NOW))):
+        assert all(f.message.startswith("karpenter nodepool 'train': ") for f in judged)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANYTHING)
+def test_the_decoder_reads_anything_without_a_crash(raw):
+    found = reservation.decode(BLOCK, raw)
+    assert found.count is None or found.count >= 1
+    assert found.kind in ("", "default", "capacity-block")
+
+
+def test_a_subnets_zone_is_what_ec2_says(stubbed_ec2):
+    stubbed_ec2.add_response("describe_subnets", {"Subnets": [{
+        "SubnetId": SUBNET_B, "AvailabilityZone": "us-east-1b", "AvailabilityZoneId": "use1-az6", "VpcId": "vpc-0f1e2d3c4b5a69788",
+        "CidrBlock": "10.1.2.0/24", "State": "available"}]}, {"SubnetIds": [SUBNET_B]})
+    stubbed_ec2.add_client_error("describe_subnets", "InvalidSubnetID.NotFound", "no such subnet", 400,
+                                 expected_params={"SubnetIds": [SUBNET_A]})
+    assert lookup.subnet_zone(SUBNET_B) == "us-east-1b"
+    assert lookup.subnet_zone(SUBNET_A) is None
+
+
+# ---- placement: a pod that selects a reservation lands only on the lanes that launch into it --------------------
+
+
+def test_a_pod_selecting_a_reservation_id_lands_only_where_nodes_carry_it():
+    """Karpenter labels a node launched into a reservation ``karpenter.k8s.aws/capacity-reservation-id: <id>``
+    (karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go``), and no other node."""
+    from mixed_os_racks.pack.scheduling import Requirement, Selection
+
+    def selecting(*ids: str, operator: str = "In") -> Selection:
+        return Selection((Requirement(lanemodel.RESERVATION_ID_KEY, operator, ids),))
+
+    with_fallback, reserved_only = pool(), pool(capacity=("reserved",))
+    on_demand = pool(ids=(), capacity=("on-demand",))
+    on_demand = lanemodel.Lane("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
+    assert with_fallback.admits(selecting(BLOCK)) and reserved_only.admits(selecting(BLOCK))
+    assert not with_fallback.admits(selecting(ODCR)) and not on_demand.admits(selecting(BLOCK))
+    assert on_demand.admits(selecting(operator="DoesNotExist")) and with_fallback.admits(selecting(operator="DoesNotExist"))
+    assert not reserved_only.admits(selecting(operator="DoesNotExist"))  # every node of it is in a reservation
+    configured = lanemodel.Lane("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
+    assert configured.admits(selecting(ODCR))  # another stack's lane: its reservations are not known here
+
+
+def test_the_pack_refuses_a_workload_selecting_a_reservation_no_lane_launches_into(pack):
+    def program() -> None:
+        reserved_program()()
+        for name, chosen in (("on-block", BLOCK), ("on-odcr", ODCR)):
+            k8s.apps.v1.Deployment(name, metadata={"name": name}, spec={
+                "selector": {"matchLabels": {"app": name}}, "template": {"metadata": {"labels": {"app": name}}, "spec": {
+                    "nodeSelector": {lanemodel.RESERVATION_ID_KEY: chosen},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "containers": [{"name": "c", "image": "nginx"}]}}})
+
+    assert messages(judge(pack, program, account()), "workloads-reach-their-lane") == [
+        f"deployment \"on-odcr\" fits no lane: the nearest, karpenter nodepool 'train', cannot take it: it needs "
+        f"{lanemodel.RESERVATION_ID_KEY}={ODCR}, and the lane launches into {BLOCK} only (select a lane that offers it, "
+        f"or add one)"]

@@ -11,11 +11,12 @@ zone), else EC2 ``DescribeSubnets``.
 
 What Karpenter v1.14.1 does with a reservation, which each check follows (karpenter-provider-aws
 ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go``): it offers a reserved node only of the
-reservation's instance type, and only in its zone, and only when one of the class's subnets is in that zone;
-its nodes count against the NodePool's limits like any other (so limits below the reservation's instance count
-leave the rest idle, billed all the same); it launches into a reservation only with ``reserved`` among the
-pool's capacity types; it asks EC2 only for ``active`` reservations and stops launching into a Capacity Block 40
-minutes before its end (``reservation``).
+reservation's instance type, and only in its zone, and only when one of the class's subnets is in that zone
+(the instance type's zones are its subnets'), as a ``karpenter.sh/capacity-type: reserved`` offering, so a pool
+launches into it only with ``reserved`` among its capacity types; it asks EC2 only for ``active`` reservations and
+stops launching into a Capacity Block 40 minutes before its end (``reservation``). A reserved node is a node of
+the pool like any other, so the NodePool's ``limits`` count it: limits below the reservation's instance count leave
+the rest idle, billed all the same.
 
 Pure: the standard library and the pack's modules.
 """
