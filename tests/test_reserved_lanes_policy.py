@@ -225,10 +225,13 @@ def test_the_reservation_checks_judge_another_programs_node_group(pack):
     instance type the group does not launch, it is refused, naming the group and the reservation."""
     assert messages(judge(pack, reserved_group_program(), fits_config("us-east-1b")), "capacity-reservation-fits") == []
     (zone,) = messages(judge(pack, reserved_group_program(), fits_config("us-east-1c")), "capacity-reservation-fits")
-    assert zone.startswith("node group \"train\"") and f"Capacity Block {BLOCK} is in us-east-1c" in zone
+    assert zone == (f'node group "train" (convox.io/label=train): Capacity Block {BLOCK} is in us-east-1c, and none of '
+                    f"the group's subnets is ({SUBNET_A} in us-east-1a, {SUBNET_B} in us-east-1b): EKS launches nothing "
+                    f"into it (add a subnet in us-east-1c)")
     (kind,) = messages(judge(pack, reserved_group_program(), fits_config("us-east-1a", instance_type="p4d.24xlarge")),
                        "capacity-reservation-fits")
-    assert "is of p4d.24xlarge" in kind
+    assert kind == (f'node group "train" (convox.io/label=train): Capacity Block {BLOCK} is of p4d.24xlarge, which the '
+                    f"group's instance types do not let it launch: EKS launches nothing into it")
 
 
 def test_two_groups_alike_but_for_their_reservations_are_two_reserved_lanes():
