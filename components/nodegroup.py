@@ -70,7 +70,7 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
-from .pack import instances, rules, upstream
+from .pack import instances, reservedlanes, rules, upstream
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
 
@@ -170,10 +170,6 @@ def _assume_role_policy(partition: str) -> str:
     })
 
 
-CAPACITY_BLOCK_MARKET = "capacity-block"
-"""The launch template's ``instanceMarketOptions.marketType`` of a Capacity Block (EC2 ``MarketType``)."""
-
-
 def reservation_template_args(group: NodeGroupSpec) -> dict[str, Any]:
     """What the group's launch template says of its capacity reservation (none without one): it targets the
     reservation by id (``capacityReservationSpecification.capacityReservationTarget``); for a Capacity Block, also
@@ -185,7 +181,8 @@ def reservation_template_args(group: NodeGroupSpec) -> dict[str, Any]:
         capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
             capacity_reservation_id=group.capacity_reservation_id))}
     if group.capacity_block:
-        found["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type=CAPACITY_BLOCK_MARKET)
+        found["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type=reservedlanes.BLOCK_MARKET)
         found["instance_type"] = group.instance_type
     return found
 

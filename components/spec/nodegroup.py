@@ -7,7 +7,7 @@ from typing import Optional
 from pydantic import field_validator, model_validator
 
 from .. import contract
-from ..pack import instances, rules, upstream
+from ..pack import instances, reservedlanes, rules, upstream
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RACK_TAGS, RESERVED_TAG_KEYS
@@ -15,7 +15,7 @@ from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
 
 
-CAPACITY_BLOCK = "CAPACITY_BLOCK"
+CAPACITY_BLOCK = reservedlanes.CAPACITY_BLOCK
 CAPACITY_TYPES = ("ON_DEMAND", "SPOT", CAPACITY_BLOCK)
 """The EKS API's capacity types of a managed node group (CreateNodegroup ``capacityType``)."""
 
