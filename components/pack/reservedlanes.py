@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional
 
 from .. import syntax
-from . import checks, facts, wellknown
+from ..facts import wellknown
+from . import bootfacts, checks
 
 POLICY = "reserved-capacity-targeted"
 CAPACITY_BLOCK = "CAPACITY_BLOCK"
@@ -35,52 +36,52 @@ MARKET_PATH = "instanceMarketOptions.marketType"
 ID_SHAPE = "must look like cr-0123456789abcdef0"
 
 
-def template_reservation(template: facts.LaunchTemplate) -> str:
+def template_reservation(template: bootfacts.LaunchTemplate) -> str:
     """The capacity reservation a launch template targets by id; '' when none."""
-    return facts.text(facts.dig(template.props, "capacityReservationSpecification", "capacityReservationTarget",
+    return bootfacts.text(bootfacts.dig(template.props, "capacityReservationSpecification", "capacityReservationTarget",
                                 "capacityReservationId"))
 
 
-def template_market(template: facts.LaunchTemplate) -> str:
-    return facts.text(facts.dig(template.props, "instanceMarketOptions", "marketType"))
+def template_market(template: bootfacts.LaunchTemplate) -> str:
+    return bootfacts.text(bootfacts.dig(template.props, "instanceMarketOptions", "marketType"))
 
 
-def class_terms(node_class: facts.NodeClass) -> list[Any]:
-    return list(facts.as_list(facts.dig(node_class.props, "spec", "capacityReservationSelectorTerms")))
+def class_terms(node_class: bootfacts.NodeClass) -> list[Any]:
+    return list(bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "capacityReservationSelectorTerms")))
 
 
-def group_reservations(template: Optional[facts.LaunchTemplate]) -> tuple[str, ...]:
+def group_reservations(template: Optional[bootfacts.LaunchTemplate]) -> tuple[str, ...]:
     """The reservation a managed node group launches into: the one its launch template targets."""
     given = template_reservation(template) if template is not None else ""
     return (given,) if given else ()
 
 
-def allows_reserved(pool: facts.NodePool) -> bool:
+def allows_reserved(pool: bootfacts.NodePool) -> bool:
     """Whether a NodePool may launch capacity type ``reserved``: every capacity-type requirement admits it, and there
     is one (without one, Karpenter launches on-demand)."""
     found = [r for r in pool.requirements() if r.key == wellknown.CAPACITY_TYPE_KEY]
     return bool(found) and all(wellknown.holds(r.operator, r.values, RESERVED) for r in found)
 
 
-def names_reserved(pool: facts.NodePool) -> bool:
+def names_reserved(pool: bootfacts.NodePool) -> bool:
     """Whether a NodePool's capacity-type requirement lists ``reserved`` (``In``)."""
     return any(r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In" and RESERVED in r.values
                for r in pool.requirements())
 
 
-def reserved_capacity_targeted(stack: checks.Stack, res: checks.StackResource, lane: facts.LaneResource,
+def reserved_capacity_targeted(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource,
                                knowledge: checks.AmiKnowledge) -> Iterator[checks.Finding]:
     """A reserved lane can launch into its reservation: a node group's launch template as EKS requires it for the
     group's capacity type, a NodePool's capacity types and its class's reservations in agreement."""
-    if isinstance(lane, facts.EksNodeGroup):
+    if isinstance(lane, bootfacts.EksNodeGroup):
         yield from (checks.Finding(problem, urn=res.urn) for problem in _group_problems(stack, res, lane))
-    elif isinstance(lane, facts.NodePool):
+    elif isinstance(lane, bootfacts.NodePool):
         yield from (checks.Finding(problem, urn=res.urn) for problem in _pool_problems(stack, lane))
 
 
-def _group_problems(stack: checks.Stack, res: checks.StackResource, group: facts.EksNodeGroup) -> Iterator[str]:
+def _group_problems(stack: checks.Stack, res: checks.StackResource, group: bootfacts.EksNodeGroup) -> Iterator[str]:
     subject = checks.subject(group)
-    capacity = facts.text(group.props.get("capacityType")) or "ON_DEMAND"
+    capacity = bootfacts.text(group.props.get("capacityType")) or "ON_DEMAND"
     template = stack.launch_template(res)
     if template is None:
         if capacity == CAPACITY_BLOCK and "launchTemplate" not in list(group.props):  # keys: no value read
@@ -112,7 +113,7 @@ def _group_problems(stack: checks.Stack, res: checks.StackResource, group: facts
                f"Block)")
 
 
-def _pool_problems(stack: checks.Stack, pool: facts.NodePool) -> Iterator[str]:
+def _pool_problems(stack: checks.Stack, pool: bootfacts.NodePool) -> Iterator[str]:
     node_class = stack.node_class(pool)
     if node_class is None:
         return  # another kind of class, or one not in the stack: its reservations are not known
