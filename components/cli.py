@@ -43,7 +43,7 @@ from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
-from .pack import cost
+from .pack import checks, cost
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--stack", help="read Pulumi.STACK.yaml from the project directory")
     which.add_argument("--config", type=Path, help="any stack config file")
     p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    p.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    p.add_argument("--amis", type=Path, metavar="FILE", help="AMI catalog file, added to the default catalog (the "
+                   "example stacks' images): an entry of FILE replaces the default's of the same id or key")
     p.add_argument("--json", type=Path, dest="json_out", help="also write resources and violations as JSON")
     p.add_argument(
         "--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
@@ -351,7 +352,7 @@ def preview(args: argparse.Namespace) -> int:
     config_lines = read_stack(stack_file, project)
     state = read_state(args.state, project, stack)
     overrides = _soaked_in(args, project, stack, state)
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     ran = run_stack(cwd, project_file, stack, stack_file, config_lines, catalog, packs, args.policy_pack_configs or [], overrides)
     run, violations, names, worst = ran.run, ran.violations, ran.names, ran.worst
     if state is None:
@@ -427,9 +428,16 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
     project = project_file.name
     overrides = overrides or {}
     config, lines = config_lines
-    # the catalog's prices, under the config's own
-    priced: Optional[PolicyConfig] = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else None
-    with PolicyPacks(packs, pack_configs, project, stack, config, priced, overrides) as policy:  # start while the program runs
+    # under the config's own: the catalog's prices, and its AMIs' facts for every policy that judges AMIs (whatever
+    # pins them: the components, a plain launch template, node group or EC2NodeClass), and the account's EBS
+    # encryption default when the catalog states it
+    amis = catalog.policy_facts()
+    beneath: PolicyConfig = {policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES}
+    if "ebs_encryption_by_default" in catalog.given:
+        beneath[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
+    if catalog.prices:
+        beneath[cost.CEILING] = ("", {"prices": catalog.prices})
+    with PolicyPacks(packs, pack_configs, project, stack, config, beneath, overrides) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
                 run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
