@@ -355,8 +355,10 @@ def preview(args: argparse.Namespace) -> int:
     catalog = Catalog.with_default(args.amis)
     ran = run_stack(cwd, project_file, stack, stack_file, config_lines, catalog, packs, args.policy_pack_configs or [], overrides)
     run, violations, names, worst = ran.run, ran.violations, ran.names, ran.worst
+    gate = _soak_gate(run, args.policy_pack_configs or [], overrides, violations) if packs else ""
     if state is None:
-        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else "")
+               + gate)
         if args.json_out:
             write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
@@ -370,7 +372,8 @@ def preview(args: argparse.Namespace) -> int:
         if state.encrypted:
             sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
                              "preview cannot read: they are compared as unknown, never as changed\n")
-        _print(render_plan(plan, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render_plan(plan, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else "")
+               + gate)
         if args.json_out:
             doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
@@ -453,6 +456,23 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
     worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
     return StackRun(run, violations, names, worst)
+
+
+def _soak_gate(run: ProgramRun, pack_configs: Sequence[Path], overrides: dict[str, dict[str, Any]],
+               violations: Sequence[dict[str, Any]]) -> str:
+    """The soak gate's line for a preview it passed (``soakstate.gate_line``): its config is the pack configs'
+    ``ami-soaked`` (the last file's winning) under ``--soaked-in``'s; '' when it refused an AMI (the violations
+    say which) or is off (no evidence given)."""
+    from .offline.soakstate import gate_line
+    from .pack.soak import POLICY
+
+    if any(v["policy"] == POLICY for v in violations):
+        return ""
+    config: dict[str, Any] = {}
+    for path in pack_configs:
+        config.update(read_config_file(path).get(POLICY, ("", None))[1] or {})
+    line = gate_line(run.resources, {**config, **overrides.get(POLICY, {})})
+    return f"    {shown(line)}\n" if line else ""
 
 
 def _budget_figure(paths: Sequence[Path]) -> str:
