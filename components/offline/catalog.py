@@ -498,7 +498,7 @@ class Catalog:
         encrypted = self.ebs_encryption_by_default if "ebs_encryption_by_default" in self.given else base.ebs_encryption_by_default
         return Catalog({**base.amis, **self.amis}, self.source, encrypted, {**base.ssm_parameters, **self.ssm_parameters},
                        {**base.subnets, **self.subnets}, {**base.prices, **self.prices}, {**base.clusters, **self.clusters},
-                       self.given | base.given)
+                       sorted(self.given | base.given))
 
     def policy_facts(self) -> dict[str, dict[str, Any]]:
         """Every image's facts as the pack's AMI-facts policies take them in their config (``amis``: AMI id ->
