@@ -55,17 +55,19 @@ __all__ = ["OFFLINE_ACCOUNT", "RackMocks", "set_mocks"]
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 CatalogInput = Union[None, str, Path, Catalog, Mapping[str, Any]]
-"""An AMI catalog: a file's path, a ``Catalog``, the file's content as a mapping (``{"amis": [...]}``),
-or None for the package's default catalog (the example stacks' images)."""
+"""An AMI catalog: a file's path or the file's content as a mapping (``{"amis": [...]}``), added to the
+package's default catalog (the example stacks' images) as ``--amis`` adds it; a ``Catalog``, as it is; or None
+for the default catalog."""
 
 
 def catalog_of(amis: CatalogInput) -> Catalog:
-    """The catalog ``amis`` names, validated as ``--amis`` validates it (``CatalogError`` naming the field)."""
+    """The catalog ``amis`` names, validated as ``--amis`` validates it (``CatalogError`` naming the field), and
+    over the default catalog as ``--amis`` lays it (an entry of ``amis`` wins over the default's of its id or key)."""
     if isinstance(amis, Catalog):
         return amis
     if isinstance(amis, Mapping):
-        return Catalog.from_doc(dict(amis))
-    return Catalog.load(Path(amis) if amis is not None else None)
+        return Catalog.from_doc(dict(amis)).over(Catalog.load())
+    return Catalog.with_default(Path(amis) if amis is not None else None)
 
 
 class RackMocks(OfflineMocks):

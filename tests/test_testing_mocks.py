@@ -3,6 +3,8 @@ an AMI catalog, as the offline preview answers them, through the SDK's own ``set
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_aws as aws
 import pytest
@@ -143,3 +145,14 @@ def test_a_managed_node_group_is_expanded_as_the_offline_preview_expands_it():
     mocks = set_mocks(RackMocks(), project="p", stack="s")
     pulumi.runtime.test(program)()
     assert mocks.registered("aws:eks/nodeGroup:NodeGroup", "gpu").inputs["launchTemplate"] == {}
+
+
+def test_a_catalog_given_to_the_mocks_adds_to_the_default_as_amis_does(tmp_path):
+    mine = {"amis": [{"id": "ami-0c0ffee0c0ffee0c0", "name": "team-al2023-gpu", "description": "Amazon Linux 2023",
+                      "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 120,
+                      "creation_date": "2026-12-01T08:00:00.000Z", "owner_id": "111122223333"}]}
+    path = tmp_path / "amis.yaml"
+    path.write_text(json.dumps(mine))
+    for given in (mine, str(path)):
+        catalog = RackMocks(amis=given).catalog
+        assert {"ami-0c0ffee0c0ffee0c0", GPU_AMI} <= set(catalog.amis)
