@@ -43,7 +43,7 @@ from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
-from .pack import checks, cost
+from .pack import checks, cost, reservation, reserved
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -422,6 +422,23 @@ def read_state(path: Optional[Path], project: str, stack: str) -> Optional[Stack
     return state
 
 
+def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
+    """What the offline account tells the packs, under the config's own: its prices (``lane-cost-ceiling``), its
+    capacity reservations and subnets' zones (both reservation policies: an id it does not list is not the
+    account's, as EC2 would say), and its AMIs' facts for every policy that judges AMIs, whatever pins them (the
+    components, a plain launch template, node group or EC2NodeClass), with the account's EBS encryption default
+    when the catalog states it."""
+    given: PolicyConfig = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else {}
+    amis = catalog.policy_facts()
+    given.update({policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES})
+    if "ebs_encryption_by_default" in catalog.given:
+        given[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
+    account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
+               "subnets": dict(catalog.subnets)}
+    given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
+    return given
+
+
 def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path,
               config_lines: tuple[dict[str, Any], dict[str, int]], catalog: Catalog, packs: Sequence[Path],
               pack_configs: Sequence[Path], overrides: Optional[dict[str, dict[str, Any]]] = None) -> StackRun:
@@ -430,16 +447,7 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
     project = project_file.name
     overrides = overrides or {}
     config, lines = config_lines
-    # under the config's own: the catalog's prices, and its AMIs' facts for every policy that judges AMIs (whatever
-    # pins them: the components, a plain launch template, node group or EC2NodeClass), and the account's EBS
-    # encryption default when the catalog states it
-    amis = catalog.policy_facts()
-    beneath: PolicyConfig = {policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES}
-    if "ebs_encryption_by_default" in catalog.given:
-        beneath[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
-    if catalog.prices:
-        beneath[cost.CEILING] = ("", {"prices": catalog.prices})
-    with PolicyPacks(packs, pack_configs, project, stack, config, beneath, overrides) as policy:  # start while the program runs
+    with PolicyPacks(packs, pack_configs, project, stack, config, catalog_config(catalog), overrides) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
                 run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)

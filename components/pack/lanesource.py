@@ -13,7 +13,7 @@ from . import checks, facts, instances, overlays, wellknown
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
-                        RESERVED_DOMAINS, Unknown, kubernetes_os, read_labels, read_taints)
+                        RESERVED_DOMAINS, Reservations, Unknown, kubernetes_os, read_labels, read_taints)
 
 EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 """The label EKS gives every node of a managed node group: the group's name."""
@@ -64,8 +64,43 @@ def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Op
     return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
 
 
+ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+def _reservations(node_class: Optional[facts.NodeClass], requirements: Sequence[wellknown.Requirement],
+                  unknown: Unknown, pool: Mapping[str, Any]) -> Optional[Reservations]:
+    """The reservations a pool's EC2NodeClass selects by id (``capacityReservationSelectorTerms``), with its
+    subnets and the zones its requirements allow; None: none. Terms that select by tags or owner are not
+    read (only EC2 knows what they match). Subnets not known until apply are left unknown, not the lane."""
+    if node_class is None:
+        return None
+    try:
+        terms = [facts.as_map(t) for t in facts.as_list(facts.dig(node_class.props, "spec", "capacityReservationSelectorTerms"))]
+        ids = tuple(dict.fromkeys(t["id"] for t in terms if isinstance(t.get("id"), str) and t["id"]))
+    except unknown:  # ids not known until apply: nothing to judge yet
+        return None
+    if not ids:
+        return None
+    zones = tuple(next((r.values for r in requirements if r.key == ZONE_KEY and r.operator == "In"), ()))
+    try:
+        canary_of = facts.text(facts.as_map(facts.dig(pool, "metadata", "annotations")).get(contract.CANARY_OF))
+    except unknown:
+        canary_of = ""
+    try:
+        subnet_terms = [facts.as_map(t) for t in facts.as_list(facts.dig(node_class.props, "spec", "subnetSelectorTerms"))]
+        subnet_ids = tuple(t["id"] for t in subnet_terms if isinstance(t.get("id"), str))
+        if len(subnet_ids) < len(subnet_terms):  # a term by tags: only EC2 knows its subnets
+            tagged = [",".join(f"{k}={v}" for k, v in sorted(facts.as_map(t.get("tags")).items())) for t in subnet_terms
+                      if not isinstance(t.get("id"), str)]
+            return Reservations(ids, (), "by tags " + "; ".join(t for t in tagged if t), zones, canary_of)
+    except unknown:
+        return Reservations(ids, (), "by ids not known until apply", zones, canary_of)
+    return Reservations(ids, subnet_ids, "", zones, canary_of)
+
+
 def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
-             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None) -> Optional[Lane]:
+             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None,
+             unknown: Unknown = ()) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
@@ -93,7 +128,8 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
         return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
                     _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
-                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never)
+                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never,
+                    reservations=_reservations(node_class, requirements, unknown, props))
     if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk = lane.instance_types(), None
@@ -155,7 +191,7 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
     not_known: list[str] = []
     for res in resources:
         try:
-            lane = _lane_of(res, templates, classes, read_of.get(res.urn))
+            lane = _lane_of(res, templates, classes, read_of.get(res.urn), unknown)
         except unknown:
             not_known.append(f"{res.type.rsplit(':', 1)[-1]} '{res.name}'")
             continue

@@ -31,7 +31,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, soak, speedups
+from .. import clock
+from . import checks, cost, facts, gpudaemons, laneconfig, lanesource, lookup, prices, reach, reserved, scope, soak, speedups
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -179,6 +180,29 @@ def cost_policy(name: str, description: str, level: EnforcementLevel,
                                  validate=validate)
 
 
+RESERVED_LANES = scope.RequestLocal()
+"""Per request: the stack's lanes, read once for both reservation policies."""
+
+
+def reservation_policy(name: str, description: str, level: EnforcementLevel,
+                       judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
+    """A policy over the lanes' capacity reservations (``reserved``); config: ``lookup``, ``reservations``, ``subnets``."""
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        urns = tuple(r.urn for r in args.resources)
+        lanes = RESERVED_LANES.values.get(urns) if scope.installed() else None
+        if lanes is None:
+            lanes = lanesource.read_lanes([
+                checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
+                for r in args.resources], {}, UnknownValueError)
+            if scope.installed():
+                RESERVED_LANES.values[urns] = lanes
+        known = reserved.Knowledge(args.get_config() or {}, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
+        report_all(name, judge(lanes, known, clock.now()), report)
+
+    return StackValidationPolicy(name=name, description=description, enforcement_level=level,
+                                 config_schema=PolicyConfigSchema(properties=reserved.SCHEMA), validate=validate)
+
+
 def unverified_policy() -> StackValidationPolicy:
     """``ami-facts-unknown``: what the AMI-facts policies of this request could not verify."""
 
@@ -252,6 +276,11 @@ def policies() -> list[Policy]:
                         ADVISORY, gpudaemons.squatting),
         cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
                     cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
+        reservation_policy(reserved.FITS, "Every capacity reservation a lane names is the account's, of an instance type "
+                           "the lane can launch, in a zone of its subnets, within its limits, and not ended for a lane "
+                           "of reservations only.", MANDATORY, reserved.fits),
+        reservation_policy(reserved.ENDING, "A capacity reservation a lane names has not ended, does not end within a "
+                           "week, and has started (with its date).", ADVISORY, reserved.ending),
         cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
         unverified_policy(),
     ]
