@@ -36,9 +36,9 @@ from .offline.catalog import Catalog
 from .offline.stackexport import StackState
 from .offline.stackfile import located, read_project, stack_name_problem
 from .pack import rules
-from .pack.instances import ami_driver
-from .pack.prices import usd
-from .pack.upstream import karpenter_compatibility
+from .facts.instances import ami_driver
+from .facts.prices import usd
+from .facts.upstream import karpenter_compatibility
 from .spec.base import shown
 
 RACK = "rack"

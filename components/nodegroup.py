@@ -60,7 +60,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
-from .pack import instances, rules, upstream
+from .facts import instances, upstream
+from .pack import cost, rules
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
 
@@ -326,7 +327,7 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })
 
     def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:

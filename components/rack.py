@@ -18,7 +18,8 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import tables, wellknown
+from .facts import tables, wellknown
+from .pack import cost
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support
@@ -362,7 +363,7 @@ class Rack(pulumi.ComponentResource):
             "worstCaseHourlyUsd": self.worst_case_hourly_usd,
             "controlPlaneHourlyUsd": self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
             "controlPlanePrice": self.control_plane_price,
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,
             # the names as they were registered before the package was hosted (readers of a stack's state)

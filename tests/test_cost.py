@@ -22,7 +22,8 @@ from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from mixed_os_racks.offline.stackexport import export_run, write_export
-from mixed_os_racks.pack import cost, facts, prices, wellknown
+from mixed_os_racks.facts import prices, wellknown
+from mixed_os_racks.pack import bootfacts, cost
 from mixed_os_racks.spec.base import SpecError
 
 from conftest import REPO, rack_config, run_rack, stack_config
@@ -451,7 +452,7 @@ def test_any_limits_give_a_figure_or_a_reason_and_never_inf_or_nan(limits):
     """Whatever a NodePool's limits hold: a finite figure of zero or more (zero and unbounded say why), or
     unbounded; nothing raises, and no figure or reason says inf or nan."""
     usd_prices = prices.for_region("us-east-1")
-    amounts, refused, written = facts.node_pool_limits(limits)
+    amounts, refused, written = bootfacts.node_pool_limits(limits)
     worst = (cost.WorstCase(0.0, usd_prices, why=f"it {refused}") if refused else
              cost.pool([wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("p5", "g6"))], amounts,
                        usd_prices, None, written))

@@ -80,9 +80,9 @@ from pydantic import (
     model_validator,
 )
 
-from ..pack.amifacts import AmiFacts, decode
+from ..facts.amifacts import AmiFacts, decode
+from ..facts.prices import price_problem
 from ..pack import reservation as reservations_
-from ..pack.prices import price_problem
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import K8S_VERSION_RE, SUBNET_ID_RE
@@ -252,7 +252,7 @@ def _price(value: float) -> float:
 
 InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
 Price = Annotated[float, AfterValidator(_price)]
-"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``pack.prices``)."""
+"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``facts.prices``)."""
 
 
 def _reservation_id(value: str) -> str:
@@ -553,7 +553,7 @@ class Catalog:
         self.subnets = dict(subnets or {})
         """Subnet id -> its Availability Zone."""
         self.prices = dict(prices or {})
-        """Instance type -> US dollars an hour on demand, over the price table (``pack.prices``)."""
+        """Instance type -> US dollars an hour on demand, over the price table (``facts.prices``)."""
         self.clusters = dict(clusters or {})
         """EKS cluster name -> what EKS says of it (a cluster not listed has the defaults)."""
         self.reservations = dict(reservations or {})

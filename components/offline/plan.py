@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
+from .. import contract
 from . import forcenew, providerdiff, sdk
 from .forcenew import replacing
 from .preview import tree_rows
@@ -54,7 +55,6 @@ from .stackexport import UNREADABLE, StackState, StateResource
 OPS = ("create", "import", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
 SYMBOL = {"create": "+", "import": "=", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "",
           "read": ">", "discard": "-"}
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_PROVIDER = ("pulumi:providers:", "default")
 """A provider the engine registers for resources that name none (``default_6_50_0``)."""
 TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "tagsAll", "updateDefaultVersion", "defaultVersion")
@@ -581,7 +581,7 @@ def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]], ids: Ids) 
                     continue
                 if src.op == "replace":
                     extra += [p for p in unknowns.get(step.urn, []) if p == key or p.startswith((key + ".", key + "["))]
-                elif src.type == LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
+                elif src.type == contract.LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
                     extra += [p for p in unknowns.get(step.urn, []) if p == "launchTemplate.version"]
         extra = without_ignored([p for p in dict.fromkeys(extra) if p not in step.diff], step.new.ignore_changes)
         forced, key = _forced_replacement(step.new, step.old, ids) if step.old is not None else ("", "")

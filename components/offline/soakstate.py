@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, Mapping, Optional, Sequence
 
 from ..inputs import clipped
-from ..pack import checks, facts, soak
+from ..pack import bootfacts, checks, soak
 from .stackexport import StackState, StateResource, state_time
 
 
@@ -96,7 +96,7 @@ def _reached(group: StateResource, template: StateResource) -> Optional[dict[str
     """None when the group's own state names the template version that holds the image, and records no failed update
     (``initErrors``: pulumi-aws reports a failed rollout with the values it was sent, so the version alone would
     say it reached it); else what each records."""
-    group_version = _version_text(facts.as_map(group.outputs.get("launchTemplate")).get("version"))
+    group_version = _version_text(bootfacts.as_map(group.outputs.get("launchTemplate")).get("version"))
     template_version = _version_text(template.outputs.get("latestVersion"))
     number = _version_number(group_version)
     failure = _failure_text(group.init_errors)
@@ -122,9 +122,9 @@ def state_pins(state: StackState) -> list[Pin]:
     found = []
     for res, lane in stack.items:
         changed, unreached = _changed(by_urn[res.urn]), None
-        proof = "class" if isinstance(lane, facts.NodeClass) else "pin"
-        group = stack.user(res) if isinstance(lane, facts.LaunchTemplate) else None
-        if isinstance(group, facts.EksNodeGroup) and group.urn in by_urn:  # a managed group: proven by the group
+        proof = "class" if isinstance(lane, bootfacts.NodeClass) else "pin"
+        group = stack.user(res) if isinstance(lane, bootfacts.LaunchTemplate) else None
+        if isinstance(group, bootfacts.EksNodeGroup) and group.urn in by_urn:  # a managed group: proven by the group
             changed = _later(changed, _changed(by_urn[group.urn]))
             unreached, proof = _reached(by_urn[group.urn], by_urn[res.urn]), "group"
         found += [Pin(pin, changed, unreached, proof) for pin in soak.held(stack, res, lane)]

@@ -3,7 +3,7 @@
 A pack's ``__main__.py`` (the repository's ``policies/``, one written by ``mixed-os-racks pack init``,
 or a team's own that adds policies of its own) calls ``serve()``, which builds the ``PolicyPack``
 (it serves over gRPC and prints its port). The rules are in ``rules``, reading resources in
-``facts``, the checks themselves in ``checks`` (lanes) and ``reach`` and ``gpudaemons`` (pods against the lanes).
+``bootfacts``, the checks themselves in ``checks`` (lanes) and ``reach`` and ``gpudaemons`` (pods against the lanes).
 
 Findings reach the user three ways: a violation at the policy's level; the SDK's advisory "can't
 run policy ... during preview" for a value not known until apply; and, for an AMI fact nobody gave
@@ -32,7 +32,8 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from .. import clock
-from . import checks, cost, facts, gpudaemons, laneconfig, lanesource, lookup, prices, reach, reserved, scope, soak, speedups
+from ..facts import prices
+from . import bootfacts, checks, cost, gpudaemons, laneconfig, lanesource, lookup, reach, reserved, scope, soak, speedups
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -95,7 +96,7 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, check:
                     schema: Optional[PolicyConfigSchema] = None) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         parent = getattr(args.opts, "parent", None) or ""
-        lane = facts.read(args.resource_type, args.name, args.props, args.urn, parent)
+        lane = bootfacts.read(args.resource_type, args.name, args.props, args.urn, parent)
         if lane is not None:
             report_all(name, check(lane, knowledge(name, args.get_config())), report)
 

@@ -27,7 +27,8 @@ import math
 from datetime import datetime
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-from . import facts, fit, instances, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, fit
 from .checks import Finding
 from .lanemodel import Lane, Lanes, Reservations
 from .reservation import ENDING_SOON, CapacityReservation, decode
@@ -75,7 +76,7 @@ class Knowledge:
 
     def reservation(self, reservation_id: str) -> tuple[Optional[CapacityReservation], str]:
         """(its facts, ''), or (None, ``NOT_FOUND``) when the account has none, or (None, what would tell)."""
-        listed = facts.as_map(self.config.get("reservations"))
+        listed = bootfacts.as_map(self.config.get("reservations"))
         entry = listed.get(reservation_id)
         if isinstance(entry, Mapping):
             return decode(reservation_id, entry), ""
@@ -92,7 +93,7 @@ class Knowledge:
 
     def zone(self, subnet_id: str) -> Optional[str]:
         """A subnet's Availability Zone, or None when not known."""
-        given = facts.as_map(self.config.get("subnets")).get(subnet_id)
+        given = bootfacts.as_map(self.config.get("subnets")).get(subnet_id)
         if isinstance(given, str) and given:
             return given
         if self.subnet_zone is None:

@@ -7,7 +7,8 @@ from typing import Optional
 from pydantic import field_validator, model_validator
 
 from .. import contract
-from ..pack import instances, rules, upstream
+from ..facts import instances, upstream
+from ..pack import rules
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RACK_TAGS, RESERVED_TAG_KEYS
