@@ -71,6 +71,8 @@ def group_lane(group: NodeGroupSpec) -> Lane:
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
     lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
                 **size_facts(requirements, root_gib=group.disk))
+    if group.capacity_reservation_id:
+        lane["capacityReservationIds"] = [group.capacity_reservation_id]
     return cast(Lane, lane)
 
 

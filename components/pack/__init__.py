@@ -3,7 +3,8 @@
 ``rules`` (formats and the seeds' rules), ``bootfacts`` (what decides a node's boot, read from a
 resource; the upstream facts it reads against are ``mixed_os_racks.facts``), ``cost`` (each lane's worst
 case per hour and its budgets), ``fit`` (allocatable and a pod's effective requests),
-``checks`` (the lanes' checks); the workload checks, one module per job: ``lanemodel``, ``laneconfig``
+``checks`` (the lanes' checks), ``reservedlanes`` (reserved capacity: the reservations a lane launches into, and
+the rules a reserved lane meets); the workload checks, one module per job: ``lanemodel``, ``laneconfig``
 (the ``lanes`` config, against the lane contract ``mixed_os_racks.lane``), ``lanesource``, ``pods``,
 ``wording``, ``reach`` and ``gpudaemons`` (``workloads`` names them together); ``lookup``
 (the optional EC2 and SSM look-up), and ``policies`` (the CrossGuard policies and ``serve``). ``scope``

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
 from ..facts import instances, wellknown
-from . import bootfacts, checks, overlays
+from . import bootfacts, checks, overlays, reservedlanes
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -133,7 +133,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
                     reservations=_reservations(node_class, requirements, unknown, props))
     if isinstance(lane, (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
-        types, disk = lane.instance_types(), None
+        types, disk, reservations = lane.instance_types(), None, None
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
             template = templates.get(urn)
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
@@ -141,6 +141,8 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
                 types = types or template.instance_types()
                 found = template.root_disk("/dev/xvda")
                 disk = found.gib if found else None
+            if isinstance(template, bootfacts.LaunchTemplate) and isinstance(lane, bootfacts.EksNodeGroup):
+                reservations = _group_reservations(template, props, unknown)
         if isinstance(lane, bootfacts.EksNodeGroup):
             disk = disk or bootfacts.number(props.get("diskSize"))
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -148,8 +150,39 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
         else:
             disk, offered = (lane.root_disk("/dev/xvda") or bootfacts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
-                    group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
+                    group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
+                    reservations=reservations)
     return None
+
+
+def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, Any], unknown: Unknown) -> Optional[Reservations]:
+    """The reservation an EKS managed node group launches into: the one its launch template targets
+    (``capacityReservationSpecification.capacityReservationTarget.capacityReservationId``), with the group's subnets
+    (``subnetIds``: EKS launches its nodes into those only); None: none, or an id not known until apply."""
+    try:
+        ids = reservedlanes.group_reservations(template)
+    except unknown:
+        return None
+    if not ids:
+        return None
+    try:
+        canary_of = bootfacts.text(bootfacts.as_map(group.get("tags")).get(contract.CANARY_OF))
+    except unknown:
+        canary_of = ""
+    try:
+        given = list(bootfacts.as_list(group.get("subnetIds")))
+        subnet_ids = tuple(s for s in given if isinstance(s, str) and s)
+    except unknown:
+        given, subnet_ids = [None], ()
+    if len(subnet_ids) < len(given):
+        return Reservations(ids, (), "by ids not known until apply", (), canary_of)
+    return Reservations(ids, subnet_ids, "", (), canary_of)
+
+
+def _other_reservations(seen: Lane, lane: Lane) -> bool:
+    """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
+    name none, and its child is the same lane)."""
+    return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
 
 
 def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
@@ -199,9 +232,14 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
         if lane is not None:
             # a component's outputs and its child are one lane: keep the one that knows the sizes, or that
             # never runs (its NodePool is what the cluster gets)
-            seen = found.get(lane._key())
+            key = lane._key()
+            seen = found.get(key)
+            if seen is not None and _other_reservations(seen, lane):
+                # two groups alike but for the reservations they launch into: each is judged against its own
+                key = (*key, lane.reservations.ids if lane.reservations else ())
+                seen = found.get(key)
             if seen is None or lane.never or (lane.sized and not seen.sized and not seen.never):
-                found[lane._key()] = lane
+                found[key] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
     given = overlays.applied(resources, unknown)
