@@ -635,6 +635,8 @@ def _encryption_how(fix: str, image: Resolved, snapshot: Optional[bool], by_defa
 
 
 DRIVER = "gpu-driver-supports-lane"
+AMI_FACTS_POLICIES = (FAMILY, DISK, ARCH, ENCRYPTION, AGE, K8S, DRIVER)
+"""The policies whose config takes AMI facts by id (``amis``: ``policies.schema``)."""
 
 
 def _nvidia_families(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> list[str]:
