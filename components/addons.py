@@ -24,7 +24,7 @@ from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role
 from .karpenter_controller import bounded_name
-from .pack import upstream
+from .facts import upstream
 
 
 def eks_addon(name: str, cluster: ClusterRef, addon_name: str, *, opts: pulumi.ResourceOptions,
@@ -140,7 +140,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         check_start("ClusterAutoscaler", name, opts)
         token, opts = hosted("ClusterAutoscaler", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, ClusterAutoscalerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, ClusterAutoscalerArgs)
         cluster: ClusterRef = args["cluster"]
 
         def release(version: str) -> str:
@@ -229,7 +229,7 @@ class MetricsServer(pulumi.ComponentResource):
         check_start("MetricsServer", name, opts)
         token, opts = hosted("MetricsServer", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, MetricsServerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, MetricsServerArgs)
         cluster: ClusterRef = args["cluster"]
         replicas = args.get("replicas", 1)
         if not 1 <= replicas <= 2:

@@ -25,7 +25,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import AmiRef, LaneTaint
-from .pack import fit, instances, rules, upstream, wellknown
+from .facts import instances, upstream, wellknown
+from .pack import cost, fit, rules
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
 
@@ -61,7 +62,8 @@ ALSO = {"node_role": (aws.iam.Role,)}
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
     """An IAM role's name, from the role or from its ARN (``arn:aws:iam::<account>:role/<path/>name``)."""
     if isinstance(role, aws.iam.Role):
-        return role.name
+        name: pulumi.Output[str] = role.name
+        return name
     return pulumi.Output.from_input(role).apply(lambda arn: arn.rsplit("/", 1)[-1])
 
 
@@ -291,7 +293,7 @@ class KarpenterPool(pulumi.ComponentResource):
         check_start("KarpenterPool", name, opts)
         token, opts = hosted("KarpenterPool", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})
@@ -372,6 +374,7 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
+        # node_taints() gives each effect as a str, one of LaneTaint's TaintEffect spellings
         self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
@@ -383,5 +386,5 @@ class KarpenterPool(pulumi.ComponentResource):
             "taints": self.taints,
             "ami": self.ami,
             **({"canary": self.canary} if self.canary is not None else {}),
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -39,7 +39,7 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role, trust
-from .pack import upstream
+from .facts import upstream
 from .spec.rack import access_entries_problem, karpenter_pair_problem, karpenter_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
@@ -264,7 +264,7 @@ class KarpenterController(pulumi.ComponentResource):
         check_start("KarpenterController", name, opts)
         token, opts = hosted("KarpenterController", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, KarpenterControllerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterControllerArgs)
         cluster: ClusterRef = args["cluster"]
         version = args.get("version", upstream.KARPENTER_CHART.version)
         replicas = args.get("replicas", 2)

@@ -79,6 +79,7 @@ def test_ten_thousand_registrations_at_once_all_reach_the_plan_and_the_pack(tmp_
     assert sorted(handed_on) == sorted(urns)
 
 
+@pytest.mark.slow
 def test_a_call_the_server_refuses_fails_the_preview_not_a_partial_plan(tmp_path, monkeypatch):
     """Were gRPC to refuse a call nevertheless, the program would exit 0 having registered less than it made: the
     run fails, saying so, and returns no plan. (The server is made to refuse past one pending call here.)"""

@@ -37,6 +37,14 @@ clusters:                                    # optional: EKS cluster name -> wha
     oidc_provider: true                      # optional, default true: IAM has an OIDC provider for the issuer
     node_groups:                             # optional: node group name -> its scaling config, as EKS holds it
       rack-ng-1-0a1b2c3: {desired_size: 5, min_size: 1, max_size: 10}
+reservations:                                # optional: capacity reservation id -> what EC2 says of it
+  cr-0a1b2c3d4e5f60718:                      # cr- and 8 or 17 lowercase hex digits
+    instance_type: p5.48xlarge               # an instance type
+    availability_zone: us-east-1a            # its Availability Zone
+    instance_count: 2                        # a whole number, 1 or more
+    type: capacity-block                     # or default (an On-Demand Capacity Reservation, the default)
+    start_date: "2026-12-14T11:30:00Z"       # ISO 8601, quoted; a Capacity Block has both dates
+    end_date: "2026-12-28T11:30:00Z"         # optional for an ODCR (none: it runs until cancelled)
 ```
 
 The file is validated as strictly as the stack config: unknown keys, duplicate ids, duplicate YAML
@@ -45,7 +53,10 @@ each with the file, the entry and the field; a subnet id or an Availability Zone
 be one is refused with the entry, and so is a price of something that is no instance type, or that is
 negative or not finite. A subnet the catalog does not list, or one in another region than the stack's,
 is not found, as EC2 would say. A cluster the catalog does not list is an existing cluster with the
-defaults above and no node groups; a node group it does not list is not found, as EKS would say. Prices
+defaults above and no node groups; a node group it does not list is not found, as EKS would say. A capacity
+reservation the catalog does not list is one the account does not have (``DescribeCapacityReservations``
+would say ``InvalidCapacityReservationId.NotFound``); a listed one's end comes after its start, and a
+Capacity Block has both. Prices
 are the offline cloud's: the program's lanes are priced with them, and so are the worst cases the preview
 prints and the pack judges (``lane-cost-ceiling``'s ``prices``).
 """
@@ -69,8 +80,9 @@ from pydantic import (
     model_validator,
 )
 
-from ..pack.amifacts import AmiFacts, decode
-from ..pack.prices import price_problem
+from ..facts.amifacts import AmiFacts, decode
+from ..facts.prices import price_problem
+from ..pack import reservation as reservations_
 from ..pack.rules import AMI_ID_EXAMPLE, AMI_ID_RE
 from ..spec.base import key_path
 from ..spec.limits import K8S_VERSION_RE, SUBNET_ID_RE
@@ -240,7 +252,51 @@ def _price(value: float) -> float:
 
 InstanceTypeName = Annotated[str, AfterValidator(_instance_type)]
 Price = Annotated[float, AfterValidator(_price)]
-"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``pack.prices``)."""
+"""An entry of ``prices:``: an instance type, and what it costs an hour on demand (``facts.prices``)."""
+
+
+def _reservation_id(value: str) -> str:
+    if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(value):
+        raise ValueError(f"{value!r} is not a capacity reservation id (cr- and 8 or 17 hex digits, like cr-0123456789abcdef0)")
+    return value
+
+
+class CatalogReservation(BaseModel):
+    """A capacity reservation (an ODCR or a Capacity Block), with the fields EC2 ``DescribeCapacityReservations``
+    gives and the rack's checks read."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    instance_type: InstanceTypeName
+    availability_zone: str
+    instance_count: int = Field(ge=1)
+    type: Literal["default", "capacity-block"] = "default"
+    start_date: Optional[str] = None
+    end_date: Optional[str] = None
+
+    @field_validator("availability_zone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        if not ZONE_RE.fullmatch(value):
+            raise ValueError(f"{value!r} is not an Availability Zone name (like us-east-1a)")
+        return value
+
+    @field_validator("start_date", "end_date")
+    @classmethod
+    def _time(cls, value: Optional[str]) -> Optional[str]:
+        return value if value is None else _iso_8601(value)
+
+    @model_validator(mode="after")
+    def _dates(self) -> "CatalogReservation":
+        if self.type == "capacity-block" and (self.start_date is None or self.end_date is None):
+            missing = " and ".join(k for k in ("start_date", "end_date") if getattr(self, k) is None)
+            raise ValueError(f"a Capacity Block has a start and an end date (missing {missing})")
+        if self.start_date is not None and self.end_date is not None and instant(self.end_date) <= instant(self.start_date):
+            raise ValueError(f"end_date {self.end_date} is not after start_date {self.start_date}")
+        return self
+
+    def facts(self, reservation_id: str) -> reservations_.CapacityReservation:
+        return reservations_.decode(reservation_id, self.model_dump(exclude_none=True))
 
 
 class CatalogDoc(BaseModel):
@@ -252,6 +308,14 @@ class CatalogDoc(BaseModel):
     ebs_encryption_by_default: bool = False
     prices: dict[InstanceTypeName, Price] = Field(default_factory=dict)
     clusters: dict[str, CatalogCluster] = Field(default_factory=dict)
+    reservations: dict[str, CatalogReservation] = Field(default_factory=dict)
+
+    @field_validator("reservations", mode="before")
+    @classmethod
+    def _reservation_ids(cls, value: Any) -> Any:
+        for reservation_id in value if isinstance(value, dict) else ():
+            _reservation_id(reservation_id)
+        return value
 
     @field_validator("clusters")
     @classmethod
@@ -293,7 +357,7 @@ class CatalogDoc(BaseModel):
 # ---- reading the file ------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """YAML as the stack config reads it: a key given twice is an error, not "the last one wins"."""
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # noqa: D401 - PyYAML's hook
@@ -311,7 +375,8 @@ class _StrictLoader(yaml.SafeLoader):
                     None, None, f"the key '{key}' is given twice", key_node.start_mark)
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
@@ -431,20 +496,23 @@ def _model_at(loc: Sequence[Any]) -> Optional[type[BaseModel]]:
     cluster; ``("clusters", "c", "node_groups", "g")``: a node group), or None (inside a plain mapping)."""
     shapes: dict[tuple[Any, ...], type[BaseModel]] = {(): CatalogDoc, ("amis", int): CatalogAmi,
                                                       ("clusters", str): CatalogCluster,
-                                                      ("clusters", str, "node_groups", str): CatalogNodeGroup}
-    shape = tuple(part if part in ("amis", "clusters", "node_groups") else type(part) for part in loc)
+                                                      ("clusters", str, "node_groups", str): CatalogNodeGroup,
+                                                      ("reservations", str): CatalogReservation}
+    shape = tuple(part if part in ("amis", "clusters", "node_groups", "reservations") else type(part) for part in loc)
     return shapes.get(shape)
 
 
 _MAPPINGS = {"clusters": "EKS cluster names to their fields (version, authentication_mode, ...)",
              "node_groups": "node group names to their scaling config (desired_size, min_size, max_size)",
              "subnets": "subnet ids to their Availability Zones", "prices": "instance types to US dollars an hour",
-             "ssm_parameters": "parameter names to AMI ids", "tags": "tag keys to values"}
+             "ssm_parameters": "parameter names to AMI ids", "tags": "tag keys to values",
+             "reservations": "capacity reservation ids to their fields (instance_type, availability_zone, ...)"}
 """What each mapping of the catalog maps, for a section given another shape."""
 _ENTRIES: dict[type[BaseModel], str] = {
     CatalogAmi: "an image's fields (id, name, architecture, ...)",
     CatalogCluster: "a cluster's fields (version, authentication_mode, oidc_issuer, oidc_provider, node_groups)",
     CatalogNodeGroup: "a node group's scaling config (desired_size, min_size, max_size)",
+    CatalogReservation: "a reservation's fields (instance_type, availability_zone, instance_count, type, start_date, end_date)",
     CatalogDoc: "the catalog's sections (amis, ssm_parameters, subnets, ...)"}
 """What an entry of each kind holds, for an entry given another shape."""
 
@@ -476,6 +544,8 @@ class Catalog:
         subnets: Optional[Mapping[str, str]] = None,
         prices: Optional[Mapping[str, float]] = None,
         clusters: Optional[Mapping[str, CatalogCluster]] = None,
+        reservations: Optional[Mapping[str, reservations_.CapacityReservation]] = None,
+        given: Sequence[str] = (),
     ) -> None:
         self.amis = dict(amis)
         self.source = source
@@ -484,9 +554,34 @@ class Catalog:
         self.subnets = dict(subnets or {})
         """Subnet id -> its Availability Zone."""
         self.prices = dict(prices or {})
-        """Instance type -> US dollars an hour on demand, over the price table (``pack.prices``)."""
+        """Instance type -> US dollars an hour on demand, over the price table (``facts.prices``)."""
         self.clusters = dict(clusters or {})
         """EKS cluster name -> what EKS says of it (a cluster not listed has the defaults)."""
+        self.reservations = dict(reservations or {})
+        """Capacity reservation id -> what EC2 says of it (one not listed: the account has no such reservation)."""
+        self.given = frozenset(given)
+        """The sections the file wrote (``ebs_encryption_by_default`` among them only when the file set it)."""
+
+    def over(self, base: "Catalog") -> "Catalog":
+        """This catalog added to ``base``: every image, SSM parameter, subnet, price, cluster and capacity reservation of both, this
+        catalog's entry winning over ``base``'s of the same id or key, and ``base``'s EBS encryption default unless
+        this catalog sets its own (``--amis FILE`` over the default catalog)."""
+        encrypted = self.ebs_encryption_by_default if "ebs_encryption_by_default" in self.given else base.ebs_encryption_by_default
+        return Catalog({**base.amis, **self.amis}, self.source, encrypted, {**base.ssm_parameters, **self.ssm_parameters},
+                       {**base.subnets, **self.subnets}, {**base.prices, **self.prices}, {**base.clusters, **self.clusters},
+                       {**base.reservations, **self.reservations}, sorted(self.given | base.given))
+
+    def policy_facts(self) -> dict[str, dict[str, Any]]:
+        """Every image's facts as the pack's AMI-facts policies take them in their config (``amis``: AMI id ->
+        ``rootSnapshotGiB``, ``architecture``, ...): the offline preview gives them to the pack, so that what the
+        catalog knows of an AMI reaches the policies whichever resource pins it."""
+        return {ami.id: {key: value for key, value in {
+            "name": ami.name, "description": ami.description, "architecture": ami.architecture,
+            "rootDeviceName": ami.root_device_name, "rootSnapshotGiB": ami.root_snapshot_gib,
+            "rootSnapshotEncrypted": ami.root_snapshot_encrypted, "creationDate": ami.creation_date,
+            "ownerId": ami.owner_id, "imageOwnerAlias": ami.owner_alias, "deprecationTime": ami.deprecation_time,
+            "tags": dict(ami.tags), "nvidiaDriverBranch": ami.nvidia_driver_branch,
+        }.items() if value not in (None, "")} for ami in self.amis.values()}
 
     def cluster(self, name: str) -> CatalogCluster:
         """An EKS cluster of the offline account: the one listed, else one with the defaults and no node groups."""
@@ -549,6 +644,13 @@ class Catalog:
         return cls.from_doc({} if doc is None else doc, str(path))
 
     @classmethod
+    def with_default(cls, path: Optional[Path] = None) -> "Catalog":
+        """``--amis FILE``: the default catalog (``DEFAULT_CATALOG``, the example stacks' images) with FILE's
+        entries added, an entry of FILE replacing the default's of the same id or key; no FILE: the default."""
+        default = cls.load()
+        return default if path is None else cls.load(path).over(default)
+
+    @classmethod
     def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
         if not isinstance(doc, dict):
             raise CatalogError(f"AMI catalog {source}: expected a mapping with an 'amis:' list, got {_type_name(doc)}")
@@ -564,7 +666,9 @@ class Catalog:
             raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
                                "invalid:\n  " + "\n  ".join(problems))) from None
         return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
-                   model.subnets, prices=model.prices, clusters=model.clusters)
+                   model.subnets, prices=model.prices, clusters=model.clusters,
+                   reservations={i: entry.facts(i) for i, entry in model.reservations.items()},
+                   given=list(model.model_fields_set))
 
 
 def _keys(value: Any) -> list[Any]:

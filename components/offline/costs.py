@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..pack import checks, cost
-from ..pack.prices import for_region, usd
+from ..facts.prices import for_region, usd
 from .records import ProgramRun
 
 KINDS = ("pool", "node group")

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .. import contract
-from . import checks, facts, fit, instances, rules, scheduling, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, checks, fit, rules, scheduling
 from . import overlays as overlays_
 from .scheduling import Selection, Taint, Toleration, label_text
 
@@ -32,6 +33,24 @@ def named_lanes(selection: Selection) -> list[tuple[str, str]]:
 
 
 # ---- lanes -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reservations:
+    """The EC2 capacity reservations a lane launches into, and where its nodes can be (to judge them by)."""
+
+    ids: tuple[str, ...]
+    """The reservations' ids (``cr-...``), in the order the lane names them: an EC2NodeClass's
+    ``capacityReservationSelectorTerms`` ``id`` terms, a launch template's ``capacityReservationTarget``."""
+    subnet_ids: tuple[str, ...] = ()
+    """The subnets its nodes launch into, by id; () when it selects them otherwise (``subnets``)."""
+    subnets: str = ""
+    """How it selects its subnets when not by id (``by tags karpenter.sh/discovery=prod``), for a message."""
+    zones: tuple[str, ...] = ()
+    """The Availability Zones its own requirements allow (a NodePool's ``topology.kubernetes.io/zone`` In); (): any."""
+    canary_of: str = ""
+    """The lane whose reservations this canary shares (``contract.CANARY_OF``): its small limits leave none idle,
+    its lane's hold them; '': a lane of its own."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +84,11 @@ class Lane:
     instances for a pod that asks (it restricts no family), on an image that drives them."""
     never: str = ""
     """Why no node of it ever runs, said of the pool (``is never created: Kubernetes refuses limits.cpu 'abc'
-    ...``, from ``facts.node_pool_limits``, as the worst case says it); '': it runs."""
+    ...``, from ``bootfacts.node_pool_limits``, as the worst case says it); '': it runs."""
     overlays: tuple[overlays_.Overlay, ...] = ()
     """The NodeOverlays Karpenter applies to a pool's instance types (the feature gate on): the GPUs they give."""
+    reservations: Optional[Reservations] = None
+    """The capacity reservations it launches into; None: none (what ``reservations`` checks judge)."""
 
     def _alternatives(self, selection: Selection) -> list[tuple[wellknown.Requirement, ...]]:
         """Per alternative of the pod's required affinity, the lane's requirements and the pod's
@@ -88,6 +109,9 @@ class Lane:
         for req in requirements:
             if req.key == OS_KEY and self.os and not any(wellknown.holds(req.operator, req.values, v) for v in self.os):
                 return False
+            carried = self.reservation_ids_carried() if req.key == RESERVATION_ID_KEY else None
+            if carried is not None and not any(wellknown.holds(req.operator, req.values, v) for v in carried):
+                return False
             if req.key in (wellknown.CAPACITY_TYPE_KEY, wellknown.EKS_CAPACITY_TYPE_KEY) and self.capacity:
                 values = offered.get(req.key)
                 if values is None:
@@ -96,6 +120,20 @@ class Lane:
                 elif not any(wellknown.holds(req.operator, req.values, v) for v in values):
                     return False
         return True
+
+    def reservation_ids_carried(self) -> Optional[list[Optional[str]]]:
+        """The ``karpenter.k8s.aws/capacity-reservation-id`` values its nodes can carry: Karpenter labels a node
+        it launched into a reservation with the reservation's id (karpenter-provider-aws v1.14.1
+        ``pkg/apis/v1/labels.go``), and no other node (None in the list: a node without the label). None: not
+        known (its capacity types are not, or it launches reserved capacity into reservations it does not name)."""
+        if not self.capacity:
+            return None
+        karpenter = dict(self.capacity).get(wellknown.CAPACITY_TYPE_KEY, ())
+        reserved = "reserved" in karpenter
+        if reserved and self.reservations is None:
+            return None
+        ids: list[Optional[str]] = list(self.reservations.ids) if self.reservations is not None and reserved else []
+        return ids + ([None] if not reserved or any(v != "reserved" for v in karpenter) else [])
 
     def admitted(self, selection: Selection) -> Optional[Selection]:
         """``selection`` with only the affinity terms some instance this lane can launch satisfies: the
@@ -147,7 +185,7 @@ class Lane:
         if not self.requirements:
             return self.gpu
         return (self.gpu or self.launches_gpus) and any(
-            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in families)
             for families in self._families(selection))
 
     def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
@@ -212,6 +250,8 @@ def kubernetes_os(os_name: str) -> tuple[str, ...]:
 
 
 ON_DEMAND = "on-demand"
+RESERVATION_ID_KEY = "karpenter.k8s.aws/capacity-reservation-id"
+"""The label Karpenter gives a node launched into a capacity reservation: the reservation's id."""
 ANY_INSTANCE = (wellknown.Requirement(wellknown.ARCH_KEY, "Exists", ()),)
 """A pool with no requirements: any instance type."""
 EKS_DEFAULT_INSTANCE_TYPE = "t3.medium"
@@ -242,14 +282,14 @@ class Lanes:
 
 
 def read_labels(value: Any) -> dict[str, str]:
-    return {str(k): label_text(v) for k, v in facts.as_map(value).items()}
+    return {str(k): label_text(v) for k, v in bootfacts.as_map(value).items()}
 
 
 def read_taints(value: Any) -> tuple[Taint, ...]:
     if isinstance(value, Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
-        return tuple(Taint(str(k), facts.text(facts.as_map(v).get("value")),
-                           scheduling.effect(facts.as_map(v).get("effect"))) for k, v in value.items())
-    return tuple(Taint.read(t) for t in facts.as_list(value))
+        return tuple(Taint(str(k), bootfacts.text(bootfacts.as_map(v).get("value")),
+                           scheduling.effect(bootfacts.as_map(v).get("effect"))) for k, v in value.items())
+    return tuple(Taint.read(t) for t in bootfacts.as_list(value))
 
 
 def number_text(value: Any) -> str:

@@ -8,7 +8,9 @@ up in the shell's us-east-1.
 
 Used only when a policy's config sets ``lookup: true``. boto3 is imported on first use, so a pack
 that never looks anything up starts without it. EC2's answer is read by the one AMI-facts decoder.
-A selector (an EC2NodeClass term by name, owner or tags; an SSM parameter; a launch template's
+A capacity reservation is read with EC2 ``DescribeCapacityReservations`` by id (every state: an expired block is
+told as expired, not as missing) and decoded by the one reservation decoder the offline catalog also uses; a
+subnet's zone with ``DescribeSubnets`` by id. A selector (an EC2NodeClass term by name, owner or tags; an SSM parameter; a launch template's
 ``resolve:ssm:`` image) is resolved the way Karpenter and EC2 resolve it: SSM gives an id, a
 name/tags term becomes the ``DescribeImages`` query ``amifacts.karpenter_query`` builds.
 """
@@ -18,9 +20,10 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, TypeVar
 
-from .amifacts import AmiFacts, decode, karpenter_query
+from ..facts.amifacts import AmiFacts, decode, karpenter_query
+from . import reservation
 
 _ENCRYPTION = "ebs-encryption-by-default"
 _cache: dict[str, Any] = {}
@@ -61,7 +64,7 @@ def describe_image(ami_id: str) -> AmiFacts:
     with _lock:
         if ami_id not in _cache:
             _cache[ami_id] = _fetch(ami_id)
-        found = _cache[ami_id]
+        found: AmiFacts | LookupError = _cache[ami_id]
     if isinstance(found, LookupError):
         raise found
     return found
@@ -102,11 +105,14 @@ def clear() -> None:
         _client = _ssm = None
 
 
-def _cached(key: Any, fetch: Any) -> Any:
+T = TypeVar("T")
+
+
+def _cached(key: Any, fetch: Callable[[], "T | LookupError"]) -> T:
     with _lock:
         if key not in _cache:
             _cache[key] = fetch()
-        found = _cache[key]
+        found: T | LookupError = _cache[key]
     if isinstance(found, LookupError):
         raise found
     return found
@@ -188,3 +194,49 @@ def _fetch(ami_id: str) -> "AmiFacts | LookupError":
     if not images:
         return LookupError(f"EC2 DescribeImages: {ami_id} not found in this region/account")
     return decode(ami_id, images[0])
+
+
+NOT_FOUND_CODES = {"reservation": "InvalidCapacityReservationId.NotFound", "subnet": "InvalidSubnetID.NotFound"}
+"""EC2's error code for an id the account does not have (EC2 API reference, error codes)."""
+
+
+def describe_capacity_reservation(reservation_id: str) -> Optional[reservation.CapacityReservation]:
+    """The reservation's facts, or None when the account has no such reservation in the stack's region. Raises
+    ``LookupError`` with the reason when EC2 cannot say (no credentials, no permission). Cached like ``describe_image``."""
+    return _cached(("reservation", reservation_id), lambda: _fetch_reservation(reservation_id))
+
+
+def _fetch_reservation(reservation_id: str) -> "reservation.CapacityReservation | None | LookupError":
+    import botocore.exceptions
+
+    try:
+        found = _client_for("ec2").describe_capacity_reservations(CapacityReservationIds=[reservation_id])
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in (NOT_FOUND_CODES["reservation"], "InvalidCapacityReservationId.Malformed"):
+            return None
+        return _failure("EC2 DescribeCapacityReservations", exc)
+    except botocore.exceptions.BotoCoreError as exc:
+        return _failure("EC2 DescribeCapacityReservations", exc)
+    listed = [r for r in found.get("CapacityReservations", []) if r.get("CapacityReservationId") == reservation_id]
+    return reservation.decode(reservation_id, listed[0]) if listed else None
+
+
+def subnet_zone(subnet_id: str) -> Optional[str]:
+    """The subnet's Availability Zone, or None when the account has no such subnet in the stack's region. Raises
+    ``LookupError`` with the reason when EC2 cannot say. Cached for the life of the pack process."""
+    return _cached(("subnet", subnet_id), lambda: _fetch_subnet_zone(subnet_id))
+
+
+def _fetch_subnet_zone(subnet_id: str) -> "str | None | LookupError":
+    import botocore.exceptions
+
+    try:
+        subnets = _client_for("ec2").describe_subnets(SubnetIds=[subnet_id]).get("Subnets", [])
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == NOT_FOUND_CODES["subnet"]:
+            return None
+        return _failure("EC2 DescribeSubnets", exc)
+    except botocore.exceptions.BotoCoreError as exc:
+        return _failure("EC2 DescribeSubnets", exc)
+    zone = subnets[0].get("AvailabilityZone") if subnets else None
+    return zone if isinstance(zone, str) else None

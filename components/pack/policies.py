@@ -3,7 +3,8 @@
 A pack's ``__main__.py`` (the repository's ``policies/``, one written by ``mixed-os-racks pack init``,
 or a team's own that adds policies of its own) calls ``serve()``, which builds the ``PolicyPack``
 (it serves over gRPC and prints its port). The rules are in ``rules``, reading resources in
-``facts``, the checks themselves in ``checks`` (lanes) and ``reach`` and ``gpudaemons`` (pods against the lanes).
+``bootfacts``, the checks themselves in ``checks`` and ``reservedlanes`` (lanes) and ``reach`` and ``gpudaemons`` (pods
+against the lanes).
 
 Findings reach the user three ways: a violation at the policy's level; the SDK's advisory "can't
 run policy ... during preview" for a value not known until apply; and, for an AMI fact nobody gave
@@ -31,7 +32,10 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from . import checks, cost, facts, gpudaemons, laneconfig, lookup, prices, reach, scope, soak, speedups
+from .. import clock
+from ..facts import prices
+from . import (bootfacts, checks, cost, gpudaemons, laneconfig, lanesource, lookup, reach, reserved, reservedlanes,
+               scope, soak, speedups)
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -94,7 +98,7 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, check:
                     schema: Optional[PolicyConfigSchema] = None) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         parent = getattr(args.opts, "parent", None) or ""
-        lane = facts.read(args.resource_type, args.name, args.props, args.urn, parent)
+        lane = bootfacts.read(args.resource_type, args.name, args.props, args.urn, parent)
         if lane is not None:
             report_all(name, check(lane, knowledge(name, args.get_config())), report)
 
@@ -179,6 +183,29 @@ def cost_policy(name: str, description: str, level: EnforcementLevel,
                                  validate=validate)
 
 
+RESERVED_LANES = scope.RequestLocal()
+"""Per request: the stack's lanes, read once for both reservation policies."""
+
+
+def reservation_policy(name: str, description: str, level: EnforcementLevel,
+                       judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
+    """A policy over the lanes' capacity reservations (``reserved``); config: ``lookup``, ``reservations``, ``subnets``."""
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        urns = tuple(r.urn for r in args.resources)
+        lanes = RESERVED_LANES.values.get(urns) if scope.installed() else None
+        if lanes is None:
+            lanes = lanesource.read_lanes([
+                checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
+                for r in args.resources], {}, UnknownValueError)
+            if scope.installed():
+                RESERVED_LANES.values[urns] = lanes
+        known = reserved.Knowledge(args.get_config() or {}, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
+        report_all(name, judge(lanes, known, clock.now()), report)
+
+    return StackValidationPolicy(name=name, description=description, enforcement_level=level,
+                                 config_schema=PolicyConfigSchema(properties=reserved.SCHEMA), validate=validate)
+
+
 def unverified_policy() -> StackValidationPolicy:
     """``ami-facts-unknown``: what the AMI-facts policies of this request could not verify."""
 
@@ -244,6 +271,10 @@ def policies() -> list[Policy]:
         stack_policy(soak.POLICY, "An AMI a lane would newly run has run on a lane of the same name in the "
                      "environment before for soakDays (its evidence: `mixed-os-racks soak`).", soak.ami_soaked,
                      PolicyConfigSchema(properties=soak.SCHEMA)),
+        stack_policy(reservedlanes.POLICY, "A lane that names a capacity reservation can launch into it: a "
+                     "CAPACITY_BLOCK node group's launch template targets the block with market type capacity-block, "
+                     "and a NodePool launches capacity type reserved exactly when its EC2NodeClass selects "
+                     "reservations.", reservedlanes.reserved_capacity_targeted),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
                         "workload on a GPU lane.", MANDATORY, reach.reach),
         workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "
@@ -252,6 +283,11 @@ def policies() -> list[Policy]:
                         ADVISORY, gpudaemons.squatting),
         cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
                     cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
+        reservation_policy(reserved.FITS, "Every capacity reservation a lane names is the account's, of an instance type "
+                           "the lane can launch, in a zone of its subnets, within its limits, and not ended for a lane "
+                           "of reservations only.", MANDATORY, reserved.fits),
+        reservation_policy(reserved.ENDING, "A capacity reservation a lane names has not ended, does not end within a "
+                           "week, and has started (with its date).", ADVISORY, reserved.ending),
         cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
         unverified_policy(),
     ]

@@ -8,9 +8,10 @@ from typing import Sequence
 
 from .. import contract
 from ..inputs import closest
-from . import instances, rules, scheduling, wellknown
+from ..facts import instances, wellknown
+from . import rules, scheduling
 from .scheduling import Selection, Taint
-from .lanemodel import Lane, Lanes, OS_KEY, SELECTING, as_wellknown, is_well_known
+from .lanemodel import Lane, Lanes, OS_KEY, RESERVATION_ID_KEY, SELECTING, as_wellknown, is_well_known
 from .pods import Workload
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -178,6 +179,10 @@ def well_known_reason(selection: Selection, lane: Lane) -> str:
         for req in selection.node_selector + tuple(term):
             if not lane._capacity_holds((req,)) and req.key == OS_KEY:
                 return f"it needs {requirement_words(req)}, and the lane's nodes run {', '.join(lane.os)}"
+            if not lane._capacity_holds((req,)) and req.key == RESERVATION_ID_KEY:
+                carried = [v for v in lane.reservation_ids_carried() or [] if v is not None]
+                into = f"into {', '.join(carried)} only" if carried else "into no capacity reservation"
+                return f"it needs {requirement_words(req)}, and the lane launches {into}"
             if not lane._capacity_holds((req,)):
                 offered = ", ".join(v for _, values in lane.capacity for v in values)
                 return f"it needs {requirement_words(req)}, and the lane launches capacity type {offered} only"
