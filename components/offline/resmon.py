@@ -434,7 +434,7 @@ SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_s
 """The monitor's server options (``NEVER_REFUSE``)."""
 
 
-class _Arrivals(grpc.ServerInterceptor):
+class _Arrivals(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc has no type information here: ServerInterceptor is Any
     """Counts each call gRPC hands to the application (one it has no method for too) on the monitor (``arrived``)."""
 
     def __init__(self, monitor: EngineMonitor) -> None:
