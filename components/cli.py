@@ -48,7 +48,7 @@ from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
 if TYPE_CHECKING:
-    from .offline.laneguard import Step
+    from .offline.laneguard import PlanStep
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -151,7 +151,7 @@ def allowed_lanes(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _unused_allowances(names: list[str], steps: list[Step]) -> None:
+def _unused_allowances(names: list[str], steps: list[PlanStep]) -> None:
     from .offline.laneguard import unmatched_allowances
 
     for name in unmatched_allowances(steps, names):
@@ -362,11 +362,11 @@ def preview(args: argparse.Namespace) -> int:
         if args.json_out:
             write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
-        from .offline.laneguard import Step, judge
+        from .offline.laneguard import PlanStep, judge
         from .offline.plan import make_plan, plan_json, render_plan
 
         plan = make_plan(run, state)
-        steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+        steps = [PlanStep(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
         violations = violations + judge(steps, allow)
         _unused_allowances(allow, steps)
         if state.encrypted:

@@ -14,9 +14,9 @@ from .. import lane as lane_contract
 from ..facts import wellknown
 from . import bootfacts, fit
 from .scheduling import Selection
-from .lanemodel import Finding, Lane, number_text, read_labels, read_taints
+from .lanemodel import Finding, LaneView, number_text, read_labels, read_taints
 
-def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
+def configured_lanes(config: Mapping[str, Any]) -> list[LaneView]:
     """The policy config's ``lanes`` (a stack whose rack is elsewhere): ``[{name, labels, taints, gpu}]``
     and what sizes their nodes (``arch``, ``instanceTypes`` or ``instanceFamilies`` with ``instanceSizes``,
     ``capacityTypes``, ``maxGpusPerNode``, ``allocatable``), as the rack's ``lanes`` output gives them."""
@@ -43,7 +43,7 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
         most = bootfacts.number(entry.get("maxGpusPerNode"))
         most = most if most is not None and math.isfinite(most) else None
         kind = CONFIG_KINDS.get(bootfacts.text(entry.get("kind")), "lane")
-        lanes.append(Lane(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
+        lanes.append(LaneView(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
                           tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
     return lanes
 
@@ -56,7 +56,7 @@ def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[st
                root_gib: Optional[float] = None) -> dict[str, Any]:
     """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
     ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``)."""
-    lane = Lane("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
+    lane = LaneView("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
     types, _, _ = lane.launchable(Selection())
     found: dict[str, Any] = {"arch": sorted({wellknown.K8S_ARCH[t.arch] for t in types})}
     if types:
