@@ -53,18 +53,20 @@ CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
 
 
 def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {},
-               root_gib: Optional[float] = None) -> dict[str, Any]:
+               root_gib: Optional[float] = None) -> lane_contract.Lane:
     """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
-    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``)."""
+    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``),
+    the fields of a ``lane.Lane`` that size its nodes."""
     lane = LaneView("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
     types, _, _ = lane.launchable(Selection())
-    found: dict[str, Any] = {"arch": sorted({wellknown.K8S_ARCH[t.arch] for t in types})}
+    found = lane_contract.Lane(arch=[lane_contract.Arch(a) for a in sorted({wellknown.K8S_ARCH[t.arch] for t in types})])
     if types:
         largest = max(types, key=lambda t: (t.vcpus, t.memory_mib, t.gpus))
         free = fit.allocatable(largest, root_gib)
-        found.update(maxGpusPerNode=max(t.gpus for t in types), largestInstanceType=largest.name,
-                     allocatable={fit.CPU: f"{free.cpu_m}m", fit.MEMORY: f"{free.memory_mib}Mi",
-                                  fit.EPHEMERAL: f"{free.ephemeral_mib}Mi"})
+        found["maxGpusPerNode"] = max(t.gpus for t in types)
+        found["largestInstanceType"] = largest.name
+        found["allocatable"] = {"cpu": f"{free.cpu_m}m", "memory": f"{free.memory_mib}Mi",
+                                "ephemeral-storage": f"{free.ephemeral_mib}Mi"}
     return found
 
 
