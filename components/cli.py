@@ -423,9 +423,10 @@ def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
     """What the offline account tells the packs, under the config's own: its prices (``lane-cost-ceiling``), and
     its capacity reservations and subnets' zones (both reservation policies: an id it does not list is not the
     account's, as EC2 would say)."""
-    given: PolicyConfig = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else {}
     account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
                "subnets": dict(catalog.subnets)}
+    given: PolicyConfig = {cost.CEILING: ("", {**({"prices": catalog.prices} if catalog.prices else {}),
+                                                "reservations": account["reservations"]})}
     given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
     return given
 
@@ -453,18 +454,21 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
         if missing:
             raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
+    choices = _budget_choices(pack_configs)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, catalog.reservations,
+                              choices["figure"], choices["reserved"])
     return StackRun(run, violations, names, worst)
 
 
-def _budget_figure(paths: Sequence[Path]) -> str:
-    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
-    file's winning), for the printout; the pack reads the same."""
-    figure = cost.STEADY
+def _budget_choices(paths: Sequence[Path]) -> dict[str, str]:
+    """Which worst case the budgets hold and how they count reserved parts, as the pack configs say it
+    (``lane-cost-ceiling``'s ``figure`` and ``reserved``, the last file's winning), for the printout; the pack reads
+    the same."""
+    choices = {"figure": cost.STEADY, "reserved": cost.INCLUDE}
     for path in paths:
         props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
-        figure = str(props.get("figure", figure))
-    return figure
+        choices.update({key: str(props[key]) for key in choices if key in props})
+    return choices
 
 
 def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:
