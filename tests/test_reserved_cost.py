@@ -40,6 +40,7 @@ BLOCK_PAID = f"reserved: 2 nodes, $110.08 an hour already paid (2 x p5.48xlarge 
 def pack():
     env = pack_env("mixed-os-racks", "test")
     env["MIXED_OS_RACKS_NOW"] = NOW  # the catalog's block runs from 12-14 to 12-28
+    env["AWS_REGION"] = "us-east-1"  # a region the price table lists
     with PolicyPackProcess(POLICIES, env) as running:
         yield running
 
@@ -180,3 +181,42 @@ def test_the_preview_holds_the_budget_as_the_pack_config_says(tmp_path, monkeypa
 def test_the_catalog_gives_the_ceiling_its_reservations():
     given = catalog_config(Catalog.load())
     assert given is not None and BLOCK in given[CEILING][1]["reservations"]
+
+
+# ---- a reservation of a type the price table does not list ------------------------------------------------------
+
+
+def hpc_program() -> None:
+    """A pool that may launch p5.48xlarge or hpc7a.96xlarge (which the us-east-1 list does not price: not sold on demand
+    there), and launches into an ODCR of hpc7a.96xlarge."""
+    import pulumi_kubernetes as k8s
+
+    k8s.apiextensions.CustomResource(
+        "hpc-class", api_version="karpenter.k8s.aws/v1", kind="EC2NodeClass", metadata={"name": "hpc"},
+        spec={"amiFamily": "AL2023", "amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "KarpenterNodeRole-c",
+              "subnetSelectorTerms": [{"id": SUBNET_A}], "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "c"}}],
+              "capacityReservationSelectorTerms": [{"id": ODCR}]})
+    k8s.apiextensions.CustomResource(
+        "hpc-pool", api_version="karpenter.sh/v1", kind="NodePool", metadata={"name": "hpc"},
+        spec={"limits": {"cpu": "384"}, "template": {"spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "hpc"},
+            "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                              "values": ["p5.48xlarge", "hpc7a.96xlarge"]},
+                             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["reserved", "on-demand"]}]}}})
+
+
+def test_a_reserved_type_the_table_does_not_price_leaves_the_worst_case_not_known(pack):
+    """Karpenter offers a reservation's nodes even without an on-demand price for the type (the offering's price is
+    then 0), so the pool launches hpc7a.96xlarge, which a worst case of priced types leaves out: not known, with what
+    to give, until prices gives it; then the type is in the fill and its reserved part is counted."""
+    hpc = {ODCR: {"instanceType": "hpc7a.96xlarge", "availabilityZone": "us-east-1a", "instanceCount": 1, "type": "default"}}
+    found = judge(pack, hpc_program, {CEILING: {"maxHourlyUsd": 200, "reservations": hpc}})
+    assert messages(found, CEILING) == []
+    (advice,) = [v["message"] for v in of(found, CEILING) if v["level"] == "advisory"]
+    assert ("it launches hpc7a.96xlarge into its reservations, which the us-east-1 list does not price (not sold on "
+            "demand there): give its price under prices") in advice, advice
+    priced = judge(pack, hpc_program, {CEILING: {"maxHourlyUsd": 60, "reservations": hpc, "reserved": "exclude",
+                                                 "prices": {"hpc7a.96xlarge": 100.0}}})
+    (over,) = messages(priced, CEILING)
+    assert over.startswith("karpenter nodepool 'hpc': its worst case, $200.00 an hour (2 x hpc7a.96xlarge at $100.00, "), over
+    assert f"less $100.00 an hour already paid (1 x hpc7a.96xlarge at $100.00, capacity reservation {ODCR})" in over, over

@@ -575,6 +575,8 @@ class Paid:
     """Each counted reservation, for a message: ``2 x p5.48xlarge at $55.04 (Capacity Block cr-...)``."""
     unknown: tuple[str, ...] = ()
     """Why a reservation is not counted (its facts or price are not known), for a message."""
+    unpriced: tuple[str, ...] = ()
+    """The instance types of reservations that take nodes now which ``prices`` does not price."""
 
     @property
     def detail(self) -> str:
@@ -715,7 +717,7 @@ def lanes_of(stack: checks.Stack, prices: Prices, unknown: checks.Unknown = ()) 
 def reserved_part(ids: Sequence[str], knowledge: reserved.Knowledge, prices: Prices, now: datetime) -> Paid:
     """What a lane's reservations bill an hour whether its nodes run or not: each one that takes nodes now (neither
     ended nor not started), its instance count at its type's price in ``prices``."""
-    nodes, amount, parts, unknown = 0, 0.0, [], []
+    nodes, amount, parts, unknown, unpriced = 0, 0.0, [], [], []
     for reservation_id in ids:
         found, why = knowledge.reservation(reservation_id)
         if found is None:
@@ -724,6 +726,8 @@ def reserved_part(ids: Sequence[str], knowledge: reserved.Knowledge, prices: Pri
         if found.ended(now) or found.not_started(now):
             continue
         price = prices.of(found.instance_type) if found.instance_type else None
+        if price is None and found.instance_type:
+            unpriced.append(found.instance_type)
         if found.count is None or price is None:
             unknown.append(f"{found.word}, whose {'instance count' if found.count is None else 'price'} is not known"
                            + ("" if found.count is None else f" ({found.instance_type or 'no instance type'})"))
@@ -731,7 +735,22 @@ def reserved_part(ids: Sequence[str], knowledge: reserved.Knowledge, prices: Pri
         nodes += found.count
         amount += found.count * price
         parts.append(f"{found.count} x {found.instance_type} at {usd(price)}, {found.word}")
-    return Paid(tuple(ids), nodes, round(amount, 6), tuple(parts), tuple(unknown))
+    return Paid(tuple(ids), nodes, round(amount, 6), tuple(parts), tuple(unknown), tuple(dict.fromkeys(unpriced)))
+
+
+def _reserved_unpriced(lane: LaneCost, paid: Paid) -> LaneCost:
+    """``lane`` with its reserved part; with no figure when a reservation's type has no price: Karpenter v1.14.1 offers
+    a reservation's nodes even when it knows no on-demand price for the type (karpenter-provider-aws
+    ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go``: the offering's price is then 0), so the
+    lane launches a type the worst case, which counts priced types only, leaves out."""
+    if not paid.unpriced or lane.worst.usd is None:
+        return replace(lane, paid=paid)
+    named = ", ".join(paid.unpriced)
+    why = (f"it launches {named} into its reservations, which the {lane.worst.prices.table_region} list does not price "
+           f"({lane.worst.prices.note or 'not sold on demand there'}): give {'its price' if len(paid.unpriced) == 1 else 'their prices'} "
+           f"under prices")
+    worst = WorstCase(None, lane.worst.prices, why=why, unknown=True)
+    return replace(lane, paid=paid, worst=worst, rollout=_none(worst))
 
 
 def _with_paid(stack: checks.Stack, lanes: Sequence[LaneCost], knowledge: reserved.Knowledge, prices: Prices,
@@ -743,7 +762,7 @@ def _with_paid(stack: checks.Stack, lanes: Sequence[LaneCost], knowledge: reserv
         return list(lanes)
     named = {(lane.kind, lane.name): lane.reservations.ids for lane in model.lanes
              if lane.reservations is not None and not lane.reservations.canary_of}  # a canary's lane holds them
-    return [replace(lane, paid=reserved_part(named[lane.kind, lane.name], knowledge, prices, now))
+    return [_reserved_unpriced(lane, reserved_part(named[lane.kind, lane.name], knowledge, prices, now))
             if (lane.kind, lane.name) in named else lane for lane in lanes]
 
 
