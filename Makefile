@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test bench readme tables prices clean compiled python
+.PHONY: preview test test-fast bench readme tables prices clean compiled python
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	@echo "make: creating $(VENV): this package (editable), the Pulumi SDKs and the test tools, from PyPI (a few minutes the first time)"
@@ -48,22 +48,28 @@ test: compiled  # the type check (mypy over components/, configured in pyproject
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 
+# The inner loop: the type check and every test but the end-to-end ones marked slow (pip, git and Node.js
+# installs, wheels, pyright, tsc, npm programs); `make test` runs them all.
+test-fast: compiled
+	$(PY) -m mypy
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope -m "not slow"
+
 bench: compiled  # both run; it fails when either misses a bar
 	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview
 
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md
 
-# The upstream tables generated from upstream files (components/pack/tables.py lists every table, its source,
-# commit and date, and how the others are refreshed): the on-demand price table (components/pack/pricelist.py),
-# the instance sizes and Karpenter's compatibility matrices (generated blocks of components/pack/instances.py and
+# The upstream tables generated from upstream files (components/facts/tables.py lists every table, its source,
+# commit and date, and how the others are refreshed): the on-demand price table (components/facts/pricelist.py),
+# the instance sizes and Karpenter's compatibility matrices (generated blocks of components/facts/instances.py and
 # upstream.py), from a clone of
 # aws/karpenter-provider-aws: make tables KARPENTER=~/src/karpenter-provider-aws [COMMIT=v1.14.1]
 COMMIT ?= HEAD
 tables: $(VENV)/.installed
-	$(PY) -m mixed_os_racks.pack.pricegen --repo $(KARPENTER) --commit $(COMMIT)
-	$(PY) -m mixed_os_racks.pack.sizegen --repo $(KARPENTER) --commit $(COMMIT)
-	$(PY) -m mixed_os_racks.pack.matrixgen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.pricegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.sizegen --repo $(KARPENTER) --commit $(COMMIT)
+	$(PY) -m mixed_os_racks.facts.matrixgen --repo $(KARPENTER) --commit $(COMMIT)
 
 prices: tables  # its former name
 

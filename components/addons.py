@@ -24,7 +24,7 @@ from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role
 from .karpenter_controller import bounded_name
-from .pack import upstream
+from .facts import upstream
 
 
 def eks_addon(name: str, cluster: ClusterRef, addon_name: str, *, opts: pulumi.ResourceOptions,

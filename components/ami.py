@@ -2,7 +2,7 @@
 
 One look-up per distinct AMI, however many pools or node groups pin it: share one ``AmiLookup``
 between components (the ``Rack`` does). The facts are decoded by the pack's own decoder
-(``policies/amifacts.py``) and judged by the pack's rules, so a component refuses exactly what the
+(``facts/amifacts.py``) and judged by the pack's rules, so a component refuses exactly what the
 pack would, in the same words.
 """
 
@@ -13,8 +13,9 @@ import pulumi
 import pulumi_aws as aws
 
 from .errors import ConfigError
-from .pack import instances, rules
-from .pack.amifacts import AmiFacts, decode
+from .facts import instances
+from .pack import rules
+from .facts.amifacts import AmiFacts, decode
 
 __all__ = ["AmiFacts", "AmiLookup", "provider_reason"]
 

@@ -35,7 +35,7 @@ from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef, oidc_issuer_of
 from .errors import ConfigError
-from .pack import upstream
+from .facts import upstream
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .spec import ClusterSpec, NodeGroupSpec
 from .spec.rack import version_support

@@ -36,9 +36,9 @@ from .offline.catalog import Catalog
 from .offline.stackexport import StackState
 from .offline.stackfile import located, read_project, stack_name_problem
 from .pack import rules
-from .pack.instances import ami_driver
-from .pack.prices import usd
-from .pack.upstream import karpenter_compatibility
+from .facts.instances import ami_driver
+from .facts.prices import usd
+from .facts.upstream import karpenter_compatibility
 from .spec.base import shown
 
 RACK = "rack"
@@ -56,7 +56,8 @@ def add_parser(sub: Any) -> None:
                        "promotion needs, and with --states the upgrade gate")
     f.add_argument("--stacks", metavar="A,B,...", help="preview these stacks (default: every Pulumi.<stack>.yaml in --cwd)")
     f.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    f.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    f.add_argument("--amis", type=Path, metavar="FILE", help="AMI catalog file, added to the default catalog (the "
+                   "example stacks' images): an entry of FILE replaces the default's of the same id or key")
     f.add_argument("--no-policy", action="store_true", help="run no policy pack")
     f.add_argument("--order", metavar="A,B,...", help="the order environments promote in, earliest first (default: "
                    "dev, test, staging, prod by their usual names)")
@@ -308,7 +309,7 @@ def fleet_command(args: argparse.Namespace) -> int:
     for flag, path in (("--markdown", args.markdown), ("--json", args.json_out)):
         if path is not None:
             check_output(path, inputs, flag)
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     columns: dict[str, StackColumn] = {}
     for n, stack in enumerate(stacks, 1):
         sys.stderr.write(f"fleet: previewing stack {stack} ({n}/{len(stacks)})\n")

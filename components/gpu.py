@@ -18,7 +18,7 @@ from . import contract
 from .args import check_start, checked, documented, hosted
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
-from .pack import upstream
+from .facts import upstream
 from .spec.rack import chart_version_problem, time_slicing_problem
 
 NAMESPACE = "kube-system"
@@ -27,7 +27,7 @@ TIME_SLICING_CONFIG = "time-slicing"
 # The taints of the seeds' lanes a GPU node may carry: the GPU taint, `dedicated` lanes, build lanes.
 GPU_TOLERATIONS: list[dict[str, str]] = [
     {"key": key, "operator": "Exists", "effect": "NoSchedule"}
-    for key in ("CriticalAddonsOnly", contract.GPU_TAINT_KEY, contract.DEDICATED_TAINT_KEY, "dedicated")
+    for key in ("CriticalAddonsOnly", contract.GPU_TAINT_KEY, contract.DEDICATED_TAINT_KEY, contract.BUILD_TAINT_KEY)
 ]
 
 

@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .cluster import ClusterRef
-from .pack import upstream
+from .facts import upstream
 
 class Identity(enum.StrEnum):
     """How a controller the rack installs gets AWS credentials for its service account."""

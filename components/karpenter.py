@@ -25,7 +25,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError
 from .lane import AmiRef, LaneTaint
-from .pack import fit, instances, rules, upstream, wellknown
+from .facts import instances, upstream, wellknown
+from .pack import cost, fit, rules
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
 
@@ -383,5 +384,5 @@ class KarpenterPool(pulumi.ComponentResource):
             "taints": self.taints,
             "ami": self.ami,
             **({"canary": self.canary} if self.canary is not None else {}),
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })

@@ -39,7 +39,7 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role, trust
-from .pack import upstream
+from .facts import upstream
 from .spec.rack import access_entries_problem, karpenter_pair_problem, karpenter_version_problem
 
 SERVICE_ACCOUNT = "karpenter"

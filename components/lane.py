@@ -74,6 +74,8 @@ class CapacityType(enum.StrEnum):
     """On-Demand (the EKS API's spelling, a node group's)."""
     EKS_SPOT = "SPOT"
     """Spot (the EKS API's spelling, a node group's)."""
+    EKS_CAPACITY_BLOCK = "CAPACITY_BLOCK"
+    """A Capacity Block for ML (the EKS API's spelling, a node group's)."""
 
 
 class LaneTaint(TypedDict, total=False):
@@ -137,7 +139,8 @@ class Lane(TypedDict, total=False):
     """How its instances are bought."""
     capacityReservationIds: list[str]
     """The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
-    type ``reserved``; none for a lane without (in the ``Rack``'s ``lanes`` output; not read from the policy config)."""
+    type ``reserved``, or the one a node group's launch template targets; none for a lane without (in the ``Rack``'s
+    ``lanes`` output; not read from the policy config)."""
     maxGpusPerNode: int
     """The most GPUs one of its nodes has."""
     allocatable: Allocatable

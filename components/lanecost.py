@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from .karpenter import node_pool_spec
-from .pack import cost, facts, prices, wellknown
+from .facts import prices, wellknown
+from .pack import bootfacts, cost
 from .spec import NodeGroupSpec, PoolSpec
 
 
@@ -19,7 +20,7 @@ def pool_sizing(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> tuple[
     ``limits.nodes``): its requirements, and its ``limits`` in base units."""
     spec = spec or node_pool_spec(pool)
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
-    limits, _, _ = facts.node_pool_limits(spec["limits"])  # as the pack reads a NodePool's (its specs are valid ones)
+    limits, _, _ = bootfacts.node_pool_limits(spec["limits"])  # as the pack reads a NodePool's (its specs are valid ones)
     return requirements, limits
 
 

@@ -26,6 +26,16 @@ Changing ``ami_id`` (one custom AMI for another) updates pulumi-eks's launch tem
 node group rolls its nodes to the new launch template version; it is not replaced. Switching
 between the two paths does replace the node group (EKS cannot drop an ``amiType`` in place).
 
+A group with ``capacity_reservation_id`` launches into that EC2 capacity reservation: its launch template targets
+the reservation by id (``capacityReservationSpecification``), and for a Capacity Block (``capacity_type:
+CAPACITY_BLOCK``) also says ``instanceMarketOptions.marketType: capacity-block`` and the instance type, which then
+leaves the node group's ``instanceTypes`` (EKS user guide, Capacity Blocks for managed node groups: a custom launch
+template only, with those three; the group's capacity type ``CAPACITY_BLOCK``). Adding, changing or removing the
+reservation of an ``ON_DEMAND`` group, or changing the block of a ``CAPACITY_BLOCK`` group, is a new launch template
+version: the group rolls its nodes and is not replaced. Turning a group into a block group or back changes its
+capacity type, which EKS cannot change in place: the group is replaced. A pinned AMI's launch template is
+pulumi-eks's, which takes no reservation, so ``ami_id`` and ``canary_ami_id`` are refused beside one.
+
 A group with ``canary_ami_id`` gets a second group, ``<name>-canary`` (a ``NodeGroup`` inside this one, sharing its
 role, subnets and AMI look-up): fixed at ``canary_size`` nodes, on the candidate AMI (pinned, as above), with the
 group's instance type, label and taints, so the group's pods land on it too, and tagged ``mixed-os-racks/canary-of``
@@ -60,7 +70,8 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
 from .lane import AmiRef, LaneTaint
-from .pack import instances, rules, upstream
+from .facts import instances, upstream
+from .pack import cost, reservedlanes, rules
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
 
@@ -158,6 +169,23 @@ def _assume_role_policy(partition: str) -> str:
         "Statement": [{"Effect": "Allow", "Principal": {"Service": upstream.ec2_principal(partition)},
                        "Action": "sts:AssumeRole"}],
     })
+
+
+def reservation_template_args(group: NodeGroupSpec) -> dict[str, Any]:
+    """What the group's launch template says of its capacity reservation (none without one): it targets the
+    reservation by id (``capacityReservationSpecification.capacityReservationTarget``); for a Capacity Block, also
+    the market type ``capacity-block`` and the instance type, which EKS requires in the launch template of a
+    ``CAPACITY_BLOCK`` group (EKS user guide, Capacity Blocks for managed node groups)."""
+    if group.capacity_reservation_id is None:
+        return {}
+    found: dict[str, Any] = {"capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=group.capacity_reservation_id))}
+    if group.capacity_block:
+        found["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type=reservedlanes.BLOCK_MARKET)
+        found["instance_type"] = group.instance_type
+    return found
 
 
 @documented
@@ -266,6 +294,7 @@ class NodeGroup(pulumi.ComponentResource):
                     for kind in ("instance", "volume")
                 ],
                 tags=tags,
+                **reservation_template_args(group),
                 opts=child,
             )
             launch_template = aws.eks.NodeGroupLaunchTemplateArgs(
@@ -288,7 +317,8 @@ class NodeGroup(pulumi.ComponentResource):
             ami_type=None if pinned else ami_type(group.instance_type),
             launch_template=launch_template,
             version=None if pinned else cluster.version,
-            instance_types=[group.instance_type],
+            # a Capacity Block group names its type in the launch template, and EKS takes it in one place only
+            instance_types=None if group.capacity_block else [group.instance_type],
             capacity_type=group.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 desired_size=desired, min_size=group.min_size, max_size=group.max_size
@@ -326,7 +356,7 @@ class NodeGroup(pulumi.ComponentResource):
             "roleArn": self.role_arn,
             "labels": self.labels,
             "taints": self.taints,
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
         })
 
     def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:

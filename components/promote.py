@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from . import clock
+from . import clock, contract
 from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
@@ -34,10 +34,9 @@ from .errors import ConfigError
 from .offline.catalog import Catalog
 from .offline.stackfile import (InputFileError, Secret, located, model_shape, read_project_file, read_stack_file,
                                 read_utf8)
-from .pack import facts, instances, rules, soak
+from .facts import instances
+from .pack import bootfacts, rules, soak
 from .spec.base import shown
-
-RACK_TYPE = "rack:index:Rack"
 
 
 def soak_days(text: str) -> float:
@@ -244,7 +243,7 @@ def plan(lanes: list[Lane], evidence: soak.Evidence, run: dict[str, dict[str, li
 
 def _rack_name(state: StackState) -> str:
     """The name of the ``Rack`` in the evidence's state (node groups are named after it), else ``rack``."""
-    names = {res.name for res in state.resources if res.type == RACK_TYPE}
+    names = {res.name for res in state.resources if res.type == contract.COMPONENT_RACK}
     return names.pop() if len(names) == 1 else "rack"
 
 
@@ -287,14 +286,14 @@ def promote_command(args: argparse.Namespace) -> int:
             raise UsageError(f"--lane {unknown[0]}: {stack_file} has no lane of that name that takes an ami_id "
                              f"(its pools and node groups: {names})")
         lanes = [lane for lane in lanes if lane.name in args.lanes]
-    configured = facts.number(_configured(args.config_file)[1].get("soakDays"))
+    configured = bootfacts.number(_configured(args.config_file)[1].get("soakDays"))
     days = next(d for d in (args.soak_days, configured, soak.DEFAULT_DAYS) if d is not None)
     own = read_stack_export(args.state, project, stack) if args.state is not None else None
     evidence = evidence_of(evidence_state, days, own)
     now = clock.now()
     steps, notes = plan(lanes, evidence, lanes_run(evidence_state), args.canary, now)
     lines = [f"Promoting into {stack_file} from stack {evidence.environment} ({args.evidence}); soakDays {days:g}:"]
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     steps = [replace(step, problem=step.problem or _unbootable(step, catalog)) for step in steps]
     text = None  # every change made in memory first: the file is written once, or not at all
     written = 0

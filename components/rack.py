@@ -10,7 +10,7 @@ from . import clock, contract, lanecost
 from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
-from .errors import ArgumentError
+from .errors import ArgumentError, ConfigError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -18,7 +18,8 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .pack import tables, wellknown
+from .facts import tables, wellknown
+from .pack import cost
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
 from .spec.rack import doubly_scaled, version_support
@@ -70,6 +71,8 @@ def group_lane(group: NodeGroupSpec) -> Lane:
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
     lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
                 **size_facts(requirements, root_gib=group.disk))
+    if group.capacity_reservation_id:
+        lane["capacityReservationIds"] = [group.capacity_reservation_id]
     return cast(Lane, lane)
 
 
@@ -227,12 +230,18 @@ class Rack(pulumi.ComponentResource):
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
-        self.pools: dict[str, KarpenterPool] = {
-            pool.name: KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}), opts=pool_opts)
-            for pool in spec.pools
-        }
-        canaries = canary_lanes(spec)
+        # each lane is checked against its pinned AMI as it is built: a lane refused is named and the others
+        # still built, so that every refusal of the stack's config comes out in one run, each on its line
+        refusals: list[str] = []
+        self.pools: dict[str, KarpenterPool] = {}
         for pool in spec.pools:
+            try:
+                self.pools[pool.name] = KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}),
+                                                      opts=pool_opts)
+            except ConfigError as exc:
+                refusals += [line for line in str(exc).splitlines() if line not in refusals]
+        canaries = canary_lanes(spec)
+        for pool in (p for p in spec.pools if p.name in self.pools):
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = _priced_lane(region, self.pools[pool.name].ami, self.lane_facts[pool.name],
                                             functools.partial(lanecost.pool_worst_case, pool))
@@ -260,7 +269,11 @@ class Rack(pulumi.ComponentResource):
                 group_args["subnet_ids"] = spec.cluster.private_subnet_ids
             if shared_role is not None:
                 group_args["node_role"] = shared_role
-            self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            try:
+                self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            except ConfigError as exc:
+                refusals += [line for line in str(exc).splitlines() if line not in refusals]
+                continue
             subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
                                        functools.partial(lanecost.group_worst_case, group, subnets=subnets))
@@ -272,6 +285,9 @@ class Rack(pulumi.ComponentResource):
                 lanes[canary_lane] = _priced_lane(region, canary.ami, canaries[canary_lane],
                                                   functools.partial(lanecost.group_worst_case, group.canary(lane),
                                                                     subnets=subnets))
+
+        if refusals:
+            raise ConfigError("\n".join(refusals))
 
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
@@ -349,7 +365,7 @@ class Rack(pulumi.ComponentResource):
             "worstCaseHourlyUsd": self.worst_case_hourly_usd,
             "controlPlaneHourlyUsd": self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
             "controlPlanePrice": self.control_plane_price,
-            **({"maxHourlyUsd": self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
+            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,
             # the names as they were registered before the package was hosted (readers of a stack's state)

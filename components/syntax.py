@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from . import contract
 from .inputs import closest
-from .pack import instances
+from .facts import instances
 
 DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

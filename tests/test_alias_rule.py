@@ -8,21 +8,44 @@ Upstream facts pinned here (aws/karpenter-provider-aws, v1.14.1):
 - The EC2NodeClass CRD (``../shared/reference/karpenter-v1.14.1/karpenter.k8s.aws_ec2nodeclasses.yaml``) checks the
   alias with ``self.matches('^[a-zA-Z0-9]+@.+$')``, ``self.split('@')[0] in [...]``, Windows families only
   ``latest`` (``self.split('@')[1]``), and ``maxLength: 30``: ``al2023@latest@foo`` passes all four.
+- The families the CRD lists are the controller's (``amiFamilyFromAlias`` finds among AMIFamilyAL2, AL2023,
+  Bottlerocket, Windows2019, Windows2022, Windows2025, lowercased), so the tests read the families, the
+  latest-only families and the length from the CRD, not from the pack's table.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, strategies as st
 
 from crd_helpers import cel_failures, crd_schema, jsonschema
-from mixed_os_racks.pack import rules, upstream
+from mixed_os_racks.facts import upstream
+from mixed_os_racks.pack import rules
 
 
 def alias_schema() -> dict[str, Any]:
     spec = crd_schema("karpenter.k8s.aws/v1", "EC2NodeClass")["properties"]["spec"]
     return spec["properties"]["amiSelectorTerms"]["items"]["properties"]["alias"]
+
+
+def crd_lists() -> tuple[list[str], list[str]]:
+    """The alias families the CRD's CEL rules list, and those of them held to ``latest``."""
+    found = [re.findall(r"'([^']*)'", rule["rule"].split(" in ")[1].split("]")[0])
+             for rule in alias_schema()["x-kubernetes-validations"] if rule["rule"].startswith("self.split('@')[0] in [")]
+    every, latest_only = found  # the family rule, then the Windows rule
+    return every, latest_only
+
+
+CRD_FAMILIES, CRD_LATEST_ONLY = crd_lists()
+
+
+def test_the_packs_alias_table_is_the_crds():
+    assert CRD_FAMILIES == ["al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025"]
+    assert list(upstream.KARPENTER_ALIAS_FAMILIES) == CRD_FAMILIES
+    assert list(upstream.KARPENTER_ALIAS_LATEST_ONLY) == CRD_LATEST_ONLY
+    assert upstream.KARPENTER_ALIAS_MAX_LENGTH == alias_schema()["maxLength"]
 
 
 def crd_admits(alias: str) -> bool:
@@ -33,7 +56,7 @@ def crd_admits(alias: str) -> bool:
 def controller_parses(alias: str) -> bool:
     """``amiFamilyFromAlias`` and ``amiVersionFromAlias``, as written in Go: no ``log.Fatalf``."""
     parts = alias.split("@")
-    return len(parts) == 2 and any(family.lower() == parts[0] for family in upstream.KARPENTER_ALIAS_FAMILIES)
+    return len(parts) == 2 and any(family.lower() == parts[0] for family in CRD_FAMILIES)
 
 
 def problem(alias: object) -> str | None:
@@ -55,7 +78,7 @@ def test_every_alias_the_controller_takes_passes():
         assert crd_admits(alias) and problem(alias) is None, alias
 
 
-FAMILIES = st.sampled_from([*upstream.KARPENTER_ALIAS_FAMILIES, "AL2023", "Bottlerocket", "ubuntu", "al2023x", ""])
+FAMILIES = st.sampled_from([*CRD_FAMILIES, "AL2023", "Bottlerocket", "ubuntu", "al2023x", ""])
 PIECES = st.text(alphabet="abcv0123456789.-_@ \n", max_size=12)
 
 

@@ -39,7 +39,8 @@ from mixed_os_racks.errors import ConfigError
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.engine import run_program
 from mixed_os_racks.offline.stackexport import write_export
-from mixed_os_racks.pack import fit, prices, rules, wellknown
+from mixed_os_racks.facts import prices, wellknown
+from mixed_os_racks.pack import fit, rules
 
 from promotion_helpers import BOTTLEROCKET_AMI, GROUPS_KEY, LARGE_ROOT_AMI, NEW_AMI, POOLS_KEY, catalog, preview
 from conftest import ARM_AMI, GPU_AMI, NODECLASS, NODEPOOL, REPO, stack_config

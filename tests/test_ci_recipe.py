@@ -130,6 +130,7 @@ def released(tmp_path_factory) -> tuple[Path, str, str, Path]:
     return consumer, url, commit, venv
 
 
+@pytest.mark.slow
 def test_ci_recipe_from_a_local_clone(released):
     consumer, url, commit, venv = released
     installed = next(venv.glob("lib/python*/site-packages/mixed_os_racks"))
@@ -167,6 +168,7 @@ def test_ci_recipe_from_a_local_clone(released):
     assert run.stdout.rstrip().splitlines()[-2:] == ["Policy packs (--policy-pack):", "    mixed-os-racks (policy-pack): passed"]
 
 
+@pytest.mark.slow
 def test_the_consumer_program_and_its_tests_type_check_against_the_installed_package(released):
     """pyright, as a team runs it, over the consumer's program (a Deployment given place()'s affinity and
     tolerations as they are) and its unit tests, with the package installed as pip installed it."""

@@ -29,7 +29,7 @@ from mixed_os_racks.cli import main
 from mixed_os_racks.karpenter_controller import KarpenterController, KarpenterControllerArgs
 from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
-from mixed_os_racks.pack import upstream
+from mixed_os_racks.facts import upstream
 from mixed_os_racks.spec.rack import version_support
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]

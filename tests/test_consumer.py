@@ -80,6 +80,7 @@ def test_an_ami_missing_from_the_catalog_names_amis_and_its_format(consumer):
     assert "root_snapshot_gib" in run.stderr and "docs/offline.md" in run.stderr
 
 
+@pytest.mark.slow
 def test_the_consumers_own_unit_tests_pass_with_the_packages_mocks(consumer):
     # what the team runs: `pytest` in its repository (mixed_os_racks.testing answers the components' look-ups)
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],

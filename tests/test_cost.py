@@ -22,7 +22,8 @@ from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.offline.catalog import CatalogError
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from mixed_os_racks.offline.stackexport import export_run, write_export
-from mixed_os_racks.pack import cost, facts, prices, wellknown
+from mixed_os_racks.facts import prices, wellknown
+from mixed_os_racks.pack import bootfacts, cost
 from mixed_os_racks.spec.base import SpecError
 
 from conftest import REPO, rack_config, run_rack, stack_config
@@ -112,6 +113,17 @@ def test_the_plan_against_the_stacks_state_prints_them_too(tmp_path, capsys, mon
     assert code == 0 and doc["costs"]["totalHourlyUsd"] == 19.47128
     assert "Worst case per hour (on-demand prices of us-east-1" in out
     assert any(line.split()[:2] == ["rack", "'rack'"] and "$19.47128" in line and "EKS control plane at $0.10 (EKS standard support)" in line for line in out.splitlines())
+    # the sections come in the plain preview's order: the lanes' worst cases, then the resources' summary, each
+    # after a blank line
+    assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--no-policy"]) == 0
+    plain = capsys.readouterr().out
+
+    def sections(text: str) -> list[str]:
+        lines = text.splitlines()
+        return [line for n, line in enumerate(lines) if line.endswith(":") and not line.startswith(" ") and n and not lines[n - 1]]
+
+    assert [h for h in sections(plain) if h != "Outputs:"] == [h for h in sections(out)] == [
+        "Worst case per hour (on-demand prices of us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)):", "Resources:"]
 
 
 def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_the_limit(tmp_path, capsys):
@@ -440,7 +452,7 @@ def test_any_limits_give_a_figure_or_a_reason_and_never_inf_or_nan(limits):
     """Whatever a NodePool's limits hold: a finite figure of zero or more (zero and unbounded say why), or
     unbounded; nothing raises, and no figure or reason says inf or nan."""
     usd_prices = prices.for_region("us-east-1")
-    amounts, refused, written = facts.node_pool_limits(limits)
+    amounts, refused, written = bootfacts.node_pool_limits(limits)
     worst = (cost.WorstCase(0.0, usd_prices, why=f"it {refused}") if refused else
              cost.pool([wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("p5", "g6"))], amounts,
                        usd_prices, None, written))

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mixed_os_racks.offline.catalog import Catalog
-from mixed_os_racks.pack import facts
+from mixed_os_racks.pack import bootfacts
 
 from promotion_helpers import NEW_AMI, catalog
 
@@ -106,5 +106,5 @@ def test_a_limit_the_node_pool_schema_refuses_is_priced_as_never_created(value):
     """The worst case reads a NodePool's limits as the API server takes them: refused ("it is never created")
     exactly when Karpenter's CRD refuses them (text held to its quantity pattern; a boolean, list or mapping)."""
     refused_by_schema = any(jsonschema.Draft7Validator(NODE_POOL_LIMITS).iter_errors({"cpu": value}))
-    _, why, _ = facts.node_pool_limits({"cpu": value})
+    _, why, _ = bootfacts.node_pool_limits({"cpu": value})
     assert why.startswith("is never created: Kubernetes refuses") == refused_by_schema, (value, why)

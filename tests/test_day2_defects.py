@@ -33,7 +33,8 @@ from mixed_os_racks import ConfigError, parse_rack_config
 from mixed_os_racks.cli import main
 from mixed_os_racks.karpenter_controller import CONTROLLER_RESOURCES
 from mixed_os_racks.offline import Catalog, CatalogError, ProgramRun, Resource
-from mixed_os_racks.pack import fit, instances, upstream
+from mixed_os_racks.facts import instances, upstream
+from mixed_os_racks.pack import fit
 from mixed_os_racks.spec.rack import system_node_fit_problem
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
@@ -222,7 +223,9 @@ def test_local_zones_belong_to_their_region():
 
 
 def test_a_kubernetes_newer_than_karpenter_supports_is_refused():
-    newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
+    # Karpenter's compatibility matrix (website/content/en/v1.15/upgrading/compatibility.md at d77d1a3a,
+    # tests/fixtures/compatibility/v1.15.md): 1.15.x supports Kubernetes up to 1.37
+    newest = "1.37"
     assert parse_rack_config({"cluster_name": "c", **CREATE, "k8s_version": newest,
                               "karpenter_version": "1.15.0"}).cluster.version == newest
     assert error(**CREATE, k8s_version="1.38") == (
@@ -277,7 +280,7 @@ def test_a_pool_whose_limits_hold_none_of_its_instance_types_is_refused():
     {"additional_build_groups_config": [{"type": "m5.large"}]},
 ])
 def test_a_node_disk_beyond_gp3_is_refused_for_every_lane_that_uses_it(lane):
-    most = upstream.EBS_VOLUMES["gp3"].size_gib[1]
+    most = 65536  # EC2's CreateVolume: a gp3 volume is 1-65,536 GiB
     pools_own = {"karpenter_node_disk": 20}  # the Karpenter pools' disk of their own (0: node_disk, as in Convox)
     assert parse_rack_config({"cluster_name": "c", **lane, **pools_own, "node_disk": most})
     assert error(**lane, **pools_own, node_disk=most + 1) == (
@@ -294,12 +297,13 @@ def test_the_pools_take_node_disk_unless_karpenter_node_disk_is_set_as_convox_do
                               "additional_karpenter_nodepools_config": [{"name": "ml", "instance_families": "g5", "disk": 0}]})
     assert {p.name: p.disk for p in spec.pools} == {"workload": 50, "ml": 50}
     # the default lane's disk problems then name node_disk, where the value came from
-    assert error(node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk: karpenter workload nodepool: disk")
+    # the EC2NodeClass CRD's volumeSize pattern stops at 59000Gi (test_crd_bounds reads it from the CRD)
+    assert error(node_disk=59001).startswith("rack:node_disk: karpenter workload nodepool: disk")
 
 
 def test_the_build_pools_disk_is_bounded_by_karpenter_too():
     # the build pool's volume is Karpenter's: its CRD stops at 59000Gi, below gp3's size
-    assert error(build_node_enabled=True, node_disk=upstream.KARPENTER_VOLUME_MAX_GIB + 1).startswith("rack:node_disk:")
+    assert error(build_node_enabled=True, node_disk=59001).startswith("rack:node_disk:")
 
 
 # ---- 15. a system node too small for Karpenter and CoreDNS ------------------------------------------------------

@@ -31,7 +31,7 @@ import yaml
 
 from conftest import REPO, rack_config
 from mixed_os_racks.cli import main
-from mixed_os_racks.pack import instances
+from mixed_os_racks.facts import instances
 
 AMI = "ami-0c1d2e3f4a5b60718"
 X86 = "x86_64"

@@ -67,7 +67,7 @@ def test_the_racks_own_keys(values, said):
 
 def test_a_cluster_autoscaler_for_a_version_it_has_no_release_for(monkeypatch):
     # every version EKS still creates has a release today: a table without 1.34's stands for a version to come
-    from mixed_os_racks.pack import upstream
+    from mixed_os_racks.facts import upstream
 
     monkeypatch.setattr(upstream, "CLUSTER_AUTOSCALER_RELEASES",
                         {k: v for k, v in upstream.CLUSTER_AUTOSCALER_RELEASES.items() if k != "1.34"})

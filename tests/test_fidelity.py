@@ -14,7 +14,9 @@ from mixed_os_racks import contract
 from mixed_os_racks import ClusterRef, ConfigError, NodeGroup, NodeGroupArgs, NodeGroupSpec, PoolSpec, ami_type, parse_rack_config
 from mixed_os_racks.ami import provider_reason
 from mixed_os_racks.offline import Catalog, run_program
-from mixed_os_racks.pack import checks, facts, instances
+from mixed_os_racks.facts import instances
+from mixed_os_racks.pack import bootfacts, checks
+from upstream_files import KarpenterFamily, karpenter_families
 
 MNG = "eks:index:ManagedNodeGroup"
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -158,29 +160,51 @@ def test_a_group_in_a_created_cluster_takes_that_clusters_version():
     assert group.property_dependencies["version"] == [next(r.urn for r in run.resources if r.type == "eks:index:Cluster")]
 
 
-# ---- instance-family facts: one table, every family -----------------------------------------------------------
+# ---- instance-family facts, against Karpenter's instance-type reference -----------------------------------------
+# aws/karpenter-provider-aws website/content/en/preview/reference/instance-types.md at 1d927085 (v1.14.1 docs,
+# tests/fixtures/instance-types): Karpenter labels each type, from EC2's DescribeInstanceTypes, with
+# kubernetes.io/arch (amd64 or arm64), karpenter.k8s.aws/instance-gpu-manufacturer (nvidia, amd) and
+# karpenter.k8s.aws/instance-accelerator-manufacturer (aws for Inferentia and Trainium, qualcomm, ...). The EKS
+# AMI types follow from those: an NVIDIA GPU takes AL2023_<arch>_NVIDIA, an AWS Neuron device AL2023_x86_64_NEURON,
+# anything else AL2023_<arch>_STANDARD (an AMD GPU too: no EKS AMI carries its driver).
+
+UPSTREAM_FAMILIES = karpenter_families()
 
 
-@pytest.mark.parametrize("family", sorted(instances.FAMILIES))
-def test_every_family_derives_its_ami_type_and_gpu_lane(family):
-    fact = instances.facts(family)
-    expected = {
-        (instances.ARM, instances.NVIDIA): "AL2023_ARM_64_NVIDIA",
-        (instances.X86, instances.NVIDIA): "AL2023_x86_64_NVIDIA",
-    }.get((fact.arch, fact.gpu)) or (
-        "AL2023_x86_64_NEURON" if fact.neuron else
-        "AL2023_ARM_64_STANDARD" if fact.arch == instances.ARM else "AL2023_x86_64_STANDARD"
-    )
-    made = instances.sizes(family)  # a type the family comes in (p5 has no xlarge)
-    instance_type = made[0].name if made else f"{family}.metal" if family.startswith("mac") else f"{family}.xlarge"
-    assert ami_type(instance_type) == expected
-    # the pack calls a node group on it a GPU lane exactly when it is an NVIDIA family
-    lane = facts.read(contract.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
-    assert (checks.gpu_reason(lane) is not None) == (fact.gpu == instances.NVIDIA)
-    if fact.gpu == instances.NVIDIA and fact.eks_nvidia_ami:
+def upstream_ami_type(family: KarpenterFamily) -> str:
+    arch = {"x86_64": "x86_64", "arm64": "ARM_64"}[family.arch]
+    if family.gpu_manufacturer == "nvidia":
+        return f"AL2023_{arch}_NVIDIA"
+    return "AL2023_x86_64_NEURON" if family.accelerator_manufacturer == "aws" else f"AL2023_{arch}_STANDARD"
+
+
+def test_the_reference_is_read_whole():
+    assert len(UPSTREAM_FAMILIES) == 177 and sum(len(f.types) for f in UPSTREAM_FAMILIES.values()) == 1363
+    assert {n for n, f in UPSTREAM_FAMILIES.items() if f.accelerator_manufacturer == "aws"} >= {"inf2", "trn1", "trn2"}
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM_FAMILIES))
+def test_every_family_karpenter_lists_gets_its_architecture_gpu_and_ami_type(name):
+    upstream = UPSTREAM_FAMILIES[name]
+    fact = instances.facts(name)
+    assert (fact.arch, fact.gpu, fact.neuron) == (
+        upstream.arch, upstream.gpu_manufacturer, upstream.accelerator_manufacturer == "aws")
+    instance_type = upstream.types[0]
+    assert instances.instance_arch(instance_type) == upstream.arch
+    assert ami_type(instance_type) == upstream_ami_type(upstream)
+    # the pack calls a node group on it a GPU lane exactly when its GPUs are NVIDIA's
+    lane = bootfacts.read(contract.EKS_NODE_GROUP, "g", {"instanceTypes": [instance_type]})
+    assert (checks.gpu_reason(lane) is not None) == (upstream.gpu_manufacturer == "nvidia")
+    if upstream.gpu_manufacturer == "nvidia":
         group = NodeGroupSpec(instance_type=instance_type)
         assert group.node_labels()[contract.GPU_VENDOR_LABEL] == contract.GPU_VENDOR_NVIDIA
         assert {"key": contract.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"} in group.node_taints()
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM_FAMILIES))
+def test_every_family_karpenter_lists_comes_in_exactly_its_types(name):
+    """The size table (generated from the same reference) knows each type Karpenter lists, and no other."""
+    assert sorted(t.name for t in instances.sizes(name)) == sorted(UPSTREAM_FAMILIES[name].types)
 
 
 @pytest.mark.parametrize("family, arch", [

@@ -41,7 +41,8 @@ from mixed_os_racks import ClusterRef, Rack, RackArgs, Service, ServiceArgs, Ser
 from mixed_os_racks.errors import ArgumentError
 from mixed_os_racks.offline import costs, run_program
 from mixed_os_racks.offline.policyconfig import PolicyPackError
-from mixed_os_racks.pack import fit, instances, workloads
+from mixed_os_racks.facts import instances
+from mixed_os_racks.pack import fit, workloads
 from conftest import GPU_AMI, stack_config
 from policy_helpers import eks_node_group, judge, launch_template, managed_node_group, messages, node_class, of, start_pack, unknown
 

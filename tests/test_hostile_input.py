@@ -311,7 +311,8 @@ def test_the_text_fields_come_from_the_models():
                      "volume_type", "ami_id", "canary_ami_id"}
     assert pools <= set(PoolSpec.model_fields)
     groups = {f.split(".", 1)[1] for f in fields if f.startswith("additional_node_groups_config[0].")}
-    assert groups == {"type", "capacity_type", "label", "ami_id", "canary_ami_id"}  # ``type``: the seeds' key for instance_type
+    # ``type``: the seeds' key for instance_type
+    assert groups == {"type", "capacity_type", "capacity_reservation_id", "label", "ami_id", "canary_ami_id"}
     assert NODE_GROUP.keys["instance_type"] == "type" and "instance_type" in NodeGroupSpec.model_fields
     assert {f.split(".", 1)[1] for f in fields if f.startswith("additional_build_groups_config[0].")} == groups
 

@@ -33,8 +33,8 @@ from mixed_os_racks.karpenter_controller import controller_policies
 from mixed_os_racks.offline import Catalog, ProgramRun, run_program
 from mixed_os_racks.offline.plan import make_plan
 from mixed_os_racks.offline.stackexport import read_stack_export, write_export
-from mixed_os_racks.pack import upstream
-from mixed_os_racks.pack.upstream import karpenter_compatibility
+from mixed_os_racks.facts import upstream
+from mixed_os_racks.facts.upstream import karpenter_compatibility
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712", "subnet-0a1b2c3d4e5f60713"]
 CREATE = dict(cluster_mode="create", vpc_id="vpc-0a1b2c3d4e5f60718", private_subnets_ids=",".join(PRIVATE))

@@ -326,6 +326,7 @@ def test_the_examples_sdk_is_the_one_generated_from_the_schema(schema):
     assert (EXAMPLE / "rack.ts").read_text() == typescript(schema)
 
 
+@pytest.mark.slow
 def test_tsc_accepts_the_example_and_refuses_what_the_schema_refuses(tmp_path):
     """``tsc`` (the TypeScript the example's lock file pins) compiles the example and the TypeScript program of
     docs/languages.md against the generated module, and refuses, line by line, what the schema does not declare: each

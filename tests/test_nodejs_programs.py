@@ -73,6 +73,7 @@ export const secretLane = pulumi.secret("gpu");
 """
 
 
+@pytest.mark.slow
 def test_a_typescript_program_previews_with_the_catalogs_answers(tmp_path):
     folder = node_project(tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-0a1b2c3d4e5f60718\n")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy", "--json", str(tmp_path / "out.json"))
@@ -96,6 +97,7 @@ def test_a_typescript_program_previews_with_the_catalogs_answers(tmp_path):
     assert doc["outputs"]["namespace"] == "ml"
 
 
+@pytest.mark.slow
 def test_a_lookup_the_catalog_cannot_answer_fails_the_program_in_the_engines_words(tmp_path):
     folder = node_project(tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-00000000000000000\n")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
@@ -106,6 +108,7 @@ def test_a_lookup_the_catalog_cannot_answer_fails_the_program_in_the_engines_wor
     assert "has no image ami-00000000000000000" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_typescript_exception_exits_2_with_the_file_and_line_node_reports(tmp_path):
     program = """\
 import * as pulumi from "@pulumi/pulumi";
@@ -123,6 +126,7 @@ export const chosen = lane(config.require("lane"));
     assert done.stderr.endswith("error: the program failed: Error: no lane named gpu in this rack\n  at index.ts:5:11\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statement, message", [
     ('setTimeout(() => { throw new Error("no lane after all"); }, 10);',
      "error: the program failed: Error: no lane after all\n  at index.ts:3:26\n"),
@@ -139,6 +143,7 @@ def test_a_failure_after_the_program_body_ran_exits_2_with_nodes_message(tmp_pat
     assert done.stderr.endswith(message), done.stderr
 
 
+@pytest.mark.slow
 def test_a_type_error_exits_2_naming_the_file_and_line_typescript_reports(tmp_path):
     """TypeScript is compiled as the Node.js host compiles it: ts-node, type-checked, with the program's typescript."""
     program = """\
@@ -155,6 +160,7 @@ export const chosen = replicas;
                                 "index.ts(4,7): error TS2322: Type 'string' is not assignable to type 'number'.\n")
 
 
+@pytest.mark.slow
 def test_typescript_false_runs_javascript_without_compiling(tmp_path):
     program = "const pulumi = require('@pulumi/pulumi');\nexports.lane = new pulumi.Config().require('lane');\n"
     folder = node_project(tmp_path / "p", "", "  tsprogram:lane: gpu\n",
@@ -179,6 +185,7 @@ def _running_in(folder: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_a_program_that_never_ends_is_stopped_at_the_run_limit_and_says_how_to_allow_more(tmp_path, monkeypatch):
     """``pulumi preview`` waits for a program as long as it runs; the offline preview stops it at the run limit
     (``MIXED_OS_RACKS_PROGRAM_S``), exits 2 naming the limit, and leaves no Node.js process behind. The program never
@@ -201,6 +208,7 @@ def test_a_program_that_never_ends_is_stopped_at_the_run_limit_and_says_how_to_a
                                                      f"above 0 (such as 3600)\n")
 
 
+@pytest.mark.slow
 def test_a_number_that_is_not_finite_is_refused_at_its_property_path(tmp_path):
     """A program's NaN reaches the engine (protobuf's ``Struct`` carries it) but no provider, state or pack reads it
     (their properties are JSON): the registration is refused naming the property, as the engine names one."""
@@ -230,6 +238,7 @@ def test_the_first_number_that_is_not_finite_is_found_at_any_depth(number, shown
     assert first_not_finite(properties) is None
 
 
+@pytest.mark.slow
 def test_main_names_the_entry_point_and_its_directory_is_the_programs(tmp_path):
     """``main: src/index.ts``: the program runs in ``src`` (``--pwd``), as ``getPwdMain`` sets it."""
     program = 'import * as pulumi from "@pulumi/pulumi";\nexport const cwd = process.cwd();\n'

@@ -37,8 +37,9 @@ import pulumi_kubernetes as k8s
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mixed_os_racks.pack import checks, instances, overlays, pods, workloads
-from mixed_os_racks.pack.wellknown import Requirement
+from mixed_os_racks.facts import instances
+from mixed_os_racks.pack import checks, overlays, pods, workloads
+from mixed_os_racks.facts.wellknown import Requirement
 from conftest import REPO
 from policy_helpers import judge, messages, start_pack
 from test_workloads_policy import deployment, on_rack

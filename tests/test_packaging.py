@@ -38,6 +38,7 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_one_distinct_import_name(wheel):
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
@@ -54,6 +55,7 @@ def _imports(source: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_everything_the_package_imports_is_declared(wheel):
     with zipfile.ZipFile(wheel) as archive:
         sources = {n: archive.read(n).decode() for n in archive.namelist() if n.endswith(".py")}
@@ -72,6 +74,7 @@ def test_everything_the_package_imports_is_declared(wheel):
     assert undeclared == {}
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_runs_the_prod_preview_from_elsewhere(wheel, tmp_path):
     target = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:  # a pure-Python wheel installs by unpacking it (PEP 427)
@@ -89,6 +92,7 @@ def test_the_installed_wheel_runs_the_prod_preview_from_elsewhere(wheel, tmp_pat
     assert "eks:index:Cluster" in run.stdout and " to create" in run.stdout
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_its_types_its_pack_and_the_command(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())

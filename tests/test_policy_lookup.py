@@ -19,7 +19,8 @@ from moto import mock_aws
 
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from conftest import GPU_AMI
-from mixed_os_racks.pack import amifacts, lookup
+from mixed_os_racks.facts import amifacts
+from mixed_os_racks.pack import lookup
 from policy_helpers import POLICIES, judge, launch_template, managed_node_group, messages, node_class, node_pool, of, root_volume
 
 MOTO_ROOT_GIB = 15  # moto gives every image a root snapshot of this size (checked below)

@@ -63,7 +63,7 @@ def test_the_pack_serves_its_policies_at_their_levels(pack):
         "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted", "ami-facts-unknown",
         "workloads-reach-their-lane", "gpu-lanes-for-gpu-workloads", "gpu-daemonsets-reach-gpu-lanes",
         "gpu-driver-supports-lane", "lane-cost-ceiling", "lane-cost-unbounded", "ami-soaked",
-        "capacity-reservation-fits", "capacity-reservation-ending",
+        "capacity-reservation-fits", "capacity-reservation-ending", "reserved-capacity-targeted",
     ])
     advisory = {name for name, level in levels.items() if level == 0}
     assert advisory == {"pinned-ami-age", "ami-k8s-version", "ami-facts-unknown", "gpu-lanes-for-gpu-workloads",

@@ -1,7 +1,7 @@
 """The pack's pure layer: rules, resource reading and the policies, without a server.
 
 Also: the pack directory imports as the pack runs it (``python policies``: top-level ``rules``,
-``facts``, ``checks``), with no pulumi in its rules and no boto3 until a look-up is asked for.
+``bootfacts``, ``checks``), with no pulumi in its rules and no boto3 until a look-up is asked for.
 """
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ from hypothesis import strategies as st
 
 from conftest import GPU_AMI, REPO
 from mixed_os_racks import contract
-from mixed_os_racks.pack import checks, facts, rules
-from mixed_os_racks.pack import wellknown as reqs
-from mixed_os_racks.pack.amifacts import AmiFacts, decode
+from mixed_os_racks.pack import bootfacts, checks, rules
+from mixed_os_racks.facts import wellknown as reqs
+from mixed_os_racks.facts.amifacts import AmiFacts, decode
 from policy_helpers import AMI_IDS, HEX
 
 ids = AMI_IDS
 
 
-def lane(type_: str, props: dict[str, Any], name: str = "r") -> facts.LaneResource:
-    found = facts.read(type_, name, props)
+def lane(type_: str, props: dict[str, Any], name: str = "r") -> bootfacts.LaneResource:
+    found = bootfacts.read(type_, name, props)
     assert found is not None
     return found
 
 
-def node_class(terms: list[dict[str, Any]], **spec: Any) -> facts.LaneResource:
+def node_class(terms: list[dict[str, Any]], **spec: Any) -> bootfacts.LaneResource:
     return lane(contract.NODE_CLASS, {"metadata": {"name": "team"}, "spec": {"amiSelectorTerms": terms, **spec}})
 
 
@@ -59,8 +59,8 @@ MNG_PARENT = "urn:pulumi:s::p::eks:index:ManagedNodeGroup::mng"
 def test_every_kind_of_lane_checks_its_ids_the_same_way(ami):
     lanes = [
         lane(contract.LAUNCH_TEMPLATE, {"imageId": ami}, "lt"),
-        facts.read(contract.LAUNCH_TEMPLATE, "mng-launchTemplate", {"imageId": ami}, MNG_URN, MNG_PARENT),  # pulumi-eks's
-        lane(facts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
+        bootfacts.read(contract.LAUNCH_TEMPLATE, "mng-launchTemplate", {"imageId": ami}, MNG_URN, MNG_PARENT),  # pulumi-eks's
+        lane(bootfacts.NODE_GROUP_V2, {"amiId": ami}, "v2"),
     ]
     flagged = [bool(list(checks.ami_id_format(each))) for each in lanes]  # type: ignore[arg-type]
     # an empty id pins nothing: a deployed template's outputs say imageId "" for none (terraform's unset
@@ -74,14 +74,14 @@ def test_a_launch_template_image_from_ssm_is_a_selector_not_an_id():
     """EC2 resolves ``resolve:ssm:<parameter>`` in a launch template's image at launch."""
     template = lane(contract.LAUNCH_TEMPLATE, {"imageId": "resolve:ssm:/team/gpu-ami"}, "lt")
     assert list(checks.ami_id_format(template)) == []
-    assert template.amis() == [facts.Ami(None, "the AMI in SSM parameter '/team/gpu-ami'", {"ssmParameter": "/team/gpu-ami"})]
+    assert template.amis() == [bootfacts.Ami(None, "the AMI in SSM parameter '/team/gpu-ami'", {"ssmParameter": "/team/gpu-ami"})]
 
 
 @given(st.sampled_from([8, 17]).flatmap(lambda n: st.text(HEX, min_size=n, max_size=n)))
 def test_a_well_formed_id_is_reasoned_about_by_the_other_rules(digits):
     ami = f"ami-{digits}"
-    assert checks.well_formed([facts.Ami(ami, ami)]) == [facts.Ami(ami, ami)]
-    assert checks.well_formed([facts.Ami(ami.upper(), ami)]) == []
+    assert checks.well_formed([bootfacts.Ami(ami, ami)]) == [bootfacts.Ami(ami, ami)]
+    assert checks.well_formed([bootfacts.Ami(ami.upper(), ami)]) == []
 
 
 # ---- reading resources ---------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ def test_a_well_formed_id_is_reasoned_about_by_the_other_rules(digits):
      ("1.5Ti", 1536.0), ("20", 20 / 2**30), ("lots", None), (200.0, None), (None, None)],
 )
 def test_volume_sizes_are_kubernetes_quantities(quantity, gib):
-    assert facts.quantity_gib(quantity) == (pytest.approx(gib) if gib is not None else None)
+    assert bootfacts.quantity_gib(quantity) == (pytest.approx(gib) if gib is not None else None)
 
 
 NODEADM = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"
@@ -113,7 +113,7 @@ MIME = f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n
     ],
 )
 def test_user_data_says_which_os_boots(user_data, os_name):
-    assert facts.os_of_user_data(user_data) == os_name
+    assert bootfacts.os_of_user_data(user_data) == os_name
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_user_data_says_which_os_boots(user_data, os_name):
      ("AL2_x86_64_GPU", "al2"), ("WINDOWS_CORE_2022_x86_64", "windows"), ("CUSTOM", "custom"), ("", "")],
 )
 def test_eks_ami_types(ami_type, os_name):
-    assert facts.os_of_ami_type(ami_type) == os_name
+    assert bootfacts.os_of_ami_type(ami_type) == os_name
 
 
 @pytest.mark.parametrize(
@@ -158,15 +158,15 @@ def test_node_class_facts():
                                            "the AMI in SSM parameter '/team/ami'"]
     assert [a.how for a in nc.amis()] == ["id", "name", "tags", "SSM parameter"]
     assert nc.os() == "custom"
-    assert node_class([], amiFamily="AL2023").root_disk("/dev/xvda") == facts.Disk(20.0, "Karpenter's default")
+    assert node_class([], amiFamily="AL2023").root_disk("/dev/xvda") == bootfacts.Disk(20.0, "Karpenter's default")
     assert node_class([], amiFamily="Custom").root_disk("/dev/xvda") is None  # the AMI's own size
     rooted = node_class([], blockDeviceMappings=[
         {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "4Gi"}},
         {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "300Gi"}, "rootVolume": True}])
     # EC2 boots from the mapping named like the AMI's root device; ``rootVolume`` marks the kubelet's volume
     # (the CRD: "mounted as kubelet root dir"; Karpenter reads it for ephemeral storage only)
-    assert rooted.root_disk("/dev/xvda") == facts.Disk(4.0)
-    assert rooted.kubelet_disk("/dev/xvda") == facts.Disk(300.0)
+    assert rooted.root_disk("/dev/xvda") == bootfacts.Disk(4.0)
+    assert rooted.kubelet_disk("/dev/xvda") == bootfacts.Disk(300.0)
 
 
 def test_node_pool_facts():
@@ -181,9 +181,9 @@ def test_node_pool_facts():
 
 
 def test_karpenter_kinds_of_any_version_are_read():
-    assert isinstance(facts.read("kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass", "n", {}), facts.NodeClass)
-    assert isinstance(facts.read("kubernetes:karpenter.sh/v1beta1:NodePool", "n", {}), facts.NodePool)
-    assert facts.read("aws:iam/role:Role", "n", {}) is None
+    assert isinstance(bootfacts.read("kubernetes:karpenter.k8s.aws/v1beta1:EC2NodeClass", "n", {}), bootfacts.NodeClass)
+    assert isinstance(bootfacts.read("kubernetes:karpenter.sh/v1beta1:NodePool", "n", {}), bootfacts.NodePool)
+    assert bootfacts.read("aws:iam/role:Role", "n", {}) is None
 
 
 # ---- where snapshot sizes come from ----------------------------------------------------------------------
@@ -261,11 +261,11 @@ def test_the_pack_modules_import_without_pulumi_or_boto3():
     # the pack process imports these from the installed package; the package's public names load lazily
     code = (
         "import sys\n"
-        "from mixed_os_racks.pack import rules, facts, checks, lookup, workloads\n"
+        "from mixed_os_racks.pack import rules, bootfacts, checks, lookup, workloads\n"
         "assert not [m for m in sys.modules if m == 'pulumi' or m.startswith('pulumi.') or m.startswith('pulumi_')], "
         "sorted(m for m in sys.modules if m.startswith('pulumi'))\n"
         "assert 'boto3' not in sys.modules, 'boto3'\n"
-        "assert checks.rules is rules and checks.facts is facts\n"
+        "assert checks.rules is rules and checks.bootfacts is bootfacts\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -340,9 +340,9 @@ def test_the_architectures_a_pool_can_launch(requirements, arches):
 
 
 def test_a_pool_joins_its_class_by_group_kind_and_name():
-    def node_pool(ref: dict[str, str]) -> facts.NodePool:
-        found = facts.read(contract.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
-        assert isinstance(found, facts.NodePool)
+    def node_pool(ref: dict[str, str]) -> bootfacts.NodePool:
+        found = bootfacts.read(contract.NODE_POOL, "p", {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}})
+        assert isinstance(found, bootfacts.NodePool)
         return found
 
     assert node_pool({"group": "eks.amazonaws.com", "kind": "NodeClass", "name": "default"}).auto_mode

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mixed_os_racks.pack import pricegen, pricelist, prices
+from mixed_os_racks.facts import pricegen, pricelist, prices
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pricing"
 UPSTREAM = "pkg/providers/pricing"

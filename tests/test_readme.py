@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import tomllib
 
 import pulumi_aws as aws
 import pytest
@@ -142,3 +144,20 @@ def test_every_link_between_the_docs_reaches_a_file_and_a_heading():
                     broken.append(f"{name}: {target} (no such heading)")
     assert broken == []
     assert not re.search(r'see "[^"]+" above|the upgrade table above|"Use it for real"', FILES["docs/components.md"])
+
+
+def test_make_test_runs_every_test_and_make_test_fast_leaves_out_the_slow_ones():
+    """The README's two test commands: `make test` (and CI) select nothing out; `make test-fast` deselects the
+    tests marked slow, a marker pytest knows (``--strict-markers`` refuses a misspelt one)."""
+    def commands(target: str) -> list[str]:
+        dry = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        return [line for line in dry.splitlines() if " -m pytest " in line]
+
+    (everything,) = commands("test")
+    assert " -m " not in everything.split(" -m pytest ", 1)[1]
+    (fast,) = commands("test-fast")
+    assert fast.endswith(' -m "not slow"') and fast.split(' -m "not slow"')[0] == everything
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "--strict-markers" in config["addopts"] and [m.split(":")[0] for m in config["markers"]].count("slow") == 1
+    readme = FILES["README.md"]
+    assert "make test-fast" in readme and "@pytest.mark.slow" in readme

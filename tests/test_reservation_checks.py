@@ -30,7 +30,8 @@ import pulumi_kubernetes as k8s
 
 from mixed_os_racks.offline.catalog import Catalog, CatalogError
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
-from mixed_os_racks.pack import lanemodel, lookup, reservation, reserved, wellknown
+from mixed_os_racks.facts import wellknown
+from mixed_os_racks.pack import lanemodel, lookup, reservation, reserved
 from policy_helpers import POLICIES, judge, messages
 
 BLOCK = "cr-0a1b2c3d4e5f60718"  # the default catalog's Capacity Block: 2 x p5.48xlarge, us-east-1a, 12-14 .. 12-28

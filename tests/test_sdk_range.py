@@ -109,6 +109,7 @@ PROGRAM = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_components_build_beside_the_oldest_sdk(oldest_sdk):
     run = subprocess.run([str(oldest_sdk), "-c", PROGRAM.format(oldest=OLDEST)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -118,6 +119,7 @@ def test_components_build_beside_the_oldest_sdk(oldest_sdk):
     assert {"key": "dedicated-node", "value": "ml", "effect": "NoSchedule"} in out["taints"] and out["pool"] == "ml"
 
 
+@pytest.mark.slow
 def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
     pin = _pulumi_requirement("mixed-os-racks", "offline").specifier
     run = subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
@@ -130,6 +132,7 @@ def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
     assert Version(OLDEST) not in pin
 
 
+@pytest.mark.slow
 def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp_path):
     # --help, pack init and guard run no program: only preview needs the release the engine was tested on
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -147,6 +150,7 @@ def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp
     assert "No lane is removed or rolled." in guarded.stdout
 
 
+@pytest.mark.slow
 def test_the_consumers_unit_tests_pass_beside_the_oldest_sdk(oldest_sdk, tmp_path):
     # mixed_os_racks.testing needs no particular SDK: the consumer example's tests run on 3.231 too
     consumer = shutil.copytree(Path(__file__).parents[1] / "examples" / "consumer", tmp_path / "ml-platform")

@@ -1,4 +1,4 @@
-"""Every upstream data table has its source, commit and date in one place (``pack/tables.py``); a preview of the
+"""Every upstream data table has its source, commit and date in one place (``facts/tables.py``); a preview of the
 rack warns about a table older than ``MAX_AGE_DAYS``; ``make tables`` regenerates those generated from files."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from conftest import REPO, rack_config
 from mixed_os_racks import clock
 from mixed_os_racks.cli import main
-from mixed_os_racks.pack import instances, matrixgen, pricelist, sizegen, tables, upstream
+from mixed_os_racks.facts import instances, matrixgen, pricelist, sizegen, tables, upstream
 
 
 def test_every_table_says_where_it_came_from_and_when():
@@ -63,15 +63,15 @@ def test_the_preview_says_which_tables_are_due_and_only_those(tmp_path, capsys, 
 def test_make_tables_runs_the_generators_of_the_tables_made_from_files():
     found = subprocess.run(["make", "-n", "tables", "KARPENTER=/src/kp", "COMMIT=v1.15.0"], cwd=REPO,
                            capture_output=True, text=True, check=True).stdout
-    assert "-m mixed_os_racks.pack.pricegen --repo /src/kp --commit v1.15.0" in found
-    assert "-m mixed_os_racks.pack.sizegen --repo /src/kp --commit v1.15.0" in found
-    assert "-m mixed_os_racks.pack.matrixgen --repo /src/kp --commit v1.15.0" in found
+    assert "-m mixed_os_racks.facts.pricegen --repo /src/kp --commit v1.15.0" in found
+    assert "-m mixed_os_racks.facts.sizegen --repo /src/kp --commit v1.15.0" in found
+    assert "-m mixed_os_racks.facts.matrixgen --repo /src/kp --commit v1.15.0" in found
 
 
 # ---- the instance sizes, generated from Karpenter's instance-type reference -----------------------------------
 
 REFERENCE = Path(__file__).parent / "fixtures" / "instance-types" / "instance-types.md"
-MODULE = REPO / "components" / "pack" / "instances.py"
+MODULE = REPO / "components" / "facts" / "instances.py"
 
 
 def _table(module_text: str) -> tuple[dict[str, str], str]:
@@ -120,7 +120,7 @@ def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
 # ---- Karpenter's compatibility matrices, generated from its docs ------------------------------------------------
 
 PAGES = Path(__file__).parent / "fixtures" / "compatibility"
-UPSTREAM_MODULE = REPO / "components" / "pack" / "upstream.py"
+UPSTREAM_MODULE = REPO / "components" / "facts" / "upstream.py"
 
 
 def _matrices(module_text: str) -> dict[str, Any]:

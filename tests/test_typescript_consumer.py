@@ -45,6 +45,7 @@ def dev(tmp_path_factory):
     return done, (json.loads(out.read_text()) if out.exists() else {})
 
 
+@pytest.mark.slow
 def test_the_dev_stack_previews_the_components_children_and_the_pack_passes_them(dev):
     done, doc = dev
     assert done.returncode == 0, done.stderr
@@ -101,6 +102,7 @@ def python_twin(project: str, stack: str):
     return run_program(program, DEV, Catalog.load(CATALOG), project=project, stack=stack)
 
 
+@pytest.mark.slow
 def test_the_typescript_program_registers_what_its_python_twin_registers(dev, tmp_path):
     """Against the state its Python twin leaves (``--state``), the TypeScript program changes nothing: every resource
     has the same URN and the same inputs, the components' children included."""
@@ -114,6 +116,7 @@ def test_the_typescript_program_registers_what_its_python_twin_registers(dev, tm
     assert set(plan["summary"]) <= {"same", "read"}, [(r["urn"], r["op"]) for r in plan["resources"] if r["op"] != "same"]
 
 
+@pytest.mark.slow
 def test_a_malformed_ami_id_exits_2_naming_the_property(tmp_path):
     done = example("--config", str(stack_file(tmp_path, "bad", amiId="ami-XYZ")))
     assert done.returncode == 2
@@ -126,6 +129,7 @@ def test_a_malformed_ami_id_exits_2_naming_the_property(tmp_path):
     ], done.stderr
 
 
+@pytest.mark.slow
 def test_a_deployment_that_selects_a_lane_the_rack_does_not_have_fails_workloads_reach_their_lane(tmp_path):
     """The pack reads the lanes from the children the provider registered: the Deployment's lane is not among them."""
     out = tmp_path / "out.json"
@@ -137,6 +141,7 @@ def test_a_deployment_that_selects_a_lane_the_rack_does_not_have_fails_workloads
     assert "[mandatory]  mixed-os-racks: workloads-reach-their-lane  (model-server)" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_gpu_pool_on_bottlerocket_is_refused_as_the_python_path_refuses_it(tmp_path):
     done = example("--config", str(stack_file(tmp_path, "br", poolOs="bottlerocket")))
     assert done.returncode == 2

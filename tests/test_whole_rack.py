@@ -370,7 +370,8 @@ def test_the_stack_outputs(created):
         "kind": "nodepool", "os": "al2023", "labels": {"convox.io/nodepool": "workload"}, "taints": [], "gpu": False,
         "ami": {"alias": "al2023@latest"}, "arch": ["amd64"], "capacityTypes": ["on-demand"]}
     # what the fit check needs: the largest type the pool's limits (100 CPUs, 400 GiB) let it launch, and its allocatable
-    from mixed_os_racks.pack import fit, instances
+    from mixed_os_racks.facts import instances
+    from mixed_os_racks.pack import fit
     largest = instances.instance_type(workload["largestInstanceType"])
     assert largest is not None and largest.vcpus <= 100 and fit.memory_capacity_mib(largest) <= 400 * 1024
     allocatable = fit.allocatable(largest, 20)

@@ -79,8 +79,8 @@ POOL = KeyTable(
 
 NODE_GROUP = KeyTable(
     NodeGroupSpec,
-    item_keys=("type", "disk", "capacity_type", "min_size", "max_size", "label", "id", "tags", "ami_id", "dedicated",
-               "max_hourly_usd", "canary_ami_id", "canary_size"),
+    item_keys=("type", "disk", "capacity_type", "capacity_reservation_id", "min_size", "max_size", "label", "id", "tags",
+               "ami_id", "dedicated", "max_hourly_usd", "canary_ami_id", "canary_size"),
     keys={"instance_type": "type"},
     suffix=False,
     suffixed=("max_hourly_usd",),

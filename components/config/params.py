@@ -29,7 +29,7 @@ from .. import contract
 from ..errors import ConfigError
 from ..identity import Identity
 from ..inputs import closest
-from ..pack import instances, upstream, wellknown
+from ..facts import instances, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem

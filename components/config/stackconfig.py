@@ -18,7 +18,7 @@ import pulumi
 
 from ..errors import ConfigError
 from ..inputs import MAX_NESTING, nesting_depth
-from ..pack import upstream
+from ..facts import upstream
 from .. import syntax
 from ..spec import RackSpec
 from ..spec.base import json_value, pointed, shown

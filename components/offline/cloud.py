@@ -14,8 +14,8 @@ import grpc
 import pulumi
 
 from .. import clock
-from ..pack.amifacts import deprecated
-from ..pack.upstream import dns_suffix, eks_calendar, minor_number, partition_of
+from ..facts.amifacts import deprecated
+from ..facts.upstream import dns_suffix, eks_calendar, minor_number, partition_of
 from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, instant
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from .. import clock
+from ..facts.prices import for_region, usd
 from ..pack import checks, cost, reserved
-from ..pack.prices import for_region, usd
 from ..pack.reservation import CapacityReservation, as_config
 from .records import ProgramRun
 

@@ -62,7 +62,6 @@ from .remote import (
     without_none,
 )
 
-TYPE = "eks:index:ManagedNodeGroup"
 MIRRORED = ((4, 3), (4, 4))
 """The pulumi-eks minors (first, last) whose ``ManagedNodeGroup`` this expansion follows."""
 
@@ -84,8 +83,6 @@ def version_warning(version: Optional[str]) -> Optional[str]:
             f"pulumi-eks {first}-{last} does; this release's provider may register other children or values")
 CLUSTER_TYPE = "eks:index:Cluster"
 AWS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
-LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
-NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 
 CUSTOM_USER_DATA_ARGS = ("kubeletExtraArgs", "bootstrapExtraArgs", "bottlerocketSettings", "nodeadmExtraOptions")
 CUSTOM_LAUNCH_TEMPLATE_ARGS = (*CUSTOM_USER_DATA_ARGS, "enableIMDSv2", "userData", "amiId", "enableEfaSupport")
@@ -161,7 +158,7 @@ class ManagedNodeGroup:
     def __init__(self, reg: Registration, ctx: Context) -> None:
         self.reg, self.ctx = reg, ctx
         self.args = dict(reg.wire)
-        self.subject = f"{TYPE} '{reg.name}'"
+        self.subject = f"{contract.MANAGED_NODE_GROUP} '{reg.name}'"
         self.warned = False
 
     def fail(self, reason: str) -> ExpansionError:
@@ -321,7 +318,7 @@ class ManagedNodeGroup:
         property_dependencies = {key: list(deps.get(source, [])) for key, source in
                                  (("imageId", "amiId"), ("blockDeviceMappings", "diskSize"), ("userData", "userData"))
                                  if key in props and deps.get(source)}
-        return Child(LAUNCH_TEMPLATE_TYPE, f"{self.reg.name}-launchTemplate", props, provider=self.aws_provider(),
+        return Child(contract.LAUNCH_TEMPLATE, f"{self.reg.name}-launchTemplate", props, provider=self.aws_provider(),
                      dependencies=sorted({u for urns in property_dependencies.values() for u in urns}),
                      property_dependencies=property_dependencies)
 
@@ -480,7 +477,7 @@ class ManagedNodeGroup:
         access = reference(self.core_field("eksNodeAccess"))
         dependencies = sorted({u for urns in property_dependencies.values() for u in urns} | ({access} if access else set()))
         ignore = ["scalingConfig.desiredSize"] if _truthy(a.get("ignoreScalingChanges")) else []
-        return Child(NODE_GROUP_TYPE, self.reg.name, without_none(props), provider=self.aws_provider(),
+        return Child(contract.EKS_NODE_GROUP, self.reg.name, without_none(props), provider=self.aws_provider(),
                      dependencies=dependencies, property_dependencies=property_dependencies, ignore_changes=ignore)
 
     def role_arn(self) -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from ..errors import ConfigError
-from ..pack import prices
+from ..facts import prices
 from . import require_sdk, sdk
 from .catalog import Catalog
 from .cloud import OfflineMocks
@@ -131,7 +131,7 @@ def run_program(
                 sys.path.remove(str(main.parent))
 
     def run() -> None:
-        # the catalog's prices are the offline cloud's: the program's lanes are priced with them (pack.prices)
+        # the catalog's prices are the offline cloud's: the program's lanes are priced with them (facts.prices)
         with sdk.language_host_config(values), _working_directory(home), prices.offline(catalog.prices):
             sdk.run_under_mocks(_exits_as_errors(body), values, mocks, monitor, project, stack)
 

@@ -45,12 +45,9 @@ PACK = "change-safety"
 LANE_REMOVAL = "lane-removal"
 LANE_ROLLOUT = "lane-rollout"
 
-NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-GROUP_COMPONENTS = ("eks:index:ManagedNodeGroup", *contract.NODE_GROUP_TYPES)
+GROUP_COMPONENTS = (contract.MANAGED_NODE_GROUP, *contract.NODE_GROUP_TYPES)
 KARPENTER_DEFAULT_BUDGET = "10%"
 EKS_DEFAULT_MAX_UNAVAILABLE = 1
-LABEL = "convox.io/label"
 
 NODECLASS_ROLLING = ("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData", "spec.blockDeviceMappings",
                      "spec.metadataOptions", "spec.role", "spec.instanceProfile", "spec.tags", "spec.kubelet",
@@ -231,7 +228,7 @@ def _pools_by_class(steps: Iterable[Step]) -> dict[str, list[Step]]:
 
 def _group_lane(step: Step, ancestors: list[str]) -> Lane:
     labels = _get(step.inputs(), "labels") or {}
-    label = labels.get(LABEL) if isinstance(labels, dict) else None
+    label = labels.get(contract.NODEGROUP_LABEL) if isinstance(labels, dict) else None
     aliases = {step.name, *ancestors}
     for key in ("nodeGroupName",):
         value = step.inputs().get(key)
@@ -296,7 +293,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             removed_classes.setdefault(_k8s_name(c, "old"), []).append(c)
     groups_by_parent: dict[str, list[Step]] = {}
     for s in steps:
-        if s.type == NODEGROUP:
+        if s.type == contract.EKS_NODE_GROUP:
             for parent in _parents(s, by_urn):
                 groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
@@ -348,7 +345,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
                     f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
                     f"Karpenter cannot launch or replace nodes for NodePool {', '.join(names)} without its class, and the "
                     "nodes already launched from it are left without the class they were launched from.")
-        elif step.op in removing and step.type == NODEGROUP:
+        elif step.op in removing and step.type == contract.EKS_NODE_GROUP:
             lane = _group_lane(step, _ancestors(step, by_urn))
             groups_removed.add(step.urn)
             templates = [t for t in (_get(step.state(), "propertyDependencies", "launchTemplate") or [])
@@ -366,7 +363,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             else:
                 happens += "; pods without another lane that fits them wait Pending."
             removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
-        elif step.op == "update" and step.type == NODEGROUP and not _ignores_scaling(step) \
+        elif step.op == "update" and step.type == contract.EKS_NODE_GROUP and not _ignores_scaling(step) \
                 and (not step.diff or any(d.startswith("scalingConfig") for d in step.diff)):
             before, after = (_number(_get(step.inputs(w), "scalingConfig", "desiredSize")) for w in ("old", "new"))
             top = _number(_get(step.inputs("new"), "scalingConfig", "maxSize"))
@@ -494,7 +491,7 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
                         f"Karpenter lane '{name}': its NodePool template changes {', '.join(changed)}, so Karpenter marks "
                         f"every node of the pool drifted and replaces them, {budget_text(step)}. Bound the rollout with "
                         f"the pool's disruption_budget_nodes.")
-        elif step.type == NODEGROUP:
+        elif step.type == contract.EKS_NODE_GROUP:
             changed = _touches(step.diff, NODEGROUP_ROLLING)
             if changed:
                 lane = _group_lane(step, _ancestors(step, by_urn))

@@ -8,13 +8,14 @@ from typing import Any, Callable, Iterator, Mapping, Optional, cast
 import pulumi
 from google.protobuf import json_format, struct_pb2
 
+from .. import contract
 from . import eks_mng, k8s_yaml, remote, sdk
 from .cloud import OfflineMocks, ProviderError
 from .records import STACK_TYPE, Resource, plain
 from .wire import wire_properties
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
-    eks_mng.TYPE: eks_mng.expand, **k8s_yaml.EXPANDERS,
+    contract.MANAGED_NODE_GROUP: eks_mng.expand, **k8s_yaml.EXPANDERS,
 }
 """Remote components the offline engine expands as their providers do (``remote``)."""
 

@@ -41,8 +41,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
+from .. import contract
 from . import forcenew, providerdiff, sdk
 from .forcenew import replacing
 from .preview import tree_rows
@@ -54,7 +55,6 @@ from .stackexport import UNREADABLE, StackState, StateResource
 OPS = ("create", "import", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
 SYMBOL = {"create": "+", "import": "=", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "",
           "read": ">", "discard": "-"}
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_PROVIDER = ("pulumi:providers:", "default")
 """A provider the engine registers for resources that name none (``default_6_50_0``)."""
 TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "tagsAll", "updateDefaultVersion", "defaultVersion")
@@ -581,7 +581,7 @@ def _propagate(steps: list[PlanStep], unknowns: dict[str, list[str]], ids: Ids) 
                     continue
                 if src.op == "replace":
                     extra += [p for p in unknowns.get(step.urn, []) if p == key or p.startswith((key + ".", key + "["))]
-                elif src.type == LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
+                elif src.type == contract.LAUNCH_TEMPLATE and _template_versioned(src) and key == "launchTemplate":
                     extra += [p for p in unknowns.get(step.urn, []) if p == "launchTemplate.version"]
         extra = without_ignored([p for p in dict.fromkeys(extra) if p not in step.diff], step.new.ignore_changes)
         forced, key = _forced_replacement(step.new, step.old, ids) if step.old is not None else ("", "")
@@ -609,9 +609,10 @@ def _diff_line(step: PlanStep) -> str:
     return f"[diff: {text}]"
 
 
-def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> str:
+def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None, beside_outputs: Sequence[str] = ()) -> str:
     """The plan as ``pulumi preview --diff`` prints one: the tree with each resource's operation and,
-    below a changed resource, its changed properties (those that force replacement marked)."""
+    below a changed resource, its changed properties (those that force replacement marked). ``beside_outputs``:
+    lines printed before the resources' summary, where ``render`` prints them (the lanes' worst cases per hour)."""
     run = plan.run
     by_urn = plan.by_urn()
     registered = {r.urn for r in run.resources + run.reads}
@@ -645,6 +646,7 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
             out += [f"        {line}" for line in v["message"].splitlines()]
     if plan.errors:
         out += ["", "Errors (the real preview fails on these):"] + [f"    {shown_text(e)}" for e in plan.errors]
+    out += beside_outputs
     summary = plan.summary()
     out += ["", "Resources:"]
     for op, word in (("create", "to create"), ("import", "to import"), ("update", "to update"), ("replace", "to replace"),

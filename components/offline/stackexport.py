@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional
 
 from google.protobuf import struct_pb2
 
-from .. import clock
+from .. import clock, contract
 from ..inputs import NotReadable, clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, read_input
 from ..spec.base import rendered, shown
 from . import sdk
@@ -649,8 +649,6 @@ def _state_value(value: Any, secrets: str, resolved: str) -> Any:
     return _number(value)
 
 
-LAUNCH_TEMPLATE_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
-NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 FIRST_VERSION = 1
 """A new launch template's one version (EC2 ``CreateLaunchTemplate`` makes version 1, its default and latest), as
 pulumi-aws records it (``latestVersion``/``defaultVersion`` 1 in pulumi/pulumi-eks's recorded states), and the
@@ -669,7 +667,7 @@ def _first_version(res: Resource, inputs: dict[str, Any], templates: set[str]) -
     """A node group's ``launchTemplate.version``, unknown at preview because it is its template's ``latestVersion``,
     as the first ``up`` leaves it: the template's first version."""
     given = res.wire.get("launchTemplate")
-    if res.type != NODE_GROUP_TYPE or not isinstance(given, dict) or given.get("version") != sdk.UNKNOWN:
+    if res.type != contract.EKS_NODE_GROUP or not isinstance(given, dict) or given.get("version") != sdk.UNKNOWN:
         return inputs
     if not templates.intersection(res.property_dependencies.get("launchTemplate", ())):
         return inputs
@@ -685,7 +683,7 @@ def _export_resource(res: Resource, secrets: str, external: bool, when: str, tem
         out["id"] = f"{res.name}-id"
     out["inputs"] = inputs
     out["outputs"] = ({**inputs, "id": out["id"]} if res.custom else inputs)
-    if res.type == LAUNCH_TEMPLATE_TYPE and not external:  # computed by EC2 when it creates the template
+    if res.type == contract.LAUNCH_TEMPLATE and not external:  # computed by EC2 when it creates the template
         out["outputs"] = {**out["outputs"], "latestVersion": FIRST_VERSION, "defaultVersion": FIRST_VERSION}
     if res.parent:
         out["parent"] = res.parent
@@ -719,7 +717,7 @@ def export_run(run: ProgramRun, secrets: str = "ciphertext", at: Optional[dateti
     if secrets not in ("ciphertext", "plaintext"):
         raise ValueError(f"secrets: {secrets!r} (ciphertext or plaintext)")
     when = go_time(at if at is not None else clock.now())
-    templates = {r.urn for r in run.resources if r.type == LAUNCH_TEMPLATE_TYPE}
+    templates = {r.urn for r in run.resources if r.type == contract.LAUNCH_TEMPLATE}
     resources = [_export_resource(r, secrets, False, when, templates) for r in run.resources]
     resources += [_export_resource(r, secrets, True, when, templates) for r in run.reads]
     stack = next((r for r in resources if r["type"] == STACK_TYPE), None)

@@ -1,9 +1,10 @@
-"""The rack's rules, facts and CrossGuard policies: pure Python, no Pulumi resources.
+"""The rack's rules and CrossGuard policies: pure Python, no Pulumi resources.
 
-``rules`` (formats and the seeds' rules), ``upstream`` and ``instances`` (facts checked against
-AWS, EKS and Karpenter), ``amifacts`` (an AMI's facts), ``facts`` (lanes read from resources, with
-``wellknown`` for a NodePool's requirements), ``fit`` (allocatable and a pod's effective requests),
-``checks`` (the lanes' checks); the workload checks, one module per job: ``lanemodel``, ``laneconfig``
+``rules`` (formats and the seeds' rules), ``bootfacts`` (what decides a node's boot, read from a
+resource; the upstream facts it reads against are ``mixed_os_racks.facts``), ``cost`` (each lane's worst
+case per hour and its budgets), ``fit`` (allocatable and a pod's effective requests),
+``checks`` (the lanes' checks), ``reservedlanes`` (reserved capacity: the reservations a lane launches into, and
+the rules a reserved lane meets); the workload checks, one module per job: ``lanemodel``, ``laneconfig``
 (the ``lanes`` config, against the lane contract ``mixed_os_racks.lane``), ``lanesource``, ``pods``,
 ``wording``, ``reach`` and ``gpudaemons`` (``workloads`` names them together); ``lookup``
 (the optional EC2 and SSM look-up), and ``policies`` (the CrossGuard policies and ``serve``). ``scope``

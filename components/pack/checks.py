@@ -1,4 +1,4 @@
-"""The pack's policies as pure functions: facts in (``facts``), messages out (``rules``).
+"""The pack's policies as pure functions: facts in (``bootfacts``), messages out (``rules``).
 
 No pulumi imports: the tests call these directly, and ``__main__`` only adapts them to the
 policy SDK. Resource policies take one resource; stack policies take the whole stack, because
@@ -21,7 +21,8 @@ import functools
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import clock, contract
-from . import amifacts, facts, instances, rules, upstream, wellknown
+from ..facts import amifacts, instances, upstream, wellknown
+from . import bootfacts, rules
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
     "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
@@ -55,7 +56,7 @@ AmiFacts = amifacts.AmiFacts
 class Resolved:
     """One image a lane boots, as far as it is known."""
 
-    ami: facts.Ami
+    ami: bootfacts.Ami
     facts: Optional[AmiFacts]
     why: str = ""
     """Why the facts are missing: '' (not looked up), or the look-up's answer."""
@@ -84,7 +85,7 @@ class AmiKnowledge:
         """The policy this knowledge is configured for (what a message tells the user to configure)."""
 
     def configured(self, ami_id: str) -> Optional[AmiFacts]:
-        entry = facts.as_map(facts.as_map(self.config.get("amis")).get(ami_id))
+        entry = bootfacts.as_map(bootfacts.as_map(self.config.get("amis")).get(ami_id))
         return amifacts.decode(ami_id, entry) if entry else None
 
     def looked_up(self, ami_id: str) -> tuple[Optional[AmiFacts], str]:
@@ -96,7 +97,7 @@ class AmiKnowledge:
         except LookupError as exc:
             return None, f"the look-up failed: {exc}"
 
-    def resolve(self, amis: Sequence[facts.Ami], karpenter: bool = False) -> list[Resolved]:
+    def resolve(self, amis: Sequence[bootfacts.Ami], karpenter: bool = False) -> list[Resolved]:
         """The images ``amis`` boot: an id's facts (config, else EC2), a selector's matches (EC2, with
         lookup). ``karpenter``: the lane is an EC2NodeClass, which launches one image per architecture
         (the newest, non-deprecated first) of everything its terms match."""
@@ -158,7 +159,7 @@ class AmiKnowledge:
             return None
 
     def configured_snapshot_gib(self, ami_id: str) -> Optional[float]:
-        size = facts.number(facts.as_map(self.config.get("amiRootSnapshotGiB")).get(ami_id))
+        size = bootfacts.number(bootfacts.as_map(self.config.get("amiRootSnapshotGiB")).get(ami_id))
         configured = self.configured(ami_id)
         return size if size is not None else (configured.root_snapshot_gib if configured else None)
 
@@ -166,33 +167,33 @@ class AmiKnowledge:
 # ---- how messages name a lane ---------------------------------------------------------------------
 
 
-def subject(lane: facts.LaneResource) -> str:
+def subject(lane: bootfacts.LaneResource) -> str:
     """How every message names the lane, in the components' words: a NodePool by its name (and its
     class when that differs), an EC2NodeClass by its own (by its pool's when our components built it),
     a launch template pulumi-eks built by its node group."""
-    if isinstance(lane, facts.NodePool):
+    if isinstance(lane, bootfacts.NodePool):
         group, kind, name = lane.node_class_ref
-        if name and (name != lane.subject_name or (group, kind) != facts.KARPENTER_CLASS):
+        if name and (name != lane.subject_name or (group, kind) != bootfacts.KARPENTER_CLASS):
             kind = "EKS Auto Mode NodeClass" if lane.auto_mode else kind
             return rules.pool_with_class_subject(lane.subject_name, name, kind)
         return rules.pool_subject(lane.subject_name)
-    if isinstance(lane, facts.NodeClass):
+    if isinstance(lane, bootfacts.NodeClass):
         return rules.pool_subject(lane.rack_pool) if lane.rack_pool else rules.node_class_subject(lane.subject_name)
-    if isinstance(lane, facts.LaunchTemplate) and lane.built_by != contract.MANAGED_NODE_GROUP:
+    if isinstance(lane, bootfacts.LaunchTemplate) and lane.built_by != contract.MANAGED_NODE_GROUP:
         return rules.launch_template_subject(lane.subject_name)
     return rules.node_group_subject(lane.subject_name)
 
 
-def well_formed(amis: Sequence[facts.Ami]) -> list[facts.Ami]:
+def well_formed(amis: Sequence[bootfacts.Ami]) -> list[bootfacts.Ami]:
     """AMIs the other rules can reason about (``ami-id-format`` reports the malformed ones)."""
     return [a for a in amis if a.id is None or rules.invalid_ami_id("", a.id) is None]
 
 
-def gpu_reason(lane: facts.LaneResource) -> Optional[str]:
+def gpu_reason(lane: bootfacts.LaneResource) -> Optional[str]:
     return lane.gpu_reason(instances.is_nvidia_gpu_family, contract.GPU_TAINT_KEY, contract.GPU_VENDOR_LABEL)
 
 
-def pulumi_eks_built(lane: Optional[facts.LaneResource]) -> bool:
+def pulumi_eks_built(lane: Optional[bootfacts.LaneResource]) -> bool:
     """A resource pulumi-eks's ``ManagedNodeGroup`` registered (its launch template or node group)."""
     return lane is not None and lane.built_by == contract.MANAGED_NODE_GROUP
 
@@ -200,12 +201,12 @@ def pulumi_eks_built(lane: Optional[facts.LaneResource]) -> bool:
 # ---- resource policies ---------------------------------------------------------------------------------
 
 
-def ami_id_format(lane: facts.LaneResource) -> Iterator[Finding]:
+def ami_id_format(lane: bootfacts.LaneResource) -> Iterator[Finding]:
     for value in lane.ami_id_values():
         problem = rules.invalid_ami_id(subject(lane), value)
         if problem:
             yield Finding(problem)
-    if isinstance(lane, facts.NodeClass):
+    if isinstance(lane, bootfacts.NodeClass):
         for alias in lane.alias_values():
             problem = rules.alias_problem(alias, upstream.KARPENTER_ALIAS_FAMILIES, upstream.KARPENTER_ALIAS_LATEST_ONLY,
                                           upstream.KARPENTER_ALIAS_MAX_LENGTH)
@@ -213,12 +214,12 @@ def ami_id_format(lane: facts.LaneResource) -> Iterator[Finding]:
                 yield Finding(f"{subject(lane)}: {problem}")
 
 
-def _resolved(lane: facts.LaneResource, knowledge: AmiKnowledge) -> list[Resolved]:
-    return knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass))
+def _resolved(lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> list[Resolved]:
+    return knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, bootfacts.NodeClass))
 
 
-def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
-    max_days = facts.number(knowledge.config.get("maxAgeDays"))
+def pinned_ami_age(lane: bootfacts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
+    max_days = bootfacts.number(knowledge.config.get("maxAgeDays"))
     now = now or clock.now()
     for image in _resolved(lane, knowledge):
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
@@ -229,7 +230,7 @@ def pinned_ami_age(lane: facts.LaneResource, knowledge: AmiKnowledge, now: Optio
             yield Finding(problem)
 
 
-def ami_k8s_version(lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def ami_k8s_version(lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     cluster = rules.k8s_minor(lane.kubernetes_version() or knowledge.config.get("kubernetesVersion"))
     if cluster is None:
         return
@@ -256,7 +257,7 @@ class StackResource:
     """The parent's URN."""
 
 
-NODE_GROUPS = (facts.EksNodeGroup, facts.PulumiEksNodeGroup)
+NODE_GROUPS = (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)
 AUTO_MODE_OS = "bottlerocket"
 """EKS Auto Mode nodes always run Bottlerocket (EKS user guide, automode/auto-mng.adoc: "Can run
 Bottlerocket: Yes - Required", "Supports Custom AMIs: No")."""
@@ -270,28 +271,28 @@ class Stack:
         self.resources = resources
         """Every resource of the stack, lanes or not (components carry budgets: ``cost``)."""
         self.items = [(res, lane) for res in resources
-                      if (lane := facts.read(res.type, res.name, res.props, res.urn, res.parent))]
+                      if (lane := bootfacts.read(res.type, res.name, res.props, res.urn, res.parent))]
         self._by_urn = {res.urn: lane for res, lane in self.items}
         self._unknown = unknown
-        self._node_classes: Optional[dict[str, facts.NodeClass]] = None
-        templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
+        self._node_classes: Optional[dict[str, bootfacts.NodeClass]] = None
+        templates: dict[str, tuple[str, bootfacts.LaunchTemplate]] = {}
         for res, lane in self.items:
-            if isinstance(lane, facts.LaunchTemplate) and (name := self._known_text(functools.partial(_name_of, lane))):
+            if isinstance(lane, bootfacts.LaunchTemplate) and (name := self._known_text(functools.partial(_name_of, lane))):
                 templates.setdefault(name, (res.urn, lane))
-        self._templates: dict[str, tuple[str, facts.LaunchTemplate]] = {}
+        self._templates: dict[str, tuple[str, bootfacts.LaunchTemplate]] = {}
         """A node group's launch template: by the ``launchTemplate`` property's dependency, else by the
         literal name it gives (``launchTemplate.name``, a template of the stack with that ``name``)."""
         for res, lane in self.items:
             if not isinstance(lane, NODE_GROUPS):
                 continue
             found = [(urn, t) for urn in res.property_dependencies.get("launchTemplate", ())
-                     if isinstance(t := self._by_urn.get(urn), facts.LaunchTemplate)]
+                     if isinstance(t := self._by_urn.get(urn), bootfacts.LaunchTemplate)]
             if not found:
-                named = self._known_text(lambda: facts.as_map(lane.props.get("launchTemplate")).get("name"))
+                named = self._known_text(lambda: bootfacts.as_map(lane.props.get("launchTemplate")).get("name"))
                 found = [templates[named]] if named in templates else []
             if found:
                 self._templates[res.urn] = found[0]
-        self._users: dict[str, facts.LaneResource] = {
+        self._users: dict[str, bootfacts.LaneResource] = {
             urn: self._by_urn[group] for group, (urn, _) in self._templates.items()}
 
     def _known_text(self, read: Callable[[], Any]) -> str:
@@ -302,15 +303,15 @@ class Stack:
             return ""
         return value if isinstance(value, str) else ""
 
-    def node_class(self, pool: facts.NodePool) -> Optional[facts.NodeClass]:
+    def node_class(self, pool: bootfacts.NodePool) -> Optional[bootfacts.NodeClass]:
         """The EC2NodeClass a pool launches from: same group, kind and name (None for other kinds)."""
         group, kind, name = pool.node_class_ref
-        if (group, kind) != facts.KARPENTER_CLASS:
+        if (group, kind) != bootfacts.KARPENTER_CLASS:
             return None
         if self._node_classes is None:
-            by_name: dict[str, facts.NodeClass] = {}
+            by_name: dict[str, bootfacts.NodeClass] = {}
             for _, lane in self.items:
-                if isinstance(lane, facts.NodeClass):
+                if isinstance(lane, bootfacts.NodeClass):
                     try:
                         by_name.setdefault(lane.subject_name, lane)
                     except self._unknown:
@@ -318,11 +319,11 @@ class Stack:
             self._node_classes = by_name
         return self._node_classes.get(name)
 
-    def launch_template(self, res: StackResource) -> Optional[facts.LaunchTemplate]:
+    def launch_template(self, res: StackResource) -> Optional[bootfacts.LaunchTemplate]:
         found = self._templates.get(res.urn)
         return found[1] if found else None
 
-    def user(self, res: StackResource) -> Optional[facts.LaneResource]:
+    def user(self, res: StackResource) -> Optional[bootfacts.LaneResource]:
         """The node group using this launch template, if any."""
         return self._users.get(res.urn)
 
@@ -330,17 +331,17 @@ class Stack:
         """A launch template some node group of the stack uses (judged as part of that group)."""
         return res.urn in self._users
 
-    def recorded(self, res: StackResource, lane: facts.LaneResource, key: str) -> Any:
+    def recorded(self, res: StackResource, lane: bootfacts.LaneResource, key: str) -> Any:
         """A fact our components record: on the resource, else on the node group using it (pulumi-eks
         puts no tags on the launch template it builds; the group carries them)."""
         own = lane.recorded(key)
         user = self.user(res) if own is None else None
         return user.recorded(key) if user is not None else own
 
-    def boot(self, res: StackResource, lane: facts.LaneResource) -> Optional["Boot"]:
+    def boot(self, res: StackResource, lane: bootfacts.LaneResource) -> Optional["Boot"]:
         """What a lane boots, joins resolved; None for lanes judged through another one
         (launch templates through the node groups using them)."""
-        if isinstance(lane, facts.NodePool):
+        if isinstance(lane, bootfacts.NodePool):
             if lane.auto_mode:
                 return Boot(os=lambda: AUTO_MODE_OS, amis=lambda: [], arches=lane.architectures, karpenter=True)
             node_class = self.node_class(lane)
@@ -367,10 +368,10 @@ class Stack:
                 arches=lambda: sorted({instances.instance_arch(t) for t in types()}),
                 template=template,
             )
-        if isinstance(lane, facts.LaunchTemplate) and not self.is_referenced(res):
+        if isinstance(lane, bootfacts.LaunchTemplate) and not self.is_referenced(res):
             return Boot(os=lane.os, amis=lane.amis,
                         arches=lambda: sorted({instances.instance_arch(t) for t in lane.instance_types()}))
-        if isinstance(lane, facts.NodeClass):
+        if isinstance(lane, bootfacts.NodeClass):
             return Boot(os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True,
                         pinned=lane.pins)
         return None
@@ -381,10 +382,10 @@ class Boot:
     """A lane's boot facts, each read only when a rule asks (so unknowns stay where they matter)."""
 
     os: Callable[[], str]
-    amis: Callable[[], list[facts.Ami]]
+    amis: Callable[[], list[bootfacts.Ami]]
     arches: Callable[[], list[str]]
     """The EC2 architectures the lane can launch."""
-    template: Optional[facts.LaunchTemplate] = None
+    template: Optional[bootfacts.LaunchTemplate] = None
     judged_elsewhere: bool = False
     """A NodeClass: its pool is the GPU/arch lane; only its own AMI family is judged on it."""
     karpenter: bool = False
@@ -396,7 +397,7 @@ class Boot:
         return self.pinned() if self.pinned is not None else bool(self.amis())
 
 
-StackCheck = Callable[[Stack, StackResource, facts.LaneResource, AmiKnowledge], Iterator[Finding]]
+StackCheck = Callable[[Stack, StackResource, bootfacts.LaneResource, AmiKnowledge], Iterator[Finding]]
 
 
 def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, knowledge: AmiKnowledge,
@@ -413,9 +414,9 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, k
     return found
 
 
-def _subject(lane: facts.LaneResource, res: StackResource, unknown: Unknown) -> str:
+def _subject(lane: bootfacts.LaneResource, res: StackResource, unknown: Unknown) -> str:
     """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
-    own = {facts.NodePool: rules.pool_subject, facts.NodeClass: rules.node_class_subject}.get(type(lane))
+    own = {bootfacts.NodePool: rules.pool_subject, bootfacts.NodeClass: rules.node_class_subject}.get(type(lane))
     for name in (lambda: subject(lane), lambda: own(lane.subject_name) if own else subject(lane)):
         try:
             return name()
@@ -427,28 +428,28 @@ def _subject(lane: facts.LaneResource, res: StackResource, unknown: Unknown) -> 
 # ---- stack policies ------------------------------------------------------------------------------------
 
 
-def _family_fix(lane: facts.LaneResource, template: Optional[facts.LaunchTemplate]) -> str:
+def _family_fix(lane: bootfacts.LaneResource, template: Optional[bootfacts.LaunchTemplate]) -> str:
     """How to declare AL2023 on the resource the user wrote: a pulumi-eks argument only where pulumi-eks
     builds the launch template; the template's own user data where the user wrote the template."""
-    if isinstance(lane, facts.EksNodeGroup) and pulumi_eks_built(lane):
+    if isinstance(lane, bootfacts.EksNodeGroup) and pulumi_eks_built(lane):
         if template is None or pulumi_eks_built(template):
-            return facts.PulumiEksNodeGroup.os_fix
+            return bootfacts.PulumiEksNodeGroup.os_fix
         return template.os_fix
     return lane.os_fix or (template.os_fix if template is not None else "")
 
 
-def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def al2023_family(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
-    if boot is None or isinstance(lane, facts.NodePool):
+    if boot is None or isinstance(lane, bootfacts.NodePool):
         return
     if not boot.pins():
         return  # a malformed id, or one not known at preview, is still a pin: the family is judged first
-    if isinstance(lane, facts.EksNodeGroup) and boot.template is not None and boot.template.amis() \
+    if isinstance(lane, bootfacts.EksNodeGroup) and boot.template is not None and boot.template.amis() \
             and lane.ami_type() not in ("", "CUSTOM"):
         yield Finding(rules.ami_type_beside_image(subject(lane), lane.ami_type(), boot.template.amis()[0].label), urn=res.urn)
         return  # EKS refuses the group whatever the template boots
     declared = boot.os()
-    if isinstance(lane, facts.LaunchTemplate) and not declared:
+    if isinstance(lane, bootfacts.LaunchTemplate) and not declared:
         return  # a launch template of no EKS node group that boots no EKS node OS: not a node
     problem = rules.pinned_ami_not_al2023(subject(lane), declared, lane.lane_word, _family_fix(lane, boot.template))
     if problem:
@@ -460,7 +461,7 @@ def al2023_family(stack: Stack, res: StackResource, lane: facts.LaneResource, kn
             yield Finding(problem, urn=res.urn)
 
 
-def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def gpu_lane_os(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """GPU evidence first: the OS (which may mean reading user data) only for a GPU lane."""
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
@@ -473,7 +474,7 @@ def gpu_lane_os(stack: Stack, res: StackResource, lane: facts.LaneResource, know
         yield Finding(problem, urn=res.urn)
 
 
-def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def arch_matches_ami(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
         return
@@ -491,32 +492,32 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: facts.LaneResource,
         yield Finding(problem, urn=res.urn)
 
 
-def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for;
     an EKS-optimized AMI (an ``al2023`` alias, an AL2023 or AL2 ``amiType``) against its 20 GiB root snapshot."""
-    if isinstance(lane, facts.NodePool):
+    if isinstance(lane, bootfacts.NodePool):
         return  # a pool's disk is its class's
-    if isinstance(lane, facts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
+    if isinstance(lane, bootfacts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
         template = stack.launch_template(res)
         if lane.os() in ("al2023", "al2") and (template is None or not template.amis()):
-            disk = template.root_disk(facts.AL2023_ROOT_DEVICE) if template is not None else None
+            disk = template.root_disk(bootfacts.AL2023_ROOT_DEVICE) if template is not None else None
             # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
-            size = disk.gib if disk is not None else (facts.number(lane.props.get("diskSize")) or None)
+            size = disk.gib if disk is not None else (bootfacts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
                 subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
             if problem:
                 yield Finding(problem, urn=res.urn)
         return
-    if isinstance(lane, facts.NodeClass) and lane.os() == "al2023" and not lane.amis() \
-            and "blockDeviceMappings" in facts.as_map(facts.dig(lane.props, "spec")):
-        disk = lane.root_disk(facts.AL2023_ROOT_DEVICE)
+    if isinstance(lane, bootfacts.NodeClass) and lane.os() == "al2023" and not lane.amis() \
+            and "blockDeviceMappings" in bootfacts.as_map(bootfacts.dig(lane.props, "spec")):
+        disk = lane.root_disk(bootfacts.AL2023_ROOT_DEVICE)
         problem = disk is not None and rules.disk_below_snapshot(
             subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
         if problem:
             yield Finding(problem, urn=res.urn)
-    recorded = facts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
-    for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, facts.NodeClass)):
-        root = image.facts.root_device_name if image.facts and image.facts.root_device_name else facts.AL2023_ROOT_DEVICE
+    recorded = bootfacts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
+    for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, bootfacts.NodeClass)):
+        root = image.facts.root_device_name if image.facts and image.facts.root_device_name else bootfacts.AL2023_ROOT_DEVICE
         disk = lane.root_disk(root)
         if disk is None:
             continue
@@ -540,20 +541,20 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: facts.LaneRes
 # ---- root-volume-encrypted -----------------------------------------------------------------------------
 
 _ENCRYPTION_FIX = {
-    facts.NodeClass: "set encrypted: true on the root volume's blockDeviceMappings entry",
-    facts.LaunchTemplate: 'set encrypted "true" on the root device\'s block device mapping',
+    bootfacts.NodeClass: "set encrypted: true on the root volume's blockDeviceMappings entry",
+    bootfacts.LaunchTemplate: 'set encrypted "true" on the root device\'s block device mapping',
 }
 _PINNED_GROUP_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
 """pulumi-eks's managed-node-group launch template sets no ``encrypted``, and no argument asks it to."""
 _SELF_MANAGED_FIX = "set nodeRootVolumeEncrypted: true"
-_PUBLIC = facts.Ami(None, "the EKS-optimized AMI it selects")
+_PUBLIC = bootfacts.Ami(None, "the EKS-optimized AMI it selects")
 """An alias or an EKS ``amiType`` selects a public AMI, whose root snapshot is unencrypted."""
 
 
-def _encryption_fix(lane: facts.LaneResource) -> str:
-    if isinstance(lane, facts.PulumiEksNodeGroup):
+def _encryption_fix(lane: bootfacts.LaneResource) -> str:
+    if isinstance(lane, bootfacts.PulumiEksNodeGroup):
         return _SELF_MANAGED_FIX
-    if isinstance(lane, facts.EksNodeGroup):
+    if isinstance(lane, bootfacts.EksNodeGroup):
         return _EKS_TEMPLATE_FIX
     if pulumi_eks_built(lane):
         return _PINNED_GROUP_FIX
@@ -565,15 +566,15 @@ _EKS_TEMPLATE_FIX = ("give it a launch template whose root device mapping sets e
 """A managed node group without a launch template gets EKS's own, which asks no encryption."""
 
 
-def _judged_for_encryption(stack: Stack, res: StackResource, lane: facts.LaneResource) -> bool:
-    if isinstance(lane, facts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
+def _judged_for_encryption(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> bool:
+    if isinstance(lane, bootfacts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
         return stack.is_referenced(res) or lane.os() != ""
-    if isinstance(lane, facts.EksNodeGroup):  # through its launch template when it has one
+    if isinstance(lane, bootfacts.EksNodeGroup):  # through its launch template when it has one
         return stack.launch_template(res) is None and "launchTemplate" not in list(lane.props)  # keys: no value read
-    return isinstance(lane, (facts.NodeClass, facts.PulumiEksNodeGroup))
+    return isinstance(lane, (bootfacts.NodeClass, bootfacts.PulumiEksNodeGroup))
 
 
-def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def root_volume_encrypted(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
     """Every node's root volume is encrypted: asked for by the lane, or, when it asks nothing, made
     from an encrypted snapshot or in an account that encrypts new volumes by default."""
     if not _judged_for_encryption(stack, res, lane):
@@ -582,18 +583,18 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: facts.LaneReso
     amis = well_formed(pinned)
     if pinned and not amis:
         return  # malformed ids: ami-id-format's
-    images = knowledge.resolve(amis, karpenter=isinstance(lane, facts.NodeClass)) if amis else []
+    images = knowledge.resolve(amis, karpenter=isinstance(lane, bootfacts.NodeClass)) if amis else []
     known = images[0].facts if len(images) == 1 else None
-    device = known.root_device_name if known and known.root_device_name else facts.AL2023_ROOT_DEVICE
-    volume = facts.RootVolume(False, "EKS's own launch template") if isinstance(lane, facts.EksNodeGroup) \
+    device = known.root_device_name if known and known.root_device_name else bootfacts.AL2023_ROOT_DEVICE
+    volume = bootfacts.RootVolume(False, "EKS's own launch template") if isinstance(lane, bootfacts.EksNodeGroup) \
         else lane.root_volume(device)
     if volume is None or volume.encrypted:
         return
-    by_default = knowledge.encryption_by_default(facts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG)))
+    by_default = knowledge.encryption_by_default(bootfacts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG)))
     if by_default:
         return
     fix = _encryption_fix(lane)
-    recorded = facts.flag(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ENCRYPTED_TAG))
+    recorded = bootfacts.flag(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ENCRYPTED_TAG))
     for image in images or [Resolved(_PUBLIC, None)]:
         if image.ami is _PUBLIC:
             snapshot: Optional[bool] = False
@@ -632,14 +633,16 @@ def _encryption_how(fix: str, image: Resolved, snapshot: Optional[bool], by_defa
 
 
 DRIVER = "gpu-driver-supports-lane"
+AMI_FACTS_POLICIES = (FAMILY, DISK, ARCH, ENCRYPTION, AGE, K8S, DRIVER)
+"""The policies whose config takes AMI facts by id (``amis``: ``policies.schema``)."""
 
 
-def _nvidia_families(stack: Stack, res: StackResource, lane: facts.LaneResource) -> list[str]:
+def _nvidia_families(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> list[str]:
     """The NVIDIA GPU families a GPU lane can launch (a pool: every candidate of its requirements)."""
     if gpu_reason(lane) is None and not (isinstance(lane, NODE_GROUPS) and stack.launch_template(res) is not None
                                          and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]
         return []
-    if isinstance(lane, facts.NodePool):
+    if isinstance(lane, bootfacts.NodePool):
         found = wellknown.candidates(lane.requirements())
         return [f for f in found if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)]
     template = stack.launch_template(res) if isinstance(lane, NODE_GROUPS) else None
@@ -647,14 +650,14 @@ def _nvidia_families(stack: Stack, res: StackResource, lane: facts.LaneResource)
     return sorted(set(instances.nvidia_families(types)))
 
 
-def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneResource,
+def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: bootfacts.LaneResource,
                              knowledge: AmiKnowledge) -> Iterator[Finding]:
     """The NVIDIA driver branch of every image a GPU lane boots drives every GPU family the lane can
     launch (``instances.DRIVER_BRANCHES``). Images are those pinned (an EC2NodeClass's ids or selectors,
     a launch template's or pulumi-eks's image): an alias or AMI type boots EKS's own NVIDIA AMI, whose
     families ``needs_custom_nvidia_ami`` judges."""
     boot = stack.boot(res, lane)
-    if boot is None or boot.judged_elsewhere or (isinstance(lane, facts.LaunchTemplate) and not boot.arches()):
+    if boot is None or boot.judged_elsewhere or (isinstance(lane, bootfacts.LaunchTemplate) and not boot.arches()):
         return
     amis = well_formed(boot.amis())
     if not amis:
@@ -681,6 +684,6 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: facts.LaneR
                           urn=res.urn)
 
 
-def _name_of(template: facts.LaunchTemplate) -> Any:
+def _name_of(template: bootfacts.LaunchTemplate) -> Any:
     """A launch template's ``name`` as its resource says it (read when known)."""
     return template.props.get("name")

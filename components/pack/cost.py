@@ -11,7 +11,7 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
   the limits (``subtractMax``), and a capacity has no ``nodes`` (``BETWEEN_PASSES``). When one limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
   without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
-  Limits are read as the API server takes them and Karpenter decodes them (``facts.node_pool_limits``, as the
+  Limits are read as the API server takes them and Karpenter decodes them (``bootfacts.node_pool_limits``, as the
   fit policies read them): a pool with a limit either refuses launches nothing. A static pool (``replicas``)
   runs ``replicas`` nodes (at most ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
 * an EKS managed node group: ``max_size`` nodes of its dearest instance type.
@@ -35,10 +35,11 @@ from datetime import datetime
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from .. import clock, contract, syntax
-from . import checks, facts, fit, instances, lookup, overlays, reserved, rules, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, checks, fit, lookup, overlays, reserved, rules
 from .lanemodel import ANY_INSTANCE
 from .lanesource import group_requirements, read_lanes
-from .prices import Prices, usd
+from ..facts.prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
 CPU, MEMORY, NODES = fit.CPU, fit.MEMORY, fit.NODES
@@ -425,7 +426,7 @@ def pool_rollout(worst: WorstCase, budgets: Any) -> Rollout:
     allowed = nodes
     held = ""
     for budget in given:
-        budget = facts.as_map(budget)
+        budget = bootfacts.as_map(budget)
         reasons = budget.get("reasons")
         if budget.get("schedule") is not None or (isinstance(reasons, Sequence) and not isinstance(reasons, str)
                                                    and "Drifted" not in reasons):
@@ -679,17 +680,17 @@ def stack_region(environ: Optional[Mapping[str, str]] = None) -> str:
 
 
 def _number(value: Any) -> Optional[float]:
-    number = facts.number(value)
+    number = bootfacts.number(value)
     return number if number is not None and math.isfinite(number) and number > 0 else None
 
 
 def config_prices(config: Mapping[str, Any]) -> dict[str, float]:
-    return {str(k): float(v) for k, v in facts.as_map(config.get("prices")).items()
+    return {str(k): float(v) for k, v in bootfacts.as_map(config.get("prices")).items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
 
 
 def _written_limits(props: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k): (v if isinstance(v, str) else f"{v:g}") for k, v in facts.as_map(facts.dig(props, "spec", "limits")).items()
+    return {str(k): (v if isinstance(v, str) else f"{v:g}") for k, v in bootfacts.as_map(bootfacts.dig(props, "spec", "limits")).items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
 
@@ -776,7 +777,7 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
     if knowledge is not None:
         lanes = tuple(_with_paid(stack, lanes, knowledge, prices, now or clock.now(), unknown))
     default = _number(config.get("maxHourlyUsd"))
-    named = {str(k): n for k, v in facts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
+    named = {str(k): n for k, v in bootfacts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
     budgeted = []
     for lane in lanes:
         given = (Budget(named[lane.name], f"budgets.{lane.name} in the policy config") if lane.name in named else
@@ -789,8 +790,8 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
                 if lane.canary_of and lane.canary_of in names else lane for lane in budgeted]
     by_urn = {res.urn: res for res in stack.resources}
     racks = tuple(RackCost(res.name, res.urn, tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
-                           _budget_of(res), _number(facts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
-                           facts.text(facts.as_map(res.props).get("controlPlanePrice")))
+                           _budget_of(res), _number(bootfacts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
+                           bootfacts.text(bootfacts.as_map(res.props).get("controlPlanePrice")))
                   for res in stack.resources if res.type == contract.COMPONENT_RACK)
     whole = _number(config.get("totalMaxHourlyUsd"))
     any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))
@@ -832,22 +833,22 @@ def _count(items: Any) -> Optional[int]:
 
 def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
     """The budget our component registered for the lane it built (``max_hourly_usd``), if any."""
-    budget = _number(facts.as_map(owner.props).get(BUDGET_OUTPUT)) if owner is not None else None
+    budget = _number(bootfacts.as_map(owner.props).get(BUDGET_OUTPUT)) if owner is not None else None
     return Budget(budget, "its max_hourly_usd") if budget else None
 
 
-def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: checks.Stack,
+def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: checks.Stack,
                by_urn: Mapping[str, checks.StackResource], prices: Prices,
                applied: tuple[overlays.Overlay, ...] = ()) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
-    if isinstance(lane, facts.NodePool):
+    if isinstance(lane, bootfacts.NodePool):
         requirements = tuple(lane.requirements())
-        limits, refused, as_written = facts.node_pool_limits(facts.dig(props, "spec", "limits"))
-        replicas = facts.number(facts.dig(props, "spec", "replicas"))
+        limits, refused, as_written = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))
+        replicas = bootfacts.number(bootfacts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        labels = tuple(sorted((str(k), facts.text(v)) for k, v in
-                              facts.as_map(facts.dig(props, "spec", "template", "metadata", "labels")).items()))
+        labels = tuple(sorted((str(k), bootfacts.text(v)) for k, v in
+                              bootfacts.as_map(bootfacts.dig(props, "spec", "template", "metadata", "labels")).items()))
         worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(
             requirements, limits, prices, replicas, as_written, (applied, lane.subject_name, labels))
         gpu = checks.gpu_reason(lane) is not None
@@ -868,18 +869,18 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
 
         return LaneCost(lane.subject_name, rules.pool_subject(lane.subject_name), "pool", res.urn, worst, gpu,
                         (budget,) if budget else (), fix,
-                        facts.text(facts.dig(props, "metadata", "annotations", contract.CANARY_OF)),
-                        pool_rollout(worst, facts.dig(props, "spec", "disruption", "budgets")))
-    if isinstance(lane, facts.EksNodeGroup):
-        scaling = facts.as_map(props.get("scalingConfig"))
-        max_size = facts.number(scaling.get("maxSize"))
-        min_size = facts.number(scaling.get("minSize"))
+                        bootfacts.text(bootfacts.dig(props, "metadata", "annotations", contract.CANARY_OF)),
+                        pool_rollout(worst, bootfacts.dig(props, "spec", "disruption", "budgets")))
+    if isinstance(lane, bootfacts.EksNodeGroup):
+        scaling = bootfacts.as_map(props.get("scalingConfig"))
+        max_size = bootfacts.number(scaling.get("maxSize"))
+        min_size = bootfacts.number(scaling.get("minSize"))
         template = stack.launch_template(res)
         types = lane.instance_types() or (template.instance_types() if template is not None else [])
         if not types:
-            defaults = group_requirements((), facts.text(props.get("amiType")))
+            defaults = group_requirements((), bootfacts.text(props.get("amiType")))
             types = list(defaults[0].values) if defaults[0].key == wellknown.TYPE_KEY else []
-        own = facts.text(props.get("region"))
+        own = bootfacts.text(props.get("region"))
         group_prices = replace(prices, region=own) if own else prices
         if max_size is None or not math.isfinite(max_size) or max_size < 0:
             worst = WorstCase(None, group_prices, why="its scalingConfig.maxSize is not known", unknown=True)
@@ -890,10 +891,10 @@ def _lane_cost(res: checks.StackResource, lane: facts.LaneResource, stack: check
         return LaneCost(lane.subject_name, rules.node_group_subject(lane.subject_name), "node group", res.urn, worst, gpu,
                         (budget,) if budget else (),
                         lambda amount: group_fix(worst, max_size or 0, min_size, amount),
-                        facts.text(facts.dig(props, "tags", contract.CANARY_OF)),
+                        bootfacts.text(bootfacts.dig(props, "tags", contract.CANARY_OF)),
                         group_rollout(worst, max_size or 0, _count(props.get("subnetIds")),
-                                      facts.number(facts.dig(props, "updateConfig", "maxUnavailable")),
-                                      facts.number(facts.dig(props, "updateConfig", "maxUnavailablePercentage"))))
+                                      bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailable")),
+                                      bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailablePercentage"))))
     return None
 
 
@@ -922,7 +923,7 @@ CEILING_SCHEMA: dict[str, Any] = {
 def config_problems(props: Mapping[str, Any]) -> list[str]:
     """What is wrong with ``lane-cost-ceiling``'s properties beyond what its schema says, each naming its path: a
     price for what is no instance type (``G5.XLARGE``, ``g5.large``), which no lane's look-up would ever read."""
-    return [f"prices: {problem}" for name in facts.as_map(props.get("prices"))
+    return [f"prices: {problem}" for name in bootfacts.as_map(props.get("prices"))
             if (problem := syntax.priced_type_problem(str(name)))]
 
 

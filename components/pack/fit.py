@@ -22,7 +22,7 @@ of the two, per resource; pod-level ``resources.requests`` (cpu, memory) replace
 for a pod-level limit of a resource no container asks for (the API's defaulting, ``pkg/apis/core/v1``
 ``defaultPodRequests``, PodLevelResources, on by default since Kubernetes 1.34).
 
-Pure: the standard library, the package's ``contract`` and the pack's ``facts`` and ``instances``.
+Pure: the standard library, the package's ``contract``, the pack's ``bootfacts`` and ``facts.instances``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Optional
 
 from .. import contract, syntax
-from . import facts, instances
+from ..facts import instances
+from . import bootfacts
 
 MIB = 2**20
 GIB = 2**30
@@ -156,13 +157,13 @@ def allocatable(itype: instances.InstanceType, root_gib: Optional[float] = None)
 
 # ---- quantities -----------------------------------------------------------------------------------------------
 
-quantity = facts.quantity
-"""A Kubernetes quantity in base units (``facts.quantity``)."""
+quantity = bootfacts.quantity
+"""A Kubernetes quantity in base units (``bootfacts.quantity``)."""
 
 
 def _container(container: Any) -> dict[str, float]:
-    resources = facts.as_map(facts.as_map(container).get("resources"))
-    requests, limits = facts.as_map(resources.get("requests")), facts.as_map(resources.get("limits"))
+    resources = bootfacts.as_map(bootfacts.as_map(container).get("resources"))
+    requests, limits = bootfacts.as_map(resources.get("requests")), bootfacts.as_map(resources.get("limits"))
     found: dict[str, float] = {}
     for name in [*requests, *(k for k in limits if k not in requests)]:
         amount = quantity(requests[name]) if name in requests else quantity(limits[name])
@@ -180,13 +181,13 @@ def _add(into: dict[str, float], more: Mapping[str, float]) -> dict[str, float]:
 def pod_requests(pod: Any) -> dict[str, float]:
     """The pod's effective requests by resource (cores, bytes, counts), as the scheduler computes them."""
     total: dict[str, float] = {}
-    for container in facts.as_list(pod.get("containers")):
+    for container in bootfacts.as_list(pod.get("containers")):
         _add(total, _container(container))
     sidecars: dict[str, float] = {}
     init_max: dict[str, float] = {}
-    for container in facts.as_list(pod.get("initContainers")):
+    for container in bootfacts.as_list(pod.get("initContainers")):
         own = _container(container)
-        if facts.as_map(container).get("restartPolicy") == "Always":
+        if bootfacts.as_map(container).get("restartPolicy") == "Always":
             _add(sidecars, own)
             _add(total, own)
             usage = dict(sidecars)
@@ -196,14 +197,14 @@ def pod_requests(pod: Any) -> dict[str, float]:
             init_max[name] = max(init_max.get(name, 0), amount)
     for name, amount in init_max.items():
         total[name] = max(total.get(name, 0), amount)
-    pod_resources = facts.as_map(pod.get("resources"))
-    pod_level, pod_limits = facts.as_map(pod_resources.get("requests")), facts.as_map(pod_resources.get("limits"))
+    pod_resources = bootfacts.as_map(pod.get("resources"))
+    pod_level, pod_limits = bootfacts.as_map(pod_resources.get("requests")), bootfacts.as_map(pod_resources.get("limits"))
     for name in (CPU, MEMORY):
         if name in pod_level and (found := quantity(pod_level[name])) is not None:
             total[name] = found
         elif name not in total and name in pod_limits and (found := quantity(pod_limits[name])) is not None:
             total[name] = found  # no container asks for it: the pod-level limit is the pod's request
-    for name, value in facts.as_map(pod.get("overhead")).items():
+    for name, value in bootfacts.as_map(pod.get("overhead")).items():
         if (found := quantity(value)) is not None:
             total[str(name)] = total.get(str(name), 0) + found
     return {k: min(v, BEYOND) for k, v in total.items() if v}  # an infinite request ("1e400") as more than any node has
@@ -243,13 +244,13 @@ def _exact(value: Any) -> Optional[Fraction]:
         return None
     if not isinstance(value, str):
         return Fraction(str(value)) if math.isfinite(amount) else None  # as written (0.1 is 1/10, as "100m" is)
-    match = facts.QUANTITY_RE.fullmatch(value.strip())
+    match = bootfacts.QUANTITY_RE.fullmatch(value.strip())
     assert match is not None
     written = match.group(3) or "0"
     if len(written) > 4:  # no request and limit a scheduler compares are that far apart: compare as floats
         return Fraction(amount) if math.isfinite(amount) else None
-    suffix = facts.QUANTITY_SUFFIX[match.group(2) or ""]
-    return Fraction(facts.numeral(match.group(1))) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
+    suffix = bootfacts.QUANTITY_SUFFIX[match.group(2) or ""]
+    return Fraction(bootfacts.numeral(match.group(1))) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
         * Fraction(10) ** int(written)
 
 
@@ -270,11 +271,11 @@ def refusals(pod: Mapping[str, Any]) -> list[str]:
     At pod level (``spec.resources``) only cpu, memory and hugepages may be set. Such a pod is never created."""
     found = []
     for group in ("initContainers", "containers"):
-        for container in facts.as_list(pod.get(group)):
-            container = facts.as_map(container)
-            found += _requirements(f"container \"{facts.text(container.get('name'))}\"", facts.as_map(container.get("resources")))
+        for container in bootfacts.as_list(pod.get(group)):
+            container = bootfacts.as_map(container)
+            found += _requirements(f"container \"{bootfacts.text(container.get('name'))}\"", bootfacts.as_map(container.get("resources")))
     if "resources" in pod:
-        found += _requirements("pod-level resources", facts.as_map(pod.get("resources")), pod_level=True)
+        found += _requirements("pod-level resources", bootfacts.as_map(pod.get("resources")), pod_level=True)
     return found
 
 
@@ -298,7 +299,7 @@ def _name_problem(name: str, pod_level: bool) -> str:
 def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = False) -> list[str]:
     found, read = [], {}
     for part in ("limits", "requests"):
-        for name, value in facts.as_map(resources.get(part)).items():
+        for name, value in bootfacts.as_map(resources.get(part)).items():
             name, what = str(name), f"{where}: resources.{part}.{name} {_shown(value)}"
             if problem := _name_problem(name, pod_level):
                 found.append(f"{where}: resources.{part}.{name} {problem}")
@@ -319,7 +320,7 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
                 found.append(f"{what} is not a whole number (an extended resource is counted in whole units)")
             else:
                 read[part, name] = value
-    limits = facts.as_map(resources.get("limits"))
+    limits = bootfacts.as_map(resources.get("limits"))
     for (part, name), value in read.items():
         if part != "requests":
             continue

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, wellknown
+from ..facts import wellknown
+from . import bootfacts, checks
 from .laneconfig import config_findings
 from .lanemodel import Finding, Lane, Lanes, NFD_PREFIX, SELECTING, Unknown
 from .pods import Workload, image_name
@@ -17,7 +18,7 @@ from .wording import requirement_words, well_known_reason
 GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
 """Image names of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``) and dcgm-exporter
 (``nvcr.io/nvidia/k8s/dcgm-exporter``), whatever registry or tag."""
-GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, facts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
+GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, bootfacts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
                  "feature.node.kubernetes.io/cpu-model.vendor_id",
                  *(prefix + label for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
                    for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")))
@@ -65,7 +66,7 @@ NODE_AGENTS: dict[str, tuple[str, ...]] = {
     "nfd-worker": (NFD_PREFIX,),
     "node-feature-discovery": (NFD_PREFIX,),
     "gpu-feature-discovery": ("nvidia.com/",),
-    "gpu-operator": (facts.GPU_PRESENT_LABEL, "nvidia.com/gpu.deploy."),
+    "gpu-operator": (bootfacts.GPU_PRESENT_LABEL, "nvidia.com/gpu.deploy."),
 }
 """What a workload labels nodes with, by the program it runs (its command, else its image): NFD's worker
 (the ``nfd-worker`` command of image ``node-feature-discovery``), gpu-feature-discovery (the device plugin

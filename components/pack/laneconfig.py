@@ -11,7 +11,8 @@ from typing import Any, Mapping, Optional, Sequence
 from .. import contract, syntax
 from ..inputs import closest
 from .. import lane as lane_contract
-from . import facts, fit, wellknown
+from ..facts import wellknown
+from . import bootfacts, fit
 from .scheduling import Selection
 from .lanemodel import Finding, Lane, number_text, read_labels, read_taints
 
@@ -20,29 +21,29 @@ def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
     and what sizes their nodes (``arch``, ``instanceTypes`` or ``instanceFamilies`` with ``instanceSizes``,
     ``capacityTypes``, ``maxGpusPerNode``, ``allocatable``), as the rack's ``lanes`` output gives them."""
     lanes = []
-    for entry in facts.as_list(config.get("lanes")):
-        entry = facts.as_map(entry)
+    for entry in bootfacts.as_list(config.get("lanes")):
+        entry = bootfacts.as_map(entry)
         labels, taints = read_labels(entry.get("labels")), read_taints(entry.get("taints"))
         requirements: list[wellknown.Requirement] = []
         for key, field_name in ((wellknown.TYPE_KEY, "instanceTypes"), (wellknown.KARPENTER_PREFIX + "instance-family", "instanceFamilies"),
                                 (wellknown.KARPENTER_PREFIX + "instance-size", "instanceSizes"), (wellknown.ARCH_KEY, "arch")):
-            values = tuple(facts.text(v) for v in facts.as_list(entry.get(field_name)))
+            values = tuple(bootfacts.text(v) for v in bootfacts.as_list(entry.get(field_name)))
             if values:
                 requirements.append(wellknown.Requirement(key, "In", values))
-        capacity = tuple(facts.text(v) for v in facts.as_list(entry.get("capacityTypes")))
+        capacity = tuple(bootfacts.text(v) for v in bootfacts.as_list(entry.get("capacityTypes")))
         offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
                    (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
-        stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in facts.as_map(entry.get("allocatable")).items()}
+        stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in bootfacts.as_map(entry.get("allocatable")).items()}
         allocatable = None
         if stated:
             amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
             allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
                                           *(int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
                                             for r in (fit.MEMORY, fit.EPHEMERAL)))
-        most = facts.number(entry.get("maxGpusPerNode"))
+        most = bootfacts.number(entry.get("maxGpusPerNode"))
         most = most if most is not None and math.isfinite(most) else None
-        kind = CONFIG_KINDS.get(facts.text(entry.get("kind")), "lane")
-        lanes.append(Lane(facts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
+        kind = CONFIG_KINDS.get(bootfacts.text(entry.get("kind")), "lane")
+        lanes.append(Lane(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
                           tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
     return lanes
 
@@ -106,7 +107,7 @@ def lanes_config_problems(lanes: Any) -> list[str]:
             problems.append(f"{where}.name: duplicate lane name '{name}' (also lanes[{seen[name]}])")
         else:
             seen[name] = i
-        for key, value in facts.as_map(entry.get("labels")).items():
+        for key, value in bootfacts.as_map(entry.get("labels")).items():
             problem = syntax.qualified_name_problem(str(key))
             if problem:
                 problems.append(f"{where}.labels: invalid label key '{key}' ({problem})")

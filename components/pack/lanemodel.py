@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .. import contract
-from . import checks, facts, fit, instances, rules, scheduling, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, checks, fit, rules, scheduling
 from . import overlays as overlays_
 from .scheduling import Selection, Taint, Toleration, label_text
 
@@ -83,7 +84,7 @@ class Lane:
     instances for a pod that asks (it restricts no family), on an image that drives them."""
     never: str = ""
     """Why no node of it ever runs, said of the pool (``is never created: Kubernetes refuses limits.cpu 'abc'
-    ...``, from ``facts.node_pool_limits``, as the worst case says it); '': it runs."""
+    ...``, from ``bootfacts.node_pool_limits``, as the worst case says it); '': it runs."""
     overlays: tuple[overlays_.Overlay, ...] = ()
     """The NodeOverlays Karpenter applies to a pool's instance types (the feature gate on): the GPUs they give."""
     reservations: Optional[Reservations] = None
@@ -281,14 +282,14 @@ class Lanes:
 
 
 def read_labels(value: Any) -> dict[str, str]:
-    return {str(k): label_text(v) for k, v in facts.as_map(value).items()}
+    return {str(k): label_text(v) for k, v in bootfacts.as_map(value).items()}
 
 
 def read_taints(value: Any) -> tuple[Taint, ...]:
     if isinstance(value, Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
-        return tuple(Taint(str(k), facts.text(facts.as_map(v).get("value")),
-                           scheduling.effect(facts.as_map(v).get("effect"))) for k, v in value.items())
-    return tuple(Taint.read(t) for t in facts.as_list(value))
+        return tuple(Taint(str(k), bootfacts.text(bootfacts.as_map(v).get("value")),
+                           scheduling.effect(bootfacts.as_map(v).get("effect"))) for k, v in value.items())
+    return tuple(Taint.read(t) for t in bootfacts.as_list(value))
 
 
 def number_text(value: Any) -> str:

@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, instances, overlays, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, checks, overlays, reservedlanes
 from .scheduling import Taint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
@@ -37,14 +38,14 @@ def _gpu_taint_or_label(labels: Mapping[str, str], taints: Sequence[Taint]) -> b
 GPU_REQUIREMENTS = ("karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count")
 
 
-def _pool_offers_gpus(pool: facts.NodePool) -> bool:
+def _pool_offers_gpus(pool: bootfacts.NodePool) -> bool:
     """Its instance families/types, GPU taint or vendor label (``checks.gpu_reason``), or a Karpenter
     requirement on NVIDIA GPUs (``instance-gpu-manufacturer In [nvidia]``, ``instance-gpu-count Gt N``)."""
     if checks.gpu_reason(pool) is not None:
         return True
-    for req in facts.as_list(facts.dig(pool.props, "spec", "template", "spec", "requirements")):
-        req = facts.as_map(req)
-        values = [str(v) for v in facts.as_list(req.get("values"))]
+    for req in bootfacts.as_list(bootfacts.dig(pool.props, "spec", "template", "spec", "requirements")):
+        req = bootfacts.as_map(req)
+        values = [str(v) for v in bootfacts.as_list(req.get("values"))]
         if req.get("key") == GPU_REQUIREMENTS[0] and req.get("operator") == "In" and "nvidia" in values:
             return True
         if req.get("key") == GPU_REQUIREMENTS[1] and req.get("operator") in ("Gt", "Exists"):
@@ -52,7 +53,7 @@ def _pool_offers_gpus(pool: facts.NodePool) -> bool:
     return False
 
 
-def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[facts.NodeClass]) -> bool:
+def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Optional[bootfacts.NodeClass]) -> bool:
     """Whether a pool can launch NVIDIA GPU instances for a pod that asks, with an image that drives them: its
     requirements leave NVIDIA families (Karpenter picks a type the pod's requests fit, GPUs included), and its
     class selects by an alias, whose image for a GPU type is the NVIDIA variant (karpenter-provider-aws
@@ -67,7 +68,7 @@ def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Op
 ZONE_KEY = "topology.kubernetes.io/zone"
 
 
-def _reservations(node_class: Optional[facts.NodeClass], requirements: Sequence[wellknown.Requirement],
+def _reservations(node_class: Optional[bootfacts.NodeClass], requirements: Sequence[wellknown.Requirement],
                   unknown: Unknown, pool: Mapping[str, Any]) -> Optional[Reservations]:
     """The reservations a pool's EC2NodeClass selects by id (``capacityReservationSelectorTerms``), with its
     subnets and the zones its requirements allow; None: none. Terms that select by tags or owner are not
@@ -75,7 +76,7 @@ def _reservations(node_class: Optional[facts.NodeClass], requirements: Sequence[
     if node_class is None:
         return None
     try:
-        terms = [facts.as_map(t) for t in facts.as_list(facts.dig(node_class.props, "spec", "capacityReservationSelectorTerms"))]
+        terms = [bootfacts.as_map(t) for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "capacityReservationSelectorTerms"))]
         ids = tuple(dict.fromkeys(t["id"] for t in terms if isinstance(t.get("id"), str) and t["id"]))
     except unknown:  # ids not known until apply: nothing to judge yet
         return None
@@ -83,14 +84,14 @@ def _reservations(node_class: Optional[facts.NodeClass], requirements: Sequence[
         return None
     zones = tuple(next((r.values for r in requirements if r.key == ZONE_KEY and r.operator == "In"), ()))
     try:
-        canary_of = facts.text(facts.as_map(facts.dig(pool, "metadata", "annotations")).get(contract.CANARY_OF))
+        canary_of = bootfacts.text(bootfacts.as_map(bootfacts.dig(pool, "metadata", "annotations")).get(contract.CANARY_OF))
     except unknown:
         canary_of = ""
     try:
-        subnet_terms = [facts.as_map(t) for t in facts.as_list(facts.dig(node_class.props, "spec", "subnetSelectorTerms"))]
+        subnet_terms = [bootfacts.as_map(t) for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "subnetSelectorTerms"))]
         subnet_ids = tuple(t["id"] for t in subnet_terms if isinstance(t.get("id"), str))
         if len(subnet_ids) < len(subnet_terms):  # a term by tags: only EC2 knows its subnets
-            tagged = [",".join(f"{k}={v}" for k, v in sorted(facts.as_map(t.get("tags")).items())) for t in subnet_terms
+            tagged = [",".join(f"{k}={v}" for k, v in sorted(bootfacts.as_map(t.get("tags")).items())) for t in subnet_terms
                       if not isinstance(t.get("id"), str)]
             return Reservations(ids, (), "by tags " + "; ".join(t for t in tagged if t), zones, canary_of)
     except unknown:
@@ -98,41 +99,41 @@ def _reservations(node_class: Optional[facts.NodeClass], requirements: Sequence[
     return Reservations(ids, subnet_ids, "", zones, canary_of)
 
 
-def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResource],
-             classes: Mapping[str, facts.NodeClass], lane: Optional[facts.LaneResource] = None,
+def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneResource],
+             classes: Mapping[str, bootfacts.NodeClass], lane: Optional[bootfacts.LaneResource] = None,
              unknown: Unknown = ()) -> Optional[Lane]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
-        name = facts.text(props.get("nodePoolName")) or res.name
+        name = bootfacts.text(props.get("nodePoolName")) or res.name
         labels = {**read_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = read_taints(props.get("taints"))
         return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if res.type in contract.NODE_GROUP_TYPES and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = read_labels(props.get("labels")), read_taints(props.get("taints"))
         return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
-    if isinstance(lane, facts.NodePool):
+    if isinstance(lane, bootfacts.NodePool):
         name = lane.subject_name
-        template = facts.dig(props, "spec", "template")
+        template = bootfacts.dig(props, "spec", "template")
         requirements = tuple(lane.requirements())  # read once per pool: ``_pool_offers_gpus`` reads them too
-        labels = {**_requirement_labels(requirements), **read_labels(facts.dig(template, "metadata", "labels")),
+        labels = {**_requirement_labels(requirements), **read_labels(bootfacts.dig(template, "metadata", "labels")),
                   contract.KARPENTER_POOL_LABEL: name}
         capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
                         (ON_DEMAND,))
-        node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == facts.KARPENTER_CLASS else None
+        node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == bootfacts.KARPENTER_CLASS else None
         systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
         if systems is None:
             systems = () if node_class is None else kubernetes_os(node_class.os())
         gpu = _pool_offers_gpus(lane)
-        limits, never, _ = facts.node_pool_limits(facts.dig(props, "spec", "limits"))  # as the worst case reads them
-        return Lane(name, "pool", labels, read_taints(facts.dig(template, "spec", "taints")), gpu,
+        limits, never, _ = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))  # as the worst case reads them
+        return Lane(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
                     _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
                     launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never,
                     reservations=_reservations(node_class, requirements, unknown, props))
-    if isinstance(lane, (facts.EksNodeGroup, facts.PulumiEksNodeGroup)):
+    if isinstance(lane, (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
-        types, disk = lane.instance_types(), None
+        types, disk, reservations = lane.instance_types(), None, None
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
             template = templates.get(urn)
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
@@ -140,15 +141,48 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, facts.LaneResour
                 types = types or template.instance_types()
                 found = template.root_disk("/dev/xvda")
                 disk = found.gib if found else None
-        if isinstance(lane, facts.EksNodeGroup):
-            disk = disk or facts.number(props.get("diskSize"))
+            if isinstance(template, bootfacts.LaunchTemplate) and isinstance(lane, bootfacts.EksNodeGroup):
+                reservations = _group_reservations(template, props, unknown)
+        if isinstance(lane, bootfacts.EksNodeGroup):
+            disk = disk or bootfacts.number(props.get("diskSize"))
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
-                (wellknown.EKS_CAPACITY_TYPE_KEY, (facts.text(props.get("capacityType")) or "ON_DEMAND",)),)
+                (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),)
         else:
-            disk, offered = (lane.root_disk("/dev/xvda") or facts.Disk(20.0)).gib, ()
+            disk, offered = (lane.root_disk("/dev/xvda") or bootfacts.Disk(20.0)).gib, ()
         return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
-                    group_requirements(types, facts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()))
+                    group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
+                    reservations=reservations)
     return None
+
+
+def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, Any], unknown: Unknown) -> Optional[Reservations]:
+    """The reservation an EKS managed node group launches into: the one its launch template targets
+    (``capacityReservationSpecification.capacityReservationTarget.capacityReservationId``), with the group's subnets
+    (``subnetIds``: EKS launches its nodes into those only); None: none, or an id not known until apply."""
+    try:
+        ids = reservedlanes.group_reservations(template)
+    except unknown:
+        return None
+    if not ids:
+        return None
+    try:
+        canary_of = bootfacts.text(bootfacts.as_map(group.get("tags")).get(contract.CANARY_OF))
+    except unknown:
+        canary_of = ""
+    try:
+        given = list(bootfacts.as_list(group.get("subnetIds")))
+        subnet_ids = tuple(s for s in given if isinstance(s, str) and s)
+    except unknown:
+        given, subnet_ids = [None], ()
+    if len(subnet_ids) < len(given):
+        return Reservations(ids, (), "by ids not known until apply", (), canary_of)
+    return Reservations(ids, subnet_ids, "", (), canary_of)
+
+
+def _other_reservations(seen: Lane, lane: Lane) -> bool:
+    """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
+    name none, and its child is the same lane)."""
+    return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
 
 
 def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
@@ -162,12 +196,12 @@ def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.R
     return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("amd64",)),)
 
 
-def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
+def _pool_disk(node_class: Optional[bootfacts.NodeClass]) -> Optional[float]:
     """The volume a pool's pods write to: ``/dev/xvda``, or Bottlerocket's data volume ``/dev/xvdb``."""
     if node_class is None:
         return None
     if node_class.os() == "bottlerocket":
-        mappings = facts.dig(node_class.props, "spec", "blockDeviceMappings")
+        mappings = bootfacts.dig(node_class.props, "spec", "blockDeviceMappings")
         found = node_class.kubelet_disk("/dev/xvdb") if mappings else None
     else:
         found = node_class.kubelet_disk("/dev/xvda")
@@ -175,14 +209,14 @@ def _pool_disk(node_class: Optional[facts.NodeClass]) -> Optional[float]:
 
 
 def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = ()) -> Lanes:
-    templates: dict[str, facts.LaneResource] = {}
-    classes: dict[str, facts.NodeClass] = {}
-    read_of: dict[str, Optional[facts.LaneResource]] = {}
+    templates: dict[str, bootfacts.LaneResource] = {}
+    classes: dict[str, bootfacts.NodeClass] = {}
+    read_of: dict[str, Optional[bootfacts.LaneResource]] = {}
     for res in resources:
-        read = read_of[res.urn] = facts.read(res.type, res.name, res.props)
-        if isinstance(read, facts.LaunchTemplate):
+        read = read_of[res.urn] = bootfacts.read(res.type, res.name, res.props)
+        if isinstance(read, bootfacts.LaunchTemplate):
             templates[res.urn] = read
-        elif isinstance(read, facts.NodeClass):
+        elif isinstance(read, bootfacts.NodeClass):
             try:
                 classes.setdefault(read.subject_name, read)
             except unknown:
@@ -198,9 +232,14 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
         if lane is not None:
             # a component's outputs and its child are one lane: keep the one that knows the sizes, or that
             # never runs (its NodePool is what the cluster gets)
-            seen = found.get(lane._key())
+            key = lane._key()
+            seen = found.get(key)
+            if seen is not None and _other_reservations(seen, lane):
+                # two groups alike but for the reservations they launch into: each is judged against its own
+                key = (*key, lane.reservations.ids if lane.reservations else ())
+                seen = found.get(key)
             if seen is None or lane.never or (lane.sized and not seen.sized and not seen.never):
-                found[lane._key()] = lane
+                found[key] = lane
     for lane in configured_lanes(config):
         found.setdefault(lane._key(), lane)
     given = overlays.applied(resources, unknown)

@@ -22,7 +22,7 @@ import os
 import threading
 from typing import Any, Mapping, Optional
 
-from .amifacts import AmiFacts, decode, karpenter_query
+from ..facts.amifacts import AmiFacts, decode, karpenter_query
 from . import reservation
 
 _ENCRYPTION = "ebs-encryption-by-default"

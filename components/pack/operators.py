@@ -12,7 +12,7 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from . import facts
+from . import bootfacts
 
 PodAt = tuple[str, str, Mapping[str, Any], Mapping[str, str]]
 Related = Mapping[tuple[str, str], Mapping[str, Any]]
@@ -45,18 +45,18 @@ def nim_service(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     ``modelEndpoint``) and ``spec.resources`` names no ``nvidia.com/gpu`` (nor ``draResources`` are set), the
     controller gives the container the profile's tensor parallelism in GPUs, one at least (``addGPUResources``);
     a multi-node service gets ``multiNode.parallelism.tensor`` per pod."""
-    spec = facts.as_map(props.get("spec"))
-    name = facts.text(facts.dig(props, "metadata", "name")) or "nimservice"
-    resources = dict(facts.as_map(spec.get("resources")))
-    written = {str(k) for part in ("requests", "limits") for k in facts.as_map(resources.get(part))}
-    cache = facts.text(facts.dig(spec, "storage", "nimCache", "name"))
+    spec = bootfacts.as_map(props.get("spec"))
+    name = bootfacts.text(bootfacts.dig(props, "metadata", "name")) or "nimservice"
+    resources = dict(bootfacts.as_map(spec.get("resources")))
+    written = {str(k) for part in ("requests", "limits") for k in bootfacts.as_map(resources.get(part))}
+    cache = bootfacts.text(bootfacts.dig(spec, "storage", "nimCache", "name"))
     cached = related.get(("NIMCache", cache)) if cache else None
-    optimized = cached is not None and isinstance(facts.dig(cached, "spec", "source", "ngc"), Mapping) \
-        and facts.dig(cached, "spec", "source", "ngc", "modelEndpoint") is None
-    if optimized and contract.NVIDIA_GPU not in written and not facts.as_list(spec.get("draResources")):
-        tensor = facts.number(facts.dig(spec, "multiNode", "parallelism", "tensor")) if spec.get("multiNode") else None
+    optimized = cached is not None and isinstance(bootfacts.dig(cached, "spec", "source", "ngc"), Mapping) \
+        and bootfacts.dig(cached, "spec", "source", "ngc", "modelEndpoint") is None
+    if optimized and contract.NVIDIA_GPU not in written and not bootfacts.as_list(spec.get("draResources")):
+        tensor = bootfacts.number(bootfacts.dig(spec, "multiNode", "parallelism", "tensor")) if spec.get("multiNode") else None
         count = str(int(tensor)) if tensor and math.isfinite(tensor) and tensor >= 1 and tensor == int(tensor) else "1"
-        resources = {part: {**facts.as_map(resources.get(part)), contract.NVIDIA_GPU: count} for part in ("requests", "limits")}
+        resources = {part: {**bootfacts.as_map(resources.get(part)), contract.NVIDIA_GPU: count} for part in ("requests", "limits")}
     container = {"name": f"{name}-ctr", "resources": resources}
     return [("", "spec", _pod(spec, [container]), {})]
 
@@ -66,8 +66,8 @@ def nim_cache(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     ``internal/controller/nimcache_controller.go``): ``spec.resources.cpu`` and ``memory`` as the container's
     requests and limits (no GPU), ``spec.tolerations``, and ``spec.nodeSelector``, or without one NFD's
     ``feature.node.kubernetes.io/pci-10de.present: "true"``: the Job runs on NVIDIA GPU nodes."""
-    spec = facts.as_map(props.get("spec"))
-    sized = {k: v for k, v in facts.as_map(spec.get("resources")).items() if k in ("cpu", "memory") and v not in (None, "")}
+    spec = bootfacts.as_map(props.get("spec"))
+    sized = {k: v for k, v in bootfacts.as_map(spec.get("resources")).items() if k in ("cpu", "memory") and v not in (None, "")}
     pod = _pod(spec, [{"name": "nim-cache-ctr", "resources": {"requests": sized, "limits": sized}}])
     pod["nodeSelector"] = spec.get("nodeSelector") or {NFD_NVIDIA_PCI: "true"}
     return [("", "spec", pod, {})]
@@ -82,11 +82,11 @@ def _dynamo_resources(resources: Mapping[str, Any]) -> dict[str, dict[str, Any]]
     ``gpu: "1"`` is one ``gpuType``, ``nvidia.com/gpu`` unless it names another."""
     found: dict[str, dict[str, Any]] = {}
     for part in ("requests", "limits"):
-        item = facts.as_map(resources.get(part))
+        item = bootfacts.as_map(resources.get(part))
         amounts: dict[str, Any] = {k: item[k] for k in ("cpu", "memory") if item.get(k) not in (None, "")}
         if item.get("gpu") not in (None, ""):
-            amounts[facts.text(item.get("gpuType")) or contract.NVIDIA_GPU] = item["gpu"]
-        amounts.update({str(k): v for k, v in facts.as_map(item.get("custom")).items()})
+            amounts[bootfacts.text(item.get("gpuType")) or contract.NVIDIA_GPU] = item["gpu"]
+        amounts.update({str(k): v for k, v in bootfacts.as_map(item.get("custom")).items()})
         if amounts:
             found[part] = amounts
     return found
@@ -98,25 +98,25 @@ def dynamo_graph(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     ``extraPodSpec.mainContainer`` with the service's ``resources`` (``gpu`` shorthand read as above) over its own;
     a multi-node service runs that pod on each of its nodes. ``nvidia.com/v1beta1`` writes each of
     ``spec.components[]`` as a pod template (``podTemplate.spec``)."""
-    spec = facts.as_map(props.get("spec"))
+    spec = bootfacts.as_map(props.get("spec"))
     found: list[PodAt] = []
-    for i, component in enumerate(facts.as_list(spec.get("components"))):
-        component = facts.as_map(component)
-        pod = facts.dig(component, "podTemplate", "spec")
+    for i, component in enumerate(bootfacts.as_list(spec.get("components"))):
+        component = bootfacts.as_map(component)
+        pod = bootfacts.dig(component, "podTemplate", "spec")
         if isinstance(pod, Mapping) and pod:
-            found.append((f"component '{facts.text(component.get('name')) or i}'", f"spec.components[{i}].podTemplate.spec",
+            found.append((f"component '{bootfacts.text(component.get('name')) or i}'", f"spec.components[{i}].podTemplate.spec",
                           pod, {}))
-    for name, service in facts.as_map(spec.get("services")).items():
-        service = facts.as_map(service)
-        extra = facts.as_map(service.get("extraPodSpec"))
-        main = dict(facts.as_map(extra.get("mainContainer")))
-        own = facts.as_map(main.get("resources"))
-        given = _dynamo_resources(facts.as_map(service.get("resources")))
-        main["resources"] = {part: {**facts.as_map(own.get(part)), **given.get(part, {})}
+    for name, service in bootfacts.as_map(spec.get("services")).items():
+        service = bootfacts.as_map(service)
+        extra = bootfacts.as_map(service.get("extraPodSpec"))
+        main = dict(bootfacts.as_map(extra.get("mainContainer")))
+        own = bootfacts.as_map(main.get("resources"))
+        given = _dynamo_resources(bootfacts.as_map(service.get("resources")))
+        main["resources"] = {part: {**bootfacts.as_map(own.get(part)), **given.get(part, {})}
                              for part in ("requests", "limits") if own.get(part) or part in given}
         main.setdefault("name", "main")
         pod = {k: v for k, v in extra.items() if k != "mainContainer"}
-        pod["containers"] = [main, *facts.as_list(extra.get("containers"))]
+        pod["containers"] = [main, *bootfacts.as_list(extra.get("containers"))]
         found.append((f"service '{name}'", f"spec.services.{name}.extraPodSpec", pod, {}))
     return found
 
@@ -129,20 +129,20 @@ def slurm_node_set(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     ``internal/builder/workerbuilder/worker_app.go``): ``spec.template.spec`` merged over the operator's base, whose
     containers are ``slurmd`` (``spec.slurmd``: its resources are the node's share for Slurm) and the ``logfile``
     sidecar (``spec.logfile``); the base tolerates only the operator's own worker taint."""
-    spec = facts.as_map(props.get("spec"))
-    template = facts.as_map(facts.dig(spec, "template", "spec"))
-    slurmd = {**facts.as_map(spec.get("slurmd")), "name": "slurmd"}
-    logfile = {**facts.as_map(spec.get("logfile")), "name": "logfile", "restartPolicy": "Always"}
+    spec = bootfacts.as_map(props.get("spec"))
+    template = bootfacts.as_map(bootfacts.dig(spec, "template", "spec"))
+    slurmd = {**bootfacts.as_map(spec.get("slurmd")), "name": "slurmd"}
+    logfile = {**bootfacts.as_map(spec.get("logfile")), "name": "logfile", "restartPolicy": "Always"}
     pod = dict(template)
-    pod["containers"] = [slurmd, *(c for c in facts.as_list(template.get("containers"))
-                                   if facts.as_map(c).get("name") != "slurmd")]
-    pod["initContainers"] = [logfile, *facts.as_list(template.get("initContainers"))]
+    pod["containers"] = [slurmd, *(c for c in bootfacts.as_list(template.get("containers"))
+                                   if bootfacts.as_map(c).get("name") != "slurmd")]
+    pod["initContainers"] = [logfile, *bootfacts.as_list(template.get("initContainers"))]
     return [("", "spec.template.spec", pod, {})]
 
 
 def slurm_node_set_kind(props: Mapping[str, Any]) -> str:
     """How a NodeSet runs its pods: ``scalingMode: DaemonSet`` puts one on every node it selects, as a DaemonSet."""
-    return "DaemonSet" if facts.dig(props, "spec", "scalingMode") == "DaemonSet" else "NodeSet"
+    return "DaemonSet" if bootfacts.dig(props, "spec", "scalingMode") == "DaemonSet" else "NodeSet"
 
 
 # ---- SGLang OME -------------------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def _overlay(base: Any, over: Any) -> Any:
         merged = dict(base)
         for key, value in over.items():
             if key == "containers" and isinstance(value, Sequence) and isinstance(base.get(key), Sequence):
-                merged[key] = _by_name(facts.as_list(base.get(key)), facts.as_list(value))
+                merged[key] = _by_name(bootfacts.as_list(base.get(key)), bootfacts.as_list(value))
             else:
                 merged[key] = _overlay(base.get(key), value) if key in base else value
         return merged
@@ -168,19 +168,19 @@ def _overlay(base: Any, over: Any) -> Any:
 
 
 def _by_name(base: Sequence[Any], over: Sequence[Any]) -> list[Any]:
-    named = {facts.text(facts.as_map(c).get("name")): c for c in over}
-    merged = [_overlay(c, named.pop(facts.text(facts.as_map(c).get("name")), None)) for c in base]
-    return merged + [c for c in over if facts.text(facts.as_map(c).get("name")) in named]
+    named = {bootfacts.text(bootfacts.as_map(c).get("name")): c for c in over}
+    merged = [_overlay(c, named.pop(bootfacts.text(bootfacts.as_map(c).get("name")), None)) for c in base]
+    return merged + [c for c in over if bootfacts.text(bootfacts.as_map(c).get("name")) in named]
 
 
 def _ome_runtime(props: Mapping[str, Any], related: Related) -> Optional[Mapping[str, Any]]:
     """The serving runtime an InferenceService names (``spec.runtime.name``): a ServingRuntime of that name, else a
     ClusterServingRuntime; None when it names none (OME picks one by the model's format) or the stack holds none."""
-    name = facts.text(facts.dig(props, "spec", "runtime", "name"))
+    name = bootfacts.text(bootfacts.dig(props, "spec", "runtime", "name"))
     if not name:
         return None
     found = related.get(("ServingRuntime", name)) or related.get(("ClusterServingRuntime", name))
-    return facts.as_map(found.get("spec")) if found is not None else None
+    return bootfacts.as_map(found.get("spec")) if found is not None else None
 
 
 def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[PodAt]:
@@ -192,24 +192,24 @@ def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[Po
     pod spec with its own ``runner`` (``components/engine.go``). Every pod of the engine and decoder takes the
     runtime's own ``nodeSelector`` with the InferenceService's component's over it, over the pod's own keys
     (``MergeNodeSelector``, ``UpdatePodSpecNodeSelector``)."""
-    spec = facts.as_map(props.get("spec"))
+    spec = bootfacts.as_map(props.get("spec"))
     runtime = _ome_runtime(props, related) or {}
     found: list[PodAt] = []
     for part, config in OME_PARTS:
         written = spec.get(part)
         if not isinstance(written, Mapping):
             continue
-        component = facts.as_map(_overlay(facts.as_map(runtime.get(config)), written))
+        component = bootfacts.as_map(_overlay(bootfacts.as_map(runtime.get(config)), written))
         # the engine's and decoder's every pod: the runtime's nodeSelector, then the InferenceService's component's,
         # over the pod's own (MergeNodeSelector, UpdatePodSpecNodeSelector)
-        merged = {} if part == "router" else {**facts.as_map(runtime.get("nodeSelector")),
-                                              **facts.as_map(written.get("nodeSelector"))}
-        roles = [(role, facts.as_map(component.get(role))) for role in ("leader", "worker")
+        merged = {} if part == "router" else {**bootfacts.as_map(runtime.get("nodeSelector")),
+                                              **bootfacts.as_map(written.get("nodeSelector"))}
+        roles = [(role, bootfacts.as_map(component.get(role))) for role in ("leader", "worker")
                  if isinstance(component.get(role), Mapping)]
         if not roles:
             found.append((part, f"spec.{part}", _ome_pod(component, merged), {}))
         for role, pod in roles:
-            if role == "worker" and facts.number(pod.get("size")) == 0:
+            if role == "worker" and bootfacts.number(pod.get("size")) == 0:
                 continue
             found.append((f"{part} {role}", f"spec.{part}.{role}", _ome_pod(pod, merged), {}))
     return found
@@ -217,13 +217,13 @@ def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[Po
 
 def _ome_pod(component: Mapping[str, Any], node_selector: Mapping[str, Any]) -> dict[str, Any]:
     runner = component.get("runner")
-    containers = list(facts.as_list(component.get("containers")))
+    containers = list(bootfacts.as_list(component.get("containers")))
     pod = {k: v for k, v in component.items() if k not in ("runner", "leader", "worker", "size", "containers")}
     if node_selector:
-        pod["nodeSelector"] = {**facts.as_map(component.get("nodeSelector")), **node_selector}
+        pod["nodeSelector"] = {**bootfacts.as_map(component.get("nodeSelector")), **node_selector}
     if isinstance(runner, Mapping):
-        name = facts.text(runner.get("name")) or _RUNNER
-        containers = [{**runner, "name": name}, *(c for c in containers if facts.as_map(c).get("name") != name)]
+        name = bootfacts.text(runner.get("name")) or _RUNNER
+        containers = [{**runner, "name": name}, *(c for c in containers if bootfacts.as_map(c).get("name") != name)]
     pod["containers"] = containers
     return pod
 
@@ -276,45 +276,45 @@ def kueue_flavors(metadata: Sequence[Mapping[str, Any]], related: Related) -> tu
     ``tolerations`` added): the queue named by the ``kueue.x-k8s.io/queue-name`` label of the workload (or of its pod
     template), its LocalQueue's ``spec.clusterQueue``, and that ClusterQueue's flavors (``spec.resourceGroups[].
     flavors[].name``). ('', []) unless the stack holds the queue, its ClusterQueue and every flavor."""
-    queue = next((facts.text(facts.dig(m, "labels", KUEUE_QUEUE_LABEL)) for m in metadata
-                  if facts.text(facts.dig(m, "labels", KUEUE_QUEUE_LABEL))), "")
+    queue = next((bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL)) for m in metadata
+                  if bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL))), "")
     local = related.get(("LocalQueue", queue)) if queue else None
-    cluster_name = facts.text(facts.dig(local, "spec", "clusterQueue"))
+    cluster_name = bootfacts.text(bootfacts.dig(local, "spec", "clusterQueue"))
     cluster = related.get(("ClusterQueue", cluster_name)) if cluster_name else None
     if cluster is None:
         return "", []
-    names = list(dict.fromkeys(facts.text(facts.as_map(f).get("name"))
-                               for group in facts.as_list(facts.dig(cluster, "spec", "resourceGroups"))
-                               for f in facts.as_list(facts.as_map(group).get("flavors"))))
+    names = list(dict.fromkeys(bootfacts.text(bootfacts.as_map(f).get("name"))
+                               for group in bootfacts.as_list(bootfacts.dig(cluster, "spec", "resourceGroups"))
+                               for f in bootfacts.as_list(bootfacts.as_map(group).get("flavors"))))
     flavors = [related.get(("ResourceFlavor", name)) for name in names if name]
     if not flavors or any(f is None for f in flavors):
         return "", []
     return f"Kueue's queue '{queue}' (ClusterQueue '{cluster_name}', flavors {', '.join(names)})", \
-        [facts.as_map(f.get("spec")) for f in flavors if f is not None]
+        [bootfacts.as_map(f.get("spec")) for f in flavors if f is not None]
 
 
 def with_flavors(pod: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The pod as Kueue admits it with one of ``flavors``: one flavor's ``nodeLabels`` merged into its nodeSelector;
     with several, each flavor an alternative (an affinity term with its labels, beside each of the pod's own terms);
     the flavors' tolerations added. A flavor without node labels leaves the pod where it was."""
-    labels = [{str(k): v for k, v in facts.as_map(f.get("nodeLabels")).items()} for f in flavors]
+    labels = [{str(k): v for k, v in bootfacts.as_map(f.get("nodeLabels")).items()} for f in flavors]
     merged = dict(pod)
-    tolerations = [t for f in flavors for t in facts.as_list(f.get("tolerations"))]
+    tolerations = [t for f in flavors for t in bootfacts.as_list(f.get("tolerations"))]
     if tolerations:
-        merged["tolerations"] = [*facts.as_list(pod.get("tolerations")), *tolerations]
+        merged["tolerations"] = [*bootfacts.as_list(pod.get("tolerations")), *tolerations]
     if not labels or not all(labels):
         return merged
     if len(labels) == 1:
-        merged["nodeSelector"] = {**facts.as_map(pod.get("nodeSelector")), **labels[0]}
+        merged["nodeSelector"] = {**bootfacts.as_map(pod.get("nodeSelector")), **labels[0]}
         return merged
-    required = facts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = facts.as_list(facts.as_map(required).get("nodeSelectorTerms")) if isinstance(required, Mapping) else [{}]
-    alternatives = [{**facts.as_map(term), "matchExpressions": [
-        *facts.as_list(facts.as_map(term).get("matchExpressions")),
+    required = bootfacts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    terms = bootfacts.as_list(bootfacts.as_map(required).get("nodeSelectorTerms")) if isinstance(required, Mapping) else [{}]
+    alternatives = [{**bootfacts.as_map(term), "matchExpressions": [
+        *bootfacts.as_list(bootfacts.as_map(term).get("matchExpressions")),
         *({"key": k, "operator": "In", "values": [v]} for k, v in flavor.items())]}
         for term in terms for flavor in labels]
-    affinity = dict(facts.as_map(pod.get("affinity")))
-    affinity["nodeAffinity"] = {**facts.as_map(affinity.get("nodeAffinity")),
+    affinity = dict(bootfacts.as_map(pod.get("affinity")))
+    affinity["nodeAffinity"] = {**bootfacts.as_map(affinity.get("nodeAffinity")),
                                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": alternatives}}
     merged["affinity"] = affinity
     return merged

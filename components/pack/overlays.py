@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, instances, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, checks, fit
 
 OVERLAY_TYPE = re.compile(r"kubernetes:karpenter\.sh/v1alpha1:NodeOverlay")
 GATE = "NodeOverlay"
 GATE_SETTING = "settings.featureGates.nodeOverlay"
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
 _ADJUSTMENT_RE = re.compile(r"([+-])(\d*\.?\d+)(%?)")
 
 
@@ -42,7 +42,7 @@ class Overlay:
 
     def matches(self, itype: instances.InstanceType, pool: str, labels: tuple[tuple[str, str], ...]) -> bool:
         """Whether it applies to ``itype`` launched by pool ``pool`` whose nodes carry ``labels``."""
-        carried = {**dict(labels), NODEPOOL_LABEL: pool}
+        carried = {**dict(labels), contract.KARPENTER_POOL_LABEL: pool}
         for req in self.requirements:
             if req.key in carried or not _instance_label(req.key):
                 if req.key == wellknown.CAPACITY_TYPE_KEY:  # offerings: the worst case is at on-demand prices
@@ -71,20 +71,20 @@ def read(resources: Sequence[checks.StackResource]) -> tuple[Overlay, ...]:
     for res in resources:
         if not OVERLAY_TYPE.fullmatch(res.type):
             continue
-        spec = facts.as_map(facts.dig(res.props, "spec"))
-        name = facts.text(facts.dig(res.props, "metadata", "name")) or res.name
-        requirements = tuple(wellknown.Requirement(facts.text(facts.as_map(r).get("key")),
-                                                   facts.text(facts.as_map(r).get("operator")),
-                                                   tuple(str(v) for v in facts.as_list(facts.as_map(r).get("values"))))
-                             for r in facts.as_list(spec.get("requirements")))
-        weight = facts.number(spec.get("weight"))
-        price = facts.number(spec.get("price")) if isinstance(spec.get("price"), str) else None
-        capacity = tuple((str(k), q) for k, v in facts.as_map(spec.get("capacity")).items()
+        spec = bootfacts.as_map(bootfacts.dig(res.props, "spec"))
+        name = bootfacts.text(bootfacts.dig(res.props, "metadata", "name")) or res.name
+        requirements = tuple(wellknown.Requirement(bootfacts.text(bootfacts.as_map(r).get("key")),
+                                                   bootfacts.text(bootfacts.as_map(r).get("operator")),
+                                                   tuple(str(v) for v in bootfacts.as_list(bootfacts.as_map(r).get("values"))))
+                             for r in bootfacts.as_list(spec.get("requirements")))
+        weight = bootfacts.number(spec.get("weight"))
+        price = bootfacts.number(spec.get("price")) if isinstance(spec.get("price"), str) else None
+        capacity = tuple((str(k), q) for k, v in bootfacts.as_map(spec.get("capacity")).items()
                          if str(k) in (contract.NVIDIA_GPU, contract.AMD_GPU) and (q := fit.quantity(v)) is not None
                          and math.isfinite(q))
         found.append(Overlay(name, requirements, int(weight) if weight is not None and math.isfinite(weight) else 0,
                              price if price is not None and 0 <= price < math.inf else None,
-                             facts.text(spec.get("priceAdjustment")), capacity))
+                             bootfacts.text(spec.get("priceAdjustment")), capacity))
     return tuple(sorted(found, key=lambda o: (-o.weight, o.name)))
 
 
@@ -96,12 +96,12 @@ def gate(resources: Sequence[checks.StackResource]) -> Optional[bool]:
     for res in resources:
         if not res.type.startswith("kubernetes:apps/") or not res.type.endswith(":Deployment"):
             continue
-        for container in facts.as_list(facts.dig(res.props, "spec", "template", "spec", "containers")):
-            container = facts.as_map(container)
-            gates = [facts.text(facts.as_map(e).get("value")) for e in facts.as_list(container.get("env"))
-                     if facts.as_map(e).get("name") == "FEATURE_GATES"]
-            gates += [facts.text(a).split("=", 1)[1] for a in facts.as_list(container.get("args"))
-                      if facts.text(a).startswith("--feature-gates=")]
+        for container in bootfacts.as_list(bootfacts.dig(res.props, "spec", "template", "spec", "containers")):
+            container = bootfacts.as_map(container)
+            gates = [bootfacts.text(bootfacts.as_map(e).get("value")) for e in bootfacts.as_list(container.get("env"))
+                     if bootfacts.as_map(e).get("name") == "FEATURE_GATES"]
+            gates += [bootfacts.text(a).split("=", 1)[1] for a in bootfacts.as_list(container.get("args"))
+                      if bootfacts.text(a).startswith("--feature-gates=")]
             for text in gates:
                 named = dict(part.strip().split("=", 1) for part in text.split(",") if "=" in part)
                 on = named.get(GATE, "false").strip().lower() == "true"

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, facts, fit, instances, operators, scheduling
+from ..facts import instances
+from . import bootfacts, checks, fit, operators, scheduling
 from .scheduling import Selection, Toleration
 from .lanemodel import GPU_RESOURCES, Unknown, number_text
 
@@ -141,7 +142,7 @@ _CEL_MIG_RE = re.compile(r"""\.type\s*==\s*['"]mig['"]""")
 
 
 def _cel(selectors: Any) -> str:
-    return " && ".join(facts.text(facts.dig(sel, "cel", "expression")) for sel in facts.as_list(selectors))
+    return " && ".join(bootfacts.text(bootfacts.dig(sel, "cel", "expression")) for sel in bootfacts.as_list(selectors))
 
 
 def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceClass]:
@@ -151,10 +152,10 @@ def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceCl
     found = {GPU_DEVICE_CLASSES[0]: DeviceClass(), GPU_DEVICE_CLASSES[1]: DeviceClass(mig=True)}
     for res in resources:
         if res.type.startswith("kubernetes:resource.k8s.io/") and res.type.endswith(":DeviceClass"):
-            cel = _cel(facts.dig(res.props, "spec", "selectors"))
+            cel = _cel(bootfacts.dig(res.props, "spec", "selectors"))
             if "gpu.nvidia.com" in cel:
                 profile = _CEL_PROFILE_RE.search(cel)
-                found[facts.text(facts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
+                found[bootfacts.text(bootfacts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
                     bool(_CEL_MIG_RE.search(cel) or profile), instances.mig_profile(profile.group(1)) or "" if profile else "")
     return found
 
@@ -189,13 +190,13 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
             continue
         gpus, mig, nvidia, refused = 0.0, [], False, []
         at = ".".join(CLAIM_KINDS[kind]) + ".devices.requests"
-        for i, request in enumerate(facts.as_list(facts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
-            request = facts.as_map(request)
+        for i, request in enumerate(bootfacts.as_list(bootfacts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
+            request = bootfacts.as_map(request)
             if "exactly" in request:
-                options = [(f"{at}[{i}].exactly", facts.as_map(request.get("exactly")))]
+                options = [(f"{at}[{i}].exactly", bootfacts.as_map(request.get("exactly")))]
             elif "firstAvailable" in request:
-                options = [(f"{at}[{i}].firstAvailable[{j}]", facts.as_map(o))
-                           for j, o in enumerate(facts.as_list(request.get("firstAvailable")))]
+                options = [(f"{at}[{i}].firstAvailable[{j}]", bootfacts.as_map(o))
+                           for j, o in enumerate(bootfacts.as_list(request.get("firstAvailable")))]
             else:  # resource.k8s.io/v1beta1: the request names its device class itself
                 options = [(f"{at}[{i}]", request)]
             asked = []
@@ -203,7 +204,7 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
                 count, problem = _device_count(option)
                 if problem:
                     refused.append(f"{where}.{problem}")
-                device_class = classes.get(facts.text(option.get("deviceClassName")))
+                device_class = classes.get(bootfacts.text(option.get("deviceClassName")))
                 if device_class is not None:
                     profile = _CEL_PROFILE_RE.search(_cel(option.get("selectors")))
                     profile_name = (instances.mig_profile(profile.group(1)) or profile.group(1)) if profile else device_class.profile
@@ -215,7 +216,7 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
                     mig += [profile_name] * max(1, int(count))
                 else:
                     gpus += count
-        name = facts.text(facts.dig(res.props, "metadata", "name")) or res.name
+        name = bootfacts.text(bootfacts.dig(res.props, "metadata", "name")) or res.name
         found[(kind, name)] = Claim(gpus, tuple(mig), nvidia, "; ".join(refused), res.urn)
     return found
 
@@ -232,7 +233,7 @@ def _device_count(request: Mapping[str, Any]) -> tuple[float, str]:
         return 0, f"allocationMode {number_text(mode)}: not supported (All or ExactCount)"
     if count is None:
         return 1, ""
-    number = facts.number(count)
+    number = bootfacts.number(count)
     if isinstance(count, bool) or number is None or not math.isfinite(number) or number != int(number) or number <= 0:
         return 0, f"count {number_text(count)}: must be a whole number greater than zero"
     return number, ""
@@ -258,20 +259,20 @@ def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
     unheld: list[str] = []
     refused: list[str] = []
     gpus = 0.0
-    for claim in facts.as_list(pod.get("resourceClaims")):
-        claim = facts.as_map(claim)
-        ref = (("ResourceClaimTemplate", facts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
-               else ("ResourceClaim", facts.text(claim.get("resourceClaimName"))))
+    for claim in bootfacts.as_list(pod.get("resourceClaims")):
+        claim = bootfacts.as_map(claim)
+        ref = (("ResourceClaimTemplate", bootfacts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
+               else ("ResourceClaim", bootfacts.text(claim.get("resourceClaimName"))))
         found = claims.get(ref)
         if not ref[1]:
             continue
         if found is None:
             unheld.append(f"{ref[0]} '{ref[1]}'")
         elif found.refused:
-            refused.append(f"its claim '{facts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
+            refused.append(f"its claim '{bootfacts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
                            f"refuses ({found.refused}), so no pod of it ever starts")
         elif found.nvidia:
-            names.append(facts.text(claim.get("name")) or ref[1])
+            names.append(bootfacts.text(claim.get("name")) or ref[1])
             gpus += found.gpus
             mig += found.mig
     return PodClaims(tuple(names), gpus, tuple(mig), tuple(unheld), tuple(refused))
@@ -298,11 +299,11 @@ def runtime_classes(resources: Sequence[checks.StackResource], unknown: Unknown 
     for res in resources:
         if res.type in RUNTIME_CLASS_TYPES:
             try:
-                name = facts.text(facts.dig(res.props, "metadata", "name"))
+                name = bootfacts.text(bootfacts.dig(res.props, "metadata", "name"))
             except unknown:
                 continue
             if name:
-                found.setdefault(name, facts.as_map(res.props))
+                found.setdefault(name, bootfacts.as_map(res.props))
     return found
 
 
@@ -312,15 +313,15 @@ def _with_runtime_class(pod: Mapping[str, Any], runtime: Optional[Mapping[str, A
     ``overhead`` (kubernetes ``plugin/pkg/admission/runtimeclass``)."""
     if runtime is None:
         return pod
-    scheduling_ = facts.as_map(runtime.get("scheduling"))
+    scheduling_ = bootfacts.as_map(runtime.get("scheduling"))
     merged = dict(pod)
-    selector = facts.as_map(scheduling_.get("nodeSelector"))
+    selector = bootfacts.as_map(scheduling_.get("nodeSelector"))
     if selector:
-        merged["nodeSelector"] = {**facts.as_map(pod.get("nodeSelector")), **selector}
-    tolerations = facts.as_list(scheduling_.get("tolerations"))
+        merged["nodeSelector"] = {**bootfacts.as_map(pod.get("nodeSelector")), **selector}
+    tolerations = bootfacts.as_list(scheduling_.get("tolerations"))
     if tolerations:
-        merged["tolerations"] = [*facts.as_list(pod.get("tolerations")), *tolerations]
-    fixed = facts.as_map(facts.dig(runtime, "overhead", "podFixed"))
+        merged["tolerations"] = [*bootfacts.as_list(pod.get("tolerations")), *tolerations]
+    fixed = bootfacts.as_map(bootfacts.dig(runtime, "overhead", "podFixed"))
     if fixed and "overhead" not in pod:
         merged["overhead"] = fixed
     return merged
@@ -331,16 +332,16 @@ def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str
     ``plugin/pkg/admission/runtimeclass``, ``validateOverhead``): a pod may set it only to its RuntimeClass's
     ``overhead.podFixed``; without a RuntimeClass, or one that defines none, it is refused. A class the stack
     does not hold is not judged."""
-    overhead = facts.as_map(pod.get("overhead"))
+    overhead = bootfacts.as_map(pod.get("overhead"))
     if not overhead:
         return []
-    name = facts.text(pod.get("runtimeClassName"))
+    name = bootfacts.text(pod.get("runtimeClassName"))
     if not name:
         return ["spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
                 "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"]
     if name not in runtimes:
         return []
-    fixed = facts.as_map(facts.dig(runtimes[name], "overhead", "podFixed"))
+    fixed = bootfacts.as_map(bootfacts.dig(runtimes[name], "overhead", "podFixed"))
     if not fixed:
         return [f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
                 f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"]
@@ -356,7 +357,7 @@ spec, and where its placement fields come from when not under that path (``nodeS
 
 
 def _template(owner: Any, at: str, part: str, *path: str) -> list[PodAt]:
-    pod = facts.dig(owner, *path)
+    pod = bootfacts.dig(owner, *path)
     return [(part, ".".join((at, *path)), pod, {})] if isinstance(pod, Mapping) and pod else []
 
 
@@ -364,8 +365,8 @@ def _ray(cluster: Any, at: str) -> list[PodAt]:
     """A RayCluster spec's pods (ray-project/kuberay ``ray-operator/apis/ray/v1/raycluster_types.go``): the head
     group's ``headGroupSpec.template`` and each ``workerGroupSpecs[]`` entry's ``template``."""
     found = _template(cluster, at, "head group", "headGroupSpec", "template", "spec")
-    for i, group in enumerate(facts.as_list(facts.dig(cluster, "workerGroupSpecs"))):
-        name = facts.text(facts.as_map(group).get("groupName")) or str(i)
+    for i, group in enumerate(bootfacts.as_list(bootfacts.dig(cluster, "workerGroupSpecs"))):
+        name = bootfacts.text(bootfacts.as_map(group).get("groupName")) or str(i)
         found += _template(group, f"{at}.workerGroupSpecs[{i}]", f"worker group '{name}'", "template", "spec")
     return found
 
@@ -380,7 +381,7 @@ kubeflow/mpi-operator ``v2beta1`` writes it, in the same group) and the field of
 def _replicas(field: str) -> Callable[[Mapping[str, Any]], list[PodAt]]:
     """The pods of a Kubeflow job that keeps its replica specs under ``spec.<field>``: one per replica type."""
     def read(props: Mapping[str, Any]) -> list[PodAt]:
-        return [pod for role, replicas in facts.as_map(facts.dig(props, "spec", field)).items()
+        return [pod for role, replicas in bootfacts.as_map(bootfacts.dig(props, "spec", field)).items()
                 for pod in _template(replicas, f"spec.{field}.{role}", f"replica {role}", "template", "spec")]
     return read
 
@@ -390,29 +391,29 @@ def _leader_and_workers(props: Any, workers: PodAt) -> list[PodAt]:
     group's leader runs ``spec.leaderWorkerTemplate.leaderTemplate`` when it is set, else the worker template, so
     without one the workers' pod is the only one. With one, the group's other ``size - 1`` pods run the worker
     template; ``size`` defaults to 1, and a group of one has no workers."""
-    group = facts.dig(props, "spec", "leaderWorkerTemplate")
+    group = bootfacts.dig(props, "spec", "leaderWorkerTemplate")
     leader = _template(group, "spec.leaderWorkerTemplate", "leader", "leaderTemplate", "spec")
     if not leader:
         return [workers]
-    written = facts.as_map(group).get("size")
-    size = 1 if written is None else facts.number(written)
+    written = bootfacts.as_map(group).get("size")
+    size = 1 if written is None else bootfacts.number(written)
     return leader + ([] if size == 1 else [("workers", *workers[1:])])
 
 
 def _volcano(props: Any) -> list[PodAt]:
     """A Volcano Job (volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``): each of ``spec.tasks[]`` has a pod
     ``template``."""
-    return [pod for i, task in enumerate(facts.as_list(facts.dig(props, "spec", "tasks")))
-            for pod in _template(task, f"spec.tasks[{i}]", f"task '{facts.text(facts.as_map(task).get('name')) or i}'",
+    return [pod for i, task in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "tasks")))
+            for pod in _template(task, f"spec.tasks[{i}]", f"task '{bootfacts.text(bootfacts.as_map(task).get('name')) or i}'",
                                  "template", "spec")]
 
 
 def _jobset(props: Any) -> list[PodAt]:
     """A JobSet (kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``): each ``spec.replicatedJobs[]``
     holds a Job template, whose pod template is ``template.spec.template``."""
-    return [pod for i, job in enumerate(facts.as_list(facts.dig(props, "spec", "replicatedJobs")))
+    return [pod for i, job in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "replicatedJobs")))
             for pod in _template(job, f"spec.replicatedJobs[{i}]",
-                                 f"replicated job '{facts.text(facts.as_map(job).get('name')) or i}'",
+                                 f"replicated job '{bootfacts.text(bootfacts.as_map(job).get('name')) or i}'",
                                  "template", "spec", "template", "spec")]
 
 
@@ -438,12 +439,12 @@ def _kserve(props: Any) -> list[PodAt]:
     a container spec that runs as ``kserve-container`` beside the predictor's own ``containers``; without one, its
     ``containers`` are a custom predictor's pod. An explainer's framework (``art``) takes the place of its first
     container; a transformer is a pod spec."""
-    spec = facts.as_map(props.get("spec"))
+    spec = bootfacts.as_map(props.get("spec"))
     found: list[PodAt] = []
     for part, keys in (("predictor", (*KSERVE_FRAMEWORKS, "model")), ("transformer", ()), ("explainer", KSERVE_EXPLAINERS)):
-        component = facts.as_map(spec.get(part))
+        component = bootfacts.as_map(spec.get(part))
         container = _kserve_container(component, keys)
-        containers = facts.as_list(component.get("containers"))
+        containers = bootfacts.as_list(component.get("containers"))
         if container is not None:
             pod = {k: v for k, v in component.items() if k not in keys}
             pod["containers"] = [{"name": "kserve-container", **container},
@@ -453,7 +454,7 @@ def _kserve(props: Any) -> list[PodAt]:
         else:
             continue
         found.append((part, f"spec.{part}", pod, {}))
-    worker = facts.dig(spec, "predictor", "workerSpec")
+    worker = bootfacts.dig(spec, "predictor", "workerSpec")
     if isinstance(worker, Mapping) and worker:
         found.append(("predictor worker", "spec.predictor.workerSpec", _kserve_worker(worker), {}))
     return found
@@ -470,11 +471,11 @@ def _kserve_worker(worker: Mapping[str, Any]) -> dict[str, Any]:
     one container, the runtime's ``worker-container`` with the first of the ``workerSpec``'s containers over it;
     and the controller always gives that container GPUs: the count it asks for, else one or more."""
     pod = {k: v for k, v in worker.items() if k not in KSERVE_WORKER_FIELDS}
-    containers = facts.as_list(worker.get("containers"))
-    container = {**facts.as_map(containers[0] if containers else None), "name": "worker-container"}
+    containers = bootfacts.as_list(worker.get("containers"))
+    container = {**bootfacts.as_map(containers[0] if containers else None), "name": "worker-container"}
     if not any(fit.pod_requests({"containers": [container]}).get(r) for r in GPU_RESOURCES):
-        resources = facts.as_map(container.get("resources"))
-        container["resources"] = {**resources, "limits": {**facts.as_map(resources.get("limits")), contract.NVIDIA_GPU: "1"}}
+        resources = bootfacts.as_map(container.get("resources"))
+        container["resources"] = {**resources, "limits": {**bootfacts.as_map(resources.get("limits")), contract.NVIDIA_GPU: "1"}}
     pod["containers"] = [container]
     return pod
 
@@ -487,11 +488,11 @@ def _argo(workflow: Any, spec_at: str) -> list[PodAt]:
     ``WorkflowSpec``): a pod for each of its ``templates[]`` that runs a ``container`` or a ``script``; each
     placement field from the template, else the spec's ``templateDefaults``, else the spec itself (a template's
     value overrides the workflow's)."""
-    spec = facts.as_map(workflow)
+    spec = bootfacts.as_map(workflow)
     sources = ((spec.get("templateDefaults"), f"{spec_at}.templateDefaults"), (spec, spec_at))
     found: list[PodAt] = []
-    for i, template in enumerate(facts.as_list(spec.get("templates"))):
-        template = facts.as_map(template)
+    for i, template in enumerate(bootfacts.as_list(spec.get("templates"))):
+        template = bootfacts.as_map(template)
         container = template.get("container") or template.get("script")
         if not isinstance(container, Mapping):
             continue
@@ -500,11 +501,11 @@ def _argo(workflow: Any, spec_at: str) -> list[PodAt]:
         where: dict[str, str] = {}
         for name in _ARGO_PLACEMENT:
             for source, source_at in ((template, at), *sources):
-                if facts.as_map(source).get(name):
-                    pod[name] = facts.as_map(source)[name]
+                if bootfacts.as_map(source).get(name):
+                    pod[name] = bootfacts.as_map(source)[name]
                     where[name] = source_at
                     break
-        found.append((f"template '{facts.text(template.get('name')) or i}'", at, pod, where))
+        found.append((f"template '{bootfacts.text(template.get('name')) or i}'", at, pod, where))
     return found
 
 
@@ -517,8 +518,8 @@ def _argo_spec(props: Any) -> list[PodAt]:
 
 CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[PodAt]]]] = {
     ("ray.io", "RayCluster"): ("raycluster", lambda props: _ray(props.get("spec"), "spec")),
-    ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(facts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
-    ("ray.io", "RayService"): ("rayservice", lambda props: _ray(facts.dig(props, "spec", "rayClusterConfig"),
+    ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
+    ("ray.io", "RayService"): ("rayservice", lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterConfig"),
                                                               "spec.rayClusterConfig")),
     **{("kubeflow.org", kind): (kind.lower(), _replicas(field)) for kind, field in KUBEFLOW_REPLICAS.items()},
     ("batch.volcano.sh", "Job"): ("volcano job", _volcano),
@@ -528,7 +529,7 @@ CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[P
     ("argoproj.io", "Workflow"): ("workflow", _argo_spec),
     ("argoproj.io", "WorkflowTemplate"): ("workflowtemplate", _argo_spec),
     ("argoproj.io", "ClusterWorkflowTemplate"): ("clusterworkflowtemplate", _argo_spec),
-    ("argoproj.io", "CronWorkflow"): ("cronworkflow", lambda props: _argo(facts.dig(props, "spec", "workflowSpec"),
+    ("argoproj.io", "CronWorkflow"): ("cronworkflow", lambda props: _argo(bootfacts.dig(props, "spec", "workflowSpec"),
                                                                         "spec.workflowSpec")),
 }
 """Custom resources whose pods are judged as a Deployment's, by API group and kind (any version): what each
@@ -586,8 +587,8 @@ def related_objects(resources: Sequence[checks.StackResource]) -> dict[tuple[str
     for res in resources:
         match = _TYPE_RE.fullmatch(res.type)
         if match and (match["group"], match["kind"]) in operators.RELATED_KINDS:
-            name = facts.dig(res.props, "metadata", "name")
-            found.setdefault((match["kind"], name if isinstance(name, str) and name else res.name), facts.as_map(res.props))
+            name = bootfacts.dig(res.props, "metadata", "name")
+            found.setdefault((match["kind"], name if isinstance(name, str) and name else res.name), bootfacts.as_map(res.props))
     return found
 
 
@@ -596,19 +597,19 @@ def pod_templates(res: checks.StackResource, related: operators.Related = {}) ->
     workload)."""
     kind = workload_kind(res.type)
     if kind is not None:
-        pod: PodAt = ("", ".".join(POD_SPEC[kind]), facts.as_map(facts.dig(res.props, *POD_SPEC[kind])), {})
+        pod: PodAt = ("", ".".join(POD_SPEC[kind]), bootfacts.as_map(bootfacts.dig(res.props, *POD_SPEC[kind])), {})
         return kind.lower(), _leader_and_workers(res.props, pod) if kind == "LeaderWorkerSet" else [pod]
     custom = custom_kind(res.type)
     if custom is not None:
         word, read = CUSTOM[custom]
-        return word, read(facts.as_map(res.props))
+        return word, read(bootfacts.as_map(res.props))
     embedding = _embedding_kind(res.type)
     if embedding is None:
         return "", []
     if embedding in OPERATORS:
         word, operator = OPERATORS[embedding]
-        return word, operator(facts.as_map(res.props), related)
-    return embedding[1].lower(), operators.embedded_pods(facts.as_map(res.props))
+        return word, operator(bootfacts.as_map(res.props), related)
+    return embedding[1].lower(), operators.embedded_pods(bootfacts.as_map(res.props))
 
 
 def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
@@ -617,10 +618,10 @@ def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], C
     word, pods = pod_templates(res, related)
     kind = workload_kind(res.type) or res.type.rsplit(":", 1)[-1]
     if _embedding_kind(res.type) == ("slinky.slurm.net", "NodeSet"):
-        kind = operators.slurm_node_set_kind(facts.as_map(res.props))
+        kind = operators.slurm_node_set_kind(bootfacts.as_map(res.props))
     found = []
     for part, at, pod, where in pods:
-        queued, flavors = operators.kueue_flavors((facts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)),
+        queued, flavors = operators.kueue_flavors((bootfacts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)),
                                                   related)
         if flavors:
             pod = operators.with_flavors(pod, flavors)
@@ -641,14 +642,14 @@ def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Cl
 def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: str, pod: Mapping[str, Any],
               where: Mapping[str, str], claims: Mapping[tuple[str, str], Claim],
               runtimes: Mapping[str, Mapping[str, Any]]) -> Optional[Workload]:
-    if facts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
+    if bootfacts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
     refused = scheduling.refusals(pod, at, where)
     overhead = _overhead_refused(pod, runtimes)
-    pod = _with_runtime_class(pod, runtimes.get(facts.text(pod.get("runtimeClassName"))))
-    metadata = facts.as_map(res.props.get("metadata"))
-    service = facts.text(facts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
-    name = facts.text(metadata.get("name")) or res.name
+    pod = _with_runtime_class(pod, runtimes.get(bootfacts.text(pod.get("runtimeClassName"))))
+    metadata = bootfacts.as_map(res.props.get("metadata"))
+    service = bootfacts.text(bootfacts.as_map(metadata.get("annotations")).get(contract.SERVICE_ANNOTATION))
+    name = bootfacts.text(metadata.get("name")) or res.name
     subject = f'service "{service}"' if service else f'{word} "{name}"' + (f" {part}" if part else "")
     requests = fit.pod_requests(pod)
     gpus = _gpus(requests)
@@ -657,21 +658,21 @@ def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: st
     # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
     admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
     asked = _claims(pod, claims)
-    images = tuple(facts.text(facts.as_map(c).get("image")) for group in ("initContainers", "containers")
-                   for c in facts.as_list(pod.get(group)))
+    images = tuple(bootfacts.text(bootfacts.as_map(c).get("image")) for group in ("initContainers", "containers")
+                   for c in bootfacts.as_list(pod.get(group)))
     slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
     # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
     mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
-    programs = tuple(_program(facts.as_map(c)) for c in facts.as_list(pod.get("containers")))
+    programs = tuple(_program(bootfacts.as_map(c)) for c in bootfacts.as_list(pod.get("containers")))
     selection = scheduling.selection_of(pod)
     shares = () if any(requests.get(r) for r in GPU_RESOURCES) else _gpu_shares(pod, _pod_metadata(res.props, at))
     gpu_nodes = () if kind == "DaemonSet" else tuple(
         dict.fromkeys(f"{r.key}={r.values[0]}" if r.operator == "In" and len(r.values) == 1 else f"{r.key} {r.operator}"
                       for r in selection.requirements if _nvidia_node_label(r)))
-    host_paths = tuple(facts.text(facts.dig(v, "hostPath", "path")) for v in facts.as_list(pod.get("volumes"))
-                       if facts.text(facts.dig(v, "hostPath", "path")))
-    env_names = tuple(facts.text(facts.as_map(e).get("name")) for group in ("initContainers", "containers")
-                      for c in facts.as_list(pod.get(group)) for e in facts.as_list(facts.as_map(c).get("env")))
+    host_paths = tuple(bootfacts.text(bootfacts.dig(v, "hostPath", "path")) for v in bootfacts.as_list(pod.get("volumes"))
+                       if bootfacts.text(bootfacts.dig(v, "hostPath", "path")))
+    env_names = tuple(bootfacts.text(bootfacts.as_map(e).get("name")) for group in ("initContainers", "containers")
+                      for c in bootfacts.as_list(pod.get(group)) for e in bootfacts.as_list(bootfacts.as_map(c).get("env")))
     return Workload(subject, kind, res.urn, selection, scheduling.tolerations_of(pod) + admitted, gpus,
                     requests, asked.names, asked.gpus, images, programs, slices,
                     (*refused, *fit.refusals(pod), *overhead), mig + asked.mig, asked.unheld, asked.refused,
@@ -686,11 +687,11 @@ _NFD_NVIDIA_PCI_RE = re.compile(r"feature\.node\.kubernetes\.io/pci-(?:[0-9a-f]{
 
 
 def _gpu_shares(pod: Mapping[str, Any], metadata: Mapping[str, Any]) -> tuple[str, ...]:
-    scheduler = facts.text(pod.get("schedulerName"))
+    scheduler = bootfacts.text(pod.get("schedulerName"))
     if not scheduler or scheduler == "default-scheduler":
         return ()
-    annotations = facts.as_map(metadata.get("annotations"))
-    return tuple(f"{key} {facts.text(annotations[key]) or number_text(annotations[key])}" for key in GPU_SHARE_ANNOTATIONS
+    annotations = bootfacts.as_map(metadata.get("annotations"))
+    return tuple(f"{key} {bootfacts.text(annotations[key]) or number_text(annotations[key])}" for key in GPU_SHARE_ANNOTATIONS
                  if annotations.get(key) not in (None, ""))
 
 
@@ -713,9 +714,9 @@ def _pod_metadata(props: Mapping[str, Any], at: str) -> Mapping[str, Any]:
         return {}
     value: Any = props
     for step in steps[:-1]:
-        value = facts.as_list(value)[step] if isinstance(step, int) and step < len(facts.as_list(value)) else (
-            None if isinstance(step, int) else facts.as_map(value).get(step))
-    return facts.as_map(facts.as_map(value).get("metadata"))
+        value = bootfacts.as_list(value)[step] if isinstance(step, int) and step < len(bootfacts.as_list(value)) else (
+            None if isinstance(step, int) else bootfacts.as_map(value).get(step))
+    return bootfacts.as_map(bootfacts.as_map(value).get("metadata"))
 
 
 def image_name(image: str) -> str:
@@ -724,6 +725,6 @@ def image_name(image: str) -> str:
 
 
 def _program(container: Mapping[str, Any]) -> str:
-    command = facts.as_list(container.get("command"))
-    first = facts.text(command[0]) if command else ""
-    return first.rsplit("/", 1)[-1] if first else image_name(facts.text(container.get("image")))
+    command = bootfacts.as_list(container.get("command"))
+    first = bootfacts.text(command[0]) if command else ""
+    return first.rsplit("/", 1)[-1] if first else image_name(bootfacts.text(container.get("image")))

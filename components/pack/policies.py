@@ -3,7 +3,8 @@
 A pack's ``__main__.py`` (the repository's ``policies/``, one written by ``mixed-os-racks pack init``,
 or a team's own that adds policies of its own) calls ``serve()``, which builds the ``PolicyPack``
 (it serves over gRPC and prints its port). The rules are in ``rules``, reading resources in
-``facts``, the checks themselves in ``checks`` (lanes) and ``reach`` and ``gpudaemons`` (pods against the lanes).
+``bootfacts``, the checks themselves in ``checks`` and ``reservedlanes`` (lanes) and ``reach`` and ``gpudaemons`` (pods
+against the lanes).
 
 Findings reach the user three ways: a violation at the policy's level; the SDK's advisory "can't
 run policy ... during preview" for a value not known until apply; and, for an AMI fact nobody gave
@@ -32,7 +33,9 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from .. import clock
-from . import checks, cost, facts, gpudaemons, laneconfig, lanesource, lookup, prices, reach, reserved, scope, soak, speedups
+from ..facts import prices
+from . import (bootfacts, checks, cost, gpudaemons, laneconfig, lanesource, lookup, reach, reserved, reservedlanes,
+               scope, soak, speedups)
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -95,7 +98,7 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, check:
                     schema: Optional[PolicyConfigSchema] = None) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         parent = getattr(args.opts, "parent", None) or ""
-        lane = facts.read(args.resource_type, args.name, args.props, args.urn, parent)
+        lane = bootfacts.read(args.resource_type, args.name, args.props, args.urn, parent)
         if lane is not None:
             report_all(name, check(lane, knowledge(name, args.get_config())), report)
 
@@ -270,6 +273,10 @@ def policies() -> list[Policy]:
         stack_policy(soak.POLICY, "An AMI a lane would newly run has run on a lane of the same name in the "
                      "environment before for soakDays (its evidence: `mixed-os-racks soak`).", soak.ami_soaked,
                      PolicyConfigSchema(properties=soak.SCHEMA)),
+        stack_policy(reservedlanes.POLICY, "A lane that names a capacity reservation can launch into it: a "
+                     "CAPACITY_BLOCK node group's launch template targets the block with market type capacity-block, "
+                     "and a NodePool launches capacity type reserved exactly when its EC2NodeClass selects "
+                     "reservations.", reservedlanes.reserved_capacity_targeted),
         workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
                         "workload on a GPU lane.", MANDATORY, reach.reach),
         workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "

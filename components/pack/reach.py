@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from .. import contract
-from . import checks, fit, instances, overlays, scheduling, wellknown
+from ..facts import instances, wellknown
+from . import checks, fit, overlays, scheduling
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
 from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,

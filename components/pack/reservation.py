@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
-from .amifacts import _fields, _text, parse_time
+from ..facts.amifacts import _fields, _text, parse_time
 
 DEFAULT, CAPACITY_BLOCK = "default", "capacity-block"
 """EC2's ``ReservationType`` values: an On-Demand Capacity Reservation, a Capacity Block for ML."""

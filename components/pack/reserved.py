@@ -27,7 +27,8 @@ import math
 from datetime import datetime
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-from . import facts, fit, instances, wellknown
+from ..facts import instances, wellknown
+from . import bootfacts, fit
 from .checks import Finding
 from .lanemodel import Lane, Lanes, Reservations
 from .reservation import ENDING_SOON, CapacityReservation, decode
@@ -75,7 +76,7 @@ class Knowledge:
 
     def reservation(self, reservation_id: str) -> tuple[Optional[CapacityReservation], str]:
         """(its facts, ''), or (None, ``NOT_FOUND``) when the account has none, or (None, what would tell)."""
-        listed = facts.as_map(self.config.get("reservations"))
+        listed = bootfacts.as_map(self.config.get("reservations"))
         entry = listed.get(reservation_id)
         if isinstance(entry, Mapping):
             return decode(reservation_id, entry), ""
@@ -92,7 +93,7 @@ class Knowledge:
 
     def zone(self, subnet_id: str) -> Optional[str]:
         """A subnet's Availability Zone, or None when not known."""
-        given = facts.as_map(self.config.get("subnets")).get(subnet_id)
+        given = bootfacts.as_map(self.config.get("subnets")).get(subnet_id)
         if isinstance(given, str) and given:
             return given
         if self.subnet_zone is None:
@@ -107,13 +108,19 @@ def _when(moment: Optional[datetime]) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment is not None else "(no date)"
 
 
-def _ended(found: CapacityReservation, now: datetime) -> str:
+def _ended(found: CapacityReservation, now: datetime, launcher: str = "Karpenter") -> str:
     """How a message says that ``found`` has ended (``found.ended(now)``)."""
     if found.state not in ("", "active"):
         return f"is {found.state} (EC2)"
     if found.end is not None and found.end > now:  # a block within its last 40 minutes
-        return f"ends on {_when(found.end)} and Karpenter launches no more into it from 40 minutes before"
+        return f"ends on {_when(found.end)} and {launcher} launches no more into it from 40 minutes before"
     return f"ended on {_when(found.end)}"
+
+
+def _who(lane: Lane) -> tuple[str, str]:
+    """How a message names the lane and what launches its nodes: a Karpenter pool, or an EKS managed node group
+    (whose reservation its launch template targets, and which EKS scales to 0 forty minutes before a block ends)."""
+    return ("group", "EKS") if lane.kind == "node group" else ("pool", "Karpenter")
 
 
 def launches_reserved(lane: Lane) -> bool:
@@ -174,13 +181,13 @@ def _resolved(lane: Lane, knowledge: Knowledge) -> Iterator[tuple[str, Optional[
 
 
 def _zone_findings(lane: Lane, where: Reservations, found: CapacityReservation, knowledge: Knowledge) -> Iterator[Finding]:
-    subject = lane.subject
+    subject, (noun, launcher) = lane.subject, _who(lane)
     if where.zones and found.zone not in where.zones:
         yield Finding(f"{subject}: {found.word} is in {found.zone}, which the pool's topology.kubernetes.io/zone "
-                      f"requirement leaves out ({', '.join(where.zones)}): Karpenter launches nothing into it")
+                      f"requirement leaves out ({', '.join(where.zones)}): {launcher} launches nothing into it")
         return
     if where.subnets:
-        yield Finding(f"{subject}: cannot tell whether a subnet of the pool (selected {where.subnets}) is in {found.zone}, "
+        yield Finding(f"{subject}: cannot tell whether a subnet of the {noun} (selected {where.subnets}) is in {found.zone}, "
                       f"where {found.word} is: select its subnets by id, and give their zones in {FITS}'s subnets "
                       f"or set lookup: true (EC2 DescribeSubnets)", certain=False)
         return
@@ -190,12 +197,12 @@ def _zone_findings(lane: Lane, where: Reservations, found: CapacityReservation, 
     unknown = [s for s, z in zones.items() if z is None]
     shown = ", ".join(f"{s} in {z}" for s, z in zones.items() if z is not None)
     if unknown:
-        yield Finding(f"{subject}: cannot tell whether a subnet of the pool is in {found.zone}, where {found.word} "
+        yield Finding(f"{subject}: cannot tell whether a subnet of the {noun} is in {found.zone}, where {found.word} "
                       f"is ({', '.join(unknown)}: zone not known{'; ' + shown if shown else ''}): give their zones in "
                       f"{FITS}'s subnets or set lookup: true (EC2 DescribeSubnets)", certain=False)
         return
-    yield Finding(f"{subject}: {found.word} is in {found.zone}, and none of the pool's subnets is ({shown}): "
-                  f"Karpenter launches nothing into it (add a subnet in {found.zone})")
+    yield Finding(f"{subject}: {found.word} is in {found.zone}, and none of the {noun}'s subnets is ({shown}): "
+                  f"{launcher} launches nothing into it (add a subnet in {found.zone})")
 
 
 def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
@@ -206,7 +213,7 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
         where = lane.reservations
         if where is None:
             continue
-        subject = lane.subject
+        subject, (noun, launcher) = lane.subject, _who(lane)
         if not launches_reserved(lane):
             out.append(Finding(f"{subject}: its capacity types ({', '.join(v for _, vs in lane.capacity for v in vs)}) "
                                f"leave out {RESERVED}: it launches nothing into {', '.join(where.ids)}, billed all the "
@@ -226,13 +233,14 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
                 continue
             if found.ended(now):
                 if reserved_only(lane):
-                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now)}: it takes no new nodes, and the "
-                                       f"pool launches only into reservations, so it gets no node from it (remove it, "
+                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
+                                       f"and the {noun} launches only into reservations, so it gets no node from it (remove it, "
                                        f"or add {ON_DEMAND})"))
                 continue  # capacity-reservation-ending says it, for a lane that falls back
             if found.instance_type and _launchable(lane, found.instance_type) is False:
-                out.append(Finding(f"{subject}: {found.word} is of {found.instance_type}, which the pool's "
-                                   f"requirements do not let it launch: Karpenter launches nothing into it"))
+                what = "requirements" if noun == "pool" else "instance types"
+                out.append(Finding(f"{subject}: {found.word} is of {found.instance_type}, which the {noun}'s "
+                                   f"{what} do not let it launch: {launcher} launches nothing into it"))
                 continue
             if found.zone:
                 out += _zone_findings(lane, where, found, knowledge)
@@ -270,20 +278,20 @@ def ending(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
     for lane in lanes.lanes:
         if lane.reservations is None or not launches_reserved(lane):
             continue
-        subject = lane.subject
+        subject, (noun, launcher) = lane.subject, _who(lane)
         for _, found, _ in _resolved(lane, knowledge):
             if found is None:
                 continue  # capacity-reservation-fits says why
             stops = found.stops()
             if found.ended(now):
                 if not reserved_only(lane):
-                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now)}: it takes no new nodes, and the "
-                                       f"pool launches {fallback(lane)} instead (remove it from the pool)"))
+                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
+                                       f"and the {noun} launches {fallback(lane)} instead (remove it from the {noun})"))
             elif found.not_started(now):
-                out.append(Finding(f"{subject}: {found.word} starts on {_when(found.start)}: until then the pool "
+                out.append(Finding(f"{subject}: {found.word} starts on {_when(found.start)}: until then the {noun} "
                                    f"launches none into it"))
             elif stops is not None and stops - now <= ENDING_SOON:
-                then = ("Karpenter stops launching into it 40 minutes before, and its nodes are terminated"
+                then = (f"{launcher} stops launching into it 40 minutes before, and its nodes are terminated"
                         if found.block else "its nodes then run as On-Demand instances")
                 out.append(Finding(f"{subject}: {found.word} ends on {_when(found.end)}, within a week: {then}"))
     return out

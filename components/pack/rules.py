@@ -6,8 +6,8 @@ components (``mixed_os_racks.pack.rules``) share it unchanged. Each check return
 subject is fine, or the message to show, worded like the seeds' CLI:
 ``karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)``.
 
-The pack reads resources with ``facts`` and applies these rules in ``checks``. Upstream facts
-(devices, disks, instance families, charts) live in ``upstream`` and ``instances``; this module
+The pack reads resources with ``bootfacts`` and applies these rules in ``checks``. Upstream facts
+(devices, disks, instance families, charts) live in ``mixed_os_racks.facts``; this module
 imports neither, so the rules stay free of facts that change with AWS.
 """
 

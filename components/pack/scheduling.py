@@ -1,6 +1,6 @@
 """Kubernetes' scheduling by labels and taints, as pure functions over pod specs and node facts.
 
-Pure (the standard library and the pack's own ``facts`` reading helpers), shared by the pack (top-level
+Pure (the standard library and the pack's own ``bootfacts`` reading helpers), shared by the pack (top-level
 ``scheduling``) and the package (``mixed_os_racks.pack.scheduling``). What it follows:
 
 * A pod's ``nodeSelector`` (every pair must match) and its required node affinity (the
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
 
 from .. import contract, syntax
-from . import facts
+from . import bootfacts
 
 
 def effect(value: Any) -> str:
-    text = facts.text(value)
+    text = bootfacts.text(value)
     return contract.effect(text)
 
 
@@ -41,8 +41,8 @@ class Taint:
 
     @classmethod
     def read(cls, value: Any) -> "Taint":
-        taint = facts.as_map(value)
-        return cls(facts.text(taint.get("key")), facts.text(taint.get("value")), effect(taint.get("effect")))
+        taint = bootfacts.as_map(value)
+        return cls(bootfacts.text(taint.get("key")), bootfacts.text(taint.get("value")), effect(taint.get("effect")))
 
     @property
     def blocking(self) -> bool:
@@ -62,9 +62,9 @@ class Toleration:
 
     @classmethod
     def read(cls, value: Any) -> "Toleration":
-        t = facts.as_map(value)
-        return cls(facts.text(t.get("key")), facts.text(t.get("operator")), label_text(t.get("value")),
-                   facts.text(t.get("effect")))
+        t = bootfacts.as_map(value)
+        return cls(bootfacts.text(t.get("key")), bootfacts.text(t.get("operator")), label_text(t.get("value")),
+                   bootfacts.text(t.get("effect")))
 
     def tolerates(self, taint: Taint) -> bool:
         if self.effect and self.effect != taint.effect:
@@ -176,26 +176,26 @@ class Selection:
 
 
 def _requirement(value: Any, field: bool = False) -> Requirement:
-    req = facts.as_map(value)
-    return Requirement(facts.text(req.get("key")), facts.text(req.get("operator")),
-                       tuple(label_text(v) for v in facts.as_list(req.get("values"))), field)
+    req = bootfacts.as_map(value)
+    return Requirement(bootfacts.text(req.get("key")), bootfacts.text(req.get("operator")),
+                       tuple(label_text(v) for v in bootfacts.as_list(req.get("values"))), field)
 
 
 def selection_of(pod: Any) -> Selection:
     """A pod spec's ``nodeSelector`` and required node affinity."""
     node_selector = tuple(Requirement(str(k), "In", (label_text(v),))
-                          for k, v in facts.as_map(pod.get("nodeSelector")).items())
-    required = facts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+                          for k, v in bootfacts.as_map(pod.get("nodeSelector")).items())
+    required = bootfacts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     terms = None
     if isinstance(required, Mapping):
-        terms = tuple(tuple(_requirement(r) for r in facts.as_list(facts.as_map(t).get("matchExpressions")))
-                      + tuple(_requirement(r, field=True) for r in facts.as_list(facts.as_map(t).get("matchFields")))
-                      for t in facts.as_list(required.get("nodeSelectorTerms")))
+        terms = tuple(tuple(_requirement(r) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchExpressions")))
+                      + tuple(_requirement(r, field=True) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchFields")))
+                      for t in bootfacts.as_list(required.get("nodeSelectorTerms")))
     return Selection(node_selector, terms)
 
 
 def tolerations_of(pod: Any) -> tuple[Toleration, ...]:
-    return tuple(Toleration.read(t) for t in facts.as_list(pod.get("tolerations")))
+    return tuple(Toleration.read(t) for t in bootfacts.as_list(pod.get("tolerations")))
 
 
 # ---- what the API server refuses ------------------------------------------------------------------------------
@@ -214,32 +214,32 @@ def refusals(pod: Any, at: str, where: Mapping[str, str] = {}) -> list[str]:
     ``where`` names the path of a field the pod took from elsewhere (an Argo workflow's defaults)."""
     found = []
     selector_at, tolerations_at, affinity_at = (where.get(name, at) for name in ("nodeSelector", "tolerations", "affinity"))
-    for key, value in facts.as_map(pod.get("nodeSelector")).items():
+    for key, value in bootfacts.as_map(pod.get("nodeSelector")).items():
         problem = syntax.qualified_name_problem(str(key)) or syntax.label_value_problem(label_text(value))
         if problem:
             found.append(f"{selector_at}.nodeSelector: label '{key}': '{label_text(value)}': {problem}")
-    for n, toleration in enumerate(facts.as_list(pod.get("tolerations"))):
-        found += [f"{tolerations_at}.tolerations[{n}].{problem}" for problem in _toleration_problems(facts.as_map(toleration))]
-    node_affinity = facts.dig(pod, *_AFFINITY)
-    required = facts.dig(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")
+    for n, toleration in enumerate(bootfacts.as_list(pod.get("tolerations"))):
+        found += [f"{tolerations_at}.tolerations[{n}].{problem}" for problem in _toleration_problems(bootfacts.as_map(toleration))]
+    node_affinity = bootfacts.dig(pod, *_AFFINITY)
+    required = bootfacts.dig(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")
     terms_at = f"{affinity_at}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
     if isinstance(required, Mapping):
-        terms = facts.as_list(required.get("nodeSelectorTerms"))
+        terms = bootfacts.as_list(required.get("nodeSelectorTerms"))
         if not terms:
             found.append(f"{terms_at}: empty, and a required node affinity must have at least one term (an empty "
                          f"term list would match no node)")
         for n, term in enumerate(terms):
-            found += _term_problems(facts.as_map(term), f"{terms_at}[{n}]")
+            found += _term_problems(bootfacts.as_map(term), f"{terms_at}[{n}]")
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
-    for n, term in enumerate(facts.as_list(facts.dig(node_affinity, preferred))):
-        found += _term_problems(facts.as_map(facts.as_map(term).get("preference")),
+    for n, term in enumerate(bootfacts.as_list(bootfacts.dig(node_affinity, preferred))):
+        found += _term_problems(bootfacts.as_map(bootfacts.as_map(term).get("preference")),
                                 f"{affinity_at}.affinity.nodeAffinity.{preferred}[{n}].preference")
     return found
 
 
 def _toleration_problems(toleration: Mapping[str, Any]) -> list[str]:
-    key, operator = facts.text(toleration.get("key")), facts.text(toleration.get("operator"))
-    value, effect_ = label_text(toleration.get("value")), facts.text(toleration.get("effect"))
+    key, operator = bootfacts.text(toleration.get("key")), bootfacts.text(toleration.get("operator"))
+    value, effect_ = label_text(toleration.get("value")), bootfacts.text(toleration.get("effect"))
     found = []
     if key and (problem := syntax.qualified_name_problem(key)):
         found.append(f"key: '{key}': {problem}")
@@ -262,13 +262,13 @@ def _toleration_problems(toleration: Mapping[str, Any]) -> list[str]:
 
 def _term_problems(term: Mapping[str, Any], at: str) -> list[str]:
     found = []
-    for n, expression in enumerate(facts.as_list(term.get("matchExpressions"))):
+    for n, expression in enumerate(bootfacts.as_list(term.get("matchExpressions"))):
         req = _requirement(expression)
         where = f"{at}.matchExpressions[{n}]"
         if problem := syntax.qualified_name_problem(req.key):
             found.append(f"{where}.key: '{req.key}': {problem}")
         found += [f"{where}.{problem}" for problem in _operator_problems(req)]
-    for n, expression in enumerate(facts.as_list(term.get("matchFields"))):
+    for n, expression in enumerate(bootfacts.as_list(term.get("matchFields"))):
         req = _requirement(expression, field=True)
         where = f"{at}.matchFields[{n}]"
         if req.key != "metadata.name":

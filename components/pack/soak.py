@@ -1,7 +1,7 @@
 """Policy ``ami-soaked``: an AMI that a lane would newly run has run, on a lane of the same name, in the
 environment before (staging, for prod) for ``soakDays`` days.
 
-Pure (the pack's ``facts`` and ``checks``): the pack judges a stack's lanes with it, and the offline side
+Pure (the pack's ``bootfacts`` and ``checks``): the pack judges a stack's lanes with it, and the offline side
 reads the environment before's state with the same ``held`` (``offline/promotion.py``), so a lane is named
 the same way on both sides:
 
@@ -36,12 +36,13 @@ from datetime import datetime, timezone
 from typing import Any, Iterator, Mapping, Optional
 
 from .. import clock, contract
-from . import amifacts, checks, facts, rules
+from ..facts import amifacts
+from . import bootfacts, checks, rules
 
 POLICY = "ami-soaked"
 DEFAULT_DAYS = 7
 DAY_SECONDS = 86400
-HOLDERS = (facts.NodeClass, facts.LaunchTemplate, facts.PulumiEksNodeGroup)
+HOLDERS = (bootfacts.NodeClass, bootfacts.LaunchTemplate, bootfacts.PulumiEksNodeGroup)
 """The resources an AMI id is written in (an EC2NodeClass's terms, a launch template's image, pulumi-eks
 ``amiId``): whose ``modified`` time says since when the lane has it."""
 
@@ -81,14 +82,14 @@ class Held:
     """Held by the lane's canary."""
 
 
-def canary_mark(lane: facts.LaneResource) -> str:
+def canary_mark(lane: bootfacts.LaneResource) -> str:
     """The lane a canary belongs to (its ``mixed-os-racks/canary-of``), '' for a lane that is no canary."""
-    where = facts.dig(lane.props, "metadata", "annotations") if isinstance(lane, (facts.NodeClass, facts.NodePool)) \
+    where = bootfacts.dig(lane.props, "metadata", "annotations") if isinstance(lane, (bootfacts.NodeClass, bootfacts.NodePool)) \
         else lane.props.get("tags")
-    return facts.text(facts.as_map(where).get(contract.CANARY_OF))
+    return bootfacts.text(bootfacts.as_map(where).get(contract.CANARY_OF))
 
 
-def group_lane(group: facts.LaneResource) -> str:
+def group_lane(group: bootfacts.LaneResource) -> str:
     """A node group's lane: its canary mark, else the name of the pulumi-eks component around it, else its own."""
     mark = canary_mark(group)
     if mark:
@@ -96,33 +97,33 @@ def group_lane(group: facts.LaneResource) -> str:
     return group.parent_name if group.built_by == contract.MANAGED_NODE_GROUP and group.parent_name else group.name
 
 
-_POOLS: "weakref.WeakKeyDictionary[checks.Stack, dict[str, list[facts.NodePool]]]" = weakref.WeakKeyDictionary()
+_POOLS: "weakref.WeakKeyDictionary[checks.Stack, dict[str, list[bootfacts.NodePool]]]" = weakref.WeakKeyDictionary()
 
 
-def _pools_of(stack: checks.Stack, node_class: str) -> list[facts.NodePool]:
+def _pools_of(stack: checks.Stack, node_class: str) -> list[bootfacts.NodePool]:
     """The Karpenter NodePools that launch from the class named ``node_class`` (read once per stack)."""
     found = _POOLS.get(stack)
     if found is None:
         found = {}
         for _, lane in stack.items:
-            if isinstance(lane, facts.NodePool) and lane.node_class_ref[:2] == facts.KARPENTER_CLASS:
+            if isinstance(lane, bootfacts.NodePool) and lane.node_class_ref[:2] == bootfacts.KARPENTER_CLASS:
                 found.setdefault(lane.node_class_name, []).append(lane)
         _POOLS[stack] = found
     return found.get(node_class, [])
 
 
-def held(stack: checks.Stack, res: checks.StackResource, lane: facts.LaneResource) -> list[Held]:
+def held(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource) -> list[Held]:
     """Each well-formed AMI id ``res`` pins, with the lane(s) it runs on."""
     if not isinstance(lane, HOLDERS):
         return []
     ids = [a.id for a in checks.well_formed(lane.amis()) if a.id]
     if not ids:
         return []
-    if isinstance(lane, facts.NodeClass):  # (lane, canary) of each pool launching from it, else of the class
+    if isinstance(lane, bootfacts.NodeClass):  # (lane, canary) of each pool launching from it, else of the class
         names = [(canary_mark(p) or p.subject_name, bool(canary_mark(p))) for p in _pools_of(stack, lane.subject_name)]
         names = names or [(canary_mark(lane) or lane.subject_name, bool(canary_mark(lane)))]
     else:
-        group = stack.user(res) if isinstance(lane, facts.LaunchTemplate) else lane
+        group = stack.user(res) if isinstance(lane, bootfacts.LaunchTemplate) else lane
         names = [(group_lane(group), bool(canary_mark(group))) if group is not None else (lane.name, False)]
     subject = checks.subject(lane)
     return [Held(name, ami, subject, canary) for name, canary in dict.fromkeys(names) for ami in dict.fromkeys(ids)]
@@ -159,8 +160,8 @@ def config_problems(props: Mapping[str, Any]) -> list[str]:
     ``ranSince`` time of the schema's pattern that is no moment (``+25:00``), which would otherwise read as an
     AMI whose soak the state cannot prove."""
     problems = []
-    for lane, amis in facts.as_map(props.get("ranSince")).items():
-        for ami, since in facts.as_map(amis).items():
+    for lane, amis in bootfacts.as_map(props.get("ranSince")).items():
+        for ami, since in bootfacts.as_map(amis).items():
             problem = time_problem(since) if isinstance(since, str) else None
             if problem:
                 problems.append(f"ranSince.{lane}.{ami}: {since!r} is no RFC 3339 time: {problem}")
@@ -201,12 +202,12 @@ class Evidence:
         """The policy config's evidence; None when it gives none (the gate is off)."""
         if config.get("ranSince") is None:
             return None
-        days = facts.number(config.get("soakDays"))
-        return cls(facts.text(config.get("environment")) or "the environment before",
-                   {lane: facts.as_map(amis) for lane, amis in facts.as_map(config.get("ranSince")).items()},
+        days = bootfacts.number(config.get("soakDays"))
+        return cls(bootfacts.text(config.get("environment")) or "the environment before",
+                   {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("ranSince")).items()},
                    DEFAULT_DAYS if days is None else days,
-                   frozenset(a for a in facts.as_list(config.get("running")) if isinstance(a, str)),
-                   {lane: facts.as_map(amis) for lane, amis in facts.as_map(config.get("unreached")).items()})
+                   frozenset(a for a in bootfacts.as_list(config.get("running")) if isinstance(a, str)),
+                   {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("unreached")).items()})
 
     def soaked_days(self, lane: str, ami: str, now: datetime) -> Optional[int]:
         """Whole days the lane has run the AMI, as far as the state proves it; None when it proves nothing."""
@@ -218,11 +219,11 @@ class Evidence:
         if ami in self.running:
             return None
         there = self.ran.get(lane, {})
-        group = facts.as_map(self.unreached.get(lane, {}).get(ami))
+        group = bootfacts.as_map(self.unreached.get(lane, {}).get(ami))
         if ami not in there and group:
-            return rules.ami_not_reached(subject, lane, ami, self.environment, facts.text(group.get("group")),
-                                         facts.text(group.get("groupVersion")), facts.text(group.get("templateVersion")),
-                                         self.needed, facts.text(group.get("failure")))
+            return rules.ami_not_reached(subject, lane, ami, self.environment, bootfacts.text(group.get("group")),
+                                         bootfacts.text(group.get("groupVersion")), bootfacts.text(group.get("templateVersion")),
+                                         self.needed, bootfacts.text(group.get("failure")))
         if ami not in there:
             others = sorted(a for a in there if isinstance(a, str))
             return rules.ami_not_run(subject, lane, ami, self.environment, self.needed, others)
@@ -238,7 +239,7 @@ class Evidence:
                                     self.needed, utc_text(since))
 
 
-def ami_soaked(stack: checks.Stack, res: checks.StackResource, lane: facts.LaneResource,
+def ami_soaked(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource,
                knowledge: checks.AmiKnowledge, now: Optional[datetime] = None) -> Iterator[checks.Finding]:
     """Every AMI ``res`` pins, against the environment before's evidence (none given: nothing is judged)."""
     evidence = Evidence.of(knowledge.config)

@@ -8,7 +8,8 @@ from typing import Sequence
 
 from .. import contract
 from ..inputs import closest
-from . import instances, rules, scheduling, wellknown
+from ..facts import instances, wellknown
+from . import rules, scheduling
 from .scheduling import Selection, Taint
 from .lanemodel import Lane, Lanes, OS_KEY, RESERVATION_ID_KEY, SELECTING, as_wellknown, is_well_known
 from .pods import Workload

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import contract
-from ..pack import upstream
+from ..facts import upstream
 from .. import syntax
 
 # A pool's name is a Kubernetes object name (DNS-1123 label) that, as the seeds require, starts with a letter.

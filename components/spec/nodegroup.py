@@ -7,12 +7,18 @@ from typing import Optional
 from pydantic import field_validator, model_validator
 
 from .. import contract
-from ..pack import instances, rules, upstream
+from ..facts import instances, upstream
+from ..pack import reservedlanes, rules
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
 from .limits import EKS_SCALING_MAX, LABEL_VALUE_RE, RACK_TAGS, RESERVED_TAG_KEYS
 from .pool import mac_problem, needs_custom_nvidia_ami, usd_problem
 from .tags import tags_problem
+
+
+CAPACITY_BLOCK = reservedlanes.CAPACITY_BLOCK
+CAPACITY_TYPES = ("ON_DEMAND", "SPOT", CAPACITY_BLOCK)
+"""The EKS API's capacity types of a managed node group (CreateNodegroup ``capacityType``)."""
 
 
 def node_disk_problem(disk: int) -> Optional[str]:
@@ -87,7 +93,12 @@ class NodeGroupSpec(Spec):
     disk: int = upstream.SEEDS_NODE_DISK_GIB
     """Root volume GiB, at least 20. Default 20 (in the stack config: ``node_disk``)."""
     capacity_type: str = "ON_DEMAND"
-    """``ON_DEMAND`` or ``SPOT``. Default ``ON_DEMAND``."""
+    """``ON_DEMAND``, ``SPOT`` or ``CAPACITY_BLOCK`` (an EC2 Capacity Block for ML, named by
+    ``capacity_reservation_id``). Default ``ON_DEMAND``."""
+    capacity_reservation_id: Optional[str] = None
+    """The EC2 capacity reservation the group launches into (``cr-0123456789abcdef0``): a Capacity Block with
+    ``capacity_type: CAPACITY_BLOCK``, or an On-Demand Capacity Reservation with ``ON_DEMAND``. Its launch template
+    targets it; a ``CAPACITY_BLOCK`` group has ``min_size`` 0. Not with ``ami_id`` or ``canary_ami_id``. Default none."""
     min_size: int = 1
     """Minimum (and initial) size. Default 1 (build lanes in the stack config: 0)."""
     max_size: int = 100
@@ -142,8 +153,9 @@ class NodeGroupSpec(Spec):
             found.add("instance_type", f"invalid node type '{self.instance_type}' (must look like g4dn.xlarge)")
         elif unmade := syntax.unmade_instance_type(self.instance_type):
             found.add("instance_type", unmade, keyed=True)
-        if self.capacity_type not in ("ON_DEMAND", "SPOT"):
-            found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND or SPOT)")
+        if self.capacity_type not in CAPACITY_TYPES:
+            found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND, SPOT or "
+                                       f"{CAPACITY_BLOCK})")
         if self.min_size < 0:
             found.add("min_size", f"invalid min size: '{self.min_size}'")
         if self.max_size < 1:
@@ -174,9 +186,42 @@ class NodeGroupSpec(Spec):
                 found.add("ami_id", problem)
         elif found.ok("instance_type") and (problem := needs_custom_nvidia_ami(self.subject, [self.instance_type])):
             found.add("instance_type", problem)
+        found.run(self._reservation_rules, after=("capacity_type", "min_size", "max_size"))
         found.run(self._canary_rules, after=("name", "tags"))
         found.raise_found()
         return self
+
+    def _reservation_rules(self) -> None:
+        """A reservation is a Capacity Block (``CAPACITY_BLOCK``) or an ODCR (``ON_DEMAND``), targeted by the
+        group's own launch template; a block group can be scaled to 0 (EKS user guide, Capacity Blocks for managed
+        node groups: the desired size must be 0 for an upgrade, and EKS scales the group to 0 before the block ends)."""
+        s, given = self.subject, self.capacity_reservation_id
+        if given is None:
+            if self.capacity_type == CAPACITY_BLOCK:
+                raise FieldProblem("capacity_type", f"{s}: capacity_type {CAPACITY_BLOCK} needs capacity_reservation_id "
+                                                    f"(the Capacity Block the group launches into)", keyed=True)
+            return
+        if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(given):
+            raise FieldProblem("capacity_reservation_id", f"{s}: invalid capacity reservation id '{given}' "
+                                                          f"(must look like cr-0123456789abcdef0)", keyed=True)
+        if self.capacity_type == "SPOT":
+            raise FieldProblem("capacity_reservation_id", (
+                f"{s}: capacity_reservation_id needs capacity_type {CAPACITY_BLOCK} (a Capacity Block) or ON_DEMAND "
+                f"(an On-Demand Capacity Reservation), not SPOT"), keyed=True)
+        for pinned in ("ami_id", "canary_ami_id"):
+            if getattr(self, pinned) is not None:
+                raise FieldProblem("capacity_reservation_id", (
+                    f"{s}: capacity_reservation_id cannot be used with {pinned} (pulumi-eks builds a pinned AMI's "
+                    f"launch template and gives it no capacity reservation)"), keyed=True)
+        if self.capacity_type == CAPACITY_BLOCK and self.min_size != 0:
+            raise FieldProblem("min_size", (
+                f"{s}: a {CAPACITY_BLOCK} group needs min_size 0 (got '{self.min_size}'): EKS scales it to 0 before "
+                f"the block ends, and an upgrade needs its desired size at 0"), keyed=True)
+
+    @property
+    def capacity_block(self) -> bool:
+        """Whether the group launches into a Capacity Block (``capacity_type: CAPACITY_BLOCK``)."""
+        return self.capacity_type == CAPACITY_BLOCK
 
     def _canary_rules(self) -> None:
         """The candidate AMI gets the group's AMI rules; its group needs a name EKS takes and room for its tag."""

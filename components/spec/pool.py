@@ -9,7 +9,8 @@ from pydantic import field_validator, model_validator
 
 from .. import contract
 from ..lane import NodeOs
-from ..pack import fit, instances, rules, upstream, wellknown
+from ..facts import instances, upstream, wellknown
+from ..pack import fit, rules
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
 from .limits import (

@@ -6,7 +6,8 @@ from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ..pack import fit, instances, upstream
+from ..facts import instances, upstream
+from ..pack import fit
 from .. import clock, contract, syntax
 from ..identity import Identity
 from .base import FieldProblem, Spec, SpecError, cluster_name, error_message

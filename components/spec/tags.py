@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from .. import contract
-from ..pack import upstream
+from ..facts import upstream
 from .. import syntax
 from .limits import RACK_TAGS, RESERVED_TAG_KEYS, TAGS_MAX
 

@@ -42,6 +42,10 @@ export namespace types {
              * Spot (the EKS API's spelling, a node group's).
              */
             EKS_SPOT: "SPOT",
+            /**
+             * A Capacity Block for ML (the EKS API's spelling, a node group's).
+             */
+            EKS_CAPACITY_BLOCK: "CAPACITY_BLOCK",
         } as const;
 
         /**
@@ -398,7 +402,8 @@ export namespace types {
             capacityTypes?: types.enums.CapacityType[];
             /**
              * The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
-             * type `reserved`; none for a lane without (in the `Rack`'s `lanes` output; not read from the policy config).
+             * type `reserved`, or the one a node group's launch template targets; none for a lane without (in the `Rack`'s
+             * `lanes` output; not read from the policy config).
              */
             capacityReservationIds?: string[];
             /**
@@ -488,9 +493,16 @@ export namespace types {
              */
             disk?: number;
             /**
-             * `ON_DEMAND` or `SPOT`. Default `ON_DEMAND`.
+             * `ON_DEMAND`, `SPOT` or `CAPACITY_BLOCK` (an EC2 Capacity Block for ML, named by
+             * `capacityReservationId`). Default `ON_DEMAND`.
              */
             capacityType?: string;
+            /**
+             * The EC2 capacity reservation the group launches into (`cr-0123456789abcdef0`): a Capacity Block with
+             * `capacityType: CAPACITY_BLOCK`, or an On-Demand Capacity Reservation with `ON_DEMAND`. Its launch template
+             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default none.
+             */
+            capacityReservationId?: string;
             /**
              * Minimum (and initial) size. Default 1 (build lanes in the stack config: 0).
              */
@@ -1134,7 +1146,8 @@ export namespace types {
             readonly capacityTypes?: types.enums.CapacityType[];
             /**
              * The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
-             * type `reserved`; none for a lane without (in the `Rack`'s `lanes` output; not read from the policy config).
+             * type `reserved`, or the one a node group's launch template targets; none for a lane without (in the `Rack`'s
+             * `lanes` output; not read from the policy config).
              */
             readonly capacityReservationIds?: string[];
             /**
@@ -1224,9 +1237,16 @@ export namespace types {
              */
             readonly disk?: number;
             /**
-             * `ON_DEMAND` or `SPOT`. Default `ON_DEMAND`.
+             * `ON_DEMAND`, `SPOT` or `CAPACITY_BLOCK` (an EC2 Capacity Block for ML, named by
+             * `capacityReservationId`). Default `ON_DEMAND`.
              */
             readonly capacityType?: string;
+            /**
+             * The EC2 capacity reservation the group launches into (`cr-0123456789abcdef0`): a Capacity Block with
+             * `capacityType: CAPACITY_BLOCK`, or an On-Demand Capacity Reservation with `ON_DEMAND`. Its launch template
+             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default none.
+             */
+            readonly capacityReservationId?: string;
             /**
              * Minimum (and initial) size. Default 1 (build lanes in the stack config: 0).
              */

@@ -16,7 +16,7 @@ pool can launch (its candidates), their architectures, and whether the pool *sel
 count or memory; and NVIDIA families remain among the candidates). Labels the table cannot answer per
 family (the GPU's exact name and count, CPU, memory, size) never exclude a family that has the label.
 
-Standard library and the pack's ``instances`` only.
+Standard library and ``instances`` only.
 """
 
 from __future__ import annotations

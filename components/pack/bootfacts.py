@@ -1,8 +1,8 @@
 """Read what decides a node's boot out of one resource's properties: mappings in, facts out.
 
-Pure (the standard library, the pack's own ``upstream`` facts and ``wellknown``, which reads a
-NodePool's requirements against the instance table), so the pack (where this is the top-level
-``facts``) and the components and tests (``mixed_os_racks.pack.facts``) share it.
+Pure (the standard library, the package's ``contract``, and ``upstream`` and ``wellknown`` of
+``mixed_os_racks.facts``, which read a NodePool's requirements against the instance table), so the
+pack's policies and the components and tests (``mixed_os_racks.pack.bootfacts``) share it.
 
 A resource is read with its URN and its parent's: a launch template pulumi-eks registered for a
 ``ManagedNodeGroup`` (its parent's type in the URN's type chain) is named, and fixed, through it.
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
 from .. import contract
-from . import upstream
-from . import wellknown as reqs
+from ..facts import upstream
+from ..facts import wellknown as reqs
 
 NODE_GROUP_V2 = "eks:index:NodeGroupV2"
 NODE_GROUP_V1 = "eks:index:NodeGroup"

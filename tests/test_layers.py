@@ -1,0 +1,75 @@
+"""The package's layers, read from its source: the upstream facts (``mixed_os_racks.facts``) sit below everything
+that reads them, and the syntax the specs and the pack share imports no policy code (no circle syntax <-> pack).
+
+Every import counts, at module level or inside a function, as Python would run it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = "mixed_os_racks"
+SOURCE = REPO / "components"
+LEAVES = {f"{PACKAGE}.clock"}
+"""Modules of the package that import none of it: what ``facts`` may lean on."""
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in SOURCE.rglob("*.py"):
+        if "bundled" in path.parts:  # the bundled pack's entry: a script, not a module of the package
+            continue
+        parts = [PACKAGE, *path.relative_to(SOURCE).with_suffix("").parts]
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str) -> set[str]:
+    """The package's modules ``name`` imports (a package's ``from X import y`` counts as module ``X.y`` if it is one)."""
+    path = MODULES[name]
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            out.update(f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m == PACKAGE or m.startswith(PACKAGE + ".")}
+
+
+def _reach(start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dep in _imports(todo.pop()) - seen:
+            seen.add(dep)
+            if dep in MODULES:
+                todo.append(dep)
+    return seen
+
+
+def test_the_facts_import_only_the_standard_library_each_other_and_leaf_modules():
+    facts = [m for m in MODULES if m == f"{PACKAGE}.facts" or m.startswith(f"{PACKAGE}.facts.")]
+    assert {f"{PACKAGE}.facts.upstream", f"{PACKAGE}.facts.instances", f"{PACKAGE}.facts.pricegen"} <= set(facts)
+    above = {(m, dep) for m in facts for dep in _imports(m)
+             if not (dep.startswith(f"{PACKAGE}.facts") or dep in LEAVES)}
+    assert above == set()
+    assert all(_imports(leaf) == set() for leaf in LEAVES)
+
+
+def test_the_syntax_reaches_no_policy_code():
+    reached = _reach(f"{PACKAGE}.syntax")
+    assert f"{PACKAGE}.facts.instances" in reached  # what it reads the instance names against
+    assert sorted(m for m in reached if m.startswith(f"{PACKAGE}.pack")) == []
+
+
+def test_the_pack_reads_the_facts_from_below():
+    assert f"{PACKAGE}.facts.upstream" in _imports(f"{PACKAGE}.pack.bootfacts")
+    assert not any(m.startswith(f"{PACKAGE}.pack") for m in _reach(f"{PACKAGE}.facts.tables"))
