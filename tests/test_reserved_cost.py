@@ -220,3 +220,18 @@ def test_a_reserved_type_the_table_does_not_price_leaves_the_worst_case_not_know
     (over,) = messages(priced, CEILING)
     assert over.startswith("karpenter nodepool 'hpc': its worst case, $200.00 an hour (2 x hpc7a.96xlarge at $100.00, "), over
     assert f"less $100.00 an hour already paid (1 x hpc7a.96xlarge at $100.00, capacity reservation {ODCR})" in over, over
+
+
+def test_a_node_group_on_a_capacity_block_shows_its_reserved_part(tmp_path, monkeypatch, capsys):
+    """A managed node group on the catalog's block (max_size 2 of p5.48xlarge) has the same reserved part."""
+    from conftest import rack_config
+    from test_reserved_node_groups import block_group
+
+    monkeypatch.setenv("MIXED_OS_RACKS_NOW", NOW)
+    stack, out = tmp_path / "Pulumi.group.yaml", tmp_path / "preview.json"
+    stack.write_text(yaml.safe_dump({"config": rack_config(additional_node_groups_config=[block_group()])}))
+    assert main(["preview", "--config", str(stack), "--cwd", str(REPO), "--json", str(out), "--no-policy"]) == 0
+    (group,) = [lane for lane in json.loads(out.read_text())["costs"]["lanes"] if lane["name"] == "rack-ng-train"]
+    assert group["reserved"] == {"capacityReservationIds": [BLOCK], "nodes": 2, "alreadyPaidHourlyUsd": 110.08,
+                                 "notCounted": []}
+    assert BLOCK_PAID in capsys.readouterr().out
