@@ -29,8 +29,8 @@ from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
-from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig, read_config_file
+from .offline.analyzer import PolicyPacks
+from .offline.policyconfig import PolicyConfig, PolicyPackError, read_config_file
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values

@@ -332,7 +332,7 @@ def fleet_command(args: argparse.Namespace) -> int:
 
 def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path],
                    states: Optional[Path]) -> StackColumn:
-    from .offline.analyzer import PolicyPackError
+    from .offline.policyconfig import PolicyPackError
     from .offline.catalog import CatalogError
     from .offline.engine import ProgramExit
     from .offline.nodejs import NodeProgramError

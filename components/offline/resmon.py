@@ -135,7 +135,7 @@ class EngineMonitor(RecordingMonitor):
 
     # ---- the protocol, at the wire ----
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method names)
+    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:  # noqa: N802
         constructor = self.constructors.get(package_of(request.type))
         if request.remote and not request.custom and constructor is not None:
             return self._construct(constructor, request)
@@ -156,7 +156,8 @@ class EngineMonitor(RecordingMonitor):
             self.record_registration(request, urn, state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)
 
-    def _construct(self, constructor: Constructor, request: Any) -> Any:
+    def _construct(self, constructor: Constructor,
+                   request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
         info = self.deployment
         construct = provider_pb2.ConstructRequest(
             project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
@@ -178,7 +179,7 @@ class EngineMonitor(RecordingMonitor):
             propertyDependencies={k: resource_pb2.RegisterResourceResponse.PropertyDependencies(urns=list(v.urns))
                                   for k, v in response.stateDependencies.items()})
 
-    def ReadResource(self, request: Any) -> Any:  # noqa: N802
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:  # noqa: N802
         urn = self.make_urn(request.parent, request.type, request.name)
         _, state = self.cloud.new_resource(MockResourceArgs(
             typ=request.type, name=request.name, inputs=json_format.MessageToDict(request.properties),
@@ -188,7 +189,7 @@ class EngineMonitor(RecordingMonitor):
             self.record_read(request, urn, properties)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=properties)
 
-    def Invoke(self, request: Any) -> Any:  # noqa: N802
+    def Invoke(self, request: resource_pb2.ResourceInvokeRequest) -> resource_pb2.ResourceInvokeResponse:  # noqa: N802
         args = remote.reveal(json_format.MessageToDict(request.args))
         if request.tok == "pulumi:pulumi:getResource":
             return resource_pb2.ResourceInvokeResponse(**{"return": self._get_resource(str(args.get("urn") or ""))})
@@ -203,21 +204,21 @@ class EngineMonitor(RecordingMonitor):
             state = dict(self.states[urn])
         return to_struct({"urn": urn, "id": state.get("id", ""), "state": state})
 
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
+    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest) -> empty_pb2.Empty:  # noqa: N802
         with self._lock:
             self.record_outputs(request)
         return empty_pb2.Empty()
 
-    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802
+    def GetDeploymentInfo(self, request: empty_pb2.Empty) -> resource_pb2.DeploymentInfo:  # noqa: N802
         info = self.deployment
         return resource_pb2.DeploymentInfo(
             project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
             dryRun=True, parallel=info.parallel, supportedFeatures=list(FEATURES.values()))
 
-    def SupportsFeature(self, request: Any) -> Any:  # noqa: N802
+    def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest) -> resource_pb2.SupportsFeatureResponse:  # noqa: N802
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id in FEATURES)
 
-    def SignalAndWaitForShutdown(self, request: Any) -> Any:  # noqa: N802
+    def SignalAndWaitForShutdown(self, request: empty_pb2.Empty) -> empty_pb2.Empty:  # noqa: N802
         return empty_pb2.Empty()
 
     # ---- the engine service ----
@@ -352,31 +353,38 @@ class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
         self.monitor = monitor
 
     @_served
-    def RegisterResource(self, request, context):  # noqa: N802
+    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest,  # noqa: N802
+                         context: grpc.ServicerContext) -> resource_pb2.RegisterResourceResponse:
         return self.monitor.RegisterResource(request)
 
     @_served
-    def ReadResource(self, request, context):  # noqa: N802
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest,  # noqa: N802
+                     context: grpc.ServicerContext) -> resource_pb2.ReadResourceResponse:
         return self.monitor.ReadResource(request)
 
     @_served
-    def Invoke(self, request, context):  # noqa: N802
+    def Invoke(self, request: resource_pb2.ResourceInvokeRequest,  # noqa: N802
+               context: grpc.ServicerContext) -> resource_pb2.ResourceInvokeResponse:
         return self.monitor.Invoke(request)
 
     @_served
-    def RegisterResourceOutputs(self, request, context):  # noqa: N802
+    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest,  # noqa: N802
+                                context: grpc.ServicerContext) -> empty_pb2.Empty:
         return self.monitor.RegisterResourceOutputs(request)
 
     @_served
-    def GetDeploymentInfo(self, request, context):  # noqa: N802
+    def GetDeploymentInfo(self, request: empty_pb2.Empty,  # noqa: N802
+                          context: grpc.ServicerContext) -> resource_pb2.DeploymentInfo:
         return self.monitor.GetDeploymentInfo(request)
 
     @_served
-    def SupportsFeature(self, request, context):  # noqa: N802
+    def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> resource_pb2.SupportsFeatureResponse:
         return self.monitor.SupportsFeature(request)
 
     @_served
-    def SignalAndWaitForShutdown(self, request, context):  # noqa: N802
+    def SignalAndWaitForShutdown(self, request: empty_pb2.Empty,  # noqa: N802
+                                 context: grpc.ServicerContext) -> empty_pb2.Empty:
         return self.monitor.SignalAndWaitForShutdown(request)
 
 
@@ -384,14 +392,16 @@ class _EngineService(engine_pb2_grpc.EngineServicer):
     def __init__(self, monitor: EngineMonitor) -> None:
         self.monitor = monitor
 
-    def Log(self, request, context):  # noqa: N802
+    def Log(self, request: engine_pb2.LogRequest, context: grpc.ServicerContext) -> empty_pb2.Empty:  # noqa: N802
         self.monitor.log(request)
         return empty_pb2.Empty()
 
-    def GetRootResource(self, request, context):  # noqa: N802
+    def GetRootResource(self, request: engine_pb2.GetRootResourceRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> engine_pb2.GetRootResourceResponse:
         return engine_pb2.GetRootResourceResponse(urn=self.monitor.root)
 
-    def SetRootResource(self, request, context):  # noqa: N802
+    def SetRootResource(self, request: engine_pb2.SetRootResourceRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> engine_pb2.SetRootResourceResponse:
         self.monitor.root = request.urn
         return engine_pb2.SetRootResourceResponse()
 
