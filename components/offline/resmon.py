@@ -35,6 +35,7 @@ offline engine cannot expand) fails the call and is kept in ``EngineMonitor.erro
 from __future__ import annotations
 
 import functools
+import json
 import math
 import threading
 from concurrent import futures
@@ -43,6 +44,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from grpc._cython import cygrpc
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, errors_pb2, provider_pb2, resource_pb2, resource_pb2_grpc, status_pb2
 
@@ -112,6 +114,8 @@ class EngineMonitor(RecordingMonitor):
         self.root = ""
         self.aborted = threading.Event()
         """Set when a registration failed the run: the engine then stops the program (``rm.abortChan``)."""
+        self.calls = 0
+        """How many calls reached the monitor and the engine service (``arrived``)."""
         self._lock = threading.RLock()
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -119,6 +123,11 @@ class EngineMonitor(RecordingMonitor):
         if qualified and qualified != STACK_TYPE:
             type_ = f"{qualified}${type_}"
         return f"urn:pulumi:{self.deployment.stack}::{self.deployment.project}::{type_}::{name}"
+
+    def arrived(self) -> None:
+        """Count a call that reached the monitor or the engine service."""
+        with self._lock:
+            self.calls += 1
 
     def failed(self, message: str) -> None:
         with self._lock:
@@ -409,6 +418,37 @@ class _EngineService(engine_pb2_grpc.EngineServicer):
 MAX_MESSAGE = 400 * 1024 * 1024
 """The largest message either side sends (a big component's state), as the engine's own servers allow."""
 
+NEVER_REFUSE = 2**31 - 1
+"""gRPC core's server holds a call that arrived before the application asked for the next one in a pending queue,
+and refuses calls past a bound on it (``grpc.server.max_pending_requests``, 1,000 by default, randomly up to
+``..._hard_limit``, 3,000), or that waited there longer than ``grpc.server_max_unrequested_time_in_server`` (30 s):
+grpcio asks for one call at a time, from one thread, so a program that sends thousands of registrations at once
+fills that queue. The Node.js SDK takes a refused call (``CANCELLED``, ``UNAVAILABLE``) as the engine shutting
+down: it stops registering and exits 0, without a word (``isGrpcError``, ``terminateRpcs``). The engine's own
+server (Go) has no such queue; here it is unbounded, in count and in time."""
+
+SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE),
+                  ("grpc.server.max_pending_requests", NEVER_REFUSE),
+                  ("grpc.server.max_pending_requests_hard_limit", NEVER_REFUSE),
+                  ("grpc.server_max_unrequested_time_in_server", NEVER_REFUSE)]
+"""The monitor's server options (``NEVER_REFUSE``)."""
+
+
+class _Arrivals(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc has no type information here: ServerInterceptor is Any
+    """Counts each call gRPC hands to the application (one it has no method for too) on the monitor (``arrived``)."""
+
+    def __init__(self, monitor: EngineMonitor) -> None:
+        self.monitor = monitor
+
+    def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
+        self.monitor.arrived()
+        return continuation(handler_call_details)
+
+
+def _server_ids() -> set[int]:
+    """The ids under which gRPC's channelz knows this process's servers."""
+    return {int(found["ref"]["serverId"]) for found in json.loads(cygrpc.channelz_get_servers(0)).get("server", [])}
+
 
 class EngineServer:
     """An ``EngineMonitor`` served with the ``Engine`` service on one loopback port (``address``), until ``close``.
@@ -416,14 +456,26 @@ class EngineServer:
 
     def __init__(self, monitor: EngineMonitor) -> None:
         self.monitor = monitor
-        options = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
+        before = _server_ids()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="resmon"),
-                                   options=options)
+                                   interceptors=[_Arrivals(monitor)], options=SERVER_OPTIONS)
+        created = _server_ids() - before
+        self._channelz = created.pop() if len(created) == 1 else None  # another thread's server made at once: unknown
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_MonitorService(monitor), self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(_EngineService(monitor), self._server)
         self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
         monitor.address = self.address
         self._server.start()
+
+    def refused(self) -> int:
+        """How many calls gRPC took from the program but never handed to the monitor (it refused them, or they are
+        still queued): the calls channelz counts as started, less those that reached the monitor (0 when channelz
+        does not know this server)."""
+        if self._channelz is None:
+            return 0
+        found = json.loads(cygrpc.channelz_get_server(self._channelz)).get("server", {})
+        started = int(found.get("data", {}).get("callsStarted", 0))
+        return max(0, started - self.monitor.calls)
 
     def close(self) -> None:
         self._server.stop(grace=None)
