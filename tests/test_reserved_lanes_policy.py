@@ -160,10 +160,14 @@ def pool_program(capacity: Optional[list[str]], terms: Optional[list[dict[str, A
                                         "requirement does not allow 'reserved', so Karpenter launches nothing into them "
                                         "(add 'reserved': with on-demand beside it, Karpenter falls back to On-Demand when "
                                         "they are full)"]),
-    (["reserved"], None, ["karpenter nodepool 'train': capacity type 'reserved', but its EC2NodeClass 'train' selects no "
-                          "capacity reservations (capacityReservationSelectorTerms), so no node of it is ever reserved"]),
+    (["reserved"], None, ["karpenter nodepool 'train': capacity type 'reserved' only, but its EC2NodeClass 'train' "
+                          "selects no capacity reservations (capacityReservationSelectorTerms), so Karpenter launches "
+                          "nothing for it"]),
+    # awslabs/ai-on-eks's GPU pools list all three types with no reservations: Karpenter launches spot or on-demand
+    (["reserved", "spot", "on-demand"], None, []),
     (["on-demand", "spot"], None, []),
-], ids=["reserved-and-selected", "selected-not-reserved", "by-tags-no-requirement", "reserved-none-selected", "plain"])
+], ids=["reserved-and-selected", "selected-not-reserved", "by-tags-no-requirement", "reserved-none-selected",
+        "reserved-beside-others-none-selected", "plain"])
 def test_a_pools_capacity_types_and_its_classs_reservations_agree(pack, capacity, terms, expected):
     assert messages(judge(pack, pool_program(capacity, terms)), POLICY) == expected
 
