@@ -29,8 +29,8 @@ from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams
 from .errors import ConfigError, OfflineUnavailable
 from .offline import costs as lane_costs
-from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig, read_config_file
+from .offline.analyzer import PolicyPacks
+from .offline.policyconfig import PolicyConfig, PolicyPackError, read_config_file
 from .offline.catalog import Catalog, CatalogError
 from .offline import require_sdk
 from .offline.engine import ProgramExit, run_program, stack_config_values
@@ -43,7 +43,7 @@ from .offline.stackexport import StackState, StateFileError, read_stack_export
 from .offline.sdk import oversized_config
 from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
-from .pack import cost, reservation, reserved
+from .pack import checks, cost, reservation, reserved
 from .pack.scaffold import ScaffoldError
 from .spec.base import shown
 
@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--stack", help="read Pulumi.STACK.yaml from the project directory")
     which.add_argument("--config", type=Path, help="any stack config file")
     p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    p.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    p.add_argument("--amis", type=Path, metavar="FILE", help="AMI catalog file, added to the default catalog (the "
+                   "example stacks' images): an entry of FILE replaces the default's of the same id or key")
     p.add_argument("--json", type=Path, dest="json_out", help="also write resources and violations as JSON")
     p.add_argument(
         "--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
@@ -351,11 +352,13 @@ def preview(args: argparse.Namespace) -> int:
     config_lines = read_stack(stack_file, project)
     state = read_state(args.state, project, stack)
     overrides = _soaked_in(args, project, stack, state)
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     ran = run_stack(cwd, project_file, stack, stack_file, config_lines, catalog, packs, args.policy_pack_configs or [], overrides)
     run, violations, names, worst = ran.run, ran.violations, ran.names, ran.worst
+    gate = _soak_gate(run, args.policy_pack_configs or [], overrides, violations) if packs else ""
     if state is None:
-        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render(run, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else "")
+               + gate)
         if args.json_out:
             write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
@@ -369,8 +372,8 @@ def preview(args: argparse.Namespace) -> int:
         if state.encrypted:
             sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which the offline "
                              "preview cannot read: they are compared as unknown, never as changed\n")
-        _print(render_plan(plan, violations) + "".join(f"{line}\n" for line in lane_costs.lines(worst)[1:])
-               + (pack_summary(packs, names, source, violations) if packs else ""))
+        _print(render_plan(plan, violations, lane_costs.lines(worst)) + (pack_summary(packs, names, source, violations) if packs else "")
+               + gate)
         if args.json_out:
             doc = {**to_json(run, violations), "costs": lane_costs.as_json(worst)}
             doc["resources"] = plan_json(plan)
@@ -420,12 +423,20 @@ def read_state(path: Optional[Path], project: str, stack: str) -> Optional[Stack
 
 
 def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
-    """What the offline account tells the packs, under the config's own: its prices (``lane-cost-ceiling``), and
-    its capacity reservations and subnets' zones (both reservation policies: an id it does not list is not the
-    account's, as EC2 would say)."""
-    given: PolicyConfig = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else {}
+    """What the offline account tells the packs, under the config's own: its prices and capacity reservations
+    (``lane-cost-ceiling``: a reserved lane's part already paid), its capacity reservations and subnets' zones (both
+    reservation policies: an id it does not list is not the account's, as EC2 would say), and its AMIs' facts for
+    every policy that judges AMIs, whatever pins them (the components, a plain launch template, node group or
+    EC2NodeClass), with the account's EBS encryption default when the catalog states it."""
+    given: PolicyConfig = {}
+    amis = catalog.policy_facts()
+    given.update({policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES})
+    if "ebs_encryption_by_default" in catalog.given:
+        given[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
     account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
                "subnets": dict(catalog.subnets)}
+    given[cost.CEILING] = ("", {**({"prices": catalog.prices} if catalog.prices else {}),
+                                "reservations": account["reservations"]})
     given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
     return given
 
@@ -453,18 +464,38 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
         if missing:
             raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
+    choices = _budget_choices(pack_configs)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, catalog.reservations,
+                              choices["figure"], choices["reserved"])
     return StackRun(run, violations, names, worst)
 
 
-def _budget_figure(paths: Sequence[Path]) -> str:
-    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
-    file's winning), for the printout; the pack reads the same."""
-    figure = cost.STEADY
+def _soak_gate(run: ProgramRun, pack_configs: Sequence[Path], overrides: dict[str, dict[str, Any]],
+               violations: Sequence[dict[str, Any]]) -> str:
+    """The soak gate's line for a preview it passed (``soakstate.gate_line``): its config is the pack configs'
+    ``ami-soaked`` (the last file's winning) under ``--soaked-in``'s; '' when it refused an AMI (the violations
+    say which) or is off (no evidence given)."""
+    from .offline.soakstate import gate_line
+    from .pack.soak import POLICY
+
+    if any(v["policy"] == POLICY for v in violations):
+        return ""
+    config: dict[str, Any] = {}
+    for path in pack_configs:
+        config.update(read_config_file(path).get(POLICY, ("", None))[1] or {})
+    line = gate_line(run.resources, {**config, **overrides.get(POLICY, {})})
+    return f"    {shown(line)}\n" if line else ""
+
+
+def _budget_choices(paths: Sequence[Path]) -> dict[str, str]:
+    """Which worst case the budgets hold and how they count reserved parts, as the pack configs say it
+    (``lane-cost-ceiling``'s ``figure`` and ``reserved``, the last file's winning), for the printout; the pack reads
+    the same."""
+    choices = {"figure": cost.STEADY, "reserved": cost.INCLUDE}
     for path in paths:
         props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
-        figure = str(props.get("figure", figure))
-    return figure
+        choices.update({key: str(props[key]) for key in choices if key in props})
+    return choices
 
 
 def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Optional[StackState]) -> dict[str, dict[str, Any]]:

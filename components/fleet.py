@@ -57,7 +57,8 @@ def add_parser(sub: Any) -> None:
                        "promotion needs, and with --states the upgrade gate")
     f.add_argument("--stacks", metavar="A,B,...", help="preview these stacks (default: every Pulumi.<stack>.yaml in --cwd)")
     f.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    f.add_argument("--amis", type=Path, help="AMI catalog file (default: the catalog for the example stacks)")
+    f.add_argument("--amis", type=Path, metavar="FILE", help="AMI catalog file, added to the default catalog (the "
+                   "example stacks' images): an entry of FILE replaces the default's of the same id or key")
     f.add_argument("--no-policy", action="store_true", help="run no policy pack")
     f.add_argument("--order", metavar="A,B,...", help="the order environments promote in, earliest first (default: "
                    "dev, test, staging, prod by their usual names)")
@@ -311,7 +312,7 @@ def fleet_command(args: argparse.Namespace) -> int:
     for flag, path in (("--markdown", args.markdown), ("--json", args.json_out)):
         if path is not None:
             check_output(path, inputs, flag)
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     columns: dict[str, StackColumn] = {}
     for n, stack in enumerate(stacks, 1):
         sys.stderr.write(f"fleet: previewing stack {stack} ({n}/{len(stacks)})\n")
@@ -334,7 +335,7 @@ def fleet_command(args: argparse.Namespace) -> int:
 
 def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path],
                    states: Optional[Path]) -> StackColumn:
-    from .offline.analyzer import PolicyPackError
+    from .offline.policyconfig import PolicyPackError
     from .offline.catalog import CatalogError
     from .offline.engine import ProgramExit
     from .offline.nodejs import NodeProgramError

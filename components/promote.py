@@ -293,7 +293,7 @@ def promote_command(args: argparse.Namespace) -> int:
     now = clock.now()
     steps, notes = plan(lanes, evidence, lanes_run(evidence_state), args.canary, now)
     lines = [f"Promoting into {stack_file} from stack {evidence.environment} ({args.evidence}); soakDays {days:g}:"]
-    catalog = Catalog.load(args.amis)
+    catalog = Catalog.with_default(args.amis)
     steps = [replace(step, problem=step.problem or _unbootable(step, catalog)) for step in steps]
     text = None  # every change made in memory first: the file is written once, or not at all
     written = 0

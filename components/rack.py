@@ -10,7 +10,7 @@ from . import clock, contract, lanecost
 from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted
 from .cluster import ClusterRef
-from .errors import ArgumentError
+from .errors import ArgumentError, ConfigError
 from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, MetricsServerArgs, eks_addon
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
@@ -138,7 +138,7 @@ class Rack(pulumi.ComponentResource):
         check_start("Rack", name, opts)
         token, opts = hosted("Rack", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, RackArgs)
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         for line in tables.stale(clock.today()):  # an advisory: the rack still previews and deploys
@@ -188,6 +188,8 @@ class Rack(pulumi.ComponentResource):
             self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
                                                 tags=spec.tags, opts=child)
         # a created cluster's system lane runs the rack's controllers; in an existing cluster they go anywhere
+        # node_selector and tolerations, for ClusterAutoscalerArgs and MetricsServerArgs alike (a dict: mypy types
+        # no TypedDict that is part of both)
         system: dict[str, Any] = (
             {"node_selector": contract.SYSTEM_SELECTOR, "tolerations": [contract.SYSTEM_TOLERATION]}
             if self.created is not None else {})
@@ -220,6 +222,7 @@ class Rack(pulumi.ComponentResource):
             )
             pools_wait += [self.karpenter.crd_chart, self.karpenter.chart]
 
+        # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's KarpenterPoolArgs
         pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis, tags=spec.tags)  # type: ignore[typeddict-item]
         if self.created is not None and spec.cluster is not None:
             # the rack's own cluster: its subnets and security group by id, so nothing the user owns is tagged
@@ -230,12 +233,18 @@ class Rack(pulumi.ComponentResource):
         elif spec.karpenter_node_role:  # else the pools' default, KarpenterNodeRole-<cluster_name>
             pool_args["node_role"] = aws.iam.Role.get(f"{name}-karpenter-node-role", spec.karpenter_node_role, opts=child)
         pool_opts = pulumi.ResourceOptions(parent=self, depends_on=pools_wait or None)
-        self.pools: dict[str, KarpenterPool] = {
-            pool.name: KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}), opts=pool_opts)
-            for pool in spec.pools
-        }
-        canaries = canary_lanes(spec)
+        # each lane is checked against its pinned AMI as it is built: a lane refused is named and the others
+        # still built, so that every refusal of the stack's config comes out in one run, each on its line
+        refusals: list[str] = []
+        self.pools: dict[str, KarpenterPool] = {}
         for pool in spec.pools:
+            try:
+                self.pools[pool.name] = KarpenterPool(f"{name}-{pool.name}", cast(KarpenterPoolArgs, {**pool_args, "pool": pool}),
+                                                      opts=pool_opts)
+            except ConfigError as exc:
+                refusals += [line for line in str(exc).splitlines() if line not in refusals]
+        canaries = canary_lanes(spec)
+        for pool in (p for p in spec.pools if p.name in self.pools):
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = _priced_lane(region, self.pools[pool.name].ami, self.lane_facts[pool.name],
                                             functools.partial(lanecost.pool_worst_case, pool))
@@ -263,7 +272,11 @@ class Rack(pulumi.ComponentResource):
                 group_args["subnet_ids"] = spec.cluster.private_subnet_ids
             if shared_role is not None:
                 group_args["node_role"] = shared_role
-            self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            try:
+                self.node_groups[lane] = NodeGroup(lane, group_args, opts=child)
+            except ConfigError as exc:
+                refusals += [line for line in str(exc).splitlines() if line not in refusals]
+                continue
             subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
                                        functools.partial(lanecost.group_worst_case, group, subnets=subnets))
@@ -276,13 +289,16 @@ class Rack(pulumi.ComponentResource):
                                                   functools.partial(lanecost.group_worst_case, group.canary(lane),
                                                                     subnets=subnets))
 
+        if refusals:
+            raise ConfigError("\n".join(refusals))
+
         # autoscaling: the Cluster Autoscaler owns the managed groups' desired sizes; metrics-server feeds HPAs
         agent = [self.pod_identity_agent] if self.pod_identity_agent is not None else []
         self.cluster_autoscaler: Optional[ClusterAutoscaler] = None
         """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
             autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
-                                                    **system)  # type: ignore[typeddict-item]
+                                                    **system)  # type: ignore[typeddict-item]  # system: see above
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -303,7 +319,7 @@ class Rack(pulumi.ComponentResource):
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
                 f"{name}-metrics-server",
-                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
+                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]  # system: see above
                 opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
 
         self.device_plugin: Optional[NvidiaDevicePlugin] = None
@@ -332,12 +348,14 @@ class Rack(pulumi.ComponentResource):
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input(cast(dict[str, Lane], {}))
-        control_plane, price = lanecost.cost.control_plane(support)
+        control_plane, price = cost.control_plane(support)
         self.control_plane_hourly_usd = pulumi.Output.from_input(control_plane)
         self.control_plane_price = pulumi.Output.from_input(price)
         self.worst_case_hourly_usd = self.lanes.apply(functools.partial(lanecost.rack_worst_case, control_plane=control_plane))
         self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
         self.cluster_name = self.cluster.name
+        # ClusterRef declares endpoint optional (the provider's schema derives from it: given as data, a cluster
+        # may leave it out), yet every ClusterRef holds one
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
         self.node_pool_names = pulumi.Output.from_input(sorted(self.pools))

@@ -24,7 +24,11 @@ docs/offline.md), in one offline account (``OFFLINE_ACCOUNT``)::
 ``set_mocks`` is ``pulumi.runtime.set_mocks`` with the stack's config set and a mock monitor that serves
 each request on an event loop of its own: under the SDK's plain mock monitor, a remote component given
 a resource (``NodeGroup``'s pulumi-eks ``ManagedNodeGroup``, given the cluster and its role) fails the run
-with "attached to a different loop" (pulumi/pulumi#6561).
+with "attached to a different loop" (pulumi/pulumi#6561). That monitor also expands the remote components
+the offline preview expands (pulumi-eks's ``ManagedNodeGroup``, pulumi-kubernetes's yaml/v2 and Helm v4
+``Chart``) into the children their providers register, with the arguments the preview registers: a test
+sees a ``ManagedNodeGroup``'s ``aws:eks/nodeGroup:NodeGroup`` and its ``aws:ec2/launchTemplate:LaunchTemplate``
+in ``resources``, after the component's own item.
 
 A resource is created with the id ``<name>-id`` and its inputs as its outputs (with ``preview=True``,
 as in a preview: no id, and outputs beyond the inputs unknown). A look-up it cannot answer (one of the
@@ -40,26 +44,30 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 import pulumi
+from pulumi.runtime import rpc
 
 from .offline.catalog import OFFLINE_ACCOUNT, Catalog
 from .offline.cloud import OfflineMocks
+from .offline.monitor import RecordingMonitor
 
 __all__ = ["OFFLINE_ACCOUNT", "RackMocks", "set_mocks"]
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 CatalogInput = Union[None, str, Path, Catalog, Mapping[str, Any]]
-"""An AMI catalog: a file's path, a ``Catalog``, the file's content as a mapping (``{"amis": [...]}``),
-or None for the package's default catalog (the example stacks' images)."""
+"""An AMI catalog: a file's path or the file's content as a mapping (``{"amis": [...]}``), added to the
+package's default catalog (the example stacks' images) as ``--amis`` adds it; a ``Catalog``, as it is; or None
+for the default catalog."""
 
 
 def catalog_of(amis: CatalogInput) -> Catalog:
-    """The catalog ``amis`` names, validated as ``--amis`` validates it (``CatalogError`` naming the field)."""
+    """The catalog ``amis`` names, validated as ``--amis`` validates it (``CatalogError`` naming the field), and
+    over the default catalog as ``--amis`` lays it (an entry of ``amis`` wins over the default's of its id or key)."""
     if isinstance(amis, Catalog):
         return amis
     if isinstance(amis, Mapping):
-        return Catalog.from_doc(dict(amis))
-    return Catalog.load(Path(amis) if amis is not None else None)
+        return Catalog.from_doc(dict(amis)).over(Catalog.load())
+    return Catalog.with_default(Path(amis) if amis is not None else None)
 
 
 class RackMocks(OfflineMocks):
@@ -78,9 +86,13 @@ class RackMocks(OfflineMocks):
         self.stack_outputs = {name: dict(outputs) for name, outputs in (stack_outputs or {}).items()}
         self.resources: list[pulumi.runtime.MockResourceArgs] = []
         """What the program registered, in order: the SDK's ``MockResourceArgs`` (``typ``, the type token, not
-        ``type``; ``name``; ``inputs``, resolved; ``provider``; ``resource_id``, for a read, else empty; ``custom``)."""
+        ``type``; ``name``; ``inputs``, resolved; ``provider``; ``resource_id``, for a read, else empty; ``custom``).
+        A remote component the offline preview expands is followed by the children its provider registers (their
+        inputs as the preview registers them; a value known only once another resource exists, such as the
+        launch template's id in a node group's ``launchTemplate``, is the SDK's ``pulumi.output.Unknown`` with
+        ``preview=True``, else left out)."""
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict[str, Any]]:
         self.resources.append(args)
         if args.typ == STACK_REFERENCE:  # read with the stack's name as its id (the SDK's StackReference)
             stack = str(args.resource_id or args.inputs.get("name") or "")
@@ -106,13 +118,28 @@ def set_mocks(mocks: Optional[RackMocks] = None, project: str = "project", stack
     ``config`` (``{"<ns>:<key>": "<value as text>"}``, as ``pulumi.Config`` reads it), and a mock monitor under
     which remote components given resources work (see above). Returns the mocks. Call it before each test's
     program: every call is a program run of its own."""
-    from .offline.sdk import IsolatingMockMonitor  # the SDK's mock monitor, each request on a loop of its own
-
     mocks = mocks if mocks is not None else RackMocks()
     try:  # the SDK registers the root stack here, on this thread's event loop: one must exist
         asyncio.get_event_loop()
     except RuntimeError:  # none set (an earlier run closed its own)
         asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_all_config(dict(config or {}), [])
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=IsolatingMockMonitor(mocks))
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=_ExpandingMonitor(mocks))
     return mocks
+
+
+class _ExpandingMonitor(RecordingMonitor):
+    """The offline preview's monitor (the SDK's mock monitor, each request on a loop of its own, remote components
+    expanded as the preview expands them), adding each expanded child to ``RackMocks.resources``."""
+
+    def __init__(self, mocks: RackMocks) -> None:
+        super().__init__(mocks)
+        self.rack_mocks = mocks
+
+    def record_registration(self, request: Any, urn: str, state: Any) -> None:
+        first = len(self.recorded)
+        super().record_registration(request, urn, state)
+        for child in self.recorded[first + 1:]:  # the registration itself, then what its provider registers
+            self.rack_mocks.resources.append(pulumi.runtime.MockResourceArgs(
+                typ=child.type, name=child.name, inputs=rpc.deserialize_properties(child.properties),
+                provider=child.provider, resource_id="", custom=child.custom))

@@ -101,7 +101,10 @@ def test_an_ami_staging_ran_2_days_is_refused_naming_the_lane_the_ami_and_the_da
 def test_an_ami_staging_ran_8_days_passes(tmp_path, amis, prod_state, capsys):
     code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 8.04, {"ami_id": NEW_AMI})
     assert code == 0 and soaked(doc) == []
-    assert "mixed-os-racks (" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "mixed-os-racks (" in out
+    # a passing preview says the gate ran, and what it judged: the AMI the lane newly runs, on that lane
+    assert out.splitlines()[-1] == f"    Soak gate (ami-soaked, 7 days in staging): {NEW_AMI} on gpu soaked"
 
 
 def test_an_ami_staging_never_ran_is_refused(tmp_path, amis, prod_state):
@@ -117,6 +120,8 @@ def test_an_ami_prods_own_state_runs_is_never_refused(tmp_path, amis, prod_state
     staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 1)
     code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), "--state", str(prod_state))
     assert code == 0 and soaked(doc) == []
+    assert capsys.readouterr().out.splitlines()[-1] == ("    Soak gate (ami-soaked, 7 days in staging): no lane newly runs "
+                                                        "an AMI pinned by id, so none needed it")
     # without prod's state nothing says prod runs it already: it is judged as new, and the warning says why
     code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging))
     assert code == 1 and GPU_AMI in soaked(doc)[0]["message"]
@@ -445,10 +450,12 @@ def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsy
     assert set(printed) == {SOAKED} and printed[SOAKED]["running"] == [] and "soakDays 7" in captured.err
 
 
-def test_without_evidence_the_gate_is_off(tmp_path, amis):
-    """No environment's evidence in the config: nothing is judged (dev and staging preview as before)."""
+def test_without_evidence_the_gate_is_off(tmp_path, amis, capsys):
+    """No environment's evidence in the config: nothing is judged (dev and staging preview as before), and the
+    output says nothing of the gate."""
     code, doc = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis)
     assert code == 0 and soaked(doc) == []
+    assert "Soak gate" not in capsys.readouterr().out
 
 
 @given(st.floats(min_value=0, max_value=60 * DAY_SECONDS), st.floats(min_value=0, max_value=30))

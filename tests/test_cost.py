@@ -113,6 +113,17 @@ def test_the_plan_against_the_stacks_state_prints_them_too(tmp_path, capsys, mon
     assert code == 0 and doc["costs"]["totalHourlyUsd"] == 19.47128
     assert "Worst case per hour (on-demand prices of us-east-1" in out
     assert any(line.split()[:2] == ["rack", "'rack'"] and "$19.47128" in line and "EKS control plane at $0.10 (EKS standard support)" in line for line in out.splitlines())
+    # the sections come in the plain preview's order: the lanes' worst cases, then the resources' summary, each
+    # after a blank line
+    assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--no-policy"]) == 0
+    plain = capsys.readouterr().out
+
+    def sections(text: str) -> list[str]:
+        lines = text.splitlines()
+        return [line for n, line in enumerate(lines) if line.endswith(":") and not line.startswith(" ") and n and not lines[n - 1]]
+
+    assert [h for h in sections(plain) if h != "Outputs:"] == [h for h in sections(out)] == [
+        "Worst case per hour (on-demand prices of us-east-1, aws/karpenter-provider-aws 1d927085 (2026-08-21)):", "Resources:"]
 
 
 def test_a_gpu_pool_over_its_budget_is_refused_naming_the_lane_both_figures_and_the_limit(tmp_path, capsys):

@@ -48,6 +48,30 @@ def test_a_disk_below_the_snapshot_names_the_stack_key_its_line_and_the_size_tha
                            "disk 60 GiB is smaller") and line.endswith("give it a disk of 100 GiB or more")
 
 
+def test_every_lane_a_stack_file_gets_wrong_is_reported_in_one_run(tmp_path, capsys):
+    """Two pools and a node group, each refused for its pinned AMI (a disk below the snapshot, an arm64 image on x86
+    instances): one run names all three, each on its line with its key path, line and value; exit 2 as for one."""
+    from conftest import ARM_AMI
+
+    text = HEAD + ("  rack:additional_karpenter_nodepools_config:\n"
+                   f"    - name: gpu\n      instance_families: g5\n      ami_id: {GPU_AMI}\n      disk: 50\n"
+                   f"    - name: batch\n      instance_families: m7i\n      ami_id: {ARM_AMI}\n      disk: 50\n"
+                   f"  rack:additional_node_groups_config:\n    - id: 1\n      type: g5.xlarge\n      ami_id: {GPU_AMI}\n"
+                   "      disk: 60\n")
+    errors = preview_errors(tmp_path, capsys, text)
+    assert len(errors) == 3, errors
+    assert errors[0].startswith("error: Pulumi.mine.yaml:8: rack:additional_karpenter_nodepools_config[0].disk: "
+                                "karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot")
+    assert errors[1] == ("error: Pulumi.mine.yaml:9: rack:additional_karpenter_nodepools_config[1].arch: karpenter nodepool "
+                         f"'batch': arch x86_64 does not match {ARM_AMI}, which is arm64 (pin an x86_64 AMI, or set the "
+                         "lane's arch to arm64)")
+    assert errors[2].startswith("error: Pulumi.mine.yaml:17: rack:additional_node_groups_config[0].disk: node group "
+                                "'rack-ng-1': disk 60 GiB is smaller")
+    # the order of the lanes in the file is the order of the lines; reordered, the same lines
+    swapped = text.replace("name: gpu", "name: tmp").replace("name: batch", "name: gpu").replace("name: tmp", "name: batch")
+    assert len(preview_errors(tmp_path, capsys, swapped)) == 3
+
+
 def test_a_disk_below_the_snapshot_names_the_spec_field_in_a_program():
     def program() -> None:
         cluster = ClusterRef.existing("shared", "shared")

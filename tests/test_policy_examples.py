@@ -77,12 +77,16 @@ def test_disk_below_snapshot_with_the_policy_config(capsys):
     ]
 
 
-def test_disk_below_snapshot_without_a_size_is_an_advisory_not_a_pass(capsys):
+def test_disk_below_snapshot_is_refused_from_the_catalog_without_a_policy_config(capsys):
+    """The offline preview hands the pack the AMI catalog's facts: the hand-written template's disk is judged against
+    the catalog's snapshot size, as with the policy config (which a real ``pulumi preview`` needs)."""
     code, out, _ = preview(capsys, "disk-below-snapshot")
-    assert code == 0
-    section = policies_section(out)
-    assert section[0] == "    [advisory]  mixed-os-racks: ami-facts-unknown  (gpu-train-launch-template)"
-    assert "disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of ami-0a1b2c3d4e5f60718" in section[1]
+    assert code == 1
+    assert policies_section(out) == [
+        "    [mandatory]  mixed-os-racks: disk-fits-ami-snapshot  (gpu-train-launch-template)",
+        "        launch template 'gpu-train-launch-template': disk 50 GiB is smaller than the root snapshot of "
+        "ami-0a1b2c3d4e5f60718 (100 GiB); give it a disk of 100 GiB or more",
+    ]
 
 
 def test_gpu_lane_on_bottlerocket(capsys):

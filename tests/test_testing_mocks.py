@@ -3,6 +3,8 @@ an AMI catalog, as the offline preview answers them, through the SDK's own ``set
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_aws as aws
 import pytest
@@ -98,3 +100,59 @@ def test_each_item_of_mocks_resources_has_the_fields_the_docs_name():
     assert not template.provider  # no explicit provider
     assert (role.typ, role.resource_id) == ("aws:iam/role:Role", "node-role")
     assert not hasattr(template, "type")
+
+
+def _as_previewed(value: object) -> object:
+    """Inputs as the mocks resolve them, written as the offline preview's plain inputs: a value not known yet (the
+    SDK's ``Unknown`` in a preview) as ``<computed>``."""
+    if isinstance(value, dict):
+        return {k: _as_previewed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_previewed(v) for v in value]
+    return "<computed>" if isinstance(value, pulumi.output.Unknown) else value
+
+
+def test_a_managed_node_group_is_expanded_as_the_offline_preview_expands_it():
+    """A user's pulumi-eks ManagedNodeGroup: a test sees the node group and launch template its provider registers,
+    with the arguments the offline preview registers (the same expansion, components/offline/eks_mng.py)."""
+    from policy_helpers import managed_node_group
+    from mixed_os_racks.offline.engine import run_program
+
+    def program() -> None:
+        managed_node_group("gpu", ami_id=GPU_AMI, disk_size=200, enable_imd_sv2=True, instance_types=["g6.xlarge"],
+                           labels={"lane": "gpu"}, scaling_config={"min_size": 0, "max_size": 4, "desired_size": 1})
+
+    mocks = set_mocks(RackMocks(), project="p", stack="s", preview=True)
+    pulumi.runtime.test(program)()
+    preview = run_program(program, {"aws:region": "us-east-1"}, project="p", stack="s")
+    children = [(r.type, r.name) for r in preview.resources if r.parent.endswith("eks:index:ManagedNodeGroup::gpu")]
+    assert sorted(children) == [("aws:ec2/launchTemplate:LaunchTemplate", "gpu-launchTemplate"),
+                                ("aws:eks/nodeGroup:NodeGroup", "gpu")]
+    for typ, name in children:
+        expected = next(r for r in preview.resources if (r.type, r.name) == (typ, name))
+        assert _as_previewed(mocks.registered(typ, name).inputs) == expected.inputs, typ
+        assert mocks.registered(typ, name).custom is True
+    group = mocks.registered("aws:eks/nodeGroup:NodeGroup", "gpu").inputs
+    assert group["instanceTypes"] == ["g6.xlarge"] and group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 1}
+    assert "amiType" not in group and "diskSize" not in group  # pulumi-eks moves them into the launch template
+    template = mocks.registered("aws:ec2/launchTemplate:LaunchTemplate", "gpu-launchTemplate").inputs
+    assert template["imageId"] == GPU_AMI and template["metadataOptions"]["httpTokens"] == "required"
+    assert template["blockDeviceMappings"] == [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 200}}]
+    # the component's own item comes first, with the inputs the program gave it
+    kinds = [r.typ for r in mocks.resources]
+    assert kinds.index("eks:index:ManagedNodeGroup") < kinds.index("aws:ec2/launchTemplate:LaunchTemplate")
+    # outside a preview the same children; the values known only once the launch template exists are left out
+    mocks = set_mocks(RackMocks(), project="p", stack="s")
+    pulumi.runtime.test(program)()
+    assert mocks.registered("aws:eks/nodeGroup:NodeGroup", "gpu").inputs["launchTemplate"] == {}
+
+
+def test_a_catalog_given_to_the_mocks_adds_to_the_default_as_amis_does(tmp_path):
+    mine = {"amis": [{"id": "ami-0c0ffee0c0ffee0c0", "name": "team-al2023-gpu", "description": "Amazon Linux 2023",
+                      "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 120,
+                      "creation_date": "2026-12-01T08:00:00.000Z", "owner_id": "111122223333"}]}
+    path = tmp_path / "amis.yaml"
+    path.write_text(json.dumps(mine))
+    for given in (mine, str(path)):
+        catalog = RackMocks(amis=given).catalog
+        assert {"ami-0c0ffee0c0ffee0c0", GPU_AMI} <= set(catalog.amis)

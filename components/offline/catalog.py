@@ -357,7 +357,7 @@ class CatalogDoc(BaseModel):
 # ---- reading the file ------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """YAML as the stack config reads it: a key given twice is an error, not "the last one wins"."""
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # noqa: D401 - PyYAML's hook
@@ -375,7 +375,8 @@ class _StrictLoader(yaml.SafeLoader):
                     None, None, f"the key '{key}' is given twice", key_node.start_mark)
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)
@@ -544,6 +545,7 @@ class Catalog:
         prices: Optional[Mapping[str, float]] = None,
         clusters: Optional[Mapping[str, CatalogCluster]] = None,
         reservations: Optional[Mapping[str, reservations_.CapacityReservation]] = None,
+        given: Sequence[str] = (),
     ) -> None:
         self.amis = dict(amis)
         self.source = source
@@ -557,6 +559,29 @@ class Catalog:
         """EKS cluster name -> what EKS says of it (a cluster not listed has the defaults)."""
         self.reservations = dict(reservations or {})
         """Capacity reservation id -> what EC2 says of it (one not listed: the account has no such reservation)."""
+        self.given = frozenset(given)
+        """The sections the file wrote (``ebs_encryption_by_default`` among them only when the file set it)."""
+
+    def over(self, base: "Catalog") -> "Catalog":
+        """This catalog added to ``base``: every image, SSM parameter, subnet, price, cluster and capacity reservation of both, this
+        catalog's entry winning over ``base``'s of the same id or key, and ``base``'s EBS encryption default unless
+        this catalog sets its own (``--amis FILE`` over the default catalog)."""
+        encrypted = self.ebs_encryption_by_default if "ebs_encryption_by_default" in self.given else base.ebs_encryption_by_default
+        return Catalog({**base.amis, **self.amis}, self.source, encrypted, {**base.ssm_parameters, **self.ssm_parameters},
+                       {**base.subnets, **self.subnets}, {**base.prices, **self.prices}, {**base.clusters, **self.clusters},
+                       {**base.reservations, **self.reservations}, sorted(self.given | base.given))
+
+    def policy_facts(self) -> dict[str, dict[str, Any]]:
+        """Every image's facts as the pack's AMI-facts policies take them in their config (``amis``: AMI id ->
+        ``rootSnapshotGiB``, ``architecture``, ...): the offline preview gives them to the pack, so that what the
+        catalog knows of an AMI reaches the policies whichever resource pins it."""
+        return {ami.id: {key: value for key, value in {
+            "name": ami.name, "description": ami.description, "architecture": ami.architecture,
+            "rootDeviceName": ami.root_device_name, "rootSnapshotGiB": ami.root_snapshot_gib,
+            "rootSnapshotEncrypted": ami.root_snapshot_encrypted, "creationDate": ami.creation_date,
+            "ownerId": ami.owner_id, "imageOwnerAlias": ami.owner_alias, "deprecationTime": ami.deprecation_time,
+            "tags": dict(ami.tags), "nvidiaDriverBranch": ami.nvidia_driver_branch,
+        }.items() if value not in (None, "")} for ami in self.amis.values()}
 
     def cluster(self, name: str) -> CatalogCluster:
         """An EKS cluster of the offline account: the one listed, else one with the defaults and no node groups."""
@@ -619,6 +644,13 @@ class Catalog:
         return cls.from_doc({} if doc is None else doc, str(path))
 
     @classmethod
+    def with_default(cls, path: Optional[Path] = None) -> "Catalog":
+        """``--amis FILE``: the default catalog (``DEFAULT_CATALOG``, the example stacks' images) with FILE's
+        entries added, an entry of FILE replacing the default's of the same id or key; no FILE: the default."""
+        default = cls.load()
+        return default if path is None else cls.load(path).over(default)
+
+    @classmethod
     def from_doc(cls, doc: Any, source: str = "<memory>") -> "Catalog":
         if not isinstance(doc, dict):
             raise CatalogError(f"AMI catalog {source}: expected a mapping with an 'amis:' list, got {_type_name(doc)}")
@@ -635,7 +667,8 @@ class Catalog:
                                "invalid:\n  " + "\n  ".join(problems))) from None
         return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
                    model.subnets, prices=model.prices, clusters=model.clusters,
-                   reservations={i: entry.facts(i) for i, entry in model.reservations.items()})
+                   reservations={i: entry.facts(i) for i, entry in model.reservations.items()},
+                   given=list(model.model_fields_set))
 
 
 def _keys(value: Any) -> list[Any]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
 from . import forcenew, providerdiff, sdk
@@ -609,9 +609,10 @@ def _diff_line(step: PlanStep) -> str:
     return f"[diff: {text}]"
 
 
-def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> str:
+def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None, beside_outputs: Sequence[str] = ()) -> str:
     """The plan as ``pulumi preview --diff`` prints one: the tree with each resource's operation and,
-    below a changed resource, its changed properties (those that force replacement marked)."""
+    below a changed resource, its changed properties (those that force replacement marked). ``beside_outputs``:
+    lines printed before the resources' summary, where ``render`` prints them (the lanes' worst cases per hour)."""
     run = plan.run
     by_urn = plan.by_urn()
     registered = {r.urn for r in run.resources + run.reads}
@@ -645,6 +646,7 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None) -> s
             out += [f"        {line}" for line in v["message"].splitlines()]
     if plan.errors:
         out += ["", "Errors (the real preview fails on these):"] + [f"    {shown_text(e)}" for e in plan.errors]
+    out += beside_outputs
     summary = plan.summary()
     out += ["", "Resources:"]
     for op, word in (("create", "to create"), ("import", "to import"), ("update", "to update"), ("replace", "to replace"),

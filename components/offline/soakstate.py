@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ..inputs import clipped
 from ..pack import bootfacts, checks, soak
@@ -212,3 +212,27 @@ def lanes_run(state: StackState) -> dict[str, dict[str, list[str]]]:
         if pin.ami not in amis:
             amis.append(pin.ami)
     return found
+
+
+GATE_SHOWN = 6
+"""At most this many AMIs are named on the soak gate's line; the rest are counted."""
+
+
+def gate_line(resources: Sequence[Any], config: Mapping[str, Any]) -> Optional[str]:
+    """What the soak gate (``ami-soaked`` with ``config``) judged in a previewed stack's ``resources`` (the program's
+    registrations: ``type``, ``name``, ``urn``, ``inputs``, ``property_dependencies``, ``parent``), for a preview it
+    passed: the AMIs a lane pins that the stack's own state does not run yet, each on its lane, or that no lane
+    needed it. None when the gate is off (no evidence given)."""
+    evidence = soak.Evidence.of(config)
+    if evidence is None:
+        return None
+    stack = checks.Stack([checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent)
+                          for r in resources])
+    judged = sorted({(pin.ami, pin.lane) for res, lane in stack.items for pin in soak.held(stack, res, lane)
+                     if pin.ami not in evidence.running})
+    head = f"Soak gate ({soak.POLICY}, {evidence.needed:g} days in {evidence.environment}): "
+    if not judged:
+        return head + "no lane newly runs an AMI pinned by id, so none needed it"
+    named = [f"{ami} on {clipped(lane, 80)}" for ami, lane in judged[:GATE_SHOWN]]
+    more = f" and {len(judged) - GATE_SHOWN} more" if len(judged) > GATE_SHOWN else ""
+    return head + f"{', '.join(named)}{more} soaked"
