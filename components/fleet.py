@@ -36,6 +36,7 @@ from .offline.catalog import Catalog
 from .offline.stackexport import StackState
 from .offline.stackfile import located, read_project, stack_name_problem
 from .pack import rules
+from .facts import osfamily
 from .facts.instances import ami_driver
 from .facts.prices import usd
 from .facts.upstream import karpenter_compatibility
@@ -117,14 +118,16 @@ def lane_cells(params: RackParams, catalog: Catalog, worst: dict[str, tuple[Opti
     pools += list(params.additional_karpenter_nodepools_config)
     cells = []
     for pool in pools:
-        ami = pool.ami_id or ("bottlerocket@latest" if str(pool.os) == "bottlerocket" else pool.ami_alias)
+        ami = pool.ami_id or pool.alias or ""
         cells.append(_cell(f"pool {pool.name}", str(pool.os), ami, bool(pool.ami_id), catalog,
                            _sizes_of_pool(pool.instance_families, pool.instance_sizes, pool.instance_types),
                            worst.get(pool.name)))
     for group in [*params.additional_node_groups_config, *params.additional_build_groups_config]:
         name = group.name or ""
-        cells.append(_cell(f"node group {name}", "al2023", group.ami_id or "EKS-optimized AL2023", bool(group.ami_id),
-                           catalog, f"{group.instance_type} x{group.min_size}-{group.max_size}", worst.get(name)))
+        family = osfamily.AL2023  # node groups always run it
+        ami = group.ami_id or f"EKS-optimized {family.family}"
+        cells.append(_cell(f"node group {name}", family.name, ami, bool(group.ami_id), catalog,
+                           f"{group.instance_type} x{group.min_size}-{group.max_size}", worst.get(name)))
     return cells
 
 

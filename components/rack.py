@@ -18,7 +18,7 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, Lane
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .facts import tables, wellknown
+from .facts import osfamily, tables, wellknown
 from .pack import cost
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
@@ -67,7 +67,7 @@ def canary_lanes(spec: RackSpec) -> dict[str, Lane]:
 
 def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
-    lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
+    lane = _lane("nodegroup", osfamily.AL2023.name, group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
     lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
                 **size_facts(requirements, root_gib=group.disk))

@@ -73,3 +73,8 @@ def test_the_syntax_reaches_no_policy_code():
 def test_the_pack_reads_the_facts_from_below():
     assert f"{PACKAGE}.facts.upstream" in _imports(f"{PACKAGE}.pack.bootfacts")
     assert not any(m.startswith(f"{PACKAGE}.pack") for m in _reach(f"{PACKAGE}.facts.tables"))
+
+
+def test_the_rules_read_only_the_os_family_records_of_the_package():
+    assert _reach(f"{PACKAGE}.facts.osfamily") == set()
+    assert _reach(f"{PACKAGE}.pack.rules") == {f"{PACKAGE}.facts.osfamily"}
