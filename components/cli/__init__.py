@@ -24,31 +24,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
-from . import clock
-from .config.keys import NAMESPACE, item_keys
-from .config.params import RackParams
-from .errors import ConfigError, OfflineUnavailable
-from .offline import costs as lane_costs
-from .offline.analyzer import PolicyPackError, PolicyPacks
-from .offline.policyconfig import PolicyConfig, read_config_file
-from .offline.catalog import Catalog, CatalogError
-from .offline import require_sdk
-from .offline.engine import ProgramExit, run_program, stack_config_values
-from .offline.nodejs import NodeProgramError, run_node_program
-from .offline.laneguard import urn_name
-from .offline.packprocess import pack_env
-from .offline.preview import render, to_json
-from .offline.records import ProgramRun
-from .offline.stackexport import StackState, StateFileError, read_stack_export
-from .offline.sdk import oversized_config
-from .offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
+from .. import clock
+from ..config.keys import NAMESPACE, item_keys
+from ..config.params import RackParams
+from ..errors import ConfigError, OfflineUnavailable
+from ..offline import costs as lane_costs
+from ..offline.analyzer import PolicyPackError, PolicyPacks
+from ..offline.policyconfig import PolicyConfig, read_config_file
+from ..offline.catalog import Catalog, CatalogError
+from ..offline import require_sdk
+from ..offline.engine import ProgramExit, run_program, stack_config_values
+from ..offline.nodejs import NodeProgramError, run_node_program
+from ..offline.laneguard import urn_name
+from ..offline.packprocess import pack_env
+from ..offline.preview import render, to_json
+from ..offline.records import ProgramRun
+from ..offline.stackexport import StackState, StateFileError, read_stack_export
+from ..offline.sdk import oversized_config
+from ..offline.stackfile import (InputFileError, ProjectFile, located, model_shape, read_project, read_stack_file,
                                 stack_name_problem)
-from .pack import checks, cost, reservation, reserved
-from .pack.scaffold import ScaffoldError
-from .spec.base import shown
+from ..pack import checks, cost, reservation, reserved
+from ..pack.scaffold import ScaffoldError
+from ..spec.base import shown
 
 if TYPE_CHECKING:
-    from .offline.laneguard import Step
+    from ..offline.laneguard import Step
 
 EXIT_OK, EXIT_VIOLATION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -113,8 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                             "`pulumi package add provider` generates each language's SDK from it)")
     schema.add_argument("--typescript", action="store_true", help="print the TypeScript SDK generated from it instead, "
                         "one module with the names and types `pulumi package add` writes for a Node.js program")
-    from .fleet import add_parser
-    from .promote import add_parsers
+    from ..fleet import add_parser
+    from ..promote import add_parsers
 
     add_parsers(sub)
     add_parser(sub)
@@ -123,8 +123,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def print_schema(typescript: bool = False) -> int:
     """The schema the provider serves (``GetSchema``), as indented JSON, or the TypeScript SDK generated from it."""
-    from .provider import provider
-    from .typings import typescript as typings
+    from ..provider import provider
+    from ..typings import typescript as typings
 
     schema = json.loads(provider().schema or "{}")
     _print(typings(schema) if typescript else json.dumps(schema, indent=2) + "\n")
@@ -132,7 +132,7 @@ def print_schema(typescript: bool = False) -> int:
 
 
 def _soak_days(text: str) -> float:
-    from .promote import soak_days
+    from ..promote import soak_days
 
     return soak_days(text)
 
@@ -152,13 +152,13 @@ def allowed_lanes(args: argparse.Namespace) -> list[str]:
 
 
 def _unused_allowances(names: list[str], steps: list[Step]) -> None:
-    from .offline.laneguard import unmatched_allowances
+    from ..offline.laneguard import unmatched_allowances
 
     for name in unmatched_allowances(steps, names):
         sys.stderr.write(f"warning: --allow-lane-removal {shown(name)}: this change removes no lane of that name\n")
 
 
-BUNDLED_PACK = Path(__file__).resolve().parent / "pack" / "bundled"
+BUNDLED_PACK = Path(__file__).resolve().parent.parent / "pack" / "bundled"
 """The pack installed with the package: the rack's policies, run with this interpreter (its
 ``PulumiPolicy.yaml`` names no virtualenv)."""
 
@@ -181,7 +181,7 @@ def packs_to_run(args: argparse.Namespace, cwd: Path) -> tuple[list[Path], str]:
     found = default_pack(cwd)
     if found is not None:
         return [found], "the project's policies/"
-    from . import __version__
+    from .. import __version__
 
     return [BUNDLED_PACK], f"no policies/ at or above {cwd.resolve()}: ran the pack bundled with mixed-os-racks {__version__}"
 
@@ -362,8 +362,8 @@ def preview(args: argparse.Namespace) -> int:
         if args.json_out:
             write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
-        from .offline.laneguard import Step, judge
-        from .offline.plan import make_plan, plan_json, render_plan
+        from ..offline.laneguard import Step, judge
+        from ..offline.plan import make_plan, plan_json, render_plan
 
         plan = make_plan(run, state)
         steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
@@ -471,8 +471,8 @@ def _soak_gate(run: ProgramRun, pack_configs: Sequence[Path], overrides: dict[st
     """The soak gate's line for a preview it passed (``soakstate.gate_line``): its config is the pack configs'
     ``ami-soaked`` (the last file's winning) under ``--soaked-in``'s; '' when it refused an AMI (the violations
     say which) or is off (no evidence given)."""
-    from .offline.soakstate import gate_line
-    from .pack.soak import POLICY
+    from ..offline.soakstate import gate_line
+    from ..pack.soak import POLICY
 
     if any(v["policy"] == POLICY for v in violations):
         return ""
@@ -498,8 +498,8 @@ def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Option
     never refused); {} without it."""
     if args.soaked_in is None:
         return {}
-    from .offline.soakstate import soak_config
-    from .pack.soak import POLICY
+    from ..offline.soakstate import soak_config
+    from ..pack.soak import POLICY
 
     evidence = read_stack_export(args.soaked_in)
     if (evidence.project, evidence.stack) == (project, stack):
@@ -517,7 +517,7 @@ def _soaked_in(args: argparse.Namespace, project: str, stack: str, state: Option
 
 def analyze(args: argparse.Namespace) -> int:
     """``mixed-os-racks analyze --state FILE``: the packs over a stack's state, without running its program."""
-    from .offline.stackexport import as_registrations
+    from ..offline.stackexport import as_registrations
 
     if not args.cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd}: not a directory")
@@ -532,8 +532,8 @@ def analyze(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
                          f"read offline: the policies get them as {json.dumps('[secret]')}\n")
     run = ProgramRun(state.project, state.stack, as_registrations(state), {})
-    from .offline.soakstate import running
-    from .pack.soak import POLICY
+    from ..offline.soakstate import running
+    from ..pack.soak import POLICY
 
     # the AMIs the analyzed state runs are running by definition: the soak gate never refuses them
     own = {POLICY: {"running": running(state)}}
@@ -557,8 +557,8 @@ def analyze(args: argparse.Namespace) -> int:
 
 def guard(args: argparse.Namespace) -> int:
     """``mixed-os-racks guard PREVIEW.json``: the lane verdicts over the real CLI's preview."""
-    from .offline.laneguard import judge, urn_name
-    from .offline.previewjson import read_preview_json
+    from ..offline.laneguard import judge, urn_name
+    from ..offline.previewjson import read_preview_json
 
     allow = allowed_lanes(args)
     if args.json_out:
@@ -611,8 +611,8 @@ def entry() -> None:
 
 
 def pack_init(args: argparse.Namespace) -> int:
-    from . import __version__
-    from .pack.scaffold import released_requirement, shell_word, write_pack
+    from .. import __version__
+    from ..pack.scaffold import released_requirement, shell_word, write_pack
 
     if not args.dir.strip():
         raise UsageError("pack init: the pack's directory is empty (name one, such as policy-pack)")
@@ -645,11 +645,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "analyze":
             return analyze(args)
         if args.command == "fleet":
-            from .fleet import fleet_command
+            from ..fleet import fleet_command
 
             return fleet_command(args)
         if args.command in ("soak", "promote"):
-            from .promote import promote_command, soak_command
+            from ..promote import promote_command, soak_command
 
             return soak_command(args) if args.command == "soak" else promote_command(args)
         return guard(args) if args.command == "guard" else preview(args)
