@@ -1,7 +1,7 @@
 """``mixed-os-racks fleet``: every stack of the project previewed in one run, as one matrix, with the order
 promotion needs and (with ``--states DIR``) the upgrade gate.
 
-Each stack is previewed as ``preview`` does (``cli.run_stack``: the same engine, catalog and packs; with
+Each stack is previewed as ``preview`` does (``cli.stackrun.run_stack``: the same engine, catalog and packs; with
 ``--states DIR``, planned against ``DIR/<stack>.json`` as ``preview --state`` is). The matrix has a column per
 stack and a row per lane (its OS, AMI and the AMI's NVIDIA driver branch, sizes, worst case per hour), and per
 stack its Kubernetes minor, Karpenter release, the packs' verdict and the plan's counts.
@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .cli import (EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, pack_verdict, packs_to_run,
-                  project_dir, program_of, read_stack, read_state, run_stack)
+from .cli.common import EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, UsageError, check_output, print_text, program_of, project_dir
+from .cli.packs import pack_verdict, packs_to_run
+from .cli.stackrun import read_stack, read_state, run_stack
 from .config.params import RackParams, parse_rack_params
 from .config.stackconfig import parse_stack_config, rack_values
 from .errors import ConfigError
@@ -317,7 +318,7 @@ def fleet_command(args: argparse.Namespace) -> int:
     order_failures = order_problems(order, columns)
     marked = new_amis(order, columns)
     doc = as_json(stacks, order, columns, order_failures, marked)
-    _print(render_text(doc))
+    print_text(render_text(doc))
     if args.markdown is not None:
         _write(args.markdown, render_markdown(doc), "--markdown")
     if args.json_out is not None:

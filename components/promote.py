@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from . import clock, contract
-from .cli import EXIT_OK, EXIT_VIOLATION, UsageError, _print, check_output, project_dir, stack_of
+from .cli.common import EXIT_OK, EXIT_VIOLATION, UsageError, check_output, print_text, project_dir, stack_of
 from .config.keys import NAMESPACE, item_keys
 from .config.params import RackParams, parse_rack_params
 from .config.stackconfig import parse_stack_config, rack_values
@@ -152,13 +152,13 @@ def soak_command(args: argparse.Namespace) -> int:
         summary.append(f"    never refused (stack {own.stack}'s own): {', '.join(config['running']) or 'none'}")
     if args.config_file is None:
         sys.stderr.write("\n".join(summary) + "\n")
-        _print(json.dumps({soak.POLICY: config}, indent=2) + "\n")
+        print_text(json.dumps({soak.POLICY: config}, indent=2) + "\n")
         return EXIT_OK
     text = ""
     if os.path.lexists(args.config_file):  # read_config_file has checked it: a regular file now (see _configured)
         text = read_utf8(args.config_file, "policy pack config")
     write_text(args.config_file, with_entry(text, soak.POLICY, config, str(args.config_file)))  # the rest kept as it was
-    _print("\n".join(summary) + f"\nwrote {args.config_file} ({soak.POLICY})\n")
+    print_text("\n".join(summary) + f"\nwrote {args.config_file} ({soak.POLICY})\n")
     return EXIT_OK
 
 
@@ -326,7 +326,7 @@ def promote_command(args: argparse.Namespace) -> int:
         write_text(stack_file, text)
     lines += [f"    {note}" for note in notes]
     lines.append(f"wrote {stack_file} ({written} lane{'s' if written != 1 else ''})" if written else "nothing written")
-    _print("\n".join(lines) + "\n")
+    print_text("\n".join(lines) + "\n")
     return EXIT_VIOLATION if refused else EXIT_OK
 
 
