@@ -9,8 +9,10 @@ way from one environment to the next; and ``fleet``, every stack of the project 
 It puts the pieces together: the stack file (read as the Pulumi CLI reads it, with the rack's
 config model saying which keys hold text), the offline engine (``offline/``), and the policy packs.
 What a command shares sits below the commands: ``common`` (exit codes, ``UsageError``, arguments, printing),
-``packs`` (which packs run), ``stackrun`` (one stack's offline preview); ``commands`` assembles the parser and
-runs ``main()``.
+``packs`` (which packs run), ``stackrun`` (one stack's offline preview), ``evidence`` (what the soak gate
+reads); ``commands`` assembles the parser and runs ``main()``. Nothing outside ``cli/`` imports it, but the
+process's entry (``mixed_os_racks.__main__``): the domain it runs (``promote.py``, ``fleet.py``, ``offline/``,
+``pack/``) knows nothing of a command line.
 
 Exit codes: ``0`` fine (advisories allowed), ``1`` a mandatory policy is violated (``lane-removal``
 among them), ``2`` an error (one

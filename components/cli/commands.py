@@ -18,7 +18,7 @@ from ..offline.stackexport import StateFileError
 from ..offline.stackfile import InputFileError
 from ..pack.scaffold import ScaffoldError
 from ..spec.base import shown
-from . import analyze, guard, pack, preview, schema
+from . import analyze, fleet, guard, pack, preview, promote, schema, soak
 from .common import EXIT_ERROR, EXIT_INTERRUPTED, UsageError, error_lines
 
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ class Command(Protocol):
     def command(self, args: argparse.Namespace) -> int: ...
 
 
-COMMANDS: dict[str, Command] = {"preview": preview, "analyze": analyze, "guard": guard, "pack": pack, "schema": schema}
-"""Each command's module by the command's name, in the order ``--help`` lists them (then soak, promote and fleet)."""
+COMMANDS: dict[str, Command] = {"preview": preview, "analyze": analyze, "guard": guard, "pack": pack, "schema": schema,
+                                "soak": soak, "promote": promote, "fleet": fleet}
+"""Each command's module by the command's name, in the order ``--help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,11 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS.values():
         module.add_parser(sub)
-    from ..fleet import add_parser
-    from ..promote import add_parsers
-
-    add_parsers(sub)
-    add_parser(sub)
     return parser
 
 
@@ -57,14 +53,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         clock.now()  # a MIXED_OS_RACKS_NOW the dates cannot be judged against is named before anything runs
-        if args.command == "fleet":
-            from ..fleet import fleet_command
-
-            return fleet_command(args)
-        if args.command in ("soak", "promote"):
-            from ..promote import promote_command, soak_command
-
-            return soak_command(args) if args.command == "soak" else promote_command(args)
         return COMMANDS[args.command].command(args)
     except KeyboardInterrupt:  # the packs are already killed: PolicyPacks closes on the way out
         sys.stderr.write("error: interrupted\n")

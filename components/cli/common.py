@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -136,6 +137,12 @@ def write_json(path: Path, doc: Any) -> None:
             out.write(json.dumps(doc, indent=2) + "\n")
     except OSError as exc:
         raise UsageError(f"--json {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, for a message."""
+    return ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "a device")
 
 
 # ---- printing -------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from ..offline.stackfile import read_project
 from ..spec.base import shown
 from .common import (EXIT_ERROR, EXIT_OK, EXIT_VIOLATION, UsageError, allow_argument, allowed_lanes, check_output,
                      error_lines, print_text, program_of, project_dir, stack_of, unused_allowances, write_json)
+from .evidence import soak_days
 from .packs import pack_summary, packs_to_run
 from .stackrun import read_stack, read_state, run_stack
 
@@ -51,14 +52,8 @@ def add_parser(sub: Commands) -> None:
     p.add_argument("--soaked-in", type=Path, metavar="FILE",
                    help="the state of the environment before (`pulumi stack export` JSON, or a checkpoint): ami-soaked "
                         "refuses an AMI a lane would newly run that has not run there on a lane of the same name")
-    p.add_argument("--soak-days", type=_soak_days, metavar="N", help="with --soaked-in: the days it must have run there "
+    p.add_argument("--soak-days", type=soak_days, metavar="N", help="with --soaked-in: the days it must have run there "
                    "(default: soakDays of ami-soaked in the pack config, else 7)")
-
-
-def _soak_days(text: str) -> float:
-    from ..promote import soak_days
-
-    return soak_days(text)
 
 
 def command(args: argparse.Namespace) -> int:
