@@ -62,7 +62,8 @@ ALSO = {"node_role": (aws.iam.Role,)}
 def role_name(role: Union[aws.iam.Role, pulumi.Input[str]]) -> pulumi.Output[str]:
     """An IAM role's name, from the role or from its ARN (``arn:aws:iam::<account>:role/<path/>name``)."""
     if isinstance(role, aws.iam.Role):
-        return role.name
+        name: pulumi.Output[str] = role.name
+        return name
     return pulumi.Output.from_input(role).apply(lambda arn: arn.rsplit("/", 1)[-1])
 
 
@@ -292,7 +293,7 @@ class KarpenterPool(pulumi.ComponentResource):
         check_start("KarpenterPool", name, opts)
         token, opts = hosted("KarpenterPool", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterPoolArgs, RULES, PYTHON_ONLY, ALSO)
         pool: PoolSpec = args["pool"]
         cluster: ClusterRef = args["cluster"]
         tags = dict(args.get("tags") or {})
@@ -373,6 +374,7 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
+        # node_taints() gives each effect as a str, one of LaneTaint's TaintEffect spellings
         self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)

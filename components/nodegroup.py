@@ -58,7 +58,7 @@ component is not diffed, its children are.)
 
 import json
 import re
-from typing import Any, Mapping, NotRequired, Optional, Required, Sequence, TypedDict, cast
+from typing import Any, Callable, Mapping, NotRequired, Optional, Required, Sequence, TypedDict, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -222,7 +222,7 @@ class NodeGroup(pulumi.ComponentResource):
         check_start("NodeGroup", name, opts)
         token, opts = hosted("NodeGroup", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, NodeGroupArgs, RULES, PYTHON_ONLY, ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, NodeGroupArgs, RULES, PYTHON_ONLY, ALSO)
         group: NodeGroupSpec = args["group"]
         cluster: ClusterRef = args["cluster"]
         problem = syntax.node_group_name_problem(name)
@@ -238,7 +238,7 @@ class NodeGroup(pulumi.ComponentResource):
         ami: AmiRef = {"amiType": ami_type(group.instance_type)}
         if pinned:
             lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
-            where = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
+            where: Callable[[str], str] = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
             device = lookup.facts(subject, pinned, where).root_device_name
             problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
             if problem:
@@ -343,8 +343,9 @@ class NodeGroup(pulumi.ComponentResource):
         # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
         self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)
         self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
-        self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]
+        self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]  # the role given, or else made: never None
         self.labels = pulumi.Output.from_input(group.node_labels())
+        # node_taints() gives each taint as dict[str, str]; contract.effect spells its effect as LaneTaint's
         self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
                                                 for t in group.node_taints()])
         self.ami = pulumi.Output.from_input(ami)

@@ -138,7 +138,7 @@ class Rack(pulumi.ComponentResource):
         check_start("Rack", name, opts)
         token, opts = hosted("Rack", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, RackArgs)
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         for line in tables.stale(clock.today()):  # an advisory: the rack still previews and deploys
@@ -188,6 +188,8 @@ class Rack(pulumi.ComponentResource):
             self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
                                                 tags=spec.tags, opts=child)
         # a created cluster's system lane runs the rack's controllers; in an existing cluster they go anywhere
+        # node_selector and tolerations, for ClusterAutoscalerArgs and MetricsServerArgs alike (a dict: mypy types
+        # no TypedDict that is part of both)
         system: dict[str, Any] = (
             {"node_selector": contract.SYSTEM_SELECTOR, "tolerations": [contract.SYSTEM_TOLERATION]}
             if self.created is not None else {})
@@ -220,6 +222,7 @@ class Rack(pulumi.ComponentResource):
             )
             pools_wait += [self.karpenter.crd_chart, self.karpenter.chart]
 
+        # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's KarpenterPoolArgs
         pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis, tags=spec.tags)  # type: ignore[typeddict-item]
         if self.created is not None and spec.cluster is not None:
             # the rack's own cluster: its subnets and security group by id, so nothing the user owns is tagged
@@ -295,7 +298,7 @@ class Rack(pulumi.ComponentResource):
         """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
             autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
-                                                    **system)  # type: ignore[typeddict-item]
+                                                    **system)  # type: ignore[typeddict-item]  # system: see above
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -316,7 +319,7 @@ class Rack(pulumi.ComponentResource):
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
                 f"{name}-metrics-server",
-                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
+                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]  # system: see above
                 opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
 
         self.device_plugin: Optional[NvidiaDevicePlugin] = None
@@ -345,12 +348,14 @@ class Rack(pulumi.ComponentResource):
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input(cast(dict[str, Lane], {}))
-        control_plane, price = lanecost.cost.control_plane(support)
+        control_plane, price = cost.control_plane(support)
         self.control_plane_hourly_usd = pulumi.Output.from_input(control_plane)
         self.control_plane_price = pulumi.Output.from_input(price)
         self.worst_case_hourly_usd = self.lanes.apply(functools.partial(lanecost.rack_worst_case, control_plane=control_plane))
         self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
         self.cluster_name = self.cluster.name
+        # ClusterRef declares endpoint optional (the provider's schema derives from it: given as data, a cluster
+        # may leave it out), yet every ClusterRef holds one
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
         self.node_pool_names = pulumi.Output.from_input(sorted(self.pools))

@@ -92,7 +92,7 @@ class RackMocks(OfflineMocks):
         launch template's id in a node group's ``launchTemplate``, is the SDK's ``pulumi.output.Unknown`` with
         ``preview=True``, else left out)."""
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict[str, Any]]:
         self.resources.append(args)
         if args.typ == STACK_REFERENCE:  # read with the stack's name as its id (the SDK's StackReference)
             stack = str(args.resource_id or args.inputs.get("name") or "")

@@ -63,18 +63,20 @@ def read_state(path: Optional[Path], project: str, stack: str) -> Optional[Stack
 
 
 def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
-    """What the offline account tells the packs, under the config's own: its prices (``lane-cost-ceiling``), its
-    capacity reservations and subnets' zones (both reservation policies: an id it does not list is not the
-    account's, as EC2 would say), and its AMIs' facts for every policy that judges AMIs, whatever pins them (the
-    components, a plain launch template, node group or EC2NodeClass), with the account's EBS encryption default
-    when the catalog states it."""
-    given: PolicyConfig = {cost.CEILING: ("", {"prices": catalog.prices})} if catalog.prices else {}
+    """What the offline account tells the packs, under the config's own: its prices and capacity reservations
+    (``lane-cost-ceiling``: a reserved lane's part already paid), its capacity reservations and subnets' zones (both
+    reservation policies: an id it does not list is not the account's, as EC2 would say), and its AMIs' facts for
+    every policy that judges AMIs, whatever pins them (the components, a plain launch template, node group or
+    EC2NodeClass), with the account's EBS encryption default when the catalog states it."""
+    given: PolicyConfig = {}
     amis = catalog.policy_facts()
     given.update({policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES})
     if "ebs_encryption_by_default" in catalog.given:
         given[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
     account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
                "subnets": dict(catalog.subnets)}
+    given[cost.CEILING] = ("", {**({"prices": catalog.prices} if catalog.prices else {}),
+                                "reservations": account["reservations"]})
     given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
     return given
 
@@ -102,15 +104,18 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
         if missing:
             raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
                              f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, _budget_figure(pack_configs))
+    choices = _budget_choices(pack_configs)
+    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, catalog.reservations,
+                              choices["figure"], choices["reserved"])
     return StackRun(run, violations, names, worst)
 
 
-def _budget_figure(paths: Sequence[Path]) -> str:
-    """Which worst case the budgets hold, as the pack configs say it (``lane-cost-ceiling``'s ``figure``, the last
-    file's winning), for the printout; the pack reads the same."""
-    figure = cost.STEADY
+def _budget_choices(paths: Sequence[Path]) -> dict[str, str]:
+    """Which worst case the budgets hold and how they count reserved parts, as the pack configs say it
+    (``lane-cost-ceiling``'s ``figure`` and ``reserved``, the last file's winning), for the printout; the pack reads
+    the same."""
+    choices = {"figure": cost.STEADY, "reserved": cost.INCLUDE}
     for path in paths:
         props = read_config_file(path).get(cost.CEILING, ("", None))[1] or {}
-        figure = str(props.get("figure", figure))
-    return figure
+        choices.update({key: str(props[key]) for key in choices if key in props})
+    return choices

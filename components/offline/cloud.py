@@ -62,7 +62,7 @@ def _policy_text(value: Any) -> Any:
     return value
 
 
-class ProviderError(grpc.RpcError):
+class ProviderError(grpc.RpcError):  # type: ignore[misc]  # grpc has no type information here: RpcError is Any
     """A look-up failure as the engine reports one: a gRPC error whose details are the message."""
 
     def __init__(self, message: str) -> None:
@@ -100,7 +100,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         self.warnings.append(message)
         sys.stderr.write(f"warning: {message}\n")
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict]:
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[Optional[str], dict[str, Any]]:
         if args.resource_id:  # a read (`Resource.get`) of something that already exists
             return args.resource_id, self._read(args.typ, args.resource_id)
         if not args.custom:
@@ -184,7 +184,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         return {"id": arn, "arn": arn, "url": url, "clientIdLists": ["sts.amazonaws.com"], "thumbprintLists": [],
                 "tags": {}}
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:  # type: ignore[override]
+    # the SDK's MockMonitor.Invoke takes the outputs alone as well as the declared (outputs, failures) pair
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
         token = args.token
         if token == "aws:ec2/getAmi:getAmi":
             return self._get_ami(args.args)

@@ -521,7 +521,8 @@ def _b64(text: str) -> str:
 
 
 def _yaml(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=80)
+    text: str = yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=80)
+    return text
 
 
 def _cluster_dns_ip(cidr: str) -> str:

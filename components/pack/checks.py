@@ -225,7 +225,7 @@ def pinned_ami_age(lane: bootfacts.LaneResource, knowledge: AmiKnowledge, now: O
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:
             continue
-        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]
+        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]  # created is None without facts
         if problem:
             yield Finding(problem)
 
@@ -417,7 +417,9 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, k
 def _subject(lane: bootfacts.LaneResource, res: StackResource, unknown: Unknown) -> str:
     """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
     own = {bootfacts.NodePool: rules.pool_subject, bootfacts.NodeClass: rules.node_class_subject}.get(type(lane))
-    for name in (lambda: subject(lane), lambda: own(lane.subject_name) if own else subject(lane)):
+    names: tuple[Callable[[], str], ...] = (lambda: subject(lane),
+                                            lambda: own(lane.subject_name) if own else subject(lane))
+    for name in names:
         try:
             return name()
         except unknown:
@@ -456,7 +458,7 @@ def al2023_family(stack: Stack, res: StackResource, lane: bootfacts.LaneResource
         yield Finding(problem, urn=res.urn)
     for image in knowledge.resolve(well_formed(boot.amis()), karpenter=boot.karpenter):  # the AMIs' own facts
         seen = rules.os_of_ami(image.facts.name, image.facts.description) if image.facts else None
-        problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]
+        problem = seen and rules.ami_names_other_os(subject(lane), image.label, image.facts.name, seen)  # type: ignore[union-attr]  # seen is None without facts
         if problem:
             yield Finding(problem, urn=res.urn)
 
@@ -487,7 +489,7 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: bootfacts.LaneResou
     images = knowledge.resolve(amis, karpenter=boot.karpenter)
     if any(not (i.facts and i.facts.architecture) for i in images):
         return  # an AMI whose architecture is unknown may be the one that fits
-    problem = rules.no_ami_for_arch(subject(lane), arches, {i.label: i.facts.architecture for i in images})  # type: ignore[union-attr]
+    problem = rules.no_ami_for_arch(subject(lane), arches, {i.label: i.facts.architecture for i in images})  # type: ignore[union-attr]  # every image has facts (returned above)
     if problem:
         yield Finding(problem, urn=res.urn)
 
@@ -640,7 +642,7 @@ AMI_FACTS_POLICIES = (FAMILY, DISK, ARCH, ENCRYPTION, AGE, K8S, DRIVER)
 def _nvidia_families(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> list[str]:
     """The NVIDIA GPU families a GPU lane can launch (a pool: every candidate of its requirements)."""
     if gpu_reason(lane) is None and not (isinstance(lane, NODE_GROUPS) and stack.launch_template(res) is not None
-                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]
+                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]  # not None: tested before the and
         return []
     if isinstance(lane, bootfacts.NodePool):
         found = wellknown.candidates(lane.requirements())

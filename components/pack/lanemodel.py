@@ -185,7 +185,7 @@ class Lane:
         if not self.requirements:
             return self.gpu
         return (self.gpu or self.launches_gpus) and any(
-            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in families)
             for families in self._families(selection))
 
     def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
