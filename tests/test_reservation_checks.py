@@ -363,11 +363,11 @@ def created(subnets: str, pool: dict) -> dict:
 
 
 def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_the_catalog(pack):
-    """The offline preview hands both policies the catalog's reservations and subnets (``cli.catalog_config``);
+    """The offline preview hands both policies the catalog's reservations and subnets (``cli.stackrun.catalog_config``);
     the rack's pool selects its subnets by id (``private_subnets_ids``). Its canary shares the reservation with
     small limits by design: it is checked for the reservation's type and zone, not its count."""
     from conftest import run_rack
-    from mixed_os_racks.cli import catalog_config
+    from mixed_os_racks.cli.stackrun import catalog_config
 
     subnets = f"{SUBNET_A},{SUBNET_B}"
     train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,

@@ -20,7 +20,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixed_os_racks.cli import catalog_config, main
+from mixed_os_racks.cli import main
+from mixed_os_racks.cli.stackrun import catalog_config
 from mixed_os_racks.offline import Catalog
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from mixed_os_racks.offline.policyconfig import PolicyPackError, parse_config
