@@ -181,12 +181,13 @@ def lanes_of(program) -> dict[str, Any]:
 SUBNET_A, SUBNET_B = "subnet-0a1b2c3d4e5f60718", "subnet-0123456789abcdef0"
 
 
-def reserved_group_program(capacity_type: str = "CAPACITY_BLOCK", reservation: str = BLOCK):
+def reserved_group_program(capacity_type: str = "CAPACITY_BLOCK", reservation: str = BLOCK, max_size: int = 2):
     def program() -> None:
         lt = template(reservation=reservation, market="capacity-block" if capacity_type == "CAPACITY_BLOCK" else None,
                       instance_type="p5.48xlarge" if capacity_type == "CAPACITY_BLOCK" else None)
         eks_node_group("train", lt, capacity_type=capacity_type, ami_type="AL2023_x86_64_NVIDIA",
                        subnet_ids=[SUBNET_A, SUBNET_B], tags={"team": "ml"}, labels={"convox.io/label": "train"},
+                       scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=0, min_size=0, max_size=max_size),
                        **({} if capacity_type == "CAPACITY_BLOCK" else {"instance_types": ["p5.48xlarge"]}))
         eks_node_group("plain", None, instance_types=["g6.2xlarge"], ami_type="AL2023_x86_64_NVIDIA",
                        labels={"convox.io/label": "plain"})
@@ -232,6 +233,18 @@ def test_the_reservation_checks_judge_another_programs_node_group(pack):
                        "capacity-reservation-fits")
     assert kind == (f'node group "train" (convox.io/label=train): Capacity Block {BLOCK} is of p4d.24xlarge, which the '
                     f"group's instance types do not let it launch: EKS launches nothing into it")
+
+
+def test_a_groups_max_size_below_its_blocks_count_leaves_part_idle(pack):
+    """EKS keeps a managed node group within ``scalingConfig.maxSize`` (the Auto Scaling group's maximum), so a
+    group of max_size 1 on a block of 2 instances leaves one idle, billed all the same; with 2 or more, none."""
+    for enough in (2, 3):
+        assert messages(judge(pack, reserved_group_program(max_size=enough), fits_config("us-east-1a")),
+                        "capacity-reservation-fits") == []
+    assert messages(judge(pack, reserved_group_program(max_size=1), fits_config("us-east-1a")),
+                    "capacity-reservation-fits") == [
+        f'node group "train" (convox.io/label=train): its max_size (1) holds 1 of the 2 p5.48xlarge of Capacity Block '
+        f"{BLOCK}: the other 1 stay idle, billed all the same (raise max_size)"]
 
 
 def test_two_groups_alike_but_for_their_reservations_are_two_reserved_lanes():
