@@ -407,6 +407,13 @@ export namespace types {
              */
             capacityReservationIds?: string[];
             /**
+             * How many instances its capacity reservations hold, together (EC2's instance count of each, read at `up`
+             * with `DescribeCapacityReservations`): the nodes it has bought ahead, billed whether they run or not; none for
+             * a lane without reservations and for a canary, whose lane counts them (in the `Rack`'s `lanes` output; not
+             * read from the policy config).
+             */
+            reservedNodes?: number;
+            /**
              * The most GPUs one of its nodes has.
              */
             maxGpusPerNode?: number;
@@ -1150,6 +1157,13 @@ export namespace types {
              * `lanes` output; not read from the policy config).
              */
             readonly capacityReservationIds?: string[];
+            /**
+             * How many instances its capacity reservations hold, together (EC2's instance count of each, read at `up`
+             * with `DescribeCapacityReservations`): the nodes it has bought ahead, billed whether they run or not; none for
+             * a lane without reservations and for a canary, whose lane counts them (in the `Rack`'s `lanes` output; not
+             * read from the policy config).
+             */
+            readonly reservedNodes?: number;
             /**
              * The most GPUs one of its nodes has.
              */
