@@ -1708,7 +1708,8 @@ export class Rack extends pulumi.ComponentResource {
      * that follows releases, or a pinned id with its creation date) and `worstCaseHourlyUsd` (the most it can
      * cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
      * which lanes stopped receiving AMI updates, and what each can spend. A canary lane (`<lane>-canary`)
-     * also has `canaryOf`.
+     * also has `canaryOf`; a reserved lane `capacityReservationIds` and `reservedNodes` (the instances its
+     * reservations hold, read from EC2).
      */
     public readonly lanes!: pulumi.Output<{[key: string]: types.output.Lane}>;
     /**
