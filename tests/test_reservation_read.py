@@ -86,3 +86,22 @@ def test_day_2_a_reservation_is_read_never_created_or_deleted(tmp_path):
     assert _steps(plain, reserved, tmp_path) == [("read", f"rack-{ODCR}")]
     assert _steps(reserved, reserved, tmp_path) == [("read", f"rack-{ODCR}")]
     assert _steps(reserved, plain, tmp_path) == [("discard", f"rack-{ODCR}")]
+
+
+def test_another_languages_program_gets_the_count_through_the_component_provider(tmp_path):
+    """A Rack built by the provider for a Node.js, Go or YAML program reads the reservation through the engine, as the
+    Python path does, and the program gets ``reservedNodes`` in the schema's names."""
+    from google.protobuf import json_format
+    from provider_helpers import EngineSide, serve_provider
+
+    spec = {"clusterName": "prod-rack", "pools": [{"name": "train", "instanceFamilies": ["p5"], "instanceSizes": ["48xlarge"],
+                                                   "cpuLimit": 384, "memoryLimitGb": 4096, "dedicated": True,
+                                                   "capacityTypes": ["reserved", "on-demand"],
+                                                   "capacityReservationIds": [BLOCK]}]}
+    for provider in serve_provider(tmp_path):
+        engine = EngineSide()
+        try:
+            state = json_format.MessageToDict(provider.construct(engine, "rack:index:Rack", "rack", {"spec": spec}).state)
+        finally:
+            engine.close()
+        assert state["lanes"]["train"]["reservedNodes"] == 2
