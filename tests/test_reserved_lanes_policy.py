@@ -15,11 +15,13 @@ Upstream facts pinned here (beside the ones in ``test_reserved_node_groups.py``)
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import rack_config, run_rack
 from mixed_os_racks.offline import run_program
@@ -245,6 +247,34 @@ def test_a_groups_max_size_below_its_blocks_count_leaves_part_idle(pack):
                     "capacity-reservation-fits") == [
         f'node group "train" (convox.io/label=train): its max_size (1) holds 1 of the 2 p5.48xlarge of Capacity Block '
         f"{BLOCK}: the other 1 stay idle, billed all the same (raise max_size)"]
+
+
+_GROUP_RUN: list[Any] = []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+                 st.text(max_size=6), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)))
+def test_any_max_size_another_program_writes_is_read_or_left_unknown(max_size):
+    """A group's ``scalingConfig.maxSize`` as any program may write it: a whole count bounds the lane's nodes (a number,
+    or text of one, as the pack reads sizes), anything else leaves the bound unknown (no finding, no crash)."""
+    if not _GROUP_RUN:
+        run = run_program(reserved_group_program(), {"aws:region": "us-east-1"}, stack="test")
+        _GROUP_RUN.append([checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent or "")
+                           for r in run.resources])
+    resources = [res if res.name != "train" or "scalingConfig" not in res.props else checks.StackResource(
+                     res.type, res.name, res.urn, {**res.props, "scalingConfig": {"maxSize": max_size}},
+                     res.property_dependencies, res.parent) for res in _GROUP_RUN[0]]
+    (train,) = [lane for lane in lanesource.read_lanes(resources, {}).lanes if lane.reservations is not None]
+    value: Any = max_size
+    if isinstance(value, str):  # a number written as text is read as the number (bootfacts.number)
+        try:
+            value = float(value.strip())
+        except ValueError:
+            value = None
+    whole = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+             and value >= 0 and value == int(value))
+    assert train.reservations.max_nodes == (int(value) if whole else None)
 
 
 def test_two_groups_alike_but_for_their_reservations_are_two_reserved_lanes():
