@@ -414,6 +414,26 @@ def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_th
         run_rack(created(f"{SUBNET_A},{SUBNET_B}", dict(small, capacity_reservation_ids=f"{BLOCK},cr-0fedcba9876543210")))
 
 
+def test_the_offline_preview_judges_the_racks_block_group_by_its_max_size(pack):
+    """The rack's own block group (its aws.eks.NodeGroup child, scalingConfig.maxSize = max_size): a max_size of 1 on
+    the catalog's block of 2 leaves one idle; 2 fits."""
+    from conftest import rack_config, run_rack
+    from mixed_os_racks.cli import catalog_config
+
+    def group(max_size: int) -> dict:
+        return rack_config(cluster_mode="create", vpc_id="vpc-0f1e2d3c4b5a69788", private_subnets_ids=f"{SUBNET_A},{SUBNET_B}",
+                           additional_node_groups_config=[{
+                               "id": "train", "type": "p5.48xlarge", "capacity_type": "CAPACITY_BLOCK", "min_size": 0,
+                               "max_size": max_size, "capacity_reservation_id": BLOCK, "dedicated": True, "label": "train"}])
+
+    for max_size, said in ((2, []), (1, [
+            f'node group "rack-ng-train" (convox.io/label=train): its max_size (1) holds 1 of the 2 p5.48xlarge of '
+            f"Capacity Block {BLOCK}: the other 1 stay idle, billed all the same (raise max_size)"])):
+        run = run_rack(group(max_size))
+        pack.configure({}, run, catalog_config(Catalog.load()))
+        assert messages(pack.analyze(run), FITS) == said
+
+
 # ---- hostile input: another program's classes and configs, anything at all ----------------------------------
 
 
