@@ -76,17 +76,31 @@ def group_lane(group: NodeGroupSpec) -> Lane:
     return cast(Lane, lane)
 
 
+def _reserved_nodes(rack: str, facts: Lane, reads: dict[str, aws.ec2.CapacityReservation],
+                    opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[int]]:
+    """The instances a lane's reservations hold together, read from EC2 (``CapacityReservation.get``: the provider's
+    Read, ``DescribeCapacityReservations`` by id, for an ODCR and a Capacity Block alike); each reservation read once
+    a rack, and none is managed: the stack never creates, changes or cancels it. None: a lane without reservations."""
+    ids = facts.get("capacityReservationIds") or []
+    for reservation_id in ids:
+        if reservation_id not in reads:
+            reads[reservation_id] = aws.ec2.CapacityReservation.get(f"{rack}-{reservation_id}", reservation_id, opts=opts)
+    return pulumi.Output.all(*[reads[i].instance_count for i in ids]).apply(sum) if ids else None
+
+
 def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: Lane,
-          worst_case: Callable[[Optional[str]], lanecost.Priced]) -> pulumi.Output[Lane]:
+          worst_case: Callable[[Optional[str]], lanecost.Priced],
+          reserved: Optional[pulumi.Output[int]] = None) -> pulumi.Output[Lane]:
     """A lane of the ``lanes`` output: its facts, what it boots (known once the AMI is read) and what it can cost
     an hour in the stack's region. Built in one step per lane: each step that returns the lane makes the SDK walk
     all of it again (``Output.from_input``), and a step over all the lanes at once walked every lane once more
     (1 s of the preview of 1,000 pools)."""
-    def priced(region: str, found: AmiRef) -> Lane:
+    def priced(region: str, found: AmiRef, nodes: Optional[int]) -> Lane:
         worst, rollout = worst_case(region)
-        return cast(Lane, {**facts, "ami": found, lanecost.WORST: worst.usd, lanecost.ROLLOUT: rollout.usd})
+        counted = {} if nodes is None else {"reservedNodes": nodes}
+        return cast(Lane, {**facts, "ami": found, **counted, lanecost.WORST: worst.usd, lanecost.ROLLOUT: rollout.usd})
 
-    return pulumi.Output.all(region, ami).apply(lambda both: priced(both[0], both[1]))
+    return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))
 
 
 @documented
@@ -121,7 +135,8 @@ class Rack(pulumi.ComponentResource):
     that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
     cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
     which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
-    also has ``canaryOf``."""
+    also has ``canaryOf``; a reserved lane ``capacityReservationIds`` and ``reservedNodes`` (the instances its
+    reservations hold, read from EC2)."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` and the EKS control plane's ``control_plane_hourly_usd``
     (docs/cost.md); None when a lane is unbounded or not priced."""
@@ -244,10 +259,12 @@ class Rack(pulumi.ComponentResource):
             except ConfigError as exc:
                 refusals += [line for line in str(exc).splitlines() if line not in refusals]
         canaries = canary_lanes(spec)
+        reservations: dict[str, aws.ec2.CapacityReservation] = {}  # read once a rack (``_reserved_nodes``)
         for pool in (p for p in spec.pools if p.name in self.pools):
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = _priced_lane(region, self.pools[pool.name].ami, self.lane_facts[pool.name],
-                                            functools.partial(lanecost.pool_worst_case, pool))
+                                            functools.partial(lanecost.pool_worst_case, pool),
+                                            _reserved_nodes(name, self.lane_facts[pool.name], reservations, child))
             pool_canary = self.pools[pool.name].canary
             if pool_canary is not None:
                 self.lane_facts[pool.canary_name] = canaries[pool.canary_name]
@@ -279,7 +296,8 @@ class Rack(pulumi.ComponentResource):
                 continue
             subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
-                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets))
+                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets),
+                                       _reserved_nodes(name, group_lane(group), reservations, child))
             self.lane_facts[lane] = group_lane(group)
             canary = self.node_groups[lane].canary
             if canary is not None:

@@ -149,17 +149,20 @@ def test_the_preview_says_which_lanes_are_reserved_and_what_is_already_paid(tmp_
     assert doc["costs"]["budgetsCountReserved"] == "include"
 
 
-def test_a_reservation_the_catalog_does_not_list_is_not_counted_and_says_so(tmp_path, monkeypatch, capsys):
+def test_the_preview_counts_every_listed_reservation_and_fails_on_one_the_catalog_lacks(tmp_path, monkeypatch, capsys):
     code, doc = preview(tmp_path, monkeypatch, dict(TRAIN, capacity_reservation_ids=f"{BLOCK},{ODCR}", cpu_limit=576),
                         "--no-policy")
     assert code == 0
     (train,) = [lane for lane in doc["costs"]["lanes"] if lane["name"] == "train"]
     assert train["reserved"]["nodes"] == 3 and train["reserved"]["alreadyPaidHourlyUsd"] == round(3 * P5, 6)
+    # the rack reads its reservations (``aws.ec2.CapacityReservation.get``): one the catalog lacks fails the preview
+    (tmp_path / "preview.json").unlink()
     code, doc = preview(tmp_path, monkeypatch, dict(TRAIN, capacity_reservation_ids=f"{BLOCK},cr-0fedcba9876543210"),
                         "--no-policy")
-    (train,) = [lane for lane in doc["costs"]["lanes"] if lane["name"] == "train"]
-    assert train["reserved"]["nodes"] == 2
-    assert train["reserved"]["notCounted"] == ["cr-0fedcba9876543210, not one the account has"]
+    assert code == 2 and doc == {}
+    err = capsys.readouterr().err
+    assert "reading EC2 Capacity Reservation (cr-0fedcba9876543210): couldn't find resource" in err
+    assert "has no reservations.cr-0fedcba9876543210" in err and "Traceback" not in err
 
 
 def test_the_preview_holds_the_budget_as_the_pack_config_says(tmp_path, monkeypatch, capsys):

@@ -51,6 +51,9 @@ class Reservations:
     canary_of: str = ""
     """The lane whose reservations this canary shares (``contract.CANARY_OF``): its small limits leave none idle,
     its lane's hold them; '': a lane of its own."""
+    max_nodes: Optional[int] = None
+    """The most nodes the lane runs at once when a count bounds it (a node group's ``scalingConfig.maxSize``); None:
+    its ``limits`` bound it (a pool), or nothing does."""
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ policy config's lanes beside them)."""
 
 from __future__ import annotations
 
+import math
+
 
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
@@ -174,9 +176,14 @@ def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, 
         subnet_ids = tuple(s for s in given if isinstance(s, str) and s)
     except unknown:
         given, subnet_ids = [None], ()
+    try:  # EKS keeps the group's nodes within its maxSize: more of the reservation's instances stay idle
+        most = bootfacts.number(bootfacts.dig(group, "scalingConfig", "maxSize"))
+    except unknown:
+        most = None
+    max_nodes = int(most) if most is not None and math.isfinite(most) and most >= 0 and most == int(most) else None
     if len(subnet_ids) < len(given):
-        return Reservations(ids, (), "by ids not known until apply", (), canary_of)
-    return Reservations(ids, subnet_ids, "", (), canary_of)
+        return Reservations(ids, (), "by ids not known until apply", (), canary_of, max_nodes)
+    return Reservations(ids, subnet_ids, "", (), canary_of, max_nodes)
 
 
 def _other_reservations(seen: Lane, lane: Lane) -> bool:
