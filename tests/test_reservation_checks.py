@@ -418,7 +418,7 @@ def test_the_offline_preview_judges_the_racks_block_group_by_its_max_size(pack):
     """The rack's own block group (its aws.eks.NodeGroup child, scalingConfig.maxSize = max_size): a max_size of 1 on
     the catalog's block of 2 leaves one idle; 2 fits."""
     from conftest import rack_config, run_rack
-    from mixed_os_racks.cli import catalog_config
+    from mixed_os_racks.cli.stackrun import catalog_config
 
     def group(max_size: int) -> dict:
         return rack_config(cluster_mode="create", vpc_id="vpc-0f1e2d3c4b5a69788", private_subnets_ids=f"{SUBNET_A},{SUBNET_B}",
