@@ -44,7 +44,7 @@ preview: python
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 # HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)
-test: compiled  # the type check (mypy over components/, configured in pyproject.toml), then the tests
+test: compiled  # the type check (mypy, strict, over components/: configured in pyproject.toml), then the tests
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 

@@ -140,7 +140,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         check_start("ClusterAutoscaler", name, opts)
         token, opts = hosted("ClusterAutoscaler", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, ClusterAutoscalerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, ClusterAutoscalerArgs)
         cluster: ClusterRef = args["cluster"]
 
         def release(version: str) -> str:
@@ -229,7 +229,7 @@ class MetricsServer(pulumi.ComponentResource):
         check_start("MetricsServer", name, opts)
         token, opts = hosted("MetricsServer", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, MetricsServerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, MetricsServerArgs)
         cluster: ClusterRef = args["cluster"]
         replicas = args.get("replicas", 1)
         if not 1 <= replicas <= 2:

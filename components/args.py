@@ -16,7 +16,7 @@ import sys
 import types
 import typing
 from functools import lru_cache, partial
-from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, Union
+from typing import Any, Callable, Literal, Mapping, NotRequired, Optional, Required, TypeVar, Union, cast
 
 import pulumi
 
@@ -27,6 +27,9 @@ from .inputs import closest
 _UNIONS = (Union, types.UnionType)
 _SEQUENCES = (list, tuple, collections.abc.Sequence)
 _MAPPINGS = (dict, collections.abc.Mapping)
+
+ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
+"""A component's args type (a ``TypedDict``): what ``checked`` returns."""
 
 
 @lru_cache(maxsize=None)
@@ -183,7 +186,7 @@ def _settled(tp: Any) -> Any:
                  if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable) and a is not pulumi.Output]
         return Union[tuple(plain)] if plain else Any
     if origin in _SEQUENCES and typing.get_args(tp):
-        return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]
+        return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]  # a list type built at run time
     return tp
 
 
@@ -240,7 +243,7 @@ def from_data(owner: "pulumi.ComponentResource | str", name: str, key: str, cls:
             spec.named_at(spell(key), spell)
         return spec
     parent = owner if isinstance(owner, pulumi.Resource) else None
-    return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]
+    return cls.from_inputs(name, key, value, pulumi.ResourceOptions(parent=parent))  # type: ignore[attr-defined]  # _data_class returns a class with from_inputs
 
 
 def _data_class(tp: Any) -> Optional[type]:
@@ -264,10 +267,10 @@ def check_start(kind: str, name: object, opts: object) -> None:
         raise ArgumentError(kind, str(name)[:60], *problems[0], more=problems[1:])
 
 
-def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type,
+def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type[ArgsT],
             rules: Optional[Mapping[str, Rule]] = None, python_only: Optional[Mapping[str, Any]] = None,
-            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> dict[str, Any]:
-    """``args`` as a plain dict, after checking it against ``args_type`` (a ``TypedDict``) and the
+            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> ArgsT:
+    """``args`` as a plain dict of type ``args_type``, after checking it against ``args_type`` (a ``TypedDict``) and the
     ``rules`` of its values. An argument given as an Output (or an awaitable, or a list holding one) is
     returned as an Output that is checked the same way once its value is known. A spec or the cluster given
     as a mapping (as the component provider passes them) is built from it (``from_data``).
@@ -316,7 +319,7 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
             problems.append((key, problem))
     if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
         raise ArgumentError(kind, name, *problems[0], more=problems[1:])
-    return result
+    return cast(ArgsT, result)  # every key and value was checked against args_type above
 
 
 def hosted(kind: str, opts: Optional[pulumi.ResourceOptions]) -> tuple[str, Optional[pulumi.ResourceOptions]]:
@@ -338,7 +341,7 @@ def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.
     found = opts.depends_on if opts is not None else None
     if found is None:
         return []
-    return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]
+    return list(found) if isinstance(found, (list, tuple)) else [found]  # type: ignore[list-item]  # depends_on holds Resources when not an Output
 
 
 # ---- help(): every component lists its args and outputs -------------------------------------------------
@@ -406,7 +409,7 @@ def documented(cls: type) -> type:
     docstrings written where they are declared), its outputs (its ``pulumi.Output`` attributes) and
     the example its own docstring gives; its ``__init__`` points there instead of inheriting the
     docstring of Pulumi's ``ComponentResource.__init__``. The text is rendered when first read."""
-    cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]
+    cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]  # a descriptor: the str is rendered when read
     init = cls.__dict__.get("__init__")
     if init is not None:
         init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({cls.__name__}Args) and ``opts``; see the class's help."

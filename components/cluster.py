@@ -18,7 +18,7 @@ import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -308,32 +308,36 @@ class ClusterRef:
         if len(given) == 1:
             other = ({"endpoint", "certificate_authority"} - set(given)).pop()
             problems.append((f"{path}.{other}", f"required with {given[0]} (the two reach the API server together)"))
+        fields: dict[str, pulumi.Input[str]] = {}
         for key in ("endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"):
             field = value.get(key)
-            if field is not None and not isinstance(field, (str, pulumi.Output)):
+            if isinstance(field, (str, pulumi.Output)):
+                fields[key] = field
+            elif field is not None:
                 problems.append((f"{path}.{key}", f"expected str, got {type(field).__name__}"))
         if problems:
             raise PropertyProblems(problems)
+        cluster_name = cast(pulumi.Input[str], name)  # a str or an Output: anything else is a problem above
         opts = opts or pulumi.ResourceOptions()
-        node_role = value.get("node_role_arn")
+        node_role = fields.get("node_role_arn")
         if len(given) == 2:
-            endpoint = pulumi.Output.from_input(value["endpoint"])
-            config = kubeconfig(name, endpoint, value["certificate_authority"],  # type: ignore[arg-type]
+            endpoint = pulumi.Output.from_input(fields["endpoint"])
+            config = kubeconfig(cluster_name, endpoint, fields["certificate_authority"],
                                 aws.get_region_output(opts=pulumi.InvokeOptions(parent=opts.parent)).region,
                                 pulumi.Config("aws").get("profile"))
             provider = k8s.Provider(f"{owner}-k8s", kubeconfig=config, opts=opts)
-            ref = cls(name, provider, endpoint=endpoint, kubeconfig=config)  # type: ignore[arg-type]
+            ref = cls(cluster_name, provider, endpoint=endpoint, kubeconfig=config)
             ref.known_name = name if isinstance(name, str) else None
-            ref.certificate_authority = pulumi.Output.from_input(value["certificate_authority"])  # type: ignore[arg-type]
-            ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"]) if value.get("oidc_issuer") is not None else None  # type: ignore[arg-type]
+            ref.certificate_authority = pulumi.Output.from_input(fields["certificate_authority"])
+            ref.oidc_issuer = pulumi.Output.from_input(fields["oidc_issuer"]) if fields.get("oidc_issuer") is not None else None
         else:
-            ref = cls.existing(owner, name, opts=opts)  # type: ignore[arg-type]
-            if value.get("oidc_issuer") is not None:
-                ref.oidc_issuer = pulumi.Output.from_input(value["oidc_issuer"])  # type: ignore[arg-type]
+            ref = cls.existing(owner, cluster_name, opts=opts)
+            if fields.get("oidc_issuer") is not None:
+                ref.oidc_issuer = pulumi.Output.from_input(fields["oidc_issuer"])
         if node_role is not None:
-            ref.node_role_arn = pulumi.Output.from_input(node_role)  # type: ignore[arg-type]
-        if value.get("oidc_provider_arn") is not None:
-            ref.oidc_provider_arn = pulumi.Output.from_input(value["oidc_provider_arn"])  # type: ignore[arg-type]
+            ref.node_role_arn = pulumi.Output.from_input(node_role)
+        if fields.get("oidc_provider_arn") is not None:
+            ref.oidc_provider_arn = pulumi.Output.from_input(fields["oidc_provider_arn"])
         if isinstance(name, str):  # who the cluster is: its name, through the AWS provider the component uses
             ref._key = cluster_key(name, aws_provider_of(opts))
         return ref
@@ -446,10 +450,12 @@ class ClusterRef:
             # the engine answers as unknown at preview when they depend on a resource being created
             return pulumi.Output.from_input(self._version)
         if self.cluster is not None:
-            return self.cluster.eks_cluster.apply(lambda c: c.version)
+            created: pulumi.Output[str] = self.cluster.eks_cluster.apply(lambda c: c.version)
+            return created
         if self._looked_up_version is not None:  # the look-up ``existing`` made: known at preview
             return self._looked_up_version
-        return self.eks_cluster.version
+        read: pulumi.Output[str] = self.eks_cluster.version
+        return read
 
     def node_group_cluster(self, node_role: Optional[aws.iam.Role]) -> "eks.Cluster | eks.CoreDataArgsDict":
         """What pulumi-eks ``ManagedNodeGroup(cluster=...)`` takes: the ``eks.Cluster`` a program created,

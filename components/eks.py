@@ -99,7 +99,7 @@ class RackCluster(pulumi.ComponentResource):
         check_start("RackCluster", name, opts)
         token, opts = hosted("RackCluster", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)  # type: ignore[assignment]
+        args = checked(self, name, args, RackClusterArgs, python_only=PYTHON_ONLY)
         spec: ClusterSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(spec.tags)
@@ -163,6 +163,7 @@ class RackCluster(pulumi.ComponentResource):
         self.system_lane: NodeGroup = NodeGroup(
             lane,
             NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
+                          # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's NodeGroupArgs
                           **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
             opts=child,
         )

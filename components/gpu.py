@@ -43,7 +43,8 @@ def time_slicing_config(replicas: int) -> str:
         "version": "v1",
         "sharing": {"timeSlicing": {"resources": [{"name": contract.GPU_TAINT_KEY, "replicas": replicas}]}},
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    text: str = yaml.safe_dump(config, sort_keys=False)
+    return text
 
 
 def device_plugin_values(time_slicing_replicas: int = 1) -> dict[str, Any]:
@@ -126,7 +127,7 @@ class NvidiaDevicePlugin(_ChartAddon):
         check_start("NvidiaDevicePlugin", name, opts)
         token, opts = hosted("NvidiaDevicePlugin", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, NvidiaDevicePluginArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, NvidiaDevicePluginArgs)
         replicas = args.get("time_slicing_replicas", 1)
         problem = time_slicing_problem(replicas)
         if problem:
@@ -159,7 +160,7 @@ class GpuObservability(_ChartAddon):
         check_start("GpuObservability", name, opts)
         token, opts = hosted("GpuObservability", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, GpuObservabilityArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, GpuObservabilityArgs)
         self._install(name, upstream.DCGM_EXPORTER, args.get("version", upstream.DCGM_EXPORTER.version),
                       args.get("namespace", NAMESPACE), args["cluster"],
                       dcgm_exporter_values(args.get("service_monitor", False)))

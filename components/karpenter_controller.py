@@ -264,7 +264,7 @@ class KarpenterController(pulumi.ComponentResource):
         check_start("KarpenterController", name, opts)
         token, opts = hosted("KarpenterController", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, KarpenterControllerArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, KarpenterControllerArgs)
         cluster: ClusterRef = args["cluster"]
         version = args.get("version", upstream.KARPENTER_CHART.version)
         replicas = args.get("replicas", 2)

@@ -150,6 +150,11 @@ class Lane(TypedDict, total=False):
     """The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
     type ``reserved``, or the one a node group's launch template targets; none for a lane without (in the ``Rack``'s
     ``lanes`` output; not read from the policy config)."""
+    reservedNodes: int
+    """How many instances its capacity reservations hold, together (EC2's instance count of each, read at ``up``
+    with ``DescribeCapacityReservations``): the nodes it has bought ahead, billed whether they run or not; none for
+    a lane without reservations and for a canary, whose lane counts them (in the ``Rack``'s ``lanes`` output; not
+    read from the policy config)."""
     maxGpusPerNode: int
     """The most GPUs one of its nodes has."""
     allocatable: Allocatable

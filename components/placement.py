@@ -118,6 +118,7 @@ class Placement:
 
     def as_dict(self) -> Scheduling:
         """Everything, for a component's outputs."""
+        # pod_spec() is a manifest's plain dict, whose keys (affinity, tolerations) are Scheduling's
         return {**self.pod_spec(), "gpuResources": dict(self.gpu_resources)}  # type: ignore[typeddict-item]
 
 

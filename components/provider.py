@@ -234,7 +234,8 @@ class RackProvider(sdk_component.ComponentProvider):
         numbers arrive as floats, and the SDK's conversion of an integer property is overwritten by the float
         (``map_input_properties``, pulumi 3.272), so ``replicas: 2`` would reach the component as ``2.0``."""
         mapped = super().map_inputs(inputs, component_def)
-        return self._integers(mapped, component_def.inputs, component_def.inputs_mapping)
+        integers: pulumi.Inputs = self._integers(mapped, component_def.inputs, component_def.inputs_mapping)
+        return integers
 
     def _integers(self, value: Any, properties: dict[str, PropertyDefinition], mapping: dict[str, str]) -> Any:
         if not isinstance(value, dict):
@@ -384,7 +385,8 @@ def schema() -> dict[str, Any]:
     """The schema the provider serves (``GetSchema``)."""
     import json
 
-    return json.loads(provider().schema or "{}")
+    served: dict[str, Any] = json.loads(provider().schema or "{}")
+    return served
 
 
 def serve(args: Optional[list[str]] = None) -> None:

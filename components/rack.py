@@ -18,7 +18,7 @@ from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
 from .lane import AmiRef, CapacityType, Lane, LaneKind, NodeOs, lane_taints
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .facts import tables, wellknown
+from .facts import osfamily, tables, wellknown
 from .pack import cost
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
@@ -64,7 +64,7 @@ def canary_lanes(spec: RackSpec) -> dict[str, Lane]:
 def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
-    lane = Lane(kind=LaneKind.NODEGROUP, os=NodeOs.AL2023, labels=group.node_labels(), gpu=group.is_gpu,
+    lane = Lane(kind=LaneKind.NODEGROUP, os=NodeOs(osfamily.AL2023.name), labels=group.node_labels(), gpu=group.is_gpu,
                 taints=lane_taints(group.node_taints()), instanceTypes=[group.instance_type],
                 capacityTypes=[CapacityType(group.capacity_type)])
     lane.update(size_facts(requirements, root_gib=group.disk))
@@ -73,17 +73,34 @@ def group_lane(group: NodeGroupSpec) -> Lane:
     return lane
 
 
+def _reserved_nodes(rack: str, facts: Lane, reads: dict[str, aws.ec2.CapacityReservation],
+                    opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[int]]:
+    """The instances a lane's reservations hold together, read from EC2 (``CapacityReservation.get``: the provider's
+    Read, ``DescribeCapacityReservations`` by id, for an ODCR and a Capacity Block alike); each reservation read once
+    a rack, and none is managed: the stack never creates, changes or cancels it. None: a lane without reservations."""
+    ids = facts.get("capacityReservationIds") or []
+    for reservation_id in ids:
+        if reservation_id not in reads:
+            reads[reservation_id] = aws.ec2.CapacityReservation.get(f"{rack}-{reservation_id}", reservation_id, opts=opts)
+    return pulumi.Output.all(*[reads[i].instance_count for i in ids]).apply(sum) if ids else None
+
+
 def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: Lane,
-          worst_case: Callable[[Optional[str]], lanecost.Priced]) -> pulumi.Output[Lane]:
+          worst_case: Callable[[Optional[str]], lanecost.Priced],
+          reserved: Optional[pulumi.Output[int]] = None) -> pulumi.Output[Lane]:
     """A lane of the ``lanes`` output: its facts, what it boots (known once the AMI is read) and what it can cost
     an hour in the stack's region. Built in one step per lane: each step that returns the lane makes the SDK walk
     all of it again (``Output.from_input``), and a step over all the lanes at once walked every lane once more
     (1 s of the preview of 1,000 pools)."""
-    def priced(region: str, found: AmiRef) -> Lane:
+    def priced(region: str, found: AmiRef, nodes: Optional[int]) -> Lane:
         worst, rollout = worst_case(region)
-        return Lane(**facts, ami=found, worstCaseHourlyUsd=worst.usd, worstCaseRolloutHourlyUsd=rollout.usd)
+        lane = Lane(**facts, ami=found)
+        if nodes is not None:
+            lane["reservedNodes"] = nodes
+        lane["worstCaseHourlyUsd"], lane["worstCaseRolloutHourlyUsd"] = worst.usd, rollout.usd
+        return lane
 
-    return pulumi.Output.all(region, ami).apply(lambda both: priced(both[0], both[1]))
+    return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))
 
 
 @documented
@@ -118,7 +135,8 @@ class Rack(pulumi.ComponentResource):
     that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
     cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
     which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
-    also has ``canaryOf``."""
+    also has ``canaryOf``; a reserved lane ``capacityReservationIds`` and ``reservedNodes`` (the instances its
+    reservations hold, read from EC2)."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` and the EKS control plane's ``control_plane_hourly_usd``
     (docs/cost.md); None when a lane is unbounded or not priced."""
@@ -135,7 +153,7 @@ class Rack(pulumi.ComponentResource):
         check_start("Rack", name, opts)
         token, opts = hosted("Rack", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, RackArgs)  # type: ignore[assignment]
+        args = checked(self, name, args, RackArgs)
         spec: RackSpec = args["spec"]
         child = pulumi.ResourceOptions(parent=self)
         for line in tables.stale(clock.today()):  # an advisory: the rack still previews and deploys
@@ -185,6 +203,8 @@ class Rack(pulumi.ComponentResource):
             self.pod_identity_agent = eks_addon(f"{name}-{POD_IDENTITY_AGENT}", self.cluster, POD_IDENTITY_AGENT,
                                                 tags=spec.tags, opts=child)
         # a created cluster's system lane runs the rack's controllers; in an existing cluster they go anywhere
+        # node_selector and tolerations, for ClusterAutoscalerArgs and MetricsServerArgs alike (a dict: mypy types
+        # no TypedDict that is part of both)
         system: dict[str, Any] = (
             {"node_selector": contract.SYSTEM_SELECTOR, "tolerations": [contract.SYSTEM_TOLERATION]}
             if self.created is not None else {})
@@ -217,6 +237,7 @@ class Rack(pulumi.ComponentResource):
             )
             pools_wait += [self.karpenter.crd_chart, self.karpenter.chart]
 
+        # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's KarpenterPoolArgs
         pool_args = KarpenterPoolArgs(cluster=self.cluster, ami_lookup=amis, tags=spec.tags)  # type: ignore[typeddict-item]
         if self.created is not None and spec.cluster is not None:
             # the rack's own cluster: its subnets and security group by id, so nothing the user owns is tagged
@@ -238,10 +259,12 @@ class Rack(pulumi.ComponentResource):
             except ConfigError as exc:
                 refusals += [line for line in str(exc).splitlines() if line not in refusals]
         canaries = canary_lanes(spec)
+        reservations: dict[str, aws.ec2.CapacityReservation] = {}  # read once a rack (``_reserved_nodes``)
         for pool in (p for p in spec.pools if p.name in self.pools):
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = _priced_lane(region, self.pools[pool.name].ami, self.lane_facts[pool.name],
-                                            functools.partial(lanecost.pool_worst_case, pool))
+                                            functools.partial(lanecost.pool_worst_case, pool),
+                                            _reserved_nodes(name, self.lane_facts[pool.name], reservations, child))
             pool_canary = self.pools[pool.name].canary
             if pool_canary is not None:
                 self.lane_facts[pool.canary_name] = canaries[pool.canary_name]
@@ -273,7 +296,8 @@ class Rack(pulumi.ComponentResource):
                 continue
             subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
-                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets))
+                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets),
+                                       _reserved_nodes(name, group_lane(group), reservations, child))
             self.lane_facts[lane] = group_lane(group)
             canary = self.node_groups[lane].canary
             if canary is not None:
@@ -292,7 +316,7 @@ class Rack(pulumi.ComponentResource):
         """The Cluster Autoscaler: it owns each managed node group's desired size between min and max."""
         if spec.cluster_autoscaler:
             autoscaler_args = ClusterAutoscalerArgs(cluster=self.cluster, tags=spec.tags, identity=spec.controller_identity,
-                                                    **system)  # type: ignore[typeddict-item]
+                                                    **system)  # type: ignore[typeddict-item]  # system: see above
             if spec.cluster is not None:
                 autoscaler_args["kubernetes_version"] = spec.cluster.version
             self.cluster_autoscaler = ClusterAutoscaler(
@@ -313,7 +337,7 @@ class Rack(pulumi.ComponentResource):
         if spec.metrics_server:
             self.metrics_server = MetricsServer(
                 f"{name}-metrics-server",
-                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]
+                MetricsServerArgs(cluster=self.cluster, replicas=2 if spec.high_availability else 1, **system),  # type: ignore[typeddict-item]  # system: see above
                 opts=pulumi.ResourceOptions(parent=self, depends_on=system_ready or None))
 
         self.device_plugin: Optional[NvidiaDevicePlugin] = None
@@ -342,12 +366,14 @@ class Rack(pulumi.ComponentResource):
             self.node_role_arn = self._existing_node_role_arn(spec)
             self.interruption_queue_name = pulumi.Output.from_input(None)
         self.lanes = pulumi.Output.all(**lanes) if lanes else pulumi.Output.from_input(cast(dict[str, Lane], {}))
-        control_plane, price = lanecost.cost.control_plane(support)
+        control_plane, price = cost.control_plane(support)
         self.control_plane_hourly_usd = pulumi.Output.from_input(control_plane)
         self.control_plane_price = pulumi.Output.from_input(price)
         self.worst_case_hourly_usd = self.lanes.apply(functools.partial(lanecost.rack_worst_case, control_plane=control_plane))
         self.max_hourly_usd = None if spec.max_hourly_usd is None else pulumi.Output.from_input(spec.max_hourly_usd)
         self.cluster_name = self.cluster.name
+        # ClusterRef declares endpoint optional (the provider's schema derives from it: given as data, a cluster
+        # may leave it out), yet every ClusterRef holds one
         self.endpoint = pulumi.Output.from_input(self.cluster.endpoint)  # type: ignore[arg-type]
         self.kubeconfig = self.cluster.kubeconfig
         self.node_pool_names = pulumi.Output.from_input(sorted(self.pools))

@@ -163,7 +163,7 @@ class Service(pulumi.ComponentResource):
         check_start("Service", name, opts)
         token, opts = hosted("Service", opts)
         super().__init__(token, name, None, opts)
-        args = checked(self, name, args, ServiceArgs, {"lanes": lanes_problem}, also=ALSO)  # type: ignore[assignment]
+        args = checked(self, name, args, ServiceArgs, {"lanes": lanes_problem}, also=ALSO)
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
         namespace = args.get("namespace", "default")  # checked as a namespace (args.COMMON_RULES)

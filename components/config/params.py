@@ -29,12 +29,13 @@ from .. import contract
 from ..errors import ConfigError
 from ..identity import Identity
 from ..inputs import closest
-from ..facts import instances, upstream, wellknown
+from ..lane import NodeOs
+from ..facts import instances, osfamily, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
+from ..spec.base import ClusterName, FieldProblem, Spec, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
 from ..spec.rack import karpenter_version_problem
-from ..spec.pool import ConsolidationPolicy, NodeOs, Taint
+from ..spec.pool import ConsolidationPolicy, Taint
 from . import keys
 from .errors import field_of, problems
 from .keys import NAMESPACE, KeyTable
@@ -82,14 +83,15 @@ def _unset(key: str, value: Any, table: KeyTable) -> bool:
             and type(None) not in typing.get_args(found.annotation))
 
 
-SpecT = TypeVar("SpecT", bound=BaseModel)
+SpecT = TypeVar("SpecT", bound=Spec)
+DiskT = TypeVar("DiskT")
 
 
 def sourced(spec: SpecT, table: KeyTable, at: str = "", keys_of: Mapping[str, str] = {}) -> SpecT:
     """``spec``, knowing the stack-config key path of each field (``at`` is a list item's path; ``keys_of``
     full paths of fields the rack set for it): a problem found after it is built names the key the user wrote."""
     prefix = f"{NAMESPACE}:{at}." if at else f"{NAMESPACE}:"
-    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}  # type: ignore[attr-defined]
+    spec._keys = {name: keys_of.get(name) or prefix + table.key(name) for name in type(spec).model_fields}
     return spec
 
 
@@ -113,14 +115,14 @@ def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def effective_disk(karpenter_node_disk: Any, node_disk: Any) -> Any:
+def effective_disk(karpenter_node_disk: DiskT, node_disk: DiskT) -> DiskT:
     """Convox's ``karpenter_effective_disk``: ``karpenter_node_disk`` when it is not 0, else ``node_disk``."""
     return node_disk if karpenter_node_disk == 0 else karpenter_node_disk
 
 
 def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
     """The additional pools, AL2023 with the rack's alias (whose problems the ``workload`` pool reports)."""
-    alias = info.data.get("karpenter_ami_alias", "al2023@latest")
+    alias = info.data.get("karpenter_ami_alias", osfamily.AL2023.alias)
     disk = effective_disk(info.data.get("karpenter_node_disk", 0), info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB))
 
     def build(n: int, item: dict[str, Any]) -> PoolSpec:
@@ -259,7 +261,7 @@ class RackParams(BaseModel):
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
-    karpenter_node_os: str = "al2023"
+    karpenter_node_os: str = osfamily.AL2023.name
     """The default ``workload`` lane's OS: ``al2023`` or ``bottlerocket`` (case-insensitive). Default ``al2023``."""
     karpenter_instance_families: CsvList = []
     """Instance families of the default lane. Default: any."""
@@ -295,7 +297,7 @@ class RackParams(BaseModel):
     """Extra labels of the default lane. Default none."""
     karpenter_node_taints: Taints = []
     """Extra taints of the default lane. Default none."""
-    karpenter_ami_alias: str = "al2023@latest"
+    karpenter_ami_alias: str = osfamily.AL2023.alias
     """AL2023 alias of every AL2023 pool: ``al2023@latest`` or ``al2023@vYYYYMMDD``. Default ``al2023@latest``."""
     additional_karpenter_nodepools_config: Annotated[list[PoolSpec], BeforeValidator(json_list)] = []
     """More Karpenter pools (always AL2023); see the pool fields below. Default none."""
@@ -331,7 +333,8 @@ class RackParams(BaseModel):
         """A list of pools or node groups (YAML, or the seeds' JSON text): a spec per item, every problem at its path."""
         items = json_list(value)
         if not isinstance(items, list):
-            return handler(items)
+            refused: list[Any] = handler(items)  # not a list: pydantic's list validation refuses it
+            return refused
         if info.field_name == "additional_karpenter_nodepools_config":
             return _pools(items, info)
         if info.field_name == "additional_build_groups_config":

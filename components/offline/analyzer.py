@@ -22,16 +22,19 @@ import functools
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from .packprocess import Analysis, PolicyPackProcess, pack_env
 from .policyconfig import PolicyConfig, PolicyPackError, read_config_file
 from .records import ProgramRun, Resource
 
 
-def _in_background(work: Any, name: str) -> Future:
+T = TypeVar("T")
+
+
+def _in_background(work: Callable[[], T], name: str) -> Future[T]:
     """Run ``work`` on a daemon thread (never joined at exit, so a stuck start cannot hold the process)."""
-    future: Future = Future()
+    future: Future[T] = Future()
 
     def run() -> None:
         if future.set_running_or_notify_cancel():
@@ -102,7 +105,7 @@ class PolicyPacks:
         self._analyses: list[Optional[Analysis]] = []
         self._sent: list[int] = []
         self._failed: list[Optional[BaseException]] = []
-        self._starting: list[Future] = []
+        self._starting: list[Future[None]] = []
         try:
             for path in packs:
                 self._packs.append(PolicyPackProcess(path, env, wait=False))

@@ -357,7 +357,7 @@ class CatalogDoc(BaseModel):
 # ---- reading the file ------------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """YAML as the stack config reads it: a key given twice is an error, not "the last one wins"."""
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:  # noqa: D401 - PyYAML's hook
@@ -375,7 +375,8 @@ class _StrictLoader(yaml.SafeLoader):
                     None, None, f"the key '{key}' is given twice", key_node.start_mark)
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_timestamp)

@@ -112,7 +112,8 @@ class ComponentProvider:
     def construct(self, request: provider_pb2.ConstructRequest) -> provider_pb2.ConstructResponse:
         """``Construct`` (a failure is the provider's ``grpc.RpcError``, as the engine gets it)."""
         stub = self._started(request.monitorEndpoint)
-        return stub.Construct(request)
+        response: provider_pb2.ConstructResponse = stub.Construct(request)
+        return response
 
     def _started(self, engine: str) -> provider_pb2_grpc.ResourceProviderStub:
         with self._lock:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/nodeGroup:NodeGroup": (
@@ -91,7 +91,7 @@ AWS_SETS: dict[str, tuple[str, ...]] = {
 ``vpc_security_group_ids``, ``security_group_names``): their order is no change. (``instance_types`` is a list.)"""
 
 
-def in_set_order(type_: str, inputs: dict) -> dict:
+def in_set_order(type_: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``inputs`` with each set-typed property of ``type_`` in one order (by its JSON), so that a
     reordered set compares equal. A property missing or not a list is left as it is."""
     paths = AWS_SETS.get(type_, ())
@@ -100,7 +100,7 @@ def in_set_order(type_: str, inputs: dict) -> dict:
     out = dict(inputs)  # copied along each path: the caller's inputs keep their order
     for path in paths:
         *parents, last = path.split(".")
-        holder: Optional[dict] = out
+        holder: Optional[dict[str, Any]] = out
         for part in parents:
             child = holder.get(part) if isinstance(holder, dict) else None
             if not isinstance(child, dict):
@@ -112,7 +112,7 @@ def in_set_order(type_: str, inputs: dict) -> dict:
     return out
 
 
-def in_one_order(items: list) -> list:
+def in_one_order(items: list[Any]) -> list[Any]:
     """A list read as a set, in one order (by each item's JSON): two orders of the same items are equal."""
     return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
 
@@ -188,7 +188,7 @@ def related(path: str, rule: str) -> bool:
     return all(x == y or (y == "[*]" and x.startswith("[")) for x, y in zip(a, b))
 
 
-def removed_forcing(type_: str, old: dict, new: dict) -> list[str]:
+def removed_forcing(type_: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The properties of ``type_`` whose removal replaces it, present in ``old`` and gone from ``new``."""
     return [key for key in AWS_FORCE_NEW_IF_REMOVED.get(type_, ())
             if old.get(key) not in (None, [], {}) and new.get(key) in (None, [], {})]

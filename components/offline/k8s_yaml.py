@@ -86,7 +86,7 @@ CLUSTER_CRDS = {
 # ---- kubernetes:yaml:decode ---------------------------------------------------------------------------------
 
 
-class _ManifestLoader(yaml.SafeLoader):
+class _ManifestLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """YAML as the provider reads a manifest (sigs.k8s.io/yaml, on go-yaml v2): a plain scalar that
     looks like a timestamp (``2026-01-01``) or a base-60 number (``1:30``) stays text, as go-yaml
     gives them to a map of interfaces; PyYAML would make a date (which no Struct can hold) or 90."""

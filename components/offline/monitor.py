@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Mapping, Optional, cast
 
 import pulumi
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto.resource_pb2 import (ReadResourceRequest, ReadResourceResponse, RegisterResourceOutputsRequest,
+                                                RegisterResourceRequest, RegisterResourceResponse)
 
 from .. import contract
 from . import eks_mng, k8s_yaml, remote, sdk
@@ -70,9 +72,9 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             type_ = f"{qualified}${type_}"
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
-    def RegisterResource(self, request):  # noqa: N802 (gRPC method name)
+    def RegisterResource(self, request: RegisterResourceRequest) -> RegisterResourceResponse:  # noqa: N802 (gRPC method)
         # served isolated (sdk.IsolatingMockMonitor); an import is answered as a create of that id
-        response = super().RegisterResource(_as_provider_gets(_without_import(request)))
+        response: RegisterResourceResponse = super().RegisterResource(_as_provider_gets(_without_import(request)))
         if request.importId and not response.id:
             response.id = request.importId
         self.record_registration(request, response.urn, response.object)
@@ -128,8 +130,8 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
         if self.on_resource is not None:
             self.on_resource(resource)
 
-    def ReadResource(self, request):  # noqa: N802
-        response = super().ReadResource(request)
+    def ReadResource(self, request: ReadResourceRequest) -> ReadResourceResponse:  # noqa: N802
+        response: ReadResourceResponse = super().ReadResource(request)
         self.record_read(request, response.urn, response.properties)
         return response
 
@@ -148,9 +150,10 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             )
         )
 
-    def RegisterResourceOutputs(self, request):  # noqa: N802
+    def RegisterResourceOutputs(self, request: RegisterResourceOutputsRequest) -> empty_pb2.Empty:  # noqa: N802
         self.record_outputs(request)
-        return super().RegisterResourceOutputs(request)
+        done: empty_pb2.Empty = super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is not annotated
+        return done
 
     def record_outputs(self, request: Any) -> None:
         """Record what a component (or the stack) registered as its outputs."""

@@ -217,6 +217,11 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
             copier.join(timeout=5)
         if monitor.errors:
             raise NodeProgramError("\n".join(monitor.errors))
+        refused = server.refused()
+        if refused:  # the SDK took a refusal for the engine shutting down: it stopped registering and exits 0
+            raise NodeProgramError(f"the offline engine's gRPC server refused {refused} of the program's calls, so the "
+                                   f"program stopped registering resources and the preview would miss some: nothing "
+                                   f"was previewed")
         if code == REPORTED and monitor.logged_errors:
             raise NodeProgramError("\n".join(program_error(message, program_dir) for message in monitor.logged_errors))
         if code != 0:

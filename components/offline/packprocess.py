@@ -328,7 +328,8 @@ class PolicyPackProcess:
 
     def _result(self, future: Any) -> pb.AnalyzeResponse:
         try:
-            return future.result()
+            response: pb.AnalyzeResponse = future.result()
+            return response
         except grpc.RpcError as exc:
             raise self._rpc_failed(exc) from None
 

@@ -43,7 +43,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 from .forcenew import builtin_kind
 
@@ -68,7 +68,7 @@ def checked(type_: str, old: dict[str, Any], new: dict[str, Any], unknown: Unkno
         elif "version" in old and "version" not in out:
             out["version"] = old["version"]
         return out
-    out = _adopt_defaults(old, new)
+    out = cast(dict[str, Any], _adopt_defaults(old, new))  # a dict in, a dict out
     if type_.startswith("aws:"):
         _fill_tags_all(old, out, unknown)
     elif type_.startswith("kubernetes:") and isinstance(out.get("metadata", {}), dict):
@@ -264,7 +264,7 @@ def documents_equal(a: Any, b: Any) -> Optional[bool]:
     """Whether two decoded JSON documents are equal as the provider reads them (IAM policies by
     equivalence), or None when neither is a document (the caller compares them itself)."""
     if is_policy(a) and is_policy(b):
-        return policy_form(a) == policy_form(b)
+        return bool(policy_form(a) == policy_form(b))
     return None
 
 

@@ -58,7 +58,8 @@ class Resource:
     @functools.cached_property
     def wire(self) -> dict[str, Any]:
         """The inputs as wire values (unknowns, secrets and resource references marked); read, never changed."""
-        return json_format.MessageToDict(self.properties)
+        wire: dict[str, Any] = json_format.MessageToDict(self.properties)
+        return wire
 
     def unknown_inputs(self) -> list[str]:
         """The input paths not known until apply (``launchTemplate.id``), sorted."""

@@ -35,6 +35,7 @@ offline engine cannot expand) fails the call and is kept in ``EngineMonitor.erro
 from __future__ import annotations
 
 import functools
+import json
 import math
 import threading
 from concurrent import futures
@@ -43,6 +44,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from grpc._cython import cygrpc
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, errors_pb2, provider_pb2, resource_pb2, resource_pb2_grpc, status_pb2
 
@@ -112,6 +114,8 @@ class EngineMonitor(RecordingMonitor):
         self.root = ""
         self.aborted = threading.Event()
         """Set when a registration failed the run: the engine then stops the program (``rm.abortChan``)."""
+        self.calls = 0
+        """How many calls reached the monitor and the engine service (``arrived``)."""
         self._lock = threading.RLock()
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -119,6 +123,11 @@ class EngineMonitor(RecordingMonitor):
         if qualified and qualified != STACK_TYPE:
             type_ = f"{qualified}${type_}"
         return f"urn:pulumi:{self.deployment.stack}::{self.deployment.project}::{type_}::{name}"
+
+    def arrived(self) -> None:
+        """Count a call that reached the monitor or the engine service."""
+        with self._lock:
+            self.calls += 1
 
     def failed(self, message: str) -> None:
         with self._lock:
@@ -135,7 +144,7 @@ class EngineMonitor(RecordingMonitor):
 
     # ---- the protocol, at the wire ----
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method names)
+    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:  # noqa: N802
         constructor = self.constructors.get(package_of(request.type))
         if request.remote and not request.custom and constructor is not None:
             return self._construct(constructor, request)
@@ -156,7 +165,8 @@ class EngineMonitor(RecordingMonitor):
             self.record_registration(request, urn, state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)
 
-    def _construct(self, constructor: Constructor, request: Any) -> Any:
+    def _construct(self, constructor: Constructor,
+                   request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
         info = self.deployment
         construct = provider_pb2.ConstructRequest(
             project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
@@ -178,7 +188,7 @@ class EngineMonitor(RecordingMonitor):
             propertyDependencies={k: resource_pb2.RegisterResourceResponse.PropertyDependencies(urns=list(v.urns))
                                   for k, v in response.stateDependencies.items()})
 
-    def ReadResource(self, request: Any) -> Any:  # noqa: N802
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:  # noqa: N802
         urn = self.make_urn(request.parent, request.type, request.name)
         _, state = self.cloud.new_resource(MockResourceArgs(
             typ=request.type, name=request.name, inputs=json_format.MessageToDict(request.properties),
@@ -188,7 +198,7 @@ class EngineMonitor(RecordingMonitor):
             self.record_read(request, urn, properties)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=properties)
 
-    def Invoke(self, request: Any) -> Any:  # noqa: N802
+    def Invoke(self, request: resource_pb2.ResourceInvokeRequest) -> resource_pb2.ResourceInvokeResponse:  # noqa: N802
         args = remote.reveal(json_format.MessageToDict(request.args))
         if request.tok == "pulumi:pulumi:getResource":
             return resource_pb2.ResourceInvokeResponse(**{"return": self._get_resource(str(args.get("urn") or ""))})
@@ -203,21 +213,21 @@ class EngineMonitor(RecordingMonitor):
             state = dict(self.states[urn])
         return to_struct({"urn": urn, "id": state.get("id", ""), "state": state})
 
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
+    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest) -> empty_pb2.Empty:  # noqa: N802
         with self._lock:
             self.record_outputs(request)
         return empty_pb2.Empty()
 
-    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802
+    def GetDeploymentInfo(self, request: empty_pb2.Empty) -> resource_pb2.DeploymentInfo:  # noqa: N802
         info = self.deployment
         return resource_pb2.DeploymentInfo(
             project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
             dryRun=True, parallel=info.parallel, supportedFeatures=list(FEATURES.values()))
 
-    def SupportsFeature(self, request: Any) -> Any:  # noqa: N802
+    def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest) -> resource_pb2.SupportsFeatureResponse:  # noqa: N802
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id in FEATURES)
 
-    def SignalAndWaitForShutdown(self, request: Any) -> Any:  # noqa: N802
+    def SignalAndWaitForShutdown(self, request: empty_pb2.Empty) -> empty_pb2.Empty:  # noqa: N802
         return empty_pb2.Empty()
 
     # ---- the engine service ----
@@ -352,31 +362,38 @@ class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
         self.monitor = monitor
 
     @_served
-    def RegisterResource(self, request, context):  # noqa: N802
+    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest,  # noqa: N802
+                         context: grpc.ServicerContext) -> resource_pb2.RegisterResourceResponse:
         return self.monitor.RegisterResource(request)
 
     @_served
-    def ReadResource(self, request, context):  # noqa: N802
+    def ReadResource(self, request: resource_pb2.ReadResourceRequest,  # noqa: N802
+                     context: grpc.ServicerContext) -> resource_pb2.ReadResourceResponse:
         return self.monitor.ReadResource(request)
 
     @_served
-    def Invoke(self, request, context):  # noqa: N802
+    def Invoke(self, request: resource_pb2.ResourceInvokeRequest,  # noqa: N802
+               context: grpc.ServicerContext) -> resource_pb2.ResourceInvokeResponse:
         return self.monitor.Invoke(request)
 
     @_served
-    def RegisterResourceOutputs(self, request, context):  # noqa: N802
+    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest,  # noqa: N802
+                                context: grpc.ServicerContext) -> empty_pb2.Empty:
         return self.monitor.RegisterResourceOutputs(request)
 
     @_served
-    def GetDeploymentInfo(self, request, context):  # noqa: N802
+    def GetDeploymentInfo(self, request: empty_pb2.Empty,  # noqa: N802
+                          context: grpc.ServicerContext) -> resource_pb2.DeploymentInfo:
         return self.monitor.GetDeploymentInfo(request)
 
     @_served
-    def SupportsFeature(self, request, context):  # noqa: N802
+    def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> resource_pb2.SupportsFeatureResponse:
         return self.monitor.SupportsFeature(request)
 
     @_served
-    def SignalAndWaitForShutdown(self, request, context):  # noqa: N802
+    def SignalAndWaitForShutdown(self, request: empty_pb2.Empty,  # noqa: N802
+                                 context: grpc.ServicerContext) -> empty_pb2.Empty:
         return self.monitor.SignalAndWaitForShutdown(request)
 
 
@@ -384,20 +401,53 @@ class _EngineService(engine_pb2_grpc.EngineServicer):
     def __init__(self, monitor: EngineMonitor) -> None:
         self.monitor = monitor
 
-    def Log(self, request, context):  # noqa: N802
+    def Log(self, request: engine_pb2.LogRequest, context: grpc.ServicerContext) -> empty_pb2.Empty:  # noqa: N802
         self.monitor.log(request)
         return empty_pb2.Empty()
 
-    def GetRootResource(self, request, context):  # noqa: N802
+    def GetRootResource(self, request: engine_pb2.GetRootResourceRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> engine_pb2.GetRootResourceResponse:
         return engine_pb2.GetRootResourceResponse(urn=self.monitor.root)
 
-    def SetRootResource(self, request, context):  # noqa: N802
+    def SetRootResource(self, request: engine_pb2.SetRootResourceRequest,  # noqa: N802
+                        context: grpc.ServicerContext) -> engine_pb2.SetRootResourceResponse:
         self.monitor.root = request.urn
         return engine_pb2.SetRootResourceResponse()
 
 
 MAX_MESSAGE = 400 * 1024 * 1024
 """The largest message either side sends (a big component's state), as the engine's own servers allow."""
+
+NEVER_REFUSE = 2**31 - 1
+"""gRPC core's server holds a call that arrived before the application asked for the next one in a pending queue,
+and refuses calls past a bound on it (``grpc.server.max_pending_requests``, 1,000 by default, randomly up to
+``..._hard_limit``, 3,000), or that waited there longer than ``grpc.server_max_unrequested_time_in_server`` (30 s):
+grpcio asks for one call at a time, from one thread, so a program that sends thousands of registrations at once
+fills that queue. The Node.js SDK takes a refused call (``CANCELLED``, ``UNAVAILABLE``) as the engine shutting
+down: it stops registering and exits 0, without a word (``isGrpcError``, ``terminateRpcs``). The engine's own
+server (Go) has no such queue; here it is unbounded, in count and in time."""
+
+SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE),
+                  ("grpc.server.max_pending_requests", NEVER_REFUSE),
+                  ("grpc.server.max_pending_requests_hard_limit", NEVER_REFUSE),
+                  ("grpc.server_max_unrequested_time_in_server", NEVER_REFUSE)]
+"""The monitor's server options (``NEVER_REFUSE``)."""
+
+
+class _Arrivals(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc has no type information here: ServerInterceptor is Any
+    """Counts each call gRPC hands to the application (one it has no method for too) on the monitor (``arrived``)."""
+
+    def __init__(self, monitor: EngineMonitor) -> None:
+        self.monitor = monitor
+
+    def intercept_service(self, continuation: Callable[[Any], Any], handler_call_details: Any) -> Any:
+        self.monitor.arrived()
+        return continuation(handler_call_details)
+
+
+def _server_ids() -> set[int]:
+    """The ids under which gRPC's channelz knows this process's servers."""
+    return {int(found["ref"]["serverId"]) for found in json.loads(cygrpc.channelz_get_servers(0)).get("server", [])}
 
 
 class EngineServer:
@@ -406,14 +456,26 @@ class EngineServer:
 
     def __init__(self, monitor: EngineMonitor) -> None:
         self.monitor = monitor
-        options = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
+        before = _server_ids()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="resmon"),
-                                   options=options)
+                                   interceptors=[_Arrivals(monitor)], options=SERVER_OPTIONS)
+        created = _server_ids() - before
+        self._channelz = created.pop() if len(created) == 1 else None  # another thread's server made at once: unknown
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_MonitorService(monitor), self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(_EngineService(monitor), self._server)
         self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
         monitor.address = self.address
         self._server.start()
+
+    def refused(self) -> int:
+        """How many calls gRPC took from the program but never handed to the monitor (it refused them, or they are
+        still queued): the calls channelz counts as started, less those that reached the monitor (0 when channelz
+        does not know this server)."""
+        if self._channelz is None:
+            return 0
+        found = json.loads(cygrpc.channelz_get_server(self._channelz)).get("server", {})
+        started = int(found.get("data", {}).get("callsStarted", 0))
+        return max(0, started - self.monitor.calls)
 
     def close(self) -> None:
         self._server.stop(grace=None)

@@ -98,7 +98,7 @@ def isolated(request: Callable[[], Any]) -> Any:
     program_loop = asyncio.events._get_running_loop()
     if program_loop is None and threading.current_thread() is threading.main_thread():
         return request()  # before the program's loop runs (``set_mocks``): nothing to set aside
-    _settings.SETTINGS.rpc_manager = RPCManager()
+    _settings.SETTINGS.rpc_manager = RPCManager()  # type: ignore[no-untyped-call]  # the SDK's RPCManager is not annotated
     asyncio.events._set_running_loop(None)
     loop, created = _WORKERS.current()
     try:
@@ -120,13 +120,13 @@ class IsolatingMockMonitor(MockMonitor):
     reference is rehydrated on the request thread's loop and awaited on the program's."""
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
-        return isolated(lambda: super(IsolatingMockMonitor, self).RegisterResource(request))
+        return isolated(lambda: super(IsolatingMockMonitor, self).RegisterResource(request))  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is not annotated
 
     def ReadResource(self, request: Any) -> Any:  # noqa: N802
-        return isolated(lambda: super(IsolatingMockMonitor, self).ReadResource(request))
+        return isolated(lambda: super(IsolatingMockMonitor, self).ReadResource(request))  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is not annotated
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802
-        return isolated(lambda: super(IsolatingMockMonitor, self).Invoke(request))
+        return isolated(lambda: super(IsolatingMockMonitor, self).Invoke(request))  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is not annotated
 
 
 class _AtOnce(concurrent.futures.ThreadPoolExecutor):
@@ -254,7 +254,7 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
         # the organization the engine names when no service says one (the file backend's, as the pack and a
         # Node.js program get it here)
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
-                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]
+                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]  # set_mocks declares a logging.Logger; the SDK calls only its level methods
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

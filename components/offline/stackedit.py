@@ -50,7 +50,7 @@ def _item_node(root: Optional[yaml.Node], key: str, index: int, project: str, so
 
 def _plain(text: str) -> str:
     """``text`` as a YAML scalar that reads back as that text (plain when it can be)."""
-    dumped = yaml.safe_dump(text, default_style=None, width=float("inf")).strip()
+    dumped: str = yaml.safe_dump(text, default_style=None, width=float("inf")).strip()
     return dumped.removesuffix("\n...").strip()
 
 
@@ -68,7 +68,8 @@ def _content_end(node: yaml.Node) -> int:
     while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
         last = node.value[-1]
         node = last[1] if isinstance(node, yaml.MappingNode) else last
-    return node.end_mark.index
+    end: int = node.end_mark.index
+    return end
 
 
 def _block_edit(text: str, item: yaml.MappingNode, changes: Changes) -> str:
@@ -124,7 +125,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
         items[index] = _changed(items[index], changes)
         new = "'" + json.dumps(items).replace("'", "''") + "'"
         text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
-        expected = json.dumps(items)
+        expected: object = json.dumps(items)
     elif isinstance(node, yaml.MappingNode) and isinstance(values, list):
         item = _changed(values[index], changes)
         if node.flow_style:
@@ -135,7 +136,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
             text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
         else:
             text = _block_edit(text, node, changes)
-        expected = [item if n == index else v for n, v in enumerate(values)]  # type: ignore[assignment]
+        expected = [item if n == index else v for n, v in enumerate(values)]
     else:
         raise EditError(f"{source}: {key}[{index}] is not a mapping of the lane's fields")
     _verify(path, text, project, shapes, {**before, key: expected}, key, index)

@@ -105,7 +105,7 @@ def stack_name_problem(name: str) -> Optional[str]:
         return "a stack name may not be empty"
     if len(data) > 100:
         return "a stack name cannot exceed 100 characters"
-    end = _STACK_NAME.match(name).end()  # type: ignore[union-attr]
+    end = _STACK_NAME.match(name).end()  # type: ignore[union-attr]  # a starred pattern always matches
     if end != len(name):
         position = len(name[:end].encode("utf-8", "surrogateescape"))
         return (
@@ -134,7 +134,7 @@ class _TooDeep(Exception):
         self.line = line
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type information here: its loader is Any
     """PyYAML's pure-Python safe loader, composing nodes no deeper than a config value of
     ``MAX_NESTING`` levels needs (the document, ``config:``, the value's levels and its scalars): the
     composer recurses once per level, so a document nested thousands deep would otherwise end in a

@@ -52,6 +52,9 @@ class Reservations:
     canary_of: str = ""
     """The lane whose reservations this canary shares (``contract.CANARY_OF``): its small limits leave none idle,
     its lane's hold them; '': a lane of its own."""
+    max_nodes: Optional[int] = None
+    """The most nodes the lane runs at once when a count bounds it (a node group's ``scalingConfig.maxSize``); None:
+    its ``limits`` bound it (a pool), or nothing does."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,7 @@ class LaneView:
         if not self.requirements:
             return self.gpu
         return (self.gpu or self.launches_gpus) and any(
-            any(f != wellknown.OTHER_X86 and wellknown.instances.is_nvidia_gpu_family(f) for f in families)
+            any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in families)
             for families in self._families(selection))
 
     def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:

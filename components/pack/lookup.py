@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from ..facts.amifacts import AmiFacts, decode, karpenter_query
 from . import reservation
@@ -64,7 +64,7 @@ def describe_image(ami_id: str) -> AmiFacts:
     with _lock:
         if ami_id not in _cache:
             _cache[ami_id] = _fetch(ami_id)
-        found = _cache[ami_id]
+        found: AmiFacts | LookupError = _cache[ami_id]
     if isinstance(found, LookupError):
         raise found
     return found
@@ -105,11 +105,14 @@ def clear() -> None:
         _client = _ssm = None
 
 
-def _cached(key: Any, fetch: Any) -> Any:
+T = TypeVar("T")
+
+
+def _cached(key: Any, fetch: Callable[[], "T | LookupError"]) -> T:
     with _lock:
         if key not in _cache:
             _cache[key] = fetch()
-        found = _cache[key]
+        found: T | LookupError = _cache[key]
     if isinstance(found, LookupError):
         raise found
     return found

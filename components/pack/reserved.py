@@ -16,7 +16,8 @@ reservation's instance type, and only in its zone, and only when one of the clas
 launches into it only with ``reserved`` among its capacity types; it asks EC2 only for ``active`` reservations and
 stops launching into a Capacity Block 40 minutes before its end (``reservation``). A reserved node is a node of
 the pool like any other, so the NodePool's ``limits`` count it: limits below the reservation's instance count leave
-the rest idle, billed all the same.
+the rest idle, billed all the same. An EKS managed node group runs at most its ``scalingConfig.maxSize`` nodes (the
+Auto Scaling group's maximum): a ``maxSize`` below the reservation's instance count leaves the rest idle the same way.
 
 Pure: the standard library and the pack's modules.
 """
@@ -247,6 +248,11 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
             itype = instances.instance_type(found.instance_type) if found.instance_type else None
             if itype is not None and found.count is not None and not where.canary_of:  # a canary's lane holds them
                 room = held(lane, itype)
+                if where.max_nodes is not None and where.max_nodes < min(room, found.count):
+                    out.append(Finding(f"{subject}: its max_size ({where.max_nodes}) holds {where.max_nodes} of the "
+                                       f"{found.count} {itype.name} of {found.word}: the other "
+                                       f"{found.count - where.max_nodes} stay idle, billed all the same (raise max_size)"))
+                    continue
                 if room < found.count:
                     out.append(Finding(f"{subject}: its limits ({_limits_words(lane)}) hold {int(room)} of the "
                                        f"{found.count} {itype.name} of {found.word}: the other {found.count - int(room)} "

@@ -322,10 +322,10 @@ def install() -> bool:
         callable(getattr(servicer, name, None)) for name in ("Analyze", "AnalyzeStack")
     ):
         return False
-    sdk.json_format = _RememberingJsonFormat()
-    sdk.deserialize_properties = _keeping(sdk.deserialize_properties)
-    sdk.unknown_checking_proxy = _keeping(sdk.unknown_checking_proxy)
-    sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)
+    sdk.json_format = _RememberingJsonFormat()  # type: ignore[attr-defined]  # replaces the SDK module's own import, which its servicer reads
+    sdk.deserialize_properties = _keeping(sdk.deserialize_properties)  # type: ignore[attr-defined]  # replaces the SDK module's own import, which its servicer reads
+    sdk.unknown_checking_proxy = _keeping(sdk.unknown_checking_proxy)  # type: ignore[attr-defined]  # replaces the SDK module's own import, which its servicer reads
+    sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)  # type: ignore[attr-defined]  # replaces the SDK module's own import, which its servicer reads
     built = ("_get_resource_options", "_get_provider_resource")
     reads_once = all(callable(getattr(servicer, name, None)) for name in built) and all(
         isinstance(getattr(sdk, name, None), type) for name in ("PolicyResource", "StackValidationArgs"))
