@@ -252,9 +252,9 @@ def test_the_idle_check_holds_exactly_when_the_limits_hold_the_count(amount, res
     assert (said == []) == (amount >= 2 * per_node)
 
 
-def group(max_nodes, capacity="CAPACITY_BLOCK") -> lanemodel.Lane:
+def group(max_nodes, capacity="CAPACITY_BLOCK") -> lanemodel.LaneView:
     """A managed node group of p5.48xlarge on the catalog's block, at most ``max_nodes`` nodes (its maxSize)."""
-    return lanemodel.Lane("train", "node group", {"convox.io/label": "train"},
+    return lanemodel.LaneView("train", "node group", {"convox.io/label": "train"},
                           requirements=(wellknown.Requirement(wellknown.TYPE_KEY, "In", ("p5.48xlarge",)),),
                           capacity=((wellknown.EKS_CAPACITY_TYPE_KEY, (capacity,)),),
                           reservations=lanemodel.Reservations((BLOCK,), (SUBNET_A,), "", (), "", max_nodes))
