@@ -24,7 +24,7 @@ from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .lane import AmiRef, LaneTaint
+from .lane import AmiRef, LaneTaint, lane_taints
 from .facts import instances, osfamily, upstream, wellknown
 from .pack import cost, fit, rules
 from .spec import PoolSpec
@@ -370,8 +370,7 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
-        # node_taints() gives each effect as a str, one of LaneTaint's TaintEffect spellings
-        self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
+        self.taints = pulumi.Output.from_input(lane_taints(pool.node_taints()))
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
         self.canary = pulumi.Output.from_input(canary) if canary is not None else None

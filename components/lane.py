@@ -12,7 +12,9 @@ Pure: standard library only, beside ``contract`` (which names the labels and tai
 
 import enum
 import typing
-from typing import Any, Mapping, Optional, Required, TypedDict
+from typing import Any, Iterable, Mapping, Optional, Required, TypedDict
+
+from . import contract
 
 
 class LaneKind(enum.StrEnum):
@@ -87,6 +89,13 @@ class LaneTaint(TypedDict, total=False):
     """The taint's value; none for a taint without one."""
     effect: Required[TaintEffect]
     """The taint's effect."""
+
+
+def lane_taints(taints: Iterable[Mapping[str, str]]) -> list[LaneTaint]:
+    """Node taints (``{key, value, effect}``, a spec's ``node_taints()``; the effect in either spelling) as a lane's,
+    the effect in Kubernetes' spelling (``NoSchedule``), as pods tolerate them; a taint without a value has none."""
+    return [LaneTaint(key=t["key"], value=t["value"], effect=TaintEffect(contract.effect(t["effect"]))) if "value" in t
+            else LaneTaint(key=t["key"], effect=TaintEffect(contract.effect(t["effect"]))) for t in taints]
 
 
 Allocatable = TypedDict("Allocatable", {"cpu": str, "memory": str, "ephemeral-storage": str}, total=False)

@@ -69,7 +69,7 @@ from .ami import AmiLookup, provider_reason
 from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
-from .lane import AmiRef, LaneTaint
+from .lane import AmiRef, LaneTaint, lane_taints
 from .facts import instances, osfamily, upstream
 from .pack import cost, reservedlanes, rules
 from .spec import NodeGroupSpec
@@ -345,9 +345,7 @@ class NodeGroup(pulumi.ComponentResource):
         self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]  # the role given, or else made: never None
         self.labels = pulumi.Output.from_input(group.node_labels())
-        # node_taints() gives each taint as dict[str, str]; contract.effect spells its effect as LaneTaint's
-        self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
-                                                for t in group.node_taints()])
+        self.taints = pulumi.Output.from_input(lane_taints(group.node_taints()))
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if group.max_hourly_usd is None else pulumi.Output.from_input(group.max_hourly_usd)
         self.register_outputs({

@@ -25,7 +25,7 @@ from .pack import rules, soak
 
 
 @dataclass(frozen=True)
-class Lane:
+class StackLane:
     """A lane of the stack file that pins an AMI (an additional pool or a node group): where, and what it pins."""
 
     name: str
@@ -46,38 +46,38 @@ class Lane:
 
 
 @dataclass(frozen=True)
-class Step:
+class PromotionStep:
     """What promotion does to one lane: ``changes`` written, or not when there is a ``problem``."""
 
-    lane: Lane
+    lane: StackLane
     ami: str
     changes: dict[str, Optional[str]]
     soaked: Optional[int]
     problem: Optional[str] = None
 
 
-def stack_lanes(params: RackParams, rack: str) -> list[Lane]:
+def stack_lanes(params: RackParams, rack: str) -> list[StackLane]:
     """The lanes of a stack config that take an ``ami_id``: its additional pools and node groups, named as the
     ``Rack`` named ``rack`` names them."""
     def written(spec: Any, fields: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(f for f in fields if f in spec.model_fields_set)
 
-    lanes = [Lane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
-                  written(p, ("canary_ami_id", "canary_nodes")), p)
+    lanes = [StackLane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
+                       written(p, ("canary_ami_id", "canary_nodes")), p)
              for n, p in enumerate(params.additional_karpenter_nodepools_config)]
     for key in ("additional_node_groups_config", "additional_build_groups_config"):
-        lanes += [Lane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
-                       written(g, ("canary_ami_id", "canary_size")), g) for n, g in enumerate(getattr(params, key))]
+        lanes += [StackLane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
+                            written(g, ("canary_ami_id", "canary_size")), g) for n, g in enumerate(getattr(params, key))]
     return lanes
 
 
-def plan(lanes: list[Lane], evidence: soak.Evidence, run: dict[str, dict[str, list[str]]], canary: bool,
-         now: datetime) -> tuple[list[Step], list[str]]:
+def plan(lanes: list[StackLane], evidence: soak.Evidence, run: dict[str, dict[str, list[str]]], canary: bool,
+         now: datetime) -> tuple[list[PromotionStep], list[str]]:
     """(steps, notes): each lane takes what its namesake pins in the environment before, field for field: its
     ``ami_id`` (with ``canary``: its ``canary_ami_id``), when that is not what the lane has already. Notes say
     what is left as it is, and why."""
     field = "canary_ami_id" if canary else "ami_id"
-    steps: list[Step] = []
+    steps: list[PromotionStep] = []
     notes: list[str] = []
     for lane in lanes:
         amis = run.get(lane.name, {}).get(field, [])
@@ -95,7 +95,7 @@ def plan(lanes: list[Lane], evidence: soak.Evidence, run: dict[str, dict[str, li
         changes: dict[str, Optional[str]] = {field: ami}
         if not canary and lane.canary_ami_id == ami:  # its canary's candidate becomes the lane's: the canary goes
             changes.update({f: None for f in lane.canary_fields})
-        steps.append(Step(lane, ami, changes, evidence.soaked_days(lane.name, ami, now),
+        steps.append(PromotionStep(lane, ami, changes, evidence.soaked_days(lane.name, ami, now),
                           evidence.problem(lane.subject, lane.name, ami, now)))
     return steps, notes
 
@@ -112,7 +112,7 @@ def readable(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if not isinstance(value, Secret)}
 
 
-def unbootable(step: Step, catalog: Catalog) -> Optional[str]:
+def unbootable(step: PromotionStep, catalog: Catalog) -> Optional[str]:
     """Why the lane cannot boot the AMI by the catalog's facts, as the preview checks a pinned AMI (``ami.py``), or
     None: every lane that pins an AMI is AL2023, so a Bottlerocket image there is refused (``al2023-family``), and
     so are an architecture the lane does not launch (``arch-matches-ami``) and a root snapshot larger than its

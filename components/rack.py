@@ -15,7 +15,7 @@ from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, Met
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
-from .lane import AmiRef, Lane
+from .lane import AmiRef, CapacityType, Lane, LaneKind, NodeOs, lane_taints
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
 from .facts import osfamily, tables, wellknown
@@ -35,45 +35,42 @@ class RackArgs(TypedDict, total=False):
     existing EKS cluster ``spec.cluster_name``, read by name (nothing created). In Python, a ``ClusterRef``."""
 
 
-def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
-    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
-            "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
-
-
 def pool_lane(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> Lane:
     """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``), from its NodePool
     ``spec`` (default: the pool's own)."""
     requirements, limits = lanecost.pool_sizing(pool, spec)
-    lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
+    lane = Lane(kind=LaneKind.NODEPOOL, os=pool.os, labels=pool.node_labels(), gpu=pool.is_gpu,
+                taints=lane_taints(pool.node_taints()), capacityTypes=[CapacityType(c) for c in pool.capacity_types])
+    lane.update(size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
     if pool.capacity_reservation_ids:
         lane["capacityReservationIds"] = list(pool.capacity_reservation_ids)
-    return cast(Lane, lane)
+    return lane
 
 
 def canary_lanes(spec: RackSpec) -> dict[str, Lane]:
     """The canary lanes of a rack's pools and node groups, by name: each its lane's facts (the same labels and
     taints, so the same pods land there) and ``canaryOf``, the lane it is the canary of."""
-    lanes: dict[str, Lane] = {pool.canary_name: {**pool_lane(pool, canary_node_pool_spec(pool)), "canaryOf": pool.name}
-                              for pool in spec.pools if pool.canary_ami_id}
-    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": {**group_lane(g.canary(g.name or "")), "canaryOf": g.name or ""}
+    lanes = {pool.canary_name: Lane(**pool_lane(pool, canary_node_pool_spec(pool)), canaryOf=pool.name)
+             for pool in spec.pools if pool.canary_ami_id}
+    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": Lane(**group_lane(g.canary(g.name or "")), canaryOf=g.name or "")
                   for g in spec.node_groups if g.canary_ami_id})
     return lanes
 
 
 def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
-    lane = _lane("nodegroup", osfamily.AL2023.name, group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
-    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
-                **size_facts(requirements, root_gib=group.disk))
+    lane = Lane(kind=LaneKind.NODEGROUP, os=NodeOs(osfamily.AL2023.name), labels=group.node_labels(), gpu=group.is_gpu,
+                taints=lane_taints(group.node_taints()), instanceTypes=[group.instance_type],
+                capacityTypes=[CapacityType(group.capacity_type)])
+    lane.update(size_facts(requirements, root_gib=group.disk))
     if group.capacity_reservation_id:
         lane["capacityReservationIds"] = [group.capacity_reservation_id]
-    return cast(Lane, lane)
+    return lane
 
 
 def _reserved_nodes(rack: str, facts: Lane, reads: dict[str, aws.ec2.CapacityReservation],
@@ -97,8 +94,11 @@ def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: 
     (1 s of the preview of 1,000 pools)."""
     def priced(region: str, found: AmiRef, nodes: Optional[int]) -> Lane:
         worst, rollout = worst_case(region)
-        counted = {} if nodes is None else {"reservedNodes": nodes}
-        return cast(Lane, {**facts, "ami": found, **counted, lanecost.WORST: worst.usd, lanecost.ROLLOUT: rollout.usd})
+        lane = Lane(**facts, ami=found)
+        if nodes is not None:
+            lane["reservedNodes"] = nodes
+        lane["worstCaseHourlyUsd"], lane["worstCaseRolloutHourlyUsd"] = worst.usd, rollout.usd
+        return lane
 
     return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))
 

@@ -188,8 +188,8 @@ def test_any_entry_loads_or_gets_a_clear_error(entry, reservation_id):
 
 
 def pool(ids=(BLOCK,), capacity=("reserved", "on-demand"), types=("p5.48xlarge",), limits=(("cpu", 384.0),),
-         subnets=(SUBNET_A, SUBNET_B), zones=()) -> lanemodel.Lane:
-    return lanemodel.Lane("train", "pool", {"convox.io/nodepool": "train"},
+         subnets=(SUBNET_A, SUBNET_B), zones=()) -> lanemodel.LaneView:
+    return lanemodel.LaneView("train", "pool", {"convox.io/nodepool": "train"},
                           requirements=(wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),),
                           capacity=((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),), limits=tuple(limits),
                           reservations=lanemodel.Reservations(tuple(ids), tuple(subnets), "", tuple(zones)))
@@ -201,11 +201,11 @@ def catalog_knowledge(**more) -> reserved.Knowledge:
                                "subnets": catalog.subnets, **more})
 
 
-def fits(lane: lanemodel.Lane, now: str = NOW, knowledge=None) -> list[str]:
+def fits(lane: lanemodel.LaneView, now: str = NOW, knowledge=None) -> list[str]:
     return [f.message for f in reserved.fits(lanemodel.Lanes((lane,)), knowledge or catalog_knowledge(), at(now))]
 
 
-def ending(lane: lanemodel.Lane, now: str = NOW) -> list[str]:
+def ending(lane: lanemodel.LaneView, now: str = NOW) -> list[str]:
     return [f.message for f in reserved.ending(lanemodel.Lanes((lane,)), catalog_knowledge(), at(now))]
 
 
@@ -252,9 +252,9 @@ def test_the_idle_check_holds_exactly_when_the_limits_hold_the_count(amount, res
     assert (said == []) == (amount >= 2 * per_node)
 
 
-def group(max_nodes, capacity="CAPACITY_BLOCK") -> lanemodel.Lane:
+def group(max_nodes, capacity="CAPACITY_BLOCK") -> lanemodel.LaneView:
     """A managed node group of p5.48xlarge on the catalog's block, at most ``max_nodes`` nodes (its maxSize)."""
-    return lanemodel.Lane("train", "node group", {"convox.io/label": "train"},
+    return lanemodel.LaneView("train", "node group", {"convox.io/label": "train"},
                           requirements=(wellknown.Requirement(wellknown.TYPE_KEY, "In", ("p5.48xlarge",)),),
                           capacity=((wellknown.EKS_CAPACITY_TYPE_KEY, (capacity,)),),
                           reservations=lanemodel.Reservations((BLOCK,), (SUBNET_A,), "", (), "", max_nodes))
@@ -281,7 +281,7 @@ def test_an_unknown_reservation_is_not_guessed():
 
 def test_subnets_selected_by_tags_cannot_be_checked_for_the_zone():
     lane = pool()
-    tagged = lanemodel.Lane(lane.name, lane.kind, lane.labels, requirements=lane.requirements, capacity=lane.capacity,
+    tagged = lanemodel.LaneView(lane.name, lane.kind, lane.labels, requirements=lane.requirements, capacity=lane.capacity,
                             limits=lane.limits, reservations=lanemodel.Reservations((BLOCK,), (), "by tags karpenter.sh/discovery=prod"))
     (finding,) = reserved.fits(lanemodel.Lanes((tagged,)), catalog_knowledge(), at(NOW))
     assert not finding.certain and "selected by tags karpenter.sh/discovery=prod" in finding.message
@@ -494,12 +494,12 @@ def test_a_pod_selecting_a_reservation_id_lands_only_where_nodes_carry_it():
 
     with_fallback, reserved_only = pool(), pool(capacity=("reserved",))
     on_demand = pool(ids=(), capacity=("on-demand",))
-    on_demand = lanemodel.Lane("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
+    on_demand = lanemodel.LaneView("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
     assert with_fallback.admits(selecting(BLOCK)) and reserved_only.admits(selecting(BLOCK))
     assert not with_fallback.admits(selecting(ODCR)) and not on_demand.admits(selecting(BLOCK))
     assert on_demand.admits(selecting(operator="DoesNotExist")) and with_fallback.admits(selecting(operator="DoesNotExist"))
     assert not reserved_only.admits(selecting(operator="DoesNotExist"))  # every node of it is in a reservation
-    configured = lanemodel.Lane("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
+    configured = lanemodel.LaneView("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
     assert configured.admits(selecting(ODCR))  # another stack's lane: its reservations are not known here
 
 

@@ -158,11 +158,11 @@ def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, p
             raise ConfigError(located(str(exc), str(stack_file), lines)) from None
         violations = ran.violations
         if state is not None:
-            from ..offline.laneguard import Step, judge
+            from ..offline.laneguard import PlanStep, judge
             from ..offline.plan import make_plan
 
             plan = make_plan(ran.run, state)
-            steps = [Step(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+            steps = [PlanStep(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
             violations = violations + judge(steps, [])
             column.counts = dict(plan.summary())
             column.errors += plan.errors

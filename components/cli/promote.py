@@ -25,7 +25,7 @@ from ..offline.stackedit import EditError, edit_item, write_text
 from ..offline.stackexport import read_stack_export
 from ..offline.stackfile import located, model_shape, read_project_file, read_stack_file
 from ..pack import bootfacts, soak
-from ..promote import Step, plan, rack_name, readable, refused_config, stack_lanes, unbootable
+from ..promote import PromotionStep, plan, rack_name, readable, refused_config, stack_lanes, unbootable
 from .common import EXIT_OK, EXIT_VIOLATION, UsageError, file_kind, print_text, project_dir, stack_of
 from .evidence import configured_soak, read_evidence, soak_days
 
@@ -130,7 +130,7 @@ def command(args: argparse.Namespace) -> int:
     return EXIT_VIOLATION if refused else EXIT_OK
 
 
-def _change_words(step: Step) -> str:
+def _change_words(step: PromotionStep) -> str:
     field = next(iter(step.changes))
     before = step.lane.canary_ami_id if field == "canary_ami_id" else step.lane.ami_id
     words = f"{step.lane.where}.{field}: {before or '(none)'} -> {step.ami}"

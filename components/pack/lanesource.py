@@ -15,7 +15,7 @@ from ..facts import instances, osfamily, wellknown
 from . import bootfacts, checks, overlays, reservedlanes
 from .scheduling import Taint
 from .laneconfig import configured_lanes
-from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
+from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, LaneView, Lanes, ON_DEMAND, OS_KEY,
                         RESERVED_DOMAINS, Reservations, Unknown, kubernetes_os, read_labels, read_taints)
 
 EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
@@ -103,17 +103,17 @@ def _reservations(node_class: Optional[bootfacts.NodeClass], requirements: Seque
 
 def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneResource],
              classes: Mapping[str, bootfacts.NodeClass], lane: Optional[bootfacts.LaneResource] = None,
-             unknown: Unknown = ()) -> Optional[Lane]:
+             unknown: Unknown = ()) -> Optional[LaneView]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
         name = bootfacts.text(props.get("nodePoolName")) or res.name
         labels = {**read_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = read_taints(props.get("taints"))
-        return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+        return LaneView(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if res.type in contract.NODE_GROUP_TYPES and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = read_labels(props.get("labels")), read_taints(props.get("taints"))
-        return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+        return LaneView(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if isinstance(lane, bootfacts.NodePool):
         name = lane.subject_name
         template = bootfacts.dig(props, "spec", "template")
@@ -128,7 +128,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
             systems = () if node_class is None else kubernetes_os(node_class.os())
         gpu = _pool_offers_gpus(lane)
         limits, never, _ = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))  # as the worst case reads them
-        return Lane(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
+        return LaneView(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
                     _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
                     launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never,
@@ -151,7 +151,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
                 (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),)
         else:
             disk, offered = (lane.root_disk(osfamily.AL2023.os_device) or bootfacts.Disk(20.0)).gib, ()
-        return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
+        return LaneView(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
                     group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
                     reservations=reservations)
     return None
@@ -186,7 +186,7 @@ def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, 
     return Reservations(ids, subnet_ids, "", (), canary_of, max_nodes)
 
 
-def _other_reservations(seen: Lane, lane: Lane) -> bool:
+def _other_reservations(seen: LaneView, lane: LaneView) -> bool:
     """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
     name none, and its child is the same lane)."""
     return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
@@ -233,7 +233,7 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
                 classes.setdefault(read.subject_name, read)
             except unknown:
                 continue
-    found: dict[tuple[Any, ...], Lane] = {}
+    found: dict[tuple[Any, ...], LaneView] = {}
     not_known: list[str] = []
     for res in resources:
         try:
