@@ -24,8 +24,8 @@ from .ami import AmiLookup
 from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError
-from .lane import AmiRef, LaneTaint
-from .facts import instances, upstream, wellknown
+from .lane import AmiRef, LaneTaint, lane_taints
+from .facts import instances, osfamily, upstream, wellknown
 from .pack import cost, fit, rules
 from .spec import PoolSpec
 from .spec.tags import pool_tags_problem
@@ -93,7 +93,7 @@ def selector_terms(ids: Optional[pulumi.Input[list[Any]]], cluster_name: pulumi.
 
 
 def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
-                    root_device: str = upstream.AL2023_ROOT_DEVICE,
+                    root_device: str = osfamily.AL2023.os_device,
                     tags: Optional[Mapping[str, str]] = None,
                     subnet_ids: Optional[pulumi.Input[list[str]]] = None,
                     security_group_ids: Optional[pulumi.Input[list[Any]]] = None,
@@ -105,20 +105,16 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
     ``subnet_ids`` and ``security_group_ids`` select by id; without them, by the discovery tag. ``lane``
     names the class in its ``convox.io/nodepool`` tag (default: the pool; a canary's class names the canary).
     """
-    if pool.os == "bottlerocket":
-        family = "Bottlerocket"
-        selector = [{"alias": pool.alias}]
-        # Mappings replace Karpenter's defaults: the OS volume and the data volume both go here.
-        volumes = [
-            {"deviceName": upstream.BOTTLEROCKET_OS_DEVICE, "ebs": _ebs(pool, upstream.BOTTLEROCKET_OS_VOLUME_GIB, "gp3")},
-            {"deviceName": upstream.BOTTLEROCKET_DATA_DEVICE, "ebs": _ebs(pool, pool.disk)},
-        ]
-    else:
-        family = "AL2023"
-        selector = [{"id": pool.ami_id}] if pool.ami_id else [{"alias": pool.alias}]
+    family = pool.os_family
+    selector = [{"id": pool.ami_id}] if pool.ami_id and family.pinned_ami else [{"alias": pool.alias}]
+    if family.data_is_root:
         volumes = [{"deviceName": root_device, "ebs": _ebs(pool, pool.disk)}]
+    else:
+        # Mappings replace Karpenter's defaults: the OS volume (its default size, gp3) and the data volume both go here.
+        volumes = [{"deviceName": device, "ebs": _ebs(pool, pool.disk) if device == family.data_device
+                    else _ebs(pool, size, "gp3")} for device, size in family.block_devices]
     return {
-        "amiFamily": family,
+        "amiFamily": family.family,
         "amiSelectorTerms": selector,
         "role": node_role,
         "subnetSelectorTerms": selector_terms(subnet_ids, cluster_name),
@@ -239,13 +235,13 @@ def _boot(pool: PoolSpec, subject: str, lookup: Callable[[], AmiLookup],
     """What a pool boots, checked (a refusal named ``where`` names the field): (its ``ami`` output, the root
     device, the annotations recording the AMI's facts)."""
     if not pool.ami_id:
-        return {"alias": pool.alias or ""}, upstream.AL2023_ROOT_DEVICE, {}
+        return {"alias": pool.alias or ""}, pool.os_family.os_device, {}
     facts = lookup().check(subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
                            where=where)
     annotations = ({contract.ROOT_SNAPSHOT_ANNOTATION: rules.gib(facts.root_snapshot_gib)}
                    if facts.root_snapshot_gib is not None else {})
     ami: AmiRef = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
-    return ami, facts.root_device_name or upstream.AL2023_ROOT_DEVICE, annotations
+    return ami, facts.root_device_name or pool.os_family.os_device, annotations
 
 
 class PoolCanary(TypedDict):
@@ -374,8 +370,7 @@ class KarpenterPool(pulumi.ComponentResource):
         self.node_class_name = pulumi.Output.from_input(pool.name)
         self.node_pool_name = pulumi.Output.from_input(pool.name)
         self.labels = pulumi.Output.from_input(pool.node_labels())
-        # node_taints() gives each effect as a str, one of LaneTaint's TaintEffect spellings
-        self.taints = pulumi.Output.from_input([LaneTaint(**t) for t in pool.node_taints()])  # type: ignore[typeddict-item]
+        self.taints = pulumi.Output.from_input(lane_taints(pool.node_taints()))
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
         self.canary = pulumi.Output.from_input(canary) if canary is not None else None

@@ -12,7 +12,9 @@ Pure: standard library only, beside ``contract`` (which names the labels and tai
 
 import enum
 import typing
-from typing import Any, Mapping, Optional, Required, TypedDict
+from typing import Any, Iterable, Mapping, Optional, Required, TypedDict
+
+from . import contract
 
 
 class LaneKind(enum.StrEnum):
@@ -89,6 +91,13 @@ class LaneTaint(TypedDict, total=False):
     """The taint's effect."""
 
 
+def lane_taints(taints: Iterable[Mapping[str, str]]) -> list[LaneTaint]:
+    """Node taints (``{key, value, effect}``, a spec's ``node_taints()``; the effect in either spelling) as a lane's,
+    the effect in Kubernetes' spelling (``NoSchedule``), as pods tolerate them; a taint without a value has none."""
+    return [LaneTaint(key=t["key"], value=t["value"], effect=TaintEffect(contract.effect(t["effect"]))) if "value" in t
+            else LaneTaint(key=t["key"], effect=TaintEffect(contract.effect(t["effect"]))) for t in taints]
+
+
 Allocatable = TypedDict("Allocatable", {"cpu": str, "memory": str, "ephemeral-storage": str}, total=False)
 Allocatable.__doc__ = """What one node of the lane's largest instance type offers pods: Kubernetes quantities
 (``3920m``, ``14481Mi``, ``17Gi``)."""
@@ -141,6 +150,11 @@ class Lane(TypedDict, total=False):
     """The EC2 capacity reservations (ODCRs, Capacity Blocks) a reserved pool launches into first, with capacity
     type ``reserved``, or the one a node group's launch template targets; none for a lane without (in the ``Rack``'s
     ``lanes`` output; not read from the policy config)."""
+    reservedNodes: int
+    """How many instances its capacity reservations hold, together (EC2's instance count of each, read at ``up``
+    with ``DescribeCapacityReservations``): the nodes it has bought ahead, billed whether they run or not; none for
+    a lane without reservations and for a canary, whose lane counts them (in the ``Rack``'s ``lanes`` output; not
+    read from the policy config)."""
     maxGpusPerNode: int
     """The most GPUs one of its nodes has."""
     allocatable: Allocatable

@@ -69,8 +69,8 @@ from .ami import AmiLookup, provider_reason
 from .args import check_start, checked, documented, hosted, inherited_depends_on, is_later
 from .cluster import ClusterRef
 from .errors import ArgumentError, ConfigError
-from .lane import AmiRef, LaneTaint
-from .facts import instances, upstream
+from .lane import AmiRef, LaneTaint, lane_taints
+from .facts import instances, osfamily, upstream
 from .pack import cost, reservedlanes, rules
 from .spec import NodeGroupSpec
 from .spec.nodegroup import Scaling, scaling_plan
@@ -86,12 +86,12 @@ ENCRYPTION_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --en
 def ami_type(instance_type: str) -> str:
     """The EKS AL2023 ``amiType`` for an instance type (used when no ``ami_id`` is pinned)."""
     family = instances.facts(instance_type)
-    arm = family.arch == instances.ARM
+    arch = instances.ARM if family.arch == instances.ARM else instances.X86
     if family.gpu == instances.NVIDIA:
-        return "AL2023_ARM_64_NVIDIA" if arm else "AL2023_x86_64_NVIDIA"
-    if family.neuron:
-        return "AL2023_x86_64_NEURON"
-    return "AL2023_ARM_64_STANDARD" if arm else "AL2023_x86_64_STANDARD"
+        return osfamily.AL2023.ami_types[(arch, osfamily.NVIDIA)]
+    if family.neuron:  # Inferentia and Trainium: x86 only
+        return osfamily.AL2023.ami_types[(instances.X86, osfamily.NEURON)]
+    return osfamily.AL2023.ami_types[(arch, osfamily.STANDARD)]
 
 
 class NodeGroupArgs(TypedDict, total=False):
@@ -240,7 +240,7 @@ class NodeGroup(pulumi.ComponentResource):
             lookup = cast(Optional[AmiLookup], args.get("ami_lookup")) or AmiLookup(pulumi.InvokeOptions(parent=self))
             where: Callable[[str], str] = lambda field: group.where("instance_type" if field == "arch" else field)  # noqa: E731
             device = lookup.facts(subject, pinned, where).root_device_name
-            problem = device and rules.root_device_not_sized(subject, pinned, device, upstream.AL2023_ROOT_DEVICE)
+            problem = device and rules.root_device_not_sized(subject, pinned, device, osfamily.AL2023.os_device)
             if problem:
                 raise ConfigError(f"{where('ami_id')}: {problem}")
             facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk,
@@ -280,7 +280,7 @@ class NodeGroup(pulumi.ComponentResource):
                 f"{name}-launch-template",
                 block_device_mappings=[
                     aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                        device_name=upstream.AL2023_ROOT_DEVICE,
+                        device_name=osfamily.AL2023.os_device,
                         ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                             volume_size=group.disk, volume_type="gp3", encrypted="true", delete_on_termination="true"
                         ),
@@ -345,9 +345,7 @@ class NodeGroup(pulumi.ComponentResource):
         self.node_group_arn = node_group.apply(lambda g: g.arn if g is not None else None)
         self.role_arn = role_object.arn if role_object is not None else pulumi.Output.from_input(role)  # type: ignore[arg-type]  # the role given, or else made: never None
         self.labels = pulumi.Output.from_input(group.node_labels())
-        # node_taints() gives each taint as dict[str, str]; contract.effect spells its effect as LaneTaint's
-        self.taints = pulumi.Output.from_input([LaneTaint(**{**t, "effect": contract.effect(t["effect"])})  # type: ignore[typeddict-item]
-                                                for t in group.node_taints()])
+        self.taints = pulumi.Output.from_input(lane_taints(group.node_taints()))
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if group.max_hourly_usd is None else pulumi.Output.from_input(group.max_hourly_usd)
         self.register_outputs({

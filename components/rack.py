@@ -15,10 +15,10 @@ from .addons import ClusterAutoscaler, ClusterAutoscalerArgs, MetricsServer, Met
 from .eks import POD_IDENTITY_AGENT, RackCluster, RackClusterArgs
 from .gpu import GpuObservability, GpuObservabilityArgs, NvidiaDevicePlugin, NvidiaDevicePluginArgs
 from .karpenter import KarpenterPool, KarpenterPoolArgs, canary_node_pool_spec
-from .lane import AmiRef, Lane
+from .lane import AmiRef, CapacityType, Lane, LaneKind, NodeOs, lane_taints
 from .karpenter_controller import KarpenterController, KarpenterControllerArgs
 from .nodegroup import NodeGroup, NodeGroupArgs
-from .facts import tables, wellknown
+from .facts import osfamily, tables, wellknown
 from .pack import cost
 from .pack.laneconfig import size_facts
 from .spec import NodeGroupSpec, PoolSpec, RackSpec
@@ -35,58 +35,72 @@ class RackArgs(TypedDict, total=False):
     existing EKS cluster ``spec.cluster_name``, read by name (nothing created). In Python, a ``ClusterRef``."""
 
 
-def _lane(kind: str, os_name: str, labels: dict[str, str], taints: list[dict[str, str]], gpu: bool) -> dict[str, Any]:
-    return {"kind": kind, "os": os_name, "labels": labels, "gpu": gpu,
-            "taints": [{**t, "effect": contract.effect(t["effect"])} for t in taints]}
-
-
 def pool_lane(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> Lane:
     """A pool's lane: labels, taints, and what sizes its nodes (``laneconfig.size_facts``), from its NodePool
     ``spec`` (default: the pool's own)."""
     requirements, limits = lanecost.pool_sizing(pool, spec)
-    lane = _lane("nodepool", pool.os, pool.node_labels(), pool.node_taints(), pool.is_gpu)
-    lane.update(capacityTypes=list(pool.capacity_types), **size_facts(requirements, limits, pool.disk))
+    lane = Lane(kind=LaneKind.NODEPOOL, os=pool.os, labels=pool.node_labels(), gpu=pool.is_gpu,
+                taints=lane_taints(pool.node_taints()), capacityTypes=[CapacityType(c) for c in pool.capacity_types])
+    lane.update(size_facts(requirements, limits, pool.disk))
     if pool.instance_families:
         lane["instanceFamilies"] = list(pool.instance_families)
     if pool.instance_sizes:
         lane["instanceSizes"] = list(pool.instance_sizes)
     if pool.capacity_reservation_ids:
         lane["capacityReservationIds"] = list(pool.capacity_reservation_ids)
-    return cast(Lane, lane)
+    return lane
 
 
 def canary_lanes(spec: RackSpec) -> dict[str, Lane]:
     """The canary lanes of a rack's pools and node groups, by name: each its lane's facts (the same labels and
     taints, so the same pods land there) and ``canaryOf``, the lane it is the canary of."""
-    lanes: dict[str, Lane] = {pool.canary_name: {**pool_lane(pool, canary_node_pool_spec(pool)), "canaryOf": pool.name}
-                              for pool in spec.pools if pool.canary_ami_id}
-    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": {**group_lane(g.canary(g.name or "")), "canaryOf": g.name or ""}
+    lanes = {pool.canary_name: Lane(**pool_lane(pool, canary_node_pool_spec(pool)), canaryOf=pool.name)
+             for pool in spec.pools if pool.canary_ami_id}
+    lanes.update({f"{g.name}{contract.CANARY_SUFFIX}": Lane(**group_lane(g.canary(g.name or "")), canaryOf=g.name or "")
                   for g in spec.node_groups if g.canary_ami_id})
     return lanes
 
 
 def group_lane(group: NodeGroupSpec) -> Lane:
     """A node group's lane, taints in Kubernetes' spelling (``NoSchedule``), as pods tolerate them."""
-    lane = _lane("nodegroup", "al2023", group.node_labels(), group.node_taints(), group.is_gpu)
     requirements = [wellknown.Requirement(wellknown.TYPE_KEY, "In", (group.instance_type,))]
-    lane.update(instanceTypes=[group.instance_type], capacityTypes=[group.capacity_type],
-                **size_facts(requirements, root_gib=group.disk))
+    lane = Lane(kind=LaneKind.NODEGROUP, os=NodeOs(osfamily.AL2023.name), labels=group.node_labels(), gpu=group.is_gpu,
+                taints=lane_taints(group.node_taints()), instanceTypes=[group.instance_type],
+                capacityTypes=[CapacityType(group.capacity_type)])
+    lane.update(size_facts(requirements, root_gib=group.disk))
     if group.capacity_reservation_id:
         lane["capacityReservationIds"] = [group.capacity_reservation_id]
-    return cast(Lane, lane)
+    return lane
+
+
+def _reserved_nodes(rack: str, facts: Lane, reads: dict[str, aws.ec2.CapacityReservation],
+                    opts: pulumi.ResourceOptions) -> Optional[pulumi.Output[int]]:
+    """The instances a lane's reservations hold together, read from EC2 (``CapacityReservation.get``: the provider's
+    Read, ``DescribeCapacityReservations`` by id, for an ODCR and a Capacity Block alike); each reservation read once
+    a rack, and none is managed: the stack never creates, changes or cancels it. None: a lane without reservations."""
+    ids = facts.get("capacityReservationIds") or []
+    for reservation_id in ids:
+        if reservation_id not in reads:
+            reads[reservation_id] = aws.ec2.CapacityReservation.get(f"{rack}-{reservation_id}", reservation_id, opts=opts)
+    return pulumi.Output.all(*[reads[i].instance_count for i in ids]).apply(sum) if ids else None
 
 
 def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: Lane,
-          worst_case: Callable[[Optional[str]], lanecost.Priced]) -> pulumi.Output[Lane]:
+          worst_case: Callable[[Optional[str]], lanecost.Priced],
+          reserved: Optional[pulumi.Output[int]] = None) -> pulumi.Output[Lane]:
     """A lane of the ``lanes`` output: its facts, what it boots (known once the AMI is read) and what it can cost
     an hour in the stack's region. Built in one step per lane: each step that returns the lane makes the SDK walk
     all of it again (``Output.from_input``), and a step over all the lanes at once walked every lane once more
     (1 s of the preview of 1,000 pools)."""
-    def priced(region: str, found: AmiRef) -> Lane:
+    def priced(region: str, found: AmiRef, nodes: Optional[int]) -> Lane:
         worst, rollout = worst_case(region)
-        return cast(Lane, {**facts, "ami": found, lanecost.WORST: worst.usd, lanecost.ROLLOUT: rollout.usd})
+        lane = Lane(**facts, ami=found)
+        if nodes is not None:
+            lane["reservedNodes"] = nodes
+        lane["worstCaseHourlyUsd"], lane["worstCaseRolloutHourlyUsd"] = worst.usd, rollout.usd
+        return lane
 
-    return pulumi.Output.all(region, ami).apply(lambda both: priced(both[0], both[1]))
+    return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))
 
 
 @documented
@@ -121,7 +135,8 @@ class Rack(pulumi.ComponentResource):
     that follows releases, or a pinned id with its creation date) and ``worstCaseHourlyUsd`` (the most it can
     cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
     which lanes stopped receiving AMI updates, and what each can spend. A canary lane (``<lane>-canary``)
-    also has ``canaryOf``."""
+    also has ``canaryOf``; a reserved lane ``capacityReservationIds`` and ``reservedNodes`` (the instances its
+    reservations hold, read from EC2)."""
     worst_case_hourly_usd: pulumi.Output[Optional[float]]
     """The sum of the lanes' ``worstCaseHourlyUsd`` and the EKS control plane's ``control_plane_hourly_usd``
     (docs/cost.md); None when a lane is unbounded or not priced."""
@@ -244,10 +259,12 @@ class Rack(pulumi.ComponentResource):
             except ConfigError as exc:
                 refusals += [line for line in str(exc).splitlines() if line not in refusals]
         canaries = canary_lanes(spec)
+        reservations: dict[str, aws.ec2.CapacityReservation] = {}  # read once a rack (``_reserved_nodes``)
         for pool in (p for p in spec.pools if p.name in self.pools):
             self.lane_facts[pool.name] = pool_lane(pool)
             lanes[pool.name] = _priced_lane(region, self.pools[pool.name].ami, self.lane_facts[pool.name],
-                                            functools.partial(lanecost.pool_worst_case, pool))
+                                            functools.partial(lanecost.pool_worst_case, pool),
+                                            _reserved_nodes(name, self.lane_facts[pool.name], reservations, child))
             pool_canary = self.pools[pool.name].canary
             if pool_canary is not None:
                 self.lane_facts[pool.canary_name] = canaries[pool.canary_name]
@@ -279,7 +296,8 @@ class Rack(pulumi.ComponentResource):
                 continue
             subnets = len(spec.cluster.private_subnet_ids) if spec.cluster is not None else None  # else: not known
             lanes[lane] = _priced_lane(region, self.node_groups[lane].ami, group_lane(group),
-                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets))
+                                       functools.partial(lanecost.group_worst_case, group, subnets=subnets),
+                                       _reserved_nodes(name, group_lane(group), reservations, child))
             self.lane_facts[lane] = group_lane(group)
             canary = self.node_groups[lane].canary
             if canary is not None:

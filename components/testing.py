@@ -3,7 +3,8 @@
 The components look things up in AWS as they are built: a pinned AMI (``aws:ec2/getAmi:getAmi``), an
 existing cluster (``aws:eks/getCluster:getCluster``, then ``aws.eks.Cluster.get`` and ``aws.iam.Role.get``
 for a node group), the account, region and partition (``getCallerIdentity``, ``getRegion``,
-``getPartition``), EBS encryption by default, subnets' zones, EKS add-on versions. Under the SDK's
+``getPartition``), EBS encryption by default, subnets' zones, EKS add-on versions, a reserved lane's capacity
+reservations (``aws.ec2.CapacityReservation.get``, from the catalog's ``reservations:``). Under the SDK's
 mocks each would need an answer written by hand. ``RackMocks`` answers all of them as the offline
 preview does, from an AMI catalog (the ``--amis`` file: images, SSM parameters, subnets; format in
 docs/offline.md), in one offline account (``OFFLINE_ACCOUNT``)::

@@ -230,7 +230,7 @@ def test_a_json_output_that_cannot_be_written(capsys, tmp_path, monkeypatch):
     assert command(capsys, "preview", "--stack", "dev", "--cwd", str(REPO), "--json", str(tmp_path)) == (
         2, f"error: --json {tmp_path}: is a directory; give a file name\n")
     # the system refuses (as it does a user without write permission; the suite may run as root, whom it never refuses)
-    monkeypatch.setattr("mixed_os_racks.cli.os.access", lambda path, mode: False)
+    monkeypatch.setattr("mixed_os_racks.cli.common.os.access", lambda path, mode: False)
     existing = tmp_path / "out.json"
     existing.write_text("{}")
     assert command(capsys, "preview", "--stack", "dev", "--cwd", str(REPO), "--json", str(existing)) == (

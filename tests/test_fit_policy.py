@@ -588,9 +588,17 @@ def test_pod_level_resources_are_held_to_what_kubernetes_takes_there():
 def test_any_requirement_is_read_without_an_exception(request, limit):
     pod_spec = pod(requests={"cpu": request, "nvidia.com/gpu": request}, limits={"cpu": limit} if limit is not None else {})
     found = fit.refusals(pod_spec)
-    if fit.quantity(request) is None:
+    # ParseQuantity reads a sign with no digits ("-") or a negative zero ("-0", "-m") as 0: no refusal for those
+    signed_zero = isinstance(request, str) and request.strip().startswith("-") and (
+        not (rest := request.strip().removeprefix("-")) or fit.quantity(rest) == 0)
+    if fit.quantity(request) is None and not signed_zero:
         assert any("resources.requests.cpu" in line for line in found)
     assert any("nvidia.com/gpu" in line for line in found)  # never a limit for it: always refused
+
+
+def test_a_sign_with_no_digits_is_a_zero_request_not_a_refusal():
+    found = fit.refusals(pod(requests={"cpu": "-"}))
+    assert not any("resources.requests.cpu" in line for line in found)
 
 
 # ---- GPUs by other names ----------------------------------------------------------------------------------------

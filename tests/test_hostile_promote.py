@@ -136,13 +136,13 @@ def test_promote_and_the_gate_agree_on_every_soak_config(tmp_path, pack, props):
     offsets): promote's reading refuses exactly what the real pack refuses when it is configured, and what it
     takes it reads as the gate does (the gate's ``Evidence``)."""
     from mixed_os_racks.pack.soak import Evidence
-    from mixed_os_racks.promote import _configured
+    from mixed_os_racks.cli.evidence import configured_soak
 
     config = tmp_path / "config.json"
     config.write_text(json.dumps({SOAKED: props}))
     refused = pack_refuses(pack, {SOAKED: props}) if props else False
     try:
-        level, read = _configured(config)
+        level, read = configured_soak(config)
     except PolicyPackError as exc:
         assert refused, f"promote refused what the pack takes: {exc}"
         return

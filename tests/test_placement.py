@@ -147,9 +147,9 @@ def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects
     taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in contract.LANE_KEYS]
     if gpu:
         taints.append(scheduling.Taint("nvidia.com/gpu", "true"))
-    lane = workloads.Lane("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))
+    lane = workloads.LaneView("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))
     if custom:
-        lane = workloads.Lane("lane", "lane", dict(selectors), (*taints, scheduling.Taint("team", "ml")), gpu=bool(gpu))
+        lane = workloads.LaneView("lane", "lane", dict(selectors), (*taints, scheduling.Taint("team", "ml")), gpu=bool(gpu))
     tolerations = [scheduling.Toleration.read(t) for t in place(selectors, gpu).tolerations]
     untolerated = lane.untolerated(tolerations)
     assert untolerated == ([scheduling.Taint("team", "ml")] if custom else [])

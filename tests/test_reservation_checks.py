@@ -188,8 +188,8 @@ def test_any_entry_loads_or_gets_a_clear_error(entry, reservation_id):
 
 
 def pool(ids=(BLOCK,), capacity=("reserved", "on-demand"), types=("p5.48xlarge",), limits=(("cpu", 384.0),),
-         subnets=(SUBNET_A, SUBNET_B), zones=()) -> lanemodel.Lane:
-    return lanemodel.Lane("train", "pool", {"convox.io/nodepool": "train"},
+         subnets=(SUBNET_A, SUBNET_B), zones=()) -> lanemodel.LaneView:
+    return lanemodel.LaneView("train", "pool", {"convox.io/nodepool": "train"},
                           requirements=(wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),),
                           capacity=((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),), limits=tuple(limits),
                           reservations=lanemodel.Reservations(tuple(ids), tuple(subnets), "", tuple(zones)))
@@ -201,11 +201,11 @@ def catalog_knowledge(**more) -> reserved.Knowledge:
                                "subnets": catalog.subnets, **more})
 
 
-def fits(lane: lanemodel.Lane, now: str = NOW, knowledge=None) -> list[str]:
+def fits(lane: lanemodel.LaneView, now: str = NOW, knowledge=None) -> list[str]:
     return [f.message for f in reserved.fits(lanemodel.Lanes((lane,)), knowledge or catalog_knowledge(), at(now))]
 
 
-def ending(lane: lanemodel.Lane, now: str = NOW) -> list[str]:
+def ending(lane: lanemodel.LaneView, now: str = NOW) -> list[str]:
     return [f.message for f in reserved.ending(lanemodel.Lanes((lane,)), catalog_knowledge(), at(now))]
 
 
@@ -252,6 +252,27 @@ def test_the_idle_check_holds_exactly_when_the_limits_hold_the_count(amount, res
     assert (said == []) == (amount >= 2 * per_node)
 
 
+def group(max_nodes, capacity="CAPACITY_BLOCK") -> lanemodel.LaneView:
+    """A managed node group of p5.48xlarge on the catalog's block, at most ``max_nodes`` nodes (its maxSize)."""
+    return lanemodel.LaneView("train", "node group", {"convox.io/label": "train"},
+                          requirements=(wellknown.Requirement(wellknown.TYPE_KEY, "In", ("p5.48xlarge",)),),
+                          capacity=((wellknown.EKS_CAPACITY_TYPE_KEY, (capacity,)),),
+                          reservations=lanemodel.Reservations((BLOCK,), (SUBNET_A,), "", (), "", max_nodes))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.none(), st.integers(0, 40)), st.sampled_from(["CAPACITY_BLOCK", "ON_DEMAND"]))
+def test_a_groups_idle_check_holds_exactly_when_its_max_size_holds_the_count(max_nodes, capacity):
+    """EKS runs at most a group's maxSize nodes: below the block's 2 instances, the rest stay idle."""
+    said = fits(group(max_nodes, capacity))
+    if max_nodes is None or max_nodes >= 2:
+        assert said == []
+    else:
+        assert said == [f'node group "train" (convox.io/label=train): its max_size ({max_nodes}) holds {max_nodes} of '
+                        f"the 2 p5.48xlarge of Capacity Block {BLOCK}: the other {2 - max_nodes} stay idle, billed "
+                        f"all the same (raise max_size)"]
+
+
 def test_an_unknown_reservation_is_not_guessed():
     knowledge = reserved.Knowledge({})
     (finding,) = reserved.fits(lanemodel.Lanes((pool(),)), knowledge, at(NOW))
@@ -260,7 +281,7 @@ def test_an_unknown_reservation_is_not_guessed():
 
 def test_subnets_selected_by_tags_cannot_be_checked_for_the_zone():
     lane = pool()
-    tagged = lanemodel.Lane(lane.name, lane.kind, lane.labels, requirements=lane.requirements, capacity=lane.capacity,
+    tagged = lanemodel.LaneView(lane.name, lane.kind, lane.labels, requirements=lane.requirements, capacity=lane.capacity,
                             limits=lane.limits, reservations=lanemodel.Reservations((BLOCK,), (), "by tags karpenter.sh/discovery=prod"))
     (finding,) = reserved.fits(lanemodel.Lanes((tagged,)), catalog_knowledge(), at(NOW))
     assert not finding.certain and "selected by tags karpenter.sh/discovery=prod" in finding.message
@@ -363,11 +384,11 @@ def created(subnets: str, pool: dict) -> dict:
 
 
 def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_the_catalog(pack):
-    """The offline preview hands both policies the catalog's reservations and subnets (``cli.catalog_config``);
+    """The offline preview hands both policies the catalog's reservations and subnets (``cli.stackrun.catalog_config``);
     the rack's pool selects its subnets by id (``private_subnets_ids``). Its canary shares the reservation with
     small limits by design: it is checked for the reservation's type and zone, not its count."""
     from conftest import run_rack
-    from mixed_os_racks.cli import catalog_config
+    from mixed_os_racks.cli.stackrun import catalog_config
 
     subnets = f"{SUBNET_A},{SUBNET_B}"
     train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
@@ -377,7 +398,7 @@ def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_th
     pack.configure({}, run, catalog_config(Catalog.load()))
     assert messages(pack.analyze(run), FITS) == []
 
-    small = dict(train, cpu_limit=192, capacity_reservation_ids=f"{BLOCK},cr-0fedcba9876543210")
+    small = dict(train, cpu_limit=192)
     small.pop("canary_ami_id")
     run = run_rack(created(f"{SUBNET_B},subnet-0a1b2c3d4e5f60713", small))
     pack.configure({}, run, catalog_config(Catalog.load()))
@@ -386,9 +407,31 @@ def test_the_offline_preview_judges_the_racks_reserved_pool_and_its_canary_by_th
         f"({SUBNET_B} in us-east-1b, subnet-0a1b2c3d4e5f60713 in us-east-1c): Karpenter launches nothing into it "
         f"(add a subnet in us-east-1a)",
         f"karpenter nodepool 'train': its limits (cpu 192, memory 4096Gi) hold 1 of the 2 p5.48xlarge of Capacity Block "
-        f"{BLOCK}: the other 1 stay idle, billed all the same (raise the limits)",
-        "karpenter nodepool 'train': capacity reservation cr-0fedcba9876543210 is not one the account has (EC2 "
-        "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and the region"]
+        f"{BLOCK}: the other 1 stay idle, billed all the same (raise the limits)"]
+    # a reservation the account does not have: the rack's read of it fails first (test_reservation_read.py), and the
+    # pack refuses it in any other program (test_the_pack_judges_another_programs_reserved_pool)
+    with pytest.raises(Exception, match="reading EC2 Capacity Reservation \\(cr-0fedcba9876543210\\)"):
+        run_rack(created(f"{SUBNET_A},{SUBNET_B}", dict(small, capacity_reservation_ids=f"{BLOCK},cr-0fedcba9876543210")))
+
+
+def test_the_offline_preview_judges_the_racks_block_group_by_its_max_size(pack):
+    """The rack's own block group (its aws.eks.NodeGroup child, scalingConfig.maxSize = max_size): a max_size of 1 on
+    the catalog's block of 2 leaves one idle; 2 fits."""
+    from conftest import rack_config, run_rack
+    from mixed_os_racks.cli.stackrun import catalog_config
+
+    def group(max_size: int) -> dict:
+        return rack_config(cluster_mode="create", vpc_id="vpc-0f1e2d3c4b5a69788", private_subnets_ids=f"{SUBNET_A},{SUBNET_B}",
+                           additional_node_groups_config=[{
+                               "id": "train", "type": "p5.48xlarge", "capacity_type": "CAPACITY_BLOCK", "min_size": 0,
+                               "max_size": max_size, "capacity_reservation_id": BLOCK, "dedicated": True, "label": "train"}])
+
+    for max_size, said in ((2, []), (1, [
+            f'node group "rack-ng-train" (convox.io/label=train): its max_size (1) holds 1 of the 2 p5.48xlarge of '
+            f"Capacity Block {BLOCK}: the other 1 stay idle, billed all the same (raise max_size)"])):
+        run = run_rack(group(max_size))
+        pack.configure({}, run, catalog_config(Catalog.load()))
+        assert messages(pack.analyze(run), FITS) == said
 
 
 # ---- hostile input: another program's classes and configs, anything at all ----------------------------------
@@ -451,12 +494,12 @@ def test_a_pod_selecting_a_reservation_id_lands_only_where_nodes_carry_it():
 
     with_fallback, reserved_only = pool(), pool(capacity=("reserved",))
     on_demand = pool(ids=(), capacity=("on-demand",))
-    on_demand = lanemodel.Lane("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
+    on_demand = lanemodel.LaneView("batch", "pool", requirements=on_demand.requirements, capacity=on_demand.capacity)
     assert with_fallback.admits(selecting(BLOCK)) and reserved_only.admits(selecting(BLOCK))
     assert not with_fallback.admits(selecting(ODCR)) and not on_demand.admits(selecting(BLOCK))
     assert on_demand.admits(selecting(operator="DoesNotExist")) and with_fallback.admits(selecting(operator="DoesNotExist"))
     assert not reserved_only.admits(selecting(operator="DoesNotExist"))  # every node of it is in a reservation
-    configured = lanemodel.Lane("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
+    configured = lanemodel.LaneView("x", "lane", capacity=((wellknown.CAPACITY_TYPE_KEY, ("reserved",)),))
     assert configured.admits(selecting(ODCR))  # another stack's lane: its reservations are not known here
 
 

@@ -15,11 +15,13 @@ Upstream facts pinned here (beside the ones in ``test_reserved_node_groups.py``)
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import rack_config, run_rack
 from mixed_os_racks.offline import run_program
@@ -160,10 +162,14 @@ def pool_program(capacity: Optional[list[str]], terms: Optional[list[dict[str, A
                                         "requirement does not allow 'reserved', so Karpenter launches nothing into them "
                                         "(add 'reserved': with on-demand beside it, Karpenter falls back to On-Demand when "
                                         "they are full)"]),
-    (["reserved"], None, ["karpenter nodepool 'train': capacity type 'reserved', but its EC2NodeClass 'train' selects no "
-                          "capacity reservations (capacityReservationSelectorTerms), so no node of it is ever reserved"]),
+    (["reserved"], None, ["karpenter nodepool 'train': capacity type 'reserved' only, but its EC2NodeClass 'train' "
+                          "selects no capacity reservations (capacityReservationSelectorTerms), so Karpenter launches "
+                          "nothing for it"]),
+    # awslabs/ai-on-eks's GPU pools list all three types with no reservations: Karpenter launches spot or on-demand
+    (["reserved", "spot", "on-demand"], None, []),
     (["on-demand", "spot"], None, []),
-], ids=["reserved-and-selected", "selected-not-reserved", "by-tags-no-requirement", "reserved-none-selected", "plain"])
+], ids=["reserved-and-selected", "selected-not-reserved", "by-tags-no-requirement", "reserved-none-selected",
+        "reserved-beside-others-none-selected", "plain"])
 def test_a_pools_capacity_types_and_its_classs_reservations_agree(pack, capacity, terms, expected):
     assert messages(judge(pack, pool_program(capacity, terms)), POLICY) == expected
 
@@ -181,12 +187,13 @@ def lanes_of(program) -> dict[str, Any]:
 SUBNET_A, SUBNET_B = "subnet-0a1b2c3d4e5f60718", "subnet-0123456789abcdef0"
 
 
-def reserved_group_program(capacity_type: str = "CAPACITY_BLOCK", reservation: str = BLOCK):
+def reserved_group_program(capacity_type: str = "CAPACITY_BLOCK", reservation: str = BLOCK, max_size: int = 2):
     def program() -> None:
         lt = template(reservation=reservation, market="capacity-block" if capacity_type == "CAPACITY_BLOCK" else None,
                       instance_type="p5.48xlarge" if capacity_type == "CAPACITY_BLOCK" else None)
         eks_node_group("train", lt, capacity_type=capacity_type, ami_type="AL2023_x86_64_NVIDIA",
                        subnet_ids=[SUBNET_A, SUBNET_B], tags={"team": "ml"}, labels={"convox.io/label": "train"},
+                       scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=0, min_size=0, max_size=max_size),
                        **({} if capacity_type == "CAPACITY_BLOCK" else {"instance_types": ["p5.48xlarge"]}))
         eks_node_group("plain", None, instance_types=["g6.2xlarge"], ami_type="AL2023_x86_64_NVIDIA",
                        labels={"convox.io/label": "plain"})
@@ -232,6 +239,46 @@ def test_the_reservation_checks_judge_another_programs_node_group(pack):
                        "capacity-reservation-fits")
     assert kind == (f'node group "train" (convox.io/label=train): Capacity Block {BLOCK} is of p4d.24xlarge, which the '
                     f"group's instance types do not let it launch: EKS launches nothing into it")
+
+
+def test_a_groups_max_size_below_its_blocks_count_leaves_part_idle(pack):
+    """EKS keeps a managed node group within ``scalingConfig.maxSize`` (the Auto Scaling group's maximum), so a
+    group of max_size 1 on a block of 2 instances leaves one idle, billed all the same; with 2 or more, none."""
+    for enough in (2, 3):
+        assert messages(judge(pack, reserved_group_program(max_size=enough), fits_config("us-east-1a")),
+                        "capacity-reservation-fits") == []
+    assert messages(judge(pack, reserved_group_program(max_size=1), fits_config("us-east-1a")),
+                    "capacity-reservation-fits") == [
+        f'node group "train" (convox.io/label=train): its max_size (1) holds 1 of the 2 p5.48xlarge of Capacity Block '
+        f"{BLOCK}: the other 1 stay idle, billed all the same (raise max_size)"]
+
+
+_GROUP_RUN: list[Any] = []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infinity=True),
+                 st.text(max_size=6), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)))
+def test_any_max_size_another_program_writes_is_read_or_left_unknown(max_size):
+    """A group's ``scalingConfig.maxSize`` as any program may write it: a whole count bounds the lane's nodes (a number,
+    or text of one, as the pack reads sizes), anything else leaves the bound unknown (no finding, no crash)."""
+    if not _GROUP_RUN:
+        run = run_program(reserved_group_program(), {"aws:region": "us-east-1"}, stack="test")
+        _GROUP_RUN.append([checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent or "")
+                           for r in run.resources])
+    resources = [res if res.name != "train" or "scalingConfig" not in res.props else checks.StackResource(
+                     res.type, res.name, res.urn, {**res.props, "scalingConfig": {"maxSize": max_size}},
+                     res.property_dependencies, res.parent) for res in _GROUP_RUN[0]]
+    (train,) = [lane for lane in lanesource.read_lanes(resources, {}).lanes if lane.reservations is not None]
+    value: Any = max_size
+    if isinstance(value, str):  # a number written as text is read as the number (bootfacts.number)
+        try:
+            value = float(value.strip())
+        except ValueError:
+            value = None
+    whole = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+             and value >= 0 and value == int(value))
+    assert train.reservations.max_nodes == (int(value) if whole else None)
 
 
 def test_two_groups_alike_but_for_their_reservations_are_two_reserved_lanes():

@@ -21,7 +21,7 @@ def test_every_table_says_where_it_came_from_and_when():
     names = [t.name for t in tables.TABLES]
     assert names == ["EC2 on-demand price list", "instance family facts", "instance sizes", "NVIDIA driver table",
                      "Cluster Autoscaler image tags", "EKS Kubernetes release calendar",
-                     "Karpenter releases and compatibility matrix"]
+                     "Karpenter releases and compatibility matrix", "OS family records"]
     for table in tables.TABLES:
         assert table.source and table.refresh and table.where, table.name
         date.fromisoformat(table.as_of)

@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..identity import Identity
 from ..inputs import closest
 from ..lane import NodeOs
-from ..facts import instances, upstream, wellknown
+from ..facts import instances, osfamily, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
 from ..spec.base import ClusterName, FieldProblem, Spec, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
 from ..spec.nodegroup import node_disk_problem
@@ -122,7 +122,7 @@ def effective_disk(karpenter_node_disk: DiskT, node_disk: DiskT) -> DiskT:
 
 def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
     """The additional pools, AL2023 with the rack's alias (whose problems the ``workload`` pool reports)."""
-    alias = info.data.get("karpenter_ami_alias", "al2023@latest")
+    alias = info.data.get("karpenter_ami_alias", osfamily.AL2023.alias)
     disk = effective_disk(info.data.get("karpenter_node_disk", 0), info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB))
 
     def build(n: int, item: dict[str, Any]) -> PoolSpec:
@@ -261,7 +261,7 @@ class RackParams(BaseModel):
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
-    karpenter_node_os: str = "al2023"
+    karpenter_node_os: str = osfamily.AL2023.name
     """The default ``workload`` lane's OS: ``al2023`` or ``bottlerocket`` (case-insensitive). Default ``al2023``."""
     karpenter_instance_families: CsvList = []
     """Instance families of the default lane. Default: any."""
@@ -297,7 +297,7 @@ class RackParams(BaseModel):
     """Extra labels of the default lane. Default none."""
     karpenter_node_taints: Taints = []
     """Extra taints of the default lane. Default none."""
-    karpenter_ami_alias: str = "al2023@latest"
+    karpenter_ami_alias: str = osfamily.AL2023.alias
     """AL2023 alias of every AL2023 pool: ``al2023@latest`` or ``al2023@vYYYYMMDD``. Default ``al2023@latest``."""
     additional_karpenter_nodepools_config: Annotated[list[PoolSpec], BeforeValidator(json_list)] = []
     """More Karpenter pools (always AL2023); see the pool fields below. Default none."""

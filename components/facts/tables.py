@@ -59,9 +59,13 @@ TABLES: tuple[Table, ...] = (
           "aws/karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, charts/karpenter",
           "d77d1a3a", "2026-12-07", f"{REGENERATE} for the matrices; the releases by hand, from a release's chart, "
                                      "values and reference CloudFormation"),
+    Table("OS family records", "facts/osfamily.py FAMILIES",
+          "aws/karpenter-provider-aws pkg/providers/amifamily (pulumi/pulumi-eks nodejs/eks/nodes/ami.ts at 7bf0c1b1)",
+          "1d927085", "2026-12-07", "by hand, from Karpenter's AMIFamily implementations, pulumi-eks's amiTypeMetadata "
+                                    "and the EKS API's AMITypes"),
 )
-"""The rack's upstream data tables. The EKS calendar and the Karpenter tables were checked on 2026-12-07, against
-the newest sources that could be read then."""
+"""The rack's upstream data tables. The EKS calendar, the Karpenter tables and the OS families were checked on
+2026-12-07, against the newest sources that could be read then."""
 
 
 def stale(today: str, max_age_days: Optional[float] = None) -> list[str]:

@@ -14,15 +14,7 @@ from typing import Optional
 
 # ---- devices and disks ---------------------------------------------------------------------------------
 
-AL2023_ROOT_DEVICE = "/dev/xvda"
-"""The root device of the EKS-optimized AL2023 AMIs (and of those built with awslabs/amazon-eks-ami)."""
-BOTTLEROCKET_OS_DEVICE = "/dev/xvda"
-BOTTLEROCKET_DATA_DEVICE = "/dev/xvdb"
-BOTTLEROCKET_OS_VOLUME_GIB = 4
-"""Bottlerocket boots from a small OS volume and keeps images and pods on a data volume
-(Karpenter's default mappings for ``amiFamily: Bottlerocket``: 4Gi on /dev/xvda, 20Gi on /dev/xvdb)."""
-KARPENTER_DEFAULT_ROOT_GIB = {"al2023": 20.0, "al2": 20.0, "bottlerocket": 4.0}
-"""Root volume Karpenter gives an EC2NodeClass that sets no ``blockDeviceMappings`` (encrypted gp3)."""
+# Each OS family's devices and Karpenter's default sizes for them: ``osfamily``.
 KARPENTER_DEFAULT_MAPPINGS_ENCRYPTED = True
 KARPENTER_VOLUME_MAX_GIB = 59000
 """The EC2NodeClass CRD's pattern for ``blockDeviceMappings[].ebs.volumeSize`` stops at 59000Gi (v1.14.1)."""

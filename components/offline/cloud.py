@@ -34,6 +34,8 @@ AMIS_FORM = ("amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64
              "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: \"111122223333\"}]")
 SUBNETS_FORM = "subnets: {subnet-0123456789abcdef0: us-east-1a}"
 SSM_FORM = "ssm_parameters: {/aws/service/eks/optimized-ami/...: ami-0123456789abcdef0}"
+RESERVATIONS_FORM = ("reservations: {cr-0123456789abcdef0: {instance_type: p5.48xlarge, availability_zone: us-east-1a, "
+                     "instance_count: 2}}")
 
 
 def catalog_hint(form: str) -> str:
@@ -120,7 +122,30 @@ class OfflineMocks(pulumi.runtime.Mocks):
             return cluster
         if token == "aws:iam/role:Role":
             return {"id": resource_id, "name": resource_id, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
+        if token == "aws:ec2/capacityReservation:CapacityReservation":
+            return self._capacity_reservation(resource_id)
         raise NotImplementedError(f"the offline engine cannot read an existing {token}")
+
+    def _capacity_reservation(self, reservation_id: str) -> dict[str, Any]:
+        """``aws.ec2.CapacityReservation.get``: the provider's Read, EC2 ``DescribeCapacityReservations`` by id (an ODCR
+        or a Capacity Block). A reservation the catalog does not list, or one that has ended (EC2: ``expired``, which
+        the Read takes for not found), is not found, and the preview fails as a real one does."""
+        found = self.catalog.reservations.get(reservation_id)
+        why = f"has no reservations.{reservation_id}"
+        if found is not None and found.end is not None and found.end <= clock.now():
+            why = f"lists reservations.{reservation_id} as ended on {found.end.isoformat().replace('+00:00', 'Z')}: EC2 expired it"
+            found = None
+        if found is None:
+            raise ProviderError(f"reading EC2 Capacity Reservation ({reservation_id}): couldn't find resource (the offline "
+                                f"catalog ({self.catalog.source}) {why}; {catalog_hint(RESERVATIONS_FORM)})")
+        state: dict[str, Any] = {
+            "id": reservation_id, "instanceType": found.instance_type, "availabilityZone": found.zone,
+            "instanceCount": found.count, "instancePlatform": "Linux/UNIX", "tenancy": "default",
+            "endDateType": "unlimited" if found.end is None else "limited", "ownerId": OFFLINE_ACCOUNT,
+            "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:capacity-reservation/{reservation_id}"}
+        if found.end is not None:
+            state["endDate"] = found.end.isoformat().replace("+00:00", "Z")
+        return state
 
     def _cluster(self, name: str) -> dict[str, Any]:
         """An existing EKS cluster as the offline account has it (``getCluster`` shape): the catalog's entry,

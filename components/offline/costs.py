@@ -8,23 +8,32 @@ lanes are those ``lane-cost-ceiling`` judges.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
-from ..pack import checks, cost
+from .. import clock
 from ..facts.prices import for_region, usd
+from ..pack import checks, cost, reserved
+from ..pack.reservation import CapacityReservation, as_config
 from .records import ProgramRun
 
 KINDS = ("pool", "node group")
 
 
-def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float], figure: str = cost.STEADY) -> cost.Costs:
-    """``figure``: which worst case the budgets hold (``lane-cost-ceiling``'s ``figure`` in the pack config)."""
+def of_run(run: ProgramRun, environ: Mapping[str, str], prices: Mapping[str, float],
+           reservations: Optional[Mapping[str, CapacityReservation]] = None, figure: str = cost.STEADY,
+           reserved_counts: str = cost.INCLUDE) -> cost.Costs:
+    """``reservations``: the offline account's (the catalog's), for each lane's reserved part; ``figure`` and
+    ``reserved_counts``: which worst case the budgets hold and how they count reserved parts (``lane-cost-ceiling``'s
+    ``figure`` and ``reserved`` in the pack config)."""
     resources = [
         checks.StackResource(r.type, r.name, r.urn, r.inputs if r.custom else run.component_outputs.get(r.urn, {}),
                              r.property_dependencies, r.parent)
         for r in run.resources
     ]
-    return cost.survey(checks.Stack(resources), {"figure": figure}, for_region(cost.stack_region(environ), prices))
+    account = reserved.Knowledge({"reservations": {i: as_config(r) for i, r in (reservations or {}).items()}},
+                                 policy=cost.CEILING)
+    return cost.survey(checks.Stack(resources), {"figure": figure, "reserved": reserved_counts},
+                       for_region(cost.stack_region(environ), prices), knowledge=account, now=clock.now())
 
 
 def _ordered(costs: cost.Costs) -> list[cost.LaneCost]:
@@ -35,11 +44,11 @@ def lines(costs: cost.Costs) -> list[str]:
     """``Worst case per hour (...)``: a line per lane, then each rack's sum (or, for lanes outside one rack, the total)."""
     if not costs.lanes and not costs.unknown:
         return []
-    rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _rollout(lane) + _budget(lane.budgets, costs.figure))
-            for lane in _ordered(costs)]
+    rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _paid(lane) + _rollout(lane)
+             + _budget(lane.budgets, costs.figure, costs.reserved)) for lane in _ordered(costs)]
     rows += [(subject, "not known", "its values are not known until apply") for _, subject in costs.unknown]
     for rack in costs.racks:
-        budget = _budget((rack.budget,) if rack.budget else (), costs.figure)
+        budget = _budget((rack.budget,) if rack.budget else (), costs.figure, costs.reserved)
         plane = (f" and its EKS control plane at {usd(rack.control_plane)} ({rack.control_plane_price})"
                  if rack.control_plane else "")
         rollout = f"; during a rollout {usd(rack.rollout_usd)}" if rack.rollout_usd is not None else ""
@@ -67,8 +76,14 @@ def _rollout(lane: cost.LaneCost) -> str:
     return f"; during a rollout {lane.rollout.figure} ({lane.rollout.detail})"
 
 
-def _budget(budgets: tuple[cost.Budget, ...], figure: str = cost.STEADY) -> str:
-    return "".join(f"; budget {usd(b.usd)} ({b.where}, {figure})" for b in budgets)
+def _paid(lane: cost.LaneCost) -> str:
+    """``; reserved: 2 nodes, $110.08 an hour already paid (2 x p5.48xlarge at $55.04, Capacity Block cr-...)``."""
+    return f"; {lane.paid.detail}" if lane.paid is not None else ""
+
+
+def _budget(budgets: tuple[cost.Budget, ...], figure: str = cost.STEADY, reserved_counts: str = cost.INCLUDE) -> str:
+    held = figure + (", reserved excluded" if reserved_counts == cost.EXCLUDE else "")
+    return "".join(f"; budget {usd(b.usd)} ({b.where}, {held})" for b in budgets)
 
 
 def as_json(costs: cost.Costs) -> dict[str, Any]:
@@ -84,11 +99,15 @@ def as_json(costs: cost.Costs) -> dict[str, Any]:
             "exact": lane.worst.exact, "unbounded": lane.worst.unbounded, "detail": lane.worst.detail,
             "fill": [{"instanceType": name, "nodes": n, "hourlyUsd": price} for name, n, price in lane.worst.fill],
             "budgets": [{"maxHourlyUsd": b.usd, "from": b.where} for b in lane.budgets],
+            "reserved": None if lane.paid is None else {
+                "capacityReservationIds": list(lane.paid.ids), "nodes": lane.paid.nodes,
+                "alreadyPaidHourlyUsd": lane.paid.usd, "notCounted": list(lane.paid.unknown)},
         } for lane in _ordered(costs)],
         "racks": [{"name": rack.name, "urn": rack.urn, "worstCaseHourlyUsd": rack.usd,
                    "worstCaseRolloutHourlyUsd": rack.rollout_usd, "controlPlaneHourlyUsd": rack.control_plane,
                    "controlPlanePrice": rack.control_plane_price,
                    "maxHourlyUsd": rack.budget.usd if rack.budget else None} for rack in costs.racks],
         "budgetsHold": costs.figure,
+        "budgetsCountReserved": costs.reserved,
         "totalHourlyUsd": costs.usd,
     }

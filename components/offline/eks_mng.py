@@ -47,6 +47,7 @@ from typing import Any, Mapping, Optional
 import yaml
 
 from .. import contract
+from ..facts import osfamily
 from .remote import (
     UNKNOWN,
     Child,
@@ -93,7 +94,7 @@ NODE_GROUP_INPUTS = (
 )
 """The inputs of ``aws.eks.NodeGroup`` (@pulumi/aws 7.x): the generated constructor keeps only these."""
 ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
-DEFAULT_OS = "AL2023"
+DEFAULT_OS = osfamily.AL2023.family
 CORE_DATA_FIELDS = frozenset({
     "cluster", "clusterIamRole", "endpoint", "instanceRoles", "nodeGroupOptions", "provider", "subnetIds", "vpcId",
     "awsProvider", "clusterSecurityGroup", "eksNodeAccess", "encryptionConfig", "fargateProfile", "kubeconfig",
@@ -304,7 +305,7 @@ class ManagedNodeGroup:
         image = None
         if user_data is not None:
             image = a["amiId"] if _set(a.get("amiId")) else self.recommended_image(os_name, version)
-        device = UNKNOWN if os_name == UNKNOWN else ("/dev/xvdb" if os_name == "Bottlerocket" else "/dev/xvda")
+        device = UNKNOWN if os_name == UNKNOWN else (osfamily.by_family(os_name) or osfamily.AL2023).data_device
         disk = a.get("diskSize")
         mappings = [{"deviceName": device, "ebs": {"volumeSize": disk}}] if _truthy(disk) else None
         imds = a.get("enableIMDSv2")
@@ -352,9 +353,9 @@ class ManagedNodeGroup:
         if not all(known(s) for s in sources):
             return UNKNOWN
         plain = {k: reveal(v) for k, v in metadata.items()}
-        if os_name == "AL2023":
+        if os_name == osfamily.AL2023.family:
             text = self.nodeadm(plain)
-        elif os_name == "AL2":
+        elif os_name == osfamily.AL2.family:
             text = self.bootstrap_sh(plain)
         else:
             text = self.bottlerocket_toml(plain)

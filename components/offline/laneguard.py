@@ -1,5 +1,5 @@
 """Judge a plan's steps for what they do to the rack's lanes: the checks ``preview --state`` and
-``guard`` (over ``pulumi preview --json``) both run, on the same ``Step`` list.
+``guard`` (over ``pulumi preview --json``) both run, on the same ``PlanStep`` list.
 
 - ``lane-removal`` (mandatory): a step deletes or replaces a lane: a Karpenter NodePool or its
   EC2NodeClass, a managed node group (``aws:eks/nodeGroup:NodeGroup``, or the pulumi-eks /
@@ -72,7 +72,7 @@ NODEGROUP_ROLLING = ("launchTemplate.version", "version", "releaseVersion")
 
 
 @dataclass
-class Step:
+class PlanStep:
     """One step of a plan, whichever tool made it: ``old``/``new`` are resource states
     (``type``, ``inputs``, ``parent``, ``propertyDependencies``), ``diff`` the changed input paths."""
 
@@ -112,7 +112,7 @@ def _get(value: Any, *keys: str) -> Any:
     return value
 
 
-def canary_of(step: Step) -> Optional[str]:
+def canary_of(step: PlanStep) -> Optional[str]:
     """The lane a canary's step belongs to, from the mark the components put on it before the change (a NodePool's
     or EC2NodeClass's annotation, a node group's tag), or None for a step of no canary."""
     inputs = step.inputs("old")
@@ -121,7 +121,7 @@ def canary_of(step: Step) -> Optional[str]:
     return shown(mark) if isinstance(mark, str) and mark else None
 
 
-def _k8s_name(step: Step, which: str = "either") -> str:
+def _k8s_name(step: PlanStep, which: str = "either") -> str:
     name = _get(step.inputs(which), "metadata", "name")
     return shown(name) if isinstance(name, str) and name else step.name
 
@@ -138,7 +138,7 @@ def _number(value: Any) -> Optional[int]:
 # ---- what happens to a lane's nodes ----------------------------------------------------------------------
 
 
-def budget_text(pool: Optional[Step]) -> str:
+def budget_text(pool: Optional[PlanStep]) -> str:
     """How many of a pool's nodes Karpenter disrupts at a time for drift, from the pool's budgets."""
     budgets = _get(pool.inputs("new") if pool else {}, "spec", "disruption", "budgets")
     applicable = []
@@ -171,7 +171,7 @@ def budget_text(pool: Optional[Step]) -> str:
     return f"{text} at a time (the pool's disruption budget){unbounded}"
 
 
-def max_unavailable_text(group: Step) -> str:
+def max_unavailable_text(group: PlanStep) -> str:
     update = _get(group.inputs("new"), "updateConfig") or {}
     number = _number(_get(update, "maxUnavailable"))
     if number:
@@ -182,7 +182,7 @@ def max_unavailable_text(group: Step) -> str:
     return f"{EKS_DEFAULT_MAX_UNAVAILABLE} node at a time (EKS's default maxUnavailable)"
 
 
-def _named(group: Step) -> bool:
+def _named(group: PlanStep) -> bool:
     """The group's name is the user's (not auto-named by the provider: not in ``__defaults``), so a
     replacement must delete it first (pulumi-terraform-bridge's delete-before-replace rule)."""
     new = group.inputs("new")
@@ -190,7 +190,7 @@ def _named(group: Step) -> bool:
     return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in (defaults if isinstance(defaults, list) else [])
 
 
-def _group_size(group: Step) -> str:
+def _group_size(group: PlanStep) -> str:
     for which in ("old", "new"):
         size = _number(_get(group.inputs(which), "scalingConfig", "desiredSize"))
         if size is not None:
@@ -202,22 +202,26 @@ def _group_size(group: Step) -> str:
 
 
 @dataclass
-class Lane:
+class TouchedLane:
+    """A lane a plan's step removes or rolls: what the verdict calls it, and the step that touches it."""
+
     kind: str
+    """``Karpenter`` or ``node group``: how the verdict names the lane."""
     name: str
     aliases: set[str]
-    step: Step
+    """Every name the lane goes by (its resources', its label's, its component's): what ``allow`` may name."""
+    step: PlanStep
 
 
-def _class_of(pool: Step, which: str) -> Optional[str]:
+def _class_of(pool: PlanStep, which: str) -> Optional[str]:
     name = _get(pool.inputs(which), "spec", "template", "spec", "nodeClassRef", "name")
     return name if isinstance(name, str) else None
 
 
-def _pools_by_class(steps: Iterable[Step]) -> dict[str, list[Step]]:
+def _pools_by_class(steps: Iterable[PlanStep]) -> dict[str, list[PlanStep]]:
     """Class name -> the NodePool steps that name it, before or after (read once: a plan may hold
     thousands of pools)."""
-    found: dict[str, list[Step]] = {}
+    found: dict[str, list[PlanStep]] = {}
     for step in steps:
         if is_nodepool(step.type):
             for name in dict.fromkeys((_class_of(step, "old"), _class_of(step, "new"))):
@@ -226,7 +230,7 @@ def _pools_by_class(steps: Iterable[Step]) -> dict[str, list[Step]]:
     return found
 
 
-def _group_lane(step: Step, ancestors: list[str]) -> Lane:
+def _group_lane(step: PlanStep, ancestors: list[str]) -> TouchedLane:
     labels = _get(step.inputs(), "labels") or {}
     label = labels.get(contract.NODEGROUP_LABEL) if isinstance(labels, dict) else None
     aliases = {step.name, *ancestors}
@@ -237,7 +241,7 @@ def _group_lane(step: Step, ancestors: list[str]) -> Lane:
     if isinstance(label, str):
         label = shown(label)
         aliases.add(label)
-    return Lane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
+    return TouchedLane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
 
 
 def urn_name(urn: str) -> str:
@@ -251,7 +255,7 @@ def _urn_type(urn: str) -> str:
     return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
 
 
-def _ancestors(step: Step, by_urn: dict[str, Step]) -> list[str]:
+def _ancestors(step: PlanStep, by_urn: dict[str, PlanStep]) -> list[str]:
     """The names of the node-group components around a group (pulumi-eks's, the rack's), outermost first."""
     names: list[str] = []
     seen: set[str] = set()
@@ -265,7 +269,7 @@ def _ancestors(step: Step, by_urn: dict[str, Step]) -> list[str]:
     return names[::-1]
 
 
-def judge(steps: list[Step], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
+def judge(steps: list[PlanStep], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The ``lane-removal`` violations (mandatory, unless the lane is in ``allow``) and
     ``lane-rollout`` advisories of a plan's steps."""
     allowed = {a for a in allow if a}
@@ -277,32 +281,32 @@ def judge(steps: list[Step], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     return out
 
 
-def unmatched_allowances(steps: list[Step], allow: Iterable[str]) -> list[str]:
+def unmatched_allowances(steps: list[PlanStep], allow: Iterable[str]) -> list[str]:
     """The names in ``allow`` that name no lane the steps remove (a typo would otherwise pass unnoticed)."""
     removed = {a for v in _verdicts(steps) if v["policy"] == LANE_REMOVAL for a in v["aliases"]}
     return [name for name in allow if name not in removed]
 
 
-def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
+def _verdicts(steps: list[PlanStep]) -> list[dict[str, Any]]:
     by_urn = {s.urn: s for s in steps}
     removing = ("delete", "replace")
     pools_of_class = _pools_by_class(steps)
-    removed_classes: dict[Optional[str], list[Step]] = {}
+    removed_classes: dict[Optional[str], list[PlanStep]] = {}
     for c in steps:
         if is_nodeclass(c.type) and c.op in removing:
             removed_classes.setdefault(_k8s_name(c, "old"), []).append(c)
-    groups_by_parent: dict[str, list[Step]] = {}
+    groups_by_parent: dict[str, list[PlanStep]] = {}
     for s in steps:
         if s.type == contract.EKS_NODE_GROUP:
             for parent in _parents(s, by_urn):
                 groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
 
-    def verdict(policy: str, level: str, step: Step, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
+    def verdict(policy: str, level: str, step: PlanStep, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
         verdicts.append({"pack": PACK, "policy": policy, "level": level, "urn": step.urn, "lane": lane, "message": message,
                          "aliases": set(aliases) | {lane}})
 
-    def removal(lane: Lane, what: str, happens: str) -> None:
+    def removal(lane: TouchedLane, what: str, happens: str) -> None:
         of = canary_of(lane.step)
         if of is not None:  # a canary goes when its candidate is dropped or promoted: said, not refused
             name = _k8s_name(lane.step, "old")
@@ -325,7 +329,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             name = _k8s_name(step, "old")
             classes = removed_classes.get(_class_of(step, "old"), [])
             also = " together with its EC2NodeClass" if classes else ""
-            removal(Lane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
+            removal(TouchedLane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
                     "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
                     "every node of the pool together, not bounded by its disruption budget; its pods are evicted and "
                     "wait Pending for capacity" + (" until the new NodePool launches nodes." if step.op == "replace" else
@@ -341,7 +345,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
             if users and not pools:
                 continue
             names = [_k8s_name(p, "old") for p in pools] or [name]
-            removal(Lane("Karpenter", name, {name, step.name, *names}, step),
+            removal(TouchedLane("Karpenter", name, {name, step.name, *names}, step),
                     f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
                     f"Karpenter cannot launch or replace nodes for NodePool {', '.join(names)} without its class, and the "
                     "nodes already launched from it are left without the class they were launched from.")
@@ -375,7 +379,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
         elif step.op in removing and step.type == CRD and _k8s_name(step, "old") in LANE_CRDS:
             crd = _k8s_name(step, "old")
             pool_names = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
-            removal(Lane("Karpenter", crd, {crd, step.name, *pool_names}, step),
+            removal(TouchedLane("Karpenter", crd, {crd, step.name, *pool_names}, step),
                     f"the CustomResourceDefinition {crd} is {verb}",
                     "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
                     f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with them "
@@ -384,7 +388,7 @@ def _verdicts(steps: list[Step]) -> list[dict[str, Any]]:
         if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step) and not _already_gone(step):
             inner = groups_by_parent.get(step.urn, [])
             if not inner:
-                lane = Lane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
+                lane = TouchedLane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
                 removal(lane, f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
                         "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
     _rollouts(steps, by_urn, pools_of_class, verdict)
@@ -397,27 +401,27 @@ LANE_CRDS = {"nodepools.karpenter.sh": "NodePool", "nodeclaims.karpenter.sh": "N
 """Karpenter's CustomResourceDefinitions: deleting one deletes every object of its kind."""
 
 
-def _ignores_scaling(step: Step) -> bool:
+def _ignores_scaling(step: PlanStep) -> bool:
     """The program ignores the group's desired size (its autoscaler owns it): a change there is not planned."""
     ignored = (step.new or {}).get("ignoreChanges") if isinstance(step.new, dict) else None
     return any(isinstance(p, str) and p.replace('["', ".").replace('"]', "").startswith("scalingConfig")
                for p in (ignored or []))
 
 
-def _retained(step: Step) -> bool:
+def _retained(step: PlanStep) -> bool:
     """``retainOnDelete`` on the old state: pulumi's delete step skips the provider's delete (and a replace's
     delete of the old one), so the object stays."""
     return isinstance(step.old, dict) and step.old.get("retainOnDelete") is True
 
 
-def _already_gone(step: Step) -> bool:
+def _already_gone(step: PlanStep) -> bool:
     """``pendingReplacement`` on the old state: a delete-before-replace deleted it and did not create its
     replacement; the plan's replace only creates it again, and removes nothing. ``external``: the state only
     read it; a replace creates one the program owns in its place and leaves the one it read alone."""
     return isinstance(step.old, dict) and (step.old.get("pendingReplacement") is True or step.old.get("external") is True)
 
 
-def _parents(step: Step, by_urn: dict[str, Step]) -> set[str]:
+def _parents(step: PlanStep, by_urn: dict[str, PlanStep]) -> set[str]:
     out = set()
     parent = step.state().get("parent") or ""
     while parent and parent not in out:
@@ -431,7 +435,7 @@ NODEPOOL_SETS = ("spec.template.spec.taints", "spec.template.spec.startupTaints"
 """Lists Karpenter's NodePool hash reads as sets (``HashOptions{SlicesAsSets: true}``): a new order is no drift."""
 
 
-def _reordered(step: Step, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> bool:
+def _reordered(step: PlanStep, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> bool:
     """Whether ``path`` lies in a set-like list (one of ``sets``) whose old and new items are the same, reordered."""
     for key in sets:
         if related(path, key):
@@ -441,7 +445,7 @@ def _reordered(step: Step, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> 
     return False
 
 
-def _class_lists(step: Step) -> tuple[str, ...]:
+def _class_lists(step: PlanStep) -> tuple[str, ...]:
     """The class's list fields: its hash reads every list as a set (``SlicesAsSets``), and its selections
     resolve to sets of subnets, groups and AMIs, so a new order drifts nothing."""
     spec = _get(step.inputs("new"), "spec")
@@ -452,7 +456,7 @@ def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
     return [p for p in diff if any(related(p, r) for r in rules)]
 
 
-def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[str, list[Step]], verdict: Any) -> None:
+def _rollouts(steps: list[PlanStep], by_urn: dict[str, PlanStep], pools_of_class: dict[str, list[PlanStep]], verdict: Any) -> None:
     for step in steps:
         if step.op != "update":
             continue
@@ -464,7 +468,7 @@ def _rollouts(steps: list[Step], by_urn: dict[str, Step], pools_of_class: dict[s
                 continue
             name = _k8s_name(step)
             what = sorted({NODECLASS_SELECTING[k] for k in NODECLASS_SELECTING for p in selecting if related(p, k)})
-            candidates: list[Optional[Step]] = list(pools_of_class.get(name, [])) or [None]
+            candidates: list[Optional[PlanStep]] = list(pools_of_class.get(name, [])) or [None]
             for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
                 if changed:

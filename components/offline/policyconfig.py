@@ -132,9 +132,13 @@ def properties_problems(properties: Mapping[str, Any], value: Mapping[str, Any])
 def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[str]:
     import jsonschema
 
+    errors = list(jsonschema.Draft7Validator(schema).iter_errors(value))
+    # a value both of the wrong type and outside an enum gets one line, the enum's (it says what the value may be)
+    enums = {tuple(error.absolute_path) for error in errors if error.validator == "enum"}
     return [
         (f"{'.'.join(str(p) for p in error.absolute_path)}: " if error.absolute_path else "") + error.message
-        for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+        for error in sorted(errors, key=lambda e: list(e.absolute_path))
+        if not (error.validator == "type" and tuple(error.absolute_path) in enums)
     ]
 
 

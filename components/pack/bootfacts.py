@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
 
 from .. import contract
-from ..facts import upstream
+from ..facts import osfamily, upstream
 from ..facts import wellknown as reqs
 
 NODE_GROUP_V2 = "eks:index:NodeGroupV2"
@@ -37,13 +37,11 @@ AUTO_MODE_CLASS = ("eks.amazonaws.com", "NodeClass")
 RESOLVE_SSM = "resolve:ssm:"
 """A launch template's ``imageId`` may name an SSM parameter; EC2 resolves it at launch."""
 
-AL2023_ROOT_DEVICE = upstream.AL2023_ROOT_DEVICE
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """The label the NVIDIA device plugin's default affinity selects (NFD sets it; pools may set it themselves)."""
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 TYPE_LABEL = "node.kubernetes.io/instance-type"
 ARCH_LABEL = "kubernetes.io/arch"
-KARPENTER_DEFAULT_ROOT_GIB = upstream.KARPENTER_DEFAULT_ROOT_GIB
 PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
 QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
@@ -270,20 +268,22 @@ def os_of_user_data(value: Any) -> str:
     and MIME parts read (``unpacked_user_data``)."""
     decoded = unpacked_user_data(value)
     if "node.eks.aws/" in decoded and "NodeConfig" in decoded:
-        return "al2023"
+        return osfamily.AL2023.name
     if re.search(r"^\s*\[settings[.\]]", decoded, re.M):
-        return "bottlerocket"
+        return osfamily.BOTTLEROCKET.name
     if "/etc/eks/bootstrap.sh" in decoded:
-        return "al2"
+        return osfamily.AL2.name
     return ""
 
 
 def os_of_ami_type(ami_type: str) -> str:
     """EKS ``amiType`` -> OS: ``AL2023_x86_64_NVIDIA`` -> al2023, ``BOTTLEROCKET_*`` -> bottlerocket, ``CUSTOM`` -> custom."""
+    family = osfamily.of_ami_type(ami_type)
+    if family is not None:
+        return family.name
     upper = ami_type.upper()
-    for prefix, os_name in (("AL2023_", "al2023"), ("BOTTLEROCKET_", "bottlerocket"), ("AL2_", "al2"), ("WINDOWS_", "windows")):
-        if upper.startswith(prefix):
-            return os_name
+    if upper.startswith("WINDOWS_"):  # EKS's Windows AMI types: a family the pack only names
+        return "windows"
     return "custom" if upper == "CUSTOM" else ""
 
 
@@ -490,7 +490,8 @@ class NodeClass(LaneResource):
 
     def _disk(self, mapping: Optional[Mapping[str, Any]]) -> Optional[Disk]:
         if "blockDeviceMappings" not in as_map(dig(self.props, "spec")):
-            default = KARPENTER_DEFAULT_ROOT_GIB.get(self.os())
+            family = osfamily.named(self.os())
+            default = family.default_root_gib if family is not None else None
             return Disk(default, "Karpenter's default") if default is not None else None
         size = quantity_gib(dig(mapping, "ebs", "volumeSize")) if mapping else None
         return Disk(size) if size is not None else None

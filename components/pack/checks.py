@@ -21,7 +21,7 @@ import functools
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 from .. import clock, contract
-from ..facts import amifacts, instances, upstream, wellknown
+from ..facts import amifacts, instances, osfamily, upstream, wellknown
 from . import bootfacts, rules
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
@@ -258,7 +258,7 @@ class StackResource:
 
 
 NODE_GROUPS = (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)
-AUTO_MODE_OS = "bottlerocket"
+AUTO_MODE_OS = osfamily.BOTTLEROCKET.name
 """EKS Auto Mode nodes always run Bottlerocket (EKS user guide, automode/auto-mng.adoc: "Can run
 Bottlerocket: Yes - Required", "Supports Custom AMIs: No")."""
 
@@ -501,8 +501,9 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.Lan
         return  # a pool's disk is its class's
     if isinstance(lane, bootfacts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
         template = stack.launch_template(res)
-        if lane.os() in ("al2023", "al2") and (template is None or not template.amis()):
-            disk = template.root_disk(bootfacts.AL2023_ROOT_DEVICE) if template is not None else None
+        family = osfamily.named(lane.os())
+        if family is not None and family.data_is_root and (template is None or not template.amis()):
+            disk = template.root_disk(family.os_device) if template is not None else None
             # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
             size = disk.gib if disk is not None else (bootfacts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
@@ -510,16 +511,17 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.Lan
             if problem:
                 yield Finding(problem, urn=res.urn)
         return
-    if isinstance(lane, bootfacts.NodeClass) and lane.os() == "al2023" and not lane.amis() \
+    if isinstance(lane, bootfacts.NodeClass) and lane.os() == osfamily.AL2023.name and not lane.amis() \
             and "blockDeviceMappings" in bootfacts.as_map(bootfacts.dig(lane.props, "spec")):
-        disk = lane.root_disk(bootfacts.AL2023_ROOT_DEVICE)
+        disk = lane.root_disk(osfamily.AL2023.os_device)
         problem = disk is not None and rules.disk_below_snapshot(
             subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
         if problem:
             yield Finding(problem, urn=res.urn)
     recorded = bootfacts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
     for image in knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, bootfacts.NodeClass)):
-        root = image.facts.root_device_name if image.facts and image.facts.root_device_name else bootfacts.AL2023_ROOT_DEVICE
+        known = image.facts.root_device_name if image.facts else None
+        root = known or osfamily.AL2023.os_device
         disk = lane.root_disk(root)
         if disk is None:
             continue
@@ -587,7 +589,7 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: bootfacts.Lane
         return  # malformed ids: ami-id-format's
     images = knowledge.resolve(amis, karpenter=isinstance(lane, bootfacts.NodeClass)) if amis else []
     known = images[0].facts if len(images) == 1 else None
-    device = known.root_device_name if known and known.root_device_name else bootfacts.AL2023_ROOT_DEVICE
+    device = known.root_device_name if known and known.root_device_name else osfamily.AL2023.os_device
     volume = bootfacts.RootVolume(False, "EKS's own launch template") if isinstance(lane, bootfacts.EksNodeGroup) \
         else lane.root_volume(device)
     if volume is None or volume.encrypted:

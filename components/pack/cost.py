@@ -31,13 +31,14 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-from .. import contract, syntax
+from .. import clock, contract, syntax
 from ..facts import instances, wellknown
-from . import bootfacts, checks, fit, lookup, overlays, rules
+from . import bootfacts, checks, fit, lookup, overlays, reserved, rules
 from .lanemodel import ANY_INSTANCE
-from .lanesource import group_requirements
+from .lanesource import group_requirements, read_lanes
 from ..facts.prices import Prices, usd
 
 CEILING, UNBOUNDED = "lane-cost-ceiling", "lane-cost-unbounded"
@@ -555,6 +556,38 @@ class Budget:
     """``its max_hourly_usd``, ``maxHourlyUsd in the policy config``, ``budgets.gpu in the policy config``."""
 
 
+STEADY, ROLLOUT = "steady", "rollout"
+"""The two figures a budget can hold: a lane at its limits, or a lane at its limits while its nodes roll."""
+INCLUDE, EXCLUDE = "include", "exclude"
+"""How budgets count a lane's reserved part (``reserved`` in the config): in its worst case, or left out of it."""
+
+
+@dataclass(frozen=True)
+class Paid:
+    """A lane's reserved part: its reservations' instances, billed whether nodes run on them or not."""
+
+    ids: tuple[str, ...]
+    """The reservations the lane names, in its order."""
+    nodes: int
+    """Their instances that take nodes now (neither ended nor not started), whose facts are known."""
+    usd: float
+    """Those instances an hour, at their type's price (a Capacity Block is paid up front for its duration)."""
+    parts: tuple[str, ...] = ()
+    """Each counted reservation, for a message: ``2 x p5.48xlarge at $55.04 (Capacity Block cr-...)``."""
+    unknown: tuple[str, ...] = ()
+    """Why a reservation is not counted (its facts or price are not known), for a message."""
+    unpriced: tuple[str, ...] = ()
+    """The instance types of reservations that take nodes now which ``prices`` does not price."""
+
+    @property
+    def detail(self) -> str:
+        """``reserved: 2 nodes, $110.08 an hour already paid (2 x p5.48xlarge at $55.04, Capacity Block cr-...)``."""
+        counted = f" ({'; '.join(self.parts)})" if self.parts else ""
+        missing = f"; not counted: {'; '.join(self.unknown)}" if self.unknown else ""
+        return (f"reserved: {self.nodes} node{'' if self.nodes == 1 else 's'}, {usd(self.usd)} an hour already paid"
+                f"{counted}{missing}")
+
+
 @dataclass(frozen=True)
 class LaneCost:
     name: str
@@ -571,6 +604,16 @@ class LaneCost:
     """The lane this one is the canary of (its NodePool's annotation, its node group's tag ``contract.CANARY_OF``)."""
     rollout: Rollout = Rollout(None, "not known")
     """What it can cost an hour while its nodes roll (``pool_rollout``, ``group_rollout``)."""
+    paid: Optional[Paid] = None
+    """Its reserved part (``reserved_part``); None: it names no reservation."""
+
+    def held(self, figure: str, reserved_counts: str = INCLUDE) -> Optional[float]:
+        """The figure a budget holds: steady or during a rollout, less the part already paid when the budgets
+        exclude it (never below $0)."""
+        amount = self.rollout.usd if figure == ROLLOUT else self.worst.usd
+        if amount is None or reserved_counts != EXCLUDE or self.paid is None:
+            return amount
+        return max(0.0, round(amount - self.paid.usd, 6))
 
 
 @dataclass(frozen=True)
@@ -590,10 +633,6 @@ class RackCost:
     @property
     def rollout_usd(self) -> Optional[float]:
         return summed([*(lane.rollout.usd for lane in self.lanes), self.control_plane])
-
-
-STEADY, ROLLOUT = "steady", "rollout"
-"""The two figures a budget can hold: a lane at its limits, or a lane at its limits while its nodes roll."""
 
 
 def total(lanes: Sequence[LaneCost]) -> Optional[float]:
@@ -621,6 +660,8 @@ class Costs:
     """Whether any budget applies (the config's, a rack's, a lane's): only then does an unknown lane matter."""
     figure: str = STEADY
     """Which worst case the budgets hold: ``steady`` (the default) or ``rollout`` (``figure`` in the config)."""
+    reserved: str = INCLUDE
+    """Whether the budgets count the lanes' reserved parts (``include``, the default) or leave them out (``exclude``)."""
 
     @property
     def usd(self) -> Optional[float]:
@@ -674,11 +715,67 @@ def lanes_of(stack: checks.Stack, prices: Prices, unknown: checks.Unknown = ()) 
     return tuple(lanes), tuple(not_known)
 
 
+def reserved_part(ids: Sequence[str], knowledge: reserved.Knowledge, prices: Prices, now: datetime) -> Paid:
+    """What a lane's reservations bill an hour whether its nodes run or not: each one that takes nodes now (neither
+    ended nor not started), its instance count at its type's price in ``prices``."""
+    nodes, amount, parts, unknown, unpriced = 0, 0.0, [], [], []
+    for reservation_id in ids:
+        found, why = knowledge.reservation(reservation_id)
+        if found is None:
+            unknown.append(f"{reservation_id}, {'not one the account has' if why == reserved.NOT_FOUND else why}")
+            continue
+        if found.ended(now) or found.not_started(now):
+            continue
+        price = prices.of(found.instance_type) if found.instance_type else None
+        if price is None and found.instance_type:
+            unpriced.append(found.instance_type)
+        if found.count is None or price is None:
+            unknown.append(f"{found.word}, whose {'instance count' if found.count is None else 'price'} is not known"
+                           + ("" if found.count is None else f" ({found.instance_type or 'no instance type'})"))
+            continue
+        nodes += found.count
+        amount += found.count * price
+        parts.append(f"{found.count} x {found.instance_type} at {usd(price)}, {found.word}")
+    return Paid(tuple(ids), nodes, round(amount, 6), tuple(parts), tuple(unknown), tuple(dict.fromkeys(unpriced)))
+
+
+def _reserved_unpriced(lane: LaneCost, paid: Paid) -> LaneCost:
+    """``lane`` with its reserved part; with no figure when a reservation's type has no price: Karpenter v1.14.1 offers
+    a reservation's nodes even when it knows no on-demand price for the type (karpenter-provider-aws
+    ``pkg/providers/instancetype/offering/reserved_capacity_resolver.go``: the offering's price is then 0), so the
+    lane launches a type the worst case, which counts priced types only, leaves out."""
+    if not paid.unpriced or lane.worst.usd is None:
+        return replace(lane, paid=paid)
+    named = ", ".join(paid.unpriced)
+    why = (f"it launches {named} into its reservations, which the {lane.worst.prices.table_region} list does not price "
+           f"({lane.worst.prices.note or 'not sold on demand there'}): give {'its price' if len(paid.unpriced) == 1 else 'their prices'} "
+           f"under prices")
+    worst = WorstCase(None, lane.worst.prices, why=why, unknown=True)
+    return replace(lane, paid=paid, worst=worst, rollout=_none(worst))
+
+
+def _with_paid(stack: checks.Stack, lanes: Sequence[LaneCost], knowledge: reserved.Knowledge, prices: Prices,
+               now: datetime, unknown: checks.Unknown) -> list[LaneCost]:
+    """``lanes`` with the reserved part of each that names reservations (as the reservation policies read them)."""
+    try:
+        model = read_lanes(stack.resources, {}, unknown)
+    except unknown:
+        return list(lanes)
+    named = {(lane.kind, lane.name): lane.reservations.ids for lane in model.lanes
+             if lane.reservations is not None and not lane.reservations.canary_of}  # a canary's lane holds them
+    return [_reserved_unpriced(lane, reserved_part(named[lane.kind, lane.name], knowledge, prices, now))
+            if (lane.kind, lane.name) in named else lane for lane in lanes]
+
+
 def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found: Optional[Found] = None,
-           unknown: checks.Unknown = ()) -> Costs:
+           unknown: checks.Unknown = (), knowledge: Optional[reserved.Knowledge] = None,
+           now: Optional[datetime] = None) -> Costs:
     """Every lane's worst case and budgets (``config``: ``lane-cost-ceiling``'s), each rack's and the stack's;
-    ``found``: ``lanes_of`` the stack, when the caller has it already."""
+    ``found``: ``lanes_of`` the stack, when the caller has it already; ``knowledge``: what is known of the
+    reservations the lanes name (their reserved parts), at ``now``."""
     lanes, not_known = found if found is not None else lanes_of(stack, prices, unknown)
+    if knowledge is not None:
+        lanes = tuple(_with_paid(stack, lanes, knowledge, prices, now or clock.now(), unknown))
     default = _number(config.get("maxHourlyUsd"))
     named = {str(k): n for k, v in bootfacts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
     budgeted = []
@@ -699,8 +796,9 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
     whole = _number(config.get("totalMaxHourlyUsd"))
     any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))
     figure = ROLLOUT if config.get("figure") == ROLLOUT else STEADY
+    counts = EXCLUDE if config.get("reserved") == EXCLUDE else INCLUDE
     return Costs(prices, tuple(budgeted), racks, Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
-                 not_known, any_budget, figure)
+                 not_known, any_budget, figure, counts)
 
 
 def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource]) -> bool:
@@ -813,6 +911,11 @@ CEILING_SCHEMA: dict[str, Any] = {
     "figure": {"type": "string", "enum": ["steady", "rollout"], "default": "steady",
                "description": "Which worst case every budget holds: the lanes at their limits (steady), or at their "
                               "limits while their nodes roll onto a new AMI or version (rollout)."},
+    "reserved": {"type": "string", "enum": [INCLUDE, EXCLUDE], "default": INCLUDE,
+                 "description": "How budgets count a lane's reserved part (its capacity reservations' instances, billed "
+                                "whether used or not): in the worst case (include), or left out of it (exclude)."},
+    "lookup": reserved.SCHEMA["lookup"],
+    "reservations": reserved.SCHEMA["reservations"],
 }
 """``lane-cost-ceiling``'s config (what the CLI checks before ``Configure``)."""
 
@@ -838,13 +941,14 @@ class _Held:
     fix: Callable[[float], str]
 
 
-def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
+def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str, reserved_counts: str = INCLUDE) -> _Held:
     """``lane`` with ``canaries`` (they take its pods at once) under ``figure``: steady, or during a rollout (the
-    fix then lowers the steady figure by what a rollout adds at the limits as they are)."""
+    fix then lowers the steady figure by what a rollout adds at the limits as they are), less its reserved part
+    when the budgets exclude it (the fix then leaves room for it)."""
     both = (lane, *canaries)
 
     def amount(c: LaneCost) -> Optional[float]:
-        return c.rollout.usd if figure == ROLLOUT else c.worst.usd
+        return c.held(figure, reserved_counts)
 
     def said(c: LaneCost) -> str:
         if figure == ROLLOUT:
@@ -858,9 +962,13 @@ def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
     else:
         words = (f"{usd(figures) + ' an hour' if figures is not None else 'unbounded'} with its canary ("
                  + "; ".join(f"{c.name} {said(c)}" for c in both) + ")")
+    excluded = _excluded(lane, reserved_counts)
+    if excluded:
+        words += f", less {usd(excluded)} an hour already paid ({'; '.join(lane.paid.parts if lane.paid else ())})"
     own = amount(lane)
-    # what the budget must leave beside the lane's own steady figure: what a rollout adds to it, and the canaries
-    extra = 0.0 if figure != ROLLOUT else own - (lane.worst.usd or 0.0) if own is not None else None
+    # what the budget must leave beside the lane's own steady figure: what a rollout adds to it (less the part already
+    # paid, when the budgets leave it out), and the canaries
+    extra = own - (lane.worst.usd or 0.0) if own is not None else 0.0 if figure != ROLLOUT else None
     added = summed([extra, *(amount(c) for c in canaries)])
 
     def fix(room: float) -> str:
@@ -877,6 +985,16 @@ def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str) -> _Held:
     return _Held(figures, words, unknown, fix)
 
 
+def _excluded(lane: LaneCost, reserved_counts: str) -> float:
+    """The part of the lane's worst case its budgets leave out: its reserved part, when they exclude it."""
+    return lane.paid.usd if reserved_counts == EXCLUDE and lane.paid is not None else 0.0
+
+
+def _holds(figure: str, reserved_counts: str) -> str:
+    """How a message says which figure a budget holds: ``steady``, ``rollout, reserved excluded``."""
+    return figure + (", reserved excluded" if reserved_counts == EXCLUDE else "")
+
+
 def ceiling(costs: Costs) -> Iterator[checks.Finding]:
     """``lane-cost-ceiling``: a lane, rack or stack whose worst case (``costs.figure``) is over a budget."""
     if costs.budgeted:
@@ -886,17 +1004,19 @@ def ceiling(costs: Costs) -> Iterator[checks.Finding]:
     for lane in costs.lanes:
         canaries = [c for c in costs.lanes if c.canary_of == lane.name and c is not lane]
         if lane.budgets:
-            held = _held(lane, canaries, costs.figure)
+            held = _held(lane, canaries, costs.figure, costs.reserved)
         for budget in lane.budgets:
-            yield from _judged(lane.subject, lane.urn, held.usd, budget, held.worst, held.fix, held.words, costs.figure)
+            yield from _judged(lane.subject, lane.urn, held.usd, budget, held.worst, held.fix, held.words, costs.figure,
+                               costs.reserved)
     for rack in costs.racks:
         if rack.budget is not None:
             yield from _rack_judged(f"rack '{rack.name}'", rack.urn, rack.lanes, rack.budget, costs.prices, costs.figure,
-                                    rack.control_plane, rack.control_plane_price)
+                                    rack.control_plane, rack.control_plane_price, costs.reserved)
     if costs.stack_budget is not None:
         planes = summed([rack.control_plane for rack in costs.racks]) or 0.0
         yield from _rack_judged("the stack", "", costs.lanes, costs.stack_budget, costs.prices, costs.figure, planes,
-                                f"{len(costs.racks)} rack{'s' if len(costs.racks) != 1 else ''}" if planes else "")
+                                f"{len(costs.racks)} rack{'s' if len(costs.racks) != 1 else ''}" if planes else "",
+                                costs.reserved)
 
 
 def _which(figure: str) -> str:
@@ -904,7 +1024,8 @@ def _which(figure: str) -> str:
 
 
 def _judged(subject: str, urn: str, amount: Optional[float], budget: Budget, worst: WorstCase,
-            fix: Callable[[float], str], words: str, figure: str = STEADY) -> Iterator[checks.Finding]:
+            fix: Callable[[float], str], words: str, figure: str = STEADY,
+            reserved_counts: str = INCLUDE) -> Iterator[checks.Finding]:
     if worst.unknown:
         yield checks.Finding(f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): its "
                              f"worst case is {words}; give the price under prices on {CEILING} in the policy config",
@@ -915,13 +1036,14 @@ def _judged(subject: str, urn: str, amount: Optional[float], budget: Budget, wor
     lower = fix(budget.usd)
     action = f"; {lower}" if lower else ""
     yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {words}, is over its budget of {usd(budget.usd)} an "
-                         f"hour ({budget.where}, {figure}){action}{_note(worst.prices)}", urn)
+                         f"hour ({budget.where}, {_holds(figure, reserved_counts)}){action}{_note(worst.prices)}", urn)
 
 
 def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budget, prices: Prices,
-                 figure: str = STEADY, control_plane: float = 0.0, plane_price: str = "") -> Iterator[checks.Finding]:
+                 figure: str = STEADY, control_plane: float = 0.0, plane_price: str = "",
+                 reserved_counts: str = INCLUDE) -> Iterator[checks.Finding]:
     def amount(lane: LaneCost) -> Optional[float]:
-        return lane.rollout.usd if figure == ROLLOUT else lane.worst.usd
+        return lane.held(figure, reserved_counts)
 
     whole = summed([*(amount(lane) for lane in lanes), control_plane])
     if whole is not None and whole <= budget.usd + EPSILON:
@@ -947,7 +1069,8 @@ def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budg
             action = (f"; on {top.subject}, {lower}" if lower else
                       "; no one lane's limit brings it under: lower several, or raise the budget")
     yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {usd(whole)} an hour (the sum of its lanes: {parts}), "
-                         f"is over its budget of {usd(budget.usd)} an hour ({budget.where}, {figure}){action}{_note(prices)}",
+                         f"is over its budget of {usd(budget.usd)} an hour ({budget.where}, {_holds(figure, reserved_counts)})"
+                         f"{action}{_note(prices)}",
                          urn)
 
 

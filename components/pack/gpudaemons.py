@@ -10,7 +10,7 @@ from .. import contract
 from ..facts import wellknown
 from . import bootfacts, checks
 from .laneconfig import config_findings
-from .lanemodel import Finding, Lane, Lanes, NFD_PREFIX, SELECTING, Unknown
+from .lanemodel import Finding, LaneView, Lanes, NFD_PREFIX, SELECTING, Unknown
 from .pods import Workload, image_name
 from .reach import Survey, findings, judged_survey, squats, strict_keys, survey
 from .wording import requirement_words, well_known_reason
@@ -94,7 +94,7 @@ def node_agent_labels(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, 
     return found
 
 
-def _runs_on(daemonset: Workload, lane: Lane, known: frozenset[str], labelled: tuple[str, ...]) -> bool:
+def _runs_on(daemonset: Workload, lane: LaneView, known: frozenset[str], labelled: tuple[str, ...]) -> bool:
     on = daemonset.selection.on(lane.labels, _agent_judged_keys(daemonset, known, labelled))
     return on is not None and lane.admits(on) and not lane.untolerated(daemonset.tolerations)
 
@@ -110,7 +110,7 @@ def _agent_judged_keys(workload: Workload, known: frozenset[str], labelled: tupl
     return frozenset(k for k in strict_keys(workload, known) if k in known or judged(k))
 
 
-def misses_gpu_lane(workload: Workload, lane: Lane, known: frozenset[str], labelled: tuple[str, ...] = ()) -> str:
+def misses_gpu_lane(workload: Workload, lane: LaneView, known: frozenset[str], labelled: tuple[str, ...] = ()) -> str:
     """Why a GPU DaemonSet's pods never run on ``lane``'s nodes, or ''. Its own labels are judged strictly:
     a GPU label the lane's nodes do not declare and no agent of the stack writes there (``nvidia.com/gpu.present``
     without the GPU operator) is not there (``_agent_judged_keys``)."""

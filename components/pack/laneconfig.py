@@ -1,12 +1,13 @@
-"""Lanes from the policy config: the workload policies' ``lanes`` (another stack's ``Rack`` output), read into
-lanes and checked against the lane contract (``lane.ConfiguredLane``, whose JSON schema the CLI checks), and the
-facts the ``Rack`` writes into its ``lanes`` output for it (``size_facts``)."""
+"""Lanes from the policy config: the workload policies' ``lanes`` (another stack's ``Rack`` output), checked
+against the lane contract (``lane.ConfiguredLane``: its JSON schema, which the CLI checks too, then the rules no
+schema states: ``lanes_config_problems``) and read into the pack's view of a lane (``lane_view``), and the facts
+the ``Rack`` writes into its ``lanes`` output for it (``size_facts``)."""
 
 from __future__ import annotations
 
 
 import math
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence, cast
 
 from .. import contract, syntax
 from ..inputs import closest
@@ -14,38 +15,47 @@ from .. import lane as lane_contract
 from ..facts import wellknown
 from . import bootfacts, fit
 from .scheduling import Selection
-from .lanemodel import Finding, Lane, number_text, read_labels, read_taints
+from .lanemodel import Finding, LaneView, number_text, read_labels, read_taints
 
-def configured_lanes(config: Mapping[str, Any]) -> list[Lane]:
-    """The policy config's ``lanes`` (a stack whose rack is elsewhere): ``[{name, labels, taints, gpu}]``
-    and what sizes their nodes (``arch``, ``instanceTypes`` or ``instanceFamilies`` with ``instanceSizes``,
-    ``capacityTypes``, ``maxGpusPerNode``, ``allocatable``), as the rack's ``lanes`` output gives them."""
-    lanes = []
-    for entry in bootfacts.as_list(config.get("lanes")):
-        entry = bootfacts.as_map(entry)
-        labels, taints = read_labels(entry.get("labels")), read_taints(entry.get("taints"))
-        requirements: list[wellknown.Requirement] = []
-        for key, field_name in ((wellknown.TYPE_KEY, "instanceTypes"), (wellknown.KARPENTER_PREFIX + "instance-family", "instanceFamilies"),
-                                (wellknown.KARPENTER_PREFIX + "instance-size", "instanceSizes"), (wellknown.ARCH_KEY, "arch")):
-            values = tuple(bootfacts.text(v) for v in bootfacts.as_list(entry.get(field_name)))
-            if values:
-                requirements.append(wellknown.Requirement(key, "In", values))
-        capacity = tuple(bootfacts.text(v) for v in bootfacts.as_list(entry.get("capacityTypes")))
-        offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
-                   (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
-        stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in bootfacts.as_map(entry.get("allocatable")).items()}
-        allocatable = None
-        if stated:
-            amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
-            allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
-                                          *(int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
-                                            for r in (fit.MEMORY, fit.EPHEMERAL)))
-        most = bootfacts.number(entry.get("maxGpusPerNode"))
-        most = most if most is not None and math.isfinite(most) else None
-        kind = CONFIG_KINDS.get(bootfacts.text(entry.get("kind")), "lane")
-        lanes.append(Lane(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
-                          tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None))
-    return lanes
+def configured_lanes(config: Mapping[str, Any]) -> list[LaneView]:
+    """The policy config's ``lanes`` (a stack whose rack is elsewhere), each read into the pack's view of a lane
+    (``lane_view``)."""
+    return [lane_view(cast(lane_contract.ConfiguredLane, bootfacts.as_map(entry)))
+            for entry in bootfacts.as_list(config.get("lanes"))]
+
+
+def lane_view(entry: lane_contract.ConfiguredLane) -> LaneView:
+    """A configured lane (the rack's ``lanes`` output, with its name) as the pack sees it: the one place a lane of
+    the contract becomes a ``LaneView``. Its labels, taints and ``gpu``, and what sizes its nodes (``arch``,
+    ``instanceTypes`` or ``instanceFamilies`` with ``instanceSizes``, ``capacityTypes``, ``maxGpusPerNode``,
+    ``allocatable``). Read leniently (a value of the wrong kind is none): ``lanes_config_problems`` says what is
+    wrong with a config before a policy judges by it."""
+    labels, taints = read_labels(entry.get("labels")), read_taints(entry.get("taints"))
+    requirements = [wellknown.Requirement(key, "In", values) for key, values in (
+        (wellknown.TYPE_KEY, _names(entry.get("instanceTypes"))),
+        (wellknown.KARPENTER_PREFIX + "instance-family", _names(entry.get("instanceFamilies"))),
+        (wellknown.KARPENTER_PREFIX + "instance-size", _names(entry.get("instanceSizes"))),
+        (wellknown.ARCH_KEY, _names(entry.get("arch")))) if values]
+    capacity = _names(entry.get("capacityTypes"))
+    offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
+               (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
+    stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in bootfacts.as_map(entry.get("allocatable")).items()}
+    allocatable = None
+    if stated:
+        amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
+        allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
+                                      *(int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
+                                        for r in (fit.MEMORY, fit.EPHEMERAL)))
+    most = bootfacts.number(entry.get("maxGpusPerNode"))
+    most = most if most is not None and math.isfinite(most) else None
+    kind = CONFIG_KINDS.get(bootfacts.text(entry.get("kind")), "lane")
+    return LaneView(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
+                    tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A configured list of names, read leniently: an item that is no text is ''."""
+    return tuple(bootfacts.text(v) for v in bootfacts.as_list(value))
 
 
 CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
@@ -53,18 +63,20 @@ CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
 
 
 def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {},
-               root_gib: Optional[float] = None) -> dict[str, Any]:
+               root_gib: Optional[float] = None) -> lane_contract.Lane:
     """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
-    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``)."""
-    lane = Lane("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
+    ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``),
+    the fields of a ``lane.Lane`` that size its nodes."""
+    lane = LaneView("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
     types, _, _ = lane.launchable(Selection())
-    found: dict[str, Any] = {"arch": sorted({wellknown.K8S_ARCH[t.arch] for t in types})}
+    found = lane_contract.Lane(arch=[lane_contract.Arch(a) for a in sorted({wellknown.K8S_ARCH[t.arch] for t in types})])
     if types:
         largest = max(types, key=lambda t: (t.vcpus, t.memory_mib, t.gpus))
         free = fit.allocatable(largest, root_gib)
-        found.update(maxGpusPerNode=max(t.gpus for t in types), largestInstanceType=largest.name,
-                     allocatable={fit.CPU: f"{free.cpu_m}m", fit.MEMORY: f"{free.memory_mib}Mi",
-                                  fit.EPHEMERAL: f"{free.ephemeral_mib}Mi"})
+        found["maxGpusPerNode"] = max(t.gpus for t in types)
+        found["largestInstanceType"] = largest.name
+        found["allocatable"] = {"cpu": f"{free.cpu_m}m", "memory": f"{free.memory_mib}Mi",
+                                "ephemeral-storage": f"{free.ephemeral_mib}Mi"}
     return found
 
 
@@ -83,91 +95,218 @@ LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
 
 
 def lanes_config_problems(lanes: Any) -> list[str]:
-    """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``)."""
+    """What is wrong with a ``lanes`` policy config, each naming its path (``lanes[1].taint``): what the lane
+    contract's schema refuses (``LANES_SCHEMA``, closed to keys it does not name), in the words of ``_schema_words``,
+    then the rules no schema states (names, label and instance-type syntax, quantities, lanes that launch nothing)."""
     if lanes is None:
         return []
-    if not isinstance(lanes, Sequence) or isinstance(lanes, str):
-        return [f"lanes: expected a list of lanes, got {lanes!r}"]
-    problems: list[str] = []
+    global _LAST_SAID
+    key, last = repr(lanes), _LAST_SAID  # every policy of a request asks of the same config; the schema is the slow part
+    if last[0] != key:
+        last = _LAST_SAID = (key, _problems(lanes))
+    return list(last[1])
+
+
+_LAST_SAID: tuple[str, list[str]] = ("", [])
+"""The last config asked of (its ``repr``) and its problems, swapped whole (the pack answers in threads)."""
+
+
+def _problems(lanes: Any) -> list[str]:
+    """``lanes_config_problems`` of a config given."""
+    said: dict[tuple[Any, ...], str] = {}  # where a problem is (the lane's index, then its path in the lane) -> its words
+    for error in _validator().iter_errors(lanes):
+        for where, words in _schema_words(lanes, tuple(error.absolute_path), error.validator, error.instance,
+                                          error.validator_value):
+            said.setdefault(where, words)
+    if () in said:
+        return [said[()]]
     seen: dict[str, int] = {}
+    troubled = {where[0] for where in said}
     for i, entry in enumerate(lanes):
-        where = f"lanes[{i}]"
-        if not isinstance(entry, Mapping):
-            problems.append(f"{where}: expected a lane {{name, labels, taints, ...}}, got {entry!r}")
-            continue
-        for key in entry:
-            if key not in LANE_FIELDS:
-                close = closest(key, LANE_FIELDS, cutoff=0.6)
-                hint = f" (did you mean '{close}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
-                problems.append(f"{where}.{key}: unknown key{hint}")
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{where}.name: every lane needs a name")
-        elif name in seen:
-            problems.append(f"{where}.name: duplicate lane name '{name}' (also lanes[{seen[name]}])")
-        else:
-            seen[name] = i
-        for key, value in bootfacts.as_map(entry.get("labels")).items():
-            problem = syntax.qualified_name_problem(str(key))
-            if problem:
-                problems.append(f"{where}.labels: invalid label key '{key}' ({problem})")
-            elif not isinstance(value, str) or syntax.label_value_problem(value):
-                problems.append(f"{where}.labels.{key}: invalid label value {value!r} "
-                                f"({syntax.label_value_problem(value) if isinstance(value, str) else 'must be a string'})")
-        if "labels" in entry and not isinstance(entry["labels"], Mapping):
-            problems.append(f"{where}.labels: expected a mapping of label to value, got {entry['labels']!r}")
-        taints = entry.get("taints")
-        if taints is not None and (not isinstance(taints, Sequence) or isinstance(taints, str)):
-            problems.append(f"{where}.taints: expected a list of {{key, value, effect}}, got {taints!r}")
-            taints = []
-        for j, taint in enumerate(taints or []):
-            at = f"{where}.taints[{j}]"
-            if not isinstance(taint, Mapping):
-                problems.append(f"{at}: expected {{key, value, effect}}, got {taint!r}")
-                continue
-            key, value, effect = taint.get("key"), taint.get("value"), taint.get("effect")
-            if not isinstance(key, str) or syntax.qualified_name_problem(key):
-                problems.append(f"{at}.key: invalid taint key {key!r}")
-            if value is not None and (not isinstance(value, str) or syntax.label_value_problem(value)):
-                problems.append(f"{at}.value: invalid taint value {value!r}")
-            if effect not in EFFECT_NAMES:
-                problems.append(f"{at}.effect: invalid taint effect {effect!r} (expected {', '.join(contract.BLOCKING_EFFECTS)} "
-                                f"or PreferNoSchedule)")
-            unknown_keys = sorted(set(map(str, taint)) - {"key", "value", "effect"})
-            if unknown_keys:
-                problems.append(f"{at}.{unknown_keys[0]}: unknown key (expected key, value, effect)")
-        for field_name in ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "capacityTypes"):
-            value = entry.get(field_name)
-            if value is not None and (not isinstance(value, Sequence) or isinstance(value, str)
-                                      or not all(isinstance(v, str) for v in value)):
-                problems.append(f"{where}.{field_name}: expected a list of names, got {value!r}")
-        types = entry.get("instanceTypes")
-        for t in types if isinstance(types, Sequence) and not isinstance(types, str) else []:  # text is said above
-            if isinstance(t, str) and syntax.instance_type_problem(t):
-                problems.append(f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)")
-            elif isinstance(t, str) and (unmade := syntax.unmade_instance_type(t)):
-                problems.append(f"{where}.instanceTypes: {unmade}")
-        most = entry.get("maxGpusPerNode")
-        if most is not None and (isinstance(most, bool) or not isinstance(most, (int, float)) or not math.isfinite(most)
-                                 or most < 0 or most != int(most)):
-            problems.append(f"{where}.maxGpusPerNode: expected a whole number of GPUs, got {most!r}")
-        allocatable = entry.get("allocatable")
-        if allocatable is not None:
-            if not isinstance(allocatable, Mapping):
-                problems.append(f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {allocatable!r}")
-            else:
-                for key, value in allocatable.items():
-                    # a number with no digits ("m") is a quantity Kubernetes reads as 0, but no size a config means
-                    amount = (fit.quantity(value) if not isinstance(value, bool)
-                              and (not isinstance(value, str) or any(c.isdigit() for c in value)) else None)
-                    if lane_contract.ALLOCATABLE_ALIASES.get(key, key) not in fit.SIZED:
-                        problems.append(f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
-                    elif amount is None or not math.isfinite(amount) or amount < 0:
-                        problems.append(f"{where}.allocatable.{key}: invalid quantity {number_text(value)} "
-                                        f"(0 or more, like 3920m, 14481Mi, 17Gi)")
-        if not any(p.startswith(f"{where}.") for p in problems):
-            problems += [f"{where}: {problem}" for problem in _launches_nothing(entry)]
-    return problems
+        if isinstance(entry, Mapping):
+            for where, words in _rule_words(i, entry, seen):
+                said.setdefault(where, words)
+                troubled.add(i)
+            if i not in troubled:
+                said.update(((i, _LAUNCHES), f"lanes[{i}]: {problem}") for problem in _launches_nothing(entry))
+    return [said[where] for where in sorted(said, key=lambda where: _said_order(lanes, where))]
+
+
+_LIST_FIELDS = ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "capacityTypes")
+"""A lane's fields that are lists of names."""
+_TAINT_FIELDS = ("key", "value", "effect")
+_LAUNCHES, _UNKNOWN = object(), object()
+"""Where a lane that launches nothing is said, and a taint's unknown keys (no key of a config is either)."""
+LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "worstCaseHourlyUsd",
+                     "worstCaseRolloutHourlyUsd", "canaryOf"})
+"""A lane's fields whose values the schema's errors are not said of: the pack reads ``gpu`` only when it is true and
+``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). The CLI checks
+them against ``LANES_SCHEMA`` before ``Configure``; a Python program's ``Service`` lanes are read the same way."""
+
+
+def _validator() -> Any:
+    """A validator of a lanes config against the lane contract's schema, with every object closed to the keys it
+    names, and a list and a map any Python sequence (not text) and mapping (a Python program's lanes)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import jsonschema  # here: the pack starts without it when no policy config names lanes
+
+        def closed(schema: Any) -> Any:
+            if isinstance(schema, dict):
+                schema = {key: closed(value) for key, value in schema.items()}
+                if "properties" in schema:
+                    schema["additionalProperties"] = False
+            return schema
+
+        checker = jsonschema.Draft7Validator.TYPE_CHECKER.redefine_many({
+            "array": lambda _, value: isinstance(value, Sequence) and not isinstance(value, str),
+            "object": lambda _, value: isinstance(value, Mapping),
+            "integer": lambda _, value: not isinstance(value, bool) and (
+                isinstance(value, int) or isinstance(value, float) and value.is_integer())})
+        kind = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=checker)
+        _VALIDATOR = kind(closed(LANES_SCHEMA))
+    return _VALIDATOR
+
+
+_VALIDATOR: Any = None
+
+
+def _schema_words(lanes: Any, path: tuple[Any, ...], validator: str, value: Any,
+                  expected: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """The words of one schema error (the path of the value it refuses, the schema keyword it fails, that value, the
+    keyword's own value), each with where it is said (``lanes_config_problems``); none for a value the pack reads
+    leniently (``LENIENT``; a list, map or number that is null: none given)."""
+    if not path:
+        yield (), f"lanes: expected a list of lanes, got {value!r}"
+        return
+    i, field, rest = path[0], path[1] if len(path) > 1 else None, path[2:]
+    where = f"lanes[{i}]"
+    if field is None:
+        if validator == "type":
+            yield (i,), f"{where}: expected a lane {{name, labels, taints, ...}}, got {value!r}"
+        elif validator == "required":
+            yield (i, "name"), f"{where}.name: every lane needs a name"
+        elif validator == "additionalProperties":
+            for key in value:
+                if key not in LANE_FIELDS:
+                    close = closest(key, LANE_FIELDS, cutoff=0.6)
+                    hint = f" (did you mean '{close}'?)" if close else f" (expected {', '.join(LANE_FIELDS)})"
+                    yield (i, key), f"{where}.{key}: unknown key{hint}"
+    elif field in LENIENT or (value is None and not rest and field not in ("name", "labels")):
+        return
+    elif field == "name":
+        yield (i, "name"), f"{where}.name: every lane needs a name"
+    elif field == "labels" and not rest:
+        yield (i, "labels"), f"{where}.labels: expected a mapping of label to value, got {value!r}"
+    elif field == "labels" and not syntax.qualified_name_problem(str(rest[0])):  # else its key is what is wrong
+        yield (i, *path[1:]), f"{where}.labels.{rest[0]}: invalid label value {value!r} (must be a string)"
+    elif field == "taints":
+        yield from _taint_words(path, validator, value, expected)
+    elif field in _LIST_FIELDS and validator == "type":
+        yield (i, field), f"{where}.{field}: expected a list of names, got {lanes[i][field]!r}"
+    elif field == "maxGpusPerNode":
+        yield (i, field), f"{where}.maxGpusPerNode: expected a whole number of GPUs, got {value!r}"
+    elif field == "allocatable" and not rest and validator == "additionalProperties":
+        for key in value:
+            if lane_contract.ALLOCATABLE_ALIASES.get(key, key) not in fit.SIZED:
+                yield ((i, field, key), f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
+    elif field == "allocatable" and not rest:
+        yield (i, field), f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {value!r}"
+    elif field == "allocatable":
+        yield (i, *path[1:]), _invalid_quantity(where, rest[0], value)
+
+
+def _taint_words(path: tuple[Any, ...], validator: str, value: Any, expected: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """The words of a schema error in a lane's ``taints`` (``_schema_words``)."""
+    i, rest = path[0], path[2:]
+    if not rest:
+        yield (i, "taints"), f"lanes[{i}].taints: expected a list of {{key, value, effect}}, got {value!r}"
+        return
+    at = f"lanes[{i}].taints[{rest[0]}]"
+    if len(rest) == 2:
+        yield path, _taint_field_words(at, rest[1], value)
+    elif validator == "type":
+        yield path, f"{at}: expected {{key, value, effect}}, got {value!r}"
+    elif validator == "required":
+        yield from (((*path, name), _taint_field_words(at, name, None)) for name in expected if name not in value)
+    elif validator == "additionalProperties":
+        unknown = sorted(set(map(str, value)) - set(_TAINT_FIELDS))
+        yield (*path, _UNKNOWN), f"{at}.{unknown[0]}: unknown key (expected {', '.join(_TAINT_FIELDS)})"
+
+
+def _taint_field_words(at: str, name: str, value: Any) -> str:
+    """What is wrong with a taint's ``key``, ``value`` or ``effect``."""
+    if name == "effect":
+        return f"{at}.effect: invalid taint effect {value!r} (expected {', '.join(contract.BLOCKING_EFFECTS)} or PreferNoSchedule)"
+    return f"{at}.{name}: invalid taint {name} {value!r}"
+
+
+def _invalid_quantity(where: str, key: Any, value: Any) -> str:
+    return f"{where}.allocatable.{key}: invalid quantity {number_text(value)} (0 or more, like 3920m, 14481Mi, 17Gi)"
+
+
+def _rule_words(i: int, entry: Mapping[str, Any], seen: dict[str, int]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """What a lane breaks of the rules no schema states, each with where it is said (``lanes_config_problems``):
+    a name given once and not empty, label keys and values, taint keys and values, instance types, quantities.
+    ``seen``: the names of the lanes before, by their index."""
+    where = f"lanes[{i}]"
+    name = entry.get("name")
+    if isinstance(name, str) and name in seen:
+        yield (i, "name"), f"{where}.name: duplicate lane name '{name}' (also lanes[{seen[name]}])"
+    elif isinstance(name, str) and name:
+        seen[name] = i
+    elif isinstance(name, str):
+        yield (i, "name"), f"{where}.name: every lane needs a name"
+    for key, value in bootfacts.as_map(entry.get("labels")).items():
+        problem = syntax.qualified_name_problem(str(key))
+        if problem:
+            yield (i, "labels", key), f"{where}.labels: invalid label key '{key}' ({problem})"
+        elif isinstance(value, str) and (problem := syntax.label_value_problem(value)):
+            yield (i, "labels", key), f"{where}.labels.{key}: invalid label value {value!r} ({problem})"
+    taints = entry.get("taints")
+    for j, taint in enumerate(taints if isinstance(taints, Sequence) and not isinstance(taints, str) else ()):
+        for name, check in (("key", syntax.qualified_name_problem), ("value", syntax.label_value_problem)):
+            given = taint.get(name) if isinstance(taint, Mapping) else None
+            if isinstance(given, str) and check(given):
+                yield (i, "taints", j, name), _taint_field_words(f"{where}.taints[{j}]", name, given)
+    types = entry.get("instanceTypes")
+    for k, t in enumerate(types if isinstance(types, Sequence) and not isinstance(types, str) else ()):
+        if isinstance(t, str) and syntax.instance_type_problem(t):
+            yield (i, "instanceTypes", k), f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)"
+        elif isinstance(t, str) and (unmade := syntax.unmade_instance_type(t)):
+            yield (i, "instanceTypes", k), f"{where}.instanceTypes: {unmade}"
+    for key, value in bootfacts.as_map(entry.get("allocatable")).items():
+        # a number with no digits ("m") is a quantity Kubernetes reads as 0, but no size a config means
+        amount = (fit.quantity(value) if not isinstance(value, bool)
+                  and (not isinstance(value, str) or any(c.isdigit() for c in value)) else None)
+        if lane_contract.ALLOCATABLE_ALIASES.get(key, key) in fit.SIZED and (
+                amount is None or not math.isfinite(amount) or amount < 0):
+            yield (i, "allocatable", key), _invalid_quantity(where, key, value)
+
+
+def _said_order(lanes: Sequence[Any], where: tuple[Any, ...]) -> tuple[int, ...]:
+    """Where a problem is said among a config's: by lane, then unknown keys (in the lane's order), ``name``,
+    ``labels`` (by key), ``taints`` (by taint: the taint, its key, value, effect, unknown keys), the lists of names,
+    each instance type, ``maxGpusPerNode``, ``allocatable`` (by key), and last a lane that launches nothing."""
+    if not where:
+        return ()
+    i, field, rest = where[0], where[1] if len(where) > 1 else None, where[2:]
+    entry = lanes[i]
+    if field is None:
+        return (i, -1)
+    if field is _LAUNCHES:
+        return (i, 9)
+    if field not in LANE_FIELDS:
+        return (i, 0, list(entry).index(field))
+    if field in ("labels", "allocatable"):
+        keys = list(bootfacts.as_map(entry.get(field)))
+        return (i, 2 if field == "labels" else 8, keys.index(rest[0]) if rest else -1)
+    if field == "taints":
+        return (i, 3, *((rest[0], (None, *_TAINT_FIELDS, _UNKNOWN).index(rest[1]) if len(rest) > 1 else 0)
+                        if rest else (-1,)))
+    if field in _LIST_FIELDS and not rest:
+        return (i, 4, _LIST_FIELDS.index(field))
+    return (i, {"name": 1, "instanceTypes": 5, "maxGpusPerNode": 7}[field], *rest)
 
 
 _SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),

@@ -1,5 +1,6 @@
-"""The pack's lane: somewhere pods can land (its labels, taints, GPUs, and what sizes its nodes), and the
-lanes of a stack. How a pod's selection lands on a lane follows Kubernetes' own rules (``scheduling``) and
+"""The pack's view of a lane (``LaneView``): somewhere pods can land (its labels, taints, GPUs, and what sizes
+its nodes), and the lanes of a stack. The lane contract a rack's ``lanes`` output and the policy config write is
+``lane.Lane``; ``laneconfig`` reads that into this view, ``lanesource`` reads a stack's resources into it. How a pod's selection lands on a lane follows Kubernetes' own rules (``scheduling``) and
 what the lane can launch (``wellknown``, the instance table). Pure: the standard library and the pack's modules."""
 
 from __future__ import annotations
@@ -51,11 +52,15 @@ class Reservations:
     canary_of: str = ""
     """The lane whose reservations this canary shares (``contract.CANARY_OF``): its small limits leave none idle,
     its lane's hold them; '': a lane of its own."""
+    max_nodes: Optional[int] = None
+    """The most nodes the lane runs at once when a count bounds it (a node group's ``scalingConfig.maxSize``); None:
+    its ``limits`` bound it (a pool), or nothing does."""
 
 
 @dataclass(frozen=True)
-class Lane:
-    """Somewhere pods can land: its node labels and taints, and whether it offers GPUs."""
+class LaneView:
+    """The pack's view of a lane, somewhere pods can land: its node labels and taints, whether it offers GPUs, and
+    what sizes its nodes; read from a stack's resources (``lanesource``) or the policy config (``laneconfig``)."""
 
     name: str
     kind: str
@@ -262,11 +267,11 @@ EKS_DEFAULT_INSTANCE_TYPE = "t3.medium"
 class Lanes:
     """Every lane of the stack and of the policy config, and the ones whose facts are not known yet."""
 
-    lanes: tuple[Lane, ...]
+    lanes: tuple[LaneView, ...]
     unknown: tuple[str, ...] = ()
     """Lanes whose labels or taints are not known at preview (named as their resources)."""
-    never: tuple[Lane, ...] = ()
-    """Pools the stack declares whose nodes never run (``Lane.never``): no pod lands on them, as on a pool the
+    never: tuple[LaneView, ...] = ()
+    """Pools the stack declares whose nodes never run (``LaneView.never``): no pod lands on them, as on a pool the
     stack lacks, but a pod that selects one is told why. Their label keys are the stack's own (known)."""
 
     @property
@@ -277,7 +282,7 @@ class Lanes:
         return sorted({lane.labels[key] for lane in self.lanes if key in lane.labels})
 
     @property
-    def gpu_lanes(self) -> list[Lane]:
+    def gpu_lanes(self) -> list[LaneView]:
         return [lane for lane in self.lanes if lane.gpu]
 
 

@@ -4,16 +4,18 @@ policy config's lanes beside them)."""
 
 from __future__ import annotations
 
+import math
+
 
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import contract
-from ..facts import instances, wellknown
+from ..facts import instances, osfamily, wellknown
 from . import bootfacts, checks, overlays, reservedlanes
 from .scheduling import Taint
 from .laneconfig import configured_lanes
-from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, Lane, Lanes, ON_DEMAND, OS_KEY,
+from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, LaneView, Lanes, ON_DEMAND, OS_KEY,
                         RESERVED_DOMAINS, Reservations, Unknown, kubernetes_os, read_labels, read_taints)
 
 EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
@@ -101,17 +103,17 @@ def _reservations(node_class: Optional[bootfacts.NodeClass], requirements: Seque
 
 def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneResource],
              classes: Mapping[str, bootfacts.NodeClass], lane: Optional[bootfacts.LaneResource] = None,
-             unknown: Unknown = ()) -> Optional[Lane]:
+             unknown: Unknown = ()) -> Optional[LaneView]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
         name = bootfacts.text(props.get("nodePoolName")) or res.name
         labels = {**read_labels(props.get("labels")), contract.KARPENTER_POOL_LABEL: name}
         taints = read_taints(props.get("taints"))
-        return Lane(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+        return LaneView(name, "pool", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if res.type in contract.NODE_GROUP_TYPES and "labels" in props:  # NodeGroup's registered outputs
         labels, taints = read_labels(props.get("labels")), read_taints(props.get("taints"))
-        return Lane(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
+        return LaneView(res.name, "node group", labels, taints, _gpu_taint_or_label(labels, taints), os=LINUX)
     if isinstance(lane, bootfacts.NodePool):
         name = lane.subject_name
         template = bootfacts.dig(props, "spec", "template")
@@ -126,7 +128,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
             systems = () if node_class is None else kubernetes_os(node_class.os())
         gpu = _pool_offers_gpus(lane)
         limits, never, _ = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))  # as the worst case reads them
-        return Lane(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
+        return LaneView(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
                     requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
                     _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
                     launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never,
@@ -139,7 +141,7 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
             if template is not None:
                 types = types or template.instance_types()
-                found = template.root_disk("/dev/xvda")
+                found = template.root_disk(osfamily.AL2023.os_device)
                 disk = found.gib if found else None
             if isinstance(template, bootfacts.LaunchTemplate) and isinstance(lane, bootfacts.EksNodeGroup):
                 reservations = _group_reservations(template, props, unknown)
@@ -148,8 +150,8 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
                 (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),)
         else:
-            disk, offered = (lane.root_disk("/dev/xvda") or bootfacts.Disk(20.0)).gib, ()
-        return Lane(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
+            disk, offered = (lane.root_disk(osfamily.AL2023.os_device) or bootfacts.Disk(20.0)).gib, ()
+        return LaneView(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
                     group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
                     reservations=reservations)
     return None
@@ -174,15 +176,24 @@ def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, 
         subnet_ids = tuple(s for s in given if isinstance(s, str) and s)
     except unknown:
         given, subnet_ids = [None], ()
+    try:  # EKS keeps the group's nodes within its maxSize: more of the reservation's instances stay idle
+        most = bootfacts.number(bootfacts.dig(group, "scalingConfig", "maxSize"))
+    except unknown:
+        most = None
+    max_nodes = int(most) if most is not None and math.isfinite(most) and most >= 0 and most == int(most) else None
     if len(subnet_ids) < len(given):
-        return Reservations(ids, (), "by ids not known until apply", (), canary_of)
-    return Reservations(ids, subnet_ids, "", (), canary_of)
+        return Reservations(ids, (), "by ids not known until apply", (), canary_of, max_nodes)
+    return Reservations(ids, subnet_ids, "", (), canary_of, max_nodes)
 
 
-def _other_reservations(seen: Lane, lane: Lane) -> bool:
+def _other_reservations(seen: LaneView, lane: LaneView) -> bool:
     """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
     name none, and its child is the same lane)."""
     return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
+
+
+X86_STANDARD_AMI_TYPES = frozenset(f.ami_types[("x86_64", osfamily.STANDARD)].upper() for f in osfamily.FAMILIES)
+"""The EKS AMI types of x86 nodes without accelerators, upper case: a group on one launches EKS's default type."""
 
 
 def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.Requirement, ...]:
@@ -191,20 +202,21 @@ def group_requirements(types: Sequence[str], ami_type: str) -> tuple[wellknown.R
         return (wellknown.Requirement(wellknown.TYPE_KEY, "In", tuple(types)),)
     if "ARM" in ami_type.upper():
         return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("arm64",)),)
-    if not ami_type or ami_type.upper() in ("AL2023_X86_64_STANDARD", "AL2_X86_64", "BOTTLEROCKET_X86_64"):
+    if not ami_type or ami_type.upper() in X86_STANDARD_AMI_TYPES:
         return (wellknown.Requirement(wellknown.TYPE_KEY, "In", (EKS_DEFAULT_INSTANCE_TYPE,)),)
     return (wellknown.Requirement(wellknown.ARCH_KEY, "In", ("amd64",)),)
 
 
 def _pool_disk(node_class: Optional[bootfacts.NodeClass]) -> Optional[float]:
-    """The volume a pool's pods write to: ``/dev/xvda``, or Bottlerocket's data volume ``/dev/xvdb``."""
+    """The volume a pool's pods write to: its family's data volume (``/dev/xvda``, Bottlerocket's ``/dev/xvdb``)."""
     if node_class is None:
         return None
-    if node_class.os() == "bottlerocket":
+    family = osfamily.named(node_class.os())
+    if family is not None and not family.data_is_root:
         mappings = bootfacts.dig(node_class.props, "spec", "blockDeviceMappings")
-        found = node_class.kubelet_disk("/dev/xvdb") if mappings else None
+        found = node_class.kubelet_disk(family.data_device) if mappings else None
     else:
-        found = node_class.kubelet_disk("/dev/xvda")
+        found = node_class.kubelet_disk(osfamily.AL2023.os_device)
     return found.gib if found else None
 
 
@@ -221,7 +233,7 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
                 classes.setdefault(read.subject_name, read)
             except unknown:
                 continue
-    found: dict[tuple[Any, ...], Lane] = {}
+    found: dict[tuple[Any, ...], LaneView] = {}
     not_known: list[str] = []
     for res in resources:
         try:

@@ -177,7 +177,9 @@ def cost_policy(name: str, description: str, level: EnforcementLevel,
             found = cost.lanes_of(stack, priced, UnknownValueError)
             if scope.installed():
                 COSTS.values[key] = found
-        report_all(name, judge(cost.survey(stack, config, priced, found)), report)
+        known = (reserved.Knowledge(config, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
+                 if name == cost.CEILING else None)  # what a reserved lane has already paid, for its budgets
+        report_all(name, judge(cost.survey(stack, config, priced, found, UnknownValueError, known, clock.now())), report)
 
     return StackValidationPolicy(name=name, description=description, enforcement_level=level, config_schema=schema,
                                  validate=validate)

@@ -13,7 +13,7 @@ from ..facts import instances, wellknown
 from . import checks, fit, overlays, scheduling
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
-from .lanemodel import (Finding, GPU_RESOURCES, Lane, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
+from .lanemodel import (Finding, GPU_RESOURCES, LaneView, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
                         named_lanes)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
 from .pods import Claim, Workload, claimed, read_workload, read_workloads, related_objects, runtime_classes
@@ -47,7 +47,7 @@ def _gpus_of(itype: instances.InstanceType, resource: str) -> int:
     return itype.gpus if contract.gpu_resource(vendor) == resource and vendor else 0
 
 
-def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], selection: Selection) -> Fit:
+def fit_on(workload: Workload, lane: LaneView, overhead: Mapping[str, float], selection: Selection) -> Fit:
     """Whether one node of ``lane`` has room for the pod, after kube-reserved, eviction thresholds and
     the lane's DaemonSets (``overhead``), on the instance types its ``selection`` (the affinity terms
     that land it on ``lane``) allows."""
@@ -104,7 +104,7 @@ def fit_on(workload: Workload, lane: Lane, overhead: Mapping[str, float], select
     return Fit(False, short=why, rank=rank)
 
 
-def _no_type_within_limits(lane: Lane) -> Fit:
+def _no_type_within_limits(lane: LaneView) -> Fit:
     """A pool whose limits leave no instance type it can launch (``nodes: 0``, or every type adds more than a limit
     allows): Karpenter launches no node of it, whatever a pod requests."""
     return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,),
@@ -128,7 +128,7 @@ def _overhead_words(overhead: Mapping[str, float]) -> str:
     return f" and its DaemonSets' {', '.join(used)}" if used else ""
 
 
-def _limit_words(lane: Lane) -> str:
+def _limit_words(lane: LaneView) -> str:
     return ", ".join(fit.words(r, v) for r, v in lane.limits)
 
 
@@ -157,7 +157,7 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     return problems
 
 
-def _selects(workload: Workload, lane: Lane, known: frozenset[str]) -> bool:
+def _selects(workload: Workload, lane: LaneView, known: frozenset[str]) -> bool:
     """Whether the workload picks ``lane`` by a label the lane declares (not only by labels every lane meets)."""
     return workload.selection.on(lane.labels, known) is not None and any(
         r.operator in SELECTING and not r.field and r.key in lane.labels and r.holds(lane.labels)
@@ -281,7 +281,7 @@ def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dic
     return found
 
 
-def _overhead_keys(ds: Workload, lane: Lane, known: frozenset[str]) -> frozenset[str]:
+def _overhead_keys(ds: Workload, lane: LaneView, known: frozenset[str]) -> frozenset[str]:
     """The label keys a DaemonSet's selection is judged on for ``lane``'s overhead. Karpenter counts a
     DaemonSet on a pool's nodes only when the pool defines every custom label it requires ("custom
     labels must intersect, but if not defined are denied", ``Requirements.Compatible``): for a pool, its

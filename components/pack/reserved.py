@@ -2,7 +2,7 @@
 keeps a lane from using a reservation it names, or leaves part of it idle) and ``capacity-reservation-ending``
 (a reservation that has ended, ends within a week, or has not started).
 
-A lane's reservations are ``Lane.reservations`` (``lanemodel``): a Karpenter pool's come from its EC2NodeClass's
+A lane's reservations are ``LaneView.reservations`` (``lanemodel``): a Karpenter pool's come from its EC2NodeClass's
 ``capacityReservationSelectorTerms`` (``lanesource``), and any lane that fills the field is judged the same way.
 What EC2 says of a reservation comes from the policy config (``reservations``: id -> its facts; the offline
 preview gives the catalog's, and then an id it does not list is one the account does not have), else from EC2
@@ -16,7 +16,8 @@ reservation's instance type, and only in its zone, and only when one of the clas
 launches into it only with ``reserved`` among its capacity types; it asks EC2 only for ``active`` reservations and
 stops launching into a Capacity Block 40 minutes before its end (``reservation``). A reserved node is a node of
 the pool like any other, so the NodePool's ``limits`` count it: limits below the reservation's instance count leave
-the rest idle, billed all the same.
+the rest idle, billed all the same. An EKS managed node group runs at most its ``scalingConfig.maxSize`` nodes (the
+Auto Scaling group's maximum): a ``maxSize`` below the reservation's instance count leaves the rest idle the same way.
 
 Pure: the standard library and the pack's modules.
 """
@@ -30,7 +31,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from ..facts import instances, wellknown
 from . import bootfacts, fit
 from .checks import Finding
-from .lanemodel import Lane, Lanes, Reservations
+from .lanemodel import LaneView, Lanes, Reservations
 from .reservation import ENDING_SOON, CapacityReservation, decode
 
 FITS, ENDING = "capacity-reservation-fits", "capacity-reservation-ending"
@@ -117,13 +118,13 @@ def _ended(found: CapacityReservation, now: datetime, launcher: str = "Karpenter
     return f"ended on {_when(found.end)}"
 
 
-def _who(lane: Lane) -> tuple[str, str]:
+def _who(lane: LaneView) -> tuple[str, str]:
     """How a message names the lane and what launches its nodes: a Karpenter pool, or an EKS managed node group
     (whose reservation its launch template targets, and which EKS scales to 0 forty minutes before a block ends)."""
     return ("group", "EKS") if lane.kind == "node group" else ("pool", "Karpenter")
 
 
-def launches_reserved(lane: Lane) -> bool:
+def launches_reserved(lane: LaneView) -> bool:
     """Whether the lane's capacity types let it launch into a reservation (Karpenter: ``reserved``; an EKS node
     group: any but ``SPOT``); True when they are not known."""
     offered = dict(lane.capacity)
@@ -134,7 +135,7 @@ def launches_reserved(lane: Lane) -> bool:
     return True
 
 
-def reserved_only(lane: Lane) -> bool:
+def reserved_only(lane: LaneView) -> bool:
     """Whether the lane launches into reservations and nothing else (Karpenter ``reserved`` alone, an EKS node
     group of capacity type ``CAPACITY_BLOCK``)."""
     offered = dict(lane.capacity)
@@ -142,13 +143,13 @@ def reserved_only(lane: Lane) -> bool:
             or offered.get(wellknown.EKS_CAPACITY_TYPE_KEY) == (CAPACITY_BLOCK,))
 
 
-def fallback(lane: Lane) -> str:
+def fallback(lane: LaneView) -> str:
     """What the lane launches when its reservations take no node (for a message)."""
     offered = [v for v in dict(lane.capacity).get(wellknown.CAPACITY_TYPE_KEY, ()) if v != RESERVED]
     return " or ".join(offered) + " instances" if offered else "other instances"
 
 
-def _launchable(lane: Lane, instance_type: str) -> Optional[bool]:
+def _launchable(lane: LaneView, instance_type: str) -> Optional[bool]:
     """Whether the lane's requirements let it launch ``instance_type``; None when the lane names none (not known)."""
     if not lane.requirements:
         return None
@@ -156,14 +157,14 @@ def _launchable(lane: Lane, instance_type: str) -> Optional[bool]:
     return bool(types) or bool(unsized)
 
 
-def held(lane: Lane, itype: instances.InstanceType) -> float:
+def held(lane: LaneView, itype: instances.InstanceType) -> float:
     """How many nodes of ``itype`` the lane's limits hold at once (infinite: no limit bounds them)."""
     room = fit.counted_limits(dict(lane.limits))
     return min((max(0, math.floor(left / adds)) for adds, left in zip(fit.limit_capacity(itype), room)
                 if adds > 0 and left < math.inf), default=math.inf)
 
 
-def _limits_words(lane: Lane) -> str:
+def _limits_words(lane: LaneView) -> str:
     return ", ".join(f"{name} {_amount(amount)}" for name, amount in lane.limits)
 
 
@@ -173,14 +174,14 @@ def _amount(amount: float) -> str:
     return f"{amount:g}"
 
 
-def _resolved(lane: Lane, knowledge: Knowledge) -> Iterator[tuple[str, Optional[CapacityReservation], str]]:
+def _resolved(lane: LaneView, knowledge: Knowledge) -> Iterator[tuple[str, Optional[CapacityReservation], str]]:
     assert lane.reservations is not None
     for reservation_id in lane.reservations.ids:
         found, why = knowledge.reservation(reservation_id)
         yield reservation_id, found, why
 
 
-def _zone_findings(lane: Lane, where: Reservations, found: CapacityReservation, knowledge: Knowledge) -> Iterator[Finding]:
+def _zone_findings(lane: LaneView, where: Reservations, found: CapacityReservation, knowledge: Knowledge) -> Iterator[Finding]:
     subject, (noun, launcher) = lane.subject, _who(lane)
     if where.zones and found.zone not in where.zones:
         yield Finding(f"{subject}: {found.word} is in {found.zone}, which the pool's topology.kubernetes.io/zone "
@@ -247,6 +248,11 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
             itype = instances.instance_type(found.instance_type) if found.instance_type else None
             if itype is not None and found.count is not None and not where.canary_of:  # a canary's lane holds them
                 room = held(lane, itype)
+                if where.max_nodes is not None and where.max_nodes < min(room, found.count):
+                    out.append(Finding(f"{subject}: its max_size ({where.max_nodes}) holds {where.max_nodes} of the "
+                                       f"{found.count} {itype.name} of {found.word}: the other "
+                                       f"{found.count - where.max_nodes} stay idle, billed all the same (raise max_size)"))
+                    continue
                 if room < found.count:
                     out.append(Finding(f"{subject}: its limits ({_limits_words(lane)}) hold {int(room)} of the "
                                        f"{found.count} {itype.name} of {found.word}: the other {found.count - int(room)} "
@@ -259,7 +265,7 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
     return out
 
 
-def _together(lane: Lane, counts: Mapping[str, int], types: Mapping[str, instances.InstanceType]) -> Iterator[Finding]:
+def _together(lane: LaneView, counts: Mapping[str, int], types: Mapping[str, instances.InstanceType]) -> Iterator[Finding]:
     """Reservations that each fit the lane's limits but not all at once."""
     room = fit.counted_limits(dict(lane.limits))
     needed = [sum(counts[i] * adds for i in counts for adds in [fit.limit_capacity(types[i])[n]])

@@ -63,10 +63,18 @@ def allows_reserved(pool: bootfacts.NodePool) -> bool:
     return bool(found) and all(wellknown.holds(r.operator, r.values, RESERVED) for r in found)
 
 
-def names_reserved(pool: bootfacts.NodePool) -> bool:
-    """Whether a NodePool's capacity-type requirement lists ``reserved`` (``In``)."""
-    return any(r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In" and RESERVED in r.values
-               for r in pool.requirements())
+def only_reserved(pool: bootfacts.NodePool) -> bool:
+    """Whether ``reserved`` is the only capacity type a NodePool's requirements let it launch. Beside ``on-demand`` or
+    ``spot`` it is harmless without reservations (published pools list all three: awslabs/ai-on-eks), as Karpenter
+    then launches the other types; alone, the pool launches nothing."""
+    found = [r for r in pool.requirements() if r.key == wellknown.CAPACITY_TYPE_KEY]
+    if not found or not all(wellknown.holds(r.operator, r.values, RESERVED) for r in found):
+        return False
+    return not any(all(wellknown.holds(r.operator, r.values, other) for r in found) for other in OTHER_TYPES)
+
+
+OTHER_TYPES = ("on-demand", "spot")
+"""Karpenter's capacity types beside ``reserved``."""
 
 
 def reserved_capacity_targeted(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource,
@@ -124,6 +132,6 @@ def _pool_problems(stack: checks.Stack, pool: bootfacts.NodePool) -> Iterator[st
                f"(capacityReservationSelectorTerms), but its karpenter.sh/capacity-type requirement does not allow "
                f"'{RESERVED}', so Karpenter launches nothing into them (add '{RESERVED}': with on-demand beside it, "
                f"Karpenter falls back to On-Demand when they are full)")
-    elif not terms and names_reserved(pool):
-        yield (f"{subject}: capacity type '{RESERVED}', but its EC2NodeClass '{node_class.subject_name}' selects no "
-               f"capacity reservations (capacityReservationSelectorTerms), so no node of it is ever reserved")
+    elif not terms and only_reserved(pool):
+        yield (f"{subject}: capacity type '{RESERVED}' only, but its EC2NodeClass '{node_class.subject_name}' selects no "
+               f"capacity reservations (capacityReservationSelectorTerms), so Karpenter launches nothing for it")

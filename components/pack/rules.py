@@ -7,14 +7,17 @@ subject is fine, or the message to show, worded like the seeds' CLI:
 ``karpenter nodepool 'gpu': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)``.
 
 The pack reads resources with ``bootfacts`` and applies these rules in ``checks``. Upstream facts
-(devices, disks, instance families, charts) live in ``mixed_os_racks.facts``; this module
-imports neither, so the rules stay free of facts that change with AWS.
+(devices, disks, instance families, charts) live in ``mixed_os_racks.facts``; of them, this module
+reads only the OS family records (``facts.osfamily``: which family may run GPU lanes or pin an AMI,
+what an AMI's name says), so the rules stay free of facts that change with AWS.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Iterable, Mapping, Optional
+
+from ..facts import osfamily
 
 
 AMI_ID_RE = re.compile(r"ami-(?:[0-9a-f]{8}|[0-9a-f]{17})")
@@ -112,7 +115,8 @@ def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str,
 
     ``why`` says what makes the lane a GPU lane, e.g. ``instance families g5,g6``; ``fix`` what to change.
     """
-    if os_name.lower() != "bottlerocket":
+    family = osfamily.named(os_name)
+    if family is None or family.gpu_lanes:
         return None
     return (
         f"{subject}: {why} make this a GPU lane, and GPU lanes must run Amazon Linux 2023, "
@@ -149,11 +153,11 @@ def launch_template_subject(name: str) -> str:
 # ---- what an AMI's own words say ------------------------------------------------------------------
 
 _OS_WORDS = (
-    ("al2023", re.compile(r"al2023|amazon linux 2023|amzn-2023|amzn2023", re.I)),
-    ("bottlerocket", re.compile(r"bottlerocket", re.I)),
+    (osfamily.AL2023.name, osfamily.AL2023.ami_name_pattern),
+    (osfamily.BOTTLEROCKET.name, osfamily.BOTTLEROCKET.ami_name_pattern),
     ("ubuntu", re.compile(r"ubuntu", re.I)),
     ("windows", re.compile(r"windows", re.I)),
-    ("al2", re.compile(r"amzn2|amazon linux 2\b|\bal2\b|amazon-eks-(?:gpu-|arm64-)?node-1\.\d+", re.I)),
+    (osfamily.AL2.name, osfamily.AL2.ami_name_pattern),  # after AL2023's and the others': amzn2 begins amzn2023
 )
 _K8S_MINOR_RE = re.compile(r"^v?(1\.\d{1,2})(?:\.\d+)?$")
 
@@ -182,12 +186,18 @@ def k8s_minor_of_ami(name: str) -> Optional[str]:
 # ---- more rules -------------------------------------------------------------------------------------
 
 
+def _pins(os_name: str) -> bool:
+    """Whether a lane of the family ``os_name`` names (in any case) may pin an AMI of its own."""
+    family = osfamily.named(os_name)
+    return family is not None and family.pinned_ami
+
+
 def pinned_ami_not_al2023(subject: str, os_name: str, lane: str = "pool", fix: str = "") -> Optional[str]:
     """Rule ``al2023-family``: a lane pinned to a custom AMI declares Amazon Linux 2023.
 
     ``os_name`` is what the lane declares (``al2023``, ``bottlerocket``, ``custom``, ... or empty).
     """
-    if os_name.lower() == "al2023":
+    if _pins(os_name):
         return None
     suffix = f"; {fix}" if fix else ""
     return f"{subject}: a pinned ami_id needs an AL2023 {lane} (got {os_name.lower() or 'no OS'}){suffix}"
@@ -202,7 +212,7 @@ def ami_type_beside_image(subject: str, ami_type: str, image: str) -> str:
 
 def ami_names_other_os(subject: str, ami_id: str, ami_name: str, os_name: str) -> Optional[str]:
     """Rule ``al2023-family``, from the AMI's facts: its name or description names another OS."""
-    if os_name == "al2023":
+    if _pins(os_name):
         return None
     return (
         f"{subject}: pinned AMI {ami_id} ('{ami_name}') is {os_name}, not Amazon Linux 2023 "

@@ -11,7 +11,7 @@ from ..inputs import closest
 from ..facts import instances, wellknown
 from . import rules, scheduling
 from .scheduling import Selection, Taint
-from .lanemodel import Lane, Lanes, OS_KEY, RESERVATION_ID_KEY, SELECTING, as_wellknown, is_well_known
+from .lanemodel import LaneView, Lanes, OS_KEY, RESERVATION_ID_KEY, SELECTING, as_wellknown, is_well_known
 from .pods import Workload
 
 # ---- the verdicts --------------------------------------------------------------------------------------
@@ -38,9 +38,9 @@ def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], un
             f"({guess}existing {what}: {', '.join(existing) or 'none'}{hint})")
 
 
-def never_runs(pools: Sequence[Lane]) -> str:
+def never_runs(pools: Sequence[LaneView]) -> str:
     """``karpenter nodepool 'gpu', which it selects, is never created: Kubernetes refuses limits.cpu 'abc', ...``:
-    pools a workload selects whose nodes never run, each with why (``Lane.never``)."""
+    pools a workload selects whose nodes never run, each with why (``LaneView.never``)."""
     return "; ".join(f"{lane.subject}, which it selects, {lane.never}" for lane in pools)
 
 
@@ -74,14 +74,14 @@ def _fix(taint: Taint, workload: Workload) -> str:
     return "add a toleration for it: custom taints are not tolerated automatically"
 
 
-def untolerated_lane(workload: Workload, lane: Lane, taints: Sequence[Taint]) -> str:
+def untolerated_lane(workload: Workload, lane: LaneView, taints: Sequence[Taint]) -> str:
     which = "its taint" if len(taints) == 1 else "its taints"
     fixes = "; ".join(dict.fromkeys(_fix(t, workload) for t in taints))
     return (f"{workload.subject} selects {lane.subject} but does not tolerate {which} "
             f"{', '.join(str(t) for t in taints)} ({fixes})")
 
 
-def untolerated_gpu_lane(workload: Workload, lanes: Sequence[Lane]) -> str:
+def untolerated_gpu_lane(workload: Workload, lanes: Sequence[LaneView]) -> str:
     """A GPU workload whose GPU lanes would take it but for their taints, none of which it tolerates: the fix is
     the toleration (selecting a GPU lane would not land it)."""
     taints = list(dict.fromkeys(t for lane in lanes for t in lane.untolerated(workload.tolerations)))
@@ -95,7 +95,7 @@ def _select_gpu_lane(lanes: Lanes) -> str:
     return ", or ".join(dict.fromkeys(lane.selector() for lane in lanes.gpu_lanes))
 
 
-def no_gpu_lane(workload: Workload, selected: Sequence[Lane], lanes: Lanes) -> str:
+def no_gpu_lane(workload: Workload, selected: Sequence[LaneView], lanes: Lanes) -> str:
     """A GPU workload that reaches no GPU lane, with the fix that fits why."""
     asks = _gpu_asks(workload)
     if not lanes.gpu_lanes:
@@ -152,7 +152,7 @@ MIG_FAMILIES = tuple(sorted({f.name for f in instances.FAMILIES.values() if inst
 """The EC2 families whose GPUs have MIG (``instances.MIG_PROFILES``)."""
 
 
-def no_mig(workload: Workload, lanes: Sequence[tuple[Lane, Selection]]) -> str:
+def no_mig(workload: Workload, lanes: Sequence[tuple[LaneView, Selection]]) -> str:
     """A workload asking for MIG slices whose GPU lanes launch no GPU that has them, with each lane's GPUs."""
     wanted = [p for p in dict.fromkeys(workload.mig)]
     said = []
@@ -171,7 +171,7 @@ def no_mig(workload: Workload, lanes: Sequence[tuple[Lane, Selection]]) -> str:
             f"each with its own profiles; {fix})")
 
 
-def well_known_reason(selection: Selection, lane: Lane) -> str:
+def well_known_reason(selection: Selection, lane: LaneView) -> str:
     """Why none of a lane's nodes can meet the pod's well-known requirements (arch, capacity type, OS,
     instance labels), in the affinity terms that select the lane."""
     terms = selection.terms if selection.terms is not None else ((),)
@@ -191,7 +191,7 @@ def well_known_reason(selection: Selection, lane: Lane) -> str:
     return "no instance the lane can launch meets its node selection"
 
 
-def _launches_words(lane: Lane) -> str:
+def _launches_words(lane: LaneView) -> str:
     """What a lane launches, as a reader checks it against a pod's selection: its families and architectures."""
     families = [f for f in wellknown.candidates(lane.requirements) if f != wellknown.OTHER_X86]
     arches = sorted({wellknown.K8S_ARCH.get(a, a) for a in wellknown.architectures(lane.requirements)})

@@ -31,7 +31,7 @@ not the judge.
 
 from __future__ import annotations
 
-from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, Finding, GPU_RESOURCES, LINUX, Lane, Lanes,
+from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, Finding, GPU_RESOURCES, LINUX, LaneView, Lanes,
                         NFD_PREFIX, ON_DEMAND, OS_KEY, RESERVED_DOMAINS, SELECTING, Unknown, as_wellknown,
                         is_well_known, kubernetes_os, named_lanes, number_text, read_labels, read_taints)  # noqa: F401
 from .laneconfig import (CONFIG_KINDS, EFFECT_NAMES, LANES_SCHEMA, LANE_FIELDS, config_findings, configured_lanes,

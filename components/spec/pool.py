@@ -9,7 +9,7 @@ from pydantic import field_validator, model_validator
 
 from .. import contract
 from ..lane import NodeOs
-from ..facts import instances, upstream, wellknown
+from ..facts import instances, osfamily, upstream, wellknown
 from ..pack import fit, rules
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
@@ -73,7 +73,7 @@ class PoolSpec(Spec):
     """The EC2NodeClass and NodePool name (``metadata.name``); lowercase, digits and dashes, at most 63."""
     os: NodeOs = NodeOs.AL2023
     """The node OS. Default ``al2023``; ``bottlerocket`` takes no GPU families and no pinned AMI."""
-    ami_alias: str = "al2023@latest"
+    ami_alias: str = osfamily.AL2023.alias
     """The AL2023 AMI alias when no ``ami_id`` is pinned: ``al2023@latest`` or ``al2023@vYYYYMMDD``."""
     instance_families: list[str] = []
     """Instance families the pool may launch (``g5``); default: any."""
@@ -152,10 +152,15 @@ class PoolSpec(Spec):
         return self.model_copy(update={"ami_id": self.canary_ami_id, "canary_ami_id": None})
 
     @property
+    def os_family(self) -> osfamily.OsFamily:
+        """The record of the pool's OS family."""
+        return osfamily.of(self.os)
+
+    @property
     def alias(self) -> Optional[str]:
         """The AMI alias the EC2NodeClass selects (None when an AMI is pinned)."""
-        if self.os == "bottlerocket":
-            return "bottlerocket@latest"
+        if not self.os_family.alias_release:
+            return self.os_family.alias
         return None if self.ami_id else self.ami_alias
 
     @property
@@ -182,8 +187,8 @@ class PoolSpec(Spec):
     @field_validator("os", mode="before")
     @classmethod
     def _os(cls, v: Any) -> Any:
-        if v not in ("al2023", "bottlerocket"):
-            raise ValueError(f"invalid os '{v}' (must be al2023 or bottlerocket)")
+        if v not in osfamily.RACK_NAMES:
+            raise ValueError(f"invalid os '{v}' (must be {' or '.join(osfamily.RACK_NAMES)})")
         return v
 
     @field_validator("consolidation_policy", mode="before")
@@ -453,12 +458,12 @@ class PoolSpec(Spec):
             if self.disk <= 0:
                 raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
             raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
-        if self.os == "al2023" and not self.ami_id and self.disk < upstream.EKS_AMI_ROOT_SNAPSHOT_GIB:
+        if self.os_family.data_is_root and not self.ami_id and self.disk < upstream.EKS_AMI_ROOT_SNAPSHOT_GIB:
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
+            snapshot, family = upstream.EKS_AMI_ROOT_SNAPSHOT_GIB, self.os_family.family
             raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
-                                       f"EKS-optimized AL2023 AMI ({upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB); give it a disk "
-                                       f"of {upstream.EKS_AMI_ROOT_SNAPSHOT_GIB} GiB or more")
+                                       f"EKS-optimized {family} AMI ({snapshot} GiB); give it a disk of {snapshot} GiB or more")
         iops = self.volume_iops
         if iops is not None:
             if limits.iops is None:
@@ -543,7 +548,7 @@ class PoolSpec(Spec):
     def offers_accelerators(self) -> bool:
         """Whether the pool may launch GPU or other accelerated instances: only an AL2023 pool that
         lists accelerated families itself; every other pool asks Karpenter for none."""
-        return self.os == "al2023" and any(instances.is_accelerated_family(f) for f in self.families)
+        return self.os_family.gpu_lanes and any(instances.is_accelerated_family(f) for f in self.families)
 
     def node_labels(self) -> dict[str, str]:
         """The NodePool's node labels: the user's, the GPU-vendor label on a GPU pool, and

@@ -407,6 +407,13 @@ export namespace types {
              */
             capacityReservationIds?: string[];
             /**
+             * How many instances its capacity reservations hold, together (EC2's instance count of each, read at `up`
+             * with `DescribeCapacityReservations`): the nodes it has bought ahead, billed whether they run or not; none for
+             * a lane without reservations and for a canary, whose lane counts them (in the `Rack`'s `lanes` output; not
+             * read from the policy config).
+             */
+            reservedNodes?: number;
+            /**
              * The most GPUs one of its nodes has.
              */
             maxGpusPerNode?: number;
@@ -1151,6 +1158,13 @@ export namespace types {
              */
             readonly capacityReservationIds?: string[];
             /**
+             * How many instances its capacity reservations hold, together (EC2's instance count of each, read at `up`
+             * with `DescribeCapacityReservations`): the nodes it has bought ahead, billed whether they run or not; none for
+             * a lane without reservations and for a canary, whose lane counts them (in the `Rack`'s `lanes` output; not
+             * read from the policy config).
+             */
+            readonly reservedNodes?: number;
+            /**
              * The most GPUs one of its nodes has.
              */
             readonly maxGpusPerNode?: number;
@@ -1694,7 +1708,8 @@ export class Rack extends pulumi.ComponentResource {
      * that follows releases, or a pinned id with its creation date) and `worstCaseHourlyUsd` (the most it can
      * cost an hour on demand, in the stack's region: docs/cost.md): where each workload lands and fits,
      * which lanes stopped receiving AMI updates, and what each can spend. A canary lane (`<lane>-canary`)
-     * also has `canaryOf`.
+     * also has `canaryOf`; a reserved lane `capacityReservationIds` and `reservedNodes` (the instances its
+     * reservations hold, read from EC2).
      */
     public readonly lanes!: pulumi.Output<{[key: string]: types.output.Lane}>;
     /**
