@@ -54,8 +54,8 @@ test-fast: compiled
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope -m "not slow"
 
-bench: compiled  # both run; it fails when either misses a bar
-	$(PY) benchmarks/bench_preview.py; preview=$$?; $(PY) benchmarks/bench_policy.py && exit $$preview
+bench: compiled  # all run; it fails when any misses a bar
+	status=0; for bench in bench_preview bench_policy bench_typescript; do $(PY) benchmarks/$$bench.py || status=1; done; exit $$status
 
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import grpc
 import pytest
@@ -23,7 +24,7 @@ from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, reso
 from conftest import REPO
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.cloud import OfflineMocks
-from mixed_os_racks.offline.nodejs import node_config, program_error
+from mixed_os_racks.offline.nodejs import PRELUDE, node_config, program_error
 from mixed_os_racks.offline.resmon import Deployment, serve
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
@@ -141,6 +142,49 @@ def test_a_failure_after_the_program_body_ran_exits_2_with_nodes_message(tmp_pat
     done = preview("--cwd", str(node_project(tmp_path / "p", program)), "--stack", "dev", "--no-policy")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.endswith(message), done.stderr
+
+
+@pytest.mark.slow
+def test_a_throw_inside_a_components_registered_outputs_ends_the_run_naming_the_error(tmp_path, monkeypatch):
+    """The SDK reports the rejected ``registerOutputs`` as the program's unhandled error; its stack runs through the
+    SDK's own source-mapped files (``node_modules/@pulumi/output.ts``), which Node.js 20.20's coloured
+    ``util.inspect`` never finishes formatting (``PRELUDE``). The run ends with the program's error, long before
+    the run limit (set low here so that a spinning Node.js fails the test instead of holding it for 30 minutes)."""
+    program = """\
+import * as pulumi from "@pulumi/pulumi";
+
+class Lane extends pulumi.ComponentResource {
+    constructor(name: string) {
+        super("test:index:Lane", name, {}, {});
+        this.registerOutputs({ x: pulumi.output(2).apply(() => { throw new Error("boom"); }) });
+    }
+}
+new Lane("gpu");
+"""
+    monkeypatch.setenv("MIXED_OS_RACKS_PROGRAM_S", "300")
+    done = preview("--cwd", str(node_project(tmp_path / "p", program)), "--stack", "dev", "--no-policy")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("error: the program failed: Error: boom\n  at index.ts:6:72\n"), done.stderr
+
+
+def test_nodes_inspect_formats_an_error_through_a_scoped_packages_file_when_colours_are_asked_for(tmp_path):
+    """What ``cmd/run`` does with a program's error (``util.inspect(err, {colors: true})``), for a stack as ts-node's
+    source maps write the SDK's frames, under the module the engine loads first: it returns, without colours."""
+    if shutil.which("node") is None:
+        pytest.skip("Node.js is not installed")
+    script = """\
+const util = require("util");
+const err = new Error("boom");
+err.stack = "Error: boom\\n    at /p/index.ts:6:72\\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)";
+console.log(JSON.stringify(util.inspect(err, { colors: true })));
+console.log(JSON.stringify(util.inspect({ lane: "gpu" }, { colors: true })));
+"""
+    done = subprocess.run(["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        "Error: boom\n    at /p/index.ts:6:72\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)",
+        "{ lane: \x1b[32m'gpu'\x1b[39m }"]
 
 
 @pytest.mark.slow
