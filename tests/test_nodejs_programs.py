@@ -25,8 +25,9 @@ from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, reso
 from conftest import REPO
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.cloud import OfflineMocks
-from mixed_os_racks.offline.nodejs import PRELUDE, node_config, program_error
-from mixed_os_racks.offline.resmon import Deployment, serve
+from mixed_os_racks.offline.nodejs import PRELUDE, node_config, program_error, run_node_program
+from mixed_os_racks.offline.resmon import Deployment, EngineMonitor, serve
+from mixed_os_racks.offline.stackfile import read_project
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
 NODE_MODULES = EXAMPLE / "node_modules"
@@ -213,6 +214,35 @@ console.log(JSON.stringify([recorded.includes("at program"), other().includes("a
                           capture_output=True, text=True, timeout=60, cwd=folder.parent, env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == [debugged, True, True]
+
+
+
+@pytest.mark.slow
+def test_the_sdk_sends_the_engine_no_debug_messages_and_every_other_in_order(tmp_path, monkeypatch):
+    """Upstream (``@pulumi/pulumi`` 3.270.0, ``log/index.js``): ``log.debug`` sends an ``Engine.Log`` of severity
+    DEBUG whenever an engine is connected (the SDK's runtime itself logs three per resource), and every log waits
+    for the one before it to be answered. The preview shows no debug messages (as ``pulumi preview`` without
+    ``--debug``), so under its first module the SDK does not send them; the program's other messages arrive, in
+    the order it wrote them."""
+    program = """\
+import * as pulumi from "@pulumi/pulumi";
+for (let i = 0; i < 20; i++) {
+    new pulumi.ComponentResource("test:index:Thing", `thing-${i}`, {});
+    pulumi.log.debug(`debug ${i}`);
+}
+pulumi.log.warn("first");
+pulumi.log.debug("not sent");
+pulumi.log.info("second");
+pulumi.log.warn("third");
+"""
+    said: list[tuple[int, str]] = []
+    logged = EngineMonitor.log
+    monkeypatch.setattr(EngineMonitor, "log", lambda self, request: (said.append((request.severity, request.message)),
+                                                                      logged(self, request)))
+    folder = node_project(tmp_path / "p", program)
+    run = run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"})
+    assert len(run.resources) == 21  # the stack and the things
+    assert said == [(engine_pb2.WARNING, "first"), (engine_pb2.INFO, "second"), (engine_pb2.WARNING, "third")]
 
 
 @pytest.mark.slow
