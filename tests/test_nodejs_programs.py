@@ -9,6 +9,7 @@ with the package's components, is ``test_typescript_consumer.py``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -185,6 +186,33 @@ console.log(JSON.stringify(util.inspect({ lane: "gpu" }, { colors: true })));
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
         "Error: boom\n    at /p/index.ts:6:72\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)",
         "{ lane: \x1b[32m'gpu'\x1b[39m }"]
+
+
+
+@pytest.mark.parametrize("debugged", [False, True])
+def test_the_sdks_promises_record_a_stack_only_when_their_leak_report_is_asked_for(debugged):
+    """Upstream (``@pulumi/pulumi`` 3.270.0, ``runtime/debuggable.js``): ``debuggablePromise`` records ``new
+    Error().stack`` on every promise the SDK makes, read only by the leak report printed under
+    ``PULUMI_DEBUG_PROMISE_LEAKS``; the SDK's own modules call it through the module's export
+    (``debuggable_1.debuggablePromise(...)``). Under the preview's first module, that stack has no frames unless the
+    variable is set, and then it has the caller's; other errors keep their frames either way."""
+    folder = node_modules()
+    script = """\
+const debuggable = require("@pulumi/pulumi/runtime/debuggable");
+function program() { return debuggable.debuggablePromise(Promise.resolve(1), "ctx"); }
+const made = program();
+const kept = debuggable.leakedPromises()[0];
+const recorded = [...kept].map(p => p._debugStackTrace)[0];
+function other() { return new Error().stack; }
+console.log(JSON.stringify([recorded.includes("at program"), other().includes("at other"), made instanceof Promise]));
+"""
+    env = {key: value for key, value in os.environ.items() if key != "PULUMI_DEBUG_PROMISE_LEAKS"}
+    if debugged:
+        env["PULUMI_DEBUG_PROMISE_LEAKS"] = "true"
+    done = subprocess.run(["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
+                          capture_output=True, text=True, timeout=60, cwd=folder.parent, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [debugged, True, True]
 
 
 @pytest.mark.slow

@@ -80,21 +80,32 @@ for (const key of Reflect.ownKeys(inspect)) {
 }
 util.inspect = inspectErrorsPlain;
 
-const leaksDebugged = Boolean(process.env.PULUMI_DEBUG_PROMISE_LEAKS);
-let installed;
-function promiseStacksUnformatted(error, frames) {
-    const top = frames.length > 0 ? frames[0] : undefined;
-    if (!leaksDebugged && top && top.getFunctionName() === "debuggablePromise"
-        && /[\\\\/]@pulumi[\\\\/]pulumi[\\\\/]runtime[\\\\/]debuggable\\.js$/.test(top.getFileName() || "")) {
-        return "";
-    }
-    return installed(error, frames);
+import Module from "node:module";
+const load = Module._load;
+const quieted = new WeakSet();
+function withoutStack(capture) {
+    return function debuggablePromise(...args) {
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
+        try {
+            return capture.apply(this, args);
+        } finally {
+            Error.stackTraceLimit = limit;
+        }
+    };
 }
-Object.defineProperty(Error, "prepareStackTrace", {
-    configurable: true,
-    get() { return installed === undefined ? undefined : promiseStacksUnformatted; },
-    set(fn) { installed = fn === promiseStacksUnformatted ? installed : fn; },
-});
+if (!process.env.PULUMI_DEBUG_PROMISE_LEAKS) {
+    Module._load = function (...args) {
+        const loaded = load.apply(this, args);
+        if (loaded !== null && typeof loaded === "object" && !quieted.has(loaded)
+            && typeof loaded.debuggablePromise === "function" && typeof loaded.leakedPromises === "function"
+            && typeof loaded.promiseDebugString === "function") {
+            quieted.add(loaded);
+            loaded.debuggablePromise = withoutStack(loaded.debuggablePromise);
+        }
+        return loaded;
+    };
+}
 """
 """A module Node.js loads before the run script (``node --import=data:...``; the one-argument form, as ``cmd/run``
 takes an ``--import`` argument for a custom loader and then turns off its automatic ES module mode). It changes two
@@ -107,12 +118,14 @@ things no preview output depends on:
   ts-node's source maps place the SDK's own files (their maps name ``../output.ts``). A program whose ``apply``
   throws inside a component's ``registerOutputs`` left Node.js spinning at full CPU until the run limit, its error
   never logged. The engine strips colours from what it is told (``program_error``).
-* The stack the SDK captures for each of its promises (``runtime/debuggable.js``, ``debuggablePromise``: ``new
-  Error().stack``, read at once) is left unformatted. Its only reader is the leak report under
-  ``PULUMI_DEBUG_PROMISE_LEAKS`` (then it is formatted as before), but formatting it maps every frame through
-  ts-node's source maps (the ``Error.prepareStackTrace`` ts-node installs): two thirds of a TypeScript program's
-  CPU time, growing faster than the number of resources. Every other stack (the program's errors, the source
-  position of each registration, ``Resource.callsites``) is formatted by what the program installed, unchanged."""
+* The SDK's ``debuggablePromise`` (``runtime/debuggable.js``), which wraps each of its promises and records
+  ``new Error().stack`` on it, records no frames (``Error.stackTraceLimit`` is 0 for the length of that one call;
+  the module's export is wrapped as ``require`` first returns it, ``Module._load``, and the SDK's modules call it
+  through that export). The only reader of that stack is the leak report under ``PULUMI_DEBUG_PROMISE_LEAKS``;
+  with that variable set nothing is wrapped. Capturing it, and formatting it through ts-node's source maps (the
+  ``Error.prepareStackTrace`` ts-node installs), was two thirds of a TypeScript program's CPU time, growing faster
+  than the number of resources. Every other stack (the program's errors, the source position of each
+  registration, ``Resource.callsites``) is captured and formatted as before."""
 
 
 class NodeProgramError(Exception):
