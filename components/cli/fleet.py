@@ -56,7 +56,8 @@ def add_parser(sub: Commands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """``mixed-os-racks fleet``: the stacks previewed, the matrix printed (and written), the order and the gate judged."""
+    """``mixed-os-racks fleet``: the stacks previewed, the matrix printed (and written), the order and the gate
+    judged."""
     cwd = project_dir(args.cwd)
     project_file = read_project(cwd)
     program = program_of(cwd, project_file.runtime)

@@ -10,7 +10,8 @@ CLI does and speaks its gRPC protocol (``wire``: what goes on it; ``policyconfig
 config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``preview`` prints it.
 Against a running stack: ``stackexport`` and ``previewjson`` read what ``pulumi stack export`` and
 ``pulumi preview --json`` write, ``plan`` compares (``forcenew``: what replaces), ``laneguard`` judges
-what a plan does to the lanes. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts them together.
+what a plan does to the lanes. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts
+them together.
 """
 
 from importlib import metadata

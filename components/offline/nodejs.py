@@ -57,9 +57,11 @@ waits for a program as long as it runs; a program that never ends (a ``setInterv
 while a timer keeps Node alive) would hold a CI job until the job's own limit, with nothing said."""
 RUN_LIMIT_ENV = "MIXED_OS_RACKS_PROGRAM_S"
 REPORTED = 32
-"""The exit code with which ``cmd/run`` says it has logged the program's error (``nodeJSProcessExitedAfterShowingUserActionableMessage``)."""
+"""The exit code with which ``cmd/run`` says it has logged the program's error
+(``nodeJSProcessExitedAfterShowingUserActionableMessage``)."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<file>(?:file://)?[^()\s][^()]*?):(?P<line>\d+):(?P<column>\d+)\)?(?: \{)?\s*$")
+_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<file>(?:file://)?[^()\s][^()]*?)"
+                    r":(?P<line>\d+):(?P<column>\d+)\)?(?: \{)?\s*$")
 _REF = re.compile(r"^<ref \*\d+>\s*")
 _UNHANDLED = re.compile(r"^Running program '.*' failed with an unhandled exception:\n", re.S)
 PRELUDE = """\
