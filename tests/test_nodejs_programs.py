@@ -199,6 +199,7 @@ def test_the_sdks_promises_record_a_stack_only_when_their_leak_report_is_asked_f
     variable is set, and then it has the caller's; other errors keep their frames either way."""
     folder = node_modules()
     script = """\
+require("@pulumi/pulumi");  // as a program loads the SDK
 const debuggable = require("@pulumi/pulumi/runtime/debuggable");
 function program() { return debuggable.debuggablePromise(Promise.resolve(1), "ctx"); }
 const made = program();

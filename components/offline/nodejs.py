@@ -98,9 +98,11 @@ const stacksWanted = Boolean(process.env.PULUMI_DEBUG_PROMISE_LEAKS);
 function unsent() {
     return Promise.resolve();
 }
-Module._load = function (...args) {
-    const loaded = load.apply(this, args);
-    if (loaded === null || typeof loaded !== "object" || quieted.has(loaded)) {
+const sdkFile = /[\\\\/]@pulumi[\\\\/]pulumi[\\\\/]/;
+Module._load = function (request, parent, ...rest) {
+    const loaded = load.call(this, request, parent, ...rest);
+    if (loaded === null || typeof loaded !== "object" || quieted.has(loaded)
+        || !sdkFile.test((parent && parent.filename) || "")) {
         return loaded;
     }
     if (!stacksWanted && typeof loaded.debuggablePromise === "function"
@@ -139,7 +141,8 @@ things no preview output depends on:
   it to be answered: 5,000 resources were 15,000 round trips in a row, most of a TypeScript preview's time. The
   preview shows no debug messages, as ``pulumi preview`` shows none without ``--debug``; the program's info,
   warning and error messages are sent as before, in order. Both wrapped modules are recognised by what they export
-  as ``require`` returns them (``Module._load``); the SDK's modules call both through those exports."""
+  as ``require`` returns them to one of the SDK's own files (``Module._load``); the SDK's modules call both through
+  those exports."""
 
 
 class NodeProgramError(Exception):
