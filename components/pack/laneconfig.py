@@ -84,8 +84,8 @@ EFFECT_NAMES = sorted(effect.value for effect in lane_contract.TaintEffect)
 """Taint effects in Kubernetes' spelling or EKS's."""
 LANE_FIELDS: Mapping[str, Any] = lane_contract.fields()
 """A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami``,
-``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd``, ``canaryOf`` and
-``capacityReservationIds`` are not read)."""
+``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd``, ``canaryOf``,
+``capacityReservationIds`` and ``reservedNodes`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
     "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
     "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
@@ -137,8 +137,8 @@ _LIST_FIELDS = ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "c
 _TAINT_FIELDS = ("key", "value", "effect")
 _LAUNCHES, _UNKNOWN = object(), object()
 """Where a lane that launches nothing is said, and a taint's unknown keys (no key of a config is either)."""
-LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "worstCaseHourlyUsd",
-                     "worstCaseRolloutHourlyUsd", "canaryOf"})
+LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "reservedNodes",
+                     "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd", "canaryOf"})
 """A lane's fields whose values the schema's errors are not said of: the pack reads ``gpu`` only when it is true and
 ``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). The CLI checks
 them against ``LANES_SCHEMA`` before ``Configure``; a Python program's ``Service`` lanes are read the same way."""
