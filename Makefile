@@ -9,7 +9,7 @@ PACK_VENV := policies/venv
 PIP_FLAGS := --quiet --disable-pip-version-check
 STACK ?= prod
 
-.PHONY: preview test test-fast bench readme tables prices clean compiled python
+.PHONY: preview test test-fast lint format bench readme tables prices clean compiled python
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt policies/requirements.txt pyproject.toml
 	@echo "make: creating $(VENV): this package (editable), the Pulumi SDKs and the test tools, from PyPI (a few minutes the first time)"
@@ -53,6 +53,17 @@ test: compiled  # the type check (mypy, strict, over components/: configured in 
 test-fast: compiled
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope -m "not slow"
+
+# The formatter and the linter (ruff, configured in pyproject.toml) over the package, its tests, benchmarks and
+# entry points: `make lint` checks, `make format` rewrites.
+LINTED := components tests benchmarks policies/__main__.py provider
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff format --check --quiet $(LINTED)
+	$(VENV)/bin/ruff check --quiet $(LINTED)
+
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff format --quiet $(LINTED)
+	$(VENV)/bin/ruff check --fix --quiet $(LINTED)
 
 bench: compiled  # all run; it fails when any misses a bar
 	status=0; for bench in bench_preview bench_policy bench_typescript bench_lanes; do $(PY) benchmarks/$$bench.py || status=1; done; exit $$status

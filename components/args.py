@@ -393,7 +393,8 @@ def _render_doc(cls: type, doc: Optional[str]) -> str:
     args_type = f"{cls.__name__}Args"
     args = _documented_fields(tree, args_type)
     hints = _hints(getattr(sys.modules[cls.__module__], args_type)) if args else {}
-    args = [(name, f"{annotation}{'' if name in required_keys(getattr(sys.modules[cls.__module__], args_type)) else ', optional'}", doc)
+    required = required_keys(getattr(sys.modules[cls.__module__], args_type)) if args else ()
+    args = [(name, f"{annotation}{'' if name in required else ', optional'}", doc)
             for name, annotation, doc in args if name in hints]
     outputs = [field for field in _documented_fields(tree, cls.__name__) if field[1].startswith("pulumi.Output")]
     parts = [inspect.cleandoc(doc or cls.__name__)]

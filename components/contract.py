@@ -62,7 +62,8 @@ GPU_RESOURCES = {"nvidia": NVIDIA_GPU, "nvidia.com": NVIDIA_GPU, "amd": AMD_GPU,
 
 
 def gpu_resource(vendor: Optional[str]) -> str:
-    """``nvidia``/``nvidia.com`` -> ``nvidia.com/gpu``, ``amd``/``amd.com`` -> ``amd.com/gpu``, else ``nvidia.com/gpu``."""
+    """``nvidia``/``nvidia.com`` -> ``nvidia.com/gpu``, ``amd``/``amd.com`` -> ``amd.com/gpu``, else
+    ``nvidia.com/gpu``."""
     return GPU_RESOURCES.get(vendor or "", NVIDIA_GPU)
 
 

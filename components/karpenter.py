@@ -263,7 +263,8 @@ class KarpenterPool(pulumi.ComponentResource):
 
         cluster = ClusterRef.existing("prod", "prod-rack")
         ml = KarpenterPool("ml", KarpenterPoolArgs(
-            pool=PoolSpec(name="ml", instance_families=["g6"], ami_id="ami-0a1b2c3d4e5f60718", disk=120, dedicated=True),
+            pool=PoolSpec(name="ml", instance_families=["g6"], ami_id="ami-0a1b2c3d4e5f60718", disk=120,
+                          dedicated=True),
             cluster=cluster))
         pulumi.export("mlNodePool", ml.node_pool_name)
     """

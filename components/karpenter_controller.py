@@ -10,8 +10,8 @@ getting-started guide:
   nodes never join). No instance profile: Karpenter v1 makes its own from ``EC2NodeClass.spec.role``;
 - the controller role, trusted by ``pods.eks.amazonaws.com`` (``sts:AssumeRole``, ``sts:TagSession``) and
   bound by an EKS Pod Identity association to ``<namespace>/karpenter`` (or, with ``identity="irsa"``,
-  trusted by the cluster's IAM OIDC provider for that service account only: ``identity.py``), with the reference policies,
-  statement by statement (``controller_policies``), built from names, the partition, the region and the
+  trusted by the cluster's IAM OIDC provider for that service account only: ``identity.py``), with the reference
+  policies, statement by statement (``controller_policies``), built from names, the partition, the region and the
   account id, so the whole document is known, and reviewable, at preview;
 - the interruption queue (SQS-managed encryption, 300 s retention, a policy letting EventBridge and SQS
   send and denying non-TLS access) and the five EventBridge rules that feed it, all named after the

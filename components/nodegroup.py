@@ -52,8 +52,8 @@ desired-size changes (``ignore_scaling_changes``: ``ignoreChanges: ["scalingConf
 size moved into the new bounds, which EKS accepts, and ignores nothing. The live group is the one
 named after this component as the engine names it (pulumi-eks names the ``aws.eks.NodeGroup`` after the
 ``ManagedNodeGroup``): by pulumi-aws's ``tfbridge.AutoName`` (``<name>-`` and 7 hex digits), or as the stack's
-``pulumi:autonaming`` says (``autonaming.py``); a group created before that config keeps its first name. (``ignore_changes`` on the ``ManagedNodeGroup`` itself would do nothing: a
-component is not diffed, its children are.)
+``pulumi:autonaming`` says (``autonaming.py``); a group created before that config keeps its first name.
+(``ignore_changes`` on the ``ManagedNodeGroup`` itself would do nothing: a component is not diffed, its children are.)
 """
 
 import json

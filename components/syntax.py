@@ -61,7 +61,8 @@ def whole_number(digits: str) -> int:
 
 def dns_label_problem(name: str) -> Optional[str]:
     if len(name) > 63 or not DNS1123_LABEL_RE.fullmatch(name):
-        return "must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or digit, at most 63"
+        return ("must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or "
+                "digit, at most 63")
     return None
 
 

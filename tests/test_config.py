@@ -205,7 +205,8 @@ def test_node_expiry_never():
 
 
 def test_iops_are_refused_for_gp2():
-    """gp2's IOPS are 3 per GiB and cannot be provisioned (EC2: "The parameter iops is not supported for gp2 volumes")."""
+    """gp2's IOPS are 3 per GiB and cannot be provisioned (EC2: "The parameter iops is not supported for gp2
+    volumes")."""
     assert pool_error(volume_type="gp2", volume_iops=4000) == (
         "rack:additional_karpenter_nodepools_config[0].volume_iops: "
         "karpenter nodepool 'gpu': volume_iops requires volume_type gp3, io1 or io2 (currently gp2)"

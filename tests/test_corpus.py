@@ -3,11 +3,11 @@
 ``tests/corpus/`` holds Kubernetes manifests written for this project in the shapes of public setups
 (Karpenter's own examples, AWS's Karpenter blueprints, data-on-eks and ai-on-eks pools, terraform-aws-eks),
 and trimmed copies of other teams' published manifests and charts (a ``Source:`` line names the repository,
-commit and files; ``tests/corpus/README.md`` lists them); each one's header names the setup it models, the verdict (``accept``, or ``refuse`` and the mandatory
-policies), the advisories expected (none unless listed), messages to find word for word, the policy config
-it is judged with, and how it is applied (yaml/v2 ``ConfigFile`` or ``ConfigGroup``, or v1 ``ConfigFile``,
-each expanded offline as its provider expands it). Node groups, which are not manifests, are cases in code
-below (pulumi-eks and terraform-aws-eks shapes). Every case goes through the pack's real gRPC server.
+commit and files; ``tests/corpus/README.md`` lists them); each one's header names the setup it models, the verdict
+(``accept``, or ``refuse`` and the mandatory policies), the advisories expected (none unless listed), messages to find
+word for word, the policy config it is judged with, and how it is applied (yaml/v2 ``ConfigFile`` or ``ConfigGroup``, or
+v1 ``ConfigFile``, each expanded offline as its provider expands it). Node groups, which are not manifests, are cases in
+code below (pulumi-eks and terraform-aws-eks shapes). Every case goes through the pack's real gRPC server.
 
 The verdicts follow the rack's rules: (a) an AMI id is ``ami-`` and 8 or 17 lowercase hex digits; (b) a lane
 pinned to a custom AMI declares AL2023; (c) the root disk fits the AMI's root snapshot; (d) no GPU lane on
@@ -212,7 +212,8 @@ def terraform_efa() -> None:
                       taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}])
 
 
-GPU_ON_BR = "make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"
+GPU_ON_BR = ("make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
+             "pool or node group)")
 NODE_GROUP_CASES = [
     (bottlerocket_mng_gpu, {"gpu-lane-os"}, f"node group 'bottlerocket-mng-gpu': instance types g5g.xlarge {GPU_ON_BR}"),
     (al2023_mng_custom_ami, set(), None),

@@ -527,7 +527,8 @@ POOLS_PROGRAM = """
 import pulumi_kubernetes as k8s
 
 def pool(name, limits, requirements):
-    k8s.apiextensions.CustomResource(name, api_version="karpenter.sh/v1", kind="NodePool", metadata={"name": name}, spec={
+    k8s.apiextensions.CustomResource(name, api_version="karpenter.sh/v1", kind="NodePool",
+                                     metadata={"name": name}, spec={
         "limits": limits, "template": {"spec": {
             "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
             "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]},
@@ -729,7 +730,8 @@ def test_a_type_the_table_does_not_price_gives_no_bound_outside_a_listed_region(
 
 def test_an_unpriced_type_outside_a_listed_region_does_not_hide_a_pool_its_limits_leave_unbounded():
     """A dynamic pool with a type its limits do not count launches any number of it, whatever an unpriced type costs:
-    it is unbounded (lane-cost-unbounded), not "not known"; a static pool (replicas) with an unpriced type stays not known."""
+    it is unbounded (lane-cost-unbounded), not "not known"; a static pool (replicas) with an unpriced type stays not
+    known."""
     neuron = (wellknown.Requirement("karpenter.k8s.aws/instance-family", "In", ("trn1", "trn2")),)
     for region in ("us-east-2", ""):
         worst = cost.pool(neuron, {"nvidia.com/gpu": 8.0}, prices.for_region(region))
@@ -771,8 +773,8 @@ def test_the_advice_keeps_a_lane_nodes_can_land_on(pack):
 
 def test_a_rollout_budget_holds_the_figure_during_a_rollout(pack):
     """figure: rollout on lane-cost-ceiling: every budget holds the worst case while nodes drift. A p5 pool of 8 GPUs
-    (one p5.48xlarge, $55.04) under the CRD's default budget (nodes 10% of 1, rounded up: 1) runs a replacement p5.48xlarge
-    beside the old one: $110.08."""
+    (one p5.48xlarge, $55.04) under the CRD's default budget (nodes 10% of 1, rounded up: 1) runs a replacement
+    p5.48xlarge beside the old one: $110.08."""
     program = lambda: gpu_node_pool("roll", {"nvidia.com/gpu": 8})  # noqa: E731
     assert not of(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 60}}), "lane-cost-ceiling")
     (over,) = messages(judge(pack, program, {"lane-cost-ceiling": {"maxHourlyUsd": 60, "figure": "rollout"}}),

@@ -157,7 +157,8 @@ def test_sys_exit_with_a_message_and_an_exception_give_their_message(tmp_path, c
 
 
 def test_sys_exit_in_a_callback_is_an_error_line_too(tmp_path, capsys):
-    program = "import sys\nimport pulumi_aws as aws\naws.s3.Bucket('b', bucket='b').bucket.apply(lambda _: sys.exit(7))  # known in preview: an input\n"
+    program = ("import sys\nimport pulumi_aws as aws\n"
+               "aws.s3.Bucket('b', bucket='b').bucket.apply(lambda _: sys.exit(7))  # known in preview: an input\n")
     folder = project(tmp_path, program)
     assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
     assert capsys.readouterr().err == "error: the program exited with code 7\n"

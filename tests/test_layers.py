@@ -34,7 +34,8 @@ MODULES = _modules()
 
 @functools.cache
 def _imports(name: str) -> frozenset[str]:
-    """The package's modules ``name`` imports (a package's ``from X import y`` counts as module ``X.y`` if it is one)."""
+    """The package's modules ``name`` imports (a package's ``from X import y`` counts as module ``X.y`` if it is
+    one)."""
     path = MODULES[name]
     here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()

@@ -9,6 +9,7 @@ with the package's components, is ``test_typescript_consumer.py``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,8 +25,9 @@ from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, resource_pb2, reso
 from conftest import REPO
 from mixed_os_racks.offline.catalog import Catalog
 from mixed_os_racks.offline.cloud import OfflineMocks
-from mixed_os_racks.offline.nodejs import PRELUDE, node_config, program_error
-from mixed_os_racks.offline.resmon import Deployment, serve
+from mixed_os_racks.offline.nodejs import PRELUDE, node_config, program_error, run_node_program
+from mixed_os_racks.offline.resmon import Deployment, EngineMonitor, serve
+from mixed_os_racks.offline.stackfile import read_project
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
 NODE_MODULES = EXAMPLE / "node_modules"
@@ -185,6 +187,63 @@ console.log(JSON.stringify(util.inspect({ lane: "gpu" }, { colors: true })));
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
         "Error: boom\n    at /p/index.ts:6:72\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)",
         "{ lane: \x1b[32m'gpu'\x1b[39m }"]
+
+
+
+@pytest.mark.parametrize("debugged", [False, True])
+def test_the_sdks_promises_record_a_stack_only_when_their_leak_report_is_asked_for(debugged):
+    """Upstream (``@pulumi/pulumi`` 3.270.0, ``runtime/debuggable.js``): ``debuggablePromise`` records ``new
+    Error().stack`` on every promise the SDK makes, read only by the leak report printed under
+    ``PULUMI_DEBUG_PROMISE_LEAKS``; the SDK's own modules call it through the module's export
+    (``debuggable_1.debuggablePromise(...)``). Under the preview's first module, that stack has no frames unless the
+    variable is set, and then it has the caller's; other errors keep their frames either way."""
+    folder = node_modules()
+    script = """\
+require("@pulumi/pulumi");  // as a program loads the SDK
+const debuggable = require("@pulumi/pulumi/runtime/debuggable");
+function program() { return debuggable.debuggablePromise(Promise.resolve(1), "ctx"); }
+const made = program();
+const kept = debuggable.leakedPromises()[0];
+const recorded = [...kept].map(p => p._debugStackTrace)[0];
+function other() { return new Error().stack; }
+console.log(JSON.stringify([recorded.includes("at program"), other().includes("at other"), made instanceof Promise]));
+"""
+    env = {key: value for key, value in os.environ.items() if key != "PULUMI_DEBUG_PROMISE_LEAKS"}
+    if debugged:
+        env["PULUMI_DEBUG_PROMISE_LEAKS"] = "true"
+    done = subprocess.run(["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
+                          capture_output=True, text=True, timeout=60, cwd=folder.parent, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [debugged, True, True]
+
+
+
+@pytest.mark.slow
+def test_the_sdk_sends_the_engine_no_debug_messages_and_every_other_in_order(tmp_path, monkeypatch):
+    """Upstream (``@pulumi/pulumi`` 3.270.0, ``log/index.js``): ``log.debug`` sends an ``Engine.Log`` of severity
+    DEBUG whenever an engine is connected (the SDK's runtime itself logs three per resource), and every log waits
+    for the one before it to be answered. The preview shows no debug messages (as ``pulumi preview`` without
+    ``--debug``), so under its first module the SDK does not send them; the program's other messages arrive, in
+    the order it wrote them."""
+    program = """\
+import * as pulumi from "@pulumi/pulumi";
+for (let i = 0; i < 20; i++) {
+    new pulumi.ComponentResource("test:index:Thing", `thing-${i}`, {});
+    pulumi.log.debug(`debug ${i}`);
+}
+pulumi.log.warn("first");
+pulumi.log.debug("not sent");
+pulumi.log.info("second");
+pulumi.log.warn("third");
+"""
+    said: list[tuple[int, str]] = []
+    logged = EngineMonitor.log
+    monkeypatch.setattr(EngineMonitor, "log", lambda self, request: (said.append((request.severity, request.message)),
+                                                                      logged(self, request)))
+    folder = node_project(tmp_path / "p", program)
+    run = run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"})
+    assert len(run.resources) == 21  # the stack and the things
+    assert said == [(engine_pb2.WARNING, "first"), (engine_pb2.INFO, "second"), (engine_pb2.WARNING, "third")]
 
 
 @pytest.mark.slow

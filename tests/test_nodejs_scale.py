@@ -20,63 +20,41 @@ grpc/grpc ``src/core/server/server.cc``, ``server.h``):
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from mixed_os_racks.offline import resmon
-from mixed_os_racks.offline.catalog import Catalog
-from mixed_os_racks.offline.cloud import OfflineMocks
 from mixed_os_racks.offline.nodejs import NodeProgramError, run_node_program
-from mixed_os_racks.offline.resmon import Deployment, serve
 from mixed_os_racks.offline.stackfile import read_project
 
-from test_nodejs_programs import node_modules, node_project
+from test_nodejs_programs import node_project
 
-FLOOD = """\
-// Registrations as the Node.js SDK sends them: all at once, through its own generated client, on one channel.
-const grpc = require("@grpc/grpc-js");
-const resrpc = require("@pulumi/pulumi/proto/resource_grpc_pb");
-const resproto = require("@pulumi/pulumi/proto/resource_pb");
-const gstruct = require("google-protobuf/google/protobuf/struct_pb");
-const [address, count] = [process.argv[2], Number(process.argv[3])];
-const client = new resrpc.ResourceMonitorClient(address, grpc.credentials.createInsecure());
-const answers = {};
-let done = 0;
-for (let i = 0; i < count; i++) {
-    const req = new resproto.RegisterResourceRequest();
-    req.setType("kubernetes:core/v1:ConfigMap");
-    req.setName(`cm-${i}`);
-    req.setCustom(true);
-    req.setObject(gstruct.Struct.fromJavaScript({ metadata: { name: `cm-${i}` }, data: { index: String(i) } }));
-    client.registerResource(req, (err, resp) => {
-        const answer = err ? grpc.status[err.code] : "OK";
-        answers[answer] = (answers[answer] || 0) + 1;
-        if (++done === count) { console.log(JSON.stringify(answers)); process.exit(0); }
-    });
+JAVASCRIPT_PROJECT = "name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n"
+"""A project whose program is JavaScript (``index.js``), run without ts-node."""
+
+TEN_THOUSAND = """\
+const k8s = require("@pulumi/kubernetes");
+for (let i = 0; i < 10000; i++) {
+    new k8s.core.v1.ConfigMap(`cm-${i}`, { metadata: { name: `cm-${i}` }, data: { index: String(i) } });
 }
 """
 
 
 @pytest.mark.slow
-def test_ten_thousand_registrations_at_once_all_reach_the_plan_and_the_pack(tmp_path):
-    """10,000 registrations in flight at once, as a loop of 10,000 resources sends them, are all answered, all
-    recorded (the plan) and all handed on (``on_resource``, what sends each resource to the policy packs)."""
-    modules = node_modules()
-    (tmp_path / "flood.js").write_text(FLOOD)
-    (tmp_path / "node_modules").symlink_to(modules, target_is_directory=True)
+def test_a_program_of_ten_thousand_resources_has_all_of_them_in_the_plan_and_the_pack(tmp_path):
+    """A loop of 10,000 ``@pulumi/kubernetes`` ConfigMaps, run as the Node.js host runs it, sends 10,000
+    registrations at once: every one is answered, recorded (the plan) and handed on (``on_resource``, what sends each
+    resource to the policy packs). (Before the server queued every call, 1,500 previewed as about 1,450.)"""
+    folder = node_project(tmp_path / "p", "", pulumi_yaml=JAVASCRIPT_PROJECT)
+    (folder / "index.js").write_text(TEN_THOUSAND)
+    (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     handed_on: list[str] = []
-    mocks = OfflineMocks(Catalog.load(), {"aws:region": "us-east-1"})
-    with serve(mocks, Deployment("proj", "dev", {}), lambda resource: handed_on.append(resource.urn)) as server:
-        sent = subprocess.run(["node", "flood.js", server.address, "10000"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=900)
-        assert sent.returncode == 0, sent.stderr
-        assert json.loads(sent.stdout) == {"OK": 10_000}
-        assert server.refused() == 0
-        urns = [resource.urn for resource in server.monitor.run().resources]
-    expected = {f"urn:pulumi:dev::proj::kubernetes:core/v1:ConfigMap::cm-{i}" for i in range(10_000)}
+    run = run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"},
+                           on_resource=lambda resource: handed_on.append(resource.urn))
+    urns = [resource.urn for resource in run.resources if resource.type == "kubernetes:core/v1:ConfigMap"]
+    expected = {f"urn:pulumi:dev::tsprogram::kubernetes:core/v1:ConfigMap::cm-{i}" for i in range(10_000)}
     assert (len(urns), set(urns)) == (10_000, expected)
-    assert sorted(handed_on) == sorted(urns)
+    assert set(urns) <= set(handed_on)
 
 
 @pytest.mark.slow
@@ -85,7 +63,7 @@ def test_a_call_the_server_refuses_fails_the_preview_not_a_partial_plan(tmp_path
     run fails, saying so, and returns no plan. (The server is made to refuse past one pending call here.)"""
     program = ("const pulumi = require('@pulumi/pulumi');\n"
                "for (let i = 0; i < 300; i++) new pulumi.CustomResource('test:index:Thing', `thing-${i}`, {});\n")
-    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    folder = node_project(tmp_path / "p", "", pulumi_yaml=JAVASCRIPT_PROJECT)
     (folder / "index.js").write_text(program)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     monkeypatch.setattr(resmon, "SERVER_OPTIONS", [("grpc.server.max_pending_requests", 0),

@@ -1,7 +1,7 @@
 """The offline preview feeds the policy packs as the Pulumi CLI does during a preview: resources go to
 ``Analyze`` as the program registers them (in groups growing from ``FIRST_GROUP`` to ``FEED_EVERY``),
-so a pack works while the program still runs, and ``AnalyzeStack`` follows once the program is done. The program itself serves the SDK's monitor
-requests on its own thread."""
+so a pack works while the program still runs, and ``AnalyzeStack`` follows once the program is done. The program
+itself serves the SDK's monitor requests on its own thread."""
 
 from __future__ import annotations
 

@@ -128,7 +128,8 @@ links = []
 def stack(args, report):
     read.extend(r.props["spec"]["size"] for r in args.resources)
     links.append([(r.name, r.parent.name if r.parent else None, [d.name for d in r.dependencies],
-                   {k: [d.name for d in v] for k, v in r.property_dependencies.items()}, r.opts.protect) for r in args.resources])
+                   {k: [d.name for d in v] for k, v in r.property_dependencies.items()}, r.opts.protect)
+                  for r in args.resources])
 servicer = sdk._PolicyAnalyzerServicer(
     "p", "0.0.1", [ResourceValidationPolicy(name="each", description="d", validate=each),
                    StackValidationPolicy(name="stack", description="d", validate=stack),
@@ -140,7 +141,8 @@ def props(n):
     struct.update({"spec": {"size": n, "names": ["a", "b"]}})
     return struct
 
-requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=f"urn:pulumi:s::p::t:m:R::r{n}", properties=props(n)) for n in range(5)]
+requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=f"urn:pulumi:s::p::t:m:R::r{n}", properties=props(n))
+            for n in range(5)]
 answers = [servicer.Analyze(request, None) for request in requests]
 assert [len(a.diagnostics) for a in answers] == [0, 0, 1, 0, 0], answers
 assert len(built) == 5, len(built)
@@ -163,7 +165,8 @@ assert sdk.unknown_checking_proxy(fresh) is not sdk.unknown_checking_proxy(fresh
 import os, pulumi
 stacks = []
 servicer = sdk._PolicyAnalyzerServicer(
-    "p", "0.0.1", [ResourceValidationPolicy(name="stack", description="d", validate=lambda a, r: stacks.append(pulumi.get_stack()))],
+    "p", "0.0.1", [ResourceValidationPolicy(name="stack", description="d",
+                                            validate=lambda a, r: stacks.append(pulumi.get_stack()))],
     EnforcementLevel.ADVISORY, None, "d", None, None, None, None, None)
 os.environ.update(PULUMI_PROJECT="p", PULUMI_DRY_RUN="true", PULUMI_STACK="dev")
 servicer.Analyze(requests[0], None)
@@ -221,8 +224,10 @@ def props(n):
     return struct
 
 urn = "urn:pulumi:s::p::t:m:R::r{}".format
-provider = pb.AnalyzerProviderResource(type="pulumi:providers:aws", name="default", urn="urn:pulumi:s::p::pulumi:providers:aws::default")
-requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=urn(n), properties=props(n), provider=provider) for n in range(5)]
+provider = pb.AnalyzerProviderResource(type="pulumi:providers:aws", name="default",
+                                       urn="urn:pulumi:s::p::pulumi:providers:aws::default")
+requests = [pb.AnalyzeRequest(type="t:m:R", name=f"r{n}", urn=urn(n), properties=props(n), provider=provider)
+            for n in range(5)]
 answers = [servicer.Analyze(request, None) for request in requests]
 whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(
     type=q.type, name=q.name, urn=q.urn, properties=props(n), provider=provider,
@@ -231,7 +236,8 @@ whole = pb.AnalyzeStackRequest(resources=[pb.AnalyzerResource(
     propertyDependencies={"spec": pb.AnalyzerPropertyDependencies(urns=[urn(0), urn(9)])} if n == 3 else {})
     for n, q in enumerate(requests)])
 stack_answer = servicer.AnalyzeStack(whole, None)
-diagnostics = [[(d.policyName, d.message, d.urn, d.enforcementLevel) for d in a.diagnostics] for a in [*answers, stack_answer]]
+diagnostics = [[(d.policyName, d.message, d.urn, d.enforcementLevel) for d in a.diagnostics]
+               for a in [*answers, stack_answer]]
 print(json.dumps({"seen": seen, "diagnostics": diagnostics}, sort_keys=True))
 '''
 

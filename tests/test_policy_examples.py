@@ -16,7 +16,8 @@ from conftest import REPO
 EXAMPLES = REPO / "examples"
 STACK_EXAMPLES = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name not in ("consumer", "typescript-consumer"))
 """The rack plus one hand-written resource, stack ``example`` (``consumer`` and ``typescript-consumer``, another
-team's own programs with their own stacks, have their own tests: ``test_consumer.py``, ``test_typescript_consumer.py``)."""
+team's own programs with their own stacks, have their own tests: ``test_consumer.py``,
+``test_typescript_consumer.py``)."""
 DOCS = "".join(path.read_text(encoding="utf-8") for path in sorted((REPO / "docs").glob("*.md")))
 
 

@@ -453,7 +453,8 @@ def test_a_disabled_check_leaves_nothing_unverified(pack):
 # ---- gpu-lane-os -------------------------------------------------------------------------------------------
 
 
-GPU_ON_BR = "make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"
+GPU_ON_BR = ("make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
+             "pool or node group)")
 
 
 def test_a_gpu_pool_on_a_bottlerocket_node_class(pack):

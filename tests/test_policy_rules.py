@@ -97,7 +97,8 @@ def test_volume_sizes_are_kubernetes_quantities(quantity, gib):
 
 
 NODEADM = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {}\n"
-MIME = f'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: application/node.eks.aws\n\n{NODEADM}--B--\n'
+MIME = ('MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n'
+        f'--B\nContent-Type: application/node.eks.aws\n\n{NODEADM}--B--\n')
 
 
 @pytest.mark.parametrize(

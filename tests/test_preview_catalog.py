@@ -109,10 +109,11 @@ def plain_project(folder: Path) -> Path:
 
 
 def test_a_plain_programs_node_group_below_its_amis_snapshot_is_refused_from_the_catalog(tmp_path, capsys):
-    """pulumi-eks puts ``diskSize`` in the launch template it builds when ``amiId`` is given (``createMNGCustomLaunchTemplate``,
-    pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts at 7bf0c1b1: one block device mapping of ``diskSize`` GiB, the
-    image ``amiId``): EC2 refuses a root volume below the image's root snapshot. The catalog holds the snapshot's size;
-    the pack hears it from the offline preview, not only from the components' own records."""
+    """pulumi-eks puts ``diskSize`` in the launch template it builds when ``amiId`` is given
+    (``createMNGCustomLaunchTemplate``, pulumi/pulumi-eks nodejs/eks/nodes/nodegroup.ts at 7bf0c1b1: one block device
+    mapping of ``diskSize`` GiB, the image ``amiId``): EC2 refuses a root volume below the image's root snapshot. The
+    catalog holds the snapshot's size; the pack hears it from the offline preview, not only from the components' own
+    records."""
     project = plain_project(tmp_path / "plain")
     out = tmp_path / "out.json"
     code = main(["preview", "--cwd", str(project), "--stack", "dev", "--amis", str(write_catalog(tmp_path, image(BIG_ROOT_AMI, 120))),

@@ -217,7 +217,8 @@ def test_a_lane_that_fits_its_reservations_gets_nothing():
 def test_each_misfit_names_the_reservation_and_the_lane():
     assert fits(pool(ids=("cr-0fedcba9876543210",))) == [
         "karpenter nodepool 'train': capacity reservation cr-0fedcba9876543210 is not one the account has (EC2 "
-        "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and the region"]
+        "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and "
+        "the region"]
     assert fits(pool(types=("p4d.24xlarge",))) == [
         f"karpenter nodepool 'train': Capacity Block {BLOCK} is of p5.48xlarge, which the pool's requirements do not let "
         f"it launch: Karpenter launches nothing into it"]
@@ -354,7 +355,8 @@ def test_the_pack_judges_another_programs_reserved_pool(pack):
         f"karpenter nodepool 'train': its limits (cpu 192) hold 1 of the 2 p5.48xlarge of Capacity Block {BLOCK}: "
         f"the other 1 stay idle, billed all the same (raise the limits)",
         "karpenter nodepool 'train': capacity reservation cr-0fedcba9876543210 is not one the account has (EC2 "
-        "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and the region"]
+        "DescribeCapacityReservations does not find it in the stack's region): check the id, the account and "
+        "the region"]
 
 
 def test_the_pack_warns_of_a_block_ending_within_a_week_by_its_clock(pack):

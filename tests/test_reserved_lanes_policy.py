@@ -6,8 +6,9 @@ Upstream facts pinned here (beside the ones in ``test_reserved_node_groups.py``)
   ``latest/ug/ml/capacity-blocks-mng.adoc`` at 4d52b4d): "If the capacity type isn't set to CAPACITY_BLOCK or any of
   the other above required launch template values are missing, then the create request will be rejected": the
   launch template must carry ``InstanceMarketOptions.MarketType: capacity-block``, the block's
-  ``CapacityReservationTarget.CapacityReservationId`` and an ``InstanceType``; ``latest/ug/nodes/launch-templates.adoc``:
-  with an instance type in the launch template, none may be given in the node group.
+  ``CapacityReservationTarget.CapacityReservationId`` and an ``InstanceType``;
+  ``latest/ug/nodes/launch-templates.adoc``: with an instance type in the launch template, none may be given in the
+  node group.
 - Karpenter v1.14.1: a NodePool launches into the reservations its EC2NodeClass selects only with ``reserved`` in its
   ``karpenter.sh/capacity-type`` requirement, and launches on-demand when it has none (karpenter.sh docs/tasks/odcrs,
   ``wellknown.CAPACITY_TYPE_KEY``); the CRD's ``capacityReservationSelectorTerms`` select by ``id`` or by tags.

@@ -87,7 +87,8 @@ PROGRAM = textwrap.dedent("""
             if args.token == "aws:eks/getCluster:getCluster":
                 return {{"endpoint": "https://example.eks", "arn": "arn:aws:eks:us-east-1:123456789012:cluster/shared",
                         "certificateAuthorities": [{{"data": "Y2E="}}], "name": "shared",
-                        "roleArn": "arn:aws:iam::123456789012:role/eks", "vpcConfig": {{"subnetIds": ["subnet-0a1b2c3d4e5f60718"]}}}}
+                        "roleArn": "arn:aws:iam::123456789012:role/eks",
+                        "vpcConfig": {{"subnetIds": ["subnet-0a1b2c3d4e5f60718"]}}}}
             return {{}}
 
     pulumi.runtime.set_mocks(Mocks(), preview=True)

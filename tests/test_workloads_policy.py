@@ -753,7 +753,8 @@ def test_pods_of_well_known_custom_resources_are_judged_as_a_deployments(pack, a
 
 
 def _missing(subject: str, pool: str) -> str:
-    return f"{subject} targets karpenter nodepool '{pool}', which does not exist on this rack (existing pools: gpu, workload)"
+    return (f"{subject} targets karpenter nodepool '{pool}', which does not exist on this rack "
+            "(existing pools: gpu, workload)")
 
 
 def _gpu_on_workload(subject: str) -> str:

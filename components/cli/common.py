@@ -16,7 +16,7 @@ from ..offline.stackfile import stack_name_problem
 from ..spec.base import shown
 
 if TYPE_CHECKING:
-    from ..offline.laneguard import PlanStep
+    from ..offline.laneguard import GuardStep
 
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]
     """What a command's module adds its parser to (``parser.add_subparsers()``)."""
@@ -88,7 +88,7 @@ def allowed_lanes(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def unused_allowances(names: list[str], steps: list[PlanStep]) -> None:
+def unused_allowances(names: list[str], steps: list[GuardStep]) -> None:
     from ..offline.laneguard import unmatched_allowances
 
     for name in unmatched_allowances(steps, names):

@@ -56,7 +56,8 @@ def add_parser(sub: Commands) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    """``mixed-os-racks fleet``: the stacks previewed, the matrix printed (and written), the order and the gate judged."""
+    """``mixed-os-racks fleet``: the stacks previewed, the matrix printed (and written), the order and the gate
+    judged."""
     cwd = project_dir(args.cwd)
     project_file = read_project(cwd)
     program = program_of(cwd, project_file.runtime)
@@ -158,11 +159,11 @@ def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, p
             raise ConfigError(located(str(exc), str(stack_file), lines)) from None
         violations = ran.violations
         if state is not None:
-            from ..offline.laneguard import PlanStep, judge
+            from ..offline.laneguard import guard_steps, judge
             from ..offline.plan import make_plan
 
             plan = make_plan(ran.run, state)
-            steps = [PlanStep(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+            steps = guard_steps(plan.steps)
             violations = violations + judge(steps, [])
             column.counts = dict(plan.summary())
             column.errors += plan.errors

@@ -96,11 +96,11 @@ def command(args: argparse.Namespace) -> int:
         if args.json_out:
             write_json(args.json_out, {**to_json(run, violations), "costs": lane_costs.as_json(worst)})
     else:  # the plan's modules load only when asked for: the plain preview stays as fast as it was
-        from ..offline.laneguard import PlanStep, judge
+        from ..offline.laneguard import guard_steps, judge
         from ..offline.plan import make_plan, plan_json, render_plan
 
         plan = make_plan(run, state)
-        steps = [PlanStep(s.op, s.urn, s.type, s.old_state(), s.new_state(), s.diff) for s in plan.steps]
+        steps = guard_steps(plan.steps)
         violations = violations + judge(steps, allow)
         unused_allowances(allow, steps)
         if state.encrypted:

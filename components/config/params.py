@@ -330,7 +330,8 @@ class RackParams(BaseModel):
                      "additional_build_groups_config", mode="wrap")
     @classmethod
     def _lists(cls, value: Any, handler: Any, info: ValidationInfo) -> list[Any]:
-        """A list of pools or node groups (YAML, or the seeds' JSON text): a spec per item, every problem at its path."""
+        """A list of pools or node groups (YAML, or the seeds' JSON text): a spec per item, every problem at its
+        path."""
         items = json_list(value)
         if not isinstance(items, list):
             refused: list[Any] = handler(items)  # not a list: pydantic's list validation refuses it

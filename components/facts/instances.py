@@ -139,7 +139,8 @@ _MIG_PROFILE_RE = re.compile(r"([0-9]+)g\.([0-9]+)gb(?:[+.-][a-z.+-]*)?")
 
 def mig_profile(text: str) -> Optional[str]:
     """A MIG profile as NVIDIA writes it, without its attributes: ``1g.10gb+me`` and the device plugin's resource
-    spelling ``1g.10gb.me`` (``nvidia.com/mig-1g.10gb.me``: it writes ``+`` as ``.``) -> ``1g.10gb``; None for no profile."""
+    spelling ``1g.10gb.me`` (``nvidia.com/mig-1g.10gb.me``: it writes ``+`` as ``.``) -> ``1g.10gb``; None for no
+    profile."""
     match = _MIG_PROFILE_RE.fullmatch(text.strip().lower())
     return f"{match.group(1)}g.{match.group(2)}gb" if match else None
 

@@ -268,8 +268,8 @@ EKS_UNDATED: dict[str, str] = {
     "1.36": "after 1.35 on EKS; its end-of-support dates are not in the calendar versions read here",
     "1.37": "after 1.35 on EKS; its end-of-support dates are not in the calendar versions read here",
 }
-"""Minors after the calendar's newest whose dates the sources read here do not give (the user guide's calendar in the versions
-stored here, endoflife.date's page at commit 05b554b2, the EKS user guide pages: none lists 1.36 or 1.37):
+"""Minors after the calendar's newest whose dates the sources read here do not give (the user guide's calendar in the
+versions stored here, endoflife.date's page at commit 05b554b2, the EKS user guide pages: none lists 1.36 or 1.37):
 they are judged ``unknown``, never guessed from the 14- and 26-month rule, because EKS dates a minor from its
 own release on EKS, which no source here gives."""
 EKS_VERSION_SOURCE = "the EKS Kubernetes release calendar"

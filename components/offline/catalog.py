@@ -563,9 +563,9 @@ class Catalog:
         """The sections the file wrote (``ebs_encryption_by_default`` among them only when the file set it)."""
 
     def over(self, base: "Catalog") -> "Catalog":
-        """This catalog added to ``base``: every image, SSM parameter, subnet, price, cluster and capacity reservation of both, this
-        catalog's entry winning over ``base``'s of the same id or key, and ``base``'s EBS encryption default unless
-        this catalog sets its own (``--amis FILE`` over the default catalog)."""
+        """This catalog added to ``base``: every image, SSM parameter, subnet, price, cluster and capacity reservation
+        of both, this catalog's entry winning over ``base``'s of the same id or key, and ``base``'s EBS encryption
+        default unless this catalog sets its own (``--amis FILE`` over the default catalog)."""
         encrypted = self.ebs_encryption_by_default if "ebs_encryption_by_default" in self.given else base.ebs_encryption_by_default
         return Catalog({**base.amis, **self.amis}, self.source, encrypted, {**base.ssm_parameters, **self.ssm_parameters},
                        {**base.subnets, **self.subnets}, {**base.prices, **self.prices}, {**base.clusters, **self.clusters},

@@ -133,7 +133,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         found = self.catalog.reservations.get(reservation_id)
         why = f"has no reservations.{reservation_id}"
         if found is not None and found.end is not None and found.end <= clock.now():
-            why = f"lists reservations.{reservation_id} as ended on {found.end.isoformat().replace('+00:00', 'Z')}: EC2 expired it"
+            why = (f"lists reservations.{reservation_id} as ended on {found.end.isoformat().replace('+00:00', 'Z')}: "
+                   "EC2 expired it")
             found = None
         if found is None:
             raise ProviderError(f"reading EC2 Capacity Reservation ({reservation_id}): couldn't find resource (the offline "

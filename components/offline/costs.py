@@ -41,7 +41,8 @@ def _ordered(costs: cost.Costs) -> list[cost.LaneCost]:
 
 
 def lines(costs: cost.Costs) -> list[str]:
-    """``Worst case per hour (...)``: a line per lane, then each rack's sum (or, for lanes outside one rack, the total)."""
+    """``Worst case per hour (...)``: a line per lane, then each rack's sum (or, for lanes outside one rack, the
+    total)."""
     if not costs.lanes and not costs.unknown:
         return []
     rows = [(lane.subject, lane.worst.figure, lane.worst.detail + _paid(lane) + _rollout(lane)

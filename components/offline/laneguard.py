@@ -1,5 +1,5 @@
 """Judge a plan's steps for what they do to the rack's lanes: the checks ``preview --state`` and
-``guard`` (over ``pulumi preview --json``) both run, on the same ``PlanStep`` list.
+``guard`` (over ``pulumi preview --json``) both run, on the same ``GuardStep`` list (``guard_steps``).
 
 - ``lane-removal`` (mandatory): a step deletes or replaces a lane: a Karpenter NodePool or its
   EC2NodeClass, a managed node group (``aws:eks/nodeGroup:NodeGroup``, or the pulumi-eks /
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Protocol
 
 from .. import contract
 from ..contract import CANARY_OF
@@ -72,8 +72,9 @@ NODEGROUP_ROLLING = ("launchTemplate.version", "version", "releaseVersion")
 
 
 @dataclass
-class PlanStep:
-    """One step of a plan, whichever tool made it: ``old``/``new`` are resource states
+class GuardStep:
+    """One step of a plan as the lane checks read it, whichever tool made the plan (the offline plan's ``PlanStep``,
+    ``guard_steps``; a step of ``pulumi preview --json``, ``previewjson``): ``old``/``new`` are resource states
     (``type``, ``inputs``, ``parent``, ``propertyDependencies``), ``diff`` the changed input paths."""
 
     op: str
@@ -96,6 +97,24 @@ class PlanStep:
         return inputs if isinstance(inputs, dict) else {}
 
 
+
+class PlannedStep(Protocol):
+    """A step of the offline plan (``plan.PlanStep``), as ``guard_steps`` reads it."""
+
+    op: str
+    urn: str
+    type: str
+    diff: list[str]
+
+    def old_state(self) -> Optional[dict[str, Any]]: ...
+
+    def new_state(self) -> Optional[dict[str, Any]]: ...
+
+
+def guard_steps(steps: Iterable[PlannedStep]) -> list[GuardStep]:
+    """The offline plan's steps (``preview --state``, ``fleet --states``) as the lane checks read them."""
+    return [GuardStep(step.op, step.urn, step.type, step.old_state(), step.new_state(), step.diff) for step in steps]
+
 def is_nodepool(type_: str) -> bool:
     return type_.startswith("kubernetes:karpenter.sh/") and type_.endswith(":NodePool")
 
@@ -112,7 +131,7 @@ def _get(value: Any, *keys: str) -> Any:
     return value
 
 
-def canary_of(step: PlanStep) -> Optional[str]:
+def canary_of(step: GuardStep) -> Optional[str]:
     """The lane a canary's step belongs to, from the mark the components put on it before the change (a NodePool's
     or EC2NodeClass's annotation, a node group's tag), or None for a step of no canary."""
     inputs = step.inputs("old")
@@ -121,7 +140,7 @@ def canary_of(step: PlanStep) -> Optional[str]:
     return shown(mark) if isinstance(mark, str) and mark else None
 
 
-def _k8s_name(step: PlanStep, which: str = "either") -> str:
+def _k8s_name(step: GuardStep, which: str = "either") -> str:
     name = _get(step.inputs(which), "metadata", "name")
     return shown(name) if isinstance(name, str) and name else step.name
 
@@ -138,7 +157,7 @@ def _number(value: Any) -> Optional[int]:
 # ---- what happens to a lane's nodes ----------------------------------------------------------------------
 
 
-def budget_text(pool: Optional[PlanStep]) -> str:
+def budget_text(pool: Optional[GuardStep]) -> str:
     """How many of a pool's nodes Karpenter disrupts at a time for drift, from the pool's budgets."""
     budgets = _get(pool.inputs("new") if pool else {}, "spec", "disruption", "budgets")
     applicable = []
@@ -171,7 +190,7 @@ def budget_text(pool: Optional[PlanStep]) -> str:
     return f"{text} at a time (the pool's disruption budget){unbounded}"
 
 
-def max_unavailable_text(group: PlanStep) -> str:
+def max_unavailable_text(group: GuardStep) -> str:
     update = _get(group.inputs("new"), "updateConfig") or {}
     number = _number(_get(update, "maxUnavailable"))
     if number:
@@ -182,7 +201,7 @@ def max_unavailable_text(group: PlanStep) -> str:
     return f"{EKS_DEFAULT_MAX_UNAVAILABLE} node at a time (EKS's default maxUnavailable)"
 
 
-def _named(group: PlanStep) -> bool:
+def _named(group: GuardStep) -> bool:
     """The group's name is the user's (not auto-named by the provider: not in ``__defaults``), so a
     replacement must delete it first (pulumi-terraform-bridge's delete-before-replace rule)."""
     new = group.inputs("new")
@@ -190,7 +209,7 @@ def _named(group: PlanStep) -> bool:
     return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in (defaults if isinstance(defaults, list) else [])
 
 
-def _group_size(group: PlanStep) -> str:
+def _group_size(group: GuardStep) -> str:
     for which in ("old", "new"):
         size = _number(_get(group.inputs(which), "scalingConfig", "desiredSize"))
         if size is not None:
@@ -210,18 +229,18 @@ class TouchedLane:
     name: str
     aliases: set[str]
     """Every name the lane goes by (its resources', its label's, its component's): what ``allow`` may name."""
-    step: PlanStep
+    step: GuardStep
 
 
-def _class_of(pool: PlanStep, which: str) -> Optional[str]:
+def _class_of(pool: GuardStep, which: str) -> Optional[str]:
     name = _get(pool.inputs(which), "spec", "template", "spec", "nodeClassRef", "name")
     return name if isinstance(name, str) else None
 
 
-def _pools_by_class(steps: Iterable[PlanStep]) -> dict[str, list[PlanStep]]:
+def _pools_by_class(steps: Iterable[GuardStep]) -> dict[str, list[GuardStep]]:
     """Class name -> the NodePool steps that name it, before or after (read once: a plan may hold
     thousands of pools)."""
-    found: dict[str, list[PlanStep]] = {}
+    found: dict[str, list[GuardStep]] = {}
     for step in steps:
         if is_nodepool(step.type):
             for name in dict.fromkeys((_class_of(step, "old"), _class_of(step, "new"))):
@@ -230,7 +249,7 @@ def _pools_by_class(steps: Iterable[PlanStep]) -> dict[str, list[PlanStep]]:
     return found
 
 
-def _group_lane(step: PlanStep, ancestors: list[str]) -> TouchedLane:
+def _group_lane(step: GuardStep, ancestors: list[str]) -> TouchedLane:
     labels = _get(step.inputs(), "labels") or {}
     label = labels.get(contract.NODEGROUP_LABEL) if isinstance(labels, dict) else None
     aliases = {step.name, *ancestors}
@@ -255,7 +274,7 @@ def _urn_type(urn: str) -> str:
     return parts[2].rsplit("$", 1)[-1] if len(parts) >= 4 else ""
 
 
-def _ancestors(step: PlanStep, by_urn: dict[str, PlanStep]) -> list[str]:
+def _ancestors(step: GuardStep, by_urn: dict[str, GuardStep]) -> list[str]:
     """The names of the node-group components around a group (pulumi-eks's, the rack's), outermost first."""
     names: list[str] = []
     seen: set[str] = set()
@@ -269,7 +288,7 @@ def _ancestors(step: PlanStep, by_urn: dict[str, PlanStep]) -> list[str]:
     return names[::-1]
 
 
-def judge(steps: list[PlanStep], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
+def judge(steps: list[GuardStep], allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The ``lane-removal`` violations (mandatory, unless the lane is in ``allow``) and
     ``lane-rollout`` advisories of a plan's steps."""
     allowed = {a for a in allow if a}
@@ -281,28 +300,28 @@ def judge(steps: list[PlanStep], allow: Iterable[str] = ()) -> list[dict[str, An
     return out
 
 
-def unmatched_allowances(steps: list[PlanStep], allow: Iterable[str]) -> list[str]:
+def unmatched_allowances(steps: list[GuardStep], allow: Iterable[str]) -> list[str]:
     """The names in ``allow`` that name no lane the steps remove (a typo would otherwise pass unnoticed)."""
     removed = {a for v in _verdicts(steps) if v["policy"] == LANE_REMOVAL for a in v["aliases"]}
     return [name for name in allow if name not in removed]
 
 
-def _verdicts(steps: list[PlanStep]) -> list[dict[str, Any]]:
+def _verdicts(steps: list[GuardStep]) -> list[dict[str, Any]]:
     by_urn = {s.urn: s for s in steps}
     removing = ("delete", "replace")
     pools_of_class = _pools_by_class(steps)
-    removed_classes: dict[Optional[str], list[PlanStep]] = {}
+    removed_classes: dict[Optional[str], list[GuardStep]] = {}
     for c in steps:
         if is_nodeclass(c.type) and c.op in removing:
             removed_classes.setdefault(_k8s_name(c, "old"), []).append(c)
-    groups_by_parent: dict[str, list[PlanStep]] = {}
+    groups_by_parent: dict[str, list[GuardStep]] = {}
     for s in steps:
         if s.type == contract.EKS_NODE_GROUP:
             for parent in _parents(s, by_urn):
                 groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
 
-    def verdict(policy: str, level: str, step: PlanStep, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
+    def verdict(policy: str, level: str, step: GuardStep, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
         verdicts.append({"pack": PACK, "policy": policy, "level": level, "urn": step.urn, "lane": lane, "message": message,
                          "aliases": set(aliases) | {lane}})
 
@@ -401,27 +420,27 @@ LANE_CRDS = {"nodepools.karpenter.sh": "NodePool", "nodeclaims.karpenter.sh": "N
 """Karpenter's CustomResourceDefinitions: deleting one deletes every object of its kind."""
 
 
-def _ignores_scaling(step: PlanStep) -> bool:
+def _ignores_scaling(step: GuardStep) -> bool:
     """The program ignores the group's desired size (its autoscaler owns it): a change there is not planned."""
     ignored = (step.new or {}).get("ignoreChanges") if isinstance(step.new, dict) else None
     return any(isinstance(p, str) and p.replace('["', ".").replace('"]', "").startswith("scalingConfig")
                for p in (ignored or []))
 
 
-def _retained(step: PlanStep) -> bool:
+def _retained(step: GuardStep) -> bool:
     """``retainOnDelete`` on the old state: pulumi's delete step skips the provider's delete (and a replace's
     delete of the old one), so the object stays."""
     return isinstance(step.old, dict) and step.old.get("retainOnDelete") is True
 
 
-def _already_gone(step: PlanStep) -> bool:
+def _already_gone(step: GuardStep) -> bool:
     """``pendingReplacement`` on the old state: a delete-before-replace deleted it and did not create its
     replacement; the plan's replace only creates it again, and removes nothing. ``external``: the state only
     read it; a replace creates one the program owns in its place and leaves the one it read alone."""
     return isinstance(step.old, dict) and (step.old.get("pendingReplacement") is True or step.old.get("external") is True)
 
 
-def _parents(step: PlanStep, by_urn: dict[str, PlanStep]) -> set[str]:
+def _parents(step: GuardStep, by_urn: dict[str, GuardStep]) -> set[str]:
     out = set()
     parent = step.state().get("parent") or ""
     while parent and parent not in out:
@@ -435,7 +454,7 @@ NODEPOOL_SETS = ("spec.template.spec.taints", "spec.template.spec.startupTaints"
 """Lists Karpenter's NodePool hash reads as sets (``HashOptions{SlicesAsSets: true}``): a new order is no drift."""
 
 
-def _reordered(step: PlanStep, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> bool:
+def _reordered(step: GuardStep, path: str, sets: tuple[str, ...] = NODEPOOL_SETS) -> bool:
     """Whether ``path`` lies in a set-like list (one of ``sets``) whose old and new items are the same, reordered."""
     for key in sets:
         if related(path, key):
@@ -445,7 +464,7 @@ def _reordered(step: PlanStep, path: str, sets: tuple[str, ...] = NODEPOOL_SETS)
     return False
 
 
-def _class_lists(step: PlanStep) -> tuple[str, ...]:
+def _class_lists(step: GuardStep) -> tuple[str, ...]:
     """The class's list fields: its hash reads every list as a set (``SlicesAsSets``), and its selections
     resolve to sets of subnets, groups and AMIs, so a new order drifts nothing."""
     spec = _get(step.inputs("new"), "spec")
@@ -456,7 +475,7 @@ def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
     return [p for p in diff if any(related(p, r) for r in rules)]
 
 
-def _rollouts(steps: list[PlanStep], by_urn: dict[str, PlanStep], pools_of_class: dict[str, list[PlanStep]], verdict: Any) -> None:
+def _rollouts(steps: list[GuardStep], by_urn: dict[str, GuardStep], pools_of_class: dict[str, list[GuardStep]], verdict: Any) -> None:
     for step in steps:
         if step.op != "update":
             continue
@@ -468,7 +487,7 @@ def _rollouts(steps: list[PlanStep], by_urn: dict[str, PlanStep], pools_of_class
                 continue
             name = _k8s_name(step)
             what = sorted({NODECLASS_SELECTING[k] for k in NODECLASS_SELECTING for p in selecting if related(p, k)})
-            candidates: list[Optional[PlanStep]] = list(pools_of_class.get(name, [])) or [None]
+            candidates: list[Optional[GuardStep]] = list(pools_of_class.get(name, [])) or [None]
             for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
                 if changed:

@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 from ..spec.base import shown
 from . import sdk
-from .laneguard import PlanStep
+from .laneguard import GuardStep
 from .stackexport import (StateFileError, check_state_fields, cycle_words, listed, mapped, parent_cycle, parse_json,
                           read_text, urn_parts)
 
@@ -108,7 +108,7 @@ def _digest_of_events(events: list[dict[str, Any]], path: Path) -> dict[str, Any
     return {"steps": steps, "diagnostics": diagnostics, "changeSummary": summary or {}}
 
 
-def read_preview_json(path: Path) -> tuple[list[PlanStep], dict[str, int]]:
+def read_preview_json(path: Path) -> tuple[list[GuardStep], dict[str, int]]:
     """The steps of the preview at ``path`` and its ``changeSummary``; ``StateFileError`` says what is wrong."""
     text = read_text(path, PREVIEW)
     events = None
@@ -140,8 +140,8 @@ def read_preview_json(path: Path) -> tuple[list[PlanStep], dict[str, int]]:
     return _steps(items, path), {str(k): v for k, v in summary.items()}
 
 
-def _steps(items: list[tuple[Any, str]], path: Path) -> list[PlanStep]:
-    read: list[tuple[str, PlanStep]] = []
+def _steps(items: list[tuple[Any, str]], path: Path) -> list[GuardStep]:
+    read: list[tuple[str, GuardStep]] = []
     stacks: set[tuple[str, str]] = set()
     for item, where in items:
         if not isinstance(item, dict):
@@ -166,16 +166,16 @@ def _steps(items: list[tuple[Any, str]], path: Path) -> list[PlanStep]:
                 check_state_fields(state, f"{where}.{key}")
         old, new = _without_unknowns(old), _without_unknowns(new)
         diff = _diff(item.get("detailedDiff"), item.get("diffReasons"), where, "diffReasons")
-        read.append((op, PlanStep(op, urn, qualified.rsplit("$", 1)[-1], old, new, diff)))
+        read.append((op, GuardStep(op, urn, qualified.rsplit("$", 1)[-1], old, new, diff)))
     return _logical(read, path)
 
 
-def _logical(read: list[tuple[str, PlanStep]], path: Path) -> list[PlanStep]:
+def _logical(read: list[tuple[str, GuardStep]], path: Path) -> list[GuardStep]:
     """One step per resource: ``--show-replacement-steps``' parts folded into their logical step. A
     ``delete-replaced`` of an old copy an earlier replacement left (no replacement of its own) stays one."""
     replaced = {step.urn for op, step in read if op in ("replace", "create-replacement", "import-replacement")}
-    steps: list[PlanStep] = []
-    logical: dict[str, PlanStep] = {}
+    steps: list[GuardStep] = []
+    logical: dict[str, GuardStep] = {}
     for op, step in read:
         if op == "delete-replaced" and step.urn not in replaced:
             steps.append(step)

@@ -18,8 +18,8 @@ refresh) names the template's version that holds it (its ``latestVersion``: a sy
 with the version it was sent), and since the later of both resources' ``modified``: the engine moves a resource's
 ``modified`` when an update of it succeeds (or fails with the provider reporting the state it left) and when a
 refresh finds it changed (pulumi/pulumi ``pkg/resource/deploy/step.go``, ``UpdateStep.Apply``,
-``RefreshStep.Apply``), so the group's time is at or after the moment it reached the version. Any other holder (an EC2NodeClass, a self-managed
-group's template) proves only that the lane pins the image.
+``RefreshStep.Apply``), so the group's time is at or after the moment it reached the version. Any other holder (an
+EC2NodeClass, a self-managed group's template) proves only that the lane pins the image.
 """
 
 from __future__ import annotations

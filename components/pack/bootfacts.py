@@ -172,8 +172,8 @@ def shown_value(value: Any) -> str:
 def node_pool_limit(name: str, value: Any) -> tuple[Optional[float], str]:
     """One NodePool limit as Kubernetes takes it and Karpenter reads it: its amount in base units (negative: every
     node is over it), or why the NodePool never launches a node, said of the pool (``is never created: Kubernetes
-    refuses limits.cpu 'abc' ...``, ``launches nothing: Karpenter cannot read ...``). The API server holds a limit to the CRD's
-    schema (a whole number of 64 bits, or text of ``QUANTITY_PATTERN``) and refuses the NodePool otherwise;
+    refuses limits.cpu 'abc' ...``, ``launches nothing: Karpenter cannot read ...``). The API server holds a limit to
+    the CRD's schema (a whole number of 64 bits, or text of ``QUANTITY_PATTERN``) and refuses the NodePool otherwise;
     Karpenter decodes the text it took with ``ParseQuantity``, which refuses an exponent that is no int64."""
     what = f"limits.{name} {shown_value(value)}"
     if isinstance(value, str):

@@ -8,12 +8,14 @@ A worst case is what a lane can cost an hour at on-demand prices (``prices``), a
   its requirements let it launch (``wellknown``), that fits every limit it sets on ``cpu``, ``memory`` (capacity
   as Karpenter estimates it before a launch, ``fit.memory_capacity_mib``), ``nvidia.com/gpu`` and ``amd.com/gpu``.
   ``limits.nodes`` bounds nothing here: within a pass Karpenter subtracts each NodeClaim's largest capacity from
-  the limits (``subtractMax``), and a capacity has no ``nodes`` (``BETWEEN_PASSES``). When one limit binds, that is the limit filled with the types that cost the most per unit of it. A pool
+  the limits (``subtractMax``), and a capacity has no ``nodes`` (``BETWEEN_PASSES``). When one limit binds, that
+  is the limit filled with the types that cost the most per unit of it. A pool
   without such limits, or whose limits leave a type it can launch unbounded (a GPU limit and types
   without GPUs), is unbounded, as is one held only by a limit past any number of nodes (``cpu: "1e400"``).
   Limits are read as the API server takes them and Karpenter decodes them (``bootfacts.node_pool_limits``, as the
   fit policies read them): a pool with a limit either refuses launches nothing. A static pool (``replicas``)
-  runs ``replicas`` nodes (at most ``limits.nodes``) of its dearest type (``pkg/controllers/static/provisioning/controller.go``).
+  runs ``replicas`` nodes (at most ``limits.nodes``) of its dearest type
+  (``pkg/controllers/static/provisioning/controller.go``).
 * an EKS managed node group: ``max_size`` nodes of its dearest instance type.
 * a rack: the sum of its lanes.
 
@@ -526,7 +528,8 @@ def _sizes_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[st
     if cheapest > budget + EPSILON:
         return f"no node of it fits that budget: the cheapest it can launch, {name}, costs {usd(cheapest)} an hour"
     sizes = list(dict.fromkeys(_size(n) for p, n in priced if p <= budget + EPSILON and _size(n)))
-    return f"no one limit brings it under and leaves it a node: keep only sizes one node of which fits it ({', '.join(sizes)})"
+    return ("no one limit brings it under and leaves it a node: keep only sizes one node of which fits it "
+            f"({', '.join(sizes)})")
 
 
 def _size(instance_type: str) -> str:

@@ -10,9 +10,9 @@ Used only when a policy's config sets ``lookup: true``. boto3 is imported on fir
 that never looks anything up starts without it. EC2's answer is read by the one AMI-facts decoder.
 A capacity reservation is read with EC2 ``DescribeCapacityReservations`` by id (every state: an expired block is
 told as expired, not as missing) and decoded by the one reservation decoder the offline catalog also uses; a
-subnet's zone with ``DescribeSubnets`` by id. A selector (an EC2NodeClass term by name, owner or tags; an SSM parameter; a launch template's
-``resolve:ssm:`` image) is resolved the way Karpenter and EC2 resolve it: SSM gives an id, a
-name/tags term becomes the ``DescribeImages`` query ``amifacts.karpenter_query`` builds.
+subnet's zone with ``DescribeSubnets`` by id. A selector (an EC2NodeClass term by name, owner or tags; an SSM
+parameter; a launch template's ``resolve:ssm:`` image) is resolved the way Karpenter and EC2 resolve it: SSM gives an
+id, a name/tags term becomes the ``DescribeImages`` query ``amifacts.karpenter_query`` builds.
 """
 
 from __future__ import annotations
@@ -202,7 +202,8 @@ NOT_FOUND_CODES = {"reservation": "InvalidCapacityReservationId.NotFound", "subn
 
 def describe_capacity_reservation(reservation_id: str) -> Optional[reservation.CapacityReservation]:
     """The reservation's facts, or None when the account has no such reservation in the stack's region. Raises
-    ``LookupError`` with the reason when EC2 cannot say (no credentials, no permission). Cached like ``describe_image``."""
+    ``LookupError`` with the reason when EC2 cannot say (no credentials, no permission). Cached like
+    ``describe_image``."""
     return _cached(("reservation", reservation_id), lambda: _fetch_reservation(reservation_id))
 
 

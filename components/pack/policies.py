@@ -191,7 +191,8 @@ RESERVED_LANES = scope.RequestLocal()
 
 def reservation_policy(name: str, description: str, level: EnforcementLevel,
                        judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
-    """A policy over the lanes' capacity reservations (``reserved``); config: ``lookup``, ``reservations``, ``subnets``."""
+    """A policy over the lanes' capacity reservations (``reserved``); config: ``lookup``, ``reservations``,
+    ``subnets``."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         urns = tuple(r.urn for r in args.resources)
         lanes = RESERVED_LANES.values.get(urns) if scope.installed() else None

@@ -70,7 +70,8 @@ class CapacityReservation:
         return self.end - BLOCK_STOPS_BEFORE_END if self.block else self.end
 
     def ended(self, now: datetime) -> bool:
-        """Whether it takes no more nodes for good: EC2 says it expired, was cancelled or failed, or its end has come."""
+        """Whether it takes no more nodes for good: EC2 says it expired, was cancelled or failed, or its end has
+        come."""
         if self.state in ("expired", "cancelled", "cancelling", "failed", "payment-failed", "unsupported"):
             return True
         stops = self.stops()
@@ -115,7 +116,8 @@ def decode(reservation_id: str, raw: Any) -> CapacityReservation:
 
 
 def as_config(reservation: CapacityReservation) -> dict[str, Any]:
-    """A reservation as the policy config's ``reservations`` entry gives it (what the offline preview hands the pack)."""
+    """A reservation as the policy config's ``reservations`` entry gives it (what the offline preview hands the
+    pack)."""
     entry: dict[str, Any] = {"instanceType": reservation.instance_type, "availabilityZone": reservation.zone,
                              "type": reservation.kind or DEFAULT}
     if reservation.count is not None:

@@ -168,7 +168,8 @@ def requirement_problem(line: str) -> Optional[str]:
         # one line of requirements.txt: a line break would add lines of its own (an index URL, another package)
         return "must be one requirements.txt line"
     if line.lstrip().startswith("-"):
-        return "is a pip option, not a requirement: the pack's requirements.txt holds no options (an index URL would send pip elsewhere for every package)"
+        return ("is a pip option, not a requirement: the pack's requirements.txt holds no options (an index URL would "
+                "send pip elsewhere for every package)")
     try:
         parsed = Parsed(line)
     except InvalidRequirement as exc:

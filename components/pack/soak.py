@@ -20,8 +20,8 @@ The config (the CLI's ``mixed-os-racks soak`` writes it; ``preview --soaked-in``
 ``environment`` (the stack whose state it is), ``ranSince`` (lane -> AMI -> since when that state shows the
 AMI on the lane: the ``modified`` time of the resource holding it, or null when the state has none),
 ``unreached`` (lane -> AMI -> a managed node group whose template holds the AMI in a version the group has not
-reached: ``group``, ``groupVersion``, ``templateVersion``, ``failure``), ``running`` (AMIs the stack's own state already runs:
-never refused), ``soakDays`` (default 7). Without
+reached: ``group``, ``groupVersion``, ``templateVersion``, ``failure``), ``running`` (AMIs the stack's own state
+already runs: never refused), ``soakDays`` (default 7). Without
 ``ranSince`` the policy judges nothing: it is off until an environment's evidence is given.
 """
 

@@ -121,7 +121,8 @@ def no_gpu_lane(workload: Workload, selected: Sequence[LaneView], lanes: Lanes) 
         return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}{injected(workload)}, which "
                 f"no lane of this rack declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
     names = ", ".join(lane.subject for lane in selected)
-    return f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} no GPUs ({fix})"
+    return (f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} "
+            f"no GPUs ({fix})")
 
 
 def injected(workload: Workload) -> str:
@@ -140,7 +141,8 @@ def _gpu_asks(workload: Workload) -> str:
     if workload.gpu_nodes and not workload.claims:
         return f"{workload.subject} selects NVIDIA GPU nodes ({', '.join(workload.gpu_nodes)})"
     if workload.mig and not workload.claimed_gpus:
-        return f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA ({', '.join(workload.claims)})"
+        return (f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA "
+                f"({', '.join(workload.claims)})")
     return f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
 
 

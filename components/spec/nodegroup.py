@@ -98,7 +98,8 @@ class NodeGroupSpec(Spec):
     capacity_reservation_id: Optional[str] = None
     """The EC2 capacity reservation the group launches into (``cr-0123456789abcdef0``): a Capacity Block with
     ``capacity_type: CAPACITY_BLOCK``, or an On-Demand Capacity Reservation with ``ON_DEMAND``. Its launch template
-    targets it; a ``CAPACITY_BLOCK`` group has ``min_size`` 0. Not with ``ami_id`` or ``canary_ami_id``. Default none."""
+    targets it; a ``CAPACITY_BLOCK`` group has ``min_size`` 0. Not with ``ami_id`` or ``canary_ami_id``. Default
+    none."""
     min_size: int = 1
     """Minimum (and initial) size. Default 1 (build lanes in the stack config: 0)."""
     max_size: int = 100

@@ -40,7 +40,8 @@ def karpenter_version_problem(version: str) -> Optional[str]:
 
 def karpenter_pair_problem(k8s_version: str, karpenter_version: str) -> Optional[str]:
     """A control plane on ``k8s_version`` that Karpenter ``karpenter_version`` does not support (by its release's
-    compatibility matrix: ``upstream.karpenter_compatibility``), with the release that would serve; None when it does."""
+    compatibility matrix: ``upstream.karpenter_compatibility``), with the release that would serve; None when it
+    does."""
     verdict = upstream.karpenter_compatibility(k8s_version, karpenter_version)
     if verdict.supported:
         return None

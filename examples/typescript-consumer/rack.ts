@@ -507,7 +507,8 @@ export namespace types {
             /**
              * The EC2 capacity reservation the group launches into (`cr-0123456789abcdef0`): a Capacity Block with
              * `capacityType: CAPACITY_BLOCK`, or an On-Demand Capacity Reservation with `ON_DEMAND`. Its launch template
-             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default none.
+             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default
+             * none.
              */
             capacityReservationId?: string;
             /**
@@ -1258,7 +1259,8 @@ export namespace types {
             /**
              * The EC2 capacity reservation the group launches into (`cr-0123456789abcdef0`): a Capacity Block with
              * `capacityType: CAPACITY_BLOCK`, or an On-Demand Capacity Reservation with `ON_DEMAND`. Its launch template
-             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default none.
+             * targets it; a `CAPACITY_BLOCK` group has `minSize` 0. Not with `amiId` or `canaryAmiId`. Default
+             * none.
              */
             readonly capacityReservationId?: string;
             /**

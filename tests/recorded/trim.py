@@ -3,10 +3,10 @@
 Usage: python tests/recorded/trim.py CHECKOUT   (a checkout of pulumi/pulumi-eks or pulumi/pulumi-awsx, in a folder
 of the repository's name, at the commit README.md names). For each recorded ``grpc.json`` with its state
 (``stack.json`` or ``state.json``; pulumi-eks: ``tests/testdata/recorded/``, pulumi-awsx:
-``provider/testdata/recorded/``): the registrations and provider ``Check`` calls of the run's last ``pulumi up`` (the log of an
-older run holds a preview, an ``up``, a second preview and ``up``, and a destroy), each with only the fields
-the engine's plan reads; and the state, whole; each gzipped. A string longer than ``LONG`` characters (a CloudFormation template
-body) is replaced on both sides by the same short stand-in, so equal values stay equal; user data, kubeconfigs
+``provider/testdata/recorded/``): the registrations and provider ``Check`` calls of the run's last ``pulumi up`` (the
+log of an older run holds a preview, an ``up``, a second preview and ``up``, and a destroy), each with only the fields
+the engine's plan reads; and the state, whole; each gzipped. A string longer than ``LONG`` characters (a CloudFormation
+template body) is replaced on both sides by the same short stand-in, so equal values stay equal; user data, kubeconfigs
 and certificates are kept whole (the policy pack reads user data). pulumi-awsx's harness exported each stack under
 the name ``test`` while the log has the generated name it ran under: the log's URNs are renamed to the state's.
 """
