@@ -129,8 +129,11 @@ _LAUNCHES, _UNKNOWN = object(), object()
 LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "reservedNodes",
                      "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd", "canaryOf"})
 """A lane's fields whose values the schema's errors are not said of: the pack reads ``gpu`` only when it is true and
-``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). The CLI checks
-them against ``LANES_SCHEMA`` before ``Configure``; a Python program's ``Service`` lanes are read the same way."""
+``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). A config file
+has them checked against ``LANES_SCHEMA`` before ``Configure`` all the same: by the Pulumi CLI, which validates each
+policy's config against the ``configSchema`` the policy declares (pulumi ``sdk/go/common/resource/plugin``,
+``ValidatePolicyPackConfig``), and by this package's commands; a Python program's ``Service`` lanes are read the
+same way."""
 
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
