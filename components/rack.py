@@ -385,9 +385,9 @@ class Rack(pulumi.ComponentResource):
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
-            "worstCaseHourlyUsd": self.worst_case_hourly_usd,
-            "controlPlaneHourlyUsd": self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
-            "controlPlanePrice": self.control_plane_price,
+            cost.WORST_OUTPUT: self.worst_case_hourly_usd,
+            cost.CONTROL_PLANE_OUTPUT: self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
+            cost.CONTROL_PLANE_PRICE_OUTPUT: self.control_plane_price,
             **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,

@@ -205,7 +205,7 @@ class PoolSpec(Spec):
         if not (self.instance_families or self.instance_types or self.instance_sizes):
             return None
         requirements = [wellknown.Requirement(wellknown.ARCH_KEY, "In", tuple(self.arch))]
-        for key, values in ((wellknown.KARPENTER_PREFIX + "instance-family", self.instance_families),
+        for key, values in ((wellknown.FAMILY_KEY, self.instance_families),
                             (wellknown.KARPENTER_PREFIX + "instance-size", self.instance_sizes),
                             (wellknown.TYPE_KEY, self.instance_types)):
             if values:
