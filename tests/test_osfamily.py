@@ -12,6 +12,8 @@ Upstream facts pinned here:
 - The same CRD's ``amiSelectorTerms[].alias`` (its description and CEL rules): ``family@version``, at most 30
   characters, the version ``latest`` or one release in the family's form, ``al2023@v20240625`` (an EKS AMI's
   build date) or ``bottlerocket@v1.10.0`` (a Bottlerocket release). Each record's ``alias_pattern`` takes those.
+  aws/karpenter-provider-aws at 1d927085, ``pkg/providers/amifamily/bottlerocket.go`` ``DescribeImageQuery``: a
+  Bottlerocket alias's version loses its leading ``v`` before it names the SSM parameter, so ``1.10.0`` is one too.
 - pulumi/pulumi-eks at 7bf0c1b1, ``nodejs/eks/nodes/userdata.ts``: a node's user data is nodeadm ``NodeConfig``
   parts for AL2023, a ``bootstrap.sh`` script for AL2, TOML settings for Bottlerocket (each record's ``user_data``;
   ``test_remote_components`` reads it through the offline expansion of a ``ManagedNodeGroup``).
@@ -158,6 +160,8 @@ def test_each_familys_alias_pattern_takes_latest_and_its_own_release_form_only()
     # a release in another family's form is not the family's
     assert not osfamily.AL2023.alias_pattern.fullmatch("al2023@v1.10.0")
     assert not osfamily.BOTTLEROCKET.alias_pattern.fullmatch("bottlerocket@v20240625")
+    assert osfamily.BOTTLEROCKET.alias_pattern.fullmatch("bottlerocket@1.10.0").group(1) == "1.10.0"
+    assert not osfamily.AL2023.alias_pattern.fullmatch("al2023@20240625")  # an EKS AMI release keeps its v
 
 
 @given(st.sampled_from(osfamily.FAMILIES).flatmap(

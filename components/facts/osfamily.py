@@ -23,7 +23,9 @@ Read from upstream, in the shape upstream gives it:
   documents in a MIME multipart for AL2023, a ``bootstrap.sh`` shell script in a MIME multipart for AL2, TOML
   settings for Bottlerocket.
 - The EC2NodeClass CRD of Karpenter v1.14.1 (``amiSelectorTerms[].alias``): ``family@version``, the version
-  ``latest`` or a release in the family's own form (``al2023@v20240625``, ``bottlerocket@v1.10.0``).
+  ``latest`` or a release in the family's own form (``al2023@v20240625``, ``bottlerocket@v1.10.0``);
+  Bottlerocket's ``DescribeImageQuery`` (karpenter-provider-aws 1d927085, ``pkg/providers/amifamily/bottlerocket.go``)
+  trims the ``v``, as Bottlerocket's SSM paths name a release without it, so ``bottlerocket@1.10.0`` selects it too.
 
 Windows is not a record: the rack never runs it and the pack only names it (``kubernetes.io/os=windows``).
 Standard library only, like every module of ``facts``.
@@ -112,7 +114,7 @@ AL2023 = OsFamily(
 
 BOTTLEROCKET = OsFamily(
     name="bottlerocket", family="Bottlerocket", alias="bottlerocket@latest",
-    alias_pattern=re.compile(r"bottlerocket@(latest|v[0-9]+\.[0-9]+\.[0-9]+)"),
+    alias_pattern=re.compile(r"bottlerocket@(latest|v?[0-9]+\.[0-9]+\.[0-9]+)"),
     os_device=_ROOT, data_device="/dev/xvdb", block_devices=((_ROOT, 4), ("/dev/xvdb", _DEFAULT_EBS_GIB)),
     ami_type_prefix="BOTTLEROCKET_",
     ami_types={("x86_64", STANDARD): "BOTTLEROCKET_x86_64", ("arm64", STANDARD): "BOTTLEROCKET_ARM_64",
