@@ -97,7 +97,7 @@ def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: 
         lane = Lane(**facts, ami=found)
         if nodes is not None:
             lane["reservedNodes"] = nodes
-        lane["worstCaseHourlyUsd"], lane["worstCaseRolloutHourlyUsd"] = worst.usd, rollout.usd
+        lane[cost.WORST_OUTPUT], lane[cost.ROLLOUT_OUTPUT] = worst.usd, rollout.usd
         return lane
 
     return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))

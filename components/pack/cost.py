@@ -34,7 +34,7 @@ import math
 import os
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Final, Iterator, Mapping, Optional, Sequence
 
 from .. import clock, contract, syntax
 from ..facts import instances, wellknown
@@ -48,8 +48,11 @@ CPU, MEMORY, NODES = fit.CPU, fit.MEMORY, fit.NODES
 COUNTED = fit.LIMITED
 """The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``), as
 the fit policies count them (``fit.within_limits``)."""
-BUDGET_OUTPUT, WORST_OUTPUT, ROLLOUT_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd"
-"""What our components register: a lane's or a rack's budget, and a lane's worst case, steady and during a rollout."""
+BUDGET_OUTPUT: Final = "maxHourlyUsd"
+WORST_OUTPUT: Final = "worstCaseHourlyUsd"
+ROLLOUT_OUTPUT: Final = "worstCaseRolloutHourlyUsd"
+"""What our components register: a lane's or a rack's budget, and a lane's worst case, steady and during a rollout
+(final, so a ``lane.Lane`` is keyed by them)."""
 CONTROL_PLANE_OUTPUT = "controlPlaneHourlyUsd"
 """What a rack registers as its EKS control plane's price an hour (``control_plane``)."""
 CONTROL_PLANE_PRICE_OUTPUT = "controlPlanePrice"
