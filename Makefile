@@ -66,7 +66,7 @@ format: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix --quiet $(LINTED)
 
 bench: compiled  # all run; it fails when any misses a bar
-	status=0; for bench in bench_preview bench_policy bench_typescript; do $(PY) benchmarks/$$bench.py || status=1; done; exit $$status
+	status=0; for bench in bench_preview bench_policy bench_typescript bench_lanes; do $(PY) benchmarks/$$bench.py || status=1; done; exit $$status
 
 readme: $(VENV)/.installed
 	$(PY) -m mixed_os_racks.docs README.md docs/*.md

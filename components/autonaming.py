@@ -83,6 +83,23 @@ def _chosen(section: Mapping[str, Any], where: str) -> tuple[Optional[Mapping[st
     return (given or None), ""
 
 
+def _level(value: Any, where: str,
+           below: Optional[str]) -> tuple[Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str]:
+    """One level of the config (the root, a provider's, a resource type's): the section at ``where`` (None when
+    absent or refused), the naming it gives itself, and why it is refused ('' when it is not). ``below``: the key
+    that holds the next level down, the one key besides the naming keys a section may have (None: none)."""
+    section, problem = _section(value, where)
+    if section is None:
+        return None, None, problem
+    unknown = sorted(set(section) - _NAMING_KEYS - ({below} if below else set()))
+    if unknown:
+        return None, None, f"{where} has the unknown key {unknown[0]!r}"
+    chosen, problem = _chosen(section, where)
+    if problem:
+        return None, None, problem
+    return section, chosen, ""
+
+
 def _resolve(config: Any, type_token: str) -> tuple[Optional[Mapping[str, Any]], str]:
     """The naming the engine applies to ``type_token`` (None: the provider's default), or why it refuses the config."""
     if isinstance(config, str):
@@ -90,44 +107,29 @@ def _resolve(config: Any, type_token: str) -> tuple[Optional[Mapping[str, Any]],
             config = json.loads(config)
         except ValueError:
             return None, f"{CONFIG_KEY} is not an object"
-    root, problem = _section(config, CONFIG_KEY)
+    root, chosen, problem = _level(config, CONFIG_KEY, "providers")
     if root is None:
-        return None, problem
-    unknown = sorted(set(root) - _NAMING_KEYS - {"providers"})
-    if unknown:
-        return None, f"{CONFIG_KEY} has the unknown key {unknown[0]!r}"
-    chosen, problem = _chosen(root, CONFIG_KEY)
-    if problem:
         return None, problem
     providers, problem = _section(root.get("providers"), f"{CONFIG_KEY}.providers")
     if problem:
         return None, problem
     package = type_token.split(":", 1)[0]
-    provider, problem = _section((providers or {}).get(package), f"{CONFIG_KEY}.providers.{package}")
-    if problem or provider is None:
-        return chosen, problem
     where = f"{CONFIG_KEY}.providers.{package}"
-    unknown = sorted(set(provider) - _NAMING_KEYS - {"resources"})
-    if unknown:
-        return None, f"{where} has the unknown key {unknown[0]!r}"
-    own, problem = _chosen(provider, where)
-    if problem:
-        return None, problem
+    provider, own, problem = _level((providers or {}).get(package), where, "resources")
+    if provider is None:
+        return (None if problem else chosen), problem
     resources, problem = _section(provider.get("resources"), f"{where}.resources")
     if problem:
         return None, problem
-    typed, problem = _section((resources or {}).get(type_token), f"{where}.resources.{type_token}")
+    where = f"{where}.resources.{type_token}"
+    typed, found, problem = _level((resources or {}).get(type_token), where, None)
     if problem:
         return None, problem
-    if typed is not None:
-        unknown = sorted(set(typed) - _NAMING_KEYS)
-        if unknown:
-            return None, f"{where}.resources.{type_token} has the unknown key {unknown[0]!r}"
-        found, problem = _chosen(typed, f"{where}.resources.{type_token}")
-        if problem or found is None:
-            return None, problem or f"{where}.resources.{type_token} gives no mode or pattern"
-        return found, ""
-    return (own if own is not None else chosen), ""
+    if typed is None:
+        return (own if own is not None else chosen), ""
+    if found is None:
+        return None, f"{where} gives no mode or pattern"
+    return found, ""
 
 
 def _pattern_regex(pattern: str, name: str, stack: Stack) -> tuple[Optional[str], str]:

@@ -94,7 +94,7 @@ _CLAIMS: "weakref.WeakKeyDictionary[object, dict[object, dict[str, str]]]" = wea
 
 
 @dataclass(frozen=True)
-class Deployment:
+class ProviderDeployment:
     """The deployment a component provider constructs a component for (one ``pulumi preview`` or ``up`` of a
     program in any language): every ``Construct`` the engine sends for it names the same resource monitor, and a
     second deployment has another. The SDK makes a new monitor client for each ``Construct``, so that client
@@ -107,7 +107,7 @@ class Deployment:
     for the stack's default provider, whose account and region are the deployment's credentials and config."""
 
 
-DEPLOYMENT: ContextVar[Optional[Deployment]] = ContextVar("DEPLOYMENT", default=None)
+DEPLOYMENT: ContextVar[Optional[ProviderDeployment]] = ContextVar("DEPLOYMENT", default=None)
 """The deployment of the ``Construct`` being served, set by the component provider; None in a Python program."""
 _DEPLOYMENT_CLAIMS: dict[str, dict[object, dict[str, str]]] = {}
 """Claims of the components constructed for each deployment (by its monitor endpoint), by cluster."""

@@ -81,7 +81,10 @@ class CapacityType(enum.StrEnum):
 
 
 class LaneTaint(TypedDict, total=False):
-    """A taint every node of a lane carries."""
+    """A taint every node of a lane carries. In Python, this is the taint of a lane's record (a component's
+    ``taints`` output, the pack's ``lanes`` config), its effect in Kubernetes' spelling: what a pool's
+    ``mixed_os_racks.spec.pool.Taint`` (a taint a user gives a pool) and a node group's taints become, and what
+    the pack reads as ``mixed_os_racks.pack.scheduling.NodeTaint`` (a taint on a node as the pack reads it)."""
 
     key: Required[str]
     """The taint's key (``nvidia.com/gpu``, ``dedicated-node``)."""

@@ -24,7 +24,7 @@ Three things are the package's own, each a small extension of the SDK's classes:
   and its descriptions speak to every language (``neutral``);
 * a component's refusal found while it builds (a pinned AMI's facts: a disk below the root snapshot) comes back
   as the one line a Python program prints, at the program's property path (``pool.disk``), never as a Python
-  traceback; each ``Construct`` is one deployment's (``cluster.Deployment``), so what a cluster runs once is
+  traceback; each ``Construct`` is one deployment's (``cluster.ProviderDeployment``), so what a cluster runs once is
   claimed once per deployment, whatever language asks.
 
 Upstream (pulumi/pulumi ``sdk/python/lib/pulumi/provider/experimental``, release 3.272.0): the host puts
@@ -52,7 +52,7 @@ from pulumi.runtime.proto import provider_pb2
 from pydantic import BaseModel
 
 from . import provider_inputs
-from .cluster import DEPLOYMENT, Deployment
+from .cluster import DEPLOYMENT, ProviderDeployment
 from .errors import ConfigError
 from .inputs import closest
 from .spec.base import PROPERTY_NAMES, rendered, shown
@@ -360,7 +360,7 @@ class RackServicer(server.ProviderServicer):
 
     async def _construct(self, request: provider_pb2.ConstructRequest, context: Any) -> provider_pb2.ConstructResponse:
         assert isinstance(self.provider, RackProvider)
-        token = DEPLOYMENT.set(Deployment(request.monitorEndpoint, request.providers.get("aws", "")))
+        token = DEPLOYMENT.set(ProviderDeployment(request.monitorEndpoint, request.providers.get("aws", "")))
         try:
             return await super()._construct(self.provider.checked(request), context)
         except ConfigError as exc:  # found once the component's outputs resolve (an apply): one line, not a traceback

@@ -169,12 +169,28 @@ class ProviderProcess:
 
 
 def serve_provider(folder: Path) -> Iterator[ProviderProcess]:
-    """A provider started beside a fresh engine (the body of each module's ``provider`` fixture), closed after."""
+    """A provider started beside a fresh engine (the body of the ``provider`` fixture), closed after."""
     engine = EngineSide()
     process = ProviderProcess(engine.address, folder)
     yield process
     process.close()
     engine.close()
+
+
+# The fixtures a test module takes by importing them (``from provider_helpers import provider, schema``): pytest reads
+# a fixture from the module's namespace and scopes it to that module, so each importing module starts one provider
+# process of its own and stops it after its last test.
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
+    """The component provider, started once for the test module in a folder of its own."""
+    yield from serve_provider(tmp_path_factory.mktemp("program"))
+
+
+@pytest.fixture(scope="module")
+def schema(provider: ProviderProcess) -> dict[str, Any]:
+    """The schema the module's provider serves (``GetSchema``)."""
+    return provider.schema()
 
 
 def refused(provider: ProviderProcess, component: str, inputs: dict[str, Any]) -> grpc.RpcError:

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -25,16 +25,12 @@ from hypothesis import strategies as st
 from mixed_os_racks.cli import main
 
 from conftest import GPU_AMI, REPO, stack_config
-from provider_helpers import EngineSide, ProviderProcess, property_errors, refused, serve_provider
+from provider_helpers import EngineSide, ProviderProcess, property_errors, refused
+from provider_helpers import provider  # noqa: F401 (the module's fixture: one provider process)
 
 CLUSTER = {"name": "prod-rack"}
 MISSING_AMI = "ami-0fffffffffffffff0"
 """Well formed, and in no catalog."""
-
-
-@pytest.fixture(scope="module")
-def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    yield from serve_provider(tmp_path_factory.mktemp("program"))
 
 
 def put(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:

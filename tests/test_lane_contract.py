@@ -5,14 +5,17 @@ derived from the contract, saying each problem in the words users have always ha
 
 from __future__ import annotations
 
+import copy
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+from unittest import mock
 
 import pytest
 from hypothesis import given, strategies as st
 
+from conftest import run_rack, stack_config
 from mixed_os_racks.pack import laneconfig
 from mixed_os_racks.pack.laneconfig import LANE_FIELDS, LANES_SCHEMA, LENIENT, lanes_config_problems
 
@@ -131,6 +134,47 @@ def test_what_the_schema_refuses_is_said_and_nothing_raises(lanes: list[Any]) ->
     assert all(p.startswith("lanes[") and "\n" not in p for p in problems), problems
     for path in _refused(lanes):
         assert any(p.startswith(f"lanes[{path.split('.')[0]}]") for p in problems), (path, problems)
+
+
+@pytest.fixture(scope="module")
+def prod_lanes() -> list[dict[str, Any]]:
+    """The prod rack stack's ``lanes`` output (the prod program run offline) as a workload policy's ``lanes``
+    config: each lane with its name."""
+    lanes = run_rack(stack_config("prod"), stack="prod").outputs["lanes"]
+    return [{"name": name, **lane} for name, lane in lanes.items()]
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a config where a value is: each key of a map and each item of a list, at any depth."""
+    if path:
+        yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield from _places(inner, (*path, key))
+
+
+@given(data=st.data())
+def test_one_wrong_value_anywhere_in_a_racks_lanes_is_said_as_the_whole_schema_says_it(
+        prod_lanes: list[dict[str, Any]], data: st.DataObject) -> None:
+    """The prod rack's own lanes are a sound config. One value of them replaced, or one key added, anywhere (a
+    field, a label, a taint's effect, an allocatable quantity) with any value: every value the contract's schema
+    refuses is said, naming its lane, and the problems are exactly those found when jsonschema is given every lane
+    whole (the quick test of sound lanes and fields, ``_conforming``, hides nothing)."""
+    assert lanes_config_problems(prod_lanes) == []
+    lanes = copy.deepcopy(prod_lanes)
+    *at, last = data.draw(st.sampled_from(list(_places(lanes))))
+    holder = lanes
+    for key in at:
+        holder = holder[key]
+    if isinstance(holder, dict) and data.draw(st.booleans()):
+        last = data.draw(st.sampled_from([*LANE_FIELDS, "taint", "ephemeralStorage", "x/y"]))
+    holder[last] = data.draw(VALUES)
+    problems = lanes_config_problems(lanes)
+    for path in _refused(lanes):
+        assert any(p.startswith(f"lanes[{path.split('.')[0]}]") for p in problems), (path, problems)
+    with mock.patch.object(laneconfig, "_LANE_CONFORMS", lambda value: False), \
+            mock.patch.object(laneconfig, "_FIELD_CONFORMS", {}):
+        assert lanes_config_problems(lanes) == problems
 
 
 def test_the_pack_reads_a_config_lane_into_its_view_in_one_place() -> None:

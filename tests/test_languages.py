@@ -42,23 +42,14 @@ import pytest
 from hypothesis import given, strategies as st
 
 from conftest import GPU_AMI, REPO
-from provider_helpers import CONFIG, EngineSide, ProviderProcess, property_errors, serve_provider
+from provider_helpers import CONFIG, EngineSide, ProviderProcess, property_errors
+from provider_helpers import provider, schema  # noqa: F401 (the module's fixtures: one provider process)
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
 CLUSTER = {"name": "prod-rack"}
 RACK = {"spec": {"clusterName": "prod-rack", "devicePlugin": {}, "pools": [
     {"name": "workload", "os": "bottlerocket"}, {"name": "gpu", "instanceFamilies": ["g6"], "dedicated": True, "disk": 120}],
     "nodeGroups": [{"name": "rack-ng-1", "instanceType": "g5.xlarge", "minSize": 1, "maxSize": 3}]}}
-
-
-@pytest.fixture(scope="module")
-def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    yield from serve_provider(tmp_path_factory.mktemp("program"))
-
-
-@pytest.fixture(scope="module")
-def schema(provider: ProviderProcess) -> dict[str, Any]:
-    return provider.schema()
 
 
 # ---- every name is an identifier in every language ----------------------------------------------------------------

@@ -144,15 +144,15 @@ def test_the_pack_agrees_a_placed_workload_reaches_the_dedicated_lane_it_selects
     """Whatever it selects, a workload placed by ``place()`` tolerates the seeds' taints of the lane it
     selects (Kubernetes' matching, as the pack applies it), and nothing else: a custom taint is not
     tolerated automatically."""
-    taints = [scheduling.Taint("dedicated-node", v) for k, v in selectors.items() if k in contract.LANE_KEYS]
+    taints = [scheduling.NodeTaint("dedicated-node", v) for k, v in selectors.items() if k in contract.LANE_KEYS]
     if gpu:
-        taints.append(scheduling.Taint("nvidia.com/gpu", "true"))
+        taints.append(scheduling.NodeTaint("nvidia.com/gpu", "true"))
     lane = workloads.LaneView("lane", "lane", dict(selectors), tuple(taints), gpu=bool(gpu))
     if custom:
-        lane = workloads.LaneView("lane", "lane", dict(selectors), (*taints, scheduling.Taint("team", "ml")), gpu=bool(gpu))
+        lane = workloads.LaneView("lane", "lane", dict(selectors), (*taints, scheduling.NodeTaint("team", "ml")), gpu=bool(gpu))
     tolerations = [scheduling.Toleration.read(t) for t in place(selectors, gpu).tolerations]
     untolerated = lane.untolerated(tolerations)
-    assert untolerated == ([scheduling.Taint("team", "ml")] if custom else [])
+    assert untolerated == ([scheduling.NodeTaint("team", "ml")] if custom else [])
 
 
 @pytest.mark.parametrize("cpu, memory_mib", [(1e308, None), (10**400, None), (None, 10**400), (None, 1e-05), (None, 1e16)])

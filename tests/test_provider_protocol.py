@@ -26,7 +26,8 @@ from google.protobuf import json_format
 
 from conftest import GPU_AMI
 from provider_helpers import (CONFIG, ROOT, UNKNOWN, EngineSide, ProviderProcess, camel, comparable, property_errors,
-                              refused, run_python, serve_provider)
+                              refused, run_python)
+from provider_helpers import provider, schema  # noqa: F401 (the module's fixtures: one provider process)
 
 METASCHEMA = ROOT / "tests" / "fixtures" / "metaschema" / "pulumi.json"
 
@@ -56,16 +57,6 @@ CASES: dict[str, dict[str, Any]] = {
                                                 "node_selector_labels": {"convox.io/nodepool": "workload"}}},
 }
 NAMES = {"Rack": "rack", "RackCluster": "lab", "KarpenterPool": "ml", "NodeGroup": "inference", "Service": "web"}
-
-
-@pytest.fixture(scope="module")
-def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
-    yield from serve_provider(tmp_path_factory.mktemp("program"))
-
-
-@pytest.fixture(scope="module")
-def schema(provider: ProviderProcess) -> dict[str, Any]:
-    return provider.schema()
 
 
 # ---- GetSchema: Pulumi's metaschema ---------------------------------------------------------------------

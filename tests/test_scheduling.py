@@ -24,7 +24,7 @@ from mixed_os_racks.pack import scheduling
 KEYS = st.sampled_from(["", "dedicated-node", "nvidia.com/gpu", "team"])
 VALUES = st.sampled_from(["", "gpu", "ml", "1", "7", "true"])
 EFFECTS = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
-TAINTS = st.builds(scheduling.Taint, KEYS.filter(bool), VALUES, EFFECTS)
+TAINTS = st.builds(scheduling.NodeTaint, KEYS.filter(bool), VALUES, EFFECTS)
 TOLERATIONS = st.builds(scheduling.Toleration, KEYS, st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Bogus"]), VALUES,
                         st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]))
 
@@ -123,10 +123,11 @@ def test_gt_and_lt_compare_integer_label_values():
 
 
 def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():
-    assert scheduling.Taint.read({"key": "k", "value": "v", "effect": "NO_SCHEDULE"}) == scheduling.Taint("k", "v", "NoSchedule")
-    assert scheduling.Taint.read({"key": "k", "effect": "NO_EXECUTE"}).blocking
-    assert not scheduling.Taint.read({"key": "k", "effect": "PREFER_NO_SCHEDULE"}).blocking
-    assert str(scheduling.Taint("nvidia.com/gpu", "", "NoSchedule")) == "nvidia.com/gpu:NoSchedule"
+    assert (scheduling.NodeTaint.read({"key": "k", "value": "v", "effect": "NO_SCHEDULE"})
+            == scheduling.NodeTaint("k", "v", "NoSchedule"))
+    assert scheduling.NodeTaint.read({"key": "k", "effect": "NO_EXECUTE"}).blocking
+    assert not scheduling.NodeTaint.read({"key": "k", "effect": "PREFER_NO_SCHEDULE"}).blocking
+    assert str(scheduling.NodeTaint("nvidia.com/gpu", "", "NoSchedule")) == "nvidia.com/gpu:NoSchedule"
 
 
 # ---- what the API server refuses ------------------------------------------------------------------------------

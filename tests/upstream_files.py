@@ -1,7 +1,7 @@
 """Upstream data files, read as upstream wrote them, for the tests that check the rack's tables against them.
 
 Each file is a trimmed copy under ``tests/fixtures`` whose README names its repository, path and commit. A test
-that takes its expectation from here fails when a table of ``mixed_os_racks.pack`` says something else.
+that takes its expectation from here fails when a table of ``mixed_os_racks.facts`` says something else.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from ..spec.pool import ConsolidationPolicy, Taint
 from . import keys
 from .errors import field_of, problems
 from .keys import NAMESPACE, KeyTable
-from .shapes import CsvList, KeyValues, Problems, Tags, Taints, json_list, parse_kv, parse_taints, split_csv
+from .shapes import CsvList, KeyValues, KeyProblems, Tags, Taints, json_list, parse_kv, parse_taints, split_csv
 
 RESERVED_POOL_NAMES = frozenset({"workload", "build", "default", "system"})
 
@@ -68,7 +68,7 @@ def _validate_items(items: list[Any], table: KeyTable, build: Callable[[int, dic
         except ValueError as exc:  # a value in the seeds' shapes that does not parse
             found.append((f"[{n}]", str(exc)))
     if found:
-        raise Problems(found)
+        raise KeyProblems(found)
     return specs
 
 
@@ -163,7 +163,7 @@ def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], Vali
         ids = [item.get("id") if isinstance(item, Mapping) else None for item in items]
         bad = [(f"[{n}].id", problem) for n, i in enumerate(ids) if i is not None and (problem := group_id_problem(i))]
         if bad:
-            raise Problems(bad)
+            raise KeyProblems(bad)
         if any(i is not None for i in ids) and any(i is None for i in ids):
             raise ValueError("some node groups missing id property")
         seen: set[str] = set()
@@ -385,7 +385,7 @@ class RackParams(BaseModel):
             if unused and not getattr(self, switch) and not any(k == key for k, _ in found):
                 found.append((key, f"{key} needs {switch}: true"))  # a valid setting, never used
         if found:
-            raise Problems(found)
+            raise KeyProblems(found)
         self._spec = self._part(found, keys.RACK, lambda: RackSpec(
             cluster_name=self.cluster_name,
             tags=self.tags,
@@ -407,7 +407,7 @@ class RackParams(BaseModel):
         ))
         if found:
             if all(key for key, _ in found):
-                raise Problems(found)
+                raise KeyProblems(found)
             raise ValueError("; ".join(message for _, message in found))  # the rack as a whole
         return self
 
@@ -522,7 +522,7 @@ class RackParams(BaseModel):
         if self.build_node_type and not self.build_node_enabled:
             problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
         if problems:
-            raise Problems(problems)
+            raise KeyProblems(problems)
 
     def cluster_spec(self) -> ClusterSpec:
         """The cluster ``cluster_mode: create`` makes."""
@@ -552,12 +552,12 @@ class RackParams(BaseModel):
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""
         limits = upstream.EBS_VOLUMES.get(self.karpenter_node_volume_type)
         if limits is not None and limits.iops_required:
-            raise Problems([("karpenter_node_volume_type", (
+            raise KeyProblems([("karpenter_node_volume_type", (
                 f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs provisioned IOPS, and the "
                 f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with volume_iops)"
             ))])
         if "reserved" in self.karpenter_capacity_types:
-            raise Problems([("karpenter_capacity_types", (
+            raise KeyProblems([("karpenter_capacity_types", (
                 "karpenter workload nodepool: invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
                 "reserved capacity is an additional pool's, with capacity_reservation_ids)"))])
         return PoolSpec(
@@ -593,7 +593,7 @@ class RackParams(BaseModel):
 
 def _lines(error: Mapping[str, Any]) -> list[str]:
     cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, Problems):
+    if isinstance(cause, KeyProblems):
         base = key_path(error["loc"])
         return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
                 for sub, message in cause.problems]

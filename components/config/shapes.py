@@ -15,7 +15,7 @@ from pydantic import BeforeValidator
 from ..spec.base import json_value, shown
 
 
-class Problems(ValueError):
+class KeyProblems(ValueError):
     """Several problems found at once, each at a key path below the field that raised it."""
 
     def __init__(self, problems: list[tuple[str, str]]) -> None:

@@ -5,12 +5,16 @@ needs, in one place); ``cloud`` answers its look-ups from the AMI catalog (``cat
 provider returns at preview; ``monitor`` records every registration (``records``: how the engine
 holds and prints them) and expands remote components into the children their providers register
 (``remote``: pulumi-eks ``ManagedNodeGroup`` in ``eks_mng``, yaml/v2 and Helm v4 in ``k8s_yaml``);
-``stackfile`` reads stack files as the Pulumi CLI does; ``packprocess`` starts a policy pack as the
-CLI does and speaks its gRPC protocol (``wire``: what goes on it; ``policyconfig``: the pack's
-config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``preview`` prints it.
-Against a running stack: ``stackexport`` and ``previewjson`` read what ``pulumi stack export`` and
-``pulumi preview --json`` write, ``plan`` compares (``forcenew``: what replaces), ``laneguard`` judges
-what a plan does to the lanes. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts
+a program in another language runs as its language host runs it (``nodejs``) against the resource
+monitor served over gRPC (``resmon``), and this package's components in it are built by their provider
+(``construct``); ``stackfile`` reads stack files as the Pulumi CLI does; ``packprocess`` starts a policy
+pack as the CLI does and speaks its gRPC protocol (``wire``: what goes on it; ``policyconfig``: the pack's
+config, merged as the CLI merges it); ``analyzer`` runs the packs over a run; ``preview`` prints it
+(``costs``: the lanes' worst cases per hour). Against a running stack: ``stackexport`` and ``previewjson``
+read what ``pulumi stack export`` and ``pulumi preview --json`` write, ``plan`` compares (``providerdiff``:
+what the providers make of the inputs first; ``forcenew``: what replaces), ``laneguard`` judges what a plan
+does to the lanes; ``soakstate`` reads what a state proves its lanes have run, and ``stackedit`` changes one
+item of a stack file. The engine knows nothing about the rack: the ``mixed-os-racks`` command (``cli``) puts
 them together.
 """
 

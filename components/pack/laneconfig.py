@@ -6,8 +6,11 @@ the ``Rack`` writes into its ``lanes`` output for it (``size_facts``)."""
 from __future__ import annotations
 
 
+import functools
 import math
-from typing import Any, Iterator, Mapping, Optional, Sequence, cast
+import numbers
+from collections import abc
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, cast
 
 from .. import contract, syntax
 from ..inputs import closest
@@ -84,8 +87,8 @@ EFFECT_NAMES = sorted(effect.value for effect in lane_contract.TaintEffect)
 """Taint effects in Kubernetes' spelling or EKS's."""
 LANE_FIELDS: Mapping[str, Any] = lane_contract.fields()
 """A lane's fields (``lane.ConfiguredLane``): the rack's ``lanes`` output passes as it is (``os``, ``ami``,
-``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd``, ``canaryOf`` and
-``capacityReservationIds`` are not read)."""
+``largestInstanceType``, ``worstCaseHourlyUsd``, ``worstCaseRolloutHourlyUsd``, ``canaryOf``,
+``capacityReservationIds`` and ``reservedNodes`` are not read)."""
 LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
     "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
     "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
@@ -100,23 +103,9 @@ def lanes_config_problems(lanes: Any) -> list[str]:
     then the rules no schema states (names, label and instance-type syntax, quantities, lanes that launch nothing)."""
     if lanes is None:
         return []
-    global _LAST_SAID
-    key, last = repr(lanes), _LAST_SAID  # every policy of a request asks of the same config; the schema is the slow part
-    if last[0] != key:
-        last = _LAST_SAID = (key, _problems(lanes))
-    return list(last[1])
-
-
-_LAST_SAID: tuple[str, list[str]] = ("", [])
-"""The last config asked of (its ``repr``) and its problems, swapped whole (the pack answers in threads)."""
-
-
-def _problems(lanes: Any) -> list[str]:
-    """``lanes_config_problems`` of a config given."""
     said: dict[tuple[Any, ...], str] = {}  # where a problem is (the lane's index, then its path in the lane) -> its words
-    for error in _validator().iter_errors(lanes):
-        for where, words in _schema_words(lanes, tuple(error.absolute_path), error.validator, error.instance,
-                                          error.validator_value):
+    for path, keyword, value, expected in _schema_errors(lanes):
+        for where, words in _schema_words(lanes, path, keyword, value, expected):
             said.setdefault(where, words)
     if () in said:
         return [said[()]]
@@ -137,38 +126,168 @@ _LIST_FIELDS = ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "c
 _TAINT_FIELDS = ("key", "value", "effect")
 _LAUNCHES, _UNKNOWN = object(), object()
 """Where a lane that launches nothing is said, and a taint's unknown keys (no key of a config is either)."""
-LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "worstCaseHourlyUsd",
-                     "worstCaseRolloutHourlyUsd", "canaryOf"})
+LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "reservedNodes",
+                     "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd", "canaryOf"})
 """A lane's fields whose values the schema's errors are not said of: the pack reads ``gpu`` only when it is true and
-``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). The CLI checks
-them against ``LANES_SCHEMA`` before ``Configure``; a Python program's ``Service`` lanes are read the same way."""
+``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). A config file
+has them checked against ``LANES_SCHEMA`` before ``Configure`` all the same: by the Pulumi CLI, which validates each
+policy's config against the ``configSchema`` the policy declares (pulumi ``sdk/go/common/resource/plugin``,
+``ValidatePolicyPackConfig``), and by this package's commands; a Python program's ``Service`` lanes are read the
+same way."""
 
 
-def _validator() -> Any:
-    """A validator of a lanes config against the lane contract's schema, with every object closed to the keys it
-    names, and a list and a map any Python sequence (not text) and mapping (a Python program's lanes)."""
-    global _VALIDATOR
-    if _VALIDATOR is None:
-        import jsonschema  # here: the pack starts without it when no policy config names lanes
-
-        def closed(schema: Any) -> Any:
-            if isinstance(schema, dict):
-                schema = {key: closed(value) for key, value in schema.items()}
-                if "properties" in schema:
-                    schema["additionalProperties"] = False
-            return schema
-
-        checker = jsonschema.Draft7Validator.TYPE_CHECKER.redefine_many({
-            "array": lambda _, value: isinstance(value, Sequence) and not isinstance(value, str),
-            "object": lambda _, value: isinstance(value, Mapping),
-            "integer": lambda _, value: not isinstance(value, bool) and (
-                isinstance(value, int) or isinstance(value, float) and value.is_integer())})
-        kind = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=checker)
-        _VALIDATOR = kind(closed(LANES_SCHEMA))
-    return _VALIDATOR
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "array": lambda value: isinstance(value, abc.Sequence) and not isinstance(value, str),
+    "object": lambda value: isinstance(value, abc.Mapping),
+    "integer": lambda value: not isinstance(value, bool) and (
+        isinstance(value, int) or isinstance(value, float) and value.is_integer()),
+    "number": lambda value: not isinstance(value, bool) and isinstance(value, numbers.Number),
+    "string": lambda value: isinstance(value, str),
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+}
+"""Which Python values are of each JSON type when the pack checks a lanes config: a list and a map any Python
+sequence (not text) and mapping (a Python program's lanes), a whole number a float too; the rest as JSON Schema's
+draft 7 reads them. Both the validator and ``_conforming`` read them."""
 
 
-_VALIDATOR: Any = None
+def _closed(schema: Any) -> Any:
+    """``schema`` with every object closed to the keys it names."""
+    if isinstance(schema, dict):
+        schema = {key: _closed(value) for key, value in schema.items()}
+        if "properties" in schema:
+            schema["additionalProperties"] = False
+    return schema
+
+
+_CLOSED_SCHEMA = _closed(LANES_SCHEMA)
+
+
+def _schema_errors(lanes: Any) -> Iterator[tuple[tuple[Any, ...], str, Any, Any]]:
+    """What the closed lane contract's schema refuses in a config: each error's path, keyword, the value it refuses
+    and the keyword's own value, in the order jsonschema finds them in the whole config (lane by lane). A lane
+    ``_conforming`` passes has none; of the others, jsonschema is given the fields ``_conforming`` refuses."""
+    if not _TYPES["array"](lanes):
+        errors = _validators()[0].iter_errors(lanes)
+        yield from ((tuple(e.absolute_path), e.validator, e.instance, e.validator_value) for e in errors)
+        return
+    for i, entry in enumerate(lanes):
+        if _LANE_CONFORMS(entry):
+            continue
+        if _TYPES["object"](entry):  # the fields it refuses (and the name, which is required): the others have no error
+            entry = {key: value for key, value in entry.items()
+                     if key == "name" or not _FIELD_CONFORMS.get(key, _never)(value)}
+        errors = _validators()[1].iter_errors(entry)
+        yield from (((i, *e.absolute_path), e.validator, e.instance, e.validator_value) for e in errors)
+
+
+@functools.cache
+def _validators() -> tuple[Any, Any]:
+    """jsonschema validators of a whole lanes config and of one lane against the closed lane contract's schema, the
+    JSON types read as ``_TYPES`` says (made once)."""
+    import jsonschema  # here: the pack starts without it, and a config of sound lanes never needs it
+
+    checker = jsonschema.Draft7Validator.TYPE_CHECKER.redefine_many(
+        {name: (lambda _, value, test=test: test(value)) for name, test in _TYPES.items()})
+    kind = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=checker)
+    return kind(_CLOSED_SCHEMA), kind(_CLOSED_SCHEMA["items"])
+
+
+_ANNOTATIONS = frozenset({"default", "description"})
+"""Keywords that say nothing of whether a value is valid."""
+
+
+def _conforming(schema: Any) -> Callable[[Any], bool]:
+    """A quick test of a value against ``schema`` (the keywords of the lane contract's schema: ``type``, ``enum``,
+    ``minimum``, ``properties``, ``additionalProperties``, ``required``, ``items``): True only when the validator
+    (``_validators``) finds nothing wrong with it, False when it may. A schema with any other keyword is tested False
+    throughout, so the validator judges every value then."""
+    if schema is True:
+        return _always
+    if not isinstance(schema, dict) or set(schema) - _ANNOTATIONS - {
+            "type", "enum", "minimum", "properties", "additionalProperties", "required", "items"}:
+        return _never
+    tests: list[Callable[[Any], bool]] = []
+    if "type" in schema:
+        kinds = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+        if any(kind not in _TYPES for kind in kinds):
+            return _never
+        of_type = [_TYPES[kind] for kind in kinds]
+        tests.append(of_type[0] if len(of_type) == 1 else lambda value: any(test(value) for test in of_type))
+    if "enum" in schema:
+        if not all(isinstance(option, str) for option in schema["enum"]):
+            return _never
+        options = frozenset(schema["enum"])
+        if schema.get("type") == "string":  # a text among the options is text
+            tests.pop()
+        tests.append(lambda value: isinstance(value, str) and value in options)
+    if "minimum" in schema:
+        least, is_number = schema["minimum"], _TYPES["number"]
+        tests.append(lambda value: not is_number(value) or isinstance(value, (int, float)) and not value < least)
+    if {"properties", "additionalProperties", "required"} & set(schema):
+        tests.append(_object_test(schema))
+    if "items" in schema:
+        if not isinstance(schema["items"], dict):
+            return _never
+        tests.append(_items_test(_conforming(schema["items"])))
+    if len(tests) == 1:
+        return tests[0]
+
+    def every(value: Any) -> bool:
+        for test in tests:
+            if not test(value):
+                return False
+        return True
+
+    return every
+
+
+def _items_test(item: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``_conforming``'s test of an array's ``items``."""
+    is_array = _TYPES["array"]
+
+    def test(value: Any) -> bool:
+        if is_array(value):
+            for each in value:
+                if not item(each):
+                    return False
+        return True
+
+    return test
+
+
+def _object_test(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    """``_conforming``'s test of an object's ``properties``, ``additionalProperties`` and ``required``: one pass
+    over the object's keys."""
+    named = {key: _conforming(sub) for key, sub in schema.get("properties", {}).items()}
+    others = schema.get("additionalProperties", True)
+    other = None if others is False else _conforming(others)
+    required, is_object = list(schema.get("required", ())), _TYPES["object"]
+
+    def test(value: Any) -> bool:
+        if not is_object(value):
+            return True
+        for key, item in value.items():
+            check = named.get(key, other)
+            if check is None or not check(item):
+                return False
+        return all(key in value for key in required)
+
+    return test
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+_LANE_CONFORMS = _conforming(_CLOSED_SCHEMA["items"])
+"""Whether a configured lane meets the contract's schema, quickly (``_conforming``)."""
+_FIELD_CONFORMS = {key: _conforming(sub) for key, sub in _CLOSED_SCHEMA["items"]["properties"].items()}
+"""Whether the value of a lane's field meets the contract's schema, quickly, by field."""
 
 
 def _schema_words(lanes: Any, path: tuple[Any, ...], validator: str, value: Any,

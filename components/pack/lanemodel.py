@@ -13,7 +13,7 @@ from .. import contract
 from ..facts import instances, wellknown
 from . import bootfacts, checks, fit, rules, scheduling
 from . import overlays as overlays_
-from .scheduling import Selection, Taint, Toleration, label_text
+from .scheduling import NodeTaint, Selection, Toleration, label_text
 
 Finding = checks.Finding
 GPU_RESOURCES = (contract.NVIDIA_GPU, contract.AMD_GPU)
@@ -66,7 +66,7 @@ class LaneView:
     kind: str
     """``pool`` (Karpenter), ``node group``, or ``lane`` (named in the policy config)."""
     labels: Mapping[str, str] = field(default_factory=dict)
-    taints: tuple[Taint, ...] = ()
+    taints: tuple[NodeTaint, ...] = ()
     gpu: bool = False
     requirements: tuple[wellknown.Requirement, ...] = ()
     """A NodePool's requirements (a node group's: its instance types and architecture): with the pod's,
@@ -211,7 +211,7 @@ class LaneView:
         return f'{word} "{self.name}" ({contract.NODEGROUP_LABEL}={label})' if label else f'{word} "{self.name}"'
 
     @property
-    def gpu_taints(self) -> list[Taint]:
+    def gpu_taints(self) -> list[NodeTaint]:
         return [t for t in self.taints if t.blocking and t.key in (contract.NVIDIA_GPU, contract.AMD_GPU)]
 
     def selector(self) -> str:
@@ -224,7 +224,7 @@ class LaneView:
             return f"{key}: {value}"
         return self.subject
 
-    def untolerated(self, tolerations: Sequence[Toleration]) -> list[Taint]:
+    def untolerated(self, tolerations: Sequence[Toleration]) -> list[NodeTaint]:
         return [t for t in self.taints if t.blocking and not any(tol.tolerates(t) for tol in tolerations)]
 
     def _key(self) -> tuple[Any, ...]:
@@ -290,11 +290,11 @@ def read_labels(value: Any) -> dict[str, str]:
     return {str(k): label_text(v) for k, v in bootfacts.as_map(value).items()}
 
 
-def read_taints(value: Any) -> tuple[Taint, ...]:
+def read_taints(value: Any) -> tuple[NodeTaint, ...]:
     if isinstance(value, Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
-        return tuple(Taint(str(k), bootfacts.text(bootfacts.as_map(v).get("value")),
-                           scheduling.effect(bootfacts.as_map(v).get("effect"))) for k, v in value.items())
-    return tuple(Taint.read(t) for t in bootfacts.as_list(value))
+        return tuple(NodeTaint(str(k), bootfacts.text(bootfacts.as_map(v).get("value")),
+                               scheduling.effect(bootfacts.as_map(v).get("effect"))) for k, v in value.items())
+    return tuple(NodeTaint.read(t) for t in bootfacts.as_list(value))
 
 
 def number_text(value: Any) -> str:

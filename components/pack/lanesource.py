@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .. import contract
 from ..facts import instances, osfamily, wellknown
 from . import bootfacts, checks, overlays, reservedlanes
-from .scheduling import Taint
+from .scheduling import NodeTaint
 from .laneconfig import configured_lanes
 from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, LaneView, Lanes, ON_DEMAND, OS_KEY,
                         RESERVED_DOMAINS, Reservations, Unknown, kubernetes_os, read_labels, read_taints)
@@ -33,7 +33,7 @@ def _requirement_labels(requirements: Sequence[wellknown.Requirement]) -> dict[s
     return {r.key: r.values[0] for r in requirements if r.operator == "In" and len(r.values) == 1 and custom(r.key)}
 
 
-def _gpu_taint_or_label(labels: Mapping[str, str], taints: Sequence[Taint]) -> bool:
+def _gpu_taint_or_label(labels: Mapping[str, str], taints: Sequence[NodeTaint]) -> bool:
     return contract.GPU_VENDOR_LABEL in labels or any(t.key == contract.GPU_TAINT_KEY for t in taints)
 
 

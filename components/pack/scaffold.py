@@ -82,7 +82,7 @@ def default_config() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Requirement:
+class InstallLine:
     """The ``requirements.txt`` line that installs this package, and where it came from, in words."""
 
     line: str
@@ -104,11 +104,11 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def installed_requirement(version: str) -> Requirement:
+def installed_requirement(version: str) -> InstallLine:
     """How this package was installed, as a requirement line: pip's PEP 610 record (``direct_url.json``)
     of a VCS checkout (pinned to the commit it installed), an archive URL (with its hash) or a local
     folder; without one, the version from an index."""
-    pinned = Requirement(f"{DIST}=={version}", f"version {version} from a package index (pip recorded no URL for it)")
+    pinned = InstallLine(f"{DIST}=={version}", f"version {version} from a package index (pip recorded no URL for it)")
     # the distribution an installer wrote (pip writes INSTALLER): a build's egg-info on the path is none
     found = list(metadata.distributions(name=DIST))
     installed = next((d for d in found if d.read_text("INSTALLER") is not None), None)
@@ -139,8 +139,8 @@ def installed_requirement(version: str) -> Requirement:
         return pinned
     problem = requirement_problem(line)
     if problem:  # a record no requirement line can repeat: say what we pinned instead
-        return Requirement(pinned.line, f"version {version} (pip's record of its source, {url!r}, is not a requirement line: {problem})")
-    return Requirement(line, source, portable=not _on_this_machine(line))
+        return InstallLine(pinned.line, f"version {version} (pip's record of its source, {url!r}, is not a requirement line: {problem})")
+    return InstallLine(line, source, portable=not _on_this_machine(line))
 
 
 def released_requirement(version: str) -> Optional[str]:
@@ -286,14 +286,14 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_pack(directory: Path, version: str, force: bool = False, package: Optional[str] = None) -> tuple[list[Path], Requirement]:
+def write_pack(directory: Path, version: str, force: bool = False, package: Optional[str] = None) -> tuple[list[Path], InstallLine]:
     """Write the pack's files into ``directory`` (created if missing), which must be new or empty unless
     ``force``. Returns the files written and the requirement ``requirements.txt`` holds."""
     from .policies import DESCRIPTION
 
     if package is not None:
         line = requirement_line(package)
-        wanted = Requirement(line, "as given with --requirement", portable=not _on_this_machine(line))
+        wanted = InstallLine(line, "as given with --requirement", portable=not _on_this_machine(line))
     else:
         wanted = installed_requirement(version)
     _empty_or_new(directory, force)

@@ -34,13 +34,21 @@ def effect(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Taint:
+class NodeTaint:
+    """A taint on a node as the pack reads it (from a NodePool's template, a node group's ``taints``, a lane of the
+    ``lanes`` config), its effect in Kubernetes' spelling: what a pod must tolerate to land on the node.
+
+    One of three taint types, each for one side: ``mixed_os_racks.spec.pool.Taint`` is a taint a user gives a
+    Karpenter pool (the component schema's ``Taint``), ``mixed_os_racks.lane.LaneTaint`` is a taint a lane's record
+    says every node of the lane carries (a component's ``taints`` output, the ``lanes`` config); this one is what
+    the pack reads from either, to match against pods' tolerations."""
+
     key: str
     value: str = ""
     effect: str = "NoSchedule"
 
     @classmethod
-    def read(cls, value: Any) -> "Taint":
+    def read(cls, value: Any) -> "NodeTaint":
         taint = bootfacts.as_map(value)
         return cls(bootfacts.text(taint.get("key")), bootfacts.text(taint.get("value")), effect(taint.get("effect")))
 
@@ -66,7 +74,7 @@ class Toleration:
         return cls(bootfacts.text(t.get("key")), bootfacts.text(t.get("operator")), label_text(t.get("value")),
                    bootfacts.text(t.get("effect")))
 
-    def tolerates(self, taint: Taint) -> bool:
+    def tolerates(self, taint: NodeTaint) -> bool:
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:

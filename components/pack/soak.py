@@ -2,7 +2,7 @@
 environment before (staging, for prod) for ``soakDays`` days.
 
 Pure (the pack's ``bootfacts`` and ``checks``): the pack judges a stack's lanes with it, and the offline side
-reads the environment before's state with the same ``held`` (``offline/promotion.py``), so a lane is named
+reads the environment before's state with the same ``held`` (``offline/soakstate.py``), so a lane is named
 the same way on both sides:
 
 - a Karpenter lane by its NodePool's name; an EC2NodeClass by the NodePools that launch from it (or its

@@ -10,7 +10,7 @@ from .. import contract
 from ..inputs import closest
 from ..facts import instances, wellknown
 from . import rules, scheduling
-from .scheduling import Selection, Taint
+from .scheduling import NodeTaint, Selection
 from .lanemodel import LaneView, Lanes, OS_KEY, RESERVATION_ID_KEY, SELECTING, as_wellknown, is_well_known
 from .pods import Workload
 
@@ -44,7 +44,7 @@ def never_runs(pools: Sequence[LaneView]) -> str:
     return "; ".join(f"{lane.subject}, which it selects, {lane.never}" for lane in pools)
 
 
-def _fix(taint: Taint, workload: Workload) -> str:
+def _fix(taint: NodeTaint, workload: Workload) -> str:
     if taint.key == contract.DEDICATED_TAINT_KEY:
         return (f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "
                 f"the Service component adds it for nodeSelectorLabels {' and '.join(contract.LANE_KEYS)}")
@@ -74,7 +74,7 @@ def _fix(taint: Taint, workload: Workload) -> str:
     return "add a toleration for it: custom taints are not tolerated automatically"
 
 
-def untolerated_lane(workload: Workload, lane: LaneView, taints: Sequence[Taint]) -> str:
+def untolerated_lane(workload: Workload, lane: LaneView, taints: Sequence[NodeTaint]) -> str:
     which = "its taint" if len(taints) == 1 else "its taints"
     fixes = "; ".join(dict.fromkeys(_fix(t, workload) for t in taints))
     return (f"{workload.subject} selects {lane.subject} but does not tolerate {which} "

@@ -47,7 +47,9 @@ class ConsolidationPolicy(enum.StrEnum):
 
 
 class Taint(Spec):
-    """A Kubernetes taint, as a NodePool writes it."""
+    """A Kubernetes taint, as a NodePool writes it. In Python, this is the taint a user gives a pool; the rack
+    writes it into its lane's record as a ``mixed_os_racks.lane.LaneTaint``, and the pack reads taints on nodes as
+    ``mixed_os_racks.pack.scheduling.NodeTaint``."""
 
     key: str
     """The taint's key (``team``, ``example.com/dedicated``)."""
