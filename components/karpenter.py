@@ -153,16 +153,16 @@ def _requirement(key: str, values: list[str]) -> dict[str, Any]:
 def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     """The NodePool spec of a pool (Karpenter ``karpenter.sh/v1``)."""
     requirements = [
-        _requirement("kubernetes.io/os", ["linux"]),
-        _requirement("kubernetes.io/arch", pool.arch),
-        _requirement("karpenter.sh/capacity-type", pool.capacity_types),
+        _requirement(wellknown.OS_KEY, ["linux"]),
+        _requirement(wellknown.ARCH_KEY, pool.arch),
+        _requirement(wellknown.CAPACITY_TYPE_KEY, pool.capacity_types),
     ]
     if pool.instance_families:
-        requirements.append(_requirement("karpenter.k8s.aws/instance-family", pool.instance_families))
+        requirements.append(_requirement(wellknown.FAMILY_KEY, pool.instance_families))
     if pool.instance_sizes:
-        requirements.append(_requirement("karpenter.k8s.aws/instance-size", pool.instance_sizes))
+        requirements.append(_requirement(wellknown.KARPENTER_PREFIX + "instance-size", pool.instance_sizes))
     if pool.instance_types:
-        requirements.append(_requirement("node.kubernetes.io/instance-type", pool.instance_types))
+        requirements.append(_requirement(wellknown.TYPE_KEY, pool.instance_types))
     if not pool.offers_accelerators:
         # Karpenter labels an instance type with a GPU or accelerator count only when it has one, and
         # treats a label an instance type cannot fill as absent: DoesNotExist keeps every GPU, Neuron

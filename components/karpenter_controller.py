@@ -39,7 +39,7 @@ from .args import check_start, checked, documented, hosted, inherited_depends_on
 from .cluster import ONE_PER_CLUSTER, ClusterRef
 from .errors import ArgumentError
 from .identity import Identity, service_account_role, trust
-from .facts import upstream
+from .facts import upstream, wellknown
 from .spec.rack import access_entries_problem, karpenter_pair_problem, karpenter_version_problem
 
 SERVICE_ACCOUNT = "karpenter"
@@ -210,7 +210,7 @@ def chart_values(cluster_name: str, queue: str, replicas: int, node_selector: Ma
                      "featureGates": {"reservedCapacity": True}},
         "serviceAccount": {"name": SERVICE_ACCOUNT, **({"annotations": dict(annotations)} if annotations else {})},
         "replicas": replicas,
-        "nodeSelector": {"kubernetes.io/os": "linux", **node_selector},
+        "nodeSelector": {wellknown.OS_KEY: "linux", **node_selector},
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *tolerations],
         "controller": {"resources": CONTROLLER_RESOURCES},
     }

@@ -40,9 +40,6 @@ def group_worst_case(group: NodeGroupSpec, region: Optional[str], subnets: Optio
     return worst, cost.group_rollout(worst, group.max_size, subnets)
 
 
-WORST, ROLLOUT = cost.WORST_OUTPUT, cost.ROLLOUT_OUTPUT
-
-
 def rack_worst_case(lanes: Mapping[str, Mapping[str, Any]], control_plane: float = 0.0) -> Optional[float]:
     """The rack's worst case: the sum of its lanes' and its control plane's, None when a lane has none."""
-    return cost.summed([*(lane.get(WORST) for lane in lanes.values()), control_plane])
+    return cost.summed([*(lane.get(cost.WORST_OUTPUT) for lane in lanes.values()), control_plane])

@@ -97,7 +97,7 @@ def _priced_lane(region: pulumi.Output[str], ami: pulumi.Output[AmiRef], facts: 
         lane = Lane(**facts, ami=found)
         if nodes is not None:
             lane["reservedNodes"] = nodes
-        lane["worstCaseHourlyUsd"], lane["worstCaseRolloutHourlyUsd"] = worst.usd, rollout.usd
+        lane[cost.WORST_OUTPUT], lane[cost.ROLLOUT_OUTPUT] = worst.usd, rollout.usd
         return lane
 
     return pulumi.Output.all(region, ami, reserved).apply(lambda got: priced(got[0], got[1], got[2]))
@@ -385,9 +385,9 @@ class Rack(pulumi.ComponentResource):
             "nodeRoleArn": self.node_role_arn,
             "interruptionQueueName": self.interruption_queue_name,
             "lanes": self.lanes,
-            "worstCaseHourlyUsd": self.worst_case_hourly_usd,
-            "controlPlaneHourlyUsd": self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
-            "controlPlanePrice": self.control_plane_price,
+            cost.WORST_OUTPUT: self.worst_case_hourly_usd,
+            cost.CONTROL_PLANE_OUTPUT: self.control_plane_hourly_usd,  # in worstCaseHourlyUsd; read by the pack
+            cost.CONTROL_PLANE_PRICE_OUTPUT: self.control_plane_price,
             **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
             "nodePoolNames": self.node_pool_names,
             "nodeGroupNames": self.node_group_names,

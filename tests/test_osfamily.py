@@ -9,6 +9,14 @@ Upstream facts pinned here:
   (``offline.eks_mng.AMI_TYPES``); the records must say the same of every type in it.
 - The EC2NodeClass CRD of Karpenter v1.14.1 (``../shared/reference/karpenter-v1.14.1``): ``amiFamily`` is an enum
   (AL2, AL2023, Bottlerocket, Custom, ...) and CEL rules tie an alias's family to the ``amiFamily`` beside it.
+- The same CRD's ``amiSelectorTerms[].alias`` (its description and CEL rules): ``family@version``, at most 30
+  characters, the version ``latest`` or one release in the family's form, ``al2023@v20240625`` (an EKS AMI's
+  build date) or ``bottlerocket@v1.10.0`` (a Bottlerocket release). Each record's ``alias_pattern`` takes those.
+  aws/karpenter-provider-aws at 1d927085, ``pkg/providers/amifamily/bottlerocket.go`` ``DescribeImageQuery``: a
+  Bottlerocket alias's version loses its leading ``v`` before it names the SSM parameter, so ``1.10.0`` is one too.
+- pulumi/pulumi-eks at 7bf0c1b1, ``nodejs/eks/nodes/userdata.ts``: a node's user data is nodeadm ``NodeConfig``
+  parts for AL2023, a ``bootstrap.sh`` script for AL2, TOML settings for Bottlerocket (each record's ``user_data``;
+  ``test_remote_components`` reads it through the offline expansion of a ``ManagedNodeGroup``).
 - aws/karpenter-provider-aws at 1d927085, ``pkg/providers/amifamily/``: ``DefaultEBS`` is 20Gi (``resolver.go``);
   AL2023 and AL2 map it on ``/dev/xvda``; Bottlerocket maps 4Gi on ``/dev/xvda`` and ``DefaultEBS`` on ``/dev/xvdb``,
   its ``EphemeralBlockDevice`` (``bottlerocket.go``). ``blockDeviceMappings`` replace these defaults, so a
@@ -139,3 +147,32 @@ def test_an_amis_name_names_its_family():
     for name, os_name in named.items():
         assert rules.os_of_ami(name) == os_name, name
         assert osfamily.of(os_name).ami_name_pattern.search(name)
+
+
+def test_each_familys_alias_pattern_takes_latest_and_its_own_release_form_only():
+    releases = {"al2023": "v20240625", "al2": "v20240625", "bottlerocket": "v1.10.0"}  # the CRD's examples
+    for family in osfamily.FAMILIES:
+        assert family.alias_pattern.fullmatch(family.alias).group(1) == "latest"
+        alias = f"{family.name}@{releases[family.name]}"
+        assert family.alias_pattern.fullmatch(alias).group(1) == releases[family.name]
+        others = [f.name for f in osfamily.FAMILIES if f.alias_pattern.fullmatch(alias)]
+        assert others == [family.name], alias
+    # a release in another family's form is not the family's
+    assert not osfamily.AL2023.alias_pattern.fullmatch("al2023@v1.10.0")
+    assert not osfamily.BOTTLEROCKET.alias_pattern.fullmatch("bottlerocket@v20240625")
+    assert osfamily.BOTTLEROCKET.alias_pattern.fullmatch("bottlerocket@1.10.0").group(1) == "1.10.0"
+    assert not osfamily.AL2023.alias_pattern.fullmatch("al2023@20240625")  # an EKS AMI release keeps its v
+
+
+@given(st.sampled_from(osfamily.FAMILIES).flatmap(
+    lambda f: st.tuples(st.just(f), st.from_regex(f.alias_pattern, fullmatch=True))))
+def test_every_alias_a_familys_pattern_takes_passes_the_ec2nodeclass_crd(family_and_alias):
+    family, alias = family_and_alias
+    spec = {"amiFamily": family.family, "amiSelectorTerms": [{"alias": alias}], "role": "r", **SELECTORS}
+    if len(alias) <= upstream.KARPENTER_ALIAS_MAX_LENGTH:  # a long release still breaks the CRD's length
+        assert problems(_node_class(spec)) == [], alias
+
+
+def test_each_familys_user_data_format():
+    assert [(f.name, f.user_data) for f in osfamily.FAMILIES] == [
+        ("al2023", osfamily.NODEADM), ("bottlerocket", osfamily.BOTTLEROCKET_TOML), ("al2", osfamily.BOOTSTRAP_SH)]

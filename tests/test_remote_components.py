@@ -37,6 +37,7 @@ import pytest
 import yaml
 
 from mixed_os_racks import contract
+from mixed_os_racks.facts import osfamily
 from mixed_os_racks.offline import Catalog, ProgramRun, Resource, run_program
 from mixed_os_racks.cli import main
 from conftest import GPU_AMI, REPO, rack_config, run_rack
@@ -128,6 +129,21 @@ def test_a_pinned_bottlerocket_group_gets_toml_and_its_data_volume():
     assert "[settings.kubernetes]\n" in text and '"cluster-dns-ip" = "172.20.0.10"' not in text
     assert 'cluster-dns-ip = "172.20.0.10"' in text and 'cluster-name = "c"' in text
     assert '[settings.kubernetes.node-labels]\nteam = "ml"' in text
+
+
+@pytest.mark.parametrize("family", osfamily.FAMILIES, ids=lambda f: f.name)
+def test_a_pinned_group_gets_user_data_in_its_familys_format(family):
+    """pulumi-eks (7bf0c1b1, ``nodejs/eks/nodes/userdata.ts``) writes nodeadm parts for AL2023, a script that runs
+    ``/etc/eks/bootstrap.sh`` for AL2 and TOML settings for Bottlerocket: the record's ``user_data`` says which."""
+    def program() -> None:
+        eks.ManagedNodeGroup("g", cluster=existing_cluster(), node_role_arn=ROLE, ami_id=GPU_AMI,
+                             operating_system=family.family)
+
+    text = user_data(one(run(program), LT))
+    marks = {osfamily.NODEADM: "Content-Type: application/node.eks.aws\n",
+             osfamily.BOOTSTRAP_SH: '#!/bin/bash\n\n/etc/eks/bootstrap.sh --apiserver-endpoint "https://',
+             osfamily.BOTTLEROCKET_TOML: "[settings.kubernetes]\n"}
+    assert [form for form, mark in marks.items() if mark in text] == [family.user_data]
 
 
 def test_the_expansion_names_the_pulumi_eks_releases_it_mirrors(monkeypatch, capsys):

@@ -19,6 +19,13 @@ Read from upstream, in the shape upstream gives it:
   managed node group's ``diskSize`` on ``/dev/xvda`` for AL2 and AL2023 and on ``/dev/xvdb`` for Bottlerocket.
   EKS's ``CreateNodegroup`` takes more AMI types than pulumi-eks lists (``AL2023_ARM_64_NVIDIA``,
   ``AL2023_x86_64_NEURON``).
+  ``nodejs/eks/nodes/userdata.ts`` writes a node's user data in the family's format: nodeadm ``NodeConfig``
+  documents in a MIME multipart for AL2023, a ``bootstrap.sh`` shell script in a MIME multipart for AL2, TOML
+  settings for Bottlerocket.
+- The EC2NodeClass CRD of Karpenter v1.14.1 (``amiSelectorTerms[].alias``): ``family@version``, the version
+  ``latest`` or a release in the family's own form (``al2023@v20240625``, ``bottlerocket@v1.10.0``);
+  Bottlerocket's ``DescribeImageQuery`` (karpenter-provider-aws 1d927085, ``pkg/providers/amifamily/bottlerocket.go``)
+  trims the ``v``, as Bottlerocket's SSM paths name a release without it, so ``bottlerocket@1.10.0`` selects it too.
 
 Windows is not a record: the rack never runs it and the pack only names it (``kubernetes.io/os=windows``).
 Standard library only, like every module of ``facts``.
@@ -36,6 +43,12 @@ NVIDIA = "nvidia"
 """An AMI type's accelerator: NVIDIA GPUs (driver and container toolkit in the image)."""
 NEURON = "neuron"
 """An AMI type's accelerator: AWS Inferentia and Trainium (the Neuron driver in the image)."""
+NODEADM = "nodeadm"
+"""A node's user data: nodeadm ``NodeConfig`` documents in a MIME multipart."""
+BOOTSTRAP_SH = "bootstrap.sh"
+"""A node's user data: a shell script that runs ``/etc/eks/bootstrap.sh``, in a MIME multipart."""
+BOTTLEROCKET_TOML = "toml"
+"""A node's user data: Bottlerocket's TOML settings."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,8 @@ class OsFamily:
     """The EC2NodeClass ``amiFamily`` and pulumi-eks ``operatingSystem`` spelling (``AL2023``, ``Bottlerocket``)."""
     alias: str
     """The EC2NodeClass ``amiSelectorTerms`` alias that follows the family's latest release."""
+    alias_pattern: re.Pattern[str]
+    """An alias of the family, ``latest`` or one release: group 1 is the version (``latest``, ``v20240625``)."""
     os_device: str
     """The device the family's images boot from (the AMI's root device)."""
     data_device: str
@@ -61,6 +76,8 @@ class OsFamily:
     """The family's EKS AMI types: (EC2 architecture, accelerator: ``STANDARD``, ``NVIDIA``, ``NEURON``) -> type."""
     ami_name_pattern: re.Pattern[str]
     """What an AMI's name or description says when it is one of the family's images."""
+    user_data: str
+    """The format pulumi-eks writes a node's user data in: ``NODEADM``, ``BOOTSTRAP_SH`` or ``BOTTLEROCKET_TOML``."""
     gpu_lanes: bool
     """Whether a GPU lane may run it: the rack's NVIDIA device plugin serves its GPU nodes (Bottlerocket's NVIDIA
     variants run a device plugin of their own, so the rack refuses GPU lanes on them)."""
@@ -84,35 +101,37 @@ _ROOT = "/dev/xvda"
 _DEFAULT_EBS_GIB = 20
 
 AL2023 = OsFamily(
-    name="al2023", family="AL2023", alias="al2023@latest",
+    name="al2023", family="AL2023", alias="al2023@latest", alias_pattern=re.compile(r"al2023@(latest|v[0-9]{8})"),
     os_device=_ROOT, data_device=_ROOT, block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
     ami_type_prefix="AL2023_",
     ami_types={("x86_64", STANDARD): "AL2023_x86_64_STANDARD", ("arm64", STANDARD): "AL2023_ARM_64_STANDARD",
                ("x86_64", NVIDIA): "AL2023_x86_64_NVIDIA", ("arm64", NVIDIA): "AL2023_ARM_64_NVIDIA",
                ("x86_64", NEURON): "AL2023_x86_64_NEURON"},
-    ami_name_pattern=re.compile(r"al2023|amazon linux 2023|amzn-2023|amzn2023", re.I),
+    ami_name_pattern=re.compile(r"al2023|amazon linux 2023|amzn-2023|amzn2023", re.I), user_data=NODEADM,
     gpu_lanes=True, pinned_ami=True, alias_release=True,
 )
 """Amazon Linux 2023: one root volume; every lane may run it; GPU lanes and pinned AMIs must."""
 
 BOTTLEROCKET = OsFamily(
     name="bottlerocket", family="Bottlerocket", alias="bottlerocket@latest",
+    alias_pattern=re.compile(r"bottlerocket@(latest|v?[0-9]+\.[0-9]+\.[0-9]+)"),
     os_device=_ROOT, data_device="/dev/xvdb", block_devices=((_ROOT, 4), ("/dev/xvdb", _DEFAULT_EBS_GIB)),
     ami_type_prefix="BOTTLEROCKET_",
     ami_types={("x86_64", STANDARD): "BOTTLEROCKET_x86_64", ("arm64", STANDARD): "BOTTLEROCKET_ARM_64",
                ("x86_64", NVIDIA): "BOTTLEROCKET_x86_64_NVIDIA", ("arm64", NVIDIA): "BOTTLEROCKET_ARM_64_NVIDIA"},
-    ami_name_pattern=re.compile(r"bottlerocket", re.I),
+    ami_name_pattern=re.compile(r"bottlerocket", re.I), user_data=BOTTLEROCKET_TOML,
     gpu_lanes=False, pinned_ami=False, alias_release=False,
 )
 """Bottlerocket: a small OS volume and a data volume; the hardened default lane, no GPU lanes, no pinned AMI."""
 
 AL2 = OsFamily(
-    name="al2", family="AL2", alias="al2@latest",
+    name="al2", family="AL2", alias="al2@latest", alias_pattern=re.compile(r"al2@(latest|v[0-9]{8})"),
     os_device=_ROOT, data_device=_ROOT, block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
     ami_type_prefix="AL2_",
     ami_types={("x86_64", STANDARD): "AL2_x86_64", ("arm64", STANDARD): "AL2_ARM_64",
                ("x86_64", NVIDIA): "AL2_x86_64_GPU"},
     ami_name_pattern=re.compile(r"amzn2|amazon linux 2\b|\bal2\b|amazon-eks-(?:gpu-|arm64-)?node-1\.\d+", re.I),
+    user_data=BOOTSTRAP_SH,
     gpu_lanes=True, pinned_ami=False, alias_release=False,
 )
 """Amazon Linux 2: the rack builds no lane on it, the pack judges lanes others built on it. Its name pattern

@@ -32,6 +32,8 @@ KARPENTER_PREFIX = "karpenter.k8s.aws/"
 AUTO_MODE_PREFIX = "eks.amazonaws.com/"
 ARCH_KEY = "kubernetes.io/arch"
 TYPE_KEY = "node.kubernetes.io/instance-type"
+FAMILY_KEY = KARPENTER_PREFIX + "instance-family"
+OS_KEY = "kubernetes.io/os"
 K8S_ARCH = {instances.X86: "amd64", instances.ARM: "arm64"}
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte")
 

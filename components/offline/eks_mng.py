@@ -116,22 +116,23 @@ class AmiType:
     aliases: tuple[str, ...] = ()
 
 
+_AL2, _AL2023, _BOTTLEROCKET = osfamily.AL2.family, osfamily.AL2023.family, osfamily.BOTTLEROCKET.family
 _EKS = "/aws/service/eks/optimized-ami/{v}/"
 _BR = "/aws/service/bottlerocket/aws-k8s-{v}"
 AMI_TYPES: dict[str, AmiType] = {
-    "AL2_x86_64": AmiType("AL2", False, "x86_64", _EKS + "amazon-linux-2/recommended/image_id", ("amazon-linux-2",)),
-    "AL2_x86_64_GPU": AmiType("AL2", True, "x86_64", _EKS + "amazon-linux-2-gpu/recommended/image_id", ("amazon-linux-2-gpu",)),
-    "AL2_ARM_64": AmiType("AL2", False, "arm64", _EKS + "amazon-linux-2-arm64/recommended/image_id", ("amazon-linux-2-arm",)),
-    "AL2023_x86_64_STANDARD": AmiType("AL2023", False, "x86_64", _EKS + "amazon-linux-2023/x86_64/standard/recommended/image_id",
+    "AL2_x86_64": AmiType(_AL2, False, "x86_64", _EKS + "amazon-linux-2/recommended/image_id", ("amazon-linux-2",)),
+    "AL2_x86_64_GPU": AmiType(_AL2, True, "x86_64", _EKS + "amazon-linux-2-gpu/recommended/image_id", ("amazon-linux-2-gpu",)),
+    "AL2_ARM_64": AmiType(_AL2, False, "arm64", _EKS + "amazon-linux-2-arm64/recommended/image_id", ("amazon-linux-2-arm",)),
+    "AL2023_x86_64_STANDARD": AmiType(_AL2023, False, "x86_64", _EKS + "amazon-linux-2023/x86_64/standard/recommended/image_id",
                                       ("amazon-linux-2023/x86_64/standard",)),
-    "AL2023_ARM_64_STANDARD": AmiType("AL2023", False, "arm64", _EKS + "amazon-linux-2023/arm64/standard/recommended/image_id",
+    "AL2023_ARM_64_STANDARD": AmiType(_AL2023, False, "arm64", _EKS + "amazon-linux-2023/arm64/standard/recommended/image_id",
                                       ("amazon-linux-2023/arm64/standard",)),
-    "AL2023_x86_64_NVIDIA": AmiType("AL2023", True, "x86_64", _EKS + "amazon-linux-2023/x86_64/nvidia/recommended/image_id",
+    "AL2023_x86_64_NVIDIA": AmiType(_AL2023, True, "x86_64", _EKS + "amazon-linux-2023/x86_64/nvidia/recommended/image_id",
                                     ("amazon-linux-2023/x86_64/nvidia",)),
-    "BOTTLEROCKET_ARM_64": AmiType("Bottlerocket", False, "arm64", _BR + "/arm64/latest/image_id"),
-    "BOTTLEROCKET_x86_64": AmiType("Bottlerocket", False, "x86_64", _BR + "/x86_64/latest/image_id"),
-    "BOTTLEROCKET_ARM_64_NVIDIA": AmiType("Bottlerocket", True, "arm64", _BR + "-nvidia/arm64/latest/image_id"),
-    "BOTTLEROCKET_x86_64_NVIDIA": AmiType("Bottlerocket", True, "x86_64", _BR + "-nvidia/x86_64/latest/image_id"),
+    "BOTTLEROCKET_ARM_64": AmiType(_BOTTLEROCKET, False, "arm64", _BR + "/arm64/latest/image_id"),
+    "BOTTLEROCKET_x86_64": AmiType(_BOTTLEROCKET, False, "x86_64", _BR + "/x86_64/latest/image_id"),
+    "BOTTLEROCKET_ARM_64_NVIDIA": AmiType(_BOTTLEROCKET, True, "arm64", _BR + "-nvidia/arm64/latest/image_id"),
+    "BOTTLEROCKET_x86_64_NVIDIA": AmiType(_BOTTLEROCKET, True, "x86_64", _BR + "-nvidia/x86_64/latest/image_id"),
 }
 """pulumi-eks's AMI types (``nodejs/eks/nodes/ami.ts``): Windows is not among them."""
 
@@ -353,12 +354,11 @@ class ManagedNodeGroup:
         if not all(known(s) for s in sources):
             return UNKNOWN
         plain = {k: reveal(v) for k, v in metadata.items()}
-        if os_name == osfamily.AL2023.family:
-            text = self.nodeadm(plain)
-        elif os_name == osfamily.AL2.family:
-            text = self.bootstrap_sh(plain)
-        else:
-            text = self.bottlerocket_toml(plain)
+        # an operatingSystem no record spells gets Bottlerocket's settings, as the last branch of pulumi-eks's
+        family = osfamily.by_family(os_name) or osfamily.BOTTLEROCKET
+        write = {osfamily.NODEADM: self.nodeadm, osfamily.BOOTSTRAP_SH: self.bootstrap_sh,
+                 osfamily.BOTTLEROCKET_TOML: self.bottlerocket_toml}[family.user_data]
+        text = write(plain)
         return derived(_b64(text), *sources)
 
     def cluster_name(self) -> Any:

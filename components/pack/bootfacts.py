@@ -39,9 +39,6 @@ RESOLVE_SSM = "resolve:ssm:"
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """The label the NVIDIA device plugin's default affinity selects (NFD sets it; pools may set it themselves)."""
-FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
-TYPE_LABEL = "node.kubernetes.io/instance-type"
-ARCH_LABEL = "kubernetes.io/arch"
 PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
 QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,

@@ -34,7 +34,7 @@ import math
 import os
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Final, Iterator, Mapping, Optional, Sequence
 
 from .. import clock, contract, syntax
 from ..facts import instances, wellknown
@@ -48,10 +48,15 @@ CPU, MEMORY, NODES = fit.CPU, fit.MEMORY, fit.NODES
 COUNTED = fit.LIMITED
 """The limits a worst case counts: what the instance table gives per type (one node counts one ``nodes``), as
 the fit policies count them (``fit.within_limits``)."""
-BUDGET_OUTPUT, WORST_OUTPUT, ROLLOUT_OUTPUT = "maxHourlyUsd", "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd"
-"""What our components register: a lane's or a rack's budget, and a lane's worst case, steady and during a rollout."""
+BUDGET_OUTPUT: Final = "maxHourlyUsd"
+WORST_OUTPUT: Final = "worstCaseHourlyUsd"
+ROLLOUT_OUTPUT: Final = "worstCaseRolloutHourlyUsd"
+"""What our components register: a lane's or a rack's budget, and a lane's worst case, steady and during a rollout
+(final, so a ``lane.Lane`` is keyed by them)."""
 CONTROL_PLANE_OUTPUT = "controlPlaneHourlyUsd"
 """What a rack registers as its EKS control plane's price an hour (``control_plane``)."""
+CONTROL_PLANE_PRICE_OUTPUT = "controlPlanePrice"
+"""What a rack registers as why its control plane costs that (``control_plane``: its EKS support tier)."""
 EKS_CONTROL_PLANE_USD = {"standard": 0.10, "extended": 0.60}
 """An EKS cluster's price per hour in standard and in extended support (Amazon EKS pricing); a version whose
 support the calendar does not know, or has ended (EKS then upgrades the control plane itself), is counted at the
@@ -794,7 +799,7 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
     by_urn = {res.urn: res for res in stack.resources}
     racks = tuple(RackCost(res.name, res.urn, tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
                            _budget_of(res), _number(bootfacts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
-                           bootfacts.text(bootfacts.as_map(res.props).get("controlPlanePrice")))
+                           bootfacts.text(bootfacts.as_map(res.props).get(CONTROL_PLANE_PRICE_OUTPUT)))
                   for res in stack.resources if res.type == contract.COMPONENT_RACK)
     whole = _number(config.get("totalMaxHourlyUsd"))
     any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))

@@ -244,7 +244,7 @@ def as_wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellkn
     return tuple(wellknown.Requirement(r.key, r.operator, r.values) for r in requirements if r.operator in wellknown.OPERATORS)
 
 
-OS_KEY = "kubernetes.io/os"
+OS_KEY = wellknown.OS_KEY
 LINUX = ("linux",)
 
 

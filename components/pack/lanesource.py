@@ -150,7 +150,8 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
                 (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),)
         else:
-            disk, offered = (lane.root_disk(osfamily.AL2023.os_device) or bootfacts.Disk(20.0)).gib, ()
+            found = lane.root_disk(osfamily.AL2023.os_device)
+            disk, offered = found.gib if found else bootfacts.PULUMI_EKS_DEFAULT_DISK_GIB, ()
         return LaneView(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
                     group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
                     reservations=reservations)
@@ -212,11 +213,11 @@ def _pool_disk(node_class: Optional[bootfacts.NodeClass]) -> Optional[float]:
     if node_class is None:
         return None
     family = osfamily.named(node_class.os())
-    if family is not None and not family.data_is_root:
-        mappings = bootfacts.dig(node_class.props, "spec", "blockDeviceMappings")
-        found = node_class.kubelet_disk(family.data_device) if mappings else None
-    else:
-        found = node_class.kubelet_disk(osfamily.AL2023.os_device)
+    mapped = bootfacts.dig(node_class.props, "spec", "blockDeviceMappings")
+    if family is not None and not family.data_is_root and not mapped:
+        return None
+    # a class of no family we know (Custom, Windows) is read as one whose pods write to the root volume
+    found = node_class.kubelet_disk((family or osfamily.AL2023).data_device)
     return found.gib if found else None
 
 

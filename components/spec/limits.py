@@ -20,7 +20,6 @@ INT32_MAX = 2**31 - 1
 """Kubernetes' 32-bit integer fields: replicas, a probe's seconds, an ``intstr.IntOrString``."""
 BUDGET_NODES_MAX = INT32_MAX
 """A budget's node count becomes an ``intstr.IntOrString``, whose integer is 32 bits."""
-AL2023_ALIAS_RE = re.compile(r"al2023@(latest|v[0-9]{8})")
 # The seeds' node-group label: lowercase alphanumerics and dashes; as a Kubernetes label value, at
 # most 63 and starting and ending with an alphanumeric.
 LABEL_VALUE_RE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")

@@ -14,7 +14,6 @@ from ..pack import fit, rules
 from .. import syntax
 from .base import FieldProblem, Problems, Spec
 from .limits import (
-    AL2023_ALIAS_RE,
     ARCHES,
     BUDGET_NODES_MAX,
     BUDGET_RE,
@@ -207,7 +206,7 @@ class PoolSpec(Spec):
         if not (self.instance_families or self.instance_types or self.instance_sizes):
             return None
         requirements = [wellknown.Requirement(wellknown.ARCH_KEY, "In", tuple(self.arch))]
-        for key, values in ((wellknown.KARPENTER_PREFIX + "instance-family", self.instance_families),
+        for key, values in ((wellknown.FAMILY_KEY, self.instance_families),
                             (wellknown.KARPENTER_PREFIX + "instance-size", self.instance_sizes),
                             (wellknown.TYPE_KEY, self.instance_types)):
             if values:
@@ -380,7 +379,7 @@ class PoolSpec(Spec):
             raise FieldProblem("weight", f"{s}: weight must be 1-100 (got '{self.weight}')")
 
     def _alias_rules(self) -> None:
-        alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
+        alias = osfamily.AL2023.alias_pattern.fullmatch(self.ami_alias)
         if not alias:
             raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
         if alias.group(1) != "latest" and not _is_date(alias.group(1)[1:]):
@@ -418,7 +417,7 @@ class PoolSpec(Spec):
             raise FieldProblem(families_field, (
                 f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
                 f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"))
-        alias = AL2023_ALIAS_RE.fullmatch(self.ami_alias)
+        alias = osfamily.AL2023.alias_pattern.fullmatch(self.ami_alias)
         if self.ami_id is None and alias and (alias.group(1) == "latest" or _is_date(alias.group(1)[1:])):
             # the release an alias pins (a malformed alias is ami_alias's problem, and pins no release to judge)
             release = alias.group(1)[1:] if alias.group(1) != "latest" else None
