@@ -1356,3 +1356,24 @@ def test_a_v1beta1_gpu_claim_counts_as_the_v1_one(pack):
     for template in (v1, v1beta1):
         [message] = messages(judge(pack, stack(ON_DEMAND_AMD64, template, workload("dra", claims))), REACH)
         assert message.startswith('deployment "dra" claims 1 nvidia.com/gpu through DRA (gpu), but this rack has no GPU lane')
+
+
+def bottlerocket_group_on_a_template() -> Any:
+    """A Bottlerocket managed node group whose launch template sizes both of its volumes: the OS volume
+    (``/dev/xvda``, 4 GiB) and the data volume (``/dev/xvdb``, 100 GiB), where Bottlerocket keeps ephemeral storage."""
+    template = aws.ec2.LaunchTemplate("br-template", block_device_mappings=[
+        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name=device, ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=size))
+        for device, size in (("/dev/xvda", 4), ("/dev/xvdb", 100))])
+    return eks_node_group("br", template, instance_types=["m6i.xlarge"], ami_type="BOTTLEROCKET_x86_64")
+
+
+@pytest.mark.parametrize("gib, fits", [(50, True), (150, False)])
+def test_a_bottlerocket_groups_ephemeral_storage_is_its_data_volume(pack, gib, fits):
+    """Bottlerocket keeps ephemeral storage on its data volume (``/dev/xvdb``; the OS volume holds the OS only), so a
+    node group's launch template is read at the OS family's data device, as a Karpenter pool's EC2NodeClass is.
+    (Upstream: Karpenter's Bottlerocket family maps ``/dev/xvda`` to the OS and ``/dev/xvdb`` to the data volume,
+    aws/karpenter-provider-aws ``pkg/providers/amifamily/bottlerocket.go``, ``DefaultBlockDeviceMappings``; the
+    record holding both is checked against it in test_osfamily.py.)"""
+    found = messages(judge(pack, stack(bottlerocket_group_on_a_template,
+                                       workload("scratch", pod(requests={"ephemeral-storage": f"{gib}Gi"})))), REACH)
+    assert (found == []) is fits, found

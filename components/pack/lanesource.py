@@ -136,12 +136,13 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
     if isinstance(lane, (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk, reservations = lane.instance_types(), None, None
+        data_device = (osfamily.named(lane.os()) or osfamily.AL2023).data_device  # Bottlerocket's: /dev/xvdb
         for urn in res.property_dependencies.get("launchTemplate", ()):  # instance types in the launch template
             template = templates.get(urn)
             gpu = gpu or (template is not None and checks.gpu_reason(template) is not None)
             if template is not None:
                 types = types or template.instance_types()
-                found = template.root_disk(osfamily.AL2023.os_device)
+                found = template.root_disk(data_device)
                 disk = found.gib if found else None
             if isinstance(template, bootfacts.LaunchTemplate) and isinstance(lane, bootfacts.EksNodeGroup):
                 reservations = _group_reservations(template, props, unknown)
