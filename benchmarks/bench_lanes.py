@@ -26,26 +26,60 @@ BAR_S = 0.18
 def lane(n: int, run: int = 0) -> dict[str, Any]:
     """The ``n``th lane of a rack's ``lanes`` output, with its name: a GPU pool, a general pool or a node group."""
     name = f"lane-{run}-{n:04d}"
-    common = {"name": name, "labels": {"convox.io/nodepool": name}, "worstCaseHourlyUsd": 12.5 + n,
-              "worstCaseRolloutHourlyUsd": 14.0 + n}
+    common = {
+        "name": name,
+        "labels": {"convox.io/nodepool": name},
+        "worstCaseHourlyUsd": 12.5 + n,
+        "worstCaseRolloutHourlyUsd": 14.0 + n,
+    }
     if n % 3 == 0:
-        return {**common, "kind": "nodepool", "os": "al2023", "gpu": True, "ami": {"alias": "al2023@latest"},
-                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
-                           {"key": "dedicated-node", "value": name, "effect": "NoSchedule"}],
-                "arch": ["amd64"], "instanceFamilies": ["g5", "g6"], "instanceSizes": ["xlarge", "2xlarge", "4xlarge"],
-                "capacityTypes": ["on-demand", "spot"], "maxGpusPerNode": 1, "largestInstanceType": "g6.4xlarge",
-                "allocatable": {"cpu": "15890m", "memory": "57691Mi", "ephemeral-storage": "17Gi"}}
+        return {
+            **common,
+            "kind": "nodepool",
+            "os": "al2023",
+            "gpu": True,
+            "ami": {"alias": "al2023@latest"},
+            "taints": [
+                {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+                {"key": "dedicated-node", "value": name, "effect": "NoSchedule"},
+            ],
+            "arch": ["amd64"],
+            "instanceFamilies": ["g5", "g6"],
+            "instanceSizes": ["xlarge", "2xlarge", "4xlarge"],
+            "capacityTypes": ["on-demand", "spot"],
+            "maxGpusPerNode": 1,
+            "largestInstanceType": "g6.4xlarge",
+            "allocatable": {"cpu": "15890m", "memory": "57691Mi", "ephemeral-storage": "17Gi"},
+        }
     if n % 3 == 1:
-        return {**common, "kind": "nodepool", "os": "bottlerocket", "gpu": False,
-                "ami": {"alias": "bottlerocket@latest"}, "taints": [], "arch": ["amd64", "arm64"],
-                "instanceFamilies": ["c7i", "m7i", "m7g"], "capacityTypes": ["spot"], "maxGpusPerNode": 0,
-                "largestInstanceType": "m7i.48xlarge",
-                "allocatable": {"cpu": "191450m", "memory": "742187Mi", "ephemeral-storage": "17Gi"}}
-    return {**common, "kind": "nodegroup", "os": "al2023", "gpu": True, "ami": {"amiType": "AL2023_x86_64_NVIDIA"},
-            "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
-            "arch": ["amd64"], "instanceTypes": ["g5.2xlarge"], "capacityTypes": ["ON_DEMAND"], "maxGpusPerNode": 1,
-            "largestInstanceType": "g5.2xlarge",
-            "allocatable": {"cpu": "7910m", "memory": "28266Mi", "ephemeralStorage": "17Gi"}}
+        return {
+            **common,
+            "kind": "nodepool",
+            "os": "bottlerocket",
+            "gpu": False,
+            "ami": {"alias": "bottlerocket@latest"},
+            "taints": [],
+            "arch": ["amd64", "arm64"],
+            "instanceFamilies": ["c7i", "m7i", "m7g"],
+            "capacityTypes": ["spot"],
+            "maxGpusPerNode": 0,
+            "largestInstanceType": "m7i.48xlarge",
+            "allocatable": {"cpu": "191450m", "memory": "742187Mi", "ephemeral-storage": "17Gi"},
+        }
+    return {
+        **common,
+        "kind": "nodegroup",
+        "os": "al2023",
+        "gpu": True,
+        "ami": {"amiType": "AL2023_x86_64_NVIDIA"},
+        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+        "arch": ["amd64"],
+        "instanceTypes": ["g5.2xlarge"],
+        "capacityTypes": ["ON_DEMAND"],
+        "maxGpusPerNode": 1,
+        "largestInstanceType": "g5.2xlarge",
+        "allocatable": {"cpu": "7910m", "memory": "28266Mi", "ephemeralStorage": "17Gi"},
+    }
 
 
 def main() -> int:
@@ -64,8 +98,10 @@ def main() -> int:
         times.append(time.perf_counter() - start)
     median = statistics.median(times)
     ok = median <= BAR_S
-    print(f"{args.lanes:,} lanes checked in {median:.3f} s, median (runs {min(times):.3f}-{max(times):.3f} s; "
-          f"bar {BAR_S} s){'' if ok else '  MISSED'}")
+    print(
+        f"{args.lanes:,} lanes checked in {median:.3f} s, median (runs {min(times):.3f}-{max(times):.3f} s; "
+        f"bar {BAR_S} s){'' if ok else '  MISSED'}"
+    )
     return 0 if ok else 1
 
 

@@ -36,27 +36,51 @@ from mixed_os_racks.offline.policyconfig import parse_config  # noqa: E402
 GPU_AMI = "ami-0a1b2c3d4e5f60718"
 START_BAR_S = 1.0
 RATE_BAR = 2_000.0
-CONFIG = parse_config({
-    "disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}},
-    "arch-matches-ami": {"amis": {GPU_AMI: {"architecture": "x86_64"}}},
-    "ami-k8s-version": {"kubernetesVersion": "1.33", "amis": {GPU_AMI: {"name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115"}}},
-})
+CONFIG = parse_config(
+    {
+        "disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 100}},
+        "arch-matches-ami": {"amis": {GPU_AMI: {"architecture": "x86_64"}}},
+        "ami-k8s-version": {
+            "kubernetesVersion": "1.33",
+            "amis": {GPU_AMI: {"name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115"}},
+        },
+    }
+)
 
 
 def program(teams: int):
     def body() -> None:
-        pools = [{"name": f"pool-{n:03d}", "instance_families": "g5,g6" if n % 2 else "c7i,m7i",
-                  **({"ami_id": GPU_AMI, "disk": 200} if n % 2 else {})} for n in range(teams)]
-        Rack("rack", RackArgs(spec=parse_rack_config({"cluster_name": "bench", "additional_karpenter_nodepools_config": pools})))
+        pools = [
+            {
+                "name": f"pool-{n:03d}",
+                "instance_families": "g5,g6" if n % 2 else "c7i,m7i",
+                **({"ami_id": GPU_AMI, "disk": 200} if n % 2 else {}),
+            }
+            for n in range(teams)
+        ]
+        Rack(
+            "rack",
+            RackArgs(spec=parse_rack_config({"cluster_name": "bench", "additional_karpenter_nodepools_config": pools})),
+        )
         for n in range(teams):
             template = aws.ec2.LaunchTemplate(
-                f"team-{n}-lt", image_id=GPU_AMI, instance_type="g5.xlarge",
+                f"team-{n}-lt",
+                image_id=GPU_AMI,
+                instance_type="g5.xlarge",
                 user_data="YXBpVmVyc2lvbjogbm9kZS5la3MuYXdzL3YxYWxwaGExCmtpbmQ6IE5vZGVDb25maWcK",
-                block_device_mappings=[{"device_name": "/dev/xvda", "ebs": {"volume_size": 150, "volume_type": "gp3", "encrypted": "true"}}])
+                block_device_mappings=[
+                    {"device_name": "/dev/xvda", "ebs": {"volume_size": 150, "volume_type": "gp3", "encrypted": "true"}}
+                ],
+            )
             aws.eks.NodeGroup(
-                f"team-{n}-ng", cluster_name="bench", node_role_arn="arn:aws:iam::123456789012:role/n", subnet_ids=["s"],
-                ami_type="CUSTOM", launch_template={"id": template.id, "version": "1"},
-                scaling_config={"desired_size": 1, "min_size": 1, "max_size": 3})
+                f"team-{n}-ng",
+                cluster_name="bench",
+                node_role_arn="arn:aws:iam::123456789012:role/n",
+                subnet_ids=["s"],
+                ami_type="CUSTOM",
+                launch_template={"id": template.id, "version": "1"},
+                scaling_config={"desired_size": 1, "min_size": 1, "max_size": 3},
+            )
             aws.iam.Role(f"team-{n}-role", assume_role_policy="{}")
             k8s.core.v1.ConfigMap(f"team-{n}-settings", data={"team": str(n)})
 
@@ -98,10 +122,15 @@ def main() -> int:
 
     start_ok = statistics.median(starts) < START_BAR_S
     rate_ok = statistics.median(rates) >= RATE_BAR
-    print(f"pack start-up   median {statistics.median(starts):.3f} s  max {max(starts):.3f} s   "
-          f"(bar < {START_BAR_S:g} s) {'ok' if start_ok else 'MISSED'}")
-    print(f"analysed        {len(run.resources)} resources, median {statistics.median(rates):,.0f}/s  "
-          f"best {max(rates):,.0f}/s  worst {min(rates):,.0f}/s   (bar >= {RATE_BAR:,.0f}/s) {'ok' if rate_ok else 'MISSED'}")
+    print(
+        f"pack start-up   median {statistics.median(starts):.3f} s  max {max(starts):.3f} s   "
+        f"(bar < {START_BAR_S:g} s) {'ok' if start_ok else 'MISSED'}"
+    )
+    print(
+        f"analysed        {len(run.resources)} resources, median {statistics.median(rates):,.0f}/s  "
+        f"best {max(rates):,.0f}/s  worst {min(rates):,.0f}/s   (bar >= {RATE_BAR:,.0f}/s) "
+        f"{'ok' if rate_ok else 'MISSED'}"
+    )
     return 0 if start_ok and rate_ok else 1
 
 

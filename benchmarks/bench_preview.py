@@ -36,8 +36,14 @@ def generated_stack(pools: int) -> dict:
         if n % 4 == 0:
             pool.update(instance_families="g5,g6", ami_id=GPU_AMI, disk=200, dedicated=True)
         configs.append(pool)
-    return {"config": {"aws:region": "us-east-1", "rack:cluster_name": "bench", "rack:karpenter_node_os": "bottlerocket",
-                       "rack:additional_karpenter_nodepools_config": configs}}
+    return {
+        "config": {
+            "aws:region": "us-east-1",
+            "rack:cluster_name": "bench",
+            "rack:karpenter_node_os": "bottlerocket",
+            "rack:additional_karpenter_nodepools_config": configs,
+        }
+    }
 
 
 def wall(args: list[str], repeat: int) -> list[float]:
@@ -45,8 +51,9 @@ def wall(args: list[str], repeat: int) -> list[float]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
-                              cwd=REPO, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "mixed_os_racks.offline", "preview", *args], cwd=REPO, capture_output=True, text=True
+        )
         times.append(time.perf_counter() - start)
         if proc.returncode not in (0, 1):
             sys.exit(f"preview failed ({proc.returncode}): {proc.stderr}")
@@ -97,8 +104,10 @@ def main() -> None:
             seconds[pools] = statistics.median(runs)
             print(f"{pools:4d} pools:          {seconds[pools]:6.2f} s   {spread(runs)}")
     growth = seconds[1000] / seconds[200]
-    print(f"1,000 pools:         {seconds[1000]:6.2f} s   (bar: <= {POOLS_BAR_S:g} s), "
-          f"{growth:.2f}x the time of 200 pools (bar: <= {GROWTH_BAR:g}x)")
+    print(
+        f"1,000 pools:         {seconds[1000]:6.2f} s   (bar: <= {POOLS_BAR_S:g} s), "
+        f"{growth:.2f}x the time of 200 pools (bar: <= {GROWTH_BAR:g}x)"
+    )
     print(pace())
     ok = prod <= PROD_BAR_S and seconds[1000] <= POOLS_BAR_S and growth <= GROWTH_BAR
     print("bars met" if ok else "BARS MISSED")

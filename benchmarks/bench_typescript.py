@@ -64,8 +64,22 @@ def run(folder: Path, count: int) -> tuple[float, float]:
     """Wall and CPU seconds of one ``mixed-os-racks preview --cwd FOLDER --stack dev --no-policy``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--cwd", str(folder), "--stack",
-                           "dev", "--no-policy"], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mixed_os_racks.offline",
+            "preview",
+            "--cwd",
+            str(folder),
+            "--stack",
+            "dev",
+            "--no-policy",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -92,8 +106,10 @@ def main() -> None:
             runs = [run(folder, args.resources) for _ in range(args.repeat)]
             walls[language] = statistics.median(wall for wall, _ in runs)
             cpu = statistics.median(cpu for _, cpu in runs)
-            print(f"{args.resources:,} resources, {language + ':':11s} {walls[language]:6.1f} s wall, {cpu:6.1f} s CPU "
-                  f"(runs {min(w for w, _ in runs):.1f}-{max(w for w, _ in runs):.1f} s)")
+            print(
+                f"{args.resources:,} resources, {language + ':':11s} {walls[language]:6.1f} s wall, {cpu:6.1f} s CPU "
+                f"(runs {min(w for w, _ in runs):.1f}-{max(w for w, _ in runs):.1f} s)"
+            )
     ratio = walls["TypeScript"] / walls["Python"]
     print(f"TypeScript / Python:       {ratio:6.2f}x   (bar: TypeScript within {RATIO_BAR:g}x Python)")
     print(pace())

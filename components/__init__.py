@@ -30,8 +30,16 @@ _EXPORTS = {
     "rack": ("Rack", "RackArgs"),
     "service": ("Service", "ServiceArgs"),
     "spec.service": ("ServiceError", "ServiceSpec", "parse_services"),
-    "spec": ("ClusterSpec", "DevicePluginSpec", "GpuObservabilitySpec", "KarpenterSpec", "NodeGroupSpec", "PoolSpec",
-             "RackSpec", "Taint"),
+    "spec": (
+        "ClusterSpec",
+        "DevicePluginSpec",
+        "GpuObservabilitySpec",
+        "KarpenterSpec",
+        "NodeGroupSpec",
+        "PoolSpec",
+        "RackSpec",
+        "Taint",
+    ),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -68,34 +76,49 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and IDEs see, each name re-exported explicitly (``X as X``)  # noqa: F401
     from .addons import (
-        ClusterAutoscaler as ClusterAutoscaler, ClusterAutoscalerArgs as ClusterAutoscalerArgs,
-        MetricsServer as MetricsServer, MetricsServerArgs as MetricsServerArgs,
+        ClusterAutoscaler as ClusterAutoscaler,
+        ClusterAutoscalerArgs as ClusterAutoscalerArgs,
+        MetricsServer as MetricsServer,
+        MetricsServerArgs as MetricsServerArgs,
     )
     from .ami import AmiFacts as AmiFacts, AmiLookup as AmiLookup
     from .cluster import ClusterRef as ClusterRef
     from .config.params import (
-        RackParams as RackParams, parse_rack_config as parse_rack_config, parse_rack_params as parse_rack_params,
+        RackParams as RackParams,
+        parse_rack_config as parse_rack_config,
+        parse_rack_params as parse_rack_params,
     )
     from .config.stackconfig import load_stack_config as load_stack_config
     from .eks import RackCluster as RackCluster, RackClusterArgs as RackClusterArgs
     from .errors import ArgumentError as ArgumentError, ConfigError as ConfigError
     from .gpu import (
-        GpuObservability as GpuObservability, GpuObservabilityArgs as GpuObservabilityArgs,
-        NvidiaDevicePlugin as NvidiaDevicePlugin, NvidiaDevicePluginArgs as NvidiaDevicePluginArgs,
+        GpuObservability as GpuObservability,
+        GpuObservabilityArgs as GpuObservabilityArgs,
+        NvidiaDevicePlugin as NvidiaDevicePlugin,
+        NvidiaDevicePluginArgs as NvidiaDevicePluginArgs,
     )
     from .karpenter import KarpenterPool as KarpenterPool, KarpenterPoolArgs as KarpenterPoolArgs
     from .karpenter_controller import (
-        KarpenterController as KarpenterController, KarpenterControllerArgs as KarpenterControllerArgs,
+        KarpenterController as KarpenterController,
+        KarpenterControllerArgs as KarpenterControllerArgs,
     )
     from .nodegroup import NodeGroup as NodeGroup, NodeGroupArgs as NodeGroupArgs, ami_type as ami_type
     from .placement import (
-        GpuRequest as GpuRequest, Placement as Placement, PlacementError as PlacementError, place as place,
+        GpuRequest as GpuRequest,
+        Placement as Placement,
+        PlacementError as PlacementError,
+        place as place,
     )
     from .rack import Rack as Rack, RackArgs as RackArgs
     from .service import Service as Service, ServiceArgs as ServiceArgs
     from .spec import (
-        ClusterSpec as ClusterSpec, DevicePluginSpec as DevicePluginSpec, GpuObservabilitySpec as GpuObservabilitySpec,
-        KarpenterSpec as KarpenterSpec, NodeGroupSpec as NodeGroupSpec, PoolSpec as PoolSpec, RackSpec as RackSpec,
+        ClusterSpec as ClusterSpec,
+        DevicePluginSpec as DevicePluginSpec,
+        GpuObservabilitySpec as GpuObservabilitySpec,
+        KarpenterSpec as KarpenterSpec,
+        NodeGroupSpec as NodeGroupSpec,
+        PoolSpec as PoolSpec,
+        RackSpec as RackSpec,
         Taint as Taint,
     )
     from .spec.service import ServiceError as ServiceError, ServiceSpec as ServiceSpec, parse_services as parse_services

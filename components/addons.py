@@ -27,17 +27,32 @@ from .karpenter_controller import bounded_name
 from .facts import upstream
 
 
-def eks_addon(name: str, cluster: ClusterRef, addon_name: str, *, opts: pulumi.ResourceOptions,
-              tags: Optional[Mapping[str, str]] = None, **extra: Any) -> aws.eks.Addon:
+def eks_addon(
+    name: str,
+    cluster: ClusterRef,
+    addon_name: str,
+    *,
+    opts: pulumi.ResourceOptions,
+    tags: Optional[Mapping[str, str]] = None,
+    **extra: Any,
+) -> aws.eks.Addon:
     """An EKS add-on at the most recent version EKS offers for the cluster's Kubernetes version."""
     version = aws.eks.get_addon_version_output(
-        addon_name=addon_name, kubernetes_version=cluster.version, most_recent=True,
+        addon_name=addon_name,
+        kubernetes_version=cluster.version,
+        most_recent=True,
         opts=pulumi.InvokeOptions(parent=opts.parent),
     ).version
     return aws.eks.Addon(
-        name, cluster_name=cluster.name, addon_name=addon_name, addon_version=version,
-        resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE", tags=dict(tags or {}),
-        opts=opts, **extra,
+        name,
+        cluster_name=cluster.name,
+        addon_name=addon_name,
+        addon_version=version,
+        resolve_conflicts_on_create="OVERWRITE",
+        resolve_conflicts_on_update="OVERWRITE",
+        tags=dict(tags or {}),
+        opts=opts,
+        **extra,
     )
 
 
@@ -56,21 +71,44 @@ def cluster_tag(cluster_name: str) -> str:
 def autoscaler_policy(cluster_name: str) -> dict[str, Any]:
     """The autoscaler's AWS README policy: the describe calls on every resource (they take no resource
     scope), and the two calls that change a group only on Auto Scaling groups tagged for this cluster."""
-    return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "ClusterAutoscalerRead", "Effect": "Allow", "Resource": "*", "Action": [
-            "autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeLaunchConfigurations", "autoscaling:DescribeScalingActivities",
-            "ec2:DescribeImages", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplateVersions",
-            "ec2:GetInstanceTypesFromInstanceRequirements", "eks:DescribeNodegroup"]},
-        {"Sid": "ClusterAutoscalerOwnGroups", "Effect": "Allow", "Resource": "*", "Action": [
-            "autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
-         "Condition": {"StringEquals": {f"aws:ResourceTag/{cluster_tag(cluster_name)}": "owned"}}},
-    ]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ClusterAutoscalerRead",
+                "Effect": "Allow",
+                "Resource": "*",
+                "Action": [
+                    "autoscaling:DescribeAutoScalingGroups",
+                    "autoscaling:DescribeAutoScalingInstances",
+                    "autoscaling:DescribeLaunchConfigurations",
+                    "autoscaling:DescribeScalingActivities",
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplateVersions",
+                    "ec2:GetInstanceTypesFromInstanceRequirements",
+                    "eks:DescribeNodegroup",
+                ],
+            },
+            {
+                "Sid": "ClusterAutoscalerOwnGroups",
+                "Effect": "Allow",
+                "Resource": "*",
+                "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+                "Condition": {"StringEquals": {f"aws:ResourceTag/{cluster_tag(cluster_name)}": "owned"}},
+            },
+        ],
+    }
 
 
-def autoscaler_values(cluster_name: str, region: str, image_tag: str, node_selector: Mapping[str, str],
-                      tolerations: Sequence[Mapping[str, str]],
-                      annotations: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
+def autoscaler_values(
+    cluster_name: str,
+    region: str,
+    image_tag: str,
+    node_selector: Mapping[str, str],
+    tolerations: Sequence[Mapping[str, str]],
+    annotations: Optional[Mapping[str, str]] = None,
+) -> dict[str, Any]:
     """The ``cluster-autoscaler`` chart's values (keys of its 9.x ``values.yaml``). ``autoDiscovery.clusterName``
     turns on auto-discovery by the chart's default tags (``enabled`` and the cluster's); the service account
     name is pinned to match the Pod Identity association or the IRSA trust (else the chart derives
@@ -81,8 +119,13 @@ def autoscaler_values(cluster_name: str, region: str, image_tag: str, node_selec
         "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster_name, "tags": [ENABLED_TAG, cluster_tag(cluster_name)]},
         "image": {"repository": upstream.CLUSTER_AUTOSCALER_IMAGE, "tag": image_tag},
-        "rbac": {"serviceAccount": {"create": True, "name": AUTOSCALER_SERVICE_ACCOUNT,
-                                    **({"annotations": dict(annotations)} if annotations else {})}},
+        "rbac": {
+            "serviceAccount": {
+                "create": True,
+                "name": AUTOSCALER_SERVICE_ACCOUNT,
+                **({"annotations": dict(annotations)} if annotations else {}),
+            }
+        },
         "fullnameOverride": AUTOSCALER_RELEASE,
         "nodeSelector": dict(node_selector),
         "tolerations": [dict(t) for t in tolerations],
@@ -146,47 +189,83 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         def release(version: str) -> str:
             tag = upstream.cluster_autoscaler_release(version)
             if tag is None:
-                raise ArgumentError("ClusterAutoscaler", name, "kubernetes_version", (
-                    f"no Cluster Autoscaler release is known for Kubernetes '{version}' (known: "
-                    f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)})"))
+                raise ArgumentError(
+                    "ClusterAutoscaler",
+                    name,
+                    "kubernetes_version",
+                    (
+                        f"no Cluster Autoscaler release is known for Kubernetes '{version}' (known: "
+                        f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)})"
+                    ),
+                )
             return tag
 
         given = args.get("kubernetes_version")
         image_tag = pulumi.Output.from_input(release(given)) if given is not None else cluster.version.apply(release)
         other = cluster.claims.get("cluster-autoscaler")
         if other is not None:
-            raise ArgumentError("ClusterAutoscaler", name, "cluster", (
-                f"the cluster already has a Cluster Autoscaler ({other}); two would fight over the node groups' sizes"))
+            raise ArgumentError(
+                "ClusterAutoscaler",
+                name,
+                "cluster",
+                (
+                    f"the cluster already has a Cluster Autoscaler ({other}); two would fight over the node groups' "
+                    f"sizes"
+                ),
+            )
         namespace = args.get("namespace", "kube-system")
-        cluster.claim("ClusterAutoscaler", name, {"cluster-autoscaler": ONE_PER_CLUSTER,
-                                                  f"helm release {namespace}/{AUTOSCALER_RELEASE}": ONE_PER_CLUSTER})
+        cluster.claim(
+            "ClusterAutoscaler",
+            name,
+            {"cluster-autoscaler": ONE_PER_CLUSTER, f"helm release {namespace}/{AUTOSCALER_RELEASE}": ONE_PER_CLUSTER},
+        )
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOptions(parent=self)).region
 
         identity = Identity(args.get("identity", Identity.POD_IDENTITY))
         account_role = service_account_role(
-            ("ClusterAutoscaler", name), self, cluster, identity, (f"{name}-role", f"{name}-pod-identity"),
-            cluster.name.apply(lambda c: bounded_name("ClusterAutoscaler-", c, 64)), namespace, AUTOSCALER_SERVICE_ACCOUNT,
-            tags, pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts)))
+            ("ClusterAutoscaler", name),
+            self,
+            cluster,
+            identity,
+            (f"{name}-role", f"{name}-pod-identity"),
+            cluster.name.apply(lambda c: bounded_name("ClusterAutoscaler-", c, 64)),
+            namespace,
+            AUTOSCALER_SERVICE_ACCOUNT,
+            tags,
+            pulumi.ResourceOptions(parent=self, depends_on=inherited_depends_on(opts)),
+        )
         role = account_role.role
         self.policy = cluster.name.apply(lambda c: json.dumps(autoscaler_policy(c), sort_keys=True))
         policy = aws.iam.Policy(
-            f"{name}-policy", name=cluster.name.apply(lambda c: bounded_name("ClusterAutoscalerPolicy-", c, 128)),
-            policy=self.policy, tags=tags, opts=child,
+            f"{name}-policy",
+            name=cluster.name.apply(lambda c: bounded_name("ClusterAutoscalerPolicy-", c, 128)),
+            policy=self.policy,
+            tags=tags,
+            opts=child,
         )
         attachment = aws.iam.RolePolicyAttachment(f"{name}-policy", role=role.name, policy_arn=policy.arn, opts=child)
         self.role_arn = account_role.arn
         self.identity = identity
         self.image_tag = image_tag
         self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
-            name, chart=upstream.CLUSTER_AUTOSCALER.name, version=upstream.CLUSTER_AUTOSCALER.version,
+            name,
+            chart=upstream.CLUSTER_AUTOSCALER.name,
+            version=upstream.CLUSTER_AUTOSCALER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.CLUSTER_AUTOSCALER.repo),
-            namespace=namespace, name=AUTOSCALER_RELEASE,
-            values=pulumi.Output.all(cluster.name, region, image_tag, account_role.annotations).apply(lambda a: autoscaler_values(
-                a[0], a[1], a[2], dict(args.get("node_selector") or {}), list(args.get("tolerations") or []), a[3])),
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
-                                        depends_on=[*account_role.ready, attachment, *inherited_depends_on(opts)]),
+            namespace=namespace,
+            name=AUTOSCALER_RELEASE,
+            values=pulumi.Output.all(cluster.name, region, image_tag, account_role.annotations).apply(
+                lambda a: autoscaler_values(
+                    a[0], a[1], a[2], dict(args.get("node_selector") or {}), list(args.get("tolerations") or []), a[3]
+                )
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=cluster.provider,
+                depends_on=[*account_role.ready, attachment, *inherited_depends_on(opts)],
+            ),
         )
         self.register_outputs({"roleArn": self.role_arn, "policy": self.policy, "imageTag": self.image_tag})
 
@@ -194,8 +273,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
 # ---- metrics-server -------------------------------------------------------------------------------------
 
 
-def metrics_server_values(replicas: int, node_selector: Mapping[str, str],
-                          tolerations: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def metrics_server_values(
+    replicas: int, node_selector: Mapping[str, str], tolerations: Sequence[Mapping[str, str]]
+) -> dict[str, Any]:
     """The ``metrics-server`` chart's values (keys of its 3.13 ``values.yaml``)."""
     return {"replicas": replicas, "nodeSelector": dict(node_selector), "tolerations": [dict(t) for t in tolerations]}
 
@@ -236,11 +316,15 @@ class MetricsServer(pulumi.ComponentResource):
             raise ArgumentError("MetricsServer", name, "replicas", f"must be 1 or 2 (got {replicas})")
         cluster.claim("MetricsServer", name, {"metrics-server": ONE_PER_CLUSTER})
         self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
-            name, chart=upstream.METRICS_SERVER.name, version=upstream.METRICS_SERVER.version,
+            name,
+            chart=upstream.METRICS_SERVER.name,
+            version=upstream.METRICS_SERVER.version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=upstream.METRICS_SERVER.repo),
-            namespace=args.get("namespace", "kube-system"), name="metrics-server",
-            values=metrics_server_values(replicas, dict(args.get("node_selector") or {}),
-                                         list(args.get("tolerations") or [])),
+            namespace=args.get("namespace", "kube-system"),
+            name="metrics-server",
+            values=metrics_server_values(
+                replicas, dict(args.get("node_selector") or {}), list(args.get("tolerations") or [])
+            ),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts)),
         )
         self.chart_version = pulumi.Output.from_input(upstream.METRICS_SERVER.version)

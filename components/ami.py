@@ -84,8 +84,15 @@ class AmiLookup:
             ) from None
         return decode(ami_id, _image(image))
 
-    def check(self, subject: str, ami_id: str, arches: Iterable[str], disk_gib: float,
-              gpu_families: Iterable[str] = (), where: Optional[Where] = None) -> AmiFacts:
+    def check(
+        self,
+        subject: str,
+        ami_id: str,
+        arches: Iterable[str],
+        disk_gib: float,
+        gpu_families: Iterable[str] = (),
+        where: Optional[Where] = None,
+    ) -> AmiFacts:
         """Fail fast, with the policy pack's wording, when the lane cannot boot this AMI (its name or description
         names another OS than AL2023, its architecture, its root snapshot), or its NVIDIA driver branch (when the
         AMI says it) cannot drive one of the lane's GPU families."""
@@ -104,7 +111,9 @@ class AmiLookup:
         driver = instances.image_driver(facts.nvidia_driver_branch, facts.name, facts.description)
         unsupported = [p for f in gpu_families if driver is not None and (p := driver.problem(f))]
         if unsupported and driver is not None and driver.branch is not None:
-            problem = rules.driver_cannot_drive(subject, ami_id, driver.branch, driver.where, list(dict.fromkeys(unsupported)))
+            problem = rules.driver_cannot_drive(
+                subject, ami_id, driver.branch, driver.where, list(dict.fromkeys(unsupported))
+            )
             raise ConfigError(_at(where, "ami_id", problem))
         return facts
 
@@ -114,7 +123,9 @@ class AmiLookup:
             try:
                 self._encrypted_by_default = bool(aws.ebs.get_encryption_by_default(opts=self._opts).enabled)
             except Exception as exc:  # the provider's own error, e.g. no ec2:GetEbsEncryptionByDefault
-                raise ConfigError(f"{subject}: cannot read EBS encryption by default ({provider_reason(exc)})") from None
+                raise ConfigError(
+                    f"{subject}: cannot read EBS encryption by default ({provider_reason(exc)})"
+                ) from None
         return self._encrypted_by_default
 
     def check_root_encryption(self, subject: str, facts: AmiFacts, fix: str, where: Optional[Where] = None) -> bool:

@@ -80,7 +80,9 @@ def accepts(tp: Any, value: Any) -> bool:
         return inspect.isawaitable(value)
     if origin in _MAPPINGS:
         key, val = typing.get_args(tp) or (Any, Any)
-        return isinstance(value, collections.abc.Mapping) and all(accepts(key, k) and accepts(val, v) for k, v in value.items())
+        return isinstance(value, collections.abc.Mapping) and all(
+            accepts(key, k) and accepts(val, v) for k, v in value.items()
+        )
     if origin in _SEQUENCES:
         item = (typing.get_args(tp) or (Any,))[0]
         return isinstance(value, (list, tuple)) and all(accepts(item, v) for v in value)
@@ -142,11 +144,15 @@ def _namespace_rule(namespace: str) -> Optional[str]:
 COMMON_RULES: Mapping[str, Rule] = {
     "namespace": _namespace_rule,
     "node_selector": syntax.node_selector_problem,
-    "tolerations": lambda tolerations: (f"invalid toleration {problem}"
-                                        if (problem := syntax.tolerations_problem(list(tolerations))) else None),
+    "tolerations": lambda tolerations: (
+        f"invalid toleration {problem}" if (problem := syntax.tolerations_problem(list(tolerations))) else None
+    ),
     "tags": _tags_rule,
-    "node_role_name": lambda name: (f"invalid role name {name!r}: {syntax.iam_role_name_problem(name)}"
-                                    if syntax.iam_role_name_problem(name) else None),
+    "node_role_name": lambda name: (
+        f"invalid role name {name!r}: {syntax.iam_role_name_problem(name)}"
+        if syntax.iam_role_name_problem(name)
+        else None
+    ),
     "rack": lambda rack: syntax.tag_problem("rack", rack),
 }
 """Rules of arguments that mean the same in every component (a Kubernetes namespace, node selector and
@@ -182,8 +188,11 @@ def _settled(tp: Any) -> Any:
     tp = _strip(tp)
     origin = typing.get_origin(tp)
     if origin in _UNIONS:
-        plain = [_settled(a) for a in typing.get_args(tp)
-                 if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable) and a is not pulumi.Output]
+        plain = [
+            _settled(a)
+            for a in typing.get_args(tp)
+            if typing.get_origin(a) not in (pulumi.Output, collections.abc.Awaitable) and a is not pulumi.Output
+        ]
         return Union[tuple(plain)] if plain else Any
     if origin in _SEQUENCES and typing.get_args(tp):
         return list[_settled(typing.get_args(tp)[0])]  # type: ignore[misc]  # a list type built at run time
@@ -197,8 +206,9 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
 
     def check(known: Any) -> Any:
         if not accepts(tp, known):
-            raise ArgumentError(kind, name, key, f"resolved to {type(known).__name__} {_shown(known)}, "
-                                                 f"expected {describe(tp)}")
+            raise ArgumentError(
+                kind, name, key, f"resolved to {type(known).__name__} {_shown(known)}, expected {describe(tp)}"
+            )
         problem = rule(known) if rule is not None else None
         if problem:
             raise ArgumentError(kind, name, key, problem)
@@ -213,15 +223,21 @@ def _when_known(kind: str, name: str, key: str, tp: Any, rule: Optional[Rule], v
 
         def check_item(n: int, known: Any) -> Any:
             if not accepts(item_type, known):
-                raise ArgumentError(kind, name, f"{key}[{n}]", f"resolved to {type(known).__name__} {_shown(known)}, "
-                                                               f"expected {describe(item_type)}")
-            problem = rule([*later[:n], known, *later[n + 1:]]) if rule is not None else None
+                raise ArgumentError(
+                    kind,
+                    name,
+                    f"{key}[{n}]",
+                    f"resolved to {type(known).__name__} {_shown(known)}, expected {describe(item_type)}",
+                )
+            problem = rule([*later[:n], known, *later[n + 1 :]]) if rule is not None else None
             if problem:
                 raise ArgumentError(kind, name, key, problem)
             return known
 
-        return [pulumi.Output.from_input(v).apply(partial(check_item, n)) if later[n] is LATER else v
-                for n, v in enumerate(value)]
+        return [
+            pulumi.Output.from_input(v).apply(partial(check_item, n)) if later[n] is LATER else v
+            for n, v in enumerate(value)
+        ]
     return pulumi.Output.from_input(value).apply(check)
 
 
@@ -237,8 +253,12 @@ def from_data(owner: "pulumi.ComponentResource | str", name: str, key: str, cls:
         try:
             spec = cls(**{str(k): v for k, v in value.items()})
         except ConfigError as exc:  # SpecError, ServiceError: a line per field
-            raise PropertyProblems([(f"{key}.{path}" if path else key, problem)
-                                    for path, problem in getattr(exc, "problems", [("", str(exc))])]) from None
+            raise PropertyProblems(
+                [
+                    (f"{key}.{path}" if path else key, problem)
+                    for path, problem in getattr(exc, "problems", [("", str(exc))])
+                ]
+            ) from None
         if isinstance(spec, Spec) and (spell := PROPERTY_NAMES.get()) is not None:
             spec.named_at(spell(key), spell)
         return spec
@@ -267,9 +287,15 @@ def check_start(kind: str, name: object, opts: object) -> None:
         raise ArgumentError(kind, str(name)[:60], *problems[0], more=problems[1:])
 
 
-def checked(component: pulumi.ComponentResource | str, name: str, args: Any, args_type: type[ArgsT],
-            rules: Optional[Mapping[str, Rule]] = None, python_only: Optional[Mapping[str, Any]] = None,
-            also: Optional[Mapping[str, tuple[type, ...]]] = None) -> ArgsT:
+def checked(
+    component: pulumi.ComponentResource | str,
+    name: str,
+    args: Any,
+    args_type: type[ArgsT],
+    rules: Optional[Mapping[str, Rule]] = None,
+    python_only: Optional[Mapping[str, Any]] = None,
+    also: Optional[Mapping[str, tuple[type, ...]]] = None,
+) -> ArgsT:
     """``args`` as a plain dict of type ``args_type``, after checking it against ``args_type`` (a ``TypedDict``) and the
     ``rules`` of its values. An argument given as an Output (or an awaitable, or a list holding one) is
     returned as an Output that is checked the same way once its value is known. A spec or the cluster given
@@ -287,8 +313,12 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
     problems: list[tuple[str, str]] = []
     for key in sorted(set(args) - set(hints), key=str):
         meant = closest(key, hints)
-        problems.append((str(key), f"unknown argument ({f'did you mean {meant}? ' if meant else ''}expected one of: "
-                                   f"{', '.join(hints)})"))
+        problems.append(
+            (
+                str(key),
+                f"unknown argument ({f'did you mean {meant}? ' if meant else ''}expected one of: {', '.join(hints)})",
+            )
+        )
     for key in required_keys(args_type):
         if args.get(key) is None:
             problems.append((key, f"required (expected {describe(hints[key])})"))
@@ -311,10 +341,18 @@ def checked(component: pulumi.ComponentResource | str, name: str, args: Any, arg
                 continue
         if not accepts(hints[key], value):
             wider = "".join(f"{t.__name__} or " for t in (also or {}).get(key, ()))
-            problems.append((key, f"expected {wider}{describe(hints[key])}, got {type(value).__name__} {_shown(value)}"))
+            problems.append(
+                (key, f"expected {wider}{describe(hints[key])}, got {type(value).__name__} {_shown(value)}")
+            )
         elif value is not None and _pending(value):
-            result[key] = _when_known(kind, name, key, Union[(*(also or {}).get(key, ()), _settled(hints[key]))],
-                                       (rules or {}).get(key), value)
+            result[key] = _when_known(
+                kind,
+                name,
+                key,
+                Union[(*(also or {}).get(key, ()), _settled(hints[key]))],
+                (rules or {}).get(key),
+                value,
+            )
         elif value is not None and (rule := (rules or {}).get(key)) is not None and (problem := rule(value)):
             problems.append((key, problem))
     if problems:  # every problem at once, each with its property path, as pulumi-eks reports them
@@ -332,7 +370,9 @@ def hosted(kind: str, opts: Optional[pulumi.ResourceOptions]) -> tuple[str, Opti
     former = [old for old, new in FORMER_TYPES.items() if new == token]
     if not former:
         return token, opts
-    return token, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in former]))
+    return token, pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=t) for t in former])
+    )
 
 
 def inherited_depends_on(opts: Optional[pulumi.ResourceOptions]) -> list[pulumi.Resource]:
@@ -358,8 +398,13 @@ def _documented_fields(tree: ast.Module, class_name: str) -> list[tuple[str, str
     for n, statement in enumerate(body):
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             after = body[n + 1] if n + 1 < len(body) else None
-            doc = (after.value.value if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
-                   and isinstance(after.value.value, str) else "")
+            doc = (
+                after.value.value
+                if isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+                else ""
+            )
             found.append((statement.target.id, ast.unparse(statement.annotation), inspect.cleandoc(doc)))
     return found
 
@@ -394,12 +439,17 @@ def _render_doc(cls: type, doc: Optional[str]) -> str:
     args = _documented_fields(tree, args_type)
     hints = _hints(getattr(sys.modules[cls.__module__], args_type)) if args else {}
     required = required_keys(getattr(sys.modules[cls.__module__], args_type)) if args else ()
-    args = [(name, f"{annotation}{'' if name in required else ', optional'}", doc)
-            for name, annotation, doc in args if name in hints]
+    args = [
+        (name, f"{annotation}{'' if name in required else ', optional'}", doc)
+        for name, annotation, doc in args
+        if name in hints
+    ]
     outputs = [field for field in _documented_fields(tree, cls.__name__) if field[1].startswith("pulumi.Output")]
     parts = [inspect.cleandoc(doc or cls.__name__)]
     if args:
-        parts.append(_section(f"Args (``{args_type}``, a TypedDict: ``{cls.__name__}(name, {args_type}(...), opts)``):", args))
+        parts.append(
+            _section(f"Args (``{args_type}``, a TypedDict: ``{cls.__name__}(name, {args_type}(...), opts)``):", args)
+        )
     if outputs:
         parts.append(_section("Outputs (registered as the component's outputs):", outputs))
     return "\n\n".join(parts)
@@ -413,5 +463,7 @@ def documented(cls: type) -> type:
     cls.__doc__ = _RenderedDoc(cls, cls.__dict__.get("__doc__"))  # type: ignore[assignment]  # a descriptor: the str is rendered when read
     init = cls.__dict__.get("__init__")
     if init is not None:
-        init.__doc__ = f"Build a {cls.__name__}: ``name``, ``args`` ({cls.__name__}Args) and ``opts``; see the class's help."
+        init.__doc__ = (
+            f"Build a {cls.__name__}: ``name``, ``args`` ({cls.__name__}Args) and ``opts``; see the class's help."
+        )
     return cls

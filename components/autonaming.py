@@ -29,7 +29,9 @@ LONGEST = 63
 """The longest node group name EKS takes (``CreateNodegroup``'s ``nodegroupName``)."""
 _NAMING_KEYS = {"mode", "pattern", "enforce"}
 _RANDOM = {"hex": "[0-9a-f]", "alphanum": "[a-z0-9]", "string": "[a-z]", "num": "[0-9]"}
-_EXPRESSION = re.compile(r"\$\{(?:(name|organization|project|stack|uuid)|config\.([^}]+)|(hex|alphanum|string|num)\((\d+)\))\}")
+_EXPRESSION = re.compile(
+    r"\$\{(?:(name|organization|project|stack|uuid)|config\.([^}]+)|(hex|alphanum|string|num)\((\d+)\))\}"
+)
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
@@ -83,8 +85,9 @@ def _chosen(section: Mapping[str, Any], where: str) -> tuple[Optional[Mapping[st
     return (given or None), ""
 
 
-def _level(value: Any, where: str,
-           below: Optional[str]) -> tuple[Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str]:
+def _level(
+    value: Any, where: str, below: Optional[str]
+) -> tuple[Optional[Mapping[str, Any]], Optional[Mapping[str, Any]], str]:
     """One level of the config (the root, a provider's, a resource type's): the section at ``where`` (None when
     absent or refused), the naming it gives itself, and why it is refused ('' when it is not). ``below``: the key
     that holds the next level down, the one key besides the naming keys a section may have (None: none)."""
@@ -135,13 +138,15 @@ def _resolve(config: Any, type_token: str) -> tuple[Optional[Mapping[str, Any]],
 def _pattern_regex(pattern: str, name: str, stack: Stack) -> tuple[Optional[str], str]:
     parts, at = [], 0
     for found in _EXPRESSION.finditer(pattern):
-        parts.append(re.escape(pattern[at:found.start()]))
+        parts.append(re.escape(pattern[at : found.start()]))
         at = found.end()
         word, key, random, count = found.groups()
         if word == "uuid":
             parts.append(_UUID)
         elif word:
-            value = {"name": name, "organization": stack.organization, "project": stack.project, "stack": stack.stack}[word]
+            value = {"name": name, "organization": stack.organization, "project": stack.project, "stack": stack.stack}[
+                word
+            ]
             if value is None:
                 return None, f"its pattern reads ${{{word}}}, which the engine does not give the program"
             parts.append(re.escape(value))
@@ -171,8 +176,11 @@ def naming(config: Any, type_token: str, name: str, stack: Stack) -> Naming:
     if mode == "verbatim":
         return Naming((re.escape(name), default), how="verbatim")
     if mode == "disabled":
-        return Naming((default,), f"{CONFIG_KEY} disables auto-naming for {type_token}, so the provider names a new "
-                                  f"one itself", "disabled")
+        return Naming(
+            (default,),
+            f"{CONFIG_KEY} disables auto-naming for {type_token}, so the provider names a new one itself",
+            "disabled",
+        )
     regex, problem = _pattern_regex(str((chosen or {}).get("pattern")), name, stack)
     if regex is None:
         return Naming((default,), f"{CONFIG_KEY}: {problem}", "pattern")

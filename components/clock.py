@@ -27,8 +27,9 @@ def now() -> datetime:
     try:
         when = datetime.fromisoformat(given)
     except ValueError:
-        raise ClockError(f"{ENV}={given!r}: not an ISO 8601 date or time (such as 2027-03-24 or "
-                         f"2027-03-24T09:00:00Z)") from None
+        raise ClockError(
+            f"{ENV}={given!r}: not an ISO 8601 date or time (such as 2027-03-24 or 2027-03-24T09:00:00Z)"
+        ) from None
     return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
 
 

@@ -31,8 +31,13 @@ from .errors import ArgumentError, PropertyProblems
 from .inputs import closest
 
 
-def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_data: pulumi.Input[str],
-               region: pulumi.Input[str], profile: Optional[str] = None) -> pulumi.Output[str]:
+def kubeconfig(
+    cluster_name: pulumi.Input[str],
+    endpoint: pulumi.Input[str],
+    ca_data: pulumi.Input[str],
+    region: pulumi.Input[str],
+    profile: Optional[str] = None,
+) -> pulumi.Output[str]:
     """A kubeconfig that authenticates with ``aws eks get-token``, as pulumi-eks's own does
     (``generateKubeconfig`` in nodejs/eks/cluster/cluster.ts): ``--region`` always (the cluster's, from
     its ARN), and the stack's ``aws:profile`` as ``--profile`` when one is set, so the token is minted
@@ -43,16 +48,27 @@ def kubeconfig(cluster_name: pulumi.Input[str], endpoint: pulumi.Input[str], ca_
         token = ["--region", where, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"]
         if profile:
             token += ["--profile", profile]
-        return json.dumps({
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": cluster_name, "cluster": {"server": server, "certificate-authority-data": ca}}],
-            "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-            "current-context": cluster_name,
-            "users": [{"name": cluster_name, "user": {"exec": {
-                "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": token,
-            }}}],
-        })
+        return json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": cluster_name, "cluster": {"server": server, "certificate-authority-data": ca}}],
+                "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+                "current-context": cluster_name,
+                "users": [
+                    {
+                        "name": cluster_name,
+                        "user": {
+                            "exec": {
+                                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                                "command": "aws",
+                                "args": token,
+                            }
+                        },
+                    }
+                ],
+            }
+        )
 
     return pulumi.Output.all(cluster_name, endpoint, ca_data, region).apply(render)
 
@@ -83,8 +99,11 @@ def read_cluster(cluster_name: str, opts: Optional[pulumi.InvokeOptions] = None)
     access = (found.access_configs or [None])[0]
     identity = (found.identities or [None])[0]
     oidc = (identity.oidcs or [None])[0] if identity is not None else None
-    return LiveCluster(str(found.version), str(access.authentication_mode) if access is not None else "",
-                       str(oidc.issuer) if oidc is not None else "")
+    return LiveCluster(
+        str(found.version),
+        str(access.authentication_mode) if access is not None else "",
+        str(oidc.issuer) if oidc is not None else "",
+    )
 
 
 ONE_PER_CLUSTER = "one per cluster: use the one there is"
@@ -144,15 +163,20 @@ def _check_ref(how: str, name: object, checks: list[tuple[str, object, Callable[
     """``ClusterRef.existing``/``created``'s arguments, every problem at once (as components report theirs)."""
     problems = []
     if not isinstance(name, str) or not name:
-        problems.append(("name", f"expected a non-empty str (it names the Kubernetes provider <name>-k8s), got {name!r}"[:160]))
+        problems.append(
+            ("name", f"expected a non-empty str (it names the Kubernetes provider <name>-k8s), got {name!r}"[:160])
+        )
     problems += [(key, problem) for key, value, check in checks if (problem := check(value))]
     if problems:
         raise ArgumentError(f"ClusterRef.{how}", str(name)[:60], *problems[0], more=problems[1:])
 
 
 def _opts_problem(opts: object) -> Optional[str]:
-    return None if opts is None or isinstance(opts, pulumi.ResourceOptions) else \
-        f"expected pulumi.ResourceOptions or None, got {type(opts).__name__}"
+    return (
+        None
+        if opts is None or isinstance(opts, pulumi.ResourceOptions)
+        else f"expected pulumi.ResourceOptions or None, got {type(opts).__name__}"
+    )
 
 
 def oidc_issuer_of(identities: Any) -> Optional[str]:
@@ -246,8 +270,12 @@ class ClusterRef:
         for what, fix in objects.items():
             owner = claims.get(what)
             if owner is not None and owner != me:
-                raise ArgumentError(component, name, "cluster", f"{owner} already puts {what} in this cluster, "
-                                                                f"and two components would own one object ({fix})")
+                raise ArgumentError(
+                    component,
+                    name,
+                    "cluster",
+                    f"{owner} already puts {what} in this cluster, and two components would own one object ({fix})",
+                )
         claims.update((what, me) for what in objects)
 
     @classmethod
@@ -265,15 +293,34 @@ class ClusterRef:
         as ``<name>-cluster``) and its IAM role (``<name>-cluster-role``) are read only when a component
         needs them (a managed node group does, a Karpenter pool does not).
         """
-        _check_ref("existing", name, [("cluster_name", cluster_name,
-                                       lambda n: None if isinstance(n, pulumi.Output) else _cluster_name_problem(n)),
-                                      ("provider", provider, lambda p: None if p is None or isinstance(p, k8s.Provider)
-                                       else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}"),
-                                      ("opts", opts, _opts_problem)])
+        _check_ref(
+            "existing",
+            name,
+            [
+                (
+                    "cluster_name",
+                    cluster_name,
+                    lambda n: None if isinstance(n, pulumi.Output) else _cluster_name_problem(n),
+                ),
+                (
+                    "provider",
+                    provider,
+                    lambda p: (
+                        None
+                        if p is None or isinstance(p, k8s.Provider)
+                        else f"expected a pulumi_kubernetes Provider or None, got {type(p).__name__}"
+                    ),
+                ),
+                ("opts", opts, _opts_problem),
+            ],
+        )
         opts = opts or pulumi.ResourceOptions()
         found = aws.eks.get_cluster_output(name=cluster_name, opts=pulumi.InvokeOptions(parent=opts.parent))
         config = kubeconfig(
-            cluster_name, found.endpoint, found.certificate_authorities[0].data, region_of(found.arn),
+            cluster_name,
+            found.endpoint,
+            found.certificate_authorities[0].data,
+            region_of(found.arn),
             pulumi.Config("aws").get("profile"),
         )
         if provider is None:
@@ -288,17 +335,23 @@ class ClusterRef:
         return ref
 
     @classmethod
-    def from_inputs(cls, owner: str, path: str, value: Mapping[str, object],
-                    opts: Optional[pulumi.ResourceOptions] = None) -> "ClusterRef":
+    def from_inputs(
+        cls, owner: str, path: str, value: Mapping[str, object], opts: Optional[pulumi.ResourceOptions] = None
+    ) -> "ClusterRef":
         """The cluster as data (``{"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn",
         "node_role_arn"}``, each a value or an Output), as a component takes it from any language: with ``endpoint``
         and ``certificate_authority`` its Kubernetes provider ``<owner>-k8s`` is made from them (``--region`` the
         stack's), else as ``existing`` makes one (a look-up, nothing created). Problems raise ``PropertyProblems``
         at ``path.<key>``."""
         allowed = {"name", "endpoint", "certificate_authority", "oidc_issuer", "oidc_provider_arn", "node_role_arn"}
-        problems = [(f"{path}.{key}", f"unknown field ({f'did you mean {meant}? ' if (meant := closest(key, allowed)) else ''}"
-                                      f"expected one of: {', '.join(sorted(allowed))})")
-                    for key in sorted(map(str, set(value) - allowed))]
+        problems = [
+            (
+                f"{path}.{key}",
+                f"unknown field ({f'did you mean {meant}? ' if (meant := closest(key, allowed)) else ''}"
+                f"expected one of: {', '.join(sorted(allowed))})",
+            )
+            for key in sorted(map(str, set(value) - allowed))
+        ]
         name = value.get("name")
         if name is None:
             problems.append((f"{path}.name", "required (the EKS cluster's name)"))
@@ -322,14 +375,20 @@ class ClusterRef:
         node_role = fields.get("node_role_arn")
         if len(given) == 2:
             endpoint = pulumi.Output.from_input(fields["endpoint"])
-            config = kubeconfig(cluster_name, endpoint, fields["certificate_authority"],
-                                aws.get_region_output(opts=pulumi.InvokeOptions(parent=opts.parent)).region,
-                                pulumi.Config("aws").get("profile"))
+            config = kubeconfig(
+                cluster_name,
+                endpoint,
+                fields["certificate_authority"],
+                aws.get_region_output(opts=pulumi.InvokeOptions(parent=opts.parent)).region,
+                pulumi.Config("aws").get("profile"),
+            )
             provider = k8s.Provider(f"{owner}-k8s", kubeconfig=config, opts=opts)
             ref = cls(cluster_name, provider, endpoint=endpoint, kubeconfig=config)
             ref.known_name = name if isinstance(name, str) else None
             ref.certificate_authority = pulumi.Output.from_input(fields["certificate_authority"])
-            ref.oidc_issuer = pulumi.Output.from_input(fields["oidc_issuer"]) if fields.get("oidc_issuer") is not None else None
+            ref.oidc_issuer = (
+                pulumi.Output.from_input(fields["oidc_issuer"]) if fields.get("oidc_issuer") is not None else None
+            )
         else:
             ref = cls.existing(owner, cluster_name, opts=opts)
             if fields.get("oidc_issuer") is not None:
@@ -343,9 +402,15 @@ class ClusterRef:
         return ref
 
     @classmethod
-    def created(cls, name: str, cluster: eks.Cluster, opts: Optional[pulumi.ResourceOptions] = None,
-                cluster_name: Optional[str] = None, version: Optional[str] = None,
-                oidc_provider_arn: Optional[pulumi.Input[str]] = None) -> "ClusterRef":
+    def created(
+        cls,
+        name: str,
+        cluster: eks.Cluster,
+        opts: Optional[pulumi.ResourceOptions] = None,
+        cluster_name: Optional[str] = None,
+        version: Optional[str] = None,
+        oidc_provider_arn: Optional[pulumi.Input[str]] = None,
+    ) -> "ClusterRef":
         """A cluster this program creates with pulumi-eks. Its Kubernetes provider ``<name>-k8s`` is made
         from a kubeconfig built as ``existing`` builds one (``kubeconfig``: the cluster's endpoint and CA,
         ``--region`` from its ARN, the stack's ``aws:profile`` as ``--profile``), not from pulumi-eks's
@@ -357,24 +422,47 @@ class ClusterRef:
         so what is built from them is known at preview. Pass ``oidc_provider_arn`` (e.g. the pulumi-eks
         Cluster's ``oidc_provider_arn`` with ``create_oidc_provider=True``) for components that authenticate
         with IAM roles for service accounts."""
-        _check_ref("created", name, [
-            ("cluster", cluster, lambda c: None if hasattr(c, "eks_cluster")  # what is read of it
-             else f"expected a pulumi_eks Cluster, got {type(c).__name__}"),
-            ("cluster_name", cluster_name, lambda n: None if n is None else _cluster_name_problem(n)),
-            ("version", version, lambda v: None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"),
-            ("opts", opts, _opts_problem),
-        ])
+        _check_ref(
+            "created",
+            name,
+            [
+                (
+                    "cluster",
+                    cluster,
+                    lambda c: (
+                        None
+                        if hasattr(c, "eks_cluster")  # what is read of it
+                        else f"expected a pulumi_eks Cluster, got {type(c).__name__}"
+                    ),
+                ),
+                ("cluster_name", cluster_name, lambda n: None if n is None else _cluster_name_problem(n)),
+                (
+                    "version",
+                    version,
+                    lambda v: (
+                        None if v is None or isinstance(v, str) else f"expected str or None, got {type(v).__name__}"
+                    ),
+                ),
+                ("opts", opts, _opts_problem),
+            ],
+        )
         # A name given here is known at preview, and still carries the cluster: an Output resolved from the
         # cluster's URN (known at preview, its resources the cluster) makes every resource that takes the
         # name (an access entry, a Pod Identity association, an EKS add-on) depend on the cluster, as a name
         # read from the cluster would. A plain string carries no dependency, and those resources could be
         # created before the cluster exists when a component is used on its own.
-        name_output = (cluster.urn.apply(lambda _: cluster_name) if cluster_name is not None
-                       else cluster.eks_cluster.apply(lambda c: c.name))
+        name_output = (
+            cluster.urn.apply(lambda _: cluster_name)
+            if cluster_name is not None
+            else cluster.eks_cluster.apply(lambda c: c.name)
+        )
         endpoint = cluster.eks_cluster.apply(lambda c: c.endpoint)
         config = kubeconfig(
-            name_output, endpoint, cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
-            region_of(cluster.eks_cluster.apply(lambda c: c.arn)), pulumi.Config("aws").get("profile"),
+            name_output,
+            endpoint,
+            cluster.eks_cluster.apply(lambda c: c.certificate_authority.data),
+            region_of(cluster.eks_cluster.apply(lambda c: c.arn)),
+            pulumi.Config("aws").get("profile"),
         )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=config, opts=opts)
         ref = cls(name_output, provider, endpoint=endpoint, kubeconfig=config, cluster=cluster)
@@ -396,23 +484,42 @@ class ClusterRef:
         if self.oidc_provider_arn is not None and self.oidc_issuer is not None:
             return self.oidc_provider_arn, self.oidc_issuer
         if self._read is None:
-            raise ArgumentError(component, name, "cluster", (
-                "IRSA needs the cluster's IAM OIDC provider: pass ClusterRef.created(..., oidc_provider_arn=...) "
-                "(pulumi-eks: eks.Cluster(create_oidc_provider=True) and its oidc_provider_arn)"))
+            raise ArgumentError(
+                component,
+                name,
+                "cluster",
+                (
+                    "IRSA needs the cluster's IAM OIDC provider: pass ClusterRef.created(..., oidc_provider_arn=...) "
+                    "(pulumi-eks: eks.Cluster(create_oidc_provider=True) and its oidc_provider_arn)"
+                ),
+            )
         live = self.live
         if live is None or not live.oidc_issuer:
-            raise ArgumentError(component, name, "cluster", (
-                f"IRSA needs the OIDC issuer of cluster '{self.known_name}', and the cluster cannot be read here "
-                f"(eks:DescribeCluster)"))
+            raise ArgumentError(
+                component,
+                name,
+                "cluster",
+                (
+                    f"IRSA needs the OIDC issuer of cluster '{self.known_name}', and the cluster cannot be read here "
+                    f"(eks:DescribeCluster)"
+                ),
+            )
         try:
             provider = aws.iam.get_open_id_connect_provider(
-                url=live.oidc_issuer, opts=pulumi.InvokeOptions(parent=self._read[1].parent))
+                url=live.oidc_issuer, opts=pulumi.InvokeOptions(parent=self._read[1].parent)
+            )
         except Exception:  # noqa: BLE001 (IAM has none for this issuer, or it cannot be read)
-            raise ArgumentError(component, name, "cluster", (
-                f"IAM has no OIDC provider for the issuer {live.oidc_issuer} of cluster '{self.known_name}', which "
-                f"IRSA needs: create it once (eksctl utils associate-iam-oidc-provider --cluster {self.known_name} "
-                f"--approve, or aws iam create-open-id-connect-provider --url {live.oidc_issuer} --client-id-list "
-                f"sts.amazonaws.com)")) from None
+            raise ArgumentError(
+                component,
+                name,
+                "cluster",
+                (
+                    f"IAM has no OIDC provider for the issuer {live.oidc_issuer} of cluster '{self.known_name}', which "
+                    f"IRSA needs: create it once (eksctl utils associate-iam-oidc-provider --cluster {self.known_name} "
+                    f"--approve, or aws iam create-open-id-connect-provider --url {live.oidc_issuer} --client-id-list "
+                    f"sts.amazonaws.com)"
+                ),
+            ) from None
         self.oidc_provider_arn = provider.arn
         self.oidc_issuer = pulumi.Output.from_input(live.oidc_issuer)
         return self.oidc_provider_arn, self.oidc_issuer

@@ -24,7 +24,9 @@ from pydantic import BaseModel
 from .config import keys
 from .config.params import RackParams
 
-BLOCK_RE = re.compile(r"(<!-- BEGIN generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)", re.S)
+BLOCK_RE = re.compile(
+    r"(<!-- BEGIN generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)", re.S
+)
 
 
 @cache
@@ -39,15 +41,23 @@ def field_docs(model: type) -> dict[str, str]:
             continue
         body = cast(ast.ClassDef, ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]).body
         for declared, following in zip(body, body[1:]):
-            if (isinstance(declared, ast.AnnAssign) and isinstance(declared.target, ast.Name)
-                    and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-                    and isinstance(following.value.value, str)):
+            if (
+                isinstance(declared, ast.AnnAssign)
+                and isinstance(declared.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
                 docs[declared.target.id] = inspect.cleandoc(following.value.value)
     return docs
 
 
-def _rows(model: type[BaseModel], names: Iterable[str], table: Optional[keys.KeyTable] = None,
-          extra: Optional[dict[str, str]] = None) -> list[tuple[str, str, str]]:
+def _rows(
+    model: type[BaseModel],
+    names: Iterable[str],
+    table: Optional[keys.KeyTable] = None,
+    extra: Optional[dict[str, str]] = None,
+) -> list[tuple[str, str, str]]:
     """(key, Python field, description) per key; ``table`` says which field a key sets."""
     rows = []
     for key in names:
@@ -67,16 +77,21 @@ RACK_TABLES = (keys.CLUSTER, keys.RACK, keys.WORKLOAD_POOL, keys.BUILD_POOL, key
 
 def _spec_fields(key: str) -> str:
     """The spec fields a ``rack:`` parameter sets, ``Spec.field`` (several for a key shared by lanes)."""
-    found = [f"{table.spec.__name__}.{field}" for table in RACK_TABLES
-             for field in ([f for f, k in table.keys.items() if k == key] or ([key] if table.key(key) == key else []))
-             if field in table.spec.model_fields]
+    found = [
+        f"{table.spec.__name__}.{field}"
+        for table in RACK_TABLES
+        for field in ([f for f, k in table.keys.items() if k == key] or ([key] if table.key(key) == key else []))
+        if field in table.spec.model_fields
+    ]
     return ", ".join(dict.fromkeys(found))
 
 
 def _table(rows: Sequence[tuple[str, str, str]], fields: bool = True, title: str = "key") -> str:
     lines = [f"| {title} | Python field | what it does, and its default |", "|---|---|---|"]
-    lines += [f"| `{key}` | {', '.join(f'`{f}`' for f in field.split(', ')) if field else ''} | {_cell(text)} |"
-              for key, field, text in rows]
+    lines += [
+        f"| `{key}` | {', '.join(f'`{f}`' for f in field.split(', ')) if field else ''} | {_cell(text)} |"
+        for key, field, text in rows
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -86,19 +101,29 @@ def _cell(text: str) -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
-    "rack-params": lambda: _table([(key, _spec_fields(key), text) for key, _, text in _rows(RackParams, RackParams.model_fields)],
-                                  title="parameter"),
+    "rack-params": lambda: _table(
+        [(key, _spec_fields(key), text) for key, _, text in _rows(RackParams, RackParams.model_fields)],
+        title="parameter",
+    ),
     "pool-fields": lambda: _table(_rows(keys.POOL.spec, keys.POOL.item_keys, keys.POOL)),
-    "node-group-fields": lambda: _table(_rows(
-        keys.NODE_GROUP.spec, keys.NODE_GROUP.item_keys, keys.NODE_GROUP,
-        {"id": "The group's id: its names and URNs are ``<rack>-ng-<id>`` (``<rack>-build-<id>``). Default: its position "
-               "when no group has one (give every group an ``id`` if you will ever reorder the list)."},
-    )),
+    "node-group-fields": lambda: _table(
+        _rows(
+            keys.NODE_GROUP.spec,
+            keys.NODE_GROUP.item_keys,
+            keys.NODE_GROUP,
+            {
+                "id": "The group's id: its names and URNs are ``<rack>-ng-<id>`` (``<rack>-build-<id>``). Default: its "
+                "position "
+                "when no group has one (give every group an ``id`` if you will ever reorder the list)."
+            },
+        )
+    ),
 }
 
 
 def render(text: str) -> str:
     """``text`` with every generated block rewritten."""
+
     def fill(match: re.Match[str]) -> str:
         name = match.group("name")
         if name not in TABLES:

@@ -105,14 +105,19 @@ class RackCluster(pulumi.ComponentResource):
         tags = dict(spec.tags)
         found = subnets_problems(spec.private_subnet_ids, spec.public_subnet_ids, pulumi.InvokeOptions(parent=self))
         if found:  # EKS would refuse the cluster after the KMS key was made
-            raise ConfigError("\n".join(f"cluster '{spec.name}': {field}: {problem}" for field, problem in found.items()))
+            raise ConfigError(
+                "\n".join(f"cluster '{spec.name}': {field}: {problem}" for field, problem in found.items())
+            )
 
         status, message = version_support(spec.version)
         if status == "extended":
             pulumi.log.warn(f"cluster '{spec.name}': {message}", resource=self)
         self.kms_key: aws.kms.Key = aws.kms.Key(
-            f"{name}-secrets", description=f"EKS secrets encryption for {spec.name}", enable_key_rotation=True,
-            deletion_window_in_days=30, tags=tags,
+            f"{name}-secrets",
+            description=f"EKS secrets encryption for {spec.name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=tags,
             # protected as the cluster is: deleting the key makes every secret the cluster stored unreadable
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
@@ -134,7 +139,9 @@ class RackCluster(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.protect),
         )
-        self.ref: ClusterRef = ClusterRef.created(name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version)
+        self.ref: ClusterRef = ClusterRef.created(
+            name, self.cluster, opts=child, cluster_name=spec.name, version=spec.version
+        )
         self.oidc_provider: Optional[aws.iam.OpenIdConnectProvider] = None
         """The cluster's IAM OIDC provider, for IRSA (None unless asked)."""
         self.oidc_provider_arn = None
@@ -145,15 +152,22 @@ class RackCluster(pulumi.ComponentResource):
             # fetch one over the network at deploy
             issuer = self.cluster.eks_cluster.apply(lambda c: c.identities[0].oidcs[0].issuer)
             self.oidc_provider = aws.iam.OpenIdConnectProvider(
-                f"{name}-oidc", url=issuer, client_id_lists=[upstream.IRSA_AUDIENCE], tags=tags,
-                opts=pulumi.ResourceOptions(parent=self))
+                f"{name}-oidc",
+                url=issuer,
+                client_id_lists=[upstream.IRSA_AUDIENCE],
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
             self.oidc_provider_arn = self.ref.oidc_provider_arn = self.oidc_provider.arn
             self.ref.oidc_issuer = issuer
         self.pod_identity_agent: Optional[aws.eks.Addon] = None
         """The EKS Pod Identity agent add-on (None when left out)."""
         if args.get("pod_identity_agent", True):
             self.pod_identity_agent = eks_addon(
-                f"{name}-{POD_IDENTITY_AGENT}", self.ref, POD_IDENTITY_AGENT, tags=tags,
+                f"{name}-{POD_IDENTITY_AGENT}",
+                self.ref,
+                POD_IDENTITY_AGENT,
+                tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
         self.admin_access: list[aws.eks.AccessEntry] = self._admin_access(name, spec, tags)
@@ -162,14 +176,23 @@ class RackCluster(pulumi.ComponentResource):
         self.system_lane_spec: NodeGroupSpec = spec.system_lane(lane)
         self.system_lane: NodeGroup = NodeGroup(
             lane,
-            NodeGroupArgs(group=self.system_lane_spec, cluster=self.ref, rack=spec.name, subnet_ids=spec.private_subnet_ids,
-                          # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's NodeGroupArgs
-                          **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {})),  # type: ignore[typeddict-item]
+            NodeGroupArgs(
+                group=self.system_lane_spec,
+                cluster=self.ref,
+                rack=spec.name,
+                subnet_ids=spec.private_subnet_ids,
+                # ami_lookup: a Python-only argument (PYTHON_ONLY), not a field of the schema's NodeGroupArgs
+                **({"ami_lookup": args["ami_lookup"]} if "ami_lookup" in args else {}),  # type: ignore[typeddict-item]
+            ),
             opts=child,
         )
         self.coredns: aws.eks.Addon = eks_addon(
-            f"{name}-coredns", self.ref, "coredns", tags=tags,
-            configuration_values=json.dumps(coredns_configuration(), sort_keys=True), preserve=True,
+            f"{name}-coredns",
+            self.ref,
+            "coredns",
+            tags=tags,
+            configuration_values=json.dumps(coredns_configuration(), sort_keys=True),
+            preserve=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_lane]),
         )
         # the rack's Karpenter pools select the private subnets and this group by id: nothing is tagged
@@ -177,21 +200,25 @@ class RackCluster(pulumi.ComponentResource):
         self.cluster_name = pulumi.Output.from_input(spec.name)
         self.endpoint = cast(pulumi.Output[str], self.ref.endpoint)  # a created cluster's, always
         self.certificate_authority = self.cluster.eks_cluster.apply(lambda c: c.certificate_authority.data)
-        self.oidc_issuer = self.cluster.eks_cluster.apply(lambda c: c.identities).apply(lambda ids: oidc_issuer_of(ids) or "")
+        self.oidc_issuer = self.cluster.eks_cluster.apply(lambda c: c.identities).apply(
+            lambda ids: oidc_issuer_of(ids) or ""
+        )
         self.kms_key_arn = self.kms_key.arn
         self.admin_arns = pulumi.Output.from_input(list(spec.admin_arns))
         self.system_lane_name = self.system_lane.node_group_name
-        self.register_outputs({
-            "adminArns": self.admin_arns,
-            "clusterName": self.cluster_name,
-            "endpoint": self.endpoint,
-            "certificateAuthority": self.certificate_authority,
-            "oidcIssuer": self.oidc_issuer,
-            "securityGroupId": self.security_group_id,
-            "kmsKeyArn": self.kms_key_arn,
-            "systemLaneName": self.system_lane_name,
-            "oidcProviderArn": self.oidc_provider_arn,
-        })
+        self.register_outputs(
+            {
+                "adminArns": self.admin_arns,
+                "clusterName": self.cluster_name,
+                "endpoint": self.endpoint,
+                "certificateAuthority": self.certificate_authority,
+                "oidcIssuer": self.oidc_issuer,
+                "securityGroupId": self.security_group_id,
+                "kmsKeyArn": self.kms_key_arn,
+                "systemLaneName": self.system_lane_name,
+                "oidcProviderArn": self.oidc_provider_arn,
+            }
+        )
 
     @staticmethod
     def system_lane_for(name: str) -> str:
@@ -211,13 +238,18 @@ class RackCluster(pulumi.ComponentResource):
         caller = aws.get_caller_identity_output(opts=invoke).arn
 
         def warn_if_caller(arn: str) -> None:
-            if arn in spec.admin_arns or any(principal_of_session(arn) == a.split(":", 5)[5].rsplit("/", 1)[-1]
-                                             and a.split(":")[4] == arn.split(":")[4] and ":role/" in a
-                                             for a in spec.admin_arns):
+            if arn in spec.admin_arns or any(
+                principal_of_session(arn) == a.split(":", 5)[5].rsplit("/", 1)[-1]
+                and a.split(":")[4] == arn.split(":")[4]
+                and ":role/" in a
+                for a in spec.admin_arns
+            ):
                 pulumi.log.warn(
                     f"rack:cluster_admin_arns lists the identity running this program ({arn}): if it created the "
                     "cluster, EKS already has its admin entry and refuses a second one (ResourceInUseException); "
-                    "remove it from the list", resource=self)
+                    "remove it from the list",
+                    resource=self,
+                )
 
         caller.apply(warn_if_caller)
         entries = []
@@ -225,11 +257,17 @@ class RackCluster(pulumi.ComponentResource):
             account, resource = arn.split(":", 5)[4:]
             key = f"{account}-{resource.split('/', 1)[0]}-{resource.rsplit('/', 1)[-1]}"  # <account>-role-ci
             entry = aws.eks.AccessEntry(
-                f"{name}-admin-{key}", cluster_name=spec.name, principal_arn=arn, type="STANDARD", tags=tags,
+                f"{name}-admin-{key}",
+                cluster_name=spec.name,
+                principal_arn=arn,
+                type="STANDARD",
+                tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
             )
             aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{key}", cluster_name=spec.name, principal_arn=arn,
+                f"{name}-admin-{key}",
+                cluster_name=spec.name,
+                principal_arn=arn,
                 policy_arn=partition.apply(upstream.access_policy_arn),
                 access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),

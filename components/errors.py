@@ -25,9 +25,12 @@ class ArgumentError(ConfigError, pulumi.InputPropertiesError):
     other exception with one); ``problems`` holds the ``(path, reason)`` pairs.
     """
 
-    def __init__(self, component: str, name: str, path: str, problem: str,
-                 more: Sequence[tuple[str, str]] = ()) -> None:
-        from .spec.base import shown  # one problem, one line: a line break or an invisible character in a value is escaped
+    def __init__(
+        self, component: str, name: str, path: str, problem: str, more: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        from .spec.base import (
+            shown,
+        )  # one problem, one line: a line break or an invisible character in a value is escaped
 
         self.problems = [(path, problem), *more]
         super().__init__("\n".join(f"{component} '{shown(name)}': {shown(p)}: {shown(r)}" for p, r in self.problems))

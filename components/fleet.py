@@ -27,8 +27,12 @@ from .facts.upstream import karpenter_compatibility
 from .spec.base import shown
 
 
-ENVIRONMENT_WORDS = (("dev", "development", "sandbox"), ("test", "testing", "qa", "int", "integration"),
-                     ("stage", "staging", "uat", "preprod", "pre-prod"), ("prod", "production", "live"))
+ENVIRONMENT_WORDS = (
+    ("dev", "development", "sandbox"),
+    ("test", "testing", "qa", "int", "integration"),
+    ("stage", "staging", "uat", "preprod", "pre-prod"),
+    ("prod", "production", "live"),
+)
 """The usual names of environments, in the order changes move through them: the default order."""
 
 
@@ -85,25 +89,59 @@ def lane_cells(params: RackParams, catalog: Catalog, worst: dict[str, tuple[Opti
     cells = []
     for pool in pools:
         ami = pool.ami_id or pool.alias or ""
-        cells.append(_cell(f"pool {pool.name}", str(pool.os), ami, bool(pool.ami_id), catalog,
-                           _sizes_of_pool(pool.instance_families, pool.instance_sizes, pool.instance_types),
-                           worst.get(pool.name)))
+        cells.append(
+            _cell(
+                f"pool {pool.name}",
+                str(pool.os),
+                ami,
+                bool(pool.ami_id),
+                catalog,
+                _sizes_of_pool(pool.instance_families, pool.instance_sizes, pool.instance_types),
+                worst.get(pool.name),
+            )
+        )
     for group in [*params.additional_node_groups_config, *params.additional_build_groups_config]:
         name = group.name or ""
         family = osfamily.AL2023  # node groups always run it
         ami = group.ami_id or f"EKS-optimized {family.family}"
-        cells.append(_cell(f"node group {name}", family.name, ami, bool(group.ami_id), catalog,
-                           f"{group.instance_type} x{group.min_size}-{group.max_size}", worst.get(name)))
+        cells.append(
+            _cell(
+                f"node group {name}",
+                family.name,
+                ami,
+                bool(group.ami_id),
+                catalog,
+                f"{group.instance_type} x{group.min_size}-{group.max_size}",
+                worst.get(name),
+            )
+        )
     return cells
 
 
-def _cell(key: str, os_name: str, ami: str, pinned: bool, catalog: Catalog, sizes: str,
-          worst: Optional[tuple[Optional[float], str]]) -> LaneCell:
+def _cell(
+    key: str,
+    os_name: str,
+    ami: str,
+    pinned: bool,
+    catalog: Catalog,
+    sizes: str,
+    worst: Optional[tuple[Optional[float], str]],
+) -> LaneCell:
     facts = catalog.get(ami) if pinned else None
     driver = ami_driver(facts.name, facts.description) if facts else None
     usd_an_hour, text = worst if worst is not None else (None, "not known")
-    return LaneCell(key, os_name, ami, pinned, driver.branch if driver else None, sizes, usd_an_hour, text,
-                    rules.k8s_minor_of_ami(facts.name) if facts else None, facts.creation_date if facts else "")
+    return LaneCell(
+        key,
+        os_name,
+        ami,
+        pinned,
+        driver.branch if driver else None,
+        sizes,
+        usd_an_hour,
+        text,
+        rules.k8s_minor_of_ami(facts.name) if facts else None,
+        facts.creation_date if facts else "",
+    )
 
 
 def karpenter_release(resources: Sequence[Any]) -> Optional[str]:
@@ -133,6 +171,7 @@ def state_minor(state: StackState) -> Optional[str]:
 
 def default_order(stacks: Sequence[str]) -> list[str]:
     """The stacks whose names say which environment they are, earliest first (others are in no order)."""
+
     def rank(name: str) -> Optional[int]:
         words = set(re.split(r"[-_.]", name.lower()))
         return next((n for n, names in enumerate(ENVIRONMENT_WORDS) if words & set(names)), None)
@@ -156,17 +195,31 @@ def order_problems(order: Sequence[str], columns: dict[str, StackColumn]) -> lis
                 continue
             ahead = f"stack {later.stack} is ahead of {earlier.stack}, which comes before it"
             if later.k8s and earlier.k8s and _version_key(later.k8s) > _version_key(earlier.k8s):
-                problems.append(f"{ahead}: Kubernetes {later.k8s} against {earlier.k8s} (upgrade {earlier.stack} first)")
-            if later.karpenter and earlier.karpenter and _version_key(later.karpenter) > _version_key(earlier.karpenter):
-                problems.append(f"{ahead}: Karpenter {later.karpenter} against {earlier.karpenter} (upgrade "
-                                f"{earlier.stack} first)")
+                problems.append(
+                    f"{ahead}: Kubernetes {later.k8s} against {earlier.k8s} (upgrade {earlier.stack} first)"
+                )
+            if (
+                later.karpenter
+                and earlier.karpenter
+                and _version_key(later.karpenter) > _version_key(earlier.karpenter)
+            ):
+                problems.append(
+                    f"{ahead}: Karpenter {later.karpenter} against {earlier.karpenter} (upgrade {earlier.stack} first)"
+                )
             for key, lane in later.lanes.items():
                 before = earlier.lanes.get(key)
-                if (before is None or not (lane.pinned and before.pinned) or lane.ami == before.ami
-                        or not (lane.ami_created and before.ami_created) or lane.ami_created <= before.ami_created):
+                if (
+                    before is None
+                    or not (lane.pinned and before.pinned)
+                    or lane.ami == before.ami
+                    or not (lane.ami_created and before.ami_created)
+                    or lane.ami_created <= before.ami_created
+                ):
                     continue
-                problems.append(f"{ahead}: {key} runs {lane.ami} (created {lane.ami_created}), newer than {earlier.stack}'s "
-                                f"{before.ami} (created {before.ami_created}) (promote it through {earlier.stack} first)")
+                problems.append(
+                    f"{ahead}: {key} runs {lane.ami} (created {lane.ami_created}), newer than {earlier.stack}'s "
+                    f"{before.ami} (created {before.ami_created}) (promote it through {earlier.stack} first)"
+                )
     return problems
 
 
@@ -196,47 +249,77 @@ def upgrade_problems(column: StackColumn, state: Optional[StackState]) -> list[s
     if state is not None and running and column.k8s and _version_key(column.k8s)[:2] > _version_key(running)[:2]:
         (major, minor), (old_major, old_minor) = _version_key(column.k8s)[:2], _version_key(running)[:2]
         if major != old_major or minor - old_minor > 1:
-            problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} skips a minor: EKS upgrades a "
-                            f"control plane one minor at a time (go to {old_major}.{old_minor + 1} first)")
+            problems.append(
+                f"stack {column.stack}: Kubernetes {running} -> {column.k8s} skips a minor: EKS upgrades a "
+                f"control plane one minor at a time (go to {old_major}.{old_minor + 1} first)"
+            )
         # the Karpenter chart depends on the cluster, so one update moves the control plane first: the Karpenter
         # the state runs meets the new minor before its own chart is updated
         installed = karpenter_release(state.resources)
         if installed and column.karpenter and installed != column.karpenter:
             verdict = karpenter_compatibility(column.k8s, installed)
             if not verdict.supported:
-                problems.append(f"stack {column.stack}: Kubernetes {running} -> {column.k8s} with Karpenter {installed} -> "
-                                f"{column.karpenter} in one update: the control plane moves first, and {verdict.reason} "
-                                f"(update Karpenter to {column.karpenter} on Kubernetes {running} first, then the "
-                                f"Kubernetes version)")
+                problems.append(
+                    f"stack {column.stack}: Kubernetes {running} -> {column.k8s} with Karpenter {installed} -> "
+                    f"{column.karpenter} in one update: the control plane moves first, and {verdict.reason} "
+                    f"(update Karpenter to {column.karpenter} on Kubernetes {running} first, then the "
+                    f"Kubernetes version)"
+                )
     if column.k8s and column.karpenter:  # the pair the stack ends on (the rack's config refuses most of these itself)
         verdict = karpenter_compatibility(column.k8s, column.karpenter)
         if not verdict.supported:
-            problems.append(f"stack {column.stack}: Karpenter {column.karpenter} with Kubernetes {column.k8s}: "
-                            f"{verdict.reason}")
+            problems.append(
+                f"stack {column.stack}: Karpenter {column.karpenter} with Kubernetes {column.k8s}: {verdict.reason}"
+            )
     if column.k8s:
         for lane in column.lanes.values():
             if lane.ami_minor and lane.ami_minor != column.k8s:
-                problems.append(f"stack {column.stack}: {lane.key} runs {lane.ami}, an AMI for Kubernetes {lane.ami_minor}, "
-                                f"and its control plane runs {column.k8s}")
+                problems.append(
+                    f"stack {column.stack}: {lane.key} runs {lane.ami}, an AMI for Kubernetes {lane.ami_minor}, "
+                    f"and its control plane runs {column.k8s}"
+                )
     return problems
 
 
 # ---- rendering -------------------------------------------------------------------------------------------------
 
 
-def as_json(stacks: Sequence[str], order: Sequence[str], columns: dict[str, StackColumn], order_failures: list[str],
-            marked: set[tuple[str, str]]) -> dict[str, Any]:
+def as_json(
+    stacks: Sequence[str],
+    order: Sequence[str],
+    columns: dict[str, StackColumn],
+    order_failures: list[str],
+    marked: set[tuple[str, str]],
+) -> dict[str, Any]:
     rows = sorted({key for c in columns.values() for key in c.lanes}, key=lambda k: (not k.startswith("pool"), k))
     return {
-        "stacks": [{
-            "stack": c.stack, "kubernetes": c.k8s, "karpenter": c.karpenter, "policy": c.verdict, "plan": c.counts,
-            "problems": c.problems, "errors": c.errors,
-            "passed": not (c.problems or c.mandatory or c.errors),
-            "lanes": {key: {"os": cell.os, "ami": cell.ami, "pinned": cell.pinned, "driverBranch": cell.driver,
-                            "amiKubernetes": cell.ami_minor, "sizes": cell.sizes, "worstCaseHourlyUsd": cell.worst,
-                            "worstCase": cell.worst_text, "newInOrder": (c.stack, key) in marked}
-                      for key, cell in c.lanes.items()},
-        } for c in (columns[s] for s in stacks)],
+        "stacks": [
+            {
+                "stack": c.stack,
+                "kubernetes": c.k8s,
+                "karpenter": c.karpenter,
+                "policy": c.verdict,
+                "plan": c.counts,
+                "problems": c.problems,
+                "errors": c.errors,
+                "passed": not (c.problems or c.mandatory or c.errors),
+                "lanes": {
+                    key: {
+                        "os": cell.os,
+                        "ami": cell.ami,
+                        "pinned": cell.pinned,
+                        "driverBranch": cell.driver,
+                        "amiKubernetes": cell.ami_minor,
+                        "sizes": cell.sizes,
+                        "worstCaseHourlyUsd": cell.worst,
+                        "worstCase": cell.worst_text,
+                        "newInOrder": (c.stack, key) in marked,
+                    }
+                    for key, cell in c.lanes.items()
+                },
+            }
+            for c in (columns[s] for s in stacks)
+        ],
         "lanes": rows,
         "order": list(order),
         "orderProblems": order_failures,
@@ -258,17 +341,22 @@ def _table(doc: dict[str, Any]) -> tuple[list[str], list[list[list[str]]]]:
     """The header (the stacks) and the rows, each cell a list of parts (one line each in the text matrix)."""
     stacks = doc["stacks"]
     head = ["", *(s["stack"] for s in stacks)]
-    rows = [[["Kubernetes"], *([s["kubernetes"] or "-"] for s in stacks)],
-            [["Karpenter"], *([s["karpenter"] or "-"] for s in stacks)],
-            [["policy"], *([s["policy"] or "-"] for s in stacks)],
-            [["plan"], *([", ".join(f"{n} to {op}" for op, n in sorted(s["plan"].items())) or "-"] for s in stacks)]]
+    rows = [
+        [["Kubernetes"], *([s["kubernetes"] or "-"] for s in stacks)],
+        [["Karpenter"], *([s["karpenter"] or "-"] for s in stacks)],
+        [["policy"], *([s["policy"] or "-"] for s in stacks)],
+        [["plan"], *([", ".join(f"{n} to {op}" for op, n in sorted(s["plan"].items())) or "-"] for s in stacks)],
+    ]
     rows += [[[key], *(_cell_parts(s["lanes"].get(key)) for s in stacks)] for key in doc["lanes"]]
     return head, rows
 
 
 def _findings(doc: dict[str, Any]) -> list[str]:
-    lines = [*doc["orderProblems"], *(p for s in doc["stacks"] for p in s["problems"]),
-             *(f"stack {s['stack']}: {e}" for s in doc["stacks"] for e in s["errors"])]
+    lines = [
+        *doc["orderProblems"],
+        *(p for s in doc["stacks"] for p in s["problems"]),
+        *(f"stack {s['stack']}: {e}" for s in doc["stacks"] for e in s["errors"]),
+    ]
     return lines
 
 
@@ -299,5 +387,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += ["| " + " | ".join("<br>".join(_md(part) for part in cell) for cell in row) + " |" for row in rows]
     findings = _findings(doc)
     out += ["", f"Order: {_md(' -> '.join(doc['order']) or '(none)')}", ""]
-    out += ["**Refused:**", ""] + [f"- {_md(line)}" for line in findings] if findings else ["Every stack passes, in order."]
+    out += (
+        ["**Refused:**", ""] + [f"- {_md(line)}" for line in findings]
+        if findings
+        else ["Every stack passes, in order."]
+    )
     return "\n".join(out) + "\n"

@@ -33,7 +33,11 @@ GPU_TOLERATIONS: list[dict[str, str]] = [
 
 def gpu_node_affinity() -> dict[str, Any]:
     """Required node affinity on the GPU-vendor label our AL2023 GPU lanes carry."""
-    term = {"matchExpressions": [{"key": contract.GPU_VENDOR_LABEL, "operator": "In", "values": [contract.GPU_VENDOR_NVIDIA]}]}
+    term = {
+        "matchExpressions": [
+            {"key": contract.GPU_VENDOR_LABEL, "operator": "In", "values": [contract.GPU_VENDOR_NVIDIA]}
+        ]
+    }
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
@@ -80,8 +84,15 @@ class _ChartAddon(pulumi.ComponentResource):
     chart_version: pulumi.Output[str]
     """The chart version installed."""
 
-    def _install(self, name: str, chart: upstream.Chart, version: str, namespace: str, cluster: ClusterRef,
-                 values: dict[str, Any]) -> None:
+    def _install(
+        self,
+        name: str,
+        chart: upstream.Chart,
+        version: str,
+        namespace: str,
+        cluster: ClusterRef,
+        values: dict[str, Any],
+    ) -> None:
         problem = chart_version_problem(version, "version")
         if problem:
             raise ArgumentError(type(self).__name__, name, "version", problem)
@@ -98,8 +109,9 @@ class _ChartAddon(pulumi.ComponentResource):
         self.release_name = pulumi.Output.from_input(name)
         self.namespace = pulumi.Output.from_input(namespace)
         self.chart_version = pulumi.Output.from_input(version)
-        self.register_outputs({"releaseName": self.release_name, "namespace": self.namespace,
-                               "chartVersion": self.chart_version})
+        self.register_outputs(
+            {"releaseName": self.release_name, "namespace": self.namespace, "chartVersion": self.chart_version}
+        )
 
 
 class NvidiaDevicePluginArgs(TypedDict, total=False):
@@ -132,8 +144,14 @@ class NvidiaDevicePlugin(_ChartAddon):
         problem = time_slicing_problem(replicas)
         if problem:
             raise ArgumentError("NvidiaDevicePlugin", name, "time_slicing_replicas", problem)
-        self._install(name, upstream.NVIDIA_DEVICE_PLUGIN, args.get("version", upstream.NVIDIA_DEVICE_PLUGIN.version),
-                      args.get("namespace", NAMESPACE), args["cluster"], device_plugin_values(replicas))
+        self._install(
+            name,
+            upstream.NVIDIA_DEVICE_PLUGIN,
+            args.get("version", upstream.NVIDIA_DEVICE_PLUGIN.version),
+            args.get("namespace", NAMESPACE),
+            args["cluster"],
+            device_plugin_values(replicas),
+        )
 
 
 class GpuObservabilityArgs(TypedDict, total=False):
@@ -161,6 +179,11 @@ class GpuObservability(_ChartAddon):
         token, opts = hosted("GpuObservability", opts)
         super().__init__(token, name, None, opts)
         args = checked(self, name, args, GpuObservabilityArgs)
-        self._install(name, upstream.DCGM_EXPORTER, args.get("version", upstream.DCGM_EXPORTER.version),
-                      args.get("namespace", NAMESPACE), args["cluster"],
-                      dcgm_exporter_values(args.get("service_monitor", False)))
+        self._install(
+            name,
+            upstream.DCGM_EXPORTER,
+            args.get("version", upstream.DCGM_EXPORTER.version),
+            args.get("namespace", NAMESPACE),
+            args["cluster"],
+            dcgm_exporter_values(args.get("service_monitor", False)),
+        )

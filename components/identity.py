@@ -26,6 +26,7 @@ import pulumi_aws as aws
 from .cluster import ClusterRef
 from .facts import upstream
 
+
 class Identity(enum.StrEnum):
     """How a controller the rack installs gets AWS credentials for its service account."""
 
@@ -39,21 +40,36 @@ class Identity(enum.StrEnum):
 
 def trust(service: str, actions: Sequence[str]) -> str:
     """A role that a service principal may assume."""
-    return json.dumps({"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions)}]})
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions)}],
+        }
+    )
 
 
 def irsa_trust(provider_arn: str, issuer: str, namespace: str, service_account: str) -> str:
     """A role that only ``<namespace>/<service_account>`` of the cluster whose OIDC issuer is ``issuer`` may
     assume, with tokens for STS (the EKS user guide's IRSA trust policy)."""
     host = issuer.removeprefix("https://")
-    return json.dumps({"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow",
-        "Principal": {"Federated": provider_arn},
-        "Action": "sts:AssumeRoleWithWebIdentity",
-        "Condition": {"StringEquals": {f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
-                                       f"{host}:aud": upstream.IRSA_AUDIENCE}},
-    }]})
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{host}:aud": upstream.IRSA_AUDIENCE,
+                        }
+                    },
+                }
+            ],
+        }
+    )
 
 
 @dataclass
@@ -69,9 +85,18 @@ class ServiceAccountRole:
     """What a chart running the service account waits for (the association, under Pod Identity)."""
 
 
-def service_account_role(owner: tuple[str, str], parent: pulumi.Resource, cluster: ClusterRef, identity: Identity,
-                         names: tuple[str, str], role_name: pulumi.Input[str], namespace: str, service_account: str,
-                         tags: Mapping[str, str], association_opts: pulumi.ResourceOptions) -> ServiceAccountRole:
+def service_account_role(
+    owner: tuple[str, str],
+    parent: pulumi.Resource,
+    cluster: ClusterRef,
+    identity: Identity,
+    names: tuple[str, str],
+    role_name: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    tags: Mapping[str, str],
+    association_opts: pulumi.ResourceOptions,
+) -> ServiceAccountRole:
     """The role of a controller's service account (``names``: the role's and the association's resource
     names; ``role_name``: the IAM role's name), trusted the ``identity`` way, with its Pod Identity
     association under Pod Identity. ``owner`` (component, name) is who a missing OIDC provider is refused for."""
@@ -81,15 +106,23 @@ def service_account_role(owner: tuple[str, str], parent: pulumi.Resource, cluste
     if identity == "irsa":
         provider_arn, issuer = cluster.irsa(*owner)
         assume: pulumi.Input[str] = pulumi.Output.all(provider_arn, issuer).apply(
-            lambda a: irsa_trust(a[0], a[1], namespace, service_account))
+            lambda a: irsa_trust(a[0], a[1], namespace, service_account)
+        )
     else:
         assume = trust("pods.eks.amazonaws.com", ["sts:AssumeRole", "sts:TagSession"])
-    role = aws.iam.Role(names[0], name=role_name, assume_role_policy=assume, tags=dict(tags),
-                        opts=pulumi.ResourceOptions(parent=parent))
+    role = aws.iam.Role(
+        names[0], name=role_name, assume_role_policy=assume, tags=dict(tags), opts=pulumi.ResourceOptions(parent=parent)
+    )
     arn = pulumi.Output.all(partition, account, role_name).apply(lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{a[2]}")
     if identity == "irsa":
         return ServiceAccountRole(role, arn, arn.apply(lambda a: {upstream.IRSA_ROLE_ANNOTATION: a}))
     association = aws.eks.PodIdentityAssociation(
-        names[1], cluster_name=cluster.name, namespace=namespace, service_account=service_account,
-        role_arn=role.arn, tags=dict(tags), opts=association_opts)
+        names[1],
+        cluster_name=cluster.name,
+        namespace=namespace,
+        service_account=service_account,
+        role_arn=role.arn,
+        tags=dict(tags),
+        opts=association_opts,
+    )
     return ServiceAccountRole(role, arn, pulumi.Output.from_input({}), [association])

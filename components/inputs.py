@@ -76,9 +76,13 @@ def first_not_finite(doc: Any) -> Optional[tuple[str, str]]:
                 steps.append(step)
             return key_path(reversed(steps)), value.text
         if isinstance(value, dict):
-            stack += [(v, (link, str(k))) for k, v in reversed(list(value.items())) if isinstance(v, (dict, list, NotFinite))]
+            stack += [
+                (v, (link, str(k))) for k, v in reversed(list(value.items())) if isinstance(v, (dict, list, NotFinite))
+            ]
         elif isinstance(value, list):
-            stack += [(v, (link, n)) for n, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list, NotFinite))]
+            stack += [
+                (v, (link, n)) for n, v in reversed(list(enumerate(value))) if isinstance(v, (dict, list, NotFinite))
+            ]
     return None
 
 
@@ -119,7 +123,7 @@ def key_path(steps: Iterable[Any]) -> str:
             continue
         shown = clipped(step, MAX_KEY_SHOWN)
         text += f".{shown}" if text else shown
-    return text if len(text) <= MAX_PATH_SHOWN else f"{text[:MAX_PATH_SHOWN // 3]} ... {text[-MAX_PATH_SHOWN // 2:]}"
+    return text if len(text) <= MAX_PATH_SHOWN else f"{text[: MAX_PATH_SHOWN // 3]} ... {text[-MAX_PATH_SHOWN // 2 :]}"
 
 
 YAML_TAG_ERRORS = (ValueError, LookupError, ArithmeticError, TypeError)
@@ -178,8 +182,9 @@ def _read_pipe(path: "os.PathLike[str] | str") -> bytes:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_FILE_BYTES:
-                raise NotReadable(f"is a pipe that wrote more than {MAX_FILE_BYTES >> 20:,} MiB, more than any input "
-                                  f"file could need")
+                raise NotReadable(
+                    f"is a pipe that wrote more than {MAX_FILE_BYTES >> 20:,} MiB, more than any input file could need"
+                )
     finally:
         os.close(fd)
 

@@ -40,7 +40,8 @@ class KarpenterPoolArgs(TypedDict, total=False):
     subnet_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
     """The nodes' subnets, selected by id (1-30). Default: the subnets tagged ``karpenter.sh/discovery: <cluster>``."""
     security_group_ids: NotRequired[pulumi.Input[list[pulumi.Input[str]]]]
-    """The nodes' security groups, selected by id (1-30). Default: the one tagged ``karpenter.sh/discovery: <cluster>``."""
+    """The nodes' security groups, selected by id (1-30). Default: the one tagged ``karpenter.sh/discovery: <cluster>``.
+    """
     node_role: NotRequired[pulumi.Input[str]]
     """The nodes' IAM role: its name or its ARN (in Python also the ``aws.iam.Role``). Default: the cluster's
     ``node_role_arn``, else the role named ``KarpenterNodeRole-<cluster name>``."""
@@ -92,12 +93,16 @@ def selector_terms(ids: Optional[pulumi.Input[list[Any]]], cluster_name: pulumi.
     return pulumi.Output.from_input(cast(pulumi.Output[list[Any]], ids)).apply(lambda given: [{"id": i} for i in given])
 
 
-def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: pulumi.Input[str],
-                    root_device: str = osfamily.AL2023.os_device,
-                    tags: Optional[Mapping[str, str]] = None,
-                    subnet_ids: Optional[pulumi.Input[list[str]]] = None,
-                    security_group_ids: Optional[pulumi.Input[list[Any]]] = None,
-                    lane: Optional[str] = None) -> dict[str, Any]:
+def node_class_spec(
+    pool: PoolSpec,
+    cluster_name: pulumi.Input[str],
+    node_role: pulumi.Input[str],
+    root_device: str = osfamily.AL2023.os_device,
+    tags: Optional[Mapping[str, str]] = None,
+    subnet_ids: Optional[pulumi.Input[list[str]]] = None,
+    security_group_ids: Optional[pulumi.Input[list[Any]]] = None,
+    lane: Optional[str] = None,
+) -> dict[str, Any]:
     """The EC2NodeClass spec of a pool (Karpenter ``karpenter.k8s.aws/v1``).
 
     ``root_device`` is the pinned AMI's root device (AL2023's ``/dev/xvda`` otherwise). ``tags`` go on
@@ -111,8 +116,13 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
         volumes = [{"deviceName": root_device, "ebs": _ebs(pool, pool.disk)}]
     else:
         # Mappings replace Karpenter's defaults: the OS volume (its default size, gp3) and the data volume both go here.
-        volumes = [{"deviceName": device, "ebs": _ebs(pool, pool.disk) if device == family.data_device
-                    else _ebs(pool, size, "gp3")} for device, size in family.block_devices]
+        volumes = [
+            {
+                "deviceName": device,
+                "ebs": _ebs(pool, pool.disk) if device == family.data_device else _ebs(pool, size, "gp3"),
+            }
+            for device, size in family.block_devices
+        ]
     return {
         "amiFamily": family.family,
         "amiSelectorTerms": selector,
@@ -128,8 +138,11 @@ def node_class_spec(pool: PoolSpec, cluster_name: pulumi.Input[str], node_role: 
         "blockDeviceMappings": volumes,
         "tags": {**(tags or {}), upstream.DISCOVERY_TAG: cluster_name, contract.NODEPOOL_LABEL: lane or pool.name},
         # the reservations by id, one term each (the CRD takes ``id`` alone in its term, and ORs the terms)
-        **({"capacityReservationSelectorTerms": [{"id": i} for i in pool.capacity_reservation_ids]}
-           if pool.capacity_reservation_ids else {}),
+        **(
+            {"capacityReservationSelectorTerms": [{"id": i} for i in pool.capacity_reservation_ids]}
+            if pool.capacity_reservation_ids
+            else {}
+        ),
     }
 
 
@@ -143,7 +156,8 @@ BACKGROUND_DELETION = {upstream.DELETION_PROPAGATION_ANNOTATION: "background"}
 """On every NodePool the rack writes: its deletion does not wait for its nodes to drain (``upstream``)."""
 
 NO_ACCELERATORS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
-"""Karpenter's well-known instance labels for GPU and accelerator counts (karpenter-provider-aws pkg/apis/v1/labels.go)."""
+"""Karpenter's well-known instance labels for GPU and accelerator counts (karpenter-provider-aws pkg/apis/v1/labels.go).
+"""
 
 
 def _requirement(key: str, values: list[str]) -> dict[str, Any]:
@@ -180,8 +194,11 @@ def node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
         template_spec["taints"] = taints
     spec: dict[str, Any] = {
         "template": {"metadata": {"labels": pool.node_labels()}, "spec": template_spec},
-        "limits": {"cpu": str(pool.cpu_limit), "memory": f"{pool.memory_limit_gb}Gi",
-                   **({pool.gpu_resource: str(pool.gpu_limit)} if pool.gpu_limit is not None else {})},
+        "limits": {
+            "cpu": str(pool.cpu_limit),
+            "memory": f"{pool.memory_limit_gb}Gi",
+            **({pool.gpu_resource: str(pool.gpu_limit)} if pool.gpu_limit is not None else {}),
+        },
         "disruption": {
             "consolidationPolicy": pool.consolidation_policy,
             "consolidateAfter": pool.consolidate_after,
@@ -230,16 +247,21 @@ def canary_node_pool_spec(pool: PoolSpec) -> dict[str, Any]:
     return spec
 
 
-def _boot(pool: PoolSpec, subject: str, lookup: Callable[[], AmiLookup],
-          where: Callable[[str], str]) -> tuple[AmiRef, str, dict[str, str]]:
+def _boot(
+    pool: PoolSpec, subject: str, lookup: Callable[[], AmiLookup], where: Callable[[str], str]
+) -> tuple[AmiRef, str, dict[str, str]]:
     """What a pool boots, checked (a refusal named ``where`` names the field): (its ``ami`` output, the root
     device, the annotations recording the AMI's facts)."""
     if not pool.ami_id:
         return {"alias": pool.alias or ""}, pool.os_family.os_device, {}
-    facts = lookup().check(subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families),
-                           where=where)
-    annotations = ({contract.ROOT_SNAPSHOT_ANNOTATION: rules.gib(facts.root_snapshot_gib)}
-                   if facts.root_snapshot_gib is not None else {})
+    facts = lookup().check(
+        subject, pool.ami_id, pool.arch, pool.disk, instances.nvidia_families(pool.families), where=where
+    )
+    annotations = (
+        {contract.ROOT_SNAPSHOT_ANNOTATION: rules.gib(facts.root_snapshot_gib)}
+        if facts.root_snapshot_gib is not None
+        else {}
+    )
     ami: AmiRef = {"id": pool.ami_id, "name": facts.name, "created": facts.creation_date}
     return ami, facts.root_device_name or pool.os_family.os_device, annotations
 
@@ -298,11 +320,16 @@ class KarpenterPool(pulumi.ComponentResource):
         if problem:
             raise ArgumentError("KarpenterPool", name, "tags", problem)
         names = [pool.name, *([pool.canary_name] if pool.canary_ami_id else [])]
-        cluster.claim("KarpenterPool", name, {f"{kind} {n}": "give the pool another name"
-                                              for n in names for kind in ("NodePool", "EC2NodeClass")})
+        cluster.claim(
+            "KarpenterPool",
+            name,
+            {f"{kind} {n}": "give the pool another name" for n in names for kind in ("NodePool", "EC2NodeClass")},
+        )
         node_role = (
-            role_name(args["node_role"]) if "node_role" in args
-            else role_name(cluster.node_role_arn) if cluster.node_role_arn is not None
+            role_name(args["node_role"])
+            if "node_role" in args
+            else role_name(cluster.node_role_arn)
+            if cluster.node_role_arn is not None
             else cluster.name.apply(upstream.karpenter_node_role_name)
         )
         shared = cast(Optional[AmiLookup], args.get("ami_lookup"))
@@ -326,8 +353,15 @@ class KarpenterPool(pulumi.ComponentResource):
             api_version="karpenter.k8s.aws/v1",
             kind="EC2NodeClass",
             metadata=metadata,
-            spec=node_class_spec(pool, cluster.name, node_role, root_device, tags,
-                                 cast(Any, args.get("subnet_ids")), args.get("security_group_ids")),
+            spec=node_class_spec(
+                pool,
+                cluster.name,
+                node_role,
+                root_device,
+                tags,
+                cast(Any, args.get("subnet_ids")),
+                args.get("security_group_ids"),
+            ),
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
         )
         self.node_pool: k8s.apiextensions.CustomResource = k8s.apiextensions.CustomResource(
@@ -346,16 +380,29 @@ class KarpenterPool(pulumi.ComponentResource):
         if pool.canary_ami_id:
             candidate = pool.candidate()
             canary_ami, canary_root, canary_annotations = _boot(
-                candidate, rules.pool_subject(pool.canary_name), lookup,
-                lambda field: pool.where("canary_ami_id" if field == "ami_id" else field))
-            marked = {contract.CANARY_OF: pool.name}  # the lane guard lets a canary go; the soak gate counts it as the pool
+                candidate,
+                rules.pool_subject(pool.canary_name),
+                lookup,
+                lambda field: pool.where("canary_ami_id" if field == "ami_id" else field),
+            )
+            marked = {
+                contract.CANARY_OF: pool.name
+            }  # the lane guard lets a canary go; the soak gate counts it as the pool
             self.canary_node_class = k8s.apiextensions.CustomResource(
                 f"{name}-canary-nodeclass",
                 api_version="karpenter.k8s.aws/v1",
                 kind="EC2NodeClass",
                 metadata={"name": pool.canary_name, "annotations": {**canary_annotations, **marked}},
-                spec=node_class_spec(candidate, cluster.name, node_role, canary_root, tags,
-                                     cast(Any, args.get("subnet_ids")), args.get("security_group_ids"), lane=pool.canary_name),
+                spec=node_class_spec(
+                    candidate,
+                    cluster.name,
+                    node_role,
+                    canary_root,
+                    tags,
+                    cast(Any, args.get("subnet_ids")),
+                    args.get("security_group_ids"),
+                    lane=pool.canary_name,
+                ),
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=waits),
             )
             self.canary_node_pool = k8s.apiextensions.CustomResource(
@@ -364,8 +411,9 @@ class KarpenterPool(pulumi.ComponentResource):
                 kind="NodePool",
                 metadata={"name": pool.canary_name, "annotations": {**marked, **BACKGROUND_DELETION}},
                 spec=canary_node_pool_spec(pool),
-                opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
-                                            depends_on=[self.canary_node_class, *waits]),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=cluster.provider, depends_on=[self.canary_node_class, *waits]
+                ),
             )
             canary = {"nodePoolName": pool.canary_name, "ami": canary_ami, "nodes": pool.canary_nodes}
         self.node_class_name = pulumi.Output.from_input(pool.name)
@@ -375,12 +423,16 @@ class KarpenterPool(pulumi.ComponentResource):
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if pool.max_hourly_usd is None else pulumi.Output.from_input(pool.max_hourly_usd)
         self.canary = pulumi.Output.from_input(canary) if canary is not None else None
-        self.register_outputs({
-            "nodeClassName": self.node_class_name,
-            "nodePoolName": self.node_pool_name,
-            "labels": self.labels,
-            "taints": self.taints,
-            "ami": self.ami,
-            **({"canary": self.canary} if self.canary is not None else {}),
-            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
-        })
+        self.register_outputs(
+            {
+                "nodeClassName": self.node_class_name,
+                "nodePoolName": self.node_pool_name,
+                "labels": self.labels,
+                "taints": self.taints,
+                "ami": self.ami,
+                **({"canary": self.canary} if self.canary is not None else {}),
+                **(
+                    {cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}
+                ),  # for lane-cost-ceiling
+            }
+        )

@@ -77,8 +77,15 @@ def rule_name(cluster_name: str, event: str) -> str:
 # ---- the controller's policies, statement by statement -------------------------------------------------------
 
 
-def controller_policies(partition: str, region: str, account: str, cluster: str, node_role_arn: str,
-                        queue_arn: str, version: str = upstream.KARPENTER_CHART.version) -> dict[str, dict[str, Any]]:
+def controller_policies(
+    partition: str,
+    region: str,
+    account: str,
+    cluster: str,
+    node_role_arn: str,
+    queue_arn: str,
+    version: str = upstream.KARPENTER_CHART.version,
+) -> dict[str, dict[str, Any]]:
     """The reference CloudFormation's controller policies, by its policy names' middle part
     (``KarpenterController<Part>Policy-<cluster>``): creation and tagging scoped by the cluster tag and
     ``karpenter.sh/nodepool``, deletion scoped the same way, ``iam:PassRole`` only for the node role and
@@ -87,89 +94,231 @@ def controller_policies(partition: str, region: str, account: str, cluster: str,
     may also reboot the instances it may delete (``upstream.KARPENTER_REBOOT_FROM``)."""
     ec2 = f"arn:{partition}:ec2:{region}"
     owned = f"kubernetes.io/cluster/{cluster}"
-    tagged_resources = [f"{ec2}:*:{kind}/*" for kind in
-                        ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
+    tagged_resources = [
+        f"{ec2}:*:{kind}/*"
+        for kind in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")
+    ]
     profiles = f"arn:{partition}:iam::{account}:instance-profile/*"
     cluster_arn = f"arn:{partition}:eks:{region}:{account}:cluster/{cluster}"
     return {
-        "NodeLifecycle": _document([
-            {"Sid": "AllowScopedEC2InstanceAccessActions", "Effect": "Allow",
-             "Resource": [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*",
-                          f"{ec2}:*:capacity-reservation/*", f"{ec2}:*:placement-group/*"],
-             "Action": ["ec2:RunInstances", "ec2:CreateFleet"]},
-            {"Sid": "AllowScopedEC2LaunchTemplateAccessActions", "Effect": "Allow",
-             "Resource": f"{ec2}:*:launch-template/*", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-             "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
-                           "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}},
-            {"Sid": "AllowScopedEC2InstanceActionsWithTags", "Effect": "Allow", "Resource": tagged_resources,
-             "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
-             "Condition": {"StringEquals": {f"aws:RequestTag/{owned}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster},
-                           "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}},
-            {"Sid": "AllowScopedResourceCreationTagging", "Effect": "Allow", "Resource": tagged_resources,
-             "Action": "ec2:CreateTags",
-             "Condition": {"StringEquals": {f"aws:RequestTag/{owned}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster,
-                                            "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
-                           "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}},
-            {"Sid": "AllowScopedResourceTagging", "Effect": "Allow", "Resource": f"{ec2}:*:instance/*",
-             "Action": "ec2:CreateTags",
-             "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
-                           "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
-                           "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster},
-                           "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]}}},
-            {"Sid": "AllowScopedDeletion", "Effect": "Allow",
-             "Resource": [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
-             "Action": ["ec2:TerminateInstances", *(["ec2:RebootInstances"] if reboots(version) else []),
-                        "ec2:DeleteLaunchTemplate"],
-             "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
-                           "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}},
-        ]),
-        "IAMIntegration": _document([
-            {"Sid": "AllowPassingInstanceRole", "Effect": "Allow", "Resource": node_role_arn, "Action": "iam:PassRole",
-             "Condition": {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}},
-            {"Sid": "AllowScopedInstanceProfileCreationActions", "Effect": "Allow", "Resource": profiles,
-             "Action": ["iam:CreateInstanceProfile"],
-             "Condition": {"StringEquals": {f"aws:RequestTag/{owned}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster,
-                                            "aws:RequestTag/topology.kubernetes.io/region": region},
-                           "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}},
-            {"Sid": "AllowScopedInstanceProfileTagActions", "Effect": "Allow", "Resource": profiles,
-             "Action": ["iam:TagInstanceProfile"],
-             "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned", "aws:ResourceTag/topology.kubernetes.io/region": region,
-                                            f"aws:RequestTag/{owned}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster,
-                                            "aws:RequestTag/topology.kubernetes.io/region": region},
-                           "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
-                                          "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"}}},
-            {"Sid": "AllowScopedInstanceProfileActions", "Effect": "Allow", "Resource": profiles,
-             "Action": ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
-             "Condition": {"StringEquals": {f"aws:ResourceTag/{owned}": "owned", "aws:ResourceTag/topology.kubernetes.io/region": region},
-                           "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"}}},
-        ]),
-        "EKSIntegration": _document([
-            {"Sid": "AllowAPIServerEndpointDiscovery", "Effect": "Allow", "Resource": cluster_arn, "Action": "eks:DescribeCluster"},
-        ]),
-        "Interruption": _document([
-            {"Sid": "AllowInterruptionQueueActions", "Effect": "Allow", "Resource": queue_arn,
-             "Action": ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]},
-        ]),
-        "ZonalShift": _document([
-            {"Sid": "AllowZonalShiftStatusReadOnly", "Effect": "Allow", "Resource": "*",
-             "Action": ["arc-zonal-shift:GetManagedResource"],
-             "Condition": {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": cluster_arn}}},
-        ]),
-        "ResourceDiscovery": _document([
-            {"Sid": "AllowRegionalReadActions", "Effect": "Allow", "Resource": "*",
-             "Action": ["ec2:DescribeCapacityReservations", "ec2:DescribeImages", "ec2:DescribeInstances",
-                        "ec2:DescribeInstanceStatus", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes",
-                        "ec2:DescribeLaunchTemplates", "ec2:DescribePlacementGroups", "ec2:DescribeSecurityGroups",
-                        "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets"],
-             "Condition": {"StringEquals": {"aws:RequestedRegion": region}}},
-            {"Sid": "AllowSSMReadActions", "Effect": "Allow", "Resource": f"arn:{partition}:ssm:{region}::parameter/aws/service/*",
-             "Action": "ssm:GetParameter"},
-            {"Sid": "AllowPricingReadActions", "Effect": "Allow", "Resource": "*", "Action": "pricing:GetProducts"},
-            {"Sid": "AllowUnscopedInstanceProfileListAction", "Effect": "Allow", "Resource": "*",
-             "Action": "iam:ListInstanceProfiles"},
-            {"Sid": "AllowInstanceProfileReadActions", "Effect": "Allow", "Resource": profiles,
-             "Action": "iam:GetInstanceProfile"},
-        ]),
+        "NodeLifecycle": _document(
+            [
+                {
+                    "Sid": "AllowScopedEC2InstanceAccessActions",
+                    "Effect": "Allow",
+                    "Resource": [
+                        f"{ec2}::image/*",
+                        f"{ec2}::snapshot/*",
+                        f"{ec2}:*:security-group/*",
+                        f"{ec2}:*:subnet/*",
+                        f"{ec2}:*:capacity-reservation/*",
+                        f"{ec2}:*:placement-group/*",
+                    ],
+                    "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+                },
+                {
+                    "Sid": "AllowScopedEC2LaunchTemplateAccessActions",
+                    "Effect": "Allow",
+                    "Resource": f"{ec2}:*:launch-template/*",
+                    "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+                    "Condition": {
+                        "StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
+                        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+                    },
+                },
+                {
+                    "Sid": "AllowScopedEC2InstanceActionsWithTags",
+                    "Effect": "Allow",
+                    "Resource": tagged_resources,
+                    "Action": ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:RequestTag/{owned}": "owned",
+                            "aws:RequestTag/eks:eks-cluster-name": cluster,
+                        },
+                        "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                    },
+                },
+                {
+                    "Sid": "AllowScopedResourceCreationTagging",
+                    "Effect": "Allow",
+                    "Resource": tagged_resources,
+                    "Action": "ec2:CreateTags",
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:RequestTag/{owned}": "owned",
+                            "aws:RequestTag/eks:eks-cluster-name": cluster,
+                            "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"],
+                        },
+                        "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                    },
+                },
+                {
+                    "Sid": "AllowScopedResourceTagging",
+                    "Effect": "Allow",
+                    "Resource": f"{ec2}:*:instance/*",
+                    "Action": "ec2:CreateTags",
+                    "Condition": {
+                        "StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
+                        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+                        "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster},
+                        "ForAllValues:StringEquals": {
+                            "aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]
+                        },
+                    },
+                },
+                {
+                    "Sid": "AllowScopedDeletion",
+                    "Effect": "Allow",
+                    "Resource": [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
+                    "Action": [
+                        "ec2:TerminateInstances",
+                        *(["ec2:RebootInstances"] if reboots(version) else []),
+                        "ec2:DeleteLaunchTemplate",
+                    ],
+                    "Condition": {
+                        "StringEquals": {f"aws:ResourceTag/{owned}": "owned"},
+                        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+                    },
+                },
+            ]
+        ),
+        "IAMIntegration": _document(
+            [
+                {
+                    "Sid": "AllowPassingInstanceRole",
+                    "Effect": "Allow",
+                    "Resource": node_role_arn,
+                    "Action": "iam:PassRole",
+                    "Condition": {
+                        "StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}
+                    },
+                },
+                {
+                    "Sid": "AllowScopedInstanceProfileCreationActions",
+                    "Effect": "Allow",
+                    "Resource": profiles,
+                    "Action": ["iam:CreateInstanceProfile"],
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:RequestTag/{owned}": "owned",
+                            "aws:RequestTag/eks:eks-cluster-name": cluster,
+                            "aws:RequestTag/topology.kubernetes.io/region": region,
+                        },
+                        "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                    },
+                },
+                {
+                    "Sid": "AllowScopedInstanceProfileTagActions",
+                    "Effect": "Allow",
+                    "Resource": profiles,
+                    "Action": ["iam:TagInstanceProfile"],
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:ResourceTag/{owned}": "owned",
+                            "aws:ResourceTag/topology.kubernetes.io/region": region,
+                            f"aws:RequestTag/{owned}": "owned",
+                            "aws:RequestTag/eks:eks-cluster-name": cluster,
+                            "aws:RequestTag/topology.kubernetes.io/region": region,
+                        },
+                        "StringLike": {
+                            "aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                            "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*",
+                        },
+                    },
+                },
+                {
+                    "Sid": "AllowScopedInstanceProfileActions",
+                    "Effect": "Allow",
+                    "Resource": profiles,
+                    "Action": [
+                        "iam:AddRoleToInstanceProfile",
+                        "iam:RemoveRoleFromInstanceProfile",
+                        "iam:DeleteInstanceProfile",
+                    ],
+                    "Condition": {
+                        "StringEquals": {
+                            f"aws:ResourceTag/{owned}": "owned",
+                            "aws:ResourceTag/topology.kubernetes.io/region": region,
+                        },
+                        "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                    },
+                },
+            ]
+        ),
+        "EKSIntegration": _document(
+            [
+                {
+                    "Sid": "AllowAPIServerEndpointDiscovery",
+                    "Effect": "Allow",
+                    "Resource": cluster_arn,
+                    "Action": "eks:DescribeCluster",
+                },
+            ]
+        ),
+        "Interruption": _document(
+            [
+                {
+                    "Sid": "AllowInterruptionQueueActions",
+                    "Effect": "Allow",
+                    "Resource": queue_arn,
+                    "Action": ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
+                },
+            ]
+        ),
+        "ZonalShift": _document(
+            [
+                {
+                    "Sid": "AllowZonalShiftStatusReadOnly",
+                    "Effect": "Allow",
+                    "Resource": "*",
+                    "Action": ["arc-zonal-shift:GetManagedResource"],
+                    "Condition": {"StringEquals": {"arc-zonal-shift:ResourceIdentifier": cluster_arn}},
+                },
+            ]
+        ),
+        "ResourceDiscovery": _document(
+            [
+                {
+                    "Sid": "AllowRegionalReadActions",
+                    "Effect": "Allow",
+                    "Resource": "*",
+                    "Action": [
+                        "ec2:DescribeCapacityReservations",
+                        "ec2:DescribeImages",
+                        "ec2:DescribeInstances",
+                        "ec2:DescribeInstanceStatus",
+                        "ec2:DescribeInstanceTypeOfferings",
+                        "ec2:DescribeInstanceTypes",
+                        "ec2:DescribeLaunchTemplates",
+                        "ec2:DescribePlacementGroups",
+                        "ec2:DescribeSecurityGroups",
+                        "ec2:DescribeSpotPriceHistory",
+                        "ec2:DescribeSubnets",
+                    ],
+                    "Condition": {"StringEquals": {"aws:RequestedRegion": region}},
+                },
+                {
+                    "Sid": "AllowSSMReadActions",
+                    "Effect": "Allow",
+                    "Resource": f"arn:{partition}:ssm:{region}::parameter/aws/service/*",
+                    "Action": "ssm:GetParameter",
+                },
+                {"Sid": "AllowPricingReadActions", "Effect": "Allow", "Resource": "*", "Action": "pricing:GetProducts"},
+                {
+                    "Sid": "AllowUnscopedInstanceProfileListAction",
+                    "Effect": "Allow",
+                    "Resource": "*",
+                    "Action": "iam:ListInstanceProfiles",
+                },
+                {
+                    "Sid": "AllowInstanceProfileReadActions",
+                    "Effect": "Allow",
+                    "Resource": profiles,
+                    "Action": "iam:GetInstanceProfile",
+                },
+            ]
+        ),
     }
 
 
@@ -189,16 +338,32 @@ def queue_policy(queue_arn: str) -> dict[str, Any]:
         "Version": "2012-10-17",
         "Id": "EC2InterruptionPolicy",
         "Statement": [
-            {"Effect": "Allow", "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-             "Action": "sqs:SendMessage", "Resource": queue_arn},
-            {"Sid": "DenyHTTP", "Effect": "Deny", "Action": "sqs:*", "Resource": queue_arn,
-             "Condition": {"Bool": {"aws:SecureTransport": False}}, "Principal": "*"},
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+            },
+            {
+                "Sid": "DenyHTTP",
+                "Effect": "Deny",
+                "Action": "sqs:*",
+                "Resource": queue_arn,
+                "Condition": {"Bool": {"aws:SecureTransport": False}},
+                "Principal": "*",
+            },
         ],
     }
 
 
-def chart_values(cluster_name: str, queue: str, replicas: int, node_selector: Mapping[str, str],
-                 tolerations: Sequence[Mapping[str, str]], annotations: Optional[Mapping[str, str]] = None) -> dict[str, Any]:
+def chart_values(
+    cluster_name: str,
+    queue: str,
+    replicas: int,
+    node_selector: Mapping[str, str],
+    tolerations: Sequence[Mapping[str, str]],
+    annotations: Optional[Mapping[str, str]] = None,
+) -> dict[str, Any]:
     """The ``karpenter`` chart's values (keys of its 1.14.1 ``values.yaml``). Its default affinity keeps
     the controller off the nodes Karpenter manages (``karpenter.sh/nodepool DoesNotExist``), and its
     pod anti-affinity needs one node per replica. ``annotations`` go on its service account
@@ -206,8 +371,11 @@ def chart_values(cluster_name: str, queue: str, replicas: int, node_selector: Ma
     return {
         # reservedCapacity (beta, on by default in 1.14 and 1.15): written so a reserved pool's NodePool launches
         # into its reservations whatever a later chart's default is
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue,
-                     "featureGates": {"reservedCapacity": True}},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": queue,
+            "featureGates": {"reservedCapacity": True},
+        },
         "serviceAccount": {"name": SERVICE_ACCOUNT, **({"annotations": dict(annotations)} if annotations else {})},
         "replicas": replicas,
         "nodeSelector": {wellknown.OS_KEY: "linux", **node_selector},
@@ -229,7 +397,8 @@ class KarpenterControllerArgs(TypedDict, total=False):
     namespace: NotRequired[str]
     """Where the controller runs. Default ``kube-system``."""
     node_selector: NotRequired[Mapping[str, str]]
-    """Labels of the nodes the controller runs on (e.g. the rack's system lane). Default: any Linux node Karpenter does not manage."""
+    """Labels of the nodes the controller runs on (e.g. the rack's system lane). Default: any Linux node Karpenter does
+    not manage."""
     tolerations: NotRequired[Sequence[Mapping[str, str]]]
     """Taints of those nodes the controller tolerates (besides ``CriticalAddonsOnly``). Default none."""
     tags: NotRequired[Mapping[str, str]]
@@ -292,57 +461,112 @@ class KarpenterController(pulumi.ComponentResource):
 
         # the nodes' role, and the access entry that lets them join
         self.node_role: aws.iam.Role = aws.iam.Role(
-            f"{name}-node-role", name=role_name, tags=tags, opts=child,
+            f"{name}-node-role",
+            name=role_name,
+            tags=tags,
+            opts=child,
             assume_role_policy=partition.apply(lambda p: trust(upstream.ec2_principal(p), ["sts:AssumeRole"])),
         )
         for policy in NODE_ROLE_POLICIES:
             aws.iam.RolePolicyAttachment(
-                f"{name}-node-{policy}", role=self.node_role.name, opts=child,
+                f"{name}-node-{policy}",
+                role=self.node_role.name,
+                opts=child,
                 policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
             )
         access = aws.eks.AccessEntry(
-            f"{name}-node-access", cluster_name=cluster.name, principal_arn=self.node_role.arn, type="EC2_LINUX",
-            tags=tags, opts=waits,
+            f"{name}-node-access",
+            cluster_name=cluster.name,
+            principal_arn=self.node_role.arn,
+            type="EC2_LINUX",
+            tags=tags,
+            opts=waits,
         )
         self.node_role_arn = pulumi.Output.all(partition, account, role_name).apply(
-            lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{a[2]}")
+            lambda a: f"arn:{a[0]}:iam::{a[1]}:role/{a[2]}"
+        )
 
         # the interruption queue and its rules
-        queue = aws.sqs.Queue(f"{name}-interruption", name=cluster.name.apply(queue_name), message_retention_seconds=300,
-                              sqs_managed_sse_enabled=True, tags=tags, opts=child)
+        queue = aws.sqs.Queue(
+            f"{name}-interruption",
+            name=cluster.name.apply(queue_name),
+            message_retention_seconds=300,
+            sqs_managed_sse_enabled=True,
+            tags=tags,
+            opts=child,
+        )
         queue_arn = pulumi.Output.all(partition, region, account, cluster.name).apply(
-            lambda a: f"arn:{a[0]}:sqs:{a[1]}:{a[2]}:{queue_name(a[3])}")
-        aws.sqs.QueuePolicy(f"{name}-interruption", queue_url=queue.id, opts=child,
-                            policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))))
+            lambda a: f"arn:{a[0]}:sqs:{a[1]}:{a[2]}:{queue_name(a[3])}"
+        )
+        aws.sqs.QueuePolicy(
+            f"{name}-interruption",
+            queue_url=queue.id,
+            opts=child,
+            policy=queue_arn.apply(lambda arn: json.dumps(queue_policy(arn))),
+        )
         for event, (source, detail) in INTERRUPTION_EVENTS.items():
             rule = aws.cloudwatch.EventRule(
-                f"{name}-{event}", name=cluster.name.apply(functools.partial(rule_name, event=event)), tags=tags, opts=child,
+                f"{name}-{event}",
+                name=cluster.name.apply(functools.partial(rule_name, event=event)),
+                tags=tags,
+                opts=child,
                 event_pattern=json.dumps({"source": [source], "detail-type": [detail]}),
             )
-            aws.cloudwatch.EventTarget(f"{name}-{event}", rule=rule.name, arn=queue.arn,
-                                       target_id="KarpenterInterruptionQueueTarget", opts=child)
+            aws.cloudwatch.EventTarget(
+                f"{name}-{event}",
+                rule=rule.name,
+                arn=queue.arn,
+                target_id="KarpenterInterruptionQueueTarget",
+                opts=child,
+            )
         self.interruption_queue_name = queue.name
 
         # the controller's role (trusted through Pod Identity or IRSA), its policies
         identity = Identity(args.get("identity", Identity.POD_IDENTITY))
         account_role = service_account_role(
-            ("KarpenterController", name), self, cluster, identity, (f"{name}-controller-role", f"{name}-pod-identity"),
-            cluster.name.apply(lambda c: bounded_name("KarpenterController-", c, 64)), namespace, SERVICE_ACCOUNT, tags,
-            waits)
+            ("KarpenterController", name),
+            self,
+            cluster,
+            identity,
+            (f"{name}-controller-role", f"{name}-pod-identity"),
+            cluster.name.apply(lambda c: bounded_name("KarpenterController-", c, 64)),
+            namespace,
+            SERVICE_ACCOUNT,
+            tags,
+            waits,
+        )
         controller_role = account_role.role
         documents = pulumi.Output.all(partition, region, account, cluster.name, self.node_role_arn, queue_arn).apply(
-            lambda a: {part: json.dumps(doc, sort_keys=True)
-                       for part, doc in controller_policies(a[0], a[1], a[2], a[3], a[4], a[5], version).items()})
+            lambda a: {
+                part: json.dumps(doc, sort_keys=True)
+                for part, doc in controller_policies(a[0], a[1], a[2], a[3], a[4], a[5], version).items()
+            }
+        )
         self.policies = {}
         attached: list[pulumi.Resource] = []
-        for part in ("NodeLifecycle", "IAMIntegration", "EKSIntegration", "Interruption", "ZonalShift", "ResourceDiscovery"):
+        for part in (
+            "NodeLifecycle",
+            "IAMIntegration",
+            "EKSIntegration",
+            "Interruption",
+            "ZonalShift",
+            "ResourceDiscovery",
+        ):
             document = documents.apply(operator.itemgetter(part))
             policy = aws.iam.Policy(
-                f"{name}-{part}", name=cluster.name.apply(functools.partial(bounded_name, f"KarpenterController{part}Policy-", limit=128)),
-                policy=document, tags=tags, opts=child,
+                f"{name}-{part}",
+                name=cluster.name.apply(
+                    functools.partial(bounded_name, f"KarpenterController{part}Policy-", limit=128)
+                ),
+                policy=document,
+                tags=tags,
+                opts=child,
             )
-            attached.append(aws.iam.RolePolicyAttachment(f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn,
-                                                         opts=child))
+            attached.append(
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-{part}", role=controller_role.name, policy_arn=policy.arn, opts=child
+                )
+            )
             self.policies[part] = document
         self.controller_role_arn = account_role.arn
         self.identity = identity
@@ -351,21 +575,43 @@ class KarpenterController(pulumi.ComponentResource):
         cluster.claim("KarpenterController", name, {"Karpenter": ONE_PER_CLUSTER})
         charts = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=inherited_depends_on(opts))
         self.crd_chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
-            f"{name}-crd", chart=upstream.KARPENTER_CRD_CHART.name, version=version, namespace=namespace,
-            name="karpenter-crd", opts=charts,
+            f"{name}-crd",
+            chart=upstream.KARPENTER_CRD_CHART.name,
+            version=version,
+            namespace=namespace,
+            name="karpenter-crd",
+            opts=charts,
         )
         self.chart: k8s.helm.v4.Chart = k8s.helm.v4.Chart(
-            name, chart=upstream.KARPENTER_CHART.name, version=version, namespace=namespace, name="karpenter",
+            name,
+            chart=upstream.KARPENTER_CHART.name,
+            version=version,
+            namespace=namespace,
+            name="karpenter",
             skip_crds=True,
-            values=pulumi.Output.all(cluster.name, queue.name, account_role.annotations).apply(lambda a: chart_values(
-                a[0], a[1], replicas, dict(args.get("node_selector") or {}), list(args.get("tolerations") or []), a[2])),
+            values=pulumi.Output.all(cluster.name, queue.name, account_role.annotations).apply(
+                lambda a: chart_values(
+                    a[0],
+                    a[1],
+                    replicas,
+                    dict(args.get("node_selector") or {}),
+                    list(args.get("tolerations") or []),
+                    a[2],
+                )
+            ),
             # the controller starts once its credentials work: the association (Pod Identity), or the role and
             # its policies (IRSA: the pods assume it as soon as they start)
-            opts=pulumi.ResourceOptions.merge(charts, pulumi.ResourceOptions(
-                depends_on=[self.crd_chart, *account_role.ready, *attached, access, *inherited_depends_on(opts)])),
+            opts=pulumi.ResourceOptions.merge(
+                charts,
+                pulumi.ResourceOptions(
+                    depends_on=[self.crd_chart, *account_role.ready, *attached, access, *inherited_depends_on(opts)]
+                ),
+            ),
         )
-        self.register_outputs({
-            "nodeRoleArn": self.node_role_arn,
-            "controllerRoleArn": self.controller_role_arn,
-            "interruptionQueueName": self.interruption_queue_name,
-        })
+        self.register_outputs(
+            {
+                "nodeRoleArn": self.node_role_arn,
+                "controllerRoleArn": self.controller_role_arn,
+                "interruptionQueueName": self.interruption_queue_name,
+            }
+        )

@@ -97,18 +97,26 @@ class LaneTaint(TypedDict, total=False):
 def lane_taints(taints: Iterable[Mapping[str, str]]) -> list[LaneTaint]:
     """Node taints (``{key, value, effect}``, a spec's ``node_taints()``; the effect in either spelling) as a lane's,
     the effect in Kubernetes' spelling (``NoSchedule``), as pods tolerate them; a taint without a value has none."""
-    return [LaneTaint(key=t["key"], value=t["value"], effect=TaintEffect(contract.effect(t["effect"]))) if "value" in t
-            else LaneTaint(key=t["key"], effect=TaintEffect(contract.effect(t["effect"]))) for t in taints]
+    return [
+        LaneTaint(key=t["key"], value=t["value"], effect=TaintEffect(contract.effect(t["effect"])))
+        if "value" in t
+        else LaneTaint(key=t["key"], effect=TaintEffect(contract.effect(t["effect"])))
+        for t in taints
+    ]
 
 
 Allocatable = TypedDict("Allocatable", {"cpu": str, "memory": str, "ephemeral-storage": str}, total=False)
 Allocatable.__doc__ = """What one node of the lane's largest instance type offers pods: Kubernetes quantities
 (``3920m``, ``14481Mi``, ``17Gi``)."""
-setattr(Allocatable, "__field_docs__", {  # its keys are no Python names: their docstrings (the schema's descriptions)
-    "cpu": "CPU for pods (``3920m``).",
-    "memory": "Memory for pods (``14481Mi``).",
-    "ephemeral-storage": "Ephemeral storage for pods, from the root (Bottlerocket: data) volume (``17Gi``).",
-})
+setattr(
+    Allocatable,
+    "__field_docs__",
+    {  # its keys are no Python names: their docstrings (the schema's descriptions)
+        "cpu": "CPU for pods (``3920m``).",
+        "memory": "Memory for pods (``14481Mi``).",
+        "ephemeral-storage": "Ephemeral storage for pods, from the root (Bottlerocket: data) volume (``17Gi``).",
+    },
+)
 ALLOCATABLE_ALIASES = {"ephemeralStorage": "ephemeral-storage"}
 """An ``allocatable`` key as the SDKs of other languages name it (a schema name is an identifier in every language)
 -> Kubernetes' name, which the rack's own output writes: a lane another language's program exported is read the
@@ -215,8 +223,12 @@ def _json_schema(tp: Any) -> dict[str, Any]:
     return _PRIMITIVES[tp]
 
 
-_PRIMITIVES: dict[Any, dict[str, Any]] = {str: {"type": "string"}, bool: {"type": "boolean"},
-                                          int: {"type": "integer", "minimum": 0}, float: {"type": "number"}}
+_PRIMITIVES: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    bool: {"type": "boolean"},
+    int: {"type": "integer", "minimum": 0},
+    float: {"type": "number"},
+}
 
 
 def fields() -> Mapping[str, Any]:
@@ -233,6 +245,8 @@ def config_schema(description: str) -> dict[str, Any]:
     """The JSON schema of the workload policies' ``lanes`` config: a list of ``ConfiguredLane``. The Pulumi
     CLI checks a pack's config against it before ``Configure`` (a quantity may also be written as a number)."""
     item = _json_schema(ConfiguredLane)
-    item["properties"]["allocatable"]["properties"] = {k: QUANTITY for k in item["properties"]["allocatable"]["properties"]}
+    item["properties"]["allocatable"]["properties"] = {
+        k: QUANTITY for k in item["properties"]["allocatable"]["properties"]
+    }
     item["properties"]["ami"] = {}  # the rack's output passes as it is: not read
     return {"type": "array", "default": [], "description": description, "items": item}

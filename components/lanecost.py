@@ -15,12 +15,16 @@ from .pack import bootfacts, cost
 from .spec import NodeGroupSpec, PoolSpec
 
 
-def pool_sizing(pool: PoolSpec, spec: Optional[dict[str, Any]] = None) -> tuple[list[wellknown.Requirement], dict[str, float]]:
+def pool_sizing(
+    pool: PoolSpec, spec: Optional[dict[str, Any]] = None
+) -> tuple[list[wellknown.Requirement], dict[str, float]]:
     """What sizes a pool's nodes, as its NodePool says it (``spec``, default the pool's own; its canary's has
     ``limits.nodes``): its requirements, and its ``limits`` in base units."""
     spec = spec or node_pool_spec(pool)
     requirements = wellknown.read(spec["template"]["spec"]["requirements"])
-    limits, _, _ = bootfacts.node_pool_limits(spec["limits"])  # as the pack reads a NodePool's (its specs are valid ones)
+    limits, _, _ = bootfacts.node_pool_limits(
+        spec["limits"]
+    )  # as the pack reads a NodePool's (its specs are valid ones)
     return requirements, limits
 
 

@@ -80,7 +80,9 @@ WORKER_POLICIES = {
     "cni": "AmazonEKS_CNI_Policy",
     "ecr": "AmazonEC2ContainerRegistryReadOnly",
 }
-ENCRYPTION_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+ENCRYPTION_FIX = (
+    "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+)
 
 
 def ami_type(instance_type: str) -> str:
@@ -149,8 +151,11 @@ def live_scaling(cluster_name: str, name: str, opts: pulumi.InvokeOptions) -> tu
             # none there: a group yet to be created, unless the engine gives a new one a name nobody can know
             return None, (f"its name cannot be known ({naming.reason})" if naming.reason else None)
         if len(mine) > 1:
-            named = "named after it" if naming.how == "default" else f"named after it as {autonaming.CONFIG_KEY} or " \
-                                                                     f"the provider's default names it"
+            named = (
+                "named after it"
+                if naming.how == "default"
+                else f"named after it as {autonaming.CONFIG_KEY} or the provider's default names it"
+            )
             return None, f"{len(mine)} node groups of cluster {cluster_name} are {named} ({', '.join(mine)})"
         found = aws.eks.get_node_group(cluster_name=cluster_name, node_group_name=mine[0], opts=opts)
     except Exception as exc:  # the provider's own error: no such cluster yet (a first `up`), or no permission
@@ -164,11 +169,18 @@ def live_scaling(cluster_name: str, name: str, opts: pulumi.InvokeOptions) -> tu
 
 def _assume_role_policy(partition: str) -> str:
     """EC2 may assume the nodes' role (its service principal is ``ec2.amazonaws.com.cn`` in China)."""
-    return json.dumps({
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"Service": upstream.ec2_principal(partition)},
-                       "Action": "sts:AssumeRole"}],
-    })
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": upstream.ec2_principal(partition)},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+    )
 
 
 def reservation_template_args(group: NodeGroupSpec) -> dict[str, Any]:
@@ -178,12 +190,17 @@ def reservation_template_args(group: NodeGroupSpec) -> dict[str, Any]:
     ``CAPACITY_BLOCK`` group (EKS user guide, Capacity Blocks for managed node groups)."""
     if group.capacity_reservation_id is None:
         return {}
-    found: dict[str, Any] = {"capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-            capacity_reservation_id=group.capacity_reservation_id))}
+    found: dict[str, Any] = {
+        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        )
+    }
     if group.capacity_block:
         found["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
-            market_type=reservedlanes.BLOCK_MARKET)
+            market_type=reservedlanes.BLOCK_MARKET
+        )
         found["instance_type"] = group.instance_type
     return found
 
@@ -227,9 +244,13 @@ class NodeGroup(pulumi.ComponentResource):
         cluster: ClusterRef = args["cluster"]
         problem = syntax.node_group_name_problem(name)
         if problem:
-            raise ArgumentError("NodeGroup", name, "name", f"invalid name '{name}' ({problem}): it names the EKS node group")
+            raise ArgumentError(
+                "NodeGroup", name, "name", f"invalid name '{name}' ({problem}): it names the EKS node group"
+            )
         if group.name is not None and group.name != name:
-            raise ArgumentError("NodeGroup", name, "group.name", f"'{group.name}' must be the component's name or unset")
+            raise ArgumentError(
+                "NodeGroup", name, "group.name", f"'{group.name}' must be the component's name or unset"
+            )
         subject = rules.node_group_subject(name)  # the pack names the ManagedNodeGroup the same way
         tags = {**group.tags, "rack": args.get("rack") or name}
 
@@ -243,8 +264,14 @@ class NodeGroup(pulumi.ComponentResource):
             problem = device and rules.root_device_not_sized(subject, pinned, device, osfamily.AL2023.os_device)
             if problem:
                 raise ConfigError(f"{where('ami_id')}: {problem}")
-            facts = lookup.check(subject, pinned, [instances.instance_arch(group.instance_type)], group.disk,
-                                 instances.nvidia_families([group.instance_type]), where)
+            facts = lookup.check(
+                subject,
+                pinned,
+                [instances.instance_arch(group.instance_type)],
+                group.disk,
+                instances.nvidia_families([group.instance_type]),
+                where,
+            )
             ami = {"id": pinned, "name": facts.name, "created": facts.creation_date}
             by_default = lookup.check_root_encryption(subject, facts, ENCRYPTION_FIX, where)
             if facts.root_snapshot_gib is not None:
@@ -261,11 +288,14 @@ class NodeGroup(pulumi.ComponentResource):
         if given is None:
             # the region's partition (aws, aws-us-gov, aws-cn) in the trust and the managed policies' ARNs
             partition = aws.get_partition_output(opts=pulumi.InvokeOptions(parent=self)).partition
-            self.node_role = aws.iam.Role(f"{name}-role", assume_role_policy=partition.apply(_assume_role_policy),
-                                          tags=tags, opts=child)
+            self.node_role = aws.iam.Role(
+                f"{name}-role", assume_role_policy=partition.apply(_assume_role_policy), tags=tags, opts=child
+            )
             role_ready = [
                 aws.iam.RolePolicyAttachment(
-                    f"{name}-{short}", role=self.node_role.name, opts=child,
+                    f"{name}-{short}",
+                    role=self.node_role.name,
+                    opts=child,
                     policy_arn=partition.apply(lambda p, policy=policy: f"arn:{p}:iam::aws:policy/{policy}"),
                 )
                 for short, policy in WORKER_POLICIES.items()
@@ -333,12 +363,19 @@ class NodeGroup(pulumi.ComponentResource):
         self.canary: Optional[NodeGroup] = None
         """The canary group (``canary_ami_id``), None without one."""
         if group.canary_ami_id:
-            canary_args: dict[str, Any] = {"group": group.canary(name), "cluster": cluster, "node_role": role,
-                                           "rack": args.get("rack") or name}
+            canary_args: dict[str, Any] = {
+                "group": group.canary(name),
+                "cluster": cluster,
+                "node_role": role,
+                "rack": args.get("rack") or name,
+            }
             own: Mapping[str, Any] = args  # with the Python-only ami_lookup
             canary_args.update({shared: own[shared] for shared in ("subnet_ids", "ami_lookup") if shared in own})
-            self.canary = NodeGroup(f"{name}{contract.CANARY_SUFFIX}", cast(NodeGroupArgs, canary_args),
-                                    opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready))
+            self.canary = NodeGroup(
+                f"{name}{contract.CANARY_SUFFIX}",
+                cast(NodeGroupArgs, canary_args),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=role_ready),
+            )
         node_group = self.managed_node_group.node_group
         # under the SDK's mocks (a unit test) the remote component's outputs are empty: no node group to read
         self.node_group_name = node_group.apply(lambda g: g.node_group_name if g is not None else None)
@@ -348,15 +385,19 @@ class NodeGroup(pulumi.ComponentResource):
         self.taints = pulumi.Output.from_input(lane_taints(group.node_taints()))
         self.ami = pulumi.Output.from_input(ami)
         self.max_hourly_usd = None if group.max_hourly_usd is None else pulumi.Output.from_input(group.max_hourly_usd)
-        self.register_outputs({
-            "ami": self.ami,
-            "nodeGroupName": self.node_group_name,
-            "nodeGroupArn": self.node_group_arn,
-            "roleArn": self.role_arn,
-            "labels": self.labels,
-            "taints": self.taints,
-            **({cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}),  # for lane-cost-ceiling
-        })
+        self.register_outputs(
+            {
+                "ami": self.ami,
+                "nodeGroupName": self.node_group_name,
+                "nodeGroupArn": self.node_group_arn,
+                "roleArn": self.role_arn,
+                "labels": self.labels,
+                "taints": self.taints,
+                **(
+                    {cost.BUDGET_OUTPUT: self.max_hourly_usd} if self.max_hourly_usd is not None else {}
+                ),  # for lane-cost-ceiling
+            }
+        )
 
     def _scaling(self, name: str, group: NodeGroupSpec, cluster: ClusterRef) -> tuple[int, bool]:
         """The desired size to send and whether to ignore changes to it (``scaling_plan``), from the live
@@ -365,8 +406,11 @@ class NodeGroup(pulumi.ComponentResource):
             return scaling_plan(group.min_size, group.max_size, None)
         live, reason = None, None
         if cluster.known_name is None:
-            fix = ("pass cluster_name to ClusterRef.created" if cluster.cluster is not None
-                   else "name the cluster as text, not an Output")
+            fix = (
+                "pass cluster_name to ClusterRef.created"
+                if cluster.cluster is not None
+                else "name the cluster as text, not an Output"
+            )
             reason = f"the cluster's name is not known at preview ({fix})"
         else:
             live, reason = live_scaling(cluster.known_name, name, pulumi.InvokeOptions(parent=self))
@@ -375,5 +419,7 @@ class NodeGroup(pulumi.ComponentResource):
                 f"node group '{name}': its live size cannot be read ({reason}): a change of min_size or max_size "
                 f"is sent with the desired size of the last `pulumi up`, which EKS refuses when it lies outside "
                 f"the new bounds (run `pulumi refresh` first, or set the size: aws eks update-nodegroup-config "
-                f"--scaling-config desiredSize=N)", resource=self)
+                f"--scaling-config desiredSize=N)",
+                resource=self,
+            )
         return scaling_plan(group.min_size, group.max_size, live)

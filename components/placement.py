@@ -60,7 +60,12 @@ def gpu_request(gpu: GpuInput) -> GpuRequest:
     if gpu is None:
         return GpuRequest()
     if isinstance(gpu, GpuRequest):
-        if isinstance(gpu.count, bool) or not isinstance(gpu.count, int) or gpu.count < 0 or not isinstance(gpu.vendor, str):
+        if (
+            isinstance(gpu.count, bool)
+            or not isinstance(gpu.count, int)
+            or gpu.count < 0
+            or not isinstance(gpu.vendor, str)
+        ):
             raise PlacementError(f"invalid gpu {gpu!r} (count is a whole number, 0 or more; vendor a name like nvidia)")
         return gpu
     if isinstance(gpu, int) and not isinstance(gpu, bool) and gpu < 0:
@@ -126,7 +131,9 @@ def _kubernetes_names(value: Any) -> Any:
     """An input type's Python field names as Kubernetes spells them (``node_selector_terms`` ->
     ``nodeSelectorTerms``), in every mapping of ``value`` (a placement's mappings hold fields only)."""
     if isinstance(value, Mapping):
-        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), str(k)): _kubernetes_names(v) for k, v in value.items()}
+        return {
+            re.sub(r"_([a-z])", lambda m: m.group(1).upper(), str(k)): _kubernetes_names(v) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_kubernetes_names(v) for v in value]
     return value
@@ -163,9 +170,15 @@ def lanes_problem(lanes: Any) -> Optional[str]:
     except PlacementError as exc:
         return str(exc)
     items = list(lanes.values()) if isinstance(lanes, Mapping) else lanes
-    if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)) or not all(isinstance(i, Mapping) for i in items):
-        return ("lanes: expected the rack's lanes output (a mapping of lane name to its facts, or its JSON text) or a "
-                "list of lanes")
+    if (
+        isinstance(items, (str, bytes))
+        or not isinstance(items, (list, tuple))
+        or not all(isinstance(i, Mapping) for i in items)
+    ):
+        return (
+            "lanes: expected the rack's lanes output (a mapping of lane name to its facts, or its JSON text) or a "
+            "list of lanes"
+        )
     from .pack.laneconfig import lanes_config_problems  # the pack's own reading of a lanes config
 
     problems = lanes_config_problems(lane_list(lanes))
@@ -186,8 +199,13 @@ def later(value: Any) -> bool:
     return inspect.isawaitable(value) or type(value).__module__ == "pulumi.output"
 
 
-def fit_problems(placement: "Placement", lanes: Lanes, subject: str = "the workload",
-                 cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> list[str]:
+def fit_problems(
+    placement: "Placement",
+    lanes: Lanes,
+    subject: str = "the workload",
+    cpu: Optional[float] = None,
+    memory_mib: Optional[float] = None,
+) -> list[str]:
     """What the policy pack's ``workloads-reach-their-lane`` would refuse about a pod placed by ``placement``
     that requests ``cpu`` cores and ``memory_mib`` MiB, on ``lanes``, in its words ([] when it fits)."""
     from .pack.reach import pod_problems
@@ -197,7 +215,11 @@ def fit_problems(placement: "Placement", lanes: Lanes, subject: str = "the workl
         requests["cpu"] = _plain(cpu)
     if memory_mib:
         requests["memory"] = f"{_plain(memory_mib)}Mi"
-    container: dict[str, Any] = {"name": "app", "image": "app", "resources": {"requests": requests, "limits": dict(placement.gpu_resources)}}
+    container: dict[str, Any] = {
+        "name": "app",
+        "image": "app",
+        "resources": {"requests": requests, "limits": dict(placement.gpu_resources)},
+    }
     return pod_problems(subject, {"containers": [container], **placement.pod_spec()}, lane_list(lanes))
 
 
@@ -209,7 +231,9 @@ def _plain(number: float) -> str:
 def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_mib: Any) -> Optional[str]:
     if node_selector_labels is not None:
         if not isinstance(node_selector_labels, Mapping):
-            return f"node_selector_labels: expected a mapping of label to value, got {type(node_selector_labels).__name__}"
+            return (
+                f"node_selector_labels: expected a mapping of label to value, got {type(node_selector_labels).__name__}"
+            )
         problem = syntax.node_selector_problem(node_selector_labels)
         if problem:
             return f"node_selector_labels: {problem}"
@@ -218,14 +242,24 @@ def _arguments_problem(node_selector_labels: Any, lanes: Any, cpu: Any, memory_m
         if problem:
             return problem
     for name, value in (("cpu", cpu), ("memory_mib", memory_mib)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or isinstance(value, float) and not math.isfinite(value) or value < 0):
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or isinstance(value, float)
+            and not math.isfinite(value)
+            or value < 0
+        ):
             return f"{name}: expected a number, 0 or more, got {value!r}"[:300]
     return None
 
 
-def place(node_selector_labels: Optional[Mapping[str, str]] = None, gpu: GpuInput = None, lanes: LanesInput = None,
-          cpu: Optional[float] = None, memory_mib: Optional[float] = None) -> Placement:
+def place(
+    node_selector_labels: Optional[Mapping[str, str]] = None,
+    gpu: GpuInput = None,
+    lanes: LanesInput = None,
+    cpu: Optional[float] = None,
+    memory_mib: Optional[float] = None,
+) -> Placement:
     """The seeds' scheduling for a workload selecting ``node_selector_labels`` and asking for ``gpu``.
 
     With ``lanes`` (the rack's ``lanes`` output, see ``Lanes``), it refuses (``PlacementError``, a
@@ -263,9 +297,14 @@ def _place(node_selector_labels: Optional[Mapping[str, str]], gpu: GpuInput) -> 
     affinity: Optional[AffinityArgsDict] = None
     if selectors:
         term = {"match_expressions": [{"key": k, "operator": "In", "values": [v]} for k, v in selectors.items()]}
-        affinity = {"node_affinity": {"required_during_scheduling_ignored_during_execution": {"node_selector_terms": [term]}}}
-    tolerations = [cast("TolerationArgsDict", contract.dedicated_toleration(v)) for k, v in selectors.items()
-                   if k in contract.LANE_KEYS]
+        affinity = {
+            "node_affinity": {"required_during_scheduling_ignored_during_execution": {"node_selector_terms": [term]}}
+        }
+    tolerations = [
+        cast("TolerationArgsDict", contract.dedicated_toleration(v))
+        for k, v in selectors.items()
+        if k in contract.LANE_KEYS
+    ]
     resources: dict[str, str] = {}
     if request.count > 0:
         tolerations.append(cast("TolerationArgsDict", contract.gpu_toleration(request.resource)))

@@ -59,20 +59,43 @@ class PromotionStep:
 def stack_lanes(params: RackParams, rack: str) -> list[StackLane]:
     """The lanes of a stack config that take an ``ami_id``: its additional pools and node groups, named as the
     ``Rack`` named ``rack`` names them."""
+
     def written(spec: Any, fields: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(f for f in fields if f in spec.model_fields_set)
 
-    lanes = [StackLane(p.name, p.subject, f"{NAMESPACE}:additional_karpenter_nodepools_config", n, p.ami_id, p.canary_ami_id,
-                       written(p, ("canary_ami_id", "canary_nodes")), p)
-             for n, p in enumerate(params.additional_karpenter_nodepools_config)]
+    lanes = [
+        StackLane(
+            p.name,
+            p.subject,
+            f"{NAMESPACE}:additional_karpenter_nodepools_config",
+            n,
+            p.ami_id,
+            p.canary_ami_id,
+            written(p, ("canary_ami_id", "canary_nodes")),
+            p,
+        )
+        for n, p in enumerate(params.additional_karpenter_nodepools_config)
+    ]
     for key in ("additional_node_groups_config", "additional_build_groups_config"):
-        lanes += [StackLane(g.name or "", g.subject, f"{NAMESPACE}:{key}", n, g.ami_id, g.canary_ami_id,
-                            written(g, ("canary_ami_id", "canary_size")), g) for n, g in enumerate(getattr(params, key))]
+        lanes += [
+            StackLane(
+                g.name or "",
+                g.subject,
+                f"{NAMESPACE}:{key}",
+                n,
+                g.ami_id,
+                g.canary_ami_id,
+                written(g, ("canary_ami_id", "canary_size")),
+                g,
+            )
+            for n, g in enumerate(getattr(params, key))
+        ]
     return lanes
 
 
-def plan(lanes: list[StackLane], evidence: soak.Evidence, run: dict[str, dict[str, list[str]]], canary: bool,
-         now: datetime) -> tuple[list[PromotionStep], list[str]]:
+def plan(
+    lanes: list[StackLane], evidence: soak.Evidence, run: dict[str, dict[str, list[str]]], canary: bool, now: datetime
+) -> tuple[list[PromotionStep], list[str]]:
     """(steps, notes): each lane takes what its namesake pins in the environment before, field for field: its
     ``ami_id`` (with ``canary``: its ``canary_ami_id``), when that is not what the lane has already. Notes say
     what is left as it is, and why."""
@@ -82,11 +105,15 @@ def plan(lanes: list[StackLane], evidence: soak.Evidence, run: dict[str, dict[st
     for lane in lanes:
         amis = run.get(lane.name, {}).get(field, [])
         if not amis:
-            notes.append(f"{lane.subject}: {evidence.environment} has no {field} on lane '{lane.name}': nothing to promote")
+            notes.append(
+                f"{lane.subject}: {evidence.environment} has no {field} on lane '{lane.name}': nothing to promote"
+            )
             continue
         if len(amis) > 1:
-            notes.append(f"{lane.subject}: {evidence.environment} pins {len(amis)} AMIs on lane '{lane.name}' "
-                         f"({', '.join(amis)}), and promote writes one: set {lane.where}.{field} by hand")
+            notes.append(
+                f"{lane.subject}: {evidence.environment} pins {len(amis)} AMIs on lane '{lane.name}' "
+                f"({', '.join(amis)}), and promote writes one: set {lane.where}.{field} by hand"
+            )
             continue
         ami = amis[0]
         if ami in (lane.ami_id, lane.canary_ami_id if canary else None):
@@ -95,8 +122,15 @@ def plan(lanes: list[StackLane], evidence: soak.Evidence, run: dict[str, dict[st
         changes: dict[str, Optional[str]] = {field: ami}
         if not canary and lane.canary_ami_id == ami:  # its canary's candidate becomes the lane's: the canary goes
             changes.update({f: None for f in lane.canary_fields})
-        steps.append(PromotionStep(lane, ami, changes, evidence.soaked_days(lane.name, ami, now),
-                          evidence.problem(lane.subject, lane.name, ami, now)))
+        steps.append(
+            PromotionStep(
+                lane,
+                ami,
+                changes,
+                evidence.soaked_days(lane.name, ami, now),
+                evidence.problem(lane.subject, lane.name, ami, now),
+            )
+        )
     return steps, notes
 
 
@@ -125,10 +159,12 @@ def unbootable(step: PromotionStep, catalog: Catalog) -> Optional[str]:
     seen = rules.os_of_ami(image.name, image.description)
     arches = list(spec.arch) if hasattr(spec, "arch") else [instances.instance_arch(spec.instance_type)]
     snapshot = image.root_snapshot_gib
-    return ((seen and rules.ami_names_other_os(subject, step.ami, image.name, seen))
-            or rules.arch_mismatch(subject, arches, step.ami, image.architecture)
-            or (rules.disk_below_snapshot(subject, spec.disk, step.ami, snapshot) if snapshot is not None else None)
-            or None)
+    return (
+        (seen and rules.ami_names_other_os(subject, step.ami, image.name, seen))
+        or rules.arch_mismatch(subject, arches, step.ami, image.architecture)
+        or (rules.disk_below_snapshot(subject, spec.disk, step.ami, snapshot) if snapshot is not None else None)
+        or None
+    )
 
 
 def refused_config(draft: Path, project: str, rack: str, shapes: dict[str, Any]) -> str:

@@ -41,7 +41,6 @@ from typing import Any, Optional
 from unittest import mock
 
 import pulumi
-from google.protobuf import json_format
 from pulumi.errors import InputPropertyErrorDetails
 from pulumi.provider import ConstructResult, server
 from pulumi.provider.experimental import component as sdk_component
@@ -98,11 +97,31 @@ def identifier(name: str) -> str:
 
 def components() -> list[type[pulumi.ComponentResource]]:
     """The public components, listed explicitly (the host serves exactly these)."""
-    from . import (ClusterAutoscaler, GpuObservability, KarpenterController, KarpenterPool, MetricsServer, NodeGroup,
-                   NvidiaDevicePlugin, Rack, RackCluster, Service)
+    from . import (
+        ClusterAutoscaler,
+        GpuObservability,
+        KarpenterController,
+        KarpenterPool,
+        MetricsServer,
+        NodeGroup,
+        NvidiaDevicePlugin,
+        Rack,
+        RackCluster,
+        Service,
+    )
 
-    return [Rack, RackCluster, KarpenterController, KarpenterPool, NodeGroup, ClusterAutoscaler, MetricsServer,
-            NvidiaDevicePlugin, GpuObservability, Service]
+    return [
+        Rack,
+        RackCluster,
+        KarpenterController,
+        KarpenterPool,
+        NodeGroup,
+        ClusterAutoscaler,
+        MetricsServer,
+        NvidiaDevicePlugin,
+        GpuObservability,
+        Service,
+    ]
 
 
 def own_doc(cls: type) -> str:
@@ -142,19 +161,28 @@ def neutral(text: str, names: set[str]) -> str:
 
 def finished(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema the SDK's host generates, with ``METADATA`` and every description ``neutral``."""
-    names = {name for section in ("resources", "types") for item in schema.get(section, {}).values()
-             for props in ("properties", "inputProperties") for name in item.get(props, {})}
+    names = {
+        name
+        for section in ("resources", "types")
+        for item in schema.get(section, {}).values()
+        for props in ("properties", "inputProperties")
+        for name in item.get(props, {})
+    }
 
     def described(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: neutral(v, names) if k == "description" and isinstance(v, str) else described(v)
-                    for k, v in node.items()}
+            return {
+                k: neutral(v, names) if k == "description" and isinstance(v, str) else described(v)
+                for k, v in node.items()
+            }
         if isinstance(node, list):
             return [described(v) for v in node]
         return node
 
-    languages = {lang: {**settings, **METADATA["language"].get(lang, {})}
-                 for lang, settings in schema.get("language", {}).items()}
+    languages = {
+        lang: {**settings, **METADATA["language"].get(lang, {})}
+        for lang, settings in schema.get("language", {}).items()
+    }
     return {**described(schema), **{k: v for k, v in METADATA.items() if k != "language"}, "language": languages}
 
 
@@ -166,7 +194,9 @@ class RackAnalyzer(Analyzer):
         definition.description = own_doc(component) or None
         return definition
 
-    def analyze_type(self, typ: type, *, is_component_output: bool) -> tuple[dict[str, PropertyDefinition], dict[str, str]]:
+    def analyze_type(
+        self, typ: type, *, is_component_output: bool
+    ) -> tuple[dict[str, PropertyDefinition], dict[str, str]]:
         properties, mapping = super().analyze_type(typ, is_component_output=is_component_output)
         if isinstance(typ, type) and issubclass(typ, BaseModel):
             for schema_name, py_name in mapping.items():
@@ -221,8 +251,11 @@ class RackProvider(sdk_component.ComponentProvider):
                 return getattr(value, "value", value)
             if not isinstance(value, dict):
                 return value
-            return {schema_name: self._to_schema(value[py_name], found.properties[schema_name])
-                    for schema_name, py_name in found.properties_mapping.items() if value.get(py_name) is not None}
+            return {
+                schema_name: self._to_schema(value[py_name], found.properties[schema_name])
+                for schema_name, py_name in found.properties_mapping.items()
+                if value.get(py_name) is not None
+            }
         if prop.items is not None and isinstance(value, list):
             return [self._to_schema(item, prop.items) for item in value]
         if prop.additional_properties is not None and isinstance(value, dict):
@@ -251,7 +284,9 @@ class RackProvider(sdk_component.ComponentProvider):
             return int(value)
         if prop.ref:
             found = self.get_type_definition(prop)
-            return self._integers(value, found.properties, found.properties_mapping) if found and not found.enum else value
+            return (
+                self._integers(value, found.properties, found.properties_mapping) if found and not found.enum else value
+            )
         if prop.items is not None and isinstance(value, list):
             return [self._integer(v, prop.items) for v in value]
         if prop.additional_properties is not None and isinstance(value, dict):
@@ -269,7 +304,10 @@ class RackProvider(sdk_component.ComponentProvider):
             meant = closest(resource_type, tokens)
             raise pulumi.InputPropertiesError(
                 f"{rendered(resource_type)} is no component of this package"
-                + (f" (did you mean {meant}?)" if meant else "") + f"; it constructs {', '.join(tokens)}", [])
+                + (f" (did you mean {meant}?)" if meant else "")
+                + f"; it constructs {', '.join(tokens)}",
+                [],
+            )
         properties = self._component_defs[component].inputs
         checked = provider_pb2.ConstructRequest()
         checked.CopyFrom(request)
@@ -277,8 +315,9 @@ class RackProvider(sdk_component.ComponentProvider):
         for key, prop in properties.items():
             if prop.plain and key in request.inputDependencies:
                 if key in wire:
-                    wire[key] = provider_inputs.depending(wire[key], prop, self.get_type_definition,
-                                                          list(request.inputDependencies[key].urns))
+                    wire[key] = provider_inputs.depending(
+                        wire[key], prop, self.get_type_definition, list(request.inputDependencies[key].urns)
+                    )
                 del checked.inputDependencies[key]
         wire = {k: provider_inputs.upgraded(v, properties.get(k), self.get_type_definition) for k, v in wire.items()}
         found = provider_inputs.problems(wire, properties, component, self.get_type_definition)
@@ -288,8 +327,9 @@ class RackProvider(sdk_component.ComponentProvider):
         checked.inputs.update(wire)
         return checked
 
-    def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
-                  options: Optional[pulumi.ResourceOptions] = None) -> ConstructResult:
+    def construct(
+        self, name: str, resource_type: str, inputs: pulumi.Inputs, options: Optional[pulumi.ResourceOptions] = None
+    ) -> ConstructResult:
         """The SDK's ``construct``, of inputs ``checked`` (``RackServicer``), with a component's own per-property
         errors named in the schema's names."""
         component = resource_type.split(":")[-1]
@@ -300,8 +340,9 @@ class RackProvider(sdk_component.ComponentProvider):
             inner = exc.inner
             component = resource_type.split(":")[-1]
             if isinstance(inner, pulumi.InputPropertiesError) and inner.errors:
-                raise provider_inputs.refusal(component, name, [(schema_path(e["property_path"]), e["reason"])
-                                                                for e in inner.errors]) from None
+                raise provider_inputs.refusal(
+                    component, name, [(schema_path(e["property_path"]), e["reason"]) for e in inner.errors]
+                ) from None
             if isinstance(inner, ConfigError):  # a lane the real APIs would refuse (a pinned AMI's facts): no traceback
                 raise self.refused(component, name, inner) from None
             raise
@@ -318,7 +359,9 @@ class RackProvider(sdk_component.ComponentProvider):
         errors: list[InputPropertyErrorDetails] = []
         for line in [line for line in str(error).splitlines() if line.strip()] or [type(error).__name__]:
             path, _, reason = line.partition(": ")
-            if not (reason and re.fullmatch(r"[A-Za-z]\w*(\.\w+|\[\d+\])*", path) and re.split(r"[.\[]", path)[0] in inputs):
+            if not (
+                reason and re.fullmatch(r"[A-Za-z]\w*(\.\w+|\[\d+\])*", path) and re.split(r"[.\[]", path)[0] in inputs
+            ):
                 path, reason = self._located(component, line) if component in self._component_defs else ("", line)
             if path:
                 errors.append({"property_path": path, "reason": reason})
@@ -351,8 +394,9 @@ class RackProvider(sdk_component.ComponentProvider):
         found = self.get_type_definition(prop) if prop.ref else None
         if found is None or found.enum or found.name in seen:
             return False
-        return found.name == type_name or any(self._holds(p, type_name, seen | {found.name})
-                                              for p in found.properties.values())
+        return found.name == type_name or any(
+            self._holds(p, type_name, seen | {found.name}) for p in found.properties.values()
+        )
 
 
 class RackServicer(server.ProviderServicer):

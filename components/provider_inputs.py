@@ -46,11 +46,17 @@ OUTPUT = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
 RESOURCE = "5cf8f73096256a8f31e491e813e4eb8e"
 """A resource reference: ``urn``, and ``id`` for a custom resource (``""`` while it is unknown)."""
 ASSETS = {"c44067f5952c0a294b673a41bacd8c17": "an asset", "0def7320c3a5731c473e5ecbe6d01bc7": "an archive"}
-UNKNOWNS = frozenset({
-    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7", "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
-    "04da6b54-80e4-46f7-96ec-b56ff0331ba9", "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
-    "030794c1-ac77-496b-92df-f27374a8bd58", "e48ece36-62e2-4504-bad9-02848725956a",
-    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff"})
+UNKNOWNS = frozenset(
+    {
+        "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+        "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+        "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+        "030794c1-ac77-496b-92df-f27374a8bd58",
+        "e48ece36-62e2-4504-bad9-02848725956a",
+        "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+    }
+)
 """The engine's unknown sentinels, one per kind of value (bool, number, string, array, asset, archive, object):
 each is an unknown value of any type to the engine; the Python SDK reads only the string's."""
 
@@ -112,13 +118,22 @@ def depending(value: Any, prop: PropertyDefinition, type_of: TypeLookup, urns: l
 def _fields_take_outputs(prop: Optional[PropertyDefinition], type_of: TypeLookup) -> bool:
     """Whether ``prop`` is an object type (not a spec) with fields that take outputs, as ``ClusterRef``'s do."""
     found = type_of(prop) if prop is not None and prop.ref else None
-    return found is not None and not found.enum and not _is_spec(found) and any(not p.plain for p in found.properties.values())
+    return (
+        found is not None
+        and not found.enum
+        and not _is_spec(found)
+        and any(not p.plain for p in found.properties.values())
+    )
 
 
 def _output(known: bool, value: Any, secret: bool, dependencies: list[str]) -> dict[str, Any]:
     """An output value on the wire: its value only when known, its flags only when set."""
-    return {SIG: OUTPUT, **({"value": value} if known else {}), **({"secret": True} if secret else {}),
-            **({"dependencies": dependencies} if dependencies else {})}
+    return {
+        SIG: OUTPUT,
+        **({"value": value} if known else {}),
+        **({"secret": True} if secret else {}),
+        **({"dependencies": dependencies} if dependencies else {}),
+    }
 
 
 def _wrapper(value: Any) -> Optional[tuple[bool, Any, bool, list[str]]]:
@@ -184,14 +199,18 @@ def undeclared(key: str, declared: dict[str, PropertyDefinition], holder: str) -
     return f"'{rendered(key)[1:-1]}' is not an input of {holder}{hint}"
 
 
-def problems(inputs: Mapping[str, Any], properties: dict[str, PropertyDefinition], holder: str,
-             type_of: TypeLookup) -> list[Problem]:
+def problems(
+    inputs: Mapping[str, Any], properties: dict[str, PropertyDefinition], holder: str, type_of: TypeLookup
+) -> list[Problem]:
     """Every problem of ``inputs`` (``upgraded`` wire values) against ``properties`` (a component's inputs), by
     property path: a secret or known output is judged by its value, at its own path."""
     found = list(_object(inputs, properties, "", holder, type_of, plain=False))
     named = {path for path, _ in found}  # and a number no JSON writes where the schema takes any value
-    found += [(path, _NOT_FINITE.format(rendered(number))) for path, number in _not_finite_paths(inputs, "")
-              if path not in named]
+    found += [
+        (path, _NOT_FINITE.format(rendered(number)))
+        for path, number in _not_finite_paths(inputs, "")
+        if path not in named
+    ]
     return found
 
 
@@ -211,8 +230,14 @@ def _not_finite_paths(value: Any, path: str) -> Iterator[tuple[str, float]]:
             yield from _not_finite_paths(item, f"{path}[{n}]")
 
 
-def _object(value: Mapping[str, Any], properties: dict[str, PropertyDefinition], path: str, holder: str,
-            type_of: TypeLookup, plain: bool) -> Iterator[Problem]:
+def _object(
+    value: Mapping[str, Any],
+    properties: dict[str, PropertyDefinition],
+    path: str,
+    holder: str,
+    type_of: TypeLookup,
+    plain: bool,
+) -> Iterator[Problem]:
     prefix = f"{path}." if path else ""
     for key in value:
         if key not in properties and not key.startswith("__"):

@@ -39,9 +39,20 @@ PORT_NAME = "http"
 
 # The seeds' probe timings (convox/convox pkg/manifest/manifest.go): liveness waits 10 s and checks every
 # 5 s; a GPU service gets a TCP startup probe of 300 s + 180 x 10 s before liveness starts.
-LIVENESS = {"initialDelaySeconds": 10, "periodSeconds": 5, "timeoutSeconds": 5, "successThreshold": 1, "failureThreshold": 3}
-GPU_STARTUP = {"initialDelaySeconds": 300, "periodSeconds": 10, "timeoutSeconds": 5, "successThreshold": 1,
-               "failureThreshold": 180}
+LIVENESS = {
+    "initialDelaySeconds": 10,
+    "periodSeconds": 5,
+    "timeoutSeconds": 5,
+    "successThreshold": 1,
+    "failureThreshold": 3,
+}
+GPU_STARTUP = {
+    "initialDelaySeconds": 300,
+    "periodSeconds": 10,
+    "timeoutSeconds": 5,
+    "successThreshold": 1,
+    "failureThreshold": 180,
+}
 TIMEOUT_ANNOTATION = "pulumi.com/timeoutSeconds"
 """pulumi-kubernetes waits this many seconds for an object to be ready (instead of its 10-minute default)."""
 GPU_WAIT_SECONDS = 2400
@@ -113,8 +124,14 @@ def container(spec: ServiceSpec) -> dict[str, Any]:
         "name": spec.name,
         "image": spec.image,
         "ports": [{"name": PORT_NAME, "containerPort": spec.port, "protocol": "TCP"}],
-        "readinessProbe": {**probe, "initialDelaySeconds": health.initial_delay, "periodSeconds": health.interval,
-                           "timeoutSeconds": health.check_timeout, "successThreshold": 1, "failureThreshold": 3},
+        "readinessProbe": {
+            **probe,
+            "initialDelaySeconds": health.initial_delay,
+            "periodSeconds": health.interval,
+            "timeoutSeconds": health.check_timeout,
+            "successThreshold": 1,
+            "failureThreshold": 3,
+        },
         "livenessProbe": {**probe, **LIVENESS},
         "resources": resources(spec),
         "securityContext": security_context(spec),
@@ -167,12 +184,17 @@ class Service(pulumi.ComponentResource):
         spec: ServiceSpec = args["service"]
         cluster: ClusterRef = args["cluster"]
         namespace = args.get("namespace", "default")  # checked as a namespace (args.COMMON_RULES)
-        cluster.claim("Service", name, {f"Deployment {namespace}/{spec.name}": "give the service another name, or "
-                                                                               "another namespace"})
+        cluster.claim(
+            "Service",
+            name,
+            {f"Deployment {namespace}/{spec.name}": "give the service another name, or another namespace"},
+        )
+
         def fits(lanes: Lanes) -> None:
             cpu, memory = spec.scale.cpu_request, spec.scale.memory_request
-            problems = fit_problems(spec.placement(), lanes, f'service "{spec.name}"',
-                                    cpu=cpu / 1000 if cpu else None, memory_mib=memory)
+            problems = fit_problems(
+                spec.placement(), lanes, f'service "{spec.name}"', cpu=cpu / 1000 if cpu else None, memory_mib=memory
+            )
             if problems:
                 raise ArgumentError("Service", name, "service", problems[0])
 
@@ -181,23 +203,37 @@ class Service(pulumi.ComponentResource):
         # no lane can hold
         judged = pulumi.Output.from_input(lanes).apply(fits) if lanes is not None and later(lanes) else None
         if lanes is not None and judged is None:
-            fits(cast(Lanes, lanes))  # known now: the mapping, or (a Python program's, ``ALSO``) its JSON text or a list
+            fits(
+                cast(Lanes, lanes)
+            )  # known now: the mapping, or (a Python program's, ``ALSO``) its JSON text or a list
 
         wait = args.get("gpu_wait_seconds", GPU_WAIT_SECONDS)
         if "gpu_wait_seconds" in args and not spec.scale.gpu.count:
-            raise ArgumentError("Service", name, "gpu_wait_seconds", "is for a GPU service, and this one requests no GPU "
-                                                                     "(scale.gpu); remove it")
+            raise ArgumentError(
+                "Service",
+                name,
+                "gpu_wait_seconds",
+                "is for a GPU service, and this one requests no GPU (scale.gpu); remove it",
+            )
         if not GPU_WAIT_MIN_SECONDS <= wait <= GPU_WAIT_MAX_SECONDS:  # its type is checked with the other arguments
-            raise ArgumentError("Service", name, "gpu_wait_seconds",
-                                f"must be {GPU_WAIT_MIN_SECONDS} to {GPU_WAIT_MAX_SECONDS} (a day) (got {wait})")
+            raise ArgumentError(
+                "Service",
+                name,
+                "gpu_wait_seconds",
+                f"must be {GPU_WAIT_MIN_SECONDS} to {GPU_WAIT_MAX_SECONDS} (a day) (got {wait})",
+            )
 
         child = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
         selector = {NAME_LABEL: spec.name}
         labels = {**selector, **MANAGED_BY}
         # a GPU service waits for a GPU node and its image: pulumi-kubernetes's 10 minutes are too few
         waits = {TIMEOUT_ANNOTATION: str(wait)} if spec.scale.gpu.count else {}
-        metadata: dict[str, Any] = {"name": spec.name, "namespace": namespace, "labels": labels,
-                                    **({"annotations": waits} if waits else {})}
+        metadata: dict[str, Any] = {
+            "name": spec.name,
+            "namespace": namespace,
+            "labels": labels,
+            **({"annotations": waits} if waits else {}),
+        }
         deployment_spec: dict[str, Any] = {
             "selector": {"matchLabels": selector},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec(spec)},
@@ -231,8 +267,15 @@ class Service(pulumi.ComponentResource):
                     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": spec.name},
                     "minReplicas": low,
                     "maxReplicas": high,
-                    "metrics": [{"type": "Resource", "resource": {
-                        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": spec.scale.targets.cpu}}}],
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {
+                                "name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": spec.scale.targets.cpu},
+                            },
+                        }
+                    ],
                 },
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[self.deployment]),
             )
@@ -243,11 +286,13 @@ class Service(pulumi.ComponentResource):
         self.service_type = pulumi.Output.from_input(service_type)
         self.autoscaler_name = pulumi.Output.from_input(spec.name if self.autoscaler is not None else None)
         self.scheduling = pulumi.Output.from_input(spec.placement().as_dict())
-        self.register_outputs({
-            "deploymentName": self.deployment_name,
-            "serviceName": self.service_name,
-            "namespace": self.namespace,
-            "serviceType": self.service_type,
-            "autoscalerName": self.autoscaler_name,
-            "scheduling": self.scheduling,
-        })
+        self.register_outputs(
+            {
+                "deploymentName": self.deployment_name,
+                "serviceName": self.service_name,
+                "namespace": self.namespace,
+                "serviceType": self.service_type,
+                "autoscalerName": self.autoscaler_name,
+                "scheduling": self.scheduling,
+            }
+        )

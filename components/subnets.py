@@ -27,18 +27,23 @@ def subnet_zones(subnet_ids: Iterable[str], opts: Optional[pulumi.InvokeOptions]
         try:
             zones[subnet] = aws.ec2.get_subnet(id=subnet, opts=opts).availability_zone
         except Exception as exc:  # the provider's own error: not found here, no credentials
-            raise LookupError(f"subnet '{subnet}' cannot be read in this region/account ({provider_reason(exc)}); "
-                              f"check that it exists here") from None
+            raise LookupError(
+                f"subnet '{subnet}' cannot be read in this region/account ({provider_reason(exc)}); "
+                f"check that it exists here"
+            ) from None
     return zones
 
 
-def subnets_problems(private: Iterable[str], public: Iterable[str] = (),
-                     opts: Optional[pulumi.InvokeOptions] = None) -> dict[str, str]:
+def subnets_problems(
+    private: Iterable[str], public: Iterable[str] = (), opts: Optional[pulumi.InvokeOptions] = None
+) -> dict[str, str]:
     """What is wrong with a cluster's subnets, by field (``private_subnet_ids``, ``public_subnet_ids``):
     unreadable, in a Local Zone, or (private) all in one zone."""
     found: dict[str, str] = {}
-    for field, ids, rule in (("private_subnet_ids", private, subnet_zones_problem),
-                             ("public_subnet_ids", public, outside_availability_zones)):
+    for field, ids, rule in (
+        ("private_subnet_ids", private, subnet_zones_problem),
+        ("public_subnet_ids", public, outside_availability_zones),
+    ):
         ids = list(ids)
         if not ids:
             continue

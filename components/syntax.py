@@ -61,8 +61,10 @@ def whole_number(digits: str) -> int:
 
 def dns_label_problem(name: str) -> Optional[str]:
     if len(name) > 63 or not DNS1123_LABEL_RE.fullmatch(name):
-        return ("must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or "
-                "digit, at most 63")
+        return (
+            "must be a DNS-1123 label: lowercase letters, digits and dashes, starting and ending with a letter or "
+            "digit, at most 63"
+        )
     return None
 
 
@@ -78,7 +80,9 @@ def qualified_name_problem(key: str) -> Optional[str]:
 
 def label_value_problem(value: str) -> Optional[str]:
     if len(value) > 63 or not LABEL_VALUE_RE.fullmatch(value):
-        return "must be empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        return (
+            "must be empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        )
     return None
 
 
@@ -112,8 +116,10 @@ def node_group_name_problem(name: str) -> Optional[str]:
     """A node group component's name: pulumi-aws names its EKS node group ``<name>-<7 hex digits>``, and
     EKS's ``nodegroupName`` is 1-63 letters, digits, '-' and '_', starting with a letter or digit."""
     if not EKS_NODE_GROUP_NAME_RE.fullmatch(name) or len(name) > NODE_GROUP_NAME_MAX:
-        return (f"must be 1-{NODE_GROUP_NAME_MAX} letters, digits, '-' or '_', starting with a letter or digit (EKS "
-                f"names node groups so, at most 63 characters with the 8 Pulumi adds)")
+        return (
+            f"must be 1-{NODE_GROUP_NAME_MAX} letters, digits, '-' or '_', starting with a letter or digit (EKS "
+            f"names node groups so, at most 63 characters with the 8 Pulumi adds)"
+        )
     return None
 
 
@@ -190,23 +196,27 @@ def tag_problem(key: str, value: str) -> Optional[str]:
     """What AWS refuses in one tag, naming the key or value and, for a character, the character."""
     if not 1 <= len(key) <= TAG_KEY_MAX or not TAG_TEXT_RE.fullmatch(key):
         which = _tag_char_problem(key)
-        return (f"tag key '{key}' must be 1-{TAG_KEY_MAX} letters, digits, spaces or _.:/=+-@"
-                + (f" ({which}; use another character, e.g. '-')" if which and key else ""))
+        return f"tag key '{key}' must be 1-{TAG_KEY_MAX} letters, digits, spaces or _.:/=+-@" + (
+            f" ({which}; use another character, e.g. '-')" if which and key else ""
+        )
     if key.lower().startswith("aws:"):
         return f"tag key '{key}' uses the reserved prefix 'aws:'"
     if len(value) > TAG_VALUE_MAX:
         return f"tag '{key}' value must be at most {TAG_VALUE_MAX} characters (it has {len(value)})"
     if not TAG_TEXT_RE.fullmatch(value):
         which = _tag_char_problem(value) or "it has a character that is not allowed"
-        return (f"tag '{key}' value '{value}': {which} (AWS takes letters, digits, spaces and _.:/=+-@ only; "
-                f"use another character, e.g. ':' or '/')")
+        return (
+            f"tag '{key}' value '{value}': {which} (AWS takes letters, digits, spaces and _.:/=+-@ only; "
+            f"use another character, e.g. ':' or '/')"
+        )
     return None
 
 
 PARTITIONS = ("aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f", "aws-eusc")
 IAM_PRINCIPAL_ARN_RE = re.compile(
     r"arn:(?P<partition>[a-z-]+):iam::(?P<account>[0-9]{12}):(?P<kind>role|user)"
-    r"(?P<path>/(?:[\x21-\x7e]*/)?)(?P<name>[A-Za-z0-9+=,.@_-]{1,64})")
+    r"(?P<path>/(?:[\x21-\x7e]*/)?)(?P<name>[A-Za-z0-9+=,.@_-]{1,64})"
+)
 """An IAM role or user ARN, path allowed (IAM: a path is ``/`` or ``/.../`` of printable ASCII, at most
 512 characters; a role or user name 1-64 of ``[A-Za-z0-9+=,.@_-]``)."""
 
@@ -216,8 +226,10 @@ def principal_arn_problem(arn: str) -> Optional[str]:
     assumed-role ARN names one session, not the role: EKS wants the role's own ARN."""
     if re.fullmatch(r"arn:[a-z-]+:sts::[0-9]{12}:assumed-role/.+", arn):
         role = arn.split(":", 5)[5].split("/")[1]
-        return (f"invalid ARN '{arn}' (an STS assumed-role session: give the role's own ARN, "
-                f"arn:<partition>:iam::<account>:role/<path/>{role})")
+        return (
+            f"invalid ARN '{arn}' (an STS assumed-role session: give the role's own ARN, "
+            f"arn:<partition>:iam::<account>:role/<path/>{role})"
+        )
     found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
     if found is None or found["partition"] not in PARTITIONS or len(found["path"]) > 512:
         return f"invalid ARN '{arn}' (must be an IAM role or user ARN like arn:aws:iam::123456789012:role/ci)"
@@ -228,8 +240,10 @@ def arn_partition_problem(arn: str, partition: str, region: str) -> Optional[str
     """An ARN of another partition than the stack's region's: IAM principals do not cross partitions."""
     found = IAM_PRINCIPAL_ARN_RE.fullmatch(arn)
     if found is not None and found["partition"] != partition:
-        return (f"ARN '{arn}' is in the '{found['partition']}' partition, and the stack's region {region} is in "
-                f"'{partition}' (write arn:{partition}:...)")
+        return (
+            f"ARN '{arn}' is in the '{found['partition']}' partition, and the stack's region {region} is in "
+            f"'{partition}' (write arn:{partition}:...)"
+        )
     return None
 
 
@@ -258,8 +272,12 @@ EC2_SELECTOR_TERMS_MAX = 30
 take 1-30 terms, ``capacityReservationSelectorTerms`` at most 30."""
 
 
-def ec2_ids_problem(ids: Sequence[object], kind: str, most: Optional[int] = EC2_SELECTOR_TERMS_MAX,
-                    unknown: Callable[[object], bool] = lambda _: False) -> Optional[str]:
+def ec2_ids_problem(
+    ids: Sequence[object],
+    kind: str,
+    most: Optional[int] = EC2_SELECTOR_TERMS_MAX,
+    unknown: Callable[[object], bool] = lambda _: False,
+) -> Optional[str]:
     """What is wrong with a list of EC2 ids of ``kind`` (``subnet``, ``security group``); items
     ``unknown`` says are not known yet are left out of the checks of the ids themselves."""
     prefix = EC2_ID_PREFIXES[kind]

@@ -75,9 +75,14 @@ class RackMocks(OfflineMocks):
     """``pulumi.runtime.Mocks`` answering the components' look-ups from an AMI catalog, as the offline
     preview does, and keeping every resource the program registers (``resources``)."""
 
-    def __init__(self, amis: CatalogInput = None, region: str = "us-east-1", preview: bool = False,
-                 config: Optional[Mapping[str, str]] = None,
-                 stack_outputs: Optional[Mapping[str, Mapping[str, Any]]] = None) -> None:
+    def __init__(
+        self,
+        amis: CatalogInput = None,
+        region: str = "us-east-1",
+        preview: bool = False,
+        config: Optional[Mapping[str, str]] = None,
+        stack_outputs: Optional[Mapping[str, Mapping[str, Any]]] = None,
+    ) -> None:
         """``amis``: the catalog (see ``CatalogInput``); ``region``: the stack's ``aws:region`` (the account's
         partition follows it); ``config``: more of the stack's config the look-ups read, by ``<ns>:<key>``;
         ``stack_outputs``: other stacks' outputs by stack name, for the program's ``pulumi.StackReference``s
@@ -98,8 +103,10 @@ class RackMocks(OfflineMocks):
         if args.typ == STACK_REFERENCE:  # read with the stack's name as its id (the SDK's StackReference)
             stack = str(args.resource_id or args.inputs.get("name") or "")
             if stack not in self.stack_outputs:
-                raise NotImplementedError(f"no outputs of the stack {stack!r} for its StackReference: give them with "
-                                          f"RackMocks(stack_outputs={{{stack!r}: {{...}}}})")
+                raise NotImplementedError(
+                    f"no outputs of the stack {stack!r} for its StackReference: give them with "
+                    f"RackMocks(stack_outputs={{{stack!r}: {{...}}}})"
+                )
             return stack, {"name": stack, "outputs": self.stack_outputs[stack], "secretOutputNames": []}
         return super().new_resource(args)
 
@@ -108,13 +115,20 @@ class RackMocks(OfflineMocks):
         listing those of the type when there is none."""
         found = [r for r in self.resources if r.typ == typ and r.name == name]
         if not found:
-            raise KeyError(f"no {typ} named {name!r} was registered (those registered: "
-                           f"{', '.join(r.name for r in self.resources if r.typ == typ) or 'none'})")
+            raise KeyError(
+                f"no {typ} named {name!r} was registered (those registered: "
+                f"{', '.join(r.name for r in self.resources if r.typ == typ) or 'none'})"
+            )
         return found[-1]
 
 
-def set_mocks(mocks: Optional[RackMocks] = None, project: str = "project", stack: str = "stack", preview: bool = False,
-              config: Optional[Mapping[str, str]] = None) -> RackMocks:
+def set_mocks(
+    mocks: Optional[RackMocks] = None,
+    project: str = "project",
+    stack: str = "stack",
+    preview: bool = False,
+    config: Optional[Mapping[str, str]] = None,
+) -> RackMocks:
     """``pulumi.runtime.set_mocks`` with ``mocks`` (default: ``RackMocks()``, the default catalog), the stack's
     ``config`` (``{"<ns>:<key>": "<value as text>"}``, as ``pulumi.Config`` reads it), and a mock monitor under
     which remote components given resources work (see above). Returns the mocks. Call it before each test's
@@ -140,7 +154,14 @@ class _ExpandingMonitor(RecordingMonitor):
     def record_registration(self, request: Any, urn: str, state: Any) -> None:
         first = len(self.recorded)
         super().record_registration(request, urn, state)
-        for child in self.recorded[first + 1:]:  # the registration itself, then what its provider registers
-            self.rack_mocks.resources.append(pulumi.runtime.MockResourceArgs(
-                typ=child.type, name=child.name, inputs=rpc.deserialize_properties(child.properties),
-                provider=child.provider, resource_id="", custom=child.custom))
+        for child in self.recorded[first + 1 :]:  # the registration itself, then what its provider registers
+            self.rack_mocks.resources.append(
+                pulumi.runtime.MockResourceArgs(
+                    typ=child.type,
+                    name=child.name,
+                    inputs=rpc.deserialize_properties(child.properties),
+                    provider=child.provider,
+                    resource_id="",
+                    custom=child.custom,
+                )
+            )

@@ -68,7 +68,8 @@ class _Writer:
             text = f"{{[key: string]: {self.type_of(spec['additionalProperties'], input, plain)}}}"
         else:
             text = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean"}.get(
-                spec.get("type", ""), "any")
+                spec.get("type", ""), "any"
+            )
         return text if not input or plain or text == "any" else f"pulumi.Input<{text}>"
 
     def interface(self, name: str, spec: Mapping[str, Any], input: bool, indent: str) -> list[str]:
@@ -86,46 +87,79 @@ class _Writer:
         for member in spec["enum"]:
             out += _comment(member.get("description"), indent + "    ")
             out.append(f"{indent}    {member.get('name') or member['value']}: {json.dumps(member['value'])},")
-        out += [f"{indent}}} as const;", "", *_comment(spec.get("description"), indent),
-                f"{indent}export type {name} = (typeof {name})[keyof typeof {name}];"]
+        out += [
+            f"{indent}}} as const;",
+            "",
+            *_comment(spec.get("description"), indent),
+            f"{indent}export type {name} = (typeof {name})[keyof typeof {name}];",
+        ]
         return out
 
     def component(self, token: str, spec: Mapping[str, Any]) -> list[str]:
         name, version = _name(token), self.schema.get("version", "0.0.0")
         outputs, required_outputs = spec.get("properties", {}), set(spec.get("required", []))
         inputs, required_inputs = spec.get("inputProperties", {}), spec.get("requiredInputs", [])
-        out = [*_comment(spec.get("description"), ""), f"export class {name} extends pulumi.ComponentResource {{",
-               f"    /** @internal */",
-               f"    public static readonly __pulumiType = {json.dumps(token)};", "",
-               f"    /** Whether `obj` is an instance of {name}: true even when another copy of this SDK made it. */",
-               f"    public static isInstance(obj: any): obj is {name} {{",
-               "        if (obj === undefined || obj === null) {", "            return false;", "        }",
-               f"        return obj[\"__pulumiType\"] === {name}.__pulumiType;", "    }", ""]
+        out = [
+            *_comment(spec.get("description"), ""),
+            f"export class {name} extends pulumi.ComponentResource {{",
+            "    /** @internal */",
+            f"    public static readonly __pulumiType = {json.dumps(token)};",
+            "",
+            f"    /** Whether `obj` is an instance of {name}: true even when another copy of this SDK made it. */",
+            f"    public static isInstance(obj: any): obj is {name} {{",
+            "        if (obj === undefined || obj === null) {",
+            "            return false;",
+            "        }",
+            f'        return obj["__pulumiType"] === {name}.__pulumiType;',
+            "    }",
+            "",
+        ]
         for prop, prop_spec in outputs.items():
             out += _comment(prop_spec.get("description"), "    ")
             typ = self.type_of(prop_spec, False, False)
             typ = typ if prop in required_outputs else f"{typ} | undefined"
             out.append(f"    public readonly {prop}!: pulumi.Output<{typ}>;")
-        out += ["", *_comment(f"Create a {name} component.", "    "),
-                f"    constructor(name: string, args: {name}Args, opts?: pulumi.ComponentResourceOptions) {{",
-                "        let resourceInputs: pulumi.Inputs = {};", "        opts = opts || {};"]
+        out += [
+            "",
+            *_comment(f"Create a {name} component.", "    "),
+            f"    constructor(name: string, args: {name}Args, opts?: pulumi.ComponentResourceOptions) {{",
+            "        let resourceInputs: pulumi.Inputs = {};",
+            "        opts = opts || {};",
+        ]
         for prop in required_inputs:
-            out += [f"        if (args?.{prop} === undefined && !opts.urn) {{",
-                    f"            throw new Error(\"Missing required property '{prop}'\");", "        }"]
+            out += [
+                f"        if (args?.{prop} === undefined && !opts.urn) {{",
+                f"            throw new Error(\"Missing required property '{prop}'\");",
+                "        }",
+            ]
         out += [f"        resourceInputs[{json.dumps(prop)}] = args?.{prop};" for prop in inputs]
-        out += [f"        resourceInputs[{json.dumps(prop)}] = undefined /*out*/;" for prop in outputs if prop not in inputs]
-        out += [f"        opts = pulumi.mergeOptions({{ version: {json.dumps(version)} }}, opts);",
-                f"        super({name}.__pulumiType, name, resourceInputs, opts, true /*remote*/);", "    }", "}", "",
-                *_comment(f"The set of arguments for constructing a {name} component.", ""),
-                *self.interface(f"{name}Args", {"properties": inputs, "required": required_inputs}, True, "")]
+        out += [
+            f"        resourceInputs[{json.dumps(prop)}] = undefined /*out*/;" for prop in outputs if prop not in inputs
+        ]
+        out += [
+            f"        opts = pulumi.mergeOptions({{ version: {json.dumps(version)} }}, opts);",
+            f"        super({name}.__pulumiType, name, resourceInputs, opts, true /*remote*/);",
+            "    }",
+            "}",
+            "",
+            *_comment(f"The set of arguments for constructing a {name} component.", ""),
+            *self.interface(f"{name}Args", {"properties": inputs, "required": required_inputs}, True, ""),
+        ]
         return out
 
     def module(self) -> str:
         enums = {t: s for t, s in sorted(self.types.items()) if "enum" in s}
         objects = {t: s for t, s in sorted(self.types.items()) if "enum" not in s}
-        out = [HEADER.format(name=f"@{self.schema.get('namespace')}/{self.schema.get('name')}",
-                             namespace=self.schema.get("namespace"), version=self.schema.get("version")).rstrip("\n"), "",
-               "export namespace types {", "    export namespace enums {"]
+        out = [
+            HEADER.format(
+                name=f"@{self.schema.get('namespace')}/{self.schema.get('name')}",
+                namespace=self.schema.get("namespace"),
+                version=self.schema.get("version"),
+            ).rstrip("\n"),
+            "",
+            "export namespace types {",
+            "    export namespace enums {",
+        ]
         for token, spec in enums.items():
             out += self.enum(_name(token), spec, "        ") + [""]
         out[-1:] = ["    }", "", "    export namespace input {"]

@@ -21,10 +21,12 @@ from mixed_os_racks.pack.speedups import tune_gc
 # machine, never at random. ``HYPOTHESIS_PROFILE=wide`` draws new examples each run, ten times as many, to
 # look for what the fixed draws miss (a failure prints the example and a blob that replays it);
 # ``HYPOTHESIS_PROFILE=dev`` keeps the deadline for looking at slow examples locally.
-settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True,
-                          derandomize=True, database=None)
-settings.register_profile("wide", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True,
-                          max_examples=1000)
+settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True, derandomize=True, database=None
+)
+settings.register_profile(
+    "wide", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True, max_examples=1000
+)
 settings.register_profile("dev", deadline=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Dates are judged as of one day (EKS's support calendar, the catalog's AMI deprecation times and ages), so the
@@ -60,6 +62,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
             "These tests check the components against upstream data (Karpenter CRDs and CEL rules, chart values "
             "files). CI always has the folder; put ../shared/reference beside the repository to run them."
         )
+
 
 NODECLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 NODEPOOL = "kubernetes:karpenter.sh/v1:NodePool"

@@ -29,7 +29,9 @@ AMI_IDS = st.one_of(
 )
 """Well-formed ids, near misses (wrong length, case, letters) and anything at all."""
 OLD = "2020-01-01T00:00:00.000Z"
-NODEADM = base64.b64encode(b"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: c\n").decode()
+NODEADM = base64.b64encode(
+    b"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: c\n"
+).decode()
 BOTTLEROCKET_TOML = '[settings.kubernetes]\ncluster-name = "c"\n'
 
 
@@ -44,7 +46,9 @@ def judge(
     pack: PolicyPackProcess, program: Callable[[], Any] | ProgramRun, config: Optional[Mapping[str, Any]] = None
 ) -> list[dict[str, Any]]:
     """The pack's violations for ``program`` (run offline) under the policy ``config`` (the CLI's file format)."""
-    run = program if isinstance(program, ProgramRun) else run_program(program, {"aws:region": "us-east-1"}, stack="test")
+    run = (
+        program if isinstance(program, ProgramRun) else run_program(program, {"aws:region": "us-east-1"}, stack="test")
+    )
     pack.configure(parse_config(config or {}), run)
     return pack.analyze(run)
 
@@ -60,7 +64,10 @@ def messages(violations: list[dict[str, Any]], policy: str, level: str = "mandat
 def facts(ami: str = GPU_AMI, **entry: Any) -> dict[str, Any]:
     """Policy config giving one AMI's facts to every facts-reading policy."""
     amis = {"amis": {ami: entry}}
-    return {p: amis for p in ("al2023-family", "arch-matches-ami", "pinned-ami-age", "ami-k8s-version", "disk-fits-ami-snapshot")}
+    return {
+        p: amis
+        for p in ("al2023-family", "arch-matches-ami", "pinned-ami-age", "ami-k8s-version", "disk-fits-ami-snapshot")
+    }
 
 
 # ---- resources as another team would write them ------------------------------------------------------
@@ -84,7 +91,11 @@ def node_class(
     if annotations:
         metadata["annotations"] = annotations
     return k8s.apiextensions.CustomResource(
-        resource or f"{name}-nodeclass", api_version="karpenter.k8s.aws/v1", kind="EC2NodeClass", metadata=metadata, spec=body
+        resource or f"{name}-nodeclass",
+        api_version="karpenter.k8s.aws/v1",
+        kind="EC2NodeClass",
+        metadata=metadata,
+        spec=body,
     )
 
 
@@ -105,32 +116,50 @@ def node_pool(
         requirements.append({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": families})
     if arch is not None:
         requirements.append({"key": "kubernetes.io/arch", "operator": "In", "values": arch})
-    template: dict[str, Any] = {"spec": {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class_name or name},
-        "requirements": requirements,
-    }}
+    template: dict[str, Any] = {
+        "spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class_name or name},
+            "requirements": requirements,
+        }
+    }
     if taints:
         template["spec"]["taints"] = taints
     if labels:
         template["metadata"] = {"labels": labels}
     return k8s.apiextensions.CustomResource(
-        f"{name}-nodepool", api_version="karpenter.sh/v1", kind="NodePool", metadata={"name": name}, spec={"template": template}
+        f"{name}-nodepool",
+        api_version="karpenter.sh/v1",
+        kind="NodePool",
+        metadata={"name": name},
+        spec={"template": template},
     )
 
 
 def launch_template(
-    name: str, image: Any = GPU_AMI, disk: Any = None, user_data: Optional[str] = NODEADM, device: str = "/dev/xvda", **kw: Any
+    name: str,
+    image: Any = GPU_AMI,
+    disk: Any = None,
+    user_data: Optional[str] = NODEADM,
+    device: str = "/dev/xvda",
+    **kw: Any,
 ) -> aws.ec2.LaunchTemplate:
     mappings = None
     if disk is not None:
-        mappings = [aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-            device_name=device, ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=disk))]
+        mappings = [
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=device, ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=disk)
+            )
+        ]
     return aws.ec2.LaunchTemplate(name, image_id=image, user_data=user_data, block_device_mappings=mappings, **kw)
 
 
 def eks_node_group(name: str, template: Optional[aws.ec2.LaunchTemplate], **kw: Any) -> aws.eks.NodeGroup:
-    args: dict[str, Any] = dict(cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n", subnet_ids=["s"],
-                                scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=1, min_size=1, max_size=2))
+    args: dict[str, Any] = dict(
+        cluster_name="c",
+        node_role_arn="arn:aws:iam::123456789012:role/n",
+        subnet_ids=["s"],
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=1, min_size=1, max_size=2),
+    )
     if template is not None:
         args["launch_template"] = aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version="1")
     args.update(kw)
@@ -142,14 +171,20 @@ def existing_cluster(name: str = "c") -> dict[str, Any]:
     pulumi-eks reads its ``aws.eks.Cluster``'s name, version, endpoint and certificate authority, and the
     CoreData's ``subnetIds``. The keys are the schema's (the Python SDK sends a plain dict's keys as written)."""
     cluster = aws.eks.Cluster.get(f"{name}-cluster-{next(_sources)}", name)
-    return {"cluster": cluster, "endpoint": cluster.endpoint, "instanceRoles": [], "subnetIds": cluster.vpc_config.subnet_ids,
-            "vpcId": cluster.vpc_config.vpc_id}
+    return {
+        "cluster": cluster,
+        "endpoint": cluster.endpoint,
+        "instanceRoles": [],
+        "subnetIds": cluster.vpc_config.subnet_ids,
+        "vpcId": cluster.vpc_config.vpc_id,
+    }
 
 
 def managed_node_group(name: str, **kw: Any) -> eks.ManagedNodeGroup:
     """A pulumi-eks managed node group; offline, like under the CLI, its children are what the pack judges."""
-    return eks.ManagedNodeGroup(name, cluster=existing_cluster(), node_role_arn="arn:aws:iam::123456789012:role/n", **kw)
-
+    return eks.ManagedNodeGroup(
+        name, cluster=existing_cluster(), node_role_arn="arn:aws:iam::123456789012:role/n", **kw
+    )
 
 
 def unknown(value: Any) -> pulumi.Output[Any]:

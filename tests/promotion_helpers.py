@@ -31,12 +31,25 @@ def catalog(folder: Path) -> Path:
     doc: dict[str, Any] = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
     gpu = next(a for a in doc["amis"] if a["id"] == GPU_AMI)
     doc["amis"] += [
-        dict(gpu, id=NEW_AMI, name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261129",
-             creation_date="2026-11-29T08:00:00.000Z"),
-        dict(gpu, id=NEWER_AMI, name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261206",
-             creation_date="2026-12-06T08:00:00.000Z"),
-        dict(gpu, id=BOTTLEROCKET_AMI, name="bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12",
-             description="bottlerocket-aws-k8s-1.34-nvidia", root_snapshot_gib=2),
+        dict(
+            gpu,
+            id=NEW_AMI,
+            name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261129",
+            creation_date="2026-11-29T08:00:00.000Z",
+        ),
+        dict(
+            gpu,
+            id=NEWER_AMI,
+            name="amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261206",
+            creation_date="2026-12-06T08:00:00.000Z",
+        ),
+        dict(
+            gpu,
+            id=BOTTLEROCKET_AMI,
+            name="bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12",
+            description="bottlerocket-aws-k8s-1.34-nvidia",
+            root_snapshot_gib=2,
+        ),
         dict(gpu, id=LARGE_ROOT_AMI, root_snapshot_gib=300),
     ]
     doc["ebs_encryption_by_default"] = True  # so a node group may pin these (unencrypted) images too
@@ -50,5 +63,7 @@ def preview(folder: Path, values: dict[str, Any], amis: Path, *extra: str) -> tu
     stack = folder / "Pulumi.prod.yaml"
     stack.write_text(yaml.safe_dump({"config": values}))
     out = folder / "preview.json"
-    code = main(["preview", "--config", str(stack), "--cwd", str(REPO), "--amis", str(amis), "--json", str(out), *extra])
+    code = main(
+        ["preview", "--config", str(stack), "--cwd", str(REPO), "--amis", str(amis), "--json", str(out), *extra]
+    )
     return code, (json.loads(out.read_text()) if out.exists() else {})

@@ -131,8 +131,9 @@ class ProviderProcess:
         # stderr to a file, as the engine reads a plugin's stderr as it comes: a pipe nobody reads fills up (64 KiB of
         # logs of registrations a closed test engine refused), and the provider then blocks on its next log line
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(PLUGIN), engine_address], cwd=cwd,
-                                        stdout=subprocess.PIPE, stderr=self.stderr)
+        self.process = subprocess.Popen(
+            [sys.executable, str(PLUGIN), engine_address], cwd=cwd, stdout=subprocess.PIPE, stderr=self.stderr
+        )
         assert self.process.stdout is not None
         port = self.process.stdout.readline().decode().strip()
         if not port.isdigit():
@@ -145,18 +146,38 @@ class ProviderProcess:
     def schema(self) -> dict[str, Any]:
         return json.loads(self.stub.GetSchema(provider_pb2.GetSchemaRequest()).schema)
 
-    def construct(self, engine: EngineSide, type_: str, name: str, inputs: Mapping[str, Any],
-                  config: Mapping[str, str] = CONFIG,
-                  dependencies: Optional[Mapping[str, list[str]]] = None) -> provider_pb2.ConstructResponse:
+    def construct(
+        self,
+        engine: EngineSide,
+        type_: str,
+        name: str,
+        inputs: Mapping[str, Any],
+        config: Mapping[str, str] = CONFIG,
+        dependencies: Optional[Mapping[str, list[str]]] = None,
+    ) -> provider_pb2.ConstructResponse:
         """``Construct``, with ``dependencies`` the URNs the engine lists for each input (``inputDependencies``)."""
         struct = struct_pb2.Struct()
         struct.update(dict(inputs))
-        return self.stub.Construct(provider_pb2.ConstructRequest(
-            project=PROJECT, stack=STACK, config=dict(config), dryRun=True, parallel=4,
-            monitorEndpoint=engine.address, type=type_, name=name, parent=STACK_URN, inputs=struct,
-            inputDependencies={k: provider_pb2.ConstructRequest.PropertyDependencies(urns=v)
-                               for k, v in (dependencies or {}).items()},
-            organization="organization"), timeout=120)
+        return self.stub.Construct(
+            provider_pb2.ConstructRequest(
+                project=PROJECT,
+                stack=STACK,
+                config=dict(config),
+                dryRun=True,
+                parallel=4,
+                monitorEndpoint=engine.address,
+                type=type_,
+                name=name,
+                parent=STACK_URN,
+                inputs=struct,
+                inputDependencies={
+                    k: provider_pb2.ConstructRequest.PropertyDependencies(urns=v)
+                    for k, v in (dependencies or {}).items()
+                },
+                organization="organization",
+            ),
+            timeout=120,
+        )
 
     def close(self) -> None:
         self.channel.close()
@@ -180,6 +201,7 @@ def serve_provider(folder: Path) -> Iterator[ProviderProcess]:
 # The fixtures a test module takes by importing them (``from provider_helpers import provider, schema``): pytest reads
 # a fixture from the module's namespace and scopes it to that module, so each importing module starts one provider
 # process of its own and stops it after its last test.
+
 
 @pytest.fixture(scope="module")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProviderProcess]:
@@ -222,8 +244,11 @@ def property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
 def comparable(resources: list[Resource]) -> list[tuple[str, str, str, bool, str, str]]:
     """Registrations as the engine records them: URN, type, parent, custom, inputs (JSON), provider; sorted (the
     order of registrations that do not wait for each other is the event loop's)."""
-    return sorted((r.urn, r.type, r.parent, r.custom, json.dumps(r.inputs, sort_keys=True), r.provider)
-            for r in resources if r.type != "pulumi:pulumi:Stack")
+    return sorted(
+        (r.urn, r.type, r.parent, r.custom, json.dumps(r.inputs, sort_keys=True), r.provider)
+        for r in resources
+        if r.type != "pulumi:pulumi:Stack"
+    )
 
 
 def camel(inputs: Any) -> Any:

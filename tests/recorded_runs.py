@@ -21,7 +21,8 @@ RECORDED = Path(__file__).parent / "recorded"
 PULUMI_EKS = RECORDED / "pulumi-eks"
 PULUMI_AWSX = RECORDED / "pulumi-awsx"
 AWSX = "pulumi-awsx/"
-"""pulumi-awsx's runs are named from ``recorded/`` (``pulumi-awsx/TestProviderUpgrade/...``), pulumi-eks's from its folder."""
+"""pulumi-awsx's runs are named from ``recorded/`` (``pulumi-awsx/TestProviderUpgrade/...``), pulumi-eks's from its
+folder."""
 EKS_RUNS = sorted(p.parent.relative_to(PULUMI_EKS).as_posix() for p in PULUMI_EKS.glob("**/grpc.jsonl.gz"))
 AWSX_RUNS = sorted(p.parent.relative_to(RECORDED).as_posix() for p in PULUMI_AWSX.glob("**/grpc.jsonl.gz"))
 RUNS = EKS_RUNS + AWSX_RUNS
@@ -69,7 +70,7 @@ def state_doc(run: str) -> dict[str, Any]:
 
 def stack_and_project(run: str) -> tuple[str, str]:
     urn = registrations(run)[0]["response"]["urn"]
-    stack, project = urn[len("urn:pulumi:"):].split("::")[:2]
+    stack, project = urn[len("urn:pulumi:") :].split("::")[:2]
     return stack, project
 
 
@@ -83,16 +84,29 @@ def program_run(run: str, drop: Iterable[str] = ()) -> ProgramRun:
             continue
         properties = struct_pb2.Struct()
         json_format.ParseDict(request.get("object") or {}, properties)
-        resources.append(Resource(
-            urn=urn, type=request["type"], name=request["name"], parent=request.get("parent", ""),
-            custom=bool(request.get("custom")) and not request.get("remote"), inputs={}, properties=properties,
-            provider=request.get("provider", ""), dependencies=list(request.get("dependencies") or []),
-            protect=bool(request.get("protect")), ignore_changes=list(request.get("ignoreChanges") or []),
-            replace_on_changes=list(request.get("replaceOnChanges") or []),
-            property_dependencies={k: list((v or {}).get("urns") or []) for k, v in (request.get("propertyDependencies") or {}).items()},
-            remote=bool(request.get("remote")), version=request.get("version", ""),
-            deleted_with=request.get("deletedWith", ""), import_id=request.get("importId", ""),
-        ))
+        resources.append(
+            Resource(
+                urn=urn,
+                type=request["type"],
+                name=request["name"],
+                parent=request.get("parent", ""),
+                custom=bool(request.get("custom")) and not request.get("remote"),
+                inputs={},
+                properties=properties,
+                provider=request.get("provider", ""),
+                dependencies=list(request.get("dependencies") or []),
+                protect=bool(request.get("protect")),
+                ignore_changes=list(request.get("ignoreChanges") or []),
+                replace_on_changes=list(request.get("replaceOnChanges") or []),
+                property_dependencies={
+                    k: list((v or {}).get("urns") or []) for k, v in (request.get("propertyDependencies") or {}).items()
+                },
+                remote=bool(request.get("remote")),
+                version=request.get("version", ""),
+                deleted_with=request.get("deletedWith", ""),
+                import_id=request.get("importId", ""),
+            )
+        )
     stack, project = stack_and_project(run)
     return ProgramRun(project, stack, resources, {})
 

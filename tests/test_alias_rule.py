@@ -32,8 +32,11 @@ def alias_schema() -> dict[str, Any]:
 
 def crd_lists() -> tuple[list[str], list[str]]:
     """The alias families the CRD's CEL rules list, and those of them held to ``latest``."""
-    found = [re.findall(r"'([^']*)'", rule["rule"].split(" in ")[1].split("]")[0])
-             for rule in alias_schema()["x-kubernetes-validations"] if rule["rule"].startswith("self.split('@')[0] in [")]
+    found = [
+        re.findall(r"'([^']*)'", rule["rule"].split(" in ")[1].split("]")[0])
+        for rule in alias_schema()["x-kubernetes-validations"]
+        if rule["rule"].startswith("self.split('@')[0] in [")
+    ]
     every, latest_only = found  # the family rule, then the Windows rule
     return every, latest_only
 
@@ -60,15 +63,20 @@ def controller_parses(alias: str) -> bool:
 
 
 def problem(alias: object) -> str | None:
-    return rules.alias_problem(alias, upstream.KARPENTER_ALIAS_FAMILIES, upstream.KARPENTER_ALIAS_LATEST_ONLY,
-                               upstream.KARPENTER_ALIAS_MAX_LENGTH)
+    return rules.alias_problem(
+        alias,
+        upstream.KARPENTER_ALIAS_FAMILIES,
+        upstream.KARPENTER_ALIAS_LATEST_ONLY,
+        upstream.KARPENTER_ALIAS_MAX_LENGTH,
+    )
 
 
 def test_the_alias_the_crd_admits_and_the_controller_cannot_parse():
     assert crd_admits("al2023@latest@foo") and not controller_parses("al2023@latest@foo")
     assert problem("al2023@latest@foo") == (
         "invalid alias 'al2023@latest@foo' (must be family@version with one '@': Karpenter's controller cannot parse "
-        "it and exits, which stops every NodePool)")
+        "it and exits, which stops every NodePool)"
+    )
     for alias in ("al2023@@", "bottlerocket@v1.2@x", "windows2022@latest@"):
         assert crd_admits(alias) and problem(alias) is not None, alias
 

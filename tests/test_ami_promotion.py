@@ -43,7 +43,9 @@ def amis(tmp_path_factory) -> Path:
     return catalog(tmp_path_factory.mktemp("catalog"))
 
 
-def with_gpu(stack: str, pool: Optional[dict[str, Any]] = None, group: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def with_gpu(
+    stack: str, pool: Optional[dict[str, Any]] = None, group: Optional[dict[str, Any]] = None
+) -> dict[str, Any]:
     """An example stack's config, its ``gpu`` pool changed by ``pool``; ``group``: prod's node group, so changed."""
     values = stack_config(stack)
     values[POOLS_KEY] = [{**values[POOLS_KEY][0], **(pool or {})}]
@@ -73,12 +75,21 @@ def prod_state(tmp_path_factory, amis) -> Path:
     return export(tmp_path_factory.mktemp("prod"), "prod", stack_config("prod"), amis, 30)
 
 
-def gate(folder: Path, amis: Path, prod_state: Path, ran: dict[str, Any], days: Optional[float],
-         pins: dict[str, Any], *extra: str) -> tuple[int, dict[str, Any]]:
+def gate(
+    folder: Path,
+    amis: Path,
+    prod_state: Path,
+    ran: dict[str, Any],
+    days: Optional[float],
+    pins: dict[str, Any],
+    *extra: str,
+) -> tuple[int, dict[str, Any]]:
     """prod's preview, its gpu pool changed by ``pins``, against staging's state (its gpu pool changed by ``ran``,
     last altered ``days`` ago) and its own."""
     staging = export(folder, "staging", with_gpu("staging", ran), amis, days)
-    return preview(folder, with_gpu("prod", pins), amis, "--soaked-in", str(staging), "--state", str(prod_state), *extra)
+    return preview(
+        folder, with_gpu("prod", pins), amis, "--soaked-in", str(staging), "--state", str(prod_state), *extra
+    )
 
 
 def soaked(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -93,8 +104,10 @@ def test_an_ami_staging_ran_2_days_is_refused_naming_the_lane_the_ami_and_the_da
     assert code == 1
     (refusal,) = soaked(doc)
     assert refusal["level"] == "mandatory" and refusal["pack"] == "mixed-os-racks"
-    assert refusal["message"].startswith(f"karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run "
-                                         f"there in staging for 2 of 7 days (since ")
+    assert refusal["message"].startswith(
+        f"karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run "
+        f"there in staging for 2 of 7 days (since "
+    )
     assert refusal["urn"].endswith("::rack-gpu-nodeclass")
 
 
@@ -111,8 +124,10 @@ def test_an_ami_staging_never_ran_is_refused(tmp_path, amis, prod_state):
     code, doc = gate(tmp_path, amis, prod_state, {"ami_id": NEW_AMI}, 30, {"ami_id": NEWER_AMI})
     assert code == 1
     (refusal,) = soaked(doc)
-    assert refusal["message"].startswith(f"karpenter nodepool 'gpu': AMI {NEWER_AMI} is new on lane 'gpu', and staging "
-                                         f"has not run it there (its state has {NEW_AMI} on that lane)")
+    assert refusal["message"].startswith(
+        f"karpenter nodepool 'gpu': AMI {NEWER_AMI} is new on lane 'gpu', and staging "
+        f"has not run it there (its state has {NEW_AMI} on that lane)"
+    )
 
 
 def test_an_ami_prods_own_state_runs_is_never_refused(tmp_path, amis, prod_state, capsys):
@@ -120,8 +135,9 @@ def test_an_ami_prods_own_state_runs_is_never_refused(tmp_path, amis, prod_state
     staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 1)
     code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), "--state", str(prod_state))
     assert code == 0 and soaked(doc) == []
-    assert capsys.readouterr().out.splitlines()[-1] == ("    Soak gate (ami-soaked, 7 days in staging): no lane newly runs "
-                                                        "an AMI pinned by id, so none needed it")
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "    Soak gate (ami-soaked, 7 days in staging): no lane newly runs an AMI pinned by id, so none needed it"
+    )
     # without prod's state nothing says prod runs it already: it is judged as new, and the warning says why
     code, doc = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging))
     assert code == 1 and GPU_AMI in soaked(doc)[0]["message"]
@@ -136,8 +152,10 @@ def test_a_canary_counts_as_its_lane_both_ways(tmp_path, amis, prod_state):
     code, doc = preview(tmp_path, prod_values, amis, "--soaked-in", str(young), "--state", str(prod_state))
     assert code == 1
     (refusal,) = soaked(doc)
-    assert refusal["message"].startswith(f"karpenter nodepool 'gpu-canary': AMI {NEW_AMI} is new on lane 'gpu', and "
-                                         f"has run there in staging for 2 of 7 days")
+    assert refusal["message"].startswith(
+        f"karpenter nodepool 'gpu-canary': AMI {NEW_AMI} is new on lane 'gpu', and "
+        f"has run there in staging for 2 of 7 days"
+    )
     old = export(tmp_path, "staging", staging_values, amis, 8.04)
     assert preview(tmp_path, prod_values, amis, "--soaked-in", str(old), "--state", str(prod_state))[0] == 0
 
@@ -146,12 +164,21 @@ def test_a_node_groups_ami_is_judged_by_its_launch_template(tmp_path, amis, prod
     """A pinned managed node group's AMI is in the launch template pulumi-eks builds: its lane is the group's
     (rack-ng-1 in both stacks), and its canary's is too."""
     staging = export(tmp_path, "staging", with_gpu("staging", group={"ami_id": NEW_AMI}), amis, 2.04)
-    code, doc = preview(tmp_path, with_gpu("prod", group={"canary_ami_id": NEW_AMI}), amis,
-                        "--soaked-in", str(staging), "--state", str(prod_state))
+    code, doc = preview(
+        tmp_path,
+        with_gpu("prod", group={"canary_ami_id": NEW_AMI}),
+        amis,
+        "--soaked-in",
+        str(staging),
+        "--state",
+        str(prod_state),
+    )
     assert code == 1
     (refusal,) = soaked(doc)
-    assert refusal["message"].startswith(f"node group 'rack-ng-1-canary': AMI {NEW_AMI} is new on lane 'rack-ng-1', "
-                                         f"and has run there in staging for 2 of 7 days")
+    assert refusal["message"].startswith(
+        f"node group 'rack-ng-1-canary': AMI {NEW_AMI} is new on lane 'rack-ng-1', "
+        f"and has run there in staging for 2 of 7 days"
+    )
     assert refusal["urn"].endswith("::rack-ng-1-canary-launchTemplate")
 
 
@@ -176,7 +203,12 @@ RECORDED_AMI = "ami-00369ea992801deb2"  # example-managed-ng0's pinned image in 
 def recorded_state(tmp_path: Path, edit: Any = None) -> Path:
     doc = json.loads(gzip.open(RECORDED_MNG / "stack.json.gz").read())
     if edit is not None:
-        edit({r["urn"].rsplit("::", 1)[-1] + "/" + r["type"].rsplit(":", 1)[-1]: r for r in doc["deployment"]["resources"]})
+        edit(
+            {
+                r["urn"].rsplit("::", 1)[-1] + "/" + r["type"].rsplit(":", 1)[-1]: r
+                for r in doc["deployment"]["resources"]
+            }
+        )
     path = tmp_path / "recorded.json"
     path.write_text(json.dumps(doc))
     return path
@@ -200,11 +232,15 @@ def test_a_real_node_group_counts_as_running_its_image_from_when_the_group_reach
 
 def test_the_soak_summary_says_what_each_lane_proves(tmp_path, amis, capsys):
     """A Karpenter lane's evidence is its EC2NodeClass's pin, a managed node group's the group's own state."""
-    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 8.04)
+    staging = export(
+        tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 8.04
+    )
     _, summary = soak_config_of(staging, capsys)
     assert (f"lane 'gpu': {NEW_AMI} since ") in summary
-    assert ("(8 days; its EC2NodeClass pins it: nodes Karpenter launched since boot it, older ones drift onto it)"
-            in summary), summary
+    assert (
+        "(8 days; its EC2NodeClass pins it: nodes Karpenter launched since boot it, older ones drift onto it)"
+        in summary
+    ), summary
     assert (f"lane 'rack-ng-1': {NEWER_AMI} since ") in summary
     assert "(8 days; its node group reached it: every node of the group was launched from it)" in summary
 
@@ -212,25 +248,35 @@ def test_the_soak_summary_says_what_each_lane_proves(tmp_path, amis, capsys):
 def test_a_template_version_the_group_has_not_reached_is_not_run(tmp_path, capsys):
     """The image was written into version 2 of the template (its `modified` moved), and the group's own state is
     still at version 1 (its rollout failed: NodeCreationFailure): the lane pins the image but has not run it."""
+
     def failed_rollout(by: dict[str, Any]) -> None:
         by["example-managed-ng0-launchTemplate/LaunchTemplate"]["outputs"]["latestVersion"] = 2
         by["example-managed-ng0-launchTemplate/LaunchTemplate"]["modified"] = "2024-11-30T10:00:00Z"
+
     config, summary = soak_config_of(recorded_state(tmp_path, failed_rollout), capsys)
     assert "example-managed-ng0" not in config["ranSince"]
-    assert config["unreached"] == {"example-managed-ng0": {RECORDED_AMI: {
-        "group": "example-managed-ng0", "groupVersion": "1", "templateVersion": "2", "failure": None}}}
-    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached "
-            f"it (at launch template version 1, the image in version 2): not run there") in summary
+    assert config["unreached"] == {
+        "example-managed-ng0": {
+            RECORDED_AMI: {"group": "example-managed-ng0", "groupVersion": "1", "templateVersion": "2", "failure": None}
+        }
+    }
+    assert (
+        f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached "
+        f"it (at launch template version 1, the image in version 2): not run there"
+    ) in summary
 
 
-@pytest.mark.parametrize("version, says", [
-    (None, None),  # the group's state records no version
-    ("$Latest", "$Latest"),  # a symbolic version says nothing of which one the group runs
-    (2, "2"),  # ahead of the template: not the version holding the image
-    (1.0, None),  # a number where the state keeps text: read as the same version
-    ({"1": 1}, None),  # no version at all
-    ("x" * 500, "x" * 40 + "...(500 characters)"),  # a hostile state's text is shown cut short
-])
+@pytest.mark.parametrize(
+    "version, says",
+    [
+        (None, None),  # the group's state records no version
+        ("$Latest", "$Latest"),  # a symbolic version says nothing of which one the group runs
+        (2, "2"),  # ahead of the template: not the version holding the image
+        (1.0, None),  # a number where the state keeps text: read as the same version
+        ({"1": 1}, None),  # no version at all
+        ("x" * 500, "x" * 40 + "...(500 characters)"),  # a hostile state's text is shown cut short
+    ],
+)
 def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, capsys, version, says):
     def group_at(by: dict[str, Any]) -> None:
         template = by["example-managed-ng0/NodeGroup"]["outputs"]["launchTemplate"]
@@ -238,12 +284,17 @@ def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, 
             template.pop("version")
         else:
             template["version"] = version
+
     config, _ = soak_config_of(recorded_state(tmp_path, group_at), capsys)
     if version == 1.0:
         assert RECORDED_AMI in config["ranSince"]["example-managed-ng0"] and config["unreached"] == {}
         return
     assert config["unreached"]["example-managed-ng0"][RECORDED_AMI] == {
-        "group": "example-managed-ng0", "groupVersion": says, "templateVersion": "1", "failure": None}
+        "group": "example-managed-ng0",
+        "groupVersion": says,
+        "templateVersion": "1",
+        "failure": None,
+    }
 
 
 # pulumi-terraform-bridge pkg/tfbridge/provider.go (commit 59de6c66), Update: when the Terraform provider's apply
@@ -253,15 +304,18 @@ def test_only_the_template_version_itself_proves_the_group_reached_it(tmp_path, 
 # engine then records those outputs, moves `modified` and writes the reasons as the resource's `initErrors`
 # (pulumi/pulumi pkg/resource/deploy/step.go, UpdateStep.Apply), and retries the update on the next `up`. So a
 # failed rollout reads as the new version until a refresh or a retry: `initErrors` says it failed.
-FAILED_UPDATE = ("updating urn:pulumi:staging::mixed-os-racks::eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::"
-                 "rack-ng-1: 1 error occurred:\n\t* waiting for EKS Node Group (staging-rack:rack-ng-1-0a1b2c3) version "
-                 "update (4b1f): unexpected state 'Failed', wanted target 'Successful'. last error: NodeCreationFailure: "
-                 "Instances failed to join the kubernetes cluster")
+FAILED_UPDATE = (
+    "updating urn:pulumi:staging::mixed-os-racks::eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::"
+    "rack-ng-1: 1 error occurred:\n\t* waiting for EKS Node Group (staging-rack:rack-ng-1-0a1b2c3) version "
+    "update (4b1f): unexpected state 'Failed', wanted target 'Successful'. last error: NodeCreationFailure: "
+    "Instances failed to join the kubernetes cluster"
+)
 
 
 def test_a_group_whose_state_records_a_failed_update_has_not_reached_its_version(tmp_path, capsys):
     def failed_update(by: dict[str, Any]) -> None:  # the provider reported the version it was sent, with the failure
         by["example-managed-ng0/NodeGroup"]["initErrors"] = [FAILED_UPDATE]
+
     config, summary = soak_config_of(recorded_state(tmp_path, failed_update), capsys)
     assert "example-managed-ng0" not in config["ranSince"]
     found = config["unreached"]["example-managed-ng0"][RECORDED_AMI]
@@ -269,8 +323,10 @@ def test_a_group_whose_state_records_a_failed_update_has_not_reached_its_version
     # on one line, its end kept (the provider's last error): "...last error: NodeCreationFailure: Instances failed ..."
     assert found["failure"].startswith("...") and found["failure"].endswith(FAILED_UPDATE[-60:])
     assert "NodeCreationFailure" in found["failure"] and "\n" not in found["failure"] and len(found["failure"]) == 203
-    assert (f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached it "
-            f"(its last update failed: ...") in summary
+    assert (
+        f"lane 'example-managed-ng0': {RECORDED_AMI} pinned, but node group 'example-managed-ng0' has not reached it "
+        f"(its last update failed: ..."
+    ) in summary
 
 
 def test_a_failed_rollout_recorded_with_the_new_version_still_refuses_the_ami(tmp_path, amis, prod_state):
@@ -280,14 +336,25 @@ def test_a_failed_rollout_recorded_with_the_new_version_still_refuses_the_ami(tm
         if res["type"] == "aws:eks/nodeGroup:NodeGroup" and res["urn"].endswith("::rack-ng-1"):
             res["initErrors"] = [FAILED_UPDATE]
     staging.write_text(json.dumps(doc))
-    code, result = preview(tmp_path, with_gpu("prod", group={"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging),
-                           "--state", str(prod_state))
+    code, result = preview(
+        tmp_path,
+        with_gpu("prod", group={"ami_id": NEW_AMI}),
+        amis,
+        "--soaked-in",
+        str(staging),
+        "--state",
+        str(prod_state),
+    )
     assert code == 1
     (refusal,) = soaked(result)
     assert refusal["message"].startswith(
         f"node group 'rack-ng-1': AMI {NEW_AMI} is new on lane 'rack-ng-1', and staging pins it there, but its node "
-        f"group 'rack-ng-1' has not reached it (its state records the group's last update as failed: ...")
-    assert "last error: NodeCreationFailure: Instances failed to join the kubernetes cluster: its rollout failed" in refusal["message"]
+        f"group 'rack-ng-1' has not reached it (its state records the group's last update as failed: ..."
+    )
+    assert (
+        "last error: NodeCreationFailure: Instances failed to join the kubernetes cluster: its rollout failed"
+        in refusal["message"]
+    )
 
 
 def test_a_group_that_failed_to_roll_onto_a_new_ami_gives_it_no_soak(tmp_path, amis, prod_state):
@@ -309,7 +376,8 @@ def test_a_group_that_failed_to_roll_onto_a_new_ami_gives_it_no_soak(tmp_path, a
     assert refusal["message"].startswith(
         f"node group 'rack-ng-1': AMI {NEW_AMI} is new on lane 'rack-ng-1', and staging pins it there, but its node "
         f"group 'rack-ng-1' has not reached it (its state has the group at launch template version 1, the image in "
-        f"version 2: its rollout failed or has not finished), so it has not run there")
+        f"version 2: its rollout failed or has not finished), so it has not run there"
+    )
     group["outputs"]["launchTemplate"]["version"] = "2"
     group["modified"] = (clock.now() - timedelta(days=1.04)).isoformat()
     staging.write_text(json.dumps(doc))
@@ -346,7 +414,9 @@ def test_a_modified_time_in_the_future_proves_no_soak(tmp_path, amis, prod_state
     staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, -3)
     assert main(["soak", str(staging)]) == 0
     summary = capsys.readouterr().err
-    assert f"lane 'gpu': {NEW_AMI} since " in summary and "which is in the future: it proves no soak" in summary, summary
+    assert f"lane 'gpu': {NEW_AMI} since " in summary and "which is in the future: it proves no soak" in summary, (
+        summary
+    )
 
 
 def test_a_created_time_in_the_future_proves_no_soak_either(tmp_path, amis, prod_state):
@@ -355,16 +425,20 @@ def test_a_created_time_in_the_future_proves_no_soak_either(tmp_path, amis, prod
     for res in doc["deployment"]["resources"]:
         res["created"] = (clock.now() + timedelta(days=1)).isoformat()
     staging.write_text(json.dumps(doc))
-    code, result = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging),
-                           "--state", str(prod_state))
+    code, result = preview(
+        tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis, "--soaked-in", str(staging), "--state", str(prod_state)
+    )
     assert code == 1 and "which is in the future" in soaked(result)[0]["message"]
 
 
-@pytest.mark.parametrize("when, says", [
-    ("9999-12-31T23:59:59.5Z", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
-    ("9999-12-31T23:59:59-01:00", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
-    ("0001-01-01T00:00:00+01:00", "since 0001-01-01T00:00:00Z ("),
-])
+@pytest.mark.parametrize(
+    "when, says",
+    [
+        ("9999-12-31T23:59:59.5Z", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
+        ("9999-12-31T23:59:59-01:00", "since 9999-12-31T23:59:59Z, which is in the future: it proves no soak"),
+        ("0001-01-01T00:00:00+01:00", "since 0001-01-01T00:00:00Z ("),
+    ],
+)
 def test_a_time_at_the_ends_of_the_calendar_is_evidence_like_any_other(tmp_path, amis, capsys, when, says):
     """The CLI reads these times (Go's time.Time holds years 0000 to 9999 and instants a zone moves past them); their
     UTC instant lies past what a Python datetime holds, so the soak summary keeps them at the nearest end."""
@@ -385,11 +459,14 @@ def test_soak_days_come_from_the_flag(tmp_path, amis, prod_state):
     assert "2 of 14 days" in soaked(doc)[0]["message"]
 
 
-@pytest.mark.parametrize(("extra", "says"), [
-    (["--no-policy"], "--soaked-in is judged by the policy ami-soaked, in the policy pack: drop --no-policy"),
-    (["--soak-days", "-1"], "argument --soak-days: '-1' is not a number of days (0 or more)"),
-    (["--soak-days", "nan"], "argument --soak-days: 'nan' is not a number of days"),
-])
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--no-policy"], "--soaked-in is judged by the policy ami-soaked, in the policy pack: drop --no-policy"),
+        (["--soak-days", "-1"], "argument --soak-days: '-1' is not a number of days (0 or more)"),
+        (["--soak-days", "nan"], "argument --soak-days: 'nan' is not a number of days"),
+    ],
+)
 def test_bad_soak_arguments_exit_2(tmp_path, amis, capsys, extra, says):
     staging = tmp_path / "staging.json"
     staging.write_text("{}")
@@ -412,10 +489,12 @@ def test_the_evidence_must_be_the_state_of_another_stack(tmp_path, amis, prod_st
 def test_a_pack_without_the_policy_is_named(tmp_path, amis, prod_state, capsys):
     pack = tmp_path / "pack"
     shutil.copytree(REPO / "components" / "pack" / "bundled", pack, ignore=shutil.ignore_patterns("__pycache__"))
-    (pack / "__main__.py").write_text("from mixed_os_racks.pack.policies import policies, serve\n"
-                                      "import mixed_os_racks.pack.policies as p\n"
-                                      "p.policies = lambda real=policies: [x for x in real() if x.name != 'ami-soaked']\n"
-                                      "serve()\n")
+    (pack / "__main__.py").write_text(
+        "from mixed_os_racks.pack.policies import policies, serve\n"
+        "import mixed_os_racks.pack.policies as p\n"
+        "p.policies = lambda real=policies: [x for x in real() if x.name != 'ami-soaked']\n"
+        "serve()\n"
+    )
     staging = export(tmp_path, "staging", with_gpu("staging"), amis, 30)
     code, _ = preview(tmp_path, stack_config("prod"), amis, "--soaked-in", str(staging), "--policy-pack", str(pack))
     assert code == 2
@@ -428,7 +507,9 @@ def test_a_pack_without_the_policy_is_named(tmp_path, amis, prod_state, capsys):
 def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsys):
     staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 2.04)
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"pinned-ami-age": "advisory", SOAKED: {"enforcementLevel": "mandatory", "soakDays": 3}}))
+    config.write_text(
+        json.dumps({"pinned-ami-age": "advisory", SOAKED: {"enforcementLevel": "mandatory", "soakDays": 3}})
+    )
     assert main(["soak", str(staging), "--state", str(prod_state), "--policy-pack-config", str(config)]) == 0
     out = capsys.readouterr().out
     assert f"lane 'gpu': {NEW_AMI} since " in out and "(2 days; its EC2NodeClass pins it" in out
@@ -439,8 +520,15 @@ def test_soak_writes_the_config_the_pack_reads(tmp_path, amis, prod_state, capsy
     assert (entry["enforcementLevel"], entry["soakDays"], entry["environment"]) == ("mandatory", 3, "staging")
     assert set(entry["ranSince"]["gpu"]) == {NEW_AMI} and entry["running"] == [GPU_AMI]
     # the pack, given only this config (as `pulumi preview --policy-pack-config` gives it): 2 of 3 days
-    code, result = preview(tmp_path, with_gpu("prod", {"ami_id": NEW_AMI}), amis, "--policy-pack", str(REPO / "policies"),
-                           "--policy-pack-config", str(config))
+    code, result = preview(
+        tmp_path,
+        with_gpu("prod", {"ami_id": NEW_AMI}),
+        amis,
+        "--policy-pack",
+        str(REPO / "policies"),
+        "--policy-pack-config",
+        str(config),
+    )
     assert code == 1 and "2 of 3 days" in soaked(result)[0]["message"]
     capsys.readouterr()
 
@@ -494,8 +582,10 @@ def test_promote_writes_a_soaked_ami_and_only_that(tmp_path, amis, project, caps
     before = (project / "Pulumi.prod.yaml").read_text()
     assert promote(project, staging) == 0
     out = capsys.readouterr().out
-    assert (f"karpenter nodepool 'gpu': rack:additional_karpenter_nodepools_config[0].ami_id: {GPU_AMI} -> {NEW_AMI} "
-            f"(ran 8 days on lane 'gpu' in staging)") in out
+    assert (
+        f"karpenter nodepool 'gpu': rack:additional_karpenter_nodepools_config[0].ami_id: {GPU_AMI} -> {NEW_AMI} "
+        f"(ran 8 days on lane 'gpu' in staging)"
+    ) in out
     assert "node group 'rack-ng-1': staging has no ami_id on lane 'rack-ng-1': nothing to promote" in out
     after = (project / "Pulumi.prod.yaml").read_text()
     assert after == before.replace(f"ami_id: {GPU_AMI}", f"ami_id: {NEW_AMI}")  # one line; comments and layout kept
@@ -504,11 +594,16 @@ def test_promote_writes_a_soaked_ami_and_only_that(tmp_path, amis, project, caps
 
 
 def test_promote_never_writes_an_unsoaked_ami(tmp_path, amis, project, capsys):
-    staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 2.04)
+    staging = export(
+        tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}, group={"ami_id": NEWER_AMI}), amis, 2.04
+    )
     before = (project / "Pulumi.prod.yaml").read_bytes()
     assert promote(project, staging) == 1
     out = capsys.readouterr().out
-    assert f"not promoted: karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run there in staging for 2 of 7 days" in out
+    assert (
+        f"not promoted: karpenter nodepool 'gpu': AMI {NEW_AMI} is new on lane 'gpu', and has run there in staging for "
+        f"2 of 7 days" in out
+    )
     assert f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI}" in out and "nothing written" in out
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
     # a lower bar, from the pack config the gate reads
@@ -530,9 +625,11 @@ def test_promote_never_writes_an_ami_a_node_group_failed_to_roll_onto(tmp_path, 
     before = (project / "Pulumi.prod.yaml").read_bytes()
     assert promote(project, staging, "--lane", "rack-ng-1") == 1
     out = capsys.readouterr().out
-    assert (f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI} is new on lane 'rack-ng-1', and staging pins it "
-            f"there, but its node group 'rack-ng-1' has not reached it (its state has the group at launch template "
-            f"version 1, the image in version 3") in out
+    assert (
+        f"not promoted: node group 'rack-ng-1': AMI {NEWER_AMI} is new on lane 'rack-ng-1', and staging pins it "
+        f"there, but its node group 'rack-ng-1' has not reached it (its state has the group at launch template "
+        f"version 1, the image in version 3"
+    ) in out
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
@@ -552,11 +649,14 @@ def test_promote_to_a_canary_then_to_the_lane(tmp_path, amis, project, capsys):
     assert "has run there in staging for 0 of 7 days" in capsys.readouterr().out
     assert promote(project, promoted, "--state", str(prod)) == 0  # prod's own canary runs it: no soak needed
     out = capsys.readouterr().out
-    assert f".ami_id: {GPU_AMI} -> {NEW_AMI}; canary_ami_id removed (its canary ran it) (prod's own state runs it)" in out
+    assert (
+        f".ami_id: {GPU_AMI} -> {NEW_AMI}; canary_ami_id removed (its canary ran it) (prod's own state runs it)" in out
+    )
     pool = yaml.safe_load(stack.read_text())["config"][POOLS_KEY][0]
     assert pool["ami_id"] == NEW_AMI and "canary_ami_id" not in pool
-    code, doc = preview(tmp_path, yaml.safe_load(stack.read_text())["config"], amis, "--soaked-in", str(promoted),
-                        "--state", str(prod))
+    code, doc = preview(
+        tmp_path, yaml.safe_load(stack.read_text())["config"], amis, "--soaked-in", str(promoted), "--state", str(prod)
+    )
     assert code == 0, soaked(doc)  # what promote wrote passes the gate
 
 
@@ -586,8 +686,9 @@ def test_promote_from_another_projects_state_warns_naming_both(tmp_path, amis, p
     staging.write_text(staging.read_text().replace(f"::{PROJECT}::", "::other-racks::"))
     assert promote(project, staging) == 0
     captured = capsys.readouterr()
-    assert (f"warning: --from {staging}: is the state of project 'other-racks', not of project '{PROJECT}'"
-            in captured.err), captured.err
+    assert (
+        f"warning: --from {staging}: is the state of project 'other-racks', not of project '{PROJECT}'" in captured.err
+    ), captured.err
     assert f"ami_id: {NEW_AMI}" in (project / "Pulumi.prod.yaml").read_text()
 
 
@@ -599,7 +700,9 @@ def test_promote_names_what_it_cannot_do(tmp_path, amis, project, capsys):
     prod = export(tmp_path, "prod", stack_config("prod"), amis, 30)
     assert promote(project, prod) == 2
     assert "is the state of stack 'prod' itself" in capsys.readouterr().err
-    (project / "Pulumi.prod.yaml").write_text("config:\n  rack:cluster_name: prod-rack\n  rack:karpenter_node_os: windows\n")
+    (project / "Pulumi.prod.yaml").write_text(
+        "config:\n  rack:cluster_name: prod-rack\n  rack:karpenter_node_os: windows\n"
+    )
     assert promote(project, staging) == 2
     assert "rack:karpenter_node_os" in capsys.readouterr().err
 
@@ -617,6 +720,8 @@ def test_promote_writes_nothing_when_the_change_would_reach_further(tmp_path, am
     before = stack.read_bytes()
     staging = export(tmp_path, "staging", with_gpu("staging", {"ami_id": NEW_AMI}), amis, 8.04)
     assert promote(project, staging, "--lane", "gpu") == 2
-    assert f"error: {stack}: cannot write rack:additional_karpenter_nodepools_config[0] without changing more of the " \
-           f"file than that: set it by hand (nothing was written)" in capsys.readouterr().err
+    assert (
+        f"error: {stack}: cannot write rack:additional_karpenter_nodepools_config[0] without changing more of the "
+        f"file than that: set it by hand (nothing was written)" in capsys.readouterr().err
+    )
     assert stack.read_bytes() == before

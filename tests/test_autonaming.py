@@ -17,8 +17,12 @@ from mixed_os_racks.autonaming import Stack, naming
 
 TYPE = "aws:eks/nodeGroup:NodeGroup"
 STACK = Stack("acme", "racks", "prod", {"color": "blue"}.get)
-RANDOM = {"hex": "0123456789abcdef", "alphanum": "abcdefghijklmnopqrstuvwxyz0123456789",
-          "string": "abcdefghijklmnopqrstuvwxyz", "num": "0123456789"}
+RANDOM = {
+    "hex": "0123456789abcdef",
+    "alphanum": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "string": "abcdefghijklmnopqrstuvwxyz",
+    "num": "0123456789",
+}
 STACK_WORDS = {"${stack}": "prod", "${project}": "racks", "${organization}": "acme", "${config.color}": "blue"}
 
 literal = st.text(alphabet="abcXYZ019-_.}{()", max_size=4)  # no '$': a literal never starts an expression
@@ -27,7 +31,8 @@ piece = st.one_of(
     st.just(("${name}", lambda r: "rack-ng-1")),
     st.sampled_from(sorted(STACK_WORDS)).map(lambda w: (w, lambda r, w=w: STACK_WORDS[w])),
     st.tuples(st.sampled_from(sorted(RANDOM)), st.integers(0, 6)).map(
-        lambda kc: (f"${{{kc[0]}({kc[1]})}}", lambda r, kc=kc: "".join(r.choice(RANDOM[kc[0]]) for _ in range(kc[1])))),
+        lambda kc: (f"${{{kc[0]}({kc[1]})}}", lambda r, kc=kc: "".join(r.choice(RANDOM[kc[0]]) for _ in range(kc[1])))
+    ),
     st.just(("${uuid}", lambda r: str(uuid.UUID(int=r.getrandbits(128))))),
     st.just(("${foo}", lambda r: "${foo}")),  # no expression the engine knows: kept as written
 )
@@ -57,7 +62,12 @@ def test_without_config_or_in_default_mode_the_provider_names_it():
 
 
 def test_another_providers_or_types_naming_does_not_apply():
-    config = {"providers": {"kubernetes": {"mode": "verbatim"}, "aws": {"resources": {"aws:s3/bucket:Bucket": {"mode": "verbatim"}}}}}
+    config = {
+        "providers": {
+            "kubernetes": {"mode": "verbatim"},
+            "aws": {"resources": {"aws:s3/bucket:Bucket": {"mode": "verbatim"}}},
+        }
+    }
     found = naming(config, TYPE, "rack-ng-1", STACK)
     assert found.matches("rack-ng-1-0a1b2c3") and not found.matches("rack-ng-1")
 
@@ -67,17 +77,28 @@ def test_config_the_cli_refuses_is_named():
         ({"mode": "loud"}, "pulumi:autonaming.mode 'loud' is no naming mode"),
         ({"enforce": True}, "pulumi:autonaming gives enforce without a pattern"),
         ({"prefix": "x"}, "pulumi:autonaming has the unknown key 'prefix'"),
-        ({"providers": {"aws": {"resources": {TYPE: {}}}}}, f"pulumi:autonaming.providers.aws.resources.{TYPE} gives no mode or pattern"),
+        (
+            {"providers": {"aws": {"resources": {TYPE: {}}}}},
+            f"pulumi:autonaming.providers.aws.resources.{TYPE} gives no mode or pattern",
+        ),
         ("[1]", "pulumi:autonaming is not an object"),
     ]:
         found = naming(config, TYPE, "rack-ng-1", STACK)
         assert found.reason == f"pulumi:autonaming: {says}, which the Pulumi CLI refuses", found.reason
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                               st.sampled_from(["mode", "pattern", "enforce", "providers", "resources", "aws", TYPE, "x"]),
-                               inner, max_size=3), max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["mode", "pattern", "enforce", "providers", "resources", "aws", TYPE, "x"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=12,
+)
 
 
 @given(json_values | st.text(max_size=30))
@@ -94,5 +115,8 @@ def test_a_random_part_longer_than_any_name_matches_none():
 
 def test_a_pattern_reading_what_the_engine_does_not_say_names_nothing():
     found = naming({"pattern": "${organization}-${name}"}, TYPE, "g", Stack(None, "racks", "prod", {}.get))
-    assert found.reason == "pulumi:autonaming: its pattern reads ${organization}, which the engine does not give the program"
+    assert (
+        found.reason
+        == "pulumi:autonaming: its pattern reads ${organization}, which the engine does not give the program"
+    )
     assert found.matches("g-0a1b2c3")  # a group made before the config keeps its default name

@@ -45,8 +45,9 @@ def catalog_file(tmp_path: Path, node_groups: dict[str, Any], **cluster: Any) ->
     return path
 
 
-def preview_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], rack: dict[str, Any],
-                 amis: Path | None = None, **config: Any) -> tuple[int, dict[str, Any], str]:
+def preview_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rack: dict[str, Any], amis: Path | None = None, **config: Any
+) -> tuple[int, dict[str, Any], str]:
     """The offline preview of stack ``t`` with the ``rack:`` keys ``rack`` and other namespaces' keys ``config``."""
     stack, out = tmp_path / "Pulumi.t.yaml", tmp_path / "preview.json"
     stack.write_text(yaml.safe_dump({"config": {**rack_config(**rack), **config}}))
@@ -65,18 +66,28 @@ def sent(doc: dict[str, Any], group: str) -> tuple[dict[str, Any], list[str]]:
 # ---- a bounds change is safe whatever the autoscaler did ------------------------------------------------------
 
 
-@pytest.mark.parametrize("live, bounds, expected", [
-    # the autoscaler grew the group to 5; min_size raised 1 -> 6: the desired size sent is 6, not the 1 of
-    # the first `up` (EKS: "Minimum capacity 6 can't be greater than desired size 1")
-    ({"desired_size": 5, "min_size": 1, "max_size": 10}, (6, 10), {"minSize": 6, "maxSize": 10, "desiredSize": 6}),
-    # max_size lowered below the autoscaler's 5: moved to the new maximum
-    ({"desired_size": 5, "min_size": 1, "max_size": 10}, (1, 4), {"minSize": 1, "maxSize": 4, "desiredSize": 4}),
-    # max_size raised: the group the autoscaler grew keeps its 5 nodes (not reset to min_size)
-    ({"desired_size": 5, "min_size": 1, "max_size": 10}, (1, 20), {"minSize": 1, "maxSize": 20, "desiredSize": 5}),
-])
+@pytest.mark.parametrize(
+    "live, bounds, expected",
+    [
+        # the autoscaler grew the group to 5; min_size raised 1 -> 6: the desired size sent is 6, not the 1 of
+        # the first `up` (EKS: "Minimum capacity 6 can't be greater than desired size 1")
+        ({"desired_size": 5, "min_size": 1, "max_size": 10}, (6, 10), {"minSize": 6, "maxSize": 10, "desiredSize": 6}),
+        # max_size lowered below the autoscaler's 5: moved to the new maximum
+        ({"desired_size": 5, "min_size": 1, "max_size": 10}, (1, 4), {"minSize": 1, "maxSize": 4, "desiredSize": 4}),
+        # max_size raised: the group the autoscaler grew keeps its 5 nodes (not reset to min_size)
+        ({"desired_size": 5, "min_size": 1, "max_size": 10}, (1, 20), {"minSize": 1, "maxSize": 20, "desiredSize": 5}),
+    ],
+)
 def test_a_bounds_change_sends_the_live_size_moved_into_the_new_bounds(tmp_path, capsys, live, bounds, expected):
     amis = catalog_file(tmp_path, {LIVE_NAME: live})
-    group = {"id": 1, "type": "m5.large", "min_size": bounds[0], "max_size": bounds[1], "dedicated": True, "label": "batch"}
+    group = {
+        "id": 1,
+        "type": "m5.large",
+        "min_size": bounds[0],
+        "max_size": bounds[1],
+        "dedicated": True,
+        "label": "batch",
+    }
     code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]), amis)
     assert code == 0, err
     scaling, ignored = sent(doc, "rack-ng-1")
@@ -95,17 +106,23 @@ def test_unchanged_bounds_keep_the_autoscalers_size(tmp_path, capsys):
 
 def test_a_new_group_starts_at_min_size_and_leaves_its_size_to_the_autoscaler(tmp_path, capsys):
     group = {"id": 1, "type": "m5.large", "min_size": 2, "max_size": 10, "dedicated": True, "label": "batch"}
-    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]),
-                                  catalog_file(tmp_path, {}))
+    code, doc, err = preview_json(
+        tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]), catalog_file(tmp_path, {})
+    )
     assert code == 0, err
     assert sent(doc, "rack-ng-1") == ({"minSize": 2, "maxSize": 10, "desiredSize": 2}, ["scalingConfig.desiredSize"])
 
 
 def test_another_groups_live_size_is_not_taken():
     # rack-ng-10's group is not rack-ng-1's: only <name>-<7 hex digits> is this component's group
-    catalog = Catalog.from_doc({**yaml.safe_load((REPO / "components/offline/amis.yaml").read_text()),
-                                "clusters": {"test-rack": {"node_groups": {
-                                    "rack-ng-10-0a1b2c3": {"desired_size": 9, "min_size": 1, "max_size": 10}}}}})
+    catalog = Catalog.from_doc(
+        {
+            **yaml.safe_load((REPO / "components/offline/amis.yaml").read_text()),
+            "clusters": {
+                "test-rack": {"node_groups": {"rack-ng-10-0a1b2c3": {"desired_size": 9, "min_size": 1, "max_size": 10}}}
+            },
+        }
+    )
     group = {"id": 1, "type": "m5.large", "min_size": 2, "max_size": 10, "dedicated": True, "label": "batch"}
     run = run_rack(rack_config(**CREATE, additional_node_groups_config=[group]), catalog)
     (res,) = [r for r in run.resources if r.type == NODE_GROUP and r.name == "rack-ng-1"]
@@ -120,22 +137,31 @@ def test_the_system_lane_owns_its_size_whatever_eks_holds(tmp_path, capsys):
 
 
 def test_a_live_size_that_cannot_be_read_is_said(tmp_path, capsys):
-    two = {f"rack-ng-1-{suffix}": {"desired_size": 2, "min_size": 1, "max_size": 10} for suffix in ("0a1b2c3", "0a1b2c4")}
+    two = {
+        f"rack-ng-1-{suffix}": {"desired_size": 2, "min_size": 1, "max_size": 10} for suffix in ("0a1b2c3", "0a1b2c4")
+    }
     group = {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 10, "dedicated": True, "label": "batch"}
-    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]),
-                                  catalog_file(tmp_path, two))
+    code, doc, err = preview_json(
+        tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]), catalog_file(tmp_path, two)
+    )
     assert code == 0
-    assert "node group 'rack-ng-1': its live size cannot be read (2 node groups of cluster test-rack are named after it" in err
+    assert (
+        "node group 'rack-ng-1': its live size cannot be read (2 node groups of cluster test-rack are named after it"
+        in err
+    )
     assert sent(doc, "rack-ng-1") == ({"minSize": 1, "maxSize": 10, "desiredSize": 1}, ["scalingConfig.desiredSize"])
 
 
-@pytest.mark.parametrize("min_size, max_size, live, expected", [
-    (1, 1, Scaling(5, 1, 10), (1, False)),
-    (0, 4, None, (0, True)),
-    (3, 9, Scaling(2, 1, 9), (3, False)),
-    (1, 9, Scaling(2, 1, 9), (2, True)),
-    (1, 3, Scaling(8, 1, 10), (3, False)),
-])
+@pytest.mark.parametrize(
+    "min_size, max_size, live, expected",
+    [
+        (1, 1, Scaling(5, 1, 10), (1, False)),
+        (0, 4, None, (0, True)),
+        (3, 9, Scaling(2, 1, 9), (3, False)),
+        (1, 9, Scaling(2, 1, 9), (2, True)),
+        (1, 3, Scaling(8, 1, 10), (3, False)),
+    ],
+)
 def test_the_scaling_plan(min_size, max_size, live, expected):
     assert scaling_plan(min_size, max_size, live) == expected
 
@@ -143,11 +169,18 @@ def test_the_scaling_plan(min_size, max_size, live, expected):
 # ---- GPU groups carry the autoscaler's GPU label -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("instance_type, value", [
-    ("g4dn.xlarge", "nvidia-tesla-t4"), ("g5.xlarge", "nvidia-a10g"), ("g6.xlarge", "nvidia-l4"),
-    ("g6e.xlarge", "nvidia-l40s"), ("p4d.24xlarge", "nvidia-tesla-a100"), ("p5.48xlarge", "nvidia-h100"),
-    ("g5g.xlarge", "nvidia-t4g"),
-])
+@pytest.mark.parametrize(
+    "instance_type, value",
+    [
+        ("g4dn.xlarge", "nvidia-tesla-t4"),
+        ("g5.xlarge", "nvidia-a10g"),
+        ("g6.xlarge", "nvidia-l4"),
+        ("g6e.xlarge", "nvidia-l40s"),
+        ("p4d.24xlarge", "nvidia-tesla-a100"),
+        ("p5.48xlarge", "nvidia-h100"),
+        ("g5g.xlarge", "nvidia-t4g"),
+    ],
+)
 def test_a_gpu_group_is_labelled_for_the_cluster_autoscaler(tmp_path, capsys, instance_type, value):
     group = {"id": 1, "type": instance_type, "min_size": 0, "max_size": 3, "label": "gpu"}
     code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]))
@@ -157,8 +190,15 @@ def test_a_gpu_group_is_labelled_for_the_cluster_autoscaler(tmp_path, capsys, in
 
 
 def test_only_gpu_groups_carry_the_gpu_label():
-    run = run_rack(rack_config(**CREATE, additional_node_groups_config=[
-        {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 1}, {"id": 2, "type": "inf2.xlarge", "min_size": 1, "max_size": 1}]))
+    run = run_rack(
+        rack_config(
+            **CREATE,
+            additional_node_groups_config=[
+                {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 1},
+                {"id": 2, "type": "inf2.xlarge", "min_size": 1, "max_size": 1},
+            ],
+        )
+    )
     labels = [r.inputs["labels"] for r in run.resources if r.type == NODE_GROUP]
     assert labels and all("k8s.amazonaws.com/accelerator" not in each for each in labels)
 
@@ -170,19 +210,31 @@ def test_an_untainted_scalable_group_beside_an_untainted_pool_is_warned_about(tm
     group = {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}
     code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[group]))
     assert code == 0
-    assert ("warning: node group 'rack-ng-1' can scale (min_size 1 < max_size 5) and has no taint, as Karpenter pool "
-            "'workload' has none: a pending pod that fits both makes the Cluster Autoscaler and Karpenter each launch") in err
+    assert (
+        "warning: node group 'rack-ng-1' can scale (min_size 1 < max_size 5) and has no taint, as Karpenter pool "
+        "'workload' has none: a pending pod that fits both makes the Cluster Autoscaler and Karpenter each launch"
+    ) in err
 
 
-@pytest.mark.parametrize("rack", [
-    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5, "dedicated": True,
-                                         "label": "batch"}]),  # tainted: only pods meant for it
-    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 3, "max_size": 3}]),  # fixed
-    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
-         cluster_autoscaler_enable=False),  # Karpenter alone scales
-    dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
-         karpenter_node_taints="pool=workload:NoSchedule"),  # no untainted pool
-])
+@pytest.mark.parametrize(
+    "rack",
+    [
+        dict(
+            additional_node_groups_config=[
+                {"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5, "dedicated": True, "label": "batch"}
+            ]
+        ),  # tainted: only pods meant for it
+        dict(additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 3, "max_size": 3}]),  # fixed
+        dict(
+            additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
+            cluster_autoscaler_enable=False,
+        ),  # Karpenter alone scales
+        dict(
+            additional_node_groups_config=[{"id": 1, "type": "m5.large", "min_size": 1, "max_size": 5}],
+            karpenter_node_taints="pool=workload:NoSchedule",
+        ),  # no untainted pool
+    ],
+)
 def test_one_autoscaler_per_pod_is_not_warned_about(tmp_path, capsys, rack):
     code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, **rack))
     assert code == 0 and "each launch a node" not in err
@@ -200,51 +252,88 @@ SCALABLE = {"id": 1, "type": "m5.large", "min_size": 6, "max_size": 10, "dedicat
 LIVE = {"desired_size": 5, "min_size": 1, "max_size": 10}
 
 
-@pytest.mark.parametrize("autonaming, live_name", [
-    ({"mode": "verbatim"}, "rack-ng-1"),
-    ({"pattern": "${stack}-${name}-${hex(4)}"}, "t-rack-ng-1-0a9f"),
-    ({"pattern": "${project}_${name}_${alphanum(3)}${num(2)}${string(1)}"}, "mixed-os-racks_rack-ng-1_z9a07q"),
-    ({"pattern": "${name}-${uuid}"}, "rack-ng-1-6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
-    ({"pattern": "${organization}-${name}"}, "organization-rack-ng-1"),  # the offline engine's organization
-    ({"pattern": "x-${name}", "providers": {"aws": {"resources": {"aws:eks/nodeGroup:NodeGroup": {"mode": "verbatim"}}}}},
-     "rack-ng-1"),  # the type's own naming wins over the root's
-    ({"providers": {"aws": {"pattern": "${name}-${config.suffix}"}}}, "rack-ng-1-blue"),
-    ({"mode": "verbatim"}, LIVE_NAME),  # created before the config: the engine never renames it
-])
+@pytest.mark.parametrize(
+    "autonaming, live_name",
+    [
+        ({"mode": "verbatim"}, "rack-ng-1"),
+        ({"pattern": "${stack}-${name}-${hex(4)}"}, "t-rack-ng-1-0a9f"),
+        ({"pattern": "${project}_${name}_${alphanum(3)}${num(2)}${string(1)}"}, "mixed-os-racks_rack-ng-1_z9a07q"),
+        ({"pattern": "${name}-${uuid}"}, "rack-ng-1-6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+        ({"pattern": "${organization}-${name}"}, "organization-rack-ng-1"),  # the offline engine's organization
+        (
+            {
+                "pattern": "x-${name}",
+                "providers": {"aws": {"resources": {"aws:eks/nodeGroup:NodeGroup": {"mode": "verbatim"}}}},
+            },
+            "rack-ng-1",
+        ),  # the type's own naming wins over the root's
+        ({"providers": {"aws": {"pattern": "${name}-${config.suffix}"}}}, "rack-ng-1-blue"),
+        ({"mode": "verbatim"}, LIVE_NAME),  # created before the config: the engine never renames it
+    ],
+)
 def test_a_raise_of_min_size_finds_the_group_as_the_engine_named_it(tmp_path, capsys, autonaming, live_name):
     amis = catalog_file(tmp_path, {live_name: LIVE})
-    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
-                                  **{"pulumi:autonaming": autonaming, "mixed-os-racks:suffix": "blue"})
+    code, doc, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(**CREATE, additional_node_groups_config=[SCALABLE]),
+        amis,
+        **{"pulumi:autonaming": autonaming, "mixed-os-racks:suffix": "blue"},
+    )
     assert code == 0, err
     assert sent(doc, "rack-ng-1") == ({"minSize": 6, "maxSize": 10, "desiredSize": 6}, [])
     assert "live size cannot be read" not in err
 
 
-@pytest.mark.parametrize("autonaming, says", [
-    ({"mode": "disabled"}, "its name cannot be known (pulumi:autonaming disables auto-naming for "
-                           "aws:eks/nodeGroup:NodeGroup, so the provider names a new one itself)"),
-    ({"mode": "verbatim", "pattern": "${name}"}, "its name cannot be known (pulumi:autonaming: pulumi:autonaming gives "
-                                                 "both mode and pattern/enforce, which the Pulumi CLI refuses)"),
-    ({"pattern": "${name}-${config.missing}"}, "its name cannot be known (pulumi:autonaming: its pattern reads "
-                                               "${config.missing}, which the stack's config does not set)"),
-])
+@pytest.mark.parametrize(
+    "autonaming, says",
+    [
+        (
+            {"mode": "disabled"},
+            "its name cannot be known (pulumi:autonaming disables auto-naming for "
+            "aws:eks/nodeGroup:NodeGroup, so the provider names a new one itself)",
+        ),
+        (
+            {"mode": "verbatim", "pattern": "${name}"},
+            "its name cannot be known (pulumi:autonaming: pulumi:autonaming gives "
+            "both mode and pattern/enforce, which the Pulumi CLI refuses)",
+        ),
+        (
+            {"pattern": "${name}-${config.missing}"},
+            "its name cannot be known (pulumi:autonaming: its pattern reads "
+            "${config.missing}, which the stack's config does not set)",
+        ),
+    ],
+)
 def test_a_group_whose_name_cannot_be_known_is_warned_about(tmp_path, capsys, autonaming, says):
     """No group carries a name the look-up can match: rather than take the group as new (and send min_size over the
     autoscaler's size), the rack says it cannot read the live size."""
     amis = catalog_file(tmp_path, {"terraform-20261201000000000000000001": LIVE})
-    code, doc, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
-                                  **{"pulumi:autonaming": autonaming})
+    code, doc, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(**CREATE, additional_node_groups_config=[SCALABLE]),
+        amis,
+        **{"pulumi:autonaming": autonaming},
+    )
     assert code == 0, err
     assert f"warning: node group 'rack-ng-1': its live size cannot be read ({says}): a change of min_size" in err
 
 
 def test_two_groups_named_both_ways_are_not_guessed_between(tmp_path, capsys):
     amis = catalog_file(tmp_path, {LIVE_NAME: LIVE, "rack-ng-1": LIVE})
-    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[SCALABLE]), amis,
-                                **{"pulumi:autonaming": {"mode": "verbatim"}})
+    code, _, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(**CREATE, additional_node_groups_config=[SCALABLE]),
+        amis,
+        **{"pulumi:autonaming": {"mode": "verbatim"}},
+    )
     assert code == 0, err
-    assert (f"its live size cannot be read (2 node groups of cluster test-rack are named after it as pulumi:autonaming "
-            f"or the provider's default names it (rack-ng-1, {LIVE_NAME}))") in err
+    assert (
+        f"its live size cannot be read (2 node groups of cluster test-rack are named after it as pulumi:autonaming "
+        f"or the provider's default names it (rack-ng-1, {LIVE_NAME}))"
+    ) in err
 
 
 # A GPU pod tolerates its vendor's GPU taint without saying so: EKS runs the ExtendedResourceToleration admission
@@ -256,47 +345,79 @@ GPU_POOL = {"name": "gpu", "instance_families": "g5,g6", "disk": 100}
 
 
 def test_a_scalable_gpu_group_beside_an_open_gpu_pool_is_warned_about(tmp_path, capsys):
-    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=[GPU_GROUP],
-                                                       additional_karpenter_nodepools_config=[GPU_POOL]))
+    code, _, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(**CREATE, additional_node_groups_config=[GPU_GROUP], additional_karpenter_nodepools_config=[GPU_POOL]),
+    )
     assert code == 0, err
-    assert ("warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu "
-            "tolerates its taints, as it does Karpenter pool 'gpu''s (EKS's ExtendedResourceToleration gives it "
-            "nvidia.com/gpu:NoSchedule): a pending one that fits both makes the Cluster Autoscaler and Karpenter each "
-            "launch a node for it") in err
+    assert (
+        "warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu "
+        "tolerates its taints, as it does Karpenter pool 'gpu''s (EKS's ExtendedResourceToleration gives it "
+        "nvidia.com/gpu:NoSchedule): a pending one that fits both makes the Cluster Autoscaler and Karpenter each "
+        "launch a node for it"
+    ) in err
     assert "Taint the group or the pool (dedicated: true)" in err
 
 
-@pytest.mark.parametrize("groups, pools", [
-    ([{**GPU_GROUP, "dedicated": True, "label": "gpu"}], [GPU_POOL]),  # the pod must name the group's dedicated taint
-    ([GPU_GROUP], [{**GPU_POOL, "dedicated": True}]),  # ... or the pool's
-    ([{**GPU_GROUP, "min_size": 2, "max_size": 2}], [GPU_POOL]),  # a fixed group: the autoscaler adds nothing
-    ([GPU_GROUP], [{"name": "cpu", "instance_families": "m7i"}]),  # no pool with GPUs: Karpenter cannot launch one
-    ([GPU_GROUP], [{**GPU_POOL, "taints": "nvidia.com/gpu:NoExecute"}]),  # the plugin tolerates NoSchedule only
-])
+@pytest.mark.parametrize(
+    "groups, pools",
+    [
+        (
+            [{**GPU_GROUP, "dedicated": True, "label": "gpu"}],
+            [GPU_POOL],
+        ),  # the pod must name the group's dedicated taint
+        ([GPU_GROUP], [{**GPU_POOL, "dedicated": True}]),  # ... or the pool's
+        ([{**GPU_GROUP, "min_size": 2, "max_size": 2}], [GPU_POOL]),  # a fixed group: the autoscaler adds nothing
+        ([GPU_GROUP], [{"name": "cpu", "instance_families": "m7i"}]),  # no pool with GPUs: Karpenter cannot launch one
+        ([GPU_GROUP], [{**GPU_POOL, "taints": "nvidia.com/gpu:NoExecute"}]),  # the plugin tolerates NoSchedule only
+    ],
+)
 def test_a_gpu_pod_that_only_one_autoscaler_serves_is_not_warned_about(tmp_path, capsys, groups, pools):
-    code, _, err = preview_json(tmp_path, capsys, dict(**CREATE, additional_node_groups_config=groups,
-                                                       additional_karpenter_nodepools_config=pools))
+    code, _, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(**CREATE, additional_node_groups_config=groups, additional_karpenter_nodepools_config=pools),
+    )
     assert code == 0, err
     assert "each launch a node" not in err
 
 
 def test_a_gpu_pools_own_gpu_taint_is_tolerated_too(tmp_path, capsys):
     """A pool tainted nvidia.com/gpu:NoSchedule, like the group, is still open to every GPU pod."""
-    code, _, err = preview_json(tmp_path, capsys, dict(
-        **CREATE, additional_node_groups_config=[GPU_GROUP],
-        additional_karpenter_nodepools_config=[{**GPU_POOL, "taints": "nvidia.com/gpu:NoSchedule"}]))
+    code, _, err = preview_json(
+        tmp_path,
+        capsys,
+        dict(
+            **CREATE,
+            additional_node_groups_config=[GPU_GROUP],
+            additional_karpenter_nodepools_config=[{**GPU_POOL, "taints": "nvidia.com/gpu:NoSchedule"}],
+        ),
+    )
     assert code == 0, err
-    assert "warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu" in err
+    assert (
+        "warning: node group 'rack-ng-1' can scale (min_size 0 < max_size 3) and a pod that requests nvidia.com/gpu"
+        in err
+    )
 
 
-@pytest.mark.parametrize("made, fix", [
-    (lambda: ClusterRef.existing("c", pulumi.Output.from_input("shared")), "name the cluster as text, not an Output"),
-])
+@pytest.mark.parametrize(
+    "made, fix",
+    [
+        (
+            lambda: ClusterRef.existing("c", pulumi.Output.from_input("shared")),
+            "name the cluster as text, not an Output",
+        ),
+    ],
+)
 def test_a_group_in_a_cluster_named_only_at_apply_says_how_to_name_it(capsys, made, fix):
     """A scalable group reads its live size by the cluster's name; for an existing cluster named by an Output,
     the advice is to name it as text (ClusterRef.created's cluster_name is for a cluster the program makes)."""
+
     def program() -> None:
-        NodeGroup("g", NodeGroupArgs(group=NodeGroupSpec(instance_type="m5.large", min_size=1, max_size=3), cluster=made()))
+        NodeGroup(
+            "g", NodeGroupArgs(group=NodeGroupSpec(instance_type="m5.large", min_size=1, max_size=3), cluster=made())
+        )
 
     run_program(program, {"aws:region": "us-east-1"})
     err = capsys.readouterr().err

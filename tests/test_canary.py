@@ -98,9 +98,15 @@ def test_a_pools_canary_is_the_pool_on_the_candidate_with_a_higher_weight_and_a_
     for name in ("gpu", "gpu-canary"):
         annotations = k8s_object(doc, NODEPOOL, name)["metadata"]["annotations"]
         assert annotations["pulumi.com/deletionPropagationPolicy"] == "background"
-    assert "pulumi.com/deletionPropagationPolicy" not in k8s_object(doc, NODECLASS, "gpu-canary")["metadata"]["annotations"]
+    assert (
+        "pulumi.com/deletionPropagationPolicy"
+        not in k8s_object(doc, NODECLASS, "gpu-canary")["metadata"]["annotations"]
+    )
 
-    pool_class, canary_class = k8s_object(doc, NODECLASS, "gpu")["spec"], k8s_object(doc, NODECLASS, "gpu-canary")["spec"]
+    pool_class, canary_class = (
+        k8s_object(doc, NODECLASS, "gpu")["spec"],
+        k8s_object(doc, NODECLASS, "gpu-canary")["spec"],
+    )
     assert pool_class["amiSelectorTerms"] == [{"id": GPU_AMI}] and canary_class["amiSelectorTerms"] == [{"id": NEW_AMI}]
     assert canary_class["blockDeviceMappings"] == pool_class["blockDeviceMappings"]  # the pool's disk
     assert canary_class["amiFamily"] == "AL2023"
@@ -118,21 +124,35 @@ def test_the_lanes_output_marks_canaries(amis):
     for canary, lane in (("gpu-canary", "gpu"), ("rack-ng-1-canary", "rack-ng-1")):
         assert "canaryOf" not in lanes[lane]
         costs = ("worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd")
-        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", *costs)} == \
-            {k: v for k, v in lanes[lane].items() if k not in ("ami", *costs)}
+        assert {k: v for k, v in lanes[canary].items() if k not in ("canaryOf", "ami", *costs)} == {
+            k: v for k, v in lanes[lane].items() if k not in ("ami", *costs)
+        }
     # what a canary may cost is what its limits allow within a pass: one canary node's cpu, memory and GPU (16, 60,620
     # MiB, 1), so one g5.4xlarge ($1.624), the dearest type the pool can launch; and one of the group's three nodes
     assert lanes["gpu-canary"]["worstCaseHourlyUsd"] == 1.624 < lanes["gpu"]["worstCaseHourlyUsd"]
-    assert lanes["rack-ng-1-canary"]["worstCaseHourlyUsd"] * 3 == pytest.approx(lanes["rack-ng-1"]["worstCaseHourlyUsd"])
+    assert lanes["rack-ng-1-canary"]["worstCaseHourlyUsd"] * 3 == pytest.approx(
+        lanes["rack-ng-1"]["worstCaseHourlyUsd"]
+    )
 
 
-@pytest.mark.parametrize(("candidate", "pool", "says"), [
-    (BOTTLEROCKET_AMI, {}, f"karpenter nodepool 'gpu-canary': pinned AMI {BOTTLEROCKET_AMI} "
-                           f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023"),
-    (ARM_AMI, {}, f"karpenter nodepool 'gpu-canary': arch x86_64 does not match {ARM_AMI}, which is arm64"),
-    (LARGE_ROOT_AMI, {}, f"karpenter nodepool 'gpu-canary': disk 200 GiB is smaller than the root snapshot of "
-                         f"{LARGE_ROOT_AMI} (300 GiB)"),
-])
+@pytest.mark.parametrize(
+    ("candidate", "pool", "says"),
+    [
+        (
+            BOTTLEROCKET_AMI,
+            {},
+            f"karpenter nodepool 'gpu-canary': pinned AMI {BOTTLEROCKET_AMI} "
+            f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023",
+        ),
+        (ARM_AMI, {}, f"karpenter nodepool 'gpu-canary': arch x86_64 does not match {ARM_AMI}, which is arm64"),
+        (
+            LARGE_ROOT_AMI,
+            {},
+            f"karpenter nodepool 'gpu-canary': disk 200 GiB is smaller than the root snapshot of "
+            f"{LARGE_ROOT_AMI} (300 GiB)",
+        ),
+    ],
+)
 def test_the_candidate_is_checked_as_the_pools_ami_is(tmp_path, amis, capsys, candidate, pool, says):
     """The pool's own AMI passes each time: only the candidate is refused, named by its canary lane."""
     code, _ = preview(tmp_path, prod(pool={"canary_ami_id": candidate, **pool}), amis, "--no-policy")
@@ -142,11 +162,16 @@ def test_the_candidate_is_checked_as_the_pools_ami_is(tmp_path, amis, capsys, ca
 
 def test_the_candidates_driver_branch_is_checked_against_the_pools_families(tmp_path, amis, capsys):
     doc = yaml.safe_load(amis.read_text())
-    newer = dict(next(a for a in doc["amis"] if a["id"] == NEW_AMI), name="amazon-eks-node-al2023-x86_64-nvidia-595-1.34-v20261129")
+    newer = dict(
+        next(a for a in doc["amis"] if a["id"] == NEW_AMI),
+        name="amazon-eks-node-al2023-x86_64-nvidia-595-1.34-v20261129",
+    )
     doc["amis"] = [newer if a["id"] == NEW_AMI else a for a in doc["amis"]]
     path = tmp_path / "amis-595.yaml"
     path.write_text(yaml.safe_dump(doc))
-    code, _ = preview(tmp_path, prod(pool={"instance_families": "g5,g6,p3", "canary_ami_id": NEW_AMI}), path, "--no-policy")
+    code, _ = preview(
+        tmp_path, prod(pool={"instance_families": "g5,g6,p3", "canary_ami_id": NEW_AMI}), path, "--no-policy"
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert f"karpenter nodepool 'gpu-canary': its AMI {NEW_AMI} runs NVIDIA driver 595" in err and "p3" in err.lower()
@@ -156,23 +181,35 @@ def test_the_candidate_is_judged_by_the_pack_as_any_pinned_ami(tmp_path, amis):
     """The pack sees the canary's class as it sees the pool's: a Bottlerocket image (by its name in the
     policy config) on it is refused by al2023-family, naming the canary."""
     config = tmp_path / "policy.json"
-    config.write_text(json.dumps({"al2023-family": {"amis": {NEW_AMI: {"name": "bottlerocket-aws-k8s-1.34-nvidia-x86_64"}}}}))
-    code, doc = preview(tmp_path, prod(pool={"canary_ami_id": NEW_AMI}), amis,
-                        "--policy-pack", str(REPO / "policies"), "--policy-pack-config", str(config))
+    config.write_text(
+        json.dumps({"al2023-family": {"amis": {NEW_AMI: {"name": "bottlerocket-aws-k8s-1.34-nvidia-x86_64"}}}})
+    )
+    code, doc = preview(
+        tmp_path,
+        prod(pool={"canary_ami_id": NEW_AMI}),
+        amis,
+        "--policy-pack",
+        str(REPO / "policies"),
+        "--policy-pack-config",
+        str(config),
+    )
     assert code == 1
     (refusal,) = [v for v in doc["violations"] if v["policy"] == "al2023-family"]
     assert refusal["message"].startswith(f"karpenter nodepool 'gpu-canary': pinned AMI {NEW_AMI}")
 
 
-@pytest.mark.parametrize(("pool", "key", "says"), [
-    ({"canary_ami_id": "ami-XYZ"}, "canary_ami_id", "karpenter nodepool 'gpu-canary': invalid ami_id 'ami-XYZ'"),
-    ({"canary_nodes": 2}, "canary_nodes", "canary_nodes needs canary_ami_id"),
-    ({"canary_ami_id": GPU_AMI}, "canary_ami_id", "is the pool's own ami_id"),
-    ({"canary_ami_id": NEW_AMI, "canary_nodes": 0}, "canary_nodes", "canary_nodes must be 1 or more (got '0')"),
-    ({"canary_ami_id": NEW_AMI, "weight": 100}, "weight", "weight 100 leaves its canary no higher weight"),
-    ({"canary_ami_id": NEW_AMI, "name": "g" * 60}, "name", "is longer than 63 characters"),
-    ({"canary_ami_id": NEW_AMI, "canary_nodes": True}, "canary_nodes", "expected a number, got true"),
-])
+@pytest.mark.parametrize(
+    ("pool", "key", "says"),
+    [
+        ({"canary_ami_id": "ami-XYZ"}, "canary_ami_id", "karpenter nodepool 'gpu-canary': invalid ami_id 'ami-XYZ'"),
+        ({"canary_nodes": 2}, "canary_nodes", "canary_nodes needs canary_ami_id"),
+        ({"canary_ami_id": GPU_AMI}, "canary_ami_id", "is the pool's own ami_id"),
+        ({"canary_ami_id": NEW_AMI, "canary_nodes": 0}, "canary_nodes", "canary_nodes must be 1 or more (got '0')"),
+        ({"canary_ami_id": NEW_AMI, "weight": 100}, "weight", "weight 100 leaves its canary no higher weight"),
+        ({"canary_ami_id": NEW_AMI, "name": "g" * 60}, "name", "is longer than 63 characters"),
+        ({"canary_ami_id": NEW_AMI, "canary_nodes": True}, "canary_nodes", "expected a number, got true"),
+    ],
+)
 def test_a_bad_canary_is_named_at_its_key(tmp_path, amis, capsys, pool, key, says):
     assert preview(tmp_path, prod(pool=pool), amis, "--no-policy")[0] == 2
     err = capsys.readouterr().err
@@ -202,10 +239,14 @@ def test_any_candidate_builds_a_pool_or_is_named(candidate):
 
 def test_a_node_groups_canary_is_a_fixed_size_group_with_its_label_and_taints(tmp_path, amis):
     # a budget for the group and its canary together (the prod example's $2 holds the group alone)
-    code, doc = preview(tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100,
-                                              "max_hourly_usd": 3}), amis)
+    code, doc = preview(
+        tmp_path, prod(group={"canary_ami_id": NEW_AMI, "canary_size": 2, "disk": 100, "max_hourly_usd": 3}), amis
+    )
     assert code == 0, doc.get("violations")
-    group, canary = by_name(doc, NODEGROUP, "rack-ng-1")["inputs"], by_name(doc, NODEGROUP, "rack-ng-1-canary")["inputs"]
+    group, canary = (
+        by_name(doc, NODEGROUP, "rack-ng-1")["inputs"],
+        by_name(doc, NODEGROUP, "rack-ng-1-canary")["inputs"],
+    )
     assert canary["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
     assert canary["labels"] == group["labels"] and canary["labels"]["convox.io/label"] == "gpu-inference"
     assert canary["taints"] == group["taints"] and canary["instanceTypes"] == group["instanceTypes"]
@@ -215,13 +256,22 @@ def test_a_node_groups_canary_is_a_fixed_size_group_with_its_label_and_taints(tm
     assert "imageId" not in by_name(doc, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["inputs"]  # EKS's AMI, as before
 
 
-@pytest.mark.parametrize(("group", "says"), [
-    ({"canary_ami_id": NEW_AMI}, f"node group 'rack-ng-1-canary': disk 20 GiB is smaller than the root snapshot of {NEW_AMI}"),
-    ({"canary_ami_id": BOTTLEROCKET_AMI}, f"node group 'rack-ng-1-canary': pinned AMI {BOTTLEROCKET_AMI}"),
-    ({"canary_ami_id": "ami-0a1b"}, "rack:additional_node_groups_config[0]: node group 'rack-ng-1-canary': invalid ami_id 'ami-0a1b'"),
-    ({"canary_size": 3}, "canary_size needs canary_ami_id"),
-    ({"tags": "mixed-os-racks/canary-of=rack-ng-9"}, "reserved tag key 'mixed-os-racks/canary-of' is not allowed"),
-])
+@pytest.mark.parametrize(
+    ("group", "says"),
+    [
+        (
+            {"canary_ami_id": NEW_AMI},
+            f"node group 'rack-ng-1-canary': disk 20 GiB is smaller than the root snapshot of {NEW_AMI}",
+        ),
+        ({"canary_ami_id": BOTTLEROCKET_AMI}, f"node group 'rack-ng-1-canary': pinned AMI {BOTTLEROCKET_AMI}"),
+        (
+            {"canary_ami_id": "ami-0a1b"},
+            "rack:additional_node_groups_config[0]: node group 'rack-ng-1-canary': invalid ami_id 'ami-0a1b'",
+        ),
+        ({"canary_size": 3}, "canary_size needs canary_ami_id"),
+        ({"tags": "mixed-os-racks/canary-of=rack-ng-9"}, "reserved tag key 'mixed-os-racks/canary-of' is not allowed"),
+    ],
+)
 def test_a_node_groups_candidate_is_checked_as_its_ami_is(tmp_path, amis, capsys, group, says):
     assert preview(tmp_path, prod(group=group), amis, "--no-policy")[0] == 2
     assert says in capsys.readouterr().err
@@ -258,7 +308,8 @@ def test_removing_canaries_is_not_refused_and_leaves_the_lanes_as_they_were(tmp_
     assert set(removals) == {"gpu-canary", "rack-ng-1-canary"}
     assert {v["level"] for v in removals.values()} == {"advisory"}
     assert removals["gpu-canary"]["message"].startswith(
-        "canary lane 'gpu-canary' of Karpenter lane 'gpu': its NodePool is deleted")
+        "canary lane 'gpu-canary' of Karpenter lane 'gpu': its NodePool is deleted"
+    )
     assert "pods move to 'rack-ng-1'" in removals["rack-ng-1-canary"]["message"]
     assert "[advisory]  change-safety: lane-removal  (rack-gpu-canary-nodepool)" in capsys.readouterr().out
 
@@ -276,8 +327,14 @@ def test_adding_a_canary_changes_nothing_of_its_lane(tmp_path, amis):
     values = prod(group={"disk": 100})
     run = run_program(REPO, values, Catalog.load(amis), project="mixed-os-racks", stack="prod")
     state = write_export(run, tmp_path / "prod.json")
-    code, doc = preview(tmp_path, prod(pool={"canary_ami_id": NEW_AMI}, group={"canary_ami_id": NEW_AMI, "disk": 100}),
-                        amis, "--state", str(state), "--no-policy")
+    code, doc = preview(
+        tmp_path,
+        prod(pool={"canary_ami_id": NEW_AMI}, group={"canary_ami_id": NEW_AMI, "disk": 100}),
+        amis,
+        "--state",
+        str(state),
+        "--no-policy",
+    )
     assert code == 0
     changed = {(r["type"], r["name"]): r["op"] for r in doc["resources"] if r["op"] != "same"}
     assert set(changed.values()) == {"create"}
@@ -311,8 +368,15 @@ def _one_pass(limits: dict[str, float], claims: list[list[Any]]) -> list[Any]:
     for options in claims:
         if remaining.get("nodes") == 0:
             break
-        fits = [t for t in options if all(dict(zip(fit.LIMITED[:-1], fit.limit_capacity(t)[:-1])).get(r, 0.0) <= left
-                                          for r, left in remaining.items() if r != "nodes")]
+        fits = [
+            t
+            for t in options
+            if all(
+                dict(zip(fit.LIMITED[:-1], fit.limit_capacity(t)[:-1])).get(r, 0.0) <= left
+                for r, left in remaining.items()
+                if r != "nodes"
+            )
+        ]
         if not fits:
             continue
         made.append(fits)
@@ -331,8 +395,16 @@ def test_a_burst_in_one_pass_stays_within_what_the_canary_is_priced_at(families,
     scheduler: the canary's nodes never hold more cpu, memory or GPUs than canary_nodes of its largest type, and never
     cost more than its worst case. Under its former limits (the pool's, with nodes: canary_nodes) the same pass can put
     more nodes than canary_nodes on the candidate."""
-    pool = PoolSpec(name="gpu", instance_families=families, gpu_limit=64, cpu_limit=1000, memory_limit_gb=8000,
-                    ami_id=GPU_AMI, canary_ami_id=NEW_AMI, canary_nodes=canary_nodes)
+    pool = PoolSpec(
+        name="gpu",
+        instance_families=families,
+        gpu_limit=64,
+        cpu_limit=1000,
+        memory_limit_gb=8000,
+        ami_id=GPU_AMI,
+        canary_ami_id=NEW_AMI,
+        canary_nodes=canary_nodes,
+    )
     spec = canary_node_pool_spec(pool)
     requirements, limits = lanecost.pool_sizing(pool, spec)
     types, _ = wellknown.launchable(tuple(requirements))
@@ -361,11 +433,16 @@ def test_a_pools_canary_counts_against_the_pools_budget(tmp_path, amis):
     assert code == 1
     (found,) = [v for v in doc["violations"] if v["policy"] == "lane-cost-ceiling"]
     assert found["message"] == (
-        "karpenter nodepool 'gpu': its worst case, $8.12 an hour with its canary (gpu $6.496 an hour (4 x g5.4xlarge at "
-        "$1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4); gpu-canary $1.624 an hour (1 x g5.4xlarge at $1.624, "
-        "within limits.cpu 16 and limits.memory 59.1992Gi and limits.nvidia.com/gpu 1)), is over its budget of $7.00 an "
-        "hour (its max_hourly_usd, steady); lower limits.nvidia.com/gpu: 4 -> 3 (the pool's gpu_limit), for a worst case "
-        "of $4.872 an hour")
+        "karpenter nodepool 'gpu': its worst case, $8.12 an hour with its canary (gpu $6.496 an hour (4 x g5.4xlarge "
+        "at "
+        "$1.624, within limits.cpu 64 and limits.nvidia.com/gpu 4); gpu-canary $1.624 an hour (1 x g5.4xlarge at "
+        "$1.624, "
+        "within limits.cpu 16 and limits.memory 59.1992Gi and limits.nvidia.com/gpu 1)), is over its budget of $7.00 "
+        "an "
+        "hour (its max_hourly_usd, steady); lower limits.nvidia.com/gpu: 4 -> 3 (the pool's gpu_limit), for a worst "
+        "case "
+        "of $4.872 an hour"
+    )
 
 
 # ---- day 2: the limits and annotations reach a running canary in place -----------------------------------------
@@ -398,5 +475,8 @@ def test_a_running_canary_takes_its_new_limits_and_annotations_in_place(tmp_path
     assert code == 0, doc.get("violations")
     changed = {(r["type"], r["name"]): r["op"] for r in doc["resources"] if r["op"] != "same"}
     # every NodePool takes the annotation in place (the default workload pool's too); nothing is replaced
-    assert changed == {(NODEPOOL, "rack-gpu-canary-nodepool"): "update", (NODEPOOL, "rack-gpu-nodepool"): "update",
-                       (NODEPOOL, "rack-workload-nodepool"): "update"}, changed
+    assert changed == {
+        (NODEPOOL, "rack-gpu-canary-nodepool"): "update",
+        (NODEPOOL, "rack-gpu-nodepool"): "update",
+        (NODEPOOL, "rack-workload-nodepool"): "update",
+    }, changed

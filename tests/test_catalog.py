@@ -27,9 +27,16 @@ ARM = "ami-0fedcba9876543210"
 
 
 def entry(**fields: Any) -> dict[str, Any]:
-    base = {"id": X86, "name": "team-al2023-x86_64-v1", "description": "AL2023", "architecture": "x86_64",
-            "root_device_name": "/dev/xvda", "root_snapshot_gib": 30, "creation_date": "2026-11-01T00:00:00Z",
-            "owner_id": "111122223333"}
+    base = {
+        "id": X86,
+        "name": "team-al2023-x86_64-v1",
+        "description": "AL2023",
+        "architecture": "x86_64",
+        "root_device_name": "/dev/xvda",
+        "root_snapshot_gib": 30,
+        "creation_date": "2026-11-01T00:00:00Z",
+        "owner_id": "111122223333",
+    }
     return {**base, **fields}
 
 
@@ -86,19 +93,28 @@ def test_ids_are_unique(tmp_path):
 
 def test_unknown_keys_are_refused_not_ignored(tmp_path):
     assert refused(tmp_path, {"amis": [entry(root_snapshot_size=30)]}).endswith(
-        f"amis[0] ({X86}).root_snapshot_size: unknown key (did you mean root_snapshot_gib?)")
+        f"amis[0] ({X86}).root_snapshot_size: unknown key (did you mean root_snapshot_gib?)"
+    )
     assert refused(tmp_path, {"amis": [entry()], "ami": []}).endswith(": ami: unknown key (did you mean amis?)")
 
 
 def test_missing_fields_are_named_on_one_line(tmp_path):
     message = refused(tmp_path, {"amis": [{"id": X86}]})
-    assert message.endswith(f"amis[0] ({X86}): missing name, description, architecture, root_device_name, "
-                            "root_snapshot_gib, creation_date, owner_id")
+    assert message.endswith(
+        f"amis[0] ({X86}): missing name, description, architecture, root_device_name, "
+        "root_snapshot_gib, creation_date, owner_id"
+    )
 
 
 def test_yaml_types_that_are_not_text_get_a_hint(tmp_path):
-    message = refused(tmp_path, "amis:\n  - " + "\n    ".join(
-        f"{k}: {v}" for k, v in {**entry(), "owner_id": 111122223333, "creation_date": "2026-11-01"}.items()) + "\n")
+    message = refused(
+        tmp_path,
+        "amis:\n  - "
+        + "\n    ".join(
+            f"{k}: {v}" for k, v in {**entry(), "owner_id": 111122223333, "creation_date": "2026-11-01"}.items()
+        )
+        + "\n",
+    )
     assert f"amis[0] ({X86}).creation_date: expected text, got a date 2026-11-01 (quote it)" in message
     assert f"amis[0] ({X86}).owner_id: expected text, got a number 111122223333 (quote it)" in message
 
@@ -116,10 +132,15 @@ def test_a_key_given_twice_is_refused(tmp_path):
         ("amis: {}\n", "amis: expected a list of images, got a mapping {}"),
         ("x: &a [*a]\n", "nested deeper than any catalog"),
         ("amis: " + "[" * 40 + "]" * 40 + "\n", "nested deeper than any catalog"),
-        ("ebs_encryption_by_default: yes please\n", "ebs_encryption_by_default: expected true or false, got text 'yes please'"),
+        (
+            "ebs_encryption_by_default: yes please\n",
+            "ebs_encryption_by_default: expected true or false, got text 'yes please'",
+        ),
         ("ssm_parameters: {/a: ami-XYZ}\n", "ssm_parameters: /a: 'ami-XYZ' is not an AMI id"),
-        ("".join(f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10) if n else 'x'}]\n" for n in range(9)) + "amis: []\n",
-         "expands to more than 100,000 values through aliases"),  # an alias bomb: refused before it is built
+        (
+            "".join(f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10) if n else 'x'}]\n" for n in range(9)) + "amis: []\n",
+            "expands to more than 100,000 values through aliases",
+        ),  # an alias bomb: refused before it is built
         ("amis:\n  - id: !!bool maybe\n", "not valid YAML: a value does not fit its explicit tag"),
         ("amis:\n  - root_snapshot_gib: !!int ''\n", "not valid YAML: a value does not fit its explicit tag"),
     ],
@@ -138,12 +159,22 @@ def test_the_cli_exits_2_naming_the_file_and_field(tmp_path, capsys):
     path.write_text(yaml.safe_dump({"amis": [entry(root_snapshot_gib=-5)]}))
     assert main(["preview", "--stack", "dev", "--cwd", str(REPO), "--amis", str(path), "--no-policy"]) == 2
     err = capsys.readouterr().err
-    assert err == f"error: AMI catalog {path}: amis[0] ({X86}).root_snapshot_gib: must be a positive number of GiB (got -5)\n"
+    assert (
+        err
+        == f"error: AMI catalog {path}: amis[0] ({X86}).root_snapshot_gib: must be a positive number of GiB (got -5)\n"
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**6, 10**6), st.booleans(),
-                 st.text(max_size=8), st.none()))
+@given(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-(10**6), 10**6),
+        st.booleans(),
+        st.text(max_size=8),
+        st.none(),
+    )
+)
 def test_any_snapshot_value_is_kept_exactly_when_positive_and_finite(value):
     doc = {"amis": [entry(root_snapshot_gib=value)]}
     good = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
@@ -170,18 +201,34 @@ def test_any_id_is_kept_exactly_when_the_rule_takes_it(value):
 # ---- what the catalog answers -------------------------------------------------------------------------------
 
 
-CATALOG = Catalog.from_doc({
-    "amis": [
-        entry(),
-        entry(id=ARM, name="team-al2023-arm64-v1", architecture="arm64", creation_date="2026-11-02T00:00:00Z",
-              tags={"team": "ml"}),
-        entry(id="ami-0aaaaaaaaaaaaaaa2", name="team-al2023-x86_64-v2", creation_date="2026-11-03T00:00:00Z",
-              tags={"team": "ml"}, owner_alias="amazon"),
-        entry(id="ami-0aaaaaaaaaaaaaaa3", name="team-al2023-x86_64-v3", creation_date="2026-11-04T00:00:00Z",
-              deprecation_time="2026-11-05T00:00:00Z"),
-    ],
-    "ssm_parameters": {"/team/gpu/ami": ARM},
-})
+CATALOG = Catalog.from_doc(
+    {
+        "amis": [
+            entry(),
+            entry(
+                id=ARM,
+                name="team-al2023-arm64-v1",
+                architecture="arm64",
+                creation_date="2026-11-02T00:00:00Z",
+                tags={"team": "ml"},
+            ),
+            entry(
+                id="ami-0aaaaaaaaaaaaaaa2",
+                name="team-al2023-x86_64-v2",
+                creation_date="2026-11-03T00:00:00Z",
+                tags={"team": "ml"},
+                owner_alias="amazon",
+            ),
+            entry(
+                id="ami-0aaaaaaaaaaaaaaa3",
+                name="team-al2023-x86_64-v3",
+                creation_date="2026-11-04T00:00:00Z",
+                deprecation_time="2026-11-05T00:00:00Z",
+            ),
+        ],
+        "ssm_parameters": {"/team/gpu/ami": ARM},
+    }
+)
 
 
 def looked_up(**kwargs: Any) -> dict[str, Any]:
@@ -201,16 +248,22 @@ def test_get_ami_by_name_pattern_and_most_recent():
     deprecated images are left out unless asked for (EC2 ``IncludeDeprecated``)."""
     newest = looked_up(filters=[{"name": "name", "values": ["team-al2023-x86_64-*"]}], most_recent=True)
     assert newest == {"id": "ami-0aaaaaaaaaaaaaaa2", "architecture": "x86_64"}
-    deprecated = looked_up(filters=[{"name": "name", "values": ["team-al2023-x86_64-*"]}], most_recent=True,
-                           include_deprecated=True)
+    deprecated = looked_up(
+        filters=[{"name": "name", "values": ["team-al2023-x86_64-*"]}], most_recent=True, include_deprecated=True
+    )
     assert deprecated["id"] == "ami-0aaaaaaaaaaaaaaa3"
     with pytest.raises(Exception, match="more than one result"):
         looked_up(filters=[{"name": "name", "values": ["team-al2023-x86_64-*"]}])
 
 
 def test_get_ami_by_tags_architecture_and_owner():
-    assert looked_up(filters=[{"name": "tag:team", "values": ["ml"]}, {"name": "architecture", "values": ["arm64"]}])["id"] == ARM
-    assert looked_up(filters=[{"name": "tag-key", "values": ["team"]}], owners=["amazon"])["id"] == "ami-0aaaaaaaaaaaaaaa2"
+    assert (
+        looked_up(filters=[{"name": "tag:team", "values": ["ml"]}, {"name": "architecture", "values": ["arm64"]}])["id"]
+        == ARM
+    )
+    assert (
+        looked_up(filters=[{"name": "tag-key", "values": ["team"]}], owners=["amazon"])["id"] == "ami-0aaaaaaaaaaaaaaa2"
+    )
     with pytest.raises(Exception, match="Your query returned no results"):
         looked_up(filters=[{"name": "name", "values": ["team-*"]}], owners=["self"])  # the offline account owns none
     with pytest.raises(Exception, match="cannot filter images by 'platform-details'"):
@@ -232,13 +285,19 @@ def test_ssm_parameters():
 
 def test_the_most_recent_image_is_the_latest_moment_whatever_its_zone():
     """EC2's creationDate is UTC; a catalog may write another zone: 01:00+05:00 is 20:00 UTC the day before."""
-    catalog = Catalog.from_doc({"amis": [
-        entry(id="ami-0bbbbbbbbbbbbbbb1", name="zone-a", creation_date="2026-11-16T01:00:00+05:00"),
-        entry(id="ami-0bbbbbbbbbbbbbbb2", name="zone-b", creation_date="2026-11-15T22:00:00Z"),
-    ]})
+    catalog = Catalog.from_doc(
+        {
+            "amis": [
+                entry(id="ami-0bbbbbbbbbbbbbbb1", name="zone-a", creation_date="2026-11-16T01:00:00+05:00"),
+                entry(id="ami-0bbbbbbbbbbbbbbb2", name="zone-b", creation_date="2026-11-15T22:00:00Z"),
+            ]
+        }
+    )
 
     def program() -> None:
-        pulumi.export("id", aws.ec2.get_ami_output(filters=[{"name": "name", "values": ["zone-*"]}], most_recent=True).id)
+        pulumi.export(
+            "id", aws.ec2.get_ami_output(filters=[{"name": "name", "values": ["zone-*"]}], most_recent=True).id
+        )
 
     assert run_program(program, {"aws:region": "us-east-1"}, catalog).outputs["id"] == "ami-0bbbbbbbbbbbbbbb2"
 
@@ -255,8 +314,11 @@ def test_a_creation_date_needs_its_time_and_zone(tmp_path, value):
 def _catalog_blocks(path: Path) -> list[str]:
     import re
 
-    return [block for block in re.findall(r"^```yaml\n(.*?)^```", path.read_text(encoding="utf-8"), re.M | re.S)
-            if block.lstrip().startswith(("amis:", "# "))]
+    return [
+        block
+        for block in re.findall(r"^```yaml\n(.*?)^```", path.read_text(encoding="utf-8"), re.M | re.S)
+        if block.lstrip().startswith(("amis:", "# "))
+    ]
 
 
 def test_the_catalog_format_in_the_readme_and_docs_loads_and_shows_subnets(tmp_path):
@@ -273,18 +335,25 @@ def test_a_subnet_missing_from_the_catalog_shows_the_section_to_add(tmp_path, ca
     assert main(["preview", "--cwd", str(REPO), "--config", str(tmp_path / "Pulumi.s.yaml"), "--no-policy"]) == 2
     (error,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert error.endswith(
-        "rack:private_subnets_ids: subnet 'subnet-0a1b2c3d4e5f6071f' cannot be read in this region/account (no matching "
+        "rack:private_subnets_ids: subnet 'subnet-0a1b2c3d4e5f6071f' cannot be read in this region/account (no "
+        "matching "
         f"EC2 Subnet found (the offline catalog ({REPO / 'components' / 'offline' / 'amis.yaml'}) has no subnet "
         "subnet-0a1b2c3d4e5f6071f in us-east-1; give a catalog that has it with --amis FILE, YAML of the form "
-        "`subnets: {subnet-0123456789abcdef0: us-east-1a}`, described in docs/offline.md)); check that it exists here")
+        "`subnets: {subnet-0123456789abcdef0: us-east-1a}`, described in docs/offline.md)); check that it exists here"
+    )
     # the form shown is one the catalog reads
-    assert load(tmp_path, "subnets: {subnet-0123456789abcdef0: us-east-1a}").zone_of("subnet-0123456789abcdef0", "us-east-1")
+    assert load(tmp_path, "subnets: {subnet-0123456789abcdef0: us-east-1a}").zone_of(
+        "subnet-0123456789abcdef0", "us-east-1"
+    )
 
 
 def test_a_parameter_missing_from_the_catalog_shows_the_section_to_add():
     def missing() -> None:
         pulumi.export("value", aws.ssm.get_parameter_output(name="/nope").value)
 
-    with pytest.raises(Exception, match=r"has no such parameter \(give a catalog that has it with --amis FILE, YAML of "
-                                        r"the form `ssm_parameters: \{/aws/service/eks/optimized-ami/\.\.\.: ami-"):
+    with pytest.raises(
+        Exception,
+        match=r"has no such parameter \(give a catalog that has it with --amis FILE, YAML of "
+        r"the form `ssm_parameters: \{/aws/service/eks/optimized-ami/\.\.\.: ami-",
+    ):
         run_program(missing, {"aws:region": "us-east-1"}, CATALOG)

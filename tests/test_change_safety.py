@@ -62,15 +62,21 @@ GROUPS = [{"id": 1, "type": "g4dn.xlarge", "label": "gpu-inference", "min_size":
 
 def config(pools: list[dict[str, Any]] = POOLS, groups: list[dict[str, Any]] = GROUPS) -> dict[str, Any]:
     """The prod example (the rack creates its cluster and Karpenter) with these pools and node groups."""
-    return {**stack_config("prod"), "rack:cluster_name": "cs", "rack:additional_karpenter_nodepools_config": pools,
-            "rack:additional_node_groups_config": groups}
+    return {
+        **stack_config("prod"),
+        "rack:cluster_name": "cs",
+        "rack:additional_karpenter_nodepools_config": pools,
+        "rack:additional_node_groups_config": groups,
+    }
 
 
 @pytest.fixture(scope="module")
 def catalog_file(tmp_path_factory) -> Path:
     """The default catalog plus a newer build of the GPU image (what an ``ami_id`` bump points to)."""
     doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
-    newer = dict(next(a for a in doc["amis"] if a["id"] == GPU_AMI), id=NEW_AMI, creation_date="2026-11-29T08:00:00.000Z")
+    newer = dict(
+        next(a for a in doc["amis"] if a["id"] == GPU_AMI), id=NEW_AMI, creation_date="2026-11-29T08:00:00.000Z"
+    )
     doc["amis"].append(newer)
     doc["ebs_encryption_by_default"] = True  # so a node group may pin the (unencrypted) image too
     path = tmp_path_factory.mktemp("catalog") / "amis.yaml"
@@ -91,10 +97,27 @@ def write_stack(tmp_path: Path, values: dict[str, Any]) -> str:
     return str(path)
 
 
-def preview(tmp_path: Path, values: dict[str, Any], state: Path, catalog: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+def preview(
+    tmp_path: Path, values: dict[str, Any], state: Path, catalog: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
     out = tmp_path / "plan.json"
-    code = main(["preview", "--config", write_stack(tmp_path, values), "--cwd", str(REPO), "--amis", str(catalog),
-                 "--state", str(state), "--no-policy", "--json", str(out), *extra])
+    code = main(
+        [
+            "preview",
+            "--config",
+            write_stack(tmp_path, values),
+            "--cwd",
+            str(REPO),
+            "--amis",
+            str(catalog),
+            "--state",
+            str(state),
+            "--no-policy",
+            "--json",
+            str(out),
+            *extra,
+        ]
+    )
     return code, (json.loads(out.read_text()) if out.exists() else {})
 
 
@@ -123,7 +146,9 @@ def test_an_example_stack_against_its_own_export_is_all_same(stack, tmp_path):
         path = tmp_path / f"{secrets}.json"
         path.write_text(json.dumps(export))
         plan = make_plan(run, read_stack_export(path, PROJECT, stack))
-        assert {s.op for s in plan.steps} <= {"same", "read"}, [(s.urn, s.op, s.diff) for s in plan.steps if s.op not in ("same", "read")]
+        assert {s.op for s in plan.steps} <= {"same", "read"}, [
+            (s.urn, s.op, s.diff) for s in plan.steps if s.op not in ("same", "read")
+        ]
 
 
 def test_prod_against_its_own_export_through_the_cli(tmp_path, capsys):
@@ -193,7 +218,9 @@ def test_a_reordered_set_of_subnets_is_no_change(tmp_path):
     run = run_program(REPO, values, project=PROJECT, stack="prod")
     state = read_stack_export(write_export(run, tmp_path / "prod.json"), PROJECT, "prod")
     subnets = values["rack:private_subnets_ids"].split(",")
-    reordered = run_program(REPO, {**values, "rack:private_subnets_ids": ",".join(reversed(subnets))}, project=PROJECT, stack="prod")
+    reordered = run_program(
+        REPO, {**values, "rack:private_subnets_ids": ",".join(reversed(subnets))}, project=PROJECT, stack="prod"
+    )
     changed = [(s.type, s.op, s.diff) for s in make_plan(reordered, state).steps if s.op not in ("same", "read")]
     assert not [c for c in changed if c[0] in ("aws:eks/nodeGroup:NodeGroup", "aws:eks/cluster:Cluster")], changed
 
@@ -327,14 +354,17 @@ def _drop(resources: list[dict[str, Any]], gone: dict[str, Any]) -> None:
     resources.remove(gone)
     for res in resources:
         res["dependencies"] = [u for u in res.get("dependencies") or [] if u != gone["urn"]]
-        res["propertyDependencies"] = {k: [u for u in v if u != gone["urn"]]
-                                       for k, v in (res.get("propertyDependencies") or {}).items()}
+        res["propertyDependencies"] = {
+            k: [u for u in v if u != gone["urn"]] for k, v in (res.get("propertyDependencies") or {}).items()
+        }
 
 
 def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file):
     def edit(resources):
         _resource(resources, "aws:sqs/queue:Queue", "rack-karpenter-interruption")["inputs"]["fifoQueue"] = True
-        _resource(resources, "aws:cloudwatch/eventRule:EventRule", "rack-karpenter-health")["inputs"]["description"] = "old"
+        _resource(resources, "aws:cloudwatch/eventRule:EventRule", "rack-karpenter-health")["inputs"]["description"] = (
+            "old"
+        )
         _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")["inputs"]["path"] = "/old/"
         attachment = _resource(resources, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "rack-ng-1-cni")
         attachment["inputs"]["policyArn"] = "arn:aws:iam::aws:policy/Old"
@@ -366,9 +396,13 @@ def test_each_op_on_the_racks_resource_types(tmp_path, base_export, catalog_file
     assert code == 1
 
 
-def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_replaces_it(tmp_path, base_export, catalog_file):
+def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_replaces_it(
+    tmp_path, base_export, catalog_file
+):
     def content(resources):
-        _resource(resources, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["inputs"]["imageId"] = "ami-0123456789abcdef0"
+        _resource(resources, LAUNCH_TEMPLATE, "rack-ng-1-launch-template")["inputs"]["imageId"] = (
+            "ami-0123456789abcdef0"
+        )
 
     code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, content), catalog_file)
     assert code == 0
@@ -393,6 +427,7 @@ def test_a_launch_template_content_change_rolls_the_group_and_a_new_template_rep
 def test_a_replaced_node_role_replaces_its_group(tmp_path, base_export, catalog_file):
     """A role's path is ForceNew; the group's nodeRoleArn comes from the role, so it changes with the new
     role, and nodeRoleArn is ForceNew on a node group: the lane is replaced, and refused."""
+
     def moved(resources):
         _resource(resources, "aws:iam/role:Role", "rack-ng-1-role")["inputs"]["path"] = "/old/"
 
@@ -407,16 +442,27 @@ def test_a_replaced_node_role_replaces_its_group(tmp_path, base_export, catalog_
 def test_what_a_real_export_adds_is_no_change(tmp_path, base_export, catalog_file, capsys):
     """Ciphertext is unknown, never a change; a bridged provider's ``__defaults`` (an auto-name the
     program leaves out) and the engine's default providers are not the program's changes."""
+
     def encrypt(resources):
         role = _resource(resources, "aws:iam/role:Role", "rack-karpenter-node-role")
-        role["inputs"]["assumeRolePolicy"] = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
-                                              "ciphertext": "v1:AAAA"}
+        role["inputs"]["assumeRolePolicy"] = {
+            "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+            "ciphertext": "v1:AAAA",
+        }
         group = _resource(resources, NODEGROUP, "rack-ng-1")
         group["inputs"]["__defaults"] = ["nodeGroupName"]
         group["inputs"]["nodeGroupName"] = "rack-ng-1-4f3a2b1"
         stack = resources[0]["urn"].split("::pulumi:pulumi:Stack::")[0]
-        resources.insert(1, {"urn": f"{stack}::pulumi:providers:aws::default_7_12_0", "custom": True, "id": "0f3c",
-                             "type": "pulumi:providers:aws", "inputs": {"region": "us-east-1"}})
+        resources.insert(
+            1,
+            {
+                "urn": f"{stack}::pulumi:providers:aws::default_7_12_0",
+                "custom": True,
+                "id": "0f3c",
+                "type": "pulumi:providers:aws",
+                "inputs": {"region": "us-east-1"},
+            },
+        )
 
     code, doc = preview(tmp_path, config(), _edited(base_export, tmp_path, encrypt), catalog_file)
     assert code == 0 and set(doc["summary"]) <= {"same", "read"}
@@ -443,9 +489,15 @@ def test_a_lane_retained_on_delete_is_not_removed(tmp_path, base_export, catalog
     assert ops(plan)[(NODEPOOL, "rack-batch-nodepool")] == "delete" and verdicts(plan, "lane-removal") == []
     assert code == 0
     # the same in a `pulumi preview --json`: its oldState carries the option
-    step = {"op": "delete", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
-            "oldState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "retainOnDelete": True,
-                         "inputs": {"metadata": {"name": "batch"}}}}
+    step = {
+        "op": "delete",
+        "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+        "oldState": {
+            "type": "kubernetes:karpenter.sh/v1:NodePool",
+            "retainOnDelete": True,
+            "inputs": {"metadata": {"name": "batch"}},
+        },
+    }
     assert guard(_preview_file(tmp_path, {"steps": [step]})) == 0
     step["oldState"]["retainOnDelete"] = False
     assert guard(_preview_file(tmp_path, {"steps": [step]})) == 1
@@ -455,33 +507,61 @@ def test_deleting_karpenters_crd_or_scaling_a_group_to_zero_removes_lanes(tmp_pa
     # Kubernetes deletes every object of a deleted CustomResourceDefinition (every NodePool, and through
     # their owner references every NodeClaim); a managed node group's desiredSize set to 0 is an in-place
     # update that terminates all its nodes together (terraform-provider-aws: desired_size, IntAtLeast(0))
-    crd = {"op": "delete", "urn": f"{P}kubernetes:helm.sh/v4:Chart$kubernetes:apiextensions.k8s.io/v1:"
-                                  "CustomResourceDefinition::karpenter-crd:nodepools.karpenter.sh",
-           "oldState": {"type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
-                        "inputs": {"metadata": {"name": "nodepools.karpenter.sh"}}}}
+    crd = {
+        "op": "delete",
+        "urn": f"{P}kubernetes:helm.sh/v4:Chart$kubernetes:apiextensions.k8s.io/v1:"
+        "CustomResourceDefinition::karpenter-crd:nodepools.karpenter.sh",
+        "oldState": {
+            "type": "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+            "inputs": {"metadata": {"name": "nodepools.karpenter.sh"}},
+        },
+    }
     assert guard(_preview_file(tmp_path, {"steps": [crd]})) == 1
     assert "the CustomResourceDefinition nodepools.karpenter.sh is deleted" in capsys.readouterr().out
-    scaled = {"op": "update", "urn": GROUP_URN, "detailedDiff": {"scalingConfig.desiredSize": {"kind": "UPDATE"}},
-              "oldState": {"type": "aws:eks/nodeGroup:NodeGroup", "inputs": {"scalingConfig": {"desiredSize": 4, "maxSize": 6}}},
-              "newState": {"type": "aws:eks/nodeGroup:NodeGroup", "inputs": {"scalingConfig": {"desiredSize": 0, "maxSize": 6}}}}
+    scaled = {
+        "op": "update",
+        "urn": GROUP_URN,
+        "detailedDiff": {"scalingConfig.desiredSize": {"kind": "UPDATE"}},
+        "oldState": {
+            "type": "aws:eks/nodeGroup:NodeGroup",
+            "inputs": {"scalingConfig": {"desiredSize": 4, "maxSize": 6}},
+        },
+        "newState": {
+            "type": "aws:eks/nodeGroup:NodeGroup",
+            "inputs": {"scalingConfig": {"desiredSize": 0, "maxSize": 6}},
+        },
+    }
     assert guard(_preview_file(tmp_path, {"steps": [scaled]})) == 1
     assert "its managed node group is scaled to zero (desiredSize 4 -> 0)" in capsys.readouterr().out
     scaled["newState"]["inputs"]["scalingConfig"]["desiredSize"] = 2
     assert guard(_preview_file(tmp_path, {"steps": [scaled]})) == 0
 
 
-@pytest.mark.parametrize("path, words", [
-    ("spec.template.spec.expireAfter", "its NodePool template changes spec.template.spec.expireAfter, so Karpenter "
-                                       "marks every node of the pool drifted"),
-    ("spec.template.spec.requirements[1].values[0]", "its NodePool requirements change, so Karpenter marks drifted "
-                                                     "every node whose labels they no longer allow"),
-], ids=["expire-after", "requirements"])
+@pytest.mark.parametrize(
+    "path, words",
+    [
+        (
+            "spec.template.spec.expireAfter",
+            "its NodePool template changes spec.template.spec.expireAfter, so Karpenter "
+            "marks every node of the pool drifted",
+        ),
+        (
+            "spec.template.spec.requirements[1].values[0]",
+            "its NodePool requirements change, so Karpenter marks drifted every node whose labels they no longer allow",
+        ),
+    ],
+    ids=["expire-after", "requirements"],
+)
 def test_what_karpenter_drifts_a_pool_on_is_a_rollout(tmp_path, capsys, path, words):
     # karpenter NodePool.Hash covers the template (expireAfter, terminationGracePeriod) but not its
     # requirements, which drift on their own (RequirementsDrifted): only nodes they no longer allow
-    step = {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "detailedDiff": {path: {"kind": "UPDATE"}},
-            "oldState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}},
-            "newState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}}}
+    step = {
+        "op": "update",
+        "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+        "detailedDiff": {path: {"kind": "UPDATE"}},
+        "oldState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}},
+        "newState": {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {"metadata": {"name": "batch"}}},
+    }
     assert guard(_preview_file(tmp_path, {"steps": [step]})) == 0
     assert words in capsys.readouterr().out
 
@@ -491,10 +571,20 @@ def test_a_pools_taints_in_a_new_order_are_no_drift(tmp_path, capsys):
     taints = [{"key": "a", "value": "1", "effect": "NoSchedule"}, {"key": "b", "value": "2", "effect": "NoSchedule"}]
 
     def step(new: list[dict[str, str]]) -> dict[str, Any]:
-        state = lambda items: {"type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {  # noqa: E731
-            "metadata": {"name": "ml"}, "spec": {"template": {"spec": {"taints": items}}}}}
-        return {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::ml", "oldState": state(taints),
-                "newState": state(new), "detailedDiff": {"spec.template.spec.taints[0].key": {"kind": "UPDATE"}}}
+        state = lambda items: {  # noqa: E731
+            "type": "kubernetes:karpenter.sh/v1:NodePool",
+            "inputs": {
+                "metadata": {"name": "ml"},
+                "spec": {"template": {"spec": {"taints": items}}},
+            },
+        }
+        return {
+            "op": "update",
+            "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::ml",
+            "oldState": state(taints),
+            "newState": state(new),
+            "detailedDiff": {"spec.template.spec.taints[0].key": {"kind": "UPDATE"}},
+        }
 
     assert guard(_preview_file(tmp_path, {"steps": [step(list(reversed(taints)))]})) == 0
     assert "lane-rollout" not in capsys.readouterr().out
@@ -529,7 +619,9 @@ def test_guard_advises_on_an_ami_rollout_with_the_budgets_in_effect(tmp_path):
     by_lane = {v["lane"]: v for v in json.loads(out.read_text())["violations"]}
     assert set(by_lane) == {"gpu", "gpu-inference"} and {v["level"] for v in by_lane.values()} == {"advisory"}
     assert "10% of the pool's nodes at a time (rounded up; Karpenter's default budget)" in by_lane["gpu"]["message"]
-    assert "4 nodes" in by_lane["gpu-inference"]["message"] and "1 node at a time" in by_lane["gpu-inference"]["message"]
+    assert (
+        "4 nodes" in by_lane["gpu-inference"]["message"] and "1 node at a time" in by_lane["gpu-inference"]["message"]
+    )
 
 
 def test_guard_reads_the_update_config_of_a_group(tmp_path):
@@ -560,8 +652,9 @@ def test_guard_uses_a_pools_drift_budget(tmp_path):
     """Budgets limited to other reasons do not bound drift; a Drifted one does."""
     doc = json.loads((FIXTURES / "ami-bump.json").read_text())
     pool = next(s for s in doc["steps"] if s["op"] == "same")
-    pool["newState"]["inputs"]["spec"]["disruption"] = {"budgets": [
-        {"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "3", "reasons": ["Drifted", "Empty"]}]}
+    pool["newState"]["inputs"]["spec"]["disruption"] = {
+        "budgets": [{"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "3", "reasons": ["Drifted", "Empty"]}]
+    }
     path = tmp_path / "preview.json"
     path.write_text(json.dumps(doc))
     out = tmp_path / "verdicts.json"
@@ -570,13 +663,23 @@ def test_guard_uses_a_pools_drift_budget(tmp_path):
     assert "3 nodes at a time (the pool's disruption budget)" in advice["message"]
 
 
-@pytest.mark.parametrize("budgets, words", [
-    ([{"nodes": "0", "reasons": ["Underutilized"]}], "all the pool's nodes at once (its disruption budgets do not cover drift"),
-    ([], "all the pool's nodes at once (its disruption budgets do not cover drift"),
-    ([{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
-     "0 nodes (while its schedule '0 9 * * mon-fri' is active for 8h) at a time (the pool's disruption budget); outside "
-     "its schedules, all the pool's nodes at once"),
-], ids=["other-reasons", "empty", "scheduled"])
+@pytest.mark.parametrize(
+    "budgets, words",
+    [
+        (
+            [{"nodes": "0", "reasons": ["Underutilized"]}],
+            "all the pool's nodes at once (its disruption budgets do not cover drift",
+        ),
+        ([], "all the pool's nodes at once (its disruption budgets do not cover drift"),
+        (
+            [{"nodes": "0", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
+            "0 nodes (while its schedule '0 9 * * mon-fri' is active for 8h) at a time (the pool's disruption budget); "
+            "outside "
+            "its schedules, all the pool's nodes at once",
+        ),
+    ],
+    ids=["other-reasons", "empty", "scheduled"],
+)
 def test_budgets_that_do_not_bound_drift_say_so(tmp_path, budgets, words):
     # karpenter GetAllowedDisruptionsByReason starts from no limit and takes the least of the budgets that
     # apply to the reason and are active; the CRD's 10% default only fills in budgets left out
@@ -618,27 +721,45 @@ def test_a_bad_state_file_exits_2_naming_the_file_and_the_problem(tmp_path, caps
     assert "newer than this tool" in _state_error(tmp_path, capsys, _export([], version=5))
     assert "version 3.0 is not a deployment version" in _state_error(tmp_path, capsys, _export([], version=3.0))
     assert "features this tool does not know: fancy" in _state_error(
-        tmp_path, capsys, _export([], version=4, features=["hooks", "fancy"]))
+        tmp_path, capsys, _export([], version=4, features=["hooks", "fancy"])
+    )
     assert "no version and deployment" in _state_error(tmp_path, capsys, json.dumps({"resources": []}))
     assert "`pulumi preview --json` output" in _state_error(tmp_path, capsys, json.dumps({"steps": []}))
     assert "the whole deployment is a string" in _state_error(
-        tmp_path, capsys, json.dumps({"version": 3, "deployment": "v1:ZW5jcnlwdGVk"}))
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": "v1:ZW5jcnlwdGVk"})
+    )
     other = STACK_URN.replace("dev::", "prod::")
     err = _state_error(tmp_path, capsys, _export([{"urn": other, "custom": False, "type": "pulumi:pulumi:Stack"}]))
     assert "belongs to stack 'prod' of project 'mixed-os-racks', not stack 'dev'" in err
-    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN.replace("::mixed-os-racks::", "::other::"),
-                                                   "custom": False, "type": "pulumi:pulumi:Stack"}]))
+    err = _state_error(
+        tmp_path,
+        capsys,
+        _export(
+            [
+                {
+                    "urn": STACK_URN.replace("::mixed-os-racks::", "::other::"),
+                    "custom": False,
+                    "type": "pulumi:pulumi:Stack",
+                }
+            ]
+        ),
+    )
     assert "of project 'other'" in err
     assert "is not a Pulumi URN" in _state_error(tmp_path, capsys, _export([{"urn": "arn:aws:x", "type": "t"}]))
     secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
-    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack",
-                                                   "inputs": {"x": secret}}]))
+    err = _state_error(
+        tmp_path,
+        capsys,
+        _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack", "inputs": {"x": secret}}]),
+    )
     assert "inputs.x: a secret value with neither ciphertext nor plaintext" in err
 
 
 def test_a_version_4_export_with_known_features_is_read(tmp_path):
     path = tmp_path / "state.json"
-    path.write_text(_export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}], version=4, features=["hooks"]))
+    path.write_text(
+        _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}], version=4, features=["hooks"])
+    )
     state = read_stack_export(path, "mixed-os-racks", "dev")
     assert state.version == 4 and [r.type for r in state.resources] == ["pulumi:pulumi:Stack"]
 
@@ -655,20 +776,34 @@ MISSING = "urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::gone"
 
 
 def _linked(**queue: Any) -> list[dict[str, Any]]:
-    return [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"},
-            {"urn": AWS, "custom": True, "type": "pulumi:providers:aws", "id": "p-1"},
-            {"urn": TOPIC, "custom": True, "type": "aws:sns/topic:Topic", "id": "t", "provider": f"{AWS}::p-1"},
-            {"urn": QUEUE, "custom": True, "type": "aws:sqs/queue:Queue", "id": "q", "parent": STACK_URN,
-             "provider": f"{AWS}::p-1", "dependencies": [TOPIC], "inputs": {"name": "q"}, **queue}]
+    return [
+        {"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"},
+        {"urn": AWS, "custom": True, "type": "pulumi:providers:aws", "id": "p-1"},
+        {"urn": TOPIC, "custom": True, "type": "aws:sns/topic:Topic", "id": "t", "provider": f"{AWS}::p-1"},
+        {
+            "urn": QUEUE,
+            "custom": True,
+            "type": "aws:sqs/queue:Queue",
+            "id": "q",
+            "parent": STACK_URN,
+            "provider": f"{AWS}::p-1",
+            "dependencies": [TOPIC],
+            "inputs": {"name": "q"},
+            **queue,
+        },
+    ]
 
 
-@pytest.mark.parametrize("field, value, key", [
-    ("parent", MISSING, "parent"),
-    ("dependencies", [TOPIC, MISSING], "dependencies[1]"),
-    ("propertyDependencies", {"name": [TOPIC], "policy": [MISSING]}, "propertyDependencies.policy[0]"),
-    ("deletedWith", MISSING, "deletedWith"),
-    ("replaceWith", [MISSING], "replaceWith[0]"),
-])
+@pytest.mark.parametrize(
+    "field, value, key",
+    [
+        ("parent", MISSING, "parent"),
+        ("dependencies", [TOPIC, MISSING], "dependencies[1]"),
+        ("propertyDependencies", {"name": [TOPIC], "policy": [MISSING]}, "propertyDependencies.policy[0]"),
+        ("deletedWith", MISSING, "deletedWith"),
+        ("replaceWith", [MISSING], "replaceWith[0]"),
+    ],
+)
 def test_a_state_naming_a_resource_it_lacks_is_refused(tmp_path, capsys, field, value, key):
     err = _state_error(tmp_path, capsys, _export(_linked(**{field: value})))
     assert f"deployment.resources[3].{key}: {MISSING} is not a resource of the state ({QUEUE} names it" in err, err
@@ -690,7 +825,9 @@ def test_resources_naming_each_other_round_a_cycle_are_refused(tmp_path, capsys)
     resources = _linked(propertyDependencies={"name": [TOPIC]})
     resources[2]["deletedWith"] = QUEUE
     err = _state_error(tmp_path, capsys, _export(resources))
-    assert f"the resources it names form a cycle: {TOPIC} (deletedWith) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err, err
+    assert (
+        f"the resources it names form a cycle: {TOPIC} (deletedWith) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err
+    ), err
 
 
 def test_the_order_of_the_resources_is_not_checked(tmp_path):
@@ -714,8 +851,9 @@ UNKNOWN_ID = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 def test_an_empty_urn_among_the_references_is_no_reference(tmp_path):
     path = tmp_path / "state.json"
-    path.write_text(_export(_linked(dependencies=["", TOPIC], propertyDependencies={"name": ["", TOPIC]},
-                                    replaceWith=[""])))
+    path.write_text(
+        _export(_linked(dependencies=["", TOPIC], propertyDependencies={"name": ["", TOPIC]}, replaceWith=[""]))
+    )
     assert read_stack_export(path).resources[-1].dependencies == ["", TOPIC]
 
 
@@ -742,7 +880,9 @@ def test_a_replacement_stopped_midway_may_leave_the_new_copy_naming_what_names_t
     state = read_stack_export(path)
     assert [r.name for r in state.resources][-1] == "q" and [r.id for r in state.pending_deletes] == ["q-old"]
     err = _state_error(tmp_path, capsys, _export([stack, aws, topic, queue]))
-    assert f"the resources it names form a cycle: {TOPIC} (dependencies[0]) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err, err
+    assert (
+        f"the resources it names form a cycle: {TOPIC} (dependencies[0]) -> {QUEUE} (dependencies[0]) -> {TOPIC}" in err
+    ), err
 
 
 def test_the_provider_of_a_resource_pending_replacement_is_no_link_of_a_cycle(tmp_path, capsys):
@@ -761,10 +901,13 @@ def test_a_cycle_of_many_resources_is_named_in_a_few_lines(tmp_path, capsys):
     urns = [f"urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::q{n}" for n in range(count)]
     resources = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}] + [
         {"urn": urn, "custom": False, "type": "aws:sqs/queue:Queue", "dependencies": [urns[(n + 1) % count]]}
-        for n, urn in enumerate(urns)]
+        for n, urn in enumerate(urns)
+    ]
     err = _state_error(tmp_path, capsys, _export(resources))
-    assert (f"deployment.resources[1]: {urns[0]}: the resources it names form a cycle: {urns[0]} (dependencies[0]) -> "
-            f"{urns[1]} (dependencies[0])") in err, err
+    assert (
+        f"deployment.resources[1]: {urns[0]}: the resources it names form a cycle: {urns[0]} (dependencies[0]) -> "
+        f"{urns[1]} (dependencies[0])"
+    ) in err, err
     assert f"... ({count - 6} more) -> {urns[0]} (pulumi writes each resource after those it names" in err, err
     assert len(err) < 2000
 
@@ -772,16 +915,25 @@ def test_a_cycle_of_many_resources_is_named_in_a_few_lines(tmp_path, capsys):
 def test_a_huge_urn_is_cut_short_in_the_message_that_names_it(tmp_path, capsys):
     huge = "urn:pulumi:dev::mixed-os-racks::aws:sqs/queue:Queue::" + "x" * 10_000_000
     err = _state_error(tmp_path, capsys, _export(_linked(dependencies=[huge])))
-    assert f"deployment.resources[3].dependencies[0]: {huge[:200]}...({len(huge)} characters) is not a resource of the " \
-           f"state ({QUEUE} names it" in err and len(err) < 1000, err[:2000]
+    assert (
+        f"deployment.resources[3].dependencies[0]: {huge[:200]}...({len(huge)} characters) is not a resource of the "
+        f"state ({QUEUE} names it"
+        in err
+        and len(err) < 1000
+    ), err[:2000]
     key = "k" * 10_000_000
     err = _state_error(tmp_path, capsys, _export(_linked(propertyDependencies={key: [MISSING]})))
-    assert f"deployment.resources[3].propertyDependencies.{key[:60]}...({len(key)} characters)[0]: {MISSING} is not a " \
-           f"resource" in err and len(err) < 1000, err[:2000]
+    assert (
+        f"deployment.resources[3].propertyDependencies.{key[:60]}...({len(key)} characters)[0]: {MISSING} is not a "
+        f"resource"
+        in err
+        and len(err) < 1000
+    ), err[:2000]
 
 
 # ---- numbers past a float's range -------------------------------------------------------------------------------
 # Go's encoding/json (the CLI's) refuses a number a float64 cannot hold; Python's json reads 1e400 as inf.
+
 
 @pytest.mark.parametrize("number", ["1e400", "-2.5e309", "1" + "0" * 400])
 def test_a_state_with_a_number_past_a_floats_range_is_refused_naming_the_key(tmp_path, capsys, number):
@@ -797,7 +949,9 @@ def test_a_preview_with_a_number_past_a_floats_range_is_refused_naming_the_key(t
     err = capsys.readouterr().err
     assert f"{path}: steps[0].newState.inputs.n[1]: 1e400 is not a finite number" in err and "Traceback" not in err, err
     lines = tmp_path / "events.json"  # a streaming preview: one engine event a line
-    lines.write_text('{"sequence": 0, "preludeEvent": {}}\n{"sequence": 1, "summaryEvent": {"resourceChanges": {"same": 1e999}}}\n')
+    lines.write_text(
+        '{"sequence": 0, "preludeEvent": {}}\n{"sequence": 1, "summaryEvent": {"resourceChanges": {"same": 1e999}}}\n'
+    )
     assert guard(str(lines)) == 2
     assert "line 2: summaryEvent.resourceChanges.same: 1e999 is not a finite number" in capsys.readouterr().err
 
@@ -806,8 +960,10 @@ def test_a_number_past_a_floats_range_under_a_huge_key_is_named_in_a_line(tmp_pa
     key = "k" * 1_000_000
     text = _export(_linked(inputs={"name": "q", key: [{"size": 0}]})).replace('"size": 0', '"size": 1e400')
     err = _state_error(tmp_path, capsys, text)
-    assert f"deployment.resources[3].inputs.{key[:60]}...(1000000 characters)[0].size: 1e400 is not a finite number" \
-           in err and len(err) < 1000, err[:2000]
+    assert (
+        f"deployment.resources[3].inputs.{key[:60]}...(1000000 characters)[0].size: 1e400 is not a finite number" in err
+        and len(err) < 1000
+    ), err[:2000]
 
 
 def test_a_huge_key_over_many_values_is_read_in_little_memory(tmp_path):
@@ -816,15 +972,24 @@ def test_a_huge_key_over_many_values_is_read_in_little_memory(tmp_path):
     key = "k" * 1_000_000
     inputs = {key: {f"a{n}": 0 for n in range(10_000)}}
     path = tmp_path / "preview.json"
-    path.write_text(json.dumps({"steps": [{"op": "same", "urn": QUEUE,
-                                           "newState": {"type": "aws:sqs/queue:Queue", "inputs": inputs}}]}))
+    path.write_text(
+        json.dumps(
+            {"steps": [{"op": "same", "urn": QUEUE, "newState": {"type": "aws:sqs/queue:Queue", "inputs": inputs}}]}
+        )
+    )
 
     def two_gigabytes() -> None:
         import resource
+
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    done = subprocess.run([sys.executable, "-m", "mixed_os_racks", "guard", str(path)], capture_output=True, text=True,
-                          preexec_fn=two_gigabytes, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mixed_os_racks", "guard", str(path)],
+        capture_output=True,
+        text=True,
+        preexec_fn=two_gigabytes,
+        timeout=300,
+    )
     assert done.returncode == 0 and "No lane is removed or rolled." in done.stdout, done.stderr[-2000:]
 
 
@@ -836,21 +1001,51 @@ def test_a_huge_key_over_many_values_is_read_in_little_memory(tmp_path):
 # a year that is not four digits, a day its month lacks, and a zone written +0000 or +00. (Checked by running Go's
 # reader on each case; the zone limits read from the current standard library, which added them after Go 1.19.)
 
-@pytest.mark.parametrize("when", ["2026-01-02T03:04:05+0000", "2026-W01-1T03:04:05Z", "2026-01-02t03:04:05Z",
-                                  "2026-01-02T03:04:05z", "2026-01-02T03:04Z", "2026-02-30T03:04:05Z",
-                                  "2026-01-02T03:04:05\u0661Z", "2026-01-02T03:04:60Z", "2026-01-02T24:00:00Z",
-                                  "2026-01-02T03:04:05+25:00", "2026-01-02T03:04:05+00:61", "10000-01-02T03:04:05Z",
-                                  "999-01-02T03:04:05Z", "2026-01-02T03:04:05+-1:00", "2026-01-02T03:04:05.Z",
-                                  "2026-01-02T03:4:05Z", "2026-02-29T03:04:05Z"])
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2026-01-02T03:04:05+0000",
+        "2026-W01-1T03:04:05Z",
+        "2026-01-02t03:04:05Z",
+        "2026-01-02T03:04:05z",
+        "2026-01-02T03:04Z",
+        "2026-02-30T03:04:05Z",
+        "2026-01-02T03:04:05\u0661Z",
+        "2026-01-02T03:04:60Z",
+        "2026-01-02T24:00:00Z",
+        "2026-01-02T03:04:05+25:00",
+        "2026-01-02T03:04:05+00:61",
+        "10000-01-02T03:04:05Z",
+        "999-01-02T03:04:05Z",
+        "2026-01-02T03:04:05+-1:00",
+        "2026-01-02T03:04:05.Z",
+        "2026-01-02T03:4:05Z",
+        "2026-02-29T03:04:05Z",
+    ],
+)
 def test_a_time_go_cannot_read_makes_the_state_unreadable(tmp_path, capsys, when):
     err = _state_error(tmp_path, capsys, _export(_linked(modified=json.loads(f'"{when}"'))))
     assert "deployment.resources[3].modified: must be a time as pulumi writes it (RFC 3339)" in err, err
 
 
-@pytest.mark.parametrize("when", ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.123456789-07:00", "2026-01-02T03:04:05.1234567891+00:00",
-                                  "2026-01-02T03:04:05,5Z", "2026-01-02T3:04:05Z", "2026-01-02T03:04:05+24:00",
-                                  "2026-01-02T03:04:05-23:60", "0000-02-29T00:00:00Z", "0999-01-02T03:04:05Z",
-                                  "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59.5-01:00", "2024-02-29T03:04:05Z"])
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2026-01-02T03:04:05Z",
+        "2026-01-02T03:04:05.123456789-07:00",
+        "2026-01-02T03:04:05.1234567891+00:00",
+        "2026-01-02T03:04:05,5Z",
+        "2026-01-02T3:04:05Z",
+        "2026-01-02T03:04:05+24:00",
+        "2026-01-02T03:04:05-23:60",
+        "0000-02-29T00:00:00Z",
+        "0999-01-02T03:04:05Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59.5-01:00",
+        "2024-02-29T03:04:05Z",
+    ],
+)
 def test_a_time_go_reads_is_read(tmp_path, when):
     path = tmp_path / "state.json"
     path.write_text(_export(_linked(modified=when, created=when)))
@@ -874,7 +1069,9 @@ def test_a_bad_preview_file_exits_2_naming_the_file_and_the_problem(tmp_path, ca
     assert "steps[0]: urn 'x' is not a Pulumi URN" in error(json.dumps({"steps": [{"op": "same", "urn": "x"}]}))
     mixed = [{"op": "same", "urn": STACK_URN}, {"op": "same", "urn": STACK_URN.replace("dev::", "prod::")}]
     assert "mixes stacks" in error(json.dumps({"steps": mixed}))
-    assert "detailedDiff: must be null or an object" in error(json.dumps({"steps": [{"op": "same", "urn": STACK_URN, "detailedDiff": []}]}))
+    assert "detailedDiff: must be null or an object" in error(
+        json.dumps({"steps": [{"op": "same", "urn": STACK_URN, "detailedDiff": []}]})
+    )
     missing = tmp_path / "missing.json"
     assert guard(str(missing)) == 2 and f"{missing}: no such file" in capsys.readouterr().err
 
@@ -894,26 +1091,67 @@ def test_the_mixed_os_racks_command_is_the_cli_with_guard():
     target = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]["mixed-os-racks"]
     module, attr = target.split(":")
     assert callable(getattr(importlib.import_module(module), attr))
-    script = subprocess.run([sys.executable, "-c", f"import sys; from {module} import {attr}; "
-                             f"sys.argv = ['mixed-os-racks', 'guard', {str(FIXTURES / 'pool-removed.json')!r}]; {attr}()"],
-                            capture_output=True, text=True, timeout=120)
+    script = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; from {module} import {attr}; "
+            f"sys.argv = ['mixed-os-racks', 'guard', {str(FIXTURES / 'pool-removed.json')!r}]; {attr}()",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert script.returncode == 1 and "lane-removal" in script.stdout, script.stderr
-    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "guard", str(FIXTURES / "pool-removed.json")],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mixed_os_racks.offline", "guard", str(FIXTURES / "pool-removed.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "lane-removal" in proc.stdout
 
 
 # ---- hostile files: an error, never a traceback -----------------------------------------------------------
 
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["gpu", "10%", "Drifted"]))
-_json = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(st.sampled_from(
-                                                           ["metadata", "name", "spec", "template", "nodeClassRef",
-                                                            "disruption", "budgets", "nodes", "reasons", "labels",
-                                                            "scalingConfig", "desiredSize", "updateConfig", "parent",
-                                                            "inputs", "propertyDependencies", "launchTemplate"]),
-                                                           inner, max_size=4)), max_leaves=12)
-_types = st.sampled_from([NODEPOOL, NODECLASS, NODEGROUP, LAUNCH_TEMPLATE, "eks:index:ManagedNodeGroup", "pulumi:pulumi:Stack"])
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8), st.sampled_from(["gpu", "10%", "Drifted"])
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "metadata",
+                    "name",
+                    "spec",
+                    "template",
+                    "nodeClassRef",
+                    "disruption",
+                    "budgets",
+                    "nodes",
+                    "reasons",
+                    "labels",
+                    "scalingConfig",
+                    "desiredSize",
+                    "updateConfig",
+                    "parent",
+                    "inputs",
+                    "propertyDependencies",
+                    "launchTemplate",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
+_types = st.sampled_from(
+    [NODEPOOL, NODECLASS, NODEGROUP, LAUNCH_TEMPLATE, "eks:index:ManagedNodeGroup", "pulumi:pulumi:Stack"]
+)
 
 
 @st.composite
@@ -921,14 +1159,34 @@ def _preview_docs(draw):
     steps = []
     for n in range(draw(st.integers(0, 4))):
         type_ = draw(_types)
-        step = {"op": draw(st.sampled_from(["same", "update", "replace", "delete", "create-replacement", "delete-replaced"])),
-                "urn": f"urn:pulumi:dev::p::{type_}::r{n % 2}", "detailedDiff": draw(st.one_of(st.none(), st.dictionaries(
-                    st.sampled_from(["spec.amiSelectorTerms[0].id", "launchTemplate.version", "instanceTypes[0]"]), _json, max_size=2)))}
+        step = {
+            "op": draw(
+                st.sampled_from(["same", "update", "replace", "delete", "create-replacement", "delete-replaced"])
+            ),
+            "urn": f"urn:pulumi:dev::p::{type_}::r{n % 2}",
+            "detailedDiff": draw(
+                st.one_of(
+                    st.none(),
+                    st.dictionaries(
+                        st.sampled_from(["spec.amiSelectorTerms[0].id", "launchTemplate.version", "instanceTypes[0]"]),
+                        _json,
+                        max_size=2,
+                    ),
+                )
+            ),
+        }
         for key in ("oldState", "newState"):
             if draw(st.booleans()):
-                step[key] = draw(st.dictionaries(st.sampled_from(["inputs", "parent", "propertyDependencies", "type"]), _json, max_size=3))
+                step[key] = draw(
+                    st.dictionaries(
+                        st.sampled_from(["inputs", "parent", "propertyDependencies", "type"]), _json, max_size=3
+                    )
+                )
         steps.append(step)
-    return {"steps": steps, "changeSummary": draw(st.dictionaries(st.sampled_from(["same", "update"]), st.integers(0, 3)))}
+    return {
+        "steps": steps,
+        "changeSummary": draw(st.dictionaries(st.sampled_from(["same", "update"]), st.integers(0, 3))),
+    }
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -946,9 +1204,24 @@ def test_any_preview_json_is_judged_or_refused(tmp_path, doc):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(resources=st.lists(st.fixed_dictionaries({"type": _types}, optional={
-    "inputs": _json, "outputs": _json, "parent": _json, "id": _json, "ignoreChanges": _json,
-    "propertyDependencies": _json, "custom": _json, "delete": _json}), max_size=4))
+@given(
+    resources=st.lists(
+        st.fixed_dictionaries(
+            {"type": _types},
+            optional={
+                "inputs": _json,
+                "outputs": _json,
+                "parent": _json,
+                "id": _json,
+                "ignoreChanges": _json,
+                "propertyDependencies": _json,
+                "custom": _json,
+                "delete": _json,
+            },
+        ),
+        max_size=4,
+    )
+)
 def test_any_stack_export_is_read_or_refused(tmp_path, resources):
     for n, res in enumerate(resources):
         res["urn"] = f"urn:pulumi:dev::mixed-os-racks::{res['type']}::r{n}"
@@ -973,8 +1246,9 @@ def _preview_file(tmp_path: Path, doc: dict[str, Any]) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("parents", [{GROUP_URN: COMPONENT_URN, COMPONENT_URN: GROUP_URN}, {GROUP_URN: GROUP_URN}],
-                         ids=["two", "itself"])
+@pytest.mark.parametrize(
+    "parents", [{GROUP_URN: COMPONENT_URN, COMPONENT_URN: GROUP_URN}, {GROUP_URN: GROUP_URN}], ids=["two", "itself"]
+)
 def test_parents_in_a_cycle_are_refused_not_walked_for_ever(tmp_path, capsys, parents):
     steps = [{"op": "delete", "urn": urn, "oldState": {"parent": parent}} for urn, parent in parents.items()]
     assert guard(_preview_file(tmp_path, {"steps": steps})) == 2
@@ -982,8 +1256,14 @@ def test_parents_in_a_cycle_are_refused_not_walked_for_ever(tmp_path, capsys, pa
     assert err.startswith(f"error: {tmp_path / 'preview.json'}: {GROUP_URN}: its parents form a cycle: {GROUP_URN} -> ")
     # the same in a stack export
     resources = [{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}] + [
-        {"urn": u.replace("prod::", "dev::"), "custom": False, "type": u.split("::")[2].rsplit("$", 1)[-1],
-         "parent": p.replace("prod::", "dev::")} for u, p in parents.items()]
+        {
+            "urn": u.replace("prod::", "dev::"),
+            "custom": False,
+            "type": u.split("::")[2].rsplit("$", 1)[-1],
+            "parent": p.replace("prod::", "dev::"),
+        }
+        for u, p in parents.items()
+    ]
     assert "its parents form a cycle" in _state_error(tmp_path, capsys, _export(resources))
 
 
@@ -996,8 +1276,14 @@ def test_a_parent_chain_deeper_than_pythons_recursion_limit_is_walked(tmp_path, 
         parent, type_ = STACK_URN, "pulumi:pulumi:Stack"
         for n in range(depth):
             type_ += "$team:index:Layer"
-            resources.append({"urn": f"urn:pulumi:dev::mixed-os-racks::{type_}::layer-{n}", "custom": False,
-                              "type": "team:index:Layer", "parent": parent})
+            resources.append(
+                {
+                    "urn": f"urn:pulumi:dev::mixed-os-racks::{type_}::layer-{n}",
+                    "custom": False,
+                    "type": "team:index:Layer",
+                    "parent": parent,
+                }
+            )
             parent = resources[-1]["urn"]
         path = tmp_path / "state.json"
         path.write_text(_export(resources))
@@ -1013,18 +1299,25 @@ def test_a_parent_chain_deeper_than_pythons_recursion_limit_is_walked(tmp_path, 
 
 def test_a_preview_that_failed_is_not_judged_as_a_plan(tmp_path, capsys):
     """pulumi writes the steps it had when the preview failed, and an error diagnostic."""
-    doc = {"steps": [{"op": "update", "urn": GROUP_URN, "detailedDiff": {"scalingConfig.maxSize": {}}}],
-           "diagnostics": [{"urn": STACK_URN, "severity": "error", "message": "error: program failed\n"}]}
+    doc = {
+        "steps": [{"op": "update", "urn": GROUP_URN, "detailedDiff": {"scalingConfig.maxSize": {}}}],
+        "diagnostics": [{"urn": STACK_URN, "severity": "error", "message": "error: program failed\n"}],
+    }
     assert guard(_preview_file(tmp_path, doc)) == 2
-    assert capsys.readouterr().err == (f"error: {tmp_path / 'preview.json'}: the preview failed (error: program failed), "
-                                       "so its steps are not the whole plan: fix the error and preview again\n")
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 'preview.json'}: the preview failed (error: program failed), "
+        "so its steps are not the whole plan: fix the error and preview again\n"
+    )
     doc["diagnostics"][0]["severity"] = "warning"
     assert guard(_preview_file(tmp_path, doc)) == 0
 
 
 def test_a_lane_name_with_colons_or_unseen_characters_is_shown_whole_and_escaped(tmp_path, capsys):
-    step = {"op": "delete", "urn": f"{P}eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::team::gpu",
-            "oldState": {"inputs": {}}}
+    step = {
+        "op": "delete",
+        "urn": f"{P}eks:index:ManagedNodeGroup$aws:eks/nodeGroup:NodeGroup::team::gpu",
+        "oldState": {"inputs": {}},
+    }
     path = _preview_file(tmp_path, {"steps": [step]})
     assert guard(path) == 1
     assert "change-safety: lane-removal  (team::gpu)" in capsys.readouterr().out
@@ -1032,8 +1325,11 @@ def test_a_lane_name_with_colons_or_unseen_characters_is_shown_whole_and_escaped
     assert guard(path, "--allow-lane-removal", "team::gpu") == 0
     capsys.readouterr()
     name = "b\u200batch\n\nNo lane is removed or rolled."
-    pool = {"op": "delete", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
-            "oldState": {"inputs": {"metadata": {"name": name}, "spec": {}}}}
+    pool = {
+        "op": "delete",
+        "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+        "oldState": {"inputs": {"metadata": {"name": name}, "spec": {}}},
+    }
     assert guard(_preview_file(tmp_path, {"steps": [pool]})) == 1
     out = capsys.readouterr().out
     assert "No lane is removed" not in out.replace("\\n\\nNo lane is removed or rolled.", "")
@@ -1043,6 +1339,7 @@ def test_a_lane_name_with_colons_or_unseen_characters_is_shown_whole_and_escaped
 def test_ignore_changes_the_state_kept_but_the_program_dropped_ignore_nothing(tmp_path, base_export, catalog_file):
     """The engine diffs with the program's ``ignoreChanges`` (pulumi ``step_generator.go``: the goal's),
     not the ones an earlier program left in the state."""
+
     def edit(resources: list[dict[str, Any]]) -> None:
         group = _resource(resources, NODEGROUP, "rack-ng-1")
         group["inputs"]["instanceTypes"] = group["outputs"]["instanceTypes"] = ["g5.xlarge"]  # deployed so
@@ -1056,17 +1353,37 @@ def test_ignore_changes_the_state_kept_but_the_program_dropped_ignore_nothing(tm
 def test_a_pool_moving_to_a_new_class_while_the_old_one_is_deleted_is_no_removal(tmp_path, capsys):
     """Karpenter drifts the pool's nodes onto the new class; the old class's termination finalizer holds
     its deletion until no NodeClaim uses it. A pool left on a deleted class does lose it."""
+
     def nodeclass(op: str, name: str) -> dict[str, Any]:
         state = {"inputs": {"metadata": {"name": name}, "spec": {}}}
-        return {"op": op, "urn": f"{P}kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::{name}",
-                **({"oldState": state} if op == "delete" else {"newState": state})}
+        return {
+            "op": op,
+            "urn": f"{P}kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::{name}",
+            **({"oldState": state} if op == "delete" else {"newState": state}),
+        }
 
     def pool(old_class: str, new_class: str) -> dict[str, Any]:
         def state(cls: str) -> dict[str, Any]:
-            return {"inputs": {"metadata": {"name": "batch"}, "spec": {"template": {"spec": {"nodeClassRef": {
-                "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": cls}}}}}}
-        return {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "oldState": state(old_class),
-                "newState": state(new_class), "detailedDiff": {"spec.template.spec.nodeClassRef.name": {}}}
+            return {
+                "inputs": {
+                    "metadata": {"name": "batch"},
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": cls}
+                            }
+                        }
+                    },
+                }
+            }
+
+        return {
+            "op": "update",
+            "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+            "oldState": state(old_class),
+            "newState": state(new_class),
+            "detailedDiff": {"spec.template.spec.nodeClassRef.name": {}},
+        }
 
     moved = [pool("old", "new"), nodeclass("create", "new"), nodeclass("delete", "old")]
     out = tmp_path / "verdicts.json"
@@ -1077,13 +1394,19 @@ def test_a_pool_moving_to_a_new_class_while_the_old_one_is_deleted_is_no_removal
     assert "without its class" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("content, says", [
-    ('{"steps": [], "x": NaN}', "not JSON as pulumi writes it (NaN is not a JSON number)"),
-    ('{"steps": [], "x": -Infinity}', "not JSON as pulumi writes it (-Infinity is not a JSON number)"),
-    ('{"steps": [], "x": ' + "9" * 5000 + "}", "x: " + "9" * 60 + " is not a finite number (it overflows a 64-bit float)"),
-    ("[" * 100_000, "nested deeper than any `pulumi preview --json` output could be"),
-    ('{"steps": []}'.encode("utf-16"), "is UTF-16 text (as PowerShell's > writes it), not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ('{"steps": [], "x": NaN}', "not JSON as pulumi writes it (NaN is not a JSON number)"),
+        ('{"steps": [], "x": -Infinity}', "not JSON as pulumi writes it (-Infinity is not a JSON number)"),
+        (
+            '{"steps": [], "x": ' + "9" * 5000 + "}",
+            "x: " + "9" * 60 + " is not a finite number (it overflows a 64-bit float)",
+        ),
+        ("[" * 100_000, "nested deeper than any `pulumi preview --json` output could be"),
+        ('{"steps": []}'.encode("utf-16"), "is UTF-16 text (as PowerShell's > writes it), not UTF-8"),
+    ],
+)
 def test_json_pulumi_never_writes_is_named_not_a_failed_program(tmp_path, capsys, content, says):
     path = tmp_path / "preview.json"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -1105,13 +1428,19 @@ def test_a_list_of_the_wrong_type_is_named_never_read_as_empty(tmp_path, capsys,
     # guard saw no step at all
     stack = {"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack"}
     assert "deployment.resources must be a list, not " in _state_error(
-        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": value}}))
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": value}})
+    )
     assert "deployment.pending_operations must be a list" in _state_error(
-        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": [stack], "pending_operations": value}}))
-    assert "outputs must be an object, not " in _state_error(tmp_path, capsys, _export([{**stack, "outputs": value or 1}]))
-    for doc, says in (({"steps": value}, "steps must be a list, not "),
-                      ({"steps": [], "diagnostics": value}, "diagnostics must be a list, not "),
-                      ({"steps": [], "changeSummary": value or 5}, "changeSummary must be an object, not ")):
+        tmp_path, capsys, json.dumps({"version": 3, "deployment": {"resources": [stack], "pending_operations": value}})
+    )
+    assert "outputs must be an object, not " in _state_error(
+        tmp_path, capsys, _export([{**stack, "outputs": value or 1}])
+    )
+    for doc, says in (
+        ({"steps": value}, "steps must be a list, not "),
+        ({"steps": [], "diagnostics": value}, "diagnostics must be a list, not "),
+        ({"steps": [], "changeSummary": value or 5}, "changeSummary must be an object, not "),
+    ):
         assert guard(_preview_file(tmp_path, doc)) == 2
         err = capsys.readouterr().err
         assert says in err and "Traceback" not in err and "program failed" not in err
@@ -1149,20 +1478,34 @@ def test_a_byte_order_mark_is_dropped(tmp_path):
 def test_values_of_the_wrong_shape_inside_a_file_are_named_or_read_as_pulumi_would(tmp_path, capsys):
     assert guard(_preview_file(tmp_path, {"steps": [{"op": ["delete"], "urn": GROUP_URN}]})) == 2
     assert "steps[0]: op ['delete'] is not a step op pulumi writes" in capsys.readouterr().err
-    assert "features must be a list of names" in _state_error(
-        tmp_path, capsys, _export([], version=4, features=[{}]))
+    assert "features must be a list of names" in _state_error(tmp_path, capsys, _export([], version=4, features=[{}]))
     secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "plaintext": "{}"}
-    err = _state_error(tmp_path, capsys, _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack",
-                                                   "inputs": secret}]))
+    err = _state_error(
+        tmp_path,
+        capsys,
+        _export([{"urn": STACK_URN, "custom": False, "type": "pulumi:pulumi:Stack", "inputs": secret}]),
+    )
     assert "inputs and outputs must be objects of properties, not one secret or resource value" in err
     # a budget whose reasons are not a list, a __defaults that is not one: read as absent, not a crash
-    pool = {"op": "update", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch", "detailedDiff": {"spec.x": {}},
-            "newState": {"inputs": {"metadata": {"name": "batch"},
-                                    "spec": {"disruption": {"budgets": [{"nodes": "1", "reasons": 5}]}}}}}
+    pool = {
+        "op": "update",
+        "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::batch",
+        "detailedDiff": {"spec.x": {}},
+        "newState": {
+            "inputs": {
+                "metadata": {"name": "batch"},
+                "spec": {"disruption": {"budgets": [{"nodes": "1", "reasons": 5}]}},
+            }
+        },
+    }
     assert guard(_preview_file(tmp_path, {"steps": [pool]})) == 0
-    group = {"op": "replace", "urn": GROUP_URN, "detailedDiff": {"instanceTypes": {}},
-             "oldState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}},
-             "newState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}}}
+    group = {
+        "op": "replace",
+        "urn": GROUP_URN,
+        "detailedDiff": {"instanceTypes": {}},
+        "oldState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}},
+        "newState": {"inputs": {"nodeGroupName": "ng", "__defaults": 5}},
+    }
     assert guard(_preview_file(tmp_path, {"steps": [group]})) == 1
     assert "the program failed" not in capsys.readouterr().err
 
@@ -1175,10 +1518,22 @@ def test_the_guard_reads_each_step_once_for_thousands_of_pools(tmp_path):
     steps = []
     for n in range(2000):
         ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": f"c{n}"}
-        steps.append({"op": "delete", "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::p{n}", "oldState": {"inputs": {
-            "metadata": {"name": f"p{n}"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}}}})
-        steps.append({"op": "delete", "urn": f"{P}kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::c{n}",
-                      "oldState": {"inputs": {"metadata": {"name": f"c{n}"}, "spec": {}}}})
+        steps.append(
+            {
+                "op": "delete",
+                "urn": f"{P}kubernetes:karpenter.sh/v1:NodePool::p{n}",
+                "oldState": {
+                    "inputs": {"metadata": {"name": f"p{n}"}, "spec": {"template": {"spec": {"nodeClassRef": ref}}}}
+                },
+            }
+        )
+        steps.append(
+            {
+                "op": "delete",
+                "urn": f"{P}kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::c{n}",
+                "oldState": {"inputs": {"metadata": {"name": f"c{n}"}, "spec": {}}},
+            }
+        )
     out = tmp_path / "verdicts.json"
     start = time.process_time()
     assert guard(_preview_file(tmp_path, {"steps": steps}), "--json", str(out)) == 1

@@ -36,22 +36,45 @@ VERSION = mixed_os_racks.__version__
 SOURCE = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]["Source"]
 OFFLINE_LINE = f"mixed-os-racks[offline] @ git+{SOURCE}@v{VERSION}"
 
-NOT_LINKED = re.compile(r"(mixed_os_racks.*|__editable__.*|_?_?pycache__|pip|pip-.*|setuptools|setuptools-.*|"
-                        r"pkg_resources|_distutils_hack|.*\.pth)")
+NOT_LINKED = re.compile(
+    r"(mixed_os_racks.*|__editable__.*|_?_?pycache__|pip|pip-.*|setuptools|setuptools-.*|"
+    r"pkg_resources|_distutils_hack|.*\.pth)"
+)
 """What a fresh virtualenv does not get from this environment: this package in any form, pip and the
 build tools (pip brings its own build environment), and the ``.pth`` hooks of this environment."""
 
-NO_INDEX = ("NewConnectionError", "Temporary failure in name resolution", "Network is unreachable",
-            "No matching distribution found for setuptools")
+NO_INDEX = (
+    "NewConnectionError",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "No matching distribution found for setuptools",
+)
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _git(*args: str, cwd: Path) -> str:
-    done = _run(["git", "-c", "user.name=release", "-c", "user.email=release@localhost", "-c", "init.defaultBranch=main",
-                 "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", *args], cwd)
+    done = _run(
+        [
+            "git",
+            "-c",
+            "user.name=release",
+            "-c",
+            "user.email=release@localhost",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "tag.gpgsign=false",
+            *args,
+        ],
+        cwd,
+    )
     assert done.returncode == 0, (args, done.stderr)
     return done.stdout.strip()
 
@@ -87,8 +110,22 @@ def fresh_virtualenv(where: Path) -> Path:
 
 def pip_install_requirements(python: Path, folder: Path) -> None:
     """``pip install -r requirements.txt`` in ``folder``, into ``python``'s environment."""
-    done = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
-                 "-r", "requirements.txt"], folder, timeout=600)
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            "requirements.txt",
+        ],
+        folder,
+        timeout=600,
+    )
     if done.returncode != 0 and any(sign in done.stdout + done.stderr for sign in NO_INDEX):
         pytest.skip(f"no package index to fetch the build backend from: {done.stderr.strip().splitlines()[-1]}")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -100,7 +137,9 @@ def shell(venv: Path) -> dict[str, str]:
 
 
 def test_the_consumer_and_the_docs_install_from_the_repository_at_the_release_tag():
-    requirement = [line for line in (CONSUMER / "requirements.txt").read_text().splitlines() if not line.startswith("#")]
+    requirement = [
+        line for line in (CONSUMER / "requirements.txt").read_text().splitlines() if not line.startswith("#")
+    ]
     assert requirement[0] == OFFLINE_LINE and all(not line.startswith("mixed-os-racks") for line in requirement[1:])
     ci = (REPO / "docs" / "ci.md").read_text()
     assert OFFLINE_LINE in ci
@@ -117,14 +156,18 @@ def released(tmp_path_factory) -> tuple[Path, str, str, Path]:
     the offline job's install step: (its folder, the repository's URL, the tag's commit, its virtualenv)."""
     where = tmp_path_factory.mktemp("ci")
     upstream, commit = released_repository(where / "mixed-os-racks")
-    consumer = Path(shutil.copytree(CONSUMER, where / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__")))
+    consumer = Path(
+        shutil.copytree(CONSUMER, where / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    )
     # file://localhost/<path>, which git reads as the local repository: pip before 24 (its packaging 21)
     # refuses a git+file:/// URL, which has no host
     url = f"file://localhost{upstream}"
     requirements = consumer / "requirements.txt"
     requirements.write_text(requirements.read_text().replace(SOURCE, url))
     steps = recipe()["jobs"]["offline-preview"]["steps"]
-    assert [step["run"] for step in steps if "pip install" in step.get("run", "")] == ["pip install -r requirements.txt"]
+    assert [step["run"] for step in steps if "pip install" in step.get("run", "")] == [
+        "pip install -r requirements.txt"
+    ]
     venv = consumer / "venv"
     pip_install_requirements(fresh_virtualenv(venv), consumer)
     return consumer, url, commit, venv
@@ -156,16 +199,36 @@ def test_ci_recipe_from_a_local_clone(released):
     pack = consumer / "policy-pack"
     line_written = f"mixed-os-racks @ git+{url}@{commit}"
     assert (pack / "requirements.txt").read_text().splitlines()[2:] == [line_written, "pulumi-policy>=1.13,<2"]
-    assert f"requirements.txt installs {line_written}: the git repository {url} at commit {commit} (v{VERSION})" in written.stdout
+    assert (
+        f"requirements.txt installs {line_written}: the git repository {url} at commit {commit} (v{VERSION})"
+        in written.stdout
+    )
 
     # the cloud job's `cd policy-pack && pulumi install`: the pack's virtualenv, from what pack init wrote
     pip_install_requirements(fresh_virtualenv(pack / "venv"), pack)
     assert next((pack / "venv").glob("lib/python*/site-packages/mixed_os_racks")).is_dir()
-    run = _run(["mixed-os-racks", "preview", "--stack", "dev", "--amis", "amis.yaml", "--policy-pack", "policy-pack",
-                "--policy-pack-config", "policy-pack/config.json"], consumer, shell(venv))
+    run = _run(
+        [
+            "mixed-os-racks",
+            "preview",
+            "--stack",
+            "dev",
+            "--amis",
+            "amis.yaml",
+            "--policy-pack",
+            "policy-pack",
+            "--policy-pack-config",
+            "policy-pack/config.json",
+        ],
+        consumer,
+        shell(venv),
+    )
     assert run.returncode == 0, run.stderr
     assert "virtualenv" not in run.stderr  # the pack ran in its own, as `pulumi preview --policy-pack` runs it
-    assert run.stdout.rstrip().splitlines()[-2:] == ["Policy packs (--policy-pack):", "    mixed-os-racks (policy-pack): passed"]
+    assert run.stdout.rstrip().splitlines()[-2:] == [
+        "Policy packs (--policy-pack):",
+        "    mixed-os-racks (policy-pack): passed",
+    ]
 
 
 @pytest.mark.slow
@@ -176,6 +239,8 @@ def test_the_consumer_program_and_its_tests_type_check_against_the_installed_pac
     pyright = Path(sys.executable).parent / "pyright"
     if not pyright.exists():
         pytest.skip("pyright is not installed here (requirements-dev.txt installs it)")
-    checked = _run([str(pyright), "--pythonpath", str(venv / "bin" / "python"), "__main__.py", "test_program.py"], consumer)
+    checked = _run(
+        [str(pyright), "--pythonpath", str(venv / "bin" / "python"), "__main__.py", "test_program.py"], consumer
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "0 errors" in checked.stdout

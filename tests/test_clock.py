@@ -25,7 +25,10 @@ def test_a_moment_that_is_no_iso_date_is_named_and_nothing_runs(monkeypatch, cap
     monkeypatch.setenv(clock.ENV, value)
     assert main(["preview", "--stack", "prod", "--cwd", str(REPO), "--no-policy"]) == 2
     err = capsys.readouterr().err
-    assert err == f"error: MIXED_OS_RACKS_NOW={value!r}: not an ISO 8601 date or time (such as 2027-03-24 or 2027-03-24T09:00:00Z)\n"
+    assert (
+        err == f"error: MIXED_OS_RACKS_NOW={value!r}: not an ISO 8601 date or time (such as 2027-03-24 or "
+        f"2027-03-24T09:00:00Z)\n"
+    )
 
 
 def test_a_preview_on_another_day_says_what_that_day_brings(monkeypatch, capsys):

@@ -43,8 +43,9 @@ def catalog(**extra: Any) -> dict[str, Any]:
     return doc
 
 
-def preview(tmp_path: Path, capsys: pytest.CaptureFixture[str], rack: dict[str, Any],
-            doc: dict[str, Any] | None = None) -> tuple[int, str]:
+def preview(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rack: dict[str, Any], doc: dict[str, Any] | None = None
+) -> tuple[int, str]:
     stack, amis = tmp_path / "Pulumi.t.yaml", tmp_path / "amis.yaml"
     stack.write_text(yaml.safe_dump({"config": rack_config(**rack)}))
     amis.write_text(yaml.safe_dump(doc or catalog()))
@@ -74,8 +75,10 @@ def test_karpenter_into_a_config_map_cluster_is_refused_with_the_change_to_make(
 
 @pytest.mark.parametrize("mode", ["API", "API_AND_CONFIG_MAP"])
 def test_a_cluster_that_takes_access_entries_gets_the_nodes_entry(mode):
-    run = run_rack(rack_config(karpenter_install=True, pod_identity_agent_enable=True),
-                   Catalog.from_doc(catalog(clusters={"test-rack": {"authentication_mode": mode}})))
+    run = run_rack(
+        rack_config(karpenter_install=True, pod_identity_agent_enable=True),
+        Catalog.from_doc(catalog(clusters={"test-rack": {"authentication_mode": mode}})),
+    )
     (entry,) = [r for r in run.resources if r.type == "aws:eks/accessEntry:AccessEntry"]
     assert entry.inputs["type"] == "EC2_LINUX"
 
@@ -85,14 +88,21 @@ def test_the_controller_on_its_own_refuses_a_config_map_cluster():
         KarpenterController("k", KarpenterControllerArgs(cluster=ClusterRef.existing("c", "legacy")))
 
     with pytest.raises(ArgumentError) as caught:
-        run_program(program, {"aws:region": "us-east-1"},
-                    Catalog.from_doc(catalog(clusters={"legacy": {"authentication_mode": "CONFIG_MAP"}})))
-    assert str(caught.value).startswith("KarpenterController 'k': cluster: cluster 'legacy' authenticates with CONFIG_MAP")
+        run_program(
+            program,
+            {"aws:region": "us-east-1"},
+            Catalog.from_doc(catalog(clusters={"legacy": {"authentication_mode": "CONFIG_MAP"}})),
+        )
+    assert str(caught.value).startswith(
+        "KarpenterController 'k': cluster: cluster 'legacy' authenticates with CONFIG_MAP"
+    )
 
 
 def test_pools_alone_need_no_access_entry_in_a_config_map_cluster():
     # no Karpenter installed: the rack makes no access entry, so a CONFIG_MAP cluster is fine
-    run = run_rack(rack_config(), Catalog.from_doc(catalog(clusters={"test-rack": {"authentication_mode": "CONFIG_MAP"}})))
+    run = run_rack(
+        rack_config(), Catalog.from_doc(catalog(clusters={"test-rack": {"authentication_mode": "CONFIG_MAP"}}))
+    )
     assert not [r for r in run.resources if r.type == "aws:eks/accessEntry:AccessEntry"]
 
 
@@ -103,8 +113,10 @@ def test_pools_alone_need_no_access_entry_in_a_config_map_cluster():
 def test_creating_a_cluster_past_extended_support_is_refused(tmp_path, capsys, version, ended):
     code, err = preview(tmp_path, capsys, dict(**CREATE, k8s_version=version))
     assert code == 2
-    assert err.startswith(f"error: rack:k8s_version: k8s_version '{version}': Kubernetes {version} reached the end of EKS "
-                          f"extended support on {ended}")
+    assert err.startswith(
+        f"error: rack:k8s_version: k8s_version '{version}': Kubernetes {version} reached the end of EKS "
+        f"extended support on {ended}"
+    )
 
 
 def test_creating_a_cluster_in_extended_support_is_warned_about(tmp_path, capsys):
@@ -128,14 +140,23 @@ def test_an_existing_cluster_past_its_support_is_warned_about_not_refused(tmp_pa
     assert "warning: cluster 'test-rack': Kubernetes 1.30 reached the end of EKS extended support on 2026-07-23" in err
 
 
-@pytest.mark.parametrize("when, version, status", [
-    ("2025-03-22", "1.29", "standard"), ("2025-03-23", "1.29", "extended"), ("2026-03-23", "1.29", "ended"),
-    ("2026-12-01", "1.34", "standard"), ("2026-12-02", "1.34", "extended"), ("2027-12-02", "1.34", "ended"),
-    # 1.35: endoflife.date/amazon-eks lists it released on EKS 2026-01-28, standard support to 2027-03-27 and
-    # extended support to 2028-03-27 (14 and 26 months, the EKS user guide's Kubernetes version lifecycle)
-    ("2027-03-26", "1.35", "standard"), ("2027-03-27", "1.35", "extended"), ("2028-03-27", "1.35", "ended"),
-    ("2030-01-01", "1.36", "unknown"),  # not in the calendar read: not judged
-])
+@pytest.mark.parametrize(
+    "when, version, status",
+    [
+        ("2025-03-22", "1.29", "standard"),
+        ("2025-03-23", "1.29", "extended"),
+        ("2026-03-23", "1.29", "ended"),
+        ("2026-12-01", "1.34", "standard"),
+        ("2026-12-02", "1.34", "extended"),
+        ("2027-12-02", "1.34", "ended"),
+        # 1.35: endoflife.date/amazon-eks lists it released on EKS 2026-01-28, standard support to 2027-03-27 and
+        # extended support to 2028-03-27 (14 and 26 months, the EKS user guide's Kubernetes version lifecycle)
+        ("2027-03-26", "1.35", "standard"),
+        ("2027-03-27", "1.35", "extended"),
+        ("2028-03-27", "1.35", "ended"),
+        ("2030-01-01", "1.36", "unknown"),  # not in the calendar read: not judged
+    ],
+)
 def test_the_support_table_is_read_by_date(when, version, status):
     assert version_support(version, when)[0] == status
 
@@ -143,13 +164,23 @@ def test_the_support_table_is_read_by_date(when, version, status):
 # ---- cluster admins the rack already gives an access entry ----------------------------------------------------
 
 
-@pytest.mark.parametrize("rack, arn, why", [
-    ({}, "arn:aws:iam::111122223333:role/KarpenterNodeRole-test-rack", "creates for Karpenter's nodes"),
-    ({}, "arn:aws:iam::111122223333:role/nodes/karpenternoderole-test-rack", "creates for Karpenter's nodes"),
-    (dict(node_role_name="rack-nodes"), "arn:aws:iam::111122223333:role/rack-nodes", "creates for Karpenter's nodes"),
-    (dict(node_group_role_name="shared-nodes", additional_node_groups_config=[{"id": 1, "type": "m5.large"}]),
-     "arn:aws:iam::111122223333:role/shared-nodes", "EKS gives a managed node group's role an access entry"),
-])
+@pytest.mark.parametrize(
+    "rack, arn, why",
+    [
+        ({}, "arn:aws:iam::111122223333:role/KarpenterNodeRole-test-rack", "creates for Karpenter's nodes"),
+        ({}, "arn:aws:iam::111122223333:role/nodes/karpenternoderole-test-rack", "creates for Karpenter's nodes"),
+        (
+            dict(node_role_name="rack-nodes"),
+            "arn:aws:iam::111122223333:role/rack-nodes",
+            "creates for Karpenter's nodes",
+        ),
+        (
+            dict(node_group_role_name="shared-nodes", additional_node_groups_config=[{"id": 1, "type": "m5.large"}]),
+            "arn:aws:iam::111122223333:role/shared-nodes",
+            "EKS gives a managed node group's role an access entry",
+        ),
+    ],
+)
 def test_an_admin_arn_the_rack_already_gave_an_entry_is_refused(tmp_path, capsys, rack, arn, why):
     code, err = preview(tmp_path, capsys, dict(**CREATE, cluster_admin_arns=arn, **rack))
     assert code == 2
@@ -159,8 +190,11 @@ def test_an_admin_arn_the_rack_already_gave_an_entry_is_refused(tmp_path, capsys
 
 def test_other_admin_roles_still_get_entries():
     run = run_rack(rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::111122223333:role/KarpenterNodeRole-other"))
-    assert [r.inputs["principalArn"] for r in run.resources if r.type == "aws:eks/accessEntry:AccessEntry"
-            and r.inputs["type"] == "STANDARD"] == ["arn:aws:iam::111122223333:role/KarpenterNodeRole-other"]
+    assert [
+        r.inputs["principalArn"]
+        for r in run.resources
+        if r.type == "aws:eks/accessEntry:AccessEntry" and r.inputs["type"] == "STANDARD"
+    ] == ["arn:aws:iam::111122223333:role/KarpenterNodeRole-other"]
 
 
 # ---- subnets: Local Zones, and the public ones ----------------------------------------------------------------
@@ -170,8 +204,10 @@ def test_a_local_zone_subnet_is_no_availability_zone(tmp_path, capsys):
     subnets = {PRIVATE[0]: "us-east-1a", PRIVATE[1]: "us-east-1-bos-1a", PRIVATE[2]: "us-east-1-bos-1a"}
     code, err = preview(tmp_path, capsys, CREATE, catalog(subnets=subnets))
     assert code == 2
-    assert err.startswith(f"error: rack:private_subnets_ids: {PRIVATE[1]} (us-east-1-bos-1a), {PRIVATE[2]} "
-                          f"(us-east-1-bos-1a) are in a Local Zone or Wavelength Zone, not an Availability Zone")
+    assert err.startswith(
+        f"error: rack:private_subnets_ids: {PRIVATE[1]} (us-east-1-bos-1a), {PRIVATE[2]} "
+        f"(us-east-1-bos-1a) are in a Local Zone or Wavelength Zone, not an Availability Zone"
+    )
 
 
 def test_two_availability_zones_and_a_local_zone_is_still_refused(tmp_path, capsys):
@@ -186,9 +222,12 @@ def test_public_subnets_are_looked_up_too(tmp_path, capsys):
     code, err = preview(tmp_path, capsys, dict(**CREATE, public_subnets_ids=unknown))
     assert code == 2
     assert err.startswith(f"error: rack:public_subnets_ids: subnet '{unknown}' cannot be read in this region/account")
-    code, err = preview(tmp_path, capsys, dict(**CREATE, public_subnets_ids=local),
-                        catalog(subnets={local: "us-east-1-bos-1a"}))
-    assert code == 2 and err.startswith(f"error: rack:public_subnets_ids: {local} (us-east-1-bos-1a) is in a Local Zone")
+    code, err = preview(
+        tmp_path, capsys, dict(**CREATE, public_subnets_ids=local), catalog(subnets={local: "us-east-1-bos-1a"})
+    )
+    assert code == 2 and err.startswith(
+        f"error: rack:public_subnets_ids: {local} (us-east-1-bos-1a) is in a Local Zone"
+    )
 
 
 def test_the_offline_catalog_reads_european_sovereign_cloud_zones():
@@ -197,23 +236,47 @@ def test_the_offline_catalog_reads_european_sovereign_cloud_zones():
     assert Catalog.from_doc(doc).zone_of(PRIVATE[0], "eusc-de-east-1") == "eusc-de-east-1a"
 
 
-@pytest.mark.parametrize("bad, problem", [
-    ([], "clusters: expected a mapping of EKS cluster names to their fields (version, authentication_mode, ...), got a "
-         "list []"),
-    ({"c": "x"}, "clusters.c: expected a mapping of a cluster's fields (version, authentication_mode, oidc_issuer, "
-                 "oidc_provider, node_groups), got text 'x'"),
-    ({"c": {"versoin": "1.34"}}, "clusters.c.versoin: unknown key (did you mean version?)"),
-    ({"c": {"authentication_mode": "api_and_config_map"}}, "clusters.c.authentication_mode: expected API, "
-     "API_AND_CONFIG_MAP or CONFIG_MAP, got text 'api_and_config_map' (did you mean API_AND_CONFIG_MAP?)"),
-    ({"c": {"node_groups": ["g"]}}, "clusters.c.node_groups: expected a mapping of node group names to their scaling "
-     "config (desired_size, min_size, max_size), got a list ['g']"),
-    ({"c": {"node_groups": {"g": 3}}}, "clusters.c.node_groups.g: expected a mapping of a node group's scaling config "
-     "(desired_size, min_size, max_size), got a number 3"),
-    ({"c": {"node_groups": {"g": {"desired_size": 1, "min_size": 1, "maxsize": 3}}}},
-     "clusters.c.node_groups.g: missing max_size\n  clusters.c.node_groups.g.maxsize: unknown key (did you mean max_size?)"),
-    ({"c": {"node_groups": {"g": {"desired_size": "1", "min_size": 1, "max_size": 3}}}},
-     "clusters.c.node_groups.g.desired_size: expected a whole number, got text '1'"),
-])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        (
+            [],
+            "clusters: expected a mapping of EKS cluster names to their fields (version, authentication_mode, ...), "
+            "got a "
+            "list []",
+        ),
+        (
+            {"c": "x"},
+            "clusters.c: expected a mapping of a cluster's fields (version, authentication_mode, oidc_issuer, "
+            "oidc_provider, node_groups), got text 'x'",
+        ),
+        ({"c": {"versoin": "1.34"}}, "clusters.c.versoin: unknown key (did you mean version?)"),
+        (
+            {"c": {"authentication_mode": "api_and_config_map"}},
+            "clusters.c.authentication_mode: expected API, "
+            "API_AND_CONFIG_MAP or CONFIG_MAP, got text 'api_and_config_map' (did you mean API_AND_CONFIG_MAP?)",
+        ),
+        (
+            {"c": {"node_groups": ["g"]}},
+            "clusters.c.node_groups: expected a mapping of node group names to their scaling "
+            "config (desired_size, min_size, max_size), got a list ['g']",
+        ),
+        (
+            {"c": {"node_groups": {"g": 3}}},
+            "clusters.c.node_groups.g: expected a mapping of a node group's scaling config "
+            "(desired_size, min_size, max_size), got a number 3",
+        ),
+        (
+            {"c": {"node_groups": {"g": {"desired_size": 1, "min_size": 1, "maxsize": 3}}}},
+            "clusters.c.node_groups.g: missing max_size\n  clusters.c.node_groups.g.maxsize: unknown key (did you mean "
+            "max_size?)",
+        ),
+        (
+            {"c": {"node_groups": {"g": {"desired_size": "1", "min_size": 1, "max_size": 3}}}},
+            "clusters.c.node_groups.g.desired_size: expected a whole number, got text '1'",
+        ),
+    ],
+)
 def test_the_catalogs_clusters_are_worded_as_its_other_sections(tmp_path, capsys, bad, problem):
     """The shape of each level named in the catalog's own words, choices in the case EKS takes, misspelled keys
     with the key meant: as amis:, subnets: and prices: are."""
@@ -228,8 +291,10 @@ def test_the_catalogs_clusters_are_checked():
     for bad, problem in [
         ({"c": {"version": 1.34}}, "expected text, got a number 1.34 (quote it)"),
         ({"c": {"authentication_mode": "IAM"}}, "authentication_mode"),
-        ({"c": {"node_groups": {"g": {"desired_size": 9, "min_size": 1, "max_size": 3}}}},
-         "EKS holds min_size <= desired_size <= max_size (got 1, 9, 3)"),
+        (
+            {"c": {"node_groups": {"g": {"desired_size": 9, "min_size": 1, "max_size": 3}}}},
+            "EKS holds min_size <= desired_size <= max_size (got 1, 9, 3)",
+        ),
         ({"c": {"oidc_issuer": "https://example.com"}}, "is not an EKS OIDC issuer"),
         ({"-c": {}}, "is not an EKS cluster name"),
     ]:

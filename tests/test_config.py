@@ -45,13 +45,22 @@ def test_defaults_are_the_seeds():
     assert workload.arch == ["amd64"]
     assert (workload.cpu_limit, workload.memory_limit_gb) == (100, 400)
     assert workload.consolidation_policy == "WhenEmptyOrUnderutilized"
-    assert (workload.consolidate_after, workload.node_expiry, workload.disruption_budget_nodes) == ("30s", "720h", "10%")
+    assert (workload.consolidate_after, workload.node_expiry, workload.disruption_budget_nodes) == (
+        "30s",
+        "720h",
+        "10%",
+    )
     assert workload.volume_type == "gp3"
 
 
 def test_pool_defaults():
     (pool,) = parse(additional_karpenter_nodepools_config=[{"name": "gpu"}]).additional_karpenter_nodepools_config
-    assert (pool.arch, pool.capacity_types, pool.cpu_limit, pool.memory_limit_gb) == (["amd64"], ["on-demand"], 100, 400)
+    assert (pool.arch, pool.capacity_types, pool.cpu_limit, pool.memory_limit_gb) == (
+        ["amd64"],
+        ["on-demand"],
+        100,
+        400,
+    )
     assert pool.disruption_budget_nodes == "10%"
     assert pool.ami_id is None and pool.weight is None and not pool.dedicated
 
@@ -73,7 +82,10 @@ def test_node_os_is_case_insensitive(value):
 
 
 def test_node_os_rejects_other_values():
-    assert error_of(karpenter_node_os="ubuntu") == "rack:karpenter_node_os: invalid karpenter_node_os 'ubuntu' (must be al2023 or bottlerocket)"
+    assert (
+        error_of(karpenter_node_os="ubuntu")
+        == "rack:karpenter_node_os: invalid karpenter_node_os 'ubuntu' (must be al2023 or bottlerocket)"
+    )
 
 
 @pytest.mark.parametrize("alias", ["al2023@latest", "al2023@v20261115"])
@@ -93,13 +105,18 @@ def test_an_ami_alias_of_a_day_no_calendar_has_is_rejected(alias):
     day = alias.removeprefix("al2023@v")
     assert error_of(karpenter_ami_alias=alias) == (
         f"rack:karpenter_ami_alias: invalid karpenter_ami_alias '{alias}' ({day} is no date: an EKS AMI release is "
-        "named by the day it was built, vYYYYMMDD)")
+        "named by the day it was built, vYYYYMMDD)"
+    )
     assert spec(karpenter_ami_alias="al2023@v20240229").pools[0].alias == "al2023@v20240229"  # a leap day
 
 
 def test_seed_json_strings_and_csv_strings():
-    text = json.dumps([{"name": "gpu", "instance_families": "g5,g6", "capacity_types": "on-demand,spot", "disk": "200"}])
-    config = parse(additional_karpenter_nodepools_config=text, karpenter_instance_families="c6i, m6i", karpenter_cpu_limit="64")
+    text = json.dumps(
+        [{"name": "gpu", "instance_families": "g5,g6", "capacity_types": "on-demand,spot", "disk": "200"}]
+    )
+    config = parse(
+        additional_karpenter_nodepools_config=text, karpenter_instance_families="c6i, m6i", karpenter_cpu_limit="64"
+    )
     (pool,) = config.additional_karpenter_nodepools_config
     assert pool.instance_families == ["g5", "g6"] and pool.capacity_types == ["on-demand", "spot"] and pool.disk == 200
     assert config.karpenter_instance_families == ["c6i", "m6i"] and config.karpenter_cpu_limit == 64
@@ -117,13 +134,17 @@ def test_bad_json_names_the_key():
 
 
 def test_unknown_top_level_key():
-    assert error_of(karpenter_node_oss="al2023") == "rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?"
+    assert (
+        error_of(karpenter_node_oss="al2023")
+        == "rack:karpenter_node_oss: unknown field; did you mean rack:karpenter_node_os?"
+    )
     assert error_of(zzz_unknown="al2023") == "rack:zzz_unknown: unknown field"  # nothing close: nothing suggested
 
 
 def test_unknown_pool_field_names_its_path():
-    assert pool_error(amiid="ami-0123456789abcdef0") == ("rack:additional_karpenter_nodepools_config[0].amiid: unknown field "
-                                                         "(did you mean ami_id?)")
+    assert pool_error(amiid="ami-0123456789abcdef0") == (
+        "rack:additional_karpenter_nodepools_config[0].amiid: unknown field (did you mean ami_id?)"
+    )
 
 
 @pytest.mark.parametrize("name", ["GPU", "1gpu", "gpu_pool", "g" * 64, ""])
@@ -135,7 +156,10 @@ def test_pool_name_format(name):
 
 @pytest.mark.parametrize("name", ["workload", "build", "default", "system"])
 def test_reserved_pool_names(name):
-    assert pool_error(name=name) == f"rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name '{name}' is reserved"
+    assert (
+        pool_error(name=name)
+        == f"rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name '{name}' is reserved"
+    )
 
 
 def test_duplicate_pool_names():
@@ -144,16 +168,20 @@ def test_duplicate_pool_names():
     )
 
 
-@pytest.mark.parametrize("groups, name", [
-    ({"additional_node_groups_config": [{"type": "c5.large"}]}, "rack-ng-0"),
-    ({"additional_build_groups_config": [{"type": "c5.large"}]}, "rack-build-0"),
-    ({"additional_node_groups_config": [{"type": "c5.large", "id": 7}]}, "rack-ng-7"),
-])
+@pytest.mark.parametrize(
+    "groups, name",
+    [
+        ({"additional_node_groups_config": [{"type": "c5.large"}]}, "rack-ng-0"),
+        ({"additional_build_groups_config": [{"type": "c5.large"}]}, "rack-build-0"),
+        ({"additional_node_groups_config": [{"type": "c5.large", "id": 7}]}, "rack-ng-7"),
+    ],
+)
 def test_a_pool_may_not_take_a_node_groups_lane_name(groups, name):
     """Pools and node groups share one namespace: the lanes output, and --allow-lane-removal."""
     assert error_of(**groups, additional_karpenter_nodepools_config=[{"name": name}]) == (
         f"rack:additional_karpenter_nodepools_config: karpenter nodepool '{name}': name '{name}' is also a node "
-        "group's: the rack's lanes are named alike, so one would hide the other (rename the pool)")
+        "group's: the rack's lanes are named alike, so one would hide the other (rename the pool)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,7 +193,11 @@ def test_a_pool_may_not_take_a_node_groups_lane_name(groups, name):
         ("memory_limit_gb", -1, "memory_limit_gb must be positive (got '-1')"),
         ("consolidate_after", "30", "invalid consolidate_after '30' (use a duration like 30s, 5m or 1h)"),
         ("node_expiry", "30d", "invalid node_expiry '30d' (use hours like 720h, or Never)"),
-        ("disruption_budget_nodes", "101%", "invalid disruption_budget_nodes '101%' (use a percentage like 10% or a count)"),
+        (
+            "disruption_budget_nodes",
+            "101%",
+            "invalid disruption_budget_nodes '101%' (use a percentage like 10% or a count)",
+        ),
         ("volume_type", "st1", "invalid volume_type 'st1' (must be one of gp2, gp3, io1, io2)"),
         ("weight", 101, "weight must be 1-100 (got '101')"),
         ("weight", 0, "weight must be 1-100 (got '0')"),  # the NodePool CRD: minimum 1
@@ -174,7 +206,11 @@ def test_a_pool_may_not_take_a_node_groups_lane_name(groups, name):
         ("labels", "convox.io/label=x", "label 'convox.io/label' is reserved"),
         ("labels", "convox.io/gpu-vendor=nvidia", "label 'convox.io/gpu-vendor' is reserved"),
         ("labels", "convox.io/system-node=true", "label 'convox.io/system-node' is reserved"),
-        ("taints", "a=b:NoWay", "invalid taint effect 'NoWay' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
+        (
+            "taints",
+            "a=b:NoWay",
+            "invalid taint effect 'NoWay' (must be one of NoSchedule, PreferNoSchedule, NoExecute)",
+        ),
         ("ami_id", "ami-XYZ", "invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
     ],
 )
@@ -228,7 +264,9 @@ def test_throughput_range(throughput):
 
 def test_labels_and_taints_in_seed_format():
     (pool,) = parse(
-        additional_karpenter_nodepools_config=[{"name": "a", "labels": "team=ml,tier=gpu", "taints": "x=y:NoSchedule,z:NoExecute"}]
+        additional_karpenter_nodepools_config=[
+            {"name": "a", "labels": "team=ml,tier=gpu", "taints": "x=y:NoSchedule,z:NoExecute"}
+        ]
     ).additional_karpenter_nodepools_config
     assert pool.labels == {"team": "ml", "tier": "gpu"}
     assert [(t.key, t.value, t.effect) for t in pool.taints] == [("x", "y", "NoSchedule"), ("z", None, "NoExecute")]
@@ -241,16 +279,36 @@ def test_malformed_taint():
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("karpenter_capacity_types", "dedicated", "invalid capacity type 'dedicated' (must be on-demand, spot or reserved)"),
-        ("karpenter_capacity_types", "reserved", "invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
-                                                 "reserved capacity is an additional pool's, with capacity_reservation_ids)"),
+        (
+            "karpenter_capacity_types",
+            "dedicated",
+            "invalid capacity type 'dedicated' (must be on-demand, spot or reserved)",
+        ),
+        (
+            "karpenter_capacity_types",
+            "reserved",
+            "invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
+            "reserved capacity is an additional pool's, with capacity_reservation_ids)",
+        ),
         ("karpenter_arch", "arm", "invalid karpenter_arch 'arm' (must be amd64 or arm64)"),
         ("karpenter_cpu_limit", 0, "karpenter_cpu_limit must be positive (got '0')"),
-        ("karpenter_consolidate_after", "soon", "invalid karpenter_consolidate_after 'soon' (use a duration like 30s, 5m or 1h)"),
-        ("karpenter_node_volume_type", "sc1", "invalid karpenter_node_volume_type 'sc1' (must be one of gp2, gp3, io1, io2)"),
+        (
+            "karpenter_consolidate_after",
+            "soon",
+            "invalid karpenter_consolidate_after 'soon' (use a duration like 30s, 5m or 1h)",
+        ),
+        (
+            "karpenter_node_volume_type",
+            "sc1",
+            "invalid karpenter_node_volume_type 'sc1' (must be one of gp2, gp3, io1, io2)",
+        ),
         ("karpenter_node_labels", "convox.io/nodepool=x", "label 'convox.io/nodepool' is reserved"),
         ("karpenter_node_labels", "convox.io/system-node=true", "label 'convox.io/system-node' is reserved"),
-        ("karpenter_node_taints", "a:Bad", "invalid taint effect 'Bad' (must be one of NoSchedule, PreferNoSchedule, NoExecute)"),
+        (
+            "karpenter_node_taints",
+            "a:Bad",
+            "invalid taint effect 'Bad' (must be one of NoSchedule, PreferNoSchedule, NoExecute)",
+        ),
         # a value listed twice is refused, not passed on to the NodePool
         ("karpenter_instance_families", "c6i,m7i,c6i", "duplicate instance family 'c6i'"),
         ("karpenter_instance_sizes", "large,large", "duplicate instance size 'large'"),
@@ -266,7 +324,8 @@ def test_workload_rules_name_their_key(key, value, message):
 def test_bottlerocket_workload_with_gpu_families_is_refused():
     assert error_of(karpenter_node_os="bottlerocket", karpenter_instance_families="m6i,g5") == (
         "rack:karpenter_node_os: karpenter workload nodepool: instance families g5 make this a GPU lane, "
-        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (set karpenter_node_os 'al2023', or move them to an AL2023 pool or node group)"
+        "and GPU lanes must run Amazon Linux 2023, not Bottlerocket (set karpenter_node_os 'al2023', or move them to "
+        "an AL2023 pool or node group)"
     )
 
 
@@ -295,7 +354,10 @@ def test_valid_ami_ids_pass(digits):
 
 @given(st.text(HEX, max_size=20).filter(lambda d: len(d) not in (8, 17)))
 def test_wrong_length_fails(digits):
-    assert rules.invalid_ami_id("x", f"ami-{digits}") == f"x: invalid ami_id 'ami-{digits}' (must look like ami-0123456789abcdef0)"
+    assert (
+        rules.invalid_ami_id("x", f"ami-{digits}")
+        == f"x: invalid ami_id 'ami-{digits}' (must look like ami-0123456789abcdef0)"
+    )
 
 
 @given(

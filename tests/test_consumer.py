@@ -45,18 +45,31 @@ def environment() -> dict[str, str]:
 
 @pytest.fixture
 def consumer(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(CONSUMER, tmp_path / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__")))
+    return Path(
+        shutil.copytree(CONSUMER, tmp_path / "ml-platform", ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    )
 
 
 def command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "mixed-os-racks"), *args], cwd=cwd, env=environment(), capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [str(BIN / "mixed-os-racks"), *args], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_program_sees_the_installed_package_and_not_this_repository(consumer):
-    probe = subprocess.run([sys.executable, "-c", "import importlib.util, json, sys, mixed_os_racks; print(json.dumps("
-                            "[sys.path, mixed_os_racks.__version__, importlib.util.find_spec('components') is None]))"],
-                           cwd=consumer, env=environment(), capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util, json, sys, mixed_os_racks; print(json.dumps("
+            "[sys.path, mixed_os_racks.__version__, importlib.util.find_spec('components') is None]))",
+        ],
+        cwd=consumer,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     path, version, no_checkout = json.loads(probe.stdout)
     assert str(REPO) not in path and no_checkout
     assert version == mixed_os_racks.__version__ != "0+unknown"
@@ -83,8 +96,14 @@ def test_an_ami_missing_from_the_catalog_names_amis_and_its_format(consumer):
 @pytest.mark.slow
 def test_the_consumers_own_unit_tests_pass_with_the_packages_mocks(consumer):
     # what the team runs: `pytest` in its repository (mixed_os_racks.testing answers the components' look-ups)
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
-                         cwd=consumer, env=environment(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+        cwd=consumer,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.rstrip().splitlines()[-1].startswith("3 passed")
 
@@ -102,23 +121,31 @@ def test_pack_init_writes_a_pack_that_the_cli_starts_and_the_analyzer_drives(tmp
     requirements = (pack_dir / "requirements.txt").read_text().splitlines()
     # this checkout is installed editable: pip recorded its folder, which is what the pack installs
     assert f"mixed-os-racks @ {REPO.as_uri()}" in requirements
-    assert f"requirements.txt installs mixed-os-racks @ {REPO.as_uri()}: the folder {REPO.as_uri()} (installed editable)" in out
+    assert (
+        f"requirements.txt installs mixed-os-racks @ {REPO.as_uri()}: the folder {REPO.as_uri()} (installed editable)"
+        in out
+    )
     # a folder CI cannot install: the line that installs this release from the package's repository instead
     source = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]["Source"]
-    assert (f"  a path on this machine, which CI and other machines cannot install: write the pack with --requirement "
-            f"'mixed-os-racks @ git+{source}@v{mixed_os_racks.__version__}' (--force to rewrite it)") in out.splitlines()
+    assert (
+        f"  a path on this machine, which CI and other machines cannot install: write the pack with --requirement "
+        f"'mixed-os-racks @ git+{source}@v{mixed_os_racks.__version__}' (--force to rewrite it)"
+    ) in out.splitlines()
     assert any(line.startswith("pulumi-policy>=") for line in requirements)
 
     # what `pulumi install` makes: the pack's virtualenv, with the package and pulumi-policy
     python = small_venv(pack_dir / "venv")
     with PolicyPackProcess(pack_dir, pack_env("ml-platform", "dev")) as pack:
         argv, cwd = started_as(pack)
-        assert argv == [str(python), "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(pack_dir)] and cwd == str(pack_dir)
+        assert argv == [str(python), "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(pack_dir)] and cwd == str(
+            pack_dir
+        )
         assert pack.info.name == "mixed-os-racks" and pack.warnings == []
         config = json.loads((pack_dir / "config.json").read_text())
         # the template holds every policy, at the level the pack itself declares
         assert {name: entry["enforcementLevel"] for name, entry in config.items()} == {
-            p.name: LEVEL_NAMES[p.enforcementLevel] for p in pack.info.policies}
+            p.name: LEVEL_NAMES[p.enforcementLevel] for p in pack.info.policies
+        }
         assert config["pinned-ami-age"]["maxAgeDays"] == 90 and config["disk-fits-ami-snapshot"]["lookup"] is False
 
         def program() -> None:
@@ -134,9 +161,11 @@ def test_pack_init_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path, ca
     pack_dir.mkdir()
     (pack_dir / "notes.md").write_text("ours\n")  # not one of the pack's files: the folder is still someone's
     assert main(["pack", "init", str(pack_dir)]) == 2
-    assert capsys.readouterr().err == (f"error: {pack_dir}: is not empty (it has notes.md); write the pack into a new or "
-                                       "empty folder, or pass --force to write its files there (replacing "
-                                       "PulumiPolicy.yaml, __main__.py, requirements.txt, config.json)\n")
+    assert capsys.readouterr().err == (
+        f"error: {pack_dir}: is not empty (it has notes.md); write the pack into a new or "
+        "empty folder, or pass --force to write its files there (replacing "
+        "PulumiPolicy.yaml, __main__.py, requirements.txt, config.json)\n"
+    )
     assert sorted(p.name for p in pack_dir.iterdir()) == ["notes.md"]
     (pack_dir / "__main__.py").write_text("# ours\n")
     assert main(["pack", "init", str(pack_dir)]) == 2
@@ -196,20 +225,23 @@ def test_pack_init_never_writes_through_a_symlink_even_with_force(tmp_path, caps
     assert sorted(p.name for p in pack_dir.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 
-@pytest.mark.parametrize("requirement, why", [
-    ("--extra-index-url https://evil.example/simple", "is a pip option, not a requirement"),
-    ("-e .", "is a pip option, not a requirement"),
-    ("mixed-os-racks==1.0\n--extra-index-url http://example.com/simple", "must be one requirements.txt line"),
-    ("mixed-os-racks==1.0\rrequests", "must be one requirements.txt line"),
-    ("", "must be one requirements.txt line"),
-    ("   ", "must be one requirements.txt line"),
-    ("requests", "installs requests, not mixed-os-racks"),
-    ("mixed-os-rack @ git+https://example.com/org/repo@v1", "installs mixed-os-rack, not mixed-os-racks"),
-    ("mixed-os-racks requests", "is not a requirement"),
-    ("mixed-os-racks==0.1.0 --hash=sha256:00", "is not a requirement"),
-    ("mixed-os-racks==0.1.0 # pinned", "is not a requirement"),
-    ("git+https://example.com/org/mixed-os-racks@v1", "is not a requirement"),
-])
+@pytest.mark.parametrize(
+    "requirement, why",
+    [
+        ("--extra-index-url https://evil.example/simple", "is a pip option, not a requirement"),
+        ("-e .", "is a pip option, not a requirement"),
+        ("mixed-os-racks==1.0\n--extra-index-url http://example.com/simple", "must be one requirements.txt line"),
+        ("mixed-os-racks==1.0\rrequests", "must be one requirements.txt line"),
+        ("", "must be one requirements.txt line"),
+        ("   ", "must be one requirements.txt line"),
+        ("requests", "installs requests, not mixed-os-racks"),
+        ("mixed-os-rack @ git+https://example.com/org/repo@v1", "installs mixed-os-rack, not mixed-os-racks"),
+        ("mixed-os-racks requests", "is not a requirement"),
+        ("mixed-os-racks==0.1.0 --hash=sha256:00", "is not a requirement"),
+        ("mixed-os-racks==0.1.0 # pinned", "is not a requirement"),
+        ("git+https://example.com/org/mixed-os-racks@v1", "is not a requirement"),
+    ],
+)
 def test_pack_init_writes_only_a_requirement_that_installs_this_package(tmp_path, capsys, requirement, why):
     assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", requirement]) == 2
     err = capsys.readouterr().err
@@ -218,12 +250,17 @@ def test_pack_init_writes_only_a_requirement_that_installs_this_package(tmp_path
     assert not (tmp_path / "pack").exists()
 
 
-@pytest.mark.parametrize("requirement", [
-    "mixed-os-racks==0.1.0", "Mixed_OS.Racks>=0.1,<0.2", "mixed-os-racks[offline]~=0.1",
-    "mixed-os-racks @ git+https://example.com/org/mixed-os-racks@v0.1.0",
-    "mixed-os-racks@ https://example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
-    'mixed-os-racks==0.1.0; python_version >= "3.11"',
-])
+@pytest.mark.parametrize(
+    "requirement",
+    [
+        "mixed-os-racks==0.1.0",
+        "Mixed_OS.Racks>=0.1,<0.2",
+        "mixed-os-racks[offline]~=0.1",
+        "mixed-os-racks @ git+https://example.com/org/mixed-os-racks@v0.1.0",
+        "mixed-os-racks@ https://example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
+        'mixed-os-racks==0.1.0; python_version >= "3.11"',
+    ],
+)
 def test_pack_init_writes_a_requirement_of_this_package_as_given(tmp_path, capsys, requirement):
     assert main(["pack", "init", str(tmp_path / "pack"), "--requirement", f" {requirement} "]) == 0
     assert (tmp_path / "pack" / "requirements.txt").read_text().splitlines()[2] == requirement
@@ -232,8 +269,11 @@ def test_pack_init_writes_a_requirement_of_this_package_as_given(tmp_path, capsy
 
 REQUIREMENT_TEXT = st.one_of(
     st.text(max_size=80),
-    st.builds(lambda name, rest: name + rest, st.sampled_from(["mixed-os-racks", "Mixed_OS.Racks", "mixed-os-rack", "requests", "-r ", "--index-url "]),
-              st.text(alphabet=st.sampled_from(list("=<>~!@ ,.[];#\n\r\t-+:/0123456789abcdefgh\"'")), max_size=40)),
+    st.builds(
+        lambda name, rest: name + rest,
+        st.sampled_from(["mixed-os-racks", "Mixed_OS.Racks", "mixed-os-rack", "requests", "-r ", "--index-url "]),
+        st.text(alphabet=st.sampled_from(list("=<>~!@ ,.[];#\n\r\t-+:/0123456789abcdefgh\"'")), max_size=40),
+    ),
 )
 
 
@@ -270,30 +310,57 @@ def test_pack_init_takes_the_path_of_this_package_and_refuses_another(tmp_path, 
 def _installed_as(record: Optional[dict[str, Any]]) -> Any:
     """This package's distribution as pip would have recorded it (PEP 610 ``direct_url.json``, or none)."""
     fake = mock.Mock()
-    fake.read_text.side_effect = lambda name: {"INSTALLER": "pip\n", "direct_url.json": record and json.dumps(record)}.get(name)
+    fake.read_text.side_effect = lambda name: {
+        "INSTALLER": "pip\n",
+        "direct_url.json": record and json.dumps(record),
+    }.get(name)
     return mock.patch("importlib.metadata.distributions", return_value=[fake])
 
 
 COMMIT = "3f1c2e4d5b6a79808f9e0d1c2b3a495867768594"
 
 
-@pytest.mark.parametrize("record, line, said", [
-    (None, f"mixed-os-racks=={mixed_os_racks.__version__}", "from a package index (pip recorded no URL for it)"),
-    ({"url": "https://git.example.com/platform/mixed-os-racks.git",
-      "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": COMMIT}},
-     f"mixed-os-racks @ git+https://git.example.com/platform/mixed-os-racks.git@{COMMIT}",
-     f"the git repository https://git.example.com/platform/mixed-os-racks.git at commit {COMMIT} (v0.1.0)"),
-    ({"url": "ssh://git@git.example.com/platform/monorepo.git", "subdirectory": "packages/racks",
-      "vcs_info": {"vcs": "git", "commit_id": COMMIT}},
-     f"mixed-os-racks @ git+ssh://git@git.example.com/platform/monorepo.git@{COMMIT}#subdirectory=packages/racks", "at commit"),
-    ({"url": "https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
-      "archive_info": {"hashes": {"sha256": "ab" * 32}}},
-     f"mixed-os-racks @ https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl#sha256={'ab' * 32}", "the archive"),
-    ({"url": "file:///home/me/mixed-os-racks", "dir_info": {"editable": True}},
-     "mixed-os-racks @ file:///home/me/mixed-os-racks", "a path on this machine"),
-    ({"url": "https://evil.example/x\n--extra-index-url https://evil.example/simple", "archive_info": {}},
-     f"mixed-os-racks=={mixed_os_racks.__version__}", "is not a requirement line: must be one requirements.txt line"),
-])
+@pytest.mark.parametrize(
+    "record, line, said",
+    [
+        (None, f"mixed-os-racks=={mixed_os_racks.__version__}", "from a package index (pip recorded no URL for it)"),
+        (
+            {
+                "url": "https://git.example.com/platform/mixed-os-racks.git",
+                "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": COMMIT},
+            },
+            f"mixed-os-racks @ git+https://git.example.com/platform/mixed-os-racks.git@{COMMIT}",
+            f"the git repository https://git.example.com/platform/mixed-os-racks.git at commit {COMMIT} (v0.1.0)",
+        ),
+        (
+            {
+                "url": "ssh://git@git.example.com/platform/monorepo.git",
+                "subdirectory": "packages/racks",
+                "vcs_info": {"vcs": "git", "commit_id": COMMIT},
+            },
+            f"mixed-os-racks @ git+ssh://git@git.example.com/platform/monorepo.git@{COMMIT}#subdirectory=packages/racks",
+            "at commit",
+        ),
+        (
+            {
+                "url": "https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl",
+                "archive_info": {"hashes": {"sha256": "ab" * 32}},
+            },
+            f"mixed-os-racks @ https://files.example.com/mixed_os_racks-0.1.0-py3-none-any.whl#sha256={'ab' * 32}",
+            "the archive",
+        ),
+        (
+            {"url": "file:///home/me/mixed-os-racks", "dir_info": {"editable": True}},
+            "mixed-os-racks @ file:///home/me/mixed-os-racks",
+            "a path on this machine",
+        ),
+        (
+            {"url": "https://evil.example/x\n--extra-index-url https://evil.example/simple", "archive_info": {}},
+            f"mixed-os-racks=={mixed_os_racks.__version__}",
+            "is not a requirement line: must be one requirements.txt line",
+        ),
+    ],
+)
 def test_pack_init_writes_the_requirement_pip_recorded_for_this_install(tmp_path, capsys, record, line, said):
     with _installed_as(record):
         assert main(["pack", "init", str(tmp_path / "pack")]) == 0
@@ -320,11 +387,23 @@ def test_the_written_pack_runs_under_the_offline_preview(consumer, tmp_path):
     pack_dir = tmp_path / "policy-pack"
     assert command("pack", "init", str(pack_dir), cwd=consumer).returncode == 0
     small_venv(pack_dir / "venv")
-    run = command("preview", "--stack", "dev", "--amis", "amis.yaml", "--policy-pack", str(pack_dir),
-                  "--policy-pack-config", str(pack_dir / "config.json"), cwd=consumer)
+    run = command(
+        "preview",
+        "--stack",
+        "dev",
+        "--amis",
+        "amis.yaml",
+        "--policy-pack",
+        str(pack_dir),
+        "--policy-pack-config",
+        str(pack_dir / "config.json"),
+        cwd=consumer,
+    )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.rstrip().splitlines()[-2:] == ["Policy packs (--policy-pack):",
-                                                     f"    mixed-os-racks ({pack_dir}): passed"]
+    assert run.stdout.rstrip().splitlines()[-2:] == [
+        "Policy packs (--policy-pack):",
+        f"    mixed-os-racks ({pack_dir}): passed",
+    ]
 
 
 # ---- the CI recipe ------------------------------------------------------------------------------------
@@ -347,12 +426,16 @@ def test_the_ci_recipe_previews_on_every_pull_request_and_with_the_cli_where_a_c
 def test_the_ci_recipes_offline_commands_pass_against_the_consumer_with_the_bundled_pack(consumer):
     steps = recipe()["jobs"]["offline-preview"]["steps"]
     (line,) = [step["run"] for step in steps if step.get("run", "").startswith("mixed-os-racks ")]
-    run = subprocess.run(shlex.split(line), cwd=consumer, env=environment(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        shlex.split(line), cwd=consumer, env=environment(), capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, (line, run.stderr)
     assert "rack:index:KarpenterPool" in run.stdout and "kubernetes:apps/v1:Deployment" in run.stdout
     tail = run.stdout.rstrip().splitlines()[-2:]
-    assert tail[0] == (f"Policy packs (no policies/ at or above {consumer.resolve()}: ran the pack bundled with "
-                       f"mixed-os-racks {mixed_os_racks.__version__}):")
+    assert tail[0] == (
+        f"Policy packs (no policies/ at or above {consumer.resolve()}: ran the pack bundled with "
+        f"mixed-os-racks {mixed_os_racks.__version__}):"
+    )
     assert tail[1] == f"    mixed-os-racks ({Path(mixed_os_racks.__file__).parent / 'pack' / 'bundled'}): passed"
     assert "virtualenv" not in run.stderr  # the bundled pack runs with this interpreter: nothing to create
     assert json.loads((consumer / "preview.json").read_text())["violations"] == []

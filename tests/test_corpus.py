@@ -36,14 +36,33 @@ from mixed_os_racks.offline.policyconfig import parse_config
 from policy_helpers import BOTTLEROCKET_TOML, NODEADM, existing_cluster, start_pack
 
 CORPUS = Path(__file__).with_name("corpus")
-PUBLIC_SETUPS = ("aws/karpenter-provider-aws", "aws-samples/karpenter-blueprints", "awslabs/data-on-eks",
-                 "awslabs/ai-on-eks", "terraform-aws-modules/terraform-aws-eks",
-                 "pulumi/pulumi-eks", "awsdocs/amazon-eks-user-guide", "kubernetes-sigs/karpenter",
-                 "NVIDIA/k8s-device-plugin", "NVIDIA/k8s-dra-driver-gpu", "ray-project/kuberay", "kubeflow/trainer",
-                 "kserve/kserve", "knative/serving", "argoproj/argo-workflows", "volcano-sh/volcano",
-                 "kubernetes-sigs/jobset", "kubernetes-sigs/lws", "NVIDIA/k8s-nim-operator", "ai-dynamo/dynamo",
-                 "SlinkyProject/slurm-operator", "sgl-project/ome", "Project-HAMi/HAMi", "NVIDIA/KAI-Scheduler",
-                 "kubernetes-sigs/kueue")
+PUBLIC_SETUPS = (
+    "aws/karpenter-provider-aws",
+    "aws-samples/karpenter-blueprints",
+    "awslabs/data-on-eks",
+    "awslabs/ai-on-eks",
+    "terraform-aws-modules/terraform-aws-eks",
+    "pulumi/pulumi-eks",
+    "awsdocs/amazon-eks-user-guide",
+    "kubernetes-sigs/karpenter",
+    "NVIDIA/k8s-device-plugin",
+    "NVIDIA/k8s-dra-driver-gpu",
+    "ray-project/kuberay",
+    "kubeflow/trainer",
+    "kserve/kserve",
+    "knative/serving",
+    "argoproj/argo-workflows",
+    "volcano-sh/volcano",
+    "kubernetes-sigs/jobset",
+    "kubernetes-sigs/lws",
+    "NVIDIA/k8s-nim-operator",
+    "ai-dynamo/dynamo",
+    "SlinkyProject/slurm-operator",
+    "sgl-project/ome",
+    "Project-HAMi/HAMi",
+    "NVIDIA/KAI-Scheduler",
+    "kubernetes-sigs/kueue",
+)
 APPLIERS: dict[str, Callable[[str, Path], Any]] = {
     "ConfigFile": lambda name, path: k8s.yaml.v2.ConfigFile(name, file=str(path)),
     "ConfigGroup": lambda name, path: k8s.yaml.v2.ConfigGroup(name, files=[str(path)]),
@@ -164,31 +183,60 @@ ROLE = "arn:aws:iam::123456789012:role/nodes"
 def bottlerocket_mng_gpu() -> None:
     """pulumi/pulumi-eks tests/testdata/programs/managed-ng-os: ``bottlerocket-mng-gpu``, Bottlerocket with
     ``gpu: true`` on g5g (a Graviton host with NVIDIA T4G GPUs). Refused: a GPU lane on Bottlerocket."""
-    eks.ManagedNodeGroup("bottlerocket-mng-gpu", cluster=existing_cluster(), node_role_arn=ROLE,
-                         operating_system="Bottlerocket", gpu=True, instance_types=["g5g.xlarge"])
+    eks.ManagedNodeGroup(
+        "bottlerocket-mng-gpu",
+        cluster=existing_cluster(),
+        node_role_arn=ROLE,
+        operating_system="Bottlerocket",
+        gpu=True,
+        instance_types=["g5g.xlarge"],
+    )
 
 
 def al2023_mng_custom_ami() -> None:
     """pulumi/pulumi-eks managed-ng-os: ``al-2023-mng-custom-ami``, a pinned AL2023 image, ``diskSize`` 100."""
-    eks.ManagedNodeGroup("al-2023-mng-custom-ami", cluster=existing_cluster(), node_role_arn=ROLE, ami_id=PINNED,
-                         operating_system="AL2023", instance_types=["t3.medium"], disk_size=100)
+    eks.ManagedNodeGroup(
+        "al-2023-mng-custom-ami",
+        cluster=existing_cluster(),
+        node_role_arn=ROLE,
+        ami_id=PINNED,
+        operating_system="AL2023",
+        instance_types=["t3.medium"],
+        disk_size=100,
+    )
 
 
 def custom_managed_nodegroup() -> None:
     """pulumi/pulumi-eks examples/custom-managed-nodegroup: the caller's launch template (image, nodeadm user
     data, a 20 GiB root, exactly the snapshot) on a managed node group that declares no OS."""
-    template = aws.ec2.LaunchTemplate("custom-lt", image_id=PINNED, user_data=NODEADM, block_device_mappings=[{
-        "device_name": "/dev/xvda", "ebs": {"volume_size": 20, "volume_type": "gp3"}}])
-    eks.ManagedNodeGroup("custom", cluster=existing_cluster(), node_role_arn=ROLE, instance_types=["t3.medium"],
-                         launch_template={"id": template.id, "version": template.latest_version.apply(str)})
+    template = aws.ec2.LaunchTemplate(
+        "custom-lt",
+        image_id=PINNED,
+        user_data=NODEADM,
+        block_device_mappings=[{"device_name": "/dev/xvda", "ebs": {"volume_size": 20, "volume_type": "gp3"}}],
+    )
+    eks.ManagedNodeGroup(
+        "custom",
+        cluster=existing_cluster(),
+        node_role_arn=ROLE,
+        instance_types=["t3.medium"],
+        launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+    )
 
 
 def bottlerocket_launch_template_on_pulumi_eks() -> None:
     """The same example with Bottlerocket TOML in the caller's launch template. Refused, and the fix is the
     template's own user data: pulumi-eks renders no user data for a launch template it did not build."""
-    template = aws.ec2.LaunchTemplate("br-lt", image_id=PINNED, user_data=base64.b64encode(BOTTLEROCKET_TOML.encode()).decode())
-    eks.ManagedNodeGroup("br", cluster=existing_cluster(), node_role_arn=ROLE, instance_types=["t3.medium"],
-                         launch_template={"id": template.id, "version": "1"})
+    template = aws.ec2.LaunchTemplate(
+        "br-lt", image_id=PINNED, user_data=base64.b64encode(BOTTLEROCKET_TOML.encode()).decode()
+    )
+    eks.ManagedNodeGroup(
+        "br",
+        cluster=existing_cluster(),
+        node_role_arn=ROLE,
+        instance_types=["t3.medium"],
+        launch_template={"id": template.id, "version": "1"},
+    )
 
 
 def terraform_bottlerocket_custom() -> None:
@@ -196,39 +244,65 @@ def terraform_bottlerocket_custom() -> None:
     image in the module's launch template, ``ami_type`` BOTTLEROCKET_x86_64 choosing its user data. The module
     gives the node group no AMI type beside an ``ami_id`` (``ami_type = var.ami_id != "" ? null : ...``, after
     EKS's custom-AMI launch template rule). Refused: a pin off AL2023."""
-    template = aws.ec2.LaunchTemplate("bottlerocket-custom", image_id=PINNED,
-                                      user_data=base64.b64encode(BOTTLEROCKET_TOML.encode()).decode())
-    aws.eks.NodeGroup("bottlerocket_custom", cluster_name="corpus", node_role_arn=ROLE, subnet_ids=["subnet-a"],
-                      instance_types=["m6i.large"],
-                      scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2},
-                      launch_template={"id": template.id, "version": template.latest_version.apply(str)})
+    template = aws.ec2.LaunchTemplate(
+        "bottlerocket-custom", image_id=PINNED, user_data=base64.b64encode(BOTTLEROCKET_TOML.encode()).decode()
+    )
+    aws.eks.NodeGroup(
+        "bottlerocket_custom",
+        cluster_name="corpus",
+        node_role_arn=ROLE,
+        subnet_ids=["subnet-a"],
+        instance_types=["m6i.large"],
+        scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2},
+        launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+    )
 
 
 def terraform_efa() -> None:
     """terraform-aws-eks tests/eks-managed-node-group: ``efa``, EKS's AL2023 NVIDIA AMI on p4d with the GPU taint."""
-    aws.eks.NodeGroup("efa", cluster_name="corpus", node_role_arn=ROLE, subnet_ids=["subnet-a"],
-                      ami_type="AL2023_x86_64_NVIDIA", instance_types=["p4d.24xlarge"],
-                      scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2},
-                      taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}])
+    aws.eks.NodeGroup(
+        "efa",
+        cluster_name="corpus",
+        node_role_arn=ROLE,
+        subnet_ids=["subnet-a"],
+        ami_type="AL2023_x86_64_NVIDIA",
+        instance_types=["p4d.24xlarge"],
+        scaling_config={"desired_size": 1, "min_size": 1, "max_size": 2},
+        taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+    )
 
 
-GPU_ON_BR = ("make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
-             "pool or node group)")
+GPU_ON_BR = (
+    "make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
+    "pool or node group)"
+)
 NODE_GROUP_CASES = [
-    (bottlerocket_mng_gpu, {"gpu-lane-os"}, f"node group 'bottlerocket-mng-gpu': instance types g5g.xlarge {GPU_ON_BR}"),
+    (
+        bottlerocket_mng_gpu,
+        {"gpu-lane-os"},
+        f"node group 'bottlerocket-mng-gpu': instance types g5g.xlarge {GPU_ON_BR}",
+    ),
     (al2023_mng_custom_ami, set(), None),
     (custom_managed_nodegroup, set(), None),
-    (bottlerocket_launch_template_on_pulumi_eks, {"al2023-family"},
-     "node group 'br': a pinned ami_id needs an AL2023 node group (got bottlerocket); its user data must be a "
-     "nodeadm NodeConfig (apiVersion: node.eks.aws/v1alpha1)"),
-    (terraform_bottlerocket_custom, {"al2023-family"},
-     "node group 'bottlerocket_custom': a pinned ami_id needs an AL2023 node group (got bottlerocket); give the "
-     "launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM or none"),
+    (
+        bottlerocket_launch_template_on_pulumi_eks,
+        {"al2023-family"},
+        "node group 'br': a pinned ami_id needs an AL2023 node group (got bottlerocket); its user data must be a "
+        "nodeadm NodeConfig (apiVersion: node.eks.aws/v1alpha1)",
+    ),
+    (
+        terraform_bottlerocket_custom,
+        {"al2023-family"},
+        "node group 'bottlerocket_custom': a pinned ami_id needs an AL2023 node group (got bottlerocket); give the "
+        "launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM or none",
+    ),
     (terraform_efa, set(), None),
 ]
 
 
-@pytest.mark.parametrize(("program", "refuses", "message"), NODE_GROUP_CASES, ids=[c[0].__name__ for c in NODE_GROUP_CASES])
+@pytest.mark.parametrize(
+    ("program", "refuses", "message"), NODE_GROUP_CASES, ids=[c[0].__name__ for c in NODE_GROUP_CASES]
+)
 def test_a_published_node_group_shape_gets_the_reviewers_verdict(pack, program, refuses, message):
     violations = verdict(pack, program, FACTS)
     assert {v["policy"] for v in violations if v["level"] == "mandatory"} == refuses, violations

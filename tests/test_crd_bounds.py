@@ -23,8 +23,12 @@ GPU_AMI = "ami-0a1b2c3d4e5f60718"
 def objects(pool: PoolSpec) -> list[dict[str, Any]]:
     meta = {"name": pool.name}
     return [
-        {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": meta,
-         "spec": node_class_spec(pool, "rack", "KarpenterNodeRole-rack")},
+        {
+            "apiVersion": "karpenter.k8s.aws/v1",
+            "kind": "EC2NodeClass",
+            "metadata": meta,
+            "spec": node_class_spec(pool, "rack", "KarpenterNodeRole-rack"),
+        },
         {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": meta, "spec": node_pool_spec(pool)},
     ]
 
@@ -41,13 +45,27 @@ EDGES: dict[str, tuple[list[Any], list[Any]]] = {
     "consolidate_after": (["0s", "30s", "1h30m", "720h", "Never"], ["30", "1d", "never", "３０s", "30s\n", ""]),
     "node_expiry": (["720h", "1h30m", "30m", "Never"], ["30d", "Never ", "h", "７２０h"]),
     "name": (["a", "gpu-1", "a" * 63], ["gpu-", "1gpu", "a" * 64, "GPU", "gpu\n", "gpu_1", ""]),
-    "labels": ([{"team": "ml"}, {"example.com/team": "x" * 63}, {"node.kubernetes.io/lane": "a"}, {"a": ""}],
-               [{"team": "x" * 64}, {"kubernetes.io/role": "x"}, {"karpenter.sh/capacity-type": "spot"},
-                {"-team": "x"}, {"team": "-x"}, {"team": "a b"}, {"example.com/": "x"}]),
-    "taints": ([[{"key": "a", "value": "b", "effect": "NoSchedule"}], [{"key": "example.com/a", "effect": "NoExecute"}]],
-               [[{"key": "a", "value": "b", "effect": "Never"}], [{"key": "a", "value": "-b", "effect": "NoSchedule"}],
-                [{"key": "a b", "effect": "NoSchedule"}],
-                [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "x", "effect": "NoSchedule"}]]),
+    "labels": (
+        [{"team": "ml"}, {"example.com/team": "x" * 63}, {"node.kubernetes.io/lane": "a"}, {"a": ""}],
+        [
+            {"team": "x" * 64},
+            {"kubernetes.io/role": "x"},
+            {"karpenter.sh/capacity-type": "spot"},
+            {"-team": "x"},
+            {"team": "-x"},
+            {"team": "a b"},
+            {"example.com/": "x"},
+        ],
+    ),
+    "taints": (
+        [[{"key": "a", "value": "b", "effect": "NoSchedule"}], [{"key": "example.com/a", "effect": "NoExecute"}]],
+        [
+            [{"key": "a", "value": "b", "effect": "Never"}],
+            [{"key": "a", "value": "-b", "effect": "NoSchedule"}],
+            [{"key": "a b", "effect": "NoSchedule"}],
+            [{"key": "a", "effect": "NoSchedule"}, {"key": "a", "value": "x", "effect": "NoSchedule"}],
+        ],
+    ),
     "instance_sizes": ([["metal-24xl", "48xlarge", "medium"]], [["2XL"], ["xlarge\n"], ["metal-"]]),
     # GPU and CPU families never mix in one pool, and every family is of the pool's arch (BASE: amd64)
     "instance_families": ([["c7i-flex", "u7inh-32tb"], ["p6-b200"]], [["g5.xlarge"], ["G5"], ["-g5"], ["p6e-gb200"]]),
@@ -84,15 +102,25 @@ def test_the_crd_refuses_what_the_config_refuses(field):
     for value in CRD_BOUNDS[field]:
         if field == "taints":
             value = [Taint.model_construct(**t) for t in value]
-        pool = PoolSpec.model_construct(**{**PoolSpec(**BASE).model_dump(), field: value})  # past the config's own check
+        pool = PoolSpec.model_construct(
+            **{**PoolSpec(**BASE).model_dump(), field: value}
+        )  # past the config's own check
         assert crd_problems(pool), (field, value)
 
 
 VOLUME_EDGES = [
     # (volume_type, disk, iops, throughput): EC2's limits for each type at the edge
-    ("gp3", 1, None, None), ("gp3", 59000, None, None), ("gp3", 160, 80000, None), ("gp3", 20, 3000, 750),
-    ("gp3", 64, 8000, 2000), ("gp2", 16384, None, None), ("io1", 4, 100, None), ("io1", 1280, 64000, None),
-    ("io2", 4, 100, None), ("io2", 256, 256000, None), ("io2", 59000, 100, None),
+    ("gp3", 1, None, None),
+    ("gp3", 59000, None, None),
+    ("gp3", 160, 80000, None),
+    ("gp3", 20, 3000, 750),
+    ("gp3", 64, 8000, 2000),
+    ("gp2", 16384, None, None),
+    ("io1", 4, 100, None),
+    ("io1", 1280, 64000, None),
+    ("io2", 4, 100, None),
+    ("io2", 256, 256000, None),
+    ("io2", 59000, 100, None),
 ]
 
 
@@ -115,20 +143,24 @@ def test_volumes_at_the_edges_conform(kind, disk, iops, throughput):
     assert root["ebs"]["volumeSize"] == f"{disk}Gi"
 
 
-pools = st.fixed_dictionaries({
-    "name": st.from_regex(r"[a-z]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True),
-    "weight": st.one_of(st.none(), st.integers(1, 100)),
-    "cpu_limit": st.integers(1, 10_000),
-    "memory_limit_gb": st.integers(1, 100_000),
-    "disruption_budget_nodes": st.one_of(st.integers(0, 100).map(lambda n: f"{n}%"), st.integers(0, 10_000).map(str)),
-    "consolidate_after": st.one_of(st.just("Never"), st.integers(0, 10_000).map(lambda n: f"{n}s")),
-    "node_expiry": st.one_of(st.just("Never"), st.integers(1, 10_000).map(lambda n: f"{n}h")),
-    "disk": st.integers(20, 16384),
-    "capacity_types": st.sampled_from([["on-demand"], ["spot"], ["on-demand", "spot"]]),
-    "arch": st.sampled_from([["amd64"], ["arm64"], ["amd64", "arm64"]]),
-    "os": st.sampled_from(["al2023", "bottlerocket"]),
-    "dedicated": st.booleans(),
-})
+pools = st.fixed_dictionaries(
+    {
+        "name": st.from_regex(r"[a-z]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True),
+        "weight": st.one_of(st.none(), st.integers(1, 100)),
+        "cpu_limit": st.integers(1, 10_000),
+        "memory_limit_gb": st.integers(1, 100_000),
+        "disruption_budget_nodes": st.one_of(
+            st.integers(0, 100).map(lambda n: f"{n}%"), st.integers(0, 10_000).map(str)
+        ),
+        "consolidate_after": st.one_of(st.just("Never"), st.integers(0, 10_000).map(lambda n: f"{n}s")),
+        "node_expiry": st.one_of(st.just("Never"), st.integers(1, 10_000).map(lambda n: f"{n}h")),
+        "disk": st.integers(20, 16384),
+        "capacity_types": st.sampled_from([["on-demand"], ["spot"], ["on-demand", "spot"]]),
+        "arch": st.sampled_from([["amd64"], ["arm64"], ["amd64", "arm64"]]),
+        "os": st.sampled_from(["al2023", "bottlerocket"]),
+        "dedicated": st.booleans(),
+    }
+)
 
 
 @settings(max_examples=40, deadline=None)

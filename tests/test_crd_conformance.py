@@ -44,10 +44,23 @@ def test_example_stacks_conform(stack):
 
 def test_every_pool_option_conforms():
     pools = [
-        {"name": "gpu", "instance_families": "g5,g6", "instance_sizes": "xlarge", "ami_id": GPU_AMI, "disk": 200,
-         "dedicated": True, "taints": "nvidia.com/gpu=true:NoSchedule", "weight": 100, "volume_iops": 3000,
-         "volume_throughput": 125, "capacity_types": "on-demand,spot", "node_expiry": "Never",
-         "consolidation_policy": "WhenEmpty", "disruption_budget_nodes": "0", "labels": "a=b"},
+        {
+            "name": "gpu",
+            "instance_families": "g5,g6",
+            "instance_sizes": "xlarge",
+            "ami_id": GPU_AMI,
+            "disk": 200,
+            "dedicated": True,
+            "taints": "nvidia.com/gpu=true:NoSchedule",
+            "weight": 100,
+            "volume_iops": 3000,
+            "volume_throughput": 125,
+            "capacity_types": "on-demand,spot",
+            "node_expiry": "Never",
+            "consolidation_policy": "WhenEmpty",
+            "disruption_budget_nodes": "0",
+            "labels": "a=b",
+        },
         {"name": "io", "volume_type": "io2", "volume_iops": 2000, "arch": "amd64,arm64"},
     ]
     run = run_rack(rack_config(karpenter_node_os="bottlerocket", additional_karpenter_nodepools_config=pools))
@@ -57,8 +70,17 @@ def test_every_pool_option_conforms():
 
 def test_a_canary_conforms(tmp_path):
     """A pool's canary: its NodePool's weight above the pool's and ``limits.nodes`` are what the CRD takes."""
-    pools = [{"name": "gpu", "instance_families": "g5", "ami_id": GPU_AMI, "disk": 200, "weight": 99,
-              "canary_ami_id": NEW_AMI, "canary_nodes": 3}]
+    pools = [
+        {
+            "name": "gpu",
+            "instance_families": "g5",
+            "ami_id": GPU_AMI,
+            "disk": 200,
+            "weight": 99,
+            "canary_ami_id": NEW_AMI,
+            "canary_nodes": 3,
+        }
+    ]
     run = run_rack(rack_config(additional_karpenter_nodepools_config=pools), Catalog.load(catalog(tmp_path)))
     canary = [obj for obj in karpenter_objects(run) if obj["metadata"]["name"] == "gpu-canary"]
     assert [obj["kind"] for obj in canary] == ["EC2NodeClass", "NodePool"]
@@ -88,9 +110,15 @@ def test_the_checker_catches_what_karpenter_refuses():
 
 
 def test_a_pinned_id_without_family_is_caught():
-    spec = {"amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}], "role": "r",
-            "subnetSelectorTerms": [{"tags": {"a": "b"}}], "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}
-    found = problems({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"}, "spec": spec})
+    spec = {
+        "amiSelectorTerms": [{"id": "ami-0123456789abcdef0"}],
+        "role": "r",
+        "subnetSelectorTerms": [{"tags": {"a": "b"}}],
+        "securityGroupSelectorTerms": [{"tags": {"a": "b"}}],
+    }
+    found = problems(
+        {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "x"}, "spec": spec}
+    )
     assert any("must specify amiFamily if amiSelectorTerms does not contain an alias" in p for p in found)
 
 
@@ -98,10 +126,17 @@ NODE_POOL_LIMITS = crd_schema("karpenter.sh/v1", "NodePool")["properties"]["spec
 
 
 @settings(max_examples=300)
-@given(st.one_of(st.text(alphabet="0123456789.+-eEKMGTPinumk ", max_size=10), st.booleans(), st.lists(st.integers(), max_size=1),
-                 st.from_regex(r" ?[+-]?[0-9]{0,3}(\.[0-9]{0,2})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{0,3}(\.[0-9]?)?)? ?",
-                               fullmatch=True),
-                 st.dictionaries(st.text(max_size=2), st.integers(), max_size=1)))
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789.+-eEKMGTPinumk ", max_size=10),
+        st.booleans(),
+        st.lists(st.integers(), max_size=1),
+        st.from_regex(
+            r" ?[+-]?[0-9]{0,3}(\.[0-9]{0,2})?([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{0,3}(\.[0-9]?)?)? ?", fullmatch=True
+        ),
+        st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+    )
+)
 def test_a_limit_the_node_pool_schema_refuses_is_priced_as_never_created(value):
     """The worst case reads a NodePool's limits as the API server takes them: refused ("it is never created")
     exactly when Karpenter's CRD refuses them (text held to its quantity pattern; a boolean, list or mapping)."""

@@ -92,7 +92,8 @@ def test_the_autoscaler_chart_finds_the_clusters_managed_groups_from_the_system_
     values = chart.inputs["values"]
     assert values["autoDiscovery"] == {
         "clusterName": "test-rack",
-        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/test-rack"]}
+        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/test-rack"],
+    }
     assert values["image"] == {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.34.5"}
     assert values["awsRegion"] == "us-east-1" and values["cloudProvider"] == "aws"
     assert values["nodeSelector"] == SYSTEM_SELECTOR and values["tolerations"] == [SYSTEM_TOLERATION]
@@ -114,13 +115,16 @@ def test_a_version_without_an_autoscaler_release_is_refused_naming_the_keys():
 
     with pytest.raises(ArgumentError) as caught:
         run_program(program, {"aws:region": "us-east-1"})
-    assert str(caught.value).startswith("ClusterAutoscaler 'ca': kubernetes_version: no Cluster Autoscaler release is known "
-                                        "for Kubernetes '1.31'")
+    assert str(caught.value).startswith(
+        "ClusterAutoscaler 'ca': kubernetes_version: no Cluster Autoscaler release is known for Kubernetes '1.31'"
+    )
 
 
 def test_the_autoscaler_authenticates_through_pod_identity_with_its_service_account(created):
     values = charts(created)["cluster-autoscaler"].inputs["values"]
-    association = only(created, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "rack-cluster-autoscaler-pod-identity")
+    association = only(
+        created, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "rack-cluster-autoscaler-pod-identity"
+    )
     assert association.inputs["serviceAccount"] == values["rbac"]["serviceAccount"]["name"]
     assert association.inputs["namespace"] == "kube-system" and association.inputs["clusterName"] == "test-rack"
     role = only(created, "aws:iam/role:Role", "rack-cluster-autoscaler-role")
@@ -134,10 +138,20 @@ def test_the_autoscaler_authenticates_through_pod_identity_with_its_service_acco
 def test_the_autoscaler_policy_reads_everywhere_and_scales_only_this_clusters_groups(created):
     policy = json.loads(only(created, "aws:iam/policy:Policy", "rack-cluster-autoscaler-policy").inputs["policy"])
     read, write = policy["Statement"]
-    assert {"eks:DescribeNodegroup", "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeInstanceTypes",
-            "ec2:GetInstanceTypesFromInstanceRequirements", "autoscaling:DescribeAutoScalingGroups"} <= set(read["Action"])
-    assert "Condition" not in read and not any(a.startswith(("autoscaling:Set", "autoscaling:Terminate")) for a in read["Action"])
-    assert sorted(write["Action"]) == ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"]
+    assert {
+        "eks:DescribeNodegroup",
+        "ec2:DescribeLaunchTemplateVersions",
+        "ec2:DescribeInstanceTypes",
+        "ec2:GetInstanceTypesFromInstanceRequirements",
+        "autoscaling:DescribeAutoScalingGroups",
+    } <= set(read["Action"])
+    assert "Condition" not in read and not any(
+        a.startswith(("autoscaling:Set", "autoscaling:Terminate")) for a in read["Action"]
+    )
+    assert sorted(write["Action"]) == [
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup",
+    ]
     assert write["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/test-rack": "owned"}}
 
 
@@ -155,15 +169,24 @@ def test_pulumi_keeps_the_desired_size_the_autoscaler_sets(created):
         assert group.inputs["scalingConfig"]["desiredSize"] == group.inputs["scalingConfig"]["minSize"]
 
 
-@pytest.mark.parametrize("rack, installed", [
-    (dict(**CREATE, additional_node_groups_config=FIXED), False),  # nothing to scale (the system lane is min = max)
-    (dict(**CREATE, additional_node_groups_config=SCALABLE, cluster_autoscaler_enable=False), False),
-    (dict(additional_node_groups_config=SCALABLE), False),  # existing cluster, its add-ons are its own
-    (dict(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True), True),
-    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}]), False),
-    (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}], karpenter_install=True,
-          cluster_autoscaler_enable=False), False),
-])
+@pytest.mark.parametrize(
+    "rack, installed",
+    [
+        (dict(**CREATE, additional_node_groups_config=FIXED), False),  # nothing to scale (the system lane is min = max)
+        (dict(**CREATE, additional_node_groups_config=SCALABLE, cluster_autoscaler_enable=False), False),
+        (dict(additional_node_groups_config=SCALABLE), False),  # existing cluster, its add-ons are its own
+        (dict(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True), True),
+        (dict(additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}]), False),
+        (
+            dict(
+                additional_build_groups_config=[{"type": "c5.xlarge", "max_size": 2}],
+                karpenter_install=True,
+                cluster_autoscaler_enable=False,
+            ),
+            False,
+        ),
+    ],
+)
 def test_when_the_autoscaler_is_installed(rack, installed):
     assert ("cluster-autoscaler" in charts(run_rack(rack_config(**rack)))) is installed
 
@@ -171,13 +194,17 @@ def test_when_the_autoscaler_is_installed(rack, installed):
 @pytest.mark.parametrize("groups", ["additional_node_groups_config", "additional_build_groups_config"])
 def test_in_an_existing_cluster_who_scales_the_groups_is_said(groups):
     # the rack cannot see whether the cluster already runs an autoscaler: a second one collides on its ClusterRole
-    message = refusal(**{groups: [{"id": 1, "type": "c5.xlarge", "min_size": 0, "max_size": 2}]}, karpenter_install=True)
+    message = refusal(
+        **{groups: [{"id": 1, "type": "c5.xlarge", "min_size": 0, "max_size": 2}]}, karpenter_install=True
+    )
     assert message.startswith("rack:cluster_autoscaler_enable: node groups rack-")
     assert "ClusterRole cluster-autoscaler" in message and "cluster_autoscaler_enable: true" in message
 
 
 def test_in_an_existing_cluster_the_autoscaler_follows_the_clusters_version_and_runs_anywhere():
-    run = run_rack(rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True))
+    run = run_rack(
+        rack_config(additional_node_groups_config=SCALABLE, karpenter_install=True, cluster_autoscaler_enable=True)
+    )
     values = charts(run)["cluster-autoscaler"].inputs["values"]
     assert values["image"]["tag"] == "v1.34.5"  # the offline account's existing cluster runs 1.34
     assert values["nodeSelector"] == {} and values["tolerations"] == []
@@ -189,12 +216,19 @@ def test_a_second_autoscaler_for_the_same_cluster_is_refused():
         ClusterAutoscaler("one", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
         ClusterAutoscaler("two", ClusterAutoscalerArgs(cluster=cluster, kubernetes_version="1.34"))
 
-    with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler \(ClusterAutoscaler 'one'\)"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler \(ClusterAutoscaler 'one'\)",
+    ):
         run_program(program, {"aws:region": "us-east-1"})
 
     def through_two_refs() -> None:  # two refs to one cluster are one cluster
-        ClusterAutoscaler("one", ClusterAutoscalerArgs(cluster=ClusterRef.existing("a", "c"), kubernetes_version="1.34"))
-        ClusterAutoscaler("two", ClusterAutoscalerArgs(cluster=ClusterRef.existing("b", "c"), kubernetes_version="1.34"))
+        ClusterAutoscaler(
+            "one", ClusterAutoscalerArgs(cluster=ClusterRef.existing("a", "c"), kubernetes_version="1.34")
+        )
+        ClusterAutoscaler(
+            "two", ClusterAutoscalerArgs(cluster=ClusterRef.existing("b", "c"), kubernetes_version="1.34")
+        )
 
     with pytest.raises(ArgumentError, match=r"ClusterAutoscaler 'two': cluster: .*already has a Cluster Autoscaler"):
         run_program(through_two_refs, {"aws:region": "us-east-1"})
@@ -225,8 +259,10 @@ def test_every_addon_pins_the_version_eks_offers_for_the_clusters_kubernetes(ver
     assert set(addons) == {"coredns", "eks-pod-identity-agent"}
     minor = int(version.split(".")[1])
     # the offline stand-in answers one build per add-on and minor: a control-plane upgrade moves them
-    assert addons == {"coredns": f"v1.12.{minor - 28}-eksbuild.offline",
-                      "eks-pod-identity-agent": f"v1.3.{minor - 28}-eksbuild.offline"}
+    assert addons == {
+        "coredns": f"v1.12.{minor - 28}-eksbuild.offline",
+        "eks-pod-identity-agent": f"v1.3.{minor - 28}-eksbuild.offline",
+    }
 
 
 def test_the_pod_identity_agent_of_an_existing_cluster_when_asked():
@@ -249,7 +285,11 @@ ADMINS = "arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/aws-r
 
 def test_each_admin_arn_gets_an_access_entry_and_the_cluster_admin_policy():
     run = run_rack(rack_config(**CREATE, cluster_admin_arns=ADMINS))
-    entries = {e.inputs["principalArn"]: e for e in of(run, "aws:eks/accessEntry:AccessEntry") if e.inputs.get("type") == "STANDARD"}
+    entries = {
+        e.inputs["principalArn"]: e
+        for e in of(run, "aws:eks/accessEntry:AccessEntry")
+        if e.inputs.get("type") == "STANDARD"
+    }
     assert sorted(entries) == sorted(ADMINS.split(","))
     associations = of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
     assert sorted(a.inputs["principalArn"] for a in associations) == sorted(entries)
@@ -260,15 +300,20 @@ def test_each_admin_arn_gets_an_access_entry_and_the_cluster_admin_policy():
         assert entries[association.inputs["principalArn"]].urn in association.dependencies
 
 
-@pytest.mark.parametrize("arns, problem", [
-    ("arn:aws:sts::111122223333:assumed-role/ci/session-1", "an STS assumed-role session: give the role's own ARN"),
-    ("arn:aws:iam::111122223333:group/admins", "must be an IAM role or user ARN"),
-    ("arn:aws:iam::1111:role/ci", "must be an IAM role or user ARN"),
-    ("arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/team/ci", "duplicate ARN"),
-    # IAM names are not distinguished by case: EKS would refuse the second access entry
-    ("arn:aws:iam::111122223333:role/CI,arn:aws:iam::111122223333:role/ci",
-     "duplicate ARN 'arn:aws:iam::111122223333:role/ci' (the same role as 'arn:aws:iam::111122223333:role/CI')"),
-])
+@pytest.mark.parametrize(
+    "arns, problem",
+    [
+        ("arn:aws:sts::111122223333:assumed-role/ci/session-1", "an STS assumed-role session: give the role's own ARN"),
+        ("arn:aws:iam::111122223333:group/admins", "must be an IAM role or user ARN"),
+        ("arn:aws:iam::1111:role/ci", "must be an IAM role or user ARN"),
+        ("arn:aws:iam::111122223333:role/ci,arn:aws:iam::111122223333:role/team/ci", "duplicate ARN"),
+        # IAM names are not distinguished by case: EKS would refuse the second access entry
+        (
+            "arn:aws:iam::111122223333:role/CI,arn:aws:iam::111122223333:role/ci",
+            "duplicate ARN 'arn:aws:iam::111122223333:role/ci' (the same role as 'arn:aws:iam::111122223333:role/CI')",
+        ),
+    ],
+)
 def test_bad_admin_arns_are_refused_naming_the_key(arns, problem):
     message = refusal(**CREATE, cluster_admin_arns=arns)
     assert message.startswith("rack:cluster_admin_arns: ") and problem in message
@@ -284,6 +329,7 @@ def test_the_deploying_identity_among_the_admins_is_warned_about(capfd):
     assert "cluster_admin_arns" not in capfd.readouterr().err
     # an assumed-role caller maps to its role; the rack warns instead of creating a colliding entry silently
     from mixed_os_racks.eks import principal_of_session
+
     assert principal_of_session("arn:aws:sts::123456789012:assumed-role/ci/build-7") == "ci"
     assert principal_of_session("arn:aws:iam::123456789012:role/ci") == ""
 
@@ -299,11 +345,22 @@ def catalog_in(region: str) -> Catalog:
 
 
 def test_a_govcloud_stack_uses_its_partition_everywhere():
-    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED,
-                                  cluster_admin_arns="arn:aws-us-gov:iam::111122223333:role/ci"),
-                    "aws:region": "us-gov-west-1"}, catalog_in("us-gov-west-1"))
-    attachments = [a.inputs["policyArn"] for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-                   if a.inputs["policyArn"] != "<computed>"]  # the rack's own policies' ARNs come at apply
+    run = run_rack(
+        {
+            **rack_config(
+                **CREATE,
+                additional_node_groups_config=FIXED,
+                cluster_admin_arns="arn:aws-us-gov:iam::111122223333:role/ci",
+            ),
+            "aws:region": "us-gov-west-1",
+        },
+        catalog_in("us-gov-west-1"),
+    )
+    attachments = [
+        a.inputs["policyArn"]
+        for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if a.inputs["policyArn"] != "<computed>"
+    ]  # the rack's own policies' ARNs come at apply
     assert attachments and all(arn.startswith("arn:aws-us-gov:iam::aws:policy/") for arn in attachments)
     (association,) = of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
     assert association.inputs["policyArn"].startswith("arn:aws-us-gov:eks::aws:cluster-access-policy/")
@@ -312,21 +369,33 @@ def test_a_govcloud_stack_uses_its_partition_everywhere():
 
 
 def test_a_china_stack_trusts_the_china_ec2_principal():
-    run = run_rack({**rack_config(**CREATE, additional_node_groups_config=FIXED), "aws:region": "cn-north-1"},
-                   catalog_in("cn-north-1"))
+    run = run_rack(
+        {**rack_config(**CREATE, additional_node_groups_config=FIXED), "aws:region": "cn-north-1"},
+        catalog_in("cn-north-1"),
+    )
     role = only(run, "aws:iam/role:Role", "rack-ng-1-role")
-    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com.cn"}
-    assert all(a.inputs["policyArn"].startswith("arn:aws-cn:iam::aws:policy/")
-               for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") if a.name.startswith("rack-ng-1-"))
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {
+        "Service": "ec2.amazonaws.com.cn"
+    }
+    assert all(
+        a.inputs["policyArn"].startswith("arn:aws-cn:iam::aws:policy/")
+        for a in of(run, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if a.name.startswith("rack-ng-1-")
+    )
 
 
 def test_a_created_clusters_kubeconfig_names_the_stacks_profile():
     def program() -> None:
         # what ClusterRef.created reads of a pulumi-eks Cluster, as it is after apply
         created = SimpleNamespace(
-            eks_cluster=pulumi.Output.from_input(SimpleNamespace(
-                name="c", endpoint="https://c.example", arn="arn:aws:eks:eu-west-1:111122223333:cluster/c",
-                certificate_authority=SimpleNamespace(data="Q0E="))),
+            eks_cluster=pulumi.Output.from_input(
+                SimpleNamespace(
+                    name="c",
+                    endpoint="https://c.example",
+                    arn="arn:aws:eks:eu-west-1:111122223333:cluster/c",
+                    certificate_authority=SimpleNamespace(data="Q0E="),
+                )
+            ),
             kubeconfig_json=pulumi.Output.from_input("{}"),  # pulumi-eks's own, which names no profile
             urn=pulumi.Output.from_input("urn:pulumi:dev::p::eks:index:Cluster::c"),
         )
@@ -337,14 +406,29 @@ def test_a_created_clusters_kubeconfig_names_the_stacks_profile():
     config = json.loads(provider.inputs["kubeconfig"])
     assert config["clusters"][0]["cluster"]["server"] == "https://c.example"
     assert config["users"][0]["user"]["exec"]["args"] == [
-        "--region", "eu-west-1", "eks", "get-token", "--cluster-name", "c", "--output", "json", "--profile", "prod-admin"]
+        "--region",
+        "eu-west-1",
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "c",
+        "--output",
+        "json",
+        "--profile",
+        "prod-admin",
+    ]
 
 
 # ---- a GPU service waits for its node -----------------------------------------------------------------------
 
-INFERENCE = {"name": "inference", "image": "vllm/vllm-openai:v0.6.4", "port": 8000, "internal": True,
-             "scale": {"count": 1, "memory": 16384, "gpu": {"count": 1, "vendor": "nvidia"}},
-             "nodeSelectorLabels": {"convox.io/label": "gpu-inference"}}
+INFERENCE = {
+    "name": "inference",
+    "image": "vllm/vllm-openai:v0.6.4",
+    "port": 8000,
+    "internal": True,
+    "scale": {"count": 1, "memory": 16384, "gpu": {"count": 1, "vendor": "nvidia"}},
+    "nodeSelectorLabels": {"convox.io/label": "gpu-inference"},
+}
 WEB = {"name": "web", "image": "nginx:1.27", "port": 8080}
 
 
@@ -360,8 +444,10 @@ def services(*specs: dict[str, Any], **extra: Any) -> ProgramRun:
 def waits(run: ProgramRun, name: str) -> tuple[Any, Any]:
     deployment = only(run, "kubernetes:apps/v1:Deployment", f"{name}-deployment").inputs["metadata"]
     service = only(run, "kubernetes:core/v1:Service", f"{name}-service").inputs["metadata"]
-    return ((deployment.get("annotations") or {}).get("pulumi.com/timeoutSeconds"),
-            (service.get("annotations") or {}).get("pulumi.com/timeoutSeconds"))
+    return (
+        (deployment.get("annotations") or {}).get("pulumi.com/timeoutSeconds"),
+        (service.get("annotations") or {}).get("pulumi.com/timeoutSeconds"),
+    )
 
 
 def test_a_gpu_services_deployment_and_service_wait_longer_than_ten_minutes():
@@ -372,23 +458,45 @@ def test_a_gpu_services_deployment_and_service_wait_longer_than_ten_minutes():
     assert waits(services(INFERENCE, gpu_wait_seconds=3600), "inference") == ("3600", "3600")
 
 
-@pytest.mark.parametrize("bad, problem", [(600, "must be 1200 to 86400 (a day) (got 600)"), ("1800", "expected int"),
-                                          (True, "expected int"), (10**30, "must be 1200 to 86400 (a day) (got 1000000")])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        (600, "must be 1200 to 86400 (a day) (got 600)"),
+        ("1800", "expected int"),
+        (True, "expected int"),
+        (10**30, "must be 1200 to 86400 (a day) (got 1000000"),
+    ],
+)
 def test_a_wait_below_twenty_minutes_or_not_a_number_is_refused(bad, problem):
     with pytest.raises(ArgumentError, match=re.escape(f"Service 'inference': gpu_wait_seconds: {problem}")):
         services(INFERENCE, gpu_wait_seconds=bad)
 
 
 def test_a_wait_on_a_service_without_gpus_is_refused_not_ignored():
-    with pytest.raises(ArgumentError, match=re.escape("Service 'web': gpu_wait_seconds: is for a GPU service, and this one "
-                                                      "requests no GPU (scale.gpu); remove it")):
+    with pytest.raises(
+        ArgumentError,
+        match=re.escape(
+            "Service 'web': gpu_wait_seconds: is for a GPU service, and this one requests no GPU (scale.gpu); remove it"
+        ),
+    ):
         services(WEB, gpu_wait_seconds=3600)
 
 
-@pytest.mark.parametrize("field, value, problem", [
-    ("scale", {"count": 2**31}, "scale.count: invalid count '2147483648' (at most 2147483647: replicas are a 32-bit integer)"),
-    ("health", {"path": "/", "interval": 10**10}, "health.interval: invalid value '10000000000' (seconds, 1 to 2147483647"),
-])
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        (
+            "scale",
+            {"count": 2**31},
+            "scale.count: invalid count '2147483648' (at most 2147483647: replicas are a 32-bit integer)",
+        ),
+        (
+            "health",
+            {"path": "/", "interval": 10**10},
+            "health.interval: invalid value '10000000000' (seconds, 1 to 2147483647",
+        ),
+    ],
+)
 def test_kubernetes_32_bit_fields_are_bounded(field, value, problem):
     with pytest.raises(ConfigError, match=re.escape(problem)):
         ServiceSpec(**{**WEB, field: value})
@@ -404,11 +512,14 @@ def test_the_prod_stack_has_the_autoscaler_metrics_server_versions_and_admins():
     assert of(run, "aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
 
 
-@pytest.mark.parametrize("rack, key", [
-    (dict(**CREATE, cluster_admin_arns="arn:aws:sts::111122223333:assumed-role/ci/s"), "cluster_admin_arns"),
-    (dict(karpenter_install=True, pod_identity_agent_enable=False), "pod_identity_agent_enable"),
-    (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "k8s_version"),
-])
+@pytest.mark.parametrize(
+    "rack, key",
+    [
+        (dict(**CREATE, cluster_admin_arns="arn:aws:sts::111122223333:assumed-role/ci/s"), "cluster_admin_arns"),
+        (dict(karpenter_install=True, pod_identity_agent_enable=False), "pod_identity_agent_enable"),
+        (dict(**CREATE, k8s_version="1.30", additional_node_groups_config=SCALABLE), "k8s_version"),
+    ],
+)
 def test_each_refusal_exits_2_naming_its_key(tmp_path, capsys, rack, key):
     import yaml
 
@@ -434,8 +545,11 @@ def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, caps
 
     from mixed_os_racks.cli import main
 
-    config = {**stack_config("prod"), "aws:region": "us-gov-west-1",
-              "rack:cluster_admin_arns": "arn:aws-us-gov:iam::123456789012:role/ci-deploy"}
+    config = {
+        **stack_config("prod"),
+        "aws:region": "us-gov-west-1",
+        "rack:cluster_admin_arns": "arn:aws-us-gov:iam::123456789012:role/ci-deploy",
+    }
     stack, out, amis = tmp_path / "Pulumi.gov.yaml", tmp_path / "preview.json", tmp_path / "amis.yaml"
     stack.write_text(yaml.safe_dump({"config": config}))
     doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
@@ -443,7 +557,11 @@ def test_the_preview_json_of_a_govcloud_stack_shows_govcloud_arns(tmp_path, caps
     amis.write_text(yaml.safe_dump(doc))
     assert main(["preview", "--config", str(stack), "--amis", str(amis), "--no-policy", "--json", str(out)]) == 0
     resources = json.loads(out.read_text())["resources"]
-    arns = [r["inputs"]["policyArn"] for r in resources if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"]
+    arns = [
+        r["inputs"]["policyArn"]
+        for r in resources
+        if "policyArn" in r["inputs"] and r["inputs"]["policyArn"] != "<computed>"
+    ]
     assert arns and all(arn.startswith("arn:aws-us-gov:") for arn in arns)
     assert "arn:aws:" not in json.dumps(resources)
 
@@ -460,8 +578,13 @@ def test_the_autoscaler_and_metrics_server_start_after_and_go_before_the_system_
 
 def test_an_admin_arn_of_another_partition_than_the_stacks_region_is_refused():
     with pytest.raises(ConfigError) as caught:
-        run_rack({**rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::111122223333:role/ci"),
-                  "aws:region": "us-gov-west-1"})
+        run_rack(
+            {
+                **rack_config(**CREATE, cluster_admin_arns="arn:aws:iam::111122223333:role/ci"),
+                "aws:region": "us-gov-west-1",
+            }
+        )
     assert str(caught.value) == (
         "rack:cluster_admin_arns: ARN 'arn:aws:iam::111122223333:role/ci' is in the 'aws' partition, and the stack's "
-        "region us-gov-west-1 is in 'aws-us-gov' (write arn:aws-us-gov:...)")
+        "region us-gov-west-1 is in 'aws-us-gov' (write arn:aws-us-gov:...)"
+    )

@@ -37,18 +37,50 @@ AMI = "ami-0c1d2e3f4a5b60718"
 X86 = "x86_64"
 
 
-def preview(tmp_path: Path, capsys: pytest.CaptureFixture[str], pool: dict[str, Any],
-            ami: dict[str, Any] | None = None, policy: bool = False) -> tuple[int, str, str]:
+def preview(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    pool: dict[str, Any],
+    ami: dict[str, Any] | None = None,
+    policy: bool = False,
+) -> tuple[int, str, str]:
     doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
     if ami is not None:
-        doc["amis"].append({"id": AMI, "description": "", "architecture": X86, "root_device_name": "/dev/xvda",
-                            "root_snapshot_gib": 20, "creation_date": "2026-11-20T00:00:00.000Z", "owner_id": "602401143452",
-                            **ami})
+        doc["amis"].append(
+            {
+                "id": AMI,
+                "description": "",
+                "architecture": X86,
+                "root_device_name": "/dev/xvda",
+                "root_snapshot_gib": 20,
+                "creation_date": "2026-11-20T00:00:00.000Z",
+                "owner_id": "602401143452",
+                **ami,
+            }
+        )
     stack, amis = tmp_path / "Pulumi.t.yaml", tmp_path / "amis.yaml"
-    stack.write_text(yaml.safe_dump({"config": rack_config(additional_karpenter_nodepools_config=[
-        {"name": "gpu", "disk": 100, "dedicated": True, "cpu_limit": 2000, "memory_limit_gb": 40000, **pool}])}))
+    stack.write_text(
+        yaml.safe_dump(
+            {
+                "config": rack_config(
+                    additional_karpenter_nodepools_config=[
+                        {
+                            "name": "gpu",
+                            "disk": 100,
+                            "dedicated": True,
+                            "cpu_limit": 2000,
+                            "memory_limit_gb": 40000,
+                            **pool,
+                        }
+                    ]
+                )
+            }
+        )
+    )
     amis.write_text(yaml.safe_dump(doc))
-    argv = ["preview", "--config", str(stack), "--amis", str(amis), "--cwd", str(REPO)] + ([] if policy else ["--no-policy"])
+    argv = ["preview", "--config", str(stack), "--amis", str(amis), "--cwd", str(REPO)] + (
+        [] if policy else ["--no-policy"]
+    )
     code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -61,17 +93,26 @@ def official(minor: str, release: str) -> dict[str, Any]:
 # ---- Blackwell's lower bounds ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("family, refused, driven", [
-    ("p6-b200", 560, 570), ("p6e-gb200", 560, 570), ("g7e", 570, 575), ("p6-b300", 575, 580), ("p6e-gb300", 575, 580),
-    ("g7", 580, 595),
-])
+@pytest.mark.parametrize(
+    "family, refused, driven",
+    [
+        ("p6-b200", 560, 570),
+        ("p6e-gb200", 560, 570),
+        ("g7e", 570, 575),
+        ("p6-b300", 575, 580),
+        ("p6e-gb300", 575, 580),
+        ("g7", 580, 595),
+    ],
+)
 def test_a_blackwell_lane_needs_the_branch_that_lists_its_gpu(tmp_path, capsys, family, refused, driven):
     pool = {"instance_families": family, "ami_id": AMI, "arch": "arm64" if "gb" in family else "amd64"}
     arch = "arm64" if "gb" in family else X86
     code, _, err = preview(tmp_path, capsys, pool, {"name": f"custom-al2023-nvidia-{refused}", "architecture": arch})
     assert code == 2
-    assert (f"its AMI {AMI} runs NVIDIA driver {refused} (its name), which cannot drive instances the lane can launch: "
-            f"{family} needs NVIDIA driver {driven} or newer") in err
+    assert (
+        f"its AMI {AMI} runs NVIDIA driver {refused} (its name), which cannot drive instances the lane can launch: "
+        f"{family} needs NVIDIA driver {driven} or newer"
+    ) in err
     code, _, err = preview(tmp_path, capsys, pool, {"name": f"custom-al2023-nvidia-{driven}", "architecture": arch})
     assert code == 0, err
 
@@ -79,11 +120,18 @@ def test_a_blackwell_lane_needs_the_branch_that_lists_its_gpu(tmp_path, capsys, 
 # ---- the official AMIs' branch by release and Kubernetes minor --------------------------------------------------
 
 
-@pytest.mark.parametrize("minor, last_570, first_580", [
-    ("1.34", "20251022", "20251023"), ("1.36", "20251022", "20251023"), ("1.33", "20251028", "20251029"),
-    ("1.32", "20251107", "20251108"), ("1.31", "20251107", "20251108"), ("1.30", "20251119", "20251120"),
-    ("1.29", "20251119", "20251120"),
-])
+@pytest.mark.parametrize(
+    "minor, last_570, first_580",
+    [
+        ("1.34", "20251022", "20251023"),
+        ("1.36", "20251022", "20251023"),
+        ("1.33", "20251028", "20251029"),
+        ("1.32", "20251107", "20251108"),
+        ("1.31", "20251107", "20251108"),
+        ("1.30", "20251119", "20251120"),
+        ("1.29", "20251119", "20251120"),
+    ],
+)
 def test_the_official_ami_carries_580_from_its_minors_release(tmp_path, capsys, minor, last_570, first_580):
     pool = {"instance_families": "p6-b300", "ami_id": AMI}  # B300: 580 or newer
     code, _, err = preview(tmp_path, capsys, pool, official(minor, last_570))
@@ -122,8 +170,9 @@ def test_a_per_instance_stock_ami_is_accepted_on_g7_and_p3_alike(release):
 
 
 def test_an_official_ami_older_than_the_table_is_not_refused_but_cannot_be_verified(tmp_path, capsys):
-    code, out, err = preview(tmp_path, capsys, {"instance_families": "g7", "ami_id": AMI}, official("1.29", "20240101"),
-                             policy=True)
+    code, out, err = preview(
+        tmp_path, capsys, {"instance_families": "g7", "ami_id": AMI}, official("1.29", "20240101"), policy=True
+    )
     assert code == 0, err + out
     assert f"cannot verify that the NVIDIA driver of {AMI} drives g7" in out
 
@@ -138,13 +187,22 @@ def test_g7_runs_on_the_latest_stock_ami(tmp_path, capsys):
 
 def test_an_alias_pinned_to_an_old_release_is_judged_by_its_driver(tmp_path, capsys):
     stack, amis = tmp_path / "Pulumi.t.yaml", REPO / "components" / "offline" / "amis.yaml"
-    stack.write_text(yaml.safe_dump({"config": rack_config(
-        karpenter_ami_alias="al2023@v20251010",
-        additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g7e", "disk": 100}])}))
+    stack.write_text(
+        yaml.safe_dump(
+            {
+                "config": rack_config(
+                    karpenter_ami_alias="al2023@v20251010",
+                    additional_karpenter_nodepools_config=[{"name": "gpu", "instance_families": "g7e", "disk": 100}],
+                )
+            }
+        )
+    )
     assert main(["preview", "--config", str(stack), "--amis", str(amis), "--no-policy", "--cwd", str(REPO)]) == 2
     err = capsys.readouterr().err
-    assert ("karpenter nodepool 'gpu': the EKS-optimized AL2023 NVIDIA AMI of release v20251010 runs NVIDIA driver 570, "
-            "which cannot drive instances the lane can launch: g7e needs NVIDIA driver 575 or newer") in err
+    assert (
+        "karpenter nodepool 'gpu': the EKS-optimized AL2023 NVIDIA AMI of release v20251010 runs NVIDIA driver 570, "
+        "which cannot drive instances the lane can launch: g7e needs NVIDIA driver 575 or newer"
+    ) in err
 
 
 def test_an_alias_of_a_release_whose_branch_differs_by_minor_is_not_judged():

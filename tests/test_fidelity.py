@@ -11,7 +11,16 @@ import pytest
 
 from conftest import GPU_AMI, rack_config, run_rack
 from mixed_os_racks import contract
-from mixed_os_racks import ClusterRef, ConfigError, NodeGroup, NodeGroupArgs, NodeGroupSpec, PoolSpec, ami_type, parse_rack_config
+from mixed_os_racks import (
+    ClusterRef,
+    ConfigError,
+    NodeGroup,
+    NodeGroupArgs,
+    NodeGroupSpec,
+    PoolSpec,
+    ami_type,
+    parse_rack_config,
+)
 from mixed_os_racks.ami import provider_reason
 from mixed_os_racks.offline import Catalog, run_program
 from mixed_os_racks.facts import instances
@@ -49,12 +58,20 @@ def test_io_volumes_need_iops(kind):
 
 @pytest.mark.parametrize("kind, disk, iops", [("io1", 100, 5000), ("io2", 20, 20000), ("gp3", 20, 10000)])
 def test_iops_up_to_the_ratio_are_accepted(kind, disk, iops):
-    spec = parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [
-        {"name": "p", "volume_type": kind, "disk": disk, "volume_iops": iops}]})
+    spec = parse_rack_config(
+        {
+            "cluster_name": "c",
+            "additional_karpenter_nodepools_config": [
+                {"name": "p", "volume_type": kind, "disk": disk, "volume_iops": iops}
+            ],
+        }
+    )
     assert spec.pools[1].volume_iops == iops
 
 
-@pytest.mark.parametrize("kind, disk, iops, most", [("io1", 100, 5001, 5000), ("io2", 20, 20001, 20000), ("gp3", 20, 10001, 10000)])
+@pytest.mark.parametrize(
+    "kind, disk, iops, most", [("io1", 100, 5001, 5000), ("io2", 20, 20001, 20000), ("gp3", 20, 10001, 10000)]
+)
 def test_iops_past_the_ratio_are_refused(kind, disk, iops, most):
     assert pool_error(volume_type=kind, disk=disk, volume_iops=iops).endswith(
         f"volume_iops {iops} is more than a {disk} GiB {kind} volume takes "
@@ -75,8 +92,19 @@ def test_gp3_throughput_follows_its_iops():
     assert pool_error(volume_throughput=751).endswith(
         "volume_throughput 751 MiB/s needs more than 3000 IOPS (0.25 MiB/s per IOPS: at most 750; raise volume_iops)"
     )
-    assert parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [
-        {"name": "p", "volume_throughput": 2000, "volume_iops": 8000, "disk": 20}]}).pools[1].volume_throughput == 2000
+    assert (
+        parse_rack_config(
+            {
+                "cluster_name": "c",
+                "additional_karpenter_nodepools_config": [
+                    {"name": "p", "volume_throughput": 2000, "volume_iops": 8000, "disk": 20}
+                ],
+            }
+        )
+        .pools[1]
+        .volume_throughput
+        == 2000
+    )
     assert pool_error(volume_type="io2", volume_iops=1000, volume_throughput=200).endswith(
         "volume_throughput requires volume_type gp3 (currently io2)"
     )
@@ -112,8 +140,16 @@ def exec_of(run) -> dict[str, Any]:
 def test_kubeconfig_passes_the_region_and_the_profile():
     run = run_rack({**rack_config(), "aws:region": "eu-west-1", "aws:profile": "prod-admin"})
     assert exec_of(run)["args"] == [
-        "--region", "eu-west-1", "eks", "get-token", "--cluster-name", "test-rack", "--output", "json",
-        "--profile", "prod-admin",
+        "--region",
+        "eu-west-1",
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "test-rack",
+        "--output",
+        "json",
+        "--profile",
+        "prod-admin",
     ]
 
 
@@ -137,12 +173,27 @@ def test_an_unpinned_group_takes_the_existing_clusters_version():
 
 
 def test_a_pinned_group_leaves_the_version_to_its_ami():
-    catalog = Catalog.from_doc({"ebs_encryption_by_default": True, "amis": [{
-        "id": GPU_AMI, "name": "custom-al2023", "description": "AL2023", "architecture": "x86_64",
-        "root_device_name": "/dev/xvda", "root_snapshot_gib": 100, "creation_date": "2026-11-15T00:00:00Z",
-        "owner_id": "111122223333"}]})
-    run = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 100}]),
-                   catalog)
+    catalog = Catalog.from_doc(
+        {
+            "ebs_encryption_by_default": True,
+            "amis": [
+                {
+                    "id": GPU_AMI,
+                    "name": "custom-al2023",
+                    "description": "AL2023",
+                    "architecture": "x86_64",
+                    "root_device_name": "/dev/xvda",
+                    "root_snapshot_gib": 100,
+                    "creation_date": "2026-11-15T00:00:00Z",
+                    "owner_id": "111122223333",
+                }
+            ],
+        }
+    )
+    run = run_rack(
+        rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 100}]),
+        catalog,
+    )
     (group,) = [r for r in run.resources if r.type == MNG]
     assert "version" not in group.inputs and group.inputs["amiId"] == GPU_AMI
 
@@ -150,14 +201,18 @@ def test_a_pinned_group_leaves_the_version_to_its_ami():
 def test_a_group_in_a_created_cluster_takes_that_clusters_version():
     def program() -> None:
         cluster = eks.Cluster("lab", authentication_mode=eks.AuthenticationMode.API, skip_default_node_group=True)
-        NodeGroup("lab-ng", NodeGroupArgs(group=NodeGroupSpec(instance_type="m5.large"),
-                                          cluster=ClusterRef.created("lab", cluster)))
+        NodeGroup(
+            "lab-ng",
+            NodeGroupArgs(group=NodeGroupSpec(instance_type="m5.large"), cluster=ClusterRef.created("lab", cluster)),
+        )
 
     run = run_program(program, {"aws:region": "us-east-1"})
     (group,) = [r for r in run.resources if r.type == MNG]
     # the created cluster's version is its eks_cluster output: unknown until the cluster exists
     assert group.inputs["version"] == "<computed>"
-    assert group.property_dependencies["version"] == [next(r.urn for r in run.resources if r.type == "eks:index:Cluster")]
+    assert group.property_dependencies["version"] == [
+        next(r.urn for r in run.resources if r.type == "eks:index:Cluster")
+    ]
 
 
 # ---- instance-family facts, against Karpenter's instance-type reference -----------------------------------------
@@ -188,7 +243,10 @@ def test_every_family_karpenter_lists_gets_its_architecture_gpu_and_ami_type(nam
     upstream = UPSTREAM_FAMILIES[name]
     fact = instances.facts(name)
     assert (fact.arch, fact.gpu, fact.neuron) == (
-        upstream.arch, upstream.gpu_manufacturer, upstream.accelerator_manufacturer == "aws")
+        upstream.arch,
+        upstream.gpu_manufacturer,
+        upstream.accelerator_manufacturer == "aws",
+    )
     instance_type = upstream.types[0]
     assert instances.instance_arch(instance_type) == upstream.arch
     assert ami_type(instance_type) == upstream_ami_type(upstream)
@@ -207,11 +265,22 @@ def test_every_family_karpenter_lists_comes_in_exactly_its_types(name):
     assert sorted(t.name for t in instances.sizes(name)) == sorted(UPSTREAM_FAMILIES[name].types)
 
 
-@pytest.mark.parametrize("family, arch", [
-    ("p6e-gb200", "arm64"), ("g5g", "arm64"), ("m9g", "arm64"), ("c8gb", "arm64"), ("mac-m4", "arm64"),
-    ("p6-b300", "x86_64"), ("g7e", "x86_64"), ("c7i-flex", "x86_64"), ("u7inh-32tb", "x86_64"), ("mac1", "x86_64"),
-    ("m10g", "arm64"),  # not in the table yet: EC2's naming rule ('g' after the generation digit)
-])
+@pytest.mark.parametrize(
+    "family, arch",
+    [
+        ("p6e-gb200", "arm64"),
+        ("g5g", "arm64"),
+        ("m9g", "arm64"),
+        ("c8gb", "arm64"),
+        ("mac-m4", "arm64"),
+        ("p6-b300", "x86_64"),
+        ("g7e", "x86_64"),
+        ("c7i-flex", "x86_64"),
+        ("u7inh-32tb", "x86_64"),
+        ("mac1", "x86_64"),
+        ("m10g", "arm64"),  # not in the table yet: EC2's naming rule ('g' after the generation digit)
+    ],
+)
 def test_architectures(family, arch):
     assert instances.instance_arch(f"{family}.xlarge") == arch
 
@@ -234,17 +303,24 @@ def test_g7_runs_on_the_stock_ami_of_v20260917_and_later():
     assert NodeGroupSpec(instance_type="g7.2xlarge").instance_type == "g7.2xlarge"
     assert PoolSpec(name="g", instance_families=["g7"]).instance_families == ["g7"]
     assert PoolSpec(name="g", instance_families=["g7"], ami_alias="al2023@v20260917").instance_families == ["g7"]
-    with pytest.raises(ConfigError, match=r"the EKS-optimized AL2023 NVIDIA AMI of release v20260714 runs NVIDIA driver "
-                                          r"580, which cannot drive instances the lane can launch: g7 needs NVIDIA driver "
-                                          r"595 or newer"):
+    with pytest.raises(
+        ConfigError,
+        match=r"the EKS-optimized AL2023 NVIDIA AMI of release v20260714 runs NVIDIA driver "
+        r"580, which cannot drive instances the lane can launch: g7 needs NVIDIA driver "
+        r"595 or newer",
+    ):
         PoolSpec(name="g", instance_families=["g7", "g6"], ami_alias="al2023@v20260714")
 
 
-@pytest.mark.parametrize("spec", [lambda: NodeGroupSpec(instance_type="p2.xlarge"),
-                                  lambda: PoolSpec(name="g", instance_families=["p2"])])
+@pytest.mark.parametrize(
+    "spec", [lambda: NodeGroupSpec(instance_type="p2.xlarge"), lambda: PoolSpec(name="g", instance_families=["p2"])]
+)
 def test_p2_needs_a_custom_ami(spec):
     """P2's K80 needs driver 470 or older, which no EKS AL2023 NVIDIA AMI ships."""
-    with pytest.raises(ConfigError, match=r"instance family p2 needs an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship"):
+    with pytest.raises(
+        ConfigError,
+        match=r"instance family p2 needs an NVIDIA driver the EKS-optimized AL2023 NVIDIA AMI does not ship",
+    ):
         spec()
 
 
@@ -252,10 +328,23 @@ def test_p2_needs_a_custom_ami(spec):
 
 
 def root_sda1_catalog() -> Catalog:
-    return Catalog.from_doc({"ebs_encryption_by_default": True, "amis": [{
-        "id": "ami-0b0b0b0b0b0b0b0b0", "name": "custom-al2023-sda1", "description": "AL2023 built with another root device",
-        "architecture": "x86_64", "root_device_name": "/dev/sda1", "root_snapshot_gib": 30,
-        "creation_date": "2026-11-15T00:00:00Z", "owner_id": "111122223333"}]})
+    return Catalog.from_doc(
+        {
+            "ebs_encryption_by_default": True,
+            "amis": [
+                {
+                    "id": "ami-0b0b0b0b0b0b0b0b0",
+                    "name": "custom-al2023-sda1",
+                    "description": "AL2023 built with another root device",
+                    "architecture": "x86_64",
+                    "root_device_name": "/dev/sda1",
+                    "root_snapshot_gib": 30,
+                    "creation_date": "2026-11-15T00:00:00Z",
+                    "owner_id": "111122223333",
+                }
+            ],
+        }
+    )
 
 
 def test_a_pool_sizes_the_amis_own_root_device():
@@ -270,10 +359,15 @@ def test_a_node_group_refuses_an_ami_it_cannot_size():
     """pulumi-eks hard-codes /dev/xvda for an AL2023 launch template's disk (createMNGCustomLaunchTemplate):
     for an AMI booting from /dev/sda1 the disk would be a second volume and the root keep its snapshot size."""
     with pytest.raises(ConfigError) as caught:
-        run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "m5.large", "ami_id": "ami-0b0b0b0b0b0b0b0b0"}]),
-                 root_sda1_catalog())
+        run_rack(
+            rack_config(
+                additional_node_groups_config=[{"id": 1, "type": "m5.large", "ami_id": "ami-0b0b0b0b0b0b0b0b0"}]
+            ),
+            root_sda1_catalog(),
+        )
     assert str(caught.value) == (
-        "rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots from /dev/sda1, but this lane sizes /dev/xvda "
+        "rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id 'ami-0b0b0b0b0b0b0b0b0' boots "
+        "from /dev/sda1, but this lane sizes /dev/xvda "
         "(pin an AMI whose root device is /dev/xvda)"
     )
 
@@ -283,7 +377,8 @@ def test_a_node_group_refuses_an_ami_it_cannot_size():
 
 def test_a_multi_line_provider_error_keeps_every_line():
     exc = Exception(
-        "invoke of aws:ec2/getAmi:getAmi failed: operation error EC2: DescribeImages, https response error StatusCode: 403\n"
+        "invoke of aws:ec2/getAmi:getAmi failed: operation error EC2: DescribeImages, https response error StatusCode: "
+        "403\n"
         "api error UnauthorizedOperation: You are not authorized to perform this operation.\n"
         "User: arn:aws:sts::123456789012:assumed-role/ci/preview is not authorized"
     )

@@ -101,7 +101,9 @@ def test_prod_on_a_newer_kubernetes_minor_than_staging_is_refused_naming_both(tm
     code, doc = fleet(folder, amis)
     out = capsys.readouterr().out
     assert code == 1
-    assert any("stack prod is ahead of staging" in p and "Kubernetes 1.35 against 1.34" in p for p in doc["orderProblems"])
+    assert any(
+        "stack prod is ahead of staging" in p and "Kubernetes 1.35 against 1.34" in p for p in doc["orderProblems"]
+    )
     assert "Kubernetes 1.35 against 1.34" in out and "pool workload" in out  # the matrix is still printed
     assert not doc["passed"]
 
@@ -139,13 +141,16 @@ def test_stacks_chooses_which_stacks_run(tmp_path, amis):
     assert doc["order"] == ["staging", "prod"]
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--stacks", "qa"], "--stacks qa: no Pulumi.qa.yaml in"),
-    (["--stacks", "prod,,dev"], "--stacks prod,,dev: an empty stack name"),
-    (["--stacks", "prod,prod"], "'prod' is named twice"),
-    (["--order", "dev,qa"], "--order dev,qa: 'qa' is not a stack this run previews"),
-    (["--states", "nowhere"], "--states nowhere: not a directory"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--stacks", "qa"], "--stacks qa: no Pulumi.qa.yaml in"),
+        (["--stacks", "prod,,dev"], "--stacks prod,,dev: an empty stack name"),
+        (["--stacks", "prod,prod"], "'prod' is named twice"),
+        (["--order", "dev,qa"], "--order dev,qa: 'qa' is not a stack this run previews"),
+        (["--states", "nowhere"], "--states nowhere: not a directory"),
+    ],
+)
 def test_bad_arguments_get_one_error_line_and_exit_2(tmp_path, amis, capsys, argv, words):
     folder = project(tmp_path)
     code = main(["fleet", "--cwd", str(folder), "--amis", str(amis), "--no-policy", *argv])
@@ -171,8 +176,11 @@ def _state(folder: Path, stack: str, values: dict[str, Any], amis: Path) -> None
 
 def test_the_upgrade_gate_refuses_a_kubernetes_minor_two_above_the_state(tmp_path, amis):
     values = {**stack_config("staging"), "rack:k8s_version": "1.33", POOLS_KEY: gpu_pool("staging", ami_id=None)}
-    folder = project(tmp_path, staging={"rack:k8s_version": "1.35", POOLS_KEY: gpu_pool("staging", ami_id=None)},
-                     prod={"rack:k8s_version": "1.35", POOLS_KEY: gpu_pool("prod", ami_id=None)})
+    folder = project(
+        tmp_path,
+        staging={"rack:k8s_version": "1.35", POOLS_KEY: gpu_pool("staging", ami_id=None)},
+        prod={"rack:k8s_version": "1.35", POOLS_KEY: gpu_pool("prod", ami_id=None)},
+    )
     _state(tmp_path, "staging", values, amis)
     code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging,prod")
     assert code == 1
@@ -183,8 +191,9 @@ def test_the_upgrade_gate_refuses_a_kubernetes_minor_two_above_the_state(tmp_pat
 
 def test_the_upgrade_gate_takes_one_minor_at_a_time(tmp_path, amis):
     values = {**stack_config("staging"), "rack:k8s_version": "1.33", POOLS_KEY: gpu_pool("staging", ami_id=None)}
-    folder = project(tmp_path, staging={POOLS_KEY: gpu_pool("staging", ami_id=None)},
-                     prod={POOLS_KEY: gpu_pool("prod", ami_id=None)})
+    folder = project(
+        tmp_path, staging={POOLS_KEY: gpu_pool("staging", ami_id=None)}, prod={POOLS_KEY: gpu_pool("prod", ami_id=None)}
+    )
     _state(tmp_path, "staging", values, amis)
     code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging")
     assert column(doc, "staging")["problems"] == []
@@ -212,8 +221,12 @@ def test_the_upgrade_gate_refuses_a_new_minor_the_running_karpenter_does_not_sup
     assert "Kubernetes 1.36 -> 1.37 with Karpenter 1.14.1 -> 1.15.0 in one update" in problem
     assert "update Karpenter to 1.15.0 on Kubernetes 1.36 first" in problem
     # the same change in two updates: Karpenter first, then the minor
-    _state(tmp_path, "staging", {**stack_config("staging"), **unpinned, "rack:k8s_version": "1.36",
-                                 "rack:karpenter_version": "1.15.0"}, amis)
+    _state(
+        tmp_path,
+        "staging",
+        {**stack_config("staging"), **unpinned, "rack:k8s_version": "1.36", "rack:karpenter_version": "1.15.0"},
+        amis,
+    )
     code, doc = fleet(folder, amis, "--states", str(tmp_path / "states"), "--stacks", "staging")
     assert column(doc, "staging")["problems"] == [] and code == 0, doc
 
@@ -221,8 +234,9 @@ def test_the_upgrade_gate_refuses_a_new_minor_the_running_karpenter_does_not_sup
 def test_a_program_that_fails_for_one_stack_is_named_with_it(tmp_path, amis, capsys):
     folder = project(tmp_path)
     main_py = folder / "__main__.py"
-    main_py.write_text("import pulumi\nif pulumi.get_stack() == 'staging':\n    raise RuntimeError('boom')\n"
-                       + main_py.read_text())
+    main_py.write_text(
+        "import pulumi\nif pulumi.get_stack() == 'staging':\n    raise RuntimeError('boom')\n" + main_py.read_text()
+    )
     code, doc = fleet(folder, amis, "--stacks", "dev,staging")
     err = capsys.readouterr().err
     assert code == 2

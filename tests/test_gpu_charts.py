@@ -173,7 +173,12 @@ def _lanes(run_: ProgramRun) -> Iterator[tuple[str, dict[str, str], list[dict[st
 
 def test_daemonsets_land_on_every_gpu_lane_and_no_other(gpu_tier: ProgramRun) -> None:
     lanes = list(_lanes(gpu_tier))
-    assert {name for name, _, _ in lanes} == {"rack-ng-0", "rack-build-0", "rack-gpu-nodepool", "rack-workload-nodepool"}
+    assert {name for name, _, _ in lanes} == {
+        "rack-ng-0",
+        "rack-build-0",
+        "rack-gpu-nodepool",
+        "rack-workload-nodepool",
+    }
     for chart in ("nvidia-device-plugin", "dcgm-exporter"):
         values = charts(gpu_tier)[chart]["values"]
         for name, labels, taints in lanes:
@@ -206,7 +211,10 @@ def reference_values(chart_dir: str) -> dict[str, Any]:
 
 def test_unknown_keys_finds_a_misspelt_key() -> None:
     reference = {"serviceMonitor": {"enabled": True}, "affinity": {}, "config": {"map": {}}}
-    assert unknown_keys({"serviceMonitor": {"enable": False}, "afinity": {}}, reference) == ["serviceMonitor.enable", "afinity"]
+    assert unknown_keys({"serviceMonitor": {"enable": False}, "afinity": {}}, reference) == [
+        "serviceMonitor.enable",
+        "afinity",
+    ]
     assert unknown_keys({"affinity": {"nodeAffinity": {}}, "config": {"map": {"any": "x"}}}, reference) == []
 
 
@@ -223,7 +231,11 @@ def test_device_plugin_values_exist_in_the_chart(replicas: int) -> None:
 def test_dcgm_exporter_values_exist_in_the_chart(service_monitor: bool) -> None:
     reference = reference_values("dcgm-exporter-4.8.2")
     values = charts(
-        run(nvidia_device_plugin_enable=True, gpu_observability_enable=True, gpu_observability_service_monitor=service_monitor)
+        run(
+            nvidia_device_plugin_enable=True,
+            gpu_observability_enable=True,
+            gpu_observability_service_monitor=service_monitor,
+        )
     )["dcgm-exporter"]["values"]
     assert unknown_keys(values, reference) == []
 
@@ -242,9 +254,12 @@ def test_components_work_outside_the_rack() -> None:
     r = run_program(program, {})
     assert r.outputs == {"release": "plugin", "namespace": "kube-system"}
     found = charts(r)
-    assert yaml.safe_load(found["nvidia-device-plugin"]["values"]["config"]["map"]["time-slicing"])["sharing"][
-        "timeSlicing"
-    ]["resources"][0]["replicas"] == 2
+    assert (
+        yaml.safe_load(found["nvidia-device-plugin"]["values"]["config"]["map"]["time-slicing"])["sharing"][
+            "timeSlicing"
+        ]["resources"][0]["replicas"]
+        == 2
+    )
     assert found["dcgm-exporter"]["values"]["serviceMonitor"] == {"enabled": True}
     assert {r.name for r in r.resources if r.type == CHART} == {"plugin", "metrics"}
 
@@ -273,7 +288,10 @@ def test_prod_offline_preview_shows_the_gpu_tier(capsys: pytest.CaptureFixture[s
     group = next(r for r in resources if r["type"] == MNG and r["name"] == "rack-ng-1")["inputs"]
     assert group["instanceTypes"] == ["g4dn.xlarge"]
     assert group["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
-    assert group["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: "nvidia",
-                               "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
+    assert group["labels"] == {
+        contract.NODEGROUP_LABEL: "gpu-inference",
+        contract.GPU_VENDOR_LABEL: "nvidia",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+    }
     assert {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"} in group["taints"]
     assert group["amiType"] == "AL2023_x86_64_NVIDIA"

@@ -20,8 +20,18 @@ COMPONENTS = sorted(name for name in mixed_os_racks.__all__ if f"{name}Args" in 
 
 
 def test_every_component_is_covered():
-    assert {"KarpenterPool", "NodeGroup", "NvidiaDevicePlugin", "GpuObservability", "KarpenterController",
-            "RackCluster", "Rack", "Service", "ClusterAutoscaler", "MetricsServer"} == set(COMPONENTS)
+    assert {
+        "KarpenterPool",
+        "NodeGroup",
+        "NvidiaDevicePlugin",
+        "GpuObservability",
+        "KarpenterController",
+        "RackCluster",
+        "Rack",
+        "Service",
+        "ClusterAutoscaler",
+        "MetricsServer",
+    } == set(COMPONENTS)
 
 
 @pytest.mark.parametrize("name", COMPONENTS)
@@ -35,9 +45,13 @@ def test_help_lists_the_args_the_outputs_and_an_example(name):
     for field in args.__annotations__:
         line = next(line for line in doc.splitlines() if line.startswith(f"    {field} ("))
         assert line.endswith("optional):") != (field in required_keys(args)), line
-    outputs = [attr for cls in component.__mro__ if cls.__module__.startswith("mixed_os_racks.")
-               for attr, hint in cls.__dict__.get("__annotations__", {}).items()
-               if typing.get_origin(hint) is pulumi.Output]
+    outputs = [
+        attr
+        for cls in component.__mro__
+        if cls.__module__.startswith("mixed_os_racks.")
+        for attr, hint in cls.__dict__.get("__annotations__", {}).items()
+        if typing.get_origin(hint) is pulumi.Output
+    ]
     assert outputs
     for attr in outputs:
         assert re.search(rf"^    {attr} \(pulumi\.Output\[.*\]\):\n        \S", doc, re.M), attr
@@ -46,7 +60,7 @@ def test_help_lists_the_args_the_outputs_and_an_example(name):
 @pytest.mark.parametrize("name", COMPONENTS)
 def test_the_example_in_help_runs(name):
     doc = inspect.getdoc(getattr(mixed_os_racks, name))
-    example = doc[doc.index("::\n") + 3:doc.index("\n\nArgs (")]
+    example = doc[doc.index("::\n") + 3 : doc.index("\n\nArgs (")]
     code = "import pulumi\nfrom mixed_os_racks import *\n" + inspect.cleandoc(example)
 
     def program() -> None:
@@ -67,9 +81,12 @@ def refused(build: typing.Callable[[], typing.Any]) -> str:
 
 def test_a_stack_config_key_as_a_spec_field_says_which_field_it_sets():
     assert "NodeGroupSpec.type: unknown field (did you mean instance_type? 'type' is its stack-config key)" in refused(
-        lambda: NodeGroupSpec(type="g6.xlarge", min_size=1, max_size=2))
-    assert "PoolSpec.karpenter_node_os: unknown field (did you mean os? 'karpenter_node_os' is its stack-config key)" in (
-        refused(lambda: PoolSpec(name="ml", karpenter_node_os="al2023")))
+        lambda: NodeGroupSpec(type="g6.xlarge", min_size=1, max_size=2)
+    )
+    assert (
+        "PoolSpec.karpenter_node_os: unknown field (did you mean os? 'karpenter_node_os' is its stack-config key)"
+        in (refused(lambda: PoolSpec(name="ml", karpenter_node_os="al2023")))
+    )
 
 
 def test_a_misspelt_spec_field_gets_the_nearest_one_and_nonsense_gets_none():

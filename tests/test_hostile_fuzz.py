@@ -36,21 +36,121 @@ from mixed_os_racks.errors import ConfigError
 from conftest import REPO
 
 RAW_VALUES = [
-    "no", "yes", "on", "off", "true", "False", "~", "null", "", "1:30", "190:20:30", "2024-01-01", "2024-13-01",
-    "2001-12-14t21:59:43.10-05:00", "0o17", "017", "08", "0x32", "1_000", "1e3", "1.5", "-5", "0", "50", "99999999999999999999999",
-    ".nan", "-.inf", ".inf", "!!binary aGVsbG8=", "!!set {a, b}", "!!omap [a: 1]", "!custom x", "!!str 123", "!!int '7'", "!!bool maybe", "!!int ''", "!!float ''",
-    "&x [a, *x]", "&y {k: *y}", "[", "{", "]", "'", '"', "- a", "? a", "*nope", "|\n    block\n    text", ">-\n    folded",
-    "bottlerocket", "al2023", "Bottlerocket", "g5,g6", "m6i,m7i", "c7i", "xlarge", "on-demand,spot", "arm64", "30s", "5m",
-    "720h", "Never", "10%", "gp3", "ami-0a1b2c3d4e5f60718", "ami-0123456789abcdef0", "ami-XYZ", "al2023@v20240101",
-    "k=v,k2=v2", "k=v=x", "nvidia.com/gpu=true:NoSchedule", "key:Bogus", "4.8.2", "[1, [2, [3]]]",
-    "{a: {b: {c: d}}}", "[" * 60 + "]" * 60, '"g\\u200bpu"', '"gp\\u0430"', '"a\\u2028b"', "{secure: v1:AAAA}",
-    "10.0.0.0/8", "34.201.7.9/16", "0.0.0.0/0", "team=a,team=b", "k=a,b", "create", "existing", '"[{\\"name\\": \\"gpu\\"}]"', '"[[[[[[[[[[]]]]]]]]]]"', "\"\\0\"",
-    '"\\ud800"', "'it''s'", "{name: gpu, instance_families: g5}", "[{name: gpu}, {name: gpu}]",
+    "no",
+    "yes",
+    "on",
+    "off",
+    "true",
+    "False",
+    "~",
+    "null",
+    "",
+    "1:30",
+    "190:20:30",
+    "2024-01-01",
+    "2024-13-01",
+    "2001-12-14t21:59:43.10-05:00",
+    "0o17",
+    "017",
+    "08",
+    "0x32",
+    "1_000",
+    "1e3",
+    "1.5",
+    "-5",
+    "0",
+    "50",
+    "99999999999999999999999",
+    ".nan",
+    "-.inf",
+    ".inf",
+    "!!binary aGVsbG8=",
+    "!!set {a, b}",
+    "!!omap [a: 1]",
+    "!custom x",
+    "!!str 123",
+    "!!int '7'",
+    "!!bool maybe",
+    "!!int ''",
+    "!!float ''",
+    "&x [a, *x]",
+    "&y {k: *y}",
+    "[",
+    "{",
+    "]",
+    "'",
+    '"',
+    "- a",
+    "? a",
+    "*nope",
+    "|\n    block\n    text",
+    ">-\n    folded",
+    "bottlerocket",
+    "al2023",
+    "Bottlerocket",
+    "g5,g6",
+    "m6i,m7i",
+    "c7i",
+    "xlarge",
+    "on-demand,spot",
+    "arm64",
+    "30s",
+    "5m",
+    "720h",
+    "Never",
+    "10%",
+    "gp3",
+    "ami-0a1b2c3d4e5f60718",
+    "ami-0123456789abcdef0",
+    "ami-XYZ",
+    "al2023@v20240101",
+    "k=v,k2=v2",
+    "k=v=x",
+    "nvidia.com/gpu=true:NoSchedule",
+    "key:Bogus",
+    "4.8.2",
+    "[1, [2, [3]]]",
+    "{a: {b: {c: d}}}",
+    "[" * 60 + "]" * 60,
+    '"g\\u200bpu"',
+    '"gp\\u0430"',
+    '"a\\u2028b"',
+    "{secure: v1:AAAA}",
+    "10.0.0.0/8",
+    "34.201.7.9/16",
+    "0.0.0.0/0",
+    "team=a,team=b",
+    "k=a,b",
+    "create",
+    "existing",
+    '"[{\\"name\\": \\"gpu\\"}]"',
+    '"[[[[[[[[[[]]]]]]]]]]"',
+    '"\\0"',
+    '"\\ud800"',
+    "'it''s'",
+    "{name: gpu, instance_families: g5}",
+    "[{name: gpu}, {name: gpu}]",
 ]
 ODD_KEYS = [
-    "Rack:karpenter_node_os", "karpenter_node_os", "cluster_name", "rack:Cluster_Name", "RACK:x",
-    "rack:additional_karpenter_nodepools_config[0].name", "rack:karpenter_node_oss", "1", "~", "true", "a:b:c",
-    "aws:config:region", '"rack:cluster_name"', "<<", "rack:", ":x", "other:blob", "aws:region", "'k\\tey'",
+    "Rack:karpenter_node_os",
+    "karpenter_node_os",
+    "cluster_name",
+    "rack:Cluster_Name",
+    "RACK:x",
+    "rack:additional_karpenter_nodepools_config[0].name",
+    "rack:karpenter_node_oss",
+    "1",
+    "~",
+    "true",
+    "a:b:c",
+    "aws:config:region",
+    '"rack:cluster_name"',
+    "<<",
+    "rack:",
+    ":x",
+    "other:blob",
+    "aws:region",
+    "'k\\tey'",
 ]
 
 raw = st.sampled_from(RAW_VALUES)
@@ -65,7 +165,9 @@ def flow_mapping(keys: list[str]) -> st.SearchStrategy[str]:
 
 
 def block_list(keys: list[str]) -> st.SearchStrategy[str]:
-    return st.lists(flow_mapping(keys), max_size=3).map(lambda items: "".join(f"\n    - {item}" for item in items) or " []")
+    return st.lists(flow_mapping(keys), max_size=3).map(
+        lambda items: "".join(f"\n    - {item}" for item in items) or " []"
+    )
 
 
 value = st.one_of(scalar, scalar, block_list(list(POOL.item_keys)), block_list(list(NODE_GROUP.item_keys)))
@@ -85,15 +187,24 @@ def documents(draw: st.DrawFn) -> str:
 @st.composite
 def rack_documents(draw: st.DrawFn) -> str:
     """Mostly sensible racks (so the pack gets to judge them), with one generated value among them."""
-    lines = ["config:", "  aws:region: us-east-1", "  rack:cluster_name: fuzz",
-             f"  rack:karpenter_node_os: {draw(st.sampled_from(['al2023', 'bottlerocket', 'no', 'AL2023']))}"]
+    lines = [
+        "config:",
+        "  aws:region: us-east-1",
+        "  rack:cluster_name: fuzz",
+        f"  rack:karpenter_node_os: {draw(st.sampled_from(['al2023', 'bottlerocket', 'no', 'AL2023']))}",
+    ]
     if draw(st.booleans()):
         disk = draw(st.integers(min_value=1, max_value=300))
         family = draw(st.sampled_from(["g5", "m6i", "'g5,m6i'", "yes"]))
-        lines.append(f"  rack:additional_karpenter_nodepools_config:\n    - {{name: gpu, instance_families: {family}, "
-                     f"ami_id: ami-0a1b2c3d4e5f60718, disk: {disk}}}")
+        lines.append(
+            f"  rack:additional_karpenter_nodepools_config:\n    - {{name: gpu, instance_families: {family}, "
+            f"ami_id: ami-0a1b2c3d4e5f60718, disk: {disk}}}"
+        )
     if draw(st.booleans()):
-        lines.append(f"  rack:additional_node_groups_config:\n    - {{type: g4dn.xlarge, ami_id: {draw(st.sampled_from(['ami-0a1b2c3d4e5f60718', 'null']))}}}")
+        lines.append(
+            f"  rack:additional_node_groups_config:\n    - "
+            f"{{type: g4dn.xlarge, ami_id: {draw(st.sampled_from(['ami-0a1b2c3d4e5f60718', 'null']))}}}"
+        )
     if draw(st.booleans()):
         lines.append(f"  {draw(key)}: {draw(scalar)}")
     return "\n".join(lines) + "\n"
@@ -108,9 +219,11 @@ def damaged(draw: st.DrawFn) -> bytes:
     data = bytearray(DEV)
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data)))
-        junk = draw(st.binary(max_size=3) | st.sampled_from([b":", b"-", b" ", b"\n", b"\t", b"&a", b"*a", b"!!", b"{", b"'"]))
+        junk = draw(
+            st.binary(max_size=3) | st.sampled_from([b":", b"-", b" ", b"\n", b"\t", b"&a", b"*a", b"!!", b"{", b"'"])
+        )
         cut = draw(st.integers(0, 2))
-        data[at:at + cut] = junk
+        data[at : at + cut] = junk
     return bytes(data)
 
 
@@ -174,8 +287,21 @@ def test_generated_stack_files_with_the_pack(doc, tmp_path_factory):
 
 INVISIBLE = st.sampled_from(["\u200b", "\u0430", "\u2028", "\ufeff", "\u00a0", "\u202e", "\t"])
 WORDS = st.sampled_from(["team", "tier", "gpu", "a", "web", "x.y/z", "k8s.io/x", "null", ""])
-CIDRS = st.sampled_from(["0.0.0.0/0", "203.0.113.0/24", "34.201.0.0/16", "34.201.7.9/16", "10.0.0.0/8", "100.64.0.0/10",
-                         "127.0.0.1/32", "224.0.0.0/4", "::/0", "300.1.1.1/8", "1.2.3.4"])
+CIDRS = st.sampled_from(
+    [
+        "0.0.0.0/0",
+        "203.0.113.0/24",
+        "34.201.0.0/16",
+        "34.201.7.9/16",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.1/32",
+        "224.0.0.0/4",
+        "::/0",
+        "300.1.1.1/8",
+        "1.2.3.4",
+    ]
+)
 
 
 @st.composite
@@ -206,22 +332,38 @@ def config_value(draw: st.DrawFn, key: str) -> Any:
     if kind == "number":
         return draw(st.sampled_from(["0", "1", "-1", "1.5", "41", "true"]))
     if kind == "json":
-        return draw(st.sampled_from(['[{"name": "gpu", "name": "x"}]', '{"a": 1, "a": 2}', "[]", "[null]", '[{"labels": "a=1,a=2"}]']))
+        return draw(
+            st.sampled_from(
+                ['[{"name": "gpu", "name": "x"}]', '{"a": 1, "a": 2}', "[]", "[null]", '[{"labels": "a=1,a=2"}]']
+            )
+        )
     return draw(hostile_text())
 
 
 @st.composite
 def stack_configs(draw: st.DrawFn) -> dict[str, Any]:
-    config: dict[str, Any] = {"aws:region": "us-east-1",
-                              "rack:cluster_name": draw(st.sampled_from(["c", "c", "c", "null", "r\u0430ck"]))}
+    config: dict[str, Any] = {
+        "aws:region": "us-east-1",
+        "rack:cluster_name": draw(st.sampled_from(["c", "c", "c", "null", "r\u0430ck"])),
+    }
     if draw(st.booleans()):
-        config.update({"rack:cluster_mode": "create", "rack:vpc_id": "vpc-0a1b2c3d4e5f60718",
-                       "rack:private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712"})
+        config.update(
+            {
+                "rack:cluster_mode": "create",
+                "rack:vpc_id": "vpc-0a1b2c3d4e5f60718",
+                "rack:private_subnets_ids": "subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60712",
+            }
+        )
     for key in draw(st.lists(st.sampled_from(sorted(RackParams.model_fields)), max_size=3, unique=True)):
         config[f"rack:{key}"] = config_value(draw, key)
     if draw(st.booleans()):  # a plain k=v list, often with a key repeated: kept whole, or refused
-        pairs = draw(st.lists(st.tuples(st.sampled_from(["team", "tier", "env"]), st.sampled_from(["a", "b", "x-1"])),
-                              min_size=1, max_size=4))
+        pairs = draw(
+            st.lists(
+                st.tuples(st.sampled_from(["team", "tier", "env"]), st.sampled_from(["a", "b", "x-1"])),
+                min_size=1,
+                max_size=4,
+            )
+        )
         config[f"rack:{draw(st.sampled_from(KV_KEYS))}"] = ",".join(f"{k}={v}" for k, v in pairs)
     return config
 
@@ -263,10 +405,18 @@ SERVICE_FIELDS = {
     "name": st.one_of(hostile_text(), st.just("svc")),
     "image": st.sampled_from(["nginx:1.27", "nginx 1.27", "", "null"]),
     "port": st.sampled_from([80, 0, 70000, "80", "eighty", True, 1.5]),
-    "scale": st.one_of(st.sampled_from([2, "2-6", "6-2", [2], None, 1.5]), st.fixed_dictionaries({}, optional={
-        "count": st.sampled_from([1, "2-6", "x"]), "cpu": st.sampled_from([250, 0, True]),
-        "gpu": st.sampled_from([1, 1.5, 2.0, [1], {"count": 1}, {"count": 1.5}, {"vendor": "intel"}, True]),
-        "targets": st.sampled_from([{"cpu": 150}, {"cpu": 0}, {"cpu": 1001}, 80, {"memory": 50}])})),
+    "scale": st.one_of(
+        st.sampled_from([2, "2-6", "6-2", [2], None, 1.5]),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "count": st.sampled_from([1, "2-6", "x"]),
+                "cpu": st.sampled_from([250, 0, True]),
+                "gpu": st.sampled_from([1, 1.5, 2.0, [1], {"count": 1}, {"count": 1.5}, {"vendor": "intel"}, True]),
+                "targets": st.sampled_from([{"cpu": 150}, {"cpu": 0}, {"cpu": 1001}, 80, {"memory": 50}]),
+            },
+        ),
+    ),
     "health": st.sampled_from(["/health", "health", [1], {"path": "/x", "interval": 0}]),
     "nodeSelectorLabels": st.dictionaries(hostile_text(), hostile_text(), max_size=2),
     "environment": st.sampled_from([["A=1", "A=2"], ["A"], {"A": "1"}, "A=1"]),
@@ -274,13 +424,20 @@ SERVICE_FIELDS = {
 
 
 @settings(max_examples=150, **SETTINGS)
-@given(services=st.dictionaries(st.one_of(hostile_text(), st.just("web")),
-                                st.fixed_dictionaries(
-                                    {"image": st.one_of(st.just("nginx:1.27"), SERVICE_FIELDS["image"]),
-                                     "port": st.one_of(st.just(80), SERVICE_FIELDS["port"])},
-                                    optional={k: v for k, v in SERVICE_FIELDS.items() if k not in ("image", "port")}),
-                                max_size=3),
-       as_json=st.booleans())
+@given(
+    services=st.dictionaries(
+        st.one_of(hostile_text(), st.just("web")),
+        st.fixed_dictionaries(
+            {
+                "image": st.one_of(st.just("nginx:1.27"), SERVICE_FIELDS["image"]),
+                "port": st.one_of(st.just(80), SERVICE_FIELDS["port"]),
+            },
+            optional={k: v for k, v in SERVICE_FIELDS.items() if k not in ("image", "port")},
+        ),
+        max_size=3,
+    ),
+    as_json=st.booleans(),
+)
 def test_every_service_field_refuses_or_keeps_what_was_written(services, as_json):
     """``app:services``: refused with lines that each name ``app:services.<name>...`` on one ASCII line,
     or every service kept under its key, with the name its key gives."""

@@ -85,14 +85,20 @@ def pack_refuses(pack: PolicyPackProcess, config: dict[str, Any]) -> bool:
 # ---- promote reads the pack config as the pack does --------------------------------------------------------
 
 
-@pytest.mark.parametrize(("props", "said"), [
-    ({"soakDays": -1}, "soakDays: -1 is less than the minimum of 0"),
-    ({"soakDays": True}, "soakDays: True is not of type 'number'"),
-    ({"soakDays": "7"}, "soakDays: '7' is not of type 'number'"),
-    ({"ranSince": {"gpu": {NEW_AMI: "2026-11-01T00:00:00+25:00"}}},
-     f"ranSince.gpu.{NEW_AMI}: '2026-11-01T00:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is no offset a "
-     f"clock has (-23:59 to +23:59)"),
-])
+@pytest.mark.parametrize(
+    ("props", "said"),
+    [
+        ({"soakDays": -1}, "soakDays: -1 is less than the minimum of 0"),
+        ({"soakDays": True}, "soakDays: True is not of type 'number'"),
+        ({"soakDays": "7"}, "soakDays: '7' is not of type 'number'"),
+        (
+            {"ranSince": {"gpu": {NEW_AMI: "2026-11-01T00:00:00+25:00"}}},
+            f"ranSince.gpu.{NEW_AMI}: '2026-11-01T00:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is no offset "
+            f"a "
+            f"clock has (-23:59 to +23:59)",
+        ),
+    ],
+)
 def test_promote_refuses_a_soak_bar_the_pack_refuses(tmp_path, project, soaked_staging, pack, capsys, props, said):
     """``soakDays: -1`` once wrote an AMI staging ran 2 days, and ``true`` read as 7: the bar is read as the gate
     reads it, or not at all."""
@@ -114,19 +120,43 @@ def test_promote_with_a_pack_config_path_that_does_not_exist_is_an_error(tmp_pat
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
-SOAK_PROPS = st.fixed_dictionaries({}, optional={
-    "soakDays": st.one_of(st.integers(-3, 30), st.floats(-2, 40, allow_nan=False), st.booleans(), st.text(max_size=3),
-                          st.none()),
-    "environment": st.one_of(st.text(max_size=8), st.integers()),
-    "running": st.one_of(st.lists(st.sampled_from([GPU_AMI, NEW_AMI])), st.text(max_size=3)),
-    "ranSince": st.dictionaries(st.sampled_from(["gpu", "rack-ng-1"]), st.dictionaries(
-        st.sampled_from([GPU_AMI, NEW_AMI]),
-        st.one_of(st.none(), st.integers(), st.builds(
-            "{}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}".format, st.integers(0, 2030).map(lambda y: f"{y:04d}"),
-            st.integers(0, 14), st.integers(0, 32), st.integers(0, 25), st.integers(0, 61), st.integers(0, 61),
-            st.one_of(st.just("Z"), st.builds("{}{:02d}:{:02d}".format, st.sampled_from("+-"), st.integers(0, 26),
-                                              st.integers(0, 61))))), max_size=2), max_size=2),
-})
+SOAK_PROPS = st.fixed_dictionaries(
+    {},
+    optional={
+        "soakDays": st.one_of(
+            st.integers(-3, 30), st.floats(-2, 40, allow_nan=False), st.booleans(), st.text(max_size=3), st.none()
+        ),
+        "environment": st.one_of(st.text(max_size=8), st.integers()),
+        "running": st.one_of(st.lists(st.sampled_from([GPU_AMI, NEW_AMI])), st.text(max_size=3)),
+        "ranSince": st.dictionaries(
+            st.sampled_from(["gpu", "rack-ng-1"]),
+            st.dictionaries(
+                st.sampled_from([GPU_AMI, NEW_AMI]),
+                st.one_of(
+                    st.none(),
+                    st.integers(),
+                    st.builds(
+                        "{}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}".format,
+                        st.integers(0, 2030).map(lambda y: f"{y:04d}"),
+                        st.integers(0, 14),
+                        st.integers(0, 32),
+                        st.integers(0, 25),
+                        st.integers(0, 61),
+                        st.integers(0, 61),
+                        st.one_of(
+                            st.just("Z"),
+                            st.builds(
+                                "{}{:02d}:{:02d}".format, st.sampled_from("+-"), st.integers(0, 26), st.integers(0, 61)
+                            ),
+                        ),
+                    ),
+                ),
+                max_size=2,
+            ),
+            max_size=2,
+        ),
+    },
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -161,8 +191,9 @@ def test_a_canary_into_a_pool_of_weight_100_is_not_written(tmp_path, amis, proje
     trial = export(tmp_path, "staging", with_gpu("staging", {"canary_ami_id": NEW_AMI}), amis, 8.04)
     assert promote(project, trial, "--canary", "--amis", str(amis)) == 1
     out = capsys.readouterr().out
-    assert (f"not promoted: karpenter nodepool 'gpu': {POOLS_KEY}[0].canary_ami_id: (none) -> {NEW_AMI} would be "
-            f"refused:") in out and "weight 100 leaves its canary no higher weight" in out, out
+    assert (
+        f"not promoted: karpenter nodepool 'gpu': {POOLS_KEY}[0].canary_ami_id: (none) -> {NEW_AMI} would be refused:"
+    ) in out and "weight 100 leaves its canary no higher weight" in out, out
     assert "nothing written" in out
     assert stack.read_bytes() == before
 
@@ -188,8 +219,10 @@ def test_a_bottlerocket_image_is_never_written_into_an_al2023_lane(tmp_path, ami
     before = (project / "Pulumi.prod.yaml").read_bytes()
     assert promote(project, staging, "--lane", "gpu", "--amis", str(amis)) == 1
     out = capsys.readouterr().out
-    assert (f"not promoted: karpenter nodepool 'gpu': pinned AMI {BOTTLEROCKET_AMI} "
-            f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023") in out
+    assert (
+        f"not promoted: karpenter nodepool 'gpu': pinned AMI {BOTTLEROCKET_AMI} "
+        f"('bottlerocket-aws-k8s-1.34-nvidia-x86_64-v1.30.0-abcdef12') is bottlerocket, not Amazon Linux 2023"
+    ) in out
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
@@ -199,8 +232,10 @@ def test_an_image_whose_root_snapshot_is_larger_than_the_lanes_disk_is_never_wri
     before = (project / "Pulumi.prod.yaml").read_bytes()
     assert promote(project, staging, "--lane", "gpu", "--amis", str(amis)) == 1
     out = capsys.readouterr().out
-    assert (f"not promoted: karpenter nodepool 'gpu': disk 200 GiB is smaller than the root snapshot of {LARGE_ROOT_AMI} "
-            f"(300 GiB); give it a disk of 300 GiB or more") in out, out
+    assert (
+        f"not promoted: karpenter nodepool 'gpu': disk 200 GiB is smaller than the root snapshot of {LARGE_ROOT_AMI} "
+        f"(300 GiB); give it a disk of 300 GiB or more"
+    ) in out, out
     assert (project / "Pulumi.prod.yaml").read_bytes() == before
 
 
@@ -208,8 +243,9 @@ def test_a_stack_file_with_secure_values_is_promoted_and_keeps_them(tmp_path, am
     """Prod's stack file holds secrets (``pulumi config set --secret``): promote needs none of them in plain text,
     and writes the file with each ciphertext as it was."""
     stack = project / "Pulumi.prod.yaml"
-    secrets = ("  app:dbPassword:\n    secure: v1:5Cj9Yq3c0+Tt7bXk:Zm9vYmFyYmF6\n"
-               "  app:apiKey:\n    secure: AAABAKx7mFq1\n")
+    secrets = (
+        "  app:dbPassword:\n    secure: v1:5Cj9Yq3c0+Tt7bXk:Zm9vYmFyYmF6\n  app:apiKey:\n    secure: AAABAKx7mFq1\n"
+    )
     text = stack.read_text().replace("\nconfig:\n", "\nconfig:\n" + secrets, 1)
     stack.write_text(text)
     assert promote(project, soaked_staging, "--amis", str(amis)) == 0
@@ -228,8 +264,10 @@ def test_promote_into_a_fifo_is_refused_at_once(tmp_path, project, soaked_stagin
     started = time.monotonic()
     assert promote(project, soaked_staging) == 2
     assert time.monotonic() - started < 30
-    assert f"error: {stack}: is not a regular file (a named pipe); promote edits a stack file in place" in \
-        capsys.readouterr().err
+    assert (
+        f"error: {stack}: is not a regular file (a named pipe); promote edits a stack file in place"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_fifo_no_one_writes_to_ends_the_wait_with_an_error(tmp_path, project, monkeypatch, capsys):
@@ -290,14 +328,16 @@ def test_a_device_given_as_a_pack_config_is_refused(tmp_path, project, soaked_st
 
 def test_soak_writes_its_entry_and_leaves_the_rest_byte_for_byte(tmp_path, soaked_staging, capsys):
     config = tmp_path / "config.json"
-    text = ('{\n    "all": "advisory",\n    "lane-cost-ceiling": {"maxHourlyUsd": 40,   "prices": {"g5.xlarge": 1.006}},\n'
-            '    "ami-soaked": {"enforcementLevel": "mandatory", "soakDays": 3, "ranSince": {}},\n'
-            '    "pinned-ami-age": {\n        "maxAgeDays": 60\n    }\n}\n')
+    text = (
+        '{\n    "all": "advisory",\n    "lane-cost-ceiling": {"maxHourlyUsd": 40,   "prices": {"g5.xlarge": 1.006}},\n'
+        '    "ami-soaked": {"enforcementLevel": "mandatory", "soakDays": 3, "ranSince": {}},\n'
+        '    "pinned-ami-age": {\n        "maxAgeDays": 60\n    }\n}\n'
+    )
     config.write_text(text)
     assert main(["soak", str(soaked_staging), "--policy-pack-config", str(config)]) == 0
     after = config.read_text()
     start = text.index('{"enforcementLevel"')
-    end = text.index("},\n    \"pinned-ami-age\"") + 1
+    end = text.index('},\n    "pinned-ami-age"') + 1
     assert after[:start] == text[:start] and after.endswith(text[end:])  # every other byte as it was
     entry = json.loads(after)[SOAKED]
     assert (entry["enforcementLevel"], entry["soakDays"]) == ("mandatory", 3)  # its own settings kept
@@ -305,16 +345,27 @@ def test_soak_writes_its_entry_and_leaves_the_rest_byte_for_byte(tmp_path, soake
     assert read_config_file(config)[SOAKED][0] == "mandatory"
 
 
-JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=6),
-                         st.floats(allow_nan=False, allow_infinity=False))
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda children: st.lists(children, max_size=3)
-                           | st.dictionaries(st.text(max_size=5), children, max_size=3), max_leaves=8)
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.text(max_size=6),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(doc=st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=5), indent=st.sampled_from([None, 0, 1, 2, 4, "\t"]),
-       value=st.dictionaries(st.sampled_from(["soakDays", "ranSince", "running"]), JSON_VALUES, max_size=3),
-       had=st.booleans())
+@given(
+    doc=st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=5),
+    indent=st.sampled_from([None, 0, 1, 2, 4, "\t"]),
+    value=st.dictionaries(st.sampled_from(["soakDays", "ranSince", "running"]), JSON_VALUES, max_size=3),
+    had=st.booleans(),
+)
 def test_an_entry_is_written_into_any_config_keeping_the_rest(doc, indent, value, had):
     """``with_entry`` on any JSON object however it is laid out: the result reads as the object with the entry set
     (added last when it had none), and the text before the entry is the file's own."""
@@ -353,19 +404,38 @@ def test_analyze_of_prods_own_export_never_refuses_the_amis_it_runs(tmp_path, am
 # ---- the pack's own config ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("config", "said"), [
-    ({CEILING: {"prices": {"G5.XLARGE": 1.006}}},
-     f"{CEILING}: prices: invalid instance type 'G5.XLARGE' (EC2 writes it in lower case: 'g5.xlarge')"),
-    ({CEILING: {"prices": {"g5.large": 0.5}}},
-     f"{CEILING}: prices: 'g5.large' is no instance type (did you mean 'g5.xlarge'? g5 comes in xlarge, 2xlarge, "
-     "4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge)"),
-    ({CEILING: {"prices": {"gpu": 1}}}, f"{CEILING}: prices: invalid instance type 'gpu' (must look like g4dn.xlarge)"),
-    ({SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-12-01T10:00:00+25:00"}}}},
-     f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-12-01T10:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is no "
-     "offset a clock has (-23:59 to +23:59)"),
-    ({SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-02-30T10:00:00Z"}}}},
-     f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-02-30T10:00:00Z' is no RFC 3339 time: day 30 is no day of 2026-02"),
-])
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        (
+            {CEILING: {"prices": {"G5.XLARGE": 1.006}}},
+            f"{CEILING}: prices: invalid instance type 'G5.XLARGE' (EC2 writes it in lower case: 'g5.xlarge')",
+        ),
+        (
+            {CEILING: {"prices": {"g5.large": 0.5}}},
+            f"{CEILING}: prices: 'g5.large' is no instance type (did you mean 'g5.xlarge'? g5 comes in xlarge, "
+            f"2xlarge, "
+            "4xlarge, 8xlarge, 12xlarge, 16xlarge, 24xlarge, 48xlarge)",
+        ),
+        (
+            {CEILING: {"prices": {"gpu": 1}}},
+            f"{CEILING}: prices: invalid instance type 'gpu' (must look like g4dn.xlarge)",
+        ),
+        (
+            {SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-12-01T10:00:00+25:00"}}}},
+            f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-12-01T10:00:00+25:00' is no RFC 3339 time: zone offset +25:00 is "
+            f"no "
+            "offset a clock has (-23:59 to +23:59)",
+        ),
+        (
+            {SOAKED: {"ranSince": {"gpu": {GPU_AMI: "2026-02-30T10:00:00Z"}}}},
+            (
+                f"{SOAKED}: ranSince.gpu.{GPU_AMI}: '2026-02-30T10:00:00Z' is no RFC 3339 time: "
+                f"day 30 is no day of 2026-02"
+            ),
+        ),
+    ],
+)
 def test_a_pack_config_no_policy_could_read_is_refused_when_the_pack_is_configured(pack, config, said):
     """A price for ``G5.XLARGE`` or ``g5.large`` would never be looked up (EC2 and Karpenter name types in lower case,
     and g5 starts at xlarge), and a time at ``+25:00`` would read as an AMI whose soak cannot be proven: each is an
@@ -383,15 +453,38 @@ def test_a_pack_config_with_a_byte_order_mark_is_an_error_as_the_cli_has_it(tmp_
     code = main(["preview", "--stack", "dev", "--cwd", str(REPO), "--policy-pack-config", str(config)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err == (f"error: policy pack config {config}: starts with a byte-order mark, which the Pulumi CLI's JSON "
-                   f"reader refuses; save it as UTF-8 without one\n")
+    assert err == (
+        f"error: policy pack config {config}: starts with a byte-order mark, which the Pulumi CLI's JSON "
+        f"reader refuses; save it as UTF-8 without one\n"
+    )
 
 
 TYPE_NAMES = st.one_of(
-    st.sampled_from(["g5.xlarge", "G5.XLARGE", "g5.Xlarge", "g5.large", "g5.nano", "p5.48xlarge", "m7i.metal-24xl",
-                     "zz9.xlarge", "g5", ".xlarge", "g5.", "c7i-flex.large", "t3.micro", "T3.MICRO", "g5.xlarge ", ""]),
-    st.builds("{}.{}".format, st.text("abcgmptz0123456789-", min_size=1, max_size=5),
-              st.sampled_from(["nano", "large", "xlarge", "2xlarge", "metal", "48xlarge", "XLARGE"])),
+    st.sampled_from(
+        [
+            "g5.xlarge",
+            "G5.XLARGE",
+            "g5.Xlarge",
+            "g5.large",
+            "g5.nano",
+            "p5.48xlarge",
+            "m7i.metal-24xl",
+            "zz9.xlarge",
+            "g5",
+            ".xlarge",
+            "g5.",
+            "c7i-flex.large",
+            "t3.micro",
+            "T3.MICRO",
+            "g5.xlarge ",
+            "",
+        ]
+    ),
+    st.builds(
+        "{}.{}".format,
+        st.text("abcgmptz0123456789-", min_size=1, max_size=5),
+        st.sampled_from(["nano", "large", "xlarge", "2xlarge", "metal", "48xlarge", "XLARGE"]),
+    ),
     st.text(max_size=10),
 )
 
@@ -425,17 +518,27 @@ def staging_with_canary(tmp_path_factory, amis) -> Path:
     return export(tmp_path_factory.mktemp("trial"), "staging", values, amis, 8.04)
 
 
-GPU_POOL_CHANGES = st.fixed_dictionaries({}, optional={
-    "weight": st.sampled_from([1, 50, 99, 100]), "canary_nodes": st.sampled_from([None, 1, 3]),
-    "canary_ami_id": st.sampled_from([None, GPU_AMI, NEW_AMI]), "disk": st.sampled_from([20, 200, 400]),
-})
+GPU_POOL_CHANGES = st.fixed_dictionaries(
+    {},
+    optional={
+        "weight": st.sampled_from([1, 50, 99, 100]),
+        "canary_nodes": st.sampled_from([None, 1, 3]),
+        "canary_ami_id": st.sampled_from([None, GPU_AMI, NEW_AMI]),
+        "disk": st.sampled_from([20, 200, 400]),
+    },
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(changes=GPU_POOL_CHANGES, beside=st.sampled_from([None, "gpu-canary", "gpu-2"]), canary=st.booleans(),
-       secret=st.booleans())
-def test_what_promote_writes_is_a_config_the_preview_takes(tmp_path_factory, amis, staging_with_canary, changes, beside,
-                                                           canary, secret):
+@given(
+    changes=GPU_POOL_CHANGES,
+    beside=st.sampled_from([None, "gpu-canary", "gpu-2"]),
+    canary=st.booleans(),
+    secret=st.booleans(),
+)
+def test_what_promote_writes_is_a_config_the_preview_takes(
+    tmp_path_factory, amis, staging_with_canary, changes, beside, canary, secret
+):
     """Generated prod stack files (weights, canaries, disks, a lane beside the pool, secrets) and both kinds of
     promotion: promote exits 0, 1 or 2, never with a traceback; on 2 it writes nothing; and whatever it writes is a
     config the preview's own reading takes."""

@@ -92,8 +92,14 @@ def as_from_a_terminal() -> None:
 
 
 def cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120, preexec_fn=as_from_a_terminal)
+    return subprocess.run(
+        [sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=as_from_a_terminal,
+    )
 
 
 # ---- 1. the event loop and the worker threads, on every exit path ----------------------------------------
@@ -109,12 +115,29 @@ def test_every_run_closes_its_event_loops_and_joins_its_threads(ending, tmp_path
     config = stack_config("prod")
     if ending == "pinned-ami-error":
         config["rack:additional_karpenter_nodepools_config"][0]["disk"] = 50  # below the AMI's 100 GiB snapshot
-    body = {"exception": "raise ValueError('boom')\n", "sys.exit": "import sys\nsys.exit(5)\n",
-            "ctrl-c": "raise KeyboardInterrupt\n"}.get(ending)
-    program = REPO if body is None else project(tmp_path, "import pulumi_aws as aws\naws.ec2.get_ami(filters=[{'name': 'image-id', 'values': ['" + GPU_AMI + "']}])\n" + body)
-    expected = {"fine": None, "pinned-ami-error": ConfigError, "exception": ValueError,
-                "sys.exit": ProgramExit,
-                "ctrl-c": KeyboardInterrupt}[ending]
+    body = {
+        "exception": "raise ValueError('boom')\n",
+        "sys.exit": "import sys\nsys.exit(5)\n",
+        "ctrl-c": "raise KeyboardInterrupt\n",
+    }.get(ending)
+    program = (
+        REPO
+        if body is None
+        else project(
+            tmp_path,
+            "import pulumi_aws as aws\naws.ec2.get_ami(filters=[{'name': 'image-id', 'values': ['"
+            + GPU_AMI
+            + "']}])\n"
+            + body,
+        )
+    )
+    expected = {
+        "fine": None,
+        "pinned-ami-error": ConfigError,
+        "exception": ValueError,
+        "sys.exit": ProgramExit,
+        "ctrl-c": KeyboardInterrupt,
+    }[ending]
     if expected is None:
         run_program(program, config, stack="prod")
     else:
@@ -129,13 +152,30 @@ def test_the_prod_example_with_a_small_disk_prints_its_error_and_nothing_else():
     doc = yaml.safe_load(stack.read_text())
     doc["config"]["rack:additional_karpenter_nodepools_config"][0]["disk"] = 50
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "mixed_os_racks.offline", "preview", "--config", "/dev/stdin", "--no-policy"],
-        input=yaml.safe_dump(doc), cwd=REPO, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "mixed_os_racks.offline",
+            "preview",
+            "--config",
+            "/dev/stdin",
+            "--no-policy",
+        ],
+        input=yaml.safe_dump(doc),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     # the warnings say which remote charts (Karpenter's, from its OCI registry) the engine cannot render
     err = [line for line in proc.stderr.splitlines() if not line.startswith(("import time:", "warning: "))]
     assert proc.returncode == 2
-    assert err == [f"error: /dev/stdin:10: rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"]
+    assert err == [
+        f"error: /dev/stdin:10: rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 "
+        f"GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
+    ]
 
 
 # ---- 2. a program that exits -----------------------------------------------------------------------------
@@ -157,8 +197,10 @@ def test_sys_exit_with_a_message_and_an_exception_give_their_message(tmp_path, c
 
 
 def test_sys_exit_in_a_callback_is_an_error_line_too(tmp_path, capsys):
-    program = ("import sys\nimport pulumi_aws as aws\n"
-               "aws.s3.Bucket('b', bucket='b').bucket.apply(lambda _: sys.exit(7))  # known in preview: an input\n")
+    program = (
+        "import sys\nimport pulumi_aws as aws\n"
+        "aws.s3.Bucket('b', bucket='b').bucket.apply(lambda _: sys.exit(7))  # known in preview: an input\n"
+    )
     folder = project(tmp_path, program)
     assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
     assert capsys.readouterr().err == "error: the program exited with code 7\n"
@@ -183,16 +225,38 @@ def test_the_process_ends_with_all_its_output_written_and_its_exit_code(tmp_path
     # there, whatever stdout is (a file is block-buffered), with the command's exit code
     out = tmp_path / "out.txt"
     with out.open("w") as stdout:
-        proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--stack", "prod", "--no-policy",
-                               "--json", str(tmp_path / "prod.json")], cwd=REPO, stdout=stdout, stderr=subprocess.PIPE,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mixed_os_racks.offline",
+                "preview",
+                "--stack",
+                "prod",
+                "--no-policy",
+                "--json",
+                str(tmp_path / "prod.json"),
+            ],
+            cwd=REPO,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     assert text.startswith("Previewing update (prod), offline:") and text.endswith(" to create\n"), text[-300:]
     assert json.loads((tmp_path / "prod.json").read_text())["resources"]
     # a reader that goes away early (`| head -1`): no complaint, and the command's own exit code
-    shell = subprocess.run(f"{sys.executable} -m mixed_os_racks.offline preview --stack prod --no-policy | head -1",
-                           shell=True, cwd=REPO, capture_output=True, text=True, timeout=120, executable="/bin/bash")
+    shell = subprocess.run(
+        f"{sys.executable} -m mixed_os_racks.offline preview --stack prod --no-policy | head -1",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        executable="/bin/bash",
+    )
     assert shell.stdout == "Previewing update (prod), offline:\n"
     assert "Exception ignored" not in shell.stderr and "BrokenPipe" not in shell.stderr
 
@@ -212,12 +276,16 @@ def test_ctrl_c_while_the_program_runs_exits_130_with_one_line_and_no_pack_left(
 
 def test_ctrl_c_while_waiting_for_a_pack_kills_it(tmp_path):
     pid_file = tmp_path / "pid"
-    pack = fake_pack(tmp_path, "stuck", (
-        "import os, signal, time\n"
-        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-        "os.kill(os.getppid(), signal.SIGINT)\n"  # Ctrl-C reaches the preview while it waits for this pack
-        "time.sleep(600)\n"
-    ))
+    pack = fake_pack(
+        tmp_path,
+        "stuck",
+        (
+            "import os, signal, time\n"
+            f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+            "os.kill(os.getppid(), signal.SIGINT)\n"  # Ctrl-C reaches the preview while it waits for this pack
+            "time.sleep(600)\n"
+        ),
+    )
     folder = project(tmp_path, "")
     proc = cli("--cwd", str(folder), "--stack", "s", "--policy-pack", str(pack))
     assert (proc.returncode, proc.stderr) == (130, "error: interrupted\n")
@@ -247,12 +315,16 @@ def test_the_start_limit_is_generous_and_a_user_can_set_it(monkeypatch, tmp_path
 def test_a_pack_that_prints_a_port_nobody_listens_on_fails_at_once(tmp_path, capsys):
     """The policy SDK prints its port only after its gRPC server has started (pulumi-policy
     ``policy.py``: ``server.start()``, then the port on stdout), so a refused connection is final."""
-    pack = fake_pack(tmp_path, "refused", (
-        "import socket, sys, time\n"
-        "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
-        "print(port, flush=True)\n"
-        "time.sleep(600)\n"
-    ))
+    pack = fake_pack(
+        tmp_path,
+        "refused",
+        (
+            "import socket, sys, time\n"
+            "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+            "print(port, flush=True)\n"
+            "time.sleep(600)\n"
+        ),
+    )
     started = time.monotonic()
     assert main(["preview", "--stack", "dev", "--policy-pack", str(pack)]) == 2
     err = capsys.readouterr().err
@@ -269,7 +341,7 @@ def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, budget, tm
     monkeypatch.setattr(packprocess, "START_TIMEOUT_S", budget)
     program = {
         "silent listener": "import socket, time\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-                           "print(s.getsockname()[1], flush=True)\ntime.sleep(600)\n",
+        "print(s.getsockname()[1], flush=True)\ntime.sleep(600)\n",
         "no port": "import time\ntime.sleep(600)\n",
         "half a line": "import sys, time\nsys.stdout.write('123'); sys.stdout.flush()\ntime.sleep(600)\n",
     }[kind]
@@ -278,8 +350,11 @@ def test_a_pack_that_never_answers_is_named_when_its_time_is_up(kind, budget, tm
     assert main(["preview", "--stack", "dev", "--policy-pack", str(pack)]) == 2
     elapsed = time.monotonic() - started
     err = capsys.readouterr().err
-    what = {"silent listener": f"but no gRPC server answered there within {budget:g} s",
-            "no port": f"it printed no port within {budget:g} s", "half a line": f"it printed no port within {budget:g} s"}[kind]
+    what = {
+        "silent listener": f"but no gRPC server answered there within {budget:g} s",
+        "no port": f"it printed no port within {budget:g} s",
+        "half a line": f"it printed no port within {budget:g} s",
+    }[kind]
     assert err.startswith(f"error: policy pack {pack} failed to start: it ") and what in err.splitlines()[0]
     assert f"(on a busy machine, give it longer: {packprocess.START_ENV}=<seconds>)" in err.splitlines()[0]
     assert elapsed < budget + 5
@@ -357,12 +432,16 @@ def test_a_pack_whose_environment_is_too_large_is_named_not_an_oserror(tmp_path)
 def test_two_resources_with_one_urn_are_refused_as_the_engine_refuses_them(tmp_path, capsys):
     # pulumi's step generator: a URN registered twice in one run is the error "Duplicate resource URN
     # '<urn>'; try giving it a unique name" (pkg/resource/deploy, diag.GetDuplicateResourceURNError)
-    program = ("from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec\n"
-               "cluster = ClusterRef.existing('shared', 'shared-dev')\n"
-               "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml'), cluster=cluster))\n"
-               "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml2'), cluster=cluster))\n")
+    program = (
+        "from mixed_os_racks import ClusterRef, KarpenterPool, KarpenterPoolArgs, PoolSpec\n"
+        "cluster = ClusterRef.existing('shared', 'shared-dev')\n"
+        "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml'), cluster=cluster))\n"
+        "KarpenterPool('ml', KarpenterPoolArgs(pool=PoolSpec(name='ml2'), cluster=cluster))\n"
+    )
     folder = project(tmp_path, program, name="twice")
     assert main(["preview", "--cwd", str(folder), "--stack", "s", "--no-policy"]) == 2
-    assert capsys.readouterr().err == ("error: the program failed: Exception: Duplicate resource URN "
-                                       "'urn:pulumi:s::twice::rack:index:KarpenterPool::ml'; "
-                                       "try giving it a unique name\n")
+    assert capsys.readouterr().err == (
+        "error: the program failed: Exception: Duplicate resource URN "
+        "'urn:pulumi:s::twice::rack:index:KarpenterPool::ml'; "
+        "try giving it a unique name\n"
+    )

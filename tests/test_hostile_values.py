@@ -39,7 +39,11 @@ from mixed_os_racks.errors import ConfigError as SpecConfigError
 from conftest import REPO
 
 PRIVATE = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
-CREATE = {"rack:cluster_mode": "create", "rack:vpc_id": "vpc-0a1b2c3d4e5f60718", "rack:private_subnets_ids": ",".join(PRIVATE)}
+CREATE = {
+    "rack:cluster_mode": "create",
+    "rack:vpc_id": "vpc-0a1b2c3d4e5f60718",
+    "rack:private_subnets_ids": ",".join(PRIVATE),
+}
 
 
 def refused(**rack: Any) -> list[str]:
@@ -51,7 +55,9 @@ def refused(**rack: Any) -> list[str]:
 
 
 def accepted(**rack: Any) -> RackSpec:
-    return parse_stack_config({"rack:cluster_name": "c", **{k if ":" in k else f"rack:{k}": v for k, v in rack.items()}})
+    return parse_stack_config(
+        {"rack:cluster_name": "c", **{k if ":" in k else f"rack:{k}": v for k, v in rack.items()}}
+    )
 
 
 def preview(*args: str) -> tuple[int, str, str]:
@@ -64,23 +70,37 @@ def preview(*args: str) -> tuple[int, str, str]:
 # ---- public-access CIDRs ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cidr, kind", [
-    ("10.0.0.0/8", "private"), ("172.16.0.0/12", "private"), ("192.168.0.0/16", "private"), ("10.20.30.0/24", "private"),
-    ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"), ("100.64.0.0/10", "shared address space"),
-    ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved"), ("0.0.0.0/8", "unspecified"),
-])
+@pytest.mark.parametrize(
+    "cidr, kind",
+    [
+        ("10.0.0.0/8", "private"),
+        ("172.16.0.0/12", "private"),
+        ("192.168.0.0/16", "private"),
+        ("10.20.30.0/24", "private"),
+        ("127.0.0.0/8", "loopback"),
+        ("169.254.0.0/16", "link-local"),
+        ("100.64.0.0/10", "shared address space"),
+        ("224.0.0.0/4", "multicast"),
+        ("240.0.0.0/4", "reserved"),
+        ("0.0.0.0/8", "unspecified"),
+    ],
+)
 def test_a_public_access_cidr_that_is_not_public_is_refused(cidr, kind):
     (line,) = refused(**CREATE, eks_api_server_public_access_cidrs=f"34.201.0.0/16,{cidr}")
     assert line.startswith(f"rack:eks_api_server_public_access_cidrs: CIDR '{cidr}' is {kind}")
     assert "not a public range" in line and "0.0.0.0/0 for anyone" in line
 
 
-@pytest.mark.parametrize("cidr, network", [("34.201.7.9/16", "34.201.0.0/16"), ("52.1.2.3/8", "52.0.0.0/8"),
-                                           ("198.51.100.7/24", "198.51.100.0/24")])
+@pytest.mark.parametrize(
+    "cidr, network",
+    [("34.201.7.9/16", "34.201.0.0/16"), ("52.1.2.3/8", "52.0.0.0/8"), ("198.51.100.7/24", "198.51.100.0/24")],
+)
 def test_a_cidr_with_host_bits_says_so_and_names_the_network(cidr, network):
     (line,) = refused(**CREATE, eks_api_server_public_access_cidrs=cidr)
-    assert line == (f"rack:eks_api_server_public_access_cidrs: invalid CIDR '{cidr}': host bits are set (the address "
-                    f"must be the first of its /{cidr.split('/')[1]} range); did you mean {network}?")
+    assert line == (
+        f"rack:eks_api_server_public_access_cidrs: invalid CIDR '{cidr}': host bits are set (the address "
+        f"must be the first of its /{cidr.split('/')[1]} range); did you mean {network}?"
+    )
 
 
 def test_at_most_40_public_access_cidrs():
@@ -104,24 +124,34 @@ def test_public_cidrs_pass(cidrs):
 # ---- repeated keys ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rack, where", [
-    ({"tags": "team=a,team=b"}, "rack:tags"),
-    ({"karpenter_node_labels": "tier=a,x=1,tier=b"}, "rack:karpenter_node_labels"),
-    ({"additional_karpenter_nodepools_config": [{"name": "gpu", "labels": "tier=a,tier=b"}]},
-     "rack:additional_karpenter_nodepools_config[0].labels"),
-    ({"additional_node_groups_config": [{"type": "g5.xlarge", "tags": "team=a,team=b"}]},
-     "rack:additional_node_groups_config[0]"),
-])
+@pytest.mark.parametrize(
+    "rack, where",
+    [
+        ({"tags": "team=a,team=b"}, "rack:tags"),
+        ({"karpenter_node_labels": "tier=a,x=1,tier=b"}, "rack:karpenter_node_labels"),
+        (
+            {"additional_karpenter_nodepools_config": [{"name": "gpu", "labels": "tier=a,tier=b"}]},
+            "rack:additional_karpenter_nodepools_config[0].labels",
+        ),
+        (
+            {"additional_node_groups_config": [{"type": "g5.xlarge", "tags": "team=a,team=b"}]},
+            "rack:additional_node_groups_config[0]",
+        ),
+    ],
+)
 def test_a_key_given_twice_in_a_kv_list_is_refused(rack, where):
     (line,) = refused(**rack)
     key = "tier" if "tier" in json.dumps(rack) else "team"
     assert line.startswith(f"{where}: '{key}' is given twice ('{key}=a' and '{key}=b'); keep one")
 
 
-@pytest.mark.parametrize("value", [
-    '[{"name": "gpu", "name": "ml"}]',
-    '[{"name": "gpu", "labels": {"tier": "a", "tier": "b"}}]',
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        '[{"name": "gpu", "name": "ml"}]',
+        '[{"name": "gpu", "labels": {"tier": "a", "tier": "b"}}]',
+    ],
+)
 def test_a_key_given_twice_in_json_text_is_refused(value):
     (line,) = refused(additional_karpenter_nodepools_config=value)
     assert line.startswith("rack:additional_karpenter_nodepools_config:") and "appears twice" in line
@@ -155,8 +185,10 @@ def test_create_mode_without_karpenter_is_refused():
 def test_a_service_whose_name_disagrees_with_its_key_is_refused():
     with pytest.raises(ConfigError) as caught:
         parse_services({"web": {"name": "api", "image": "nginx", "port": 80}})
-    assert str(caught.value) == ("app:services.web.name: 'api' is not the service's key 'web': the key names the "
-                                 "service; drop name:, or rename the key to 'api'")
+    assert str(caught.value) == (
+        "app:services.web.name: 'api' is not the service's key 'web': the key names the "
+        "service; drop name:, or rename the key to 'api'"
+    )
     assert parse_services({"web": {"name": "web", "image": "nginx", "port": 80}})["web"].name == "web"
 
 
@@ -176,8 +208,11 @@ def test_service_problems_name_their_key_path():
 def test_null_is_refused_for_every_key(key):
     """``rack:<key>: null`` reaches the program as the text ``null``: no value, never a cluster named null."""
     lines = refused(**{"cluster_name": "c", key: "null"})
-    assert f"rack:{key}: null (no value): write a value" + ("" if key == "cluster_name" else
-                                                           ", or remove the key for the default") in lines
+    assert (
+        f"rack:{key}: null (no value): write a value"
+        + ("" if key == "cluster_name" else ", or remove the key for the default")
+        in lines
+    )
 
 
 def test_null_in_a_stack_file_is_refused_with_its_key(tmp_path):
@@ -205,7 +240,9 @@ def test_a_cpu_target_above_100_percent_is_used():
     run = run_program(program, {"aws:region": "us-east-1"}, stack="test")
     (hpa,) = [r for r in run.resources if r.type == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"]
     assert hpa.inputs["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 150}
-    with pytest.raises(ConfigError, match=r"scale\.targets\.cpu: invalid cpu target '1001' \(percent of the CPU request, 1-1000"):
+    with pytest.raises(
+        ConfigError, match=r"scale\.targets\.cpu: invalid cpu target '1001' \(percent of the CPU request, 1-1000"
+    ):
         parse_services({"web": {"image": "nginx", "port": 80, "scale": {"targets": {"cpu": 1001}}}})
 
 
@@ -218,31 +255,53 @@ def test_a_pack_without_main_py_is_named(tmp_path):
     (pack / "PulumiPolicy.yaml").write_text("runtime: python\n")
     code, out, err = preview("--stack", "dev", "--cwd", str(REPO), "--policy-pack", str(pack))
     assert (code, out) == (2, "")
-    assert err == (f"error: policy pack {pack} is not runnable: it provides no __main__.py (a Python pack's "
-                   "__main__.py creates its PolicyPack; add one, or pass the pack's own folder)\n")
+    assert err == (
+        f"error: policy pack {pack} is not runnable: it provides no __main__.py (a Python pack's "
+        "__main__.py creates its PolicyPack; add one, or pass the pack's own folder)\n"
+    )
 
 
-# ---- characters a reader cannot see -----------------------------------------------------------------------------------
+# ---- characters a reader cannot see
+# -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rack, line", [
-    ({"additional_karpenter_nodepools_config": [{"name": "g\u200bpu"}]},
-     "rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name 'g\\u200bpu' must be lowercase "
-     "alphanumeric with dashes, max 63 chars ['g\\u200bpu' has '\\u200b' (ZERO WIDTH SPACE) at position 1; use plain ASCII]"),
-    ({"karpenter_node_os": "bottlerocket\u0430"},
-     "rack:karpenter_node_os: invalid karpenter_node_os 'bottlerocket\\u0430' (must be al2023 or bottlerocket) "
-     "['bottlerocket\\u0430' has '\\u0430' (CYRILLIC SMALL LETTER A) at position 12; use plain ASCII]"),
-    ({"cluster_name": "r\u0430ck"},
-     "rack:cluster_name: invalid cluster_name 'r\\u0430ck' (must be 1-100 letters, digits, '-' or '_', starting with a "
-     "letter or digit (the EKS cluster name rule)) ['r\\u0430ck' has '\\u0430' (CYRILLIC SMALL LETTER A) at position 1; "
-     "use plain ASCII]"),
-    ({"rack:karpenter_node_os\u200b": "al2023"},
-     "rack:karpenter_node_os\\u200b: unknown field; did you mean rack:karpenter_node_os? ['rack:karpenter_node_os\\u200b' "
-     "has '\\u200b' (ZERO WIDTH SPACE) at position 22; use plain ASCII]"),
-    ({"node_role_name": "role\u2028x"},
-     "rack:node_role_name: invalid node_role_name 'role\\u2028x' (must be an IAM role name: 1-64 of letters, digits and "
-     "+=,.@_-) ['role\\u2028x' has '\\u2028' (LINE SEPARATOR) at position 4; use plain ASCII]"),
-])
+@pytest.mark.parametrize(
+    "rack, line",
+    [
+        (
+            {"additional_karpenter_nodepools_config": [{"name": "g\u200bpu"}]},
+            "rack:additional_karpenter_nodepools_config[0].name: karpenter nodepool name 'g\\u200bpu' must be "
+            "lowercase "
+            "alphanumeric with dashes, max 63 chars ['g\\u200bpu' has '\\u200b' (ZERO WIDTH SPACE) at position 1; use "
+            "plain ASCII]",
+        ),
+        (
+            {"karpenter_node_os": "bottlerocket\u0430"},
+            "rack:karpenter_node_os: invalid karpenter_node_os 'bottlerocket\\u0430' (must be al2023 or bottlerocket) "
+            "['bottlerocket\\u0430' has '\\u0430' (CYRILLIC SMALL LETTER A) at position 12; use plain ASCII]",
+        ),
+        (
+            {"cluster_name": "r\u0430ck"},
+            "rack:cluster_name: invalid cluster_name 'r\\u0430ck' (must be 1-100 letters, digits, '-' or '_', starting "
+            "with a "
+            "letter or digit (the EKS cluster name rule)) ['r\\u0430ck' has '\\u0430' (CYRILLIC SMALL LETTER A) at "
+            "position 1; "
+            "use plain ASCII]",
+        ),
+        (
+            {"rack:karpenter_node_os\u200b": "al2023"},
+            "rack:karpenter_node_os\\u200b: unknown field; did you mean rack:karpenter_node_os? "
+            "['rack:karpenter_node_os\\u200b' "
+            "has '\\u200b' (ZERO WIDTH SPACE) at position 22; use plain ASCII]",
+        ),
+        (
+            {"node_role_name": "role\u2028x"},
+            "rack:node_role_name: invalid node_role_name 'role\\u2028x' (must be an IAM role name: 1-64 of letters, "
+            "digits and "
+            "+=,.@_-) ['role\\u2028x' has '\\u2028' (LINE SEPARATOR) at position 4; use plain ASCII]",
+        ),
+    ],
+)
 def test_invisible_and_confusable_characters_are_shown_escaped_and_pointed_at(rack, line):
     assert line in refused(**rack)
 
@@ -254,41 +313,69 @@ def test_service_values_are_shown_escaped():
     assert str(caught.value).isascii()
 
 
-# ---- messages a user can act on -----------------------------------------------------------------------------------------
+# ---- messages a user can act on
+# -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rack, where", [({"tags": {"cost-center": "a,b"}}, "rack:tags"),
-                                         ({"additional_node_groups_config": [{"type": "g5.xlarge", "tags": {"cost-center": "a,b"}}]},
-                                          "rack:additional_node_groups_config[0]")])
+@pytest.mark.parametrize(
+    "rack, where",
+    [
+        ({"tags": {"cost-center": "a,b"}}, "rack:tags"),
+        (
+            {"additional_node_groups_config": [{"type": "g5.xlarge", "tags": {"cost-center": "a,b"}}]},
+            "rack:additional_node_groups_config[0]",
+        ),
+    ],
+)
 def test_a_tag_value_with_a_comma_names_the_value_and_the_character(rack, where):
     (line,) = refused(**rack)
-    assert line == (f"{where}: invalid tags: tag 'cost-center' value 'a,b': ',' is not allowed in a tag (AWS takes "
-                    "letters, digits, spaces and _.:/=+-@ only; use another character, e.g. ':' or '/')")
+    assert line == (
+        f"{where}: invalid tags: tag 'cost-center' value 'a,b': ',' is not allowed in a tag (AWS takes "
+        "letters, digits, spaces and _.:/=+-@ only; use another character, e.g. ':' or '/')"
+    )
 
 
 def test_an_encrypted_value_says_the_offline_preview_cannot_decrypt_it(tmp_path):
     path = tmp_path / "Pulumi.t.yaml"
-    path.write_text("config:\n  aws:region: us-east-1\n  rack:cluster_name: c\n  rack:node_role_name:\n"
-                    "    secure: v1:AAAABBBBCCCC\n")
+    path.write_text(
+        "config:\n  aws:region: us-east-1\n  rack:cluster_name: c\n  rack:node_role_name:\n"
+        "    secure: v1:AAAABBBBCCCC\n"
+    )
     code, out, err = preview("--config", str(path), "--cwd", str(REPO), "--no-policy")
     assert (code, out) == (2, "")
     (line,) = err.splitlines()
-    assert line.startswith(f"error: {path}:5: rack:node_role_name: an encrypted value (secure:), which the offline "
-                           "preview cannot decrypt")
+    assert line.startswith(
+        f"error: {path}:5: rack:node_role_name: an encrypted value (secure:), which the offline preview cannot decrypt"
+    )
     assert "give --config a copy of the stack file with a plain stand-in value here, or run `pulumi preview`" in line
 
 
-@pytest.mark.parametrize("scale, line", [
-    ({"gpu": 1.5}, "app:services.web.scale.gpu: invalid gpu 1.5 (a whole number of GPUs per replica like 1, or "
-                   "{count: 1, vendor: nvidia})"),
-    ({"gpu": {"count": 1.5}}, "app:services.web.scale.gpu.count: invalid count 1.5 (a whole number of GPUs per replica"),
-    ({"gpu": [1]}, "app:services.web.scale.gpu: invalid gpu [1] (a whole number of GPUs per replica like 1, or "
-                   "{count: 1, vendor: nvidia})"),
-    ({"gpu": True}, "app:services.web.scale.gpu: invalid gpu true"),
-    ([2], "app:services.web.scale: invalid scale [2] (a count like 2 or a range like 2-6, or a mapping "
-          "{count, cpu, memory, gpu, targets})"),
-    ({"targets": 80}, "app:services.web.scale.targets: expected a mapping of its fields (got 80)"),
-])
+@pytest.mark.parametrize(
+    "scale, line",
+    [
+        (
+            {"gpu": 1.5},
+            "app:services.web.scale.gpu: invalid gpu 1.5 (a whole number of GPUs per replica like 1, or "
+            "{count: 1, vendor: nvidia})",
+        ),
+        (
+            {"gpu": {"count": 1.5}},
+            "app:services.web.scale.gpu.count: invalid count 1.5 (a whole number of GPUs per replica",
+        ),
+        (
+            {"gpu": [1]},
+            "app:services.web.scale.gpu: invalid gpu [1] (a whole number of GPUs per replica like 1, or "
+            "{count: 1, vendor: nvidia})",
+        ),
+        ({"gpu": True}, "app:services.web.scale.gpu: invalid gpu true"),
+        (
+            [2],
+            "app:services.web.scale: invalid scale [2] (a count like 2 or a range like 2-6, or a mapping "
+            "{count, cpu, memory, gpu, targets})",
+        ),
+        ({"targets": 80}, "app:services.web.scale.targets: expected a mapping of its fields (got 80)"),
+    ],
+)
 def test_nested_fields_say_what_they_take_without_class_names(scale, line):
     with pytest.raises(ConfigError) as caught:
         parse_services({"web": {"image": "nginx", "port": 80, "scale": scale}})
@@ -314,7 +401,9 @@ def test_an_impossible_ami_date_names_the_entry_and_field(date, tmp_path):
     catalog = (REPO / "components" / "offline" / "amis.yaml").read_text()
     first = catalog.index('creation_date: "2026-11-15T08:12:40.000Z"')
     amis = tmp_path / "amis.yaml"
-    amis.write_text(catalog[:first] + f"creation_date: {date}" + catalog[first + len('creation_date: "2026-11-15T08:12:40.000Z"'):])
+    amis.write_text(
+        catalog[:first] + f"creation_date: {date}" + catalog[first + len('creation_date: "2026-11-15T08:12:40.000Z"') :]
+    )
     code, out, err = preview("--stack", "dev", "--cwd", str(REPO), "--no-policy", "--amis", str(amis))
     assert (code, out) == (2, "")
     assert "Traceback" not in err and "the program failed" not in err
@@ -327,5 +416,7 @@ def test_a_catalog_entry_that_is_not_a_mapping_names_no_class(tmp_path):
     amis.write_text("amis:\n  - 1\n")
     code, out, err = preview("--stack", "dev", "--cwd", str(REPO), "--no-policy", "--amis", str(amis))
     assert (code, out) == (2, "")
-    assert err == (f"error: AMI catalog {amis}: amis[0]: expected a mapping of an image's fields (id, name, "
-                   "architecture, ...), got a number 1\n")
+    assert err == (
+        f"error: AMI catalog {amis}: amis[0]: expected a mapping of an image's fields (id, name, "
+        "architecture, ...), got a number 1\n"
+    )

@@ -47,20 +47,60 @@ def put(inputs: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     return out
 
 
-POOL = {"cluster": CLUSTER, "pool": {"name": "ml", "instanceFamilies": ["g6"], "dedicated": True, "disk": 120,
-                                     "gpuLimit": 4, "maxHourlyUsd": 20.5, "canaryAmiId": GPU_AMI, "canaryNodes": 1}}
-GROUP = {"cluster": CLUSTER, "group": {"instanceType": "g6.2xlarge", "minSize": 1, "maxSize": 4, "dedicated": True,
-                                       "label": "inference", "maxHourlyUsd": 5}}
-RACK = {"spec": {"clusterName": "prod-rack", "maxHourlyUsd": 40, "pools": [
-    {"name": "workload", "os": "bottlerocket"}, {"name": "gpu", "instanceFamilies": ["g6"], "maxHourlyUsd": 10}]}}
+POOL = {
+    "cluster": CLUSTER,
+    "pool": {
+        "name": "ml",
+        "instanceFamilies": ["g6"],
+        "dedicated": True,
+        "disk": 120,
+        "gpuLimit": 4,
+        "maxHourlyUsd": 20.5,
+        "canaryAmiId": GPU_AMI,
+        "canaryNodes": 1,
+    },
+}
+GROUP = {
+    "cluster": CLUSTER,
+    "group": {
+        "instanceType": "g6.2xlarge",
+        "minSize": 1,
+        "maxSize": 4,
+        "dedicated": True,
+        "label": "inference",
+        "maxHourlyUsd": 5,
+    },
+}
+RACK = {
+    "spec": {
+        "clusterName": "prod-rack",
+        "maxHourlyUsd": 40,
+        "pools": [
+            {"name": "workload", "os": "bottlerocket"},
+            {"name": "gpu", "instanceFamilies": ["g6"], "maxHourlyUsd": 10},
+        ],
+    }
+}
 NUMBERS = [  # (component, inputs, a number's property path)
-    ("KarpenterPool", POOL, "pool.canaryNodes"), ("KarpenterPool", POOL, "pool.maxHourlyUsd"),
-    ("KarpenterPool", POOL, "pool.gpuLimit"), ("KarpenterPool", POOL, "pool.disk"), ("KarpenterPool", POOL, "pool.weight"),
-    ("KarpenterPool", POOL, "pool.cpuLimit"), ("NodeGroup", GROUP, "group.maxHourlyUsd"), ("NodeGroup", GROUP, "group.minSize"),
-    ("NodeGroup", GROUP, "group.canarySize"), ("NodeGroup", GROUP, "group.disk"), ("Rack", RACK, "spec.maxHourlyUsd"),
-    ("Rack", RACK, "spec.pools[1].maxHourlyUsd"), ("Rack", RACK, "spec.pools[1].gpuLimit"),
+    ("KarpenterPool", POOL, "pool.canaryNodes"),
+    ("KarpenterPool", POOL, "pool.maxHourlyUsd"),
+    ("KarpenterPool", POOL, "pool.gpuLimit"),
+    ("KarpenterPool", POOL, "pool.disk"),
+    ("KarpenterPool", POOL, "pool.weight"),
+    ("KarpenterPool", POOL, "pool.cpuLimit"),
+    ("NodeGroup", GROUP, "group.maxHourlyUsd"),
+    ("NodeGroup", GROUP, "group.minSize"),
+    ("NodeGroup", GROUP, "group.canarySize"),
+    ("NodeGroup", GROUP, "group.disk"),
+    ("Rack", RACK, "spec.maxHourlyUsd"),
+    ("Rack", RACK, "spec.pools[1].maxHourlyUsd"),
+    ("Rack", RACK, "spec.pools[1].gpuLimit"),
     ("KarpenterController", {"cluster": CLUSTER}, "replicas"),
-    ("KarpenterPool", {**POOL, "tags": {"team": "ml"}}, "tags.team"),  # a string property: no number is one, least of all NaN
+    (
+        "KarpenterPool",
+        {**POOL, "tags": {"team": "ml"}},
+        "tags.team",
+    ),  # a string property: no number is one, least of all NaN
 ]
 
 
@@ -72,7 +112,7 @@ def test_a_number_no_json_writes_is_refused_at_its_property_path(provider, case,
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
     shown = {math.inf: "Infinity", -math.inf: "-Infinity"}.get(value, "NaN")
     assert (path, f"expected a finite number (got {shown}: JSON has no such number)") in property_errors(error)
-    assert "Traceback" not in error.details() and "File \"" not in error.details()
+    assert "Traceback" not in error.details() and 'File "' not in error.details()
 
 
 def test_a_not_finite_number_inside_a_secret_is_named_where_it_is(provider):
@@ -82,14 +122,34 @@ def test_a_not_finite_number_inside_a_secret_is_named_where_it_is(provider):
     assert property_errors(error) == [("cluster.name", "expected a finite number (got NaN: JSON has no such number)")]
 
 
-@pytest.mark.parametrize(("component", "inputs", "path"), [
-    ("NodeGroup", put(GROUP, "group.canaryAmiId", MISSING_AMI), "group.canaryAmiId"),
-    ("NodeGroup", put(GROUP, "group.amiId", MISSING_AMI), "group.amiId"),
-    ("KarpenterPool", put(POOL, "pool.canaryAmiId", MISSING_AMI), "pool.canaryAmiId"),
-    ("Rack", {"spec": {"clusterName": "prod-rack", "pools": [{"name": "workload"}], "nodeGroups": [
-        {"name": "rack-ng-1", "instanceType": "g5.xlarge", "minSize": 1, "maxSize": 3, "canaryAmiId": MISSING_AMI}]}},
-     "spec.nodeGroups[0].canaryAmiId"),
-], ids=["group-canary", "group", "pool-canary", "rack-group-canary"])
+@pytest.mark.parametrize(
+    ("component", "inputs", "path"),
+    [
+        ("NodeGroup", put(GROUP, "group.canaryAmiId", MISSING_AMI), "group.canaryAmiId"),
+        ("NodeGroup", put(GROUP, "group.amiId", MISSING_AMI), "group.amiId"),
+        ("KarpenterPool", put(POOL, "pool.canaryAmiId", MISSING_AMI), "pool.canaryAmiId"),
+        (
+            "Rack",
+            {
+                "spec": {
+                    "clusterName": "prod-rack",
+                    "pools": [{"name": "workload"}],
+                    "nodeGroups": [
+                        {
+                            "name": "rack-ng-1",
+                            "instanceType": "g5.xlarge",
+                            "minSize": 1,
+                            "maxSize": 3,
+                            "canaryAmiId": MISSING_AMI,
+                        }
+                    ],
+                }
+            },
+            "spec.nodeGroups[0].canaryAmiId",
+        ),
+    ],
+    ids=["group-canary", "group", "pool-canary", "rack-group-canary"],
+)
 def test_an_ami_the_account_lacks_is_named_at_the_field_that_pins_it(tmp_path, component, inputs, path):
     """A node group's canary once came back as a traceback: the canary's look-up failed inside the group. Each
     is refused at the field the user wrote (a ``Rack``'s at the lane's field in its spec). A process of its own per
@@ -104,43 +164,65 @@ def test_an_ami_the_account_lacks_is_named_at_the_field_that_pins_it(tmp_path, c
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
     [(where, reason)] = property_errors(error)
     assert where == path and f"ami_id '{MISSING_AMI}' cannot be read in this region/account" in reason
-    assert "Traceback" not in error.details() and "File \"" not in error.details()
+    assert "Traceback" not in error.details() and 'File "' not in error.details()
 
 
 # ---- standard output ------------------------------------------------------------------------------------
 
 
 def test_schema_with_standard_output_closed_says_so():
-    done = subprocess.run(f"{sys.executable} -m mixed_os_racks.offline schema >&-", shell=True, cwd=REPO,
-                          stderr=subprocess.PIPE, text=True, timeout=300)
+    done = subprocess.run(
+        f"{sys.executable} -m mixed_os_racks.offline schema >&-",
+        shell=True,
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2
-    assert done.stderr == ("error: standard output is closed, so there is nowhere to print (redirect it to a file, or "
-                           "to /dev/null)\n")
+    assert done.stderr == (
+        "error: standard output is closed, so there is nowhere to print (redirect it to a file, or to /dev/null)\n"
+    )
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
 def test_schema_to_a_full_disk_says_so():
     with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "schema"], stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=300, cwd=REPO)
+        done = subprocess.run(
+            [sys.executable, "-m", "mixed_os_racks.offline", "schema"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+        )
     assert done.returncode == 2
     assert done.stderr == "error: cannot write to standard output: No space left on device\n"
 
 
 def test_schema_to_a_reader_that_goes_away_is_no_error():
-    done = subprocess.run(f"{sys.executable} -m mixed_os_racks.offline schema | head -c 10 >/dev/null", shell=True,
-                          cwd=REPO, stderr=subprocess.PIPE, text=True, timeout=300,
-                          executable="/bin/bash")
+    done = subprocess.run(
+        f"{sys.executable} -m mixed_os_racks.offline schema | head -c 10 >/dev/null",
+        shell=True,
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        executable="/bin/bash",
+    )
     assert done.stderr == ""
 
 
 # ---- a pool's optional key written null -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "field", "value"), [
-    ("rack:additional_karpenter_nodepools_config", "canary_nodes", None),
-    ("rack:additional_node_groups_config", "canary_size", None),
-])
+@pytest.mark.parametrize(
+    ("key", "field", "value"),
+    [
+        ("rack:additional_karpenter_nodepools_config", "canary_nodes", None),
+        ("rack:additional_node_groups_config", "canary_size", None),
+    ],
+)
 def test_null_for_a_key_with_a_default_is_as_if_it_were_not_written(tmp_path, capsys, key, field, value):
     """An item reaches the program as JSON, where a key left empty is ``null``: as for ``ami_id`` and ``disk``, the
     key takes its default (a canary of 1 node), and the preview runs as without it."""
@@ -178,4 +260,5 @@ def test_typescript_false_with_a_typescript_entry_point_names_the_option(tmp_pat
     assert capsys.readouterr().err == (
         f"error: {project / 'Pulumi.yaml'}: runtime.options.typescript: false, but the program's entry point index.ts "
         f"is TypeScript, which Node.js then runs as JavaScript: remove typescript: false, or compile the program and "
-        f"point main at the JavaScript\n")
+        f"point main at the JavaScript\n"
+    )

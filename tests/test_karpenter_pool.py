@@ -35,7 +35,10 @@ def test_default_al2023_pool(dev_run):
     assert spec["metadataOptions"]["httpTokens"] == "required"
     assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
     assert spec["blockDeviceMappings"] == [
-        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}
+        {
+            "deviceName": "/dev/xvda",
+            "ebs": {"volumeSize": "20Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
+        }
     ]
 
 
@@ -95,7 +98,14 @@ def test_pinned_gpu_pool():
     assert spec["blockDeviceMappings"] == [
         {
             "deviceName": "/dev/xvda",
-            "ebs": {"volumeSize": "200Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True, "iops": 6000, "throughput": 250},
+            "ebs": {
+                "volumeSize": "200Gi",
+                "volumeType": "gp3",
+                "encrypted": True,
+                "deleteOnTermination": True,
+                "iops": 6000,
+                "throughput": 250,
+            },
         }
     ]
     assert node_class["metadata"]["annotations"] == {contract.ROOT_SNAPSHOT_ANNOTATION: "100"}
@@ -126,13 +136,16 @@ def test_unknown_ami_is_a_clear_error():
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
     assert str(exc.value).startswith(
         "rack:additional_karpenter_nodepools_config[0].ami_id: "
-        "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read in this region/account (Your query returned no results"
+        "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read in this region/account (Your query "
+        "returned no results"
     )
 
 
 def test_arch_mismatch_is_refused():
     pool = dict(GPU_POOL, ami_id=ARM_AMI)
-    with pytest.raises(ConfigError, match=r"karpenter nodepool 'gpu': arch x86_64 does not match ami-0f0e0d0c0b0a09080, which is arm64"):
+    with pytest.raises(
+        ConfigError, match=r"karpenter nodepool 'gpu': arch x86_64 does not match ami-0f0e0d0c0b0a09080, which is arm64"
+    ):
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
 
 
@@ -146,7 +159,11 @@ def test_disk_smaller_than_snapshot_is_refused():
     pool = dict(GPU_POOL, disk=50)
     with pytest.raises(ConfigError) as exc:
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
-    assert str(exc.value) == f"rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
+    assert (
+        str(exc.value)
+        == f"rack:additional_karpenter_nodepools_config[0].disk: karpenter nodepool 'gpu': disk 50 GiB is smaller than "
+        f"the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
+    )
 
 
 def test_disk_equal_to_snapshot_is_fine():
@@ -210,15 +227,17 @@ def test_component_used_alone():
         cluster = ClusterRef.existing("other", "other")
         pool = KarpenterPool(
             "ml",
-            KarpenterPoolArgs(pool=PoolSpec(name="ml", instance_families=["g6"], ami_id=GPU_AMI, disk=120), cluster=cluster),
+            KarpenterPoolArgs(
+                pool=PoolSpec(name="ml", instance_families=["g6"], ami_id=GPU_AMI, disk=120), cluster=cluster
+            ),
         )
         pulumi.export("nodePool", pool.node_pool_name)
         pulumi.export("labels", pool.labels)
 
     run = run_program(program, {})
-    assert sorted(r.type for r in run.resources) == sorted([
-        "pulumi:pulumi:Stack", "pulumi:providers:kubernetes", "rack:index:KarpenterPool", NODECLASS, NODEPOOL
-    ])
+    assert sorted(r.type for r in run.resources) == sorted(
+        ["pulumi:pulumi:Stack", "pulumi:providers:kubernetes", "rack:index:KarpenterPool", NODECLASS, NODEPOOL]
+    )
     assert named(run, NODECLASS, "ml").inputs["spec"]["role"] == "KarpenterNodeRole-other"
     assert run.outputs == {"nodePool": "ml", "labels": {"convox.io/gpu-vendor": "nvidia", "convox.io/nodepool": "ml"}}
 
@@ -227,8 +246,11 @@ def test_the_spec_refuses_gpu_on_bottlerocket():
     """The rule holds whatever builds the pool: the spec refuses it before any component exists."""
     from mixed_os_racks import PoolSpec
 
-    with pytest.raises(ConfigError, match=r"^PoolSpec.os: karpenter nodepool 'bad': instance families g5 make this a GPU lane, "
-                                          r".* not Bottlerocket \(set os 'al2023', or move them to an AL2023 pool or node group\)$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^PoolSpec.os: karpenter nodepool 'bad': instance families g5 make this a GPU lane, "
+        r".* not Bottlerocket \(set os 'al2023', or move them to an AL2023 pool or node group\)$",
+    ):
         PoolSpec(name="bad", os="bottlerocket", instance_families=["g5"])
 
 
@@ -266,8 +288,12 @@ def test_the_bottlerocket_default_lane_never_launches_an_accelerated_instance(pr
 
 
 def test_an_al2023_lane_offers_accelerators_only_when_it_lists_them():
-    pools = [{"name": "gpu", "instance_families": "g5,g6"}, {"name": "neuron", "instance_families": "inf2"},
-             {"name": "any"}, {"name": "cpu", "instance_families": "c7i"}]
+    pools = [
+        {"name": "gpu", "instance_families": "g5,g6"},
+        {"name": "neuron", "instance_families": "inf2"},
+        {"name": "any"},
+        {"name": "cpu", "instance_families": "c7i"},
+    ]
     run = run_rack(rack_config(additional_karpenter_nodepools_config=pools))
     for name in ("gpu", "neuron"):
         assert not [r for r in requirements_of(run, name) if r in NO_ACCELERATORS], name
@@ -275,17 +301,23 @@ def test_an_al2023_lane_offers_accelerators_only_when_it_lists_them():
         assert all(r in requirements_of(run, name) for r in NO_ACCELERATORS), name
 
 
-@pytest.mark.parametrize("tags, problem", [
-    ({"karpenter.sh/nodepool": "x"}, "tags: tag key 'karpenter.sh/nodepool' is Karpenter's own"),
-    ({"karpenter.sh/discovery": "other"}, "tags: reserved tag key 'karpenter.sh/discovery' is not allowed"),
-    ({f"k{n}": "v" for n in range(44)}, "tags: at most 43 tags (AWS takes 50; Karpenter with the pool adds 7)"),
-])
+@pytest.mark.parametrize(
+    "tags, problem",
+    [
+        ({"karpenter.sh/nodepool": "x"}, "tags: tag key 'karpenter.sh/nodepool' is Karpenter's own"),
+        ({"karpenter.sh/discovery": "other"}, "tags: reserved tag key 'karpenter.sh/discovery' is not allowed"),
+        ({f"k{n}": "v" for n in range(44)}, "tags: at most 43 tags (AWS takes 50; Karpenter with the pool adds 7)"),
+    ],
+)
 def test_a_pools_tags_are_what_the_ec2nodeclass_and_ec2_take(tags, problem):
     """The EC2NodeClass CRD refuses Karpenter's own tag keys; an instance carries the class's tags and
     five of Karpenter's, 50 at most."""
+
     def program() -> None:
-        KarpenterPool("rack-gpu", KarpenterPoolArgs(pool=PoolSpec(name="gpu"), cluster=ClusterRef.existing("rack", "c"),
-                                                    tags=tags))
+        KarpenterPool(
+            "rack-gpu",
+            KarpenterPoolArgs(pool=PoolSpec(name="gpu"), cluster=ClusterRef.existing("rack", "c"), tags=tags),
+        )
 
     with pytest.raises(ConfigError) as refused:
         run_program(program, {"aws:region": "us-east-1"})
@@ -296,20 +328,33 @@ def test_a_pinned_ami_whose_nvidia_driver_cannot_drive_the_pools_families_is_ref
     """The prod GPU AMI of the catalog names its branch (``...-nvidia-580-...``): G7 needs 595 or newer
     (amazon-eks-ami doc/usage/g7-ami.md); the pack's gpu-driver-supports-lane says the same words."""
     pool = dict(GPU_POOL, name="g7", instance_families="g7", ami_id=GPU_AMI)
-    with pytest.raises(ConfigError, match=r"^rack:additional_karpenter_nodepools_config\[0\].ami_id: karpenter nodepool 'g7': "
-                                          r"its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 \(its name\), which cannot drive instances the lane can launch: g7 needs NVIDIA "
-                                          r"driver 595 or newer"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^rack:additional_karpenter_nodepools_config\[0\].ami_id: karpenter nodepool 'g7': "
+        r"its AMI ami-0a1b2c3d4e5f60718 runs NVIDIA driver 580 \(its name\), which cannot drive instances the lane can "
+        r"launch: g7 needs NVIDIA "
+        r"driver 595 or newer",
+    ):
         run_rack(rack_config(additional_karpenter_nodepools_config=[pool]))
-    run_rack(rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, ami_id=GPU_AMI)]))  # g5, g6: 580 drives them
-
+    run_rack(
+        rack_config(additional_karpenter_nodepools_config=[dict(GPU_POOL, ami_id=GPU_AMI)])
+    )  # g5, g6: 580 drives them
 
 
 def test_the_driver_is_checked_against_the_families_of_the_pools_instance_types_too():
     # a pool of instance_types ["g7.2xlarge"] launches g7 as instance_families ["g7"] does
     def program() -> None:
-        KarpenterPool("g7", KarpenterPoolArgs(pool=PoolSpec(name="g7", instance_types=["g7.2xlarge"], ami_id=GPU_AMI, disk=200),
-                                              cluster=ClusterRef.existing("rack", "c")))
+        KarpenterPool(
+            "g7",
+            KarpenterPoolArgs(
+                pool=PoolSpec(name="g7", instance_types=["g7.2xlarge"], ami_id=GPU_AMI, disk=200),
+                cluster=ClusterRef.existing("rack", "c"),
+            ),
+        )
 
-    with pytest.raises(ConfigError, match=r"^PoolSpec.ami_id: karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs "
-                                          r"NVIDIA driver 580 "):
+    with pytest.raises(
+        ConfigError,
+        match=r"^PoolSpec.ami_id: karpenter nodepool 'g7': its AMI ami-0a1b2c3d4e5f60718 runs "
+        r"NVIDIA driver 580 ",
+    ):
         run_program(program, {"aws:region": "us-east-1"})

@@ -51,17 +51,20 @@ def error(**values: Any) -> str:
 # ---- the matrix, as one pure function ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("minor, release, supported, serving", [
-    ("1.37", "1.15.0", True, "1.15.0"),
-    ("1.37", "1.14.1", False, "1.15.0"),   # 1.37 is 1.15.x only
-    ("1.36", "1.14.1", True, "1.14.1"),    # the LTS line serves where it can
-    ("1.36", "1.15.0", True, "1.14.1"),
-    ("1.31", "1.14.0", True, "1.14.1"),
-    ("1.30", "1.14.1", True, "1.14.1"),
-    ("1.30", "1.15.0", False, "1.14.1"),   # not in the v1.15 matrix: not confirmed
-    ("1.29", "1.14.1", False, None),       # in neither matrix
-    ("1.38", "1.15.0", False, None),
-])
+@pytest.mark.parametrize(
+    "minor, release, supported, serving",
+    [
+        ("1.37", "1.15.0", True, "1.15.0"),
+        ("1.37", "1.14.1", False, "1.15.0"),  # 1.37 is 1.15.x only
+        ("1.36", "1.14.1", True, "1.14.1"),  # the LTS line serves where it can
+        ("1.36", "1.15.0", True, "1.14.1"),
+        ("1.31", "1.14.0", True, "1.14.1"),
+        ("1.30", "1.14.1", True, "1.14.1"),
+        ("1.30", "1.15.0", False, "1.14.1"),  # not in the v1.15 matrix: not confirmed
+        ("1.29", "1.14.1", False, None),  # in neither matrix
+        ("1.38", "1.15.0", False, None),
+    ],
+)
 def test_the_pair_is_judged_by_the_releases_own_matrix(minor, release, supported, serving):
     verdict = karpenter_compatibility(minor, release)
     assert (verdict.supported, verdict.serving) == (supported, serving)
@@ -71,20 +74,27 @@ def test_the_pair_is_judged_by_the_releases_own_matrix(minor, release, supported
 def test_a_refusal_says_why_and_where_it_was_read():
     assert karpenter_compatibility("1.37", "1.14.1").reason == (
         "Kubernetes 1.37 needs Karpenter 1.15.x, not 1.14.1 (karpenter-provider-aws "
-        "website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a)")
+        "website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a)"
+    )
     assert karpenter_compatibility("1.30", "1.15.0").reason == (
         "Karpenter 1.15.0 is not confirmed for Kubernetes 1.30: its compatibility matrix lists 1.31 to 1.37 "
-        "(karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a)")
+        "(karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a)"
+    )
     assert karpenter_compatibility("1.29", "1.14.1").reason.startswith(
-        "Karpenter 1.14.1 is not confirmed for Kubernetes 1.29: its compatibility matrix lists 1.30 to 1.36")
+        "Karpenter 1.14.1 is not confirmed for Kubernetes 1.29: its compatibility matrix lists 1.30 to 1.36"
+    )
     assert "not confirmed upstream" in karpenter_compatibility("1.36", "1.14.3").reason
     assert karpenter_compatibility("1.36", "1.13.2").reason.startswith("the rack installs Karpenter 1.14.x or 1.15.x")
 
 
-@given(minor=st.integers(0, 60).map(lambda n: f"1.{n}"),
-       release=st.one_of(st.sampled_from(sorted(upstream.KARPENTER_RELEASES)),
-                         st.tuples(st.integers(0, 3), st.integers(0, 20), st.integers(0, 9)).map(lambda t: "%d.%d.%d" % t),
-                         st.text(max_size=12)))
+@given(
+    minor=st.integers(0, 60).map(lambda n: f"1.{n}"),
+    release=st.one_of(
+        st.sampled_from(sorted(upstream.KARPENTER_RELEASES)),
+        st.tuples(st.integers(0, 3), st.integers(0, 20), st.integers(0, 9)).map(lambda t: "%d.%d.%d" % t),
+        st.text(max_size=12),
+    ),
+)
 def test_every_pair_gets_a_verdict_and_a_serving_release_that_serves(minor, release):
     verdict = karpenter_compatibility(minor, release)
     assert not verdict.supported or release in upstream.KARPENTER_RELEASES
@@ -101,12 +111,16 @@ def test_kubernetes_137_on_the_default_release_names_karpenter_version_and_the_r
     assert error(**CREATE, k8s_version="1.37") == (
         "rack:karpenter_version: karpenter_version '1.14.1' with Kubernetes 1.37: Kubernetes 1.37 needs Karpenter "
         "1.15.x, not 1.14.1 (karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit "
-        "d77d1a3a) (set karpenter_version: 1.15.0)")
+        "d77d1a3a) (set karpenter_version: 1.15.0)"
+    )
     run = run_rack(rack_config(**CREATE, k8s_version="1.37", karpenter_version="1.15.0"))
     cluster = next(r for r in run.resources if r.type == "eks:index:Cluster")
     assert cluster.inputs["version"] == "1.37"
-    assert {r.inputs["version"] for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"
-            and "karpenter" in r.inputs["chart"]} == {"1.15.0"}
+    assert {
+        r.inputs["version"]
+        for r in run.resources
+        if r.type == "kubernetes:helm.sh/v4:Chart" and "karpenter" in r.inputs["chart"]
+    } == {"1.15.0"}
 
 
 def test_the_default_stays_on_the_lts_line():
@@ -120,27 +134,43 @@ def test_a_kubernetes_the_newer_release_does_not_list_is_refused_with_the_releas
     assert error(**CREATE, k8s_version="1.30", karpenter_version="1.15.0").endswith("(set karpenter_version: 1.14.1)")
 
 
-@pytest.mark.parametrize("version, message", [
-    ("1.14.3", "rack:karpenter_version: karpenter_version '1.14.3': Karpenter 1.14.3 is not confirmed upstream: its "
-               "chart and release notes could not be read, so its values, IAM and CRD fields are unknown (the rack "
-               "installs 1.14.0, 1.14.1, 1.15.0)"),
-    ("1.15.1", "rack:karpenter_version: karpenter_version '1.15.1': Karpenter 1.15.1 is not confirmed upstream: its "
-               "chart and release notes could not be read, so its values, IAM and CRD fields are unknown (the rack "
-               "installs 1.14.0, 1.14.1, 1.15.0)"),
-    ("1.13.2", "rack:karpenter_version: karpenter_version '1.13.2': the rack installs Karpenter 1.14.x or 1.15.x "
-               "(1.14.0, 1.14.1, 1.15.0)"),
-    ("1.15.0-rc.0", "rack:karpenter_version: karpenter_version '1.15.0-rc.0': Karpenter 1.15.0-rc.0 is not confirmed "
-                    "upstream: its chart and release notes could not be read, so its values, IAM and CRD fields are "
-                    "unknown (the rack installs 1.14.0, 1.14.1, 1.15.0)"),
-    ("latest", "rack:karpenter_version: invalid karpenter_version 'latest' (must be a chart version like 4.8.2)"),
-])
+@pytest.mark.parametrize(
+    "version, message",
+    [
+        (
+            "1.14.3",
+            "rack:karpenter_version: karpenter_version '1.14.3': Karpenter 1.14.3 is not confirmed upstream: its "
+            "chart and release notes could not be read, so its values, IAM and CRD fields are unknown (the rack "
+            "installs 1.14.0, 1.14.1, 1.15.0)",
+        ),
+        (
+            "1.15.1",
+            "rack:karpenter_version: karpenter_version '1.15.1': Karpenter 1.15.1 is not confirmed upstream: its "
+            "chart and release notes could not be read, so its values, IAM and CRD fields are unknown (the rack "
+            "installs 1.14.0, 1.14.1, 1.15.0)",
+        ),
+        (
+            "1.13.2",
+            "rack:karpenter_version: karpenter_version '1.13.2': the rack installs Karpenter 1.14.x or 1.15.x "
+            "(1.14.0, 1.14.1, 1.15.0)",
+        ),
+        (
+            "1.15.0-rc.0",
+            "rack:karpenter_version: karpenter_version '1.15.0-rc.0': Karpenter 1.15.0-rc.0 is not confirmed "
+            "upstream: its chart and release notes could not be read, so its values, IAM and CRD fields are "
+            "unknown (the rack installs 1.14.0, 1.14.1, 1.15.0)",
+        ),
+        ("latest", "rack:karpenter_version: invalid karpenter_version 'latest' (must be a chart version like 4.8.2)"),
+    ],
+)
 def test_a_release_that_cannot_be_confirmed_is_refused_with_the_reason(version, message):
     assert error(**CREATE, karpenter_version=version) == message
 
 
 def test_karpenter_version_without_karpenter_is_refused():
     assert error(cluster_mode="existing", karpenter_version="1.15.0") == (
-        "rack:karpenter_version: karpenter_version needs karpenter_install: true (the rack installs no Karpenter here)")
+        "rack:karpenter_version: karpenter_version needs karpenter_install: true (the rack installs no Karpenter here)"
+    )
 
 
 # ---- an existing cluster: the pair judged with the version EKS reports ------------------------------------------
@@ -148,8 +178,11 @@ def test_karpenter_version_without_karpenter_is_refused():
 
 def catalog(version: str) -> dict[str, Any]:
     doc = yaml.safe_load((REPO / "components" / "offline" / "amis.yaml").read_text())
-    doc["clusters"] = {**doc.get("clusters", {}), "test-rack": {"version": version, "authentication_mode": "API"},
-                       "legacy": {"version": version, "authentication_mode": "API"}}
+    doc["clusters"] = {
+        **doc.get("clusters", {}),
+        "test-rack": {"version": version, "authentication_mode": "API"},
+        "legacy": {"version": version, "authentication_mode": "API"},
+    }
     return doc
 
 
@@ -163,21 +196,30 @@ def test_karpenter_into_an_existing_137_cluster_names_the_key_and_the_release(tm
     assert err.rstrip().endswith(
         "rack:karpenter_version: cluster 'test-rack' runs Kubernetes 1.37: karpenter_version '1.14.1' with Kubernetes "
         "1.37: Kubernetes 1.37 needs Karpenter 1.15.x, not 1.14.1 (karpenter-provider-aws "
-        "website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a) (set karpenter_version: 1.15.0)")
-    run = run_rack(rack_config(karpenter_install=True, pod_identity_agent_enable=True, karpenter_version="1.15.0"),
-                   Catalog.from_doc(catalog("1.37")))
-    assert {r.inputs["version"] for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"
-            and "karpenter" in r.inputs["chart"]} == {"1.15.0"}
+        "website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a) (set karpenter_version: 1.15.0)"
+    )
+    run = run_rack(
+        rack_config(karpenter_install=True, pod_identity_agent_enable=True, karpenter_version="1.15.0"),
+        Catalog.from_doc(catalog("1.37")),
+    )
+    assert {
+        r.inputs["version"]
+        for r in run.resources
+        if r.type == "kubernetes:helm.sh/v4:Chart" and "karpenter" in r.inputs["chart"]
+    } == {"1.15.0"}
 
 
 def test_the_controller_on_its_own_judges_the_pair():
     def program(version: str) -> Any:
-        return lambda: KarpenterController("k", KarpenterControllerArgs(cluster=ClusterRef.existing("c", "legacy"),
-                                                                        version=version))
+        return lambda: KarpenterController(
+            "k", KarpenterControllerArgs(cluster=ClusterRef.existing("c", "legacy"), version=version)
+        )
 
     with pytest.raises(ArgumentError) as caught:
         run_program(program("1.14.1"), {"aws:region": "us-east-1"}, Catalog.from_doc(catalog("1.37")))
-    assert str(caught.value).startswith("KarpenterController 'k': version: karpenter_version '1.14.1' with Kubernetes 1.37")
+    assert str(caught.value).startswith(
+        "KarpenterController 'k': version: karpenter_version '1.14.1' with Kubernetes 1.37"
+    )
     with pytest.raises(ArgumentError) as caught:
         run_program(program("1.14.2"), {"aws:region": "us-east-1"}, Catalog.from_doc(catalog("1.36")))
     assert "Karpenter 1.14.2 is not confirmed upstream" in str(caught.value)
@@ -189,26 +231,51 @@ def test_the_controller_on_its_own_judges_the_pair():
 
 
 def _deletion(version: str) -> dict[str, Any]:
-    docs = controller_policies("aws", "us-east-1", "111122223333", "c", "arn:aws:iam::111122223333:role/n",
-                               "arn:aws:sqs:us-east-1:111122223333:c", version)
+    docs = controller_policies(
+        "aws",
+        "us-east-1",
+        "111122223333",
+        "c",
+        "arn:aws:iam::111122223333:role/n",
+        "arn:aws:sqs:us-east-1:111122223333:c",
+        version,
+    )
     return next(s for s in docs["NodeLifecycle"]["Statement"] if s["Sid"] == "AllowScopedDeletion")
 
 
 def test_1_15_may_reboot_what_it_may_delete_and_1_14_may_not():
-    assert _deletion("1.15.0")["Action"] == ["ec2:TerminateInstances", "ec2:RebootInstances", "ec2:DeleteLaunchTemplate"]
+    assert _deletion("1.15.0")["Action"] == [
+        "ec2:TerminateInstances",
+        "ec2:RebootInstances",
+        "ec2:DeleteLaunchTemplate",
+    ]
     assert _deletion("1.14.1")["Action"] == ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"]
     assert _deletion("1.15.0")["Resource"] == _deletion("1.14.1")["Resource"]  # the same scope: its instances only
-    assert _deletion("1.15.0")["Condition"] == _deletion("1.14.1")["Condition"] == {
-        "StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/c": "owned"},
-        "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}
+    assert (
+        _deletion("1.15.0")["Condition"]
+        == _deletion("1.14.1")["Condition"]
+        == {
+            "StringEquals": {"aws:ResourceTag/kubernetes.io/cluster/c": "owned"},
+            "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, ProgramRun]:
     pools = [{"name": "gpu", "instance_families": "g5", "disk": 100}]  # AL2023, beside the Bottlerocket default lane
-    return {version: run_rack(rack_config(**CREATE, k8s_version="1.36", karpenter_version=version,
-                                          karpenter_node_os="bottlerocket", additional_karpenter_nodepools_config=pools))
-            for version in ("1.14.1", "1.15.0")}
+    return {
+        version: run_rack(
+            rack_config(
+                **CREATE,
+                k8s_version="1.36",
+                karpenter_version=version,
+                karpenter_node_os="bottlerocket",
+                additional_karpenter_nodepools_config=pools,
+            )
+        )
+        for version in ("1.14.1", "1.15.0")
+    }
 
 
 def _charts(run: ProgramRun) -> dict[str, Any]:
@@ -235,7 +302,9 @@ def test_the_release_named_is_installed_with_its_iam_and_known_values(runs):
     values = charts["karpenter"].inputs["values"]
     assert _keys(values, yaml.safe_load(FIXTURE.read_text())) == []
     assert _keys(values, yaml.safe_load(reference("karpenter-v1.14.1", "chart-values.yaml").read_text())) == []
-    lifecycle = next(r for r in run.resources if r.type == "aws:iam/policy:Policy" and r.name.endswith("-NodeLifecycle"))
+    lifecycle = next(
+        r for r in run.resources if r.type == "aws:iam/policy:Policy" and r.name.endswith("-NodeLifecycle")
+    )
     deletion = next(s for s in json.loads(lifecycle.inputs["policy"])["Statement"] if s["Sid"] == "AllowScopedDeletion")
     assert "ec2:RebootInstances" in deletion["Action"]
 
@@ -251,7 +320,8 @@ def _fields(value: Any, known: Any, path: str = "") -> list[str]:
     if not isinstance(value, dict) or path.endswith("tags"):
         return []
     return [f"{path}.{key}" if key not in known else "" for key in value] + [
-        p for key, sub in value.items() if key in known for p in _fields(sub, known[key], f"{path}.{key}")]
+        p for key, sub in value.items() if key in known for p in _fields(sub, known[key], f"{path}.{key}")
+    ]
 
 
 def test_every_ec2nodeclass_field_the_rack_writes_is_in_the_v1_15_reference(runs):
@@ -274,4 +344,6 @@ def test_moving_to_1_15_updates_one_policy_in_place_and_replaces_nothing(runs, t
     assert moved == [("update", "rack-karpenter-NodeLifecycle")]
     before, after = _charts(runs["1.14.1"]), _charts(runs["1.15.0"])
     assert [before[c].inputs["version"] for c in ("karpenter", "karpenter-crd")] == ["1.14.1", "1.14.1"]
-    assert [after[c].urn for c in ("karpenter", "karpenter-crd")] == [before[c].urn for c in ("karpenter", "karpenter-crd")]
+    assert [after[c].urn for c in ("karpenter", "karpenter-crd")] == [
+        before[c].urn for c in ("karpenter", "karpenter-crd")
+    ]

@@ -39,10 +39,18 @@ def test_a_misspelt_lane_key_is_a_type_error(tmp_path: Path) -> None:
         "lane = Lane(kind=LaneKind.NODEPOOL, capacityTypes=[CapacityType.SPOT])\n"
         "lane['instanceFamilies'] = ['g5']\n"
         "wrong = Lane(kind=LaneKind.NODEPOOL, capacityType=[CapacityType.SPOT])\n"
-        "lane['instanceFamily'] = ['g5']\n")
-    out, _, status = mypy.api.run(["--strict", "--config-file=", f"--cache-dir={tmp_path / 'cache'}",
-                                   f"--python-version={sys.version_info.major}.{sys.version_info.minor}",
-                                   str(snippet), str(package)])
+        "lane['instanceFamily'] = ['g5']\n"
+    )
+    out, _, status = mypy.api.run(
+        [
+            "--strict",
+            "--config-file=",
+            f"--cache-dir={tmp_path / 'cache'}",
+            f"--python-version={sys.version_info.major}.{sys.version_info.minor}",
+            str(snippet),
+            str(package),
+        ]
+    )
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert status == 1
     assert [line.split(":")[1] for line in errors] == ["4", "5"], out
@@ -56,10 +64,18 @@ def test_every_problem_of_a_lane_is_said_in_order() -> None:
     allocatable, then a lane that launches nothing). The fields the pack reads leniently (``gpu: 'yes'``,
     ``kind: pool``) and lists or numbers given as null are not refused, as before."""
     lanes: list[Any] = [
-        {"name": "gpu", "taint": [], "labels": {"bad key!": 1, "a": 5},
-         "taints": [{"key": "k", "effect": "X", "zz": 1}, {"value": "not ok!"}, "bad"], "arch": ["x", 3],
-         "instanceTypes": ["g5", "g5.nano"], "maxGpusPerNode": -1,
-         "allocatable": {"cpu": "lots", "gpu": 1, "ephemeralStorage": True}, "kind": "pool", "gpu": "yes"},
+        {
+            "name": "gpu",
+            "taint": [],
+            "labels": {"bad key!": 1, "a": 5},
+            "taints": [{"key": "k", "effect": "X", "zz": 1}, {"value": "not ok!"}, "bad"],
+            "arch": ["x", 3],
+            "instanceTypes": ["g5", "g5.nano"],
+            "maxGpusPerNode": -1,
+            "allocatable": {"cpu": "lots", "gpu": 1, "ephemeralStorage": True},
+            "kind": "pool",
+            "gpu": "yes",
+        },
         {"name": "gpu", "labels": None},
         {"name": "b", "instanceTypes": ["g4dn.xlarge"], "arch": ["arm64"]},
         7,
@@ -96,13 +112,30 @@ def test_every_problem_of_a_lane_is_said_in_order() -> None:
     assert lanes_config_problems(None) == lanes_config_problems([]) == []
 
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2, 4), st.floats(), st.sampled_from(
-    ["", "gpu", "bad key!", "g5.xlarge", "g5", "arm64", "NoSchedule", "NO_EXECUTE", "spot", "3920m", "m", "x/y"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.sampled_from(["key", "value", "effect", "cpu", "memory", "ephemeralStorage", "gpu", "x/y", "bad key!"]),
-    inner, max_size=3), max_leaves=6)
-LANES = st.lists(st.dictionaries(st.sampled_from([*LANE_FIELDS, "taint", "zzz"]), VALUES, max_size=6) | VALUES,
-                 max_size=3)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 4),
+    st.floats(),
+    st.sampled_from(
+        ["", "gpu", "bad key!", "g5.xlarge", "g5", "arm64", "NoSchedule", "NO_EXECUTE", "spot", "3920m", "m", "x/y"]
+    ),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["key", "value", "effect", "cpu", "memory", "ephemeralStorage", "gpu", "x/y", "bad key!"]),
+            inner,
+            max_size=3,
+        )
+    ),
+    max_leaves=6,
+)
+LANES = st.lists(
+    st.dictionaries(st.sampled_from([*LANE_FIELDS, "taint", "zzz"]), VALUES, max_size=6) | VALUES, max_size=3
+)
 
 
 def _refused(lanes: Any) -> list[str]:
@@ -119,8 +152,14 @@ def _refused(lanes: Any) -> list[str]:
     found = []
     for error in jsonschema.Draft7Validator(closed(LANES_SCHEMA)).iter_errors(lanes):
         path = list(error.absolute_path)
-        if len(path) > 1 and (path[1] in LENIENT or error.validator == "enum" and path[1] in ("arch", "capacityTypes")
-                              or error.instance is None and len(path) == 2 and path[1] not in ("name", "labels")):
+        if len(path) > 1 and (
+            path[1] in LENIENT
+            or error.validator == "enum"
+            and path[1] in ("arch", "capacityTypes")
+            or error.instance is None
+            and len(path) == 2
+            and path[1] not in ("name", "labels")
+        ):
             continue
         found.append(".".join(map(str, path)))
     return found
@@ -155,7 +194,8 @@ def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
 
 @given(data=st.data())
 def test_one_wrong_value_anywhere_in_a_racks_lanes_is_said_as_the_whole_schema_says_it(
-        prod_lanes: list[dict[str, Any]], data: st.DataObject) -> None:
+    prod_lanes: list[dict[str, Any]], data: st.DataObject
+) -> None:
     """The prod rack's own lanes are a sound config. One value of them replaced, or one key added, anywhere (a
     field, a label, a taint's effect, an allocatable quantity) with any value: every value the contract's schema
     refuses is said, naming its lane, and the problems are exactly those found when jsonschema is given every lane
@@ -172,24 +212,48 @@ def test_one_wrong_value_anywhere_in_a_racks_lanes_is_said_as_the_whole_schema_s
     problems = lanes_config_problems(lanes)
     for path in _refused(lanes):
         assert any(p.startswith(f"lanes[{path.split('.')[0]}]") for p in problems), (path, problems)
-    with mock.patch.object(laneconfig, "_LANE_CONFORMS", lambda value: False), \
-            mock.patch.object(laneconfig, "_FIELD_CONFORMS", {}):
+    with (
+        mock.patch.object(laneconfig, "_LANE_CONFORMS", lambda value: False),
+        mock.patch.object(laneconfig, "_FIELD_CONFORMS", {}),
+    ):
         assert lanes_config_problems(lanes) == problems
 
 
 def test_the_pack_reads_a_config_lane_into_its_view_in_one_place() -> None:
     """``configured_lanes`` reads each configured lane into the pack's ``LaneView``: labels, taints in Kubernetes'
     spelling, GPUs, what it launches as requirements, capacity types in both spellings, and what it states."""
-    [view] = laneconfig.configured_lanes({"lanes": [{
-        "name": "gpu", "kind": "nodegroup", "labels": {"convox.io/label": "gpu"}, "gpu": True,
-        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
-        "instanceTypes": ["g5.xlarge"], "capacityTypes": ["ON_DEMAND"], "maxGpusPerNode": 1.0,
-        "allocatable": {"cpu": "3920m", "memory": "14481Mi", "ephemeralStorage": "17Gi"}}]})
+    [view] = laneconfig.configured_lanes(
+        {
+            "lanes": [
+                {
+                    "name": "gpu",
+                    "kind": "nodegroup",
+                    "labels": {"convox.io/label": "gpu"},
+                    "gpu": True,
+                    "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+                    "instanceTypes": ["g5.xlarge"],
+                    "capacityTypes": ["ON_DEMAND"],
+                    "maxGpusPerNode": 1.0,
+                    "allocatable": {"cpu": "3920m", "memory": "14481Mi", "ephemeralStorage": "17Gi"},
+                }
+            ]
+        }
+    )
     assert (view.name, view.kind, dict(view.labels), view.gpu, view.max_gpus) == (
-        "gpu", "node group", {"convox.io/label": "gpu"}, True, 1)
+        "gpu",
+        "node group",
+        {"convox.io/label": "gpu"},
+        True,
+        1,
+    )
     assert [str(t) for t in view.taints] == ["nvidia.com/gpu=true:NoSchedule"]
-    assert dict(view.capacity) == {"karpenter.sh/capacity-type": ("on-demand",),
-                                   "eks.amazonaws.com/capacityType": ("ON_DEMAND",)}
+    assert dict(view.capacity) == {
+        "karpenter.sh/capacity-type": ("on-demand",),
+        "eks.amazonaws.com/capacityType": ("ON_DEMAND",),
+    }
     assert view.stated is not None and (view.stated.cpu_m, view.stated.memory_mib, view.stated.ephemeral_mib) == (
-        3920, 14481, 17 * 1024)
+        3920,
+        14481,
+        17 * 1024,
+    )
     assert [(r.key, r.values) for r in view.requirements] == [("node.kubernetes.io/instance-type", ("g5.xlarge",))]

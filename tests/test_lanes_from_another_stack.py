@@ -39,10 +39,19 @@ def test_a_service_asking_more_gpus_than_any_lane_is_refused_through_a_stack_ref
     @pulumi.runtime.test
     def program() -> None:
         rack = pulumi.StackReference(RACK)
-        Service("inference", ServiceArgs(service=service(**TOO_MANY_GPUS), cluster=ClusterRef.existing("prod", "prod-rack"),
-                                         lanes=rack.get_output("lanes")))
+        Service(
+            "inference",
+            ServiceArgs(
+                service=service(**TOO_MANY_GPUS),
+                cluster=ClusterRef.existing("prod", "prod-rack"),
+                lanes=rack.get_output("lanes"),
+            ),
+        )
 
-    with pytest.raises(ConfigError, match=r"^Service 'inference': service: service \"inference\" fits no lane: it requests nvidia.com/gpu 64"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^Service 'inference': service: service \"inference\" fits no lane: it requests nvidia.com/gpu 64",
+    ):
         program()
     # the refusal comes before the Deployment: it is never registered
     assert not [r for r in mocks.resources if r.typ == "kubernetes:apps/v1:Deployment"]
@@ -54,8 +63,14 @@ def test_a_service_that_fits_a_lane_of_the_other_stack_is_built(prod_lanes):
     @pulumi.runtime.test
     def program() -> None:
         rack = pulumi.StackReference(RACK)
-        Service("inference", ServiceArgs(service=service(scale={"gpu": 1}, nodeSelectorLabels={"convox.io/nodepool": "gpu"}),
-                                         cluster=ClusterRef.existing("prod", "prod-rack"), lanes=rack.get_output("lanes")))
+        Service(
+            "inference",
+            ServiceArgs(
+                service=service(scale={"gpu": 1}, nodeSelectorLabels={"convox.io/nodepool": "gpu"}),
+                cluster=ClusterRef.existing("prod", "prod-rack"),
+                lanes=rack.get_output("lanes"),
+            ),
+        )
 
     program()
     pod = mocks.registered("kubernetes:apps/v1:Deployment", "inference-deployment").inputs["spec"]["template"]["spec"]
@@ -66,20 +81,30 @@ def test_the_lanes_json_is_judged_when_the_service_is_built(prod_lanes):
     text = json.dumps(prod_lanes)  # `pulumi stack output lanes --json`
 
     def program() -> None:
-        Service("inference", ServiceArgs(service=service(**TOO_MANY_GPUS), cluster=ClusterRef.existing("prod", "prod-rack"),
-                                         lanes=text))
+        Service(
+            "inference",
+            ServiceArgs(service=service(**TOO_MANY_GPUS), cluster=ClusterRef.existing("prod", "prod-rack"), lanes=text),
+        )
 
     from mixed_os_racks.offline import run_program
 
-    with pytest.raises(ConfigError, match=r"^Service 'inference': service: service \"inference\" fits no lane: it requests nvidia.com/gpu 64"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^Service 'inference': service: service \"inference\" fits no lane: it requests nvidia.com/gpu 64",
+    ):
         run_program(program, {"aws:region": "us-east-1"})
 
 
 def test_place_refuses_a_lane_the_other_stack_lacks_from_its_json_and_its_output(prod_lanes):
-    with pytest.raises(PlacementError, match=r"targets karpenter nodepool 'gpus', which does not exist on this rack "
-                                             r"\(did you mean 'gpu'\? existing pools: "):
+    with pytest.raises(
+        PlacementError,
+        match=r"targets karpenter nodepool 'gpus', which does not exist on this rack "
+        r"\(did you mean 'gpu'\? existing pools: ",
+    ):
         place({"convox.io/nodepool": "gpus"}, gpu=1, lanes=json.dumps(prod_lanes))
-    assert place({"convox.io/nodepool": "gpu"}, gpu=1, lanes=json.dumps(prod_lanes)) == place({"convox.io/nodepool": "gpu"}, gpu=1)
+    assert place({"convox.io/nodepool": "gpu"}, gpu=1, lanes=json.dumps(prod_lanes)) == place(
+        {"convox.io/nodepool": "gpu"}, gpu=1
+    )
 
     set_mocks(RackMocks(stack_outputs={RACK: {"lanes": prod_lanes}}), project="apps", stack="prod")
 
@@ -92,11 +117,17 @@ def test_place_refuses_a_lane_the_other_stack_lacks_from_its_json_and_its_output
         program()
 
 
-@pytest.mark.parametrize("lanes, says", [
-    ("{not json", "lanes: not the JSON of the rack's lanes"),
-    ('"gpu"', "lanes: expected the rack's lanes output"),
-    (json.dumps({"gpu": {"labels": {"convox.io/nodepool": "gpu"}, "taint": []}}), "lanes[0].taint: unknown key (did you mean 'taints'?)"),
-])
+@pytest.mark.parametrize(
+    "lanes, says",
+    [
+        ("{not json", "lanes: not the JSON of the rack's lanes"),
+        ('"gpu"', "lanes: expected the rack's lanes output"),
+        (
+            json.dumps({"gpu": {"labels": {"convox.io/nodepool": "gpu"}, "taint": []}}),
+            "lanes[0].taint: unknown key (did you mean 'taints'?)",
+        ),
+    ],
+)
 def test_lanes_that_are_no_lanes_are_refused_naming_them(lanes, says):
     with pytest.raises(PlacementError) as refused:
         place({"convox.io/nodepool": "gpu"}, lanes=lanes)

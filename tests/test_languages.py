@@ -47,9 +47,17 @@ from provider_helpers import provider, schema  # noqa: F401 (the module's fixtur
 
 EXAMPLE = REPO / "examples" / "typescript-consumer"
 CLUSTER = {"name": "prod-rack"}
-RACK = {"spec": {"clusterName": "prod-rack", "devicePlugin": {}, "pools": [
-    {"name": "workload", "os": "bottlerocket"}, {"name": "gpu", "instanceFamilies": ["g6"], "dedicated": True, "disk": 120}],
-    "nodeGroups": [{"name": "rack-ng-1", "instanceType": "g5.xlarge", "minSize": 1, "maxSize": 3}]}}
+RACK = {
+    "spec": {
+        "clusterName": "prod-rack",
+        "devicePlugin": {},
+        "pools": [
+            {"name": "workload", "os": "bottlerocket"},
+            {"name": "gpu", "instanceFamilies": ["g6"], "dedicated": True, "disk": 120},
+        ],
+        "nodeGroups": [{"name": "rack-ng-1", "instanceType": "g5.xlarge", "minSize": 1, "maxSize": 3}],
+    }
+}
 
 
 # ---- every name is an identifier in every language ----------------------------------------------------------------
@@ -58,11 +66,17 @@ RACK = {"spec": {"clusterName": "prod-rack", "devicePlugin": {}, "pools": [
 def name_problems(schema: Mapping[str, Any]) -> list[str]:
     """What no SDK generator could write as it is, by ``<token>.<property>``."""
     problems = []
-    holders = [(token, f"{token.split(':')[-1]}Args", resource.get("inputProperties", {}), False)
-               for token, resource in schema.get("resources", {}).items()]
-    holders += [(token, token.split(":")[-1], resource.get("properties", {}), True)
-                for token, resource in schema.get("resources", {}).items()]
-    holders += [(token, token.split(":")[-1], type_.get("properties", {}), False) for token, type_ in schema["types"].items()]
+    holders = [
+        (token, f"{token.split(':')[-1]}Args", resource.get("inputProperties", {}), False)
+        for token, resource in schema.get("resources", {}).items()
+    ]
+    holders += [
+        (token, token.split(":")[-1], resource.get("properties", {}), True)
+        for token, resource in schema.get("resources", {}).items()
+    ]
+    holders += [
+        (token, token.split(":")[-1], type_.get("properties", {}), False) for token, type_ in schema["types"].items()
+    ]
     for token, class_name, properties, outputs in holders:
         folded: dict[str, str] = {}
         for name in properties:
@@ -79,8 +93,11 @@ def name_problems(schema: Mapping[str, Any]) -> list[str]:
     for token, type_ in schema["types"].items():
         if not re.fullmatch(r"[A-Z][A-Za-z0-9]*", token.split(":")[-1]):
             problems.append(f"{token}: a type name is a capitalised identifier")
-        problems += [f"{token}.{member.get('name')}: an enum member's name is an identifier"
-                     for member in type_.get("enum", []) if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(member.get("name")))]
+        problems += [
+            f"{token}.{member.get('name')}: an enum member's name is an identifier"
+            for member in type_.get("enum", [])
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", str(member.get("name")))
+        ]
     return problems
 
 
@@ -95,8 +112,11 @@ def test_every_name_of_the_schema_is_an_identifier_in_every_language(schema):
     broken["types"]["rack:index:PoolCanary"]["properties"]["poolCanary"] = {"type": "string"}
     broken["resources"]["rack:index:Rack"]["properties"]["urn"] = {"type": "string"}
     assert sorted(p.split(": ")[0] for p in name_problems(broken)) == [
-        "rack:index:Allocatable.ephemeral-storage", "rack:index:AmiRef.amiTYPE", "rack:index:PoolCanary.poolCanary",
-        "rack:index:Rack.urn"]
+        "rack:index:Allocatable.ephemeral-storage",
+        "rack:index:AmiRef.amiTYPE",
+        "rack:index:PoolCanary.poolCanary",
+        "rack:index:Rack.urn",
+    ]
 
 
 def declared_keys(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any], path: str) -> Iterator[str]:
@@ -118,11 +138,14 @@ def declared_keys(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any]
             yield from declared_keys(item, spec["additionalProperties"], schema, f"{path}.{key}")
 
 
-def construct(provider: ProviderProcess, engine: EngineSide, component: str, name: str, inputs: dict[str, Any],
-              **kwargs: Any) -> dict[str, Any]:
+def construct(
+    provider: ProviderProcess, engine: EngineSide, component: str, name: str, inputs: dict[str, Any], **kwargs: Any
+) -> dict[str, Any]:
     from google.protobuf import json_format
 
-    return json_format.MessageToDict(provider.construct(engine, f"rack:index:{component}", name, inputs, **kwargs).state)
+    return json_format.MessageToDict(
+        provider.construct(engine, f"rack:index:{component}", name, inputs, **kwargs).state
+    )
 
 
 def test_the_outputs_reach_the_program_in_the_schemas_names_at_any_depth(provider, schema):
@@ -142,19 +165,23 @@ def test_the_outputs_reach_the_program_in_the_schemas_names_at_any_depth(provide
 # ---- claims: one deployment, one owner per object ------------------------------------------------------------------
 
 
-def refused(provider: ProviderProcess, engine: EngineSide, component: str, name: str,
-            inputs: dict[str, Any], **kwargs: Any) -> grpc.RpcError:
+def refused(
+    provider: ProviderProcess, engine: EngineSide, component: str, name: str, inputs: dict[str, Any], **kwargs: Any
+) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as caught:
         provider.construct(engine, f"rack:index:{component}", name, inputs, **kwargs)
     return caught.value
 
 
-@pytest.mark.parametrize("component,inputs,what", [
-    ("KarpenterPool", {"pool": {"name": "ml", "instanceFamilies": ["m7i"]}}, "NodePool ml"),
-    ("NvidiaDevicePlugin", {}, "nvidia-device-plugin"),
-    ("MetricsServer", {}, "metrics-server"),
-    ("KarpenterController", {"replicas": 1}, "Karpenter"),
-])
+@pytest.mark.parametrize(
+    "component,inputs,what",
+    [
+        ("KarpenterPool", {"pool": {"name": "ml", "instanceFamilies": ["m7i"]}}, "NodePool ml"),
+        ("NvidiaDevicePlugin", {}, "nvidia-device-plugin"),
+        ("MetricsServer", {}, "metrics-server"),
+        ("KarpenterController", {"replicas": 1}, "Karpenter"),
+    ],
+)
 def test_what_a_cluster_runs_once_is_claimed_once_per_deployment(provider, component, inputs, what):
     """Each ``Construct`` gets a new monitor client from the SDK; the deployment is the monitor endpoint the engine
     names in every request. A second component putting the same object in the same cluster is refused; a second
@@ -182,8 +209,20 @@ def test_a_cluster_given_with_its_endpoint_is_the_cluster_it_names(provider):
     engine = EngineSide()
     try:
         construct(provider, engine, "KarpenterPool", "us", {"cluster": CLUSTER, **pool})
-        error = refused(provider, engine, "KarpenterPool", "again", {"cluster": {
-            **CLUSTER, "endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com", "certificateAuthority": "Q0E="}, **pool})
+        error = refused(
+            provider,
+            engine,
+            "KarpenterPool",
+            "again",
+            {
+                "cluster": {
+                    **CLUSTER,
+                    "endpoint": "https://ABC.gr7.us-east-1.eks.amazonaws.com",
+                    "certificateAuthority": "Q0E=",
+                },
+                **pool,
+            },
+        )
         assert property_errors(error)[0][1].startswith("KarpenterPool 'us' already puts NodePool ml")
     finally:
         engine.close()
@@ -217,19 +256,44 @@ def test_a_cluster_of_one_name_through_another_aws_provider_is_another_cluster()
         run_program(together, dict(CONFIG))
 
 
-# ---- a refusal is one line, at the program's property path ------------------------------------------------------------
+# ---- a refusal is one line, at the program's property path
+# ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("component,inputs,path,subject", [
-    ("KarpenterPool", {"cluster": CLUSTER, "pool": {"name": "ml", "instanceFamilies": ["g5"], "amiId": GPU_AMI,
-                                                    "disk": 80}}, "pool.disk", "karpenter nodepool 'ml'"),
-    ("NodeGroup", {"cluster": CLUSTER, "group": {"instanceType": "g5.xlarge", "amiId": GPU_AMI, "disk": 30}},
-     "group.disk", "node group 'bad'"),
-    ("Rack", {"spec": {"clusterName": "prod-rack", "pools": [
-        {"name": "workload"}, {"name": "gpu", "instanceFamilies": ["g5"], "amiId": GPU_AMI, "disk": 80}]}},
-     "spec.pools[1].disk", "karpenter nodepool 'gpu'"),
-])
-def test_a_refusal_found_while_building_is_one_line_at_the_programs_property(provider, component, inputs, path, subject):
+@pytest.mark.parametrize(
+    "component,inputs,path,subject",
+    [
+        (
+            "KarpenterPool",
+            {"cluster": CLUSTER, "pool": {"name": "ml", "instanceFamilies": ["g5"], "amiId": GPU_AMI, "disk": 80}},
+            "pool.disk",
+            "karpenter nodepool 'ml'",
+        ),
+        (
+            "NodeGroup",
+            {"cluster": CLUSTER, "group": {"instanceType": "g5.xlarge", "amiId": GPU_AMI, "disk": 30}},
+            "group.disk",
+            "node group 'bad'",
+        ),
+        (
+            "Rack",
+            {
+                "spec": {
+                    "clusterName": "prod-rack",
+                    "pools": [
+                        {"name": "workload"},
+                        {"name": "gpu", "instanceFamilies": ["g5"], "amiId": GPU_AMI, "disk": 80},
+                    ],
+                }
+            },
+            "spec.pools[1].disk",
+            "karpenter nodepool 'gpu'",
+        ),
+    ],
+)
+def test_a_refusal_found_while_building_is_one_line_at_the_programs_property(
+    provider, component, inputs, path, subject
+):
     """A disk below the pinned AMI's root snapshot is found once the AMI's facts are read: the Python path says
     ``PoolSpec.disk: karpenter nodepool 'ml': disk 80 GiB is smaller ...``; another language's program gets that line
     at its own property path, not a Python traceback."""
@@ -241,8 +305,11 @@ def test_a_refusal_found_while_building_is_one_line_at_the_programs_property(pro
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     [(at, reason)] = property_errors(error)
     assert at == path
-    assert re.fullmatch(rf"{re.escape(subject)}: disk \d+ GiB is smaller than the root snapshot of {GPU_AMI} \(100 GiB\); "
-                        r"give it a disk of 100 GiB or more", reason), reason
+    assert re.fullmatch(
+        rf"{re.escape(subject)}: disk \d+ GiB is smaller than the root snapshot of {GPU_AMI} \(100 GiB\); "
+        r"give it a disk of 100 GiB or more",
+        reason,
+    ), reason
     assert error.details() == f"{component} 'bad': {path}: {reason}"
 
 
@@ -276,8 +343,13 @@ def test_the_schema_names_the_repository_and_each_languages_package(schema):
 def test_descriptions_speak_to_every_language(schema):
     """No description names a Python call, a Python-only object, Python's ``None``/``True``/``False``, or a field by
     its Python name (a snake_case word whose camelCase the schema declares), outside a stack-config key ``rack:...``."""
-    declared = {name for section in ("resources", "types") for item in schema[section].values()
-                for props in ("properties", "inputProperties") for name in item.get(props, {})}
+    declared = {
+        name
+        for section in ("resources", "types")
+        for item in schema[section].values()
+        for props in ("properties", "inputProperties")
+        for name in item.get(props, {})
+    }
     found = []
 
     def walk(node: Any, where: str) -> None:
@@ -293,8 +365,17 @@ def test_descriptions_speak_to_every_language(schema):
 
     def check(text: str, where: str) -> None:
         code = " ".join(span for span in re.findall(r"`([^`]+)`", text) if not span.startswith("rack:"))
-        for pattern in (r"\bPython\b", r"\bNone\b", r"\bTrue\b", r"\bFalse\b", r"``", r"\w\((\.\.\.|\{|\))",
-                        r"\bpulumi\.", r"ClusterRef\.", r"^\s{2,}\S"):
+        for pattern in (
+            r"\bPython\b",
+            r"\bNone\b",
+            r"\bTrue\b",
+            r"\bFalse\b",
+            r"``",
+            r"\w\((\.\.\.|\{|\))",
+            r"\bpulumi\.",
+            r"ClusterRef\.",
+            r"^\s{2,}\S",
+        ):
             if re.search(pattern, text, re.M):
                 found.append(f"{where}: {pattern} in {text[:120]!r}")
         for word in re.findall(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", code):
@@ -352,12 +433,14 @@ export const outputs = [lane];
     (tmp_path / "docs.ts").write_text(program.replace('from "@mixed-os-racks/rack"', 'from "./rack"'))
     config = json.loads((tmp_path / "tsconfig.json").read_text())
     (tmp_path / "tsconfig.json").write_text(json.dumps({**config, "files": [*config["files"], "checks.ts", "docs.ts"]}))
-    done = subprocess.run(["node", str(tsc), "--noEmit", "-p", str(tmp_path)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600)
+    done = subprocess.run(
+        ["node", str(tsc), "--noEmit", "-p", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=600
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# ---- the Go program of docs/languages.md, by the Go generator's rules ---------------------------------------------------
+# ---- the Go program of docs/languages.md, by the Go generator's rules
+# ---------------------------------------------------
 # pulumi/pulumi pkg/codegen/go/gen.go (commit 1b5949891b3c), ``typeStringImpl``: an input the schema marks plain is
 # its plain Go type, so a required plain object is a value of ``<Type>Args`` (an object type in an input is its
 # input shape, ``resolveObjectType``) and an optional one a pointer; an optional plain scalar is a pointer
@@ -380,8 +463,9 @@ def _fields(body: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def go_problems(literal: str, properties: Mapping[str, Any], required: list[str], schema: Mapping[str, Any],
-                plain: bool, where: str) -> list[str]:
+def go_problems(
+    literal: str, properties: Mapping[str, Any], required: list[str], schema: Mapping[str, Any], plain: bool, where: str
+) -> list[str]:
     by_field = {name[:1].upper() + name[1:]: name for name in properties}
     problems = []
     for field, value in _fields(literal):
@@ -400,8 +484,14 @@ def go_problems(literal: str, properties: Mapping[str, Any], required: list[str]
                 problems.append(f"{at}: expected {head}...}} (got {value[:40]})")
                 continue
             # an object type's fields are its own: plain or not as its type declares them
-            problems += go_problems(value[value.index("{") + 1:value.rindex("}")], type_["properties"],
-                                    type_.get("required", []), schema, False, at)
+            problems += go_problems(
+                value[value.index("{") + 1 : value.rindex("}")],
+                type_["properties"],
+                type_.get("required", []),
+                schema,
+                False,
+                at,
+            )
             continue
         kind = {"string": "String", "integer": "Int", "number": "Float64", "boolean": "Bool"}.get(prop.get("type", ""))
         if kind is None:
@@ -424,17 +514,26 @@ def test_the_go_program_writes_each_field_as_the_go_generator_types_it(schema):
     assert found and found.group(1) == found.group(2)
     resource = schema["resources"][f"rack:index:{found.group(1)}"]
     args = found.group(3)
-    assert go_problems(args, resource["inputProperties"], resource["requiredInputs"], schema, False, found.group(1)) == []
+    assert (
+        go_problems(args, resource["inputProperties"], resource["requiredInputs"], schema, False, found.group(1)) == []
+    )
     assert _fields(args)[0][0] == "Cluster" and len(_fields(args)) == 2
     # the rules are live: the pointers the generator does not write, a value where an input type belongs
-    wrong = args.replace("Cluster: rack.ClusterRefArgs{", "Cluster: &rack.ClusterRefArgs{").replace(
-        "MinSize: pulumi.IntRef(1)", "MinSize: 1").replace('pulumi.String("prod-rack")', '"prod-rack"')
-    assert [p.split(":")[0] for p in go_problems(wrong, resource["inputProperties"], resource["requiredInputs"],
-                                                 schema, False, found.group(1))] == [
-        "NodeGroup.cluster"] + ["NodeGroup.group.minSize"]
+    wrong = (
+        args.replace("Cluster: rack.ClusterRefArgs{", "Cluster: &rack.ClusterRefArgs{")
+        .replace("MinSize: pulumi.IntRef(1)", "MinSize: 1")
+        .replace('pulumi.String("prod-rack")', '"prod-rack"')
+    )
+    assert [
+        p.split(":")[0]
+        for p in go_problems(
+            wrong, resource["inputProperties"], resource["requiredInputs"], schema, False, found.group(1)
+        )
+    ] == ["NodeGroup.cluster"] + ["NodeGroup.group.minSize"]
     wrong = args.replace('pulumi.String("prod-rack")', '"prod-rack"')
     assert go_problems(wrong, resource["inputProperties"], resource["requiredInputs"], schema, False, "NodeGroup") == [
-        'NodeGroup.cluster.name: expected pulumi.String(... (got "prod-rack")']
+        'NodeGroup.cluster.name: expected pulumi.String(... (got "prod-rack")'
+    ]
 
 
 # ---- the lanes another language's program exports are lanes to the pack --------------------------------------------
@@ -451,11 +550,19 @@ def test_a_rack_s_lanes_from_another_language_are_the_packs_lanes(provider):
     finally:
         engine.close()
     exported = [{"name": name, **lane} for name, lane in state["lanes"].items()]
-    kubernetes = [{**lane, "allocatable": {("ephemeral-storage" if k == "ephemeralStorage" else k): v
-                                           for k, v in lane["allocatable"].items()}} for lane in exported]
+    kubernetes = [
+        {
+            **lane,
+            "allocatable": {
+                ("ephemeral-storage" if k == "ephemeralStorage" else k): v for k, v in lane["allocatable"].items()
+            },
+        }
+        for lane in exported
+    ]
     assert laneconfig.lanes_config_problems(exported) == []
-    assert [lane.stated for lane in laneconfig.configured_lanes({"lanes": exported})] == \
-        [lane.stated for lane in laneconfig.configured_lanes({"lanes": kubernetes})]
+    assert [lane.stated for lane in laneconfig.configured_lanes({"lanes": exported})] == [
+        lane.stated for lane in laneconfig.configured_lanes({"lanes": kubernetes})
+    ]
     assert all(lane.stated is not None for lane in laneconfig.configured_lanes({"lanes": exported}))
 
 

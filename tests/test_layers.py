@@ -41,7 +41,7 @@ def _imports(name: str) -> frozenset[str]:
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
+            base = here[: len(here) - node.level + 1] if node.level else []
             module = ".".join(base + (node.module.split(".") if node.module else []))
             out.update(f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names)
         elif isinstance(node, ast.Import):
@@ -63,8 +63,9 @@ def _reach(start: str) -> set[str]:
 def test_the_facts_import_only_the_standard_library_each_other_and_leaf_modules():
     facts = [m for m in MODULES if m == f"{PACKAGE}.facts" or m.startswith(f"{PACKAGE}.facts.")]
     assert {f"{PACKAGE}.facts.upstream", f"{PACKAGE}.facts.instances", f"{PACKAGE}.facts.pricegen"} <= set(facts)
-    above = {(m, dep) for m in facts for dep in _imports(m)
-             if not (dep.startswith(f"{PACKAGE}.facts") or dep in LEAVES)}
+    above = {
+        (m, dep) for m in facts for dep in _imports(m) if not (dep.startswith(f"{PACKAGE}.facts") or dep in LEAVES)
+    }
     assert above == set()
     assert all(_imports(leaf) == set() for leaf in LEAVES)
 

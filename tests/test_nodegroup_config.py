@@ -37,7 +37,14 @@ def test_node_group_defaults_are_the_seeds() -> None:
     ng = parse(**{NG: [{"type": "g4dn.xlarge"}]}).additional_node_groups_config[0]
     # no disk of its own: the rack's node_disk (20); tags are a mapping, empty by default
     assert (ng.disk, ng.capacity_type, ng.min_size, ng.max_size, ng.label, ng.dedicated, ng.ami_id, ng.tags) == (
-        20, "ON_DEMAND", 1, 100, "custom", False, None, {}
+        20,
+        "ON_DEMAND",
+        1,
+        100,
+        "custom",
+        False,
+        None,
+        {},
     )
     assert (ng.name, ng.instance_type, ng.build) == ("rack-ng-0", "g4dn.xlarge", False)
 
@@ -61,9 +68,17 @@ def test_gpu_tier_defaults() -> None:
 
 
 def test_seeds_json_string_is_accepted() -> None:
-    text = json.dumps([{"id": 7, "type": "g4dn.xlarge", "min_size": 1, "max_size": 3, "dedicated": True, "label": "gpu-inference"}])
+    text = json.dumps(
+        [{"id": 7, "type": "g4dn.xlarge", "min_size": 1, "max_size": 3, "dedicated": True, "label": "gpu-inference"}]
+    )
     ng = parse(**{NG: text}).additional_node_groups_config[0]
-    assert (ng.name, ng.instance_type, ng.max_size, ng.dedicated, ng.label) == ("rack-ng-7", "g4dn.xlarge", 3, True, "gpu-inference")
+    assert (ng.name, ng.instance_type, ng.max_size, ng.dedicated, ng.label) == (
+        "rack-ng-7",
+        "g4dn.xlarge",
+        3,
+        True,
+        "gpu-inference",
+    )
 
 
 def test_tags_as_a_mapping_or_the_seeds_text() -> None:
@@ -119,12 +134,18 @@ def test_duplicate_id(key: str) -> None:
         ({"type": "g4dn"}, "invalid node type 'g4dn' (must look like g4dn.xlarge)"),
         ({"disk": 19}, "node disk is less than 20: '19'"),
         ({"capacity_type": "spot"}, "invalid capacity_type 'spot' (must be ON_DEMAND, SPOT or CAPACITY_BLOCK)"),
-        ({"capacity_type": "On_Demand"}, "invalid capacity_type 'On_Demand' (must be ON_DEMAND, SPOT or CAPACITY_BLOCK)"),
+        (
+            {"capacity_type": "On_Demand"},
+            "invalid capacity_type 'On_Demand' (must be ON_DEMAND, SPOT or CAPACITY_BLOCK)",
+        ),
         ({"min_size": -1}, "invalid min size: '-1'"),
         ({"max_size": 0}, "invalid max size: '0'"),
         ({"min_size": 4, "max_size": 3}, "invalid min size: '4' must be less or equal to max size"),
         ({"label": "GPU"}, "label value 'GPU' invalid, must contain only lowercase alphanumeric and dashes"),
-        ({"label": "gpu_inference"}, "label value 'gpu_inference' invalid, must contain only lowercase alphanumeric and dashes"),
+        (
+            {"label": "gpu_inference"},
+            "label value 'gpu_inference' invalid, must contain only lowercase alphanumeric and dashes",
+        ),
         ({"label": ""}, "label value '' invalid, must contain only lowercase alphanumeric and dashes"),
         ({"dedicated": True, "label": None}, "label is required when dedicated option is set"),
         ({"dedicated": True, "label": ""}, "label is required when dedicated option is set"),
@@ -132,7 +153,10 @@ def test_duplicate_id(key: str) -> None:
         ({"tags": "team=ml,=x"}, "invalid 'tags', use format: k1=v1,k2=v2"),
         ({"tags": "Name=gpu"}, "reserved tag key 'Name' is not allowed"),
         ({"tags": "a=b,RACK=x"}, "reserved tag key 'RACK' is not allowed"),
-        ({"ami_id": "ami-XYZ"}, "node group 'rack-ng-0': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)"),
+        (
+            {"ami_id": "ami-XYZ"},
+            "node group 'rack-ng-0': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)",
+        ),
     ],
 )
 def test_node_group_rule(fields: dict[str, Any], message: str) -> None:
@@ -144,13 +168,18 @@ def test_build_group_rules_name_the_build_list_and_the_build_group() -> None:
     assert error(**{BG: [group(), group(ami_id="ami-123")]}) == (
         f"rack:{BG}[1]: node group 'rack-build-1': invalid ami_id 'ami-123' (must look like ami-0123456789abcdef0)"
     )
-    assert error(**{BG: [group(min_size=2, max_size=1)]}) == f"rack:{BG}[0]: invalid min size: '2' must be less or equal to max size"
+    assert (
+        error(**{BG: [group(min_size=2, max_size=1)]})
+        == f"rack:{BG}[0]: invalid min size: '2' must be less or equal to max size"
+    )
 
 
 def test_unknown_group_field_is_an_error() -> None:
     assert error(**{NG: [group(gpu=True)]}) == f"rack:{NG}[0].gpu: unknown field"
     assert error(**{BG: [group(instance_type="x")]}) == (
-        f"rack:{BG}[0].instance_type: unknown field (did you mean type? 'instance_type' is the NodeGroupSpec field it sets)")
+        f"rack:{BG}[0].instance_type: unknown field (did you mean type? 'instance_type' is the NodeGroupSpec field it "
+        f"sets)"
+    )
     assert error(**{NG: [group(min_sise=1)]}) == f"rack:{NG}[0].min_sise: unknown field (did you mean min_size?)"
 
 
@@ -190,14 +219,16 @@ def test_chart_version_rule() -> None:
     on = {"nvidia_device_plugin_enable": True, "gpu_observability_enable": True}
     assert parse(gpu_observability_chart_version="4.9.0", **on).gpu_observability_chart_version == "4.9.0"
     assert error(gpu_observability_chart_version="latest") == (
-        "rack:gpu_observability_chart_version: invalid gpu_observability_chart_version 'latest' (must be a chart version like 4.8.2)"
+        "rack:gpu_observability_chart_version: invalid gpu_observability_chart_version 'latest' (must be a chart "
+        "version like 4.8.2)"
     )
 
 
 def test_node_group_role_name_rule() -> None:
     assert parse(node_group_role_name="rack-nodes").node_group_role_name == "rack-nodes"
     assert error(node_group_role_name="arn:aws:iam::1:role/x") == (
-        "rack:node_group_role_name: invalid node_group_role_name 'arn:aws:iam::1:role/x' (must be an IAM role name, not an ARN)"
+        "rack:node_group_role_name: invalid node_group_role_name 'arn:aws:iam::1:role/x' (must be an IAM role name, "
+        "not an ARN)"
     )
 
 

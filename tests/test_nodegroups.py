@@ -66,7 +66,15 @@ def mng(run_: ProgramRun, name: str) -> dict[str, Any]:
 
 
 def gpu_group(**fields: Any) -> dict[str, Any]:
-    return {"id": 1, "type": "g4dn.xlarge", "min_size": 1, "max_size": 3, "dedicated": True, "label": "gpu-inference", **fields}
+    return {
+        "id": 1,
+        "type": "g4dn.xlarge",
+        "min_size": 1,
+        "max_size": 3,
+        "dedicated": True,
+        "label": "gpu-inference",
+        **fields,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +122,11 @@ def test_gpu_group_managed_node_group_arguments(gpu_run: ProgramRun) -> None:
     assert inputs["scalingConfig"] == {"minSize": 1, "maxSize": 3, "desiredSize": 1}
     assert inputs["ignoreScalingChanges"] is True
     # the Cluster Autoscaler's GPU label (its AWS provider's GPULabel), with its own name for the T4
-    assert inputs["labels"] == {contract.NODEGROUP_LABEL: "gpu-inference", contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
-                                "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"}
+    assert inputs["labels"] == {
+        contract.NODEGROUP_LABEL: "gpu-inference",
+        contract.GPU_VENDOR_LABEL: contract.GPU_VENDOR_NVIDIA,
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+    }
     assert sorted(inputs["taints"], key=lambda t: t["key"]) == [
         {"key": "dedicated-node", "value": "gpu-inference", "effect": "NO_SCHEDULE"},
         {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
@@ -210,7 +221,12 @@ def test_neuron_group_is_not_an_nvidia_lane() -> None:
 
 
 def test_build_group_lane() -> None:
-    r = run(additional_build_groups_config=[{"type": "c6i.2xlarge", "label": "builds"}, {"type": "g5.xlarge", "dedicated": True}])
+    r = run(
+        additional_build_groups_config=[
+            {"type": "c6i.2xlarge", "label": "builds"},
+            {"type": "g5.xlarge", "dedicated": True},
+        ]
+    )
     plain = mng(r, "rack-build-0")
     assert plain["labels"] == {"convox-build": "true", contract.NODEGROUP_LABEL: "builds"}
     assert plain["taints"] == [{"key": "dedicated", "value": "build", "effect": "NO_SCHEDULE"}]
@@ -269,14 +285,16 @@ def test_pinned_ami_architecture_must_match_the_instance_type() -> None:
         run(additional_node_groups_config=[gpu_group(ami_id=ARM_AMI)])
     # the node group's architecture is its instance type's: the key that sets it is named
     assert str(caught.value) == "rack:additional_node_groups_config[0].type: " + rules.arch_mismatch(
-        "node group 'rack-ng-1'", ["x86_64"], ARM_AMI, "arm64")
+        "node group 'rack-ng-1'", ["x86_64"], ARM_AMI, "arm64"
+    )
 
 
 def test_pinned_ami_disk_must_fit_the_root_snapshot() -> None:
     with pytest.raises(ConfigError) as caught:
         run(additional_node_groups_config=[gpu_group(ami_id=X86_AMI, disk=50)])
     assert str(caught.value) == (
-        f"rack:additional_node_groups_config[0].disk: node group 'rack-ng-1': disk 50 GiB is smaller than the root snapshot of {X86_AMI} (100 GiB); give it a disk of 100 GiB or more"
+        f"rack:additional_node_groups_config[0].disk: node group 'rack-ng-1': disk 50 GiB is smaller than the root "
+        f"snapshot of {X86_AMI} (100 GiB); give it a disk of 100 GiB or more"
     )
 
 
@@ -289,7 +307,8 @@ def test_pinned_ami_with_unencrypted_snapshot_is_refused_unless_the_account_encr
     with pytest.raises(ConfigError) as caught:
         run(additional_node_groups_config=[gpu_group(ami_id=PLAIN_AMI)])
     assert str(caught.value).startswith(
-        f"rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id '{PLAIN_AMI}' has an unencrypted root snapshot and EBS encryption by default is off"
+        f"rack:additional_node_groups_config[0].ami_id: node group 'rack-ng-1': ami_id '{PLAIN_AMI}' has an "
+        f"unencrypted root snapshot and EBS encryption by default is off"
     )
     encrypting_account = Catalog.from_doc({"amis": AMIS, "ebs_encryption_by_default": True})
     inputs = mng(run(encrypting_account, additional_node_groups_config=[gpu_group(ami_id=PLAIN_AMI)]), "rack-ng-1")
@@ -310,7 +329,11 @@ def test_reordering_the_lists_changes_no_urn() -> None:
     second = run(additional_node_groups_config=groups[::-1], additional_build_groups_config=builds[::-1])
     assert urns(first) == urns(second)
     assert {r.name for r in first.resources if r.type == NODE_GROUP} == {
-        "rack-ng-4", "rack-ng-9", "rack-ng-2", "rack-build-0", "rack-build-1"
+        "rack-ng-4",
+        "rack-ng-9",
+        "rack-ng-2",
+        "rack-build-0",
+        "rack-build-1",
     }
 
 
@@ -327,20 +350,30 @@ def test_changing_one_group_touches_no_other() -> None:
     other = {"id": 7, "type": "m5.large"}
     before = run(additional_node_groups_config=[gpu_group(ami_id=X86_AMI_2), other])
     after = run(additional_node_groups_config=[gpu_group(ami_id=X86_AMI, disk=100), other])
+
     def of_group(r: ProgramRun) -> dict[str, dict[str, Any]]:
         return {x.urn: x.inputs for x in r.resources if "rack-ng-7" in x.urn}
+
     assert of_group(before) == of_group(after) and of_group(before)
 
 
 def test_a_pinned_ami_stating_its_nvidia_branch_must_drive_the_groups_gpus():
     """P3dn on a 595 AMI, G7 on a 580 one: refused before anything is created (amazon-eks-ami doc/usage/g7-ami.md)."""
-    amis = [{**_ami(X86_AMI, "x86_64", 20, True), "name": "custom-al2023-nvidia-595"},
-            {**_ami(X86_AMI_2, "x86_64", 20, True), "description": "AL2023 EKS node, NVIDIA 580 driver"}]
+    amis = [
+        {**_ami(X86_AMI, "x86_64", 20, True), "name": "custom-al2023-nvidia-595"},
+        {**_ami(X86_AMI_2, "x86_64", 20, True), "description": "AL2023 EKS node, NVIDIA 580 driver"},
+    ]
     catalog = Catalog.from_doc({"amis": amis})
-    with pytest.raises(ConfigError, match=r"runs NVIDIA driver 595 \(its name\), which cannot drive instances the lane can "
-                                          r"launch: p3dn is not supported by NVIDIA driver 595 or newer"):
+    with pytest.raises(
+        ConfigError,
+        match=r"runs NVIDIA driver 595 \(its name\), which cannot drive instances the lane can "
+        r"launch: p3dn is not supported by NVIDIA driver 595 or newer",
+    ):
         run(catalog, additional_node_groups_config=[gpu_group(type="p3dn.24xlarge", ami_id=X86_AMI)])
-    with pytest.raises(ConfigError, match=r"runs NVIDIA driver 580 \(its description\), which cannot drive instances the lane "
-                                          r"can launch: g7 needs NVIDIA driver 595 or newer"):
+    with pytest.raises(
+        ConfigError,
+        match=r"runs NVIDIA driver 580 \(its description\), which cannot drive instances the lane "
+        r"can launch: g7 needs NVIDIA driver 595 or newer",
+    ):
         run(catalog, additional_node_groups_config=[gpu_group(type="g7.2xlarge", ami_id=X86_AMI_2)])
     run(catalog, additional_node_groups_config=[gpu_group(type="g7.2xlarge", ami_id=X86_AMI)])

@@ -39,14 +39,20 @@ def node_modules() -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js and npm are not installed: the offline preview of TypeScript programs is not tested here")
     assert (NODE_MODULES / "@pulumi" / "pulumi" / "package.json").is_file(), (
-        f"{NODE_MODULES} has no @pulumi/pulumi: run `make compiled` (npm ci in {EXAMPLE})")
+        f"{NODE_MODULES} has no @pulumi/pulumi: run `make compiled` (npm ci in {EXAMPLE})"
+    )
     return NODE_MODULES
 
 
 def preview(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``mixed-os-racks preview ...`` as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "mixed_os_racks.offline", "preview", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 def node_project(folder: Path, program: str, config: str = "", name: str = "tsprogram", pulumi_yaml: str = "") -> Path:
@@ -78,7 +84,9 @@ export const secretLane = pulumi.secret("gpu");
 
 @pytest.mark.slow
 def test_a_typescript_program_previews_with_the_catalogs_answers(tmp_path):
-    folder = node_project(tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-0a1b2c3d4e5f60718\n")
+    folder = node_project(
+        tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-0a1b2c3d4e5f60718\n"
+    )
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy", "--json", str(tmp_path / "out.json"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:5] == [
@@ -102,12 +110,16 @@ def test_a_typescript_program_previews_with_the_catalogs_answers(tmp_path):
 
 @pytest.mark.slow
 def test_a_lookup_the_catalog_cannot_answer_fails_the_program_in_the_engines_words(tmp_path):
-    folder = node_project(tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-00000000000000000\n")
+    folder = node_project(
+        tmp_path / "p", LOOKUP, "  tsprogram:namespace: ml\n  tsprogram:amiId: ami-00000000000000000\n"
+    )
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert done.returncode == 2
     first = next(line for line in done.stderr.splitlines() if line.startswith("error:"))
-    assert first.startswith("error: the program failed: Error: invocation of aws:ec2/getAmi:getAmi returned an error: "
-                            "Your query returned no results."), done.stderr
+    assert first.startswith(
+        "error: the program failed: Error: invocation of aws:ec2/getAmi:getAmi returned an error: "
+        "Your query returned no results."
+    ), done.stderr
     assert "has no image ami-00000000000000000" in done.stderr
 
 
@@ -126,17 +138,27 @@ export const chosen = lane(config.require("lane"));
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.endswith("error: the program failed: Error: no lane named gpu in this rack\n  at index.ts:5:11\n")
+    assert done.stderr.endswith(
+        "error: the program failed: Error: no lane named gpu in this rack\n  at index.ts:5:11\n"
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("statement, message", [
-    ('setTimeout(() => { throw new Error("no lane after all"); }, 10);',
-     "error: the program failed: Error: no lane after all\n  at index.ts:3:26\n"),
-    ('Promise.reject(new Error("no lane promised"));',
-     "error: the program failed: Error: no lane promised\n  at index.ts:3:16\n"),
-    ("process.exit(3);", "error: the program exited with code 3\n"),
-], ids=["throw-in-timer", "unhandled-rejection", "exit-3"])
+@pytest.mark.parametrize(
+    "statement, message",
+    [
+        (
+            'setTimeout(() => { throw new Error("no lane after all"); }, 10);',
+            "error: the program failed: Error: no lane after all\n  at index.ts:3:26\n",
+        ),
+        (
+            'Promise.reject(new Error("no lane promised"));',
+            "error: the program failed: Error: no lane promised\n  at index.ts:3:16\n",
+        ),
+        ("process.exit(3);", "error: the program exited with code 3\n"),
+    ],
+    ids=["throw-in-timer", "unhandled-rejection", "exit-3"],
+)
 def test_a_failure_after_the_program_body_ran_exits_2_with_nodes_message(tmp_path, statement, message):
     """Node ends a process on an uncaught throw in a callback and on an unhandled rejection (Node 15 and later,
     ``--unhandled-rejections=throw``); the preview reports each as the program's failure, as the CLI does."""
@@ -177,17 +199,22 @@ def test_nodes_inspect_formats_an_error_through_a_scoped_packages_file_when_colo
     script = """\
 const util = require("util");
 const err = new Error("boom");
-err.stack = "Error: boom\\n    at /p/index.ts:6:72\\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)";
+err.stack = "Error: boom\\n    at /p/index.ts:6:72\\n" +
+    "    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)";
 console.log(JSON.stringify(util.inspect(err, { colors: true })));
 console.log(JSON.stringify(util.inspect({ lane: "gpu" }, { colors: true })));
 """
-    done = subprocess.run(["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
         "Error: boom\n    at /p/index.ts:6:72\n    at applyHelperAsync (/p/node_modules/@pulumi/output.ts:519:31)",
-        "{ lane: \x1b[32m'gpu'\x1b[39m }"]
-
+        "{ lane: \x1b[32m'gpu'\x1b[39m }",
+    ]
 
 
 @pytest.mark.parametrize("debugged", [False, True])
@@ -211,11 +238,16 @@ console.log(JSON.stringify([recorded.includes("at program"), other().includes("a
     env = {key: value for key, value in os.environ.items() if key != "PULUMI_DEBUG_PROMISE_LEAKS"}
     if debugged:
         env["PULUMI_DEBUG_PROMISE_LEAKS"] = "true"
-    done = subprocess.run(["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
-                          capture_output=True, text=True, timeout=60, cwd=folder.parent, env=env)
+    done = subprocess.run(
+        ["node", "--import=data:text/javascript," + quote(PRELUDE), "-e", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=folder.parent,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == [debugged, True, True]
-
 
 
 @pytest.mark.slow
@@ -238,8 +270,11 @@ pulumi.log.warn("third");
 """
     said: list[tuple[int, str]] = []
     logged = EngineMonitor.log
-    monkeypatch.setattr(EngineMonitor, "log", lambda self, request: (said.append((request.severity, request.message)),
-                                                                      logged(self, request)))
+    monkeypatch.setattr(
+        EngineMonitor,
+        "log",
+        lambda self, request: (said.append((request.severity, request.message)), logged(self, request)),
+    )
     folder = node_project(tmp_path / "p", program)
     run = run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"})
     assert len(run.resources) == 21  # the stack and the things
@@ -259,15 +294,21 @@ export const chosen = replicas;
     folder = node_project(tmp_path / "p", program, "  tsprogram:lane: gpu\n")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert done.returncode == 2
-    assert done.stderr.endswith("error: the program failed: TSError: Unable to compile TypeScript:\n"
-                                "index.ts(4,7): error TS2322: Type 'string' is not assignable to type 'number'.\n")
+    assert done.stderr.endswith(
+        "error: the program failed: TSError: Unable to compile TypeScript:\n"
+        "index.ts(4,7): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+    )
 
 
 @pytest.mark.slow
 def test_typescript_false_runs_javascript_without_compiling(tmp_path):
     program = "const pulumi = require('@pulumi/pulumi');\nexports.lane = new pulumi.Config().require('lane');\n"
-    folder = node_project(tmp_path / "p", "", "  tsprogram:lane: gpu\n",
-                          pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    folder = node_project(
+        tmp_path / "p",
+        "",
+        "  tsprogram:lane: gpu\n",
+        pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n",
+    )
     (folder / "index.js").write_text(program)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
@@ -294,38 +335,50 @@ def test_a_program_that_never_ends_is_stopped_at_the_run_limit_and_says_how_to_a
     (``MIXED_OS_RACKS_PROGRAM_S``), exits 2 naming the limit, and leaves no Node.js process behind. The program never
     ends whatever the machine's load, so a short limit is reached the same way on any machine."""
     program = "const pulumi = require('@pulumi/pulumi');\nsetInterval(() => {}, 1000);\nexports.lane = 'gpu';\n"
-    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    folder = node_project(
+        tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n"
+    )
     (folder / "index.js").write_text(program)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     monkeypatch.setenv("MIXED_OS_RACKS_PROGRAM_S", "3")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.endswith("error: the program did not finish within 3 s, so it was stopped (a program that never "
-                                "ends, such as one with a setInterval, keeps running; give a long one more time with "
-                                "MIXED_OS_RACKS_PROGRAM_S=<seconds>)\n"), done.stderr
+    assert done.stderr.endswith(
+        "error: the program did not finish within 3 s, so it was stopped (a program that never "
+        "ends, such as one with a setInterval, keeps running; give a long one more time with "
+        "MIXED_OS_RACKS_PROGRAM_S=<seconds>)\n"
+    ), done.stderr
     assert _running_in(folder) == []
     for bad in ("soon", "0", "-1", "nan", "inf"):
         monkeypatch.setenv("MIXED_OS_RACKS_PROGRAM_S", bad)
         done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
-        assert (done.returncode, done.stderr) == (2, f"error: MIXED_OS_RACKS_PROGRAM_S={bad!r}: not a number of seconds "
-                                                     f"above 0 (such as 3600)\n")
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"error: MIXED_OS_RACKS_PROGRAM_S={bad!r}: not a number of seconds above 0 (such as 3600)\n",
+        )
 
 
 @pytest.mark.slow
 def test_a_number_that_is_not_finite_is_refused_at_its_property_path(tmp_path):
     """A program's NaN reaches the engine (protobuf's ``Struct`` carries it) but no provider, state or pack reads it
     (their properties are JSON): the registration is refused naming the property, as the engine names one."""
-    program = ("const k8s = require('@pulumi/kubernetes');\n"
-               "new k8s.apiextensions.CustomResource('budget', {apiVersion: 'rack.example.com/v1', kind: 'Budget',\n"
-               "    spec: {lanes: [{name: 'gpu', maxHourlyUsd: 40}, {name: 'ml', maxHourlyUsd: NaN}]}});\n")
-    folder = node_project(tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
+    program = (
+        "const k8s = require('@pulumi/kubernetes');\n"
+        "new k8s.apiextensions.CustomResource('budget', {apiVersion: 'rack.example.com/v1', kind: 'Budget',\n"
+        "    spec: {lanes: [{name: 'gpu', maxHourlyUsd: 40}, {name: 'ml', maxHourlyUsd: NaN}]}});\n"
+    )
+    folder = node_project(
+        tmp_path / "p", "", pulumi_yaml="name: tsprogram\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n"
+    )
     (folder / "index.js").write_text(program)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == ("error: kubernetes:rack.example.com/v1:Budget resource 'budget' has a problem: "
-                           "property spec.lanes[1].maxHourlyUsd with value 'NaN' has a problem: not a finite number "
-                           "(JSON has no NaN or Infinity)\n"), done.stderr
+    assert done.stderr == (
+        "error: kubernetes:rack.example.com/v1:Budget resource 'budget' has a problem: "
+        "property spec.lanes[1].maxHourlyUsd with value 'NaN' has a problem: not a finite number "
+        "(JSON has no NaN or Infinity)\n"
+    ), done.stderr
 
 
 @pytest.mark.parametrize("number, shown", [(float("nan"), "NaN"), (float("inf"), "+Inf"), (float("-inf"), "-Inf")])
@@ -353,19 +406,29 @@ def test_main_names_the_entry_point_and_its_directory_is_the_programs(tmp_path):
     assert f'    cwd: "{folder / "src"}"' in done.stdout
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ("options: {typescript: 'yes'}", "runtime.options: typescript option must be a boolean"),
-    ("options: {nodeargs: [--max-old-space-size=4096]}", "runtime.options: nodeargs option must be a string"),
-    ("options: {nodeargs: '--title \"x'}", "runtime.options.nodeargs: No closing quotation"),
-    ("options: {packagemanager: npx}",
-     'runtime.options: packagemanager option must be one of auto, npm, yarn, pnpm or bun, got "npx"'),
-    ("options: {production: 1}", "runtime.options: production option must be a boolean"),
-    ("options: {}\nmain: src/", "main: project 'main' could not be read: {folder}/src does not exist"),
-    ("options: {}\npackages: {rack: ../nowhere}",
-     "packages.rack: ../nowhere: no PulumiPlugin.yaml in {parent}/nowhere (the folder `pulumi package add` was given)"),
-    ("options: {}\npackages: {rack: [x]}",
-     "packages.rack: expected a plugin's source (a folder, a Git URL or a package name), got ['x']"),
-])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("options: {typescript: 'yes'}", "runtime.options: typescript option must be a boolean"),
+        ("options: {nodeargs: [--max-old-space-size=4096]}", "runtime.options: nodeargs option must be a string"),
+        ("options: {nodeargs: '--title \"x'}", "runtime.options.nodeargs: No closing quotation"),
+        (
+            "options: {packagemanager: npx}",
+            'runtime.options: packagemanager option must be one of auto, npm, yarn, pnpm or bun, got "npx"',
+        ),
+        ("options: {production: 1}", "runtime.options: production option must be a boolean"),
+        ("options: {}\nmain: src/", "main: project 'main' could not be read: {folder}/src does not exist"),
+        (
+            "options: {}\npackages: {rack: ../nowhere}",
+            "packages.rack: ../nowhere: no PulumiPlugin.yaml in {parent}/nowhere (the folder `pulumi package add` was "
+            "given)",
+        ),
+        (
+            "options: {}\npackages: {rack: [x]}",
+            "packages.rack: expected a plugin's source (a folder, a Git URL or a package name), got ['x']",
+        ),
+    ],
+)
 def test_runtime_options_and_packages_are_checked_as_the_host_checks_them(tmp_path, options, message):
     node_modules()
     folder = tmp_path / "p"
@@ -386,19 +449,39 @@ def test_a_project_without_its_packages_says_how_to_install_them(tmp_path):
     (folder / "Pulumi.yaml").write_text("name: p\nruntime: nodejs\n")
     (folder / "Pulumi.dev.yaml").write_text("config: {}\n")
     done = preview("--cwd", str(folder), "--stack", "dev", "--no-policy")
-    assert (done.returncode, done.stderr) == (2, (
-        f"error: {folder}: the Pulumi Node.js SDK is not installed there (node cannot resolve @pulumi/pulumi/cmd/run): "
-        f"run `npm ci` (or `pulumi install`) in {folder}\n"))
+    assert (done.returncode, done.stderr) == (
+        2,
+        (
+            f"error: {folder}: the Pulumi Node.js SDK is not installed there (node cannot resolve "
+            f"@pulumi/pulumi/cmd/run): "
+            f"run `npm ci` (or `pulumi install`) in {folder}\n"
+        ),
+    )
 
 
-@pytest.mark.parametrize(("project", "message"), [
-    ("name: p\n", 'runtime: expected the language\'s name (python, nodejs, ...) or {name: ..., options: ...}, got null'),
-    ("name: p\nruntime: {name: 5}\n", 'runtime: expected the language\'s name (python, nodejs, ...) or {name: ..., '
-                                      'options: ...}, got {"name": 5}'),
-    ("name: p\nruntime: {name: nodejs, options: [typescript]}\n", 'runtime.options: expected a mapping, got ["typescript"]'),
-    ("name: p\nruntime: nodejs\nmain: [index.ts]\n", 'main: expected a path, got ["index.ts"]'),
-    ("name: p\nruntime: nodejs\npackages: [rack]\n", 'packages: expected a mapping of package names to sources, got ["rack"]'),
-])
+@pytest.mark.parametrize(
+    ("project", "message"),
+    [
+        (
+            "name: p\n",
+            "runtime: expected the language's name (python, nodejs, ...) or {name: ..., options: ...}, got null",
+        ),
+        (
+            "name: p\nruntime: {name: 5}\n",
+            "runtime: expected the language's name (python, nodejs, ...) or {name: ..., "
+            'options: ...}, got {"name": 5}',
+        ),
+        (
+            "name: p\nruntime: {name: nodejs, options: [typescript]}\n",
+            'runtime.options: expected a mapping, got ["typescript"]',
+        ),
+        ("name: p\nruntime: nodejs\nmain: [index.ts]\n", 'main: expected a path, got ["index.ts"]'),
+        (
+            "name: p\nruntime: nodejs\npackages: [rack]\n",
+            'packages: expected a mapping of package names to sources, got ["rack"]',
+        ),
+    ],
+)
 def test_a_project_file_the_cli_could_not_run_is_refused_naming_the_key(tmp_path, project, message):
     (tmp_path / "Pulumi.yaml").write_text(project)
     done = preview("--cwd", str(tmp_path), "--stack", "dev")
@@ -409,13 +492,17 @@ def test_a_runtime_the_preview_does_not_run_is_refused_by_name(tmp_path):
     (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: go\n")
     done = preview("--cwd", str(tmp_path), "--stack", "dev")
     assert (done.returncode, done.stderr) == (
-        2, f"error: {tmp_path / 'Pulumi.yaml'}: runtime: go: the offline preview runs python and nodejs programs\n")
+        2,
+        f"error: {tmp_path / 'Pulumi.yaml'}: runtime: go: the offline preview runs python and nodejs programs\n",
+    )
 
 
 def test_the_config_reaches_node_as_the_host_hands_it_over():
     """``PULUMI_CONFIG`` keys as ``<namespace>:config:<name>`` (pulumi-language-nodejs ``constructConfig``)."""
     assert node_config({"aws:region": "us-east-1", "ml:lanes": '{"a":1}'}) == {
-        "aws:config:region": "us-east-1", "ml:config:lanes": '{"a":1}'}
+        "aws:config:region": "us-east-1",
+        "ml:config:lanes": '{"a":1}',
+    }
 
 
 # ---- the monitor, spoken to directly ----------------------------------------------------------------------------
@@ -439,36 +526,57 @@ def _struct(value: dict) -> struct_pb2.Struct:
 def test_the_monitor_makes_urns_with_the_parents_type_chain_and_refuses_a_second_registration(engine):
     server, monitor, _ = engine
     stack = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(type="pulumi:pulumi:Stack", name="proj-dev"))
-    comp = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(type="my:index:Lane", name="gpu", parent=stack.urn))
-    child = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
-        type="kubernetes:core/v1:Namespace", name="gpu-ns", parent=comp.urn, custom=True,
-        object=_struct({"metadata": {"name": "gpu"}})))
+    comp = monitor.RegisterResource(
+        resource_pb2.RegisterResourceRequest(type="my:index:Lane", name="gpu", parent=stack.urn)
+    )
+    child = monitor.RegisterResource(
+        resource_pb2.RegisterResourceRequest(
+            type="kubernetes:core/v1:Namespace",
+            name="gpu-ns",
+            parent=comp.urn,
+            custom=True,
+            object=_struct({"metadata": {"name": "gpu"}}),
+        )
+    )
     assert child.urn == "urn:pulumi:dev::proj::my:index:Lane$kubernetes:core/v1:Namespace::gpu-ns"
     assert (child.id, dict(child.object)["metadata"]["name"]) == ("", "gpu")  # no id at preview; the inputs echoed
     assert not comp.object.fields  # a component's outputs are what it registers later
     with pytest.raises(grpc.RpcError) as refused:
-        monitor.RegisterResource(resource_pb2.RegisterResourceRequest(type="my:index:Lane", name="gpu", parent=stack.urn))
+        monitor.RegisterResource(
+            resource_pb2.RegisterResourceRequest(type="my:index:Lane", name="gpu", parent=stack.urn)
+        )
     assert "Duplicate resource URN 'urn:pulumi:dev::proj::my:index:Lane::gpu'" in refused.value.details()
     assert server.monitor.errors == [
-        "my:index:Lane resource 'gpu': Duplicate resource URN 'urn:pulumi:dev::proj::my:index:Lane::gpu'; try giving it "
-        "a unique name"]
+        "my:index:Lane resource 'gpu': Duplicate resource URN 'urn:pulumi:dev::proj::my:index:Lane::gpu'; try giving "
+        "it "
+        "a unique name"
+    ]
     assert [r.urn for r in server.monitor.run().resources] == [stack.urn, comp.urn, child.urn]
 
 
 def test_a_reference_is_rebuilt_from_what_was_registered_and_a_lookup_failure_is_the_programs(engine):
     server, monitor, _ = engine
-    role = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
-        type="aws:iam/role:Role", name="nodes", custom=True,
-        object=_struct({"assumeRolePolicy": {"Version": "2012-10-17", "Statement": []}})))
+    role = monitor.RegisterResource(
+        resource_pb2.RegisterResourceRequest(
+            type="aws:iam/role:Role",
+            name="nodes",
+            custom=True,
+            object=_struct({"assumeRolePolicy": {"Version": "2012-10-17", "Statement": []}}),
+        )
+    )
     # the provider's state: a policy document given as an object is kept as the JSON text pulumi-aws keeps
     assert dict(role.object)["assumeRolePolicy"] == '{"Statement":[],"Version":"2012-10-17"}'
-    found = monitor.Invoke(resource_pb2.ResourceInvokeRequest(tok="pulumi:pulumi:getResource", args=_struct({"urn": role.urn})))
+    found = monitor.Invoke(
+        resource_pb2.ResourceInvokeRequest(tok="pulumi:pulumi:getResource", args=_struct({"urn": role.urn}))
+    )
     assert getattr(found, "return")["urn"] == role.urn
     assert getattr(found, "return")["state"]["assumeRolePolicy"] == '{"Statement":[],"Version":"2012-10-17"}'
     with pytest.raises(grpc.RpcError) as failed:
         monitor.Invoke(resource_pb2.ResourceInvokeRequest(tok="aws:ec2/getVpc:getVpc", args=_struct({})))
-    assert failed.value.details() == ("invocation of aws:ec2/getVpc:getVpc returned an error: the offline engine cannot "
-                                      "answer the look-up aws:ec2/getVpc:getVpc")
+    assert failed.value.details() == (
+        "invocation of aws:ec2/getVpc:getVpc returned an error: the offline engine cannot "
+        "answer the look-up aws:ec2/getVpc:getVpc"
+    )
     assert server.monitor.errors == []  # the program may catch it; the run goes on
 
 
@@ -479,9 +587,14 @@ def test_an_input_not_known_yet_or_secret_stays_as_it_was_sent(engine):
     unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
     policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Resource": unknown}]}
     secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": policy}
-    role = monitor.RegisterResource(resource_pb2.RegisterResourceRequest(
-        type="aws:iam/rolePolicy:RolePolicy", name="nodes", custom=True,
-        object=_struct({"name": unknown, "policy": policy, "secretPolicy": secret})))
+    role = monitor.RegisterResource(
+        resource_pb2.RegisterResourceRequest(
+            type="aws:iam/rolePolicy:RolePolicy",
+            name="nodes",
+            custom=True,
+            object=_struct({"name": unknown, "policy": policy, "secretPolicy": secret}),
+        )
+    )
     assert json_format.MessageToDict(role.object) == {"name": unknown, "policy": policy, "secretPolicy": secret}
 
 
@@ -490,8 +603,11 @@ def test_the_monitor_leaves_out_what_it_does_not_do(engine):
     info = monitor.GetDeploymentInfo(resource_pb2.google_dot_protobuf_dot_empty__pb2.Empty())
     supported = set(info.supportedFeatures)
     assert resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS in supported
-    assert not supported & {resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS, resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
-                            resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS}
+    assert not supported & {
+        resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS,
+        resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
+        resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
+    }
     assert (info.project, info.stack, info.dryRun) == ("proj", "dev", True)
     assert monitor.SupportsFeature(resource_pb2.SupportsFeatureRequest(id="secrets")).hasSupport
     assert not monitor.SupportsFeature(resource_pb2.SupportsFeatureRequest(id="transforms")).hasSupport
@@ -510,18 +626,33 @@ def test_the_engine_keeps_the_programs_errors_and_prints_its_warnings(engine, ca
 
 
 def test_an_error_names_the_programs_own_frame_not_the_sdks(tmp_path):
-    logged = (f"Running program '{tmp_path}' failed with an unhandled exception:\n"
-              "<ref *1> \x1b[31mError: no lane\x1b[39m\n"
-              "    at lane (/x/node_modules/@pulumi/pulumi/runtime/invoke.ts:301:37)\n"
-              f"    at Object.<anonymous> ({tmp_path}/src/index.ts:12:9)\n"
-              "    at Module._compile (node:internal/modules/cjs/loader:1358:14) {\n"
-              "  promise: Promise { <rejected> [Circular *1] }\n"
-              "}")
+    logged = (
+        f"Running program '{tmp_path}' failed with an unhandled exception:\n"
+        "<ref *1> \x1b[31mError: no lane\x1b[39m\n"
+        "    at lane (/x/node_modules/@pulumi/pulumi/runtime/invoke.ts:301:37)\n"
+        f"    at Object.<anonymous> ({tmp_path}/src/index.ts:12:9)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1358:14) {\n"
+        "  promise: Promise { <rejected> [Circular *1] }\n"
+        "}"
+    )
     assert program_error(logged, tmp_path) == "the program failed: Error: no lane\n  at src/index.ts:12:9"
 
 
-FRAGMENTS = st.sampled_from(["\x1b[31m", "\x1b[39m", "\x1b[90m", "Error: no lane", "TSError: \u2a2f x", "\n", " {",
-                              "    at f (/p/index.ts:1:2)", "    at node:internal/x:3:4", "promise: {}", "é"])
+FRAGMENTS = st.sampled_from(
+    [
+        "\x1b[31m",
+        "\x1b[39m",
+        "\x1b[90m",
+        "Error: no lane",
+        "TSError: \u2a2f x",
+        "\n",
+        " {",
+        "    at f (/p/index.ts:1:2)",
+        "    at node:internal/x:3:4",
+        "promise: {}",
+        "é",
+    ]
+)
 
 
 @given(st.lists(FRAGMENTS, max_size=12).map("".join))

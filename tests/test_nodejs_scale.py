@@ -49,8 +49,12 @@ def test_a_program_of_ten_thousand_resources_has_all_of_them_in_the_plan_and_the
     (folder / "index.js").write_text(TEN_THOUSAND)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
     handed_on: list[str] = []
-    run = run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"},
-                           on_resource=lambda resource: handed_on.append(resource.urn))
+    run = run_node_program(
+        folder,
+        read_project(folder),
+        {"aws:region": "us-east-1"},
+        on_resource=lambda resource: handed_on.append(resource.urn),
+    )
     urns = [resource.urn for resource in run.resources if resource.type == "kubernetes:core/v1:ConfigMap"]
     expected = {f"urn:pulumi:dev::tsprogram::kubernetes:core/v1:ConfigMap::cm-{i}" for i in range(10_000)}
     assert (len(urns), set(urns)) == (10_000, expected)
@@ -61,15 +65,22 @@ def test_a_program_of_ten_thousand_resources_has_all_of_them_in_the_plan_and_the
 def test_a_call_the_server_refuses_fails_the_preview_not_a_partial_plan(tmp_path, monkeypatch):
     """Were gRPC to refuse a call nevertheless, the program would exit 0 having registered less than it made: the
     run fails, saying so, and returns no plan. (The server is made to refuse past one pending call here.)"""
-    program = ("const pulumi = require('@pulumi/pulumi');\n"
-               "for (let i = 0; i < 300; i++) new pulumi.CustomResource('test:index:Thing', `thing-${i}`, {});\n")
+    program = (
+        "const pulumi = require('@pulumi/pulumi');\n"
+        "for (let i = 0; i < 300; i++) new pulumi.CustomResource('test:index:Thing', `thing-${i}`, {});\n"
+    )
     folder = node_project(tmp_path / "p", "", pulumi_yaml=JAVASCRIPT_PROJECT)
     (folder / "index.js").write_text(program)
     (folder / "package.json").write_text(json.dumps({"name": "tsprogram", "main": "index.js"}))
-    monkeypatch.setattr(resmon, "SERVER_OPTIONS", [("grpc.server.max_pending_requests", 0),
-                                                   ("grpc.server.max_pending_requests_hard_limit", 1)])
-    with pytest.raises(NodeProgramError, match=r"^the offline engine's gRPC server refused \d+ of the program's calls, "
-                                               r"so the program stopped registering resources and the preview would "
-                                               r"miss some: nothing was previewed$"):
+    monkeypatch.setattr(
+        resmon,
+        "SERVER_OPTIONS",
+        [("grpc.server.max_pending_requests", 0), ("grpc.server.max_pending_requests_hard_limit", 1)],
+    )
+    with pytest.raises(
+        NodeProgramError,
+        match=r"^the offline engine's gRPC server refused \d+ of the program's calls, "
+        r"so the program stopped registering resources and the preview would "
+        r"miss some: nothing was previewed$",
+    ):
         run_node_program(folder, read_project(folder), {"aws:region": "us-east-1"})
-

@@ -40,8 +40,12 @@ def test_prod_preview_tree_and_json(tmp_path):
     assert lines[0] == "Previewing update (prod), offline:"
     assert any(line.startswith(" +   pulumi:pulumi:Stack") and line.endswith("mixed-os-racks-prod") for line in lines)
     assert any("└─ rack:index:Rack" in line for line in lines)
-    assert any("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" in line and line.endswith("rack-gpu-nodeclass") for line in lines)
-    assert any("kubernetes:karpenter.sh/v1:NodePool" in line and line.endswith("rack-workload-nodepool") for line in lines)
+    assert any(
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" in line and line.endswith("rack-gpu-nodeclass") for line in lines
+    )
+    assert any(
+        "kubernetes:karpenter.sh/v1:NodePool" in line and line.endswith("rack-workload-nodepool") for line in lines
+    )
 
     # prod creates its cluster: nothing is read
     assert any("eks:index:Cluster" in line and line.endswith(" rack") for line in lines)
@@ -72,15 +76,22 @@ def test_an_existing_cluster_is_read_not_created(tmp_path):
     code, out, err = preview("--config", stack, "--no-policy", "--json", str(tmp_path / "out.json"))
     assert code == 0, err
     lines = out.splitlines()
-    assert any(line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster") for line in lines)
-    assert any(line.startswith(" >   ") and "aws:iam/role:Role" in line and line.endswith("rack-cluster-role") for line in lines)
+    assert any(
+        line.startswith(" >   ") and "aws:eks/cluster:Cluster" in line and line.endswith("rack-cluster")
+        for line in lines
+    )
+    assert any(
+        line.startswith(" >   ") and "aws:iam/role:Role" in line and line.endswith("rack-cluster-role")
+        for line in lines
+    )
     assert "    > 2 to read" in lines
     # --json has them too, after what is created, marked as pulumi preview --json marks a read
     resources = json.loads((tmp_path / "out.json").read_text())["resources"]
     reads = [r for r in resources if r.get("op") == "read"]
     assert [(r["type"], r["name"], r["id"], r["external"]) for r in reads] == [
         ("aws:eks/cluster:Cluster", "rack-cluster", "t", True),
-        ("aws:iam/role:Role", "rack-cluster-role", "t-cluster-role", True)]
+        ("aws:iam/role:Role", "rack-cluster-role", "t-cluster-role", True),
+    ]
     assert resources[-2:] == reads and f"    + {len(resources) - 2} to create" in lines
     assert all(r["urn"].endswith("::" + r["name"]) for r in reads)
 
@@ -97,20 +108,41 @@ def test_bad_config_exits_2_with_the_key_and_no_traceback(tmp_path):
 
 
 def test_ami_missing_from_catalog_exits_2(tmp_path, capsys):
-    stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0"}])
+    stack = write_stack(
+        tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0"}]
+    )
     assert main(["preview", "--config", stack]) == 2
     assert "karpenter nodepool 'gpu': ami_id 'ami-0123456789abcdef0' cannot be read" in capsys.readouterr().err
 
 
 def test_other_catalog(tmp_path, capsys):
     catalog = tmp_path / "amis.yaml"
-    catalog.write_text(yaml.safe_dump({"amis": [{
-        "id": "ami-0123456789abcdef0", "name": "custom-al2023", "description": "Amazon Linux 2023",
-        "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 30,
-        "creation_date": "2026-11-01T00:00:00Z", "owner_id": "111122223333"}]}))
-    stack = write_stack(tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0", "disk": 25}])
+    catalog.write_text(
+        yaml.safe_dump(
+            {
+                "amis": [
+                    {
+                        "id": "ami-0123456789abcdef0",
+                        "name": "custom-al2023",
+                        "description": "Amazon Linux 2023",
+                        "architecture": "x86_64",
+                        "root_device_name": "/dev/xvda",
+                        "root_snapshot_gib": 30,
+                        "creation_date": "2026-11-01T00:00:00Z",
+                        "owner_id": "111122223333",
+                    }
+                ]
+            }
+        )
+    )
+    stack = write_stack(
+        tmp_path, additional_karpenter_nodepools_config=[{"name": "gpu", "ami_id": "ami-0123456789abcdef0", "disk": 25}]
+    )
     assert main(["preview", "--config", stack, "--amis", str(catalog)]) == 2
-    assert "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB); give it a disk of 30 GiB or more" in capsys.readouterr().err
+    assert (
+        "disk 25 GiB is smaller than the root snapshot of ami-0123456789abcdef0 (30 GiB); give it a disk of 30 GiB or "
+        "more" in capsys.readouterr().err
+    )
 
 
 def test_bad_catalog_exits_2(tmp_path, capsys):
@@ -186,13 +218,32 @@ def test_a_resource_referencing_one_whose_policy_is_an_object_previews(tmp_path)
         "          'Principal': {'Service': 'ec2.amazonaws.com'}}]}\n"
         "role = aws.iam.Role('r', assume_role_policy=policy)\n"
         "aws.iam.RolePolicyAttachment('a', role=role, policy_arn='arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy')\n"
-        "pulumi.export('trust', role.assume_role_policy)\n")
+        "pulumi.export('trust', role.assume_role_policy)\n"
+    )
     out = tmp_path / "preview.json"
-    proc = subprocess.run([sys.executable, "-m", "mixed_os_racks.offline", "preview", "--cwd", str(tmp_path), "--stack",
-                           "dev", "--no-policy", "--json", str(out)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mixed_os_racks.offline",
+            "preview",
+            "--cwd",
+            str(tmp_path),
+            "--stack",
+            "dev",
+            "--no-policy",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
-    assert doc["outputs"]["trust"] == ('{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":'
-                                       '{"Service":"ec2.amazonaws.com"}}],"Version":"2012-10-17"}')
+    assert doc["outputs"]["trust"] == (
+        '{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":'
+        '{"Service":"ec2.amazonaws.com"}}],"Version":"2012-10-17"}'
+    )
     attachment = next(r for r in doc["resources"] if r["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
     assert attachment["inputs"]["role"] == next(r["urn"] for r in doc["resources"] if r["type"] == "aws:iam/role:Role")

@@ -90,7 +90,11 @@ def test_each_familys_alias_and_amifamily_pass_the_ec2nodeclass_crd():
         assert family.family in enum
         spec = {"amiFamily": family.family, "amiSelectorTerms": [{"alias": family.alias}], "role": "r", **SELECTORS}
         assert problems(_node_class(spec)) == [], family.name
-        crd = (upstream.KARPENTER_ALIAS_FAMILIES, upstream.KARPENTER_ALIAS_LATEST_ONLY, upstream.KARPENTER_ALIAS_MAX_LENGTH)
+        crd = (
+            upstream.KARPENTER_ALIAS_FAMILIES,
+            upstream.KARPENTER_ALIAS_LATEST_ONLY,
+            upstream.KARPENTER_ALIAS_MAX_LENGTH,
+        )
         assert rules.alias_problem(family.alias, *crd) is None
 
 
@@ -134,16 +138,22 @@ def test_the_rules_read_what_a_family_allows_in_any_case(os_name):
 
 def test_what_a_family_allows():
     assert [(f.name, f.gpu_lanes, f.pinned_ami) for f in osfamily.FAMILIES] == [
-        ("al2023", True, True), ("bottlerocket", False, False), ("al2", True, False)]
+        ("al2023", True, True),
+        ("bottlerocket", False, False),
+        ("al2", True, False),
+    ]
     assert rules.gpu_lane_on_bottlerocket("x", "Bottlerocket", "instance families g5") is not None
     assert rules.pinned_ami_not_al2023("x", "AL2023") is None
 
 
 def test_an_amis_name_names_its_family():
-    named = {"amazon-eks-node-al2023-x86_64-standard-1.33-v20260901": "al2023",
-             "bottlerocket-aws-k8s-1.33-x86_64-v1.44.0-abcdef12": "bottlerocket",
-             "amazon-eks-node-1.29-v20250101": "al2", "amzn2-ami-hvm-2.0.20250101-x86_64-gp2": "al2",
-             "al2023-ami-2023.6.20250101.0-kernel-6.1-x86_64": "al2023"}
+    named = {
+        "amazon-eks-node-al2023-x86_64-standard-1.33-v20260901": "al2023",
+        "bottlerocket-aws-k8s-1.33-x86_64-v1.44.0-abcdef12": "bottlerocket",
+        "amazon-eks-node-1.29-v20250101": "al2",
+        "amzn2-ami-hvm-2.0.20250101-x86_64-gp2": "al2",
+        "al2023-ami-2023.6.20250101.0-kernel-6.1-x86_64": "al2023",
+    }
     for name, os_name in named.items():
         assert rules.os_of_ami(name) == os_name, name
         assert osfamily.of(os_name).ami_name_pattern.search(name)
@@ -164,8 +174,11 @@ def test_each_familys_alias_pattern_takes_latest_and_its_own_release_form_only()
     assert not osfamily.AL2023.alias_pattern.fullmatch("al2023@20240625")  # an EKS AMI release keeps its v
 
 
-@given(st.sampled_from(osfamily.FAMILIES).flatmap(
-    lambda f: st.tuples(st.just(f), st.from_regex(f.alias_pattern, fullmatch=True))))
+@given(
+    st.sampled_from(osfamily.FAMILIES).flatmap(
+        lambda f: st.tuples(st.just(f), st.from_regex(f.alias_pattern, fullmatch=True))
+    )
+)
 def test_every_alias_a_familys_pattern_takes_passes_the_ec2nodeclass_crd(family_and_alias):
     family, alias = family_and_alias
     spec = {"amiFamily": family.family, "amiSelectorTerms": [{"alias": alias}], "role": "r", **SELECTORS}
@@ -175,4 +188,7 @@ def test_every_alias_a_familys_pattern_takes_passes_the_ec2nodeclass_crd(family_
 
 def test_each_familys_user_data_format():
     assert [(f.name, f.user_data) for f in osfamily.FAMILIES] == [
-        ("al2023", osfamily.NODEADM), ("bottlerocket", osfamily.BOTTLEROCKET_TOML), ("al2", osfamily.BOOTSTRAP_SH)]
+        ("al2023", osfamily.NODEADM),
+        ("bottlerocket", osfamily.BOTTLEROCKET_TOML),
+        ("al2", osfamily.BOOTSTRAP_SH),
+    ]

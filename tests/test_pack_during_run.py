@@ -19,7 +19,7 @@ from mixed_os_racks.offline.packprocess import PolicyPackProcess
 from mixed_os_racks.offline.policyconfig import PolicyPackError
 
 REGION = {"aws:region": "us-east-1"}
-RECORDING_PACK = '''
+RECORDING_PACK = """
 import os
 from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
 
@@ -32,7 +32,7 @@ def seen(args, report):
 
 PolicyPack(name="recorder", enforcement_level=EnforcementLevel.ADVISORY,
            policies=[ResourceValidationPolicy(name="seen", description="records each resource", validate=seen)])
-'''
+"""
 
 
 def recording_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, die_on: str = "") -> tuple[Path, Path]:
@@ -73,7 +73,9 @@ def test_the_pack_judges_a_resource_while_the_program_still_runs(tmp_path, monke
         run = run_program(program, REGION, project="proj", stack="test", on_resource=packs.add)
         violations = packs.analyze(run)
     assert observed["seen"], f"the pack had not seen the first resource after {observed['waited']:.1f} s of the program"
-    assert sorted(v["message"] for v in violations if v["policy"] == "seen") == sorted(f"seen {r.name}" for r in run.resources)
+    assert sorted(v["message"] for v in violations if v["policy"] == "seen") == sorted(
+        f"seen {r.name}" for r in run.resources
+    )
     # each resource went to Analyze once
     assert sorted(seen.read_text().split()) == sorted(r.urn for r in run.resources)
 
@@ -94,7 +96,7 @@ def test_a_pack_that_dies_during_the_program_is_reported_after_it_not_as_a_progr
 
     with PolicyPacks([pack], [], "proj", "test", REGION) as packs:
         run = run_program(program, REGION, project="proj", stack="test", on_resource=packs.add)
-        assert [r.name for r in run.resources if r.type == "test:index:Thing"][::FEED_EVERY + 1] == ["first", "second"]
+        assert [r.name for r in run.resources if r.type == "test:index:Thing"][:: FEED_EVERY + 1] == ["first", "second"]
         with pytest.raises(PolicyPackError, match=r"policy pack .*recorder: UNAVAILABLE"):
             packs.analyze(run)
 
@@ -126,14 +128,14 @@ def test_a_run_serves_the_monitor_on_the_programs_thread():
     assert threading.active_count() == before
 
 
-SILENT_PACK = '''
+SILENT_PACK = """
 import os, socket, sys, time
 listener = socket.create_server(("127.0.0.1", 0))  # takes connections, never speaks gRPC
 print(listener.getsockname()[1], flush=True)
 held = [listener.accept()[0]]  # the start has read the port and connects
 open(os.environ["CONNECTED_FILE"], "w").close()
 time.sleep(60)
-'''
+"""
 
 
 def test_a_program_that_fails_while_a_pack_still_starts_ends_at_once(tmp_path, monkeypatch):

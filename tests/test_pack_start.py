@@ -103,7 +103,7 @@ def test_the_speedups_decode_once_and_change_nothing_a_policy_sees():
     # a resource's properties reach the pack in Analyze and again in AnalyzeStack; with the speed-ups the
     # second request reuses the values and proxies built for the first (``speedups._keeping``), and
     # outside those two requests nothing is remembered
-    code = '''
+    code = """
 from google.protobuf import struct_pb2
 import pulumi_policy.policy as sdk
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
@@ -174,12 +174,12 @@ servicer.Analyze(requests[1], None)
 os.environ["PULUMI_STACK"] = "prod"
 servicer.Analyze(requests[0], None)
 assert stacks == ["dev", "dev", "prod"], stacks
-'''
+"""
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
 
 
-SAME_ANSWERS = '''
+SAME_ANSWERS = """
 import json, sys
 from google.protobuf import struct_pb2
 import pulumi_policy.policy as sdk
@@ -239,7 +239,7 @@ stack_answer = servicer.AnalyzeStack(whole, None)
 diagnostics = [[(d.policyName, d.message, d.urn, d.enforcementLevel) for d in a.diagnostics]
                for a in [*answers, stack_answer]]
 print(json.dumps({"seen": seen, "diagnostics": diagnostics}, sort_keys=True))
-'''
+"""
 
 
 def test_the_speedups_change_nothing_a_policy_sees():

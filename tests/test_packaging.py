@@ -23,7 +23,6 @@ import pytest
 from conftest import REPO
 
 
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     # built from a copy: a build writes build/ and egg-info next to its sources, never into the checkout
@@ -32,8 +31,11 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "components", source / "components", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
+        check=True,
+        capture_output=True,
+    )
     (built,) = out.glob("mixed_os_racks-*.whl")
     return built
 
@@ -60,8 +62,11 @@ def test_everything_the_package_imports_is_declared(wheel):
     with zipfile.ZipFile(wheel) as archive:
         sources = {n: archive.read(n).decode() for n in archive.namelist() if n.endswith(".py")}
         metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-    declared = {re.split(r"[ ;<>=!~\[]", line.removeprefix("Requires-Dist: "), maxsplit=1)[0].lower().replace("_", "-")
-                for line in metadata.splitlines() if line.startswith("Requires-Dist: ")}
+    declared = {
+        re.split(r"[ ;<>=!~\[]", line.removeprefix("Requires-Dist: "), maxsplit=1)[0].lower().replace("_", "-")
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist: ")
+    }
     providers = importlib.metadata.packages_distributions()
     undeclared = {}
     for name, source in sources.items():
@@ -83,11 +88,33 @@ def test_the_installed_wheel_runs_the_prod_preview_from_elsewhere(wheel, tmp_pat
     # -S: no site-packages of this virtualenv (where the package is installed editable); its
     # dependencies are on the path, the package only from the wheel
     env = {"PYTHONPATH": f"{target}:{sysconfig.get_paths()['purelib']}", "PATH": "/usr/bin:/bin"}
-    where = subprocess.run([sys.executable, "-S", "-c", "import mixed_os_racks; print(mixed_os_racks.__file__)"],
-                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [sys.executable, "-S", "-c", "import mixed_os_racks; print(mixed_os_racks.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert where.stdout.startswith(str(target))
-    run = subprocess.run([sys.executable, "-S", "-m", "mixed_os_racks.offline", "preview", "--cwd", str(REPO),
-                          "--stack", "prod", "--no-policy"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-m",
+            "mixed_os_racks.offline",
+            "preview",
+            "--cwd",
+            str(REPO),
+            "--stack",
+            "prod",
+            "--no-policy",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     assert "eks:index:Cluster" in run.stdout and " to create" in run.stdout
 
@@ -99,13 +126,20 @@ def test_the_wheel_ships_its_types_its_pack_and_the_command(wheel):
         info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
         metadata = archive.read(f"{info}/METADATA").decode()
-    assert {"mixed_os_racks/py.typed", "mixed_os_racks/pack/bundled/PulumiPolicy.yaml",
-            "mixed_os_racks/pack/bundled/__main__.py", "mixed_os_racks/offline/amis.yaml"} <= names
+    assert {
+        "mixed_os_racks/py.typed",
+        "mixed_os_racks/pack/bundled/PulumiPolicy.yaml",
+        "mixed_os_racks/pack/bundled/__main__.py",
+        "mixed_os_racks/offline/amis.yaml",
+    } <= names
     assert "mixed-os-racks = mixed_os_racks.__main__:entry" in entry_points
-    requires = [line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist: pulumi")]
+    requires = [
+        line.removeprefix("Requires-Dist: ")
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist: pulumi")
+    ]
     assert "pulumi<4,>=3.231.0" in requires
     assert any(line.startswith("pulumi<3.273,>=3.272") and 'extra == "offline"' in line for line in requires)
-
 
 
 def test_the_namespace_is_the_public_api():

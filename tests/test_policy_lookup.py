@@ -21,7 +21,17 @@ from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from conftest import GPU_AMI
 from mixed_os_racks.facts import amifacts
 from mixed_os_racks.pack import lookup
-from policy_helpers import POLICIES, judge, launch_template, managed_node_group, messages, node_class, node_pool, of, root_volume
+from policy_helpers import (
+    POLICIES,
+    judge,
+    launch_template,
+    managed_node_group,
+    messages,
+    node_class,
+    node_pool,
+    of,
+    root_volume,
+)
 
 MOTO_ROOT_GIB = 15  # moto gives every image a root snapshot of this size (checked below)
 MOTO_ACCOUNT = "123456789012"  # moto's account: ``owners: [self]``
@@ -31,8 +41,13 @@ TEAM_IMAGES = [  # (id, name, architecture, creation date): two x86_64 builds an
     ("ami-0a0a0a0a0a0a0a0a3", "team-gpu-al2023-arm64-v1", "arm64", "2026-01-15T00:00:00.000Z"),
 ]
 MISSING_AMI = "ami-0123456789abcdef0"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
-               "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+}
 
 
 @pytest.fixture
@@ -49,8 +64,12 @@ def register(ec2, size_gib: int, name: str = "amazon-eks-node-al2023-x86_64-stan
     volume = ec2.create_volume(Size=size_gib, AvailabilityZone="us-east-1a")
     snapshot = ec2.create_snapshot(VolumeId=volume["VolumeId"])
     return ec2.register_image(
-        Name=name, Description="AL2023", RootDeviceName="/dev/xvda",
-        BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"], "VolumeSize": size_gib}}],
+        Name=name,
+        Description="AL2023",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"], "VolumeSize": size_gib}}
+        ],
     )["ImageId"]
 
 
@@ -112,8 +131,18 @@ def moto_pack(tmp_path_factory):
         "root_device_name": "/dev/xvda",
         "creation_date": "2020-01-01T00:00:00.000Z",
     }
-    team = [dict(image, ami_id=ami, name=name, owner_id=MOTO_ACCOUNT, architecture=arch, creation_date=created,
-                 description="AL2023") for ami, name, arch, created in TEAM_IMAGES]
+    team = [
+        dict(
+            image,
+            ami_id=ami,
+            name=name,
+            owner_id=MOTO_ACCOUNT,
+            architecture=arch,
+            creation_date=created,
+            description="AL2023",
+        )
+        for ami, name, arch, created in TEAM_IMAGES
+    ]
     (root / "amis.json").write_text(json.dumps([image, *team]))
     # moto lives in the tests' interpreter, not the pack's virtualenv: a copy of the pack that names no
     # virtualenv runs with $PULUMI_PYTHON_CMD, as the CLI's Python analyzer plugin would run it
@@ -123,16 +152,23 @@ def moto_pack(tmp_path_factory):
     (pack / "PulumiPolicy.yaml").write_text(yaml.safe_dump(manifest))
     env = pack_env("mixed-os-racks", "test")
     env.update(CREDENTIALS)
-    env.update({"MOTO_AMIS_PATH": str(root / "amis.json"), "PULUMI_PYTHON_CMD": sys.executable,
-                "MOTO_SSM": json.dumps({"/team/gpu/image": TEAM_IMAGES[2][0], "/team/not-an-image": "hello"}),
-                "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])})
+    env.update(
+        {
+            "MOTO_AMIS_PATH": str(root / "amis.json"),
+            "PULUMI_PYTHON_CMD": sys.executable,
+            "MOTO_SSM": json.dumps({"/team/gpu/image": TEAM_IMAGES[2][0], "/team/not-an-image": "hello"}),
+            "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+        }
+    )
     with PolicyPackProcess(pack, env) as running:
         assert running.python == sys.executable and not running.warnings
         yield running
 
 
-LOOKUP = {policy: {"lookup": True} for policy in (
-    "al2023-family", "disk-fits-ami-snapshot", "arch-matches-ami", "pinned-ami-age", "ami-k8s-version")}
+LOOKUP = {
+    policy: {"lookup": True}
+    for policy in ("al2023-family", "disk-fits-ami-snapshot", "arch-matches-ami", "pinned-ami-age", "ami-k8s-version")
+}
 
 
 def test_the_disk_rule_reads_the_snapshot_from_ec2(moto_pack):
@@ -144,8 +180,11 @@ def test_the_disk_rule_reads_the_snapshot_from_ec2(moto_pack):
         f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} "
         f"({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more"
     ]
-    unverified = [v for v in of(judge(moto_pack, program), "ami-facts-unknown")  # lookup off: it cannot tell
-                  if "disk-fits-ami-snapshot cannot verify" in v["message"]]
+    unverified = [
+        v
+        for v in of(judge(moto_pack, program), "ami-facts-unknown")  # lookup off: it cannot tell
+        if "disk-fits-ami-snapshot cannot verify" in v["message"]
+    ]
     assert [v["level"] for v in unverified] == ["advisory", "advisory"]
 
 
@@ -156,18 +195,22 @@ def test_the_config_and_the_resources_record_come_before_ec2(moto_pack):
     assert not of(judge(moto_pack, program, LOOKUP), "disk-fits-ami-snapshot")
     config = {**LOOKUP, "disk-fits-ami-snapshot": {"lookup": True, "amiRootSnapshotGiB": {GPU_AMI: 50}}}
     assert messages(judge(moto_pack, program, config), "disk-fits-ami-snapshot") == [
-        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} (50 GiB); give it a disk of 50 GiB or more"
+        f"launch template 'small': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {GPU_AMI} (50 "
+        f"GiB); give it a disk of 50 GiB or more"
     ]
 
 
 def test_the_other_facts_come_from_ec2_too(moto_pack):
     def program():
-        managed_node_group("arm", ami_id=GPU_AMI, operating_system="AL2023", disk_size=100, instance_types=["m7g.large"])
+        managed_node_group(
+            "arm", ami_id=GPU_AMI, operating_system="AL2023", disk_size=100, instance_types=["m7g.large"]
+        )
 
     config = {**LOOKUP, "ami-k8s-version": {"lookup": True, "kubernetesVersion": "1.33"}}
     violations = judge(moto_pack, program, config)
     assert messages(violations, "arch-matches-ami") == [
-        f"node group 'arm': arch arm64 does not match {GPU_AMI}, which is x86_64 (pin an arm64 AMI, or set the lane's arch to x86_64)"
+        f"node group 'arm': arch arm64 does not match {GPU_AMI}, which is x86_64 (pin an arm64 AMI, or set the lane's "
+        f"arch to x86_64)"
     ]
     assert [v["level"] for v in of(violations, "pinned-ami-age")] == ["advisory"]
     assert "created 2020-01-01" in of(violations, "pinned-ami-age")[0]["message"]
@@ -181,10 +224,16 @@ def test_an_image_ec2_does_not_have_cannot_be_verified(moto_pack):
     def program():
         launch_template("ghost", image=MISSING_AMI, disk=50)
 
-    violations = [v for v in of(judge(moto_pack, program, LOOKUP), "ami-facts-unknown")
-                  if "disk-fits-ami-snapshot" in v["message"]]
+    violations = [
+        v
+        for v in of(judge(moto_pack, program, LOOKUP), "ami-facts-unknown")
+        if "disk-fits-ami-snapshot" in v["message"]
+    ]
     assert [v["level"] for v in violations] == ["advisory"]
-    assert f"disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of {MISSING_AMI}" in violations[0]["message"]
+    assert (
+        f"disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of {MISSING_AMI}"
+        in violations[0]["message"]
+    )
     assert "the look-up failed: EC2 DescribeImages: InvalidAMIID.NotFound" in violations[0]["message"]
 
 
@@ -199,8 +248,13 @@ def test_a_name_term_is_queried_as_karpenter_queries_it(ec2):
     assert owners == ["self", "amazon"]
     assert amifacts.karpenter_query({"name": "x", "owner": "999999999999"})[1] == ["999999999999"]
     assert amifacts.karpenter_query({"tags": {"team": "ml", "os": "*"}}) == (
-        [{"Name": "state", "Values": ["available"]}, {"Name": "tag:team", "Values": ["ml"]},
-         {"Name": "tag-key", "Values": ["os"]}], [])
+        [
+            {"Name": "state", "Values": ["available"]},
+            {"Name": "tag:team", "Values": ["ml"]},
+            {"Name": "tag-key", "Values": ["os"]},
+        ],
+        [],
+    )
 
     ours, theirs = register(ec2, 20, name="team-al2023-a"), register(ec2, 20, name="other-al2023-b")
     ec2.create_tags(Resources=[ours], Tags=[{"Key": "team", "Value": "ml"}])
@@ -225,18 +279,27 @@ def test_an_ssm_parameter_names_the_image(ec2):
 
 def test_karpenter_keeps_one_image_per_architecture():
     """Newest per architecture, a non-deprecated image before a deprecated one, other architectures dropped."""
+
     def image(ami: str, arch: str, created: str, deprecated: str = "") -> amifacts.AmiFacts:
         return amifacts.AmiFacts(ami, name=ami, architecture=arch, creation_date=created, deprecation_time=deprecated)
 
-    old, new, gone = image("x1", "x86_64", "2026-01-01"), image("x2", "x86_64", "2026-02-01"), image("x3", "x86_64", "2026-03-01", "2026-03-02")
+    old, new, gone = (
+        image("x1", "x86_64", "2026-01-01"),
+        image("x2", "x86_64", "2026-02-01"),
+        image("x3", "x86_64", "2026-03-01", "2026-03-02"),
+    )
     arm, i386 = image("a1", "arm64", "2026-01-15"), image("i1", "i386", "2026-04-01")
     assert [i.id for i in amifacts.karpenter_choice([old, new, gone, arm, i386])] == ["x2", "a1"]
     assert [i.id for i in amifacts.karpenter_choice([old, gone])] == ["x1"]  # not deprecated beats newer
-    assert [i.id for i in amifacts.karpenter_choice([gone])] == ["x3"]  # a deprecated image is used when nothing else matches
+    assert [i.id for i in amifacts.karpenter_choice([gone])] == [
+        "x3"
+    ]  # a deprecated image is used when nothing else matches
 
 
-SELECTED = {**{policy: {"lookup": True} for policy in ("disk-fits-ami-snapshot", "arch-matches-ami", "al2023-family")},
-            "root-volume-encrypted": {"ebsEncryptionByDefault": True}}
+SELECTED = {
+    **{policy: {"lookup": True} for policy in ("disk-fits-ami-snapshot", "arch-matches-ami", "al2023-family")},
+    "root-volume-encrypted": {"ebsEncryptionByDefault": True},
+}
 
 
 def test_the_pack_judges_every_image_a_name_resolves_to(moto_pack):
@@ -245,10 +308,15 @@ def test_the_pack_judges_every_image_a_name_resolves_to(moto_pack):
         node_pool("team", arch=["arm64"], node_class_name="team")
 
     newest_x86, arm = TEAM_IMAGES[1][0], TEAM_IMAGES[2][0]
-    disk = [f"EC2NodeClass 'team': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {ami} (the AMI named "
-            f"'team-gpu-al2023-*') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more" for ami in (newest_x86, arm)]
+    disk = [
+        f"EC2NodeClass 'team': disk {MOTO_ROOT_GIB - 5} GiB is smaller than the root snapshot of {ami} (the AMI named "
+        f"'team-gpu-al2023-*') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more"
+        for ami in (newest_x86, arm)
+    ]
     violations = judge(moto_pack, program, SELECTED)
-    assert sorted(messages(violations, "disk-fits-ami-snapshot")) == sorted(disk)  # the older x86_64 build is never used
+    assert sorted(messages(violations, "disk-fits-ami-snapshot")) == sorted(
+        disk
+    )  # the older x86_64 build is never used
     assert not of(violations, "arch-matches-ami")  # the arm64 image boots the arm64 pool
     assert not of(violations, "ami-facts-unknown")
 
@@ -259,8 +327,10 @@ def test_a_name_that_resolves_to_no_image_of_the_pools_architecture(moto_pack):
         node_pool("graviton", ["m7g"], node_class_name="x86-only")
 
     assert messages(judge(moto_pack, program, SELECTED), "arch-matches-ami") == [
-        f"karpenter nodepool 'graviton' (EC2NodeClass 'x86-only'): arch arm64 does not match {TEAM_IMAGES[1][0]} (the AMI "
-        "named 'team-gpu-al2023-x86_64-*'), which is x86_64 (pin an arm64 AMI, or set the lane's arch to x86_64)"]
+        f"karpenter nodepool 'graviton' (EC2NodeClass 'x86-only'): arch arm64 does not match {TEAM_IMAGES[1][0]} (the "
+        f"AMI "
+        "named 'team-gpu-al2023-x86_64-*'), which is x86_64 (pin an arm64 AMI, or set the lane's arch to x86_64)"
+    ]
 
 
 def test_a_launch_template_image_from_ssm(moto_pack):
@@ -272,7 +342,9 @@ def test_a_launch_template_image_from_ssm(moto_pack):
     assert not of(violations, "ami-id-format")  # resolve:ssm: is EC2's own syntax, not a malformed id
     assert messages(violations, "disk-fits-ami-snapshot") == [
         f"launch template 'ssm': disk {MOTO_ROOT_GIB - 1} GiB is smaller than the root snapshot of {TEAM_IMAGES[2][0]} "
-        f"(the AMI in SSM parameter '/team/gpu/image') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or more"]
+        f"(the AMI in SSM parameter '/team/gpu/image') ({MOTO_ROOT_GIB} GiB); give it a disk of {MOTO_ROOT_GIB} GiB or "
+        f"more"
+    ]
     (unresolved,) = [v for v in of(violations, "ami-facts-unknown") if "'nothing': disk-fits" in v["message"]]
     assert "the AMI in SSM parameter '/team/not-an-image': EC2 finds no image it selects" in unresolved["message"]
 
@@ -286,8 +358,11 @@ def test_the_lookup_uses_the_stacks_region_not_the_shells(ec2, monkeypatch):
     there = boto3.client("ec2", region_name="eu-west-1")
     volume = there.create_volume(Size=20, AvailabilityZone="eu-west-1a")
     snapshot = there.create_snapshot(VolumeId=volume["VolumeId"])
-    ami = there.register_image(Name="eu-image", RootDeviceName="/dev/xvda", BlockDeviceMappings=[
-        {"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"]}}])["ImageId"]
+    ami = there.register_image(
+        Name="eu-image",
+        RootDeviceName="/dev/xvda",
+        BlockDeviceMappings=[{"DeviceName": "/dev/xvda", "Ebs": {"SnapshotId": snapshot["SnapshotId"]}}],
+    )["ImageId"]
     assert lookup.describe_image(ami).name == "eu-image"
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps({"rack:cluster_name": "c"}))  # no aws:region: the shell's
     lookup.clear()
@@ -302,11 +377,17 @@ def test_the_lookup_uses_the_stacks_profile(ec2, monkeypatch):
         lookup.describe_image(register(ec2, 20))
 
 
-@pytest.mark.parametrize("environ, settings", [
-    ({"PULUMI_CONFIG": '{"aws:region": "eu-west-1", "aws:profile": "ci"}'}, {"region_name": "eu-west-1", "profile_name": "ci"}),
-    ({"PULUMI_CONFIG": '{"aws:region": ""}'}, {}),
-    ({"PULUMI_CONFIG": "not json"}, {}),
-    ({}, {}),
-])
+@pytest.mark.parametrize(
+    "environ, settings",
+    [
+        (
+            {"PULUMI_CONFIG": '{"aws:region": "eu-west-1", "aws:profile": "ci"}'},
+            {"region_name": "eu-west-1", "profile_name": "ci"},
+        ),
+        ({"PULUMI_CONFIG": '{"aws:region": ""}'}, {}),
+        ({"PULUMI_CONFIG": "not json"}, {}),
+        ({}, {}),
+    ],
+)
 def test_the_stacks_aws_settings(environ, settings):
     assert lookup.stack_aws_settings(environ) == settings

@@ -58,16 +58,38 @@ def pack():
 def test_the_pack_serves_its_policies_at_their_levels(pack):
     levels = {p.name: p.enforcementLevel for p in pack.info.policies}
     assert pack.info.name == "mixed-os-racks"
-    assert sorted(levels) == sorted([
-        "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
-        "pinned-ami-age", "ami-k8s-version", "root-volume-encrypted", "ami-facts-unknown",
-        "workloads-reach-their-lane", "gpu-lanes-for-gpu-workloads", "gpu-daemonsets-reach-gpu-lanes",
-        "gpu-driver-supports-lane", "lane-cost-ceiling", "lane-cost-unbounded", "ami-soaked",
-        "capacity-reservation-fits", "capacity-reservation-ending", "reserved-capacity-targeted",
-    ])
+    assert sorted(levels) == sorted(
+        [
+            "ami-id-format",
+            "al2023-family",
+            "disk-fits-ami-snapshot",
+            "gpu-lane-os",
+            "arch-matches-ami",
+            "pinned-ami-age",
+            "ami-k8s-version",
+            "root-volume-encrypted",
+            "ami-facts-unknown",
+            "workloads-reach-their-lane",
+            "gpu-lanes-for-gpu-workloads",
+            "gpu-daemonsets-reach-gpu-lanes",
+            "gpu-driver-supports-lane",
+            "lane-cost-ceiling",
+            "lane-cost-unbounded",
+            "ami-soaked",
+            "capacity-reservation-fits",
+            "capacity-reservation-ending",
+            "reserved-capacity-targeted",
+        ]
+    )
     advisory = {name for name, level in levels.items() if level == 0}
-    assert advisory == {"pinned-ami-age", "ami-k8s-version", "ami-facts-unknown", "gpu-lanes-for-gpu-workloads",
-                        "lane-cost-unbounded", "capacity-reservation-ending"}
+    assert advisory == {
+        "pinned-ami-age",
+        "ami-k8s-version",
+        "ami-facts-unknown",
+        "gpu-lanes-for-gpu-workloads",
+        "lane-cost-unbounded",
+        "capacity-reservation-ending",
+    }
     # ami-facts-unknown reports what the AMI-facts policies of the same request leave: it runs after them
     assert [p.name for p in pack.info.policies][-1] == "ami-facts-unknown"
 
@@ -80,7 +102,9 @@ def test_config_is_merged_over_the_defaults_as_the_cli_does(pack):
     merged = pack.configure(parse_config({"all": "advisory", "gpu-lane-os": "mandatory"}), run)
     assert merged["gpu-lane-os"][0] == "mandatory" and merged["ami-id-format"][0] == "advisory"
     assert pack.configure({}, run)["disk-fits-ami-snapshot"] == (
-        "mandatory", {"lookup": False, "amis": {}, "amiRootSnapshotGiB": {}})
+        "mandatory",
+        {"lookup": False, "amis": {}, "amiRootSnapshotGiB": {}},
+    )
 
 
 def test_a_name_that_is_no_policy_is_skipped_as_the_cli_skips_it_and_named(pack):
@@ -89,8 +113,10 @@ def test_a_name_that_is_no_policy_is_skipped_as_the_cli_skips_it_and_named(pack)
     pack.warnings.clear()
     merged = pack.configure(parse_config({"gpu-lane-oss": "advisory"}))
     assert "gpu-lane-oss" not in merged and merged["gpu-lane-os"][0] == "mandatory"
-    assert pack.warnings == ["policy pack config: 'gpu-lane-oss' is not a policy of mixed-os-racks, so it is ignored "
-                             "(as pulumi ignores it); did you mean 'gpu-lane-os'?"]
+    assert pack.warnings == [
+        "policy pack config: 'gpu-lane-oss' is not a policy of mixed-os-racks, so it is ignored "
+        "(as pulumi ignores it); did you mean 'gpu-lane-os'?"
+    ]
     pack.warnings.clear()
 
 
@@ -176,6 +202,7 @@ def test_well_formed_ids_and_aliases_pass(pack):
 def test_another_teams_alias_that_karpenter_cannot_parse(pack):
     """The EC2NodeClass CRD admits ``al2023@latest@foo``; Karpenter's controller then exits on it
     (``amiFamilyFromAlias``: ``tests/test_alias_rule.py``), so the pack refuses it, naming the alias."""
+
     def program():
         node_class("ml", [{"alias": "al2023@latest@foo"}], family=None)
         node_pool("ml", ["c7i"])
@@ -184,7 +211,8 @@ def test_another_teams_alias_that_karpenter_cannot_parse(pack):
     violations = judge(pack, program)
     assert messages(violations, "ami-id-format") == [
         "EC2NodeClass 'ml': invalid alias 'al2023@latest@foo' (must be family@version with one '@': Karpenter's "
-        "controller cannot parse it and exits, which stops every NodePool)"]
+        "controller cannot parse it and exits, which stops every NodePool)"
+    ]
     assert of(violations, "ami-id-format")[0]["level"] == "mandatory"
 
 
@@ -196,7 +224,9 @@ def test_the_id_rule_over_grpc_flags_exactly_the_malformed_ids(pack, amis):
             node_class(f"p{n}", [{"id": ami}], volumes=root_volume("200Gi"))
 
     flagged = {v["urn"].rsplit("::", 1)[-1] for v in of(judge(pack, program), "ami-id-format")}
-    expected = {f"p{n}-nodeclass" for n, ami in enumerate(amis) if not re.fullmatch(r"ami-([0-9a-f]{8}|[0-9a-f]{17})", ami)}
+    expected = {
+        f"p{n}-nodeclass" for n, ami in enumerate(amis) if not re.fullmatch(r"ami-([0-9a-f]{8}|[0-9a-f]{17})", ami)
+    }
     assert flagged == expected
 
 
@@ -236,7 +266,9 @@ def test_pulumi_eks_groups_must_declare_al2023(pack):
     def program():
         managed_node_group("br", ami_id=GPU_AMI, operating_system="Bottlerocket", instance_types=["m6i.large"])
         managed_node_group("implicit", ami_id=GPU_AMI, instance_types=["m6i.large"])
-        managed_node_group("ok", ami_id=GPU_AMI, operating_system=eks.OperatingSystem.AL2023, instance_types=["m6i.large"])
+        managed_node_group(
+            "ok", ami_id=GPU_AMI, operating_system=eks.OperatingSystem.AL2023, instance_types=["m6i.large"]
+        )
         managed_node_group("no-ami", operating_system="Bottlerocket", instance_types=["m6i.large"])
         eks.NodeGroupV2("v2", cluster="c", ami_id=GPU_AMI, operating_system="AL2", instance_type="m6i.large")
 
@@ -249,7 +281,9 @@ def test_pulumi_eks_groups_must_declare_al2023(pack):
 
 def test_an_eks_node_group_on_a_custom_image_needs_nodeadm_user_data(pack):
     def program():
-        eks_node_group("good", launch_template("good-lt", user_data=NODEADM), ami_type="CUSTOM", instance_types=["m6i.large"])
+        eks_node_group(
+            "good", launch_template("good-lt", user_data=NODEADM), ami_type="CUSTOM", instance_types=["m6i.large"]
+        )
         eks_node_group("toml", launch_template("toml-lt", user_data=BOTTLEROCKET_TOML), ami_type="CUSTOM")
         eks_node_group("none", launch_template("none-lt", user_data=None), ami_type="CUSTOM")
         eks_node_group("managed", None, ami_type="BOTTLEROCKET_x86_64")  # EKS's own image: nothing pinned
@@ -264,24 +298,35 @@ def test_an_eks_node_group_on_a_custom_image_needs_nodeadm_user_data(pack):
 
 
 def _mime(body: bytes, encoding: str = "7bit") -> bytes:
-    return (b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n'
-            b"Content-Type: application/node.eks.aws\nContent-Transfer-Encoding: " + encoding.encode() + b"\n\n"
-            + body + b"\n--B--\n")
+    return (
+        b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\n--B\n'
+        b"Content-Type: application/node.eks.aws\nContent-Transfer-Encoding: "
+        + encoding.encode()
+        + b"\n\n"
+        + body
+        + b"\n--B--\n"
+    )
 
 
 NODE_CONFIG = b"apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: c\n"
 
 
-@pytest.mark.parametrize("user_data", [
-    base64.b64encode(gzip.compress(_mime(NODE_CONFIG))).decode(),  # terraform's cloudinit_config: gzip, base64
-    base64.b64encode(_mime(base64.b64encode(NODE_CONFIG), "base64")).decode(),  # a base64 part
-    base64.b64encode(_mime(NODE_CONFIG)).decode(),
-], ids=["gzip", "base64-part", "plain-mime"])
+@pytest.mark.parametrize(
+    "user_data",
+    [
+        base64.b64encode(gzip.compress(_mime(NODE_CONFIG))).decode(),  # terraform's cloudinit_config: gzip, base64
+        base64.b64encode(_mime(base64.b64encode(NODE_CONFIG), "base64")).decode(),  # a base64 part
+        base64.b64encode(_mime(NODE_CONFIG)).decode(),
+    ],
+    ids=["gzip", "base64-part", "plain-mime"],
+)
 def test_nodeadm_user_data_is_read_as_nodeadm_reads_it(pack, user_data):
     # amazon-eks-ami nodeadm: user data is base64-decoded, gunzipped if gzipped, then read as MIME, each
     # application/node.eks.aws part with its own transfer encoding (and gzip)
     def program():
-        eks_node_group("packed", launch_template("packed-lt", user_data=user_data), ami_type="CUSTOM", instance_types=["m6i.large"])
+        eks_node_group(
+            "packed", launch_template("packed-lt", user_data=user_data), ami_type="CUSTOM", instance_types=["m6i.large"]
+        )
 
     assert messages(judge(pack, program), "al2023-family") == []
 
@@ -290,13 +335,19 @@ def test_an_ami_type_beside_a_launch_template_image_is_refused_as_eks_refuses_it
     # EKS CreateNodegroup: with a launch template that names a custom AMI, "don't specify amiType, or the
     # node group deployment will fail" (CUSTOM is the one type it takes there)
     def program():
-        eks_node_group("typed", launch_template("typed-lt", user_data=NODEADM), ami_type="AL2023_x86_64_NVIDIA",
-                       instance_types=["g6.xlarge"])
+        eks_node_group(
+            "typed",
+            launch_template("typed-lt", user_data=NODEADM),
+            ami_type="AL2023_x86_64_NVIDIA",
+            instance_types=["g6.xlarge"],
+        )
         eks_node_group("untyped", launch_template("untyped-lt", user_data=NODEADM), instance_types=["g6.xlarge"])
 
     assert messages(judge(pack, program), "al2023-family") == [
-        f"node group 'typed': its launch template pins {GPU_AMI}, and EKS refuses ami_type AL2023_x86_64_NVIDIA beside a "
-        "launch template image (set ami_type CUSTOM, or leave it out)"]
+        f"node group 'typed': its launch template pins {GPU_AMI}, and EKS refuses ami_type AL2023_x86_64_NVIDIA beside "
+        f"a "
+        "launch template image (set ami_type CUSTOM, or leave it out)"
+    ]
 
 
 def test_a_standalone_launch_template_is_judged_by_what_it_boots(pack):
@@ -330,13 +381,22 @@ def test_disk_below_the_recorded_snapshot(pack):
     """A hand-written node class carrying our annotation, with a disk below it."""
 
     def program():
-        node_class("small", [{"id": GPU_AMI}], volumes=root_volume("50Gi"),
-                   annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"})
-        node_class("big", [{"id": GPU_AMI}], volumes=root_volume("100Gi"),
-                   annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"})
+        node_class(
+            "small",
+            [{"id": GPU_AMI}],
+            volumes=root_volume("50Gi"),
+            annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"},
+        )
+        node_class(
+            "big",
+            [{"id": GPU_AMI}],
+            volumes=root_volume("100Gi"),
+            annotations={"mixed-os-racks/ami-root-snapshot-gib": "100"},
+        )
 
     assert messages(judge(pack, program), "disk-fits-ami-snapshot") == [
-        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more"
+        f"EC2NodeClass 'small': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk "
+        f"of 100 GiB or more"
     ]
 
 
@@ -346,14 +406,21 @@ def test_a_disk_below_the_eks_amis_twenty_gib_snapshot_is_refused_without_a_pin(
     def program():
         node_class("small", [{"alias": "al2023@latest"}], volumes=root_volume("10Gi"))
         node_class("enough", [{"alias": "al2023@latest"}], volumes=root_volume("20Gi"))
-        eks_node_group("small-ng", launch_template("small-lt", image=None, disk=8, user_data=None),
-                       ami_type="AL2023_x86_64_STANDARD", instance_types=["m6i.large"])
+        eks_node_group(
+            "small-ng",
+            launch_template("small-lt", image=None, disk=8, user_data=None),
+            ami_type="AL2023_x86_64_STANDARD",
+            instance_types=["m6i.large"],
+        )
         eks_node_group("sized-ng", None, ami_type="AL2023_x86_64_STANDARD", disk_size=10, instance_types=["m6i.large"])
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 GiB); give it a disk of 20 GiB or more",
-        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
-        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 GiB); give it a disk of 20 GiB or more",
+        "EC2NodeClass 'small': disk 10 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (20 "
+        "GiB); give it a disk of 20 GiB or more",
+        "node group 'sized-ng': disk 10 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 "
+        "GiB); give it a disk of 20 GiB or more",
+        "node group 'small-ng': disk 8 GiB is smaller than the root snapshot of EKS's AL2023_x86_64_STANDARD AMI (20 "
+        "GiB); give it a disk of 20 GiB or more",
     ]
 
 
@@ -361,26 +428,38 @@ def test_the_snapshot_size_our_node_groups_tag(pack):
     """Our NodeGroup component tags its ManagedNodeGroup with the size it read; a launch template can carry it too."""
 
     def program():
-        managed_node_group("mng", ami_id=GPU_AMI, operating_system="AL2023", disk_size=50,
-                           tags={"mixed-os-racks/ami-root-snapshot-gib": "100", "team": "ml"})
+        managed_node_group(
+            "mng",
+            ami_id=GPU_AMI,
+            operating_system="AL2023",
+            disk_size=50,
+            tags={"mixed-os-racks/ami-root-snapshot-gib": "100", "team": "ml"},
+        )
         launch_template("lt", disk=99, tags={"mixed-os-racks/ami-root-snapshot-gib": "100"})
 
     assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
-        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
-        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more",
+        f"launch template 'lt': disk 99 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk "
+        f"of 100 GiB or more",
+        f"node group 'mng': disk 50 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of "
+        f"100 GiB or more",
     ]
 
 
 def test_the_policy_config_comes_first_and_numbers_are_floats(pack):
     def program():
-        node_class("tb", [{"id": GPU_AMI}], volumes=root_volume("1Ti"),
-                   annotations={"mixed-os-racks/ami-root-snapshot-gib": "2000"})
+        node_class(
+            "tb",
+            [{"id": GPU_AMI}],
+            volumes=root_volume("1Ti"),
+            annotations={"mixed-os-racks/ami-root-snapshot-gib": "2000"},
+        )
         launch_template("lt", disk=20.0)
         managed_node_group("mng", ami_id=GPU_AMI, operating_system="AL2023", disk_size=19)
 
     config = {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 20.0}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB); give it a disk of 20 GiB or more"
+        f"node group 'mng': disk 19 GiB is smaller than the root snapshot of {GPU_AMI} (20 GiB); give it a disk of 20 "
+        f"GiB or more"
     ]
 
 
@@ -400,7 +479,8 @@ def test_defaults_count_as_disks(pack):
     assert sorted(messages(judge(pack, program, config), "disk-fits-ami-snapshot")) == [
         f"EC2NodeClass 'default': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); "
         "give it a disk of 100 GiB or more; 20 GiB is Karpenter's default",
-        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 GiB or more; 20 GiB is pulumi-eks's default",
+        f"node group 'v2': disk 20 GiB is smaller than the root snapshot of {GPU_AMI} (100 GiB); give it a disk of 100 "
+        f"GiB or more; 20 GiB is pulumi-eks's default",
     ]
 
 
@@ -408,10 +488,14 @@ def test_the_root_device_is_the_amis_when_known(pack):
     def program():
         launch_template("sda", disk=10, device="/dev/sda1")
 
-    assert not of(judge(pack, program, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 15}}}), "disk-fits-ami-snapshot")
+    assert not of(
+        judge(pack, program, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 15}}}),
+        "disk-fits-ami-snapshot",
+    )
     config = {"disk-fits-ami-snapshot": {"amis": {GPU_AMI: {"rootDeviceName": "/dev/sda1", "rootSnapshotGiB": 15}}}}
     assert messages(judge(pack, program, config), "disk-fits-ami-snapshot") == [
-        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB); give it a disk of 15 GiB or more"
+        f"launch template 'sda': disk 10 GiB is smaller than the root snapshot of {GPU_AMI} (15 GiB); give it a disk "
+        f"of 15 GiB or more"
     ]
 
 
@@ -426,18 +510,27 @@ def test_an_unknown_size_is_an_advisory_naming_the_ami_never_silence(pack):
 
     violations = judge(pack, program)
     assert not of(violations, "disk-fits-ami-snapshot")
-    unverified = sorted((v for v in of(violations, "ami-facts-unknown") if "disk-fits-ami-snapshot" in v["message"]),
-                        key=lambda v: v["urn"].rsplit("::", 1)[-1])
+    unverified = sorted(
+        (v for v in of(violations, "ami-facts-unknown") if "disk-fits-ami-snapshot" in v["message"]),
+        key=lambda v: v["urn"].rsplit("::", 1)[-1],
+    )
     assert [(v["level"], v["urn"].rsplit("::", 1)[-1]) for v in unverified] == [
-        ("advisory", "by-name-nodeclass"), ("advisory", "lt")]
+        ("advisory", "by-name-nodeclass"),
+        ("advisory", "lt"),
+    ]
     assert unverified[0]["message"] == (
         "EC2NodeClass 'by-name': disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of the AMI "
         "named 'team-gpu-*': its size is unknown; to verify it, set lookup: true on disk-fits-ami-snapshot: it is "
-        "selected by name, which only the look-up resolves (EC2 DescribeImages)")
+        "selected by name, which only the look-up resolves (EC2 DescribeImages)"
+    )
     assert unverified[1]["message"] == (
-        f"launch template 'lt': disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of {GPU_AMI}: "
-        f'its size is unknown; to verify it, set amiRootSnapshotGiB {{"{GPU_AMI}": <GiB>}} (or amis.{GPU_AMI}.rootSnapshotGiB) '
-        "on disk-fits-ami-snapshot in the policy config, or set lookup: true on disk-fits-ami-snapshot (EC2 DescribeImages)")
+        f"launch template 'lt': disk-fits-ami-snapshot cannot verify disk 50 GiB against the root snapshot of "
+        f"{GPU_AMI}: "
+        f'its size is unknown; to verify it, set amiRootSnapshotGiB {{"{GPU_AMI}": <GiB>}} (or '
+        f"amis.{GPU_AMI}.rootSnapshotGiB) "
+        "on disk-fits-ami-snapshot in the policy config, or set lookup: true on disk-fits-ami-snapshot (EC2 "
+        "DescribeImages)"
+    )
     assert not any("during preview" in v["message"] for v in violations)
 
 
@@ -453,8 +546,10 @@ def test_a_disabled_check_leaves_nothing_unverified(pack):
 # ---- gpu-lane-os -------------------------------------------------------------------------------------------
 
 
-GPU_ON_BR = ("make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
-             "pool or node group)")
+GPU_ON_BR = (
+    "make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket (move them to an AL2023 "
+    "pool or node group)"
+)
 
 
 def test_a_gpu_pool_on_a_bottlerocket_node_class(pack):
@@ -540,14 +635,20 @@ def test_a_node_group_names_its_launch_template_by_a_literal_name_too(pack):
     # follow, so the group is joined to the stack's template of that name
     def program():
         template = aws.ec2.LaunchTemplate("arm-lt", name="team-arm-lt", image_id=ARM_AMI, user_data=NODEADM)
-        eks_node_group("team", None, ami_type="CUSTOM", instance_types=["m6i.large"],
-                       launch_template={"name": "team-arm-lt", "version": "$Latest"},
-                       opts=pulumi.ResourceOptions(depends_on=[template]))
+        eks_node_group(
+            "team",
+            None,
+            ami_type="CUSTOM",
+            instance_types=["m6i.large"],
+            launch_template={"name": "team-arm-lt", "version": "$Latest"},
+            opts=pulumi.ResourceOptions(depends_on=[template]),
+        )
 
     config = facts(ARM_AMI, architecture="arm64")
     assert messages(judge(pack, program, config), "arch-matches-ami") == [
         f"node group 'team': arch x86_64 does not match {ARM_AMI}, which is arm64 (pin an x86_64 AMI, or set the "
-        "lane's arch to arm64)"]
+        "lane's arch to arm64)"
+    ]
 
 
 # ---- the advisories --------------------------------------------------------------------------------------
@@ -559,10 +660,11 @@ def test_pinned_ami_age(pack):
 
     violations = judge(pack, program, facts(creationDate=OLD))
     assert [v["level"] for v in of(violations, "pinned-ami-age")] == ["advisory"]
-    assert of(violations, "pinned-ami-age")[0]["message"].startswith(
-        f"EC2NodeClass 'old': pinned AMI {GPU_AMI} is ")
-    assert "created 2020-01-01), more than maxAgeDays 90: it gets no OS patches (pin a newer build)" in (
-        of(violations, "pinned-ami-age")[0]["message"])
+    assert of(violations, "pinned-ami-age")[0]["message"].startswith(f"EC2NodeClass 'old': pinned AMI {GPU_AMI} is ")
+    assert (
+        "created 2020-01-01), more than maxAgeDays 90: it gets no OS patches (pin a newer build)"
+        in (of(violations, "pinned-ami-age")[0]["message"])
+    )
     recent = (clock.now() - timedelta(days=30)).isoformat()
     assert not of(judge(pack, program, facts(creationDate=recent)), "pinned-ami-age")
     stricter = facts(creationDate=recent)
@@ -584,7 +686,8 @@ def test_ami_k8s_version(pack):
     config["ami-k8s-version"]["kubernetesVersion"] = "1.29"
     found = of(judge(pack, program, config), "ami-k8s-version")
     assert sorted(v["message"] for v in found) == [
-        f"EC2NodeClass 'pool': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115') is built "
+        f"EC2NodeClass 'pool': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115') is "
+        f"built "
         "for Kubernetes 1.34, but the cluster runs 1.29 (pin an AMI built for 1.29)",
         f"node group 'mng': pinned AMI {GPU_AMI} ('amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115') is built "
         "for Kubernetes 1.34, but the cluster runs 1.29 (pin an AMI built for 1.29)",
@@ -629,7 +732,8 @@ def test_a_pin_whose_id_is_unknown_is_still_a_pin_off_al2023(pack):
 
     violations = judge(pack, program)
     assert messages(violations, "al2023-family") == [
-        "EC2NodeClass 'br': a pinned ami_id needs an AL2023 pool (got bottlerocket)"]
+        "EC2NodeClass 'br': a pinned ami_id needs an AL2023 pool (got bottlerocket)"
+    ]
     assert messages(violations, "al2023-family", level="advisory")
 
 
@@ -644,17 +748,33 @@ def test_an_unknown_pool_does_not_hide_the_others(pack):
         f"karpenter nodepool 'known' (EC2NodeClass 'br'): instance families g6 {GPU_ON_BR}"
     ]
     advisory = [v for v in violations if v["level"] == "advisory"]
-    assert len(advisory) == 1 and (
-        "karpenter nodepool 'late' (EC2NodeClass 'br'): string value at .spec.template.spec.requirements.0.values "
-        "can't be known") in advisory[0]["message"]
+    assert (
+        len(advisory) == 1
+        and (
+            "karpenter nodepool 'late' (EC2NodeClass 'br'): string value at .spec.template.spec.requirements.0.values "
+            "can't be known"
+        )
+        in advisory[0]["message"]
+    )
 
 
 def test_user_data_is_read_only_for_a_gpu_lane(pack):
     """gpu-lane-os looks for GPU evidence first: a CPU group whose launch template's user data is not known
     yet gets nothing; a GPU group's unknown user data is reported as unknown until apply."""
+
     def program():
-        eks_node_group("cpu", launch_template("cpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["m6i.large"])
-        eks_node_group("gpu", launch_template("gpu-lt", user_data=unknown(NODEADM)), ami_type="CUSTOM", instance_types=["g5.xlarge"])
+        eks_node_group(
+            "cpu",
+            launch_template("cpu-lt", user_data=unknown(NODEADM)),
+            ami_type="CUSTOM",
+            instance_types=["m6i.large"],
+        )
+        eks_node_group(
+            "gpu",
+            launch_template("gpu-lt", user_data=unknown(NODEADM)),
+            ami_type="CUSTOM",
+            instance_types=["g5.xlarge"],
+        )
 
     found = of(judge(pack, program), "gpu-lane-os")
     assert [v["level"] for v in found] == ["advisory"]
@@ -675,7 +795,9 @@ def test_requests_carry_options_and_provider_as_the_cli_sends_them():
     provider = provider_of(node_class, by_urn, run, config)
     assert (provider.type, provider.name) == ("pulumi:providers:kubernetes", "rack-k8s")
     assert provider.urn == next(r.urn for r in run.resources if r.name == "rack-k8s")
-    assert resource_options(node_class).parent == node_class.parent and node_class.parent.endswith("KarpenterPool::rack-gpu")
+    assert resource_options(node_class).parent == node_class.parent and node_class.parent.endswith(
+        "KarpenterPool::rack-gpu"
+    )
 
     default = provider_of(next(r for r in run.resources if r.type == "aws:iam/role:Role"), by_urn, run, config)
     assert (default.type, default.name) == ("pulumi:providers:aws", "default")
@@ -687,19 +809,46 @@ def test_requests_carry_options_and_provider_as_the_cli_sends_them():
         assert _RESOURCE_SIG.encode() not in wire_properties(resource.properties).SerializeToString()
 
 
-@pytest.mark.parametrize("limit, gpu_lane", [(0, False), ("0", False), ("0m", False), ("0k", False), ("00", False),
-                                             ("0e3", False), ("-0", False), (" 0 ", False), (" 1 ", False), ("abc", False),
-                                             ("1", True), ("500m", True), ("+1", True)])
+@pytest.mark.parametrize(
+    "limit, gpu_lane",
+    [
+        (0, False),
+        ("0", False),
+        ("0m", False),
+        ("0k", False),
+        ("00", False),
+        ("0e3", False),
+        ("-0", False),
+        (" 0 ", False),
+        (" 1 ", False),
+        ("abc", False),
+        ("1", True),
+        ("500m", True),
+        ("+1", True),
+    ],
+)
 def test_a_gpu_limit_is_a_quantity_and_only_a_nonzero_one_makes_a_gpu_lane(pack, limit, gpu_lane):
     # a NodePool's limits are resource.Quantity values: "0m", "0k", "0e3" and "-0" are zero, as 0 is; the CRD holds
     # text to its quantity pattern, so the API server refuses " 1 " and "abc": that pool never runs, GPU or not
     def program() -> None:
         pool = node_pool("cpu", ["m6i"])
-        pool_spec = {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
-                                                            "name": "cpu"}, "requirements": []}},
-                     "limits": {"cpu": "100", "nvidia.com/gpu": limit}}
-        k8s.apiextensions.CustomResource("limited-nodepool", api_version="karpenter.sh/v1", kind="NodePool",
-                                         metadata={"name": "limited"}, spec=pool_spec, opts=pulumi.ResourceOptions(depends_on=[pool]))
+        pool_spec = {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "cpu"},
+                    "requirements": [],
+                }
+            },
+            "limits": {"cpu": "100", "nvidia.com/gpu": limit},
+        }
+        k8s.apiextensions.CustomResource(
+            "limited-nodepool",
+            api_version="karpenter.sh/v1",
+            kind="NodePool",
+            metadata={"name": "limited"},
+            spec=pool_spec,
+            opts=pulumi.ResourceOptions(depends_on=[pool]),
+        )
         node_class("limited", [{"alias": "bottlerocket@latest"}], family="Bottlerocket")
         node_class("cpu", [{"alias": "bottlerocket@latest"}], family="Bottlerocket")
 

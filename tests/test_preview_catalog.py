@@ -29,10 +29,16 @@ def write_catalog(folder: Path, *amis: dict, **sections: object) -> Path:
 
 
 def image(ami_id: str, snapshot: float) -> dict:
-    return {"id": ami_id, "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261201",
-            "description": "EKS-optimized Kubernetes node based on Amazon Linux 2023", "architecture": "x86_64",
-            "root_device_name": "/dev/xvda", "root_snapshot_gib": snapshot,
-            "creation_date": "2026-12-01T08:00:00.000Z", "owner_id": "111122223333"}
+    return {
+        "id": ami_id,
+        "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261201",
+        "description": "EKS-optimized Kubernetes node based on Amazon Linux 2023",
+        "architecture": "x86_64",
+        "root_device_name": "/dev/xvda",
+        "root_snapshot_gib": snapshot,
+        "creation_date": "2026-12-01T08:00:00.000Z",
+        "owner_id": "111122223333",
+    }
 
 
 # ---- --amis adds to the default catalog ----------------------------------------------------------------------
@@ -62,12 +68,15 @@ def test_an_entry_of_the_file_replaces_the_defaults_entry_of_the_same_id(tmp_pat
 
 def test_each_section_is_added_key_by_key_and_the_ebs_default_only_when_the_file_sets_it(tmp_path):
     default = Catalog.load()
-    unset = Catalog.with_default(write_catalog(tmp_path, subnets={"subnet-0123456789abcdef0": "us-west-2a"},
-                                               prices={"g5.xlarge": 2.0}))
+    unset = Catalog.with_default(
+        write_catalog(tmp_path, subnets={"subnet-0123456789abcdef0": "us-west-2a"}, prices={"g5.xlarge": 2.0})
+    )
     assert unset.subnets == {**default.subnets, "subnet-0123456789abcdef0": "us-west-2a"}
     assert unset.prices == {**default.prices, "g5.xlarge": 2.0}
     assert unset.amis == default.amis and unset.ebs_encryption_by_default is default.ebs_encryption_by_default
-    assert Catalog.with_default(write_catalog(tmp_path, ebs_encryption_by_default=True)).ebs_encryption_by_default is True
+    assert (
+        Catalog.with_default(write_catalog(tmp_path, ebs_encryption_by_default=True)).ebs_encryption_by_default is True
+    )
     assert Catalog.with_default(None).amis == default.amis
 
 
@@ -116,8 +125,21 @@ def test_a_plain_programs_node_group_below_its_amis_snapshot_is_refused_from_the
     records."""
     project = plain_project(tmp_path / "plain")
     out = tmp_path / "out.json"
-    code = main(["preview", "--cwd", str(project), "--stack", "dev", "--amis", str(write_catalog(tmp_path, image(BIG_ROOT_AMI, 120))),
-                 "--policy-pack", str(PACK), "--json", str(out)])
+    code = main(
+        [
+            "preview",
+            "--cwd",
+            str(project),
+            "--stack",
+            "dev",
+            "--amis",
+            str(write_catalog(tmp_path, image(BIG_ROOT_AMI, 120))),
+            "--policy-pack",
+            str(PACK),
+            "--json",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 1, captured.err
     violations = json.loads(out.read_text())["violations"]
@@ -129,8 +151,21 @@ def test_a_plain_programs_node_group_below_its_amis_snapshot_is_refused_from_the
     # the account's EBS encryption default is a fact of the catalog only when it states it (the default catalog
     # assumes a new account's, which a mandatory verdict should not rest on): stated, it reaches the pack too
     assert [m.split(":")[1].split()[0] for m in unknown] == ["root-volume-encrypted"]
-    code = main(["preview", "--cwd", str(project), "--stack", "dev", "--policy-pack", str(PACK), "--json", str(out),
-                 "--amis", str(write_catalog(tmp_path, image(BIG_ROOT_AMI, 40), ebs_encryption_by_default=True))])
+    code = main(
+        [
+            "preview",
+            "--cwd",
+            str(project),
+            "--stack",
+            "dev",
+            "--policy-pack",
+            str(PACK),
+            "--json",
+            str(out),
+            "--amis",
+            str(write_catalog(tmp_path, image(BIG_ROOT_AMI, 40), ebs_encryption_by_default=True)),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert [v["policy"] for v in json.loads(out.read_text())["violations"]] == []
 
@@ -138,7 +173,11 @@ def test_a_plain_programs_node_group_below_its_amis_snapshot_is_refused_from_the
 def test_every_policy_that_takes_ami_facts_is_given_the_catalogs():
     """The offline preview gives ``amis`` to the policies ``checks.AMI_FACTS_POLICIES`` names: those whose config
     schema has it."""
-    with_facts = {p.name for p in policies() if p.config_schema is not None and "amis" in (p.config_schema.properties or {})}
+    with_facts = {
+        p.name for p in policies() if p.config_schema is not None and "amis" in (p.config_schema.properties or {})
+    }
     assert set(checks.AMI_FACTS_POLICIES) == with_facts
     facts = Catalog.load().policy_facts()[GPU_AMI]
-    assert facts["rootSnapshotGiB"] == 100 and facts["architecture"] == "x86_64" and facts["rootDeviceName"] == "/dev/xvda"
+    assert (
+        facts["rootSnapshotGiB"] == 100 and facts["architecture"] == "x86_64" and facts["rootDeviceName"] == "/dev/xvda"
+    )

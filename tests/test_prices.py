@@ -40,8 +40,11 @@ def test_the_generator_writes_the_table_from_a_clone(tmp_path):
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "prices", "--date", "2026-08-21T00:00:00Z"], check=True,
-                   env={"GIT_COMMITTER_DATE": "2026-08-21T00:00:00Z", "PATH": shutil.os.environ["PATH"]})
+    subprocess.run(
+        [*git, "commit", "-q", "-m", "prices", "--date", "2026-08-21T00:00:00Z"],
+        check=True,
+        env={"GIT_COMMITTER_DATE": "2026-08-21T00:00:00Z", "PATH": shutil.os.environ["PATH"]},
+    )
     out = tmp_path / "pricelist.py"
     assert pricegen.main(["--repo", str(repo), "--output", str(out)]) == 0
     made: dict = {}

@@ -20,11 +20,16 @@ from mixed_os_racks.offline import run_program
 from mixed_os_racks.offline.packprocess import PolicyPackProcess, pack_env
 from policy_helpers import judge, messages
 
-FILES = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
-         for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]}
+FILES = {
+    path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+}
 SNIPPET_RE = re.compile(r"^(?:<!-- snippet: (?P<kind>[a-z]+) -->\n)?```python\n(?P<code>.*?)^```", re.M | re.S)
-SNIPPETS = [(name, match.group("kind") or "program", match.group("code"))
-            for name, text in FILES.items() for match in SNIPPET_RE.finditer(text)]
+SNIPPETS = [
+    (name, match.group("kind") or "program", match.group("code"))
+    for name, text in FILES.items()
+    for match in SNIPPET_RE.finditer(text)
+]
 PROGRAMS = [(name, code) for name, kind, code in SNIPPETS if kind == "program"]
 PACKS = [(name, code) for name, kind, code in SNIPPETS if kind == "pack"]
 SCRIPTS = [(name, code) for name, kind, code in SNIPPETS if kind == "script"]
@@ -32,7 +37,9 @@ SCRIPTS = [(name, code) for name, kind, code in SNIPPETS if kind == "script"]
 
 def test_the_generated_tables_are_current():
     for name, text in FILES.items():
-        assert docs.render(text) == text, f"{name}: run `make readme` (python -m mixed_os_racks.docs README.md docs/*.md)"
+        assert docs.render(text) == text, (
+            f"{name}: run `make readme` (python -m mixed_os_racks.docs README.md docs/*.md)"
+        )
 
 
 def test_every_table_is_generated_from_its_model():
@@ -64,8 +71,15 @@ def test_the_readme_links_every_doc_and_every_doc_exists():
     readme = FILES["README.md"]
     linked = set(re.findall(r"\]\((docs/[a-z0-9-]+\.md)", readme))
     assert linked == {name for name in FILES if name.startswith("docs/")}
-    assert readme.index("make preview") < readme.index("## What you get") < readme.index("## Install") \
-        < readme.index("```python") < readme.index("## An AMI catalog") < readme.index("## Preview") < readme.index("## Contents")
+    assert (
+        readme.index("make preview")
+        < readme.index("## What you get")
+        < readme.index("## Install")
+        < readme.index("```python")
+        < readme.index("## An AMI catalog")
+        < readme.index("## Preview")
+        < readme.index("## Contents")
+    )
 
 
 def test_every_python_block_of_the_docs_is_a_snippet_that_runs():
@@ -109,9 +123,14 @@ def test_every_pack_snippet_serves_a_pack(tmp_path, where, snippet):
         assert {"ami-id-format", "workloads-reach-their-lane", "node-groups-have-a-team"} <= names
 
         def untagged() -> None:
-            aws.eks.NodeGroup("ng", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n",
-                              subnet_ids=["subnet-0a1b2c3d4e5f60718"], instance_types=["m6i.large"],
-                              scaling_config={"min_size": 1, "max_size": 1, "desired_size": 1})
+            aws.eks.NodeGroup(
+                "ng",
+                cluster_name="c",
+                node_role_arn="arn:aws:iam::123456789012:role/n",
+                subnet_ids=["subnet-0a1b2c3d4e5f60718"],
+                instance_types=["m6i.large"],
+                scaling_config={"min_size": 1, "max_size": 1, "desired_size": 1},
+            )
 
         violations = judge(pack, untagged)
     assert messages(violations, "node-groups-have-a-team") == ["every node group carries a team tag"]
@@ -149,6 +168,7 @@ def test_every_link_between_the_docs_reaches_a_file_and_a_heading():
 def test_make_test_runs_every_test_and_make_test_fast_leaves_out_the_slow_ones():
     """The README's two test commands: `make test` (and CI) select nothing out; `make test-fast` deselects the
     tests marked slow, a marker pytest knows (``--strict-markers`` refuses a misspelt one)."""
+
     def commands(target: str) -> list[str]:
         dry = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, check=True).stdout
         return [line for line in dry.splitlines() if " -m pytest " in line]

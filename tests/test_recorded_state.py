@@ -59,8 +59,21 @@ NODEGROUP = "aws:eks/nodeGroup:NodeGroup"
 
 def _preview(project: Path, stack: str, state: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     out = project / "plan.json"
-    code = main(["preview", "--cwd", str(project), "--stack", stack, "--state", str(state), "--no-policy",
-                 "--json", str(out), *extra])
+    code = main(
+        [
+            "preview",
+            "--cwd",
+            str(project),
+            "--stack",
+            stack,
+            "--state",
+            str(state),
+            "--no-policy",
+            "--json",
+            str(out),
+            *extra,
+        ]
+    )
     return code, (json.loads(out.read_text()) if out.exists() else {})
 
 
@@ -70,7 +83,11 @@ def _write_state(path: Path, doc: dict[str, Any]) -> Path:
 
 
 def _urn(run: str, type_: str, name: str) -> str:
-    return next(e["response"]["urn"] for e in rr.registrations(run) if (e["request"]["type"], e["request"]["name"]) == (type_, name))
+    return next(
+        e["response"]["urn"]
+        for e in rr.registrations(run)
+        if (e["request"]["type"], e["request"]["name"]) == (type_, name)
+    )
 
 
 # ---- every recorded run, replayed against the state it left ------------------------------------------------
@@ -83,7 +100,9 @@ def test_each_recorded_run_replays_against_its_own_state_as_unchanged(run, tmp_p
     code, doc = _preview(project, stack, state)
     out = capsys.readouterr().out
     assert code == 0, out
-    assert set(doc["summary"]) == {"same"}, [(r["name"], r["op"], r["diff"]) for r in doc["resources"] if r["op"] != "same"]
+    assert set(doc["summary"]) == {"same"}, [
+        (r["name"], r["op"], r["diff"]) for r in doc["resources"] if r["op"] != "same"
+    ]
     assert doc["violations"] == [] and doc["errors"] == []
     assert "to update" not in out and "to replace" not in out and "to create" not in out and "to delete" not in out
 
@@ -92,13 +111,17 @@ def test_the_replays_cover_what_made_them_differ(tmp_path):
     """The corpus holds each cause: nested ``__defaults``, ``tagsAll``, references stored as ids, policies stored
     as text, and ``null`` dependencies (CLI v3.102 and older)."""
     resources = [r for run in rr.RUNS for r in rr.state_resources(rr.state_doc(run))]
-    nested = [r for r in resources if any(isinstance(v, dict) and "__defaults" in v for v in (r.get("inputs") or {}).values())]
+    nested = [
+        r for r in resources if any(isinstance(v, dict) and "__defaults" in v for v in (r.get("inputs") or {}).values())
+    ]
     assert {r["type"] for r in nested} >= {NODEGROUP, "aws:ec2/launchTemplate:LaunchTemplate"}
     assert any("tagsAll" in (r.get("inputs") or {}) for r in resources)
     assert any(isinstance((r.get("inputs") or {}).get("assumeRolePolicy"), str) for r in resources)
     old = rr.state_doc("TestProviderUpgrade/managed-nodegroups/1.0.4")
     assert any(None in (r.get("propertyDependencies") or {}).values() for r in rr.state_resources(old))
-    role_refs = [e for e in rr.registrations(MNG) if e["request"]["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"]
+    role_refs = [
+        e for e in rr.registrations(MNG) if e["request"]["type"] == "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+    ]
     assert role_refs and all("urn" in e["request"]["object"]["role"] for e in role_refs)  # a reference, stored as an id
 
 
@@ -152,7 +175,9 @@ def test_a_tainted_managed_node_group_is_replaced_and_refused_as_a_lane_removal(
 
 
 def test_a_group_pending_replacement_is_created_again_without_a_lane_removal(tmp_path, capsys):
-    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng1").update(pendingReplacement=True))
+    state = _mng_state(
+        tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng1").update(pendingReplacement=True)
+    )
     project, stack = rr.replay_project(MNG, tmp_path / "project")
     code, doc = _preview(project, stack, state)
     group = next(r for r in doc["resources"] if r["type"] == NODEGROUP and r["name"] == "example-managed-ng1")
@@ -192,19 +217,35 @@ def test_deleting_or_replacing_a_protected_resource_fails_as_the_real_preview_do
     project, stack = rr.replay_project(MNG, tmp_path / "protected", edit=protect)
     code, doc = _preview(project, stack, state)
     err = capsys.readouterr().err
-    assert code == 2 and f'error: unable to replace resource "{ng2}" (tainted in the state) as it is marked for protection' in err
+    assert (
+        code == 2
+        and f'error: unable to replace resource "{ng2}" (tainted in the state) as it is marked for protection' in err
+    )
 
 
 def test_a_view_goes_with_its_owner_and_deleted_with_is_still_a_removal(tmp_path, capsys):
     ng4 = _urn(MNG, NODEGROUP, "example-managed-ng4")
-    view_urn = ng4.replace("aws:eks/nodeGroup:NodeGroup::", "aws:eks/nodeGroup:NodeGroup$kubernetes:core/v1:Node::") + "-node-1"
+    view_urn = (
+        ng4.replace("aws:eks/nodeGroup:NodeGroup::", "aws:eks/nodeGroup:NodeGroup$kubernetes:core/v1:Node::")
+        + "-node-1"
+    )
 
     def add_view(doc: dict[str, Any]) -> None:
         doc["version"], doc["features"] = 4, ["views"]
         group = _resource(doc, NODEGROUP, "example-managed-ng4")
         group["deletedWith"] = _urn(MNG, "aws:eks/cluster:Cluster", "example-managed-nodegroups-eksCluster")
-        rr.state_resources(doc).append({"urn": view_urn, "custom": True, "id": "node-1", "type": "kubernetes:core/v1:Node",
-                                        "parent": ng4, "viewOf": ng4, "inputs": {}, "outputs": {}})
+        rr.state_resources(doc).append(
+            {
+                "urn": view_urn,
+                "custom": True,
+                "id": "node-1",
+                "type": "kubernetes:core/v1:Node",
+                "parent": ng4,
+                "viewOf": ng4,
+                "inputs": {},
+                "outputs": {},
+            }
+        )
 
     state = _mng_state(tmp_path, add_view)
     project, stack = rr.replay_project(MNG, tmp_path / "project")
@@ -216,7 +257,9 @@ def test_a_view_goes_with_its_owner_and_deleted_with_is_still_a_removal(tmp_path
     ops = {r["urn"]: (r["op"], r.get("note", "")) for r in doc["resources"]}
     assert ops[view_urn] == ("delete", f"a view of {ng4}")
     assert ops[ng4] == ("delete", "")  # the cluster it is deleted with stays: its provider deletes it
-    assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == ["example-managed-ng4"]
+    assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == [
+        "example-managed-ng4"
+    ]
 
 
 # ---- the files the real tools write -----------------------------------------------------------------------
@@ -249,8 +292,9 @@ def test_a_checkpoint_with_a_feature_the_cli_does_not_know_is_refused(tmp_path, 
     assert "uses deployment features this tool does not know: unsupported-feature" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name,summary", [("stack-output-resource-diff", {"same": 3}),
-                                          ("destroy-with-components", {"delete": 2, "same": 1})])
+@pytest.mark.parametrize(
+    "name,summary", [("stack-output-resource-diff", {"same": 3}), ("destroy-with-components", {"delete": 2, "same": 1})]
+)
 def test_a_streaming_preview_of_engine_events_is_read(name, summary, tmp_path, capsys):
     events = rr.RECORDED / "pulumi-display" / f"{name}.json"
     assert main(["guard", str(events), "--json", str(tmp_path / "verdicts.json")]) == 0
@@ -263,13 +307,30 @@ def _events_of(digest: dict[str, Any]) -> str:
     """A digest's steps as the engine streams them (``apitype.EngineEvent`` lines)."""
     lines = [{"sequence": 0, "timestamp": 1, "preludeEvent": {"config": {}}}]
     for n, step in enumerate(digest["steps"], 1):
-        metadata = {"op": step["op"], "urn": step["urn"], "type": step["urn"].split("::")[2].rsplit("$", 1)[-1],
-                    "old": step.get("oldState"), "new": step.get("newState"), "keys": step.get("replaceReasons"),
-                    "diffs": step.get("diffReasons"), "detailedDiff": step.get("detailedDiff"), "logical": True,
-                    "provider": ""}
+        metadata = {
+            "op": step["op"],
+            "urn": step["urn"],
+            "type": step["urn"].split("::")[2].rsplit("$", 1)[-1],
+            "old": step.get("oldState"),
+            "new": step.get("newState"),
+            "keys": step.get("replaceReasons"),
+            "diffs": step.get("diffReasons"),
+            "detailedDiff": step.get("detailedDiff"),
+            "logical": True,
+            "provider": "",
+        }
         lines.append({"sequence": n, "timestamp": 1, "resourcePreEvent": {"metadata": metadata, "planning": True}})
-    lines.append({"sequence": 999, "timestamp": 2, "summaryEvent": {"maybeCorrupt": False, "durationSeconds": 1,
-                                                                    "resourceChanges": digest.get("changeSummary") or {}}})
+    lines.append(
+        {
+            "sequence": 999,
+            "timestamp": 2,
+            "summaryEvent": {
+                "maybeCorrupt": False,
+                "durationSeconds": 1,
+                "resourceChanges": digest.get("changeSummary") or {},
+            },
+        }
+    )
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
@@ -278,7 +339,9 @@ def test_the_guard_gives_a_streamed_preview_the_verdicts_of_its_digest(fixture, 
     digest_path = REPO / "tests" / "fixtures" / "preview" / f"{fixture}.json"
     streamed = tmp_path / "events.json"
     streamed.write_text(_events_of(json.loads(digest_path.read_text())))
-    codes = [main(["guard", str(p), "--json", str(tmp_path / f"{n}.json")]) for n, p in enumerate((digest_path, streamed))]
+    codes = [
+        main(["guard", str(p), "--json", str(tmp_path / f"{n}.json")]) for n, p in enumerate((digest_path, streamed))
+    ]
     verdicts = [json.loads((tmp_path / f"{n}.json").read_text()) for n in range(2)]
     assert codes[0] == codes[1] and verdicts[0] == verdicts[1]
 
@@ -325,34 +388,113 @@ def _project_of(tmp_path: Path, entries: list[dict[str, Any]]) -> tuple[Path, st
 def _state_of(tmp_path: Path, entries: list[dict[str, Any]]) -> Path:
     resources = [{"urn": "urn:pulumi:s::p::pulumi:pulumi:Stack::p-s", "custom": False, "type": "pulumi:pulumi:Stack"}]
     for e in entries:
-        resources.append({"urn": e["response"]["urn"], "custom": True, "id": e["request"]["name"] + "-id",
-                          "type": e["request"]["type"], "inputs": e["request"]["object"], "outputs": e["request"]["object"]})
+        resources.append(
+            {
+                "urn": e["response"]["urn"],
+                "custom": True,
+                "id": e["request"]["name"] + "-id",
+                "type": e["request"]["type"],
+                "inputs": e["request"]["object"],
+                "outputs": e["request"]["object"],
+            }
+        )
     return _write_state(tmp_path / "state.json", {"version": 3, "deployment": {"manifest": {}, "resources": resources}})
 
 
-@pytest.mark.parametrize("type_,old,new,op", [
-    ("aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
-     {"clusterName": "c", "principalArn": "arn:aws:iam::1:role/a", "policyArn": "arn:p", "accessScope": {"type": "cluster"}},
-     {"clusterName": "c", "principalArn": "arn:aws:iam::1:role/a", "policyArn": "arn:p", "accessScope": {"type": "namespace", "namespaces": ["x"]}},
-     "replace"),
-    ("aws:sqs/queuePolicy:QueuePolicy", {"queueUrl": "https://q/1", "policy": "{}"}, {"queueUrl": "https://q/2", "policy": "{}"}, "replace"),
-    ("aws:eks/cluster:Cluster", {"roleArn": "r", "encryptionConfig": {"resources": ["secrets"], "provider": {"keyArn": "k"}}},
-     {"roleArn": "r"}, "replace"),
-    ("aws:eks/cluster:Cluster", {"roleArn": "r"}, {"roleArn": "r", "encryptionConfig": {"resources": ["secrets"], "provider": {"keyArn": "k"}}},
-     "update"),
-    ("kubernetes:core/v1:Pod", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}},
-     {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x:2"}]}}, "replace"),
-    ("kubernetes:core/v1:Pod", {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"containers": [{"name": "a"}]}},
-     {"metadata": {"name": "p", "labels": {"a": "2"}}, "spec": {"containers": [{"name": "a"}]}}, "update"),
-    ("kubernetes:core/v1:PersistentVolume", {"metadata": {"name": "v"}, "spec": {"csi": {"driver": "a", "volumeHandle": "1"}}},
-     {"metadata": {"name": "v"}, "spec": {"csi": {"driver": "a", "volumeHandle": "2"}}}, "replace"),
-    ("aws:iam/role:Role", {"name": "r", "assumeRolePolicy": json.dumps(
-        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["sts:AssumeRole"], "Principal": {"AWS": "111122223333"}}]})},
-     {"name": "r", "assumeRolePolicy": {"Version": "2012-10-17", "Statement": [
-         {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"AWS": "arn:aws:iam::111122223333:root"}}]}}, "same"),
-    ("aws:iam/role:Role", {"name": "r", "assumeRolePolicy": json.dumps({"Version": "2012-10-17", "Statement": []})},
-     {"name": "r", "assumeRolePolicy": {"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*"}]}}, "update"),
-])
+@pytest.mark.parametrize(
+    "type_,old,new,op",
+    [
+        (
+            "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+            {
+                "clusterName": "c",
+                "principalArn": "arn:aws:iam::1:role/a",
+                "policyArn": "arn:p",
+                "accessScope": {"type": "cluster"},
+            },
+            {
+                "clusterName": "c",
+                "principalArn": "arn:aws:iam::1:role/a",
+                "policyArn": "arn:p",
+                "accessScope": {"type": "namespace", "namespaces": ["x"]},
+            },
+            "replace",
+        ),
+        (
+            "aws:sqs/queuePolicy:QueuePolicy",
+            {"queueUrl": "https://q/1", "policy": "{}"},
+            {"queueUrl": "https://q/2", "policy": "{}"},
+            "replace",
+        ),
+        (
+            "aws:eks/cluster:Cluster",
+            {"roleArn": "r", "encryptionConfig": {"resources": ["secrets"], "provider": {"keyArn": "k"}}},
+            {"roleArn": "r"},
+            "replace",
+        ),
+        (
+            "aws:eks/cluster:Cluster",
+            {"roleArn": "r"},
+            {"roleArn": "r", "encryptionConfig": {"resources": ["secrets"], "provider": {"keyArn": "k"}}},
+            "update",
+        ),
+        (
+            "kubernetes:core/v1:Pod",
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}},
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "x:2"}]}},
+            "replace",
+        ),
+        (
+            "kubernetes:core/v1:Pod",
+            {"metadata": {"name": "p", "labels": {"a": "1"}}, "spec": {"containers": [{"name": "a"}]}},
+            {"metadata": {"name": "p", "labels": {"a": "2"}}, "spec": {"containers": [{"name": "a"}]}},
+            "update",
+        ),
+        (
+            "kubernetes:core/v1:PersistentVolume",
+            {"metadata": {"name": "v"}, "spec": {"csi": {"driver": "a", "volumeHandle": "1"}}},
+            {"metadata": {"name": "v"}, "spec": {"csi": {"driver": "a", "volumeHandle": "2"}}},
+            "replace",
+        ),
+        (
+            "aws:iam/role:Role",
+            {
+                "name": "r",
+                "assumeRolePolicy": json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {"Effect": "Allow", "Action": ["sts:AssumeRole"], "Principal": {"AWS": "111122223333"}}
+                        ],
+                    }
+                ),
+            },
+            {
+                "name": "r",
+                "assumeRolePolicy": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": "sts:AssumeRole",
+                            "Principal": {"AWS": "arn:aws:iam::111122223333:root"},
+                        }
+                    ],
+                },
+            },
+            "same",
+        ),
+        (
+            "aws:iam/role:Role",
+            {"name": "r", "assumeRolePolicy": json.dumps({"Version": "2012-10-17", "Statement": []})},
+            {
+                "name": "r",
+                "assumeRolePolicy": {"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*"}]},
+            },
+            "update",
+        ),
+    ],
+)
 def test_what_the_providers_replace_update_or_read_as_equal(type_, old, new, op, tmp_path, capsys):
     state = _state_of(tmp_path, [_custom(type_, "x", old)])
     project, stack = _project_of(tmp_path, [_custom(type_, "x", new)])
@@ -362,9 +504,18 @@ def test_what_the_providers_replace_update_or_read_as_equal(type_, old, new, op,
 
 def test_a_reference_equals_the_id_the_state_holds_until_its_resource_is_replaced(tmp_path, capsys):
     role = _custom("aws:iam/role:Role", "role", {"name": "role-1", "assumeRolePolicy": "{}"})
-    attach = _custom("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "attach", {
-        "policyArn": "arn:p", "role": {"4dabf18193072939515e22adb298388d": "5cf8f73096256a8f31e491e813e4eb8e",
-                                       "urn": role["response"]["urn"], "id": "role-1"}})
+    attach = _custom(
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+        "attach",
+        {
+            "policyArn": "arn:p",
+            "role": {
+                "4dabf18193072939515e22adb298388d": "5cf8f73096256a8f31e491e813e4eb8e",
+                "urn": role["response"]["urn"],
+                "id": "role-1",
+            },
+        },
+    )
     stored = copy.deepcopy(attach)
     stored["request"]["object"]["role"] = "role-id"  # the state keeps the role's id (``_state_of`` gives ids <name>-id)
     state = _state_of(tmp_path, [role, stored])
@@ -382,22 +533,52 @@ def test_a_reference_equals_the_id_the_state_holds_until_its_resource_is_replace
 
 def _class_step(old_spec: dict[str, Any], new_spec: dict[str, Any], diff: list[str]) -> dict[str, Any]:
     urn = "urn:pulumi:prod::rack::kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::gpu-nodeclass"
-    state = lambda spec: {"urn": urn, "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
-                          "inputs": {"metadata": {"name": "gpu"}, "spec": spec}}
-    return {"op": "update", "urn": urn, "oldState": state(old_spec), "newState": state(new_spec),
-            "detailedDiff": {d: {"kind": "update"} for d in diff}}
+    state = lambda spec: {  # noqa: E731
+        "urn": urn,
+        "type": "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+        "inputs": {"metadata": {"name": "gpu"}, "spec": spec},
+    }
+    return {
+        "op": "update",
+        "urn": urn,
+        "oldState": state(old_spec),
+        "newState": state(new_spec),
+        "detailedDiff": {d: {"kind": "update"} for d in diff},
+    }
 
 
-@pytest.mark.parametrize("key,old,new,words", [
-    ("networkInterfaces", [{"networkCardIndex": 0, "deviceIndex": 0}], [{"networkCardIndex": 0, "deviceIndex": 1}],
-     "so Karpenter marks every node of the pool drifted"),
-    ("cpuOptions", {"coreCount": 4}, {"coreCount": 8}, "every node of the pool drifted"),
-    ("context", "a", "b", "every node of the pool drifted"),
-    ("connectionTracking", {"tcpEstablishedTimeout": 60}, {"tcpEstablishedTimeout": 120}, "every node of the pool drifted"),
-    ("placementGroupSelector", {"name": "a"}, {"name": "b"}, "every node of the pool drifted"),
-    ("subnetSelectorTerms", [{"tags": {"a": "1"}}], [{"tags": {"a": "2"}}], "every node whose subnet the new selection no longer includes"),
-    ("securityGroupSelectorTerms", [{"id": "sg-1"}], [{"id": "sg-2"}], "whose security groups the new selection no longer includes"),
-])
+@pytest.mark.parametrize(
+    "key,old,new,words",
+    [
+        (
+            "networkInterfaces",
+            [{"networkCardIndex": 0, "deviceIndex": 0}],
+            [{"networkCardIndex": 0, "deviceIndex": 1}],
+            "so Karpenter marks every node of the pool drifted",
+        ),
+        ("cpuOptions", {"coreCount": 4}, {"coreCount": 8}, "every node of the pool drifted"),
+        ("context", "a", "b", "every node of the pool drifted"),
+        (
+            "connectionTracking",
+            {"tcpEstablishedTimeout": 60},
+            {"tcpEstablishedTimeout": 120},
+            "every node of the pool drifted",
+        ),
+        ("placementGroupSelector", {"name": "a"}, {"name": "b"}, "every node of the pool drifted"),
+        (
+            "subnetSelectorTerms",
+            [{"tags": {"a": "1"}}],
+            [{"tags": {"a": "2"}}],
+            "every node whose subnet the new selection no longer includes",
+        ),
+        (
+            "securityGroupSelectorTerms",
+            [{"id": "sg-1"}],
+            [{"id": "sg-2"}],
+            "whose security groups the new selection no longer includes",
+        ),
+    ],
+)
 def test_what_drifts_an_ec2nodeclass_is_a_rollout(key, old, new, words, tmp_path, capsys):
     path = _write_state(tmp_path / "preview.json", {"steps": [_class_step({key: old}, {key: new}, [f"spec.{key}"])]})
     assert main(["guard", str(path)]) == 0
@@ -406,9 +587,15 @@ def test_what_drifts_an_ec2nodeclass_is_a_rollout(key, old, new, words, tmp_path
 
 
 def test_a_reordered_list_of_a_class_drifts_nothing(tmp_path, capsys):
-    devices = [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi"}}, {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "80Gi"}}]
-    step = _class_step({"blockDeviceMappings": devices}, {"blockDeviceMappings": devices[::-1]},
-                       ["spec.blockDeviceMappings[0].deviceName", "spec.blockDeviceMappings[1].deviceName"])
+    devices = [
+        {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "20Gi"}},
+        {"deviceName": "/dev/xvdb", "ebs": {"volumeSize": "80Gi"}},
+    ]
+    step = _class_step(
+        {"blockDeviceMappings": devices},
+        {"blockDeviceMappings": devices[::-1]},
+        ["spec.blockDeviceMappings[0].deviceName", "spec.blockDeviceMappings[1].deviceName"],
+    )
     path = _write_state(tmp_path / "preview.json", {"steps": [step]})
     assert main(["guard", str(path)]) == 0
     assert "No lane is removed or rolled." in capsys.readouterr().out
@@ -416,11 +603,25 @@ def test_a_reordered_list_of_a_class_drifts_nothing(tmp_path, capsys):
 
 def test_a_budget_listing_no_reasons_bounds_no_drift(tmp_path, capsys):
     pool_urn = "urn:pulumi:prod::rack::kubernetes:karpenter.sh/v1:NodePool::gpu-nodepool"
-    pool = {"urn": pool_urn, "type": "kubernetes:karpenter.sh/v1:NodePool", "inputs": {
-        "metadata": {"name": "gpu"}, "spec": {"template": {"spec": {"nodeClassRef": {"name": "gpu"}}},
-                                              "disruption": {"budgets": [{"nodes": "1", "reasons": []}]}}}}
-    steps = [_class_step({"amiSelectorTerms": [{"id": "ami-1"}]}, {"amiSelectorTerms": [{"id": "ami-2"}]},
-                         ["spec.amiSelectorTerms[0].id"]), {"op": "same", "urn": pool_urn, "oldState": pool, "newState": pool}]
+    pool = {
+        "urn": pool_urn,
+        "type": "kubernetes:karpenter.sh/v1:NodePool",
+        "inputs": {
+            "metadata": {"name": "gpu"},
+            "spec": {
+                "template": {"spec": {"nodeClassRef": {"name": "gpu"}}},
+                "disruption": {"budgets": [{"nodes": "1", "reasons": []}]},
+            },
+        },
+    }
+    steps = [
+        _class_step(
+            {"amiSelectorTerms": [{"id": "ami-1"}]},
+            {"amiSelectorTerms": [{"id": "ami-2"}]},
+            ["spec.amiSelectorTerms[0].id"],
+        ),
+        {"op": "same", "urn": pool_urn, "oldState": pool, "newState": pool},
+    ]
     path = _write_state(tmp_path / "preview.json", {"steps": steps})
     assert main(["guard", str(path)]) == 0
     assert "all the pool's nodes at once" in capsys.readouterr().out
@@ -433,7 +634,12 @@ def test_a_group_sized_past_a_floats_range_is_refused_naming_the_key(tmp_path, c
     """Go's JSON reader (the CLI's) refuses a number past a 64-bit float's range, so no real state holds one;
     Python would read it as an infinity without a word."""
     ng0 = _urn(MNG, NODEGROUP, "example-managed-ng0")
-    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng0")["inputs"]["scalingConfig"].update(desiredSize=1e400))
+    state = _mng_state(
+        tmp_path,
+        lambda doc: _resource(doc, NODEGROUP, "example-managed-ng0")["inputs"]["scalingConfig"].update(
+            desiredSize=1e400
+        ),
+    )
     text = state.read_text().replace('"desiredSize": Infinity', '"desiredSize": 1e400')
     state.write_text(text)
     project, stack = rr.replay_project(MNG, tmp_path / "project", drop=[ng0])
@@ -480,8 +686,18 @@ def test_analyze_reads_a_recorded_export_and_judges_its_outputs_as_deployed(tmp_
 
 
 def test_a_lane_named_with_colons_reads_the_same_in_the_plan_and_the_guard(tmp_path, capsys):
-    entries = [_custom(NODEGROUP, "team::gpu", {"clusterName": "c", "nodeRoleArn": "r", "subnetIds": ["s"],
-                                                "scalingConfig": {"minSize": 1, "maxSize": 2, "desiredSize": 1}})]
+    entries = [
+        _custom(
+            NODEGROUP,
+            "team::gpu",
+            {
+                "clusterName": "c",
+                "nodeRoleArn": "r",
+                "subnetIds": ["s"],
+                "scalingConfig": {"minSize": 1, "maxSize": 2, "desiredSize": 1},
+            },
+        )
+    ]
     state = _state_of(tmp_path, entries)
     project, stack = _project_of(tmp_path, [])
     code, _ = _preview(project, stack, state)
@@ -512,13 +728,16 @@ def test_a_lane_named_with_colons_reads_the_same_in_the_plan_and_the_guard(tmp_p
 #   providers.ProviderRequest.DefaultName: a default provider is named default_<major>_<minor>_<patch> of the
 #   version a registration asks for; the old one, no longer used, is deleted.
 
-CLUSTER_RUN = "TestProviderUpgrade/cluster/2.2.1"  # pulumi-eks before 2.3.0: its clusters send no kubernetesNetworkConfig
+CLUSTER_RUN = (
+    "TestProviderUpgrade/cluster/2.2.1"  # pulumi-eks before 2.3.0: its clusters send no kubernetesNetworkConfig
+)
 AWSX_RUN = "pulumi-awsx/TestProviderUpgrade/default-args/1.0.6"
 
 
 def _edited(run: str, type_: str, names: tuple[str, ...], change) -> Any:
     """An ``edit`` for ``rr.replay_project``: ``change(inputs)`` on the registrations of ``type_`` named ``names``
     (all of that type when empty)."""
+
     def edit(entry: dict[str, Any]) -> dict[str, Any]:
         request = entry["request"]
         if request["type"] != type_ or (names and request["name"] not in names):
@@ -526,6 +745,7 @@ def _edited(run: str, type_: str, names: tuple[str, ...], change) -> Any:
         entry = copy.deepcopy(entry)
         change(entry["request"].setdefault("object", {}))
         return entry
+
     return edit
 
 
@@ -534,18 +754,31 @@ def _op(doc: dict[str, Any], type_: str, name: str) -> tuple[str, list[str]]:
     return step["op"], step["diff"]
 
 
-@pytest.mark.parametrize("name,change,op", [
-    ("example-managed-ng1", lambda i: i.update(capacityType="ON_DEMAND"), "same"),
-    ("example-managed-ng1", lambda i: i.update(amiType="AL2023_x86_64_STANDARD"), "same"),
-    ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.medium"]), "same"),
-    ("example-managed-ng1", lambda i: i.update(diskSize=20), "same"),
-    ("example-managed-ng2", lambda i: i.pop("instanceTypes"), "same"),
-    ("example-managed-ng2", lambda i: i.pop("diskSize"), "same"),
-    ("example-managed-ng1", lambda i: i.update(capacityType="SPOT"), "replace"),
-    ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.large"]), "replace"),
-    ("example-managed-ng2", lambda i: i.update(diskSize=40), "replace"),
-], ids=["capacityType-added", "amiType-added", "instanceTypes-added", "diskSize-added", "instanceTypes-dropped",
-        "diskSize-dropped", "capacityType-changed", "instanceTypes-changed", "diskSize-changed"])
+@pytest.mark.parametrize(
+    "name,change,op",
+    [
+        ("example-managed-ng1", lambda i: i.update(capacityType="ON_DEMAND"), "same"),
+        ("example-managed-ng1", lambda i: i.update(amiType="AL2023_x86_64_STANDARD"), "same"),
+        ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.medium"]), "same"),
+        ("example-managed-ng1", lambda i: i.update(diskSize=20), "same"),
+        ("example-managed-ng2", lambda i: i.pop("instanceTypes"), "same"),
+        ("example-managed-ng2", lambda i: i.pop("diskSize"), "same"),
+        ("example-managed-ng1", lambda i: i.update(capacityType="SPOT"), "replace"),
+        ("example-managed-ng1", lambda i: i.update(instanceTypes=["t3.large"]), "replace"),
+        ("example-managed-ng2", lambda i: i.update(diskSize=40), "replace"),
+    ],
+    ids=[
+        "capacityType-added",
+        "amiType-added",
+        "instanceTypes-added",
+        "diskSize-added",
+        "instanceTypes-dropped",
+        "diskSize-dropped",
+        "capacityType-changed",
+        "instanceTypes-changed",
+        "diskSize-changed",
+    ],
+)
 def test_a_node_groups_computed_inputs_added_as_they_are_or_dropped_are_no_change(name, change, op, tmp_path, capsys):
     """Each case is the recorded run with one edit of one group's inputs; the state is the one that run left, whose
     outputs hold what EKS chose (ON_DEMAND, AL2023_x86_64_STANDARD, t3.medium, 20 GiB)."""
@@ -561,7 +794,9 @@ def test_a_node_groups_computed_inputs_added_as_they_are_or_dropped_are_no_chang
 def test_pulumi_eks_2_3_s_ip_family_on_a_cluster_whose_outputs_say_ipv4(family, op, tmp_path, capsys):
     """pulumi-eks 2.3.0 began sending ``kubernetesNetworkConfig.ipFamily``; a cluster a 2.2.1 run made has none in its
     inputs and ``ipv4`` in its outputs."""
-    edit = _edited(CLUSTER_RUN, "aws:eks/cluster:Cluster", (), lambda i: i.update(kubernetesNetworkConfig={"ipFamily": family}))
+    edit = _edited(
+        CLUSTER_RUN, "aws:eks/cluster:Cluster", (), lambda i: i.update(kubernetesNetworkConfig={"ipFamily": family})
+    )
     project, stack = rr.replay_project(CLUSTER_RUN, tmp_path / "project", edit=edit)
     code, doc = _preview(project, stack, rr.state_file(CLUSTER_RUN, tmp_path))
     clusters = [r for r in doc["resources"] if r["type"] == "aws:eks/cluster:Cluster"]
@@ -573,9 +808,12 @@ def test_pulumi_eks_2_3_s_ip_family_on_a_cluster_whose_outputs_say_ipv4(family, 
 def test_optional_computed_attributes_come_from_the_providers_schema():
     """Read from the installed SDK (generated from pulumi-aws's schema), so every type has them, not a list of four."""
     from mixed_os_racks.offline.providerdiff import optional_computed
+
     assert optional_computed(NODEGROUP) >= {"capacityType", "amiType", "diskSize", "instanceTypes", "launchTemplate.id"}
     assert not optional_computed(NODEGROUP) & {"clusterName", "subnetIds", "labels", "taints", "scalingConfig"}
-    assert {"kubernetesNetworkConfig", "kubernetesNetworkConfig.ipFamily"} <= optional_computed("aws:eks/cluster:Cluster")
+    assert {"kubernetesNetworkConfig", "kubernetesNetworkConfig.ipFamily"} <= optional_computed(
+        "aws:eks/cluster:Cluster"
+    )
     assert "availabilityZone" in optional_computed("aws:ec2/subnet:Subnet")
     assert optional_computed("kubernetes:core/v1:ConfigMap") == frozenset()  # not a bridged provider
 
@@ -584,11 +822,17 @@ def test_a_subnets_availability_zone_dropped_from_awsx_is_no_change_but_moved_is
     """The class, on a resource type the rack does not use: a pulumi-awsx run's subnets, ``availabilityZone``
     (terraform-provider-aws ``subnet.go``: Optional, Computed, ForceNew)."""
     subnet = "aws:ec2/subnet:Subnet"
-    project, stack = rr.replay_project(AWSX_RUN, tmp_path / "dropped", edit=_edited(AWSX_RUN, subnet, (), lambda i: i.pop("availabilityZone")))
+    project, stack = rr.replay_project(
+        AWSX_RUN, tmp_path / "dropped", edit=_edited(AWSX_RUN, subnet, (), lambda i: i.pop("availabilityZone"))
+    )
     code, doc = _preview(project, stack, rr.state_file(AWSX_RUN, tmp_path))
     assert code == 0 and set(doc["summary"]) == {"same"}
     name = "awsx-nodejs-default-args-private-1"
-    project, stack = rr.replay_project(AWSX_RUN, tmp_path / "moved", edit=_edited(AWSX_RUN, subnet, (name,), lambda i: i.update(availabilityZone="us-east-1f")))
+    project, stack = rr.replay_project(
+        AWSX_RUN,
+        tmp_path / "moved",
+        edit=_edited(AWSX_RUN, subnet, (name,), lambda i: i.update(availabilityZone="us-east-1f")),
+    )
     code, doc = _preview(project, stack, rr.state_file(AWSX_RUN, tmp_path))
     op, diff = _op(doc, subnet, name)
     assert op != "same" and diff == ["availabilityZone"]
@@ -596,8 +840,12 @@ def test_a_subnets_availability_zone_dropped_from_awsx_is_no_change_but_moved_is
 
 def test_a_resource_deleted_with_a_replaced_one_is_replaced_too(tmp_path, capsys):
     role0, attachment = "example-role0", "example-role1-policy-2"  # the attachment is of another role
-    state = _mng_state(tmp_path, lambda doc: doc.update(version=4, features=["taint"]) or
-                       _resource(doc, "aws:iam/role:Role", role0).update(taint=True))
+    state = _mng_state(
+        tmp_path,
+        lambda doc: (
+            doc.update(version=4, features=["taint"]) or _resource(doc, "aws:iam/role:Role", role0).update(taint=True)
+        ),
+    )
     role0_urn = _urn(MNG, "aws:iam/role:Role", role0)
     attach = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
     project, stack = rr.replay_project(MNG, tmp_path / "plain")
@@ -629,8 +877,11 @@ def test_a_program_that_imports_plans_as_the_engine_does(how, tmp_path, capsys):
             entry["request"]["importId"] = wanted
         return entry
 
-    drop = (lambda doc: rr.state_resources(doc).remove(_resource(doc, NODEGROUP, "example-managed-ng1"))) \
-        if how == "not-in-state" else (lambda doc: None)
+    drop = (
+        (lambda doc: rr.state_resources(doc).remove(_resource(doc, NODEGROUP, "example-managed-ng1")))
+        if how == "not-in-state"
+        else (lambda doc: None)
+    )
     project, stack = rr.replay_project(MNG, tmp_path / "project", edit=importing)
     code, doc = _preview(project, stack, _mng_state(tmp_path, drop))
     out = capsys.readouterr()
@@ -639,8 +890,12 @@ def test_a_program_that_imports_plans_as_the_engine_does(how, tmp_path, capsys):
     if how == "same-id":
         assert code == 0 and step["op"] == "same"
     elif how == "other-id":  # the engine imports the other group, then deletes the one the state holds
-        assert (step["op"], step["replaceReasons"]) == ("replace", ["id"]) and step["note"].startswith("import-replacement: ")
-        assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == ["example-managed-ng1"]
+        assert (step["op"], step["replaceReasons"]) == ("replace", ["id"]) and step["note"].startswith(
+            "import-replacement: "
+        )
+        assert code == 1 and [v["lane"] for v in doc["violations"] if v["policy"] == "lane-removal"] == [
+            "example-managed-ng1"
+        ]
     else:
         assert code == 0 and (step["op"], step["note"]) == ("import", f"imported: id {wanted}")
         assert doc["summary"]["import"] == 1 and "=   " in out.out and "1 to import" in out.out
@@ -678,7 +933,9 @@ def test_an_unchanged_resource_with_init_errors_is_updated(replace_on_changes, o
 def test_a_dropped_group_deleted_with_a_cluster_that_stays_is_deleted_by_its_provider(tmp_path, capsys):
     ng4 = _urn(MNG, NODEGROUP, "example-managed-ng4")
     cluster = _urn(MNG, "aws:eks/cluster:Cluster", "example-managed-nodegroups-eksCluster")
-    state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng4").update(deletedWith=cluster))
+    state = _mng_state(
+        tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng4").update(deletedWith=cluster)
+    )
     project, stack = rr.replay_project(MNG, tmp_path / "project", drop=[ng4])
     code, doc = _preview(project, stack, state)
     step = next(r for r in doc["resources"] if r["urn"] == ng4)
@@ -702,6 +959,7 @@ def test_a_default_provider_version_bump_creates_the_new_one_and_deletes_the_old
 @functools.lru_cache(maxsize=None)
 def _state_of_run(run: str) -> Any:
     from mixed_os_racks.offline.stackexport import read_stack_export
+
     with tempfile.TemporaryDirectory() as folder:
         return read_stack_export(rr.state_file(run, Path(folder)))
 
@@ -709,6 +967,7 @@ def _state_of_run(run: str) -> Any:
 def _plan_of(run: str, edit) -> Any:
     """The plan of a recorded run's own registrations, edited, against the state it left (no program run)."""
     from mixed_os_racks.offline.plan import make_plan
+
     program = rr.program_run(run)
     for res in program.resources:
         edit(res)
@@ -722,10 +981,13 @@ def test_any_computed_inputs_added_as_the_outputs_hold_them_or_dropped_plan_same
     added with the values its outputs hold, or dropped, plans nothing; one of them set to another value is a change."""
     from google.protobuf import struct_pb2
     from mixed_os_racks.offline.providerdiff import optional_computed
+
     outputs = {r["urn"]: r["outputs"] for r in rr.state_resources(rr.state_doc(MNG)) if r["type"] == NODEGROUP}
     fields = sorted(p for p in optional_computed(NODEGROUP) if "." not in p and p not in ("name", "region"))
-    chosen = {urn: data.draw(st.dictionaries(st.sampled_from(fields), st.sampled_from(["add", "drop"]), max_size=6))
-              for urn in sorted(outputs)}
+    chosen = {
+        urn: data.draw(st.dictionaries(st.sampled_from(fields), st.sampled_from(["add", "drop"]), max_size=6))
+        for urn in sorted(outputs)
+    }
     changed = data.draw(st.sampled_from(sorted(outputs)))
     other = data.draw(st.sampled_from(["capacityType", "amiType", "instanceTypes", "diskSize"]))
 
@@ -739,8 +1001,12 @@ def test_any_computed_inputs_added_as_the_outputs_hold_them_or_dropped_plan_same
             elif key in outputs[res.urn]:
                 inputs[key] = outputs[res.urn][key]
         if broken and res.urn == changed:
-            inputs[other] = {"capacityType": "CAPACITY_BLOCK", "amiType": "BOTTLEROCKET_ARM_64", "instanceTypes": ["p5.48xlarge"],
-                             "diskSize": 999}[other]
+            inputs[other] = {
+                "capacityType": "CAPACITY_BLOCK",
+                "amiType": "BOTTLEROCKET_ARM_64",
+                "instanceTypes": ["p5.48xlarge"],
+                "diskSize": 999,
+            }[other]
         res.properties = struct_pb2.Struct()
         json_format.ParseDict(inputs, res.properties)
         res.__dict__.pop("wire", None)
@@ -752,11 +1018,14 @@ def test_any_computed_inputs_added_as_the_outputs_hold_them_or_dropped_plan_same
     assert steps == [(changed, "replace")] and all(p.startswith(other) for p in plan.by_urn()[changed].diff)
 
 
-@pytest.mark.parametrize("key,value,words", [
-    ("initErrors", "timed out", "initErrors: must be a list of messages"),
-    ("initErrors", [1], "initErrors: must be a list of messages"),
-    ("importID", 7, "importID: must be a string, not 7"),
-])
+@pytest.mark.parametrize(
+    "key,value,words",
+    [
+        ("initErrors", "timed out", "initErrors: must be a list of messages"),
+        ("initErrors", [1], "initErrors: must be a list of messages"),
+        ("importID", 7, "importID: must be a string, not 7"),
+    ],
+)
 def test_init_errors_and_import_ids_of_the_wrong_type_are_refused(key, value, words, tmp_path, capsys):
     state = _mng_state(tmp_path, lambda doc: _resource(doc, NODEGROUP, "example-managed-ng1").update({key: value}))
     project, stack = rr.replay_project(MNG, tmp_path / "project")
@@ -765,8 +1034,9 @@ def test_init_errors_and_import_ids_of_the_wrong_type_are_refused(key, value, wo
     assert code == 2 and words in err and "Traceback" not in err, err
 
 
-@pytest.mark.parametrize("ops,code", [(["import"], 0), (["import-replacement", "replace", "delete-replaced"], 1),
-                                      (["replace"], 1)])
+@pytest.mark.parametrize(
+    "ops,code", [(["import"], 0), (["import-replacement", "replace", "delete-replaced"], 1), (["replace"], 1)]
+)
 def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps_them(ops, code, tmp_path, capsys):
     """A real group of the recorded run, imported by the preview: an import removes nothing; an import-replacement's
     logical step is the replace after it, which deletes the group the state held (``step.go``: ``ImportStep.Logical``
@@ -774,8 +1044,15 @@ def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps
     group = _resource(rr.state_doc(MNG), NODEGROUP, "example-managed-ng1")
     old = {k: group[k] for k in ("urn", "type", "custom", "id", "parent", "inputs", "outputs")}
     new = {**old, "id": "imported"}
-    steps = [{"op": op, "urn": group["urn"], **({"newState": new} if op != "delete-replaced" else {}),
-              **({"oldState": old} if op != "import" else {})} for op in ops]
+    steps = [
+        {
+            "op": op,
+            "urn": group["urn"],
+            **({"newState": new} if op != "delete-replaced" else {}),
+            **({"oldState": old} if op != "import" else {}),
+        }
+        for op in ops
+    ]
     path = _write_state(tmp_path / "preview.json", {"steps": steps})
     assert main(["guard", str(path), "--json", str(tmp_path / "verdicts.json")]) == code
     assert "(1 steps):" in capsys.readouterr().out  # the parts fold into one logical step
@@ -783,11 +1060,15 @@ def test_the_guard_reads_an_import_and_an_import_replacement_as_the_engine_steps
     assert [v["lane"] for v in verdicts if v["policy"] == "lane-removal"] == (["example-managed-ng1"] if code else [])
 
 
-@pytest.mark.parametrize("change,template_op", [
-    (lambda m: m.pop("httpTokens"), "same"),
-    (lambda m: m.update(httpTokens="required", instanceMetadataTags=""), "same"),
-    (lambda m: m.update(httpPutResponseHopLimit=1), "update"),
-], ids=["httpTokens-dropped", "as-the-outputs-hold", "hop-limit-changed"])
+@pytest.mark.parametrize(
+    "change,template_op",
+    [
+        (lambda m: m.pop("httpTokens"), "same"),
+        (lambda m: m.update(httpTokens="required", instanceMetadataTags=""), "same"),
+        (lambda m: m.update(httpPutResponseHopLimit=1), "update"),
+    ],
+    ids=["httpTokens-dropped", "as-the-outputs-hold", "hop-limit-changed"],
+)
 def test_a_launch_templates_metadata_options_meet_its_outputs(change, template_op, tmp_path, capsys):
     """terraform-provider-aws ``ec2_launch_template.go``: each of ``metadata_options``' attributes is Optional and
     Computed. (The replay sends the group the template version it recorded, so a new version rolls nothing here.)"""

@@ -81,10 +81,19 @@ def pack():
 def test_a_pinned_al2023_group_builds_pulumi_eks_launch_template_and_node_group():
     def program() -> None:
         eks.ManagedNodeGroup(
-            "gpu", cluster=existing_cluster("prod-rack"), node_role_arn=ROLE, ami_id=GPU_AMI,
-            operating_system="AL2023", disk_size=120, enable_imd_sv2=True, instance_types=["g5.xlarge"],
-            labels={"team": "ml"}, taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
-            tags={"team": "ml"}, version="1.33")
+            "gpu",
+            cluster=existing_cluster("prod-rack"),
+            node_role_arn=ROLE,
+            ami_id=GPU_AMI,
+            operating_system="AL2023",
+            disk_size=120,
+            enable_imd_sv2=True,
+            instance_types=["g5.xlarge"],
+            labels={"team": "ml"},
+            taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}],
+            tags={"team": "ml"},
+            version="1.33",
+        )
 
     r = run(program)
     component = one(r, MNG)
@@ -102,10 +111,22 @@ def test_a_pinned_al2023_group_builds_pulumi_eks_launch_template_and_node_group(
     assert text.startswith('MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="BOUNDARY"\n\n--BOUNDARY\n')
     assert text.endswith("--BOUNDARY--\n")
     cluster, kubelet = nodeadm_parts(text)
-    assert cluster == {"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": {"cluster": {
-        "name": "prod-rack", "apiServerEndpoint": "https://prod-rack.eks.offline.invalid",
-        "certificateAuthority": base64.b64encode(b"offline").decode(), "cidr": "172.20.0.0/16"}}}
-    assert kubelet["spec"]["kubelet"]["flags"] == ["--node-labels=team=ml", "--register-with-taints=nvidia.com/gpu=true:NoSchedule"]
+    assert cluster == {
+        "apiVersion": "node.eks.aws/v1alpha1",
+        "kind": "NodeConfig",
+        "spec": {
+            "cluster": {
+                "name": "prod-rack",
+                "apiServerEndpoint": "https://prod-rack.eks.offline.invalid",
+                "certificateAuthority": base64.b64encode(b"offline").decode(),
+                "cidr": "172.20.0.0/16",
+            }
+        },
+    }
+    assert kubelet["spec"]["kubelet"]["flags"] == [
+        "--node-labels=team=ml",
+        "--register-with-taints=nvidia.com/gpu=true:NoSchedule",
+    ]
 
     ng = group.inputs
     assert "version" not in ng and "amiType" not in ng and "diskSize" not in ng  # the image is in the template
@@ -120,8 +141,15 @@ def test_a_pinned_al2023_group_builds_pulumi_eks_launch_template_and_node_group(
 
 def test_a_pinned_bottlerocket_group_gets_toml_and_its_data_volume():
     def program() -> None:
-        eks.ManagedNodeGroup("br", cluster=existing_cluster(), node_role_arn=ROLE, ami_id=GPU_AMI,
-                             operating_system="Bottlerocket", disk_size=50, labels={"team": "ml"})
+        eks.ManagedNodeGroup(
+            "br",
+            cluster=existing_cluster(),
+            node_role_arn=ROLE,
+            ami_id=GPU_AMI,
+            operating_system="Bottlerocket",
+            disk_size=50,
+            labels={"team": "ml"},
+        )
 
     template = one(run(program), LT)
     assert template.inputs["blockDeviceMappings"] == [{"deviceName": "/dev/xvdb", "ebs": {"volumeSize": 50}}]
@@ -135,14 +163,18 @@ def test_a_pinned_bottlerocket_group_gets_toml_and_its_data_volume():
 def test_a_pinned_group_gets_user_data_in_its_familys_format(family):
     """pulumi-eks (7bf0c1b1, ``nodejs/eks/nodes/userdata.ts``) writes nodeadm parts for AL2023, a script that runs
     ``/etc/eks/bootstrap.sh`` for AL2 and TOML settings for Bottlerocket: the record's ``user_data`` says which."""
+
     def program() -> None:
-        eks.ManagedNodeGroup("g", cluster=existing_cluster(), node_role_arn=ROLE, ami_id=GPU_AMI,
-                             operating_system=family.family)
+        eks.ManagedNodeGroup(
+            "g", cluster=existing_cluster(), node_role_arn=ROLE, ami_id=GPU_AMI, operating_system=family.family
+        )
 
     text = user_data(one(run(program), LT))
-    marks = {osfamily.NODEADM: "Content-Type: application/node.eks.aws\n",
-             osfamily.BOOTSTRAP_SH: '#!/bin/bash\n\n/etc/eks/bootstrap.sh --apiserver-endpoint "https://',
-             osfamily.BOTTLEROCKET_TOML: "[settings.kubernetes]\n"}
+    marks = {
+        osfamily.NODEADM: "Content-Type: application/node.eks.aws\n",
+        osfamily.BOOTSTRAP_SH: '#!/bin/bash\n\n/etc/eks/bootstrap.sh --apiserver-endpoint "https://',
+        osfamily.BOTTLEROCKET_TOML: "[settings.kubernetes]\n",
+    }
     assert [form for form, mark in marks.items() if mark in text] == [family.user_data]
 
 
@@ -156,19 +188,28 @@ def test_the_expansion_names_the_pulumi_eks_releases_it_mirrors(monkeypatch, cap
 
     def program() -> None:
         for name in ("a", "b"):
-            eks.ManagedNodeGroup(name, cluster=existing_cluster("prod-rack"), node_role_arn=ROLE,
-                                 instance_types=["m7i.large"])
+            eks.ManagedNodeGroup(
+                name, cluster=existing_cluster("prod-rack"), node_role_arn=ROLE, instance_types=["m7i.large"]
+            )
 
     run(program)
     warnings = [line for line in capsys.readouterr().err.splitlines() if "pulumi-eks 4.6.0" in line]
-    assert warnings == ["warning: pulumi-eks 4.6.0: the offline preview expands ManagedNodeGroup as pulumi-eks "
-                        "4.3-4.4 does; this release's provider may register other children or values"]
+    assert warnings == [
+        "warning: pulumi-eks 4.6.0: the offline preview expands ManagedNodeGroup as pulumi-eks "
+        "4.3-4.4 does; this release's provider may register other children or values"
+    ]
 
 
 def test_an_unpinned_group_keeps_eks_ami_and_takes_the_clusters_version():
     def program() -> None:
-        eks.ManagedNodeGroup("arm", cluster=existing_cluster(), node_role_arn=ROLE, operating_system="Bottlerocket",
-                             gpu=True, instance_types=["g5g.xlarge"])
+        eks.ManagedNodeGroup(
+            "arm",
+            cluster=existing_cluster(),
+            node_role_arn=ROLE,
+            operating_system="Bottlerocket",
+            gpu=True,
+            instance_types=["g5g.xlarge"],
+        )
 
     r = run(program)
     assert not [x for x in r.resources if x.type == LT]  # nothing asks for a launch template
@@ -180,8 +221,9 @@ def test_an_unpinned_group_keeps_eks_ami_and_takes_the_clusters_version():
 def test_a_given_launch_template_passes_through_with_its_dependency():
     def program() -> None:
         template = aws.ec2.LaunchTemplate("team-lt", image_id=GPU_AMI)
-        eks.ManagedNodeGroup("team", cluster=existing_cluster(), node_role_arn=ROLE,
-                             launch_template={"id": template.id, "version": "1"})
+        eks.ManagedNodeGroup(
+            "team", cluster=existing_cluster(), node_role_arn=ROLE, launch_template={"id": template.id, "version": "1"}
+        )
 
     r = run(program)
     team = one(r, LT, "team-lt")
@@ -192,18 +234,32 @@ def test_a_given_launch_template_passes_through_with_its_dependency():
 
 
 def test_the_recommended_image_comes_from_ssm():
-    catalog = Catalog.from_doc({"amis": [], "ssm_parameters": {
-        "/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id": GPU_AMI}})
+    catalog = Catalog.from_doc(
+        {
+            "amis": [],
+            "ssm_parameters": {
+                "/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id": GPU_AMI
+            },
+        }
+    )
 
     def program() -> None:
-        eks.ManagedNodeGroup("std", cluster=existing_cluster(), node_role_arn=ROLE, kubelet_extra_args="--max-pods=110",
-                             instance_types=["m6i.large"])
+        eks.ManagedNodeGroup(
+            "std",
+            cluster=existing_cluster(),
+            node_role_arn=ROLE,
+            kubelet_extra_args="--max-pods=110",
+            instance_types=["m6i.large"],
+        )
 
     template = one(run(program, catalog), LT)
     assert template.inputs["imageId"] == GPU_AMI
     assert nodeadm_parts(user_data(template))[1]["spec"]["kubelet"]["flags"] == ["--max-pods=110"]
-    with pytest.raises(Exception, match="recommended image from the SSM parameter /aws/service/eks/optimized-ami/1.34/"
-                                        "amazon-linux-2023/x86_64/standard/recommended/image_id"):
+    with pytest.raises(
+        Exception,
+        match="recommended image from the SSM parameter /aws/service/eks/optimized-ami/1.34/"
+        "amazon-linux-2023/x86_64/standard/recommended/image_id",
+    ):
         run(program)
 
 
@@ -213,8 +269,10 @@ def test_the_recommended_image_comes_from_ssm():
         ({"ami_id": GPU_AMI, "gpu": True}, "You cannot specify both amiId and gpu when creating a managed node group."),
         ({"enable_efa_support": True}, "the offline engine cannot expand enable_efa_support"),
         ({"ami_id": GPU_AMI, "ami_type": "AL2023_x86_64_STANDARD"}, "You cannot specify both amiId and amiType"),
-        ({"ami_type": "BOTTLEROCKET_x86_64", "operating_system": "AL2023", "kubelet_extra_args": "--x"},
-         "Operating system 'AL2023' does not match the detected operating system 'Bottlerocket'"),
+        (
+            {"ami_type": "BOTTLEROCKET_x86_64", "operating_system": "AL2023", "kubelet_extra_args": "--x"},
+            "Operating system 'AL2023' does not match the detected operating system 'Bottlerocket'",
+        ),
     ],
 )
 def test_what_pulumi_eks_refuses_is_refused(kwargs, error):
@@ -229,16 +287,25 @@ def test_a_cluster_that_is_not_one_is_refused_by_name():
     def program() -> None:
         eks.ManagedNodeGroup("bad", cluster="my-cluster", node_role_arn=ROLE, ami_id=GPU_AMI)
 
-    with pytest.raises(Exception, match="eks:index:ManagedNodeGroup 'bad': cluster must be a pulumi-eks Cluster or a CoreData"):
+    with pytest.raises(
+        Exception, match="eks:index:ManagedNodeGroup 'bad': cluster must be a pulumi-eks Cluster or a CoreData"
+    ):
         run(program)
 
 
 def test_a_created_cluster_leaves_the_user_data_unknown():
     """A cluster created in the same program has no endpoint or CA at preview: the user data is unknown."""
+
     def program() -> None:
         cluster = aws.eks.Cluster("new", role_arn=ROLE, vpc_config={"subnet_ids": ["s"]})
-        eks.ManagedNodeGroup("gpu", cluster={"cluster": cluster, "instance_roles": []}, node_role_arn=ROLE,
-                             ami_id=GPU_AMI, operating_system="AL2023", subnet_ids=["s"])
+        eks.ManagedNodeGroup(
+            "gpu",
+            cluster={"cluster": cluster, "instance_roles": []},
+            node_role_arn=ROLE,
+            ami_id=GPU_AMI,
+            operating_system="AL2023",
+            subnet_ids=["s"],
+        )
 
     template = one(run(program), LT)
     assert template.inputs["userData"] == "<computed>" and template.inputs["imageId"] == GPU_AMI
@@ -248,12 +315,27 @@ def test_a_created_cluster_leaves_the_user_data_unknown():
 def test_our_pinned_node_group_passes_the_pack_with_no_advisory(pack):
     """The component records the snapshot size and encryption on the group's tags; pulumi-eks puts them on
     its node group, and the pack reads them for the launch template that node group uses."""
-    catalog = Catalog.from_doc({"ebs_encryption_by_default": True, "amis": [{
-        "id": GPU_AMI, "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115", "description": "AL2023",
-        "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 100,
-        "creation_date": "2026-11-15T08:12:40.000Z", "owner_id": "111122223333"}]})
-    built = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 120}]),
-                     catalog)
+    catalog = Catalog.from_doc(
+        {
+            "ebs_encryption_by_default": True,
+            "amis": [
+                {
+                    "id": GPU_AMI,
+                    "name": "amazon-eks-node-al2023-x86_64-nvidia-580-1.34-v20261115",
+                    "description": "AL2023",
+                    "architecture": "x86_64",
+                    "root_device_name": "/dev/xvda",
+                    "root_snapshot_gib": 100,
+                    "creation_date": "2026-11-15T08:12:40.000Z",
+                    "owner_id": "111122223333",
+                }
+            ],
+        }
+    )
+    built = run_rack(
+        rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": GPU_AMI, "disk": 120}]),
+        catalog,
+    )
     group = one(built, NG, "rack-ng-1")
     assert group.inputs["tags"][contract.ROOT_SNAPSHOT_TAG] == "100"
     assert one(built, LT, "rack-ng-1-launchTemplate").inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 120
@@ -261,9 +343,14 @@ def test_our_pinned_node_group_passes_the_pack_with_no_advisory(pack):
     # told a bigger snapshot (the config comes before what the resource records), the pack refuses the disk on
     # pulumi-eks's launch template, naming the group the user configured
     violations = judge(pack, built, {"disk-fits-ami-snapshot": {"amiRootSnapshotGiB": {GPU_AMI: 150}}})
-    assert [(v["policy"], v["urn"].rsplit("::", 1)[-1], v["message"]) for v in violations] == [(
-        "disk-fits-ami-snapshot", "rack-ng-1-launchTemplate",
-        f"node group 'rack-ng-1': disk 120 GiB is smaller than the root snapshot of {GPU_AMI} (150 GiB); give it a disk of 150 GiB or more")]
+    assert [(v["policy"], v["urn"].rsplit("::", 1)[-1], v["message"]) for v in violations] == [
+        (
+            "disk-fits-ami-snapshot",
+            "rack-ng-1-launchTemplate",
+            f"node group 'rack-ng-1': disk 120 GiB is smaller than the root snapshot of {GPU_AMI} (150 GiB); give it a "
+            f"disk of 150 GiB or more",
+        )
+    ]
 
 
 # ---- yaml/v2 ConfigFile and ConfigGroup, v1 ConfigFile -----------------------------------------------------
@@ -316,7 +403,9 @@ def test_config_file_v2_children_are_named_typed_and_namespaced_as_the_provider_
     assert secret.inputs["stringData"] == {"secret": {"token": "s3cret"}}
     assert secret.inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
     assert one(r, "kubernetes:core/v1:Namespace").urn in secret.dependencies
-    assert one(r, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass").inputs["spec"] == {"amiSelectorTerms": [{"alias": "al2023@latest"}]}
+    assert one(r, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass").inputs["spec"] == {
+        "amiSelectorTerms": [{"alias": "al2023@latest"}]
+    }
 
 
 def test_config_group_v2_reads_globs_in_order_then_yaml_then_objects(tmp_path):
@@ -324,9 +413,13 @@ def test_config_group_v2_reads_globs_in_order_then_yaml_then_objects(tmp_path):
         (tmp_path / f"{name}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n")
 
     def program() -> None:
-        k8s.yaml.v2.ConfigGroup("g", files=[str(tmp_path / "*.yaml")], resource_prefix="",
-                                yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
-                                objs=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "x"}}])
+        k8s.yaml.v2.ConfigGroup(
+            "g",
+            files=[str(tmp_path / "*.yaml")],
+            resource_prefix="",
+            yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            objs=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "x"}}],
+        )
 
     names = [r.name for r in run(program).resources if r.type == "kubernetes:core/v1:ConfigMap"]
     assert names == ["default/a", "default/b", "default/c", "x/d"]  # an explicit empty prefix means none
@@ -340,19 +433,25 @@ def test_a_programs_relative_paths_are_read_from_its_project_directory(tmp_path)
     (project / "__main__.py").write_text(
         "import pulumi_kubernetes as k8s\n"
         "k8s.yaml.v2.ConfigGroup('g', files=['manifests/*.yaml'])\n"
-        "k8s.yaml.v2.ConfigFile('f', file='manifests/a.yaml', resource_prefix='f')\n")
+        "k8s.yaml.v2.ConfigFile('f', file='manifests/a.yaml', resource_prefix='f')\n"
+    )
     before = os.getcwd()
     found = run_program(project, {"aws:region": "us-east-1"})
     assert os.getcwd() == before
-    assert sorted(r.name for r in found.resources if r.type == "kubernetes:core/v1:ConfigMap") == ["f:default/a", "g:default/a"]
+    assert sorted(r.name for r in found.resources if r.type == "kubernetes:core/v1:ConfigMap") == [
+        "f:default/a",
+        "g:default/a",
+    ]
 
 
 def test_a_manifests_dates_and_base_60_numbers_stay_text_as_the_provider_reads_them(tmp_path):
     # sigs.k8s.io/yaml decodes with go-yaml v2, which gives a map of interfaces a timestamp-looking or
     # 1:30-looking plain scalar as the string it is (PyYAML would make a date, or 90)
     path = tmp_path / "team.yaml"
-    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team\n  annotations: {created: 2026-01-01}\n"
-                    "data: {window: 1:30, count: 1_000}\n")
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team\n  annotations: {created: 2026-01-01}\n"
+        "data: {window: 1:30, count: 1_000}\n"
+    )
     found = run(lambda: k8s.yaml.v2.ConfigFile("team", file=str(path)))
     config_map = one(found, "kubernetes:core/v1:ConfigMap")
     assert config_map.inputs["metadata"]["annotations"] == {"created": "2026-01-01"}
@@ -362,7 +461,9 @@ def test_a_manifests_dates_and_base_60_numbers_stay_text_as_the_provider_reads_t
 def test_a_config_file_without_names_or_with_unknown_inputs(tmp_path, capsys):
     path = tmp_path / "bad.yaml"
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
-    with pytest.raises(Exception, match=r"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require a \.metadata\.name"):
+    with pytest.raises(
+        Exception, match=r"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require a \.metadata\.name"
+    ):
         run(lambda: k8s.yaml.v2.ConfigFile("bad", file=str(path)))
 
     def program() -> None:
@@ -371,23 +472,30 @@ def test_a_config_file_without_names_or_with_unknown_inputs(tmp_path, capsys):
 
     r = run(program)
     assert not [c for c in r.resources if c.parent == one(r, "kubernetes:yaml/v2:ConfigFile").urn]
-    assert "kubernetes:yaml/v2:ConfigFile:late -- Required input properties have unknown values. Preview is incomplete." in (
-        capsys.readouterr().err)
+    assert (
+        "kubernetes:yaml/v2:ConfigFile:late -- Required input properties have unknown values. Preview is incomplete."
+        in (capsys.readouterr().err)
+    )
 
 
-@pytest.mark.parametrize("manifest, missing", [
-    # the provider reads kind, apiVersion and name with unstructured's accessors: a value that is not a
-    # string is none (a list would otherwise become part of a resource's name or type)
-    ("apiVersion: v1\nkind: [ConfigMap]\nmetadata: {name: a}\n", "a kind and apiVersion"),
-    ("apiVersion: v1\nkind: 5\nmetadata: {name: a}\n", "a kind and apiVersion"),
-    ("apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n", "a kind and apiVersion"),
-    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a]}\n", "a .metadata.name"),
-    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n", "a .metadata.name"),
-])
+@pytest.mark.parametrize(
+    "manifest, missing",
+    [
+        # the provider reads kind, apiVersion and name with unstructured's accessors: a value that is not a
+        # string is none (a list would otherwise become part of a resource's name or type)
+        ("apiVersion: v1\nkind: [ConfigMap]\nmetadata: {name: a}\n", "a kind and apiVersion"),
+        ("apiVersion: v1\nkind: 5\nmetadata: {name: a}\n", "a kind and apiVersion"),
+        ("apiVersion: 1\nkind: ConfigMap\nmetadata: {name: a}\n", "a kind and apiVersion"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [a]}\n", "a .metadata.name"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 5}\n", "a .metadata.name"),
+    ],
+)
 def test_a_manifest_field_that_is_not_text_is_refused_as_missing(tmp_path, manifest, missing):
     path = tmp_path / "bad.yaml"
     path.write_text(manifest)
-    with pytest.raises(Exception, match=rf"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require {re.escape(missing)}"):
+    with pytest.raises(
+        Exception, match=rf"kubernetes:yaml/v2:ConfigFile 'bad': Kubernetes resources require {re.escape(missing)}"
+    ):
         run(lambda: k8s.yaml.v2.ConfigFile("bad", file=str(path)))
 
 
@@ -406,7 +514,9 @@ def test_v1_config_file_decodes_through_the_provider_invoke(tmp_path):
     path.write_text(MANIFEST + "---\n{}\n---\nnot: a kubernetes object\n")
 
     r = run(lambda: k8s.yaml.ConfigFile("team", file=str(path)))
-    assert sorted((c.type, c.name) for c in r.resources if c.type.startswith("kubernetes:") and "yaml:" not in c.type) == [
+    assert sorted(
+        (c.type, c.name) for c in r.resources if c.type.startswith("kubernetes:") and "yaml:" not in c.type
+    ) == [
         ("kubernetes:core/v1:ConfigMap", "settings"),
         ("kubernetes:core/v1:Namespace", "team"),
         ("kubernetes:core/v1:Secret", "team/token"),
@@ -438,15 +548,26 @@ def test_a_local_chart_without_helm_is_not_judged_and_says_so(tmp_path, capsys, 
     chart = chart_dir(tmp_path)
     r = run(lambda: k8s.helm.v4.Chart("team", chart=str(chart)))
     assert [c.type for c in r.resources if c.parent == one(r, "kubernetes:helm.sh/v4:Chart").urn] == []
-    assert (f"warning: kubernetes:helm.sh/v4:Chart 'team' (chart {chart}): no helm binary on the PATH to render it "
-            "with, so its objects were not judged") in capsys.readouterr().err
+    assert (
+        f"warning: kubernetes:helm.sh/v4:Chart 'team' (chart {chart}): no helm binary on the PATH to render it "
+        "with, so its objects were not judged"
+    ) in capsys.readouterr().err
 
 
 def test_a_remote_chart_is_not_judged_and_says_so(capsys):
-    run(lambda: k8s.helm.v4.Chart("dp", chart="nvidia-device-plugin", version="0.20.0",
-                                  repository_opts={"repo": "https://nvidia.github.io/k8s-device-plugin"}))
-    assert ("kubernetes:helm.sh/v4:Chart 'dp' (chart nvidia-device-plugin from https://nvidia.github.io/k8s-device-plugin): "
-            "the offline engine renders only local charts, so its objects were not judged") in capsys.readouterr().err
+    run(
+        lambda: k8s.helm.v4.Chart(
+            "dp",
+            chart="nvidia-device-plugin",
+            version="0.20.0",
+            repository_opts={"repo": "https://nvidia.github.io/k8s-device-plugin"},
+        )
+    )
+    assert (
+        "kubernetes:helm.sh/v4:Chart 'dp' (chart nvidia-device-plugin from "
+        "https://nvidia.github.io/k8s-device-plugin): "
+        "the offline engine renders only local charts, so its objects were not judged"
+    ) in capsys.readouterr().err
 
 
 STAND_IN = """#!{python}
@@ -501,9 +622,11 @@ def test_a_local_chart_is_rendered_with_helm_template_and_judged(tmp_path, monke
         ("kubernetes:karpenter.sh/v1:NodePool", "team:gpu"),
     ]
     assert [v["message"] for v in judge(pack, r) if v["level"] == "mandatory"] == [
-        "karpenter nodepool 'gpu' (EC2NodeClass 'gpu-class'): requirements karpenter.k8s.aws/instance-category In [g] and "
+        "karpenter nodepool 'gpu' (EC2NodeClass 'gpu-class'): requirements karpenter.k8s.aws/instance-category In [g] "
+        "and "
         "karpenter.k8s.aws/instance-gpu-manufacturer In [nvidia] make this a GPU lane, and GPU lanes must run Amazon "
-        "Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"]
+        "Linux 2023, not Bottlerocket (move them to an AL2023 pool or node group)"
+    ]
 
 
 # ---- unknowns, as in a real preview --------------------------------------------------------------------------
@@ -515,7 +638,11 @@ def test_ids_and_computed_outputs_are_unknown_and_the_tree_says_which_inputs(cap
     row = next(n for n, line in enumerate(out) if "aws:eks/nodeGroup:NodeGroup" in line)
     assert out[row].startswith(" +") and out[row].endswith("rack-ng-1")
     # prod creates its cluster, so the cluster's name is unknown too
-    assert out[row + 1].strip().endswith("unknown until apply: clusterName, launchTemplate.id, launchTemplate.version, nodeRoleArn")
+    assert (
+        out[row + 1]
+        .strip()
+        .endswith("unknown until apply: clusterName, launchTemplate.id, launchTemplate.version, nodeRoleArn")
+    )
     assert not out[row + 1].startswith(" +")
 
 
@@ -527,5 +654,9 @@ def test_a_preview_knows_inputs_and_reads_but_not_ids():
         pulumi.export("arn", role.arn)  # computed by AWS
         pulumi.export("cluster", aws.eks.Cluster.get("c", "prod").endpoint)
 
-    assert run(program).outputs == {"id": "<computed>", "name": "nodes", "arn": "<computed>",
-                                    "cluster": "https://prod.eks.offline.invalid"}
+    assert run(program).outputs == {
+        "id": "<computed>",
+        "name": "nodes",
+        "arn": "<computed>",
+        "cluster": "https://prod.eks.offline.invalid",
+    }

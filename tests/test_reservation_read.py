@@ -29,14 +29,25 @@ BLOCK = "cr-0a1b2c3d4e5f60718"  # the default catalog's Capacity Block: 2 x p5.4
 ODCR = "cr-0123456789abcdef0"  # the default catalog's ODCR: 1 x p5.48xlarge, no end
 READ = "aws:ec2/capacityReservation:CapacityReservation"
 
-TRAIN = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 576,
-         "memory_limit_gb": 6144, "dedicated": True, "capacity_types": "reserved,on-demand",
-         "capacity_reservation_ids": f"{BLOCK},{ODCR}", "canary_ami_id": "ami-0a1b2c3d4e5f60718", "disk": 200}
+TRAIN = {
+    "name": "train",
+    "instance_families": "p5",
+    "instance_sizes": "48xlarge",
+    "cpu_limit": 576,
+    "memory_limit_gb": 6144,
+    "dedicated": True,
+    "capacity_types": "reserved,on-demand",
+    "capacity_reservation_ids": f"{BLOCK},{ODCR}",
+    "canary_ami_id": "ami-0a1b2c3d4e5f60718",
+    "disk": 200,
+}
 SERVE = {"id": "serve", "type": "p5.48xlarge", "label": "serve", "capacity_reservation_id": ODCR}
 
 
 def rack(pools: list[dict[str, Any]] = (), groups: list[dict[str, Any]] = ()) -> ProgramRun:  # type: ignore[assignment]
-    return run_rack(rack_config(additional_karpenter_nodepools_config=list(pools), additional_node_groups_config=list(groups)))
+    return run_rack(
+        rack_config(additional_karpenter_nodepools_config=list(pools), additional_node_groups_config=list(groups))
+    )
 
 
 def test_the_lanes_output_gives_each_reserved_lanes_node_count():
@@ -66,8 +77,11 @@ def test_a_reservation_the_catalog_lacks_fails_the_preview_naming_it_and_the_key
 
 def test_an_ended_reservation_is_not_found_as_ec2_expires_it(monkeypatch):
     monkeypatch.setenv("MIXED_OS_RACKS_NOW", "2026-12-29T00:00:00Z")  # the block ended on 12-28 11:30
-    with pytest.raises(Exception, match=rf"reading EC2 Capacity Reservation \({BLOCK}\): couldn't find resource .*"
-                                        rf"lists reservations.{BLOCK} as ended on 2026-12-28T11:30:00Z: EC2 expired it"):
+    with pytest.raises(
+        Exception,
+        match=rf"reading EC2 Capacity Reservation \({BLOCK}\): couldn't find resource .*"
+        rf"lists reservations.{BLOCK} as ended on 2026-12-28T11:30:00Z: EC2 expired it",
+    ):
         rack([dict(TRAIN, capacity_reservation_ids=BLOCK, cpu_limit=384)])
 
 
@@ -94,14 +108,27 @@ def test_another_languages_program_gets_the_count_through_the_component_provider
     from google.protobuf import json_format
     from provider_helpers import EngineSide, serve_provider
 
-    spec = {"clusterName": "prod-rack", "pools": [{"name": "train", "instanceFamilies": ["p5"], "instanceSizes": ["48xlarge"],
-                                                   "cpuLimit": 384, "memoryLimitGb": 4096, "dedicated": True,
-                                                   "capacityTypes": ["reserved", "on-demand"],
-                                                   "capacityReservationIds": [BLOCK]}]}
+    spec = {
+        "clusterName": "prod-rack",
+        "pools": [
+            {
+                "name": "train",
+                "instanceFamilies": ["p5"],
+                "instanceSizes": ["48xlarge"],
+                "cpuLimit": 384,
+                "memoryLimitGb": 4096,
+                "dedicated": True,
+                "capacityTypes": ["reserved", "on-demand"],
+                "capacityReservationIds": [BLOCK],
+            }
+        ],
+    }
     for provider in serve_provider(tmp_path):
         engine = EngineSide()
         try:
-            state = json_format.MessageToDict(provider.construct(engine, "rack:index:Rack", "rack", {"spec": spec}).state)
+            state = json_format.MessageToDict(
+                provider.construct(engine, "rack:index:Rack", "rack", {"spec": spec}).state
+            )
         finally:
             engine.close()
         assert state["lanes"]["train"]["reservedNodes"] == 2

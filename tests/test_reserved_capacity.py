@@ -44,9 +44,16 @@ def pool_error(**pool: object) -> str:
 
 
 def reserved_pool(**pool: object) -> PoolSpec:
-    values = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
-              "memory_limit_gb": 4096, "capacity_types": "reserved,on-demand",
-              "capacity_reservation_ids": f"{BLOCK},{ODCR}", **pool}
+    values = {
+        "name": "train",
+        "instance_families": "p5",
+        "instance_sizes": "48xlarge",
+        "cpu_limit": 384,
+        "memory_limit_gb": 4096,
+        "capacity_types": "reserved,on-demand",
+        "capacity_reservation_ids": f"{BLOCK},{ODCR}",
+        **pool,
+    }
     spec = parse_rack_config({"cluster_name": "c", "additional_karpenter_nodepools_config": [values]})
     (found,) = [p for p in spec.pools if p.name == values["name"]]
     return found
@@ -54,18 +61,24 @@ def reserved_pool(**pool: object) -> PoolSpec:
 
 def objects(pool: PoolSpec) -> tuple[dict, dict]:
     """The EC2NodeClass and NodePool the component registers for ``pool``, as the API server gets them."""
+
     def program() -> None:
         KarpenterPool(pool.name, KarpenterPoolArgs(pool=pool, cluster=ClusterRef.existing("other", "other")))
 
     run = run_program(program, {})
     node_class, node_pool = named(run, NODECLASS, pool.name), named(run, NODEPOOL, pool.name)
-    return ({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", **node_class.inputs},
-            {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", **node_pool.inputs})
+    return (
+        {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", **node_class.inputs},
+        {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", **node_pool.inputs},
+    )
 
 
 def capacity_requirement(node_pool: dict) -> list[str]:
-    (found,) = [r["values"] for r in node_pool["spec"]["template"]["spec"]["requirements"]
-                if r["key"] == "karpenter.sh/capacity-type"]
+    (found,) = [
+        r["values"]
+        for r in node_pool["spec"]["template"]["spec"]["requirements"]
+        if r["key"] == "karpenter.sh/capacity-type"
+    ]
     return found
 
 
@@ -106,20 +119,32 @@ def test_the_crd_refuses_what_the_rules_refuse():
 # ---- validation ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("pool", "message"), [
-    ({"capacity_types": "reserved"},
-     f"{KEY}.capacity_types: karpenter nodepool 'train': capacity type 'reserved' needs capacity_reservation_ids "
-     "(the reservations the pool launches into)"),
-    ({"capacity_reservation_ids": ODCR},
-     f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': capacity_reservation_ids need capacity type "
-     "'reserved' in capacity_types, or Karpenter launches nothing into them (reserved,on-demand falls back to "
-     "On-Demand when they are full; reserved alone launches only into them)"),
-    ({"capacity_types": "reserved", "capacity_reservation_ids": f"{ODCR},{ODCR}"},
-     f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': duplicate capacity reservation id '{ODCR}'"),
-    ({"capacity_types": "reserved", "capacity_reservation_ids": ",".join(f"cr-{n:017x}" for n in range(31))},
-     f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': 31 capacity reservation ids (at most 30, the "
-     "EC2NodeClass's capacityReservationSelectorTerms)"),
-])
+@pytest.mark.parametrize(
+    ("pool", "message"),
+    [
+        (
+            {"capacity_types": "reserved"},
+            f"{KEY}.capacity_types: karpenter nodepool 'train': capacity type 'reserved' needs "
+            f"capacity_reservation_ids "
+            "(the reservations the pool launches into)",
+        ),
+        (
+            {"capacity_reservation_ids": ODCR},
+            f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': capacity_reservation_ids need capacity type "
+            "'reserved' in capacity_types, or Karpenter launches nothing into them (reserved,on-demand falls back to "
+            "On-Demand when they are full; reserved alone launches only into them)",
+        ),
+        (
+            {"capacity_types": "reserved", "capacity_reservation_ids": f"{ODCR},{ODCR}"},
+            f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': duplicate capacity reservation id '{ODCR}'",
+        ),
+        (
+            {"capacity_types": "reserved", "capacity_reservation_ids": ",".join(f"cr-{n:017x}" for n in range(31))},
+            f"{KEY}.capacity_reservation_ids: karpenter nodepool 'train': 31 capacity reservation ids (at most 30, the "
+            "EC2NodeClass's capacityReservationSelectorTerms)",
+        ),
+    ],
+)
 def test_reservation_problems_name_the_key_and_the_fix(pool, message):
     assert pool_error(**pool) == message
 
@@ -129,18 +154,22 @@ def test_the_workload_lane_takes_no_reservation():
         parse_rack_config({"cluster_name": "c", "karpenter_capacity_types": "reserved,on-demand"})
     assert str(caught.value) == (
         "rack:karpenter_capacity_types: karpenter workload nodepool: invalid capacity type 'reserved' (the default "
-        "lane takes on-demand or spot; reserved capacity is an additional pool's, with capacity_reservation_ids)")
+        "lane takes on-demand or spot; reserved capacity is an additional pool's, with capacity_reservation_ids)"
+    )
 
 
 IDS = st.from_regex(r"cr-(?:[0-9a-f]{8}|[0-9a-f]{17})", fullmatch=True)
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(IDS, min_size=1, max_size=30, unique=True), st.sampled_from(["reserved", "reserved,on-demand",
-                                                                             "spot,reserved,on-demand"]))
+@given(
+    st.lists(IDS, min_size=1, max_size=30, unique=True),
+    st.sampled_from(["reserved", "reserved,on-demand", "spot,reserved,on-demand"]),
+)
 def test_any_well_formed_reservations_become_one_id_term_each_in_order(ids, capacity_types):
     pool = PoolSpec(name="train", capacity_types=capacity_types.split(","), capacity_reservation_ids=ids)
     from mixed_os_racks.karpenter import node_class_spec
+
     spec = node_class_spec(pool, "c", "KarpenterNodeRole-c")
     assert spec["capacityReservationSelectorTerms"] == [{"id": i} for i in ids]
 
@@ -152,13 +181,15 @@ def test_a_malformed_id_gets_one_line_naming_key_index_and_value(text):
         return
     message = pool_error(capacity_types="reserved", capacity_reservation_ids=[ODCR, text])
     assert "\n" not in message
-    assert message.startswith(f"{KEY}.capacity_reservation_ids[1]: karpenter nodepool 'train': invalid capacity "
-                              f"reservation id '")  # the value, shown as the project shows any value (escaped if need be)
+    assert message.startswith(
+        f"{KEY}.capacity_reservation_ids[1]: karpenter nodepool 'train': invalid capacity reservation id '"
+    )  # the value, shown as the project shows any value (escaped if need be)
     assert "' (must look like cr-0123456789abcdef0)" in message
 
 
 def syntax_ok(text: str) -> bool:
     import re
+
     return re.fullmatch(r"cr-(?:[0-9a-f]{8}|[0-9a-f]{17})", text) is not None
 
 
@@ -182,8 +213,14 @@ def test_reserving_capacity_for_one_pool_updates_its_two_objects_in_place_and_no
     from mixed_os_racks.offline.plan import make_plan
     from mixed_os_racks.offline.stackexport import read_stack_export, write_export
 
-    train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
-             "memory_limit_gb": 4096, "dedicated": True}
+    train = {
+        "name": "train",
+        "instance_families": "p5",
+        "instance_sizes": "48xlarge",
+        "cpu_limit": 384,
+        "memory_limit_gb": 4096,
+        "dedicated": True,
+    }
     batch = {"name": "batch", "instance_families": "c7i"}
     before = run_rack(rack_config(additional_karpenter_nodepools_config=[train, batch]))
     reserved = dict(train, capacity_types="reserved,on-demand", capacity_reservation_ids=BLOCK)
@@ -203,8 +240,15 @@ def test_the_lanes_output_says_which_lane_launches_into_reservations():
     from conftest import rack_config, run_rack
     from mixed_os_racks.pack.laneconfig import lanes_config_problems
 
-    train = {"name": "train", "instance_families": "p5", "instance_sizes": "48xlarge", "cpu_limit": 384,
-             "memory_limit_gb": 4096, "capacity_types": "reserved", "capacity_reservation_ids": f"{BLOCK},{ODCR}"}
+    train = {
+        "name": "train",
+        "instance_families": "p5",
+        "instance_sizes": "48xlarge",
+        "cpu_limit": 384,
+        "memory_limit_gb": 4096,
+        "capacity_types": "reserved",
+        "capacity_reservation_ids": f"{BLOCK},{ODCR}",
+    }
     lanes = run_rack(rack_config(additional_karpenter_nodepools_config=[train])).outputs["lanes"]
     assert lanes["train"]["capacityReservationIds"] == [BLOCK, ODCR]
     assert lanes["train"]["capacityTypes"] == ["reserved"]
@@ -215,8 +259,12 @@ def test_the_lanes_output_says_which_lane_launches_into_reservations():
 def test_a_reserved_pools_canary_launches_into_the_same_reservations():
     from mixed_os_racks.karpenter import canary_node_pool_spec, node_class_spec
 
-    pool = PoolSpec(name="train", capacity_types=["reserved", "on-demand"], capacity_reservation_ids=[BLOCK],
-                    canary_ami_id="ami-0a1b2c3d4e5f60718")
+    pool = PoolSpec(
+        name="train",
+        capacity_types=["reserved", "on-demand"],
+        capacity_reservation_ids=[BLOCK],
+        canary_ami_id="ami-0a1b2c3d4e5f60718",
+    )
     canary_class = node_class_spec(pool.candidate(), "c", "KarpenterNodeRole-c", lane=pool.canary_name)
     assert canary_class["capacityReservationSelectorTerms"] == [{"id": BLOCK}]
     assert capacity_requirement({"spec": canary_node_pool_spec(pool)}) == ["reserved", "on-demand"]

@@ -52,8 +52,15 @@ EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def group(**fields: Any) -> dict[str, Any]:
-    return {"id": "train", "type": "p5.48xlarge", "min_size": 0, "max_size": 2, "dedicated": True, "label": "train",
-            **fields}
+    return {
+        "id": "train",
+        "type": "p5.48xlarge",
+        "min_size": 0,
+        "max_size": 2,
+        "dedicated": True,
+        "label": "train",
+        **fields,
+    }
 
 
 def block_group(**fields: Any) -> dict[str, Any]:
@@ -82,7 +89,9 @@ def group_error(**fields: Any) -> str:
 
 def test_a_capacity_block_group_launches_from_a_template_that_targets_the_block():
     template, node_group = template_and_group(run_rack(rack_config(additional_node_groups_config=[block_group()])))
-    assert template["capacityReservationSpecification"] == {"capacityReservationTarget": {"capacityReservationId": BLOCK}}
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": BLOCK}
+    }
     assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
     assert template["instanceType"] == "p5.48xlarge"
     assert node_group["capacityType"] == "CAPACITY_BLOCK"
@@ -93,9 +102,12 @@ def test_a_capacity_block_group_launches_from_a_template_that_targets_the_block(
 
 
 def test_an_on_demand_reservation_is_targeted_without_the_block_market():
-    template, node_group = template_and_group(run_rack(rack_config(
-        additional_node_groups_config=[group(capacity_reservation_id=ODCR)])))
-    assert template["capacityReservationSpecification"] == {"capacityReservationTarget": {"capacityReservationId": ODCR}}
+    template, node_group = template_and_group(
+        run_rack(rack_config(additional_node_groups_config=[group(capacity_reservation_id=ODCR)]))
+    )
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": ODCR}
+    }
     assert "instanceMarketOptions" not in template and "instanceType" not in template
     assert node_group["capacityType"] == "ON_DEMAND"
     assert node_group["instanceTypes"] == ["p5.48xlarge"]
@@ -111,8 +123,14 @@ def test_a_group_without_a_reservation_writes_none():
 def test_the_lanes_output_names_the_groups_reservation_and_its_capacity_type():
     from mixed_os_racks.pack.laneconfig import lanes_config_problems
 
-    lanes = run_rack(rack_config(additional_node_groups_config=[
-        block_group(), group(id="serve", type="g6.2xlarge", label="serve", capacity_reservation_id=ODCR)])).outputs["lanes"]
+    lanes = run_rack(
+        rack_config(
+            additional_node_groups_config=[
+                block_group(),
+                group(id="serve", type="g6.2xlarge", label="serve", capacity_reservation_id=ODCR),
+            ]
+        )
+    ).outputs["lanes"]
     assert lanes["rack-ng-train"]["capacityReservationIds"] == [BLOCK]
     assert lanes["rack-ng-train"]["capacityTypes"] == ["CAPACITY_BLOCK"]
     assert lanes["rack-ng-serve"]["capacityReservationIds"] == [ODCR]
@@ -123,25 +141,43 @@ def test_the_lanes_output_names_the_groups_reservation_and_its_capacity_type():
 # ---- validation ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"capacity_type": "CAPACITY_BLOCK"},
-     f"{KEY}.capacity_type: node group 'rack-ng-train': capacity_type CAPACITY_BLOCK needs capacity_reservation_id "
-     "(the Capacity Block the group launches into)"),
-    ({"capacity_type": "SPOT", "capacity_reservation_id": ODCR},
-     f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id needs capacity_type "
-     "CAPACITY_BLOCK (a Capacity Block) or ON_DEMAND (an On-Demand Capacity Reservation), not SPOT"),
-    ({"capacity_reservation_id": ODCR, "ami_id": "ami-0a1b2c3d4e5f60718"},
-     f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id cannot be used with ami_id "
-     "(pulumi-eks builds a pinned AMI's launch template and gives it no capacity reservation)"),
-    ({"capacity_reservation_id": ODCR, "canary_ami_id": "ami-0a1b2c3d4e5f60718"},
-     f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id cannot be used with "
-     "canary_ami_id (pulumi-eks builds a pinned AMI's launch template and gives it no capacity reservation)"),
-    ({"capacity_type": "CAPACITY_BLOCK", "capacity_reservation_id": BLOCK, "min_size": 1},
-     f"{KEY}.min_size: node group 'rack-ng-train': a CAPACITY_BLOCK group needs min_size 0 (got '1'): EKS scales it "
-     "to 0 before the block ends, and an upgrade needs its desired size at 0"),
-    ({"capacity_type": "capacity-block"},
-     f"{KEY}: invalid capacity_type 'capacity-block' (must be ON_DEMAND, SPOT or CAPACITY_BLOCK)"),
-])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"capacity_type": "CAPACITY_BLOCK"},
+            f"{KEY}.capacity_type: node group 'rack-ng-train': capacity_type CAPACITY_BLOCK needs "
+            f"capacity_reservation_id "
+            "(the Capacity Block the group launches into)",
+        ),
+        (
+            {"capacity_type": "SPOT", "capacity_reservation_id": ODCR},
+            f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id needs capacity_type "
+            "CAPACITY_BLOCK (a Capacity Block) or ON_DEMAND (an On-Demand Capacity Reservation), not SPOT",
+        ),
+        (
+            {"capacity_reservation_id": ODCR, "ami_id": "ami-0a1b2c3d4e5f60718"},
+            f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id cannot be used with "
+            f"ami_id "
+            "(pulumi-eks builds a pinned AMI's launch template and gives it no capacity reservation)",
+        ),
+        (
+            {"capacity_reservation_id": ODCR, "canary_ami_id": "ami-0a1b2c3d4e5f60718"},
+            f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': capacity_reservation_id cannot be used with "
+            "canary_ami_id (pulumi-eks builds a pinned AMI's launch template and gives it no capacity reservation)",
+        ),
+        (
+            {"capacity_type": "CAPACITY_BLOCK", "capacity_reservation_id": BLOCK, "min_size": 1},
+            f"{KEY}.min_size: node group 'rack-ng-train': a CAPACITY_BLOCK group needs min_size 0 (got '1'): EKS "
+            f"scales it "
+            "to 0 before the block ends, and an upgrade needs its desired size at 0",
+        ),
+        (
+            {"capacity_type": "capacity-block"},
+            f"{KEY}: invalid capacity_type 'capacity-block' (must be ON_DEMAND, SPOT or CAPACITY_BLOCK)",
+        ),
+    ],
+)
 def test_reservation_problems_name_the_key_and_the_fix(fields, message):
     assert group_error(**fields) == message
 
@@ -156,8 +192,9 @@ def test_a_malformed_id_gets_one_line_naming_the_key_and_the_value(text):
         return
     message = group_error(capacity_reservation_id=text)
     assert "\n" not in message
-    assert message.startswith(f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': invalid capacity "
-                              f"reservation id '")
+    assert message.startswith(
+        f"{KEY}.capacity_reservation_id: node group 'rack-ng-train': invalid capacity reservation id '"
+    )
     assert "' (must look like cr-0123456789abcdef0)" in message
 
 
@@ -166,8 +203,13 @@ def test_a_malformed_id_gets_one_line_naming_the_key_and_the_value(text):
 def test_any_well_formed_reservation_is_targeted_by_the_launch_template(reservation, capacity_type, most):
     from mixed_os_racks.nodegroup import reservation_template_args
 
-    spec = NodeGroupSpec(instance_type="p5.48xlarge", capacity_type=capacity_type, capacity_reservation_id=reservation,
-                         min_size=0, max_size=most)
+    spec = NodeGroupSpec(
+        instance_type="p5.48xlarge",
+        capacity_type=capacity_type,
+        capacity_reservation_id=reservation,
+        min_size=0,
+        max_size=most,
+    )
     found = reservation_template_args(spec)
     target = found["capacity_reservation_specification"].capacity_reservation_target
     assert target.capacity_reservation_id == reservation
@@ -176,19 +218,29 @@ def test_any_well_formed_reservation_is_targeted_by_the_launch_template(reservat
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.one_of(st.none(), IDS, st.text(max_size=20)), st.sampled_from(["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]),
-       st.integers(min_value=0, max_value=3), st.booleans())
+@given(
+    st.one_of(st.none(), IDS, st.text(max_size=20)),
+    st.sampled_from(["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]),
+    st.integers(min_value=0, max_value=3),
+    st.booleans(),
+)
 def test_every_combination_is_accepted_only_when_eks_can_launch_it(reservation, capacity_type, least, pinned):
     """The rules as a whole: a spec is built exactly when the reservation is well formed, the capacity type can
     launch into it (a block needs one, Spot takes none), a block group can scale to 0, and no AMI is pinned beside
     a reservation."""
-    fields: dict[str, Any] = {"instance_type": "p5.48xlarge", "capacity_type": capacity_type, "min_size": least,
-                              "max_size": 3, "capacity_reservation_id": reservation}
+    fields: dict[str, Any] = {
+        "instance_type": "p5.48xlarge",
+        "capacity_type": capacity_type,
+        "min_size": least,
+        "max_size": 3,
+        "capacity_reservation_id": reservation,
+    }
     if pinned:
         fields["ami_id"] = "ami-0a1b2c3d4e5f60718"
     well_formed = reservation is None or re.fullmatch(r"cr-(?:[0-9a-f]{8}|[0-9a-f]{17})", reservation) is not None
     launchable = (capacity_type != "CAPACITY_BLOCK" or (reservation is not None and least == 0)) and not (
-        reservation is not None and (capacity_type == "SPOT" or pinned))
+        reservation is not None and (capacity_type == "SPOT" or pinned)
+    )
     try:
         NodeGroupSpec(**fields)
         built = True
@@ -211,8 +263,11 @@ def _moved(before: ProgramRun, after: ProgramRun, tmp_path) -> list[tuple[str, s
     return sorted((s.op, s.urn.rsplit("::", 1)[-1]) for s in plan.steps if s.op not in ("same", "read", "discard"))
 
 
-@pytest.mark.parametrize(("was", "now"), [({}, {"capacity_reservation_id": ODCR}), ({"capacity_reservation_id": ODCR}, {})],
-                         ids=["added", "removed"])
+@pytest.mark.parametrize(
+    ("was", "now"),
+    [({}, {"capacity_reservation_id": ODCR}), ({"capacity_reservation_id": ODCR}, {})],
+    ids=["added", "removed"],
+)
 def test_reserving_capacity_for_a_running_group_rolls_it_and_nothing_else(was, now, tmp_path):
     """An ODCR added to (or removed from) a running On-Demand group: a new launch template version, which the group
     rolls its nodes to (an update, not a replacement); the other group is untouched, whatever the groups' order."""
@@ -225,11 +280,24 @@ def test_reserving_capacity_for_a_running_group_rolls_it_and_nothing_else(was, n
 
 def test_moving_a_block_group_to_its_next_block_updates_its_launch_template_only(tmp_path):
     before = run_rack(rack_config(additional_node_groups_config=[block_group()]))
-    next_block = Catalog.from_doc({"amis": [], "reservations": {NEXT_BLOCK: {
-        "instance_type": "p5.48xlarge", "availability_zone": "us-east-1a", "instance_count": 2, "type": "capacity-block",
-        "start_date": "2026-12-28T11:30:00Z", "end_date": "2027-01-11T11:30:00Z"}}}).over(Catalog.load())
-    after = run_rack(rack_config(additional_node_groups_config=[block_group(capacity_reservation_id=NEXT_BLOCK)]),
-                     next_block)
+    next_block = Catalog.from_doc(
+        {
+            "amis": [],
+            "reservations": {
+                NEXT_BLOCK: {
+                    "instance_type": "p5.48xlarge",
+                    "availability_zone": "us-east-1a",
+                    "instance_count": 2,
+                    "type": "capacity-block",
+                    "start_date": "2026-12-28T11:30:00Z",
+                    "end_date": "2027-01-11T11:30:00Z",
+                }
+            },
+        }
+    ).over(Catalog.load())
+    after = run_rack(
+        rack_config(additional_node_groups_config=[block_group(capacity_reservation_id=NEXT_BLOCK)]), next_block
+    )
     assert _moved(before, after, tmp_path) == [("update", "rack-ng-train"), ("update", "rack-ng-train-launch-template")]
 
 
@@ -253,15 +321,26 @@ def _edit(type_: str, name: str, change: Any) -> Any:
         entry = copy.deepcopy(entry)
         change(entry["request"].setdefault("object", {}))
         return entry
+
     return edit
 
 
-@pytest.mark.parametrize(("type_", "name", "change", "op"), [
-    (LAUNCH_TEMPLATE, "example-managed-ng3-launchTemplate",
-     lambda i: i.update(capacityReservationSpecification={"capacityReservationTarget": {"capacityReservationId": BLOCK}},
-                        instanceMarketOptions={"marketType": "capacity-block"}), "update"),
-    (EKS_NODE_GROUP, "example-managed-ng1", lambda i: i.update(capacityType="CAPACITY_BLOCK"), "replace"),
-], ids=["reservation-in-the-template", "capacity-type-of-the-group"])
+@pytest.mark.parametrize(
+    ("type_", "name", "change", "op"),
+    [
+        (
+            LAUNCH_TEMPLATE,
+            "example-managed-ng3-launchTemplate",
+            lambda i: i.update(
+                capacityReservationSpecification={"capacityReservationTarget": {"capacityReservationId": BLOCK}},
+                instanceMarketOptions={"marketType": "capacity-block"},
+            ),
+            "update",
+        ),
+        (EKS_NODE_GROUP, "example-managed-ng1", lambda i: i.update(capacityType="CAPACITY_BLOCK"), "replace"),
+    ],
+    ids=["reservation-in-the-template", "capacity-type-of-the-group"],
+)
 def test_the_plan_on_what_the_real_providers_recorded(type_, name, change, op, tmp_path):
     """Against a real state: targeting a reservation from a recorded launch template updates it and changes nothing
     else; a recorded group's capacity type changed to CAPACITY_BLOCK replaces that group."""
@@ -271,8 +350,20 @@ def test_the_plan_on_what_the_real_providers_recorded(type_, name, change, op, t
 
     project, stack = rr.replay_project(RECORDED, tmp_path / "project", edit=_edit(type_, name, change))
     out = project / "plan.json"
-    main(["preview", "--cwd", str(project), "--stack", stack, "--state", str(rr.state_file(RECORDED, tmp_path)),
-          "--no-policy", "--json", str(out)])
+    main(
+        [
+            "preview",
+            "--cwd",
+            str(project),
+            "--stack",
+            stack,
+            "--state",
+            str(rr.state_file(RECORDED, tmp_path)),
+            "--no-policy",
+            "--json",
+            str(out),
+        ]
+    )
     steps = json.loads(out.read_text())["resources"]
     assert [s["op"] for s in steps if (s["type"], s["name"]) == (type_, name)] == [op]
     assert {s["op"] for s in steps if s["name"] != name} <= {"same", "read"}, steps

@@ -82,8 +82,9 @@ def test_an_alias_class_that_asks_nothing_in_an_account_that_does_not_encrypt(pa
 def test_the_boot_volume_is_the_mapping_named_like_the_root_device_not_the_kubelets(pack):
     # EC2 matches a mapping to the AMI's devices by name; the EC2NodeClass's rootVolume marks the volume
     # "mounted as kubelet root dir" (the v1.14.1 CRD), which Karpenter reads for ephemeral storage only
-    kubelet_on_xvdb = mapping(False) + [{"deviceName": "/dev/xvdb", "rootVolume": True,
-                                         "ebs": {"volumeSize": "200Gi", "encrypted": True}}]
+    kubelet_on_xvdb = mapping(False) + [
+        {"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {"volumeSize": "200Gi", "encrypted": True}}
+    ]
     program = lambda: node_class("split", [{"alias": "al2023@latest"}], volumes=kubelet_on_xvdb)  # noqa: E731
     assert messages(judge(pack, program, config(ebsEncryptionByDefault=False)), POLICY) == [
         "EC2NodeClass 'split': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS "
@@ -104,7 +105,8 @@ def test_unknown_account_default_is_reported_never_passed(pack):
         "selects is encrypted: whether the account encrypts new EBS volumes by default is unknown; to verify it, set "
         "encrypted: true on the root volume's blockDeviceMappings entry; or set ebsEncryptionByDefault on "
         "root-volume-encrypted in the policy config; or set lookup: true on root-volume-encrypted (EC2 DescribeImages, "
-        "GetEbsEncryptionByDefault)")
+        "GetEbsEncryptionByDefault)"
+    )
 
 
 def test_a_pinned_ami_with_an_encrypted_snapshot_passes(pack):
@@ -130,14 +132,19 @@ def test_mappings_without_the_root_device_leave_it_to_the_snapshot(pack):
 def test_a_node_groups_launch_template(pack):
     def program(encrypted: Any) -> None:
         ebs = aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=100, encrypted=encrypted)
-        template = aws.ec2.LaunchTemplate("gpu-lt", image_id=GPU_AMI, user_data=NODEADM, block_device_mappings=[
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name="/dev/xvda", ebs=ebs)])
+        template = aws.ec2.LaunchTemplate(
+            "gpu-lt",
+            image_id=GPU_AMI,
+            user_data=NODEADM,
+            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(device_name="/dev/xvda", ebs=ebs)],
+        )
         eks_node_group("gpu", template, ami_type="CUSTOM")
 
     plain = config(ebsEncryptionByDefault=False, **SNAPSHOT_PLAIN)
     assert messages(judge(pack, lambda: program(None), plain), POLICY) == [
         f"launch template 'gpu-lt': ami_id '{GPU_AMI}' has an unencrypted root snapshot and EBS encryption by default "
-        "is off, so its root volumes would be unencrypted (set encrypted \"true\" on the root device's block device mapping)"
+        'is off, so its root volumes would be unencrypted (set encrypted "true" on the root device\'s block device '
+        "mapping)"
     ]
     assert of(judge(pack, lambda: program("true"), plain), POLICY) == []
 
@@ -148,7 +155,7 @@ def test_a_template_without_an_image_boots_the_eks_ami(pack):
 
     assert messages(judge(pack, program, config(ebsEncryptionByDefault=False)), POLICY) == [
         "launch template 'std-lt': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS "
-        "encryption by default is off, so its root volumes would be unencrypted (set encrypted \"true\" on the "
+        'encryption by default is off, so its root volumes would be unencrypted (set encrypted "true" on the '
         "root device's block device mapping)"
     ]
 
@@ -174,7 +181,8 @@ def test_a_pinned_pulumi_eks_managed_node_group(pack):
     assert messages(judge(pack, standard, config(ebsEncryptionByDefault=False)), POLICY) == [
         "node group 'std': the EKS-optimized AMI it selects has an unencrypted root snapshot and EBS encryption by "
         "default is off, so its root volumes would be unencrypted (give it a launch template whose root device "
-        "mapping sets encrypted \"true\", or turn on EBS encryption by default)"]
+        'mapping sets encrypted "true", or turn on EBS encryption by default)'
+    ]
     assert of(judge(pack, standard, config(ebsEncryptionByDefault=True)), POLICY) == []
 
 
@@ -204,10 +212,24 @@ PLAIN_AMI = "ami-0aaaaaaaaaaaaaaa1"
 
 
 def plain_catalog(by_default: bool) -> Catalog:
-    return Catalog.from_doc({"ebs_encryption_by_default": by_default, "amis": [{
-        "id": PLAIN_AMI, "name": "custom-al2023-x86_64", "description": "a custom AL2023 EKS node image",
-        "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 20,
-        "root_snapshot_encrypted": False, "creation_date": "2026-11-15T08:12:40.000Z", "owner_id": "111122223333"}]})
+    return Catalog.from_doc(
+        {
+            "ebs_encryption_by_default": by_default,
+            "amis": [
+                {
+                    "id": PLAIN_AMI,
+                    "name": "custom-al2023-x86_64",
+                    "description": "a custom AL2023 EKS node image",
+                    "architecture": "x86_64",
+                    "root_device_name": "/dev/xvda",
+                    "root_snapshot_gib": 20,
+                    "root_snapshot_encrypted": False,
+                    "creation_date": "2026-11-15T08:12:40.000Z",
+                    "owner_id": "111122223333",
+                }
+            ],
+        }
+    )
 
 
 def test_the_component_and_the_pack_agree(pack):
@@ -217,11 +239,15 @@ def test_the_component_and_the_pack_agree(pack):
     # the same group, built where the account encrypts by default; the pack is told it does not
     built = run_rack(rack_config(additional_node_groups_config=[group]), plain_catalog(True))
     told = config(ebsEncryptionByDefault=False, amis={PLAIN_AMI: {"rootSnapshotEncrypted": False}})
-    assert messages(judge(pack, built, told), POLICY) == [str(refused.value).removeprefix("rack:additional_node_groups_config[0].ami_id: ")]
+    assert messages(judge(pack, built, told), POLICY) == [
+        str(refused.value).removeprefix("rack:additional_node_groups_config[0].ami_id: ")
+    ]
 
 
 def test_a_pinned_group_in_an_encrypting_account_records_why_it_is_encrypted(pack):
     """The component records the facts it looked up (a pack sees no invoke results): no advisory."""
-    built = run_rack(rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": PLAIN_AMI}]),
-                     plain_catalog(True))
+    built = run_rack(
+        rack_config(additional_node_groups_config=[{"id": 1, "type": "g5.xlarge", "ami_id": PLAIN_AMI}]),
+        plain_catalog(True),
+    )
     assert of(judge(pack, built, {}), POLICY) == []

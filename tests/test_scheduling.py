@@ -25,8 +25,13 @@ KEYS = st.sampled_from(["", "dedicated-node", "nvidia.com/gpu", "team"])
 VALUES = st.sampled_from(["", "gpu", "ml", "1", "7", "true"])
 EFFECTS = st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])
 TAINTS = st.builds(scheduling.NodeTaint, KEYS.filter(bool), VALUES, EFFECTS)
-TOLERATIONS = st.builds(scheduling.Toleration, KEYS, st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Bogus"]), VALUES,
-                        st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]))
+TOLERATIONS = st.builds(
+    scheduling.Toleration,
+    KEYS,
+    st.sampled_from(["", "Equal", "Exists", "Lt", "Gt", "Bogus"]),
+    VALUES,
+    st.sampled_from(["", "NoSchedule", "PreferNoSchedule", "NoExecute"]),
+)
 
 
 @given(taint=TAINTS, effect=EFFECTS)
@@ -53,9 +58,11 @@ def test_a_toleration_tolerates_by_effect_key_then_operator(toleration, taint):
         assert not verdict  # unknown operators, or Lt/Gt on values that are not integers
 
 
-@given(labels=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from(["1", "2", "x"]), max_size=3),
-       values=st.lists(st.sampled_from(["1", "2", "x"]), max_size=2),
-       operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
+@given(
+    labels=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from(["1", "2", "x"]), max_size=3),
+    values=st.lists(st.sampled_from(["1", "2", "x"]), max_size=2),
+    operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+)
 def test_requirements_match_labels_as_label_selectors_do(labels, values, operator):
     requirement = scheduling.Requirement("a", operator, tuple(values))
     present = "a" in labels
@@ -71,18 +78,24 @@ def test_requirements_match_labels_as_label_selectors_do(labels, values, operato
     assert selection.matches(labels, frozenset()) is True  # a key no lane declares is not judged
 
 
-
 LABEL_VALUES = st.sampled_from(["1", "2"])
-REQUIREMENTS = st.builds(scheduling.Requirement, st.sampled_from(["a", "b", "c"]),
-                         st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
-                         st.lists(LABEL_VALUES, min_size=1, max_size=2).map(tuple))
+REQUIREMENTS = st.builds(
+    scheduling.Requirement,
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+    st.lists(LABEL_VALUES, min_size=1, max_size=2).map(tuple),
+)
 
 
-@given(lane=st.dictionaries(st.sampled_from(["a", "b"]), LABEL_VALUES),
-       node=st.dictionaries(st.just("c"), LABEL_VALUES),
-       node_selector=st.lists(REQUIREMENTS, max_size=1).map(tuple),
-       terms=st.none() | st.lists(st.lists(REQUIREMENTS, max_size=2).map(tuple), max_size=3).map(tuple))
-def test_a_selection_on_a_lane_keeps_the_terms_that_select_it_and_no_node_is_won_or_lost(lane, node, node_selector, terms):
+@given(
+    lane=st.dictionaries(st.sampled_from(["a", "b"]), LABEL_VALUES),
+    node=st.dictionaries(st.just("c"), LABEL_VALUES),
+    node_selector=st.lists(REQUIREMENTS, max_size=1).map(tuple),
+    terms=st.none() | st.lists(st.lists(REQUIREMENTS, max_size=2).map(tuple), max_size=3).map(tuple),
+)
+def test_a_selection_on_a_lane_keeps_the_terms_that_select_it_and_no_node_is_won_or_lost(
+    lane, node, node_selector, terms
+):
     # the lane declares "a" and "b"; its nodes carry more ("c"), which only the node knows
     selection = scheduling.Selection(node_selector, terms)
     known = frozenset({"a", "b"})
@@ -98,14 +111,19 @@ def test_a_selection_on_a_lane_keeps_the_terms_that_select_it_and_no_node_is_won
         assert set(on.terms or ()) == {t for t in terms if t and all(r.key not in known or r.holds(lane) for r in t)}
 
 
-
 def test_a_pod_spec_is_its_node_selector_and_any_of_its_affinity_terms():
     pod = {
         "nodeSelector": {"a": "1"},
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "b", "operator": "In", "values": ["x"]}]},
-            {"matchExpressions": [{"key": "c", "operator": "Exists"}]},
-        ]}}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "b", "operator": "In", "values": ["x"]}]},
+                        {"matchExpressions": [{"key": "c", "operator": "Exists"}]},
+                    ]
+                }
+            }
+        },
         "tolerations": [{"key": "k", "operator": "Equal", "value": 1, "effect": "NoSchedule"}],
     }
     selection = scheduling.selection_of(pod)
@@ -123,8 +141,9 @@ def test_gt_and_lt_compare_integer_label_values():
 
 
 def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():
-    assert (scheduling.NodeTaint.read({"key": "k", "value": "v", "effect": "NO_SCHEDULE"})
-            == scheduling.NodeTaint("k", "v", "NoSchedule"))
+    assert scheduling.NodeTaint.read({"key": "k", "value": "v", "effect": "NO_SCHEDULE"}) == scheduling.NodeTaint(
+        "k", "v", "NoSchedule"
+    )
     assert scheduling.NodeTaint.read({"key": "k", "effect": "NO_EXECUTE"}).blocking
     assert not scheduling.NodeTaint.read({"key": "k", "effect": "PREFER_NO_SCHEDULE"}).blocking
     assert str(scheduling.NodeTaint("nvidia.com/gpu", "", "NoSchedule")) == "nvidia.com/gpu:NoSchedule"
@@ -135,11 +154,19 @@ def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():
 from mixed_os_racks import syntax  # noqa: E402
 from mixed_os_racks.pack import checks, pods  # noqa: E402
 
-TOLERATION_TEXT = st.sampled_from(["", "gpu", "nvidia.com/gpu", "dedicated node", "Convox.io/x", "-bad", "true", "a" * 64])
-A_TOLERATION = st.fixed_dictionaries({}, optional={
-    "key": TOLERATION_TEXT, "operator": st.sampled_from(["", "Equal", "Exists", "In"]), "value": TOLERATION_TEXT,
-    "effect": st.sampled_from(["", "NoSchedule", "NoExecute", "PreferNoSchedule", "NoSchedul"]),
-    "tolerationSeconds": st.integers(0, 600)})
+TOLERATION_TEXT = st.sampled_from(
+    ["", "gpu", "nvidia.com/gpu", "dedicated node", "Convox.io/x", "-bad", "true", "a" * 64]
+)
+A_TOLERATION = st.fixed_dictionaries(
+    {},
+    optional={
+        "key": TOLERATION_TEXT,
+        "operator": st.sampled_from(["", "Equal", "Exists", "In"]),
+        "value": TOLERATION_TEXT,
+        "effect": st.sampled_from(["", "NoSchedule", "NoExecute", "PreferNoSchedule", "NoSchedul"]),
+        "tolerationSeconds": st.integers(0, 600),
+    },
+)
 
 
 @given(A_TOLERATION)
@@ -151,19 +178,62 @@ def test_the_pack_refuses_the_tolerations_the_components_refuse(toleration):
     assert all(problem.startswith("spec.tolerations[0].") for problem in found)
 
 
-JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
-                    max_leaves=12)
-FIELDS = st.sampled_from(["spec", "template", "headGroupSpec", "workerGroupSpecs", "rayClusterSpec", "pytorchReplicaSpecs",
-                          "tfReplicaSpecs", "xgbReplicaSpecs", "paddleReplicaSpecs", "jaxReplicaSpecs", "mpiReplicaSpecs",
-                          "Worker", "leaderWorkerTemplate", "leaderTemplate", "workerTemplate", "size",
-                          "tasks", "replicatedJobs", "predictor", "model", "sklearn", "triton", "transformer", "explainer",
-                          "workerSpec", "tensorParallelSize", "resources", "limits", "nvidia.com/gpu",
-                          "art", "workflowSpec", "templates", "templateDefaults", "container", "nodeSelector", "tolerations", "affinity",
-                          "containers"])
-SHAPES = st.recursive(JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20)
-MANY_PODS = sorted([*(f"kubernetes:{group}/v1:{kind}" for group, kind in pods.CUSTOM),
-                    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"])
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(
+    [
+        "spec",
+        "template",
+        "headGroupSpec",
+        "workerGroupSpecs",
+        "rayClusterSpec",
+        "pytorchReplicaSpecs",
+        "tfReplicaSpecs",
+        "xgbReplicaSpecs",
+        "paddleReplicaSpecs",
+        "jaxReplicaSpecs",
+        "mpiReplicaSpecs",
+        "Worker",
+        "leaderWorkerTemplate",
+        "leaderTemplate",
+        "workerTemplate",
+        "size",
+        "tasks",
+        "replicatedJobs",
+        "predictor",
+        "model",
+        "sklearn",
+        "triton",
+        "transformer",
+        "explainer",
+        "workerSpec",
+        "tensorParallelSize",
+        "resources",
+        "limits",
+        "nvidia.com/gpu",
+        "art",
+        "workflowSpec",
+        "templates",
+        "templateDefaults",
+        "container",
+        "nodeSelector",
+        "tolerations",
+        "affinity",
+        "containers",
+    ]
+)
+SHAPES = st.recursive(
+    JUNK, lambda inner: st.dictionaries(FIELDS, inner, max_size=4) | st.lists(inner, max_size=2), max_leaves=20
+)
+MANY_PODS = sorted(
+    [
+        *(f"kubernetes:{group}/v1:{kind}" for group, kind in pods.CUSTOM),
+        "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
+    ]
+)
 
 
 @given(st.sampled_from(MANY_PODS), SHAPES)

@@ -35,8 +35,13 @@ OLDEST = "3.231.0"
 
 def _pulumi_requirement(dist: str, extra: str = "") -> Requirement:
     found = [Requirement(line) for line in importlib.metadata.requires(dist) or []]
-    return next(r for r in found if r.name == "pulumi" and (r.marker is None or r.marker.evaluate({"extra": extra}))
-                and (extra == "" or r.marker is not None))
+    return next(
+        r
+        for r in found
+        if r.name == "pulumi"
+        and (r.marker is None or r.marker.evaluate({"extra": extra}))
+        and (extra == "" or r.marker is not None)
+    )
 
 
 def test_the_package_and_its_providers_all_accept_the_oldest_sdk():
@@ -53,8 +58,14 @@ def test_the_engine_checks_the_release_the_offline_extra_pins():
     major, minor = TESTED_SDK
     pin = _pulumi_requirement("mixed-os-racks", "offline").specifier
     assert pin == SpecifierSet(f">={major}.{minor},<{major}.{minor + 1}")
-    for release in (f"{major}.{minor}.0", f"{major}.{minor}.17", f"{major}.{minor - 1}.9", f"{major}.{minor + 1}.0",
-                    f"{major + 1}.{minor}.0", f"{major}.{minor}0.0"):
+    for release in (
+        f"{major}.{minor}.0",
+        f"{major}.{minor}.17",
+        f"{major}.{minor - 1}.9",
+        f"{major}.{minor + 1}.0",
+        f"{major + 1}.{minor}.0",
+        f"{major}.{minor}0.0",
+    ):
         with mock.patch("importlib.metadata.version", return_value=release):
             assert (sdk_problem() is None) == pin.contains(release), release
 
@@ -64,11 +75,27 @@ def oldest_sdk(tmp_path_factory) -> Path:
     """A virtualenv with pulumi 3.231.0 of its own, seeing this environment's other packages."""
     where = tmp_path_factory.mktemp("oldest-sdk") / "venv"
     python = small_venv(where)
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                              "--disable-pip-version-check", f"pulumi=={OLDEST}"], capture_output=True, text=True)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            f"pulumi=={OLDEST}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if install.returncode != 0:
-        pytest.skip(f"pulumi {OLDEST} cannot be installed here (not in pip's cache, and no index): "
-                    + (install.stderr.strip().splitlines() or ["pip failed"])[-1])
+        pytest.skip(
+            f"pulumi {OLDEST} cannot be installed here (not in pip's cache, and no index): "
+            + (install.stderr.strip().splitlines() or ["pip failed"])[-1]
+        )
     return python
 
 
@@ -112,23 +139,36 @@ PROGRAM = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_components_build_beside_the_oldest_sdk(oldest_sdk):
-    run = subprocess.run([str(oldest_sdk), "-c", PROGRAM.format(oldest=OLDEST)], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(oldest_sdk), "-c", PROGRAM.format(oldest=OLDEST)], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert {"rack:index:KarpenterPool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
-            "kubernetes:karpenter.sh/v1:NodePool"} <= set(out["types"])
+    assert {
+        "rack:index:KarpenterPool",
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+        "kubernetes:karpenter.sh/v1:NodePool",
+    } <= set(out["types"])
     assert {"key": "dedicated-node", "value": "ml", "effect": "NoSchedule"} in out["taints"] and out["pool"] == "ml"
 
 
 @pytest.mark.slow
 def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
     pin = _pulumi_requirement("mixed-os-racks", "offline").specifier
-    run = subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(oldest_sdk), "-m", "mixed_os_racks", "preview", "--stack", "dev"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2
-    named = run.stderr.removeprefix("error: the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi")
+    named = run.stderr.removeprefix(
+        "error: the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi"
+    )
     assert named != run.stderr and SpecifierSet(named.split(" ", 1)[0]) == pin
-    assert f"this environment has pulumi {OLDEST}" in run.stderr and 'pip install "mixed-os-racks[offline]"' in run.stderr
+    assert (
+        f"this environment has pulumi {OLDEST}" in run.stderr and 'pip install "mixed-os-racks[offline]"' in run.stderr
+    )
     assert "Traceback" not in run.stderr
     assert Version(OLDEST) not in pin
 
@@ -137,8 +177,9 @@ def test_the_offline_engine_names_the_sdk_it_needs(oldest_sdk):
 def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp_path):
     # --help, pack init and guard run no program: only preview needs the release the engine was tested on
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(oldest_sdk), "-m", "mixed_os_racks", *args], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
+        return subprocess.run(
+            [str(oldest_sdk), "-m", "mixed_os_racks", *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
 
     shown = run("--help")
     assert shown.returncode == 0 and "preview" in shown.stdout and shown.stderr == ""
@@ -155,7 +196,12 @@ def test_commands_that_run_no_program_work_beside_the_oldest_sdk(oldest_sdk, tmp
 def test_the_consumers_unit_tests_pass_beside_the_oldest_sdk(oldest_sdk, tmp_path):
     # mixed_os_racks.testing needs no particular SDK: the consumer example's tests run on 3.231 too
     consumer = shutil.copytree(Path(__file__).parents[1] / "examples" / "consumer", tmp_path / "ml-platform")
-    run = subprocess.run([str(oldest_sdk), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
-                         cwd=consumer, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [str(oldest_sdk), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+        cwd=consumer,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.rstrip().splitlines()[-1].startswith("3 passed")

@@ -19,9 +19,16 @@ from mixed_os_racks.facts import instances, matrixgen, pricelist, sizegen, table
 
 def test_every_table_says_where_it_came_from_and_when():
     names = [t.name for t in tables.TABLES]
-    assert names == ["EC2 on-demand price list", "instance family facts", "instance sizes", "NVIDIA driver table",
-                     "Cluster Autoscaler image tags", "EKS Kubernetes release calendar",
-                     "Karpenter releases and compatibility matrix", "OS family records"]
+    assert names == [
+        "EC2 on-demand price list",
+        "instance family facts",
+        "instance sizes",
+        "NVIDIA driver table",
+        "Cluster Autoscaler image tags",
+        "EKS Kubernetes release calendar",
+        "Karpenter releases and compatibility matrix",
+        "OS family records",
+    ]
     for table in tables.TABLES:
         assert table.source and table.refresh and table.where, table.name
         date.fromisoformat(table.as_of)
@@ -29,16 +36,22 @@ def test_every_table_says_where_it_came_from_and_when():
     assert (price.commit, price.as_of) == (pricelist.COMMIT[:8], pricelist.COMMIT_DATE)  # read from the table itself
     assert price.refresh == tables.REGENERATE
     sizes = tables.TABLES[2]
-    assert (sizes.commit, sizes.as_of, sizes.refresh) == (instances.SIZES_COMMIT[:8], instances.SIZES_DATE, tables.REGENERATE)
+    assert (sizes.commit, sizes.as_of, sizes.refresh) == (
+        instances.SIZES_COMMIT[:8],
+        instances.SIZES_DATE,
+        tables.REGENERATE,
+    )
 
 
 def test_a_table_is_stale_one_day_past_the_age():
     price = tables.TABLES[0]
     edge = date.fromisoformat(price.as_of) + timedelta(days=tables.MAX_AGE_DAYS)
     assert not any(line.startswith("the EC2 on-demand price list") for line in tables.stale(edge.isoformat()))
-    (line,) = [l for l in tables.stale((edge + timedelta(days=1)).isoformat()) if "price list" in l]
-    assert line == (f"the EC2 on-demand price list table is 121 days old (as of {price.as_of}: aws/karpenter-provider-aws "
-                    f"pkg/providers/pricing at {price.commit}), older than 120 days: refresh it ({tables.REGENERATE})")
+    (line,) = [said for said in tables.stale((edge + timedelta(days=1)).isoformat()) if "price list" in said]
+    assert line == (
+        f"the EC2 on-demand price list table is 121 days old (as of {price.as_of}: aws/karpenter-provider-aws "
+        f"pkg/providers/pricing at {price.commit}), older than 120 days: refresh it ({tables.REGENERATE})"
+    )
     assert tables.stale(edge.isoformat(), max_age_days=10_000) == []
 
 
@@ -53,16 +66,26 @@ def test_the_preview_says_which_tables_are_due_and_only_those(tmp_path, capsys, 
     monkeypatch.setenv(clock.ENV, "2027-01-01")
     due = tables.stale("2027-01-01")
     assert [line.split(" table is")[0] for line in due] == [
-        "the EC2 on-demand price list", "the instance sizes", "the Cluster Autoscaler image tags"]
+        "the EC2 on-demand price list",
+        "the instance sizes",
+        "the Cluster Autoscaler image tags",
+    ]
     err = preview(tmp_path, capsys)
-    assert [line for line in err.splitlines() if "days old" in line] == [f"warning: rack 'rack': {line}" for line in due]
+    assert [line for line in err.splitlines() if "days old" in line] == [
+        f"warning: rack 'rack': {line}" for line in due
+    ]
     monkeypatch.setenv(clock.ENV, "2026-12-04")  # every table younger than 120 days then
     assert tables.stale("2026-12-04") == [] and "days old" not in preview(tmp_path, capsys)
 
 
 def test_make_tables_runs_the_generators_of_the_tables_made_from_files():
-    found = subprocess.run(["make", "-n", "tables", "KARPENTER=/src/kp", "COMMIT=v1.15.0"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout
+    found = subprocess.run(
+        ["make", "-n", "tables", "KARPENTER=/src/kp", "COMMIT=v1.15.0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "-m mixed_os_racks.facts.pricegen --repo /src/kp --commit v1.15.0" in found
     assert "-m mixed_os_racks.facts.sizegen --repo /src/kp --commit v1.15.0" in found
     assert "-m mixed_os_racks.facts.matrixgen --repo /src/kp --commit v1.15.0" in found
@@ -75,7 +98,7 @@ MODULE = REPO / "components" / "facts" / "instances.py"
 
 
 def _table(module_text: str) -> tuple[dict[str, str], str]:
-    block = module_text[module_text.index(sizegen.BEGIN):module_text.index(sizegen.END)]
+    block = module_text[module_text.index(sizegen.BEGIN) : module_text.index(sizegen.END)]
     found: dict[str, Any] = {}
     exec(compile(block, "block", "exec"), found)  # the generated block is plain literals
     return found["_SIZES"], found["SIZES_COMMIT"]
@@ -108,7 +131,11 @@ def test_the_generator_reads_a_clone_at_a_commit(tmp_path):
     path = repo / sizegen.PATH
     path.parent.mkdir(parents=True)
     path.write_text(REFERENCE.read_text())
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
     out = tmp_path / "instances.py"
     out.write_text(MODULE.read_text())
@@ -124,7 +151,7 @@ UPSTREAM_MODULE = REPO / "components" / "facts" / "upstream.py"
 
 
 def _matrices(module_text: str) -> dict[str, Any]:
-    block = module_text[module_text.index(matrixgen.BEGIN):module_text.index(matrixgen.END)]
+    block = module_text[module_text.index(matrixgen.BEGIN) : module_text.index(matrixgen.END)]
     found: dict[str, Any] = {"KarpenterMatrix": upstream.KarpenterMatrix}
     exec(compile(block, "block", "exec"), found)
     return found["KARPENTER_MATRICES"]
@@ -139,17 +166,23 @@ def test_regenerating_the_matrices_keeps_their_reading_and_names_the_commit():
     pages = {line: (PAGES / f"v{line}.md").read_text() for line in upstream.KARPENTER_LINES}
     text = matrixgen.regenerate(UPSTREAM_MODULE.read_text(), pages, "0123abcd" * 5, "2027-01-01")
     matrices = _matrices(text)
-    assert {line: m.cells for line, m in matrices.items()} == {line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()}
-    assert matrices["1.15"].source == ("karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, "
-                                       "commit 0123abcd (2027-01-01)")
+    assert {line: m.cells for line, m in matrices.items()} == {
+        line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()
+    }
+    assert matrices["1.15"].source == (
+        "karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit 0123abcd (2027-01-01)"
+    )
     newer = pages["1.15"].replace("| 1.15.x |", "| \\>= 1.15 |")  # were 1.37 opened to every later release
     assert matrixgen.parse(newer)["1.37"] == ("1.15", False)
 
 
-@pytest.mark.parametrize("page, problem", [
-    ("no table here", "no compatibility matrix"),
-    ("| Kubernetes | 1.37 |\n| karpenter | 1.15.0 |\n", "a cell the rack cannot read ('1.15.0')"),
-])
+@pytest.mark.parametrize(
+    "page, problem",
+    [
+        ("no table here", "no compatibility matrix"),
+        ("| Kubernetes | 1.37 |\n| karpenter | 1.15.0 |\n", "a cell the rack cannot read ('1.15.0')"),
+    ],
+)
 def test_a_page_the_generator_cannot_read_stops_it_with_the_reason(page, problem):
     with pytest.raises(SystemExit) as stopped:
         matrixgen.parse(page)
@@ -162,10 +195,16 @@ def test_the_matrix_generator_reads_a_clone_at_a_commit(tmp_path):
         path = repo / matrixgen.path_of(line)
         path.parent.mkdir(parents=True)
         path.write_text((PAGES / f"v{line}.md").read_text())
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "r"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
     out = tmp_path / "upstream.py"
     out.write_text(UPSTREAM_MODULE.read_text())
     assert matrixgen.main(["--repo", str(repo), "--output", str(out)]) == 0
     matrices = _matrices(out.read_text())
-    assert {line: m.cells for line, m in matrices.items()} == {line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()}
+    assert {line: m.cells for line, m in matrices.items()} == {
+        line: m.cells for line, m in upstream.KARPENTER_MATRICES.items()
+    }

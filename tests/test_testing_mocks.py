@@ -21,15 +21,26 @@ def test_the_look_ups_the_components_make_are_answered_from_the_catalog():
 
     @pulumi.runtime.test
     def look_up() -> None:
-        ami = aws.ec2.get_ami(filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[GPU_AMI])], include_deprecated=True)
+        ami = aws.ec2.get_ami(
+            filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[GPU_AMI])], include_deprecated=True
+        )
         cluster = aws.eks.get_cluster(name="shared")
-        seen.update(ami=(ami.architecture, ami.root_device_name), endpoint=cluster.endpoint,
-                    account=aws.get_caller_identity().account_id, region=aws.get_region().region,
-                    partition=aws.get_partition().partition)
+        seen.update(
+            ami=(ami.architecture, ami.root_device_name),
+            endpoint=cluster.endpoint,
+            account=aws.get_caller_identity().account_id,
+            region=aws.get_region().region,
+            partition=aws.get_partition().partition,
+        )
 
     look_up()
-    assert seen == {"ami": ("x86_64", "/dev/xvda"), "endpoint": "https://shared.eks.offline.invalid",
-                    "account": OFFLINE_ACCOUNT, "region": "eu-west-1", "partition": "aws"}
+    assert seen == {
+        "ami": ("x86_64", "/dev/xvda"),
+        "endpoint": "https://shared.eks.offline.invalid",
+        "account": OFFLINE_ACCOUNT,
+        "region": "eu-west-1",
+        "partition": "aws",
+    }
     assert mocks.catalog.get(GPU_AMI) is not None
 
 
@@ -39,14 +50,24 @@ def test_a_node_group_in_an_existing_cluster_builds_under_the_mocks():
 
     @pulumi.runtime.test
     def build() -> None:
-        NodeGroup("inference", NodeGroupArgs(group=NodeGroupSpec(instance_type="g6.xlarge", min_size=1, max_size=4),
-                                             cluster=ClusterRef.existing("shared", "shared-dev")))
+        NodeGroup(
+            "inference",
+            NodeGroupArgs(
+                group=NodeGroupSpec(instance_type="g6.xlarge", min_size=1, max_size=4),
+                cluster=ClusterRef.existing("shared", "shared-dev"),
+            ),
+        )
 
     build()
     group = mocks.registered("eks:index:ManagedNodeGroup", "inference")
     assert group.inputs["instanceTypes"] == ["g6.xlarge"]
-    assert {r.typ for r in mocks.resources if r.resource_id} == {"aws:eks/cluster:Cluster", "aws:iam/role:Role"}  # read, not created
-    with pytest.raises(KeyError, match=r"no eks:index:ManagedNodeGroup named 'training' was registered \(those registered: inference\)"):
+    assert {r.typ for r in mocks.resources if r.resource_id} == {
+        "aws:eks/cluster:Cluster",
+        "aws:iam/role:Role",
+    }  # read, not created
+    with pytest.raises(
+        KeyError, match=r"no eks:index:ManagedNodeGroup named 'training' was registered \(those registered: inference\)"
+    ):
         mocks.registered("eks:index:ManagedNodeGroup", "training")
 
 
@@ -76,7 +97,9 @@ def test_a_look_up_of_the_programs_own_is_named_and_a_subclass_answers_it():
 
 
 def test_the_catalog_is_validated_as_amis_is():
-    with pytest.raises(CatalogError, match=r"AMI catalog <memory>: amis\[0\] \(ami-0a1b2c3d4e5f60718\): missing name, "):
+    with pytest.raises(
+        CatalogError, match=r"AMI catalog <memory>: amis\[0\] \(ami-0a1b2c3d4e5f60718\): missing name, "
+    ):
         RackMocks(amis={"amis": [{"id": GPU_AMI}]})
 
 
@@ -91,12 +114,21 @@ def test_each_item_of_mocks_resources_has_the_fields_the_docs_name():
         aws.iam.Role.get("node", "node-role")
 
     build()
-    lane, template, role = (mocks.registered(t, n) for t, n in [("team:index:Lane", "lane"),
-                                                                 ("aws:ec2/launchTemplate:LaunchTemplate", "lt"),
-                                                                 ("aws:iam/role:Role", "node")])
+    lane, template, role = (
+        mocks.registered(t, n)
+        for t, n in [
+            ("team:index:Lane", "lane"),
+            ("aws:ec2/launchTemplate:LaunchTemplate", "lt"),
+            ("aws:iam/role:Role", "node"),
+        ]
+    )
     assert (lane.typ, lane.name, lane.custom, lane.resource_id) == ("team:index:Lane", "lane", False, "")
     assert (template.typ, template.custom, template.inputs["imageId"], template.resource_id) == (
-        "aws:ec2/launchTemplate:LaunchTemplate", True, GPU_AMI, "")
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        True,
+        GPU_AMI,
+        "",
+    )
     assert not template.provider  # no explicit provider
     assert (role.typ, role.resource_id) == ("aws:iam/role:Role", "node-role")
     assert not hasattr(template, "type")
@@ -119,21 +151,34 @@ def test_a_managed_node_group_is_expanded_as_the_offline_preview_expands_it():
     from mixed_os_racks.offline.engine import run_program
 
     def program() -> None:
-        managed_node_group("gpu", ami_id=GPU_AMI, disk_size=200, enable_imd_sv2=True, instance_types=["g6.xlarge"],
-                           labels={"lane": "gpu"}, scaling_config={"min_size": 0, "max_size": 4, "desired_size": 1})
+        managed_node_group(
+            "gpu",
+            ami_id=GPU_AMI,
+            disk_size=200,
+            enable_imd_sv2=True,
+            instance_types=["g6.xlarge"],
+            labels={"lane": "gpu"},
+            scaling_config={"min_size": 0, "max_size": 4, "desired_size": 1},
+        )
 
     mocks = set_mocks(RackMocks(), project="p", stack="s", preview=True)
     pulumi.runtime.test(program)()
     preview = run_program(program, {"aws:region": "us-east-1"}, project="p", stack="s")
     children = [(r.type, r.name) for r in preview.resources if r.parent.endswith("eks:index:ManagedNodeGroup::gpu")]
-    assert sorted(children) == [("aws:ec2/launchTemplate:LaunchTemplate", "gpu-launchTemplate"),
-                                ("aws:eks/nodeGroup:NodeGroup", "gpu")]
+    assert sorted(children) == [
+        ("aws:ec2/launchTemplate:LaunchTemplate", "gpu-launchTemplate"),
+        ("aws:eks/nodeGroup:NodeGroup", "gpu"),
+    ]
     for typ, name in children:
         expected = next(r for r in preview.resources if (r.type, r.name) == (typ, name))
         assert _as_previewed(mocks.registered(typ, name).inputs) == expected.inputs, typ
         assert mocks.registered(typ, name).custom is True
     group = mocks.registered("aws:eks/nodeGroup:NodeGroup", "gpu").inputs
-    assert group["instanceTypes"] == ["g6.xlarge"] and group["scalingConfig"] == {"minSize": 0, "maxSize": 4, "desiredSize": 1}
+    assert group["instanceTypes"] == ["g6.xlarge"] and group["scalingConfig"] == {
+        "minSize": 0,
+        "maxSize": 4,
+        "desiredSize": 1,
+    }
     assert "amiType" not in group and "diskSize" not in group  # pulumi-eks moves them into the launch template
     template = mocks.registered("aws:ec2/launchTemplate:LaunchTemplate", "gpu-launchTemplate").inputs
     assert template["imageId"] == GPU_AMI and template["metadataOptions"]["httpTokens"] == "required"
@@ -148,9 +193,20 @@ def test_a_managed_node_group_is_expanded_as_the_offline_preview_expands_it():
 
 
 def test_a_catalog_given_to_the_mocks_adds_to_the_default_as_amis_does(tmp_path):
-    mine = {"amis": [{"id": "ami-0c0ffee0c0ffee0c0", "name": "team-al2023-gpu", "description": "Amazon Linux 2023",
-                      "architecture": "x86_64", "root_device_name": "/dev/xvda", "root_snapshot_gib": 120,
-                      "creation_date": "2026-12-01T08:00:00.000Z", "owner_id": "111122223333"}]}
+    mine = {
+        "amis": [
+            {
+                "id": "ami-0c0ffee0c0ffee0c0",
+                "name": "team-al2023-gpu",
+                "description": "Amazon Linux 2023",
+                "architecture": "x86_64",
+                "root_device_name": "/dev/xvda",
+                "root_snapshot_gib": 120,
+                "creation_date": "2026-12-01T08:00:00.000Z",
+                "owner_id": "111122223333",
+            }
+        ]
+    }
     path = tmp_path / "amis.yaml"
     path.write_text(json.dumps(mine))
     for given in (mine, str(path)):

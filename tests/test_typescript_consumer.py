@@ -50,7 +50,7 @@ def test_the_dev_stack_previews_the_components_children_and_the_pack_passes_them
     done, doc = dev
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    tree = lines[lines.index(" +   pulumi:pulumi:Stack                                      ml-platform-ts-dev"):]
+    tree = lines[lines.index(" +   pulumi:pulumi:Stack                                      ml-platform-ts-dev") :]
     # the pool's EC2NodeClass and NodePool under the pool, the node group under its component
     assert " +   ├─ rack:index:KarpenterPool                              ml" in tree
     assert " +   │  ├─ kubernetes:karpenter.k8s.aws/v1:EC2NodeClass       ml-nodeclass" in tree
@@ -63,8 +63,10 @@ def test_the_dev_stack_previews_the_components_children_and_the_pack_passes_them
     assert "    mixed-os-racks (" in done.stdout and done.stdout.endswith(": passed\n")
     by_name = {(r["type"], r["name"]): r for r in doc["resources"]}
     node_class = by_name["kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "ml-nodeclass"]
-    assert node_class["urn"] == ("urn:pulumi:dev::ml-platform-ts::rack:index:KarpenterPool$"
-                                 "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-nodeclass")
+    assert node_class["urn"] == (
+        "urn:pulumi:dev::ml-platform-ts::rack:index:KarpenterPool$"
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::ml-nodeclass"
+    )
     assert node_class["inputs"]["spec"]["amiSelectorTerms"] == [{"id": "ami-0c1d2e3f405162738"}]
     assert node_class["inputs"]["spec"]["blockDeviceMappings"][0]["ebs"]["volumeSize"] == "200Gi"
     assert doc["violations"] == []
@@ -80,20 +82,62 @@ def python_twin(project: str, stack: str):
 
     def program() -> None:
         cluster = {"name": "shared-dev"}
-        pool = mixed_os_racks.KarpenterPool("ml", {"cluster": cluster, "tags": {"team": "ml"}, "pool": {
-            "name": "ml", "os": "al2023", "instance_families": ["g6", "g6e"], "ami_id": "ami-0c1d2e3f405162738",
-            "disk": 200, "dedicated": True}})
-        group = mixed_os_racks.NodeGroup("inference", {"cluster": cluster, "group": {
-            "instance_type": "g6.xlarge", "min_size": 1, "max_size": 4, "dedicated": True, "label": "inference",
-            "max_hourly_usd": 5}})
+        pool = mixed_os_racks.KarpenterPool(
+            "ml",
+            {
+                "cluster": cluster,
+                "tags": {"team": "ml"},
+                "pool": {
+                    "name": "ml",
+                    "os": "al2023",
+                    "instance_families": ["g6", "g6e"],
+                    "ami_id": "ami-0c1d2e3f405162738",
+                    "disk": 200,
+                    "dedicated": True,
+                },
+            },
+        )
+        group = mixed_os_racks.NodeGroup(
+            "inference",
+            {
+                "cluster": cluster,
+                "group": {
+                    "instance_type": "g6.xlarge",
+                    "min_size": 1,
+                    "max_size": 4,
+                    "dedicated": True,
+                    "label": "inference",
+                    "max_hourly_usd": 5,
+                },
+            },
+        )
         placed = mixed_os_racks.place({"convox.io/nodepool": "ml"}, gpu=1)
-        k8s.apps.v1.Deployment("model-server", metadata={"name": "model-server", "namespace": "default"}, spec={
-            "replicas": 1, "selector": {"match_labels": {"app": "model-server"}},
-            "template": {"metadata": {"labels": {"app": "model-server"}}, "spec": {
-                "affinity": placed.affinity, "tolerations": placed.tolerations,
-                "containers": [{"name": "server", "image": "nvcr.io/nvidia/tritonserver:24.12-py3", "resources": {
-                    "limits": placed.gpu_resources, "requests": {"cpu": "2", "memory": "8Gi", **placed.gpu_resources}}}]}}},
-            opts=pulumi.ResourceOptions(depends_on=[pool]))
+        k8s.apps.v1.Deployment(
+            "model-server",
+            metadata={"name": "model-server", "namespace": "default"},
+            spec={
+                "replicas": 1,
+                "selector": {"match_labels": {"app": "model-server"}},
+                "template": {
+                    "metadata": {"labels": {"app": "model-server"}},
+                    "spec": {
+                        "affinity": placed.affinity,
+                        "tolerations": placed.tolerations,
+                        "containers": [
+                            {
+                                "name": "server",
+                                "image": "nvcr.io/nvidia/tritonserver:24.12-py3",
+                                "resources": {
+                                    "limits": placed.gpu_resources,
+                                    "requests": {"cpu": "2", "memory": "8Gi", **placed.gpu_resources},
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+            opts=pulumi.ResourceOptions(depends_on=[pool]),
+        )
         pulumi.export("trainingNodePool", pool.node_pool_name)
         pulumi.export("inferenceNodeGroup", group.node_group_name)
         pulumi.export("inferenceTaints", group.taints)
@@ -113,7 +157,9 @@ def test_the_typescript_program_registers_what_its_python_twin_registers(dev, tm
     assert planned.returncode == 0, planned.stderr
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert {r["urn"] for r in plan["resources"]} == {r["urn"] for r in doc["resources"]}
-    assert set(plan["summary"]) <= {"same", "read"}, [(r["urn"], r["op"]) for r in plan["resources"] if r["op"] != "same"]
+    assert set(plan["summary"]) <= {"same", "read"}, [
+        (r["urn"], r["op"]) for r in plan["resources"] if r["op"] != "same"
+    ]
 
 
 @pytest.mark.slow
@@ -122,7 +168,8 @@ def test_a_malformed_ami_id_exits_2_naming_the_property(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.splitlines()[-2:] == [
-        "error: rack:index:KarpenterPool resource 'ml' has a problem: KarpenterPool 'ml': pool.amiId: karpenter nodepool "
+        "error: rack:index:KarpenterPool resource 'ml' has a problem: KarpenterPool 'ml': pool.amiId: karpenter "
+        "nodepool "
         "'ml': invalid ami_id 'ami-XYZ' (must look like ami-0123456789abcdef0)",
         "  - property pool.amiId with value 'ami-XYZ' has a problem: karpenter nodepool 'ml': invalid ami_id 'ami-XYZ' "
         "(must look like ami-0123456789abcdef0)",
@@ -148,18 +195,33 @@ def test_a_gpu_pool_on_bottlerocket_is_refused_as_the_python_path_refuses_it(tmp
     lines = done.stderr.splitlines()
     start = next(n for n, line in enumerate(lines) if line.startswith("error: "))
     assert lines[start].startswith("error: rack:index:KarpenterPool resource 'ml' has a problem: ")
-    problems = dict(line.removeprefix("  - property ").split(" has a problem: ", 1) for line in lines[start + 1:]
-                    if line.startswith("  - property "))
+    problems = dict(
+        line.removeprefix("  - property ").split(" has a problem: ", 1)
+        for line in lines[start + 1 :]
+        if line.startswith("  - property ")
+    )
     assert problems["pool.os with value 'bottlerocket'"] == (
         "karpenter nodepool 'ml': instance families g6,g6e make this a GPU lane, and GPU lanes must run Amazon Linux "
-        "2023, not Bottlerocket (set os 'al2023', or move them to an AL2023 pool or node group)")
+        "2023, not Bottlerocket (set os 'al2023', or move them to an AL2023 pool or node group)"
+    )
     # the Python path: the same component with the same arguments, refused for the same problems, in the same words
     from mixed_os_racks import KarpenterPool
 
     def program() -> None:
-        KarpenterPool("ml", {"cluster": {"name": "shared-dev"}, "pool": {
-            "name": "ml", "os": "bottlerocket", "instance_families": ["g6", "g6e"], "ami_id": "ami-0c1d2e3f405162738",
-            "disk": 200, "dedicated": True}})
+        KarpenterPool(
+            "ml",
+            {
+                "cluster": {"name": "shared-dev"},
+                "pool": {
+                    "name": "ml",
+                    "os": "bottlerocket",
+                    "instance_families": ["g6", "g6e"],
+                    "ami_id": "ami-0c1d2e3f405162738",
+                    "disk": 200,
+                    "dedicated": True,
+                },
+            },
+        )
 
     with pytest.raises(Exception) as python:
         run_program(program, DEV, Catalog.load(CATALOG), project="ml-platform-ts", stack="br")

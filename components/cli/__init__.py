@@ -23,5 +23,3 @@ interrupted (Ctrl-C; every policy pack process is killed first).
 from .commands import entry, main
 
 __all__ = ["entry", "main"]
-
-

@@ -22,16 +22,36 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Commands) -> None:
-    a = sub.add_parser("analyze", help="run the policy packs over a stack's state, without running the program "
-                       "(as `pulumi policy analyze --file`)")
-    a.add_argument("--state", type=Path, required=True, metavar="FILE",
-                   help="the stack's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    a = sub.add_parser(
+        "analyze",
+        help="run the policy packs over a stack's state, without running the program "
+        "(as `pulumi policy analyze --file`)",
+    )
+    a.add_argument(
+        "--state",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the stack's state: `pulumi stack export` JSON, or a file backend's checkpoint",
+    )
     a.add_argument("--cwd", type=Path, default=Path("."), help="where to look for policies/ (default: .)")
     a.add_argument("--json", type=Path, dest="json_out", help="also write the resources and violations as JSON")
-    a.add_argument("--policy-pack", type=Path, action="append", dest="policy_packs", metavar="DIR",
-                   help="run this CrossGuard policy pack (repeatable; default: as for preview)")
-    a.add_argument("--policy-pack-config", type=Path, action="append", dest="policy_pack_configs", metavar="FILE",
-                   help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)")
+    a.add_argument(
+        "--policy-pack",
+        type=Path,
+        action="append",
+        dest="policy_packs",
+        metavar="DIR",
+        help="run this CrossGuard policy pack (repeatable; default: as for preview)",
+    )
+    a.add_argument(
+        "--policy-pack-config",
+        type=Path,
+        action="append",
+        dest="policy_pack_configs",
+        metavar="FILE",
+        help="the pack's config, in the Pulumi CLI's format (repeatable: one per --policy-pack, in order)",
+    )
     a.set_defaults(no_policy=False)
 
 
@@ -49,21 +69,26 @@ def command(args: argparse.Namespace) -> int:
         check_output(args.json_out, [args.state, *(args.policy_pack_configs or [])])
     state = read_stack_export(args.state)
     if state.encrypted:
-        sys.stderr.write(f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
-                         f"read offline: the policies get them as {json.dumps('[secret]')}\n")
+        sys.stderr.write(
+            f"warning: {args.state}: {state.encrypted} secret value(s) are ciphertext, which cannot be "
+            f"read offline: the policies get them as {json.dumps('[secret]')}\n"
+        )
     run = ProgramRun(state.project, state.stack, as_registrations(state), {})
     from ..offline.soakstate import running
     from ..pack.soak import POLICY
 
     # the AMIs the analyzed state runs are running by definition: the soak gate never refuses them
     own = {POLICY: {"running": running(state)}}
-    with PolicyPacks(packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack",
-                     extended=own) as policy:
+    with PolicyPacks(
+        packs, args.policy_pack_configs or [], state.project or "project", state.stack or "stack", extended=own
+    ) as policy:
         violations = policy.analyze(run)
         names = policy.names
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
-    lines = [f"Analyzing the state of stack {state.stack or '(empty)'} ({args.state}), offline: {len(run.resources)} "
-             f"resources, no program run"]
+    lines = [
+        f"Analyzing the state of stack {state.stack or '(empty)'} ({args.state}), offline: {len(run.resources)} "
+        f"resources, no program run"
+    ]
     if violations:
         lines += ["", "Policies:"]
         for v in violations:

@@ -33,8 +33,16 @@ class Command(Protocol):
     def command(self, args: argparse.Namespace) -> int: ...
 
 
-COMMANDS: dict[str, Command] = {"preview": preview, "analyze": analyze, "guard": guard, "pack": pack, "schema": schema,
-                                "soak": soak, "promote": promote, "fleet": fleet}
+COMMANDS: dict[str, Command] = {
+    "preview": preview,
+    "analyze": analyze,
+    "guard": guard,
+    "pack": pack,
+    "schema": schema,
+    "soak": soak,
+    "promote": promote,
+    "fleet": fleet,
+}
 """Each command's module by the command's name, in the order ``--help`` lists them."""
 
 
@@ -59,8 +67,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
     except (ConfigError, InputFileError) as exc:  # one line per broken key
         error_lines(str(exc).split("\n"))
-    except (UsageError, CatalogError, PolicyPackError, ProgramExit, ScaffoldError, StateFileError, OfflineUnavailable,
-            clock.ClockError, NodeProgramError) as exc:
+    except (
+        UsageError,
+        CatalogError,
+        PolicyPackError,
+        ProgramExit,
+        ScaffoldError,
+        StateFileError,
+        OfflineUnavailable,
+        clock.ClockError,
+        NodeProgramError,
+    ) as exc:
         sys.stderr.write("error: " + "\n".join(shown(line) for line in str(exc).split("\n")) + "\n")
     except Exception as exc:  # a program error: report it like the CLI does, without a traceback
         first, *rest = str(exc).strip().splitlines() or [""]

@@ -50,8 +50,10 @@ def project_dir(cwd: Path) -> Path:
 def program_of(cwd: Path, runtime: str) -> list[Path]:
     """The program's files the preview must never overwrite, once its runtime is one the preview runs."""
     if runtime not in RUNTIMES:
-        raise UsageError(f"{cwd / 'Pulumi.yaml'}: runtime: {shown(runtime)}: the offline preview runs {' and '.join(RUNTIMES)} "
-                         f"programs")
+        raise UsageError(
+            f"{cwd / 'Pulumi.yaml'}: runtime: {shown(runtime)}: the offline preview runs {' and '.join(RUNTIMES)} "
+            f"programs"
+        )
     if runtime == "nodejs":
         return [cwd / "package.json"]
     if not (cwd / "__main__.py").is_file():
@@ -76,7 +78,11 @@ def stack_of(args: argparse.Namespace, cwd: Path) -> tuple[str, Path]:
 
 def allow_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--allow-lane-removal", action="append", dest="allow_lanes", metavar="NAME[,NAME]", default=[],
+        "--allow-lane-removal",
+        action="append",
+        dest="allow_lanes",
+        metavar="NAME[,NAME]",
+        default=[],
         help="lanes (pool or node group names) this change may delete or replace (repeatable)",
     )
 
@@ -102,7 +108,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-SOURCE_SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".toml", ".cfg", ".txt", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs")
+SOURCE_SUFFIXES = (
+    ".py",
+    ".pyi",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".txt",
+    ".ts",
+    ".mts",
+    ".cts",
+    ".js",
+    ".mjs",
+    ".cjs",
+)
 """Existing files ``--json`` never overwrites: a program's modules, stack and project files, requirements."""
 
 
@@ -115,13 +135,17 @@ def check_output(path: Path, inputs: Iterable[Path], flag: str = "--json") -> No
     if path.is_dir():
         raise UsageError(f"{where}: is a directory; give a file name")
     if path.suffix.lower() in SOURCE_SUFFIXES and path.exists():  # a program's module: the next run would fail on JSON
-        raise UsageError(f"{where}: is an existing {path.suffix} file (source, project or stack files), which JSON "
-                         f"would overwrite; write the JSON to a .json file")
+        raise UsageError(
+            f"{where}: is an existing {path.suffix} file (source, project or stack files), which JSON "
+            f"would overwrite; write the JSON to a .json file"
+        )
     if path.is_fifo():  # opening a FIFO to write waits for a reader: one no one reads would hang the command
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
         except OSError:
-            raise UsageError(f"{where}: is a named pipe no one is reading; give a file, or read the pipe first") from None
+            raise UsageError(
+                f"{where}: is a named pipe no one is reading; give a file, or read the pipe first"
+            ) from None
     parent = path.absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{where}: cannot be written: {parent} is not a directory")
@@ -141,8 +165,15 @@ def write_json(path: Path, doc: Any) -> None:
 
 def file_kind(mode: int) -> str:
     """What a path that is not a regular file is, for a message."""
-    return ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
-            "a socket" if stat.S_ISSOCK(mode) else "a device")
+    return (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a named pipe"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
 
 
 # ---- printing -------------------------------------------------------------------------------------------
@@ -152,8 +183,9 @@ def print_text(text: str) -> None:
     """``text`` on standard output; a closed one (``>&-``) or one that cannot take it (a full disk, ``>/dev/full``)
     is an error naming it, and a reader that went away (``| head``) is none."""
     if sys.stdout is None:  # Python starts with no sys.stdout when descriptor 1 is closed
-        raise UsageError("standard output is closed, so there is nowhere to print (redirect it to a file, or to "
-                         "/dev/null)")
+        raise UsageError(
+            "standard output is closed, so there is nowhere to print (redirect it to a file, or to /dev/null)"
+        )
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

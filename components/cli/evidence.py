@@ -35,14 +35,18 @@ def configured_soak(path: Optional[Path], written: bool = False) -> tuple[str, d
     if path is None or written and not os.path.lexists(path):
         return "", {}
     if not os.path.lexists(path):
-        raise UsageError(f"--policy-pack-config {path}: no such file (the pack config the gate reads; leave the flag "
-                         f"out for soakDays {soak.DEFAULT_DAYS:g})")
+        raise UsageError(
+            f"--policy-pack-config {path}: no such file (the pack config the gate reads; leave the flag "
+            f"out for soakDays {soak.DEFAULT_DAYS:g})"
+        )
     level, props = read_config_file(path).get(soak.POLICY, ("", None))
     props = dict(props or {})
     problems = properties_problems(soak.SCHEMA, props) + soak.config_problems(props)
     if problems:
-        raise PolicyPackError(f"policy pack config {path}: invalid config for '{soak.POLICY}' (the pack refuses it):\n  "
-                              + "\n  ".join(problems))
+        raise PolicyPackError(
+            f"policy pack config {path}: invalid config for '{soak.POLICY}' (the pack refuses it):\n  "
+            + "\n  ".join(problems)
+        )
     return level, props
 
 

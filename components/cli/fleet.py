@@ -20,8 +20,18 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 from ..config.params import parse_rack_params
 from ..config.stackconfig import parse_stack_config, rack_values
 from ..errors import ConfigError
-from ..fleet import (StackColumn, as_json, default_order, karpenter_release, lane_cells, new_amis, order_problems,
-                     render_markdown, render_text, upgrade_problems)
+from ..fleet import (
+    StackColumn,
+    as_json,
+    default_order,
+    karpenter_release,
+    lane_cells,
+    new_amis,
+    order_problems,
+    render_markdown,
+    render_text,
+    upgrade_problems,
+)
 from ..offline.catalog import Catalog
 from ..offline.stackfile import located, read_project, stack_name_problem
 from ..pack import rules
@@ -39,17 +49,36 @@ RACK = "rack"
 
 
 def add_parser(sub: Commands) -> None:
-    f = sub.add_parser("fleet", help="preview every stack of the project in one run: one matrix, the order "
-                       "promotion needs, and with --states the upgrade gate")
-    f.add_argument("--stacks", metavar="A,B,...", help="preview these stacks (default: every Pulumi.<stack>.yaml in --cwd)")
+    f = sub.add_parser(
+        "fleet",
+        help="preview every stack of the project in one run: one matrix, the order "
+        "promotion needs, and with --states the upgrade gate",
+    )
+    f.add_argument(
+        "--stacks", metavar="A,B,...", help="preview these stacks (default: every Pulumi.<stack>.yaml in --cwd)"
+    )
     f.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    f.add_argument("--amis", type=Path, metavar="FILE", help="AMI catalog file, added to the default catalog (the "
-                   "example stacks' images): an entry of FILE replaces the default's of the same id or key")
+    f.add_argument(
+        "--amis",
+        type=Path,
+        metavar="FILE",
+        help="AMI catalog file, added to the default catalog (the "
+        "example stacks' images): an entry of FILE replaces the default's of the same id or key",
+    )
     f.add_argument("--no-policy", action="store_true", help="run no policy pack")
-    f.add_argument("--order", metavar="A,B,...", help="the order environments promote in, earliest first (default: "
-                   "dev, test, staging, prod by their usual names)")
-    f.add_argument("--states", type=Path, metavar="DIR", help="each stack's state, DIR/<stack>.json (`pulumi stack "
-                   "export`): plan against it, and refuse an upgrade EKS or Karpenter cannot take")
+    f.add_argument(
+        "--order",
+        metavar="A,B,...",
+        help="the order environments promote in, earliest first (default: "
+        "dev, test, staging, prod by their usual names)",
+    )
+    f.add_argument(
+        "--states",
+        type=Path,
+        metavar="DIR",
+        help="each stack's state, DIR/<stack>.json (`pulumi stack "
+        "export`): plan against it, and refuse an upgrade EKS or Karpenter cannot take",
+    )
     f.add_argument("--markdown", type=Path, metavar="FILE", help="also write the matrix as a Markdown table")
     f.add_argument("--json", type=Path, dest="json_out", metavar="FILE", help="also write the matrix as JSON")
     f.set_defaults(policy_packs=None, policy_pack_configs=None)
@@ -65,15 +94,18 @@ def command(args: argparse.Namespace) -> int:
     stacks = _names(args.stacks, "--stacks") if args.stacks is not None else every
     missing = [s for s in stacks if s not in every]
     if missing:
-        raise UsageError(f"--stacks {args.stacks}: no Pulumi.{missing[0]}.yaml in {cwd} (its stacks: "
-                         f"{', '.join(every) or 'none'})")
+        raise UsageError(
+            f"--stacks {args.stacks}: no Pulumi.{missing[0]}.yaml in {cwd} (its stacks: {', '.join(every) or 'none'})"
+        )
     if not stacks:
         raise UsageError(f"--cwd {cwd}: no Pulumi.<stack>.yaml there, so there is no stack to preview")
     if args.order is not None:
         order = _names(args.order, "--order")
         unknown = [s for s in order if s not in stacks]
         if unknown:
-            raise UsageError(f"--order {args.order}: {unknown[0]!r} is not a stack this run previews ({', '.join(stacks)})")
+            raise UsageError(
+                f"--order {args.order}: {unknown[0]!r} is not a stack this run previews ({', '.join(stacks)})"
+            )
     else:
         order = default_order(stacks)
     if args.states is not None and not args.states.is_dir():
@@ -132,8 +164,9 @@ def project_stacks(cwd: Path) -> list[str]:
     return [name for name in found if not stack_name_problem(name)]
 
 
-def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path],
-                   states: Optional[Path]) -> StackColumn:
+def _preview_stack(
+    cwd: Path, project_file: Any, stack: str, catalog: Catalog, packs: Sequence[Path], states: Optional[Path]
+) -> StackColumn:
     from ..offline.catalog import CatalogError
     from ..offline.engine import ProgramExit
     from ..offline.nodejs import NodeProgramError
@@ -147,7 +180,9 @@ def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, p
         config, lines = read_stack(stack_file, project_file.name)
         state_file = states / f"{stack}.json" if states is not None else None
         if state_file is not None and not state_file.is_file():
-            sys.stderr.write(f"warning: --states {states}: no {stack}.json there: stack {stack} is planned without a state\n")
+            sys.stderr.write(
+                f"warning: --states {states}: no {stack}.json there: stack {stack} is planned without a state\n"
+            )
             state_file = None
         state = read_state(state_file, project_file.name, stack)
         ran = run_stack(cwd, project_file, stack, stack_file, (config, lines), catalog, packs, [])
@@ -172,8 +207,12 @@ def _preview_stack(cwd: Path, project_file: Any, stack: str, catalog: Catalog, p
             column.counts = {"create": len(ran.run.resources) - imports, **({"import": imports} if imports else {})}
         column.verdict = pack_verdict(violations) if packs or state is not None else "not run (--no-policy)"
         column.mandatory = sum(v["level"] == "mandatory" for v in violations)
-        created = params.spec().cluster  # None: the rack joins an existing cluster, whose version EKS (the catalog) says
-        column.k8s = rules.k8s_minor(created.version if created is not None else catalog.cluster(params.cluster_name).version)
+        created = (
+            params.spec().cluster
+        )  # None: the rack joins an existing cluster, whose version EKS (the catalog) says
+        column.k8s = rules.k8s_minor(
+            created.version if created is not None else catalog.cluster(params.cluster_name).version
+        )
         column.karpenter = karpenter_release(ran.run.resources)
         worst = {lane.name: (lane.worst.usd, lane.worst.figure) for lane in ran.worst.lanes}
         column.lanes = {cell.key: cell for cell in lane_cells(params, catalog, worst)}

@@ -8,8 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..spec.base import shown
-from .common import (EXIT_OK, EXIT_VIOLATION, allow_argument, allowed_lanes, check_output, print_text,
-                     unused_allowances, write_json)
+from .common import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    allow_argument,
+    allowed_lanes,
+    check_output,
+    print_text,
+    unused_allowances,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from .common import Commands
@@ -43,7 +51,9 @@ def command(args: argparse.Namespace) -> int:
     else:
         lines += ["", "No lane is removed or rolled."]
     if summary:
-        lines += ["", "Resources (the preview's changeSummary):"] + [f"    {op}: {n}" for op, n in sorted(summary.items())]
+        lines += ["", "Resources (the preview's changeSummary):"] + [
+            f"    {op}: {n}" for op, n in sorted(summary.items())
+        ]
     print_text("\n".join(lines) + "\n")
     if args.json_out:
         write_json(args.json_out, {"violations": verdicts, "changeSummary": summary})

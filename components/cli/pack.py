@@ -16,14 +16,22 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Commands) -> None:
     pack = sub.add_parser("pack", help="policy pack folders").add_subparsers(dest="pack_command", required=True)
-    init = pack.add_parser("init", help="write a CrossGuard pack of the rack's policies into DIR, for "
-                           "`pulumi install` there, then `pulumi preview --policy-pack DIR`")
+    init = pack.add_parser(
+        "init",
+        help="write a CrossGuard pack of the rack's policies into DIR, for "
+        "`pulumi install` there, then `pulumi preview --policy-pack DIR`",
+    )
     init.add_argument("dir", metavar="DIR")
-    init.add_argument("--force", action="store_true", help="write into DIR though it is not empty (replacing the "
-                      "pack's files there)")
-    init.add_argument("--requirement", metavar="SPEC", help="the requirements.txt line that installs this package: "
-                      "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
-                      "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)")
+    init.add_argument(
+        "--force", action="store_true", help="write into DIR though it is not empty (replacing the pack's files there)"
+    )
+    init.add_argument(
+        "--requirement",
+        metavar="SPEC",
+        help="the requirements.txt line that installs this package: "
+        "mixed-os-racks with a version range, mixed-os-racks @ URL (a git URL pinned to a tag), or the "
+        "path of its folder (default: the source pip installed it from, else mixed-os-racks==<version>)",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -39,11 +47,15 @@ def command(args: argparse.Namespace) -> int:
     lines.append(f"requirements.txt installs {shown(requirement.line)}: {shown(requirement.source)}")
     if not requirement.portable:
         release = released_requirement(__version__) or "mixed-os-racks @ git+<the repository's URL>@<tag>"
-        lines.append(f"  a path on this machine, which CI and other machines cannot install: write the pack with "
-                     f"--requirement {shell_word(release)} (--force to rewrite it)")
+        lines.append(
+            f"  a path on this machine, which CI and other machines cannot install: write the pack with "
+            f"--requirement {shell_word(release)} (--force to rewrite it)"
+        )
     elif args.requirement is None:
-        lines.append("  to install it another way, rerun with --force --requirement SPEC (a PEP 508 line, such as a git "
-                     "URL pinned to a tag), or edit requirements.txt")
+        lines.append(
+            "  to install it another way, rerun with --force --requirement SPEC (a PEP 508 line, such as a git "
+            "URL pinned to a tag), or edit requirements.txt"
+        )
     word = shell_word(folder)
     lines.append(f"next: cd {word} && pulumi install   (creates the pack's virtualenv, {shown(str(folder / 'venv'))})")
     lines.append(f"then: pulumi preview --policy-pack {word} --policy-pack-config {shell_word(folder / 'config.json')}")

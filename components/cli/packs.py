@@ -33,7 +33,9 @@ def packs_to_run(args: argparse.Namespace, cwd: Path) -> tuple[list[Path], str]:
         return [found], "the project's policies/"
     from .. import __version__
 
-    return [BUNDLED_PACK], f"no policies/ at or above {cwd.resolve()}: ran the pack bundled with mixed-os-racks {__version__}"
+    return [
+        BUNDLED_PACK
+    ], f"no policies/ at or above {cwd.resolve()}: ran the pack bundled with mixed-os-racks {__version__}"
 
 
 def pack_summary(packs: Sequence[Path], names: Sequence[str], source: str, violations: Sequence[dict[str, Any]]) -> str:
@@ -48,5 +50,9 @@ def pack_verdict(violations: Sequence[dict[str, Any]]) -> str:
     """``passed``, ``passed, with 2 advisory violations`` or ``failed: 1 mandatory violation``."""
     mandatory = sum(v["level"] == "mandatory" for v in violations)
     others = len(violations) - mandatory
-    counts = [f"{n} {level} violation{'s' if n > 1 else ''}" for n, level in ((mandatory, "mandatory"), (others, "advisory")) if n]
+    counts = [
+        f"{n} {level} violation{'s' if n > 1 else ''}"
+        for n, level in ((mandatory, "mandatory"), (others, "advisory"))
+        if n
+    ]
     return f"failed: {' and '.join(counts)}" if mandatory else "passed" + (f", with {counts[0]}" if counts else "")

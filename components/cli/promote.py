@@ -35,24 +35,58 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Commands) -> None:
     p = sub.add_parser("promote", help="write the AMIs that have soaked in the environment before into a stack file")
-    p.add_argument("--from", type=Path, required=True, dest="evidence", metavar="STATE.json",
-                   help="the environment before's state: `pulumi stack export` JSON, or a file backend's checkpoint")
+    p.add_argument(
+        "--from",
+        type=Path,
+        required=True,
+        dest="evidence",
+        metavar="STATE.json",
+        help="the environment before's state: `pulumi stack export` JSON, or a file backend's checkpoint",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--stack", help="write Pulumi.STACK.yaml of the project directory")
     which.add_argument("--config", type=Path, help="write this stack config file")
     p.add_argument("--cwd", type=Path, default=Path("."), help="the project directory (default: .)")
-    p.add_argument("--lane", action="append", dest="lanes", default=[], metavar="NAME",
-                   help="promote only this lane (a pool's name, or a node group's, e.g. rack-ng-1; repeatable)")
-    p.add_argument("--canary", action="store_true", help="write the canary_ami_id of the environment before's lanes "
-                   "into the lanes' canary_ami_id (default: its ami_id into their ami_id)")
-    p.add_argument("--state", type=Path, metavar="FILE", help="the stack's own state: an AMI it runs already (its "
-                   "canary's) needs no soak, as the gate never refuses it")
-    p.add_argument("--soak-days", type=soak_days, metavar="N", help="days an AMI must have run there (default: "
-                   "soakDays of ami-soaked in --policy-pack-config, else 7)")
-    p.add_argument("--policy-pack-config", type=Path, metavar="FILE", dest="config_file",
-                   help="the pack config the gate reads (its ami-soaked soakDays is the bar)")
-    p.add_argument("--amis", type=Path, metavar="FILE", help="the AMI catalog the preview reads (default: as for "
-                   "preview): an AMI it names as another OS than AL2023 is never written")
+    p.add_argument(
+        "--lane",
+        action="append",
+        dest="lanes",
+        default=[],
+        metavar="NAME",
+        help="promote only this lane (a pool's name, or a node group's, e.g. rack-ng-1; repeatable)",
+    )
+    p.add_argument(
+        "--canary",
+        action="store_true",
+        help="write the canary_ami_id of the environment before's lanes "
+        "into the lanes' canary_ami_id (default: its ami_id into their ami_id)",
+    )
+    p.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="the stack's own state: an AMI it runs already (its canary's) needs no soak, as the gate never refuses it",
+    )
+    p.add_argument(
+        "--soak-days",
+        type=soak_days,
+        metavar="N",
+        help="days an AMI must have run there (default: soakDays of ami-soaked in --policy-pack-config, else 7)",
+    )
+    p.add_argument(
+        "--policy-pack-config",
+        type=Path,
+        metavar="FILE",
+        dest="config_file",
+        help="the pack config the gate reads (its ami-soaked soakDays is the bar)",
+    )
+    p.add_argument(
+        "--amis",
+        type=Path,
+        metavar="FILE",
+        help="the AMI catalog the preview reads (default: as for "
+        "preview): an AMI it names as another OS than AL2023 is never written",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -62,11 +96,15 @@ def command(args: argparse.Namespace) -> int:
     stack, stack_file = stack_of(args, cwd)
     evidence_state = read_evidence(args.evidence)
     if evidence_state.resources and evidence_state.project != project:
-        sys.stderr.write(f"warning: --from {args.evidence}: is the state of project {evidence_state.project!r}, not of "
-                         f"project {project!r} (Pulumi.yaml): its lanes are matched by name\n")
+        sys.stderr.write(
+            f"warning: --from {args.evidence}: is the state of project {evidence_state.project!r}, not of "
+            f"project {project!r} (Pulumi.yaml): its lanes are matched by name\n"
+        )
     if (evidence_state.project, evidence_state.stack) == (project, stack):
-        raise UsageError(f"--from {args.evidence}: is the state of stack {stack!r} itself: give the state of the "
-                         f"environment before it")
+        raise UsageError(
+            f"--from {args.evidence}: is the state of stack {stack!r} itself: give the state of the "
+            f"environment before it"
+        )
     shapes = {NAMESPACE: model_shape(RackParams, item_keys())}
     original = _stack_file_bytes(stack_file)
     at_line: dict[str, int] = {}
@@ -83,8 +121,10 @@ def command(args: argparse.Namespace) -> int:
         unknown = [name for name in args.lanes if name not in {lane.name for lane in lanes}]
         if unknown:
             names = ", ".join(lane.name for lane in lanes) or "none"
-            raise UsageError(f"--lane {unknown[0]}: {stack_file} has no lane of that name that takes an ami_id "
-                             f"(its pools and node groups: {names})")
+            raise UsageError(
+                f"--lane {unknown[0]}: {stack_file} has no lane of that name that takes an ami_id "
+                f"(its pools and node groups: {names})"
+            )
         lanes = [lane for lane in lanes if lane.name in args.lanes]
     configured = bootfacts.number(configured_soak(args.config_file)[1].get("soakDays"))
     days = next(d for d in (args.soak_days, configured, soak.DEFAULT_DAYS) if d is not None)
@@ -115,12 +155,17 @@ def command(args: argparse.Namespace) -> int:
             problem = refused_config(draft, project, rack, shapes).replace(str(draft), str(stack_file))
             if problem:  # what the preview would refuse is never written: this lane is left as it was
                 draft.write_bytes(kept)
-                lines.append(f"    not promoted: {step.lane.subject}: {_change_words(step)} would be refused: {problem}")
+                lines.append(
+                    f"    not promoted: {step.lane.subject}: {_change_words(step)} would be refused: {problem}"
+                )
                 refused = True
                 continue
             text, written = edited, written + 1
-            why = (f"{stack}'s own state runs it" if step.ami in evidence.running else
-                   f"ran {step.soaked} days on lane '{step.lane.name}' in {evidence.environment}")
+            why = (
+                f"{stack}'s own state runs it"
+                if step.ami in evidence.running
+                else f"ran {step.soaked} days on lane '{step.lane.name}' in {evidence.environment}"
+            )
             lines.append(f"    {step.lane.subject}: {_change_words(step)} ({why})")
     if text is not None:
         write_text(stack_file, text)

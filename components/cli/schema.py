@@ -14,10 +14,17 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: Commands) -> None:
-    schema = sub.add_parser("schema", help="print the component package's schema (what the component provider serves: "
-                            "`pulumi package add provider` generates each language's SDK from it)")
-    schema.add_argument("--typescript", action="store_true", help="print the TypeScript SDK generated from it instead, "
-                        "one module with the names and types `pulumi package add` writes for a Node.js program")
+    schema = sub.add_parser(
+        "schema",
+        help="print the component package's schema (what the component provider serves: "
+        "`pulumi package add provider` generates each language's SDK from it)",
+    )
+    schema.add_argument(
+        "--typescript",
+        action="store_true",
+        help="print the TypeScript SDK generated from it instead, "
+        "one module with the names and types `pulumi package add` writes for a Node.js program",
+    )
 
 
 def command(args: argparse.Namespace) -> int:

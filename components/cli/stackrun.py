@@ -57,8 +57,10 @@ def read_state(path: Optional[Path], project: str, stack: str) -> Optional[Stack
         return None
     state = read_stack_export(path, project, stack)
     if state.pending:
-        sys.stderr.write(f"warning: {path}: {state.pending} operation(s) of an earlier update are still pending "
-                         "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n")
+        sys.stderr.write(
+            f"warning: {path}: {state.pending} operation(s) of an earlier update are still pending "
+            "(`pulumi refresh` or `pulumi cancel` first); the plan ignores them\n"
+        )
     return state
 
 
@@ -73,23 +75,37 @@ def catalog_config(catalog: Catalog) -> Optional[PolicyConfig]:
     given.update({policy: ("", {"amis": amis}) for policy in checks.AMI_FACTS_POLICIES})
     if "ebs_encryption_by_default" in catalog.given:
         given[checks.ENCRYPTION] = ("", {"amis": amis, "ebsEncryptionByDefault": catalog.ebs_encryption_by_default})
-    account = {"reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
-               "subnets": dict(catalog.subnets)}
-    given[cost.CEILING] = ("", {**({"prices": catalog.prices} if catalog.prices else {}),
-                                "reservations": account["reservations"]})
+    account = {
+        "reservations": {i: reservation.as_config(r) for i, r in catalog.reservations.items()},
+        "subnets": dict(catalog.subnets),
+    }
+    given[cost.CEILING] = (
+        "",
+        {**({"prices": catalog.prices} if catalog.prices else {}), "reservations": account["reservations"]},
+    )
     given.update({policy: ("", account) for policy in (reserved.FITS, reserved.ENDING)})
     return given
 
 
-def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path,
-              config_lines: tuple[dict[str, Any], dict[str, int]], catalog: Catalog, packs: Sequence[Path],
-              pack_configs: Sequence[Path], overrides: Optional[dict[str, dict[str, Any]]] = None) -> StackRun:
+def run_stack(
+    cwd: Path,
+    project_file: ProjectFile,
+    stack: str,
+    stack_file: Path,
+    config_lines: tuple[dict[str, Any], dict[str, int]],
+    catalog: Catalog,
+    packs: Sequence[Path],
+    pack_configs: Sequence[Path],
+    overrides: Optional[dict[str, dict[str, Any]]] = None,
+) -> StackRun:
     """Run the project's program for ``stack`` (its config and the line of each key, from ``read_stack``) under
     the offline engine, with the packs started while it runs."""
     project = project_file.name
     overrides = overrides or {}
     config, lines = config_lines
-    with PolicyPacks(packs, pack_configs, project, stack, config, catalog_config(catalog), overrides) as policy:  # start while the program runs
+    with PolicyPacks(
+        packs, pack_configs, project, stack, config, catalog_config(catalog), overrides
+    ) as policy:  # start while the program runs
         try:
             if project_file.runtime == "nodejs":
                 run = run_node_program(cwd, project_file, config, catalog, stack=stack, on_resource=policy.add)
@@ -102,11 +118,19 @@ def run_stack(cwd: Path, project_file: ProjectFile, stack: str, stack_file: Path
         sys.stderr.writelines(f"warning: {line}\n" for line in policy.warnings)
         missing = set(overrides) - policy.overridden
         if missing:
-            raise UsageError(f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
-                             f"pack of this version serves it: pass --policy-pack DIR of a pack that does)")
+            raise UsageError(
+                f"--soaked-in: no policy pack that ran has the policy {', '.join(sorted(missing))} (the rack's "
+                f"pack of this version serves it: pass --policy-pack DIR of a pack that does)"
+            )
     choices = _budget_choices(pack_configs)
-    worst = lane_costs.of_run(run, pack_env(project, stack, config), catalog.prices, catalog.reservations,
-                              choices["figure"], choices["reserved"])
+    worst = lane_costs.of_run(
+        run,
+        pack_env(project, stack, config),
+        catalog.prices,
+        catalog.reservations,
+        choices["figure"],
+        choices["reserved"],
+    )
     return StackRun(run, violations, names, worst)
 
 

@@ -44,8 +44,11 @@ def problems(exc: SpecError, table: KeyTable, at: str = "") -> list[tuple[str, s
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, FieldProblem):  # the key, then the item of its list that broke the rule
             key = key_path([table.key(cause.field), *([cause.index] if cause.index is not None else [])])
-            path = (key if not at else
-                    at + (f".{key}" if table.suffix or cause.field in table.suffixed or cause.keyed else ""))
+            path = (
+                key
+                if not at
+                else at + (f".{key}" if table.suffix or cause.field in table.suffixed or cause.keyed else "")
+            )
         elif not at:  # the key, then where in its value (``rack:karpenter_node_taints[1].effect``)
             path = key_path([table.key(field_of(error)), *list(error["loc"])[1:]])
         else:

@@ -68,10 +68,31 @@ class KeyTable:
 POOL = KeyTable(
     PoolSpec,
     item_keys=(
-        "name", "instance_families", "instance_sizes", "capacity_types", "arch", "cpu_limit", "memory_limit_gb",
-        "consolidation_policy", "consolidate_after", "node_expiry", "disruption_budget_nodes", "disk", "volume_type",
-        "volume_iops", "volume_throughput", "ami_id", "weight", "labels", "taints", "dedicated", "gpu_limit", "max_hourly_usd",
-        "canary_ami_id", "canary_nodes", "capacity_reservation_ids",
+        "name",
+        "instance_families",
+        "instance_sizes",
+        "capacity_types",
+        "arch",
+        "cpu_limit",
+        "memory_limit_gb",
+        "consolidation_policy",
+        "consolidate_after",
+        "node_expiry",
+        "disruption_budget_nodes",
+        "disk",
+        "volume_type",
+        "volume_iops",
+        "volume_throughput",
+        "ami_id",
+        "weight",
+        "labels",
+        "taints",
+        "dedicated",
+        "gpu_limit",
+        "max_hourly_usd",
+        "canary_ami_id",
+        "canary_nodes",
+        "capacity_reservation_ids",
     ),
     keys={"ami_alias": "karpenter_ami_alias"},
 )
@@ -79,8 +100,22 @@ POOL = KeyTable(
 
 NODE_GROUP = KeyTable(
     NodeGroupSpec,
-    item_keys=("type", "disk", "capacity_type", "capacity_reservation_id", "min_size", "max_size", "label", "id", "tags",
-               "ami_id", "dedicated", "max_hourly_usd", "canary_ami_id", "canary_size"),
+    item_keys=(
+        "type",
+        "disk",
+        "capacity_type",
+        "capacity_reservation_id",
+        "min_size",
+        "max_size",
+        "label",
+        "id",
+        "tags",
+        "ami_id",
+        "dedicated",
+        "max_hourly_usd",
+        "canary_ami_id",
+        "canary_size",
+    ),
     keys={"instance_type": "type"},
     suffix=False,
     suffixed=("max_hourly_usd",),
@@ -88,64 +123,81 @@ NODE_GROUP = KeyTable(
 """An item of ``additional_node_groups_config`` and ``additional_build_groups_config``; ``id`` names the
 group (``<rack>-ng-<id>``), ``disk`` defaults to the rack's ``node_disk``."""
 
-WORKLOAD_POOL = KeyTable(PoolSpec, keys={
-    "os": "karpenter_node_os",
-    "ami_alias": "karpenter_ami_alias",
-    "instance_families": "karpenter_instance_families",
-    "instance_sizes": "karpenter_instance_sizes",
-    "capacity_types": "karpenter_capacity_types",
-    "arch": "karpenter_arch",
-    "cpu_limit": "karpenter_cpu_limit",
-    "memory_limit_gb": "karpenter_memory_limit_gb",
-    "max_hourly_usd": "karpenter_max_hourly_usd",
-    "consolidation_policy": "karpenter_consolidation_enabled",
-    "consolidate_after": "karpenter_consolidate_after",
-    "node_expiry": "karpenter_node_expiry",
-    "disruption_budget_nodes": "karpenter_disruption_budget_nodes",
-    "disk": "karpenter_node_disk",
-    "volume_type": "karpenter_node_volume_type",
-    "labels": "karpenter_node_labels",
-    "taints": "karpenter_node_taints",
-}, default="karpenter_node_os")
+WORKLOAD_POOL = KeyTable(
+    PoolSpec,
+    keys={
+        "os": "karpenter_node_os",
+        "ami_alias": "karpenter_ami_alias",
+        "instance_families": "karpenter_instance_families",
+        "instance_sizes": "karpenter_instance_sizes",
+        "capacity_types": "karpenter_capacity_types",
+        "arch": "karpenter_arch",
+        "cpu_limit": "karpenter_cpu_limit",
+        "memory_limit_gb": "karpenter_memory_limit_gb",
+        "max_hourly_usd": "karpenter_max_hourly_usd",
+        "consolidation_policy": "karpenter_consolidation_enabled",
+        "consolidate_after": "karpenter_consolidate_after",
+        "node_expiry": "karpenter_node_expiry",
+        "disruption_budget_nodes": "karpenter_disruption_budget_nodes",
+        "disk": "karpenter_node_disk",
+        "volume_type": "karpenter_node_volume_type",
+        "labels": "karpenter_node_labels",
+        "taints": "karpenter_node_taints",
+    },
+    default="karpenter_node_os",
+)
 """The default ``workload`` lane, set by the ``karpenter_*`` parameters."""
 
-BUILD_POOL = KeyTable(PoolSpec, keys={
-    "instance_types": "build_node_type",
-    "disk": "node_disk",
-    "ami_alias": "karpenter_ami_alias",
-}, default="build_node_type")
+BUILD_POOL = KeyTable(
+    PoolSpec,
+    keys={
+        "instance_types": "build_node_type",
+        "disk": "node_disk",
+        "ami_alias": "karpenter_ami_alias",
+    },
+    default="build_node_type",
+)
 """The seeds' Karpenter ``build`` pool: its types, and the rack's ``node_disk`` and alias."""
 
-CLUSTER = KeyTable(ClusterSpec, keys={
-    "name": "cluster_name",
-    "private_subnet_ids": "private_subnets_ids",
-    "public_subnet_ids": "public_subnets_ids",
-    "version": "k8s_version",
-    "public_access_cidrs": "eks_api_server_public_access_cidrs",
-    "system_node_type": "node_type",
-    "system_node_disk": "node_disk",
-    "admin_arns": "cluster_admin_arns",
-})
+CLUSTER = KeyTable(
+    ClusterSpec,
+    keys={
+        "name": "cluster_name",
+        "private_subnet_ids": "private_subnets_ids",
+        "public_subnet_ids": "public_subnets_ids",
+        "version": "k8s_version",
+        "public_access_cidrs": "eks_api_server_public_access_cidrs",
+        "system_node_type": "node_type",
+        "system_node_disk": "node_disk",
+        "admin_arns": "cluster_admin_arns",
+    },
+)
 """The cluster ``cluster_mode: create`` makes."""
 
 DEVICE_PLUGIN = KeyTable(DevicePluginSpec, keys={"time_slicing_replicas": "nvidia_device_time_slicing_replicas"})
-GPU_OBSERVABILITY = KeyTable(GpuObservabilitySpec, keys={
-    "version": "gpu_observability_chart_version",
-    "service_monitor": "gpu_observability_service_monitor",
-})
+GPU_OBSERVABILITY = KeyTable(
+    GpuObservabilitySpec,
+    keys={
+        "version": "gpu_observability_chart_version",
+        "service_monitor": "gpu_observability_service_monitor",
+    },
+)
 
-RACK = KeyTable(RackSpec, keys={
-    "karpenter_node_role": "node_role_name",
-    "pod_identity_agent": "pod_identity_agent_enable",
-    "cluster_autoscaler": "cluster_autoscaler_enable",
-    "metrics_server": "metrics_server_enable",
-    "pools": "additional_karpenter_nodepools_config",
-    "node_groups": "additional_node_groups_config",
-    "node_group_role": "node_group_role_name",
-    "device_plugin": "nvidia_device_plugin_enable",
-    "gpu_observability": "gpu_observability_enable",
-    "karpenter": "karpenter_version",
-})
+RACK = KeyTable(
+    RackSpec,
+    keys={
+        "karpenter_node_role": "node_role_name",
+        "pod_identity_agent": "pod_identity_agent_enable",
+        "cluster_autoscaler": "cluster_autoscaler_enable",
+        "metrics_server": "metrics_server_enable",
+        "pools": "additional_karpenter_nodepools_config",
+        "node_groups": "additional_node_groups_config",
+        "node_group_role": "node_group_role_name",
+        "device_plugin": "nvidia_device_plugin_enable",
+        "gpu_observability": "gpu_observability_enable",
+        "karpenter": "karpenter_version",
+    },
+)
 """The whole rack: what only all its parts together can break."""
 
 TABLES = (POOL, NODE_GROUP, WORKLOAD_POOL, BUILD_POOL, CLUSTER, DEVICE_PLUGIN, GPU_OBSERVABILITY, RACK)
@@ -157,5 +209,7 @@ ITEM_TABLES: Mapping[type[BaseModel], KeyTable] = {PoolSpec: POOL, NodeGroupSpec
 
 def item_keys() -> dict[type[BaseModel], tuple[tuple[str, ...], dict[str, str]]]:
     """Each list-item spec as the stack config writes it: its keys, and spec field -> key where they differ."""
-    return {table.spec: (table.item_keys, {f: k for f, k in table.keys.items() if k in table.item_keys})
-            for table in ITEM_TABLES.values()}
+    return {
+        table.spec: (table.item_keys, {f: k for f, k in table.keys.items() if k in table.item_keys})
+        for table in ITEM_TABLES.values()
+    }

@@ -32,7 +32,18 @@ from ..inputs import closest
 from ..lane import NodeOs
 from ..facts import instances, osfamily, upstream, wellknown
 from ..spec import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, NodeGroupSpec, PoolSpec, RackSpec
-from ..spec.base import ClusterName, FieldProblem, Spec, SpecError, error_loc, error_message, key_path, strict_scalars, rendered, shown
+from ..spec.base import (
+    ClusterName,
+    FieldProblem,
+    Spec,
+    SpecError,
+    error_loc,
+    error_message,
+    key_path,
+    strict_scalars,
+    rendered,
+    shown,
+)
 from ..spec.nodegroup import node_disk_problem
 from ..spec.rack import karpenter_version_problem
 from ..spec.pool import ConsolidationPolicy, Taint
@@ -79,8 +90,12 @@ def _unset(key: str, value: Any, table: KeyTable) -> bool:
     ``null`` is kept; a key that needs a value keeps it too, and is refused."""
     spec_field = table.field_of(key) or key
     found = table.spec.model_fields.get(spec_field)
-    return (value is None and found is not None and not found.is_required()
-            and type(None) not in typing.get_args(found.annotation))
+    return (
+        value is None
+        and found is not None
+        and not found.is_required()
+        and type(None) not in typing.get_args(found.annotation)
+    )
 
 
 SpecT = TypeVar("SpecT", bound=Spec)
@@ -101,9 +116,10 @@ def _disk_key(karpenter_node_disk: Any) -> str:
 
 
 def _pool_shapes(item: dict[str, Any]) -> dict[str, Any]:
-    shapes: dict[str, Callable[[Any], Any]] = {key: split_csv for key in ("instance_families", "instance_sizes",
-                                                                         "capacity_types", "arch",
-                                                                         "capacity_reservation_ids")}
+    shapes: dict[str, Callable[[Any], Any]] = {
+        key: split_csv
+        for key in ("instance_families", "instance_sizes", "capacity_types", "arch", "capacity_reservation_ids")
+    }
     for key, shape in {**shapes, "labels": parse_kv, "taints": parse_taints}.items():
         if key in item:
             try:
@@ -123,14 +139,18 @@ def effective_disk(karpenter_node_disk: DiskT, node_disk: DiskT) -> DiskT:
 def _pools(items: list[Any], info: ValidationInfo) -> list[PoolSpec]:
     """The additional pools, AL2023 with the rack's alias (whose problems the ``workload`` pool reports)."""
     alias = info.data.get("karpenter_ami_alias", osfamily.AL2023.alias)
-    disk = effective_disk(info.data.get("karpenter_node_disk", 0), info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB))
+    disk = effective_disk(
+        info.data.get("karpenter_node_disk", 0), info.data.get("node_disk", upstream.SEEDS_NODE_DISK_GIB)
+    )
 
     def build(n: int, item: dict[str, Any]) -> PoolSpec:
         name = item.get("name")
         if isinstance(name, str) and name in RESERVED_POOL_NAMES:
             raise FieldProblem("name", f"karpenter nodepool name '{name}' is reserved")
         rack_set: dict[str, str] = {"os": f"{NAMESPACE}:karpenter_node_os"}
-        if not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int):  # Convox: a pool's disk 0 is the rack's
+        if (
+            not isinstance(item.get("disk"), bool) and item.get("disk") in (None, 0, "0") and isinstance(disk, int)
+        ):  # Convox: a pool's disk 0 is the rack's
             item["disk"] = disk
             rack_set["disk"] = _disk_key(info.data.get("karpenter_node_disk", 0))
         at = f"additional_karpenter_nodepools_config[{n}]"
@@ -184,9 +204,13 @@ def _groups(kind: str, defaults: Mapping[str, Any]) -> Callable[[list[Any], Vali
                 fields["disk"] = disk
                 rack_set["disk"] = f"{NAMESPACE}:node_disk"
             if "tags" in fields:
-                fields["tags"] = parse_kv(fields["tags"], lambda _: "invalid 'tags'") if fields["tags"] is not None else {}
+                fields["tags"] = (
+                    parse_kv(fields["tags"], lambda _: "invalid 'tags'") if fields["tags"] is not None else {}
+                )
             spec = NodeGroupSpec(**{**fields, "name": f"{rack}-{kind}-{group_id}", "build": kind == "build"})
-            return sourced(spec, keys.NODE_GROUP, f"additional_{'node' if kind == 'ng' else 'build'}_groups_config[{n}]", rack_set)
+            return sourced(
+                spec, keys.NODE_GROUP, f"additional_{'node' if kind == 'ng' else 'build'}_groups_config[{n}]", rack_set
+            )
 
         return _validate_items(items, keys.NODE_GROUP, build)
 
@@ -210,17 +234,21 @@ class RackParams(BaseModel):
         if value is None or value == "null":
             # YAML's null reaches the program as the text "null" (the CLI passes it as JSON): no value at all
             required = info.field_name is not None and cls.model_fields[info.field_name].is_required()
-            raise ValueError("null (no value): write a value" + ("" if required else ", or remove the key for the default"))
+            raise ValueError(
+                "null (no value): write a value" + ("" if required else ", or remove the key for the default")
+            )
         return strict_scalars(cls, value, info)
 
     cluster_name: ClusterName
     """The EKS cluster (required): the one to use, or the name of the one to create."""
     cluster_mode: Literal["existing", "create"] = "existing"
-    """``existing``: the rack goes into the EKS cluster ``cluster_name``. ``create``: the rack creates it (pulumi-eks) in your VPC. Default ``existing``."""
+    """``existing``: the rack goes into the EKS cluster ``cluster_name``. ``create``: the rack creates it (pulumi-eks)
+    in your VPC. Default ``existing``."""
     vpc_id: Optional[str] = None
     """``create``: the VPC to create the cluster in (bring your own network)."""
     private_subnets_ids: CsvList = []
-    """``create`` (required): the subnets for the nodes, in at least two Availability Zones; Karpenter selects them by id (untagged)."""
+    """``create`` (required): the subnets for the nodes, in at least two Availability Zones; Karpenter selects them by
+    id (untagged)."""
     public_subnets_ids: CsvList = []
     """``create``: subnets for public load balancers. Default none."""
     k8s_version: str = "1.34"
@@ -235,29 +263,45 @@ class RackParams(BaseModel):
     protect: bool = True
     """``create``: protect the cluster from ``pulumi destroy`` and replacement. Default true."""
     cluster_admin_arns: CsvList = []
-    """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an entry itself. Default none."""
+    """``create``: IAM role or user ARNs (paths allowed, not STS assumed-role ARNs) given cluster admin through an EKS
+    access entry with ``AmazonEKSClusterAdminPolicy``. Leave out the identity that creates the cluster: EKS gives it an
+    entry itself. Default none."""
     cluster_autoscaler_enable: Optional[bool] = None
-    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster; with ``existing``, false, and required (true or false) when the rack installs Karpenter there and a group can scale: the rack cannot see whether the cluster already runs one."""
+    """The Cluster Autoscaler for the managed node groups (it owns their desired size between ``min_size`` and
+    ``max_size``). Default true when a node group has ``min_size < max_size`` and the rack creates the cluster; with
+    ``existing``, false, and required (true or false) when the rack installs Karpenter there and a group can scale: the
+    rack cannot see whether the cluster already runs one."""
     metrics_server_enable: Optional[bool] = None
-    """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``; with ``existing``, set true if the cluster has none."""
+    """metrics-server (the metrics API that services' ``scale.targets`` autoscalers read). Default true with ``create``;
+    with ``existing``, set true if the cluster has none."""
     node_type: str = "t3.large"
-    """The system lane's instance type (``create``), not an accelerated one. Default ``t3.large``: Karpenter requests 1 CPU and 1 GiB per replica."""
+    """The system lane's instance type (``create``), not an accelerated one. Default ``t3.large``: Karpenter requests 1
+    CPU and 1 GiB per replica."""
     karpenter_version: Optional[str] = None
-    """The Karpenter release to install: 1.14.x or 1.15.x, one whose charts and notes the rack read upstream (1.14.0, 1.14.1, 1.15.0; others are refused, with the reason). Judged with the cluster's Kubernetes minor against Karpenter's compatibility matrix: Kubernetes 1.37 needs 1.15.0. Default 1.14.1 (the 1.14 long-term-support line)."""
+    """The Karpenter release to install: 1.14.x or 1.15.x, one whose charts and notes the rack read upstream (1.14.0,
+    1.14.1, 1.15.0; others are refused, with the reason). Judged with the cluster's Kubernetes minor against Karpenter's
+    compatibility matrix: Kubernetes 1.37 needs 1.15.0. Default 1.14.1 (the 1.14 long-term-support line)."""
     karpenter_install: Optional[bool] = None
-    """Install Karpenter (its IAM, interruption queue and charts; ``karpenter_version``). Default true with ``create`` (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
+    """Install Karpenter (its IAM, interruption queue and charts; ``karpenter_version``). Default true with ``create``
+    (where false is refused: a new cluster has no Karpenter for the rack's lanes), false with ``existing``."""
     karpenter_enabled: bool = True
     """Convox's switch: every lane of this rack is a Karpenter or managed lane, so it must stay true."""
     karpenter_auth_mode: Optional[bool] = None
     """Convox's switch for access entries; this rack's Karpenter needs them (true), and creates clusters with them."""
     pod_identity_agent_enable: Optional[bool] = None
-    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create`` and ``controller_identity: pod_identity``; with ``existing``, set true to install it (leave it out when the cluster has the add-on). Karpenter under Pod Identity needs it: false with Karpenter installed is refused."""
+    """Install the EKS Pod Identity agent add-on (its version follows the cluster's). Default true with ``create`` and
+    ``controller_identity: pod_identity``; with ``existing``, set true to install it (leave it out when the cluster has
+    the add-on). Karpenter under Pod Identity needs it: false with Karpenter installed is refused."""
     controller_identity: Optional[Literal["pod_identity", "irsa"]] = None
-    """How Karpenter and the Cluster Autoscaler get AWS credentials: ``pod_identity`` (EKS Pod Identity associations) or ``irsa`` (IAM roles for service accounts: each role trusts the cluster's IAM OIDC provider for its one service account; the rack creates the provider with the cluster, and an existing cluster must have one). Default ``irsa`` in the China regions, where EKS Pod Identity is not offered, ``pod_identity`` elsewhere."""
+    """How Karpenter and the Cluster Autoscaler get AWS credentials: ``pod_identity`` (EKS Pod Identity associations) or
+    ``irsa`` (IAM roles for service accounts: each role trusts the cluster's IAM OIDC provider for its one service
+    account; the rack creates the provider with the cluster, and an existing cluster must have one). Default ``irsa`` in
+    the China regions, where EKS Pod Identity is not offered, ``pod_identity`` elsewhere."""
     build_node_enabled: bool = False
     """Convox's Karpenter ``build`` pool (AL2023, ``dedicated=build:NoSchedule``). Default false."""
     build_node_type: CsvList = []
-    """The build pool's instance types: exactly these (not the other sizes of their families); the pool takes their architecture. Default: any non-accelerated amd64 type."""
+    """The build pool's instance types: exactly these (not the other sizes of their families); the pool takes their
+    architecture. Default: any non-accelerated amd64 type."""
     node_role_name: Optional[str] = None
     """Karpenter's node role. Default ``KarpenterNodeRole-<cluster_name>``."""
 
@@ -268,7 +312,8 @@ class RackParams(BaseModel):
     karpenter_instance_sizes: CsvList = []
     """Instance sizes of the default lane. Default: any."""
     karpenter_arch: CsvList = []
-    """``amd64``, ``arm64``. Default (or empty): the architecture of ``node_type``, as in Convox (``amd64`` for ``t3.large``)."""
+    """``amd64``, ``arm64``. Default (or empty): the architecture of ``node_type``, as in Convox (``amd64`` for
+    ``t3.large``)."""
     karpenter_capacity_types: CsvList = ["on-demand"]
     """``on-demand``, ``spot``. Default ``on-demand``."""
     karpenter_cpu_limit: int = 100
@@ -276,7 +321,8 @@ class RackParams(BaseModel):
     karpenter_memory_limit_gb: int = 400
     """Memory limit of the default lane (GiB, positive). Default 400."""
     karpenter_max_hourly_usd: Optional[float] = None
-    """The default lane's budget: the most its worst case may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``). Default: none."""
+    """The default lane's budget: the most its worst case may cost an hour on demand, in US dollars (policy
+    ``lane-cost-ceiling``). Default: none."""
     karpenter_consolidation_enabled: bool = True
     """``false`` means ``WhenEmpty``. Default true."""
     karpenter_consolidate_after: str = "30s"
@@ -319,15 +365,20 @@ class RackParams(BaseModel):
     gpu_observability_service_monitor: bool = False
     """The chart's ServiceMonitor; only when the cluster has the monitoring.coreos.com CRDs. Default false."""
     max_hourly_usd: Optional[float] = None
-    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in US dollars (policy ``lane-cost-ceiling``; [cost](cost.md)). Default: none."""
+    """The rack's budget: the most the worst cases of all its lanes together may cost an hour on demand, in US dollars
+    (policy ``lane-cost-ceiling``; [cost](cost.md)). Default: none."""
 
     @field_validator("karpenter_node_os", mode="before")
     @classmethod
     def _os(cls, v: Any) -> Any:
         return v.lower() if isinstance(v, str) else v  # the seeds take it in any case
 
-    @field_validator("additional_karpenter_nodepools_config", "additional_node_groups_config",
-                     "additional_build_groups_config", mode="wrap")
+    @field_validator(
+        "additional_karpenter_nodepools_config",
+        "additional_node_groups_config",
+        "additional_build_groups_config",
+        mode="wrap",
+    )
     @classmethod
     def _lists(cls, value: Any, handler: Any, info: ValidationInfo) -> list[Any]:
         """A list of pools or node groups (YAML, or the seeds' JSON text): a spec per item, every problem at its
@@ -366,45 +417,69 @@ class RackParams(BaseModel):
         self._mode_rules()
         found: list[tuple[str, str]] = []
         disk_key = {"disk": _disk_key(self.karpenter_node_disk)}
-        workload = self._part(found, keys.WORKLOAD_POOL, lambda: sourced(self.workload_pool(), keys.WORKLOAD_POOL, keys_of=disk_key))
+        workload = self._part(
+            found, keys.WORKLOAD_POOL, lambda: sourced(self.workload_pool(), keys.WORKLOAD_POOL, keys_of=disk_key)
+        )
         if self.karpenter_node_disk == 0:  # the default lane's disk is node_disk's: its problems are that key's
             found[:] = [("node_disk" if key == "karpenter_node_disk" else key, message) for key, message in found]
         cluster = self._part(found, keys.CLUSTER, self.cluster_spec) if self.cluster_mode == "create" else None
-        build = (self._part(found, keys.BUILD_POOL, lambda: sourced(self.build_pool(), keys.BUILD_POOL, keys_of=disk_key))
-                 if self.build_node_enabled else None)
+        build = (
+            self._part(found, keys.BUILD_POOL, lambda: sourced(self.build_pool(), keys.BUILD_POOL, keys_of=disk_key))
+            if self.build_node_enabled
+            else None
+        )
         # the add-ons' settings are checked whether or not they are on: a bad value is never silently kept
-        plugin = self._part(found, keys.DEVICE_PLUGIN, lambda: DevicePluginSpec(
-            time_slicing_replicas=self.nvidia_device_time_slicing_replicas or 1))  # Convox: 0 or 1 shares none
-        observability = self._part(found, keys.GPU_OBSERVABILITY, lambda: GpuObservabilitySpec(
-            version=self.gpu_observability_chart_version, service_monitor=self.gpu_observability_service_monitor))
-        for key, switch in (("nvidia_device_time_slicing_replicas", "nvidia_device_plugin_enable"),
-                            ("gpu_observability_chart_version", "gpu_observability_enable"),
-                            ("gpu_observability_service_monitor", "gpu_observability_enable")):
-            unused = key in self.model_fields_set and not (key == "nvidia_device_time_slicing_replicas"
-                                                           and self.nvidia_device_time_slicing_replicas in (0, 1))
+        plugin = self._part(
+            found,
+            keys.DEVICE_PLUGIN,
+            lambda: DevicePluginSpec(time_slicing_replicas=self.nvidia_device_time_slicing_replicas or 1),
+        )  # Convox: 0 or 1 shares none
+        observability = self._part(
+            found,
+            keys.GPU_OBSERVABILITY,
+            lambda: GpuObservabilitySpec(
+                version=self.gpu_observability_chart_version, service_monitor=self.gpu_observability_service_monitor
+            ),
+        )
+        for key, switch in (
+            ("nvidia_device_time_slicing_replicas", "nvidia_device_plugin_enable"),
+            ("gpu_observability_chart_version", "gpu_observability_enable"),
+            ("gpu_observability_service_monitor", "gpu_observability_enable"),
+        ):
+            unused = key in self.model_fields_set and not (
+                key == "nvidia_device_time_slicing_replicas" and self.nvidia_device_time_slicing_replicas in (0, 1)
+            )
             if unused and not getattr(self, switch) and not any(k == key for k, _ in found):
                 found.append((key, f"{key} needs {switch}: true"))  # a valid setting, never used
         if found:
             raise KeyProblems(found)
-        self._spec = self._part(found, keys.RACK, lambda: RackSpec(
-            cluster_name=self.cluster_name,
-            tags=self.tags,
-            karpenter_node_role=self.node_role_name,
-            pools=[workload, *self.additional_karpenter_nodepools_config, *([build] if build else [])],
-            cluster=cluster,
-            karpenter=KarpenterSpec(version=self.karpenter_version or upstream.KARPENTER_CHART.version,
-                                    replicas=2 if self.high_availability else 1) if self.installs_karpenter else None,
-            pod_identity_agent=self.installs_pod_identity_agent,
-            controller_identity=self.identity,
-            cluster_autoscaler=self.installs_cluster_autoscaler,
-            metrics_server=self.installs_metrics_server,
-            high_availability=self.high_availability,
-            node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
-            node_group_role=self.node_group_role_name,
-            device_plugin=plugin if self.nvidia_device_plugin_enable else None,
-            gpu_observability=observability if self.gpu_observability_enable else None,
-            max_hourly_usd=self.max_hourly_usd,
-        ))
+        self._spec = self._part(
+            found,
+            keys.RACK,
+            lambda: RackSpec(
+                cluster_name=self.cluster_name,
+                tags=self.tags,
+                karpenter_node_role=self.node_role_name,
+                pools=[workload, *self.additional_karpenter_nodepools_config, *([build] if build else [])],
+                cluster=cluster,
+                karpenter=KarpenterSpec(
+                    version=self.karpenter_version or upstream.KARPENTER_CHART.version,
+                    replicas=2 if self.high_availability else 1,
+                )
+                if self.installs_karpenter
+                else None,
+                pod_identity_agent=self.installs_pod_identity_agent,
+                controller_identity=self.identity,
+                cluster_autoscaler=self.installs_cluster_autoscaler,
+                metrics_server=self.installs_metrics_server,
+                high_availability=self.high_availability,
+                node_groups=[*self.additional_node_groups_config, *self.additional_build_groups_config],
+                node_group_role=self.node_group_role_name,
+                device_plugin=plugin if self.nvidia_device_plugin_enable else None,
+                gpu_observability=observability if self.gpu_observability_enable else None,
+                max_hourly_usd=self.max_hourly_usd,
+            ),
+        )
         if found:
             if all(key for key, _ in found):
                 raise KeyProblems(found)
@@ -435,8 +510,9 @@ class RackParams(BaseModel):
         cluster that it installs Karpenter into, the key is required: ``_mode_rules``)."""
         if self.cluster_autoscaler_enable is not None:
             return self.cluster_autoscaler_enable
-        scalable = any(g.min_size < g.max_size
-                       for g in (*self.additional_node_groups_config, *self.additional_build_groups_config))
+        scalable = any(
+            g.min_size < g.max_size for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
+        )
         return scalable and self.cluster_mode == "create"
 
     @property
@@ -459,66 +535,142 @@ class RackParams(BaseModel):
     def _mode_rules(self) -> None:
         problems: list[tuple[str, str]] = []
         if not self.karpenter_enabled:
-            problems.append(("karpenter_enabled", (
-                "karpenter_enabled=false is not possible: every lane of this rack is a Karpenter pool or a managed "
-                "node group, and the default lane is Karpenter's (remove the key, or set it true)"
-            )))
+            problems.append(
+                (
+                    "karpenter_enabled",
+                    (
+                        "karpenter_enabled=false is not possible: every lane of this rack is a Karpenter pool or a "
+                        "managed "
+                        "node group, and the default lane is Karpenter's (remove the key, or set it true)"
+                    ),
+                )
+            )
         if self.karpenter_auth_mode is False and (self.installs_karpenter or self.cluster_mode == "create"):
-            problems.append(("karpenter_auth_mode", (
-                "karpenter_auth_mode=false is not possible here: Karpenter's nodes join through an EKS access entry, "
-                "so the cluster uses access entries (remove the key, or set it true)"
-            )))
+            problems.append(
+                (
+                    "karpenter_auth_mode",
+                    (
+                        "karpenter_auth_mode=false is not possible here: Karpenter's nodes join through an EKS access "
+                        "entry, "
+                        "so the cluster uses access entries (remove the key, or set it true)"
+                    ),
+                )
+            )
         if self.cluster_mode == "create" and self.karpenter_install is False:
-            problems.append(("karpenter_install", (
-                "karpenter_install=false is not possible with cluster_mode: create: a new cluster has no Karpenter, and "
-                "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to run your "
-                "own Karpenter, install it in the cluster and use cluster_mode: existing)"
-            )))
+            problems.append(
+                (
+                    "karpenter_install",
+                    (
+                        "karpenter_install=false is not possible with cluster_mode: create: a new cluster has no "
+                        "Karpenter, and "
+                        "the rack's default lane and pools are Karpenter NodePools (remove the key, or set it true; to "
+                        "run your "
+                        "own Karpenter, install it in the cluster and use cluster_mode: existing)"
+                    ),
+                )
+            )
         unavailable = upstream.POD_IDENTITY_UNAVAILABLE.get(self._partition)
-        for key, asked in (("controller_identity", self.controller_identity == "pod_identity"),
-                           ("pod_identity_agent_enable", self.pod_identity_agent_enable is True)):
+        for key, asked in (
+            ("controller_identity", self.controller_identity == "pod_identity"),
+            ("pod_identity_agent_enable", self.pod_identity_agent_enable is True),
+        ):
             if asked and unavailable:
-                problems.append((key, (
-                    f"EKS Pod Identity is not available in the {self._partition} partition ({unavailable}): use "
-                    f"controller_identity: irsa, the default there (remove the key)")))
+                problems.append(
+                    (
+                        key,
+                        (
+                            f"EKS Pod Identity is not available in the {self._partition} partition ({unavailable}): "
+                            f"use "
+                            f"controller_identity: irsa, the default there (remove the key)"
+                        ),
+                    )
+                )
         pod_identity = self.identity == "pod_identity"
         if self.pod_identity_agent_enable is False and self.installs_karpenter and pod_identity:
-            problems.append(("pod_identity_agent_enable", (
-                "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's controller "
-                "authenticates with EKS Pod Identity, and crash-loops without the agent (remove the key, or set it "
-                "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
-                "eks-pod-identity-agent add-on; or set controller_identity: irsa)"
-            )))
-        if self.pod_identity_agent_enable is False and not self.installs_karpenter and self.installs_cluster_autoscaler \
-                and pod_identity:
-            problems.append(("pod_identity_agent_enable", (
-                "pod_identity_agent_enable=false is not possible with the Cluster Autoscaler the rack installs: it "
-                "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false, or "
-                "controller_identity: irsa; leave the key out only if the cluster already runs the "
-                "eks-pod-identity-agent add-on)"
-            )))
-        scalable = [g.name for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
-                    if g.min_size < g.max_size]
-        if self.cluster_mode == "existing" and self.installs_karpenter and self.cluster_autoscaler_enable is None \
-                and scalable:
-            problems.append(("cluster_autoscaler_enable", (
-                f"node groups {', '.join(map(str, scalable))} can scale (min_size < max_size), and the rack cannot see "
-                f"whether this existing cluster already runs a Cluster Autoscaler: a second one fails on its objects "
-                f"(the ClusterRole cluster-autoscaler) and fights the first over the groups' sizes. Say who scales "
-                f"them: cluster_autoscaler_enable: true installs the rack's, false leaves them to the cluster's own"
-            )))
+            problems.append(
+                (
+                    "pod_identity_agent_enable",
+                    (
+                        "pod_identity_agent_enable=false is not possible with karpenter_install: Karpenter's "
+                        "controller "
+                        "authenticates with EKS Pod Identity, and crash-loops without the agent (remove the key, or "
+                        "set it "
+                        "true; with cluster_mode: existing, leave it out only if the cluster already runs the "
+                        "eks-pod-identity-agent add-on; or set controller_identity: irsa)"
+                    ),
+                )
+            )
+        if (
+            self.pod_identity_agent_enable is False
+            and not self.installs_karpenter
+            and self.installs_cluster_autoscaler
+            and pod_identity
+        ):
+            problems.append(
+                (
+                    "pod_identity_agent_enable",
+                    (
+                        "pod_identity_agent_enable=false is not possible with the Cluster Autoscaler the rack "
+                        "installs: it "
+                        "authenticates with EKS Pod Identity (remove the key, or set cluster_autoscaler_enable: false, "
+                        "or "
+                        "controller_identity: irsa; leave the key out only if the cluster already runs the "
+                        "eks-pod-identity-agent add-on)"
+                    ),
+                )
+            )
+        scalable = [
+            g.name
+            for g in (*self.additional_node_groups_config, *self.additional_build_groups_config)
+            if g.min_size < g.max_size
+        ]
+        if (
+            self.cluster_mode == "existing"
+            and self.installs_karpenter
+            and self.cluster_autoscaler_enable is None
+            and scalable
+        ):
+            problems.append(
+                (
+                    "cluster_autoscaler_enable",
+                    (
+                        f"node groups {', '.join(map(str, scalable))} can scale (min_size < max_size), and the rack "
+                        f"cannot see "
+                        f"whether this existing cluster already runs a Cluster Autoscaler: a second one fails on its "
+                        f"objects "
+                        f"(the ClusterRole cluster-autoscaler) and fights the first over the groups' sizes. Say who "
+                        f"scales "
+                        f"them: cluster_autoscaler_enable: true installs the rack's, false leaves them to the "
+                        f"cluster's own"
+                    ),
+                )
+            )
         if self.cluster_mode == "existing":
-            for key in ("vpc_id", "private_subnets_ids", "public_subnets_ids", "k8s_version",
-                        "eks_api_server_public_access_cidrs", "node_type", "protect", "cluster_admin_arns"):
+            for key in (
+                "vpc_id",
+                "private_subnets_ids",
+                "public_subnets_ids",
+                "k8s_version",
+                "eks_api_server_public_access_cidrs",
+                "node_type",
+                "protect",
+                "cluster_admin_arns",
+            ):
                 if key in self.model_fields_set:
                     problems.append((key, f"{key} is for cluster_mode: create (an existing cluster keeps its own)"))
         elif not self.private_subnets_ids:
-            problems.append(("private_subnets_ids", "cluster_mode: create needs private_subnets_ids (the nodes' subnets)"))
+            problems.append(
+                ("private_subnets_ids", "cluster_mode: create needs private_subnets_ids (the nodes' subnets)")
+            )
         elif self.vpc_id is None:
             problems.append(("vpc_id", "cluster_mode: create needs vpc_id (bring your own network)"))
         if self.karpenter_version is not None and not self.installs_karpenter:
-            problems.append(("karpenter_version", "karpenter_version needs karpenter_install: true (the rack installs "
-                                                  "no Karpenter here)"))
+            problems.append(
+                (
+                    "karpenter_version",
+                    "karpenter_version needs karpenter_install: true (the rack installs no Karpenter here)",
+                )
+            )
         if self.build_node_type and not self.build_node_enabled:
             problems.append(("build_node_type", "build_node_type needs build_node_enabled: true"))
         if problems:
@@ -527,23 +679,39 @@ class RackParams(BaseModel):
     def cluster_spec(self) -> ClusterSpec:
         """The cluster ``cluster_mode: create`` makes."""
         return ClusterSpec(
-            name=self.cluster_name, vpc_id=self.vpc_id,  # type: ignore[arg-type]  # None: ClusterSpec names it missing
+            name=self.cluster_name,
+            vpc_id=self.vpc_id,  # type: ignore[arg-type]  # None: ClusterSpec names it missing
             private_subnet_ids=self.private_subnets_ids,
-            public_subnet_ids=self.public_subnets_ids, version=self.k8s_version, high_availability=self.high_availability,
-            public_access_cidrs=self.eks_api_server_public_access_cidrs, tags=self.tags, system_node_type=self.node_type,
-            system_node_disk=self.node_disk, protect=self.protect, admin_arns=self.cluster_admin_arns,
+            public_subnet_ids=self.public_subnets_ids,
+            version=self.k8s_version,
+            high_availability=self.high_availability,
+            public_access_cidrs=self.eks_api_server_public_access_cidrs,
+            tags=self.tags,
+            system_node_type=self.node_type,
+            system_node_disk=self.node_disk,
+            protect=self.protect,
+            admin_arns=self.cluster_admin_arns,
         )
 
     def build_pool(self) -> PoolSpec:
         """The seeds' Karpenter ``build`` pool: AL2023 whatever ``karpenter_node_os`` says, on-demand,
         32 CPU and 256 GiB, ``WhenEmpty`` after 60 s, tainted ``dedicated=build:NoSchedule``; of the
         architectures of ``build_node_type`` (amd64 without one), as Convox derives it."""
-        arches = sorted({wellknown.K8S_ARCH.get(instances.instance_arch(t), "amd64") for t in self.build_node_type
-                         if "." in t}) or ["amd64"]
+        arches = sorted(
+            {wellknown.K8S_ARCH.get(instances.instance_arch(t), "amd64") for t in self.build_node_type if "." in t}
+        ) or ["amd64"]
         return PoolSpec(
-            name="build", os=NodeOs.AL2023, ami_alias=self.karpenter_ami_alias, instance_types=self.build_node_type, arch=arches,
-            capacity_types=["on-demand"], cpu_limit=32, memory_limit_gb=256,
-            consolidation_policy=ConsolidationPolicy.WHEN_EMPTY, consolidate_after="60s", disk=self.pools_disk,
+            name="build",
+            os=NodeOs.AL2023,
+            ami_alias=self.karpenter_ami_alias,
+            instance_types=self.build_node_type,
+            arch=arches,
+            capacity_types=["on-demand"],
+            cpu_limit=32,
+            memory_limit_gb=256,
+            consolidation_policy=ConsolidationPolicy.WHEN_EMPTY,
+            consolidate_after="60s",
+            disk=self.pools_disk,
             labels={contract.BUILD_LABEL: "true"},
             taints=[Taint(key=contract.BUILD_TAINT_KEY, value=contract.BUILD_TAINT_VALUE, effect="NoSchedule")],
         )
@@ -552,14 +720,32 @@ class RackParams(BaseModel):
         """The default ``workload`` lane, from the ``karpenter_*`` parameters."""
         limits = upstream.EBS_VOLUMES.get(self.karpenter_node_volume_type)
         if limits is not None and limits.iops_required:
-            raise KeyProblems([("karpenter_node_volume_type", (
-                f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs provisioned IOPS, and the "
-                f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with volume_iops)"
-            ))])
+            raise KeyProblems(
+                [
+                    (
+                        "karpenter_node_volume_type",
+                        (
+                            f"karpenter workload nodepool: volume_type {self.karpenter_node_volume_type} needs "
+                            f"provisioned IOPS, and the "
+                            f"default pool has no IOPS parameter (use gp3 or gp2, or an additional pool with "
+                            f"volume_iops)"
+                        ),
+                    )
+                ]
+            )
         if "reserved" in self.karpenter_capacity_types:
-            raise KeyProblems([("karpenter_capacity_types", (
-                "karpenter workload nodepool: invalid capacity type 'reserved' (the default lane takes on-demand or spot; "
-                "reserved capacity is an additional pool's, with capacity_reservation_ids)"))])
+            raise KeyProblems(
+                [
+                    (
+                        "karpenter_capacity_types",
+                        (
+                            "karpenter workload nodepool: invalid capacity type 'reserved' (the default lane takes "
+                            "on-demand or spot; "
+                            "reserved capacity is an additional pool's, with capacity_reservation_ids)"
+                        ),
+                    )
+                ]
+            )
         return PoolSpec(
             name="workload",
             os=cast(NodeOs, self.karpenter_node_os),  # checked by PoolSpec, in its words
@@ -571,8 +757,11 @@ class RackParams(BaseModel):
             cpu_limit=self.karpenter_cpu_limit,
             memory_limit_gb=self.karpenter_memory_limit_gb,
             max_hourly_usd=self.karpenter_max_hourly_usd,
-            consolidation_policy=(ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED if self.karpenter_consolidation_enabled
-                                  else ConsolidationPolicy.WHEN_EMPTY),
+            consolidation_policy=(
+                ConsolidationPolicy.WHEN_EMPTY_OR_UNDERUTILIZED
+                if self.karpenter_consolidation_enabled
+                else ConsolidationPolicy.WHEN_EMPTY
+            ),
             consolidate_after=self.karpenter_consolidate_after,
             node_expiry=self.karpenter_node_expiry,
             disruption_budget_nodes=self.karpenter_disruption_budget_nodes,
@@ -595,8 +784,10 @@ def _lines(error: Mapping[str, Any]) -> list[str]:
     cause = (error.get("ctx") or {}).get("error")
     if isinstance(cause, KeyProblems):
         base = key_path(error["loc"])
-        return [f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
-                for sub, message in cause.problems]
+        return [
+            f"{NAMESPACE}:{base}{'' if sub.startswith('[') or not base else '.'}{shown(sub)}: {shown(message)}"
+            for sub, message in cause.problems
+        ]
     path = key_path(error_loc(error))
     message = error_message(error)
     if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:  # a rack: key that is no parameter
@@ -609,7 +800,9 @@ def parse_rack_params(values: Mapping[str, Any], rack: str = "rack", region: Opt
     """Validate the ``rack`` namespace's values (keys without the ``rack:`` prefix); ``region``, the stack's
     ``aws:region``, decides the partition's defaults (``controller_identity``)."""
     if not isinstance(values, Mapping):
-        raise ConfigError(f"{NAMESPACE}: expected a mapping of the rack's keys to their values, got {type(values).__name__}")
+        raise ConfigError(
+            f"{NAMESPACE}: expected a mapping of the rack's keys to their values, got {type(values).__name__}"
+        )
     try:
         return RackParams.model_validate(dict(values), context={"rack": rack, "region": region})
     except ValidationError as exc:

@@ -50,8 +50,9 @@ def parse_kv(value: Any, invalid: Callable[[str], str] = lambda part: f"invalid 
         if not sep or not key.strip():
             raise ValueError(f"{invalid(part.strip())}, use format: k1=v1,k2=v2")
         if key.strip() in out:
-            raise ValueError(f"'{key.strip()}' is given twice ('{key.strip()}={out[key.strip()]}' and "
-                             f"'{part.strip()}'); keep one")
+            raise ValueError(
+                f"'{key.strip()}' is given twice ('{key.strip()}={out[key.strip()]}' and '{part.strip()}'); keep one"
+            )
         out[key.strip()] = val.strip()
     return out
 

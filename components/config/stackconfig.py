@@ -50,13 +50,15 @@ def decode_config_value(raw: Any, key: str = "") -> Any:
 
 
 def _too_deep(key: str) -> str:
-    return f"{key or 'value'}: nested deeper than {MAX_NESTING} levels of lists and mappings (no rack config needs that)"
+    return (
+        f"{key or 'value'}: nested deeper than {MAX_NESTING} levels of lists and mappings (no rack config needs that)"
+    )
 
 
 def rack_values(all_config: Mapping[str, Any]) -> dict[str, Any]:
     """The ``rack:*`` entries of a full config map, keyed without the namespace."""
     prefix = f"{NAMESPACE}:"
-    return {k[len(prefix):]: decode_config_value(v, k) for k, v in all_config.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: decode_config_value(v, k) for k, v in all_config.items() if k.startswith(prefix)}
 
 
 def _field_named(name: str) -> Optional[str]:
@@ -85,8 +87,16 @@ def key_problems(all_config: Mapping[str, Any], project: Optional[str] = None) -
             continue
         field = _field_named(name.strip())
         if namespace != NAMESPACE and namespace.strip().lower() == NAMESPACE:
-            hint = f"did you mean {NAMESPACE}:{field}?" if field else f"the rack reads the namespace '{NAMESPACE}', in lowercase"
-            why = "namespaces are case-sensitive" if namespace.strip() != NAMESPACE else "the namespace has spaces around it"
+            hint = (
+                f"did you mean {NAMESPACE}:{field}?"
+                if field
+                else f"the rack reads the namespace '{NAMESPACE}', in lowercase"
+            )
+            why = (
+                "namespaces are case-sensitive"
+                if namespace.strip() != NAMESPACE
+                else "the namespace has spaces around it"
+            )
             problems[key] = f"{_spaced(key)}: not read: {why}; {hint}"
         elif project and namespace == project and project != NAMESPACE and field:
             problems[key] = (
@@ -133,13 +143,15 @@ def parse_stack_config(all_config: Mapping[str, Any], project: Optional[str] = N
     problems = key_problems(all_config, project)
     prefix = f"{NAMESPACE}:"
     values = {
-        k[len(prefix):]: decode_config_value(v, k)
+        k[len(prefix) :]: decode_config_value(v, k)
         for k, v in all_config.items()
         if k.startswith(prefix) and k not in problems
     }
     region = all_config.get("aws:region")
     try:
-        spec = parse_rack_config(values, rack, region if isinstance(region, str) and "aws:region" not in problems else None)
+        spec = parse_rack_config(
+            values, rack, region if isinstance(region, str) and "aws:region" not in problems else None
+        )
     except ConfigError as exc:
         raise ConfigError("\n".join([*problems.values(), *str(exc).splitlines()])) from None
     if spec.cluster is not None and isinstance(region, str) and "aws:region" not in problems:
@@ -169,12 +181,16 @@ def load_stack_config(rack: str = "rack") -> RackSpec:
             raise ConfigError(f"{NAMESPACE}:karpenter_install: {problem}")
         problem = karpenter_pair_problem(live.version, spec.karpenter.version) if live else None
         if live and problem:
-            raise ConfigError(f"{NAMESPACE}:karpenter_version: cluster '{spec.cluster_name}' runs Kubernetes "
-                              f"{live.version}: {problem}")
+            raise ConfigError(
+                f"{NAMESPACE}:karpenter_version: cluster '{spec.cluster_name}' runs Kubernetes "
+                f"{live.version}: {problem}"
+            )
     if spec.cluster is not None:
         from ..subnets import subnets_problems  # the look-up (pulumi_aws) only in a program
 
         found = subnets_problems(spec.cluster.private_subnet_ids, spec.cluster.public_subnet_ids)
         if found:
-            raise ConfigError("\n".join(f"{NAMESPACE}:{keys.CLUSTER.key(field)}: {problem}" for field, problem in found.items()))
+            raise ConfigError(
+                "\n".join(f"{NAMESPACE}:{keys.CLUSTER.key(field)}: {problem}" for field, problem in found.items())
+            )
     return spec

@@ -190,7 +190,7 @@ def karpenter_query(term: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list
     if isinstance(name, str) and name:
         filters.append({"Name": "name", "Values": [name]})
     tags = term.get("tags")
-    for key, value in (tags.items() if isinstance(tags, Mapping) else ()):
+    for key, value in tags.items() if isinstance(tags, Mapping) else ():
         if value == "*":
             filters.append({"Name": "tag-key", "Values": [str(key)]})
         else:

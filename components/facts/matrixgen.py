@@ -39,8 +39,10 @@ def parse(text: str) -> dict[str, tuple[str, bool]]:
     """A compatibility page -> Kubernetes minor -> (the oldest Karpenter release, or the only minor line; exact)."""
     rows = {name.lower(): [cell.strip() for cell in cells.split("|")] for name, cells in _ROW_RE.findall(text)}
     if set(rows) != {"kubernetes", "karpenter"} or len(rows["kubernetes"]) != len(rows["karpenter"]):
-        raise SystemExit("error: no compatibility matrix (a Kubernetes row and a karpenter row) found "
-                         "(has upstream changed its format?)")
+        raise SystemExit(
+            "error: no compatibility matrix (a Kubernetes row and a karpenter row) found "
+            "(has upstream changed its format?)"
+        )
     cells: dict[str, tuple[str, bool]] = {}
     for minor, cell in zip(rows["kubernetes"], rows["karpenter"]):
         oldest, line = _MIN_RE.fullmatch(cell), _LINE_RE.fullmatch(cell)
@@ -58,7 +60,7 @@ def render(matrices: Mapping[str, Mapping[str, tuple[str, bool]]], commit: str, 
     lines = [BEGIN, "KARPENTER_MATRICES: dict[str, KarpenterMatrix] = {"]
     for line in sorted(matrices, key=lambda v: tuple(int(p) for p in v.split("."))):
         cells = [f'"{minor}": ("{oldest}", {exact})' for minor, (oldest, exact) in matrices[line].items()]
-        rows = [", ".join(cells[n:n + 4]) for n in range(0, len(cells), 4)]
+        rows = [", ".join(cells[n : n + 4]) for n in range(0, len(cells), 4)]
         lines += [
             f'    "{line}": KarpenterMatrix(',
             f'        "karpenter-provider-aws {path_of(line)}, commit {commit[:8]} ({day})",',
@@ -83,8 +85,13 @@ def generate(repo: Path, commit: str, module_text: str, lines: Sequence[str] = K
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_generator("mixed_os_racks.facts.matrixgen", __doc__ or "", OUTPUT,
-                         lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")), argv)
+    return run_generator(
+        "mixed_os_racks.facts.matrixgen",
+        __doc__ or "",
+        OUTPUT,
+        lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")),
+        argv,
+    )
 
 
 if __name__ == "__main__":

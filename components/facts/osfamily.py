@@ -101,38 +101,71 @@ _ROOT = "/dev/xvda"
 _DEFAULT_EBS_GIB = 20
 
 AL2023 = OsFamily(
-    name="al2023", family="AL2023", alias="al2023@latest", alias_pattern=re.compile(r"al2023@(latest|v[0-9]{8})"),
-    os_device=_ROOT, data_device=_ROOT, block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
+    name="al2023",
+    family="AL2023",
+    alias="al2023@latest",
+    alias_pattern=re.compile(r"al2023@(latest|v[0-9]{8})"),
+    os_device=_ROOT,
+    data_device=_ROOT,
+    block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
     ami_type_prefix="AL2023_",
-    ami_types={("x86_64", STANDARD): "AL2023_x86_64_STANDARD", ("arm64", STANDARD): "AL2023_ARM_64_STANDARD",
-               ("x86_64", NVIDIA): "AL2023_x86_64_NVIDIA", ("arm64", NVIDIA): "AL2023_ARM_64_NVIDIA",
-               ("x86_64", NEURON): "AL2023_x86_64_NEURON"},
-    ami_name_pattern=re.compile(r"al2023|amazon linux 2023|amzn-2023|amzn2023", re.I), user_data=NODEADM,
-    gpu_lanes=True, pinned_ami=True, alias_release=True,
+    ami_types={
+        ("x86_64", STANDARD): "AL2023_x86_64_STANDARD",
+        ("arm64", STANDARD): "AL2023_ARM_64_STANDARD",
+        ("x86_64", NVIDIA): "AL2023_x86_64_NVIDIA",
+        ("arm64", NVIDIA): "AL2023_ARM_64_NVIDIA",
+        ("x86_64", NEURON): "AL2023_x86_64_NEURON",
+    },
+    ami_name_pattern=re.compile(r"al2023|amazon linux 2023|amzn-2023|amzn2023", re.I),
+    user_data=NODEADM,
+    gpu_lanes=True,
+    pinned_ami=True,
+    alias_release=True,
 )
 """Amazon Linux 2023: one root volume; every lane may run it; GPU lanes and pinned AMIs must."""
 
 BOTTLEROCKET = OsFamily(
-    name="bottlerocket", family="Bottlerocket", alias="bottlerocket@latest",
+    name="bottlerocket",
+    family="Bottlerocket",
+    alias="bottlerocket@latest",
     alias_pattern=re.compile(r"bottlerocket@(latest|v?[0-9]+\.[0-9]+\.[0-9]+)"),
-    os_device=_ROOT, data_device="/dev/xvdb", block_devices=((_ROOT, 4), ("/dev/xvdb", _DEFAULT_EBS_GIB)),
+    os_device=_ROOT,
+    data_device="/dev/xvdb",
+    block_devices=((_ROOT, 4), ("/dev/xvdb", _DEFAULT_EBS_GIB)),
     ami_type_prefix="BOTTLEROCKET_",
-    ami_types={("x86_64", STANDARD): "BOTTLEROCKET_x86_64", ("arm64", STANDARD): "BOTTLEROCKET_ARM_64",
-               ("x86_64", NVIDIA): "BOTTLEROCKET_x86_64_NVIDIA", ("arm64", NVIDIA): "BOTTLEROCKET_ARM_64_NVIDIA"},
-    ami_name_pattern=re.compile(r"bottlerocket", re.I), user_data=BOTTLEROCKET_TOML,
-    gpu_lanes=False, pinned_ami=False, alias_release=False,
+    ami_types={
+        ("x86_64", STANDARD): "BOTTLEROCKET_x86_64",
+        ("arm64", STANDARD): "BOTTLEROCKET_ARM_64",
+        ("x86_64", NVIDIA): "BOTTLEROCKET_x86_64_NVIDIA",
+        ("arm64", NVIDIA): "BOTTLEROCKET_ARM_64_NVIDIA",
+    },
+    ami_name_pattern=re.compile(r"bottlerocket", re.I),
+    user_data=BOTTLEROCKET_TOML,
+    gpu_lanes=False,
+    pinned_ami=False,
+    alias_release=False,
 )
 """Bottlerocket: a small OS volume and a data volume; the hardened default lane, no GPU lanes, no pinned AMI."""
 
 AL2 = OsFamily(
-    name="al2", family="AL2", alias="al2@latest", alias_pattern=re.compile(r"al2@(latest|v[0-9]{8})"),
-    os_device=_ROOT, data_device=_ROOT, block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
+    name="al2",
+    family="AL2",
+    alias="al2@latest",
+    alias_pattern=re.compile(r"al2@(latest|v[0-9]{8})"),
+    os_device=_ROOT,
+    data_device=_ROOT,
+    block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
     ami_type_prefix="AL2_",
-    ami_types={("x86_64", STANDARD): "AL2_x86_64", ("arm64", STANDARD): "AL2_ARM_64",
-               ("x86_64", NVIDIA): "AL2_x86_64_GPU"},
+    ami_types={
+        ("x86_64", STANDARD): "AL2_x86_64",
+        ("arm64", STANDARD): "AL2_ARM_64",
+        ("x86_64", NVIDIA): "AL2_x86_64_GPU",
+    },
     ami_name_pattern=re.compile(r"amzn2|amazon linux 2\b|\bal2\b|amazon-eks-(?:gpu-|arm64-)?node-1\.\d+", re.I),
     user_data=BOOTSTRAP_SH,
-    gpu_lanes=True, pinned_ami=False, alias_release=False,
+    gpu_lanes=True,
+    pinned_ami=False,
+    alias_release=False,
 )
 """Amazon Linux 2: the rack builds no lane on it, the pack judges lanes others built on it. Its name pattern
 matches ``amzn2023`` too: read it after AL2023's."""

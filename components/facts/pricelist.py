@@ -2,879 +2,1086 @@
 ``python -m mixed_os_racks.facts.pricegen`` from Karpenter's own lists: do not edit (``pricegen``
 says how they are made, ``prices`` how they are read)."""
 
-SOURCE = 'aws/karpenter-provider-aws'
-COMMIT = '1d927085dd81a9df9301e613f371dac5b4d16bfe'
-COMMIT_DATE = '2026-08-21'
+SOURCE = "aws/karpenter-provider-aws"
+COMMIT = "1d927085dd81a9df9301e613f371dac5b4d16bfe"
+COMMIT_DATE = "2026-08-21"
 """The day of the upstream commit the lists were read at."""
 FILES = {
-    'pkg/providers/pricing/zz_generated.pricing_aws.go': '2026-07-20T13:44:30Z',
-    'pkg/providers/pricing/zz_generated.pricing_aws_us_gov.go': '2026-07-20T13:44:38Z',
-    'pkg/providers/pricing/zz_generated.pricing_aws_cn.go': '2024-11-06T01:00:11Z',
+    "pkg/providers/pricing/zz_generated.pricing_aws.go": "2026-07-20T13:44:30Z",
+    "pkg/providers/pricing/zz_generated.pricing_aws_us_gov.go": "2026-07-20T13:44:38Z",
+    "pkg/providers/pricing/zz_generated.pricing_aws_cn.go": "2024-11-06T01:00:11Z",
 }
 """Each upstream file read, and when upstream's generator wrote it (its ``generated at`` line)."""
-LEFT_OUT = ('cn-north-1',)
+LEFT_OUT = ("cn-north-1",)
 """Regions upstream lists in another currency than US dollars (the China list is in yuan)."""
 
 PRICES: dict[str, dict[str, str]] = {
-    'us-east-1': {
-        'a1': '2xlarge:0.204 4xlarge:0.408 large:0.051 medium:0.0255 metal:0.408 xlarge:0.102',
-        'c1': 'medium:0.13 xlarge:0.52',
-        'c3': '2xlarge:0.42 4xlarge:0.84 8xlarge:1.68 large:0.105 xlarge:0.21',
-        'c4': '2xlarge:0.398 4xlarge:0.796 8xlarge:1.591 large:0.1 xlarge:0.199',
-        'c5': (
-            '12xlarge:2.04 18xlarge:3.06 24xlarge:4.08 2xlarge:0.34 4xlarge:0.68 9xlarge:1.53 large:0.085 '
-            'metal:4.08 xlarge:0.17'),
-        'c5a': (
-            '12xlarge:1.848 16xlarge:2.464 24xlarge:3.696 2xlarge:0.308 4xlarge:0.616 8xlarge:1.232 '
-            'large:0.077 xlarge:0.154'),
-        'c5ad': (
-            '12xlarge:2.064 16xlarge:2.752 24xlarge:4.128 2xlarge:0.344 4xlarge:0.688 8xlarge:1.376 '
-            'large:0.086 xlarge:0.172'),
-        'c5d': (
-            '12xlarge:2.304 18xlarge:3.456 24xlarge:4.608 2xlarge:0.384 4xlarge:0.768 9xlarge:1.728 '
-            'large:0.096 metal:4.608 xlarge:0.192'),
-        'c5n': '18xlarge:3.888 2xlarge:0.432 4xlarge:0.864 9xlarge:1.944 large:0.108 metal:3.888 xlarge:0.216',
-        'c6a': (
-            '12xlarge:1.836 16xlarge:2.448 24xlarge:3.672 2xlarge:0.306 32xlarge:4.896 48xlarge:7.344 '
-            '4xlarge:0.612 8xlarge:1.224 large:0.0765 metal:7.344 xlarge:0.153'),
-        'c6g': (
-            '12xlarge:1.632 16xlarge:2.176 2xlarge:0.272 4xlarge:0.544 8xlarge:1.088 large:0.068 medium:0.034'
-            ' metal:2.3066 xlarge:0.136'),
-        'c6gd': (
-            '12xlarge:1.8432 16xlarge:2.4576 2xlarge:0.3072 4xlarge:0.6144 8xlarge:1.2288 large:0.0768 '
-            'medium:0.0384 metal:2.6051 xlarge:0.1536'),
-        'c6gn': (
-            '12xlarge:2.0736 16xlarge:2.7648 2xlarge:0.3456 4xlarge:0.6912 8xlarge:1.3824 large:0.0864 '
-            'medium:0.0432 xlarge:0.1728'),
-        'c6i': (
-            '12xlarge:2.04 16xlarge:2.72 24xlarge:4.08 2xlarge:0.34 32xlarge:5.44 4xlarge:0.68 8xlarge:1.36 '
-            'large:0.085 metal:5.44 xlarge:0.17'),
-        'c6id': (
-            '12xlarge:2.4192 16xlarge:3.2256 24xlarge:4.8384 2xlarge:0.4032 32xlarge:6.4512 4xlarge:0.8064 '
-            '8xlarge:1.6128 large:0.1008 metal:6.4512 xlarge:0.2016'),
-        'c6in': (
-            '12xlarge:2.7216 16xlarge:3.6288 24xlarge:5.4432 2xlarge:0.4536 32xlarge:7.2576 4xlarge:0.9072 '
-            '8xlarge:1.8144 large:0.1134 metal:7.2576 xlarge:0.2268'),
-        'c7a': (
-            '12xlarge:2.46336 16xlarge:3.28448 24xlarge:4.92672 2xlarge:0.41056 32xlarge:6.56896 '
-            '48xlarge:9.85344 4xlarge:0.82112 8xlarge:1.64224 large:0.10264 medium:0.05132 metal-48xl:9.85344'
-            ' xlarge:0.20528'),
-        'c7g': (
-            '12xlarge:1.74 16xlarge:2.32 2xlarge:0.29 4xlarge:0.58 8xlarge:1.16 large:0.0725 medium:0.0363 '
-            'metal:2.32 xlarge:0.145'),
-        'c7gd': (
-            '12xlarge:2.1773 16xlarge:2.903 2xlarge:0.3629 4xlarge:0.7258 8xlarge:1.4515 large:0.0907 '
-            'medium:0.0454 metal:2.903 xlarge:0.1814'),
-        'c7gn': (
-            '12xlarge:2.9952 16xlarge:3.9936 2xlarge:0.4992 4xlarge:0.9984 8xlarge:1.9968 large:0.1248 '
-            'medium:0.0624 metal:3.9936 xlarge:0.2496'),
-        'c7i-flex': (
-            '12xlarge:2.0349 16xlarge:2.7132 2xlarge:0.33915 4xlarge:0.6783 8xlarge:1.3566 large:0.08479 '
-            'xlarge:0.16958'),
-        'c7i': (
-            '12xlarge:2.142 16xlarge:2.856 24xlarge:4.284 2xlarge:0.357 48xlarge:8.568 4xlarge:0.714 '
-            '8xlarge:1.428 large:0.08925 metal-24xl:4.7124 metal-48xl:8.568 xlarge:0.1785'),
-        'c8a': (
-            '12xlarge:2.58648 16xlarge:3.44864 24xlarge:5.17296 2xlarge:0.43108 48xlarge:10.34592 '
-            '4xlarge:0.86216 8xlarge:1.72432 large:0.10777 medium:0.05389 metal-24xl:5.69026 '
-            'metal-48xl:10.34592 xlarge:0.21554'),
-        'c8g': (
-            '12xlarge:1.91424 16xlarge:2.55232 24xlarge:3.82848 2xlarge:0.31904 48xlarge:7.65696 '
-            '4xlarge:0.63808 8xlarge:1.27616 large:0.07976 medium:0.03988 metal-24xl:4.21133 '
-            'metal-48xl:7.65696 xlarge:0.15952'),
-        'c8gb': (
-            '12xlarge:2.844 16xlarge:3.792 24xlarge:5.688 2xlarge:0.474 48xlarge:11.376 4xlarge:0.948 '
-            '8xlarge:1.896 large:0.1185 medium:0.05925 metal-24xl:6.02928 metal-48xl:11.376 xlarge:0.237'),
-        'c8gd': (
-            '12xlarge:2.35152 16xlarge:3.13536 24xlarge:4.70304 2xlarge:0.39192 48xlarge:9.40608 '
-            '4xlarge:0.78384 8xlarge:1.56768 large:0.09798 medium:0.04899 metal-24xl:5.17334 '
-            'metal-48xl:9.40608 xlarge:0.19596'),
-        'c8gn': (
-            '12xlarge:2.844 16xlarge:3.792 24xlarge:5.688 2xlarge:0.474 48xlarge:11.376 4xlarge:0.948 '
-            '8xlarge:1.896 large:0.1185 medium:0.0593 metal-24xl:6.0293 metal-48xl:11.376 xlarge:0.237'),
-        'c8i-flex': (
-            '12xlarge:2.13648 16xlarge:2.84864 2xlarge:0.35608 4xlarge:0.71216 8xlarge:1.42432 large:0.08902 '
-            'xlarge:0.17804'),
-        'c8i': (
-            '12xlarge:2.24904 16xlarge:2.99872 24xlarge:4.49808 2xlarge:0.37484 32xlarge:5.99744 '
-            '48xlarge:8.99616 4xlarge:0.74968 8xlarge:1.49936 96xlarge:17.99232 large:0.09371 '
-            'metal-48xl:9.89578 metal-96xl:17.99232 xlarge:0.18742'),
-        'c8ib': (
-            '12xlarge:3.26592 16xlarge:4.35456 24xlarge:6.53184 2xlarge:0.54432 32xlarge:8.70912 '
-            '48xlarge:13.06368 4xlarge:1.08864 8xlarge:2.17728 96xlarge:26.12736 large:0.13608 '
-            'metal-48xl:14.37005 metal-96xl:26.12736 xlarge:0.27216'),
-        'c8id': (
-            '12xlarge:2.66112 16xlarge:3.54816 24xlarge:5.32224 2xlarge:0.44352 32xlarge:7.09632 '
-            '48xlarge:10.64448 4xlarge:0.88704 8xlarge:1.77408 96xlarge:21.28896 large:0.11088 '
-            'metal-48xl:11.70893 metal-96xl:21.28896 xlarge:0.22176'),
-        'c8in': (
-            '12xlarge:3.26592 16xlarge:4.35456 24xlarge:6.53184 2xlarge:0.54432 32xlarge:8.70912 '
-            '48xlarge:13.06368 4xlarge:1.08864 8xlarge:2.17728 96xlarge:26.12736 large:0.13608 '
-            'metal-48xl:14.37005 metal-96xl:26.12736 xlarge:0.27216'),
-        'c8ine': '12xlarge:4.0824 2xlarge:0.6804 4xlarge:1.3608 8xlarge:2.7216 large:0.1701 xlarge:0.3402',
-        'c9g': (
-            '12xlarge:2.08656 16xlarge:2.78208 24xlarge:4.17312 2xlarge:0.34776 48xlarge:8.34624 '
-            '4xlarge:0.69552 8xlarge:1.39104 large:0.08694 medium:0.04347 metal-48xl:9.18086 xlarge:0.17388'),
-        'c9gd': (
-            '12xlarge:2.5632 16xlarge:3.4176 24xlarge:5.1264 2xlarge:0.4272 48xlarge:10.2528 4xlarge:0.8544 '
-            '8xlarge:1.7088 large:0.1068 medium:0.0534 metal-48xl:11.27808 xlarge:0.2136'),
-        'cr1': '8xlarge:3.5',
-        'd2': '2xlarge:1.38 4xlarge:2.76 8xlarge:5.52 xlarge:0.69',
-        'd3': '2xlarge:0.999 4xlarge:1.998 8xlarge:3.99552 xlarge:0.499',
-        'd3en': '12xlarge:6.30864 2xlarge:1.051 4xlarge:2.103 6xlarge:3.154 8xlarge:4.20576 xlarge:0.526',
-        'dl1': '24xlarge:13.10904',
-        'f1': '16xlarge:13.2 2xlarge:1.65 4xlarge:3.3',
-        'f2': '12xlarge:3.96 48xlarge:15.84 6xlarge:1.98',
-        'g2': '2xlarge:0.65 8xlarge:2.6',
-        'g3': '16xlarge:4.56 4xlarge:1.14 8xlarge:2.28',
-        'g3s': 'xlarge:0.75',
-        'g4ad': '16xlarge:3.468 2xlarge:0.54117 4xlarge:0.867 8xlarge:1.734 xlarge:0.37853',
-        'g4dn': '12xlarge:3.912 16xlarge:4.352 2xlarge:0.752 4xlarge:1.204 8xlarge:2.176 metal:7.824 xlarge:0.526',
-        'g5': (
-            '12xlarge:5.672 16xlarge:4.096 24xlarge:8.144 2xlarge:1.212 48xlarge:16.288 4xlarge:1.624 '
-            '8xlarge:2.448 xlarge:1.006'),
-        'g5g': '16xlarge:2.744 2xlarge:0.556 4xlarge:0.828 8xlarge:1.372 metal:2.744 xlarge:0.42',
-        'g6': (
-            '12xlarge:4.6016 16xlarge:3.3968 24xlarge:6.6752 2xlarge:0.9776 48xlarge:13.3504 4xlarge:1.3232 '
-            '8xlarge:2.0144 xlarge:0.8048'),
-        'g6e': (
-            '12xlarge:10.49264 16xlarge:7.57719 24xlarge:15.06559 2xlarge:2.24208 48xlarge:30.13118 '
-            '4xlarge:3.00424 8xlarge:4.52856 xlarge:1.861'),
-        'g6f': '2xlarge:0.475 4xlarge:0.95 large:0.202 xlarge:0.2375',
-        'g7': (
-            '12xlarge:7.12832 24xlarge:14.25664 2xlarge:2.52 48xlarge:28.51328 4xlarge:3.04208 '
-            '8xlarge:4.08624'),
-        'g7e': (
-            '12xlarge:8.28608 24xlarge:16.57216 2xlarge:3.36312 48xlarge:33.14432 4xlarge:3.99816 '
-            '8xlarge:5.26824'),
-        'gr6': '4xlarge:1.5392 8xlarge:2.4464',
-        'gr6f': '4xlarge:1.066',
-        'h1': '16xlarge:3.744 2xlarge:0.468 4xlarge:0.936 8xlarge:1.872',
-        'hpc7g': '16xlarge:1.6832 4xlarge:1.6832 8xlarge:1.6832',
-        'i2': '2xlarge:1.705 4xlarge:3.41 8xlarge:6.82 xlarge:0.853',
-        'i3': '16xlarge:4.992 2xlarge:0.624 4xlarge:1.248 8xlarge:2.496 large:0.156 metal:4.992 xlarge:0.312',
-        'i3en': (
-            '12xlarge:5.424 24xlarge:10.848 2xlarge:0.904 3xlarge:1.356 6xlarge:2.712 large:0.226 '
-            'metal:10.848 xlarge:0.452'),
-        'i4g': '16xlarge:4.94208 2xlarge:0.61776 4xlarge:1.23552 8xlarge:2.47104 large:0.15444 xlarge:0.30888',
-        'i4i': (
-            '12xlarge:4.118 16xlarge:5.491 24xlarge:8.2368 2xlarge:0.686 32xlarge:10.9824 4xlarge:1.373 '
-            '8xlarge:2.746 large:0.172 metal:10.982 xlarge:0.343'),
-        'i7i': (
-            '12xlarge:4.5302 16xlarge:6.0403 24xlarge:9.0605 2xlarge:0.755 48xlarge:18.121 4xlarge:1.5101 '
-            '8xlarge:3.0202 large:0.1888 metal-24xl:9.6204 metal-48xl:19.2408 xlarge:0.3775'),
-        'i7ie': (
-            '12xlarge:6.2376 18xlarge:9.3564 24xlarge:12.4752 2xlarge:1.0396 3xlarge:1.5594 48xlarge:24.9504 '
-            '6xlarge:3.1188 large:0.2599 metal-24xl:13.2844 metal-48xl:26.5687 xlarge:0.5198'),
-        'i8g': (
-            '12xlarge:4.1184 16xlarge:5.4912 24xlarge:8.2368 2xlarge:0.6864 48xlarge:16.4736 4xlarge:1.3728 '
-            '8xlarge:2.7456 large:0.1716 metal-24xl:9.06048 metal-48xl:18.12096 xlarge:0.3432'),
-        'i8ge': (
-            '12xlarge:5.6952 18xlarge:8.5428 24xlarge:11.3904 2xlarge:0.9492 3xlarge:1.4238 48xlarge:22.7808 '
-            '6xlarge:2.8476 large:0.2373 metal-24xl:12.1313 metal-48xl:24.2626 xlarge:0.4746'),
-        'im4gn': '16xlarge:5.82067 2xlarge:0.72758 4xlarge:1.45517 8xlarge:2.91034 large:0.1819 xlarge:0.36379',
-        'inf1': '24xlarge:4.721 2xlarge:0.362 6xlarge:1.18 xlarge:0.228',
-        'inf2': '24xlarge:6.49063 48xlarge:12.98127 8xlarge:1.96786 xlarge:0.7582',
-        'is4gen': '2xlarge:1.1526 4xlarge:2.3052 8xlarge:4.6104 large:0.28815 medium:0.14408 xlarge:0.5763',
-        'm1': 'large:0.175 medium:0.087 small:0.044 xlarge:0.35',
-        'm2': '2xlarge:0.49 4xlarge:0.98 xlarge:0.245',
-        'm3': '2xlarge:0.532 large:0.133 medium:0.067 xlarge:0.266',
-        'm4': '10xlarge:2 16xlarge:3.2 2xlarge:0.4 4xlarge:0.8 large:0.1 xlarge:0.2',
-        'm5': (
-            '12xlarge:2.304 16xlarge:3.072 24xlarge:4.608 2xlarge:0.384 4xlarge:0.768 8xlarge:1.536 '
-            'large:0.096 metal:4.608 xlarge:0.192'),
-        'm5a': (
-            '12xlarge:2.064 16xlarge:2.752 24xlarge:4.128 2xlarge:0.344 4xlarge:0.688 8xlarge:1.376 '
-            'large:0.086 xlarge:0.172'),
-        'm5ad': (
-            '12xlarge:2.472 16xlarge:3.296 24xlarge:4.944 2xlarge:0.412 4xlarge:0.824 8xlarge:1.648 '
-            'large:0.103 xlarge:0.206'),
-        'm5d': (
-            '12xlarge:2.712 16xlarge:3.616 24xlarge:5.424 2xlarge:0.452 4xlarge:0.904 8xlarge:1.808 '
-            'large:0.113 metal:5.424 xlarge:0.226'),
-        'm5dn': (
-            '12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 '
-            'large:0.136 metal:6.528 xlarge:0.272'),
-        'm5n': (
-            '12xlarge:2.856 16xlarge:3.808 24xlarge:5.712 2xlarge:0.476 4xlarge:0.952 8xlarge:1.904 '
-            'large:0.119 metal:5.712 xlarge:0.238'),
-        'm5zn': (
-            '12xlarge:3.9641 2xlarge:0.6607 3xlarge:0.991 6xlarge:1.982 large:0.1652 metal:4.3605 '
-            'xlarge:0.3303'),
-        'm6a': (
-            '12xlarge:2.0736 16xlarge:2.7648 24xlarge:4.1472 2xlarge:0.3456 32xlarge:5.5296 48xlarge:8.2944 '
-            '4xlarge:0.6912 8xlarge:1.3824 large:0.0864 metal:8.2944 xlarge:0.1728'),
-        'm6g': (
-            '12xlarge:1.848 16xlarge:2.464 2xlarge:0.308 4xlarge:0.616 8xlarge:1.232 large:0.077 '
-            'medium:0.0385 metal:2.6112 xlarge:0.154'),
-        'm6gd': (
-            '12xlarge:2.1696 16xlarge:2.8928 2xlarge:0.3616 4xlarge:0.7232 8xlarge:1.4464 large:0.0904 '
-            'medium:0.0452 metal:3.0664 xlarge:0.1808'),
-        'm6i': (
-            '12xlarge:2.304 16xlarge:3.072 24xlarge:4.608 2xlarge:0.384 32xlarge:6.144 4xlarge:0.768 '
-            '8xlarge:1.536 large:0.096 metal:6.144 xlarge:0.192'),
-        'm6id': (
-            '12xlarge:2.8476 16xlarge:3.7968 24xlarge:5.6952 2xlarge:0.4746 32xlarge:7.5936 4xlarge:0.9492 '
-            '8xlarge:1.8984 large:0.11865 metal:7.5936 xlarge:0.2373'),
-        'm6idn': (
-            '12xlarge:3.81888 16xlarge:5.09184 24xlarge:7.63776 2xlarge:0.63648 32xlarge:10.18368 '
-            '4xlarge:1.27296 8xlarge:2.54592 large:0.15912 metal:10.18368 xlarge:0.31824'),
-        'm6in': (
-            '12xlarge:3.34152 16xlarge:4.45536 24xlarge:6.68304 2xlarge:0.55692 32xlarge:8.91072 '
-            '4xlarge:1.11384 8xlarge:2.22768 large:0.13923 metal:8.91072 xlarge:0.27846'),
-        'm7a': (
-            '12xlarge:2.78208 16xlarge:3.70944 24xlarge:5.56416 2xlarge:0.46368 32xlarge:7.41888 '
-            '48xlarge:11.12832 4xlarge:0.92736 8xlarge:1.85472 large:0.11592 medium:0.05796 '
-            'metal-48xl:11.12832 xlarge:0.23184'),
-        'm7g': (
-            '12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 '
-            'medium:0.0408 metal:2.6112 xlarge:0.1632'),
-        'm7gd': (
-            '12xlarge:2.5628 16xlarge:3.4171 2xlarge:0.4271 4xlarge:0.8543 8xlarge:1.7086 large:0.1068 '
-            'medium:0.0534 metal:3.4171 xlarge:0.2136'),
-        'm7i-flex': (
-            '12xlarge:2.29824 16xlarge:3.06432 2xlarge:0.38304 4xlarge:0.76608 8xlarge:1.53216 large:0.09576 '
-            'xlarge:0.19152'),
-        'm7i': (
-            '12xlarge:2.4192 16xlarge:3.2256 24xlarge:4.8384 2xlarge:0.4032 48xlarge:9.6768 4xlarge:0.8064 '
-            '8xlarge:1.6128 large:0.1008 metal-24xl:5.32224 metal-48xl:9.6768 xlarge:0.2016'),
-        'm8a': (
-            '12xlarge:2.92128 16xlarge:3.89504 24xlarge:5.84256 2xlarge:0.48688 48xlarge:11.68512 '
-            '4xlarge:0.97376 8xlarge:1.94752 large:0.12172 medium:0.06086 metal-24xl:6.42682 '
-            'metal-48xl:11.68512 xlarge:0.24344'),
-        'm8azn': (
-            '12xlarge:4.95504 24xlarge:9.91008 3xlarge:1.23876 6xlarge:2.47752 large:0.20646 medium:0.10323 '
-            'metal-12xl:5.45054 metal-24xl:10.90109 xlarge:0.41292'),
-        'm8g': (
-            '12xlarge:2.15424 16xlarge:2.87232 24xlarge:4.30848 2xlarge:0.35904 48xlarge:8.61696 '
-            '4xlarge:0.71808 8xlarge:1.43616 large:0.08976 medium:0.04488 metal-24xl:4.73933 '
-            'metal-48xl:8.61696 xlarge:0.17952'),
-        'm8gb': (
-            '12xlarge:3.492 16xlarge:4.656 24xlarge:6.984 2xlarge:0.582 48xlarge:13.968 4xlarge:1.164 '
-            '8xlarge:2.328 large:0.1455 medium:0.07275 metal-24xl:14.80608 metal-48xl:13.968 xlarge:0.291'),
-        'm8gd': (
-            '12xlarge:2.76768 16xlarge:3.69024 24xlarge:5.53536 2xlarge:0.46128 48xlarge:11.07072 '
-            '4xlarge:0.92256 8xlarge:1.84512 large:0.11532 medium:0.05766 metal-24xl:6.0889 '
-            'metal-48xl:11.07072 xlarge:0.23064'),
-        'm8gn': (
-            '12xlarge:3.492 16xlarge:4.656 24xlarge:6.984 2xlarge:0.582 48xlarge:13.968 4xlarge:1.164 '
-            '8xlarge:2.328 large:0.1455 medium:0.0728 metal-24xl:7.403 metal-48xl:13.968 xlarge:0.291'),
-        'm8i-flex': (
-            '12xlarge:2.4132 16xlarge:3.2176 2xlarge:0.4022 4xlarge:0.8044 8xlarge:1.6088 large:0.10055 '
-            'xlarge:0.2011'),
-        'm8i': (
-            '12xlarge:2.54016 16xlarge:3.38688 24xlarge:5.08032 2xlarge:0.42336 32xlarge:6.77376 '
-            '48xlarge:10.16064 4xlarge:0.84672 8xlarge:1.69344 96xlarge:20.32128 large:0.10584 '
-            'metal-48xl:10.16064 metal-96xl:20.32128 xlarge:0.21168'),
-        'm8ib': (
-            '12xlarge:4.00992 16xlarge:5.34656 24xlarge:8.01984 2xlarge:0.66832 32xlarge:10.69312 '
-            '48xlarge:16.03968 4xlarge:1.33664 8xlarge:2.67328 96xlarge:32.07936 large:0.16708 '
-            'metal-48xl:17.64365 metal-96xl:32.07936 xlarge:0.33416'),
-        'm8id': (
-            '12xlarge:3.13248 16xlarge:4.17664 24xlarge:6.26496 2xlarge:0.52208 32xlarge:8.35328 '
-            '48xlarge:12.52992 4xlarge:1.04416 8xlarge:2.08832 96xlarge:25.05984 large:0.13052 '
-            'metal-48xl:12.52992 metal-96xl:25.05984 xlarge:0.26104'),
-        'm8idb': (
-            '12xlarge:4.58256 16xlarge:6.11008 24xlarge:9.16512 2xlarge:0.76376 32xlarge:12.22016 '
-            '48xlarge:18.33024 4xlarge:1.52752 8xlarge:3.05504 96xlarge:36.66048 large:0.19094 '
-            'metal-48xl:20.16326 metal-96xl:36.66048 xlarge:0.38188'),
-        'm8idn': (
-            '12xlarge:4.58256 16xlarge:6.11008 24xlarge:9.16512 2xlarge:0.76376 32xlarge:12.22016 '
-            '48xlarge:18.33024 4xlarge:1.52752 8xlarge:3.05504 96xlarge:36.66048 large:0.19094 '
-            'metal-48xl:20.16326 metal-96xl:36.66048 xlarge:0.38188'),
-        'm8in': (
-            '12xlarge:4.00992 16xlarge:5.34656 24xlarge:8.01984 2xlarge:0.66832 32xlarge:10.69312 '
-            '48xlarge:16.03968 4xlarge:1.33664 8xlarge:2.67328 96xlarge:32.07936 large:0.16708 '
-            'metal-48xl:17.64365 metal-96xl:32.07936 xlarge:0.33416'),
-        'm8ine': '12xlarge:5.0124 2xlarge:0.8354 4xlarge:1.6708 8xlarge:3.3416 large:0.20885 xlarge:0.4177',
-        'm9g': (
-            '12xlarge:2.34816 16xlarge:3.13088 24xlarge:4.69632 2xlarge:0.39136 48xlarge:9.39264 '
-            '4xlarge:0.78272 8xlarge:1.56544 large:0.09784 medium:0.04892 metal-48xl:10.3319 xlarge:0.19568'),
-        'm9gd': (
-            '12xlarge:3.0168 16xlarge:4.0224 24xlarge:6.0336 2xlarge:0.5028 48xlarge:12.0672 4xlarge:1.0056 '
-            '8xlarge:2.0112 large:0.1257 medium:0.06285 metal-48xl:13.27392 xlarge:0.2514'),
-        'p2': '16xlarge:14.4 8xlarge:7.2 xlarge:0.9',
-        'p3': '16xlarge:24.48 2xlarge:3.06 8xlarge:12.24',
-        'p3dn': '24xlarge:31.212',
-        'p4d': '24xlarge:21.957642',
-        'p4de': '24xlarge:27.44705',
-        'p5': '48xlarge:55.04 4xlarge:6.88',
-        'p5en': '48xlarge:63.296',
-        'p6-b200': '48xlarge:113.9328',
-        'p6-b300': '48xlarge:142.416',
-        'r3': '2xlarge:0.665 4xlarge:1.33 8xlarge:2.66 large:0.166 xlarge:0.333',
-        'r4': '16xlarge:4.256 2xlarge:0.532 4xlarge:1.064 8xlarge:2.128 large:0.133 xlarge:0.266',
-        'r5': (
-            '12xlarge:3.024 16xlarge:4.032 24xlarge:6.048 2xlarge:0.504 4xlarge:1.008 8xlarge:2.016 '
-            'large:0.126 metal:6.048 xlarge:0.252'),
-        'r5a': (
-            '12xlarge:2.712 16xlarge:3.616 24xlarge:5.424 2xlarge:0.452 4xlarge:0.904 8xlarge:1.808 '
-            'large:0.113 xlarge:0.226'),
-        'r5ad': (
-            '12xlarge:3.144 16xlarge:4.192 24xlarge:6.288 2xlarge:0.524 4xlarge:1.048 8xlarge:2.096 '
-            'large:0.131 xlarge:0.262'),
-        'r5b': (
-            '12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 '
-            'large:0.149 metal:7.8672 xlarge:0.298'),
-        'r5d': (
-            '12xlarge:3.456 16xlarge:4.608 24xlarge:6.912 2xlarge:0.576 4xlarge:1.152 8xlarge:2.304 '
-            'large:0.144 metal:6.912 xlarge:0.288'),
-        'r5dn': (
-            '12xlarge:4.008 16xlarge:5.344 24xlarge:8.016 2xlarge:0.668 4xlarge:1.336 8xlarge:2.672 '
-            'large:0.167 metal:8.016 xlarge:0.334'),
-        'r5n': (
-            '12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 '
-            'large:0.149 metal:7.152 xlarge:0.298'),
-        'r6a': (
-            '12xlarge:2.7216 16xlarge:3.6288 24xlarge:5.4432 2xlarge:0.4536 32xlarge:7.2576 48xlarge:10.8864 '
-            '4xlarge:0.9072 8xlarge:1.8144 large:0.1134 metal:10.8864 xlarge:0.2268'),
-        'r6g': (
-            '12xlarge:2.4192 16xlarge:3.2256 2xlarge:0.4032 4xlarge:0.8064 8xlarge:1.6128 large:0.1008 '
-            'medium:0.0504 metal:3.4191 xlarge:0.2016'),
-        'r6gd': (
-            '12xlarge:2.7648 16xlarge:3.6864 2xlarge:0.4608 4xlarge:0.9216 8xlarge:1.8432 large:0.1152 '
-            'medium:0.0576 metal:3.9076 xlarge:0.2304'),
-        'r6i': (
-            '12xlarge:3.024 16xlarge:4.032 24xlarge:6.048 2xlarge:0.504 32xlarge:8.064 4xlarge:1.008 '
-            '8xlarge:2.016 large:0.126 metal:8.064 xlarge:0.252'),
-        'r6id': (
-            '12xlarge:3.6288 16xlarge:4.8384 24xlarge:7.2576 2xlarge:0.6048 32xlarge:9.6768 4xlarge:1.2096 '
-            '8xlarge:2.4192 large:0.1512 metal:9.6768 xlarge:0.3024'),
-        'r6idn': (
-            '12xlarge:4.68936 16xlarge:6.25248 24xlarge:9.37872 2xlarge:0.78156 32xlarge:12.50496 '
-            '4xlarge:1.56312 8xlarge:3.12624 large:0.19539 metal:12.50496 xlarge:0.39078'),
-        'r6in': (
-            '12xlarge:4.18392 16xlarge:5.57856 24xlarge:8.36784 2xlarge:0.69732 32xlarge:11.15712 '
-            '4xlarge:1.39464 8xlarge:2.78928 large:0.17433 metal:11.15712 xlarge:0.34866'),
-        'r7a': (
-            '12xlarge:3.6516 16xlarge:4.8688 24xlarge:7.3032 2xlarge:0.6086 32xlarge:9.7376 48xlarge:14.6064 '
-            '4xlarge:1.2172 8xlarge:2.4344 large:0.15215 medium:0.07608 metal-48xl:14.6064 xlarge:0.3043'),
-        'r7g': (
-            '12xlarge:2.5704 16xlarge:3.4272 2xlarge:0.4284 4xlarge:0.8568 8xlarge:1.7136 large:0.1071 '
-            'medium:0.0536 metal:3.4272 xlarge:0.2142'),
-        'r7gd': (
-            '12xlarge:3.2659 16xlarge:4.3546 2xlarge:0.5443 4xlarge:1.0886 8xlarge:2.1773 large:0.1361 '
-            'medium:0.068 metal:4.3546 xlarge:0.2722'),
-        'r7i': (
-            '12xlarge:3.1752 16xlarge:4.2336 24xlarge:6.3504 2xlarge:0.5292 48xlarge:12.7008 4xlarge:1.0584 '
-            '8xlarge:2.1168 large:0.1323 metal-24xl:6.98544 metal-48xl:12.7008 xlarge:0.2646'),
-        'r7iz': (
-            '12xlarge:4.464 16xlarge:5.952 2xlarge:0.744 32xlarge:11.904 4xlarge:1.488 8xlarge:2.976 '
-            'large:0.186 metal-16xl:6.5472 metal-32xl:13.0944 xlarge:0.372'),
-        'r8a': (
-            '12xlarge:3.83424 16xlarge:5.11232 24xlarge:7.66848 2xlarge:0.63904 48xlarge:15.33696 '
-            '4xlarge:1.27808 8xlarge:2.55616 large:0.15976 medium:0.07988 metal-24xl:8.43533 '
-            'metal-48xl:15.33696 xlarge:0.31952'),
-        'r8g': (
-            '12xlarge:2.82768 16xlarge:3.77024 24xlarge:5.65536 2xlarge:0.47128 48xlarge:11.31072 '
-            '4xlarge:0.94256 8xlarge:1.88512 large:0.11782 medium:0.05891 metal-24xl:6.2209 '
-            'metal-48xl:11.31072 xlarge:0.23564'),
-        'r8gb': (
-            '12xlarge:4.37232 16xlarge:5.82976 24xlarge:8.74464 2xlarge:0.72872 48xlarge:17.48928 '
-            '4xlarge:1.45744 8xlarge:2.91488 large:0.18218 medium:0.09109 metal-24xl:18.53864 '
-            'metal-48xl:17.48928 xlarge:0.36436'),
-        'r8gd': (
-            '12xlarge:3.52704 16xlarge:4.70272 24xlarge:7.05408 2xlarge:0.58784 48xlarge:14.10816 '
-            '4xlarge:1.17568 8xlarge:2.35136 large:0.14696 medium:0.07348 metal-24xl:7.75949 '
-            'metal-48xl:14.10816 xlarge:0.29392'),
-        'r8gn': (
-            '12xlarge:4.3723 16xlarge:5.8298 24xlarge:8.7446 2xlarge:0.7287 48xlarge:17.4893 4xlarge:1.4574 '
-            '8xlarge:2.9149 large:0.1822 medium:0.0911 metal-24xl:9.2693 metal-48xl:17.4893 xlarge:0.3644'),
-        'r8i-flex': (
-            '12xlarge:3.16728 16xlarge:4.22304 2xlarge:0.52788 4xlarge:1.05576 8xlarge:2.11152 large:0.13197 '
-            'xlarge:0.26394'),
-        'r8i': (
-            '12xlarge:3.33408 16xlarge:4.44544 24xlarge:6.66816 2xlarge:0.55568 32xlarge:8.89088 '
-            '48xlarge:13.33632 4xlarge:1.11136 8xlarge:2.22272 96xlarge:26.67264 large:0.13892 '
-            'metal-48xl:14.66995 metal-96xl:26.67264 xlarge:0.27784'),
-        'r8ib': (
-            '12xlarge:5.0208 16xlarge:6.6944 24xlarge:10.0416 2xlarge:0.8368 32xlarge:13.3888 '
-            '48xlarge:20.0832 4xlarge:1.6736 8xlarge:3.3472 96xlarge:40.1664 large:0.2092 metal-48xl:22.09152'
-            ' metal-96xl:40.1664 xlarge:0.4184'),
-        'r8id': (
-            '12xlarge:3.99168 16xlarge:5.32224 24xlarge:7.98336 2xlarge:0.66528 32xlarge:10.64448 '
-            '48xlarge:15.96672 4xlarge:1.33056 8xlarge:2.66112 96xlarge:31.93344 large:0.16632 '
-            'metal-48xl:17.56339 metal-96xl:31.93344 xlarge:0.33264'),
-        'r8idb': (
-            '12xlarge:5.62728 16xlarge:7.50304 24xlarge:11.25456 2xlarge:0.93788 32xlarge:15.00608 '
-            '48xlarge:22.50912 4xlarge:1.87576 8xlarge:3.75152 96xlarge:45.01824 large:0.23447 '
-            'metal-48xl:24.76003 metal-96xl:45.01824 xlarge:0.46894'),
-        'r8idn': (
-            '12xlarge:5.62728 16xlarge:7.50304 24xlarge:11.25456 2xlarge:0.93788 32xlarge:15.00608 '
-            '48xlarge:22.50912 4xlarge:1.87576 8xlarge:3.75152 96xlarge:45.01824 large:0.23447 '
-            'metal-48xl:24.76003 metal-96xl:45.01824 xlarge:0.46894'),
-        'r8in': (
-            '12xlarge:5.0208 16xlarge:6.6944 24xlarge:10.0416 2xlarge:0.8368 32xlarge:13.3888 '
-            '48xlarge:20.0832 4xlarge:1.6736 8xlarge:3.3472 96xlarge:40.1664 large:0.2092 metal-48xl:22.09152'
-            ' metal-96xl:40.1664 xlarge:0.4184'),
-        't1': 'micro:0.02',
-        't2': '2xlarge:0.3712 large:0.0928 medium:0.0464 micro:0.0116 nano:0.0058 small:0.023 xlarge:0.1856',
-        't3': '2xlarge:0.3328 large:0.0832 medium:0.0416 micro:0.0104 nano:0.0052 small:0.0208 xlarge:0.1664',
-        't3a': '2xlarge:0.3008 large:0.0752 medium:0.0376 micro:0.0094 nano:0.0047 small:0.0188 xlarge:0.1504',
-        't4g': '2xlarge:0.2688 large:0.0672 medium:0.0336 micro:0.0084 nano:0.0042 small:0.0168 xlarge:0.1344',
-        'trn1': '2xlarge:1.34375 32xlarge:21.5',
-        'trn1n': '32xlarge:24.78',
-        'u-12tb1': '112xlarge:109.2',
-        'u-18tb1': '112xlarge:163.8',
-        'u-24tb1': '112xlarge:218.4',
-        'u-3tb1': '56xlarge:27.3',
-        'u-6tb1': '112xlarge:54.6 56xlarge:46.40391',
-        'u-9tb1': '112xlarge:81.9',
-        'u7i-12tb': '224xlarge:125.58182',
-        'u7i-6tb': '112xlarge:62.79',
-        'u7i-8tb': '112xlarge:83.72',
-        'u7in-16tb': '224xlarge:180.47558',
-        'u7in-24tb': '224xlarge:270.73128',
-        'u7in-32tb': '224xlarge:360.98695',
-        'vt1': '24xlarge:5.2 3xlarge:0.65 6xlarge:1.3',
-        'x1': '16xlarge:6.669 32xlarge:13.338',
-        'x1e': '16xlarge:13.344 2xlarge:1.668 32xlarge:26.688 4xlarge:3.336 8xlarge:6.672 xlarge:0.834',
-        'x2gd': (
-            '12xlarge:4.008 16xlarge:5.344 2xlarge:0.668 4xlarge:1.336 8xlarge:2.672 large:0.167 '
-            'medium:0.0835 metal:5.8784 xlarge:0.334'),
-        'x2idn': '16xlarge:6.669 24xlarge:10.0035 32xlarge:13.338 metal:13.338',
-        'x2iedn': (
-            '16xlarge:13.338 24xlarge:20.007 2xlarge:1.66725 32xlarge:26.676 4xlarge:3.3345 8xlarge:6.669 '
-            'metal:26.676 xlarge:0.83363'),
-        'x2iezn': '12xlarge:10.008 2xlarge:1.668 4xlarge:3.336 6xlarge:5.004 8xlarge:6.672 metal:10.008',
-        'x8g': (
-            '12xlarge:4.6896 16xlarge:6.2528 24xlarge:9.3792 2xlarge:0.7816 48xlarge:18.7584 4xlarge:1.5632 '
-            '8xlarge:3.1264 large:0.1954 medium:0.0977 metal-24xl:10.31712 metal-48xl:18.7584 xlarge:0.3908'),
-        'x8i': (
-            '12xlarge:5.25192 16xlarge:7.00256 24xlarge:10.50384 2xlarge:0.87532 32xlarge:14.00512 '
-            '48xlarge:21.00768 4xlarge:1.75064 64xlarge:28.01024 8xlarge:3.50128 96xlarge:48.74438 '
-            'large:0.21883 metal-48xl:23.10845 metal-96xl:48.74438 xlarge:0.43766'),
-        'z1d': '12xlarge:4.464 2xlarge:0.744 3xlarge:1.116 6xlarge:2.232 large:0.186 metal:4.464 xlarge:0.372',
+    "us-east-1": {
+        "a1": "2xlarge:0.204 4xlarge:0.408 large:0.051 medium:0.0255 metal:0.408 xlarge:0.102",
+        "c1": "medium:0.13 xlarge:0.52",
+        "c3": "2xlarge:0.42 4xlarge:0.84 8xlarge:1.68 large:0.105 xlarge:0.21",
+        "c4": "2xlarge:0.398 4xlarge:0.796 8xlarge:1.591 large:0.1 xlarge:0.199",
+        "c5": (
+            "12xlarge:2.04 18xlarge:3.06 24xlarge:4.08 2xlarge:0.34 4xlarge:0.68 9xlarge:1.53 large:0.085 "
+            "metal:4.08 xlarge:0.17"
+        ),
+        "c5a": (
+            "12xlarge:1.848 16xlarge:2.464 24xlarge:3.696 2xlarge:0.308 4xlarge:0.616 8xlarge:1.232 "
+            "large:0.077 xlarge:0.154"
+        ),
+        "c5ad": (
+            "12xlarge:2.064 16xlarge:2.752 24xlarge:4.128 2xlarge:0.344 4xlarge:0.688 8xlarge:1.376 "
+            "large:0.086 xlarge:0.172"
+        ),
+        "c5d": (
+            "12xlarge:2.304 18xlarge:3.456 24xlarge:4.608 2xlarge:0.384 4xlarge:0.768 9xlarge:1.728 "
+            "large:0.096 metal:4.608 xlarge:0.192"
+        ),
+        "c5n": "18xlarge:3.888 2xlarge:0.432 4xlarge:0.864 9xlarge:1.944 large:0.108 metal:3.888 xlarge:0.216",
+        "c6a": (
+            "12xlarge:1.836 16xlarge:2.448 24xlarge:3.672 2xlarge:0.306 32xlarge:4.896 48xlarge:7.344 "
+            "4xlarge:0.612 8xlarge:1.224 large:0.0765 metal:7.344 xlarge:0.153"
+        ),
+        "c6g": (
+            "12xlarge:1.632 16xlarge:2.176 2xlarge:0.272 4xlarge:0.544 8xlarge:1.088 large:0.068 medium:0.034"
+            " metal:2.3066 xlarge:0.136"
+        ),
+        "c6gd": (
+            "12xlarge:1.8432 16xlarge:2.4576 2xlarge:0.3072 4xlarge:0.6144 8xlarge:1.2288 large:0.0768 "
+            "medium:0.0384 metal:2.6051 xlarge:0.1536"
+        ),
+        "c6gn": (
+            "12xlarge:2.0736 16xlarge:2.7648 2xlarge:0.3456 4xlarge:0.6912 8xlarge:1.3824 large:0.0864 "
+            "medium:0.0432 xlarge:0.1728"
+        ),
+        "c6i": (
+            "12xlarge:2.04 16xlarge:2.72 24xlarge:4.08 2xlarge:0.34 32xlarge:5.44 4xlarge:0.68 8xlarge:1.36 "
+            "large:0.085 metal:5.44 xlarge:0.17"
+        ),
+        "c6id": (
+            "12xlarge:2.4192 16xlarge:3.2256 24xlarge:4.8384 2xlarge:0.4032 32xlarge:6.4512 4xlarge:0.8064 "
+            "8xlarge:1.6128 large:0.1008 metal:6.4512 xlarge:0.2016"
+        ),
+        "c6in": (
+            "12xlarge:2.7216 16xlarge:3.6288 24xlarge:5.4432 2xlarge:0.4536 32xlarge:7.2576 4xlarge:0.9072 "
+            "8xlarge:1.8144 large:0.1134 metal:7.2576 xlarge:0.2268"
+        ),
+        "c7a": (
+            "12xlarge:2.46336 16xlarge:3.28448 24xlarge:4.92672 2xlarge:0.41056 32xlarge:6.56896 "
+            "48xlarge:9.85344 4xlarge:0.82112 8xlarge:1.64224 large:0.10264 medium:0.05132 metal-48xl:9.85344"
+            " xlarge:0.20528"
+        ),
+        "c7g": (
+            "12xlarge:1.74 16xlarge:2.32 2xlarge:0.29 4xlarge:0.58 8xlarge:1.16 large:0.0725 medium:0.0363 "
+            "metal:2.32 xlarge:0.145"
+        ),
+        "c7gd": (
+            "12xlarge:2.1773 16xlarge:2.903 2xlarge:0.3629 4xlarge:0.7258 8xlarge:1.4515 large:0.0907 "
+            "medium:0.0454 metal:2.903 xlarge:0.1814"
+        ),
+        "c7gn": (
+            "12xlarge:2.9952 16xlarge:3.9936 2xlarge:0.4992 4xlarge:0.9984 8xlarge:1.9968 large:0.1248 "
+            "medium:0.0624 metal:3.9936 xlarge:0.2496"
+        ),
+        "c7i-flex": (
+            "12xlarge:2.0349 16xlarge:2.7132 2xlarge:0.33915 4xlarge:0.6783 8xlarge:1.3566 large:0.08479 xlarge:0.16958"
+        ),
+        "c7i": (
+            "12xlarge:2.142 16xlarge:2.856 24xlarge:4.284 2xlarge:0.357 48xlarge:8.568 4xlarge:0.714 "
+            "8xlarge:1.428 large:0.08925 metal-24xl:4.7124 metal-48xl:8.568 xlarge:0.1785"
+        ),
+        "c8a": (
+            "12xlarge:2.58648 16xlarge:3.44864 24xlarge:5.17296 2xlarge:0.43108 48xlarge:10.34592 "
+            "4xlarge:0.86216 8xlarge:1.72432 large:0.10777 medium:0.05389 metal-24xl:5.69026 "
+            "metal-48xl:10.34592 xlarge:0.21554"
+        ),
+        "c8g": (
+            "12xlarge:1.91424 16xlarge:2.55232 24xlarge:3.82848 2xlarge:0.31904 48xlarge:7.65696 "
+            "4xlarge:0.63808 8xlarge:1.27616 large:0.07976 medium:0.03988 metal-24xl:4.21133 "
+            "metal-48xl:7.65696 xlarge:0.15952"
+        ),
+        "c8gb": (
+            "12xlarge:2.844 16xlarge:3.792 24xlarge:5.688 2xlarge:0.474 48xlarge:11.376 4xlarge:0.948 "
+            "8xlarge:1.896 large:0.1185 medium:0.05925 metal-24xl:6.02928 metal-48xl:11.376 xlarge:0.237"
+        ),
+        "c8gd": (
+            "12xlarge:2.35152 16xlarge:3.13536 24xlarge:4.70304 2xlarge:0.39192 48xlarge:9.40608 "
+            "4xlarge:0.78384 8xlarge:1.56768 large:0.09798 medium:0.04899 metal-24xl:5.17334 "
+            "metal-48xl:9.40608 xlarge:0.19596"
+        ),
+        "c8gn": (
+            "12xlarge:2.844 16xlarge:3.792 24xlarge:5.688 2xlarge:0.474 48xlarge:11.376 4xlarge:0.948 "
+            "8xlarge:1.896 large:0.1185 medium:0.0593 metal-24xl:6.0293 metal-48xl:11.376 xlarge:0.237"
+        ),
+        "c8i-flex": (
+            "12xlarge:2.13648 16xlarge:2.84864 2xlarge:0.35608 4xlarge:0.71216 8xlarge:1.42432 large:0.08902 "
+            "xlarge:0.17804"
+        ),
+        "c8i": (
+            "12xlarge:2.24904 16xlarge:2.99872 24xlarge:4.49808 2xlarge:0.37484 32xlarge:5.99744 "
+            "48xlarge:8.99616 4xlarge:0.74968 8xlarge:1.49936 96xlarge:17.99232 large:0.09371 "
+            "metal-48xl:9.89578 metal-96xl:17.99232 xlarge:0.18742"
+        ),
+        "c8ib": (
+            "12xlarge:3.26592 16xlarge:4.35456 24xlarge:6.53184 2xlarge:0.54432 32xlarge:8.70912 "
+            "48xlarge:13.06368 4xlarge:1.08864 8xlarge:2.17728 96xlarge:26.12736 large:0.13608 "
+            "metal-48xl:14.37005 metal-96xl:26.12736 xlarge:0.27216"
+        ),
+        "c8id": (
+            "12xlarge:2.66112 16xlarge:3.54816 24xlarge:5.32224 2xlarge:0.44352 32xlarge:7.09632 "
+            "48xlarge:10.64448 4xlarge:0.88704 8xlarge:1.77408 96xlarge:21.28896 large:0.11088 "
+            "metal-48xl:11.70893 metal-96xl:21.28896 xlarge:0.22176"
+        ),
+        "c8in": (
+            "12xlarge:3.26592 16xlarge:4.35456 24xlarge:6.53184 2xlarge:0.54432 32xlarge:8.70912 "
+            "48xlarge:13.06368 4xlarge:1.08864 8xlarge:2.17728 96xlarge:26.12736 large:0.13608 "
+            "metal-48xl:14.37005 metal-96xl:26.12736 xlarge:0.27216"
+        ),
+        "c8ine": "12xlarge:4.0824 2xlarge:0.6804 4xlarge:1.3608 8xlarge:2.7216 large:0.1701 xlarge:0.3402",
+        "c9g": (
+            "12xlarge:2.08656 16xlarge:2.78208 24xlarge:4.17312 2xlarge:0.34776 48xlarge:8.34624 "
+            "4xlarge:0.69552 8xlarge:1.39104 large:0.08694 medium:0.04347 metal-48xl:9.18086 xlarge:0.17388"
+        ),
+        "c9gd": (
+            "12xlarge:2.5632 16xlarge:3.4176 24xlarge:5.1264 2xlarge:0.4272 48xlarge:10.2528 4xlarge:0.8544 "
+            "8xlarge:1.7088 large:0.1068 medium:0.0534 metal-48xl:11.27808 xlarge:0.2136"
+        ),
+        "cr1": "8xlarge:3.5",
+        "d2": "2xlarge:1.38 4xlarge:2.76 8xlarge:5.52 xlarge:0.69",
+        "d3": "2xlarge:0.999 4xlarge:1.998 8xlarge:3.99552 xlarge:0.499",
+        "d3en": "12xlarge:6.30864 2xlarge:1.051 4xlarge:2.103 6xlarge:3.154 8xlarge:4.20576 xlarge:0.526",
+        "dl1": "24xlarge:13.10904",
+        "f1": "16xlarge:13.2 2xlarge:1.65 4xlarge:3.3",
+        "f2": "12xlarge:3.96 48xlarge:15.84 6xlarge:1.98",
+        "g2": "2xlarge:0.65 8xlarge:2.6",
+        "g3": "16xlarge:4.56 4xlarge:1.14 8xlarge:2.28",
+        "g3s": "xlarge:0.75",
+        "g4ad": "16xlarge:3.468 2xlarge:0.54117 4xlarge:0.867 8xlarge:1.734 xlarge:0.37853",
+        "g4dn": "12xlarge:3.912 16xlarge:4.352 2xlarge:0.752 4xlarge:1.204 8xlarge:2.176 metal:7.824 xlarge:0.526",
+        "g5": (
+            "12xlarge:5.672 16xlarge:4.096 24xlarge:8.144 2xlarge:1.212 48xlarge:16.288 4xlarge:1.624 "
+            "8xlarge:2.448 xlarge:1.006"
+        ),
+        "g5g": "16xlarge:2.744 2xlarge:0.556 4xlarge:0.828 8xlarge:1.372 metal:2.744 xlarge:0.42",
+        "g6": (
+            "12xlarge:4.6016 16xlarge:3.3968 24xlarge:6.6752 2xlarge:0.9776 48xlarge:13.3504 4xlarge:1.3232 "
+            "8xlarge:2.0144 xlarge:0.8048"
+        ),
+        "g6e": (
+            "12xlarge:10.49264 16xlarge:7.57719 24xlarge:15.06559 2xlarge:2.24208 48xlarge:30.13118 "
+            "4xlarge:3.00424 8xlarge:4.52856 xlarge:1.861"
+        ),
+        "g6f": "2xlarge:0.475 4xlarge:0.95 large:0.202 xlarge:0.2375",
+        "g7": ("12xlarge:7.12832 24xlarge:14.25664 2xlarge:2.52 48xlarge:28.51328 4xlarge:3.04208 8xlarge:4.08624"),
+        "g7e": ("12xlarge:8.28608 24xlarge:16.57216 2xlarge:3.36312 48xlarge:33.14432 4xlarge:3.99816 8xlarge:5.26824"),
+        "gr6": "4xlarge:1.5392 8xlarge:2.4464",
+        "gr6f": "4xlarge:1.066",
+        "h1": "16xlarge:3.744 2xlarge:0.468 4xlarge:0.936 8xlarge:1.872",
+        "hpc7g": "16xlarge:1.6832 4xlarge:1.6832 8xlarge:1.6832",
+        "i2": "2xlarge:1.705 4xlarge:3.41 8xlarge:6.82 xlarge:0.853",
+        "i3": "16xlarge:4.992 2xlarge:0.624 4xlarge:1.248 8xlarge:2.496 large:0.156 metal:4.992 xlarge:0.312",
+        "i3en": (
+            "12xlarge:5.424 24xlarge:10.848 2xlarge:0.904 3xlarge:1.356 6xlarge:2.712 large:0.226 "
+            "metal:10.848 xlarge:0.452"
+        ),
+        "i4g": "16xlarge:4.94208 2xlarge:0.61776 4xlarge:1.23552 8xlarge:2.47104 large:0.15444 xlarge:0.30888",
+        "i4i": (
+            "12xlarge:4.118 16xlarge:5.491 24xlarge:8.2368 2xlarge:0.686 32xlarge:10.9824 4xlarge:1.373 "
+            "8xlarge:2.746 large:0.172 metal:10.982 xlarge:0.343"
+        ),
+        "i7i": (
+            "12xlarge:4.5302 16xlarge:6.0403 24xlarge:9.0605 2xlarge:0.755 48xlarge:18.121 4xlarge:1.5101 "
+            "8xlarge:3.0202 large:0.1888 metal-24xl:9.6204 metal-48xl:19.2408 xlarge:0.3775"
+        ),
+        "i7ie": (
+            "12xlarge:6.2376 18xlarge:9.3564 24xlarge:12.4752 2xlarge:1.0396 3xlarge:1.5594 48xlarge:24.9504 "
+            "6xlarge:3.1188 large:0.2599 metal-24xl:13.2844 metal-48xl:26.5687 xlarge:0.5198"
+        ),
+        "i8g": (
+            "12xlarge:4.1184 16xlarge:5.4912 24xlarge:8.2368 2xlarge:0.6864 48xlarge:16.4736 4xlarge:1.3728 "
+            "8xlarge:2.7456 large:0.1716 metal-24xl:9.06048 metal-48xl:18.12096 xlarge:0.3432"
+        ),
+        "i8ge": (
+            "12xlarge:5.6952 18xlarge:8.5428 24xlarge:11.3904 2xlarge:0.9492 3xlarge:1.4238 48xlarge:22.7808 "
+            "6xlarge:2.8476 large:0.2373 metal-24xl:12.1313 metal-48xl:24.2626 xlarge:0.4746"
+        ),
+        "im4gn": "16xlarge:5.82067 2xlarge:0.72758 4xlarge:1.45517 8xlarge:2.91034 large:0.1819 xlarge:0.36379",
+        "inf1": "24xlarge:4.721 2xlarge:0.362 6xlarge:1.18 xlarge:0.228",
+        "inf2": "24xlarge:6.49063 48xlarge:12.98127 8xlarge:1.96786 xlarge:0.7582",
+        "is4gen": "2xlarge:1.1526 4xlarge:2.3052 8xlarge:4.6104 large:0.28815 medium:0.14408 xlarge:0.5763",
+        "m1": "large:0.175 medium:0.087 small:0.044 xlarge:0.35",
+        "m2": "2xlarge:0.49 4xlarge:0.98 xlarge:0.245",
+        "m3": "2xlarge:0.532 large:0.133 medium:0.067 xlarge:0.266",
+        "m4": "10xlarge:2 16xlarge:3.2 2xlarge:0.4 4xlarge:0.8 large:0.1 xlarge:0.2",
+        "m5": (
+            "12xlarge:2.304 16xlarge:3.072 24xlarge:4.608 2xlarge:0.384 4xlarge:0.768 8xlarge:1.536 "
+            "large:0.096 metal:4.608 xlarge:0.192"
+        ),
+        "m5a": (
+            "12xlarge:2.064 16xlarge:2.752 24xlarge:4.128 2xlarge:0.344 4xlarge:0.688 8xlarge:1.376 "
+            "large:0.086 xlarge:0.172"
+        ),
+        "m5ad": (
+            "12xlarge:2.472 16xlarge:3.296 24xlarge:4.944 2xlarge:0.412 4xlarge:0.824 8xlarge:1.648 "
+            "large:0.103 xlarge:0.206"
+        ),
+        "m5d": (
+            "12xlarge:2.712 16xlarge:3.616 24xlarge:5.424 2xlarge:0.452 4xlarge:0.904 8xlarge:1.808 "
+            "large:0.113 metal:5.424 xlarge:0.226"
+        ),
+        "m5dn": (
+            "12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 "
+            "large:0.136 metal:6.528 xlarge:0.272"
+        ),
+        "m5n": (
+            "12xlarge:2.856 16xlarge:3.808 24xlarge:5.712 2xlarge:0.476 4xlarge:0.952 8xlarge:1.904 "
+            "large:0.119 metal:5.712 xlarge:0.238"
+        ),
+        "m5zn": ("12xlarge:3.9641 2xlarge:0.6607 3xlarge:0.991 6xlarge:1.982 large:0.1652 metal:4.3605 xlarge:0.3303"),
+        "m6a": (
+            "12xlarge:2.0736 16xlarge:2.7648 24xlarge:4.1472 2xlarge:0.3456 32xlarge:5.5296 48xlarge:8.2944 "
+            "4xlarge:0.6912 8xlarge:1.3824 large:0.0864 metal:8.2944 xlarge:0.1728"
+        ),
+        "m6g": (
+            "12xlarge:1.848 16xlarge:2.464 2xlarge:0.308 4xlarge:0.616 8xlarge:1.232 large:0.077 "
+            "medium:0.0385 metal:2.6112 xlarge:0.154"
+        ),
+        "m6gd": (
+            "12xlarge:2.1696 16xlarge:2.8928 2xlarge:0.3616 4xlarge:0.7232 8xlarge:1.4464 large:0.0904 "
+            "medium:0.0452 metal:3.0664 xlarge:0.1808"
+        ),
+        "m6i": (
+            "12xlarge:2.304 16xlarge:3.072 24xlarge:4.608 2xlarge:0.384 32xlarge:6.144 4xlarge:0.768 "
+            "8xlarge:1.536 large:0.096 metal:6.144 xlarge:0.192"
+        ),
+        "m6id": (
+            "12xlarge:2.8476 16xlarge:3.7968 24xlarge:5.6952 2xlarge:0.4746 32xlarge:7.5936 4xlarge:0.9492 "
+            "8xlarge:1.8984 large:0.11865 metal:7.5936 xlarge:0.2373"
+        ),
+        "m6idn": (
+            "12xlarge:3.81888 16xlarge:5.09184 24xlarge:7.63776 2xlarge:0.63648 32xlarge:10.18368 "
+            "4xlarge:1.27296 8xlarge:2.54592 large:0.15912 metal:10.18368 xlarge:0.31824"
+        ),
+        "m6in": (
+            "12xlarge:3.34152 16xlarge:4.45536 24xlarge:6.68304 2xlarge:0.55692 32xlarge:8.91072 "
+            "4xlarge:1.11384 8xlarge:2.22768 large:0.13923 metal:8.91072 xlarge:0.27846"
+        ),
+        "m7a": (
+            "12xlarge:2.78208 16xlarge:3.70944 24xlarge:5.56416 2xlarge:0.46368 32xlarge:7.41888 "
+            "48xlarge:11.12832 4xlarge:0.92736 8xlarge:1.85472 large:0.11592 medium:0.05796 "
+            "metal-48xl:11.12832 xlarge:0.23184"
+        ),
+        "m7g": (
+            "12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 "
+            "medium:0.0408 metal:2.6112 xlarge:0.1632"
+        ),
+        "m7gd": (
+            "12xlarge:2.5628 16xlarge:3.4171 2xlarge:0.4271 4xlarge:0.8543 8xlarge:1.7086 large:0.1068 "
+            "medium:0.0534 metal:3.4171 xlarge:0.2136"
+        ),
+        "m7i-flex": (
+            "12xlarge:2.29824 16xlarge:3.06432 2xlarge:0.38304 4xlarge:0.76608 8xlarge:1.53216 large:0.09576 "
+            "xlarge:0.19152"
+        ),
+        "m7i": (
+            "12xlarge:2.4192 16xlarge:3.2256 24xlarge:4.8384 2xlarge:0.4032 48xlarge:9.6768 4xlarge:0.8064 "
+            "8xlarge:1.6128 large:0.1008 metal-24xl:5.32224 metal-48xl:9.6768 xlarge:0.2016"
+        ),
+        "m8a": (
+            "12xlarge:2.92128 16xlarge:3.89504 24xlarge:5.84256 2xlarge:0.48688 48xlarge:11.68512 "
+            "4xlarge:0.97376 8xlarge:1.94752 large:0.12172 medium:0.06086 metal-24xl:6.42682 "
+            "metal-48xl:11.68512 xlarge:0.24344"
+        ),
+        "m8azn": (
+            "12xlarge:4.95504 24xlarge:9.91008 3xlarge:1.23876 6xlarge:2.47752 large:0.20646 medium:0.10323 "
+            "metal-12xl:5.45054 metal-24xl:10.90109 xlarge:0.41292"
+        ),
+        "m8g": (
+            "12xlarge:2.15424 16xlarge:2.87232 24xlarge:4.30848 2xlarge:0.35904 48xlarge:8.61696 "
+            "4xlarge:0.71808 8xlarge:1.43616 large:0.08976 medium:0.04488 metal-24xl:4.73933 "
+            "metal-48xl:8.61696 xlarge:0.17952"
+        ),
+        "m8gb": (
+            "12xlarge:3.492 16xlarge:4.656 24xlarge:6.984 2xlarge:0.582 48xlarge:13.968 4xlarge:1.164 "
+            "8xlarge:2.328 large:0.1455 medium:0.07275 metal-24xl:14.80608 metal-48xl:13.968 xlarge:0.291"
+        ),
+        "m8gd": (
+            "12xlarge:2.76768 16xlarge:3.69024 24xlarge:5.53536 2xlarge:0.46128 48xlarge:11.07072 "
+            "4xlarge:0.92256 8xlarge:1.84512 large:0.11532 medium:0.05766 metal-24xl:6.0889 "
+            "metal-48xl:11.07072 xlarge:0.23064"
+        ),
+        "m8gn": (
+            "12xlarge:3.492 16xlarge:4.656 24xlarge:6.984 2xlarge:0.582 48xlarge:13.968 4xlarge:1.164 "
+            "8xlarge:2.328 large:0.1455 medium:0.0728 metal-24xl:7.403 metal-48xl:13.968 xlarge:0.291"
+        ),
+        "m8i-flex": (
+            "12xlarge:2.4132 16xlarge:3.2176 2xlarge:0.4022 4xlarge:0.8044 8xlarge:1.6088 large:0.10055 xlarge:0.2011"
+        ),
+        "m8i": (
+            "12xlarge:2.54016 16xlarge:3.38688 24xlarge:5.08032 2xlarge:0.42336 32xlarge:6.77376 "
+            "48xlarge:10.16064 4xlarge:0.84672 8xlarge:1.69344 96xlarge:20.32128 large:0.10584 "
+            "metal-48xl:10.16064 metal-96xl:20.32128 xlarge:0.21168"
+        ),
+        "m8ib": (
+            "12xlarge:4.00992 16xlarge:5.34656 24xlarge:8.01984 2xlarge:0.66832 32xlarge:10.69312 "
+            "48xlarge:16.03968 4xlarge:1.33664 8xlarge:2.67328 96xlarge:32.07936 large:0.16708 "
+            "metal-48xl:17.64365 metal-96xl:32.07936 xlarge:0.33416"
+        ),
+        "m8id": (
+            "12xlarge:3.13248 16xlarge:4.17664 24xlarge:6.26496 2xlarge:0.52208 32xlarge:8.35328 "
+            "48xlarge:12.52992 4xlarge:1.04416 8xlarge:2.08832 96xlarge:25.05984 large:0.13052 "
+            "metal-48xl:12.52992 metal-96xl:25.05984 xlarge:0.26104"
+        ),
+        "m8idb": (
+            "12xlarge:4.58256 16xlarge:6.11008 24xlarge:9.16512 2xlarge:0.76376 32xlarge:12.22016 "
+            "48xlarge:18.33024 4xlarge:1.52752 8xlarge:3.05504 96xlarge:36.66048 large:0.19094 "
+            "metal-48xl:20.16326 metal-96xl:36.66048 xlarge:0.38188"
+        ),
+        "m8idn": (
+            "12xlarge:4.58256 16xlarge:6.11008 24xlarge:9.16512 2xlarge:0.76376 32xlarge:12.22016 "
+            "48xlarge:18.33024 4xlarge:1.52752 8xlarge:3.05504 96xlarge:36.66048 large:0.19094 "
+            "metal-48xl:20.16326 metal-96xl:36.66048 xlarge:0.38188"
+        ),
+        "m8in": (
+            "12xlarge:4.00992 16xlarge:5.34656 24xlarge:8.01984 2xlarge:0.66832 32xlarge:10.69312 "
+            "48xlarge:16.03968 4xlarge:1.33664 8xlarge:2.67328 96xlarge:32.07936 large:0.16708 "
+            "metal-48xl:17.64365 metal-96xl:32.07936 xlarge:0.33416"
+        ),
+        "m8ine": "12xlarge:5.0124 2xlarge:0.8354 4xlarge:1.6708 8xlarge:3.3416 large:0.20885 xlarge:0.4177",
+        "m9g": (
+            "12xlarge:2.34816 16xlarge:3.13088 24xlarge:4.69632 2xlarge:0.39136 48xlarge:9.39264 "
+            "4xlarge:0.78272 8xlarge:1.56544 large:0.09784 medium:0.04892 metal-48xl:10.3319 xlarge:0.19568"
+        ),
+        "m9gd": (
+            "12xlarge:3.0168 16xlarge:4.0224 24xlarge:6.0336 2xlarge:0.5028 48xlarge:12.0672 4xlarge:1.0056 "
+            "8xlarge:2.0112 large:0.1257 medium:0.06285 metal-48xl:13.27392 xlarge:0.2514"
+        ),
+        "p2": "16xlarge:14.4 8xlarge:7.2 xlarge:0.9",
+        "p3": "16xlarge:24.48 2xlarge:3.06 8xlarge:12.24",
+        "p3dn": "24xlarge:31.212",
+        "p4d": "24xlarge:21.957642",
+        "p4de": "24xlarge:27.44705",
+        "p5": "48xlarge:55.04 4xlarge:6.88",
+        "p5en": "48xlarge:63.296",
+        "p6-b200": "48xlarge:113.9328",
+        "p6-b300": "48xlarge:142.416",
+        "r3": "2xlarge:0.665 4xlarge:1.33 8xlarge:2.66 large:0.166 xlarge:0.333",
+        "r4": "16xlarge:4.256 2xlarge:0.532 4xlarge:1.064 8xlarge:2.128 large:0.133 xlarge:0.266",
+        "r5": (
+            "12xlarge:3.024 16xlarge:4.032 24xlarge:6.048 2xlarge:0.504 4xlarge:1.008 8xlarge:2.016 "
+            "large:0.126 metal:6.048 xlarge:0.252"
+        ),
+        "r5a": (
+            "12xlarge:2.712 16xlarge:3.616 24xlarge:5.424 2xlarge:0.452 4xlarge:0.904 8xlarge:1.808 "
+            "large:0.113 xlarge:0.226"
+        ),
+        "r5ad": (
+            "12xlarge:3.144 16xlarge:4.192 24xlarge:6.288 2xlarge:0.524 4xlarge:1.048 8xlarge:2.096 "
+            "large:0.131 xlarge:0.262"
+        ),
+        "r5b": (
+            "12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 "
+            "large:0.149 metal:7.8672 xlarge:0.298"
+        ),
+        "r5d": (
+            "12xlarge:3.456 16xlarge:4.608 24xlarge:6.912 2xlarge:0.576 4xlarge:1.152 8xlarge:2.304 "
+            "large:0.144 metal:6.912 xlarge:0.288"
+        ),
+        "r5dn": (
+            "12xlarge:4.008 16xlarge:5.344 24xlarge:8.016 2xlarge:0.668 4xlarge:1.336 8xlarge:2.672 "
+            "large:0.167 metal:8.016 xlarge:0.334"
+        ),
+        "r5n": (
+            "12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 "
+            "large:0.149 metal:7.152 xlarge:0.298"
+        ),
+        "r6a": (
+            "12xlarge:2.7216 16xlarge:3.6288 24xlarge:5.4432 2xlarge:0.4536 32xlarge:7.2576 48xlarge:10.8864 "
+            "4xlarge:0.9072 8xlarge:1.8144 large:0.1134 metal:10.8864 xlarge:0.2268"
+        ),
+        "r6g": (
+            "12xlarge:2.4192 16xlarge:3.2256 2xlarge:0.4032 4xlarge:0.8064 8xlarge:1.6128 large:0.1008 "
+            "medium:0.0504 metal:3.4191 xlarge:0.2016"
+        ),
+        "r6gd": (
+            "12xlarge:2.7648 16xlarge:3.6864 2xlarge:0.4608 4xlarge:0.9216 8xlarge:1.8432 large:0.1152 "
+            "medium:0.0576 metal:3.9076 xlarge:0.2304"
+        ),
+        "r6i": (
+            "12xlarge:3.024 16xlarge:4.032 24xlarge:6.048 2xlarge:0.504 32xlarge:8.064 4xlarge:1.008 "
+            "8xlarge:2.016 large:0.126 metal:8.064 xlarge:0.252"
+        ),
+        "r6id": (
+            "12xlarge:3.6288 16xlarge:4.8384 24xlarge:7.2576 2xlarge:0.6048 32xlarge:9.6768 4xlarge:1.2096 "
+            "8xlarge:2.4192 large:0.1512 metal:9.6768 xlarge:0.3024"
+        ),
+        "r6idn": (
+            "12xlarge:4.68936 16xlarge:6.25248 24xlarge:9.37872 2xlarge:0.78156 32xlarge:12.50496 "
+            "4xlarge:1.56312 8xlarge:3.12624 large:0.19539 metal:12.50496 xlarge:0.39078"
+        ),
+        "r6in": (
+            "12xlarge:4.18392 16xlarge:5.57856 24xlarge:8.36784 2xlarge:0.69732 32xlarge:11.15712 "
+            "4xlarge:1.39464 8xlarge:2.78928 large:0.17433 metal:11.15712 xlarge:0.34866"
+        ),
+        "r7a": (
+            "12xlarge:3.6516 16xlarge:4.8688 24xlarge:7.3032 2xlarge:0.6086 32xlarge:9.7376 48xlarge:14.6064 "
+            "4xlarge:1.2172 8xlarge:2.4344 large:0.15215 medium:0.07608 metal-48xl:14.6064 xlarge:0.3043"
+        ),
+        "r7g": (
+            "12xlarge:2.5704 16xlarge:3.4272 2xlarge:0.4284 4xlarge:0.8568 8xlarge:1.7136 large:0.1071 "
+            "medium:0.0536 metal:3.4272 xlarge:0.2142"
+        ),
+        "r7gd": (
+            "12xlarge:3.2659 16xlarge:4.3546 2xlarge:0.5443 4xlarge:1.0886 8xlarge:2.1773 large:0.1361 "
+            "medium:0.068 metal:4.3546 xlarge:0.2722"
+        ),
+        "r7i": (
+            "12xlarge:3.1752 16xlarge:4.2336 24xlarge:6.3504 2xlarge:0.5292 48xlarge:12.7008 4xlarge:1.0584 "
+            "8xlarge:2.1168 large:0.1323 metal-24xl:6.98544 metal-48xl:12.7008 xlarge:0.2646"
+        ),
+        "r7iz": (
+            "12xlarge:4.464 16xlarge:5.952 2xlarge:0.744 32xlarge:11.904 4xlarge:1.488 8xlarge:2.976 "
+            "large:0.186 metal-16xl:6.5472 metal-32xl:13.0944 xlarge:0.372"
+        ),
+        "r8a": (
+            "12xlarge:3.83424 16xlarge:5.11232 24xlarge:7.66848 2xlarge:0.63904 48xlarge:15.33696 "
+            "4xlarge:1.27808 8xlarge:2.55616 large:0.15976 medium:0.07988 metal-24xl:8.43533 "
+            "metal-48xl:15.33696 xlarge:0.31952"
+        ),
+        "r8g": (
+            "12xlarge:2.82768 16xlarge:3.77024 24xlarge:5.65536 2xlarge:0.47128 48xlarge:11.31072 "
+            "4xlarge:0.94256 8xlarge:1.88512 large:0.11782 medium:0.05891 metal-24xl:6.2209 "
+            "metal-48xl:11.31072 xlarge:0.23564"
+        ),
+        "r8gb": (
+            "12xlarge:4.37232 16xlarge:5.82976 24xlarge:8.74464 2xlarge:0.72872 48xlarge:17.48928 "
+            "4xlarge:1.45744 8xlarge:2.91488 large:0.18218 medium:0.09109 metal-24xl:18.53864 "
+            "metal-48xl:17.48928 xlarge:0.36436"
+        ),
+        "r8gd": (
+            "12xlarge:3.52704 16xlarge:4.70272 24xlarge:7.05408 2xlarge:0.58784 48xlarge:14.10816 "
+            "4xlarge:1.17568 8xlarge:2.35136 large:0.14696 medium:0.07348 metal-24xl:7.75949 "
+            "metal-48xl:14.10816 xlarge:0.29392"
+        ),
+        "r8gn": (
+            "12xlarge:4.3723 16xlarge:5.8298 24xlarge:8.7446 2xlarge:0.7287 48xlarge:17.4893 4xlarge:1.4574 "
+            "8xlarge:2.9149 large:0.1822 medium:0.0911 metal-24xl:9.2693 metal-48xl:17.4893 xlarge:0.3644"
+        ),
+        "r8i-flex": (
+            "12xlarge:3.16728 16xlarge:4.22304 2xlarge:0.52788 4xlarge:1.05576 8xlarge:2.11152 large:0.13197 "
+            "xlarge:0.26394"
+        ),
+        "r8i": (
+            "12xlarge:3.33408 16xlarge:4.44544 24xlarge:6.66816 2xlarge:0.55568 32xlarge:8.89088 "
+            "48xlarge:13.33632 4xlarge:1.11136 8xlarge:2.22272 96xlarge:26.67264 large:0.13892 "
+            "metal-48xl:14.66995 metal-96xl:26.67264 xlarge:0.27784"
+        ),
+        "r8ib": (
+            "12xlarge:5.0208 16xlarge:6.6944 24xlarge:10.0416 2xlarge:0.8368 32xlarge:13.3888 "
+            "48xlarge:20.0832 4xlarge:1.6736 8xlarge:3.3472 96xlarge:40.1664 large:0.2092 metal-48xl:22.09152"
+            " metal-96xl:40.1664 xlarge:0.4184"
+        ),
+        "r8id": (
+            "12xlarge:3.99168 16xlarge:5.32224 24xlarge:7.98336 2xlarge:0.66528 32xlarge:10.64448 "
+            "48xlarge:15.96672 4xlarge:1.33056 8xlarge:2.66112 96xlarge:31.93344 large:0.16632 "
+            "metal-48xl:17.56339 metal-96xl:31.93344 xlarge:0.33264"
+        ),
+        "r8idb": (
+            "12xlarge:5.62728 16xlarge:7.50304 24xlarge:11.25456 2xlarge:0.93788 32xlarge:15.00608 "
+            "48xlarge:22.50912 4xlarge:1.87576 8xlarge:3.75152 96xlarge:45.01824 large:0.23447 "
+            "metal-48xl:24.76003 metal-96xl:45.01824 xlarge:0.46894"
+        ),
+        "r8idn": (
+            "12xlarge:5.62728 16xlarge:7.50304 24xlarge:11.25456 2xlarge:0.93788 32xlarge:15.00608 "
+            "48xlarge:22.50912 4xlarge:1.87576 8xlarge:3.75152 96xlarge:45.01824 large:0.23447 "
+            "metal-48xl:24.76003 metal-96xl:45.01824 xlarge:0.46894"
+        ),
+        "r8in": (
+            "12xlarge:5.0208 16xlarge:6.6944 24xlarge:10.0416 2xlarge:0.8368 32xlarge:13.3888 "
+            "48xlarge:20.0832 4xlarge:1.6736 8xlarge:3.3472 96xlarge:40.1664 large:0.2092 metal-48xl:22.09152"
+            " metal-96xl:40.1664 xlarge:0.4184"
+        ),
+        "t1": "micro:0.02",
+        "t2": "2xlarge:0.3712 large:0.0928 medium:0.0464 micro:0.0116 nano:0.0058 small:0.023 xlarge:0.1856",
+        "t3": "2xlarge:0.3328 large:0.0832 medium:0.0416 micro:0.0104 nano:0.0052 small:0.0208 xlarge:0.1664",
+        "t3a": "2xlarge:0.3008 large:0.0752 medium:0.0376 micro:0.0094 nano:0.0047 small:0.0188 xlarge:0.1504",
+        "t4g": "2xlarge:0.2688 large:0.0672 medium:0.0336 micro:0.0084 nano:0.0042 small:0.0168 xlarge:0.1344",
+        "trn1": "2xlarge:1.34375 32xlarge:21.5",
+        "trn1n": "32xlarge:24.78",
+        "u-12tb1": "112xlarge:109.2",
+        "u-18tb1": "112xlarge:163.8",
+        "u-24tb1": "112xlarge:218.4",
+        "u-3tb1": "56xlarge:27.3",
+        "u-6tb1": "112xlarge:54.6 56xlarge:46.40391",
+        "u-9tb1": "112xlarge:81.9",
+        "u7i-12tb": "224xlarge:125.58182",
+        "u7i-6tb": "112xlarge:62.79",
+        "u7i-8tb": "112xlarge:83.72",
+        "u7in-16tb": "224xlarge:180.47558",
+        "u7in-24tb": "224xlarge:270.73128",
+        "u7in-32tb": "224xlarge:360.98695",
+        "vt1": "24xlarge:5.2 3xlarge:0.65 6xlarge:1.3",
+        "x1": "16xlarge:6.669 32xlarge:13.338",
+        "x1e": "16xlarge:13.344 2xlarge:1.668 32xlarge:26.688 4xlarge:3.336 8xlarge:6.672 xlarge:0.834",
+        "x2gd": (
+            "12xlarge:4.008 16xlarge:5.344 2xlarge:0.668 4xlarge:1.336 8xlarge:2.672 large:0.167 "
+            "medium:0.0835 metal:5.8784 xlarge:0.334"
+        ),
+        "x2idn": "16xlarge:6.669 24xlarge:10.0035 32xlarge:13.338 metal:13.338",
+        "x2iedn": (
+            "16xlarge:13.338 24xlarge:20.007 2xlarge:1.66725 32xlarge:26.676 4xlarge:3.3345 8xlarge:6.669 "
+            "metal:26.676 xlarge:0.83363"
+        ),
+        "x2iezn": "12xlarge:10.008 2xlarge:1.668 4xlarge:3.336 6xlarge:5.004 8xlarge:6.672 metal:10.008",
+        "x8g": (
+            "12xlarge:4.6896 16xlarge:6.2528 24xlarge:9.3792 2xlarge:0.7816 48xlarge:18.7584 4xlarge:1.5632 "
+            "8xlarge:3.1264 large:0.1954 medium:0.0977 metal-24xl:10.31712 metal-48xl:18.7584 xlarge:0.3908"
+        ),
+        "x8i": (
+            "12xlarge:5.25192 16xlarge:7.00256 24xlarge:10.50384 2xlarge:0.87532 32xlarge:14.00512 "
+            "48xlarge:21.00768 4xlarge:1.75064 64xlarge:28.01024 8xlarge:3.50128 96xlarge:48.74438 "
+            "large:0.21883 metal-48xl:23.10845 metal-96xl:48.74438 xlarge:0.43766"
+        ),
+        "z1d": "12xlarge:4.464 2xlarge:0.744 3xlarge:1.116 6xlarge:2.232 large:0.186 metal:4.464 xlarge:0.372",
     },
-    'us-gov-east-1': {
-        'c5': (
-            '12xlarge:2.448 18xlarge:3.672 24xlarge:4.896 2xlarge:0.408 4xlarge:0.816 9xlarge:1.836 '
-            'large:0.102 metal:4.896 xlarge:0.204'),
-        'c5a': (
-            '12xlarge:2.208 16xlarge:2.944 24xlarge:4.416 2xlarge:0.368 4xlarge:0.736 8xlarge:1.472 '
-            'large:0.092 xlarge:0.184'),
-        'c5d': '18xlarge:4.176 2xlarge:0.464 4xlarge:0.928 9xlarge:2.088 large:0.116 xlarge:0.232',
-        'c5n': '18xlarge:4.68 2xlarge:0.52 4xlarge:1.04 9xlarge:2.34 large:0.13 metal:4.68 xlarge:0.26',
-        'c6g': (
-            '12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 '
-            'medium:0.0408 metal:2.7679 xlarge:0.1632'),
-        'c6gd': (
-            '12xlarge:2.2272 16xlarge:2.9696 2xlarge:0.3712 4xlarge:0.7424 8xlarge:1.4848 large:0.0928 '
-            'medium:0.0464 metal:2.9696 xlarge:0.1856'),
-        'c6gn': (
-            '12xlarge:2.496 16xlarge:3.328 2xlarge:0.416 4xlarge:0.832 8xlarge:1.664 large:0.104 medium:0.052'
-            ' xlarge:0.208'),
-        'c6i': (
-            '12xlarge:2.448 16xlarge:3.264 24xlarge:4.896 2xlarge:0.408 32xlarge:6.528 4xlarge:0.816 '
-            '8xlarge:1.632 large:0.102 metal:6.528 xlarge:0.204'),
-        'c6in': (
-            '12xlarge:3.276 16xlarge:4.368 24xlarge:6.552 2xlarge:0.546 32xlarge:8.736 4xlarge:1.092 '
-            '8xlarge:2.184 large:0.1365 metal:8.736 xlarge:0.273'),
-        'c7g': (
-            '12xlarge:2.0808 16xlarge:2.7744 2xlarge:0.3468 4xlarge:0.6936 8xlarge:1.3872 large:0.0867 '
-            'medium:0.0434 metal:2.7744 xlarge:0.1734'),
-        'c7gd': (
-            '12xlarge:2.6309 16xlarge:3.5078 2xlarge:0.4385 4xlarge:0.877 8xlarge:1.7539 large:0.1096 '
-            'medium:0.0548 metal:3.5078 xlarge:0.2192'),
-        'c7i': (
-            '12xlarge:2.5704 16xlarge:3.4272 24xlarge:5.1408 2xlarge:0.4284 48xlarge:10.2816 4xlarge:0.8568 '
-            '8xlarge:1.7136 large:0.1071 metal-24xl:5.65488 metal-48xl:10.2816 xlarge:0.2142'),
-        'c8gn': (
-            '12xlarge:3.4234 16xlarge:4.5645 24xlarge:6.8467 2xlarge:0.5706 4xlarge:1.1411 8xlarge:2.2822 '
-            'large:0.1426 medium:0.0713 xlarge:0.2853'),
-        'd2': '2xlarge:1.656 4xlarge:3.312 8xlarge:6.624 xlarge:0.828',
-        'g4dn': '12xlarge:4.931 16xlarge:5.486 2xlarge:0.948 4xlarge:1.518 8xlarge:2.743 xlarge:0.663',
-        'g6': (
-            '12xlarge:5.80003 16xlarge:4.28145 24xlarge:8.41367 2xlarge:1.2322 48xlarge:16.82734 '
-            '4xlarge:1.66781 8xlarge:2.53903 xlarge:1.0144'),
-        'gr6': '4xlarge:1.9401 8xlarge:3.08359',
-        'hpc6a': '48xlarge:3.467',
-        'i3': '16xlarge:6.016 2xlarge:0.752 4xlarge:1.504 8xlarge:3.008 large:0.188 metal:6.016 xlarge:0.376',
-        'i3en': (
-            '12xlarge:6.552 24xlarge:13.104 2xlarge:1.092 3xlarge:1.638 6xlarge:3.276 large:0.273 '
-            'metal:13.104 xlarge:0.546'),
-        'i4i': (
-            '12xlarge:4.963 16xlarge:6.618 24xlarge:9.9264 2xlarge:0.827 32xlarge:13.2352 4xlarge:1.654 '
-            '8xlarge:3.309 large:0.207 metal:13.235 xlarge:0.414'),
-        'i7i': (
-            '12xlarge:5.4595 16xlarge:7.2794 24xlarge:10.919 2xlarge:0.9099 48xlarge:21.8381 4xlarge:1.8198 '
-            '8xlarge:3.6397 large:0.2275 metal-24xl:11.5954 metal-48xl:23.1908 xlarge:0.455'),
-        'i7ie': (
-            '12xlarge:7.5348 18xlarge:11.3022 24xlarge:15.0696 2xlarge:1.2558 3xlarge:1.8837 48xlarge:30.1392'
-            ' 6xlarge:3.7674 large:0.314 metal-24xl:16.0476 metal-48xl:32.0953 xlarge:0.6279'),
-        'i8g': (
-            '12xlarge:4.9632 16xlarge:6.6176 24xlarge:9.9264 2xlarge:0.8272 48xlarge:19.8528 4xlarge:1.6544 '
-            '8xlarge:3.3088 large:0.2068 metal-24xl:10.91904 metal-48xl:21.83808 xlarge:0.4136'),
-        'i8ge': (
-            '12xlarge:6.8796 18xlarge:10.3194 24xlarge:13.7592 2xlarge:1.1466 3xlarge:1.7199 48xlarge:27.5184'
-            ' 6xlarge:3.4398 large:0.2867 metal-24xl:14.6513 metal-48xl:29.3026 xlarge:0.5733'),
-        'inf1': '24xlarge:5.953 2xlarge:0.456 6xlarge:1.488 xlarge:0.288',
-        'm5': (
-            '12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 4xlarge:0.968 8xlarge:1.936 '
-            'large:0.121 metal:5.808 xlarge:0.242'),
-        'm5a': (
-            '12xlarge:2.616 16xlarge:3.488 24xlarge:5.232 2xlarge:0.436 4xlarge:0.872 8xlarge:1.744 '
-            'large:0.109 xlarge:0.218'),
-        'm5d': (
-            '12xlarge:3.432 16xlarge:4.576 24xlarge:6.864 2xlarge:0.572 4xlarge:1.144 8xlarge:2.288 '
-            'large:0.143 metal:6.864 xlarge:0.286'),
-        'm5dn': (
-            '12xlarge:4.104 16xlarge:5.472 24xlarge:8.208 2xlarge:0.684 4xlarge:1.368 8xlarge:2.736 '
-            'large:0.171 metal:8.208 xlarge:0.342'),
-        'm5n': (
-            '12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 '
-            'large:0.149 metal:7.152 xlarge:0.298'),
-        'm6g': (
-            '12xlarge:2.3232 16xlarge:3.0976 2xlarge:0.3872 4xlarge:0.7744 8xlarge:1.5488 large:0.0968 '
-            'medium:0.0484 metal:3.2835 xlarge:0.1936'),
-        'm6gd': (
-            '12xlarge:2.7456 16xlarge:3.6608 2xlarge:0.4576 4xlarge:0.9152 8xlarge:1.8304 large:0.1144 '
-            'medium:0.0572 metal:3.8804 xlarge:0.2288'),
-        'm6i': (
-            '12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 32xlarge:7.744 4xlarge:0.968 '
-            '8xlarge:1.936 large:0.121 metal:7.744 xlarge:0.242'),
-        'm7g': (
-            '12xlarge:2.4672 16xlarge:3.2896 2xlarge:0.4112 4xlarge:0.8224 8xlarge:1.6448 large:0.1028 '
-            'medium:0.0514 metal:3.2896 xlarge:0.2056'),
-        'm7i-flex': (
-            '12xlarge:2.8968 16xlarge:3.8624 2xlarge:0.4828 4xlarge:0.9656 8xlarge:1.9312 large:0.1207 '
-            'xlarge:0.2414'),
-        'm7i': (
-            '12xlarge:3.0492 16xlarge:4.0656 24xlarge:6.0984 2xlarge:0.5082 48xlarge:12.1968 4xlarge:1.0164 '
-            '8xlarge:2.0328 large:0.12705 metal-24xl:6.70824 metal-48xl:12.1968 xlarge:0.2541'),
-        'm8g': (
-            '12xlarge:2.71392 16xlarge:3.61856 24xlarge:5.42784 2xlarge:0.45232 48xlarge:10.85568 '
-            '4xlarge:0.90464 8xlarge:1.80928 large:0.11308 medium:0.05654 metal-24xl:5.97062 '
-            'metal-48xl:10.85568 xlarge:0.22616'),
-        'm8gd': (
-            '12xlarge:3.504 16xlarge:4.672 24xlarge:7.008 2xlarge:0.584 48xlarge:14.016 4xlarge:1.168 '
-            '8xlarge:2.336 large:0.146 medium:0.073 metal-24xl:7.7088 metal-48xl:14.016 xlarge:0.292'),
-        'm8i-flex': (
-            '12xlarge:3.04176 16xlarge:4.05568 2xlarge:0.50696 4xlarge:1.01392 8xlarge:2.02784 large:0.12674 '
-            'xlarge:0.25348'),
-        'm8i': (
-            '12xlarge:3.2016 16xlarge:4.2688 24xlarge:6.4032 2xlarge:0.5336 32xlarge:8.5376 48xlarge:12.8064 '
-            '4xlarge:1.0672 8xlarge:2.1344 96xlarge:25.6128 large:0.1334 metal-48xl:12.8064 '
-            'metal-96xl:25.6128 xlarge:0.2668'),
-        'p3dn': '24xlarge:37.454',
-        'p6-b200': '48xlarge:136.71936',
-        'p6-b300': '48xlarge:170.9',
-        'r5': (
-            '12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 4xlarge:1.208 8xlarge:2.416 '
-            'large:0.151 metal:7.248 xlarge:0.302'),
-        'r5a': (
-            '12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 '
-            'large:0.136 xlarge:0.272'),
-        'r5d': (
-            '12xlarge:4.152 16xlarge:5.536 24xlarge:8.304 2xlarge:0.692 4xlarge:1.384 8xlarge:2.768 '
-            'large:0.173 metal:8.304 xlarge:0.346'),
-        'r5dn': (
-            '12xlarge:4.824 16xlarge:6.432 24xlarge:9.648 2xlarge:0.804 4xlarge:1.608 8xlarge:3.216 '
-            'large:0.201 metal:9.648 xlarge:0.402'),
-        'r5n': (
-            '12xlarge:4.296 16xlarge:5.728 24xlarge:8.592 2xlarge:0.716 4xlarge:1.432 8xlarge:2.864 '
-            'large:0.179 metal:8.592 xlarge:0.358'),
-        'r6g': (
-            '12xlarge:2.8992 16xlarge:3.8656 2xlarge:0.4832 4xlarge:0.9664 8xlarge:1.9328 large:0.1208 '
-            'medium:0.0604 metal:4.0975 xlarge:0.2416'),
-        'r6gd': (
-            '12xlarge:3.3216 16xlarge:4.4288 2xlarge:0.5536 4xlarge:1.1072 8xlarge:2.2144 large:0.1384 '
-            'medium:0.0692 metal:4.4288 xlarge:0.2768'),
-        'r6i': (
-            '12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 32xlarge:9.664 4xlarge:1.208 '
-            '8xlarge:2.416 large:0.151 metal:9.664 xlarge:0.302'),
-        'r7g': (
-            '12xlarge:3.0806 16xlarge:4.1075 2xlarge:0.5134 4xlarge:1.0269 8xlarge:2.0538 large:0.1284 '
-            'medium:0.0642 metal:4.1075 xlarge:0.2567'),
-        'r7gd': (
-            '12xlarge:3.9235 16xlarge:5.2314 2xlarge:0.6539 4xlarge:1.3078 8xlarge:2.6157 large:0.1635 '
-            'medium:0.0817 metal:5.2314 xlarge:0.327'),
-        'r7i': (
-            '12xlarge:3.8052 16xlarge:5.0736 24xlarge:7.6104 2xlarge:0.6342 48xlarge:15.2208 4xlarge:1.2684 '
-            '8xlarge:2.5368 large:0.15855 metal-24xl:8.37144 metal-48xl:15.2208 xlarge:0.3171'),
-        'r8g': (
-            '12xlarge:3.3888 16xlarge:4.5184 24xlarge:6.7776 2xlarge:0.5648 48xlarge:13.5552 4xlarge:1.1296 '
-            '8xlarge:2.2592 large:0.1412 medium:0.0706 metal-24xl:7.45536 metal-48xl:13.5552 xlarge:0.2824'),
-        'r8gd': (
-            '12xlarge:4.23744 16xlarge:5.64992 24xlarge:8.47488 2xlarge:0.70624 48xlarge:16.94976 '
-            '4xlarge:1.41248 8xlarge:2.82496 large:0.17656 medium:0.08828 metal-24xl:9.32237 '
-            'metal-48xl:16.94976 xlarge:0.35312'),
-        'r8i-flex': (
-            '12xlarge:3.79584 16xlarge:5.06112 2xlarge:0.63264 4xlarge:1.26528 8xlarge:2.53056 large:0.15816 '
-            'xlarge:0.31632'),
-        'r8i': (
-            '12xlarge:3.99552 16xlarge:5.32736 24xlarge:7.99104 2xlarge:0.66592 32xlarge:10.65472 '
-            '48xlarge:15.98208 4xlarge:1.33184 8xlarge:2.66368 96xlarge:31.96416 large:0.16648 '
-            'metal-48xl:17.58029 metal-96xl:31.96416 xlarge:0.33296'),
-        't3': '2xlarge:0.3904 large:0.0976 medium:0.0488 micro:0.0122 nano:0.0061 small:0.0244 xlarge:0.1952',
-        't3a': '2xlarge:0.3514 large:0.0878 medium:0.0439 micro:0.011 nano:0.0055 small:0.022 xlarge:0.1757',
-        't4g': '2xlarge:0.3136 large:0.0784 medium:0.0392 micro:0.0098 nano:0.0049 small:0.0196 xlarge:0.1568',
-        'u-12tb1': '112xlarge:130.867',
-        'u-24tb1': '112xlarge:261.73',
-        'u-6tb1': '112xlarge:65.433 56xlarge:55.61075',
-        'u-9tb1': '112xlarge:98.15',
-        'u7i-12tb': '224xlarge:150.49696',
-        'u7i-6tb': '112xlarge:75.24795',
-        'u7in-16tb': '224xlarge:216.28384',
-        'u7in-24tb': '224xlarge:324.44368',
-        'x1': '16xlarge:8.003 32xlarge:16.006',
-        'x1e': '16xlarge:16 2xlarge:2 32xlarge:32 4xlarge:4 8xlarge:8 xlarge:1',
-        'x2idn': '16xlarge:8.003 24xlarge:12.0045 32xlarge:16.006 metal:16.006',
-        'x2iedn': (
-            '16xlarge:16.006 24xlarge:24.009 2xlarge:2.00075 32xlarge:32.012 4xlarge:4.0015 8xlarge:8.003 '
-            'metal:32.012 xlarge:1.00038'),
+    "us-gov-east-1": {
+        "c5": (
+            "12xlarge:2.448 18xlarge:3.672 24xlarge:4.896 2xlarge:0.408 4xlarge:0.816 9xlarge:1.836 "
+            "large:0.102 metal:4.896 xlarge:0.204"
+        ),
+        "c5a": (
+            "12xlarge:2.208 16xlarge:2.944 24xlarge:4.416 2xlarge:0.368 4xlarge:0.736 8xlarge:1.472 "
+            "large:0.092 xlarge:0.184"
+        ),
+        "c5d": "18xlarge:4.176 2xlarge:0.464 4xlarge:0.928 9xlarge:2.088 large:0.116 xlarge:0.232",
+        "c5n": "18xlarge:4.68 2xlarge:0.52 4xlarge:1.04 9xlarge:2.34 large:0.13 metal:4.68 xlarge:0.26",
+        "c6g": (
+            "12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 "
+            "medium:0.0408 metal:2.7679 xlarge:0.1632"
+        ),
+        "c6gd": (
+            "12xlarge:2.2272 16xlarge:2.9696 2xlarge:0.3712 4xlarge:0.7424 8xlarge:1.4848 large:0.0928 "
+            "medium:0.0464 metal:2.9696 xlarge:0.1856"
+        ),
+        "c6gn": (
+            "12xlarge:2.496 16xlarge:3.328 2xlarge:0.416 4xlarge:0.832 8xlarge:1.664 large:0.104 medium:0.052"
+            " xlarge:0.208"
+        ),
+        "c6i": (
+            "12xlarge:2.448 16xlarge:3.264 24xlarge:4.896 2xlarge:0.408 32xlarge:6.528 4xlarge:0.816 "
+            "8xlarge:1.632 large:0.102 metal:6.528 xlarge:0.204"
+        ),
+        "c6in": (
+            "12xlarge:3.276 16xlarge:4.368 24xlarge:6.552 2xlarge:0.546 32xlarge:8.736 4xlarge:1.092 "
+            "8xlarge:2.184 large:0.1365 metal:8.736 xlarge:0.273"
+        ),
+        "c7g": (
+            "12xlarge:2.0808 16xlarge:2.7744 2xlarge:0.3468 4xlarge:0.6936 8xlarge:1.3872 large:0.0867 "
+            "medium:0.0434 metal:2.7744 xlarge:0.1734"
+        ),
+        "c7gd": (
+            "12xlarge:2.6309 16xlarge:3.5078 2xlarge:0.4385 4xlarge:0.877 8xlarge:1.7539 large:0.1096 "
+            "medium:0.0548 metal:3.5078 xlarge:0.2192"
+        ),
+        "c7i": (
+            "12xlarge:2.5704 16xlarge:3.4272 24xlarge:5.1408 2xlarge:0.4284 48xlarge:10.2816 4xlarge:0.8568 "
+            "8xlarge:1.7136 large:0.1071 metal-24xl:5.65488 metal-48xl:10.2816 xlarge:0.2142"
+        ),
+        "c8gn": (
+            "12xlarge:3.4234 16xlarge:4.5645 24xlarge:6.8467 2xlarge:0.5706 4xlarge:1.1411 8xlarge:2.2822 "
+            "large:0.1426 medium:0.0713 xlarge:0.2853"
+        ),
+        "d2": "2xlarge:1.656 4xlarge:3.312 8xlarge:6.624 xlarge:0.828",
+        "g4dn": "12xlarge:4.931 16xlarge:5.486 2xlarge:0.948 4xlarge:1.518 8xlarge:2.743 xlarge:0.663",
+        "g6": (
+            "12xlarge:5.80003 16xlarge:4.28145 24xlarge:8.41367 2xlarge:1.2322 48xlarge:16.82734 "
+            "4xlarge:1.66781 8xlarge:2.53903 xlarge:1.0144"
+        ),
+        "gr6": "4xlarge:1.9401 8xlarge:3.08359",
+        "hpc6a": "48xlarge:3.467",
+        "i3": "16xlarge:6.016 2xlarge:0.752 4xlarge:1.504 8xlarge:3.008 large:0.188 metal:6.016 xlarge:0.376",
+        "i3en": (
+            "12xlarge:6.552 24xlarge:13.104 2xlarge:1.092 3xlarge:1.638 6xlarge:3.276 large:0.273 "
+            "metal:13.104 xlarge:0.546"
+        ),
+        "i4i": (
+            "12xlarge:4.963 16xlarge:6.618 24xlarge:9.9264 2xlarge:0.827 32xlarge:13.2352 4xlarge:1.654 "
+            "8xlarge:3.309 large:0.207 metal:13.235 xlarge:0.414"
+        ),
+        "i7i": (
+            "12xlarge:5.4595 16xlarge:7.2794 24xlarge:10.919 2xlarge:0.9099 48xlarge:21.8381 4xlarge:1.8198 "
+            "8xlarge:3.6397 large:0.2275 metal-24xl:11.5954 metal-48xl:23.1908 xlarge:0.455"
+        ),
+        "i7ie": (
+            "12xlarge:7.5348 18xlarge:11.3022 24xlarge:15.0696 2xlarge:1.2558 3xlarge:1.8837 48xlarge:30.1392"
+            " 6xlarge:3.7674 large:0.314 metal-24xl:16.0476 metal-48xl:32.0953 xlarge:0.6279"
+        ),
+        "i8g": (
+            "12xlarge:4.9632 16xlarge:6.6176 24xlarge:9.9264 2xlarge:0.8272 48xlarge:19.8528 4xlarge:1.6544 "
+            "8xlarge:3.3088 large:0.2068 metal-24xl:10.91904 metal-48xl:21.83808 xlarge:0.4136"
+        ),
+        "i8ge": (
+            "12xlarge:6.8796 18xlarge:10.3194 24xlarge:13.7592 2xlarge:1.1466 3xlarge:1.7199 48xlarge:27.5184"
+            " 6xlarge:3.4398 large:0.2867 metal-24xl:14.6513 metal-48xl:29.3026 xlarge:0.5733"
+        ),
+        "inf1": "24xlarge:5.953 2xlarge:0.456 6xlarge:1.488 xlarge:0.288",
+        "m5": (
+            "12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 4xlarge:0.968 8xlarge:1.936 "
+            "large:0.121 metal:5.808 xlarge:0.242"
+        ),
+        "m5a": (
+            "12xlarge:2.616 16xlarge:3.488 24xlarge:5.232 2xlarge:0.436 4xlarge:0.872 8xlarge:1.744 "
+            "large:0.109 xlarge:0.218"
+        ),
+        "m5d": (
+            "12xlarge:3.432 16xlarge:4.576 24xlarge:6.864 2xlarge:0.572 4xlarge:1.144 8xlarge:2.288 "
+            "large:0.143 metal:6.864 xlarge:0.286"
+        ),
+        "m5dn": (
+            "12xlarge:4.104 16xlarge:5.472 24xlarge:8.208 2xlarge:0.684 4xlarge:1.368 8xlarge:2.736 "
+            "large:0.171 metal:8.208 xlarge:0.342"
+        ),
+        "m5n": (
+            "12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 "
+            "large:0.149 metal:7.152 xlarge:0.298"
+        ),
+        "m6g": (
+            "12xlarge:2.3232 16xlarge:3.0976 2xlarge:0.3872 4xlarge:0.7744 8xlarge:1.5488 large:0.0968 "
+            "medium:0.0484 metal:3.2835 xlarge:0.1936"
+        ),
+        "m6gd": (
+            "12xlarge:2.7456 16xlarge:3.6608 2xlarge:0.4576 4xlarge:0.9152 8xlarge:1.8304 large:0.1144 "
+            "medium:0.0572 metal:3.8804 xlarge:0.2288"
+        ),
+        "m6i": (
+            "12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 32xlarge:7.744 4xlarge:0.968 "
+            "8xlarge:1.936 large:0.121 metal:7.744 xlarge:0.242"
+        ),
+        "m7g": (
+            "12xlarge:2.4672 16xlarge:3.2896 2xlarge:0.4112 4xlarge:0.8224 8xlarge:1.6448 large:0.1028 "
+            "medium:0.0514 metal:3.2896 xlarge:0.2056"
+        ),
+        "m7i-flex": (
+            "12xlarge:2.8968 16xlarge:3.8624 2xlarge:0.4828 4xlarge:0.9656 8xlarge:1.9312 large:0.1207 xlarge:0.2414"
+        ),
+        "m7i": (
+            "12xlarge:3.0492 16xlarge:4.0656 24xlarge:6.0984 2xlarge:0.5082 48xlarge:12.1968 4xlarge:1.0164 "
+            "8xlarge:2.0328 large:0.12705 metal-24xl:6.70824 metal-48xl:12.1968 xlarge:0.2541"
+        ),
+        "m8g": (
+            "12xlarge:2.71392 16xlarge:3.61856 24xlarge:5.42784 2xlarge:0.45232 48xlarge:10.85568 "
+            "4xlarge:0.90464 8xlarge:1.80928 large:0.11308 medium:0.05654 metal-24xl:5.97062 "
+            "metal-48xl:10.85568 xlarge:0.22616"
+        ),
+        "m8gd": (
+            "12xlarge:3.504 16xlarge:4.672 24xlarge:7.008 2xlarge:0.584 48xlarge:14.016 4xlarge:1.168 "
+            "8xlarge:2.336 large:0.146 medium:0.073 metal-24xl:7.7088 metal-48xl:14.016 xlarge:0.292"
+        ),
+        "m8i-flex": (
+            "12xlarge:3.04176 16xlarge:4.05568 2xlarge:0.50696 4xlarge:1.01392 8xlarge:2.02784 large:0.12674 "
+            "xlarge:0.25348"
+        ),
+        "m8i": (
+            "12xlarge:3.2016 16xlarge:4.2688 24xlarge:6.4032 2xlarge:0.5336 32xlarge:8.5376 48xlarge:12.8064 "
+            "4xlarge:1.0672 8xlarge:2.1344 96xlarge:25.6128 large:0.1334 metal-48xl:12.8064 "
+            "metal-96xl:25.6128 xlarge:0.2668"
+        ),
+        "p3dn": "24xlarge:37.454",
+        "p6-b200": "48xlarge:136.71936",
+        "p6-b300": "48xlarge:170.9",
+        "r5": (
+            "12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 4xlarge:1.208 8xlarge:2.416 "
+            "large:0.151 metal:7.248 xlarge:0.302"
+        ),
+        "r5a": (
+            "12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 "
+            "large:0.136 xlarge:0.272"
+        ),
+        "r5d": (
+            "12xlarge:4.152 16xlarge:5.536 24xlarge:8.304 2xlarge:0.692 4xlarge:1.384 8xlarge:2.768 "
+            "large:0.173 metal:8.304 xlarge:0.346"
+        ),
+        "r5dn": (
+            "12xlarge:4.824 16xlarge:6.432 24xlarge:9.648 2xlarge:0.804 4xlarge:1.608 8xlarge:3.216 "
+            "large:0.201 metal:9.648 xlarge:0.402"
+        ),
+        "r5n": (
+            "12xlarge:4.296 16xlarge:5.728 24xlarge:8.592 2xlarge:0.716 4xlarge:1.432 8xlarge:2.864 "
+            "large:0.179 metal:8.592 xlarge:0.358"
+        ),
+        "r6g": (
+            "12xlarge:2.8992 16xlarge:3.8656 2xlarge:0.4832 4xlarge:0.9664 8xlarge:1.9328 large:0.1208 "
+            "medium:0.0604 metal:4.0975 xlarge:0.2416"
+        ),
+        "r6gd": (
+            "12xlarge:3.3216 16xlarge:4.4288 2xlarge:0.5536 4xlarge:1.1072 8xlarge:2.2144 large:0.1384 "
+            "medium:0.0692 metal:4.4288 xlarge:0.2768"
+        ),
+        "r6i": (
+            "12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 32xlarge:9.664 4xlarge:1.208 "
+            "8xlarge:2.416 large:0.151 metal:9.664 xlarge:0.302"
+        ),
+        "r7g": (
+            "12xlarge:3.0806 16xlarge:4.1075 2xlarge:0.5134 4xlarge:1.0269 8xlarge:2.0538 large:0.1284 "
+            "medium:0.0642 metal:4.1075 xlarge:0.2567"
+        ),
+        "r7gd": (
+            "12xlarge:3.9235 16xlarge:5.2314 2xlarge:0.6539 4xlarge:1.3078 8xlarge:2.6157 large:0.1635 "
+            "medium:0.0817 metal:5.2314 xlarge:0.327"
+        ),
+        "r7i": (
+            "12xlarge:3.8052 16xlarge:5.0736 24xlarge:7.6104 2xlarge:0.6342 48xlarge:15.2208 4xlarge:1.2684 "
+            "8xlarge:2.5368 large:0.15855 metal-24xl:8.37144 metal-48xl:15.2208 xlarge:0.3171"
+        ),
+        "r8g": (
+            "12xlarge:3.3888 16xlarge:4.5184 24xlarge:6.7776 2xlarge:0.5648 48xlarge:13.5552 4xlarge:1.1296 "
+            "8xlarge:2.2592 large:0.1412 medium:0.0706 metal-24xl:7.45536 metal-48xl:13.5552 xlarge:0.2824"
+        ),
+        "r8gd": (
+            "12xlarge:4.23744 16xlarge:5.64992 24xlarge:8.47488 2xlarge:0.70624 48xlarge:16.94976 "
+            "4xlarge:1.41248 8xlarge:2.82496 large:0.17656 medium:0.08828 metal-24xl:9.32237 "
+            "metal-48xl:16.94976 xlarge:0.35312"
+        ),
+        "r8i-flex": (
+            "12xlarge:3.79584 16xlarge:5.06112 2xlarge:0.63264 4xlarge:1.26528 8xlarge:2.53056 large:0.15816 "
+            "xlarge:0.31632"
+        ),
+        "r8i": (
+            "12xlarge:3.99552 16xlarge:5.32736 24xlarge:7.99104 2xlarge:0.66592 32xlarge:10.65472 "
+            "48xlarge:15.98208 4xlarge:1.33184 8xlarge:2.66368 96xlarge:31.96416 large:0.16648 "
+            "metal-48xl:17.58029 metal-96xl:31.96416 xlarge:0.33296"
+        ),
+        "t3": "2xlarge:0.3904 large:0.0976 medium:0.0488 micro:0.0122 nano:0.0061 small:0.0244 xlarge:0.1952",
+        "t3a": "2xlarge:0.3514 large:0.0878 medium:0.0439 micro:0.011 nano:0.0055 small:0.022 xlarge:0.1757",
+        "t4g": "2xlarge:0.3136 large:0.0784 medium:0.0392 micro:0.0098 nano:0.0049 small:0.0196 xlarge:0.1568",
+        "u-12tb1": "112xlarge:130.867",
+        "u-24tb1": "112xlarge:261.73",
+        "u-6tb1": "112xlarge:65.433 56xlarge:55.61075",
+        "u-9tb1": "112xlarge:98.15",
+        "u7i-12tb": "224xlarge:150.49696",
+        "u7i-6tb": "112xlarge:75.24795",
+        "u7in-16tb": "224xlarge:216.28384",
+        "u7in-24tb": "224xlarge:324.44368",
+        "x1": "16xlarge:8.003 32xlarge:16.006",
+        "x1e": "16xlarge:16 2xlarge:2 32xlarge:32 4xlarge:4 8xlarge:8 xlarge:1",
+        "x2idn": "16xlarge:8.003 24xlarge:12.0045 32xlarge:16.006 metal:16.006",
+        "x2iedn": (
+            "16xlarge:16.006 24xlarge:24.009 2xlarge:2.00075 32xlarge:32.012 4xlarge:4.0015 8xlarge:8.003 "
+            "metal:32.012 xlarge:1.00038"
+        ),
     },
-    'us-gov-west-1': {
-        'c1': 'medium:0.157 xlarge:0.628',
-        'c3': '2xlarge:0.504 4xlarge:1.008 8xlarge:2.016 large:0.126 xlarge:0.252',
-        'c4': '2xlarge:0.479 4xlarge:0.958 8xlarge:1.915 large:0.12 xlarge:0.239',
-        'c5': (
-            '12xlarge:2.448 18xlarge:3.672 24xlarge:4.896 2xlarge:0.408 4xlarge:0.816 9xlarge:1.836 '
-            'large:0.102 metal:4.896 xlarge:0.204'),
-        'c5a': (
-            '12xlarge:2.208 16xlarge:2.944 24xlarge:4.416 2xlarge:0.368 4xlarge:0.736 8xlarge:1.472 '
-            'large:0.092 xlarge:0.184'),
-        'c5d': (
-            '12xlarge:2.784 18xlarge:4.176 24xlarge:5.568 2xlarge:0.464 4xlarge:0.928 9xlarge:2.088 '
-            'large:0.116 metal:5.568 xlarge:0.232'),
-        'c5n': '18xlarge:4.68 2xlarge:0.52 4xlarge:1.04 9xlarge:2.34 large:0.13 metal:4.68 xlarge:0.26',
-        'c6g': (
-            '12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 '
-            'medium:0.0408 metal:2.7679 xlarge:0.1632'),
-        'c6gd': (
-            '12xlarge:2.2272 16xlarge:2.9696 2xlarge:0.3712 4xlarge:0.7424 8xlarge:1.4848 large:0.0928 '
-            'medium:0.0464 metal:2.9696 xlarge:0.1856'),
-        'c6gn': (
-            '12xlarge:2.496 16xlarge:3.328 2xlarge:0.416 4xlarge:0.832 8xlarge:1.664 large:0.104 medium:0.052'
-            ' xlarge:0.208'),
-        'c6i': (
-            '12xlarge:2.448 16xlarge:3.264 24xlarge:4.896 2xlarge:0.408 32xlarge:6.528 4xlarge:0.816 '
-            '8xlarge:1.632 large:0.102 metal:6.528 xlarge:0.204'),
-        'c6id': (
-            '12xlarge:2.9232 16xlarge:3.8976 24xlarge:5.8464 2xlarge:0.4872 32xlarge:7.7952 4xlarge:0.9744 '
-            '8xlarge:1.9488 large:0.1218 metal:7.7952 xlarge:0.2436'),
-        'c6in': (
-            '12xlarge:3.276 16xlarge:4.368 24xlarge:6.552 2xlarge:0.546 32xlarge:8.736 4xlarge:1.092 '
-            '8xlarge:2.184 large:0.1365 metal:8.736 xlarge:0.273'),
-        'c7g': (
-            '12xlarge:2.0808 16xlarge:2.7744 2xlarge:0.3468 4xlarge:0.6936 8xlarge:1.3872 large:0.0867 '
-            'medium:0.0434 metal:2.7744 xlarge:0.1734'),
-        'c7gd': (
-            '12xlarge:2.6309 16xlarge:3.5078 2xlarge:0.4385 4xlarge:0.877 8xlarge:1.7539 large:0.1096 '
-            'medium:0.0548 metal:3.5078 xlarge:0.2192'),
-        'c7i-flex': (
-            '12xlarge:2.442 16xlarge:3.256 2xlarge:0.407 4xlarge:0.814 8xlarge:1.628 large:0.10175 '
-            'xlarge:0.2035'),
-        'c7i': (
-            '12xlarge:2.5704 16xlarge:3.4272 24xlarge:5.1408 2xlarge:0.4284 48xlarge:10.2816 4xlarge:0.8568 '
-            '8xlarge:1.7136 large:0.1071 metal-24xl:5.65488 metal-48xl:10.2816 xlarge:0.2142'),
-        'c8g': (
-            '12xlarge:2.28912 16xlarge:3.05216 24xlarge:4.57824 2xlarge:0.38152 48xlarge:9.15648 '
-            '4xlarge:0.76304 8xlarge:1.52608 large:0.09538 medium:0.04769 metal-24xl:5.03606 '
-            'metal-48xl:9.15648 xlarge:0.19076'),
-        'c8gn': (
-            '12xlarge:3.4234 16xlarge:4.5645 24xlarge:6.8467 2xlarge:0.5706 4xlarge:1.1411 8xlarge:2.2822 '
-            'large:0.1426 medium:0.0713 xlarge:0.2853'),
-        'cc2': '8xlarge:2.25',
-        'd2': '2xlarge:1.656 4xlarge:3.312 8xlarge:6.624 xlarge:0.828',
-        'd3': '2xlarge:1.197 4xlarge:2.394 8xlarge:4.78776 xlarge:0.598',
-        'f1': '16xlarge:15.84 2xlarge:1.98 4xlarge:3.96',
-        'g3': '16xlarge:5.28 4xlarge:1.32 8xlarge:2.64',
-        'g3s': 'xlarge:0.868',
-        'g4dn': '12xlarge:4.931 16xlarge:5.486 2xlarge:0.948 4xlarge:1.518 8xlarge:2.743 metal:9.862 xlarge:0.663',
-        'g6': (
-            '12xlarge:5.80003 16xlarge:4.28145 24xlarge:8.41367 2xlarge:1.2322 48xlarge:16.82734 '
-            '4xlarge:1.66781 8xlarge:2.53903 xlarge:1.0144'),
-        'gr6': '4xlarge:1.9401 8xlarge:3.08359',
-        'hpc6a': '48xlarge:3.467',
-        'hpc6id': '32xlarge:6.8544',
-        'hpc7a': '12xlarge:8.6674 24xlarge:8.6674 48xlarge:8.6674 96xlarge:8.6674',
-        'hpc7g': '16xlarge:2.0262 4xlarge:2.0262 8xlarge:2.0262',
-        'hpc8a': '96xlarge:9.5341',
-        'hs1': '8xlarge:5.52',
-        'i2': '2xlarge:2.046 4xlarge:4.092 8xlarge:8.184 xlarge:1.023',
-        'i3': '16xlarge:6.016 2xlarge:0.752 4xlarge:1.504 8xlarge:3.008 large:0.188 metal:6.016 xlarge:0.376',
-        'i3en': (
-            '12xlarge:6.552 24xlarge:13.104 2xlarge:1.092 3xlarge:1.638 6xlarge:3.276 large:0.273 '
-            'metal:13.104 xlarge:0.546'),
-        'i3p': '16xlarge:6.016',
-        'i4i': (
-            '12xlarge:4.963 16xlarge:6.618 24xlarge:9.9264 2xlarge:0.827 32xlarge:13.2352 4xlarge:1.654 '
-            '8xlarge:3.309 large:0.207 metal:13.235 xlarge:0.414'),
-        'i7i': (
-            '12xlarge:5.4595 16xlarge:7.2794 24xlarge:10.919 2xlarge:0.9099 48xlarge:21.8381 4xlarge:1.8198 '
-            '8xlarge:3.6397 large:0.2275 metal-24xl:11.5954 metal-48xl:23.1908 xlarge:0.455'),
-        'i7ie': (
-            '12xlarge:7.5348 18xlarge:11.3022 24xlarge:15.0696 2xlarge:1.2558 3xlarge:1.8837 48xlarge:30.1392'
-            ' 6xlarge:3.7674 large:0.314 metal-24xl:16.0481 metal-48xl:32.0962 xlarge:0.6279'),
-        'i8g': (
-            '12xlarge:4.9632 16xlarge:6.6176 24xlarge:9.9264 2xlarge:0.8272 48xlarge:19.8528 4xlarge:1.6544 '
-            '8xlarge:3.3088 large:0.2068 metal-24xl:10.91904 metal-48xl:21.83808 xlarge:0.4136'),
-        'i8ge': (
-            '12xlarge:6.8796 18xlarge:10.3194 24xlarge:13.7592 2xlarge:1.1466 3xlarge:1.7199 48xlarge:27.5184'
-            ' 6xlarge:3.4398 large:0.2867 metal-24xl:14.6513 metal-48xl:29.3026 xlarge:0.5733'),
-        'inf1': '24xlarge:5.953 2xlarge:0.456 6xlarge:1.488 xlarge:0.288',
-        'm1': 'large:0.211 medium:0.106 small:0.053 xlarge:0.423',
-        'm2': '2xlarge:0.586 4xlarge:1.171 xlarge:0.293',
-        'm3': '2xlarge:0.672 large:0.168 medium:0.084 xlarge:0.336',
-        'm4': '10xlarge:2.52 16xlarge:4.032 2xlarge:0.504 4xlarge:1.008 large:0.126 xlarge:0.252',
-        'm5': (
-            '12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 4xlarge:0.968 8xlarge:1.936 '
-            'large:0.121 metal:5.808 xlarge:0.242'),
-        'm5a': (
-            '12xlarge:2.616 16xlarge:3.488 24xlarge:5.232 2xlarge:0.436 4xlarge:0.872 8xlarge:1.744 '
-            'large:0.109 xlarge:0.218'),
-        'm5ad': (
-            '12xlarge:3.144 16xlarge:4.192 24xlarge:6.288 2xlarge:0.524 4xlarge:1.048 8xlarge:2.096 '
-            'large:0.131 xlarge:0.262'),
-        'm5d': (
-            '12xlarge:3.432 16xlarge:4.576 24xlarge:6.864 2xlarge:0.572 4xlarge:1.144 8xlarge:2.288 '
-            'large:0.143 metal:6.864 xlarge:0.286'),
-        'm5dn': (
-            '12xlarge:4.104 16xlarge:5.472 24xlarge:8.208 2xlarge:0.684 4xlarge:1.368 8xlarge:2.736 '
-            'large:0.171 metal:8.208 xlarge:0.342'),
-        'm5n': (
-            '12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 '
-            'large:0.149 metal:7.152 xlarge:0.298'),
-        'm6g': (
-            '12xlarge:2.3232 16xlarge:3.0976 2xlarge:0.3872 4xlarge:0.7744 8xlarge:1.5488 large:0.0968 '
-            'medium:0.0484 metal:3.2835 xlarge:0.1936'),
-        'm6gd': (
-            '12xlarge:2.7456 16xlarge:3.6608 2xlarge:0.4576 4xlarge:0.9152 8xlarge:1.8304 large:0.1144 '
-            'medium:0.0572 metal:3.8804 xlarge:0.2288'),
-        'm6i': (
-            '12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 32xlarge:7.744 4xlarge:0.968 '
-            '8xlarge:1.936 large:0.121 metal:7.744 xlarge:0.242'),
-        'm6id': (
-            '12xlarge:3.6048 16xlarge:4.8064 24xlarge:7.2096 2xlarge:0.6008 32xlarge:9.6128 4xlarge:1.2016 '
-            '8xlarge:2.4032 large:0.1502 metal:9.6128 xlarge:0.3004'),
-        'm6idn': (
-            '12xlarge:4.80168 16xlarge:6.40224 24xlarge:9.60336 2xlarge:0.80028 32xlarge:12.80448 '
-            '4xlarge:1.60056 8xlarge:3.20112 large:0.20007 metal:12.80448 xlarge:0.40014'),
-        'm6in': (
-            '12xlarge:4.18392 16xlarge:5.57856 24xlarge:8.36784 2xlarge:0.69732 32xlarge:11.15712 '
-            '4xlarge:1.39464 8xlarge:2.78928 large:0.17433 metal:11.15712 xlarge:0.34866'),
-        'm7g': (
-            '12xlarge:2.4682 16xlarge:3.2909 2xlarge:0.4114 4xlarge:0.8227 8xlarge:1.6454 large:0.1028 '
-            'medium:0.0514 metal:3.2909 xlarge:0.2057'),
-        'm7i-flex': (
-            '12xlarge:2.8968 16xlarge:3.8624 2xlarge:0.4828 4xlarge:0.9656 8xlarge:1.9312 large:0.1207 '
-            'xlarge:0.2414'),
-        'm7i': (
-            '12xlarge:3.0492 16xlarge:4.0656 24xlarge:6.0984 2xlarge:0.5082 48xlarge:12.1968 4xlarge:1.0164 '
-            '8xlarge:2.0328 large:0.12705 metal-24xl:6.70824 metal-48xl:12.1968 xlarge:0.2541'),
-        'm8a': (
-            '12xlarge:3.68184 16xlarge:4.90912 24xlarge:7.36368 2xlarge:0.61364 48xlarge:14.72736 '
-            '4xlarge:1.22728 8xlarge:2.45456 large:0.15341 medium:0.07671 metal-24xl:8.10005 '
-            'metal-48xl:14.72736 xlarge:0.30682'),
-        'm8g': (
-            '12xlarge:2.71488 16xlarge:3.61984 24xlarge:5.42976 2xlarge:0.45248 48xlarge:10.85952 '
-            '4xlarge:0.90496 8xlarge:1.80992 large:0.11312 medium:0.05656 metal-24xl:5.97274 '
-            'metal-48xl:10.85952 xlarge:0.22624'),
-        'm8gd': (
-            '12xlarge:3.504 16xlarge:4.672 24xlarge:7.008 2xlarge:0.584 48xlarge:14.016 4xlarge:1.168 '
-            '8xlarge:2.336 large:0.146 medium:0.073 metal-24xl:7.7088 metal-48xl:14.016 xlarge:0.292'),
-        'm8i-flex': (
-            '12xlarge:3.04176 16xlarge:4.05568 2xlarge:0.50696 4xlarge:1.01392 8xlarge:2.02784 large:0.12674 '
-            'xlarge:0.25348'),
-        'm8i': (
-            '12xlarge:3.2016 16xlarge:4.2688 24xlarge:6.4032 2xlarge:0.5336 32xlarge:8.5376 48xlarge:12.8064 '
-            '4xlarge:1.0672 8xlarge:2.1344 96xlarge:25.6128 large:0.1334 metal-48xl:12.8064 '
-            'metal-96xl:25.6128 xlarge:0.2668'),
-        'p2': '16xlarge:17.28 8xlarge:8.64 xlarge:1.08',
-        'p3': '16xlarge:29.376 2xlarge:3.672 8xlarge:14.688',
-        'p3dn': '24xlarge:37.454',
-        'p4d': '24xlarge:26.3511',
-        'p5': '48xlarge:66.048 4xlarge:8.256',
-        'p5en': '48xlarge:75.9552',
-        'p6-b200': '48xlarge:136.71936',
-        'r3': '2xlarge:0.798 4xlarge:1.596 8xlarge:3.192 large:0.2 xlarge:0.399',
-        'r4': '16xlarge:5.1072 2xlarge:0.6384 4xlarge:1.2768 8xlarge:2.5536 large:0.1596 xlarge:0.3192',
-        'r5': (
-            '12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 4xlarge:1.208 8xlarge:2.416 '
-            'large:0.151 metal:7.248 xlarge:0.302'),
-        'r5a': (
-            '12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 '
-            'large:0.136 xlarge:0.272'),
-        'r5ad': (
-            '12xlarge:3.792 16xlarge:5.056 24xlarge:7.584 2xlarge:0.632 4xlarge:1.264 8xlarge:2.528 '
-            'large:0.158 xlarge:0.316'),
-        'r5d': (
-            '12xlarge:4.152 16xlarge:5.536 24xlarge:8.304 2xlarge:0.692 4xlarge:1.384 8xlarge:2.768 '
-            'large:0.173 metal:8.304 xlarge:0.346'),
-        'r5dn': (
-            '12xlarge:4.824 16xlarge:6.432 24xlarge:9.648 2xlarge:0.804 4xlarge:1.608 8xlarge:3.216 '
-            'large:0.201 metal:9.648 xlarge:0.402'),
-        'r5n': (
-            '12xlarge:4.296 16xlarge:5.728 24xlarge:8.592 2xlarge:0.716 4xlarge:1.432 8xlarge:2.864 '
-            'large:0.179 metal:8.592 xlarge:0.358'),
-        'r6g': (
-            '12xlarge:2.8992 16xlarge:3.8656 2xlarge:0.4832 4xlarge:0.9664 8xlarge:1.9328 large:0.1208 '
-            'medium:0.0604 metal:4.0975 xlarge:0.2416'),
-        'r6gd': (
-            '12xlarge:3.3216 16xlarge:4.4288 2xlarge:0.5536 4xlarge:1.1072 8xlarge:2.2144 large:0.1384 '
-            'medium:0.0692 metal:4.4288 xlarge:0.2768'),
-        'r6i': (
-            '12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 32xlarge:9.664 4xlarge:1.208 '
-            '8xlarge:2.416 large:0.151 metal:9.664 xlarge:0.302'),
-        'r6id': (
-            '12xlarge:4.3608 16xlarge:5.8144 24xlarge:8.7216 2xlarge:0.7268 32xlarge:11.6288 4xlarge:1.4536 '
-            '8xlarge:2.9072 large:0.1817 metal:11.6288 xlarge:0.3634'),
-        'r6idn': (
-            '12xlarge:5.64408 16xlarge:7.52544 24xlarge:11.28816 2xlarge:0.94068 32xlarge:15.05088 '
-            '4xlarge:1.88136 8xlarge:3.76272 large:0.23517 metal:15.05088 xlarge:0.47034'),
-        'r6in': (
-            '12xlarge:5.02632 16xlarge:6.70176 24xlarge:10.05264 2xlarge:0.83772 32xlarge:13.40352 '
-            '4xlarge:1.67544 8xlarge:3.35088 large:0.20943 metal:13.40352 xlarge:0.41886'),
-        'r7g': (
-            '12xlarge:3.0806 16xlarge:4.1075 2xlarge:0.5134 4xlarge:1.0269 8xlarge:2.0538 large:0.1284 '
-            'medium:0.0642 metal:4.1075 xlarge:0.2567'),
-        'r7gd': (
-            '12xlarge:3.925 16xlarge:5.2333 2xlarge:0.6542 4xlarge:1.3083 8xlarge:2.6166 large:0.1635 '
-            'medium:0.0818 metal:5.2333 xlarge:0.3271'),
-        'r7i': (
-            '12xlarge:3.8052 16xlarge:5.0736 24xlarge:7.6104 2xlarge:0.6342 48xlarge:15.2208 4xlarge:1.2684 '
-            '8xlarge:2.5368 large:0.15855 metal-24xl:8.37144 metal-48xl:15.2208 xlarge:0.3171'),
-        'r8g': (
-            '12xlarge:3.38844 16xlarge:4.51792 24xlarge:6.77688 2xlarge:0.56474 48xlarge:13.55376 '
-            '4xlarge:1.12948 8xlarge:2.25896 large:0.14119 medium:0.07059 metal-24xl:7.45457 '
-            'metal-48xl:13.55376 xlarge:0.28237'),
-        'r8gd': (
-            '12xlarge:4.23744 16xlarge:5.64992 24xlarge:8.47488 2xlarge:0.70624 48xlarge:16.94976 '
-            '4xlarge:1.41248 8xlarge:2.82496 large:0.17656 medium:0.08828 metal-24xl:9.32237 '
-            'metal-48xl:16.94976 xlarge:0.35312'),
-        'r8i-flex': (
-            '12xlarge:3.79584 16xlarge:5.06112 2xlarge:0.63264 4xlarge:1.26528 8xlarge:2.53056 large:0.15816 '
-            'xlarge:0.31632'),
-        'r8i': (
-            '12xlarge:3.99552 16xlarge:5.32736 24xlarge:7.99104 2xlarge:0.66592 32xlarge:10.65472 '
-            '48xlarge:15.98208 4xlarge:1.33184 8xlarge:2.66368 96xlarge:31.96416 large:0.16648 '
-            'metal-48xl:17.58029 metal-96xl:31.96416 xlarge:0.33296'),
-        't1': 'micro:0.024',
-        't2': '2xlarge:0.4352 large:0.1088 medium:0.0544 micro:0.0136 nano:0.0068 small:0.0272 xlarge:0.2176',
-        't3': '2xlarge:0.3904 large:0.0976 medium:0.0488 micro:0.0122 nano:0.0061 small:0.0244 xlarge:0.1952',
-        't3a': '2xlarge:0.3514 large:0.0878 medium:0.0439 micro:0.011 nano:0.0055 small:0.022 xlarge:0.1757',
-        't4g': '2xlarge:0.3136 large:0.0784 medium:0.0392 micro:0.0098 nano:0.0049 small:0.0196 xlarge:0.1568',
-        'u-12tb1': '112xlarge:130.867',
-        'u-24tb1': '112xlarge:261.73',
-        'u-3tb1': '56xlarge:32.7165',
-        'u-6tb1': '112xlarge:65.433 56xlarge:55.61075',
-        'u-9tb1': '112xlarge:98.15',
-        'u7i-12tb': '224xlarge:150.49696',
-        'u7i-6tb': '112xlarge:75.24795',
-        'u7i-8tb': '112xlarge:100.33111',
-        'u7in-16tb': '224xlarge:216.28384',
-        'u7in-24tb': '224xlarge:324.44368',
-        'x1': '16xlarge:8.003 32xlarge:16.006',
-        'x1e': '16xlarge:16 2xlarge:2 32xlarge:32 4xlarge:4 8xlarge:8 xlarge:1',
-        'x2idn': '16xlarge:8.003 24xlarge:12.0045 32xlarge:16.006 metal:16.006',
-        'x2iedn': (
-            '16xlarge:16.006 24xlarge:24.009 2xlarge:2.00075 32xlarge:32.012 4xlarge:4.0015 8xlarge:8.003 '
-            'metal:32.012 xlarge:1.00038'),
-        'x8i': (
-            '12xlarge:6.3024 16xlarge:8.4032 24xlarge:12.6048 2xlarge:1.0504 32xlarge:16.8064 '
-            '48xlarge:25.2096 4xlarge:2.1008 64xlarge:33.6128 8xlarge:4.2016 96xlarge:58.36285 large:0.2626 '
-            'metal-48xl:27.73056 metal-96xl:58.36285 xlarge:0.5252'),
+    "us-gov-west-1": {
+        "c1": "medium:0.157 xlarge:0.628",
+        "c3": "2xlarge:0.504 4xlarge:1.008 8xlarge:2.016 large:0.126 xlarge:0.252",
+        "c4": "2xlarge:0.479 4xlarge:0.958 8xlarge:1.915 large:0.12 xlarge:0.239",
+        "c5": (
+            "12xlarge:2.448 18xlarge:3.672 24xlarge:4.896 2xlarge:0.408 4xlarge:0.816 9xlarge:1.836 "
+            "large:0.102 metal:4.896 xlarge:0.204"
+        ),
+        "c5a": (
+            "12xlarge:2.208 16xlarge:2.944 24xlarge:4.416 2xlarge:0.368 4xlarge:0.736 8xlarge:1.472 "
+            "large:0.092 xlarge:0.184"
+        ),
+        "c5d": (
+            "12xlarge:2.784 18xlarge:4.176 24xlarge:5.568 2xlarge:0.464 4xlarge:0.928 9xlarge:2.088 "
+            "large:0.116 metal:5.568 xlarge:0.232"
+        ),
+        "c5n": "18xlarge:4.68 2xlarge:0.52 4xlarge:1.04 9xlarge:2.34 large:0.13 metal:4.68 xlarge:0.26",
+        "c6g": (
+            "12xlarge:1.9584 16xlarge:2.6112 2xlarge:0.3264 4xlarge:0.6528 8xlarge:1.3056 large:0.0816 "
+            "medium:0.0408 metal:2.7679 xlarge:0.1632"
+        ),
+        "c6gd": (
+            "12xlarge:2.2272 16xlarge:2.9696 2xlarge:0.3712 4xlarge:0.7424 8xlarge:1.4848 large:0.0928 "
+            "medium:0.0464 metal:2.9696 xlarge:0.1856"
+        ),
+        "c6gn": (
+            "12xlarge:2.496 16xlarge:3.328 2xlarge:0.416 4xlarge:0.832 8xlarge:1.664 large:0.104 medium:0.052"
+            " xlarge:0.208"
+        ),
+        "c6i": (
+            "12xlarge:2.448 16xlarge:3.264 24xlarge:4.896 2xlarge:0.408 32xlarge:6.528 4xlarge:0.816 "
+            "8xlarge:1.632 large:0.102 metal:6.528 xlarge:0.204"
+        ),
+        "c6id": (
+            "12xlarge:2.9232 16xlarge:3.8976 24xlarge:5.8464 2xlarge:0.4872 32xlarge:7.7952 4xlarge:0.9744 "
+            "8xlarge:1.9488 large:0.1218 metal:7.7952 xlarge:0.2436"
+        ),
+        "c6in": (
+            "12xlarge:3.276 16xlarge:4.368 24xlarge:6.552 2xlarge:0.546 32xlarge:8.736 4xlarge:1.092 "
+            "8xlarge:2.184 large:0.1365 metal:8.736 xlarge:0.273"
+        ),
+        "c7g": (
+            "12xlarge:2.0808 16xlarge:2.7744 2xlarge:0.3468 4xlarge:0.6936 8xlarge:1.3872 large:0.0867 "
+            "medium:0.0434 metal:2.7744 xlarge:0.1734"
+        ),
+        "c7gd": (
+            "12xlarge:2.6309 16xlarge:3.5078 2xlarge:0.4385 4xlarge:0.877 8xlarge:1.7539 large:0.1096 "
+            "medium:0.0548 metal:3.5078 xlarge:0.2192"
+        ),
+        "c7i-flex": (
+            "12xlarge:2.442 16xlarge:3.256 2xlarge:0.407 4xlarge:0.814 8xlarge:1.628 large:0.10175 xlarge:0.2035"
+        ),
+        "c7i": (
+            "12xlarge:2.5704 16xlarge:3.4272 24xlarge:5.1408 2xlarge:0.4284 48xlarge:10.2816 4xlarge:0.8568 "
+            "8xlarge:1.7136 large:0.1071 metal-24xl:5.65488 metal-48xl:10.2816 xlarge:0.2142"
+        ),
+        "c8g": (
+            "12xlarge:2.28912 16xlarge:3.05216 24xlarge:4.57824 2xlarge:0.38152 48xlarge:9.15648 "
+            "4xlarge:0.76304 8xlarge:1.52608 large:0.09538 medium:0.04769 metal-24xl:5.03606 "
+            "metal-48xl:9.15648 xlarge:0.19076"
+        ),
+        "c8gn": (
+            "12xlarge:3.4234 16xlarge:4.5645 24xlarge:6.8467 2xlarge:0.5706 4xlarge:1.1411 8xlarge:2.2822 "
+            "large:0.1426 medium:0.0713 xlarge:0.2853"
+        ),
+        "cc2": "8xlarge:2.25",
+        "d2": "2xlarge:1.656 4xlarge:3.312 8xlarge:6.624 xlarge:0.828",
+        "d3": "2xlarge:1.197 4xlarge:2.394 8xlarge:4.78776 xlarge:0.598",
+        "f1": "16xlarge:15.84 2xlarge:1.98 4xlarge:3.96",
+        "g3": "16xlarge:5.28 4xlarge:1.32 8xlarge:2.64",
+        "g3s": "xlarge:0.868",
+        "g4dn": "12xlarge:4.931 16xlarge:5.486 2xlarge:0.948 4xlarge:1.518 8xlarge:2.743 metal:9.862 xlarge:0.663",
+        "g6": (
+            "12xlarge:5.80003 16xlarge:4.28145 24xlarge:8.41367 2xlarge:1.2322 48xlarge:16.82734 "
+            "4xlarge:1.66781 8xlarge:2.53903 xlarge:1.0144"
+        ),
+        "gr6": "4xlarge:1.9401 8xlarge:3.08359",
+        "hpc6a": "48xlarge:3.467",
+        "hpc6id": "32xlarge:6.8544",
+        "hpc7a": "12xlarge:8.6674 24xlarge:8.6674 48xlarge:8.6674 96xlarge:8.6674",
+        "hpc7g": "16xlarge:2.0262 4xlarge:2.0262 8xlarge:2.0262",
+        "hpc8a": "96xlarge:9.5341",
+        "hs1": "8xlarge:5.52",
+        "i2": "2xlarge:2.046 4xlarge:4.092 8xlarge:8.184 xlarge:1.023",
+        "i3": "16xlarge:6.016 2xlarge:0.752 4xlarge:1.504 8xlarge:3.008 large:0.188 metal:6.016 xlarge:0.376",
+        "i3en": (
+            "12xlarge:6.552 24xlarge:13.104 2xlarge:1.092 3xlarge:1.638 6xlarge:3.276 large:0.273 "
+            "metal:13.104 xlarge:0.546"
+        ),
+        "i3p": "16xlarge:6.016",
+        "i4i": (
+            "12xlarge:4.963 16xlarge:6.618 24xlarge:9.9264 2xlarge:0.827 32xlarge:13.2352 4xlarge:1.654 "
+            "8xlarge:3.309 large:0.207 metal:13.235 xlarge:0.414"
+        ),
+        "i7i": (
+            "12xlarge:5.4595 16xlarge:7.2794 24xlarge:10.919 2xlarge:0.9099 48xlarge:21.8381 4xlarge:1.8198 "
+            "8xlarge:3.6397 large:0.2275 metal-24xl:11.5954 metal-48xl:23.1908 xlarge:0.455"
+        ),
+        "i7ie": (
+            "12xlarge:7.5348 18xlarge:11.3022 24xlarge:15.0696 2xlarge:1.2558 3xlarge:1.8837 48xlarge:30.1392"
+            " 6xlarge:3.7674 large:0.314 metal-24xl:16.0481 metal-48xl:32.0962 xlarge:0.6279"
+        ),
+        "i8g": (
+            "12xlarge:4.9632 16xlarge:6.6176 24xlarge:9.9264 2xlarge:0.8272 48xlarge:19.8528 4xlarge:1.6544 "
+            "8xlarge:3.3088 large:0.2068 metal-24xl:10.91904 metal-48xl:21.83808 xlarge:0.4136"
+        ),
+        "i8ge": (
+            "12xlarge:6.8796 18xlarge:10.3194 24xlarge:13.7592 2xlarge:1.1466 3xlarge:1.7199 48xlarge:27.5184"
+            " 6xlarge:3.4398 large:0.2867 metal-24xl:14.6513 metal-48xl:29.3026 xlarge:0.5733"
+        ),
+        "inf1": "24xlarge:5.953 2xlarge:0.456 6xlarge:1.488 xlarge:0.288",
+        "m1": "large:0.211 medium:0.106 small:0.053 xlarge:0.423",
+        "m2": "2xlarge:0.586 4xlarge:1.171 xlarge:0.293",
+        "m3": "2xlarge:0.672 large:0.168 medium:0.084 xlarge:0.336",
+        "m4": "10xlarge:2.52 16xlarge:4.032 2xlarge:0.504 4xlarge:1.008 large:0.126 xlarge:0.252",
+        "m5": (
+            "12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 4xlarge:0.968 8xlarge:1.936 "
+            "large:0.121 metal:5.808 xlarge:0.242"
+        ),
+        "m5a": (
+            "12xlarge:2.616 16xlarge:3.488 24xlarge:5.232 2xlarge:0.436 4xlarge:0.872 8xlarge:1.744 "
+            "large:0.109 xlarge:0.218"
+        ),
+        "m5ad": (
+            "12xlarge:3.144 16xlarge:4.192 24xlarge:6.288 2xlarge:0.524 4xlarge:1.048 8xlarge:2.096 "
+            "large:0.131 xlarge:0.262"
+        ),
+        "m5d": (
+            "12xlarge:3.432 16xlarge:4.576 24xlarge:6.864 2xlarge:0.572 4xlarge:1.144 8xlarge:2.288 "
+            "large:0.143 metal:6.864 xlarge:0.286"
+        ),
+        "m5dn": (
+            "12xlarge:4.104 16xlarge:5.472 24xlarge:8.208 2xlarge:0.684 4xlarge:1.368 8xlarge:2.736 "
+            "large:0.171 metal:8.208 xlarge:0.342"
+        ),
+        "m5n": (
+            "12xlarge:3.576 16xlarge:4.768 24xlarge:7.152 2xlarge:0.596 4xlarge:1.192 8xlarge:2.384 "
+            "large:0.149 metal:7.152 xlarge:0.298"
+        ),
+        "m6g": (
+            "12xlarge:2.3232 16xlarge:3.0976 2xlarge:0.3872 4xlarge:0.7744 8xlarge:1.5488 large:0.0968 "
+            "medium:0.0484 metal:3.2835 xlarge:0.1936"
+        ),
+        "m6gd": (
+            "12xlarge:2.7456 16xlarge:3.6608 2xlarge:0.4576 4xlarge:0.9152 8xlarge:1.8304 large:0.1144 "
+            "medium:0.0572 metal:3.8804 xlarge:0.2288"
+        ),
+        "m6i": (
+            "12xlarge:2.904 16xlarge:3.872 24xlarge:5.808 2xlarge:0.484 32xlarge:7.744 4xlarge:0.968 "
+            "8xlarge:1.936 large:0.121 metal:7.744 xlarge:0.242"
+        ),
+        "m6id": (
+            "12xlarge:3.6048 16xlarge:4.8064 24xlarge:7.2096 2xlarge:0.6008 32xlarge:9.6128 4xlarge:1.2016 "
+            "8xlarge:2.4032 large:0.1502 metal:9.6128 xlarge:0.3004"
+        ),
+        "m6idn": (
+            "12xlarge:4.80168 16xlarge:6.40224 24xlarge:9.60336 2xlarge:0.80028 32xlarge:12.80448 "
+            "4xlarge:1.60056 8xlarge:3.20112 large:0.20007 metal:12.80448 xlarge:0.40014"
+        ),
+        "m6in": (
+            "12xlarge:4.18392 16xlarge:5.57856 24xlarge:8.36784 2xlarge:0.69732 32xlarge:11.15712 "
+            "4xlarge:1.39464 8xlarge:2.78928 large:0.17433 metal:11.15712 xlarge:0.34866"
+        ),
+        "m7g": (
+            "12xlarge:2.4682 16xlarge:3.2909 2xlarge:0.4114 4xlarge:0.8227 8xlarge:1.6454 large:0.1028 "
+            "medium:0.0514 metal:3.2909 xlarge:0.2057"
+        ),
+        "m7i-flex": (
+            "12xlarge:2.8968 16xlarge:3.8624 2xlarge:0.4828 4xlarge:0.9656 8xlarge:1.9312 large:0.1207 xlarge:0.2414"
+        ),
+        "m7i": (
+            "12xlarge:3.0492 16xlarge:4.0656 24xlarge:6.0984 2xlarge:0.5082 48xlarge:12.1968 4xlarge:1.0164 "
+            "8xlarge:2.0328 large:0.12705 metal-24xl:6.70824 metal-48xl:12.1968 xlarge:0.2541"
+        ),
+        "m8a": (
+            "12xlarge:3.68184 16xlarge:4.90912 24xlarge:7.36368 2xlarge:0.61364 48xlarge:14.72736 "
+            "4xlarge:1.22728 8xlarge:2.45456 large:0.15341 medium:0.07671 metal-24xl:8.10005 "
+            "metal-48xl:14.72736 xlarge:0.30682"
+        ),
+        "m8g": (
+            "12xlarge:2.71488 16xlarge:3.61984 24xlarge:5.42976 2xlarge:0.45248 48xlarge:10.85952 "
+            "4xlarge:0.90496 8xlarge:1.80992 large:0.11312 medium:0.05656 metal-24xl:5.97274 "
+            "metal-48xl:10.85952 xlarge:0.22624"
+        ),
+        "m8gd": (
+            "12xlarge:3.504 16xlarge:4.672 24xlarge:7.008 2xlarge:0.584 48xlarge:14.016 4xlarge:1.168 "
+            "8xlarge:2.336 large:0.146 medium:0.073 metal-24xl:7.7088 metal-48xl:14.016 xlarge:0.292"
+        ),
+        "m8i-flex": (
+            "12xlarge:3.04176 16xlarge:4.05568 2xlarge:0.50696 4xlarge:1.01392 8xlarge:2.02784 large:0.12674 "
+            "xlarge:0.25348"
+        ),
+        "m8i": (
+            "12xlarge:3.2016 16xlarge:4.2688 24xlarge:6.4032 2xlarge:0.5336 32xlarge:8.5376 48xlarge:12.8064 "
+            "4xlarge:1.0672 8xlarge:2.1344 96xlarge:25.6128 large:0.1334 metal-48xl:12.8064 "
+            "metal-96xl:25.6128 xlarge:0.2668"
+        ),
+        "p2": "16xlarge:17.28 8xlarge:8.64 xlarge:1.08",
+        "p3": "16xlarge:29.376 2xlarge:3.672 8xlarge:14.688",
+        "p3dn": "24xlarge:37.454",
+        "p4d": "24xlarge:26.3511",
+        "p5": "48xlarge:66.048 4xlarge:8.256",
+        "p5en": "48xlarge:75.9552",
+        "p6-b200": "48xlarge:136.71936",
+        "r3": "2xlarge:0.798 4xlarge:1.596 8xlarge:3.192 large:0.2 xlarge:0.399",
+        "r4": "16xlarge:5.1072 2xlarge:0.6384 4xlarge:1.2768 8xlarge:2.5536 large:0.1596 xlarge:0.3192",
+        "r5": (
+            "12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 4xlarge:1.208 8xlarge:2.416 "
+            "large:0.151 metal:7.248 xlarge:0.302"
+        ),
+        "r5a": (
+            "12xlarge:3.264 16xlarge:4.352 24xlarge:6.528 2xlarge:0.544 4xlarge:1.088 8xlarge:2.176 "
+            "large:0.136 xlarge:0.272"
+        ),
+        "r5ad": (
+            "12xlarge:3.792 16xlarge:5.056 24xlarge:7.584 2xlarge:0.632 4xlarge:1.264 8xlarge:2.528 "
+            "large:0.158 xlarge:0.316"
+        ),
+        "r5d": (
+            "12xlarge:4.152 16xlarge:5.536 24xlarge:8.304 2xlarge:0.692 4xlarge:1.384 8xlarge:2.768 "
+            "large:0.173 metal:8.304 xlarge:0.346"
+        ),
+        "r5dn": (
+            "12xlarge:4.824 16xlarge:6.432 24xlarge:9.648 2xlarge:0.804 4xlarge:1.608 8xlarge:3.216 "
+            "large:0.201 metal:9.648 xlarge:0.402"
+        ),
+        "r5n": (
+            "12xlarge:4.296 16xlarge:5.728 24xlarge:8.592 2xlarge:0.716 4xlarge:1.432 8xlarge:2.864 "
+            "large:0.179 metal:8.592 xlarge:0.358"
+        ),
+        "r6g": (
+            "12xlarge:2.8992 16xlarge:3.8656 2xlarge:0.4832 4xlarge:0.9664 8xlarge:1.9328 large:0.1208 "
+            "medium:0.0604 metal:4.0975 xlarge:0.2416"
+        ),
+        "r6gd": (
+            "12xlarge:3.3216 16xlarge:4.4288 2xlarge:0.5536 4xlarge:1.1072 8xlarge:2.2144 large:0.1384 "
+            "medium:0.0692 metal:4.4288 xlarge:0.2768"
+        ),
+        "r6i": (
+            "12xlarge:3.624 16xlarge:4.832 24xlarge:7.248 2xlarge:0.604 32xlarge:9.664 4xlarge:1.208 "
+            "8xlarge:2.416 large:0.151 metal:9.664 xlarge:0.302"
+        ),
+        "r6id": (
+            "12xlarge:4.3608 16xlarge:5.8144 24xlarge:8.7216 2xlarge:0.7268 32xlarge:11.6288 4xlarge:1.4536 "
+            "8xlarge:2.9072 large:0.1817 metal:11.6288 xlarge:0.3634"
+        ),
+        "r6idn": (
+            "12xlarge:5.64408 16xlarge:7.52544 24xlarge:11.28816 2xlarge:0.94068 32xlarge:15.05088 "
+            "4xlarge:1.88136 8xlarge:3.76272 large:0.23517 metal:15.05088 xlarge:0.47034"
+        ),
+        "r6in": (
+            "12xlarge:5.02632 16xlarge:6.70176 24xlarge:10.05264 2xlarge:0.83772 32xlarge:13.40352 "
+            "4xlarge:1.67544 8xlarge:3.35088 large:0.20943 metal:13.40352 xlarge:0.41886"
+        ),
+        "r7g": (
+            "12xlarge:3.0806 16xlarge:4.1075 2xlarge:0.5134 4xlarge:1.0269 8xlarge:2.0538 large:0.1284 "
+            "medium:0.0642 metal:4.1075 xlarge:0.2567"
+        ),
+        "r7gd": (
+            "12xlarge:3.925 16xlarge:5.2333 2xlarge:0.6542 4xlarge:1.3083 8xlarge:2.6166 large:0.1635 "
+            "medium:0.0818 metal:5.2333 xlarge:0.3271"
+        ),
+        "r7i": (
+            "12xlarge:3.8052 16xlarge:5.0736 24xlarge:7.6104 2xlarge:0.6342 48xlarge:15.2208 4xlarge:1.2684 "
+            "8xlarge:2.5368 large:0.15855 metal-24xl:8.37144 metal-48xl:15.2208 xlarge:0.3171"
+        ),
+        "r8g": (
+            "12xlarge:3.38844 16xlarge:4.51792 24xlarge:6.77688 2xlarge:0.56474 48xlarge:13.55376 "
+            "4xlarge:1.12948 8xlarge:2.25896 large:0.14119 medium:0.07059 metal-24xl:7.45457 "
+            "metal-48xl:13.55376 xlarge:0.28237"
+        ),
+        "r8gd": (
+            "12xlarge:4.23744 16xlarge:5.64992 24xlarge:8.47488 2xlarge:0.70624 48xlarge:16.94976 "
+            "4xlarge:1.41248 8xlarge:2.82496 large:0.17656 medium:0.08828 metal-24xl:9.32237 "
+            "metal-48xl:16.94976 xlarge:0.35312"
+        ),
+        "r8i-flex": (
+            "12xlarge:3.79584 16xlarge:5.06112 2xlarge:0.63264 4xlarge:1.26528 8xlarge:2.53056 large:0.15816 "
+            "xlarge:0.31632"
+        ),
+        "r8i": (
+            "12xlarge:3.99552 16xlarge:5.32736 24xlarge:7.99104 2xlarge:0.66592 32xlarge:10.65472 "
+            "48xlarge:15.98208 4xlarge:1.33184 8xlarge:2.66368 96xlarge:31.96416 large:0.16648 "
+            "metal-48xl:17.58029 metal-96xl:31.96416 xlarge:0.33296"
+        ),
+        "t1": "micro:0.024",
+        "t2": "2xlarge:0.4352 large:0.1088 medium:0.0544 micro:0.0136 nano:0.0068 small:0.0272 xlarge:0.2176",
+        "t3": "2xlarge:0.3904 large:0.0976 medium:0.0488 micro:0.0122 nano:0.0061 small:0.0244 xlarge:0.1952",
+        "t3a": "2xlarge:0.3514 large:0.0878 medium:0.0439 micro:0.011 nano:0.0055 small:0.022 xlarge:0.1757",
+        "t4g": "2xlarge:0.3136 large:0.0784 medium:0.0392 micro:0.0098 nano:0.0049 small:0.0196 xlarge:0.1568",
+        "u-12tb1": "112xlarge:130.867",
+        "u-24tb1": "112xlarge:261.73",
+        "u-3tb1": "56xlarge:32.7165",
+        "u-6tb1": "112xlarge:65.433 56xlarge:55.61075",
+        "u-9tb1": "112xlarge:98.15",
+        "u7i-12tb": "224xlarge:150.49696",
+        "u7i-6tb": "112xlarge:75.24795",
+        "u7i-8tb": "112xlarge:100.33111",
+        "u7in-16tb": "224xlarge:216.28384",
+        "u7in-24tb": "224xlarge:324.44368",
+        "x1": "16xlarge:8.003 32xlarge:16.006",
+        "x1e": "16xlarge:16 2xlarge:2 32xlarge:32 4xlarge:4 8xlarge:8 xlarge:1",
+        "x2idn": "16xlarge:8.003 24xlarge:12.0045 32xlarge:16.006 metal:16.006",
+        "x2iedn": (
+            "16xlarge:16.006 24xlarge:24.009 2xlarge:2.00075 32xlarge:32.012 4xlarge:4.0015 8xlarge:8.003 "
+            "metal:32.012 xlarge:1.00038"
+        ),
+        "x8i": (
+            "12xlarge:6.3024 16xlarge:8.4032 24xlarge:12.6048 2xlarge:1.0504 32xlarge:16.8064 "
+            "48xlarge:25.2096 4xlarge:2.1008 64xlarge:33.6128 8xlarge:4.2016 96xlarge:58.36285 large:0.2626 "
+            "metal-48xl:27.73056 metal-96xl:58.36285 xlarge:0.5252"
+        ),
     },
 }
 """Region -> family -> ``size:price`` pairs (``prices`` reads them)."""

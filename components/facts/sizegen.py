@@ -39,13 +39,15 @@ def parse(text: str) -> dict[str, list[str]]:
     families: dict[str, list[str]] = {}
     starts = list(_TYPE_RE.finditer(text))
     for n, start in enumerate(starts):
-        body = text[start.end():starts[n + 1].start() if n + 1 < len(starts) else len(text)]
+        body = text[start.end() : starts[n + 1].start() if n + 1 < len(starts) else len(text)]
         rows = dict(_ROW_RE.findall(body))
         try:
             cpu, memory = rows["karpenter.k8s.aws/instance-cpu"], rows["karpenter.k8s.aws/instance-memory"]
             pods = rows["pods"]
         except KeyError as missing:
-            raise SystemExit(f"error: {start.group(1)}: no {missing} in the reference (has upstream changed its format?)")
+            raise SystemExit(
+                f"error: {start.group(1)}: no {missing} in the reference (has upstream changed its format?)"
+            )
         gpus = rows.get("nvidia.com/gpu") or rows.get("amd.com/gpu") or "0"
         family, size = start.group(1).split(".", 1)
         families.setdefault(family, []).append(f"{size}:{int(cpu)}:{int(memory)}:{int(gpus)}:{int(pods)}")
@@ -54,8 +56,8 @@ def parse(text: str) -> dict[str, list[str]]:
 
 def current(module_text: str) -> dict[str, str]:
     """The ``_SIZES`` table the module has now (between the markers)."""
-    block = module_text[module_text.index(BEGIN):module_text.index(END)]
-    literal = block[block.index("_SIZES: dict[str, str] = ") + len("_SIZES: dict[str, str] = "):]
+    block = module_text[module_text.index(BEGIN) : module_text.index(END)]
+    literal = block[block.index("_SIZES: dict[str, str] = ") + len("_SIZES: dict[str, str] = ") :]
     table = ast.literal_eval(literal.strip())
     assert isinstance(table, dict)
     return table
@@ -103,8 +105,13 @@ def generate(repo: Path, commit: str, module_text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_generator("mixed_os_racks.facts.sizegen", __doc__ or "", OUTPUT,
-                         lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")), argv)
+    return run_generator(
+        "mixed_os_racks.facts.sizegen",
+        __doc__ or "",
+        OUTPUT,
+        lambda repo, commit, output: generate(repo, commit, output.read_text(encoding="utf-8")),
+        argv,
+    )
 
 
 if __name__ == "__main__":

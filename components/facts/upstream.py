@@ -96,16 +96,29 @@ class KarpenterRelease:
         return ".".join(self.version.split(".")[:2])
 
 
-KARPENTER_RELEASES: dict[str, KarpenterRelease] = {release.version: release for release in (
-    KarpenterRelease("1.14.0", "2026-07-11", "aws/karpenter-provider-aws release commit 692ccdd0 (chart 1.14.0; its "
-                                             "values and v1.14 CloudFormation reference differ from 1.14.1's only in "
-                                             "the image tag and a CEL feature gate the rack does not set)"),
-    KarpenterRelease("1.14.1", "2026-08-20", "aws/karpenter-provider-aws tag v1.14.1 (commit bde00654; its docs "
-                                             "release, 1d927085, 2026-08-21)"),
-    KarpenterRelease("1.15.0", "its tag was not read; its docs and charts were (commit d77d1a3a)",
-                     "aws/karpenter-provider-aws commit d77d1a3a: charts/karpenter/Chart.yaml and values.yaml "
-                     "(version 1.15.0), website/content/en/v1.15 (compatibility.md, reference/cloudformation.md)"),
-)}
+KARPENTER_RELEASES: dict[str, KarpenterRelease] = {
+    release.version: release
+    for release in (
+        KarpenterRelease(
+            "1.14.0",
+            "2026-07-11",
+            "aws/karpenter-provider-aws release commit 692ccdd0 (chart 1.14.0; its "
+            "values and v1.14 CloudFormation reference differ from 1.14.1's only in "
+            "the image tag and a CEL feature gate the rack does not set)",
+        ),
+        KarpenterRelease(
+            "1.14.1",
+            "2026-08-20",
+            "aws/karpenter-provider-aws tag v1.14.1 (commit bde00654; its docs release, 1d927085, 2026-08-21)",
+        ),
+        KarpenterRelease(
+            "1.15.0",
+            "its tag was not read; its docs and charts were (commit d77d1a3a)",
+            "aws/karpenter-provider-aws commit d77d1a3a: charts/karpenter/Chart.yaml and values.yaml "
+            "(version 1.15.0), website/content/en/v1.15 (compatibility.md, reference/cloudformation.md)",
+        ),
+    )
+}
 """The Karpenter releases the rack installs (``karpenter_version``). A release whose charts and notes could not
 be read is not listed, so it is refused rather than guessed: the repositories' tags and docs read here stop at
 v1.14.1 on the 1.14 line (no 1.14.2 or 1.14.3 tag, chart or docs release was found) and at 1.15.0 on the 1.15
@@ -146,12 +159,28 @@ class KarpenterMatrix:
 KARPENTER_MATRICES: dict[str, KarpenterMatrix] = {
     "1.14": KarpenterMatrix(
         "karpenter-provider-aws website/content/en/v1.14/upgrading/compatibility.md, commit 1d927085 (2026-08-21)",
-        {"1.30": ("0.37", False), "1.31": ("1.0.5", False), "1.32": ("1.2", False), "1.33": ("1.5", False),
-         "1.34": ("1.6", False), "1.35": ("1.9", False), "1.36": ("1.13", False)}),
+        {
+            "1.30": ("0.37", False),
+            "1.31": ("1.0.5", False),
+            "1.32": ("1.2", False),
+            "1.33": ("1.5", False),
+            "1.34": ("1.6", False),
+            "1.35": ("1.9", False),
+            "1.36": ("1.13", False),
+        },
+    ),
     "1.15": KarpenterMatrix(
         "karpenter-provider-aws website/content/en/v1.15/upgrading/compatibility.md, commit d77d1a3a",
-        {"1.31": ("1.0.5", False), "1.32": ("1.2", False), "1.33": ("1.5", False), "1.34": ("1.6", False),
-         "1.35": ("1.9", False), "1.36": ("1.13", False), "1.37": ("1.15", True)}),
+        {
+            "1.31": ("1.0.5", False),
+            "1.32": ("1.2", False),
+            "1.33": ("1.5", False),
+            "1.34": ("1.6", False),
+            "1.35": ("1.9", False),
+            "1.36": ("1.13", False),
+            "1.37": ("1.15", True),
+        },
+    ),
 }
 # ---- end of matrixgen's output ---------------------------------------------------------------------------
 """Each installable line's own matrix: a pair is judged by the matrix of the release's line, and a minor that
@@ -186,8 +215,10 @@ def karpenter_release_problem(version: str) -> Optional[str]:
     known = ", ".join(KARPENTER_RELEASES)
     line = ".".join(version.split(".")[:2])
     if line in KARPENTER_LINES:
-        return (f"Karpenter {version} is not confirmed upstream: its chart and release notes could not be read, so "
-                f"its values, IAM and CRD fields are unknown (the rack installs {known})")
+        return (
+            f"Karpenter {version} is not confirmed upstream: its chart and release notes could not be read, so "
+            f"its values, IAM and CRD fields are unknown (the rack installs {known})"
+        )
     return f"the rack installs Karpenter {' or '.join(f'{line}.x' for line in KARPENTER_LINES)} ({known})"
 
 
@@ -195,9 +226,17 @@ def karpenter_compatibility(k8s_minor: str, karpenter_version: str) -> Karpenter
     """Whether Karpenter ``karpenter_version`` supports a control plane on Kubernetes ``k8s_minor`` (``1.37``),
     by the compatibility matrix of the release's own line (``KARPENTER_MATRICES``), and which release the rack
     installs would serve. Pure: the rack's config, the components and a fleet view all judge the pair with it."""
-    serving = next((r for r in sorted(KARPENTER_RELEASES, key=lambda v: (not v.startswith(KARPENTER_LTS_LINE + "."),
-                                                                         tuple(-n for n in _release_key(v))))
-                    if _pair_supported(k8s_minor, r)), None)
+    serving = next(
+        (
+            r
+            for r in sorted(
+                KARPENTER_RELEASES,
+                key=lambda v: (not v.startswith(KARPENTER_LTS_LINE + "."), tuple(-n for n in _release_key(v))),
+            )
+            if _pair_supported(k8s_minor, r)
+        ),
+        None,
+    )
     problem = karpenter_release_problem(karpenter_version)
     if problem:
         return KarpenterVerdict(False, problem, serving)
@@ -205,16 +244,24 @@ def karpenter_compatibility(k8s_minor: str, karpenter_version: str) -> Karpenter
         return KarpenterVerdict(True, "", serving)
     matrix = KARPENTER_MATRICES[KARPENTER_RELEASES[karpenter_version].line]
     # a matrix (the release's own first, then the newest) whose cell for the minor rules the release out
-    ruling = next((m for m in (matrix, *reversed(KARPENTER_MATRICES.values()))
-                   if k8s_minor in m.cells and not _cell_allows(m.cells[k8s_minor], karpenter_version)), None)
+    ruling = next(
+        (
+            m
+            for m in (matrix, *reversed(KARPENTER_MATRICES.values()))
+            if k8s_minor in m.cells and not _cell_allows(m.cells[k8s_minor], karpenter_version)
+        ),
+        None,
+    )
     if ruling is not None:
         oldest, exact = ruling.cells[k8s_minor]
         needs = f"{oldest}.x" if exact else f"{oldest} or later"
         reason = f"Kubernetes {k8s_minor} needs Karpenter {needs}, not {karpenter_version} ({ruling.source})"
     else:
         listed = matrix.minors()
-        reason = (f"Karpenter {karpenter_version} is not confirmed for Kubernetes {k8s_minor}: its compatibility "
-                  f"matrix lists {listed[0]} to {listed[-1]} ({matrix.source})")
+        reason = (
+            f"Karpenter {karpenter_version} is not confirmed for Kubernetes {k8s_minor}: its compatibility "
+            f"matrix lists {listed[0]} to {listed[-1]} ({matrix.source})"
+        )
     return KarpenterVerdict(False, reason, serving)
 
 
@@ -337,9 +384,15 @@ out again (its AWS README warns of this). Its values name the GPU (``availableGP
 ``nvidia-tesla-k80``, ``-p100``, ``-v100``, ``-t4``, ``-a100``, ``nvidia-a10g``, ``nvidia-l4``,
 ``nvidia-l40s``); any value marks the node as a GPU node, a value outside the list only reads as
 ``not-listed`` in its metrics."""
-CLUSTER_AUTOSCALER_GPU_TYPES = {"K80": "nvidia-tesla-k80", "V100": "nvidia-tesla-v100", "T4": "nvidia-tesla-t4",
-                                "A100": "nvidia-tesla-a100", "A10G": "nvidia-a10g", "L4": "nvidia-l4",
-                                "L40S": "nvidia-l40s"}
+CLUSTER_AUTOSCALER_GPU_TYPES = {
+    "K80": "nvidia-tesla-k80",
+    "V100": "nvidia-tesla-v100",
+    "T4": "nvidia-tesla-t4",
+    "A100": "nvidia-tesla-a100",
+    "A10G": "nvidia-a10g",
+    "L4": "nvidia-l4",
+    "L40S": "nvidia-l40s",
+}
 """GPU model (``instances.Family.gpu_model``) -> the autoscaler's own name for it, where it has one."""
 CLUSTER_AUTOSCALER_RELEASES = {
     "1.32": "v1.32.7",
@@ -364,13 +417,26 @@ def cluster_autoscaler_release(version: str) -> Optional[str]:
 
 # ---- partitions ------------------------------------------------------------------------------------
 
-PARTITIONS = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-isob-", "aws-iso-b"), ("us-isof-", "aws-iso-f"),
-              ("us-iso-", "aws-iso"), ("eu-isoe-", "aws-iso-e"), ("eusc-", "aws-eusc"))
+PARTITIONS = (
+    ("cn-", "aws-cn"),
+    ("us-gov-", "aws-us-gov"),
+    ("us-isob-", "aws-iso-b"),
+    ("us-isof-", "aws-iso-f"),
+    ("us-iso-", "aws-iso"),
+    ("eu-isoe-", "aws-iso-e"),
+    ("eusc-", "aws-eusc"),
+)
 """Region prefix -> partition, as the AWS SDKs' partitions table matches them (botocore
 ``botocore/data/partitions.json``, 2026-08: ``regionRegex`` of each partition; the AWS European
 Sovereign Cloud is ``aws-eusc``, its regions ``eusc-de-*``, today ``eusc-de-east-1``); every other region is ``aws``."""
-DNS_SUFFIXES = {"aws-cn": "amazonaws.com.cn", "aws-eusc": "amazonaws.eu", "aws-iso": "c2s.ic.gov",
-                "aws-iso-b": "sc2s.sgov.gov", "aws-iso-e": "cloud.adc-e.uk", "aws-iso-f": "csp.hci.ic.gov"}
+DNS_SUFFIXES = {
+    "aws-cn": "amazonaws.com.cn",
+    "aws-eusc": "amazonaws.eu",
+    "aws-iso": "c2s.ic.gov",
+    "aws-iso-b": "sc2s.sgov.gov",
+    "aws-iso-e": "cloud.adc-e.uk",
+    "aws-iso-f": "csp.hci.ic.gov",
+}
 """A partition's DNS suffix where it is not ``amazonaws.com`` (botocore ``partitions.json``, ``outputs.dnsSuffix``)."""
 
 
@@ -393,9 +459,11 @@ def ec2_principal(partition: str) -> str:
     return "ec2.amazonaws.com.cn" if partition == "aws-cn" else "ec2.amazonaws.com"
 
 
-POD_IDENTITY_UNAVAILABLE = {"aws-cn": "the Amazon EKS user guide for the China Regions (docs.amazonaws.cn, "
-                                      "eks/latest/userguide/pod-identities.html): \"Pod Identity is not available in "
-                                      "China Regions. Use IAM roles for service accounts.\""}
+POD_IDENTITY_UNAVAILABLE = {
+    "aws-cn": "the Amazon EKS user guide for the China Regions (docs.amazonaws.cn, "
+    'eks/latest/userguide/pod-identities.html): "Pod Identity is not available in '
+    'China Regions. Use IAM roles for service accounts."'
+}
 """Partitions where EKS Pod Identity is not offered, with the source. botocore's ``endpoints.json`` lists an
 ``eks-auth`` endpoint in cn-north-1 and cn-northwest-1, but an endpoint in the SDK's table is not the service's
 availability, and the China user guide says it is not available: the guide decides. In the European Sovereign
@@ -451,8 +519,15 @@ class VolumeLimits:
 
 EBS_VOLUMES = {
     "gp2": VolumeLimits(size_gib=(1, 16384)),
-    "gp3": VolumeLimits(size_gib=(1, 65536), iops=(3000, 80000), iops_per_gib=500, baseline_iops=3000,
-                        throughput_mibs=(125, 2000), throughput_per_iops=0.25, baseline_throughput_mibs=125),
+    "gp3": VolumeLimits(
+        size_gib=(1, 65536),
+        iops=(3000, 80000),
+        iops_per_gib=500,
+        baseline_iops=3000,
+        throughput_mibs=(125, 2000),
+        throughput_per_iops=0.25,
+        baseline_throughput_mibs=125,
+    ),
     "io1": VolumeLimits(size_gib=(4, 16384), iops=(100, 64000), iops_required=True, iops_per_gib=50),
     "io2": VolumeLimits(size_gib=(4, 65536), iops=(100, 256000), iops_required=True, iops_per_gib=1000),
 }

@@ -41,8 +41,9 @@ _PRESENT = object()
 """A label the family has, whose value the table cannot give (the exact GPU name, count, memory)."""
 _GPU_LABELS = ("instance-gpu-manufacturer", "instance-gpu-name", "instance-gpu-count", "instance-gpu-memory")
 _ACCELERATOR_LABELS = ("instance-accelerator-manufacturer", "instance-accelerator-name", "instance-accelerator-count")
-MODELLED = frozenset({"instance-family", "arch", "instance-category", "instance-generation", *_GPU_LABELS,
-                      *_ACCELERATOR_LABELS})
+MODELLED = frozenset(
+    {"instance-family", "arch", "instance-category", "instance-generation", *_GPU_LABELS, *_ACCELERATOR_LABELS}
+)
 """The labels the table answers per family; any other label (cpu, memory, size, zone, custom) excludes nothing."""
 _CATEGORY_RE = re.compile(r"([a-z]+)(?:-[0-9]+tb)?([0-9]+)")
 OTHER_X86 = "<any other x86_64 family>"
@@ -63,7 +64,7 @@ class Requirement:
         marked so that a custom label of the same name (``instance-type: trn1-32xl``) is never taken for one."""
         for prefix in (KARPENTER_PREFIX, AUTO_MODE_PREFIX):
             if self.key.startswith(prefix):
-                return self.key[len(prefix):]
+                return self.key[len(prefix) :]
         return {TYPE_KEY: "instance-type", ARCH_KEY: "arch"}.get(self.key, f"custom {self.key}")
 
     def __str__(self) -> str:
@@ -92,7 +93,12 @@ def read(requirements: Any) -> list[Requirement]:
 def family_labels(family: str) -> dict[str, Any]:
     """The well-known labels an instance of ``family`` gets (``_PRESENT`` where only presence is known)."""
     if family == OTHER_X86:
-        return {"instance-family": _PRESENT, "arch": "amd64", "instance-category": _PRESENT, "instance-generation": _PRESENT}
+        return {
+            "instance-family": _PRESENT,
+            "arch": "amd64",
+            "instance-category": _PRESENT,
+            "instance-generation": _PRESENT,
+        }
     facts = instances.facts(family)
     match = _CATEGORY_RE.match(facts.name)
     labels: dict[str, Any] = {
@@ -103,11 +109,22 @@ def family_labels(family: str) -> dict[str, Any]:
         labels["instance-category"] = match.group(1)
         labels["instance-generation"] = match.group(2)
     if facts.gpu:
-        labels.update({"instance-gpu-manufacturer": facts.gpu, "instance-gpu-name": _PRESENT,
-                       "instance-gpu-count": _PRESENT, "instance-gpu-memory": _PRESENT})
+        labels.update(
+            {
+                "instance-gpu-manufacturer": facts.gpu,
+                "instance-gpu-name": _PRESENT,
+                "instance-gpu-count": _PRESENT,
+                "instance-gpu-memory": _PRESENT,
+            }
+        )
     if facts.neuron or facts.accelerator == "Qualcomm AI 100":
-        labels.update({"instance-accelerator-manufacturer": "aws" if facts.neuron else "qualcomm",
-                       "instance-accelerator-name": _PRESENT, "instance-accelerator-count": _PRESENT})
+        labels.update(
+            {
+                "instance-accelerator-manufacturer": "aws" if facts.neuron else "qualcomm",
+                "instance-accelerator-name": _PRESENT,
+                "instance-accelerator-count": _PRESENT,
+            }
+        )
     return labels
 
 
@@ -159,8 +176,12 @@ def candidates(requirements: Sequence[Requirement]) -> list[str]:
 
 @functools.lru_cache(maxsize=1024)
 def _candidates(requirements: tuple[Requirement, ...]) -> tuple[str, ...]:
-    named = {instances.family_of(v) for r in requirements if r.operator == "In" and r.label in ("instance-family", "instance-type")
-             for v in r.values}
+    named = {
+        instances.family_of(v)
+        for r in requirements
+        if r.operator == "In" and r.label in ("instance-family", "instance-type")
+        for v in r.values
+    }
     universe = sorted(set(instances.FAMILIES) | named) + [OTHER_X86]
     return tuple(f for f in universe if all(satisfies(r, f, family_labels(f)) for r in requirements))
 
@@ -203,8 +224,13 @@ def gpu_selection(requirements: Sequence[Requirement]) -> Optional[str]:
     if not nvidia:
         return None  # the other requirements leave no NVIDIA family (AMD only, or none at all)
     for label, what in (("instance-family", "instance families"), ("instance-type", "instance types")):
-        listed = [v for r in asking if r.label == label for v in r.values
-                  if instances.is_nvidia_gpu_family(v) and instances.family_of(v) in nvidia]
+        listed = [
+            v
+            for r in asking
+            if r.label == label
+            for v in r.values
+            if instances.is_nvidia_gpu_family(v) and instances.family_of(v) in nvidia
+        ]
         if listed:
             return f"{what} {','.join(listed)}"
     return "requirements " + " and ".join(str(r) for r in asking)
@@ -265,8 +291,13 @@ def launchable(requirements: tuple[Requirement, ...]) -> tuple[tuple[instances.I
     table cannot size (a family it does not list): ``((types...), (unsized families...))``."""
     families = [f for f in _candidates(requirements) if f != OTHER_X86]
     if OTHER_X86 in _candidates(requirements):  # the sized x86 families without an accelerator
-        families += [f for f in instances.sized_families() if f not in instances.FAMILIES and f not in families
-                     and all(satisfies(r, f, family_labels(f)) for r in requirements)]
+        families += [
+            f
+            for f in instances.sized_families()
+            if f not in instances.FAMILIES
+            and f not in families
+            and all(satisfies(r, f, family_labels(f)) for r in requirements)
+        ]
     types: list[instances.InstanceType] = []
     unsized: list[str] = []
     for family in families:

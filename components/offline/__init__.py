@@ -35,10 +35,12 @@ def sdk_problem() -> str | None:
     major, minor = TESTED_SDK
     if have.split(".")[:2] == [str(major), str(minor)]:
         return None
-    return (f"the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi>={major}.{minor},"
-            f"<{major}.{minor + 1} (it runs programs under the SDK's mocks, through SDK internals), and this environment "
-            f"has pulumi {have}: pip install \"mixed-os-racks[offline]\" gives it the SDK it was tested with (the "
-            f"components themselves work with this SDK)")
+    return (
+        f"the offline engine (mixed_os_racks.offline, `mixed-os-racks preview`) needs pulumi>={major}.{minor},"
+        f"<{major}.{minor + 1} (it runs programs under the SDK's mocks, through SDK internals), and this environment "
+        f'has pulumi {have}: pip install "mixed-os-racks[offline]" gives it the SDK it was tested with (the '
+        f"components themselves work with this SDK)"
+    )
 
 
 def require_sdk() -> None:
@@ -52,8 +54,14 @@ def require_sdk() -> None:
 
         raise OfflineUnavailable(problem)
 
-_WHERE = {"Catalog": "catalog", "CatalogError": "catalog", "run_program": "engine", "ProgramRun": "records",
-          "Resource": "records"}
+
+_WHERE = {
+    "Catalog": "catalog",
+    "CatalogError": "catalog",
+    "run_program": "engine",
+    "ProgramRun": "records",
+    "Resource": "records",
+}
 """The engine's names, imported on first use: ``python -m mixed_os_racks.offline`` tunes the cycle
 collector before the engine's imports (``mixed_os_racks.__main__``)."""
 

@@ -92,7 +92,9 @@ class PolicyPacks:
         self._extended = dict(extended or {})
         self.overridden: set[str] = set()
         if configs and len(configs) != len(packs):
-            raise PolicyPackError(f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order")
+            raise PolicyPackError(
+                f"{len(configs)} policy pack config(s) for {len(packs)} policy pack(s): give one per pack, in order"
+            )
         self._user = [read_config_file(Path(c)) if c else {} for c in configs] or [{} for _ in packs]
         self._stack_config = stack_config or {}
         self._beneath = beneath
@@ -161,7 +163,7 @@ class PolicyPacks:
         """Send pack ``n`` the resources it has not had (it has started: ``_start``)."""
         analysis = self._analyses[n]
         assert analysis is not None
-        for resource in self._target.resources[self._sent[n]:]:
+        for resource in self._target.resources[self._sent[n] :]:
             analysis.add(resource)
         self._sent[n] = len(self._target.resources)
         return analysis

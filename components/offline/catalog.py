@@ -114,11 +114,14 @@ def _iso_8601(value: str) -> str:
         moment = instant(value)
     except ValueError as exc:
         why = f": {exc}" if "must be in" in str(exc) or "out of range" in str(exc) else ""
-        raise ValueError(f"'{value}' is not an ISO 8601 time{why} (write it as EC2 gives it, like "
-                         f"\"2026-11-15T08:12:40.000Z\")") from None
+        raise ValueError(
+            f"'{value}' is not an ISO 8601 time{why} (write it as EC2 gives it, like \"2026-11-15T08:12:40.000Z\")"
+        ) from None
     if moment.tzinfo is None or "T" not in value.upper():  # which image is the most recent needs the moment
-        raise ValueError(f"'{value}' is a date or a time without its zone (write it as EC2 gives it, in UTC, like "
-                         f"\"2026-11-15T08:12:40.000Z\")")
+        raise ValueError(
+            f"'{value}' is a date or a time without its zone (write it as EC2 gives it, in UTC, like "
+            f'"2026-11-15T08:12:40.000Z")'
+        )
     return value
 
 
@@ -164,7 +167,9 @@ class CatalogAmi(BaseModel):
         return value
 
     def facts(self) -> AmiFacts:
-        return decode(self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted})
+        return decode(
+            self.id, {**self.model_dump(exclude_none=True), "root_snapshot_encrypted": self.root_snapshot_encrypted}
+        )
 
 
 ZONE_RE = re.compile(r"[a-z]{2,4}(-[a-z]+)+-[0-9]+([a-z]|-[a-z]+-[0-9]+[a-z])")
@@ -197,8 +202,10 @@ class CatalogNodeGroup(BaseModel):
     @model_validator(mode="after")
     def _bounds(self) -> "CatalogNodeGroup":
         if not self.min_size <= self.desired_size <= self.max_size:
-            raise ValueError(f"EKS holds min_size <= desired_size <= max_size (got {self.min_size}, "
-                             f"{self.desired_size}, {self.max_size})")
+            raise ValueError(
+                f"EKS holds min_size <= desired_size <= max_size (got {self.min_size}, "
+                f"{self.desired_size}, {self.max_size})"
+            )
         return self
 
 
@@ -217,15 +224,17 @@ class CatalogCluster(BaseModel):
     @classmethod
     def _version(cls, value: str) -> str:
         if not K8S_VERSION_RE.fullmatch(value):
-            raise ValueError(f"{value!r} is not a Kubernetes minor (like \"1.34\")")
+            raise ValueError(f'{value!r} is not a Kubernetes minor (like "1.34")')
         return value
 
     @field_validator("oidc_issuer")
     @classmethod
     def _issuer(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and not OIDC_ISSUER_RE.fullmatch(value):
-            raise ValueError(f"{value!r} is not an EKS OIDC issuer (like "
-                             f"https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF)")
+            raise ValueError(
+                f"{value!r} is not an EKS OIDC issuer (like "
+                f"https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF)"
+            )
         return value
 
     @field_validator("node_groups")
@@ -257,7 +266,9 @@ Price = Annotated[float, AfterValidator(_price)]
 
 def _reservation_id(value: str) -> str:
     if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(value):
-        raise ValueError(f"{value!r} is not a capacity reservation id (cr- and 8 or 17 hex digits, like cr-0123456789abcdef0)")
+        raise ValueError(
+            f"{value!r} is not a capacity reservation id (cr- and 8 or 17 hex digits, like cr-0123456789abcdef0)"
+        )
     return value
 
 
@@ -291,7 +302,11 @@ class CatalogReservation(BaseModel):
         if self.type == "capacity-block" and (self.start_date is None or self.end_date is None):
             missing = " and ".join(k for k in ("start_date", "end_date") if getattr(self, k) is None)
             raise ValueError(f"a Capacity Block has a start and an end date (missing {missing})")
-        if self.start_date is not None and self.end_date is not None and instant(self.end_date) <= instant(self.start_date):
+        if (
+            self.start_date is not None
+            and self.end_date is not None
+            and instant(self.end_date) <= instant(self.start_date)
+        ):
             raise ValueError(f"end_date {self.end_date} is not after start_date {self.start_date}")
         return self
 
@@ -372,7 +387,8 @@ class _StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no typ
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"the key '{key}' is given twice", key_node.start_mark)
+                    None, None, f"the key '{key}' is given twice", key_node.start_mark
+                )
             if isinstance(key, (str, int, float, bool)):
                 seen.add(key)
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
@@ -427,8 +443,17 @@ def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
 def _type_name(value: Any) -> str:
     if isinstance(value, (date, datetime)):
         return "a date"
-    return {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
-            dict: "a mapping", str: "text", bytes: "binary data", set: "a set"}.get(type(value), f"a YAML {type(value).__name__}")
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+        list: "a list",
+        dict: "a mapping",
+        str: "text",
+        bytes: "binary data",
+        set: "a set",
+    }.get(type(value), f"a YAML {type(value).__name__}")
 
 
 def _shown(value: Any) -> str:
@@ -445,7 +470,7 @@ def _where(loc: Sequence[Any], doc: Any) -> str:
         ami_id = entry.get("id") if isinstance(entry, dict) else None
         if isinstance(ami_id, str) and AMI_ID_RE.fullmatch(ami_id):
             head = f"amis[{loc[1]}]"
-            path = f"{head} ({ami_id}){path[len(head):]}"
+            path = f"{head} ({ami_id}){path[len(head) :]}"
     return path or "the catalog"
 
 
@@ -467,16 +492,21 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
         return where, f"expected a list of images, got {_type_name(given)} {_shown(given)}"
     if kind == "literal_error":
         choices = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
-        meant = (next((c for c in choices if isinstance(given, str) and c.lower() == given.lower()), None)
-                 or closest(given, choices))
+        meant = next((c for c in choices if isinstance(given, str) and c.lower() == given.lower()), None) or closest(
+            given, choices
+        )
         either = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else "".join(choices)
-        return where, (f"expected {either}, got {_type_name(given)} {_shown(given)}"
-                       + (f" (did you mean {meant}?)" if meant else ""))
+        return where, (
+            f"expected {either}, got {_type_name(given)} {_shown(given)}"
+            + (f" (did you mean {meant}?)" if meant else "")
+        )
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return where, f"expected a whole number, got {_type_name(given)} {_shown(given)}"
     if kind == "value_error":
         return where, str(error["msg"]).removeprefix("Value error, ")
-    if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(given, str):
+    if kind in ("string_type", "string_pattern_mismatch", "string_too_short", "string_too_long") and not isinstance(
+        given, str
+    ):
         quote = isinstance(given, (bool, int, float, date))
         return where, f"expected text, got {_type_name(given)} {_shown(given)}" + (" (quote it)" if quote else "")
     if kind == "float_type":
@@ -494,26 +524,35 @@ def _problem(error: Mapping[str, Any], doc: Any) -> tuple[str, str]:
 def _model_at(loc: Sequence[Any]) -> Optional[type[BaseModel]]:
     """The model of the entry at ``loc`` (``()``: the file; ``("amis", 0)``: an image; ``("clusters", "c")``: a
     cluster; ``("clusters", "c", "node_groups", "g")``: a node group), or None (inside a plain mapping)."""
-    shapes: dict[tuple[Any, ...], type[BaseModel]] = {(): CatalogDoc, ("amis", int): CatalogAmi,
-                                                      ("clusters", str): CatalogCluster,
-                                                      ("clusters", str, "node_groups", str): CatalogNodeGroup,
-                                                      ("reservations", str): CatalogReservation}
+    shapes: dict[tuple[Any, ...], type[BaseModel]] = {
+        (): CatalogDoc,
+        ("amis", int): CatalogAmi,
+        ("clusters", str): CatalogCluster,
+        ("clusters", str, "node_groups", str): CatalogNodeGroup,
+        ("reservations", str): CatalogReservation,
+    }
     shape = tuple(part if part in ("amis", "clusters", "node_groups", "reservations") else type(part) for part in loc)
     return shapes.get(shape)
 
 
-_MAPPINGS = {"clusters": "EKS cluster names to their fields (version, authentication_mode, ...)",
-             "node_groups": "node group names to their scaling config (desired_size, min_size, max_size)",
-             "subnets": "subnet ids to their Availability Zones", "prices": "instance types to US dollars an hour",
-             "ssm_parameters": "parameter names to AMI ids", "tags": "tag keys to values",
-             "reservations": "capacity reservation ids to their fields (instance_type, availability_zone, ...)"}
+_MAPPINGS = {
+    "clusters": "EKS cluster names to their fields (version, authentication_mode, ...)",
+    "node_groups": "node group names to their scaling config (desired_size, min_size, max_size)",
+    "subnets": "subnet ids to their Availability Zones",
+    "prices": "instance types to US dollars an hour",
+    "ssm_parameters": "parameter names to AMI ids",
+    "tags": "tag keys to values",
+    "reservations": "capacity reservation ids to their fields (instance_type, availability_zone, ...)",
+}
 """What each mapping of the catalog maps, for a section given another shape."""
 _ENTRIES: dict[type[BaseModel], str] = {
     CatalogAmi: "an image's fields (id, name, architecture, ...)",
     CatalogCluster: "a cluster's fields (version, authentication_mode, oidc_issuer, oidc_provider, node_groups)",
     CatalogNodeGroup: "a node group's scaling config (desired_size, min_size, max_size)",
-    CatalogReservation: "a reservation's fields (instance_type, availability_zone, instance_count, type, start_date, end_date)",
-    CatalogDoc: "the catalog's sections (amis, ssm_parameters, subnets, ...)"}
+    CatalogReservation: "a reservation's fields (instance_type, availability_zone, instance_count, type, start_date, "
+    "end_date)",
+    CatalogDoc: "the catalog's sections (amis, ssm_parameters, subnets, ...)",
+}
 """What an entry of each kind holds, for an entry given another shape."""
 
 
@@ -566,22 +605,48 @@ class Catalog:
         """This catalog added to ``base``: every image, SSM parameter, subnet, price, cluster and capacity reservation
         of both, this catalog's entry winning over ``base``'s of the same id or key, and ``base``'s EBS encryption
         default unless this catalog sets its own (``--amis FILE`` over the default catalog)."""
-        encrypted = self.ebs_encryption_by_default if "ebs_encryption_by_default" in self.given else base.ebs_encryption_by_default
-        return Catalog({**base.amis, **self.amis}, self.source, encrypted, {**base.ssm_parameters, **self.ssm_parameters},
-                       {**base.subnets, **self.subnets}, {**base.prices, **self.prices}, {**base.clusters, **self.clusters},
-                       {**base.reservations, **self.reservations}, sorted(self.given | base.given))
+        encrypted = (
+            self.ebs_encryption_by_default
+            if "ebs_encryption_by_default" in self.given
+            else base.ebs_encryption_by_default
+        )
+        return Catalog(
+            {**base.amis, **self.amis},
+            self.source,
+            encrypted,
+            {**base.ssm_parameters, **self.ssm_parameters},
+            {**base.subnets, **self.subnets},
+            {**base.prices, **self.prices},
+            {**base.clusters, **self.clusters},
+            {**base.reservations, **self.reservations},
+            sorted(self.given | base.given),
+        )
 
     def policy_facts(self) -> dict[str, dict[str, Any]]:
         """Every image's facts as the pack's AMI-facts policies take them in their config (``amis``: AMI id ->
         ``rootSnapshotGiB``, ``architecture``, ...): the offline preview gives them to the pack, so that what the
         catalog knows of an AMI reaches the policies whichever resource pins it."""
-        return {ami.id: {key: value for key, value in {
-            "name": ami.name, "description": ami.description, "architecture": ami.architecture,
-            "rootDeviceName": ami.root_device_name, "rootSnapshotGiB": ami.root_snapshot_gib,
-            "rootSnapshotEncrypted": ami.root_snapshot_encrypted, "creationDate": ami.creation_date,
-            "ownerId": ami.owner_id, "imageOwnerAlias": ami.owner_alias, "deprecationTime": ami.deprecation_time,
-            "tags": dict(ami.tags), "nvidiaDriverBranch": ami.nvidia_driver_branch,
-        }.items() if value not in (None, "")} for ami in self.amis.values()}
+        return {
+            ami.id: {
+                key: value
+                for key, value in {
+                    "name": ami.name,
+                    "description": ami.description,
+                    "architecture": ami.architecture,
+                    "rootDeviceName": ami.root_device_name,
+                    "rootSnapshotGiB": ami.root_snapshot_gib,
+                    "rootSnapshotEncrypted": ami.root_snapshot_encrypted,
+                    "creationDate": ami.creation_date,
+                    "ownerId": ami.owner_id,
+                    "imageOwnerAlias": ami.owner_alias,
+                    "deprecationTime": ami.deprecation_time,
+                    "tags": dict(ami.tags),
+                    "nvidiaDriverBranch": ami.nvidia_driver_branch,
+                }.items()
+                if value not in (None, "")
+            }
+            for ami in self.amis.values()
+        }
 
     def cluster(self, name: str) -> CatalogCluster:
         """An EKS cluster of the offline account: the one listed, else one with the defaults and no node groups."""
@@ -590,7 +655,7 @@ class Catalog:
     def zone_of(self, subnet_id: str, region: str) -> Optional[str]:
         """The subnet's Availability Zone, or None when the account has no such subnet in ``region``."""
         zone = self.subnets.get(subnet_id)
-        rest = zone[len(region):] if zone is not None and zone.startswith(region) else ""
+        rest = zone[len(region) :] if zone is not None and zone.startswith(region) else ""
         # us-east-1a (a zone letter) or us-east-1-bos-1a (a Local Zone of the region)
         return zone if re.fullmatch(r"[a-z]|-[a-z]+-[0-9]+[a-z]", rest) else None
 
@@ -640,7 +705,9 @@ class Catalog:
         except YAML_TAG_ERRORS:
             raise CatalogError(f"AMI catalog {path}: not valid YAML: {TAG_MISFIT}") from None
         except RecursionError:
-            raise CatalogError(f"AMI catalog {path}: nested deeper than any catalog (more than {MAX_DEPTH} levels)") from None
+            raise CatalogError(
+                f"AMI catalog {path}: nested deeper than any catalog (more than {MAX_DEPTH} levels)"
+            ) from None
         return cls.from_doc({} if doc is None else doc, str(path))
 
     @classmethod
@@ -658,17 +725,28 @@ class Catalog:
             raise CatalogError(f"AMI catalog {source}: nested deeper than any catalog (more than {MAX_DEPTH} levels)")
         bad_keys = [k for k in _keys(doc) if not isinstance(k, str)]
         if bad_keys:
-            raise CatalogError(f"AMI catalog {source}: the key {bad_keys[0]!r} is {_type_name(bad_keys[0])}, not text (quote it)")
+            raise CatalogError(
+                f"AMI catalog {source}: the key {bad_keys[0]!r} is {_type_name(bad_keys[0])}, not text (quote it)"
+            )
         try:
             model = CatalogDoc.model_validate(doc)
         except ValidationError as exc:
             problems = _problems(exc, doc)
-            raise CatalogError(f"AMI catalog {source}: " + (problems[0] if len(problems) == 1 else
-                               "invalid:\n  " + "\n  ".join(problems))) from None
-        return cls({ami.id: ami.facts() for ami in model.amis}, source, model.ebs_encryption_by_default, model.ssm_parameters,
-                   model.subnets, prices=model.prices, clusters=model.clusters,
-                   reservations={i: entry.facts(i) for i, entry in model.reservations.items()},
-                   given=list(model.model_fields_set))
+            raise CatalogError(
+                f"AMI catalog {source}: "
+                + (problems[0] if len(problems) == 1 else "invalid:\n  " + "\n  ".join(problems))
+            ) from None
+        return cls(
+            {ami.id: ami.facts() for ami in model.amis},
+            source,
+            model.ebs_encryption_by_default,
+            model.ssm_parameters,
+            model.subnets,
+            prices=model.prices,
+            clusters=model.clusters,
+            reservations={i: entry.facts(i) for i, entry in model.reservations.items()},
+            given=list(model.model_fields_set),
+        )
 
 
 def _keys(value: Any) -> list[Any]:
@@ -698,9 +776,17 @@ def _glob(pattern: str) -> re.Pattern[str]:
 
 def _matches(ami: AmiFacts, name: str, values: list[str]) -> bool:
     fields = {
-        "image-id": ami.id, "name": ami.name, "description": ami.description, "architecture": ami.architecture,
-        "owner-id": ami.owner_id, "owner-alias": ami.owner_alias, "root-device-name": ami.root_device_name,
-        "state": "available", "image-type": "machine", "virtualization-type": "hvm", "root-device-type": "ebs",
+        "image-id": ami.id,
+        "name": ami.name,
+        "description": ami.description,
+        "architecture": ami.architecture,
+        "owner-id": ami.owner_id,
+        "owner-alias": ami.owner_alias,
+        "root-device-name": ami.root_device_name,
+        "state": "available",
+        "image-type": "machine",
+        "virtualization-type": "hvm",
+        "root-device-type": "ebs",
     }
     if name == "tag-key":
         return any(_glob(v).fullmatch(key) for v in values for key in ami.tags)
@@ -708,8 +794,10 @@ def _matches(ami: AmiFacts, name: str, values: list[str]) -> bool:
         value = ami.tags.get(name[4:])
         return value is not None and any(_glob(v).fullmatch(value) for v in values)
     if name not in fields:
-        raise CatalogError(f"the offline AMI catalog cannot filter images by '{name}' "
-                           f"(it filters by {', '.join(sorted(fields))}, tag:<key> and tag-key)")
+        raise CatalogError(
+            f"the offline AMI catalog cannot filter images by '{name}' "
+            f"(it filters by {', '.join(sorted(fields))}, tag:<key> and tag-key)"
+        )
     return any(_glob(v).fullmatch(fields[name]) for v in values)
 
 
@@ -745,5 +833,3 @@ def get_ami_result(ami: AmiFacts) -> dict[str, Any]:
             }
         ],
     }
-
-

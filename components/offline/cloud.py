@@ -20,22 +20,33 @@ from .catalog import OFFLINE_ACCOUNT, Catalog, CatalogError, get_ami_result, ins
 
 
 OFFLINE_ADDON_VERSIONS: dict[str, dict[str, str]] = {
-    addon: {f"1.{minor}": f"{base}.{minor - 28}-eksbuild.offline"
-            for minor in (minor_number(version) for version in eks_calendar())}
-    for addon, base in (("coredns", "v1.12"), ("eks-pod-identity-agent", "v1.3"), ("metrics-server", "v0.8"),
-                        ("kube-proxy", "v1"), ("vpc-cni", "v1.20"))
+    addon: {
+        f"1.{minor}": f"{base}.{minor - 28}-eksbuild.offline"
+        for minor in (minor_number(version) for version in eks_calendar())
+    }
+    for addon, base in (
+        ("coredns", "v1.12"),
+        ("eks-pod-identity-agent", "v1.3"),
+        ("metrics-server", "v0.8"),
+        ("kube-proxy", "v1"),
+        ("vpc-cni", "v1.20"),
+    )
 }
 """The offline stand-in for EKS's add-on versions: one per add-on and Kubernetes minor, marked
 ``-eksbuild.offline`` so nobody mistakes it for a build AWS publishes; for every minor EKS lists (``eks_calendar``)."""
 
 
 # Each section of the catalog, in the form a look-up's error shows it (every field: docs/offline.md).
-AMIS_FORM = ("amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
-             "root_snapshot_gib: 20, creation_date: \"2026-01-01T00:00:00.000Z\", owner_id: \"111122223333\"}]")
+AMIS_FORM = (
+    "amis: [{id: ami-0123456789abcdef0, name: ..., architecture: x86_64, root_device_name: /dev/xvda, "
+    'root_snapshot_gib: 20, creation_date: "2026-01-01T00:00:00.000Z", owner_id: "111122223333"}]'
+)
 SUBNETS_FORM = "subnets: {subnet-0123456789abcdef0: us-east-1a}"
 SSM_FORM = "ssm_parameters: {/aws/service/eks/optimized-ami/...: ami-0123456789abcdef0}"
-RESERVATIONS_FORM = ("reservations: {cr-0123456789abcdef0: {instance_type: p5.48xlarge, availability_zone: us-east-1a, "
-                     "instance_count: 2}}")
+RESERVATIONS_FORM = (
+    "reservations: {cr-0123456789abcdef0: {instance_type: p5.48xlarge, availability_zone: us-east-1a, "
+    "instance_count: 2}}"
+)
 
 
 def catalog_hint(form: str) -> str:
@@ -121,7 +132,11 @@ class OfflineMocks(pulumi.runtime.Mocks):
             cluster["accessConfig"] = cluster.pop("accessConfigs")[0]
             return cluster
         if token == "aws:iam/role:Role":
-            return {"id": resource_id, "name": resource_id, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{resource_id}"}
+            return {
+                "id": resource_id,
+                "name": resource_id,
+                "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{resource_id}",
+            }
         if token == "aws:ec2/capacityReservation:CapacityReservation":
             return self._capacity_reservation(resource_id)
         raise NotImplementedError(f"the offline engine cannot read an existing {token}")
@@ -133,17 +148,27 @@ class OfflineMocks(pulumi.runtime.Mocks):
         found = self.catalog.reservations.get(reservation_id)
         why = f"has no reservations.{reservation_id}"
         if found is not None and found.end is not None and found.end <= clock.now():
-            why = (f"lists reservations.{reservation_id} as ended on {found.end.isoformat().replace('+00:00', 'Z')}: "
-                   "EC2 expired it")
+            why = (
+                f"lists reservations.{reservation_id} as ended on {found.end.isoformat().replace('+00:00', 'Z')}: "
+                "EC2 expired it"
+            )
             found = None
         if found is None:
-            raise ProviderError(f"reading EC2 Capacity Reservation ({reservation_id}): couldn't find resource (the offline "
-                                f"catalog ({self.catalog.source}) {why}; {catalog_hint(RESERVATIONS_FORM)})")
+            raise ProviderError(
+                f"reading EC2 Capacity Reservation ({reservation_id}): couldn't find resource (the offline "
+                f"catalog ({self.catalog.source}) {why}; {catalog_hint(RESERVATIONS_FORM)})"
+            )
         state: dict[str, Any] = {
-            "id": reservation_id, "instanceType": found.instance_type, "availabilityZone": found.zone,
-            "instanceCount": found.count, "instancePlatform": "Linux/UNIX", "tenancy": "default",
-            "endDateType": "unlimited" if found.end is None else "limited", "ownerId": OFFLINE_ACCOUNT,
-            "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:capacity-reservation/{reservation_id}"}
+            "id": reservation_id,
+            "instanceType": found.instance_type,
+            "availabilityZone": found.zone,
+            "instanceCount": found.count,
+            "instancePlatform": "Linux/UNIX",
+            "tenancy": "default",
+            "endDateType": "unlimited" if found.end is None else "limited",
+            "ownerId": OFFLINE_ACCOUNT,
+            "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:capacity-reservation/{reservation_id}",
+        }
         if found.end is not None:
             state["endDate"] = found.end.isoformat().replace("+00:00", "Z")
         return state
@@ -161,8 +186,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
             "version": known.version,
             "status": "ACTIVE",
             "roleArn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:role/{name}-cluster-role",
-            "accessConfigs": [{"authenticationMode": known.authentication_mode,
-                               "bootstrapClusterCreatorAdminPermissions": False}],
+            "accessConfigs": [
+                {"authenticationMode": known.authentication_mode, "bootstrapClusterCreatorAdminPermissions": False}
+            ],
             "identities": [{"oidcs": [{"issuer": self._issuer(name)}]}],
             "kubernetesNetworkConfig": {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"},
             "vpcConfig": {
@@ -181,34 +207,56 @@ class OfflineMocks(pulumi.runtime.Mocks):
     def _get_node_groups(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.eks.get_node_groups``: EKS ``ListNodegroups`` of one cluster."""
         name = str(args.get("clusterName") or "")
-        return {"id": name, "clusterName": name, "region": self.region,
-                "names": sorted(self.catalog.cluster(name).node_groups)}
+        return {
+            "id": name,
+            "clusterName": name,
+            "region": self.region,
+            "names": sorted(self.catalog.cluster(name).node_groups),
+        }
 
     def _get_node_group(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.eks.get_node_group``: EKS ``DescribeNodegroup``; a group the catalog does not list is not found."""
         cluster, group = str(args.get("clusterName") or ""), str(args.get("nodeGroupName") or "")
         found = self.catalog.cluster(cluster).node_groups.get(group)
         if found is None:
-            raise ProviderError(f"reading EKS Node Group ({cluster}:{group}): ResourceNotFoundException: No node group "
-                                f"found for name: {group} (the offline catalog ({self.catalog.source}) lists it under "
-                                f"clusters.{cluster}.node_groups)")
-        return {"id": f"{cluster}:{group}", "clusterName": cluster, "nodeGroupName": group, "status": "ACTIVE",
-                "region": self.region,
-                "scalingConfigs": [{"desiredSize": found.desired_size, "minSize": found.min_size,
-                                    "maxSize": found.max_size}]}
+            raise ProviderError(
+                f"reading EKS Node Group ({cluster}:{group}): ResourceNotFoundException: No node group "
+                f"found for name: {group} (the offline catalog ({self.catalog.source}) lists it under "
+                f"clusters.{cluster}.node_groups)"
+            )
+        return {
+            "id": f"{cluster}:{group}",
+            "clusterName": cluster,
+            "nodeGroupName": group,
+            "status": "ACTIVE",
+            "region": self.region,
+            "scalingConfigs": [
+                {"desiredSize": found.desired_size, "minSize": found.min_size, "maxSize": found.max_size}
+            ],
+        }
 
     def _get_oidc_provider(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.iam.get_open_id_connect_provider(url=...)``: IAM's OIDC provider for an EKS issuer. The
         account has one for every cluster's issuer but those the catalog marks ``oidc_provider: false``."""
         url = str(args.get("url") or "").removeprefix("https://")
-        missing = {self._issuer(n).removeprefix("https://") for n, c in self.catalog.clusters.items() if not c.oidc_provider}
+        missing = {
+            self._issuer(n).removeprefix("https://") for n, c in self.catalog.clusters.items() if not c.oidc_provider
+        }
         if not url or url in missing or not url.startswith(f"oidc.eks.{self.region}."):
-            raise ProviderError(f"reading IAM OIDC Provider ({url}): couldn't find resource (the offline catalog "
-                                f"({self.catalog.source}) marks the cluster oidc_provider: false, or the issuer is "
-                                f"not one of {self.region})")
+            raise ProviderError(
+                f"reading IAM OIDC Provider ({url}): couldn't find resource (the offline catalog "
+                f"({self.catalog.source}) marks the cluster oidc_provider: false, or the issuer is "
+                f"not one of {self.region})"
+            )
         arn = f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:oidc-provider/{url}"
-        return {"id": arn, "arn": arn, "url": url, "clientIdLists": ["sts.amazonaws.com"], "thumbprintLists": [],
-                "tags": {}}
+        return {
+            "id": arn,
+            "arn": arn,
+            "url": url,
+            "clientIdLists": ["sts.amazonaws.com"],
+            "thumbprintLists": [],
+            "tags": {},
+        }
 
     # the SDK's MockMonitor.Invoke takes the outputs alone as well as the declared (outputs, failures) pair
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:  # type: ignore[override]
@@ -236,12 +284,21 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if token == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"id": OFFLINE_ACCOUNT, "accountId": OFFLINE_ACCOUNT, "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:root", "userId": "offline"}
+            return {
+                "id": OFFLINE_ACCOUNT,
+                "accountId": OFFLINE_ACCOUNT,
+                "arn": f"arn:{self.partition}:iam::{OFFLINE_ACCOUNT}:root",
+                "userId": "offline",
+            }
         if token == "aws:index/getPartition:getPartition":
             partition = self.partition
             suffix = dns_suffix(partition)
-            return {"id": partition, "partition": partition, "dnsSuffix": suffix,
-                    "reverseDnsPrefix": ".".join(reversed(suffix.split(".")))}
+            return {
+                "id": partition,
+                "partition": partition,
+                "dnsSuffix": suffix,
+                "reverseDnsPrefix": ".".join(reversed(suffix.split("."))),
+            }
         if token == "aws:eks/getAddonVersion:getAddonVersion":
             return self._get_addon_version(args.args)
         raise NotImplementedError(f"the offline engine cannot answer the look-up {token}")
@@ -255,11 +312,19 @@ class OfflineMocks(pulumi.runtime.Mocks):
         builds = OFFLINE_ADDON_VERSIONS.get(name)
         version = builds and builds.get(kubernetes)
         if not version:
-            raise ProviderError(f"reading EKS Add-On version info ({name}, {kubernetes}): empty result (the offline "
-                                f"engine knows versions of {', '.join(sorted(OFFLINE_ADDON_VERSIONS))} for Kubernetes "
-                                f"{', '.join(sorted({v for b in OFFLINE_ADDON_VERSIONS.values() for v in b}))})")
-        return {"id": name, "addonName": name, "kubernetesVersion": kubernetes, "mostRecent": bool(args.get("mostRecent")),
-                "region": self.region, "version": version}
+            raise ProviderError(
+                f"reading EKS Add-On version info ({name}, {kubernetes}): empty result (the offline "
+                f"engine knows versions of {', '.join(sorted(OFFLINE_ADDON_VERSIONS))} for Kubernetes "
+                f"{', '.join(sorted({v for b in OFFLINE_ADDON_VERSIONS.values() for v in b}))})"
+            )
+        return {
+            "id": name,
+            "addonName": name,
+            "kubernetesVersion": kubernetes,
+            "mostRecent": bool(args.get("mostRecent")),
+            "region": self.region,
+            "version": version,
+        }
 
     def _get_ami(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``aws.ec2.get_ami`` as the AWS provider answers it: EC2 ``DescribeImages`` with the filters and
@@ -279,15 +344,20 @@ class OfflineMocks(pulumi.runtime.Mocks):
             pattern = re.compile(str(args["nameRegex"]))
             found = [ami for ami in found if pattern.search(ami.name)]
         if not found:
-            # what the AWS provider says when EC2 DescribeImages finds nothing, and where the offline account's images come from
+            # what the AWS provider says when EC2 DescribeImages finds nothing, and where the offline account's images
+            # come from
             ids = [v for f in filters if f.get("name") == "image-id" for v in f.get("values") or []]
-            raise ProviderError("Your query returned no results. Please change your search criteria and try again. "
-                                f"(offline: the AMI catalog {self.catalog.source} has no "
-                                + (f"image {', '.join(map(str, ids))}" if ids else "image matching these filters")
-                                + f"; {catalog_hint(AMIS_FORM)})")
+            raise ProviderError(
+                "Your query returned no results. Please change your search criteria and try again. "
+                f"(offline: the AMI catalog {self.catalog.source} has no "
+                + (f"image {', '.join(map(str, ids))}" if ids else "image matching these filters")
+                + f"; {catalog_hint(AMIS_FORM)})"
+            )
         if len(found) > 1 and not args.get("mostRecent"):
-            raise ProviderError(f"Your query returned more than one result ({len(found)} images in the offline AMI "
-                                "catalog). Please try a more specific search criteria, or set `most_recent` to true.")
+            raise ProviderError(
+                f"Your query returned more than one result ({len(found)} images in the offline AMI "
+                "catalog). Please try a more specific search criteria, or set `most_recent` to true."
+            )
         return get_ami_result(max(found, key=lambda ami: instant(ami.creation_date)))
 
     def _get_subnet(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -298,18 +368,33 @@ class OfflineMocks(pulumi.runtime.Mocks):
         zone = self.catalog.zone_of(subnet, self.region)
         if zone is None:
             # what the AWS provider says when DescribeSubnets finds nothing
-            raise ProviderError(f"no matching EC2 Subnet found (the offline catalog ({self.catalog.source}) has no "
-                                f"subnet {subnet} in {self.region}; {catalog_hint(SUBNETS_FORM)})")
-        return {"id": subnet, "availabilityZone": zone, "state": "available",
-                "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}", "ownerId": OFFLINE_ACCOUNT}
+            raise ProviderError(
+                f"no matching EC2 Subnet found (the offline catalog ({self.catalog.source}) has no "
+                f"subnet {subnet} in {self.region}; {catalog_hint(SUBNETS_FORM)})"
+            )
+        return {
+            "id": subnet,
+            "availabilityZone": zone,
+            "state": "available",
+            "arn": f"arn:{self.partition}:ec2:{self.region}:{OFFLINE_ACCOUNT}:subnet/{subnet}",
+            "ownerId": OFFLINE_ACCOUNT,
+        }
 
     def _get_parameter(self, args: Mapping[str, Any]) -> dict[str, Any]:
         name = str(args.get("name") or "")
         value = self.catalog.parameter(name)
         if value is None:
-            raise ProviderError(f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
-                                f"({self.catalog.source}) has no such parameter ({catalog_hint(SSM_FORM)})")
-        return {"id": name, "name": name, "arn": f"arn:{self.partition}:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
-                "type": "String", "value": value, "insecureValue": value, "version": 1, "withDecryption": True}
-
-
+            raise ProviderError(
+                f"reading SSM Parameter ({name}): ParameterNotFound: the offline AMI catalog "
+                f"({self.catalog.source}) has no such parameter ({catalog_hint(SSM_FORM)})"
+            )
+        return {
+            "id": name,
+            "name": name,
+            "arn": f"arn:{self.partition}:ssm:{self.region}:{OFFLINE_ACCOUNT}:parameter/{name.lstrip('/')}",
+            "type": "String",
+            "value": value,
+            "insecureValue": value,
+            "version": 1,
+            "withDecryption": True,
+        }

@@ -44,7 +44,8 @@ PACKAGE = "rack"
 OWN_ENTRY = "from mixed_os_racks.provider import serve; serve()"
 """What ``provider/__main__.py`` runs: the provider of the installed package."""
 START_TIMEOUT_S = 60.0
-"""A provider has this long to print its port (importing the Pulumi SDKs for AWS, EKS and Kubernetes takes a few seconds)."""
+"""A provider has this long to print its port (importing the Pulumi SDKs for AWS, EKS and Kubernetes takes a few
+seconds)."""
 MAX_MESSAGE = 400 * 1024 * 1024
 
 
@@ -65,8 +66,10 @@ def plugin_folder(project_dir: Path, packages: Mapping[str, Any], package: str) 
         raise ValueError(f"expected a plugin's source (a folder, a Git URL or a package name), got {entry!r}")
     local = source.startswith((".", "/", "~")) or (project_dir / source).is_dir()
     if not local:
-        return None, (f"{source} cannot be fetched offline: its components are constructed by the provider of the "
-                      f"installed mixed-os-racks")
+        return None, (
+            f"{source} cannot be fetched offline: its components are constructed by the provider of the "
+            f"installed mixed-os-racks"
+        )
     folder = (project_dir / Path(source).expanduser()).resolve()
     if not (folder / "PulumiPlugin.yaml").is_file():
         raise ValueError(f"{source}: no PulumiPlugin.yaml in {folder} (the folder `pulumi package add` was given)")
@@ -107,7 +110,11 @@ class ComponentProvider:
 
     @property
     def name(self) -> str:
-        return f"component provider {self.folder}" if self.folder else f"the {self.package} component provider ({OWN_ENTRY})"
+        return (
+            f"component provider {self.folder}"
+            if self.folder
+            else f"the {self.package} component provider ({OWN_ENTRY})"
+        )
 
     def construct(self, request: provider_pb2.ConstructRequest) -> provider_pb2.ConstructResponse:
         """``Construct`` (a failure is the provider's ``grpc.RpcError``, as the engine gets it)."""
@@ -135,20 +142,31 @@ class ComponentProvider:
         else:
             command = [sys.executable, "-c", OWN_ENTRY, engine]
         try:
-            self._process = subprocess.Popen(command, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                             stderr=self._stderr)
+            self._process = subprocess.Popen(
+                command, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr
+            )
         except OSError as exc:
-            raise ProviderStartError(f"{self.name} failed to start: cannot run {command[0]}: {exc.strerror or exc}") from None
+            raise ProviderStartError(
+                f"{self.name} failed to start: cannot run {command[0]}: {exc.strerror or exc}"
+            ) from None
         port = self._read_port()
-        self._channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
-            ("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)])
+        self._channel = grpc.insecure_channel(
+            f"127.0.0.1:{port}",
+            options=[("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)],
+        )
         stub = provider_pb2_grpc.ResourceProviderStub(self._channel)
         prefix = f"{self.package}:"
         variables = {key: value for key, value in self.config.items() if key.startswith(prefix)}
         try:  # as the engine configures a default provider: its package's config, by key and as arguments
-            stub.Configure(provider_pb2.ConfigureRequest(
-                variables=variables, args=to_struct({k[len(prefix):]: v for k, v in variables.items()}),
-                acceptSecrets=True, acceptResources=True), timeout=START_TIMEOUT_S)
+            stub.Configure(
+                provider_pb2.ConfigureRequest(
+                    variables=variables,
+                    args=to_struct({k[len(prefix) :]: v for k, v in variables.items()}),
+                    acceptSecrets=True,
+                    acceptResources=True,
+                ),
+                timeout=START_TIMEOUT_S,
+            )
         except grpc.RpcError as exc:
             raise self._failed(f"refused Configure: {exc.code().name}: {exc.details()}") from None
         return stub

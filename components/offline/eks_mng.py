@@ -80,27 +80,69 @@ def version_warning(version: Optional[str]) -> Optional[str]:
     if minor and MIRRORED[0] <= (int(minor[1]), int(minor[2])) <= MIRRORED[1]:
         return None
     first, last = (".".join(map(str, v)) for v in MIRRORED)
-    return (f"pulumi-eks {version or '(not installed)'}: the offline preview expands ManagedNodeGroup as "
-            f"pulumi-eks {first}-{last} does; this release's provider may register other children or values")
+    return (
+        f"pulumi-eks {version or '(not installed)'}: the offline preview expands ManagedNodeGroup as "
+        f"pulumi-eks {first}-{last} does; this release's provider may register other children or values"
+    )
+
+
 CLUSTER_TYPE = "eks:index:Cluster"
 AWS_CLUSTER_TYPE = "aws:eks/cluster:Cluster"
 
 CUSTOM_USER_DATA_ARGS = ("kubeletExtraArgs", "bootstrapExtraArgs", "bottlerocketSettings", "nodeadmExtraOptions")
 CUSTOM_LAUNCH_TEMPLATE_ARGS = (*CUSTOM_USER_DATA_ARGS, "enableIMDSv2", "userData", "amiId", "enableEfaSupport")
 NODE_GROUP_INPUTS = (
-    "amiType", "capacityType", "clusterName", "diskSize", "forceUpdateVersion", "instanceTypes", "labels",
-    "launchTemplate", "nodeGroupName", "nodeGroupNamePrefix", "nodeRepairConfig", "nodeRoleArn", "region",
-    "releaseVersion", "remoteAccess", "scalingConfig", "subnetIds", "tags", "taints", "updateConfig", "version",
+    "amiType",
+    "capacityType",
+    "clusterName",
+    "diskSize",
+    "forceUpdateVersion",
+    "instanceTypes",
+    "labels",
+    "launchTemplate",
+    "nodeGroupName",
+    "nodeGroupNamePrefix",
+    "nodeRepairConfig",
+    "nodeRoleArn",
+    "region",
+    "releaseVersion",
+    "remoteAccess",
+    "scalingConfig",
+    "subnetIds",
+    "tags",
+    "taints",
+    "updateConfig",
+    "version",
 )
 """The inputs of ``aws.eks.NodeGroup`` (@pulumi/aws 7.x): the generated constructor keeps only these."""
 ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
 DEFAULT_OS = osfamily.AL2023.family
-CORE_DATA_FIELDS = frozenset({
-    "cluster", "clusterIamRole", "endpoint", "instanceRoles", "nodeGroupOptions", "provider", "subnetIds", "vpcId",
-    "awsProvider", "clusterSecurityGroup", "eksNodeAccess", "encryptionConfig", "fargateProfile", "kubeconfig",
-    "oidcProvider", "privateSubnetIds", "publicSubnetIds", "storageClasses", "tags", "vpcCni", "accessEntries",
-    "nodeSecurityGroupTags",
-})
+CORE_DATA_FIELDS = frozenset(
+    {
+        "cluster",
+        "clusterIamRole",
+        "endpoint",
+        "instanceRoles",
+        "nodeGroupOptions",
+        "provider",
+        "subnetIds",
+        "vpcId",
+        "awsProvider",
+        "clusterSecurityGroup",
+        "eksNodeAccess",
+        "encryptionConfig",
+        "fargateProfile",
+        "kubeconfig",
+        "oidcProvider",
+        "privateSubnetIds",
+        "publicSubnetIds",
+        "storageClasses",
+        "tags",
+        "vpcCni",
+        "accessEntries",
+        "nodeSecurityGroupTags",
+    }
+)
 """pulumi-eks's ``CoreData`` fields, by their schema names (schema.json ``eks:index:CoreData``)."""
 _INSTANCE_TYPE_RE = re.compile(r"([a-z]+)([0-9]+)([a-z])?-?([a-z]+)?\.([a-zA-Z0-9-]+)")
 """pulumi-eks's reading of an instance type: a ``g`` right after the generation digits is Graviton."""
@@ -121,14 +163,33 @@ _EKS = "/aws/service/eks/optimized-ami/{v}/"
 _BR = "/aws/service/bottlerocket/aws-k8s-{v}"
 AMI_TYPES: dict[str, AmiType] = {
     "AL2_x86_64": AmiType(_AL2, False, "x86_64", _EKS + "amazon-linux-2/recommended/image_id", ("amazon-linux-2",)),
-    "AL2_x86_64_GPU": AmiType(_AL2, True, "x86_64", _EKS + "amazon-linux-2-gpu/recommended/image_id", ("amazon-linux-2-gpu",)),
-    "AL2_ARM_64": AmiType(_AL2, False, "arm64", _EKS + "amazon-linux-2-arm64/recommended/image_id", ("amazon-linux-2-arm",)),
-    "AL2023_x86_64_STANDARD": AmiType(_AL2023, False, "x86_64", _EKS + "amazon-linux-2023/x86_64/standard/recommended/image_id",
-                                      ("amazon-linux-2023/x86_64/standard",)),
-    "AL2023_ARM_64_STANDARD": AmiType(_AL2023, False, "arm64", _EKS + "amazon-linux-2023/arm64/standard/recommended/image_id",
-                                      ("amazon-linux-2023/arm64/standard",)),
-    "AL2023_x86_64_NVIDIA": AmiType(_AL2023, True, "x86_64", _EKS + "amazon-linux-2023/x86_64/nvidia/recommended/image_id",
-                                    ("amazon-linux-2023/x86_64/nvidia",)),
+    "AL2_x86_64_GPU": AmiType(
+        _AL2, True, "x86_64", _EKS + "amazon-linux-2-gpu/recommended/image_id", ("amazon-linux-2-gpu",)
+    ),
+    "AL2_ARM_64": AmiType(
+        _AL2, False, "arm64", _EKS + "amazon-linux-2-arm64/recommended/image_id", ("amazon-linux-2-arm",)
+    ),
+    "AL2023_x86_64_STANDARD": AmiType(
+        _AL2023,
+        False,
+        "x86_64",
+        _EKS + "amazon-linux-2023/x86_64/standard/recommended/image_id",
+        ("amazon-linux-2023/x86_64/standard",),
+    ),
+    "AL2023_ARM_64_STANDARD": AmiType(
+        _AL2023,
+        False,
+        "arm64",
+        _EKS + "amazon-linux-2023/arm64/standard/recommended/image_id",
+        ("amazon-linux-2023/arm64/standard",),
+    ),
+    "AL2023_x86_64_NVIDIA": AmiType(
+        _AL2023,
+        True,
+        "x86_64",
+        _EKS + "amazon-linux-2023/x86_64/nvidia/recommended/image_id",
+        ("amazon-linux-2023/x86_64/nvidia",),
+    ),
     "BOTTLEROCKET_ARM_64": AmiType(_BOTTLEROCKET, False, "arm64", _BR + "/arm64/latest/image_id"),
     "BOTTLEROCKET_x86_64": AmiType(_BOTTLEROCKET, False, "x86_64", _BR + "/x86_64/latest/image_id"),
     "BOTTLEROCKET_ARM_64_NVIDIA": AmiType(_BOTTLEROCKET, True, "arm64", _BR + "-nvidia/arm64/latest/image_id"),
@@ -179,18 +240,24 @@ class ManagedNodeGroup:
             registered = self.ctx.registrations.get(urn)
             if registered is not None and registered.type == CLUSTER_TYPE:
                 return UNKNOWN  # a Cluster component's core: not known until its children exist
-            raise self.fail(f"cluster is a {registered.type if registered else 'resource'}, not a pulumi-eks Cluster "
-                            "or its CoreData (pulumi-eks reads core.cluster)")
+            raise self.fail(
+                f"cluster is a {registered.type if registered else 'resource'}, not a pulumi-eks Cluster "
+                "or its CoreData (pulumi-eks reads core.cluster)"
+            )
         if cluster == UNKNOWN:
             return UNKNOWN
         if not isinstance(reveal(cluster), dict) or reference(lookup(cluster, "cluster")) is None:
-            raise self.fail("cluster must be a pulumi-eks Cluster or a CoreData whose cluster is the aws.eks.Cluster "
-                            "(pulumi-eks reads core.cluster's name, version, endpoint and certificate authority)")
+            raise self.fail(
+                "cluster must be a pulumi-eks Cluster or a CoreData whose cluster is the aws.eks.Cluster "
+                "(pulumi-eks reads core.cluster's name, version, endpoint and certificate authority)"
+            )
         unread = sorted(k for k in reveal(cluster) if _camel(k) != k and _camel(k) in CORE_DATA_FIELDS)
         if unread and not self.warned:
             self.warned = True
-            self.ctx.warn(f"{self.subject}: its cluster's CoreData has {', '.join(unread)}, which pulumi-eks does not "
-                          f"read (it reads {', '.join(_camel(k) for k in unread)}): they are ignored")
+            self.ctx.warn(
+                f"{self.subject}: its cluster's CoreData has {', '.join(unread)}, which pulumi-eks does not "
+                f"read (it reads {', '.join(_camel(k) for k in unread)}): they are ignored"
+            )
         return cluster
 
     def cluster(self, *path: str) -> Any:
@@ -219,15 +286,21 @@ class ManagedNodeGroup:
         if not _truthy(a.get("nodeRoleArn")) and not _truthy(a.get("nodeRole")):
             problems.append("An IAM role, or role ARN must be provided to create a managed node group")
         if a.get("enableEfaSupport") is True or a.get("enableEfaSupport") == UNKNOWN:
-            raise self.fail("the offline engine cannot expand enable_efa_support (pulumi-eks looks up the instance "
-                            "types, their offerings and the subnets of the placement group's zone)")
+            raise self.fail(
+                "the offline engine cannot expand enable_efa_support (pulumi-eks looks up the instance "
+                "types, their offerings and the subnets of the placement group's zone)"
+            )
         if _truthy(a.get("launchTemplate")) and self.builds_launch_template():
-            problems.append("If you provide a custom launch template, you cannot provide any of "
-                            f"{', '.join(CUSTOM_LAUNCH_TEMPLATE_ARGS)}. Please include these in the launch template "
-                            "that you are providing.")
+            problems.append(
+                "If you provide a custom launch template, you cannot provide any of "
+                f"{', '.join(CUSTOM_LAUNCH_TEMPLATE_ARGS)}. Please include these in the launch template "
+                "that you are providing."
+            )
         if self.custom_user_data() and _truthy(a.get("userData")):
-            problems.append(f"If you provide custom userData, you cannot provide any of {', '.join(CUSTOM_USER_DATA_ARGS)}. "
-                            "Please include these in the userData that you are providing.")
+            problems.append(
+                f"If you provide custom userData, you cannot provide any of {', '.join(CUSTOM_USER_DATA_ARGS)}. "
+                "Please include these in the userData that you are providing."
+            )
         if problems:
             raise self.fail("The input properties for the managed node group are invalid: " + " ".join(problems))
 
@@ -250,8 +323,10 @@ class ManagedNodeGroup:
             raise self.fail(f"Cannot determine OS of unknown AMI type: {ami_type}")
         detected = AMI_TYPES[resolved].os
         if os_name and os_name != detected:
-            raise self.fail(f"Operating system '{os_name}' does not match the detected operating system '{detected}' "
-                            f"of AMI type '{ami_type}'.")
+            raise self.fail(
+                f"Operating system '{os_name}' does not match the detected operating system '{detected}' "
+                f"of AMI type '{ami_type}'."
+            )
         return detected
 
     def architecture(self) -> Any:
@@ -265,8 +340,10 @@ class ManagedNodeGroup:
                 raise self.fail(f"instanceTypes: Invalid EC2 instance type: {instance_type}")
             graviton, x86 = (True, x86) if match.group(3) == "g" else (graviton, True)
             if graviton and x86:
-                raise self.fail("instanceTypes: Cannot determine architecture of instance types. The provided "
-                                "instance types do not share a common architecture")
+                raise self.fail(
+                    "instanceTypes: Cannot determine architecture of instance types. The provided "
+                    "instance types do not share a common architecture"
+                )
         return "arm64" if graviton else "x86_64"
 
     def determined_ami_type(self, os_name: Any) -> Any:
@@ -278,7 +355,9 @@ class ManagedNodeGroup:
         for name, meta in AMI_TYPES.items():
             if (meta.os, meta.gpu, meta.arch) == wanted:
                 return name
-        raise self.fail(f"No AMI type found for OS: {os_name}, GPU support: {str(wanted[1]).lower()}, architecture: {arch}")
+        raise self.fail(
+            f"No AMI type found for OS: {os_name}, GPU support: {str(wanted[1]).lower()}, architecture: {arch}"
+        )
 
     # ---- the children ----
 
@@ -312,17 +391,28 @@ class ManagedNodeGroup:
         imds = a.get("enableIMDSv2")
         metadata = None
         if _set(imds):
-            metadata = {"httpTokens": derived("required" if _truthy(imds) else "optional", imds),
-                        "httpPutResponseHopLimit": 2, "httpEndpoint": "enabled"}
-        props = without_none({"blockDeviceMappings": mappings, "userData": user_data, "metadataOptions": metadata,
-                              "imageId": image})
+            metadata = {
+                "httpTokens": derived("required" if _truthy(imds) else "optional", imds),
+                "httpPutResponseHopLimit": 2,
+                "httpEndpoint": "enabled",
+            }
+        props = without_none(
+            {"blockDeviceMappings": mappings, "userData": user_data, "metadataOptions": metadata, "imageId": image}
+        )
         deps = self.reg.property_dependencies
-        property_dependencies = {key: list(deps.get(source, [])) for key, source in
-                                 (("imageId", "amiId"), ("blockDeviceMappings", "diskSize"), ("userData", "userData"))
-                                 if key in props and deps.get(source)}
-        return Child(contract.LAUNCH_TEMPLATE, f"{self.reg.name}-launchTemplate", props, provider=self.aws_provider(),
-                     dependencies=sorted({u for urns in property_dependencies.values() for u in urns}),
-                     property_dependencies=property_dependencies)
+        property_dependencies = {
+            key: list(deps.get(source, []))
+            for key, source in (("imageId", "amiId"), ("blockDeviceMappings", "diskSize"), ("userData", "userData"))
+            if key in props and deps.get(source)
+        }
+        return Child(
+            contract.LAUNCH_TEMPLATE,
+            f"{self.reg.name}-launchTemplate",
+            props,
+            provider=self.aws_provider(),
+            dependencies=sorted({u for urns in property_dependencies.values() for u in urns}),
+            property_dependencies=property_dependencies,
+        )
 
     def recommended_image(self, os_name: Any, version: Any) -> Any:
         """``getRecommendedAMI``: the EKS-recommended image, read from SSM (offline: the catalog)."""
@@ -331,15 +421,19 @@ class ManagedNodeGroup:
             return UNKNOWN
         name = _ami_type(reveal(ami_type)) if ami_type else self.determined_ami_type(os_name)
         if name is None:
-            raise self.fail(f"amiType: Cannot resolve recommended AMI for AMI type: {reveal(ami_type)}. "
-                            "Please provide the AMI ID and userdata.")
+            raise self.fail(
+                f"amiType: Cannot resolve recommended AMI for AMI type: {reveal(ami_type)}. "
+                "Please provide the AMI ID and userdata."
+            )
         if name == UNKNOWN:
             return UNKNOWN
         parameter = AMI_TYPES[name].ssm.format(v=reveal(version))
         image = self.ctx.catalog.parameter(parameter)
         if image is None:
-            raise self.fail(f"pulumi-eks reads the recommended image from the SSM parameter {parameter}, which the "
-                            f"offline AMI catalog ({self.ctx.catalog.source}) does not have (add it under ssm_parameters:)")
+            raise self.fail(
+                f"pulumi-eks reads the recommended image from the SSM parameter {parameter}, which the "
+                f"offline AMI catalog ({self.ctx.catalog.source}) does not have (add it under ssm_parameters:)"
+            )
         return image
 
     def user_data(self, os_name: Any) -> Any:
@@ -347,17 +441,32 @@ class ManagedNodeGroup:
         given = a.get("userData")
         if _set(given):
             return derived(_b64(str(reveal(given))), given)
-        metadata = {"name": self.cluster_name(), "apiServerEndpoint": self.cluster("endpoint"),
-                    "certificateAuthority": self.cluster("certificateAuthority", "data"), "cidr": self.service_cidr()}
-        sources = [metadata, os_name, a.get("labels"), a.get("taints"), a.get("kubeletExtraArgs"),
-                   a.get("bootstrapExtraArgs"), a.get("bottlerocketSettings"), a.get("nodeadmExtraOptions")]
+        metadata = {
+            "name": self.cluster_name(),
+            "apiServerEndpoint": self.cluster("endpoint"),
+            "certificateAuthority": self.cluster("certificateAuthority", "data"),
+            "cidr": self.service_cidr(),
+        }
+        sources = [
+            metadata,
+            os_name,
+            a.get("labels"),
+            a.get("taints"),
+            a.get("kubeletExtraArgs"),
+            a.get("bootstrapExtraArgs"),
+            a.get("bottlerocketSettings"),
+            a.get("nodeadmExtraOptions"),
+        ]
         if not all(known(s) for s in sources):
             return UNKNOWN
         plain = {k: reveal(v) for k, v in metadata.items()}
         # an operatingSystem no record spells gets Bottlerocket's settings, as the last branch of pulumi-eks's
         family = osfamily.by_family(os_name) or osfamily.BOTTLEROCKET
-        write = {osfamily.NODEADM: self.nodeadm, osfamily.BOOTSTRAP_SH: self.bootstrap_sh,
-                 osfamily.BOTTLEROCKET_TOML: self.bottlerocket_toml}[family.user_data]
+        write = {
+            osfamily.NODEADM: self.nodeadm,
+            osfamily.BOOTSTRAP_SH: self.bootstrap_sh,
+            osfamily.BOTTLEROCKET_TOML: self.bottlerocket_toml,
+        }[family.user_data]
         text = write(plain)
         return derived(_b64(text), *sources)
 
@@ -378,8 +487,10 @@ class ManagedNodeGroup:
         for taint in reveal(self.args.get("taints")) or []:
             effect = contract.EKS_EFFECTS.get(str(taint.get("effect")))
             if effect is None:
-                raise self.fail(f"taints: Invalid taint effect: {taint.get('effect')}. Must be one of NO_SCHEDULE, "
-                                "NO_EXECUTE, PREFER_NO_SCHEDULE.")
+                raise self.fail(
+                    f"taints: Invalid taint effect: {taint.get('effect')}. Must be one of NO_SCHEDULE, "
+                    "NO_EXECUTE, PREFER_NO_SCHEDULE."
+                )
             out[str(taint.get("key"))] = {"value": taint.get("value") or "", "effect": effect}
         return out
 
@@ -391,8 +502,12 @@ class ManagedNodeGroup:
             flags.append("--node-labels=" + ",".join(f"{k}={v}" for k, v in labels.items()))
         taints = self.taints()
         if taints:
-            flags.append("--register-with-taints=" + ",".join(
-                f"{k}={t['value']}:{t['effect']}" if t["value"] else f"{k}:{t['effect']}" for k, t in taints.items()))
+            flags.append(
+                "--register-with-taints="
+                + ",".join(
+                    f"{k}={t['value']}:{t['effect']}" if t["value"] else f"{k}:{t['effect']}" for k, t in taints.items()
+                )
+            )
         return flags
 
     def nodeadm(self, cluster: Mapping[str, Any]) -> str:
@@ -421,19 +536,25 @@ class ManagedNodeGroup:
             tail += f" --kubelet-extra-args {flags[0]}"
         elif flags:
             tail += f" --kubelet-extra-args '{' '.join(flags)}'"
-        script = (f'#!/bin/bash\n\n/etc/eks/bootstrap.sh --apiserver-endpoint "{cluster["apiServerEndpoint"]}" '
-                  f'--b64-cluster-ca "{cluster["certificateAuthority"]}" "{cluster["name"]}"{tail}')
-        return ('MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="==MYBOUNDARY=="\n\n'
-                '--==MYBOUNDARY==\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n'
-                f"{script}\n--==MYBOUNDARY==--")
+        script = (
+            f'#!/bin/bash\n\n/etc/eks/bootstrap.sh --apiserver-endpoint "{cluster["apiServerEndpoint"]}" '
+            f'--b64-cluster-ca "{cluster["certificateAuthority"]}" "{cluster["name"]}"{tail}'
+        )
+        return (
+            'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="==MYBOUNDARY=="\n\n'
+            '--==MYBOUNDARY==\nContent-Type: text/x-shellscript; charset="us-ascii"\n\n'
+            f"{script}\n--==MYBOUNDARY==--"
+        )
 
     def bottlerocket_toml(self, cluster: Mapping[str, Any]) -> str:
         for key, what in (("bootstrapExtraArgs", "bootstrapExtraArgs"), ("kubeletExtraArgs", "kubeletExtraArgs")):
             if reveal(self.args.get(key)):
                 raise self.fail(f"The '{what}' argument is not supported with Bottlerocket.")
         kubernetes: dict[str, Any] = {
-            "cluster-name": cluster["name"], "api-server": cluster["apiServerEndpoint"],
-            "cluster-certificate": cluster["certificateAuthority"], "cluster-dns-ip": _cluster_dns_ip(str(cluster["cidr"])),
+            "cluster-name": cluster["name"],
+            "api-server": cluster["apiServerEndpoint"],
+            "cluster-certificate": cluster["certificateAuthority"],
+            "cluster-dns-ip": _cluster_dns_ip(str(cluster["cidr"])),
         }
         labels = reveal(self.args.get("labels"))
         if labels:
@@ -476,10 +597,19 @@ class ManagedNodeGroup:
         if role and not deps.get("nodeRoleArn"):  # the ARN comes from the role (a reference carries no dependency)
             property_dependencies["nodeRoleArn"] = list(role)
         access = reference(self.core_field("eksNodeAccess"))
-        dependencies = sorted({u for urns in property_dependencies.values() for u in urns} | ({access} if access else set()))
+        dependencies = sorted(
+            {u for urns in property_dependencies.values() for u in urns} | ({access} if access else set())
+        )
         ignore = ["scalingConfig.desiredSize"] if _truthy(a.get("ignoreScalingChanges")) else []
-        return Child(contract.EKS_NODE_GROUP, self.reg.name, without_none(props), provider=self.aws_provider(),
-                     dependencies=dependencies, property_dependencies=property_dependencies, ignore_changes=ignore)
+        return Child(
+            contract.EKS_NODE_GROUP,
+            self.reg.name,
+            without_none(props),
+            provider=self.aws_provider(),
+            dependencies=dependencies,
+            property_dependencies=property_dependencies,
+            ignore_changes=ignore,
+        )
 
     def role_arn(self) -> Any:
         urn = reference(self.args.get("nodeRole"))
@@ -492,8 +622,11 @@ class ManagedNodeGroup:
         if given == UNKNOWN:
             return UNKNOWN
         config = given if isinstance(given, dict) else {}
-        return {"desiredSize": config.get("desiredSize", 2), "minSize": config.get("minSize", 1),
-                "maxSize": config.get("maxSize", 2)}
+        return {
+            "desiredSize": config.get("desiredSize", 2),
+            "minSize": config.get("minSize", 1),
+            "maxSize": config.get("maxSize", 2),
+        }
 
     def subnets(self) -> Any:
         if _set(self.args.get("subnetIds")):

@@ -141,6 +141,11 @@ def run_program(
     except SystemExit as exc:  # from a callback the program registered (an ``apply``), not its body
         raise ProgramExit(exc.code) from None
     return ProgramRun(
-        project=project, stack=stack, resources=list(monitor.recorded), outputs=monitor.stack_outputs,
-        outputs_wire=monitor.stack_outputs_wire, reads=list(monitor.reads), component_outputs=dict(monitor.component_outputs),
+        project=project,
+        stack=stack,
+        resources=list(monitor.recorded),
+        outputs=monitor.stack_outputs,
+        outputs_wire=monitor.stack_outputs_wire,
+        reads=list(monitor.reads),
+        component_outputs=dict(monitor.component_outputs),
     )

@@ -50,17 +50,32 @@ from typing import Any, Iterable, Optional
 
 AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/nodeGroup:NodeGroup": (
-        "amiType", "capacityType", "clusterName", "diskSize", "instanceTypes", "nodeGroupName", "nodeGroupNamePrefix",
-        "nodeRoleArn", "subnetIds", "remoteAccess", "launchTemplate.id", "launchTemplate.name",
+        "amiType",
+        "capacityType",
+        "clusterName",
+        "diskSize",
+        "instanceTypes",
+        "nodeGroupName",
+        "nodeGroupNamePrefix",
+        "nodeRoleArn",
+        "subnetIds",
+        "remoteAccess",
+        "launchTemplate.id",
+        "launchTemplate.name",
     ),
     "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
     "aws:iam/role:Role": ("name", "namePrefix", "path"),
     "aws:iam/policy:Policy": ("name", "namePrefix", "path", "description"),
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ("role", "policyArn"),
     "aws:eks/cluster:Cluster": (
-        "name", "roleArn", "bootstrapSelfManagedAddons", "accessConfig.bootstrapClusterCreatorAdminPermissions",
-        "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
-        "outpostConfig.controlPlaneInstanceType", "remoteNetworkConfig",
+        "name",
+        "roleArn",
+        "bootstrapSelfManagedAddons",
+        "accessConfig.bootstrapClusterCreatorAdminPermissions",
+        "kubernetesNetworkConfig.ipFamily",
+        "kubernetesNetworkConfig.serviceIpv4Cidr",
+        "outpostConfig.controlPlaneInstanceType",
+        "remoteNetworkConfig",
     ),
     "aws:sqs/queue:Queue": ("name", "namePrefix", "fifoQueue"),
     "aws:cloudwatch/eventRule:EventRule": ("name", "namePrefix", "eventBusName"),
@@ -68,7 +83,12 @@ AWS_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "aws:eks/addon:Addon": ("addonName", "clusterName"),
     "aws:eks/accessEntry:AccessEntry": ("clusterName", "principalArn", "type"),
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": ("clusterName", "namespace", "serviceAccount"),
-    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ("clusterName", "policyArn", "principalArn", "accessScope"),
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": (
+        "clusterName",
+        "policyArn",
+        "principalArn",
+        "accessScope",
+    ),
     "aws:sqs/queuePolicy:QueuePolicy": ("queueUrl",),
 }
 
@@ -81,8 +101,12 @@ turned off once on, so removing it recreates the cluster (adding it is an in-pla
 
 AWS_SETS: dict[str, tuple[str, ...]] = {
     "aws:eks/nodeGroup:NodeGroup": ("subnetIds", "taints"),
-    "aws:eks/cluster:Cluster": ("vpcConfig.subnetIds", "vpcConfig.securityGroupIds", "vpcConfig.publicAccessCidrs",
-                                "enabledClusterLogTypes"),
+    "aws:eks/cluster:Cluster": (
+        "vpcConfig.subnetIds",
+        "vpcConfig.securityGroupIds",
+        "vpcConfig.publicAccessCidrs",
+        "enabledClusterLogTypes",
+    ),
     "aws:ec2/launchTemplate:LaunchTemplate": ("vpcSecurityGroupIds", "securityGroupNames"),
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": ("accessScope.namespaces",),
 }
@@ -118,25 +142,98 @@ def in_one_order(items: list[Any]) -> list[Any]:
 
 
 K8S_FORCE_NEW_ALL = ("metadata.name", "metadata.namespace")
-_CONTAINER_FIELDS = ("args", "command", "env", "image", "imagePullPolicy", "lifecycle", "livenessProbe", "ports",
-                     "readinessProbe", "resources", "securityContext", "stdin", "stdinOnce", "terminationMessagePath",
-                     "terminationMessagePolicy", "tty", "volumeDevices", "volumeMounts", "workingDir")
+_CONTAINER_FIELDS = (
+    "args",
+    "command",
+    "env",
+    "image",
+    "imagePullPolicy",
+    "lifecycle",
+    "livenessProbe",
+    "ports",
+    "readinessProbe",
+    "resources",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "tty",
+    "volumeDevices",
+    "volumeMounts",
+    "workingDir",
+)
 K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {
-    "Pod": tuple(f"spec.{f}" for f in (
-        "affinity", "automountServiceAccountToken", "dnsConfig", "dnsPolicy", "enableServiceLinks", "hostAliases",
-        "hostIPC", "hostNetwork", "hostPID", "hostname", "imagePullSecrets", "nodeName", "nodeSelector", "overhead",
-        "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "restartPolicy", "runtimeClassName",
-        "schedulerName", "securityContext", "serviceAccount", "serviceAccountName", "shareProcessNamespace", "subdomain",
-        "terminationGracePeriodSeconds", "volumes")) + tuple(
-        f"spec.{c}[*].{f}" for c in ("containers", "initContainers") for f in _CONTAINER_FIELDS),
-    "PersistentVolume": tuple(f"spec.{f}" for f in (
-        "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc", "flexVolume", "flocker",
-        "gcePersistentDisk", "glusterfs", "hostPath", "iscsi", "local", "nfs", "photonPersistentDisk", "portworxVolume",
-        "quobyte", "rbd", "scaleIO", "storageos", "vsphereVolume")),
+    "Pod": tuple(
+        f"spec.{f}"
+        for f in (
+            "affinity",
+            "automountServiceAccountToken",
+            "dnsConfig",
+            "dnsPolicy",
+            "enableServiceLinks",
+            "hostAliases",
+            "hostIPC",
+            "hostNetwork",
+            "hostPID",
+            "hostname",
+            "imagePullSecrets",
+            "nodeName",
+            "nodeSelector",
+            "overhead",
+            "preemptionPolicy",
+            "priority",
+            "priorityClassName",
+            "readinessGates",
+            "restartPolicy",
+            "runtimeClassName",
+            "schedulerName",
+            "securityContext",
+            "serviceAccount",
+            "serviceAccountName",
+            "shareProcessNamespace",
+            "subdomain",
+            "terminationGracePeriodSeconds",
+            "volumes",
+        )
+    )
+    + tuple(f"spec.{c}[*].{f}" for c in ("containers", "initContainers") for f in _CONTAINER_FIELDS),
+    "PersistentVolume": tuple(
+        f"spec.{f}"
+        for f in (
+            "awsElasticBlockStore",
+            "azureDisk",
+            "azureFile",
+            "cephfs",
+            "cinder",
+            "csi",
+            "fc",
+            "flexVolume",
+            "flocker",
+            "gcePersistentDisk",
+            "glusterfs",
+            "hostPath",
+            "iscsi",
+            "local",
+            "nfs",
+            "photonPersistentDisk",
+            "portworxVolume",
+            "quobyte",
+            "rbd",
+            "scaleIO",
+            "storageos",
+            "vsphereVolume",
+        )
+    ),
     "Deployment": ("spec.selector",),
     "DaemonSet": ("spec.selector",),
-    "StatefulSet": ("spec.selector", "spec.serviceName", "spec.volumeClaimTemplates", "spec.podManagementPolicy",
-                    "spec.revisionHistoryLimit"),
+    "StatefulSet": (
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+    ),
     "Job": ("spec.template", "spec.selector", "spec.completions", "spec.parallelism"),
     "Service": ("spec.clusterIP",),
     "PersistentVolumeClaim": ("spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName"),
@@ -172,7 +269,7 @@ def force_new_paths(type_: str) -> tuple[str, ...]:
     return ()
 
 
-_SEGMENT = re.compile(r'\[[^\]]*\]|[^.\[]+')
+_SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[]+")
 
 
 def _segments(path: str) -> list[str]:
@@ -190,8 +287,11 @@ def related(path: str, rule: str) -> bool:
 
 def removed_forcing(type_: str, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The properties of ``type_`` whose removal replaces it, present in ``old`` and gone from ``new``."""
-    return [key for key in AWS_FORCE_NEW_IF_REMOVED.get(type_, ())
-            if old.get(key) not in (None, [], {}) and new.get(key) in (None, [], {})]
+    return [
+        key
+        for key in AWS_FORCE_NEW_IF_REMOVED.get(type_, ())
+        if old.get(key) not in (None, [], {}) and new.get(key) in (None, [], {})
+    ]
 
 
 def replacing(type_: str, changed: Iterable[str], replace_on_changes: Iterable[str] = ()) -> list[str]:

@@ -62,23 +62,70 @@ HELM_CHART = "kubernetes:helm.sh/v4:Chart"
 DEFAULT_NAMESPACE = "default"
 HELM_TIMEOUT_S = 60
 
-NAMESPACED = frozenset({
-    "Binding", "ConfigMap", "ControllerRevision", "CronJob", "CSIStorageCapacity", "DaemonSet", "Deployment",
-    "Endpoints", "EndpointSlice", "Event", "HorizontalPodAutoscaler", "Ingress", "Job", "Lease", "LimitRange",
-    "NetworkPolicy", "PersistentVolumeClaim", "Pod", "PodDisruptionBudget", "PodTemplate", "ReplicaSet",
-    "ReplicationController", "ResourceQuota", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount",
-    "StatefulSet",
-})
-CLUSTER_SCOPED = frozenset({
-    "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding", "CSIDriver", "CSINode",
-    "CustomResourceDefinition", "FlowSchema", "IngressClass", "MutatingWebhookConfiguration", "Namespace", "Node",
-    "PersistentVolume", "PodSecurityPolicy", "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass",
-    "StorageClass", "ValidatingWebhookConfiguration", "VolumeAttachment",
-})
+NAMESPACED = frozenset(
+    {
+        "Binding",
+        "ConfigMap",
+        "ControllerRevision",
+        "CronJob",
+        "CSIStorageCapacity",
+        "DaemonSet",
+        "Deployment",
+        "Endpoints",
+        "EndpointSlice",
+        "Event",
+        "HorizontalPodAutoscaler",
+        "Ingress",
+        "Job",
+        "Lease",
+        "LimitRange",
+        "NetworkPolicy",
+        "PersistentVolumeClaim",
+        "Pod",
+        "PodDisruptionBudget",
+        "PodTemplate",
+        "ReplicaSet",
+        "ReplicationController",
+        "ResourceQuota",
+        "Role",
+        "RoleBinding",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+        "StatefulSet",
+    }
+)
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CSIDriver",
+        "CSINode",
+        "CustomResourceDefinition",
+        "FlowSchema",
+        "IngressClass",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PodSecurityPolicy",
+        "PriorityClass",
+        "PriorityLevelConfiguration",
+        "RuntimeClass",
+        "StorageClass",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+    }
+)
 """The provider's own table of built-in kinds (``kinds.tmpl`` ``Namespaced``)."""
 CLUSTER_CRDS = {
-    ("karpenter.sh", "NodePool"): False, ("karpenter.sh", "NodeClaim"): False, ("karpenter.sh", "NodeOverlay"): False,
-    ("karpenter.k8s.aws", "EC2NodeClass"): False, ("eks.amazonaws.com", "NodeClass"): False,
+    ("karpenter.sh", "NodePool"): False,
+    ("karpenter.sh", "NodeClaim"): False,
+    ("karpenter.sh", "NodeOverlay"): False,
+    ("karpenter.k8s.aws", "EC2NodeClass"): False,
+    ("eks.amazonaws.com", "NodeClass"): False,
 }
 """Custom kinds of the rack's cluster (Karpenter v1's CRDs, EKS Auto Mode's NodeClass): (group, kind) -> namespaced."""
 
@@ -120,8 +167,11 @@ def decode(args: Mapping[str, Any]) -> dict[str, Any]:
     text = args.get("text")
     if not isinstance(text, str):
         raise ExpansionError("kubernetes:yaml:decode: missing required field 'text' of type string")
-    objects = [doc for doc in documents(text, "kubernetes:yaml:decode")
-               if isinstance(doc, dict) and _text(doc.get("kind")) and _text(doc.get("apiVersion"))]
+    objects = [
+        doc
+        for doc in documents(text, "kubernetes:yaml:decode")
+        if isinstance(doc, dict) and _text(doc.get("kind")) and _text(doc.get("apiVersion"))
+    ]
     namespace = args.get("defaultNamespace")
     if namespace:
         for obj in objects:
@@ -143,10 +193,26 @@ def _kind_scope(obj: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]) ->
     """Whether an object's kind is namespaced: True, False, or None when nothing says."""
     kind = str(obj.get("kind", "")).removesuffix("Patch")
     group, _ = _group(str(obj.get("apiVersion", "")))
-    if group in ("", "apps", "batch", "policy", "autoscaling", "networking.k8s.io", "rbac.authorization.k8s.io",
-                 "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io", "apiregistration.k8s.io",
-                 "scheduling.k8s.io", "node.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
-                 "certificates.k8s.io", "flowcontrol.apiserver.k8s.io"):
+    if group in (
+        "",
+        "apps",
+        "batch",
+        "policy",
+        "autoscaling",
+        "networking.k8s.io",
+        "rbac.authorization.k8s.io",
+        "storage.k8s.io",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiregistration.k8s.io",
+        "scheduling.k8s.io",
+        "node.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "certificates.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+    ):
         if kind in NAMESPACED:
             return True
         if kind in CLUSTER_SCOPED:
@@ -186,10 +252,14 @@ def register(reg: Registration, objects: list[Any], ctx: Context, default_namesp
     unresolved: list[str] = []
     for obj in objs:
         if not _text(obj.get("kind")) or not _text(obj.get("apiVersion")):  # unstructured's GetKind: a string, or ""
-            raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a kind and apiVersion: {obj!r}"[:300])
+            raise ExpansionError(
+                f"{reg.type} '{reg.name}': Kubernetes resources require a kind and apiVersion: {obj!r}"[:300]
+            )
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not _text(meta.get("name")):
-            raise ExpansionError(f"{reg.type} '{reg.name}': Kubernetes resources require a .metadata.name: {obj!r}"[:300])
+            raise ExpansionError(
+                f"{reg.type} '{reg.name}': Kubernetes resources require a .metadata.name: {obj!r}"[:300]
+            )
         if "namespace" in meta and not _text(meta["namespace"]):  # read as none: the default namespace, if any, follows
             del meta["namespace"]
         group, version = _group(str(obj["apiVersion"]))
@@ -201,11 +271,15 @@ def register(reg: Registration, objects: list[Any], ctx: Context, default_namesp
             elif scope is None:
                 unresolved.append(f"{obj['apiVersion']}, Kind={obj['kind']}")
     if unresolved:
-        ctx.warn(f"{reg.type} '{reg.name}': Unable to determine whether the following kinds are namespaced without a "
-                 f"reachable cluster or a matching CustomResourceDefinition, so they are rendered without a namespace: "
-                 f"{', '.join(sorted(set(unresolved)))}.")
+        ctx.warn(
+            f"{reg.type} '{reg.name}': Unable to determine whether the following kinds are namespaced without a "
+            f"reachable cluster or a matching CustomResourceDefinition, so they are rendered without a namespace: "
+            f"{', '.join(sorted(set(unresolved)))}."
+        )
     skip_await = reveal(args.get("skipAwait")) is True
-    order = sorted(range(len(objs)), key=lambda n: (objs[n]["kind"] not in ("Namespace", "CustomResourceDefinition"), n))
+    order = sorted(
+        range(len(objs)), key=lambda n: (objs[n]["kind"] not in ("Namespace", "CustomResourceDefinition"), n)
+    )
     children, namespaces, crds = [], {}, {}
     for n in order:
         obj = objs[n]
@@ -274,7 +348,9 @@ def config_group(reg: Registration, ctx: Context) -> list[Child]:
     objects: list[Any] = []
     for pattern in reveal(args.get("files")) or []:
         if _fetchable(pattern):
-            raise ExpansionError(f"{reg.type} '{reg.name}': the offline engine does not fetch {pattern} (use a local file)")
+            raise ExpansionError(
+                f"{reg.type} '{reg.name}': the offline engine does not fetch {pattern} (use a local file)"
+            )
         paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         for path in paths:
             objects += documents(_read(path, reg), path)
@@ -293,7 +369,9 @@ def helm_chart(reg: Registration, ctx: Context) -> list[Child]:
     if not known(args):
         return _incomplete(reg, ctx)
     chart = str(reveal(args.get("chart")) or "")
-    repo = reveal((args.get("repositoryOpts") or {}).get("repo")) if isinstance(args.get("repositoryOpts"), dict) else None
+    repo = (
+        reveal((args.get("repositoryOpts") or {}).get("repo")) if isinstance(args.get("repositoryOpts"), dict) else None
+    )
     local = not repo and not _fetchable(chart) and Path(chart).exists()
     what = f"{reg.type} '{reg.name}' (chart {chart}{f' from {repo}' if repo else ''})"
     if not local:

@@ -49,22 +49,44 @@ GROUP_COMPONENTS = (contract.MANAGED_NODE_GROUP, *contract.NODE_GROUP_TYPES)
 KARPENTER_DEFAULT_BUDGET = "10%"
 EKS_DEFAULT_MAX_UNAVAILABLE = 1
 
-NODECLASS_ROLLING = ("spec.amiSelectorTerms", "spec.amiFamily", "spec.userData", "spec.blockDeviceMappings",
-                     "spec.metadataOptions", "spec.role", "spec.instanceProfile", "spec.tags", "spec.kubelet",
-                     "spec.associatePublicIPAddress", "spec.instanceStorePolicy", "spec.detailedMonitoring",
-                     "spec.networkInterfaces", "spec.cpuOptions", "spec.context", "spec.connectionTracking",
-                     "spec.placementGroupSelector")
+NODECLASS_ROLLING = (
+    "spec.amiSelectorTerms",
+    "spec.amiFamily",
+    "spec.userData",
+    "spec.blockDeviceMappings",
+    "spec.metadataOptions",
+    "spec.role",
+    "spec.instanceProfile",
+    "spec.tags",
+    "spec.kubelet",
+    "spec.associatePublicIPAddress",
+    "spec.instanceStorePolicy",
+    "spec.detailedMonitoring",
+    "spec.networkInterfaces",
+    "spec.cpuOptions",
+    "spec.context",
+    "spec.connectionTracking",
+    "spec.placementGroupSelector",
+)
 """What drifts every node of a class's pools: its AMI selection (``AMIDrift``) and the fields its hash covers
 (karpenter-provider-aws ``pkg/apis/v1/ec2nodeclass.go``: every ``spec`` field but those tagged
 ``hash:"ignore"``, and the kubelet configuration; ``pkg/cloudprovider/drift.go``, ``NodeClassDrift``)."""
-NODECLASS_SELECTING = {"spec.subnetSelectorTerms": "subnet", "spec.securityGroupSelectorTerms": "security groups",
-                       "spec.capacityReservationSelectorTerms": "capacity reservation"}
+NODECLASS_SELECTING = {
+    "spec.subnetSelectorTerms": "subnet",
+    "spec.securityGroupSelectorTerms": "security groups",
+    "spec.capacityReservationSelectorTerms": "capacity reservation",
+}
 """Selections that drift only the nodes they no longer select (``drift.go``: ``SubnetDrift`` when a node's subnet
 is not among the class's resolved subnets, ``SecurityGroupDrift`` when its groups differ from the resolved
 ones, ``CapacityReservationDrift``)."""
-NODEPOOL_ROLLING = ("spec.template.metadata", "spec.template.spec.taints", "spec.template.spec.startupTaints",
-                    "spec.template.spec.nodeClassRef", "spec.template.spec.expireAfter",
-                    "spec.template.spec.terminationGracePeriod")
+NODEPOOL_ROLLING = (
+    "spec.template.metadata",
+    "spec.template.spec.taints",
+    "spec.template.spec.startupTaints",
+    "spec.template.spec.nodeClassRef",
+    "spec.template.spec.expireAfter",
+    "spec.template.spec.terminationGracePeriod",
+)
 """What a NodePool's drift hash covers (karpenter ``NodePool.Hash``: its template, less the requirements)."""
 NODEPOOL_REQUIREMENTS = "spec.template.spec.requirements"
 """Checked for drift on its own (``RequirementsDrifted``): the nodes whose labels the new requirements refuse."""
@@ -92,10 +114,11 @@ class GuardStep:
         return self.new or self.old or {}
 
     def inputs(self, which: str = "either") -> dict[str, Any]:
-        state = {"old": self.old, "new": self.new}.get(which) or (self.new if which == "either" else None) or self.old or {}
+        state = (
+            {"old": self.old, "new": self.new}.get(which) or (self.new if which == "either" else None) or self.old or {}
+        )
         inputs = state.get("inputs") if isinstance(state, dict) else None
         return inputs if isinstance(inputs, dict) else {}
-
 
 
 class PlannedStep(Protocol):
@@ -114,6 +137,7 @@ class PlannedStep(Protocol):
 def guard_steps(steps: Iterable[PlannedStep]) -> list[GuardStep]:
     """The offline plan's steps (``preview --state``, ``fleet --states``) as the lane checks read them."""
     return [GuardStep(step.op, step.urn, step.type, step.old_state(), step.new_state(), step.diff) for step in steps]
+
 
 def is_nodepool(type_: str) -> bool:
     return type_.startswith("kubernetes:karpenter.sh/") and type_.endswith(":NodePool")
@@ -135,8 +159,11 @@ def canary_of(step: GuardStep) -> Optional[str]:
     """The lane a canary's step belongs to, from the mark the components put on it before the change (a NodePool's
     or EC2NodeClass's annotation, a node group's tag), or None for a step of no canary."""
     inputs = step.inputs("old")
-    mark = _get(inputs, "metadata", "annotations", CANARY_OF) if (is_nodepool(step.type) or is_nodeclass(step.type)) \
+    mark = (
+        _get(inputs, "metadata", "annotations", CANARY_OF)
+        if (is_nodepool(step.type) or is_nodeclass(step.type))
         else _get(inputs, "tags", CANARY_OF)
+    )
     return shown(mark) if isinstance(mark, str) and mark else None
 
 
@@ -170,12 +197,17 @@ def budget_text(pool: Optional[GuardStep]) -> str:
     if isinstance(budgets, list) and pool is not None and not applicable:
         # Karpenter starts from no limit and takes the least of the budgets for the reason (nodepool.go,
         # GetAllowedDisruptionsByReason); the CRD's 10% default applies only when budgets are left out
-        return ("all the pool's nodes at once (its disruption budgets do not cover drift: each one limits only "
-                "the reasons it lists, and an empty list limits nothing)")
+        return (
+            "all the pool's nodes at once (its disruption budgets do not cover drift: each one limits only "
+            "the reasons it lists, and an empty list limits nothing)"
+        )
     if not applicable:
-        source = ("Karpenter's default budget" if pool is not None else
-                  "Karpenter's default budget: the NodePool is not among the steps, so its own budget is not known; "
-                  "`pulumi preview --json --show-sames` includes it")
+        source = (
+            "Karpenter's default budget"
+            if pool is not None
+            else "Karpenter's default budget: the NodePool is not among the steps, so its own budget is not known; "
+            "`pulumi preview --json --show-sames` includes it"
+        )
         return f"{KARPENTER_DEFAULT_BUDGET} of the pool's nodes at a time (rounded up; {source})"
     parts = []
     for budget in applicable:
@@ -185,8 +217,11 @@ def budget_text(pool: Optional[GuardStep]) -> str:
             amount += f" (while its schedule {budget['schedule']!r} is active for {budget.get('duration', '?')})"
         parts.append(amount)
     text = parts[0] if len(parts) == 1 else "the smallest of " + ", ".join(parts)
-    unbounded = "" if any(not b.get("schedule") for b in applicable) else (
-        "; outside its schedules, all the pool's nodes at once (an inactive budget limits nothing)")
+    unbounded = (
+        ""
+        if any(not b.get("schedule") for b in applicable)
+        else ("; outside its schedules, all the pool's nodes at once (an inactive budget limits nothing)")
+    )
     return f"{text} at a time (the pool's disruption budget){unbounded}"
 
 
@@ -206,7 +241,9 @@ def _named(group: GuardStep) -> bool:
     replacement must delete it first (pulumi-terraform-bridge's delete-before-replace rule)."""
     new = group.inputs("new")
     defaults = new.get("__defaults") or group.inputs("old").get("__defaults") or []
-    return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in (defaults if isinstance(defaults, list) else [])
+    return isinstance(new.get("nodeGroupName"), str) and "nodeGroupName" not in (
+        defaults if isinstance(defaults, list) else []
+    )
 
 
 def _group_size(group: GuardStep) -> str:
@@ -260,7 +297,9 @@ def _group_lane(step: GuardStep, ancestors: list[str]) -> TouchedLane:
     if isinstance(label, str):
         label = shown(label)
         aliases.add(label)
-    return TouchedLane("node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step)
+    return TouchedLane(
+        "node group", label if isinstance(label, str) else (ancestors[-1] if ancestors else step.name), aliases, step
+    )
 
 
 def urn_name(urn: str) -> str:
@@ -321,22 +360,45 @@ def _verdicts(steps: list[GuardStep]) -> list[dict[str, Any]]:
                 groups_by_parent.setdefault(parent, []).append(s)
     verdicts: list[dict[str, Any]] = []
 
-    def verdict(policy: str, level: str, step: GuardStep, lane: str, message: str, aliases: frozenset[str] = frozenset()) -> None:
-        verdicts.append({"pack": PACK, "policy": policy, "level": level, "urn": step.urn, "lane": lane, "message": message,
-                         "aliases": set(aliases) | {lane}})
+    def verdict(
+        policy: str, level: str, step: GuardStep, lane: str, message: str, aliases: frozenset[str] = frozenset()
+    ) -> None:
+        verdicts.append(
+            {
+                "pack": PACK,
+                "policy": policy,
+                "level": level,
+                "urn": step.urn,
+                "lane": lane,
+                "message": message,
+                "aliases": set(aliases) | {lane},
+            }
+        )
 
     def removal(lane: TouchedLane, what: str, happens: str) -> None:
         of = canary_of(lane.step)
         if of is not None:  # a canary goes when its candidate is dropped or promoted: said, not refused
             name = _k8s_name(lane.step, "old")
-            verdict(LANE_REMOVAL, "advisory", lane.step, name,
-                    f"canary lane '{name}' of {lane.kind} lane '{of}': {what}. A canary's removal is not refused: its "
-                    f"nodes are drained and terminated together, and their pods move to '{of}' (its labels and taints "
-                    f"are the canary's), or wait Pending for it.", frozenset(lane.aliases | {name}))
+            verdict(
+                LANE_REMOVAL,
+                "advisory",
+                lane.step,
+                name,
+                f"canary lane '{name}' of {lane.kind} lane '{of}': {what}. A canary's removal is not refused: its "
+                f"nodes are drained and terminated together, and their pods move to '{of}' (its labels and taints "
+                f"are the canary's), or wait Pending for it.",
+                frozenset(lane.aliases | {name}),
+            )
             return
-        verdict(LANE_REMOVAL, "mandatory", lane.step, lane.name,
-                f"{lane.kind} lane '{lane.name}': {what}. {happens}\n"
-                f"If this is intended, pass --allow-lane-removal {lane.name}.", frozenset(lane.aliases))
+        verdict(
+            LANE_REMOVAL,
+            "mandatory",
+            lane.step,
+            lane.name,
+            f"{lane.kind} lane '{lane.name}': {what}. {happens}\n"
+            f"If this is intended, pass --allow-lane-removal {lane.name}.",
+            frozenset(lane.aliases),
+        )
 
     groups_removed = set()
     for step in steps:
@@ -348,11 +410,18 @@ def _verdicts(steps: list[GuardStep]) -> list[dict[str, Any]]:
             name = _k8s_name(step, "old")
             classes = removed_classes.get(_class_of(step, "old"), [])
             also = " together with its EC2NodeClass" if classes else ""
-            removal(TouchedLane("Karpenter", name, {name, step.name}, step), f"its NodePool is {verb}{why}{also}",
-                    "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
-                    "every node of the pool together, not bounded by its disruption budget; its pods are evicted and "
-                    "wait Pending for capacity" + (" until the new NodePool launches nodes." if step.op == "replace" else
-                                                   " on another lane that fits them."))
+            removal(
+                TouchedLane("Karpenter", name, {name, step.name}, step),
+                f"its NodePool is {verb}{why}{also}",
+                "Deleting a NodePool deletes all its NodeClaims at once: Karpenter cordons, drains and terminates "
+                "every node of the pool together, not bounded by its disruption budget; its pods are evicted and "
+                "wait Pending for capacity"
+                + (
+                    " until the new NodePool launches nodes."
+                    if step.op == "replace"
+                    else " on another lane that fits them."
+                ),
+            )
         elif step.op in removing and is_nodeclass(step.type):
             name = _k8s_name(step, "old")
             users = pools_of_class.get(name, [])
@@ -364,67 +433,103 @@ def _verdicts(steps: list[GuardStep]) -> list[dict[str, Any]]:
             if users and not pools:
                 continue
             names = [_k8s_name(p, "old") for p in pools] or [name]
-            removal(TouchedLane("Karpenter", name, {name, step.name, *names}, step),
-                    f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
-                    f"Karpenter cannot launch or replace nodes for NodePool {', '.join(names)} without its class, and the "
-                    "nodes already launched from it are left without the class they were launched from.")
+            removal(
+                TouchedLane("Karpenter", name, {name, step.name, *names}, step),
+                f"its EC2NodeClass is {verb}{why} (used by NodePool {', '.join(names)})",
+                f"Karpenter cannot launch or replace nodes for NodePool {', '.join(names)} without its class, and the "
+                "nodes already launched from it are left without the class they were launched from.",
+            )
         elif step.op in removing and step.type == contract.EKS_NODE_GROUP:
             lane = _group_lane(step, _ancestors(step, by_urn))
             groups_removed.add(step.urn)
-            templates = [t for t in (_get(step.state(), "propertyDependencies", "launchTemplate") or [])
-                         if by_urn.get(t) is not None and by_urn[t].op in removing]
-            cause = f" because its launch template is {by_urn[templates[0]].op}d" if templates and step.op == "replace" else ""
-            happens = (f"EKS scales its Auto Scaling group to zero and drains and terminates all its nodes "
-                       f"({_group_size(step)}) together (each forced after 5 minutes), not "
-                       "bounded by updateConfig.maxUnavailable")
+            templates = [
+                t
+                for t in (_get(step.state(), "propertyDependencies", "launchTemplate") or [])
+                if by_urn.get(t) is not None and by_urn[t].op in removing
+            ]
+            cause = (
+                f" because its launch template is {by_urn[templates[0]].op}d"
+                if templates and step.op == "replace"
+                else ""
+            )
+            happens = (
+                f"EKS scales its Auto Scaling group to zero and drains and terminates all its nodes "
+                f"({_group_size(step)}) together (each forced after 5 minutes), not "
+                "bounded by updateConfig.maxUnavailable"
+            )
             if step.op == "replace" and _named(step):
-                happens += ("; its nodeGroupName is fixed, so Pulumi deletes it before creating the replacement: its pods "
-                            "wait Pending until the new group's nodes join, unless another lane fits them.")
+                happens += (
+                    "; its nodeGroupName is fixed, so Pulumi deletes it before creating the replacement: its pods "
+                    "wait Pending until the new group's nodes join, unless another lane fits them."
+                )
             elif step.op == "replace":
-                happens += ("; Pulumi creates the replacement group first, so evicted pods move to its nodes when they "
-                            "fit there, else wait Pending.")
+                happens += (
+                    "; Pulumi creates the replacement group first, so evicted pods move to its nodes when they "
+                    "fit there, else wait Pending."
+                )
             else:
                 happens += "; pods without another lane that fits them wait Pending."
             removal(lane, f"its managed node group is {verb}{cause}{why}", happens)
-        elif step.op == "update" and step.type == contract.EKS_NODE_GROUP and not _ignores_scaling(step) \
-                and (not step.diff or any(d.startswith("scalingConfig") for d in step.diff)):
+        elif (
+            step.op == "update"
+            and step.type == contract.EKS_NODE_GROUP
+            and not _ignores_scaling(step)
+            and (not step.diff or any(d.startswith("scalingConfig") for d in step.diff))
+        ):
             before, after = (_number(_get(step.inputs(w), "scalingConfig", "desiredSize")) for w in ("old", "new"))
             top = _number(_get(step.inputs("new"), "scalingConfig", "maxSize"))
             if (before or 0) > 0 and (after == 0 or top == 0):
                 lane = _group_lane(step, _ancestors(step, by_urn))
-                removal(lane, f"its managed node group is scaled to zero (desiredSize {before} -> {after if after is not None else top})",
-                        f"EKS terminates all its nodes ({before}) together, not bounded by updateConfig.maxUnavailable; "
-                        "pods without another lane that fits them wait Pending.")
+                removal(
+                    lane,
+                    f"its managed node group is scaled to zero (desiredSize {before} -> "
+                    f"{after if after is not None else top})",
+                    f"EKS terminates all its nodes ({before}) together, not bounded by updateConfig.maxUnavailable; "
+                    "pods without another lane that fits them wait Pending.",
+                )
         elif step.op in removing and step.type == CRD and _k8s_name(step, "old") in LANE_CRDS:
             crd = _k8s_name(step, "old")
             pool_names = sorted({_k8s_name(p, "old") for p in steps if is_nodepool(p.type)})
-            removal(TouchedLane("Karpenter", crd, {crd, step.name, *pool_names}, step),
-                    f"the CustomResourceDefinition {crd} is {verb}",
-                    "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
-                    f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with them "
-                    "Karpenter's NodeClaims and nodes, all at once.")
-    for step in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
+            removal(
+                TouchedLane("Karpenter", crd, {crd, step.name, *pool_names}, step),
+                f"the CustomResourceDefinition {crd} is {verb}",
+                "Kubernetes deletes every object of a deleted CustomResourceDefinition: every "
+                f"{LANE_CRDS[crd]} of the cluster{' (' + ', '.join(pool_names) + ')' if pool_names else ''}, and with "
+                f"them "
+                "Karpenter's NodeClaims and nodes, all at once.",
+            )
+    for (
+        step
+    ) in steps:  # a component group whose aws:eks NodeGroup is not among the steps (a real preview always has it)
         if step.op in removing and step.type in GROUP_COMPONENTS and not _retained(step) and not _already_gone(step):
             inner = groups_by_parent.get(step.urn, [])
             if not inner:
                 lane = TouchedLane("node group", step.name, {step.name, *_ancestors(step, by_urn)}, step)
-                removal(lane, f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
-                        "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.")
+                removal(
+                    lane,
+                    f"its node group component {step.type} is {'deleted' if step.op == 'delete' else 'replaced'}",
+                    "EKS drains and terminates all its nodes together, not bounded by updateConfig.maxUnavailable.",
+                )
     _rollouts(steps, by_urn, pools_of_class, verdict)
     return verdicts
 
 
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
-LANE_CRDS = {"nodepools.karpenter.sh": "NodePool", "nodeclaims.karpenter.sh": "NodeClaim",
-             "ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass"}
+LANE_CRDS = {
+    "nodepools.karpenter.sh": "NodePool",
+    "nodeclaims.karpenter.sh": "NodeClaim",
+    "ec2nodeclasses.karpenter.k8s.aws": "EC2NodeClass",
+}
 """Karpenter's CustomResourceDefinitions: deleting one deletes every object of its kind."""
 
 
 def _ignores_scaling(step: GuardStep) -> bool:
     """The program ignores the group's desired size (its autoscaler owns it): a change there is not planned."""
     ignored = (step.new or {}).get("ignoreChanges") if isinstance(step.new, dict) else None
-    return any(isinstance(p, str) and p.replace('["', ".").replace('"]', "").startswith("scalingConfig")
-               for p in (ignored or []))
+    return any(
+        isinstance(p, str) and p.replace('["', ".").replace('"]', "").startswith("scalingConfig")
+        for p in (ignored or [])
+    )
 
 
 def _retained(step: GuardStep) -> bool:
@@ -437,7 +542,9 @@ def _already_gone(step: GuardStep) -> bool:
     """``pendingReplacement`` on the old state: a delete-before-replace deleted it and did not create its
     replacement; the plan's replace only creates it again, and removes nothing. ``external``: the state only
     read it; a replace creates one the program owns in its place and leaves the one it read alone."""
-    return isinstance(step.old, dict) and (step.old.get("pendingReplacement") is True or step.old.get("external") is True)
+    return isinstance(step.old, dict) and (
+        step.old.get("pendingReplacement") is True or step.old.get("external") is True
+    )
 
 
 def _parents(step: GuardStep, by_urn: dict[str, GuardStep]) -> set[str]:
@@ -475,7 +582,9 @@ def _touches(diff: list[str], rules: tuple[str, ...]) -> list[str]:
     return [p for p in diff if any(related(p, r) for r in rules)]
 
 
-def _rollouts(steps: list[GuardStep], by_urn: dict[str, GuardStep], pools_of_class: dict[str, list[GuardStep]], verdict: Any) -> None:
+def _rollouts(
+    steps: list[GuardStep], by_urn: dict[str, GuardStep], pools_of_class: dict[str, list[GuardStep]], verdict: Any
+) -> None:
     for step in steps:
         if step.op != "update":
             continue
@@ -491,35 +600,54 @@ def _rollouts(steps: list[GuardStep], by_urn: dict[str, GuardStep], pools_of_cla
             for pool in candidates:
                 pool_name = _k8s_name(pool) if pool else name
                 if changed:
-                    message = (f"its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks every node of the pool "
-                               f"drifted and replaces them (a replacement first, then the drain), {budget_text(pool)}. Set "
-                               f"the new AMI deliberately with the pool's ami_id (a pinned AMI does not move by itself, an "
-                               f"alias does) and bound the rollout with its disruption_budget_nodes.")
+                    message = (
+                        f"its EC2NodeClass changes {', '.join(changed)}, so Karpenter marks every node of the pool "
+                        f"drifted and replaces them (a replacement first, then the drain), {budget_text(pool)}. Set "
+                        f"the new AMI deliberately with the pool's ami_id (a pinned AMI does not move by itself, an "
+                        f"alias does) and bound the rollout with its disruption_budget_nodes."
+                    )
                 else:
-                    message = (f"its EC2NodeClass changes {', '.join(selecting)}, so Karpenter marks drifted every node "
-                               f"whose {' or '.join(what)} the new selection no longer includes and replaces them, "
-                               f"{budget_text(pool)}. Bound the rollout with the pool's disruption_budget_nodes.")
+                    message = (
+                        f"its EC2NodeClass changes {', '.join(selecting)}, so Karpenter marks drifted every node "
+                        f"whose {' or '.join(what)} the new selection no longer includes and replaces them, "
+                        f"{budget_text(pool)}. Bound the rollout with the pool's disruption_budget_nodes."
+                    )
                 verdict(LANE_ROLLOUT, "advisory", step, pool_name, f"Karpenter lane '{pool_name}': {message}")
         elif is_nodepool(step.type):
             changed = [p for p in _touches(step.diff, NODEPOOL_ROLLING) if not _reordered(step, p)]
             if not changed and _touches(step.diff, (NODEPOOL_REQUIREMENTS,)):
                 name = _k8s_name(step)
-                verdict(LANE_ROLLOUT, "advisory", step, name,
-                        f"Karpenter lane '{name}': its NodePool requirements change, so Karpenter marks drifted every "
-                        f"node whose labels they no longer allow (a narrower family, size, capacity type or arch) and "
-                        f"replaces them, {budget_text(step)}. Bound the rollout with the pool's disruption_budget_nodes.")
+                verdict(
+                    LANE_ROLLOUT,
+                    "advisory",
+                    step,
+                    name,
+                    f"Karpenter lane '{name}': its NodePool requirements change, so Karpenter marks drifted every "
+                    f"node whose labels they no longer allow (a narrower family, size, capacity type or arch) and "
+                    f"replaces them, {budget_text(step)}. Bound the rollout with the pool's disruption_budget_nodes.",
+                )
             if changed:
                 name = _k8s_name(step)
-                verdict(LANE_ROLLOUT, "advisory", step, name,
-                        f"Karpenter lane '{name}': its NodePool template changes {', '.join(changed)}, so Karpenter marks "
-                        f"every node of the pool drifted and replaces them, {budget_text(step)}. Bound the rollout with "
-                        f"the pool's disruption_budget_nodes.")
+                verdict(
+                    LANE_ROLLOUT,
+                    "advisory",
+                    step,
+                    name,
+                    f"Karpenter lane '{name}': its NodePool template changes {', '.join(changed)}, so Karpenter marks "
+                    f"every node of the pool drifted and replaces them, {budget_text(step)}. Bound the rollout with "
+                    f"the pool's disruption_budget_nodes.",
+                )
         elif step.type == contract.EKS_NODE_GROUP:
             changed = _touches(step.diff, NODEGROUP_ROLLING)
             if changed:
                 lane = _group_lane(step, _ancestors(step, by_urn))
                 source = " (its launch template changes)" if "launchTemplate.version" in changed else ""
-                verdict(LANE_ROLLOUT, "advisory", step, lane.name,
-                        f"node group lane '{lane.name}': {', '.join(changed)} changes{source}, so EKS replaces all its "
-                        f"nodes ({_group_size(step)}), new ones first, {max_unavailable_text(step)}. Set the new "
-                        f"ami_id deliberately; the group's updateConfig (maxUnavailable) bounds the rollout.")
+                verdict(
+                    LANE_ROLLOUT,
+                    "advisory",
+                    step,
+                    lane.name,
+                    f"node group lane '{lane.name}': {', '.join(changed)} changes{source}, so EKS replaces all its "
+                    f"nodes ({_group_size(step)}), new ones first, {max_unavailable_text(step)}. Set the new "
+                    f"ami_id deliberately; the group's updateConfig (maxUnavailable) bounds the rollout.",
+                )

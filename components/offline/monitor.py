@@ -7,8 +7,13 @@ from typing import Any, Callable, Iterator, Mapping, Optional, cast
 
 import pulumi
 from google.protobuf import empty_pb2, json_format, struct_pb2
-from pulumi.runtime.proto.resource_pb2 import (ReadResourceRequest, ReadResourceResponse, RegisterResourceOutputsRequest,
-                                                RegisterResourceRequest, RegisterResourceResponse)
+from pulumi.runtime.proto.resource_pb2 import (
+    ReadResourceRequest,
+    ReadResourceResponse,
+    RegisterResourceOutputsRequest,
+    RegisterResourceRequest,
+    RegisterResourceResponse,
+)
 
 from .. import contract
 from . import eks_mng, k8s_yaml, remote, sdk
@@ -17,7 +22,8 @@ from .records import STACK_TYPE, Resource, plain
 from .wire import wire_properties
 
 EXPANDERS: dict[str, Callable[[Any, remote.Context], list[remote.Child]]] = {
-    contract.MANAGED_NODE_GROUP: eks_mng.expand, **k8s_yaml.EXPANDERS,
+    contract.MANAGED_NODE_GROUP: eks_mng.expand,
+    **k8s_yaml.EXPANDERS,
 }
 """Remote components the offline engine expands as their providers do (``remote``)."""
 
@@ -107,9 +113,19 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
             additional_secret_outputs=list(request.additionalSecretOutputs),
             providers=dict(request.providers),
             remote=bool(request.remote),
-            aliases=[{"urn": a.urn} if a.urn else {
-                "name": a.spec.name, "type": a.spec.type, "project": a.spec.project, "stack": a.spec.stack,
-                "parentUrn": a.spec.parentUrn, "noParent": a.spec.noParent} for a in request.aliases],
+            aliases=[
+                {"urn": a.urn}
+                if a.urn
+                else {
+                    "name": a.spec.name,
+                    "type": a.spec.type,
+                    "project": a.spec.project,
+                    "stack": a.spec.stack,
+                    "parentUrn": a.spec.parentUrn,
+                    "noParent": a.spec.noParent,
+                }
+                for a in request.aliases
+            ],
             version=request.version,
             retain_on_delete=bool(request.retainOnDelete),
             deleted_with=request.deletedWith,
@@ -120,7 +136,9 @@ class RecordingMonitor(sdk.IsolatingMockMonitor):
         self._record(resource)
         if request.remote and not resource.custom and resource.type in EXPANDERS:
             mocks = cast(OfflineMocks, self.mocks)
-            context = remote.Context(mocks.catalog, mocks.config, self.states, cast(Any, self.registrations), mocks.warn)
+            context = remote.Context(
+                mocks.catalog, mocks.config, self.states, cast(Any, self.registrations), mocks.warn
+            )
             for child in EXPANDERS[resource.type](resource, context):
                 self._record(_child_resource(resource, child))
 
@@ -214,5 +232,3 @@ def _child_resource(parent: Resource, child: remote.Child) -> Resource:
         ignore_changes=list(child.ignore_changes),
         property_dependencies={k: list(v) for k, v in child.property_dependencies.items()},
     )
-
-

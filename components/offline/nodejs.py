@@ -60,8 +60,10 @@ REPORTED = 32
 """The exit code with which ``cmd/run`` says it has logged the program's error
 (``nodeJSProcessExitedAfterShowingUserActionableMessage``)."""
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<file>(?:file://)?[^()\s][^()]*?)"
-                    r":(?P<line>\d+):(?P<column>\d+)\)?(?: \{)?\s*$")
+_FRAME = re.compile(
+    r"^\s*at (?:.*? \()?(?P<file>(?:file://)?[^()\s][^()]*?)"
+    r":(?P<line>\d+):(?P<column>\d+)\)?(?: \{)?\s*$"
+)
 _REF = re.compile(r"^<ref \*\d+>\s*")
 _UNHANDLED = re.compile(r"^Running program '.*' failed with an unhandled exception:\n", re.S)
 PRELUDE = """\
@@ -131,11 +133,11 @@ things no preview output depends on:
   never logged. The engine strips colours from what it is told (``program_error``).
 * The SDK's ``debuggablePromise`` (``runtime/debuggable.js``), which wraps each of its promises and records
   ``new Error().stack`` on it, records no frames (``Error.stackTraceLimit`` is 0 for the length of that one call;
-  the module's export is wrapped). The only reader of that stack is the leak report under ``PULUMI_DEBUG_PROMISE_LEAKS``;
-  with that variable set nothing is wrapped. Capturing it, and formatting it through ts-node's source maps (the
-  ``Error.prepareStackTrace`` ts-node installs), was two thirds of a TypeScript program's CPU time, growing faster
-  than the number of resources. Every other stack (the program's errors, the source position of each
-  registration, ``Resource.callsites``) is captured and formatted as before.
+  the module's export is wrapped). The only reader of that stack is the leak report under
+  ``PULUMI_DEBUG_PROMISE_LEAKS``; with that variable set nothing is wrapped. Capturing it, and formatting it
+  through ts-node's source maps (the ``Error.prepareStackTrace`` ts-node installs), was two thirds of a TypeScript
+  program's CPU time, growing faster than the number of resources. Every other stack (the program's errors, the
+  source position of each registration, ``Resource.callsites``) is captured and formatted as before.
 * The SDK's ``log.debug`` (``log/index.js``) sends nothing. With an engine connected it sends every debug message
   as an ``Engine.Log`` (the SDK's own runtime sends three for each resource), and each log waits for the one before
   it to be answered: 5,000 resources were 15,000 round trips in a row, most of a TypeScript preview's time. The
@@ -164,15 +166,27 @@ PACKAGE_MANAGERS = ("auto", "npm", "yarn", "pnpm", "bun")
 def node_options(options: Mapping[str, Any], source: str) -> NodeOptions:
     """The options the host reads, refused in its words when one has the wrong type (``parseOptions``; the install
     options ``packagemanager`` and ``production`` are checked too, as the host checks them before a run)."""
-    typescript, tsconfig, nodeargs = options.get("typescript", True), options.get("tsconfig", ""), options.get("nodeargs", "")
+    typescript, tsconfig, nodeargs = (
+        options.get("typescript", True),
+        options.get("tsconfig", ""),
+        options.get("nodeargs", ""),
+    )
     manager, production = options.get("packagemanager", "auto"), options.get("production", False)
-    problem = ("typescript option must be a boolean" if not isinstance(typescript, bool)
-               else "tsconfigpath option must be a string" if not isinstance(tsconfig, str)
-               else "nodeargs option must be a string" if not isinstance(nodeargs, str)
-               else "production option must be a boolean" if not isinstance(production, bool)
-               else "packagemanager option must be a string" if not isinstance(manager, str)
-               else f"packagemanager option must be one of auto, npm, yarn, pnpm or bun, got {json.dumps(manager)}"
-               if manager not in PACKAGE_MANAGERS else None)
+    problem = (
+        "typescript option must be a boolean"
+        if not isinstance(typescript, bool)
+        else "tsconfigpath option must be a string"
+        if not isinstance(tsconfig, str)
+        else "nodeargs option must be a string"
+        if not isinstance(nodeargs, str)
+        else "production option must be a boolean"
+        if not isinstance(production, bool)
+        else "packagemanager option must be a string"
+        if not isinstance(manager, str)
+        else f"packagemanager option must be one of auto, npm, yarn, pnpm or bun, got {json.dumps(manager)}"
+        if manager not in PACKAGE_MANAGERS
+        else None
+    )
     if problem:
         raise NodeProgramError(f"{source}: runtime.options: {problem}")
     try:
@@ -212,9 +226,11 @@ def typescript_entry(program_dir: Path, entry: str, source: str) -> None:
         given = manifest.get("main") if isinstance(manifest, dict) else None
         main = given if isinstance(given, str) else "index.js"
     if main.endswith(TYPESCRIPT_SUFFIXES):
-        raise NodeProgramError(f"{source}: runtime.options.typescript: false, but the program's entry point {main} is "
-                               f"TypeScript, which Node.js then runs as JavaScript: remove typescript: false, or "
-                               f"compile the program and point main at the JavaScript")
+        raise NodeProgramError(
+            f"{source}: runtime.options.typescript: false, but the program's entry point {main} is "
+            f"TypeScript, which Node.js then runs as JavaScript: remove typescript: false, or "
+            f"compile the program and point main at the JavaScript"
+        )
 
 
 def node_config(values: Mapping[str, str]) -> dict[str, str]:
@@ -227,9 +243,13 @@ def _locate_run(node: str, program_dir: Path) -> str:
     script = f"console.log(require.resolve({json.dumps(RUN_MODULE)}))"
     found = subprocess.run([node, "-e", script], cwd=program_dir, capture_output=True, text=True)
     if found.returncode != 0 or not found.stdout.strip():
-        said = "".join(f"\n  {line}" for line in found.stderr.strip().splitlines()[:6] if "MODULE_NOT_FOUND" not in found.stderr)
-        raise NodeProgramError(f"{program_dir}: the Pulumi Node.js SDK is not installed there (node cannot resolve "
-                               f"{RUN_MODULE}): run `npm ci` (or `pulumi install`) in {program_dir}{said}")
+        said = "".join(
+            f"\n  {line}" for line in found.stderr.strip().splitlines()[:6] if "MODULE_NOT_FOUND" not in found.stderr
+        )
+        raise NodeProgramError(
+            f"{program_dir}: the Pulumi Node.js SDK is not installed there (node cannot resolve "
+            f"{RUN_MODULE}): run `npm ci` (or `pulumi install`) in {program_dir}{said}"
+        )
     return found.stdout.strip()
 
 
@@ -241,8 +261,14 @@ def run_limit() -> float:
         raise NodeProgramError(str(exc)) from None
 
 
-def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[str, Any], catalog: Optional[Catalog] = None,
-                     stack: str = "dev", on_resource: Optional[Callable[[Resource], None]] = None) -> ProgramRun:
+def run_node_program(
+    project_dir: Path,
+    project: ProjectFile,
+    config: Mapping[str, Any],
+    catalog: Optional[Catalog] = None,
+    stack: str = "dev",
+    on_resource: Optional[Callable[[Resource], None]] = None,
+) -> ProgramRun:
     """Run the Node.js program of ``project`` (in ``project_dir``) as a preview, as ``run_program`` runs a Python one.
 
     Remote components of this package are constructed by its provider (``construct``); others are expanded as
@@ -276,17 +302,38 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
         cleanup.callback(rack.close)
         server = cleanup.enter_context(serve(mocks, deployment, on_resource, {PACKAGE: rack}))
         cleanup.enter_context(chdir(program_dir))  # where the engine's providers read files the program names
-        args = [node, "--import=data:text/javascript," + quote(PRELUDE), *shlex.split(options.nodeargs), run_path,
-                "--monitor", server.address, "--engine", server.address, "--organization", deployment.organization,
-                "--project", project.name, "--root-directory", str(project_dir), "--stack", stack, "--pwd",
-                str(program_dir), "--dry-run", "--parallel", str(deployment.parallel), entry]
+        args = [
+            node,
+            "--import=data:text/javascript," + quote(PRELUDE),
+            *shlex.split(options.nodeargs),
+            run_path,
+            "--monitor",
+            server.address,
+            "--engine",
+            server.address,
+            "--organization",
+            deployment.organization,
+            "--project",
+            project.name,
+            "--root-directory",
+            str(project_dir),
+            "--stack",
+            stack,
+            "--pwd",
+            str(program_dir),
+            "--dry-run",
+            "--parallel",
+            str(deployment.parallel),
+            entry,
+        ]
         env = {**os.environ, sdk.CONFIG_ENV: sdk.config_env_value(node_config(values)), sdk.SECRET_KEYS_ENV: "[]"}
         if options.typescript:
             env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
         if options.tsconfig:
             env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
-        process = subprocess.Popen(args, cwd=program_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            args, cwd=program_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         copier = threading.Thread(target=_copy_to_stderr, args=(process.stdout,), daemon=True)
         copier.start()
         monitor = server.monitor
@@ -301,14 +348,18 @@ def run_node_program(project_dir: Path, project: ProjectFile, config: Mapping[st
             raise NodeProgramError("\n".join(monitor.errors))
         refused = server.refused()
         if refused:  # the SDK took a refusal for the engine shutting down: it stopped registering and exits 0
-            raise NodeProgramError(f"the offline engine's gRPC server refused {refused} of the program's calls, so the "
-                                   f"program stopped registering resources and the preview would miss some: nothing "
-                                   f"was previewed")
+            raise NodeProgramError(
+                f"the offline engine's gRPC server refused {refused} of the program's calls, so the "
+                f"program stopped registering resources and the preview would miss some: nothing "
+                f"was previewed"
+            )
         if code == REPORTED and monitor.logged_errors:
             raise NodeProgramError("\n".join(program_error(message, program_dir) for message in monitor.logged_errors))
         if code != 0:
-            raise NodeProgramError(f"the program exited with code {code}"
-                                   + (": " + monitor.logged_errors[0] if monitor.logged_errors else ""))
+            raise NodeProgramError(
+                f"the program exited with code {code}"
+                + (": " + monitor.logged_errors[0] if monitor.logged_errors else "")
+            )
         sys.stderr.writelines(f"error: {message}\n" for message in monitor.logged_errors)
         return monitor.run()
 
@@ -337,9 +388,11 @@ def _wait(process: subprocess.Popen[bytes], aborted: threading.Event, limit: flo
             if time.monotonic() >= deadline:
                 process.kill()
                 process.wait()
-                raise NodeProgramError(f"the program did not finish within {limit:g} s, so it was stopped (a program "
-                                       f"that never ends, such as one with a setInterval, keeps running; give a long "
-                                       f"one more time with {RUN_LIMIT_ENV}=<seconds>)") from None
+                raise NodeProgramError(
+                    f"the program did not finish within {limit:g} s, so it was stopped (a program "
+                    f"that never ends, such as one with a setInterval, keeps running; give a long "
+                    f"one more time with {RUN_LIMIT_ENV}=<seconds>)"
+                ) from None
 
 
 def program_error(message: str, program_dir: Path) -> str:

@@ -91,7 +91,11 @@ def _environment_hint(exc: OSError, env: Optional[Mapping[str, str]]) -> str:
         return ""
     sizes = {key: len(key) + len(value) + 2 for key, value in (env if env is not None else os.environ).items()}
     biggest = sorted(sizes, key=lambda key: -sizes[key])[:3]
-    return " (its environment is too large; the biggest variables: " + ", ".join(f"{k} ({sizes[k]:,} bytes)" for k in biggest) + ")"
+    return (
+        " (its environment is too large; the biggest variables: "
+        + ", ".join(f"{k} ({sizes[k]:,} bytes)" for k in biggest)
+        + ")"
+    )
 
 
 def pack_python(path: Path, env: Mapping[str, str]) -> tuple[str, list[str]]:
@@ -108,7 +112,11 @@ def pack_python(path: Path, env: Mapping[str, str]) -> tuple[str, list[str]]:
         raise PolicyPackError(f"policy pack {path}: cannot read PulumiPolicy.yaml ({exc})") from None
     except YAML_TAG_ERRORS:
         raise PolicyPackError(f"policy pack {path}: cannot read PulumiPolicy.yaml ({TAG_MISFIT})") from None
-    options = ((doc.get("runtime") or {}).get("options") or {}) if isinstance(doc, dict) and isinstance(doc.get("runtime"), dict) else {}
+    options = (
+        ((doc.get("runtime") or {}).get("options") or {})
+        if isinstance(doc, dict) and isinstance(doc.get("runtime"), dict)
+        else {}
+    )
     venv = options.get("virtualenv") if isinstance(options, dict) else None
     if not venv:
         return env.get("PULUMI_PYTHON_CMD") or sys.executable, []
@@ -142,8 +150,10 @@ class PolicyPackProcess:
         if not (self.path / "__main__.py").is_file():
             # `python -m pulumi.policy <engine> <dir>` runs the folder as a script (runpy), which needs its
             # __main__.py; the CLI's Python host refuses such a plugin folder before starting it
-            raise PolicyPackError(f"policy pack {path} is not runnable: it provides no __main__.py (a Python pack's "
-                                  f"__main__.py creates its PolicyPack; add one, or pass the pack's own folder)")
+            raise PolicyPackError(
+                f"policy pack {path} is not runnable: it provides no __main__.py (a Python pack's "
+                f"__main__.py creates its PolicyPack; add one, or pass the pack's own folder)"
+            )
         self.python, self.warnings = pack_python(self.path, env if env is not None else os.environ)
         self._limit = start_limit()  # a limit that is no number is named before the pack starts
         self._lock = threading.Lock()
@@ -155,13 +165,19 @@ class PolicyPackProcess:
         command = [self.python, "-u", "-m", "pulumi.policy", ENGINE_ADDRESS, str(self.path)]
         try:
             self._proc = subprocess.Popen(
-                command, cwd=self.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr,
+                command,
+                cwd=self.path,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
                 env=dict(env) if env is not None else None,
             )
         except OSError as exc:
             self._stderr.close()
-            raise PolicyPackError(f"policy pack {self.path} failed to start: cannot run {self.python}: "
-                                  f"{exc.strerror or exc}{_environment_hint(exc, env)}") from None
+            raise PolicyPackError(
+                f"policy pack {self.path} failed to start: cannot run {self.python}: "
+                f"{exc.strerror or exc}{_environment_hint(exc, env)}"
+            ) from None
         if wait:
             try:
                 self.handshake()
@@ -230,7 +246,10 @@ class PolicyPackProcess:
             if not stopped:
                 self._channel = grpc.insecure_channel(
                     f"127.0.0.1:{port}",
-                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE), ("grpc.max_send_message_length", _MAX_MESSAGE)],
+                    options=[
+                        ("grpc.max_receive_message_length", _MAX_MESSAGE),
+                        ("grpc.max_send_message_length", _MAX_MESSAGE),
+                    ],
                 )
                 self._ready = ready = grpc.channel_ready_future(self._channel)
         if stopped:
@@ -265,7 +284,7 @@ class PolicyPackProcess:
         with self._lock:
             self._closed = True
             if self._ready is not None:  # a start waiting for the channel stops waiting (once: grpc's
-                self._ready.cancel()      # future fails when cancelled twice)
+                self._ready.cancel()  # future fails when cancelled twice)
                 self._ready = None
             if self._channel is not None:
                 self._channel.close()
@@ -291,22 +310,33 @@ class PolicyPackProcess:
 
     # ---- the protocol ----
 
-    def configure(self, user: Optional[PolicyConfig] = None, run: Optional[ProgramRun] = None,
-                  beneath: Optional[PolicyConfig] = None) -> PolicyConfig:
+    def configure(
+        self,
+        user: Optional[PolicyConfig] = None,
+        run: Optional[ProgramRun] = None,
+        beneath: Optional[PolicyConfig] = None,
+    ) -> PolicyConfig:
         """``ConfigureStack`` (when a run is given) and ``Configure`` with the reconciled config (``beneath``:
         what the offline preview gives under the user's, ``reconcile``)."""
         if run is not None:
-            self._call(self.stub.ConfigureStack, pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True))
+            self._call(
+                self.stub.ConfigureStack,
+                pb.AnalyzerStackConfigureRequest(stack=run.stack, project=run.project, dry_run=True),
+            )
         config = reconcile(self.info, user or {}, beneath)
         policies = {p.name for p in self.info.policies}
         for name in sorted(set(user or {}) - policies - {"all"}):
             meant = closest(name, policies)
-            self.warnings.append(f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
-                                 f"pulumi ignores it)" + (f"; did you mean '{meant}'?" if meant else ""))
-        request = pb.ConfigureAnalyzerRequest(policyConfig={
-            name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
-            for name, (level, props) in config.items()
-        })
+            self.warnings.append(
+                f"policy pack config: '{name}' is not a policy of {self.info.name}, so it is ignored (as "
+                f"pulumi ignores it)" + (f"; did you mean '{meant}'?" if meant else "")
+            )
+        request = pb.ConfigureAnalyzerRequest(
+            policyConfig={
+                name: pb.PolicyConfig(enforcementLevel=LEVELS[level or "advisory"], properties=to_struct(props))
+                for name, (level, props) in config.items()
+            }
+        )
         try:
             self.stub.Configure(request, timeout=RPC_TIMEOUT_S)
         except grpc.RpcError as exc:
@@ -335,7 +365,7 @@ class PolicyPackProcess:
 
     def _violation(self, d: pb.AnalyzeDiagnostic, urn: str) -> dict[str, Any]:
         prefix = d.description + "\n"
-        message = d.message[len(prefix):] if d.description and d.message.startswith(prefix) else d.message
+        message = d.message[len(prefix) :] if d.description and d.message.startswith(prefix) else d.message
         return {
             "policy": d.policyName,
             "pack": d.policyPackName or self.info.name,
@@ -369,15 +399,26 @@ class Analysis:
         self._by_urn[resource.urn] = resource
         self._run.resources.append(resource)
         request = pb.AnalyzeRequest(
-            type=resource.type, name=resource.name, urn=resource.urn, properties=wire_properties(resource.properties),
-            options=resource_options(resource), provider=provider_of(resource, self._by_urn, self._run, self._provider_config),
+            type=resource.type,
+            name=resource.name,
+            urn=resource.urn,
+            properties=wire_properties(resource.properties),
+            options=resource_options(resource),
+            provider=provider_of(resource, self._by_urn, self._run, self._provider_config),
         )
         self._requests.append(request)
         self._pending.append(self._pack.stub.Analyze.future(request, timeout=RPC_TIMEOUT_S))
         entry = self._stack.resources.add(
-            type=resource.type, name=resource.name, urn=resource.urn, options=request.options, provider=request.provider,
-            parent=resource.parent, dependencies=resource.dependencies,
-            propertyDependencies={k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in resource.property_dependencies.items()},
+            type=resource.type,
+            name=resource.name,
+            urn=resource.urn,
+            options=request.options,
+            provider=request.provider,
+            parent=resource.parent,
+            dependencies=resource.dependencies,
+            propertyDependencies={
+                k: pb.AnalyzerPropertyDependencies(urns=v) for k, v in resource.property_dependencies.items()
+            },
         )
         if outputs_known_at_registration(resource):
             entry.properties.CopyFrom(stack_properties(request, resource))
@@ -398,7 +439,9 @@ class Analysis:
             entry.properties.CopyFrom(stack_properties(request, resource))
         self._components = []
         response = self._pack._call(self._pack.stub.AnalyzeStack, self._stack)
-        violations += [self._pack._violation(d, d.urn if d.urn in self._by_urn else stack_urn) for d in response.diagnostics]
+        violations += [
+            self._pack._violation(d, d.urn if d.urn in self._by_urn else stack_urn) for d in response.diagnostics
+        ]
         return violations
 
 
@@ -407,10 +450,14 @@ def pack_env(project: str, stack: str, stack_config: Optional[Mapping[str, Any]]
     ``"ns:key"`` -> text), project, stack and dry run. That is all a pack needs; a config too large
     for ``PULUMI_CONFIG`` is refused before any pack starts (``sdk.oversized_config``)."""
     env = dict(os.environ)
-    env.update({"PULUMI_ORGANIZATION": "organization", "PULUMI_PROJECT": project, "PULUMI_STACK": stack,
-                "PULUMI_DRY_RUN": "true"})
+    env.update(
+        {
+            "PULUMI_ORGANIZATION": "organization",
+            "PULUMI_PROJECT": project,
+            "PULUMI_STACK": stack,
+            "PULUMI_DRY_RUN": "true",
+        }
+    )
     if stack_config:
         env[sdk.CONFIG_ENV] = sdk.config_env_value(stack_config_values(stack_config))
     return env
-
-

@@ -53,8 +53,17 @@ from .laneguard import urn_name
 from .stackexport import UNREADABLE, StackState, StateResource
 
 OPS = ("create", "import", "update", "replace", "delete", "delete-replaced", "same", "read", "discard")
-SYMBOL = {"create": "+", "import": "=", "update": "~", "replace": "+-", "delete": "-", "delete-replaced": "--", "same": "",
-          "read": ">", "discard": "-"}
+SYMBOL = {
+    "create": "+",
+    "import": "=",
+    "update": "~",
+    "replace": "+-",
+    "delete": "-",
+    "delete-replaced": "--",
+    "same": "",
+    "read": ">",
+    "discard": "-",
+}
 DEFAULT_PROVIDER = ("pulumi:providers:", "default")
 """A provider the engine registers for resources that name none (``default_6_50_0``)."""
 TEMPLATE_NAME_ONLY = ("name", "namePrefix", "description", "tags", "tagsAll", "updateDefaultVersion", "defaultVersion")
@@ -146,12 +155,21 @@ def _documents_differ(old: Any, new: Any, ids: Optional[Ids]) -> Optional[bool]:
     """When one side is JSON text (a policy the state keeps as text) and the other a document, or both are
     texts: whether the documents differ, as the provider reads them; None when they are not documents."""
     if not (isinstance(old, str) or isinstance(new, str)):
-        if isinstance(old, dict) and isinstance(new, dict) and providerdiff.is_policy(old) and providerdiff.is_policy(new):
+        if (
+            isinstance(old, dict)
+            and isinstance(new, dict)
+            and providerdiff.is_policy(old)
+            and providerdiff.is_policy(new)
+        ):
             return not providerdiff.documents_equal(old, new)
         return None
     a, b = _document(old), _document(new)
-    if a is providerdiff.NOT_JSON or b is providerdiff.NOT_JSON or not isinstance(a, (dict, list)) \
-            or not isinstance(b, (dict, list)):
+    if (
+        a is providerdiff.NOT_JSON
+        or b is providerdiff.NOT_JSON
+        or not isinstance(a, (dict, list))
+        or not isinstance(b, (dict, list))
+    ):
         return None
     same = providerdiff.documents_equal(a, b)
     return (not same) if same is not None else bool(changed_paths(normal(a), b, "", ids))
@@ -188,11 +206,16 @@ def changed_paths(old: Any, new: Any, path: str = "", ids: Optional[Ids] = None)
     if isinstance(old, list) and isinstance(new, list):
         out = []
         for n in range(max(len(old), len(new))):
-            out += changed_paths(old[n] if n < len(old) else _MISSING, new[n] if n < len(new) else _MISSING,
-                                 f"{path}[{n}]", ids)
+            out += changed_paths(
+                old[n] if n < len(old) else _MISSING, new[n] if n < len(new) else _MISSING, f"{path}[{n}]", ids
+            )
         return out
-    if type(old) is not type(new) and not (isinstance(old, (int, float)) and isinstance(new, (int, float))
-                                           and not isinstance(old, bool) and not isinstance(new, bool)):
+    if type(old) is not type(new) and not (
+        isinstance(old, (int, float))
+        and isinstance(new, (int, float))
+        and not isinstance(old, bool)
+        and not isinstance(new, bool)
+    ):
         return [path]
     return [] if old == new else [path]
 
@@ -231,20 +254,36 @@ class PlanStep:
         if self.old is None:
             return None
         old = self.old
-        flags = {"retainOnDelete": old.retain_on_delete, "taint": old.taint, "pendingReplacement": old.pending_replacement,
-                 "delete": old.delete, "protect": old.protect, "external": old.external}
-        return {"urn": old.urn, "type": old.type, "parent": old.parent,
-                "inputs": _shown_state(old.inputs), "outputs": _shown_state(old.outputs),
-                "propertyDependencies": old.property_dependencies,
-                **({"deletedWith": old.deleted_with} if old.deleted_with else {}),
-                **{k: True for k, v in flags.items() if v}}
+        flags = {
+            "retainOnDelete": old.retain_on_delete,
+            "taint": old.taint,
+            "pendingReplacement": old.pending_replacement,
+            "delete": old.delete,
+            "protect": old.protect,
+            "external": old.external,
+        }
+        return {
+            "urn": old.urn,
+            "type": old.type,
+            "parent": old.parent,
+            "inputs": _shown_state(old.inputs),
+            "outputs": _shown_state(old.outputs),
+            "propertyDependencies": old.property_dependencies,
+            **({"deletedWith": old.deleted_with} if old.deleted_with else {}),
+            **{k: True for k, v in flags.items() if v},
+        }
 
     def new_state(self) -> Optional[dict[str, Any]]:
         if self.new is None:
             return None
-        return {"urn": self.new.urn, "type": self.new.type, "parent": self.new.parent, "inputs": shown(self.new.wire),
-                "propertyDependencies": self.new.property_dependencies,
-                **({"ignoreChanges": list(self.new.ignore_changes)} if self.new.ignore_changes else {})}
+        return {
+            "urn": self.new.urn,
+            "type": self.new.type,
+            "parent": self.new.parent,
+            "inputs": shown(self.new.wire),
+            "propertyDependencies": self.new.property_dependencies,
+            **({"ignoreChanges": list(self.new.ignore_changes)} if self.new.ignore_changes else {}),
+        }
 
 
 def _shown_state(value: Any) -> Any:
@@ -286,8 +325,9 @@ def _unknown_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
-def _compare(res: Resource, old: StateResource, ids: Ids,
-             renamed: Mapping[str, str]) -> tuple[list[str], list[str], dict[str, Any]]:
+def _compare(
+    res: Resource, old: StateResource, ids: Ids, renamed: Mapping[str, str]
+) -> tuple[list[str], list[str], dict[str, Any]]:
     """The changed paths of ``res`` against its state, as the provider's ``Diff`` would see them after its
     ``Check``; and the checked inputs. ``renamed``: old URN -> new, of the resources found by an alias."""
     old_inputs = providerdiff.old_view(res.type, normal(old.inputs, renamed), UNKNOWN)
@@ -296,8 +336,14 @@ def _compare(res: Resource, old: StateResource, ids: Ids,
     old_view, new_view = forcenew.in_set_order(res.type, old_inputs), forcenew.in_set_order(res.type, new_inputs)
     outputs = normal(old.outputs, renamed)
     if isinstance(outputs, dict):  # a bridged provider diffs Optional+Computed attributes against the old outputs
-        old_view = providerdiff.computed_view(res.type, old_view, forcenew.in_set_order(res.type, outputs), new_view,
-                                              UNKNOWN, lambda a, b: not changed_paths(a, b, "", ids))
+        old_view = providerdiff.computed_view(
+            res.type,
+            old_view,
+            forcenew.in_set_order(res.type, outputs),
+            new_view,
+            UNKNOWN,
+            lambda a, b: not changed_paths(a, b, "", ids),
+        )
     paths = changed_paths(old_view, new_view, "", ids)
     # the program's ignoreChanges only, as the engine diffs (step_generator: the goal's), not the ones the state kept
     paths = without_ignored(paths, list(res.ignore_changes))
@@ -306,10 +352,14 @@ def _compare(res: Resource, old: StateResource, ids: Ids,
     return paths, replace, new_inputs
 
 
-PROTECTED_DELETE = ('resource "{urn}" cannot be deleted because it is protected: to delete it, remove `protect` from it in '
-                    "the program and run `pulumi up`, or run `pulumi state unprotect {urn}`")
-PROTECTED_REPLACE = ('unable to replace resource "{urn}" ({why}) as it is marked for protection: remove `protect` from '
-                     "it in the program and run `pulumi up`")
+PROTECTED_DELETE = (
+    'resource "{urn}" cannot be deleted because it is protected: to delete it, remove `protect` from it in '
+    "the program and run `pulumi up`, or run `pulumi state unprotect {urn}`"
+)
+PROTECTED_REPLACE = (
+    'unable to replace resource "{urn}" ({why}) as it is marked for protection: remove `protect` from '
+    "it in the program and run `pulumi up`"
+)
 """What the engine says (``step.go`` ``deleteProtectedError``; ``step_generator.go`` ``continueStepsFromDiff``)."""
 
 
@@ -345,13 +395,18 @@ class _Aliases:
         parent = self.found.get(parent, parent)
         if alias.get("noParent") or (parent and parent.split("::")[2] == STACK_TYPE):
             parent = ""
-        return _urn(alias.get("name") or res.name, alias.get("type") or res.type, parent,
-                    alias.get("project") or self.project, alias.get("stack") or self.stack)
+        return _urn(
+            alias.get("name") or res.name,
+            alias.get("type") or res.type,
+            parent,
+            alias.get("project") or self.project,
+            alias.get("stack") or self.stack,
+        )
 
     def _inherited(self, type_: str, name: str, parent: str, parent_alias: str) -> str:
         parent_name = urn_name(parent)
         if name.startswith(parent_name):
-            name = urn_name(parent_alias) + name[len(parent_name):]
+            name = urn_name(parent_alias) + name[len(parent_name) :]
         return _urn(name, type_, parent_alias, self.project, self.stack)
 
     def of(self, res: Resource) -> list[str]:
@@ -359,8 +414,10 @@ class _Aliases:
         parent_alias = self.found.get(res.parent)
         if parent_alias is not None:
             found.append(self._inherited(res.type, res.name, res.parent, parent_alias))
-            for urn in list(found[:len(res.aliases)]):
-                found.append(self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], urn_name(urn), res.parent, parent_alias))
+            for urn in list(found[: len(res.aliases)]):
+                found.append(
+                    self._inherited(urn.split("::")[2].rsplit("$", 1)[-1], urn_name(urn), res.parent, parent_alias)
+                )
         return list(dict.fromkeys(found))
 
 
@@ -389,7 +446,9 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
             step.op = "read"
         elif old is not None and not res.custom:
             step.op = "same"
-        elif res.custom and res.import_id and (old is None or old.external or (old.import_id or old.id) != res.import_id):
+        elif (
+            res.custom and res.import_id and (old is None or old.external or (old.import_id or old.id) != res.import_id)
+        ):
             _import(step, res, old)
         elif old is not None and old.external:  # declared now: a new one takes the place of the one it read
             step.op, step.replace_keys = "replace", ["id"]
@@ -411,8 +470,18 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
     for urn in used:
         provider_type, name = urn.split("::")[2], urn_name(urn)
         if urn not in old_by_urn and provider_type.removeprefix(DEFAULT_PROVIDER[0]) in bumped:
-            steps.append(PlanStep("create", urn, provider_type, name, "", True, new=Resource(urn, provider_type, name, "", True, {}),
-                                  note="the engine's default provider"))
+            steps.append(
+                PlanStep(
+                    "create",
+                    urn,
+                    provider_type,
+                    name,
+                    "",
+                    True,
+                    new=Resource(urn, provider_type, name, "", True, {}),
+                    note="the engine's default provider",
+                )
+            )
     seen = {s.urn for s in steps} | claimed
     for old in state.resources:
         if old.urn in seen or old.view_of:
@@ -433,11 +502,31 @@ def make_plan(run: ProgramRun, state: StackState) -> Plan:
         if old.view_of and old.urn not in seen:
             owner = ids.ops.get(aliases.renamed().get(old.view_of, old.view_of), "same")
             op = "delete" if owner in ("delete", "replace") else "same"
-            steps.append(PlanStep(op, old.urn, old.type, old.name, old.parent, old.custom, old=old,
-                                  note=f"a view of {old.view_of}" if op == "delete" else ""))
+            steps.append(
+                PlanStep(
+                    op,
+                    old.urn,
+                    old.type,
+                    old.name,
+                    old.parent,
+                    old.custom,
+                    old=old,
+                    note=f"a view of {old.view_of}" if op == "delete" else "",
+                )
+            )
     for old in state.pending_deletes:
-        steps.append(PlanStep("delete-replaced", old.urn, old.type, old.name, old.parent, old.custom, old=old,
-                              note="the old copy of a replaced resource"))
+        steps.append(
+            PlanStep(
+                "delete-replaced",
+                old.urn,
+                old.type,
+                old.name,
+                old.parent,
+                old.custom,
+                old=old,
+                note="the old copy of a replaced resource",
+            )
+        )
     errors += _protection_errors(steps)
     return Plan(run, steps, errors)
 
@@ -530,7 +619,11 @@ def _bumped_default_providers(run: ProgramRun, state: StackState) -> tuple[list[
     and none it uses. The engine creates the new one and deletes the old (a state that holds no default provider,
     as one the offline engine exported, gets none)."""
     used, judged = _default_providers(run)
-    held = [r.urn for r in state.resources if r.type.startswith(DEFAULT_PROVIDER[0]) and r.name.startswith(DEFAULT_PROVIDER[1])]
+    held = [
+        r.urn
+        for r in state.resources
+        if r.type.startswith(DEFAULT_PROVIDER[0]) and r.name.startswith(DEFAULT_PROVIDER[1])
+    ]
 
     def package(urn: str) -> str:
         return urn.split("::")[2].removeprefix(DEFAULT_PROVIDER[0])
@@ -617,19 +710,32 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None, besi
     by_urn = plan.by_urn()
     registered = {r.urn for r in run.resources + run.reads}
     gone = [s for s in plan.steps if s.urn not in registered and s.op != "delete-replaced"]
-    stand_ins = [Resource(urn=s.urn, type=s.type, name=s.name, parent=s.parent if s.parent in by_urn else "",
-                          custom=s.custom, inputs={}) for s in gone]
+    stand_ins = [
+        Resource(
+            urn=s.urn,
+            type=s.type,
+            name=s.name,
+            parent=s.parent if s.parent in by_urn else "",
+            custom=s.custom,
+            inputs={},
+        )
+        for s in gone
+    ]
     view = ProgramRun(run.project, run.stack, run.resources + stand_ins, run.outputs, reads=run.reads)
     rows = []
     for op, text, name, urn in tree_rows(view):
         if op:  # not the unknown-inputs row: the plan names changed properties instead
             rows.append((SYMBOL[by_urn[urn].op], text, name, by_urn[urn]))
     width = max([len(t) for _, t, _, _ in rows] + [4]) + 2
-    out = [f"Previewing update ({run.stack}), offline, against {len([s for s in plan.steps if s.old])} resources of the stack's state:",
-           "", f"     {'Type':<{width}}Name"]
+    out = [
+        f"Previewing update ({run.stack}), offline, against {len([s for s in plan.steps if s.old])} resources of the "
+        f"stack's state:",
+        "",
+        f"     {'Type':<{width}}Name",
+    ]
     for symbol, text, name, step in rows:
         out.append(f" {symbol:<3} {text:<{width}}{name}")
-        branch = text[:len(text) - len(text.lstrip("│├└─ "))]
+        branch = text[: len(text) - len(text.lstrip("│├└─ "))]
         below = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
         if step.diff and step.op in ("update", "replace"):
             out.append(f"     {below}   {_diff_line(step)}")
@@ -649,9 +755,16 @@ def render_plan(plan: Plan, violations: list[dict[str, Any]] | None = None, besi
     out += beside_outputs
     summary = plan.summary()
     out += ["", "Resources:"]
-    for op, word in (("create", "to create"), ("import", "to import"), ("update", "to update"), ("replace", "to replace"),
-                     ("delete", "to delete"), ("delete-replaced", "to delete (old copies of replaced resources)"),
-                     ("read", "to read"), ("discard", "to discard")):
+    for op, word in (
+        ("create", "to create"),
+        ("import", "to import"),
+        ("update", "to update"),
+        ("replace", "to replace"),
+        ("delete", "to delete"),
+        ("delete-replaced", "to delete (old copies of replaced resources)"),
+        ("read", "to read"),
+        ("discard", "to discard"),
+    ):
         if summary.get(op):
             out.append(f"    {SYMBOL[op]:<2}{summary[op]} {word}")
     out.append(f"    {summary.get('same', 0)} unchanged")
@@ -667,8 +780,14 @@ def plan_json(plan: Plan) -> list[dict[str, Any]]:
         else:
             old = step.old
             assert old is not None
-            doc = {"urn": old.urn, "type": old.type, "name": old.name, "parent": old.parent, "custom": old.custom,
-                   "inputs": _shown_state(old.inputs)}
+            doc = {
+                "urn": old.urn,
+                "type": old.type,
+                "name": old.name,
+                "parent": old.parent,
+                "custom": old.custom,
+                "inputs": _shown_state(old.inputs),
+            }
         doc["op"] = step.op
         doc["diff"] = list(step.diff)
         if step.replace_keys:

@@ -21,7 +21,6 @@ PolicyConfig = dict[str, tuple[str, Optional[dict[str, Any]]]]
 """Policy (or ``all``) -> (enforcement level or '', properties or None), as the CLI holds it."""
 
 
-
 class PolicyPackError(Exception):
     """A pack that cannot start, answer, or be configured. The offline CLI exits 2 with it."""
 
@@ -53,11 +52,15 @@ def read_config_file(path: Path) -> PolicyConfig:
     except RecursionError:
         too_deep = True
     if too_deep or nesting_depth(doc) > MAX_NESTING + 1:  # a policy's value nests at most MAX_NESTING levels
-        raise PolicyPackError(f"policy pack config {path}: nested deeper than {MAX_NESTING} levels (no policy config needs that)")
+        raise PolicyPackError(
+            f"policy pack config {path}: nested deeper than {MAX_NESTING} levels (no policy config needs that)"
+        )
     found = first_not_finite(doc)
     if found:
         key, number = found
-        raise PolicyPackError(f"policy pack config {path}: {key}: {number[:60]} is not a finite number (JSON has no NaN or Infinity)")
+        raise PolicyPackError(
+            f"policy pack config {path}: {key}: {number[:60]} is not a finite number (JSON has no NaN or Infinity)"
+        )
     if not isinstance(doc, dict):
         raise PolicyPackError(f"policy pack config {path}: expected a JSON object")
     return parse_config(doc, str(path))
@@ -75,7 +78,9 @@ def parse_config(doc: Mapping[str, Any], source: str = "<config>") -> PolicyConf
                 raise PolicyPackError(f"policy pack config {source}: {key}: {level!r} is not a valid enforcement level")
             props = props or None
         else:
-            raise PolicyPackError(f"policy pack config {source}: {key}: {value!r} is not a valid value; must be a string or object")
+            raise PolicyPackError(
+                f"policy pack config {source}: {key}: {value!r} is not a valid value; must be a string or object"
+            )
         if level and level not in LEVELS:
             raise PolicyPackError(f"policy pack config {source}: {key}: '{level}' is not a valid enforcement level")
         if level or props:
@@ -107,7 +112,11 @@ def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig, beneath: Optional[Polic
         schema = json_format.MessageToDict(policy.configSchema.properties)
         defaults = {k: v["default"] for k, v in schema.items() if isinstance(v, dict) and "default" in v}
         result[policy.name] = (LEVEL_NAMES[policy.enforcementLevel], defaults or None)
-        schemas[policy.name] = {"type": "object", "properties": schema, **({"required": list(policy.configSchema.required)} if policy.configSchema.required else {})}
+        schemas[policy.name] = {
+            "type": "object",
+            "properties": schema,
+            **({"required": list(policy.configSchema.required)} if policy.configSchema.required else {}),
+        }
     initial: PolicyConfig = {
         name: (LEVEL_NAMES[c.enforcementLevel], json_format.MessageToDict(c.properties) or None)
         for name, c in info.initialConfig.items()
@@ -117,7 +126,9 @@ def reconcile(info: pb.AnalyzerInfo, user: PolicyConfig, beneath: Optional[Polic
     _apply(result, user)
     problems = []
     for name, schema in schemas.items():
-        problems += [f"{name}: {message}" for message in _schema_errors(schema, (result.get(name) or ("", None))[1] or {})]
+        problems += [
+            f"{name}: {message}" for message in _schema_errors(schema, (result.get(name) or ("", None))[1] or {})
+        ]
     if problems:
         raise PolicyPackError(f"invalid policy pack config for '{info.name}':\n  " + "\n  ".join(problems))
     return result
@@ -140,8 +151,6 @@ def _schema_errors(schema: Mapping[str, Any], value: Mapping[str, Any]) -> list[
         for error in sorted(errors, key=lambda e: list(e.absolute_path))
         if not (error.validator == "type" and tuple(error.absolute_path) in enums)
     ]
-
-
 
 
 # ---- one policy's entry, written into a config file ----------------------------------------------------
@@ -182,7 +191,7 @@ def with_entry(text: str, policy: str, value: Any, source: str = "<config>") -> 
         return body[:begin] + written + body[end:]
     entry = f"{json.dumps(policy)}: {written}"
     if last_end == start + 1:  # an empty object: the entry is its only one
-        return body[:start] + "{\n" + indent + entry + "\n}" + body[at + 1:]
+        return body[:start] + "{\n" + indent + entry + "\n}" + body[at + 1 :]
     return body[:last_end] + ",\n" + indent + entry + body[last_end:]
 
 
@@ -199,4 +208,4 @@ def _indent_of(text: str, start: int) -> str:
     if line < 0:
         return "  "
     first = _blank(text, at)
-    return text[line + 1:first] or "  "
+    return text[line + 1 : first] or "  "

@@ -56,7 +56,9 @@ def tree_rows(run: ProgramRun) -> list[tuple[str, str, str, str]]:
         inner = prefix + ("" if root else ("   " if last else "│  "))
         unknown = [] if res.urn in read_urns else res.unknown_inputs()
         if unknown:
-            shown = ", ".join(unknown[:UNKNOWN_SHOWN]) + (f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else "")
+            shown = ", ".join(unknown[:UNKNOWN_SHOWN]) + (
+                f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else ""
+            )
             rows.append(("", inner + ("│  " if kids else "   ") + "unknown until apply: " + shown, "", res.urn))
         pending += [(kid, inner, n == len(kids) - 1, False) for n, kid in reversed(list(enumerate(kids)))]
     return rows
@@ -77,10 +79,14 @@ def render(run: ProgramRun, violations: list[dict[str, Any]] | None = None, besi
     if run.outputs:
         out += ["", "Outputs:"]
         key_width = max(len(k) for k in run.outputs)
-        out += [f"    {k:<{key_width}}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(shown(run.outputs_wire).items())]
+        out += [
+            f"    {k:<{key_width}}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(shown(run.outputs_wire).items())
+        ]
     out += beside_outputs
     imports = len([r for r in run.resources if r.import_id])
-    out += ["", "Resources:", f"    + {len(run.resources) - imports} to create"] + ([f"    = {imports} to import"] if imports else [])
+    out += ["", "Resources:", f"    + {len(run.resources) - imports} to create"] + (
+        [f"    = {imports} to import"] if imports else []
+    )
     if run.reads:
         out.append(f"    > {len(run.reads)} to read")
     return "\n".join(out) + "\n"
@@ -93,5 +99,8 @@ def to_json(run: ProgramRun, violations: list[dict[str, Any]] | None = None) -> 
     marked as ``pulumi preview --json`` marks their steps (``"op": "read"``) and the engine's state
     marks them (``"external": true``), with the ``id`` read."""
     reads = [{**r.to_json(), "op": "read", "external": True, "id": r.inputs.get("id")} for r in run.reads]
-    return {"resources": [r.to_json() for r in run.resources] + reads, "outputs": shown(run.outputs_wire),
-            "violations": list(violations or [])}
+    return {
+        "resources": [r.to_json() for r in run.resources] + reads,
+        "outputs": shown(run.outputs_wire),
+        "violations": list(violations or []),
+    }

@@ -34,17 +34,45 @@ from typing import Any, Optional
 from ..spec.base import shown
 from . import sdk
 from .laneguard import GuardStep
-from .stackexport import (StateFileError, check_state_fields, cycle_words, listed, mapped, parent_cycle, parse_json,
-                          read_text, urn_parts)
+from .stackexport import (
+    StateFileError,
+    check_state_fields,
+    cycle_words,
+    listed,
+    mapped,
+    parent_cycle,
+    parse_json,
+    read_text,
+    urn_parts,
+)
 
-STEP_OPS = frozenset({
-    "same", "create", "update", "delete", "replace", "create-replacement", "delete-replaced", "read",
-    "read-replacement", "refresh", "discard", "discard-replaced", "remove-pending-replace", "import",
-    "import-replacement",
-})
+STEP_OPS = frozenset(
+    {
+        "same",
+        "create",
+        "update",
+        "delete",
+        "replace",
+        "create-replacement",
+        "delete-replaced",
+        "read",
+        "read-replacement",
+        "refresh",
+        "discard",
+        "discard-replaced",
+        "remove-pending-replace",
+        "import",
+        "import-replacement",
+    }
+)
 """The step ops of pulumi's ``pkg/resource/deploy/step.go`` that a preview can show."""
-REPLACEMENT_PARTS = {"create-replacement": "replace", "delete-replaced": "replace", "read-replacement": "read",
-                     "import-replacement": "replace", "discard-replaced": "discard"}
+REPLACEMENT_PARTS = {
+    "create-replacement": "replace",
+    "delete-replaced": "replace",
+    "read-replacement": "read",
+    "import-replacement": "replace",
+    "discard-replaced": "discard",
+}
 """Each part's logical step (``step.go``: an import-replacement's logical step is the ``replace`` after it, which
 deletes the old resource; a read-replacement's is the ``read``)."""
 PREVIEW = "`pulumi preview --json` output"
@@ -94,17 +122,31 @@ def _digest_of_events(events: list[dict[str, Any]], path: Path) -> dict[str, Any
     for n, event in enumerate(events, 1):
         pre = event.get("resourcePreEvent")
         if pre is not None:
-            metadata = mapped(mapped(pre, f"{path}: line {n}: resourcePreEvent").get("metadata"),
-                              f"{path}: line {n}: resourcePreEvent.metadata")
-            steps.append(({"op": metadata.get("op"), "urn": metadata.get("urn"), "oldState": metadata.get("old"),
-                           "newState": metadata.get("new"), "detailedDiff": metadata.get("detailedDiff"),
-                           "diffReasons": metadata.get("diffs"), "replaceReasons": metadata.get("keys")},
-                          f"{path}: line {n}: resourcePreEvent.metadata"))
+            metadata = mapped(
+                mapped(pre, f"{path}: line {n}: resourcePreEvent").get("metadata"),
+                f"{path}: line {n}: resourcePreEvent.metadata",
+            )
+            steps.append(
+                (
+                    {
+                        "op": metadata.get("op"),
+                        "urn": metadata.get("urn"),
+                        "oldState": metadata.get("old"),
+                        "newState": metadata.get("new"),
+                        "detailedDiff": metadata.get("detailedDiff"),
+                        "diffReasons": metadata.get("diffs"),
+                        "replaceReasons": metadata.get("keys"),
+                    },
+                    f"{path}: line {n}: resourcePreEvent.metadata",
+                )
+            )
         diagnostic = event.get("diagnosticEvent")
         if isinstance(diagnostic, dict):
             diagnostics.append(diagnostic)
         if isinstance(event.get("summaryEvent"), dict):
-            summary = mapped(event["summaryEvent"].get("resourceChanges"), f"{path}: line {n}: summaryEvent.resourceChanges")
+            summary = mapped(
+                event["summaryEvent"].get("resourceChanges"), f"{path}: line {n}: summaryEvent.resourceChanges"
+            )
     return {"steps": steps, "diagnostics": diagnostics, "changeSummary": summary or {}}
 
 
@@ -122,18 +164,29 @@ def read_preview_json(path: Path) -> tuple[list[GuardStep], dict[str, int]]:
     if not isinstance(doc, dict):
         raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {PREVIEW} (an object with steps)")
     if ("deployment" in doc or "checkpoint" in doc) and "steps" not in doc:
-        raise StateFileError(f"{path}: this is a `pulumi stack export` file, not {PREVIEW}; pass it to `preview --state`")
+        raise StateFileError(
+            f"{path}: this is a `pulumi stack export` file, not {PREVIEW}; pass it to `preview --state`"
+        )
     if not any(k in doc for k in DIGEST_KEYS):
-        raise StateFileError(f"{path}: no steps and no changeSummary, so not {PREVIEW} (write one with "
-                             "`pulumi preview --json > FILE`)")
-    items = doc["steps"] if events is not None else [
-        (item, f"{path}: steps[{n}]") for n, item in enumerate(listed(doc.get("steps"), f"{path}: steps"))
-    ]  # the digest leaves steps out (or null) when the preview has nothing to do
-    failed = [d for d in listed(doc.get("diagnostics"), f"{path}: diagnostics") if isinstance(d, dict) and d.get("severity") == "error"]
+        raise StateFileError(
+            f"{path}: no steps and no changeSummary, so not {PREVIEW} (write one with `pulumi preview --json > FILE`)"
+        )
+    items = (
+        doc["steps"]
+        if events is not None
+        else [(item, f"{path}: steps[{n}]") for n, item in enumerate(listed(doc.get("steps"), f"{path}: steps"))]
+    )  # the digest leaves steps out (or null) when the preview has nothing to do
+    failed = [
+        d
+        for d in listed(doc.get("diagnostics"), f"{path}: diagnostics")
+        if isinstance(d, dict) and d.get("severity") == "error"
+    ]
     if failed:  # pulumi writes the steps it had when the preview failed: not the whole plan
         said = " ".join(str(failed[0].get("message") or "").split())[:200]
-        raise StateFileError(f"{path}: the preview failed ({shown(said) or 'an error diagnostic'}), so its steps are not the "
-                             f"whole plan: fix the error and preview again")
+        raise StateFileError(
+            f"{path}: the preview failed ({shown(said) or 'an error diagnostic'}), so its steps are not the "
+            f"whole plan: fix the error and preview again"
+        )
     summary = mapped(doc.get("changeSummary"), f"{path}: changeSummary")
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in summary.values()):
         raise StateFileError(f"{path}: changeSummary must map ops to counts")
@@ -149,15 +202,21 @@ def _steps(items: list[tuple[Any, str]], path: Path) -> list[GuardStep]:
         op = item.get("op")
         urn: Any = item.get("urn")
         if not isinstance(op, str) or op not in STEP_OPS:
-            raise StateFileError(f"{where}: op {shown(repr(op))[:80]} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})")
+            raise StateFileError(
+                f"{where}: op {shown(repr(op))[:80]} is not a step op pulumi writes ({', '.join(sorted(STEP_OPS))})"
+            )
         try:
             stack, project, qualified, _ = urn_parts(urn)
         except ValueError:
-            raise StateFileError(f"{where}: urn {shown(repr(urn))[:200]} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)") from None
+            raise StateFileError(
+                f"{where}: urn {shown(repr(urn))[:200]} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)"
+            ) from None
         stacks.add((stack, project))
         if len(stacks) > 1:
             (a, b), (c, d) = sorted(stacks)[:2]
-            raise StateFileError(f"{where}: {shown(urn)} mixes stacks: stack {a!r} of project {b!r} and stack {c!r} of project {d!r}")
+            raise StateFileError(
+                f"{where}: {shown(urn)} mixes stacks: stack {a!r} of project {b!r} and stack {c!r} of project {d!r}"
+            )
         old, new = item.get("oldState"), item.get("newState")
         for key, state in (("oldState", old), ("newState", new)):
             if state is not None and not isinstance(state, dict):
@@ -190,7 +249,9 @@ def _logical(read: list[tuple[str, GuardStep]], path: Path) -> list[GuardStep]:
             continue
         logical[step.urn] = step
         steps.append(step)
-    cycle = parent_cycle({step.urn: str(step.state().get("parent") or "") for step in steps if step.op != "delete-replaced"})
+    cycle = parent_cycle(
+        {step.urn: str(step.state().get("parent") or "") for step in steps if step.op != "delete-replaced"}
+    )
     if cycle:
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
     return steps

@@ -57,7 +57,9 @@ Unknown = Any
 """The plan's stand-in for a value not known until apply (``plan.UNKNOWN``), passed in by the caller."""
 
 
-def checked(type_: str, old: dict[str, Any], new: dict[str, Any], unknown: Unknown, version: str = "") -> dict[str, Any]:
+def checked(
+    type_: str, old: dict[str, Any], new: dict[str, Any], unknown: Unknown, version: str = ""
+) -> dict[str, Any]:
     """The program's inputs ``new`` (plan-normal values) as the provider's ``Check`` would return them
     given the state's inputs ``old``: a copy, ``__defaults`` adopted at every level and gone from both
     sides' view (``without_defaults``), provider-computed keys filled in."""
@@ -251,8 +253,10 @@ def _statement_form(statement: Any) -> Any:
         elif key in ("Principal", "NotPrincipal") and isinstance(value, dict):
             out[key] = {k: _as_set(v, _principal) for k, v in value.items()}
         elif key == "Condition" and isinstance(value, dict):
-            out[key] = {op: {k: _as_set(v) for k, v in cond.items()} if isinstance(cond, dict) else cond
-                        for op, cond in value.items()}
+            out[key] = {
+                op: {k: _as_set(v) for k, v in cond.items()} if isinstance(cond, dict) else cond
+                for op, cond in value.items()
+            }
         elif key == "Sid" and value == "":
             continue  # an empty Sid is no Sid
         else:
@@ -281,13 +285,19 @@ rather than keeping the state's, so leaving one out is a change (an auto-name al
 
 NESTED_OPTIONAL_COMPUTED: dict[str, tuple[str, ...]] = {
     "aws:eks/cluster:Cluster": (
-        "accessConfig.authenticationMode", "kubernetesNetworkConfig.elasticLoadBalancing",
-        "kubernetesNetworkConfig.ipFamily", "kubernetesNetworkConfig.serviceIpv4Cidr",
-        "remoteNetworkConfig.remotePodNetworks", "upgradePolicy.supportType", "vpcConfig.publicAccessCidrs",
+        "accessConfig.authenticationMode",
+        "kubernetesNetworkConfig.elasticLoadBalancing",
+        "kubernetesNetworkConfig.ipFamily",
+        "kubernetesNetworkConfig.serviceIpv4Cidr",
+        "remoteNetworkConfig.remotePodNetworks",
+        "upgradePolicy.supportType",
+        "vpcConfig.publicAccessCidrs",
     ),
     "aws:eks/nodeGroup:NodeGroup": ("launchTemplate.id", "launchTemplate.name"),
-    "aws:ec2/launchTemplate:LaunchTemplate": tuple(f"metadataOptions.{k}" for k in (
-        "httpEndpoint", "httpProtocolIpv6", "httpPutResponseHopLimit", "httpTokens", "instanceMetadataTags")),
+    "aws:ec2/launchTemplate:LaunchTemplate": tuple(
+        f"metadataOptions.{k}"
+        for k in ("httpEndpoint", "httpProtocolIpv6", "httpPutResponseHopLimit", "httpTokens", "instanceMetadataTags")
+    ),
 }
 """Attributes inside a block that Terraform declares ``Optional`` and ``Computed``: the SDK's nested output
 types do not say which (tfgen marks only a resource's own outputs). From terraform-provider-aws
@@ -307,7 +317,7 @@ def _class_body(text: str, header: str) -> str:
     if start < 0:
         return ""
     end = text.find("\nclass ", start + len(header))
-    return text[start:end if end >= 0 else len(text)]
+    return text[start : end if end >= 0 else len(text)]
 
 
 def _getters(body: str) -> dict[str, str]:
@@ -386,8 +396,14 @@ def _tree(paths: frozenset[str]) -> dict[str, Any]:
     return tree
 
 
-def computed_view(type_: str, old: dict[str, Any], outputs: Any, new: dict[str, Any], unknown: Unknown,
-                  equal: Callable[[Any, Any], bool]) -> dict[str, Any]:
+def computed_view(
+    type_: str,
+    old: dict[str, Any],
+    outputs: Any,
+    new: dict[str, Any],
+    unknown: Unknown,
+    equal: Callable[[Any, Any], bool],
+) -> dict[str, Any]:
     """The state's inputs ``old`` as a bridged provider's ``Diff`` compares them with the checked inputs
     ``new``, for the Optional+Computed attributes of ``type_``: one the program leaves out is no change (the
     provider keeps the state's value), and one equal to the state's output (``outputs``) is none either."""
@@ -407,8 +423,14 @@ def _known(value: Any, unknown: Unknown) -> bool:
     return True
 
 
-def _computed(old: dict[str, Any], outputs: dict[str, Any], new: dict[str, Any], tree: dict[str, Any],
-              unknown: Unknown, equal: Callable[[Any, Any], bool]) -> dict[str, Any]:
+def _computed(
+    old: dict[str, Any],
+    outputs: dict[str, Any],
+    new: dict[str, Any],
+    tree: dict[str, Any],
+    unknown: Unknown,
+    equal: Callable[[Any, Any], bool],
+) -> dict[str, Any]:
     out = dict(old)
     for key, below in tree.items():
         value = new.get(key)

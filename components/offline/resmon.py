@@ -46,7 +46,15 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from grpc._cython import cygrpc
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs
-from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, errors_pb2, provider_pb2, resource_pb2, resource_pb2_grpc, status_pb2
+from pulumi.runtime.proto import (
+    engine_pb2,
+    engine_pb2_grpc,
+    errors_pb2,
+    provider_pb2,
+    resource_pb2,
+    resource_pb2_grpc,
+    status_pb2,
+)
 
 from . import remote
 from .cloud import OfflineMocks, ProviderError
@@ -98,8 +106,13 @@ class EngineMonitor(RecordingMonitor):
     """The recording monitor answering at the wire, as the engine does, for callers in other processes. Thread-safe:
     the server calls it from many threads (a ``Construct`` in progress receives its children meanwhile)."""
 
-    def __init__(self, mocks: OfflineMocks, deployment: Deployment, on_resource: Optional[Callable[[Resource], None]] = None,
-                 constructors: Optional[Mapping[str, Constructor]] = None) -> None:
+    def __init__(
+        self,
+        mocks: OfflineMocks,
+        deployment: Deployment,
+        on_resource: Optional[Callable[[Resource], None]] = None,
+        constructors: Optional[Mapping[str, Constructor]] = None,
+    ) -> None:
         super().__init__(mocks, on_resource)
         self.cloud = mocks
         self.deployment = deployment
@@ -138,9 +151,15 @@ class EngineMonitor(RecordingMonitor):
     def run(self) -> ProgramRun:
         """What was recorded, as the Python path's ``run_program`` returns it."""
         with self._lock:
-            return ProgramRun(project=self.deployment.project, stack=self.deployment.stack, resources=list(self.recorded),
-                              outputs=self.stack_outputs, outputs_wire=self.stack_outputs_wire, reads=list(self.reads),
-                              component_outputs=dict(self.component_outputs))
+            return ProgramRun(
+                project=self.deployment.project,
+                stack=self.deployment.stack,
+                resources=list(self.recorded),
+                outputs=self.stack_outputs,
+                outputs_wire=self.stack_outputs_wire,
+                reads=list(self.reads),
+                component_outputs=dict(self.component_outputs),
+            )
 
     # ---- the protocol, at the wire ----
 
@@ -151,48 +170,86 @@ class EngineMonitor(RecordingMonitor):
         not_finite = first_not_finite(request.object)
         if not_finite is not None:
             path, number = not_finite
-            raise ConstructError(f"{request.type} resource '{request.name}' has a problem: property {path} with value "
-                                 f"'{number}' has a problem: not a finite number (JSON has no NaN or Infinity)")
+            raise ConstructError(
+                f"{request.type} resource '{request.name}' has a problem: property {path} with value "
+                f"'{number}' has a problem: not a finite number (JSON has no NaN or Infinity)"
+            )
         urn = self.make_urn(request.parent, request.type, request.name)
         id_, state = "", struct_pb2.Struct()
         if request.custom:
             inputs = json_format.MessageToDict(wire_properties(request.object))
-            found, answered = self.cloud.new_resource(MockResourceArgs(  # an import is a create of that id offline
-                typ=request.type, name=request.name, inputs=inputs, provider=request.provider, resource_id=None,
-                custom=True))
+            found, answered = self.cloud.new_resource(
+                MockResourceArgs(  # an import is a create of that id offline
+                    typ=request.type,
+                    name=request.name,
+                    inputs=inputs,
+                    provider=request.provider,
+                    resource_id=None,
+                    custom=True,
+                )
+            )
             id_, state = request.importId or found or "", to_struct(_provider_state(inputs, answered))
         with self._lock:
             self.record_registration(request, urn, state)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)
 
-    def _construct(self, constructor: Constructor,
-                   request: resource_pb2.RegisterResourceRequest) -> resource_pb2.RegisterResourceResponse:
+    def _construct(
+        self, constructor: Constructor, request: resource_pb2.RegisterResourceRequest
+    ) -> resource_pb2.RegisterResourceResponse:
         info = self.deployment
         construct = provider_pb2.ConstructRequest(
-            project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
-            dryRun=True, parallel=info.parallel, monitorEndpoint=self.address, type=request.type, name=request.name,
-            parent=request.parent, inputs=request.object, protect=request.protect, providers=dict(request.providers),
-            inputDependencies={k: provider_pb2.ConstructRequest.PropertyDependencies(urns=list(v.urns))
-                               for k, v in request.propertyDependencies.items()},
-            aliases=list(request.aliases), dependencies=list(request.dependencies),
-            additionalSecretOutputs=list(request.additionalSecretOutputs), deletedWith=request.deletedWith,
-            replace_with=list(request.replace_with), deleteBeforeReplace=request.deleteBeforeReplace,
-            ignoreChanges=list(request.ignoreChanges), replaceOnChanges=list(request.replaceOnChanges),
-            retainOnDelete=request.retainOnDelete, accepts_output_values=True)
+            project=info.project,
+            stack=info.stack,
+            organization=info.organization,
+            config=dict(info.config),
+            dryRun=True,
+            parallel=info.parallel,
+            monitorEndpoint=self.address,
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            inputs=request.object,
+            protect=request.protect,
+            providers=dict(request.providers),
+            inputDependencies={
+                k: provider_pb2.ConstructRequest.PropertyDependencies(urns=list(v.urns))
+                for k, v in request.propertyDependencies.items()
+            },
+            aliases=list(request.aliases),
+            dependencies=list(request.dependencies),
+            additionalSecretOutputs=list(request.additionalSecretOutputs),
+            deletedWith=request.deletedWith,
+            replace_with=list(request.replace_with),
+            deleteBeforeReplace=request.deleteBeforeReplace,
+            ignoreChanges=list(request.ignoreChanges),
+            replaceOnChanges=list(request.replaceOnChanges),
+            retainOnDelete=request.retainOnDelete,
+            accepts_output_values=True,
+        )
         try:
             response = constructor.construct(construct)
         except grpc.RpcError as exc:
             raise construct_failure(exc, request) from None
         return resource_pb2.RegisterResourceResponse(
-            urn=response.urn, object=response.state,
-            propertyDependencies={k: resource_pb2.RegisterResourceResponse.PropertyDependencies(urns=list(v.urns))
-                                  for k, v in response.stateDependencies.items()})
+            urn=response.urn,
+            object=response.state,
+            propertyDependencies={
+                k: resource_pb2.RegisterResourceResponse.PropertyDependencies(urns=list(v.urns))
+                for k, v in response.stateDependencies.items()
+            },
+        )
 
     def ReadResource(self, request: resource_pb2.ReadResourceRequest) -> resource_pb2.ReadResourceResponse:  # noqa: N802
         urn = self.make_urn(request.parent, request.type, request.name)
-        _, state = self.cloud.new_resource(MockResourceArgs(
-            typ=request.type, name=request.name, inputs=json_format.MessageToDict(request.properties),
-            provider=request.provider, resource_id=request.id))
+        _, state = self.cloud.new_resource(
+            MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=json_format.MessageToDict(request.properties),
+                provider=request.provider,
+                resource_id=request.id,
+            )
+        )
         properties = to_struct(state)
         with self._lock:
             self.record_read(request, urn, properties)
@@ -221,8 +278,14 @@ class EngineMonitor(RecordingMonitor):
     def GetDeploymentInfo(self, request: empty_pb2.Empty) -> resource_pb2.DeploymentInfo:  # noqa: N802
         info = self.deployment
         return resource_pb2.DeploymentInfo(
-            project=info.project, stack=info.stack, organization=info.organization, config=dict(info.config),
-            dryRun=True, parallel=info.parallel, supportedFeatures=list(FEATURES.values()))
+            project=info.project,
+            stack=info.stack,
+            organization=info.organization,
+            config=dict(info.config),
+            dryRun=True,
+            parallel=info.parallel,
+            supportedFeatures=list(FEATURES.values()),
+        )
 
     def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest) -> resource_pb2.SupportsFeatureResponse:  # noqa: N802
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id in FEATURES)
@@ -245,7 +308,9 @@ def first_not_finite(properties: struct_pb2.Struct) -> Optional[tuple[str, str]]
     ``pools[0].disk``) and as Go prints it (``NaN``, ``+Inf``, ``-Inf``), or None. Protobuf's ``Struct`` carries such
     a number (a Node.js program's ``NaN`` arrives as one), but no JSON does: a provider, the state and the policy
     packs all read properties as JSON."""
-    pending: list[tuple[str, struct_pb2.Value]] = [(key, properties.fields[key]) for key in sorted(properties.fields, reverse=True)]
+    pending: list[tuple[str, struct_pb2.Value]] = [
+        (key, properties.fields[key]) for key in sorted(properties.fields, reverse=True)
+    ]
     while pending:  # depth first, keys in order, list items in order
         path, value = pending.pop()
         kind = value.WhichOneof("kind")
@@ -264,8 +329,10 @@ def _provider_state(inputs: Mapping[str, Any], answered: Mapping[str, Any]) -> d
     """A new custom resource's state as its provider previews it (``OfflineMocks.new_resource``), at the wire: what
     the offline cloud made of a value where the value is known and not secret; an unknown or a secret as it was
     sent (the SDK's mock monitor hands the cloud those as objects, which ``cloud.checked_state`` leaves alone)."""
-    return {key: answered.get(key, value) if remote.known(value) and not remote.has_secret(value) else value
-            for key, value in inputs.items()}
+    return {
+        key: answered.get(key, value) if remote.known(value) and not remote.has_secret(value) else value
+        for key, value in inputs.items()
+    }
 
 
 def construct_failure(error: grpc.RpcError, request: Any) -> ConstructError:
@@ -362,38 +429,59 @@ class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
         self.monitor = monitor
 
     @_served
-    def RegisterResource(self, request: resource_pb2.RegisterResourceRequest,  # noqa: N802
-                         context: grpc.ServicerContext) -> resource_pb2.RegisterResourceResponse:
+    def RegisterResource(
+        self,
+        request: resource_pb2.RegisterResourceRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> resource_pb2.RegisterResourceResponse:
         return self.monitor.RegisterResource(request)
 
     @_served
-    def ReadResource(self, request: resource_pb2.ReadResourceRequest,  # noqa: N802
-                     context: grpc.ServicerContext) -> resource_pb2.ReadResourceResponse:
+    def ReadResource(
+        self,
+        request: resource_pb2.ReadResourceRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> resource_pb2.ReadResourceResponse:
         return self.monitor.ReadResource(request)
 
     @_served
-    def Invoke(self, request: resource_pb2.ResourceInvokeRequest,  # noqa: N802
-               context: grpc.ServicerContext) -> resource_pb2.ResourceInvokeResponse:
+    def Invoke(
+        self,
+        request: resource_pb2.ResourceInvokeRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> resource_pb2.ResourceInvokeResponse:
         return self.monitor.Invoke(request)
 
     @_served
-    def RegisterResourceOutputs(self, request: resource_pb2.RegisterResourceOutputsRequest,  # noqa: N802
-                                context: grpc.ServicerContext) -> empty_pb2.Empty:
+    def RegisterResourceOutputs(
+        self,
+        request: resource_pb2.RegisterResourceOutputsRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> empty_pb2.Empty:
         return self.monitor.RegisterResourceOutputs(request)
 
     @_served
-    def GetDeploymentInfo(self, request: empty_pb2.Empty,  # noqa: N802
-                          context: grpc.ServicerContext) -> resource_pb2.DeploymentInfo:
+    def GetDeploymentInfo(
+        self,
+        request: empty_pb2.Empty,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> resource_pb2.DeploymentInfo:
         return self.monitor.GetDeploymentInfo(request)
 
     @_served
-    def SupportsFeature(self, request: resource_pb2.SupportsFeatureRequest,  # noqa: N802
-                        context: grpc.ServicerContext) -> resource_pb2.SupportsFeatureResponse:
+    def SupportsFeature(
+        self,
+        request: resource_pb2.SupportsFeatureRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> resource_pb2.SupportsFeatureResponse:
         return self.monitor.SupportsFeature(request)
 
     @_served
-    def SignalAndWaitForShutdown(self, request: empty_pb2.Empty,  # noqa: N802
-                                 context: grpc.ServicerContext) -> empty_pb2.Empty:
+    def SignalAndWaitForShutdown(
+        self,
+        request: empty_pb2.Empty,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> empty_pb2.Empty:
         return self.monitor.SignalAndWaitForShutdown(request)
 
 
@@ -405,12 +493,18 @@ class _EngineService(engine_pb2_grpc.EngineServicer):
         self.monitor.log(request)
         return empty_pb2.Empty()
 
-    def GetRootResource(self, request: engine_pb2.GetRootResourceRequest,  # noqa: N802
-                        context: grpc.ServicerContext) -> engine_pb2.GetRootResourceResponse:
+    def GetRootResource(
+        self,
+        request: engine_pb2.GetRootResourceRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> engine_pb2.GetRootResourceResponse:
         return engine_pb2.GetRootResourceResponse(urn=self.monitor.root)
 
-    def SetRootResource(self, request: engine_pb2.SetRootResourceRequest,  # noqa: N802
-                        context: grpc.ServicerContext) -> engine_pb2.SetRootResourceResponse:
+    def SetRootResource(
+        self,
+        request: engine_pb2.SetRootResourceRequest,  # noqa: N802
+        context: grpc.ServicerContext,
+    ) -> engine_pb2.SetRootResourceResponse:
         self.monitor.root = request.urn
         return engine_pb2.SetRootResourceResponse()
 
@@ -427,10 +521,13 @@ fills that queue. The Node.js SDK takes a refused call (``CANCELLED``, ``UNAVAIL
 down: it stops registering and exits 0, without a word (``isGrpcError``, ``terminateRpcs``). The engine's own
 server (Go) has no such queue; here it is unbounded, in count and in time."""
 
-SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE),
-                  ("grpc.server.max_pending_requests", NEVER_REFUSE),
-                  ("grpc.server.max_pending_requests_hard_limit", NEVER_REFUSE),
-                  ("grpc.server_max_unrequested_time_in_server", NEVER_REFUSE)]
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.server.max_pending_requests", NEVER_REFUSE),
+    ("grpc.server.max_pending_requests_hard_limit", NEVER_REFUSE),
+    ("grpc.server_max_unrequested_time_in_server", NEVER_REFUSE),
+]
 """The monitor's server options (``NEVER_REFUSE``)."""
 
 
@@ -457,8 +554,11 @@ class EngineServer:
     def __init__(self, monitor: EngineMonitor) -> None:
         self.monitor = monitor
         before = _server_ids()
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="resmon"),
-                                   interceptors=[_Arrivals(monitor)], options=SERVER_OPTIONS)
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="resmon"),
+            interceptors=[_Arrivals(monitor)],
+            options=SERVER_OPTIONS,
+        )
         created = _server_ids() - before
         self._channelz = created.pop() if len(created) == 1 else None  # another thread's server made at once: unknown
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_MonitorService(monitor), self._server)
@@ -487,8 +587,11 @@ class EngineServer:
         self.close()
 
 
-def serve(mocks: OfflineMocks, deployment: Deployment, on_resource: Optional[Callable[[Resource], None]] = None,
-          constructors: Optional[Mapping[str, Constructor]] = None) -> EngineServer:
+def serve(
+    mocks: OfflineMocks,
+    deployment: Deployment,
+    on_resource: Optional[Callable[[Resource], None]] = None,
+    constructors: Optional[Mapping[str, Constructor]] = None,
+) -> EngineServer:
     """A monitor and an engine for one run, served (``EngineServer.address``)."""
     return EngineServer(EngineMonitor(mocks, deployment, on_resource, constructors))
-

@@ -230,8 +230,15 @@ class _ProgramLog:
     debug = info
 
 
-def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: pulumi.runtime.Mocks,
-                    monitor: Any, project: str, stack: str, preview: bool = True) -> None:
+def run_under_mocks(
+    body: Callable[[], Any],
+    values: Mapping[str, str],
+    mocks: pulumi.runtime.Mocks,
+    monitor: Any,
+    project: str,
+    stack: str,
+    preview: bool = True,
+) -> None:
     """Run ``body`` as a Pulumi program under ``mocks``, on a new event loop, in the current context.
 
     ``set_mocks`` registers the root stack before the program runs; its exports are registered
@@ -253,8 +260,15 @@ def run_under_mocks(body: Callable[[], Any], values: Mapping[str, str], mocks: p
         pulumi.runtime.set_all_config(dict(values), [])
         # the organization the engine names when no service says one (the file backend's, as the pack and a
         # Node.js program get it here)
-        pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
-                                 logger=_ProgramLog(mocks), organization="organization")  # type: ignore[arg-type]  # set_mocks declares a logging.Logger; the SDK calls only its level methods
+        pulumi.runtime.set_mocks(
+            mocks,
+            project=project,
+            stack=stack,
+            preview=preview,
+            monitor=monitor,
+            logger=_ProgramLog(mocks),  # type: ignore[arg-type]  # set_mocks declares a logging.Logger; the SDK calls only its level methods
+            organization="organization",
+        )
         _settings.SETTINGS.rpc_manager.clear()
         _settings.SETTINGS.outputs.clear()
         _sync_await(_stack.run_pulumi_func(body))

@@ -102,8 +102,7 @@ def _reached(group: StateResource, template: StateResource) -> Optional[dict[str
     failure = _failure_text(group.init_errors)
     if failure is None and number is not None and number == _version_number(template_version):
         return None
-    return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version,
-            "failure": failure}
+    return {"group": group.name, "groupVersion": group_version, "templateVersion": template_version, "failure": failure}
 
 
 def _later(first: str, second: str) -> str:
@@ -117,8 +116,12 @@ def _later(first: str, second: str) -> str:
 def state_pins(state: StackState) -> list[Pin]:
     """Each AMI id a lane of the state pins (``soak.held``), with what the state proves of it."""
     by_urn = {res.urn: res for res in state.resources}
-    stack = checks.Stack([checks.StackResource(res.type, res.name, res.urn, res.inputs, res.property_dependencies,
-                                               res.parent) for res in state.resources])
+    stack = checks.Stack(
+        [
+            checks.StackResource(res.type, res.name, res.urn, res.inputs, res.property_dependencies, res.parent)
+            for res in state.resources
+        ]
+    )
     found = []
     for res, lane in stack.items:
         changed, unreached = _changed(by_urn[res.urn]), None
@@ -154,11 +157,15 @@ def ran_since(state: StackState, found_pins: Optional[list[Pin]] = None) -> dict
         amis = found.setdefault(pin.lane, {})
         earlier = amis.get(pin.ami)
         amis[pin.ami] = when if earlier is None else (earlier if when is None else min(earlier, when))
-    return {lane: {ami: (_at_second(when) if when else None) for ami, when in sorted(amis.items())}
-            for lane, amis in sorted(found.items())}
+    return {
+        lane: {ami: (_at_second(when) if when else None) for ami, when in sorted(amis.items())}
+        for lane, amis in sorted(found.items())
+    }
 
 
-def unreached(state: StackState, found_pins: Optional[list[Pin]] = None) -> dict[str, dict[str, dict[str, Optional[str]]]]:
+def unreached(
+    state: StackState, found_pins: Optional[list[Pin]] = None
+) -> dict[str, dict[str, dict[str, Optional[str]]]]:
     """Lane -> AMI -> the managed node group holding it in a launch template version it has not reached (its name,
     and the versions the state records), for each AMI no holder on that lane proves run."""
     every = state_pins(state) if found_pins is None else found_pins
@@ -189,8 +196,12 @@ def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Op
     """The ``ami-soaked`` policy config for a stack whose environment before left the state ``evidence`` (and
     whose own state, when given, is ``own``)."""
     every = state_pins(evidence)
-    config: dict[str, Any] = {"environment": evidence.stack, "ranSince": ran_since(evidence, every),
-                              "unreached": unreached(evidence, every), "running": running(own)}
+    config: dict[str, Any] = {
+        "environment": evidence.stack,
+        "ranSince": ran_since(evidence, every),
+        "unreached": unreached(evidence, every),
+        "running": running(own),
+    }
     if days is not None:
         config["soakDays"] = days
     return config
@@ -199,8 +210,13 @@ def soak_config(evidence: StackState, own: Optional[StackState] = None, days: Op
 def evidence_of(state: StackState, days: float, own: Optional[StackState] = None) -> soak.Evidence:
     """The evidence ``state`` gives a stack whose own state is ``own``, with ``days`` the bar."""
     every = state_pins(state)
-    return soak.Evidence(state.stack or "the environment before", ran_since(state, every), days,
-                         frozenset(running(own)), unreached(state, every))
+    return soak.Evidence(
+        state.stack or "the environment before",
+        ran_since(state, every),
+        days,
+        frozenset(running(own)),
+        unreached(state, every),
+    )
 
 
 def lanes_run(state: StackState) -> dict[str, dict[str, list[str]]]:
@@ -208,7 +224,9 @@ def lanes_run(state: StackState) -> dict[str, dict[str, list[str]]]:
     promotion gives the same lane, and its canary, in the next environment."""
     found: dict[str, dict[str, list[str]]] = {}
     for pin, _ in pins(state):
-        amis = found.setdefault(pin.lane, {"ami_id": [], "canary_ami_id": []})["canary_ami_id" if pin.canary else "ami_id"]
+        amis = found.setdefault(pin.lane, {"ami_id": [], "canary_ami_id": []})[
+            "canary_ami_id" if pin.canary else "ami_id"
+        ]
         if pin.ami not in amis:
             amis.append(pin.ami)
     return found
@@ -226,10 +244,17 @@ def gate_line(resources: Sequence[Any], config: Mapping[str, Any]) -> Optional[s
     evidence = soak.Evidence.of(config)
     if evidence is None:
         return None
-    stack = checks.Stack([checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent)
-                          for r in resources])
-    judged = sorted({(pin.ami, pin.lane) for res, lane in stack.items for pin in soak.held(stack, res, lane)
-                     if pin.ami not in evidence.running})
+    stack = checks.Stack(
+        [checks.StackResource(r.type, r.name, r.urn, r.inputs, r.property_dependencies, r.parent) for r in resources]
+    )
+    judged = sorted(
+        {
+            (pin.ami, pin.lane)
+            for res, lane in stack.items
+            for pin in soak.held(stack, res, lane)
+            if pin.ami not in evidence.running
+        }
+    )
     head = f"Soak gate ({soak.POLICY}, {evidence.needed:g} days in {evidence.environment}): "
     if not judged:
         return head + "no lane newly runs an AMI pinned by id, so none needed it"

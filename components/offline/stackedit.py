@@ -35,10 +35,14 @@ def _pairs(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
 
 def _item_node(root: Optional[yaml.Node], key: str, index: int, project: str, source: str) -> yaml.Node:
     """The node of ``config: {key: [..., item index, ...]}`` (or the JSON text holding the list)."""
-    config = next((v for k, v in _pairs(root) if k.value == "config"), None) if isinstance(root, yaml.MappingNode) else None
+    config = (
+        next((v for k, v in _pairs(root) if k.value == "config"), None) if isinstance(root, yaml.MappingNode) else None
+    )
     if not isinstance(config, yaml.MappingNode):
         raise EditError(f"{source}: has no config: mapping")
-    value = next((v for k, v in _pairs(config) if isinstance(k.value, str) and config_key(k.value, project) == key), None)
+    value = next(
+        (v for k, v in _pairs(config) if isinstance(k.value, str) and config_key(k.value, project) == key), None
+    )
     if value is None:
         raise EditError(f"{source}: has no {key}")
     if isinstance(value, yaml.SequenceNode):
@@ -124,7 +128,7 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
             raise EditError(f"{source}: {key} has no item [{index}]")
         items[index] = _changed(items[index], changes)
         new = "'" + json.dumps(items).replace("'", "''") + "'"
-        text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
+        text = text[: node.start_mark.index] + new + text[node.end_mark.index :]
         expected: object = json.dumps(items)
     elif isinstance(node, yaml.MappingNode) and isinstance(values, list):
         item = _changed(values[index], changes)
@@ -132,8 +136,10 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
             try:
                 new = yaml.safe_dump(item, default_flow_style=True, sort_keys=False, width=float("inf")).strip()
             except yaml.YAMLError:  # a field holds a secure: value, which a flow mapping is not written again with
-                raise EditError(f"{source}: {key}[{index}] holds a secure: value: set it by hand (nothing was written)") from None
-            text = text[:node.start_mark.index] + new + text[node.end_mark.index:]
+                raise EditError(
+                    f"{source}: {key}[{index}] holds a secure: value: set it by hand (nothing was written)"
+                ) from None
+            text = text[: node.start_mark.index] + new + text[node.end_mark.index :]
         else:
             text = _block_edit(text, node, changes)
         expected = [item if n == index else v for n, v in enumerate(values)]
@@ -143,8 +149,9 @@ def edit_item(path: Path, project: str, key: str, index: int, changes: Changes, 
     return text
 
 
-def _verify(path: Path, text: str, project: str, shapes: Mapping[str, Shape], expected: dict[str, Any],
-            key: str, index: int) -> None:
+def _verify(
+    path: Path, text: str, project: str, shapes: Mapping[str, Shape], expected: dict[str, Any], key: str, index: int
+) -> None:
     """The new text read as the CLI reads it holds ``expected``: else nothing may be written."""
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder) / path.name
@@ -154,8 +161,10 @@ def _verify(path: Path, text: str, project: str, shapes: Mapping[str, Shape], ex
         except InputFileError:
             after = None
     if after != expected:
-        raise EditError(f"{path}: cannot write {key}[{index}] without changing more of the file than that: set it by "
-                        f"hand (nothing was written)")
+        raise EditError(
+            f"{path}: cannot write {key}[{index}] without changing more of the file than that: set it by "
+            f"hand (nothing was written)"
+        )
 
 
 def write_text(path: Path, text: str) -> None:

@@ -26,15 +26,34 @@ from typing import Any, Mapping, Optional
 from google.protobuf import struct_pb2
 
 from .. import clock, contract
-from ..inputs import NotReadable, clipped, finite_float, finite_int, first_not_finite, key_path, nesting_depth, read_input
+from ..inputs import (
+    NotReadable,
+    clipped,
+    finite_float,
+    finite_int,
+    first_not_finite,
+    key_path,
+    nesting_depth,
+    read_input,
+)
 from ..spec.base import rendered, shown
 from . import sdk
 from .records import STACK_TYPE, ProgramRun, Resource
 
 CURRENT_VERSION = 3
 LATEST_VERSION = 4
-FEATURES = frozenset({"refreshBeforeUpdate", "views", "hooks", "taint", "replaceWith", "snippets-prototype",
-                      "extensionParameterization", "byteString"})
+FEATURES = frozenset(
+    {
+        "refreshBeforeUpdate",
+        "views",
+        "hooks",
+        "taint",
+        "replaceWith",
+        "snippets-prototype",
+        "extensionParameterization",
+        "byteString",
+    }
+)
 """The deployment features the Pulumi CLI knows (``pkg/resource/stack/deployment.go``); a version-4
 export names those it uses, and the CLI refuses one naming a feature it does not know."""
 
@@ -123,7 +142,7 @@ def urn_parts(urn: object) -> tuple[str, str, str, str]:
     """(stack, project, qualified type, name) of a URN; the name may itself contain ``::``."""
     if not isinstance(urn, str) or not urn.startswith(URN_PREFIX) or urn.count("::") < 3:
         raise ValueError(urn)
-    stack, project, qualified, name = urn[len(URN_PREFIX):].split("::", 3)
+    stack, project, qualified, name = urn[len(URN_PREFIX) :].split("::", 3)
     return stack, project, qualified, name
 
 
@@ -137,7 +156,7 @@ def parent_cycle(parents: Mapping[str, str]) -> list[str]:
         urn = start
         while urn and urn not in done:
             if urn in on_path:
-                return path[path.index(urn):] + [urn]
+                return path[path.index(urn) :] + [urn]
             on_path.add(urn)
             path.append(urn)
             urn = parents.get(urn, "")
@@ -176,28 +195,38 @@ def check_state_fields(item: dict[str, Any], where: str) -> None:
     for key in ("parent", "id", "provider", "viewOf", "deletedWith", "importID"):
         if item.get(key) is not None and not isinstance(item[key], str):
             raise StateFileError(f"{where}.{key}: must be a string, not {rendered(item[key])}"[:300])
-    for key, what in (("ignoreChanges", "property paths"), ("replaceOnChanges", "property paths"), ("dependencies", "URNs"),
-                      ("replaceWith", "URNs"), ("initErrors", "messages")):
+    for key, what in (
+        ("ignoreChanges", "property paths"),
+        ("replaceOnChanges", "property paths"),
+        ("dependencies", "URNs"),
+        ("replaceWith", "URNs"),
+        ("initErrors", "messages"),
+    ):
         value = item.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(p, str) for p in value)):
             raise StateFileError(f"{where}.{key}: must be a list of {what}")
     deps = item.get("propertyDependencies")
-    if deps is not None and not (isinstance(deps, dict) and all(
-            v is None or (isinstance(v, list) and all(isinstance(u, str) for u in v)) for v in deps.values())):
+    if deps is not None and not (
+        isinstance(deps, dict)
+        and all(v is None or (isinstance(v, list) and all(isinstance(u, str) for u in v)) for v in deps.values())
+    ):
         raise StateFileError(f"{where}.propertyDependencies: must map property names to lists of URNs")
     for key in ("protect", "external", "taint", "pendingReplacement", "retainOnDelete", "delete", "custom"):
         if item.get(key) is not None and not isinstance(item[key], bool):
             raise StateFileError(f"{where}.{key}: must be true or false, not {rendered(item[key])}"[:300])
     for key in ("created", "modified"):
         if item.get(key) is not None and state_time(item[key]) is None:
-            raise StateFileError(f"{where}.{key}: must be a time as pulumi writes it (RFC 3339), not "
-                                 f"{rendered(item[key])}"[:300])
+            raise StateFileError(
+                f"{where}.{key}: must be a time as pulumi writes it (RFC 3339), not {rendered(item[key])}"[:300]
+            )
     if item.get("inputs") is not None and not isinstance(item["inputs"], dict):
         raise StateFileError(f"{where}.inputs: must be an object")
 
 
-_GO_RFC3339 = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
-                         r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))")
+_GO_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
+    r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))"
+)
 _EARLIEST = datetime(1, 1, 1, tzinfo=timezone.utc)
 _LAST_MICROSECOND = (date.max.toordinal() * 86400 - 1) * 1_000_000
 """9999-12-31T23:59:59Z, in microseconds after ``_EARLIEST``: the latest time kept (a whole second, so that rounding
@@ -236,7 +265,7 @@ def state_time(value: Any) -> Optional[datetime]:
     nanos = int((fraction or "")[:9].ljust(9, "0"))
     # days from 0001-01-01 (year 0, a leap year, counted back from it)
     days = (date(year, month, day).toordinal() if year else date(4, month, day).toordinal() - 365 - 1096) - 1
-    micros = ((days * 86400 + hour * 3600 + minute * 60 + second - offset) * 1_000_000 + -(-nanos // 1000))
+    micros = (days * 86400 + hour * 3600 + minute * 60 + second - offset) * 1_000_000 + -(-nanos // 1000)
     return _EARLIEST + timedelta(microseconds=min(max(micros, 0), _LAST_MICROSECOND))
 
 
@@ -276,8 +305,10 @@ def read_text(path: Path, what: str) -> str:
     except OSError as exc:
         raise StateFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise StateFileError(f"{path}: is UTF-16 text (as PowerShell's > writes it), not UTF-8: save it as UTF-8, "
-                             f"or write it with `| Out-File -Encoding utf8`")
+        raise StateFileError(
+            f"{path}: is UTF-16 text (as PowerShell's > writes it), not UTF-8: save it as UTF-8, "
+            f"or write it with `| Out-File -Encoding utf8`"
+        )
     try:
         return raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # a byte-order mark is dropped
     except UnicodeDecodeError:
@@ -297,12 +328,16 @@ def parse_json(text: str, path: Path, what: str, where: str = "") -> Any:
     except ValueError as exc:  # NaN or Infinity, or an integer longer than Python converts
         raise StateFileError(f"{path}: not JSON as pulumi writes it ({where}{exc}), so not {what}") from None
     if nesting_depth(doc) > MAX_DEPTH:
-        raise StateFileError(f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)")
+        raise StateFileError(
+            f"{path}: nested deeper than any {what.removeprefix('a ')} could be (more than {MAX_DEPTH} levels)"
+        )
     overflow = first_not_finite(doc)
     if overflow:  # Python would read it as an infinity; Go's reader (the CLI's) refuses it
         key, number = overflow
-        raise StateFileError(f"{path}: {where}{key or 'the document'}: {number[:60]} is not a finite number (it overflows "
-                             f"a 64-bit float), so not JSON as pulumi writes it")
+        raise StateFileError(
+            f"{path}: {where}{key or 'the document'}: {number[:60]} is not a finite number (it overflows "
+            f"a 64-bit float), so not JSON as pulumi writes it"
+        )
     return doc
 
 
@@ -324,11 +359,15 @@ versions 1 and 2 are migrated to 3 as the CLI migrates them (``pkg/resource/stac
 def _version(doc: dict[str, Any], path: Path) -> int:
     version = doc.get("version", 0)
     if isinstance(version, bool) or not isinstance(version, int):
-        raise StateFileError(f"{path}: version {rendered(version)[:40]} is not a deployment version (a whole number: "
-                             "pulumi writes 3 or 4)")
+        raise StateFileError(
+            f"{path}: version {rendered(version)[:40]} is not a deployment version (a whole number: "
+            "pulumi writes 3 or 4)"
+        )
     if version > LATEST_VERSION:
-        raise StateFileError(f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are "
-                             "read (it is newer than this tool reads)")
+        raise StateFileError(
+            f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are "
+            "read (it is newer than this tool reads)"
+        )
     if version >= LATEST_VERSION:
         features = listed(doc.get("features"), f"{path}: features")
         if not all(isinstance(f, str) for f in features):
@@ -343,38 +382,52 @@ def _deployment_of(doc: Any, path: Path) -> tuple[int, str, Optional[dict[str, A
     """(version, kind, deployment) of a state file: an export's ``deployment``, or a checkpoint's
     ``checkpoint.latest`` (``None``: the stack was never deployed)."""
     if not isinstance(doc, dict):
-        raise StateFileError(f"{path}: a JSON {type(doc).__name__}, not {STATE} (an object with version and deployment)")
+        raise StateFileError(
+            f"{path}: a JSON {type(doc).__name__}, not {STATE} (an object with version and deployment)"
+        )
     if "deployment" not in doc and "checkpoint" not in doc and ("steps" in doc or "changeSummary" in doc):
-        raise StateFileError(f"{path}: this is `pulumi preview --json` output, not {EXPORT}; give it to `mixed-os-racks guard`")
+        raise StateFileError(
+            f"{path}: this is `pulumi preview --json` output, not {EXPORT}; give it to `mixed-os-racks guard`"
+        )
     if "checkpoint" in doc or ("latest" in doc and "deployment" not in doc and "version" not in doc):
         # a file backend's ``.pulumi/stacks/<project>/<stack>.json`` (``apitype.VersionedCheckpoint``); one from
         # before checkpoints had versions is the checkpoint itself (``target`` and ``latest``)
         version = _version(doc, path) if "checkpoint" in doc else 1
         if "checkpoint" in doc and version < OLDEST_VERSION:
-            raise StateFileError(f"{path}: a checkpoint with no version: versions {OLDEST_VERSION} to {LATEST_VERSION} are read")
+            raise StateFileError(
+                f"{path}: a checkpoint with no version: versions {OLDEST_VERSION} to {LATEST_VERSION} are read"
+            )
         checkpoint = doc["checkpoint"] if "checkpoint" in doc else doc
         if isinstance(checkpoint, str):
-            raise StateFileError(f"{path}: the whole checkpoint is a string, not an object: it is encrypted or encoded as a "
-                                 "whole, and cannot be read")
+            raise StateFileError(
+                f"{path}: the whole checkpoint is a string, not an object: it is encrypted or encoded as a "
+                "whole, and cannot be read"
+            )
         if not isinstance(checkpoint, dict):
             raise StateFileError(f"{path}: checkpoint is a JSON {type(checkpoint).__name__}, not an object")
         latest = checkpoint.get("latest")
         if latest is not None and not isinstance(latest, dict):
-            raise StateFileError(f"{path}: checkpoint.latest must be an object (the last deployment), not "
-                                 f"{rendered(latest)}"[:300])
+            raise StateFileError(
+                f"{path}: checkpoint.latest must be an object (the last deployment), not {rendered(latest)}"[:300]
+            )
         return version, "checkpoint", latest
     if "version" not in doc or "deployment" not in doc:
         missing = " and ".join(k for k in ("version", "deployment") if k not in doc)
-        raise StateFileError(f"{path}: no {missing}, so not {EXPORT} (write one with `pulumi stack export --file FILE`)")
+        raise StateFileError(
+            f"{path}: no {missing}, so not {EXPORT} (write one with `pulumi stack export --file FILE`)"
+        )
     version = _version(doc, path)
     if version < OLDEST_VERSION:
-        raise StateFileError(f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are read "
-                             "(re-export it with a current Pulumi CLI)")
+        raise StateFileError(
+            f"{path}: deployment version {version}: versions {OLDEST_VERSION} to {LATEST_VERSION} are read "
+            "(re-export it with a current Pulumi CLI)"
+        )
     deployment = doc["deployment"]
     if isinstance(deployment, str):
         raise StateFileError(
             f"{path}: the whole deployment is a string, not an object: it is encrypted or encoded as a whole, and "
-            "cannot be read (only single secret values may be ciphertext; export with `pulumi stack export`)")
+            "cannot be read (only single secret values may be ciphertext; export with `pulumi stack export`)"
+        )
     if not isinstance(deployment, dict):
         raise StateFileError(f"{path}: deployment is a JSON {type(deployment).__name__}, not an object")
     return version, "export", deployment
@@ -406,40 +459,57 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
         try:
             urn_stack, urn_project, qualified, _ = urn_parts(urn)
         except ValueError:
-            raise StateFileError(f"{where}: urn {rendered(urn)[:200]} is not a Pulumi URN "
-                                 "(urn:pulumi:STACK::PROJECT::TYPE::NAME)") from None
+            raise StateFileError(
+                f"{where}: urn {rendered(urn)[:200]} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)"
+            ) from None
         if (urn_stack, urn_project) != (stack, project):
             raise StateFileError(
                 f"{where}: {shown(urn)} belongs to stack {urn_stack!r} of project {urn_project!r}, not stack {stack!r} "
-                f"of project {project!r}: export the stack you preview")
+                f"of project {project!r}: export the stack you preview"
+            )
         if not isinstance(type_, str) or qualified.rsplit("$", 1)[-1] != type_:
             raise StateFileError(f"{where}: type {rendered(type_)[:200]} does not match its urn {shown(urn)}")
         check_state_fields(item, where)
         if not item.get("custom") and item.get("id"):  # pulumi's DeserializeResource refuses it too
-            raise StateFileError(f"{where}: {shown(urn)} has custom false (a component) but an id "
-                                 f"{rendered(item['id'])[:80]}: only a custom resource has one")
+            raise StateFileError(
+                f"{where}: {shown(urn)} has custom false (a component) but an id "
+                f"{rendered(item['id'])[:80]}: only a custom resource has one"
+            )
         inputs, outputs = mapped(item.get("inputs"), f"{where}.inputs"), mapped(item.get("outputs"), f"{where}.outputs")
         if sdk.SIG_KEY in inputs or sdk.SIG_KEY in outputs:  # pulumi stores each secret value on its own
-            raise StateFileError(f"{where}: inputs and outputs must be objects of properties, not one secret or "
-                                 f"resource value")
+            raise StateFileError(
+                f"{where}: inputs and outputs must be objects of properties, not one secret or resource value"
+            )
         dependencies = list(item.get("dependencies") or [])
         deps = item.get("propertyDependencies")
         if version < CURRENT_VERSION:  # v1 and v2 had none: the CLI's migration gives every input all of them
             deps = {key: dependencies for key in inputs}
         res = StateResource(
-            urn=urn, type=type_, custom=bool(item.get("custom")),
+            urn=urn,
+            type=type_,
+            custom=bool(item.get("custom")),
             inputs=_decode(inputs, f"{where}.inputs", counter),
             outputs=_decode(outputs, f"{where}.outputs", counter),
-            parent=item.get("parent") or "", protect=item.get("protect") is True, external=item.get("external") is True,
-            id=str(item.get("id") or ""), ignore_changes=list(item.get("ignoreChanges") or []),
+            parent=item.get("parent") or "",
+            protect=item.get("protect") is True,
+            external=item.get("external") is True,
+            id=str(item.get("id") or ""),
+            ignore_changes=list(item.get("ignoreChanges") or []),
             property_dependencies={k: list(v or []) for k, v in (deps or {}).items()},
-            retain_on_delete=item.get("retainOnDelete") is True, taint=item.get("taint") is True,
-            pending_replacement=item.get("pendingReplacement") is True, delete=item.get("delete") is True,
-            view_of=item.get("viewOf") or "", deleted_with=item.get("deletedWith") or "",
-            replace_with=list(item.get("replaceWith") or []), replace_on_changes=list(item.get("replaceOnChanges") or []),
-            provider=item.get("provider") or "", dependencies=dependencies,
-            created=item.get("created") or "", modified=item.get("modified") or "",
-            init_errors=list(item.get("initErrors") or []), import_id=item.get("importID") or "",
+            retain_on_delete=item.get("retainOnDelete") is True,
+            taint=item.get("taint") is True,
+            pending_replacement=item.get("pendingReplacement") is True,
+            delete=item.get("delete") is True,
+            view_of=item.get("viewOf") or "",
+            deleted_with=item.get("deletedWith") or "",
+            replace_with=list(item.get("replaceWith") or []),
+            replace_on_changes=list(item.get("replaceOnChanges") or []),
+            provider=item.get("provider") or "",
+            dependencies=dependencies,
+            created=item.get("created") or "",
+            modified=item.get("modified") or "",
+            init_errors=list(item.get("initErrors") or []),
+            import_id=item.get("importID") or "",
         )
         entries.append((where, res))
         if res.delete:  # the old copy of a replaced resource: the next update deletes it
@@ -454,8 +524,17 @@ def read_stack_export(path: Path, project: Optional[str] = None, stack: Optional
         raise StateFileError(f"{path}: {cycle[0]}: {cycle_words(cycle)}")
     _check_references(entries)
     pending = listed((deployment or {}).get("pending_operations"), f"{path}: deployment.pending_operations")
-    return StackState(path, version, resources, project or "", stack or "", encrypted=counter[0], pending=len(pending),
-                      kind=kind, pending_deletes=deletes)
+    return StackState(
+        path,
+        version,
+        resources,
+        project or "",
+        stack or "",
+        encrypted=counter[0],
+        pending=len(pending),
+        kind=kind,
+        pending_deletes=deletes,
+    )
 
 
 PROVIDER_TYPE_PREFIX = "pulumi:providers:"
@@ -477,8 +556,12 @@ def _references(res: StateResource) -> list[tuple[str, str]]:
     reference: the engine skips it)."""
     refs = [("parent", res.parent)] if res.parent else []
     refs += [(f"dependencies[{n}]", urn) for n, urn in enumerate(res.dependencies) if urn]
-    refs += [(key_path(["propertyDependencies", key, n]), urn) for key, urns in res.property_dependencies.items()
-             for n, urn in enumerate(urns) if urn]
+    refs += [
+        (key_path(["propertyDependencies", key, n]), urn)
+        for key, urns in res.property_dependencies.items()
+        for n, urn in enumerate(urns)
+        if urn
+    ]
     refs += [("deletedWith", res.deleted_with)] if res.deleted_with else []
     refs += [(f"replaceWith[{n}]", urn) for n, urn in enumerate(res.replace_with) if urn]
     return refs
@@ -520,16 +603,20 @@ def _check_references(entries: list[tuple[str, StateResource]]) -> None:
         wants: list[tuple[str, tuple[str, str]]] = []
         for key, urn in _references(res):
             if urn not in urns:
-                raise StateFileError(f"{where}.{key}: {_urn_shown(urn)} is not a resource of the state "
-                                     f"({_urn_shown(res.urn)} names it; pulumi refuses such a state)")
+                raise StateFileError(
+                    f"{where}.{key}: {_urn_shown(urn)} is not a resource of the state "
+                    f"({_urn_shown(res.urn)} names it; pulumi refuses such a state)"
+                )
             wants.append((key, ("urn", urn)))
         if res.provider:
             # a resource left by a delete-before-replace may name a provider that is gone (the engine allows it)
             known = res.provider in providers or (res.pending_replacement and _parses_as_provider_ref(res.provider))
             if not known:
-                raise StateFileError(f"{where}.provider: {_urn_shown(res.provider)} is not a provider of the state (a "
-                                     f"provider resource's URN::ID; {_urn_shown(res.urn)} names it; pulumi refuses such "
-                                     f"a state)")
+                raise StateFileError(
+                    f"{where}.provider: {_urn_shown(res.provider)} is not a provider of the state (a "
+                    f"provider resource's URN::ID; {_urn_shown(res.urn)} names it; pulumi refuses such "
+                    f"a state)"
+                )
             own = _is_provider_type(res.type) and _provider_ref(res) == res.provider
             if not res.pending_replacement and not own:
                 wants.append(("provider", ("provider", res.provider)))
@@ -542,7 +629,8 @@ def _check_order(entries: list[tuple[str, StateResource]], needs: list[list[tupl
     left waits round a cycle, which is named."""
     gives: list[list[tuple[str, str]]] = [
         [("urn", res.urn)] + ([("provider", _provider_ref(res))] if _is_provider_type(res.type) else [])
-        for _, res in entries]
+        for _, res in entries
+    ]
     waiting: dict[tuple[str, str], list[int]] = {}
     left = [0] * len(entries)
     for n, wants in enumerate(needs):
@@ -578,18 +666,21 @@ def _check_order(entries: list[tuple[str, StateResource]], needs: list[list[tupl
         key, item = next((key, item) for key, item in needs[n] if item not in there)
         walk.append((n, key))
         n = givers[item]
-    cycle = walk[seen[n]:]
+    cycle = walk[seen[n] :]
     hops = [f"{_urn_shown(entries[m][1].urn)} ({key})" for m, key in cycle[:MAX_CYCLE_SHOWN]]
     if len(cycle) > MAX_CYCLE_SHOWN:
         hops.append(f"... ({len(cycle) - MAX_CYCLE_SHOWN} more)")
     first = entries[cycle[0][0]]
-    raise StateFileError(f"{first[0]}: {_urn_shown(first[1].urn)}: the resources it names form a cycle: "
-                         f"{' -> '.join(hops)} -> {_urn_shown(first[1].urn)} (pulumi writes each resource after those "
-                         f"it names, so never such a cycle)")
+    raise StateFileError(
+        f"{first[0]}: {_urn_shown(first[1].urn)}: the resources it names form a cycle: "
+        f"{' -> '.join(hops)} -> {_urn_shown(first[1].urn)} (pulumi writes each resource after those "
+        f"it names, so never such a cycle)"
+    )
 
 
 REDACTED = "[secret]"
-"""What ``pulumi policy analyze --file`` gives a policy for a secret it cannot decrypt (its blinding secrets provider)."""
+"""What ``pulumi policy analyze --file`` gives a policy for a secret it cannot decrypt (its blinding secrets provider).
+"""
 
 
 def _wire(value: Any) -> Any:
@@ -613,13 +704,27 @@ def as_registrations(state: StackState) -> list[Resource]:
         properties.update(_wire(res.inputs))
         outputs.update(_wire(res.outputs))
         _, _, _, name = urn_parts(res.urn)
-        out.append(Resource(
-            urn=res.urn, type=res.type, name=name, parent=res.parent, custom=res.custom, inputs={},
-            properties=properties, provider=res.provider, dependencies=list(res.dependencies), protect=res.protect,
-            ignore_changes=list(res.ignore_changes), replace_on_changes=list(res.replace_on_changes),
-            property_dependencies={k: list(v) for k, v in res.property_dependencies.items()}, registered_outputs=outputs,
-            retain_on_delete=res.retain_on_delete, deleted_with=res.deleted_with, replace_with=list(res.replace_with),
-        ))
+        out.append(
+            Resource(
+                urn=res.urn,
+                type=res.type,
+                name=name,
+                parent=res.parent,
+                custom=res.custom,
+                inputs={},
+                properties=properties,
+                provider=res.provider,
+                dependencies=list(res.dependencies),
+                protect=res.protect,
+                ignore_changes=list(res.ignore_changes),
+                replace_on_changes=list(res.replace_on_changes),
+                property_dependencies={k: list(v) for k, v in res.property_dependencies.items()},
+                registered_outputs=outputs,
+                retain_on_delete=res.retain_on_delete,
+                deleted_with=res.deleted_with,
+                replace_with=list(res.replace_with),
+            )
+        )
     return out
 
 
@@ -682,7 +787,7 @@ def _export_resource(res: Resource, secrets: str, external: bool, when: str, tem
     if res.custom:
         out["id"] = f"{res.name}-id"
     out["inputs"] = inputs
-    out["outputs"] = ({**inputs, "id": out["id"]} if res.custom else inputs)
+    out["outputs"] = {**inputs, "id": out["id"]} if res.custom else inputs
     if res.type == contract.LAUNCH_TEMPLATE and not external:  # computed by EC2 when it creates the template
         out["outputs"] = {**out["outputs"], "latestVersion": FIRST_VERSION, "defaultVersion": FIRST_VERSION}
     if res.parent:

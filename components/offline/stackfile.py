@@ -70,8 +70,10 @@ def read_utf8(path: Path, what: str, bom: bool = True) -> str:
     if b"\x00" in data:
         raise InputFileError(f"{what} {path}: is a binary file (it has NUL bytes), not UTF-8 text")
     if not bom and data.startswith(b"\xef\xbb\xbf"):
-        raise InputFileError(f"{what} {path}: starts with a byte-order mark, which the Pulumi CLI's JSON reader refuses; "
-                             f"save it as UTF-8 without one")
+        raise InputFileError(
+            f"{what} {path}: starts with a byte-order mark, which the Pulumi CLI's JSON reader refuses; "
+            f"save it as UTF-8 without one"
+        )
     try:
         return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -87,8 +89,17 @@ def read_utf8(path: Path, what: str, bom: bool = True) -> str:
 
 def _go_quoted_byte(byte: int) -> str:
     """A byte as Go's ``%q`` prints it (as a rune literal)."""
-    escapes = {0x07: r"\a", 0x08: r"\b", 0x0C: r"\f", 0x0A: r"\n", 0x0D: r"\r", 0x09: r"\t", 0x0B: r"\v",
-               0x27: r"\'", 0x5C: "\\\\"}
+    escapes = {
+        0x07: r"\a",
+        0x08: r"\b",
+        0x0C: r"\f",
+        0x0A: r"\n",
+        0x0D: r"\r",
+        0x09: r"\t",
+        0x0B: r"\v",
+        0x27: r"\'",
+        0x5C: "\\\\",
+    }
     if byte in escapes:
         return f"'{escapes[byte]}'"
     char = chr(byte)
@@ -233,7 +244,10 @@ def model_shape(model: type[BaseModel], items: ItemKeys = {}) -> Shape:
 _GO_NULLS = {"", "~", "null", "Null", "NULL"}
 _GO_BOOLS = {"true", "True", "TRUE", "false", "False", "FALSE"}
 _GO_SPECIAL_FLOATS = {f"{sign}.{word}" for sign in ("", "+", "-") for word in ("inf", "Inf", "INF")} | {
-    ".nan", ".NaN", ".NAN"}
+    ".nan",
+    ".NaN",
+    ".NAN",
+}
 _GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _GO_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?")
@@ -326,10 +340,16 @@ class _Reader:
         if _is_secret(node) and self.secrets:
             return Secret(str(node.value[0][1].value))
         if _is_secret(node):
-            self.problem(node, where, (
-                "an encrypted value (secure:), which the offline preview cannot decrypt (it has no secrets provider); "
-                "to preview this stack offline, give --config a copy of the stack file with a plain stand-in value "
-                "here, or run `pulumi preview`, which decrypts it"))
+            self.problem(
+                node,
+                where,
+                (
+                    "an encrypted value (secure:), which the offline preview cannot decrypt (it has no secrets "
+                    "provider); "
+                    "to preview this stack offline, give --config a copy of the stack file with a plain stand-in value "
+                    "here, or run `pulumi preview`, which decrypts it"
+                ),
+            )
             return None
         out: dict[str, Any] = {}
         for key, child in self.pairs(node, lambda key: f"{where}.{key}" if where else key):
@@ -352,11 +372,17 @@ class _Reader:
                 continue
             text = key_node.value
             if key_node.tag == f"{_TAG}merge":
-                self.problem(key_node, name(text), "merge keys (<<) are not supported in a stack config: write the values out")
+                self.problem(
+                    key_node, name(text), "merge keys (<<) are not supported in a stack config: write the values out"
+                )
                 continue
             kind = self.kind(key_node)
             if kind != "str":
-                self.problem(key_node, name(text), f"YAML reads this key as {_KINDS.get(kind, kind)}, not text; quote it: {_quoted(text)}")
+                self.problem(
+                    key_node,
+                    name(text),
+                    f"YAML reads this key as {_KINDS.get(kind, kind)}, not text; quote it: {_quoted(text)}",
+                )
                 continue
             if _unholdable(text):
                 self.problem(key_node, name(text), _unholdable(text))
@@ -365,7 +391,11 @@ class _Reader:
                 self.problem(key_node, name(text), "a key must not contain control characters (newlines, tabs, ...)")
                 continue
             if text in seen:
-                self.problem(key_node, name(text), f"appears twice (also at line {seen[text]}), which the Pulumi CLI refuses; keep one")
+                self.problem(
+                    key_node,
+                    name(text),
+                    f"appears twice (also at line {seen[text]}), which the Pulumi CLI refuses; keep one",
+                )
                 continue
             seen[text] = key_node.start_mark.line + 1
             pairs.append((text, child))
@@ -385,7 +415,11 @@ class _Reader:
     def scalar(self, node: yaml.ScalarNode, where: str, shape: Shape) -> Any:
         tag, text = node.tag, node.value
         if tag == f"{_TAG}timestamp":
-            self.problem(node, where, f"YAML reads {text} as a date, which the Pulumi CLI would rewrite; quote it: {_quoted(text)}")
+            self.problem(
+                node,
+                where,
+                f"YAML reads {text} as a date, which the Pulumi CLI would rewrite; quote it: {_quoted(text)}",
+            )
             return None
         if tag not in _SCALAR_TAGS:
             self.problem(node, where, f"the YAML tag {_short(tag)} is not supported here (write the value as text)")
@@ -406,8 +440,12 @@ class _Reader:
         yaml12 = go_yaml_type(text) if implicit else yaml11
         if implicit and shape.kind == "text" and (yaml11 not in ("str", "null") or yaml12 not in ("str", "null")):
             kind = yaml11 if yaml11 not in ("str", "null") else yaml12
-            self.problem(node, where, f"YAML reads {text} as {_described(kind, text, value)}, but this parameter is text; "
-                                      f"quote it: {_quoted(text)}")
+            self.problem(
+                node,
+                where,
+                f"YAML reads {text} as {_described(kind, text, value)}, but this parameter is text; "
+                f"quote it: {_quoted(text)}",
+            )
             return None
         if isinstance(value, float) and not math.isfinite(value):
             self.problem(node, where, f"{text} is not a finite number")
@@ -420,7 +458,8 @@ class _Reader:
             return text
         if yaml11 != yaml12:
             self.problem(
-                node, where,
+                node,
+                where,
                 f"YAML 1.1 reads {text} as {_described(yaml11, text, value)} and the Pulumi CLI (YAML 1.2) as "
                 f"{_described(yaml12, text, text)}; write it so both agree (quote text, write numbers in decimal)",
             )
@@ -432,8 +471,12 @@ def _is_secret(node: yaml.MappingNode) -> bool:
     """Whether a mapping is a secret the CLI encrypted: ``pulumi config set --secret`` writes the value as a
     mapping whose one key is ``secure`` and whose value is the ciphertext (``secure: v1:...``; the
     Automation API's ``StackSettingsSecureConfigValue`` models the same shape)."""
-    return (len(node.value) == 1 and isinstance(node.value[0][0], yaml.ScalarNode) and node.value[0][0].value == "secure"
-            and isinstance(node.value[0][1], yaml.ScalarNode))
+    return (
+        len(node.value) == 1
+        and isinstance(node.value[0][0], yaml.ScalarNode)
+        and node.value[0][0].value == "secure"
+        and isinstance(node.value[0][1], yaml.ScalarNode)
+    )
 
 
 def _unholdable(text: str) -> str:
@@ -457,7 +500,7 @@ def _quoted(text: str) -> str:
 
 
 def _short(tag: str) -> str:
-    return "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
 
 
 # ---- the files ----------------------------------------------------------------------------------------
@@ -496,16 +539,19 @@ def read_project(project_dir: Path) -> ProjectFile:
     if isinstance(runtime, dict):
         runtime, options = runtime.get("name"), runtime.get("options") or {}
     if not isinstance(runtime, str) or not runtime:
-        raise InputFileError(f"{source}: runtime: expected the language's name (python, nodejs, ...) or "
-                             f"{{name: ..., options: ...}}, got {_shown(json.dumps(doc.get('runtime')))}")
+        raise InputFileError(
+            f"{source}: runtime: expected the language's name (python, nodejs, ...) or "
+            f"{{name: ..., options: ...}}, got {_shown(json.dumps(doc.get('runtime')))}"
+        )
     if not isinstance(options, dict):
         raise InputFileError(f"{source}: runtime.options: expected a mapping, got {_shown(json.dumps(options))}")
     main, packages = doc.get("main"), doc.get("packages") or {}
     if main is not None and not isinstance(main, str):
         raise InputFileError(f"{source}: main: expected a path, got {_shown(json.dumps(main))}")
     if not isinstance(packages, dict):
-        raise InputFileError(f"{source}: packages: expected a mapping of package names to sources, got "
-                             f"{_shown(json.dumps(packages))}")
+        raise InputFileError(
+            f"{source}: packages: expected a mapping of package names to sources, got {_shown(json.dumps(packages))}"
+        )
     return ProjectFile(str(doc["name"]), runtime, options, main, packages)
 
 
@@ -528,9 +574,14 @@ def config_key(key: str, project: str) -> Optional[str]:
     return None
 
 
-def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
-                    warnings: Optional[list[str]] = None, lines: Optional[dict[str, int]] = None,
-                    secrets: bool = False) -> dict[str, Any]:
+def read_stack_file(
+    path: Path,
+    project: str,
+    shapes: Mapping[str, Shape] = {},
+    warnings: Optional[list[str]] = None,
+    lines: Optional[dict[str, int]] = None,
+    secrets: bool = False,
+) -> dict[str, Any]:
     """``config:`` of a stack file, keyed ``ns:name``, with every problem of the file at once.
 
     ``shapes``: what each key of a namespace holds (``model_shape``); other keys are read as go-yaml reads them.
@@ -551,9 +602,12 @@ def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
             if key == "environment" and value and warnings is not None:
                 names = value if isinstance(value, list) else value.get("imports") if isinstance(value, dict) else None
                 listed = ", ".join(str(n) for n in names) if isinstance(names, list) and names else "some"
-                warnings.append(f"{_shown(source)}: imports Pulumi ESC environments ({_shown(listed)}), which the offline preview cannot "
-                                f"open: config they set is not here, so its keys take their defaults (give --config a "
-                                f"copy of the stack file with those values, or run `pulumi preview`)")
+                warnings.append(
+                    f"{_shown(source)}: imports Pulumi ESC environments ({_shown(listed)}), which the offline preview "
+                    f"cannot "
+                    f"open: config they set is not here, so its keys take their defaults (give --config a "
+                    f"copy of the stack file with those values, or run `pulumi preview`)"
+                )
             continue
         if isinstance(node, yaml.ScalarNode) and node.tag == f"{_TAG}null":
             continue
@@ -574,11 +628,16 @@ def read_stack_file(path: Path, project: str, shapes: Mapping[str, Shape] = {},
             shape = shapes[namespace].fields.get(field_name, OTHER) if namespace in shapes else OTHER
             config[name] = reader.value(child, name, shape, (id(node),))
             if nesting_depth(config[name]) > MAX_NESTING:
-                reader.problem(child, name, f"nested deeper than {MAX_NESTING} levels of lists and mappings "
-                                            "(no stack config needs that)")
+                reader.problem(
+                    child,
+                    name,
+                    f"nested deeper than {MAX_NESTING} levels of lists and mappings (no stack config needs that)",
+                )
     reader.report()
     if lines is not None:
-        lines.update({where: line for where, line in reader.lines.items() if where.partition("[")[0].partition(".")[0] in config})
+        lines.update(
+            {where: line for where, line in reader.lines.items() if where.partition("[")[0].partition(".")[0] in config}
+        )
     return config
 
 

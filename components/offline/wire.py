@@ -85,14 +85,17 @@ def provider_of(
         explicit = by_urn.get(urn)
         if explicit is not None:
             return pb.AnalyzerProviderResource(
-                type=explicit.type, name=explicit.name, urn=explicit.urn, properties=wire_properties(explicit.properties)
+                type=explicit.type,
+                name=explicit.name,
+                urn=explicit.urn,
+                properties=wire_properties(explicit.properties),
             )
     if not r.custom:
         return None
     package = r.type.split(":", 1)[0]
     prefix = f"{package}:"
-    props = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+    props = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
     urn = f"urn:pulumi:{run.stack}::{run.project}::pulumi:providers:{package}::default"
-    return pb.AnalyzerProviderResource(type=f"pulumi:providers:{package}", name="default", urn=urn, properties=to_struct(props))
-
-
+    return pb.AnalyzerProviderResource(
+        type=f"pulumi:providers:{package}", name="default", urn=urn, properties=to_struct(props)
+    )

@@ -41,14 +41,32 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 """The label the NVIDIA device plugin's default affinity selects (NFD sets it; pools may set it themselves)."""
 PULUMI_EKS_DEFAULT_DISK_GIB = upstream.PULUMI_EKS_DEFAULT_DISK_GIB
 
-QUANTITY_SUFFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+QUANTITY_SUFFIX = {
+    "": 1,
+    "n": 1e-9,
+    "u": 1e-6,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
 QUANTITY_RE = re.compile(r"([+]?[0-9]*(?:\.[0-9]*)?)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?[0-9]+))?")
 """apimachinery's ``resource.Quantity``: a number, then a binary suffix, a decimal one, or an exponent
 (never two: ``1e3m`` is not a quantity). ``ParseQuantity`` reads a number with no digits as zero (``"m"``,
 ``"."``, ``"+Gi"``: what a template renders from an empty value, ``{{ .cpu }}m``), and only empty text
 as none; a CRD's quantity field is stricter (``QUANTITY_PATTERN``)."""
-QUANTITY_PATTERN = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?")
+QUANTITY_PATTERN = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
+)
 """The pattern a CRD's quantity field (a NodePool's ``limits``) holds text to, whole (the CRDs' ``pattern``,
 as controller-gen writes it for ``resource.Quantity``): looser than ``ParseQuantity`` in its exponent, which
 may have a fraction (``1e1.5``) or more digits than an int64 holds; the API server stores such text, and
@@ -114,7 +132,7 @@ def quantity(value: Any) -> Optional[float]:
     if exponent is None:
         return None
     try:
-        return number * QUANTITY_SUFFIX[match.group(2) or ""] * 10.0 ** exponent if number else 0.0
+        return number * QUANTITY_SUFFIX[match.group(2) or ""] * 10.0**exponent if number else 0.0
     except OverflowError:
         return math.inf
 
@@ -132,7 +150,7 @@ def _exponent(written: str) -> Optional[int]:
     if not -INT64 <= parsed < INT64:
         return None
     kept = (parsed + 2**31) % 2**32 - 2**31
-    return kept if kept != -2**31 else 2**31  # whose negation, the scale Go sets, wraps back to -2^31: a huge number
+    return kept if kept != -(2**31) else 2**31  # whose negation, the scale Go sets, wraps back to -2^31: a huge number
 
 
 def quantity_gib(value: Any) -> Optional[float]:
@@ -163,7 +181,13 @@ def shown_value(value: Any) -> str:
             return "(a number past what a float holds)"
     if isinstance(value, float):
         return f"{value:g}"
-    return "(a list)" if isinstance(value, Sequence) else "(a mapping)" if isinstance(value, Mapping) else "(no JSON value)"
+    return (
+        "(a list)"
+        if isinstance(value, Sequence)
+        else "(a mapping)"
+        if isinstance(value, Mapping)
+        else "(no JSON value)"
+    )
 
 
 def node_pool_limit(name: str, value: Any) -> tuple[Optional[float], str]:
@@ -175,19 +199,25 @@ def node_pool_limit(name: str, value: Any) -> tuple[Optional[float], str]:
     what = f"limits.{name} {shown_value(value)}"
     if isinstance(value, str):
         if not QUANTITY_PATTERN.fullmatch(value):
-            return None, (f"is never created: Kubernetes refuses {what}, which is no quantity (write a whole number, "
-                          f"or text such as 64, 250m or 256Gi)")
+            return None, (
+                f"is never created: Kubernetes refuses {what}, which is no quantity (write a whole number, "
+                f"or text such as 64, 250m or 256Gi)"
+            )
         amount = quantity(value[1:] if value[:1] in ("+", "-") else value)  # the pattern allows one sign
         if amount is None:
-            return None, (f"launches nothing: Karpenter cannot read {what} (the API server takes it, but its "
-                          f"exponent is no whole number of 64 bits)")
+            return None, (
+                f"launches nothing: Karpenter cannot read {what} (the API server takes it, but its "
+                f"exponent is no whole number of 64 bits)"
+            )
         return (-amount if value.startswith("-") and amount else amount), ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         whole = isinstance(value, int) or math.isfinite(value) and value.is_integer()
         if whole and -INT64 <= value < INT64:
             return float(value), ""
-        return None, (f"is never created: Kubernetes refuses {what}: a limit written as a number is a whole number "
-                      f"of 64 bits (write others as text, such as 1500m)")
+        return None, (
+            f"is never created: Kubernetes refuses {what}: a limit written as a number is a whole number "
+            f"of 64 bits (write others as text, such as 1500m)"
+        )
     return None, f"is never created: Kubernetes refuses {what}, which is no quantity"
 
 
@@ -199,8 +229,14 @@ def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]
     if value is None:
         return {}, "", {}
     if not isinstance(value, Mapping):
-        return {}, (f"is never created: Kubernetes refuses spec.limits {shown_value(value)}: it maps each resource to "
-                    f"a quantity"), {}
+        return (
+            {},
+            (
+                f"is never created: Kubernetes refuses spec.limits {shown_value(value)}: it maps each resource to "
+                f"a quantity"
+            ),
+            {},
+        )
     found: dict[str, float] = {}
     for name, given in sorted(value.items(), key=lambda item: str(item[0])):  # one refusal named, whatever the order
         if given is None:
@@ -210,7 +246,11 @@ def node_pool_limits(value: Any) -> tuple[dict[str, float], str, dict[str, str]]
             return {}, refused, {}
         found[str(name)] = amount
     found = {str(k): found[str(k)] for k in value if str(k) in found}  # as written
-    return found, "", {str(k): (v if isinstance(v, str) else shown_value(v)) for k, v in value.items() if str(k) in found}
+    return (
+        found,
+        "",
+        {str(k): (v if isinstance(v, str) else shown_value(v)) for k, v in value.items() if str(k) in found},
+    )
 
 
 USER_DATA_MAX = 1 << 20
@@ -274,7 +314,8 @@ def os_of_user_data(value: Any) -> str:
 
 
 def os_of_ami_type(ami_type: str) -> str:
-    """EKS ``amiType`` -> OS: ``AL2023_x86_64_NVIDIA`` -> al2023, ``BOTTLEROCKET_*`` -> bottlerocket, ``CUSTOM`` -> custom."""
+    """EKS ``amiType`` -> OS: ``AL2023_x86_64_NVIDIA`` -> al2023, ``BOTTLEROCKET_*`` -> bottlerocket, ``CUSTOM`` ->
+    custom."""
     family = osfamily.of_ami_type(ami_type)
     if family is not None:
         return family.name
@@ -510,7 +551,9 @@ class NodeClass(LaneResource):
         mapping = self._root_mapping(root_device)
         if mapping is None:
             return RootVolume(False, f"blockDeviceMappings has no entry for {root_device}")
-        return RootVolume(flag(dig(mapping, "ebs", "encrypted")) is True, f"blockDeviceMappings {text(mapping.get('deviceName'))}")
+        return RootVolume(
+            flag(dig(mapping, "ebs", "encrypted")) is True, f"blockDeviceMappings {text(mapping.get('deviceName'))}"
+        )
 
 
 class NodePool(LaneResource):
@@ -577,7 +620,9 @@ class NodePool(LaneResource):
         amount = node_pool_limit(taint_key, limit)[0] if limit is not None else None
         if amount is not None and amount != 0:
             return f"limits {taint_key}"
-        return _gpu_taint_or_label(dig(template, "spec", "taints"), dig(template, "metadata", "labels"), taint_key, vendor_label)
+        return _gpu_taint_or_label(
+            dig(template, "spec", "taints"), dig(template, "metadata", "labels"), taint_key, vendor_label
+        )
 
 
 def _gpu_taint_or_label(taints: Any, labels: Any, taint_key: str, vendor_label: str) -> Optional[str]:
@@ -617,7 +662,7 @@ class LaunchTemplate(LaneResource):
     def amis(self) -> list[Ami]:
         image = self.props.get("imageId")
         if isinstance(image, str) and image.startswith(RESOLVE_SSM):
-            parameter = image[len(RESOLVE_SSM):]
+            parameter = image[len(RESOLVE_SSM) :]
             return [Ami(None, f"the AMI in SSM parameter '{parameter}'", {"ssmParameter": parameter})]
         return super().amis()
 
@@ -656,8 +701,9 @@ class EksNodeGroup(LaneResource):
     """``aws.eks.NodeGroup``: AMI type, instance types, taints, labels; its image is in its launch template."""
 
     types = (contract.EKS_NODE_GROUP,)
-    os_fix = ("give the launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM "
-              "or none")
+    os_fix = (
+        "give the launch template a nodeadm NodeConfig as its user data, and the node group ami_type CUSTOM or none"
+    )
 
     def instance_types(self) -> list[str]:
         return [t for t in as_list(self.props.get("instanceTypes")) if isinstance(t, str)]
@@ -728,7 +774,9 @@ def _plain(term: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (dict(as_map(v)) if isinstance(v, Mapping) else v) for k, v in term.items()}
 
 
-def _group_gpu_reason(group: LaneResource, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str) -> Optional[str]:
+def _group_gpu_reason(
+    group: LaneResource, is_gpu: Callable[[str], bool], taint_key: str, vendor_label: str
+) -> Optional[str]:
     """A node group's GPU evidence: GPU instance types, pulumi-eks ``gpu``, a GPU AMI type, the taint, the label."""
     gpus = [t for t in group.instance_types() if is_gpu(t)]
     if gpus:
@@ -741,7 +789,9 @@ def _group_gpu_reason(group: LaneResource, is_gpu: Callable[[str], bool], taint_
     return _gpu_taint_or_label(group.props.get("taints"), group.props.get("labels"), taint_key, vendor_label)
 
 
-LANES: dict[str, type[LaneResource]] = {t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types}
+LANES: dict[str, type[LaneResource]] = {
+    t: kind for kind in (NodeClass, NodePool, LaunchTemplate, EksNodeGroup, PulumiEksNodeGroup) for t in kind.types
+}
 
 
 def read(type_: str, name: str, props: Mapping[str, Any], urn: str = "", parent: str = "") -> Optional[LaneResource]:

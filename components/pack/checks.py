@@ -25,15 +25,22 @@ from ..facts import amifacts, instances, osfamily, upstream, wellknown
 from . import bootfacts, rules
 
 FORMAT, FAMILY, DISK, GPU, ARCH, ENCRYPTION, AGE, K8S = (
-    "ami-id-format", "al2023-family", "disk-fits-ami-snapshot", "gpu-lane-os", "arch-matches-ami",
-    "root-volume-encrypted", "pinned-ami-age", "ami-k8s-version",
+    "ami-id-format",
+    "al2023-family",
+    "disk-fits-ami-snapshot",
+    "gpu-lane-os",
+    "arch-matches-ami",
+    "root-volume-encrypted",
+    "pinned-ami-age",
+    "ami-k8s-version",
 )
 UNVERIFIED = "ami-facts-unknown"
 
 Lookup = Callable[[str], "amifacts.AmiFacts"]
 """An AMI id -> its facts (``lookup.describe_image``); raises ``LookupError``."""
 Select = Callable[[Mapping[str, Any]], "list[amifacts.AmiFacts]"]
-"""A selector term (name/owner/tags/ssmParameter) -> the images it matches (``lookup.select``); raises ``LookupError``."""
+"""A selector term (name/owner/tags/ssmParameter) -> the images it matches (``lookup.select``); raises ``LookupError``.
+"""
 Unknown = Union[type[BaseException], tuple[type[BaseException], ...]]
 """The exception(s) meaning 'not known at preview' (the policy SDK's ``UnknownValueError``)."""
 
@@ -73,9 +80,14 @@ class AmiKnowledge:
     """What one policy knows about AMIs: its config (``amis``, ``amiRootSnapshotGiB``), what the
     resource itself records, then EC2 (and SSM) when the config sets ``lookup: true``."""
 
-    def __init__(self, config: Mapping[str, Any], lookup: Optional[Lookup] = None,
-                 encryption_lookup: Optional[Callable[[], bool]] = None, select: Optional[Select] = None,
-                 policy: str = "") -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        lookup: Optional[Lookup] = None,
+        encryption_lookup: Optional[Callable[[], bool]] = None,
+        select: Optional[Select] = None,
+        policy: str = "",
+    ) -> None:
         self.config = config
         self.lookups = config.get("lookup") is True
         self.lookup = lookup if self.lookups else None
@@ -129,9 +141,15 @@ class AmiKnowledge:
         if resolved.ami.id:
             return f"{configure} in the policy config, or set lookup: true on {self.policy} (EC2 DescribeImages)"
         if resolved.ami.term is not None and not self.lookups:
-            via = "SSM GetParameter, then EC2 DescribeImages" if resolved.ami.how == "SSM parameter" else "EC2 DescribeImages"
-            return (f"set lookup: true on {self.policy}: it is selected by {resolved.ami.how}, which only the look-up "
-                    f"resolves ({via})")
+            via = (
+                "SSM GetParameter, then EC2 DescribeImages"
+                if resolved.ami.how == "SSM parameter"
+                else "EC2 DescribeImages"
+            )
+            return (
+                f"set lookup: true on {self.policy}: it is selected by {resolved.ami.how}, which only the look-up "
+                f"resolves ({via})"
+            )
         return f"make {resolved.ami.label} resolvable with the pack's credentials, or pin it by id"
 
     def snapshot_encrypted(self, ami_id: str, recorded: Optional[bool]) -> Optional[bool]:
@@ -208,8 +226,12 @@ def ami_id_format(lane: bootfacts.LaneResource) -> Iterator[Finding]:
             yield Finding(problem)
     if isinstance(lane, bootfacts.NodeClass):
         for alias in lane.alias_values():
-            problem = rules.alias_problem(alias, upstream.KARPENTER_ALIAS_FAMILIES, upstream.KARPENTER_ALIAS_LATEST_ONLY,
-                                          upstream.KARPENTER_ALIAS_MAX_LENGTH)
+            problem = rules.alias_problem(
+                alias,
+                upstream.KARPENTER_ALIAS_FAMILIES,
+                upstream.KARPENTER_ALIAS_LATEST_ONLY,
+                upstream.KARPENTER_ALIAS_MAX_LENGTH,
+            )
             if problem:
                 yield Finding(f"{subject(lane)}: {problem}")
 
@@ -218,14 +240,17 @@ def _resolved(lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> list[Res
     return knowledge.resolve(well_formed(lane.amis()), karpenter=isinstance(lane, bootfacts.NodeClass))
 
 
-def pinned_ami_age(lane: bootfacts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None) -> Iterator[Finding]:
+def pinned_ami_age(
+    lane: bootfacts.LaneResource, knowledge: AmiKnowledge, now: Optional[datetime] = None
+) -> Iterator[Finding]:
     max_days = bootfacts.number(knowledge.config.get("maxAgeDays"))
     now = now or clock.now()
     for image in _resolved(lane, knowledge):
         created = amifacts.parse_time(image.facts.creation_date) if image.facts else None
         if created is None or max_days is None:
             continue
-        problem = rules.ami_too_old(subject(lane), image.label, image.facts.creation_date, (now - created).days, max_days)  # type: ignore[union-attr]  # created is None without facts
+        creation_date = image.facts.creation_date  # type: ignore[union-attr]  # created is None without facts
+        problem = rules.ami_too_old(subject(lane), image.label, creation_date, (now - created).days, max_days)
         if problem:
             yield Finding(problem)
 
@@ -270,14 +295,19 @@ class Stack:
     def __init__(self, resources: Sequence[StackResource], unknown: Unknown = ()) -> None:
         self.resources = resources
         """Every resource of the stack, lanes or not (components carry budgets: ``cost``)."""
-        self.items = [(res, lane) for res in resources
-                      if (lane := bootfacts.read(res.type, res.name, res.props, res.urn, res.parent))]
+        self.items = [
+            (res, lane)
+            for res in resources
+            if (lane := bootfacts.read(res.type, res.name, res.props, res.urn, res.parent))
+        ]
         self._by_urn = {res.urn: lane for res, lane in self.items}
         self._unknown = unknown
         self._node_classes: Optional[dict[str, bootfacts.NodeClass]] = None
         templates: dict[str, tuple[str, bootfacts.LaunchTemplate]] = {}
         for res, lane in self.items:
-            if isinstance(lane, bootfacts.LaunchTemplate) and (name := self._known_text(functools.partial(_name_of, lane))):
+            if isinstance(lane, bootfacts.LaunchTemplate) and (
+                name := self._known_text(functools.partial(_name_of, lane))
+            ):
                 templates.setdefault(name, (res.urn, lane))
         self._templates: dict[str, tuple[str, bootfacts.LaunchTemplate]] = {}
         """A node group's launch template: by the ``launchTemplate`` property's dependency, else by the
@@ -285,15 +315,19 @@ class Stack:
         for res, lane in self.items:
             if not isinstance(lane, NODE_GROUPS):
                 continue
-            found = [(urn, t) for urn in res.property_dependencies.get("launchTemplate", ())
-                     if isinstance(t := self._by_urn.get(urn), bootfacts.LaunchTemplate)]
+            found = [
+                (urn, t)
+                for urn in res.property_dependencies.get("launchTemplate", ())
+                if isinstance(t := self._by_urn.get(urn), bootfacts.LaunchTemplate)
+            ]
             if not found:
                 named = self._known_text(lambda: bootfacts.as_map(lane.props.get("launchTemplate")).get("name"))
                 found = [templates[named]] if named in templates else []
             if found:
                 self._templates[res.urn] = found[0]
         self._users: dict[str, bootfacts.LaneResource] = {
-            urn: self._by_urn[group] for group, (urn, _) in self._templates.items()}
+            urn: self._by_urn[group] for group, (urn, _) in self._templates.items()
+        }
 
     def _known_text(self, read: Callable[[], Any]) -> str:
         """A text value, or '' when it is not text or not known at preview."""
@@ -369,11 +403,15 @@ class Stack:
                 template=template,
             )
         if isinstance(lane, bootfacts.LaunchTemplate) and not self.is_referenced(res):
-            return Boot(os=lane.os, amis=lane.amis,
-                        arches=lambda: sorted({instances.instance_arch(t) for t in lane.instance_types()}))
+            return Boot(
+                os=lane.os,
+                amis=lane.amis,
+                arches=lambda: sorted({instances.instance_arch(t) for t in lane.instance_types()}),
+            )
         if isinstance(lane, bootfacts.NodeClass):
-            return Boot(os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True,
-                        pinned=lane.pins)
+            return Boot(
+                os=lane.os, amis=lane.amis, arches=lambda: [], judged_elsewhere=True, karpenter=True, pinned=lane.pins
+            )
         return None
 
 
@@ -400,8 +438,9 @@ class Boot:
 StackCheck = Callable[[Stack, StackResource, bootfacts.LaneResource, AmiKnowledge], Iterator[Finding]]
 
 
-def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, knowledge: AmiKnowledge,
-                unknown: Unknown = ()) -> list[Finding]:
+def judge_stack(
+    check: StackCheck, resources: Sequence[StackResource] | Stack, knowledge: AmiKnowledge, unknown: Unknown = ()
+) -> list[Finding]:
     """Run ``check`` on every lane. A lane whose facts are ``unknown`` (the SDK's exception for a
     value not known at preview) becomes an uncertain finding; the other lanes are still judged."""
     stack = resources if isinstance(resources, Stack) else Stack(resources, unknown)
@@ -410,15 +449,19 @@ def judge_stack(check: StackCheck, resources: Sequence[StackResource] | Stack, k
         try:
             found.extend(check(stack, res, lane, knowledge))
         except unknown as exc:
-            found.append(Finding(f"{_subject(lane, res, unknown)}: {getattr(exc, 'message', exc)}", res.urn, certain=False))
+            found.append(
+                Finding(f"{_subject(lane, res, unknown)}: {getattr(exc, 'message', exc)}", res.urn, certain=False)
+            )
     return found
 
 
 def _subject(lane: bootfacts.LaneResource, res: StackResource, unknown: Unknown) -> str:
     """The lane's subject; without what is unknown (a pool's class), its own name; else its type and name."""
     own = {bootfacts.NodePool: rules.pool_subject, bootfacts.NodeClass: rules.node_class_subject}.get(type(lane))
-    names: tuple[Callable[[], str], ...] = (lambda: subject(lane),
-                                            lambda: own(lane.subject_name) if own else subject(lane))
+    names: tuple[Callable[[], str], ...] = (
+        lambda: subject(lane),
+        lambda: own(lane.subject_name) if own else subject(lane),
+    )
     for name in names:
         try:
             return name()
@@ -440,15 +483,23 @@ def _family_fix(lane: bootfacts.LaneResource, template: Optional[bootfacts.Launc
     return lane.os_fix or (template.os_fix if template is not None else "")
 
 
-def al2023_family(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def al2023_family(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or isinstance(lane, bootfacts.NodePool):
         return
     if not boot.pins():
         return  # a malformed id, or one not known at preview, is still a pin: the family is judged first
-    if isinstance(lane, bootfacts.EksNodeGroup) and boot.template is not None and boot.template.amis() \
-            and lane.ami_type() not in ("", "CUSTOM"):
-        yield Finding(rules.ami_type_beside_image(subject(lane), lane.ami_type(), boot.template.amis()[0].label), urn=res.urn)
+    if (
+        isinstance(lane, bootfacts.EksNodeGroup)
+        and boot.template is not None
+        and boot.template.amis()
+        and lane.ami_type() not in ("", "CUSTOM")
+    ):
+        yield Finding(
+            rules.ami_type_beside_image(subject(lane), lane.ami_type(), boot.template.amis()[0].label), urn=res.urn
+        )
         return  # EKS refuses the group whatever the template boots
     declared = boot.os()
     if isinstance(lane, bootfacts.LaunchTemplate) and not declared:
@@ -463,7 +514,9 @@ def al2023_family(stack: Stack, res: StackResource, lane: bootfacts.LaneResource
             yield Finding(problem, urn=res.urn)
 
 
-def gpu_lane_os(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def gpu_lane_os(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     """GPU evidence first: the OS (which may mean reading user data) only for a GPU lane."""
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
@@ -476,7 +529,9 @@ def gpu_lane_os(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, 
         yield Finding(problem, urn=res.urn)
 
 
-def arch_matches_ami(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def arch_matches_ami(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     boot = stack.boot(res, lane)
     if boot is None or boot.judged_elsewhere:
         return
@@ -494,7 +549,9 @@ def arch_matches_ami(stack: Stack, res: StackResource, lane: bootfacts.LaneResou
         yield Finding(problem, urn=res.urn)
 
 
-def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def disk_fits_ami_snapshot(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for;
     an EKS-optimized AMI (an ``al2023`` alias, an AL2023 or AL2 ``amiType``) against its 20 GiB root snapshot."""
     if isinstance(lane, bootfacts.NodePool):
@@ -507,15 +564,21 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.Lan
             # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
             size = disk.gib if disk is not None else (bootfacts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
-                subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
+                subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB
+            )
             if problem:
                 yield Finding(problem, urn=res.urn)
         return
-    if isinstance(lane, bootfacts.NodeClass) and lane.os() == osfamily.AL2023.name and not lane.amis() \
-            and "blockDeviceMappings" in bootfacts.as_map(bootfacts.dig(lane.props, "spec")):
+    if (
+        isinstance(lane, bootfacts.NodeClass)
+        and lane.os() == osfamily.AL2023.name
+        and not lane.amis()
+        and "blockDeviceMappings" in bootfacts.as_map(bootfacts.dig(lane.props, "spec"))
+    ):
         disk = lane.root_disk(osfamily.AL2023.os_device)
         problem = disk is not None and rules.disk_below_snapshot(
-            subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB)
+            subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB
+        )
         if problem:
             yield Finding(problem, urn=res.urn)
     recorded = bootfacts.number(stack.recorded(res, lane, contract.ROOT_SNAPSHOT_ANNOTATION))
@@ -532,10 +595,13 @@ def disk_fits_ami_snapshot(stack: Stack, res: StackResource, lane: bootfacts.Lan
             size = image.facts.root_snapshot_gib
         if size is None:
             why = image.why or ("EC2 reports no root snapshot size" if image.facts else "its size is unknown")
-            configure = (f'set amiRootSnapshotGiB {{"{image.ami.id}": <GiB>}} (or amis.{image.ami.id}.rootSnapshotGiB) '
-                         f"on {DISK}")
+            configure = (
+                f'set amiRootSnapshotGiB {{"{image.ami.id}": <GiB>}} (or amis.{image.ami.id}.rootSnapshotGiB) on {DISK}'
+            )
             how = knowledge.unresolved_how(image, configure)
-            yield Finding(rules.disk_unverified(subject(lane), disk.gib, image.label, why, how), urn=res.urn, unverified=True)
+            yield Finding(
+                rules.disk_unverified(subject(lane), disk.gib, image.label, why, how), urn=res.urn, unverified=True
+            )
             continue
         problem = rules.disk_below_snapshot(subject(lane), disk.gib, image.label, size)
         if problem:
@@ -548,7 +614,9 @@ _ENCRYPTION_FIX = {
     bootfacts.NodeClass: "set encrypted: true on the root volume's blockDeviceMappings entry",
     bootfacts.LaunchTemplate: 'set encrypted "true" on the root device\'s block device mapping',
 }
-_PINNED_GROUP_FIX = "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+_PINNED_GROUP_FIX = (
+    "pin an encrypted copy of the AMI, e.g. aws ec2 copy-image --encrypted, or turn on EBS encryption by default"
+)
 """pulumi-eks's managed-node-group launch template sets no ``encrypted``, and no argument asks it to."""
 _SELF_MANAGED_FIX = "set nodeRootVolumeEncrypted: true"
 _PUBLIC = bootfacts.Ami(None, "the EKS-optimized AMI it selects")
@@ -565,20 +633,25 @@ def _encryption_fix(lane: bootfacts.LaneResource) -> str:
     return _ENCRYPTION_FIX.get(type(lane), _PINNED_GROUP_FIX)
 
 
-_EKS_TEMPLATE_FIX = ("give it a launch template whose root device mapping sets encrypted \"true\", or turn on EBS "
-                     "encryption by default")
+_EKS_TEMPLATE_FIX = (
+    'give it a launch template whose root device mapping sets encrypted "true", or turn on EBS encryption by default'
+)
 """A managed node group without a launch template gets EKS's own, which asks no encryption."""
 
 
 def _judged_for_encryption(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> bool:
-    if isinstance(lane, bootfacts.LaunchTemplate):  # a node's template: a node group's, or one that boots an EKS node OS
+    if isinstance(
+        lane, bootfacts.LaunchTemplate
+    ):  # a node's template: a node group's, or one that boots an EKS node OS
         return stack.is_referenced(res) or lane.os() != ""
     if isinstance(lane, bootfacts.EksNodeGroup):  # through its launch template when it has one
         return stack.launch_template(res) is None and "launchTemplate" not in list(lane.props)  # keys: no value read
     return isinstance(lane, (bootfacts.NodeClass, bootfacts.PulumiEksNodeGroup))
 
 
-def root_volume_encrypted(stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge) -> Iterator[Finding]:
+def root_volume_encrypted(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     """Every node's root volume is encrypted: asked for by the lane, or, when it asks nothing, made
     from an encrypted snapshot or in an account that encrypts new volumes by default."""
     if not _judged_for_encryption(stack, res, lane):
@@ -590,11 +663,16 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: bootfacts.Lane
     images = knowledge.resolve(amis, karpenter=isinstance(lane, bootfacts.NodeClass)) if amis else []
     known = images[0].facts if len(images) == 1 else None
     device = known.root_device_name if known and known.root_device_name else osfamily.AL2023.os_device
-    volume = bootfacts.RootVolume(False, "EKS's own launch template") if isinstance(lane, bootfacts.EksNodeGroup) \
+    volume = (
+        bootfacts.RootVolume(False, "EKS's own launch template")
+        if isinstance(lane, bootfacts.EksNodeGroup)
         else lane.root_volume(device)
+    )
     if volume is None or volume.encrypted:
         return
-    by_default = knowledge.encryption_by_default(bootfacts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG)))
+    by_default = knowledge.encryption_by_default(
+        bootfacts.flag(stack.recorded(res, lane, contract.ENCRYPTION_BY_DEFAULT_TAG))
+    )
     if by_default:
         return
     fix = _encryption_fix(lane)
@@ -613,19 +691,26 @@ def root_volume_encrypted(stack: Stack, res: StackResource, lane: bootfacts.Lane
             yield Finding(rules.root_volume_unencrypted(subject(lane), label, fix), urn=res.urn)
             continue
         unknown = list(
-            what for what, value in (("whether its root snapshot is encrypted", snapshot),
-                                     ("whether the account encrypts new EBS volumes by default", by_default))
+            what
+            for what, value in (
+                ("whether its root snapshot is encrypted", snapshot),
+                ("whether the account encrypts new EBS volumes by default", by_default),
+            )
             if value is None
         )
         how = _encryption_how(fix, image, snapshot, by_default, knowledge)
-        yield Finding(rules.root_encryption_unverified(subject(lane), label, unknown, how), urn=res.urn, unverified=True)
+        yield Finding(
+            rules.root_encryption_unverified(subject(lane), label, unknown, how), urn=res.urn, unverified=True
+        )
 
 
-def _encryption_how(fix: str, image: Resolved, snapshot: Optional[bool], by_default: Optional[bool],
-                    knowledge: AmiKnowledge) -> str:
+def _encryption_how(
+    fix: str, image: Resolved, snapshot: Optional[bool], by_default: Optional[bool], knowledge: AmiKnowledge
+) -> str:
     """Every way to settle it: the fix itself, the config keys for the unknown facts, the look-up."""
     keys = ([f"amis.{image.ami.id}.rootSnapshotEncrypted"] if snapshot is None and image.ami.id else []) + (
-        ["ebsEncryptionByDefault"] if by_default is None else [])
+        ["ebsEncryptionByDefault"] if by_default is None else []
+    )
     ways = [fix]
     if keys:
         ways.append(f"set {' and '.join(keys)} on {ENCRYPTION} in the policy config")
@@ -643,8 +728,11 @@ AMI_FACTS_POLICIES = (FAMILY, DISK, ARCH, ENCRYPTION, AGE, K8S, DRIVER)
 
 def _nvidia_families(stack: Stack, res: StackResource, lane: bootfacts.LaneResource) -> list[str]:
     """The NVIDIA GPU families a GPU lane can launch (a pool: every candidate of its requirements)."""
-    if gpu_reason(lane) is None and not (isinstance(lane, NODE_GROUPS) and stack.launch_template(res) is not None
-                                         and gpu_reason(stack.launch_template(res)) is not None):  # type: ignore[arg-type]  # not None: tested before the and
+    if gpu_reason(lane) is None and not (
+        isinstance(lane, NODE_GROUPS)
+        and stack.launch_template(res) is not None
+        and gpu_reason(stack.launch_template(res)) is not None  # type: ignore[arg-type]  # not None: tested before the and
+    ):
         return []
     if isinstance(lane, bootfacts.NodePool):
         found = wellknown.candidates(lane.requirements())
@@ -654,8 +742,9 @@ def _nvidia_families(stack: Stack, res: StackResource, lane: bootfacts.LaneResou
     return sorted(set(instances.nvidia_families(types)))
 
 
-def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: bootfacts.LaneResource,
-                             knowledge: AmiKnowledge) -> Iterator[Finding]:
+def gpu_driver_supports_lane(
+    stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
+) -> Iterator[Finding]:
     """The NVIDIA driver branch of every image a GPU lane boots drives every GPU family the lane can
     launch (``instances.DRIVER_BRANCHES``). Images are those pinned (an EC2NodeClass's ids or selectors,
     a launch template's or pulumi-eks's image): an alias or AMI type boots EKS's own NVIDIA AMI, whose
@@ -670,22 +759,31 @@ def gpu_driver_supports_lane(stack: Stack, res: StackResource, lane: bootfacts.L
     if not families:
         return
     for image in knowledge.resolve(amis, karpenter=boot.karpenter):
-        driver = None if image.facts is None else instances.image_driver(
-            image.facts.nvidia_driver_branch, image.facts.name, image.facts.description)
+        driver = (
+            None
+            if image.facts is None
+            else instances.image_driver(image.facts.nvidia_driver_branch, image.facts.name, image.facts.description)
+        )
         bounded = [f for f in families if f in instances.DRIVER_BRANCHES]
         if driver is not None and driver.per_instance:  # the AMI picks a driver that drives each family
             continue
         if driver is None:
             if bounded:
-                configure = (f"set amis.{image.ami.id}.nvidiaDriverBranch on {DRIVER}, or name the branch in the AMI's "
-                             f"name or description (…-nvidia-595-…)")
+                configure = (
+                    f"set amis.{image.ami.id}.nvidiaDriverBranch on {DRIVER}, or name the branch in the AMI's "
+                    f"name or description (…-nvidia-595-…)"
+                )
                 how = knowledge.unresolved_how(image, configure) if image.facts is None else configure
-                yield Finding(rules.driver_unverified(subject(lane), image.label, bounded, how), urn=res.urn, unverified=True)
+                yield Finding(
+                    rules.driver_unverified(subject(lane), image.label, bounded, how), urn=res.urn, unverified=True
+                )
             continue
         problems = [p for f in families if (p := driver.problem(f))]
         if problems and driver.branch is not None:
-            yield Finding(rules.driver_cannot_drive(subject(lane), image.label, driver.branch, driver.where, problems),
-                          urn=res.urn)
+            yield Finding(
+                rules.driver_cannot_drive(subject(lane), image.label, driver.branch, driver.where, problems),
+                urn=res.urn,
+            )
 
 
 def _name_of(template: bootfacts.LaunchTemplate) -> Any:

@@ -69,14 +69,21 @@ def control_plane(status: str) -> tuple[float, str]:
         return EKS_CONTROL_PLANE_USD["standard"], "EKS standard support"
     if status == "extended":
         return EKS_CONTROL_PLANE_USD["extended"], "EKS extended support"
-    return EKS_CONTROL_PLANE_USD["extended"], ("its version is past EKS extended support" if status == "ended" else
-                                               "its version's support is not known: the extended support price")
+    return EKS_CONTROL_PLANE_USD["extended"], (
+        "its version is past EKS extended support"
+        if status == "ended"
+        else "its version's support is not known: the extended support price"
+    )
+
+
 SEARCH_STEPS = 5_000
 EPSILON = 1e-9
 
 
-BETWEEN_PASSES = ("holds only between scheduling passes: within one, Karpenter subtracts each new node's cpu, memory "
-                  "and GPUs from the limits, never a node count, so one pass can launch any number of nodes")
+BETWEEN_PASSES = (
+    "holds only between scheduling passes: within one, Karpenter subtracts each new node's cpu, memory "
+    "and GPUs from the limits, never a node count, so one pass can launch any number of nodes"
+)
 """Why ``limits.nodes`` bounds no worst case (kubernetes-sigs/karpenter v1.14.1 ``scheduler.go``, ``subtractMax``)."""
 
 capacity = fit.limit_capacity
@@ -99,8 +106,10 @@ def _simplex(items: Sequence[Item], limits: Sequence[float]) -> float:
     the slack basis, Bland's rule; every capacity is non-negative and every limit positive); infinite if
     it does not settle in 200 pivots."""
     rows, cols = len(limits), len(items)
-    table = [[items[j][1][i] for j in range(cols)] + [1.0 if k == i else 0.0 for k in range(rows)] + [limits[i]]
-             for i in range(rows)]
+    table = [
+        [items[j][1][i] for j in range(cols)] + [1.0 if k == i else 0.0 for k in range(rows)] + [limits[i]]
+        for i in range(rows)
+    ]
     objective = [-p for p, _ in items] + [0.0] * rows + [0.0]
     for _ in range(200):
         entering = next((j for j, v in enumerate(objective[:-1]) if v < -EPSILON), None)
@@ -130,22 +139,30 @@ def dearest(items: tuple[Item, ...], limits: tuple[float, ...]) -> tuple[float, 
     order = sorted(range(len(items)), key=lambda j: (-items[j][0] / items[j][1][binding], -items[j][0], j))
     kept: list[int] = []
     for j in sorted(order, key=lambda j: -items[j][0]):
-        if not any(items[k][0] >= items[j][0] and all(items[k][1][d] <= items[j][1][d] for d in range(dims)) for k in kept):
+        if not any(
+            items[k][0] >= items[j][0] and all(items[k][1][d] <= items[j][1][d] for d in range(dims)) for k in kept
+        ):
             kept.append(j)
     order = [j for j in order if j in set(kept)]
     suffix = [[0.0] * dims]
     for j in reversed(order):
         price, caps = items[j]
-        suffix.insert(0, [max(s, price / caps[d]) if caps[d] > 0 and s < math.inf else math.inf
-                          for d, s in enumerate(suffix[0])])
+        suffix.insert(
+            0, [max(s, price / caps[d]) if caps[d] > 0 and s < math.inf else math.inf for d, s in enumerate(suffix[0])]
+        )
 
     # what is left of a limit can only be spent in steps of the capacities' common divisor (vCPUs come in twos)
-    steps = [math.gcd(*(int(c[d]) for _, c in items)) if all(c[d] == int(c[d]) for _, c in items) else 0
-             for d in range(dims)]
+    steps = [
+        math.gcd(*(int(c[d]) for _, c in items)) if all(c[d] == int(c[d]) for _, c in items) else 0 for d in range(dims)
+    ]
 
     def bound(i: int, left: tuple[float, ...]) -> float:
-        return min((left[d] // steps[d] * steps[d] if steps[d] else left[d]) * suffix[i][d] if suffix[i][d] < math.inf
-                   else math.inf for d in range(dims))
+        return min(
+            (left[d] // steps[d] * steps[d] if steps[d] else left[d]) * suffix[i][d]
+            if suffix[i][d] < math.inf
+            else math.inf
+            for d in range(dims)
+        )
 
     def most(caps: tuple[float, ...], left: tuple[float, ...]) -> int:
         return min(int(left[d] // caps[d] + EPSILON) for d in range(dims) if caps[d] > 0)
@@ -171,8 +188,14 @@ def dearest(items: tuple[Item, ...], limits: tuple[float, ...]) -> tuple[float, 
         price, caps = items[order[i]]
         top = most(caps, left)
         for k in range(max(0, top - 64), top + 1):  # the most of it last pushed, first tried
-            stack.append((i + 1, tuple(left[d] - k * caps[d] for d in range(dims)), cost + k * price,
-                          (order[i], k, path) if k else path))
+            stack.append(
+                (
+                    i + 1,
+                    tuple(left[d] - k * caps[d] for d in range(dims)),
+                    cost + k * price,
+                    (order[i], k, path) if k else path,
+                )
+            )
     return best, tuple(counts.get(j, 0) for j in range(len(items))), True
 
 
@@ -239,8 +262,9 @@ def _limit_text(name: str, amount: float, written: Mapping[str, str] = {}) -> st
     return f"limits.{name} {amount:g}"
 
 
-def _priced(types: Sequence[instances.InstanceType], price_of: Callable[[str], Optional[float]]
-            ) -> tuple[list[tuple[instances.InstanceType, float]], list[str]]:
+def _priced(
+    types: Sequence[instances.InstanceType], price_of: Callable[[str], Optional[float]]
+) -> tuple[list[tuple[instances.InstanceType, float]], list[str]]:
     priced, unpriced = [], []
     for itype in types:
         price = price_of(itype.name)
@@ -251,21 +275,37 @@ def _priced(types: Sequence[instances.InstanceType], price_of: Callable[[str], O
     return priced, unpriced
 
 
-def pool(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
-         replicas: Optional[float] = None, written: Mapping[str, str] = {},
-         overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ())) -> WorstCase:
+def pool(
+    requirements: Sequence[wellknown.Requirement],
+    limits: Mapping[str, float],
+    prices: Prices,
+    replicas: Optional[float] = None,
+    written: Mapping[str, str] = {},
+    overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ()),
+) -> WorstCase:
     """A NodePool's worst case, from its requirements and its ``limits`` (base units: cores, bytes; ``written``:
     how the NodePool writes them, for a limit past what a float holds); ``overlaid``: the NodeOverlays Karpenter
     applies to its types (the gate on), with the pool's name and template labels they match; the same pool is
     computed once (a rack's pools are often alike, and the pack's two policies read the same)."""
-    return _pool(tuple(requirements), tuple(sorted(limits.items())), prices, replicas,
-                 tuple(sorted((k, v) for k, v in written.items() if not math.isfinite(limits.get(k, 0.0)))), overlaid)
+    return _pool(
+        tuple(requirements),
+        tuple(sorted(limits.items())),
+        prices,
+        replicas,
+        tuple(sorted((k, v) for k, v in written.items() if not math.isfinite(limits.get(k, 0.0)))),
+        overlaid,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[str, float], ...], prices: Prices,
-          replicas: Optional[float], texts: tuple[tuple[str, str], ...] = (),
-          overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ())) -> WorstCase:
+def _pool(
+    requirements: tuple[wellknown.Requirement, ...],
+    given: tuple[tuple[str, float], ...],
+    prices: Prices,
+    replicas: Optional[float],
+    texts: tuple[tuple[str, str], ...] = (),
+    overlaid: tuple[tuple[overlays.Overlay, ...], str, tuple[tuple[str, str], ...]] = ((), "", ()),
+) -> WorstCase:
     limits, written = dict(given), dict(texts)
     types, unsized = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
     applied, name, labels = overlaid
@@ -287,8 +327,12 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
         return WorstCase(None, prices, why=f"no price for what it can launch: {what}", unknown=True, left_out=left_out)
     below = fit.limits_below_zero(limits)
     if below:
-        return WorstCase(0.0, prices, why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]], written)} is below zero",
-                         left_out=left_out)
+        return WorstCase(
+            0.0,
+            prices,
+            why=f"it can launch nothing: {_limit_text(below[0], limits[below[0]], written)} is below zero",
+            left_out=left_out,
+        )
     if not fits:
         return WorstCase(0.0, prices, why="no instance type it can launch fits its limits", left_out=left_out)
     # a type it can launch that the table does not price, outside a listed region, leaves it no figure (not known);
@@ -300,20 +344,35 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
         nodes = min(replicas, limits.get(NODES, math.inf))
         itype, price = max(fits, key=lambda f: (f[1], f[0].name))
         bound = f"replicas {replicas:g}" + (f" and limits.nodes {nodes:g}" if nodes < replicas else "")
-        return _finite(WorstCase(round(nodes * price, 6), prices, ((itype.name, int(nodes), price),) if nodes else (), bound,
-                                 left_out=left_out, dearest=(itype.name, price)))
+        return _finite(
+            WorstCase(
+                round(nodes * price, 6),
+                prices,
+                ((itype.name, int(nodes), price),) if nodes else (),
+                bound,
+                left_out=left_out,
+                dearest=(itype.name, price),
+            )
+        )
     free = [t for t, _ in fits if all(c <= 0 or limit == math.inf for c, limit in zip(capacity(t), counted))]
     if free:
         has = dict(zip(COUNTED, capacity(free[0])))
         named = [r for r in COUNTED if r in limits and has[r] <= 0]
-        huge = [_limit_text(r, limits[r], written) for r in COUNTED
-                if r in limits and has[r] > 0 and r != NODES and not math.isfinite(limits[r])]  # all infinite
-        reasons = [f"its limits on {', '.join(named)} do not count {free[0].name}, which has none of them"] if named else []
+        huge = [
+            _limit_text(r, limits[r], written)
+            for r in COUNTED
+            if r in limits and has[r] > 0 and r != NODES and not math.isfinite(limits[r])
+        ]  # all infinite
+        reasons = (
+            [f"its limits on {', '.join(named)} do not count {free[0].name}, which has none of them"] if named else []
+        )
         if NODES in limits:
             reasons.append(f"{_limit_text(NODES, limits[NODES], written)} {BETWEEN_PASSES}")
         if huge:  # set, but to more than any number of nodes adds up to (what a float holds, and far past it)
-            reasons.append(f"{' and '.join(huge)} {'is' if len(huge) == 1 else 'are'} past any number of nodes, so "
-                           f"{'it bounds' if len(huge) == 1 else 'they bound'} nothing")
+            reasons.append(
+                f"{' and '.join(huge)} {'is' if len(huge) == 1 else 'are'} past any number of nodes, so "
+                f"{'it bounds' if len(huge) == 1 else 'they bound'} nothing"
+            )
         why = ", and ".join(reasons) or "it has no limits on cpu, memory, GPUs or nodes"
         return WorstCase(None, prices, why=why, left_out=left_out)
     if launchable:
@@ -323,10 +382,13 @@ def _pool(requirements: tuple[wellknown.Requirement, ...], given: tuple[tuple[st
     cost, counts, exact = dearest(items, tuple(counted[d] for d in dims))
     used = [(fits[j][0], k) for j, k in enumerate(counts) if k]
     fill = tuple(sorted(((t.name, k, price_of(t.name) or 0.0) for t, k in used), key=lambda f: (-f[2], f[0])))
-    bound = " and ".join(_limit_text(COUNTED[d], limits[COUNTED[d]]) for d in _binding(dims, counted, used, [t for t, _ in fits]))
+    bound = " and ".join(
+        _limit_text(COUNTED[d], limits[COUNTED[d]]) for d in _binding(dims, counted, used, [t for t, _ in fits])
+    )
     top = max(fits, key=lambda f: (f[1], f[0].name))
-    return _finite(WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out,
-                             dearest=(top[0].name, top[1])))
+    return _finite(
+        WorstCase(round(cost, 6), prices, fill, bound, exact=exact, left_out=left_out, dearest=(top[0].name, top[1]))
+    )
 
 
 def _no_bound(unpriced: Sequence[str], prices: Prices) -> str:
@@ -334,21 +396,31 @@ def _no_bound(unpriced: Sequence[str], prices: Prices) -> str:
     worst case: Karpenter launches it all the same, priced from the AWS Price List API (karpenter-provider-aws
     ``pkg/providers/pricing/pricing.go``)."""
     named = ", ".join(unpriced[:3]) + (f" and {len(unpriced) - 3} more" if len(unpriced) > 3 else "")
-    return (f"it can launch {named}, which the {prices.table_region} list does not price ({prices.note}) and "
-            f"Karpenter prices from the AWS Price List API: give {'its price' if len(unpriced) == 1 else 'their prices'} "
-            f"under prices")
+    return (
+        f"it can launch {named}, which the {prices.table_region} list does not price ({prices.note}) and "
+        f"Karpenter prices from the AWS Price List API: give {'its price' if len(unpriced) == 1 else 'their prices'} "
+        f"under prices"
+    )
 
 
 def _finite(worst: WorstCase) -> WorstCase:
     """``worst``, or unbounded when its figure is past what a float holds (limits or sizes of hundreds of digits)."""
     if worst.usd is None or math.isfinite(worst.usd):
         return worst
-    return WorstCase(None, worst.prices, why=f"{worst.bound} at these prices is more dollars than can be counted",
-                     left_out=worst.left_out)
+    return WorstCase(
+        None,
+        worst.prices,
+        why=f"{worst.bound} at these prices is more dollars than can be counted",
+        left_out=worst.left_out,
+    )
 
 
-def _binding(dims: Sequence[int], counted: Sequence[float], used: Sequence[tuple[instances.InstanceType, int]],
-             types: Sequence[instances.InstanceType]) -> list[int]:
+def _binding(
+    dims: Sequence[int],
+    counted: Sequence[float],
+    used: Sequence[tuple[instances.InstanceType, int]],
+    types: Sequence[instances.InstanceType],
+) -> list[int]:
     """The limits a fill leaves too little of for one more node of any type (all of them, for no fill)."""
     spent = [sum(capacity(t)[d] * k for t, k in used) for d in range(len(COUNTED))]
     smallest = [min((capacity(t)[d] for t in types if capacity(t)[d] > 0), default=0.0) for d in range(len(COUNTED))]
@@ -364,8 +436,15 @@ def group(instance_types: Sequence[str], max_size: float, prices: Prices) -> Wor
     if not priced:
         return WorstCase(None, prices, why="its instance types are not known", unknown=True)
     name, price = max(priced, key=lambda f: (f[1], f[0]))
-    return _finite(WorstCase(round(max_size * price, 6), prices, ((name, int(max_size), price),), f"max_size {max_size:g}",
-                             dearest=(name, price)))
+    return _finite(
+        WorstCase(
+            round(max_size * price, 6),
+            prices,
+            ((name, int(max_size), price),),
+            f"max_size {max_size:g}",
+            dearest=(name, price),
+        )
+    )
 
 
 # ---- during a rollout ---------------------------------------------------------------------------------------
@@ -396,8 +475,13 @@ def _none(worst: WorstCase) -> Rollout:
     return Rollout(None, "unbounded" if worst.unbounded else "not known")
 
 
-def group_rollout(worst: WorstCase, max_size: float, subnets: Optional[int], max_unavailable: Optional[float] = None,
-                  max_unavailable_percentage: Optional[float] = None) -> Rollout:
+def group_rollout(
+    worst: WorstCase,
+    max_size: float,
+    subnets: Optional[int],
+    max_unavailable: Optional[float] = None,
+    max_unavailable_percentage: Optional[float] = None,
+) -> Rollout:
     """A managed node group during an update: EKS raises its maximum and desired size by the larger of twice
     its Availability Zones and its ``maxUnavailable`` (the EKS user guide, Managed node update behavior, scale-up
     phase), new nodes of its dearest type. Its AZs are at most its subnets (a subnet is in one AZ), or
@@ -405,15 +489,21 @@ def group_rollout(worst: WorstCase, max_size: float, subnets: Optional[int], max
     if worst.usd is None or not worst.fill:
         return _none(worst)
     azs = min(subnets, EKS_REGION_AZS_MAX) if subnets else EKS_REGION_AZS_MAX
-    unavailable = (max_unavailable if max_unavailable is not None else
-                   math.ceil(max_size * max_unavailable_percentage / 100) if max_unavailable_percentage is not None
-                   else EKS_MAX_UNAVAILABLE_DEFAULT)
+    unavailable = (
+        max_unavailable
+        if max_unavailable is not None
+        else math.ceil(max_size * max_unavailable_percentage / 100)
+        if max_unavailable_percentage is not None
+        else EKS_MAX_UNAVAILABLE_DEFAULT
+    )
     surge = int(max(2 * azs, unavailable))
     name, price = worst.dearest
     where = f"{azs} subnets" if subnets and subnets <= EKS_REGION_AZS_MAX else f"at most {azs} Availability Zones"
-    return Rollout(round(worst.usd + surge * price, 6),
-                   f"max_size {max_size:g} + {surge} x {name} at {usd(price)}: EKS surges by the larger of twice its "
-                   f"Availability Zones ({where}) and maxUnavailable {unavailable:g}")
+    return Rollout(
+        round(worst.usd + surge * price, 6),
+        f"max_size {max_size:g} + {surge} x {name} at {usd(price)}: EKS surges by the larger of twice its "
+        f"Availability Zones ({where}) and maxUnavailable {unavailable:g}",
+    )
 
 
 def pool_rollout(worst: WorstCase, budgets: Any) -> Rollout:
@@ -429,27 +519,33 @@ def pool_rollout(worst: WorstCase, budgets: Any) -> Rollout:
             return Rollout(0.0, "no node")
         return Rollout(None, "not known: a fractional bound counts no nodes")
     nodes = worst.nodes
-    given = budgets if isinstance(budgets, Sequence) and not isinstance(budgets, str) else [{"nodes": KARPENTER_DEFAULT_BUDGET}]
+    given = (
+        budgets
+        if isinstance(budgets, Sequence) and not isinstance(budgets, str)
+        else [{"nodes": KARPENTER_DEFAULT_BUDGET}]
+    )
     allowed = nodes
     held = ""
     for budget in given:
         budget = bootfacts.as_map(budget)
         reasons = budget.get("reasons")
-        if budget.get("schedule") is not None or (isinstance(reasons, Sequence) and not isinstance(reasons, str)
-                                                   and "Drifted" not in reasons):
+        if budget.get("schedule") is not None or (
+            isinstance(reasons, Sequence) and not isinstance(reasons, str) and "Drifted" not in reasons
+        ):
             continue
         text = str(budget.get("nodes", KARPENTER_DEFAULT_BUDGET)).strip()
         try:
-            count = (math.ceil(nodes * float(text[:-1]) / 100) if text.endswith("%") else int(text))
+            count = math.ceil(nodes * float(text[:-1]) / 100) if text.endswith("%") else int(text)
         except ValueError:
             continue
         if count < allowed:
             allowed, held = max(count, 0), f"disruption budget nodes {text}"
     name, price = worst.dearest
-    return Rollout(round(worst.usd + allowed * price, 6),
-                   f"{nodes} node{'s' if nodes != 1 else ''} + {allowed} drift replacement{'s' if allowed != 1 else ''} "
-                   f"of {name} at {usd(price)}"
-                   + (f", within {held}" if held else ", every node at once"))
+    return Rollout(
+        round(worst.usd + allowed * price, 6),
+        f"{nodes} node{'s' if nodes != 1 else ''} + {allowed} drift replacement{'s' if allowed != 1 else ''} "
+        f"of {name} at {usd(price)}" + (f", within {held}" if held else ", every node at once"),
+    )
 
 
 # ---- lowering a limit to a budget -------------------------------------------------------------------------
@@ -467,8 +563,15 @@ def _largest(fits: Callable[[int], bool], start: int) -> Optional[int]:
     return low
 
 
-def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices, budget: float,
-             gpu_lane: bool, written: Mapping[str, str] = {}, fields: Mapping[str, str] = {}) -> str:
+def pool_fix(
+    requirements: Sequence[wellknown.Requirement],
+    limits: Mapping[str, float],
+    prices: Prices,
+    budget: float,
+    gpu_lane: bool,
+    written: Mapping[str, str] = {},
+    fields: Mapping[str, str] = {},
+) -> str:
     """What brings a pool's worst case within ``budget`` and keeps it a lane pods land on: the one limit to lower
     (or set), ``lower limits.nvidia.com/gpu: 64 -> 8, for a worst case of $55.04 an hour``; else the sizes to
     keep; else that no node it can launch fits the budget. A GPU lane's GPU limit comes first, else the limit it
@@ -520,8 +623,9 @@ def pool_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str,
     return f"set limits.{resource}: {value}{suffix}{field_name}, {after}"
 
 
-def _sizes_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices,
-               budget: float) -> str:
+def _sizes_fix(
+    requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float], prices: Prices, budget: float
+) -> str:
     """When no one limit brings a pool within ``budget`` and leaves it a node: the sizes whose one node fits the
     budget (the pool's ``instance_sizes``), or that no node of the pool fits it, naming the cheapest."""
     types, _ = wellknown.launchable(tuple(requirements) or ANY_INSTANCE)
@@ -533,8 +637,10 @@ def _sizes_fix(requirements: Sequence[wellknown.Requirement], limits: Mapping[st
     if cheapest > budget + EPSILON:
         return f"no node of it fits that budget: the cheapest it can launch, {name}, costs {usd(cheapest)} an hour"
     sizes = list(dict.fromkeys(_size(n) for p, n in priced if p <= budget + EPSILON and _size(n)))
-    return ("no one limit brings it under and leaves it a node: keep only sizes one node of which fits it "
-            f"({', '.join(sizes)})")
+    return (
+        "no one limit brings it under and leaves it a node: keep only sizes one node of which fits it "
+        f"({', '.join(sizes)})"
+    )
 
 
 def _size(instance_type: str) -> str:
@@ -592,8 +698,10 @@ class Paid:
         """``reserved: 2 nodes, $110.08 an hour already paid (2 x p5.48xlarge at $55.04, Capacity Block cr-...)``."""
         counted = f" ({'; '.join(self.parts)})" if self.parts else ""
         missing = f"; not counted: {'; '.join(self.unknown)}" if self.unknown else ""
-        return (f"reserved: {self.nodes} node{'' if self.nodes == 1 else 's'}, {usd(self.usd)} an hour already paid"
-                f"{counted}{missing}")
+        return (
+            f"reserved: {self.nodes} node{'' if self.nodes == 1 else 's'}, {usd(self.usd)} an hour already paid"
+            f"{counted}{missing}"
+        )
 
 
 @dataclass(frozen=True)
@@ -669,7 +777,8 @@ class Costs:
     figure: str = STEADY
     """Which worst case the budgets hold: ``steady`` (the default) or ``rollout`` (``figure`` in the config)."""
     reserved: str = INCLUDE
-    """Whether the budgets count the lanes' reserved parts (``include``, the default) or leave them out (``exclude``)."""
+    """Whether the budgets count the lanes' reserved parts (``include``, the default) or leave them out (``exclude``).
+    """
 
     @property
     def usd(self) -> Optional[float]:
@@ -681,7 +790,11 @@ def stack_region(environ: Optional[Mapping[str, str]] = None) -> str:
     """The stack's region: its ``aws:region`` (the CLI hands a pack the stack's config, ``lookup``), else
     ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (where the AWS provider looks next); '' when none says."""
     env = os.environ if environ is None else environ
-    for value in (lookup.stack_aws_settings(env).get("region_name"), env.get("AWS_REGION"), env.get("AWS_DEFAULT_REGION")):
+    for value in (
+        lookup.stack_aws_settings(env).get("region_name"),
+        env.get("AWS_REGION"),
+        env.get("AWS_DEFAULT_REGION"),
+    ):
         if isinstance(value, str) and value.strip():
             return value.strip()
     return ""
@@ -693,13 +806,19 @@ def _number(value: Any) -> Optional[float]:
 
 
 def config_prices(config: Mapping[str, Any]) -> dict[str, float]:
-    return {str(k): float(v) for k, v in bootfacts.as_map(config.get("prices")).items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0}
+    return {
+        str(k): float(v)
+        for k, v in bootfacts.as_map(config.get("prices")).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+    }
 
 
 def _written_limits(props: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k): (v if isinstance(v, str) else f"{v:g}") for k, v in bootfacts.as_map(bootfacts.dig(props, "spec", "limits")).items()
-            if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    return {
+        str(k): (v if isinstance(v, str) else f"{v:g}")
+        for k, v in bootfacts.as_map(bootfacts.dig(props, "spec", "limits")).items()
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+    }
 
 
 Found = tuple[tuple["LaneCost", ...], tuple[tuple[str, str], ...]]
@@ -738,8 +857,10 @@ def reserved_part(ids: Sequence[str], knowledge: reserved.Knowledge, prices: Pri
         if price is None and found.instance_type:
             unpriced.append(found.instance_type)
         if found.count is None or price is None:
-            unknown.append(f"{found.word}, whose {'instance count' if found.count is None else 'price'} is not known"
-                           + ("" if found.count is None else f" ({found.instance_type or 'no instance type'})"))
+            unknown.append(
+                f"{found.word}, whose {'instance count' if found.count is None else 'price'} is not known"
+                + ("" if found.count is None else f" ({found.instance_type or 'no instance type'})")
+            )
             continue
         nodes += found.count
         amount += found.count * price
@@ -755,29 +876,51 @@ def _reserved_unpriced(lane: LaneCost, paid: Paid) -> LaneCost:
     if not paid.unpriced or lane.worst.usd is None:
         return replace(lane, paid=paid)
     named = ", ".join(paid.unpriced)
-    why = (f"it launches {named} into its reservations, which the {lane.worst.prices.table_region} list does not price "
-           f"({lane.worst.prices.note or 'not sold on demand there'}): give {'its price' if len(paid.unpriced) == 1 else 'their prices'} "
-           f"under prices")
+    why = (
+        f"it launches {named} into its reservations, which the {lane.worst.prices.table_region} list does not price "
+        f"({lane.worst.prices.note or 'not sold on demand there'}): give "
+        f"{'its price' if len(paid.unpriced) == 1 else 'their prices'} "
+        f"under prices"
+    )
     worst = WorstCase(None, lane.worst.prices, why=why, unknown=True)
     return replace(lane, paid=paid, worst=worst, rollout=_none(worst))
 
 
-def _with_paid(stack: checks.Stack, lanes: Sequence[LaneCost], knowledge: reserved.Knowledge, prices: Prices,
-               now: datetime, unknown: checks.Unknown) -> list[LaneCost]:
+def _with_paid(
+    stack: checks.Stack,
+    lanes: Sequence[LaneCost],
+    knowledge: reserved.Knowledge,
+    prices: Prices,
+    now: datetime,
+    unknown: checks.Unknown,
+) -> list[LaneCost]:
     """``lanes`` with the reserved part of each that names reservations (as the reservation policies read them)."""
     try:
         model = read_lanes(stack.resources, {}, unknown)
     except unknown:
         return list(lanes)
-    named = {(lane.kind, lane.name): lane.reservations.ids for lane in model.lanes
-             if lane.reservations is not None and not lane.reservations.canary_of}  # a canary's lane holds them
-    return [_reserved_unpriced(lane, reserved_part(named[lane.kind, lane.name], knowledge, prices, now))
-            if (lane.kind, lane.name) in named else lane for lane in lanes]
+    named = {
+        (lane.kind, lane.name): lane.reservations.ids
+        for lane in model.lanes
+        if lane.reservations is not None and not lane.reservations.canary_of
+    }  # a canary's lane holds them
+    return [
+        _reserved_unpriced(lane, reserved_part(named[lane.kind, lane.name], knowledge, prices, now))
+        if (lane.kind, lane.name) in named
+        else lane
+        for lane in lanes
+    ]
 
 
-def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found: Optional[Found] = None,
-           unknown: checks.Unknown = (), knowledge: Optional[reserved.Knowledge] = None,
-           now: Optional[datetime] = None) -> Costs:
+def survey(
+    stack: checks.Stack,
+    config: Mapping[str, Any],
+    prices: Prices,
+    found: Optional[Found] = None,
+    unknown: checks.Unknown = (),
+    knowledge: Optional[reserved.Knowledge] = None,
+    now: Optional[datetime] = None,
+) -> Costs:
     """Every lane's worst case and budgets (``config``: ``lane-cost-ceiling``'s), each rack's and the stack's;
     ``found``: ``lanes_of`` the stack, when the caller has it already; ``knowledge``: what is known of the
     reservations the lanes name (their reserved parts), at ``now``."""
@@ -788,25 +931,56 @@ def survey(stack: checks.Stack, config: Mapping[str, Any], prices: Prices, found
     named = {str(k): n for k, v in bootfacts.as_map(config.get("budgets")).items() if (n := _number(v)) is not None}
     budgeted = []
     for lane in lanes:
-        given = (Budget(named[lane.name], f"budgets.{lane.name} in the policy config") if lane.name in named else
-                 Budget(default, "maxHourlyUsd in the policy config") if default is not None else None)
+        given = (
+            Budget(named[lane.name], f"budgets.{lane.name} in the policy config")
+            if lane.name in named
+            else Budget(default, "maxHourlyUsd in the policy config")
+            if default is not None
+            else None
+        )
         budgeted.append(replace(lane, budgets=(*lane.budgets, given)) if given else lane)
     names = {lane.name for lane in budgeted}
     # a canary counts against its lane's budgets (its pods are the lane's), unless a budget names the canary itself
-    budgeted = [replace(lane, budgets=(Budget(named[lane.name], f"budgets.{lane.name} in the policy config"),)
-                        if lane.name in named else ())
-                if lane.canary_of and lane.canary_of in names else lane for lane in budgeted]
+    budgeted = [
+        replace(
+            lane,
+            budgets=(Budget(named[lane.name], f"budgets.{lane.name} in the policy config"),)
+            if lane.name in named
+            else (),
+        )
+        if lane.canary_of and lane.canary_of in names
+        else lane
+        for lane in budgeted
+    ]
     by_urn = {res.urn: res for res in stack.resources}
-    racks = tuple(RackCost(res.name, res.urn, tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
-                           _budget_of(res), _number(bootfacts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
-                           bootfacts.text(bootfacts.as_map(res.props).get(CONTROL_PLANE_PRICE_OUTPUT)))
-                  for res in stack.resources if res.type == contract.COMPONENT_RACK)
+    racks = tuple(
+        RackCost(
+            res.name,
+            res.urn,
+            tuple(lane for lane in budgeted if _descends(lane.urn, res.urn, by_urn)),
+            _budget_of(res),
+            _number(bootfacts.as_map(res.props).get(CONTROL_PLANE_OUTPUT)) or 0.0,
+            bootfacts.text(bootfacts.as_map(res.props).get(CONTROL_PLANE_PRICE_OUTPUT)),
+        )
+        for res in stack.resources
+        if res.type == contract.COMPONENT_RACK
+    )
     whole = _number(config.get("totalMaxHourlyUsd"))
-    any_budget = bool(default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted))
+    any_budget = bool(
+        default or named or whole or any(r.budget for r in racks) or any(lane.budgets for lane in budgeted)
+    )
     figure = ROLLOUT if config.get("figure") == ROLLOUT else STEADY
     counts = EXCLUDE if config.get("reserved") == EXCLUDE else INCLUDE
-    return Costs(prices, tuple(budgeted), racks, Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
-                 not_known, any_budget, figure, counts)
+    return Costs(
+        prices,
+        tuple(budgeted),
+        racks,
+        Budget(whole, "totalMaxHourlyUsd in the policy config") if whole else None,
+        not_known,
+        any_budget,
+        figure,
+        counts,
+    )
 
 
 def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource]) -> bool:
@@ -820,8 +994,9 @@ def _descends(urn: str, ancestor: str, by_urn: Mapping[str, checks.StackResource
     return False
 
 
-def _owner(res: checks.StackResource, by_urn: Mapping[str, checks.StackResource],
-           kinds: tuple[str, ...]) -> Optional[checks.StackResource]:
+def _owner(
+    res: checks.StackResource, by_urn: Mapping[str, checks.StackResource], kinds: tuple[str, ...]
+) -> Optional[checks.StackResource]:
     """The nearest component of one of ``kinds`` above ``res`` (our ``KarpenterPool`` or ``NodeGroup``, by its
     type token or its former one: a state written before has that), if any."""
     parent, seen = res.parent, set()
@@ -845,9 +1020,14 @@ def _budget_of(owner: Optional[checks.StackResource]) -> Optional[Budget]:
     return Budget(budget, "its max_hourly_usd") if budget else None
 
 
-def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: checks.Stack,
-               by_urn: Mapping[str, checks.StackResource], prices: Prices,
-               applied: tuple[overlays.Overlay, ...] = ()) -> Optional[LaneCost]:
+def _lane_cost(
+    res: checks.StackResource,
+    lane: bootfacts.LaneResource,
+    stack: checks.Stack,
+    by_urn: Mapping[str, checks.StackResource],
+    prices: Prices,
+    applied: tuple[overlays.Overlay, ...] = (),
+) -> Optional[LaneCost]:
     """A NodePool's or an EKS managed node group's worst case, budget and fix; None for other lanes."""
     props = res.props
     if isinstance(lane, bootfacts.NodePool):
@@ -855,15 +1035,30 @@ def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: c
         limits, refused, as_written = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))
         replicas = bootfacts.number(bootfacts.dig(props, "spec", "replicas"))
         replicas = replicas if replicas is not None and math.isfinite(replicas) and replicas >= 0 else None
-        labels = tuple(sorted((str(k), bootfacts.text(v)) for k, v in
-                              bootfacts.as_map(bootfacts.dig(props, "spec", "template", "metadata", "labels")).items()))
-        worst = WorstCase(0.0, prices, why=f"it {refused}") if refused else pool(
-            requirements, limits, prices, replicas, as_written, (applied, lane.subject_name, labels))
+        labels = tuple(
+            sorted(
+                (str(k), bootfacts.text(v))
+                for k, v in bootfacts.as_map(bootfacts.dig(props, "spec", "template", "metadata", "labels")).items()
+            )
+        )
+        worst = (
+            WorstCase(0.0, prices, why=f"it {refused}")
+            if refused
+            else pool(requirements, limits, prices, replicas, as_written, (applied, lane.subject_name, labels))
+        )
         gpu = checks.gpu_reason(lane) is not None
         owner = _owner(res, by_urn, contract.POOL_TYPES)
         budget = _budget_of(owner)
-        field_names = {CPU: "cpu_limit", MEMORY: "memory_limit_gb", contract.NVIDIA_GPU: "gpu_limit",
-                       contract.AMD_GPU: "gpu_limit"} if owner is not None else {}
+        field_names = (
+            {
+                CPU: "cpu_limit",
+                MEMORY: "memory_limit_gb",
+                contract.NVIDIA_GPU: "gpu_limit",
+                contract.AMD_GPU: "gpu_limit",
+            }
+            if owner is not None
+            else {}
+        )
         written = _written_limits(props)
 
         def fix(amount: float) -> str:
@@ -875,10 +1070,18 @@ def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: c
                 return f"lower replicas: {replicas:g} -> {nodes}, for a worst case of {usd(nodes * price)} an hour"
             return pool_fix(requirements, limits, prices, amount, gpu, written, field_names)
 
-        return LaneCost(lane.subject_name, rules.pool_subject(lane.subject_name), "pool", res.urn, worst, gpu,
-                        (budget,) if budget else (), fix,
-                        bootfacts.text(bootfacts.dig(props, "metadata", "annotations", contract.CANARY_OF)),
-                        pool_rollout(worst, bootfacts.dig(props, "spec", "disruption", "budgets")))
+        return LaneCost(
+            lane.subject_name,
+            rules.pool_subject(lane.subject_name),
+            "pool",
+            res.urn,
+            worst,
+            gpu,
+            (budget,) if budget else (),
+            fix,
+            bootfacts.text(bootfacts.dig(props, "metadata", "annotations", contract.CANARY_OF)),
+            pool_rollout(worst, bootfacts.dig(props, "spec", "disruption", "budgets")),
+        )
     if isinstance(lane, bootfacts.EksNodeGroup):
         scaling = bootfacts.as_map(props.get("scalingConfig"))
         max_size = bootfacts.number(scaling.get("maxSize"))
@@ -896,13 +1099,24 @@ def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: c
             worst = group(types, max_size, group_prices)
         gpu = checks.gpu_reason(lane) is not None
         budget = _budget_of(_owner(res, by_urn, contract.NODE_GROUP_TYPES))
-        return LaneCost(lane.subject_name, rules.node_group_subject(lane.subject_name), "node group", res.urn, worst, gpu,
-                        (budget,) if budget else (),
-                        lambda amount: group_fix(worst, max_size or 0, min_size, amount),
-                        bootfacts.text(bootfacts.dig(props, "tags", contract.CANARY_OF)),
-                        group_rollout(worst, max_size or 0, _count(props.get("subnetIds")),
-                                      bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailable")),
-                                      bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailablePercentage"))))
+        return LaneCost(
+            lane.subject_name,
+            rules.node_group_subject(lane.subject_name),
+            "node group",
+            res.urn,
+            worst,
+            gpu,
+            (budget,) if budget else (),
+            lambda amount: group_fix(worst, max_size or 0, min_size, amount),
+            bootfacts.text(bootfacts.dig(props, "tags", contract.CANARY_OF)),
+            group_rollout(
+                worst,
+                max_size or 0,
+                _count(props.get("subnetIds")),
+                bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailable")),
+                bootfacts.number(bootfacts.dig(props, "updateConfig", "maxUnavailablePercentage")),
+            ),
+        )
     return None
 
 
@@ -911,17 +1125,33 @@ def _lane_cost(res: checks.StackResource, lane: bootfacts.LaneResource, stack: c
 _USD = {"type": "number", "exclusiveMinimum": 0}
 CEILING_SCHEMA: dict[str, Any] = {
     "maxHourlyUsd": {**_USD, "description": "Every lane's budget, US dollars an hour, unless budgets names it."},
-    "budgets": {"type": "object", "default": {}, "additionalProperties": _USD,
-                "description": "Budgets by lane name (a NodePool's metadata.name, a node group's name), US dollars an hour."},
+    "budgets": {
+        "type": "object",
+        "default": {},
+        "additionalProperties": _USD,
+        "description": "Budgets by lane name (a NodePool's metadata.name, a node group's name), US dollars an hour.",
+    },
     "totalMaxHourlyUsd": {**_USD, "description": "The budget of all the stack's lanes together, US dollars an hour."},
-    "prices": {"type": "object", "default": {}, "additionalProperties": {"type": "number", "minimum": 0},
-               "description": "On-demand US dollars an hour by instance type, over the table's (the stack's region)."},
-    "figure": {"type": "string", "enum": ["steady", "rollout"], "default": "steady",
-               "description": "Which worst case every budget holds: the lanes at their limits (steady), or at their "
-                              "limits while their nodes roll onto a new AMI or version (rollout)."},
-    "reserved": {"type": "string", "enum": [INCLUDE, EXCLUDE], "default": INCLUDE,
-                 "description": "How budgets count a lane's reserved part (its capacity reservations' instances, billed "
-                                "whether used or not): in the worst case (include), or left out of it (exclude)."},
+    "prices": {
+        "type": "object",
+        "default": {},
+        "additionalProperties": {"type": "number", "minimum": 0},
+        "description": "On-demand US dollars an hour by instance type, over the table's (the stack's region).",
+    },
+    "figure": {
+        "type": "string",
+        "enum": ["steady", "rollout"],
+        "default": "steady",
+        "description": "Which worst case every budget holds: the lanes at their limits (steady), or at their "
+        "limits while their nodes roll onto a new AMI or version (rollout).",
+    },
+    "reserved": {
+        "type": "string",
+        "enum": [INCLUDE, EXCLUDE],
+        "default": INCLUDE,
+        "description": "How budgets count a lane's reserved part (its capacity reservations' instances, billed "
+        "whether used or not): in the worst case (include), or left out of it (exclude).",
+    },
     "lookup": reserved.SCHEMA["lookup"],
     "reservations": reserved.SCHEMA["reservations"],
 }
@@ -931,8 +1161,11 @@ CEILING_SCHEMA: dict[str, Any] = {
 def config_problems(props: Mapping[str, Any]) -> list[str]:
     """What is wrong with ``lane-cost-ceiling``'s properties beyond what its schema says, each naming its path: a
     price for what is no instance type (``G5.XLARGE``, ``g5.large``), which no lane's look-up would ever read."""
-    return [f"prices: {problem}" for name in bootfacts.as_map(props.get("prices"))
-            if (problem := syntax.priced_type_problem(str(name)))]
+    return [
+        f"prices: {problem}"
+        for name in bootfacts.as_map(props.get("prices"))
+        if (problem := syntax.priced_type_problem(str(name)))
+    ]
 
 
 def _note(prices: Prices) -> str:
@@ -968,8 +1201,11 @@ def _held(lane: LaneCost, canaries: Sequence[LaneCost], figure: str, reserved_co
     if not canaries:
         words = said(lane)
     else:
-        words = (f"{usd(figures) + ' an hour' if figures is not None else 'unbounded'} with its canary ("
-                 + "; ".join(f"{c.name} {said(c)}" for c in both) + ")")
+        words = (
+            f"{usd(figures) + ' an hour' if figures is not None else 'unbounded'} with its canary ("
+            + "; ".join(f"{c.name} {said(c)}" for c in both)
+            + ")"
+        )
     excluded = _excluded(lane, reserved_counts)
     if excluded:
         words += f", less {usd(excluded)} an hour already paid ({'; '.join(lane.paid.parts if lane.paid else ())})"
@@ -1007,49 +1243,90 @@ def ceiling(costs: Costs) -> Iterator[checks.Finding]:
     """``lane-cost-ceiling``: a lane, rack or stack whose worst case (``costs.figure``) is over a budget."""
     if costs.budgeted:
         for urn, subject in costs.unknown:
-            yield checks.Finding(f"{subject}: its worst case per hour cannot be computed before its values are known", urn,
-                                 certain=False)
+            yield checks.Finding(
+                f"{subject}: its worst case per hour cannot be computed before its values are known", urn, certain=False
+            )
     for lane in costs.lanes:
         canaries = [c for c in costs.lanes if c.canary_of == lane.name and c is not lane]
         if lane.budgets:
             held = _held(lane, canaries, costs.figure, costs.reserved)
         for budget in lane.budgets:
-            yield from _judged(lane.subject, lane.urn, held.usd, budget, held.worst, held.fix, held.words, costs.figure,
-                               costs.reserved)
+            yield from _judged(
+                lane.subject, lane.urn, held.usd, budget, held.worst, held.fix, held.words, costs.figure, costs.reserved
+            )
     for rack in costs.racks:
         if rack.budget is not None:
-            yield from _rack_judged(f"rack '{rack.name}'", rack.urn, rack.lanes, rack.budget, costs.prices, costs.figure,
-                                    rack.control_plane, rack.control_plane_price, costs.reserved)
+            yield from _rack_judged(
+                f"rack '{rack.name}'",
+                rack.urn,
+                rack.lanes,
+                rack.budget,
+                costs.prices,
+                costs.figure,
+                rack.control_plane,
+                rack.control_plane_price,
+                costs.reserved,
+            )
     if costs.stack_budget is not None:
         planes = summed([rack.control_plane for rack in costs.racks]) or 0.0
-        yield from _rack_judged("the stack", "", costs.lanes, costs.stack_budget, costs.prices, costs.figure, planes,
-                                f"{len(costs.racks)} rack{'s' if len(costs.racks) != 1 else ''}" if planes else "",
-                                costs.reserved)
+        yield from _rack_judged(
+            "the stack",
+            "",
+            costs.lanes,
+            costs.stack_budget,
+            costs.prices,
+            costs.figure,
+            planes,
+            f"{len(costs.racks)} rack{'s' if len(costs.racks) != 1 else ''}" if planes else "",
+            costs.reserved,
+        )
 
 
 def _which(figure: str) -> str:
     return " during a rollout" if figure == ROLLOUT else ""
 
 
-def _judged(subject: str, urn: str, amount: Optional[float], budget: Budget, worst: WorstCase,
-            fix: Callable[[float], str], words: str, figure: str = STEADY,
-            reserved_counts: str = INCLUDE) -> Iterator[checks.Finding]:
+def _judged(
+    subject: str,
+    urn: str,
+    amount: Optional[float],
+    budget: Budget,
+    worst: WorstCase,
+    fix: Callable[[float], str],
+    words: str,
+    figure: str = STEADY,
+    reserved_counts: str = INCLUDE,
+) -> Iterator[checks.Finding]:
     if worst.unknown:
-        yield checks.Finding(f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): its "
-                             f"worst case is {words}; give the price under prices on {CEILING} in the policy config",
-                             urn, certain=False)
+        yield checks.Finding(
+            f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): its "
+            f"worst case is {words}; give the price under prices on {CEILING} in the policy config",
+            urn,
+            certain=False,
+        )
         return
     if amount is not None and amount <= budget.usd + EPSILON:
         return
     lower = fix(budget.usd)
     action = f"; {lower}" if lower else ""
-    yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {words}, is over its budget of {usd(budget.usd)} an "
-                         f"hour ({budget.where}, {_holds(figure, reserved_counts)}){action}{_note(worst.prices)}", urn)
+    yield checks.Finding(
+        f"{subject}: its worst case{_which(figure)}, {words}, is over its budget of {usd(budget.usd)} an "
+        f"hour ({budget.where}, {_holds(figure, reserved_counts)}){action}{_note(worst.prices)}",
+        urn,
+    )
 
 
-def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budget, prices: Prices,
-                 figure: str = STEADY, control_plane: float = 0.0, plane_price: str = "",
-                 reserved_counts: str = INCLUDE) -> Iterator[checks.Finding]:
+def _rack_judged(
+    subject: str,
+    urn: str,
+    lanes: Sequence[LaneCost],
+    budget: Budget,
+    prices: Prices,
+    figure: str = STEADY,
+    control_plane: float = 0.0,
+    plane_price: str = "",
+    reserved_counts: str = INCLUDE,
+) -> Iterator[checks.Finding]:
     def amount(lane: LaneCost) -> Optional[float]:
         return lane.held(figure, reserved_counts)
 
@@ -1058,8 +1335,12 @@ def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budg
         return
     if any(lane.worst.unknown for lane in lanes):
         names = ", ".join(lane.subject for lane in lanes if lane.worst.unknown)
-        yield checks.Finding(f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): the "
-                             f"worst case of {names} is not known", urn, certain=False)
+        yield checks.Finding(
+            f"{subject}: cannot hold it to its budget of {usd(budget.usd)} an hour ({budget.where}): the "
+            f"worst case of {names} is not known",
+            urn,
+            certain=False,
+        )
         return
     dearest_first = sorted(lanes, key=lambda lane: -(f if (f := amount(lane)) is not None else math.inf))
     parts = ", ".join(f"{lane.name} {usd(amount(lane))}" for lane in dearest_first)
@@ -1074,17 +1355,25 @@ def _rack_judged(subject: str, urn: str, lanes: Sequence[LaneCost], budget: Budg
             extra = (amount(top) or 0.0) - (top.worst.usd or 0.0)
             room = budget.usd - (whole - (amount(top) or 0.0)) - extra
             lower = top.fix(room) if room > 0 else ""
-            action = (f"; on {top.subject}, {lower}" if lower else
-                      "; no one lane's limit brings it under: lower several, or raise the budget")
-    yield checks.Finding(f"{subject}: its worst case{_which(figure)}, {usd(whole)} an hour (the sum of its lanes: {parts}), "
-                         f"is over its budget of {usd(budget.usd)} an hour ({budget.where}, {_holds(figure, reserved_counts)})"
-                         f"{action}{_note(prices)}",
-                         urn)
+            action = (
+                f"; on {top.subject}, {lower}"
+                if lower
+                else "; no one lane's limit brings it under: lower several, or raise the budget"
+            )
+    yield checks.Finding(
+        f"{subject}: its worst case{_which(figure)}, {usd(whole)} an hour (the sum of its lanes: {parts}), "
+        f"is over its budget of {usd(budget.usd)} an hour ({budget.where}, {_holds(figure, reserved_counts)})"
+        f"{action}{_note(prices)}",
+        urn,
+    )
 
 
 def unbounded(costs: Costs) -> Iterator[checks.Finding]:
     """``lane-cost-unbounded``: a GPU lane whose worst case has no bound."""
     for lane in costs.lanes:
         if lane.gpu and lane.worst.unbounded:
-            yield checks.Finding(f"{lane.subject}: a GPU lane with no bound on what it costs an hour ({lane.worst.why}); "
-                                 f"set limits.{contract.NVIDIA_GPU} (or cpu, memory, nodes) on it", lane.urn)
+            yield checks.Finding(
+                f"{lane.subject}: a GPU lane with no bound on what it costs an hour ({lane.worst.why}); "
+                f"set limits.{contract.NVIDIA_GPU} (or cpu, memory, nodes) on it",
+                lane.urn,
+            )

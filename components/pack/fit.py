@@ -86,8 +86,13 @@ def limit_capacity(itype: instances.InstanceType) -> tuple[float, ...]:
     """What one node of ``itype`` adds to each of ``LIMITED``: Karpenter's capacity (its memory estimate;
     a GPU counted under its vendor's resource only), and one node."""
     vendor = instances.facts(itype.name).gpu
-    return (float(itype.vcpus), float(memory_capacity_mib(itype) * MIB),
-            float(itype.gpus if vendor == instances.NVIDIA else 0), float(itype.gpus if vendor == instances.AMD else 0), 1.0)
+    return (
+        float(itype.vcpus),
+        float(memory_capacity_mib(itype) * MIB),
+        float(itype.gpus if vendor == instances.NVIDIA else 0),
+        float(itype.gpus if vendor == instances.AMD else 0),
+        1.0,
+    )
 
 
 def counted_limits(limits: Mapping[str, float]) -> tuple[float, ...]:
@@ -112,8 +117,9 @@ def within_limits(limits: Mapping[str, float]) -> Callable[[instances.InstanceTy
 
 def limits_below_zero(limits: Mapping[str, float]) -> list[str]:
     """The limits below zero, those of ``LIMITED`` first: every node is over each of them."""
-    return ([r for r in LIMITED if limits.get(r, 0.0) < 0]
-            + sorted(r for r, amount in limits.items() if r not in LIMITED and amount < 0))
+    return [r for r in LIMITED if limits.get(r, 0.0) < 0] + sorted(
+        r for r, amount in limits.items() if r not in LIMITED and amount < 0
+    )
 
 
 @dataclass(frozen=True)
@@ -137,8 +143,12 @@ class Allocatable:
 
     def less(self, used: Mapping[str, float]) -> "Allocatable":
         """After ``used`` (cores and bytes) is taken by the lane's DaemonSets."""
-        return Allocatable(self.cpu_m - round(used.get(CPU, 0) * 1000), self.memory_mib - math.ceil(used.get(MEMORY, 0) / MIB),
-                           self.ephemeral_mib - math.ceil(used.get(EPHEMERAL, 0) / MIB), self.gpus)
+        return Allocatable(
+            self.cpu_m - round(used.get(CPU, 0) * 1000),
+            self.memory_mib - math.ceil(used.get(MEMORY, 0) / MIB),
+            self.ephemeral_mib - math.ceil(used.get(EPHEMERAL, 0) / MIB),
+            self.gpus,
+        )
 
 
 BEYOND = 1e30
@@ -198,7 +208,10 @@ def pod_requests(pod: Any) -> dict[str, float]:
     for name, amount in init_max.items():
         total[name] = max(total.get(name, 0), amount)
     pod_resources = bootfacts.as_map(pod.get("resources"))
-    pod_level, pod_limits = bootfacts.as_map(pod_resources.get("requests")), bootfacts.as_map(pod_resources.get("limits"))
+    pod_level, pod_limits = (
+        bootfacts.as_map(pod_resources.get("requests")),
+        bootfacts.as_map(pod_resources.get("limits")),
+    )
     for name in (CPU, MEMORY):
         if name in pod_level and (found := quantity(pod_level[name])) is not None:
             total[name] = found
@@ -211,6 +224,7 @@ def pod_requests(pod: Any) -> dict[str, float]:
 
 
 # ---- what the API server refuses ------------------------------------------------------------------------------
+
 
 def _native(resource: str) -> bool:
     """A resource of Kubernetes' own (kubernetes ``helper.IsNativeResource``): no domain, or kubernetes.io's.
@@ -250,8 +264,11 @@ def _exact(value: Any) -> Optional[Fraction]:
     if len(written) > 4:  # no request and limit a scheduler compares are that far apart: compare as floats
         return Fraction(amount) if math.isfinite(amount) else None
     suffix = bootfacts.QUANTITY_SUFFIX[match.group(2) or ""]
-    return Fraction(bootfacts.numeral(match.group(1))) * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix))) \
+    return (
+        Fraction(bootfacts.numeral(match.group(1)))
+        * (Fraction(suffix) if suffix >= 1 else Fraction(1, round(1 / suffix)))
         * Fraction(10) ** int(written)
+    )
 
 
 def _compared(request: Any, limit: Any) -> int:
@@ -273,7 +290,9 @@ def refusals(pod: Mapping[str, Any]) -> list[str]:
     for group in ("initContainers", "containers"):
         for container in bootfacts.as_list(pod.get(group)):
             container = bootfacts.as_map(container)
-            found += _requirements(f"container \"{bootfacts.text(container.get('name'))}\"", bootfacts.as_map(container.get("resources")))
+            found += _requirements(
+                f'container "{bootfacts.text(container.get("name"))}"', bootfacts.as_map(container.get("resources"))
+            )
     if "resources" in pod:
         found += _requirements("pod-level resources", bootfacts.as_map(pod.get("resources")), pod_level=True)
     return found
@@ -285,11 +304,16 @@ STANDARD = (CPU, MEMORY, EPHEMERAL)
 
 def _name_problem(name: str, pod_level: bool) -> str:
     if pod_level:
-        return "" if name in (CPU, MEMORY) or name.startswith("hugepages-") else \
-            "is not a resource a pod may set for itself (cpu, memory and hugepages only; set it on a container)"
+        return (
+            ""
+            if name in (CPU, MEMORY) or name.startswith("hugepages-")
+            else "is not a resource a pod may set for itself (cpu, memory and hugepages only; set it on a container)"
+        )
     if "/" not in name and name not in STANDARD and not name.startswith("hugepages-"):
-        return ("is not a resource Kubernetes knows for a container (cpu, memory, ephemeral-storage, hugepages-<size>, "
-                "or a name with a domain, such as nvidia.com/gpu)")
+        return (
+            "is not a resource Kubernetes knows for a container (cpu, memory, ephemeral-storage, hugepages-<size>, "
+            "or a name with a domain, such as nvidia.com/gpu)"
+        )
     problem = syntax.qualified_name_problem(name) if "/" in name else None
     if problem:  # ValidateResourceName: a qualified name, its domain lowercase (NVIDIA.com/gpu is none)
         return f"is not a valid resource name: {problem} (such as nvidia.com/gpu)"
@@ -309,13 +333,23 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
             amount = quantity(value)
             if amount is None:
                 rest = value.strip().removeprefix("-") if isinstance(value, str) else None
-                magnitude = (quantity(rest) if rest else 0.0) if rest is not None and value.strip() else None  # "-" is 0
+                magnitude = (
+                    (quantity(rest) if rest else 0.0) if rest is not None and value.strip() else None
+                )  # "-" is 0
                 if magnitude == 0:  # "-0" is zero
                     read[part, name] = "0"
                     continue
-                negative = magnitude is not None or isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
-                found.append(f"{what} is negative (a request or limit must be 0 or more)" if negative else
-                             f"{what} is not a quantity (write a number with an optional suffix: 500m, 2, 4Gi)")
+                negative = (
+                    magnitude is not None
+                    or isinstance(value, (int, float))
+                    and not isinstance(value, bool)
+                    and value < 0
+                )
+                found.append(
+                    f"{what} is negative (a request or limit must be 0 or more)"
+                    if negative
+                    else f"{what} is not a quantity (write a number with an optional suffix: 500m, 2, 4Gi)"
+                )
             elif not _native(name) and math.isfinite(amount) and not float(amount).is_integer():
                 found.append(f"{what} is not a whole number (an extended resource is counted in whole units)")
             else:
@@ -327,15 +361,22 @@ def _requirements(where: str, resources: Mapping[str, Any], pod_level: bool = Fa
         what = f"{where}: resources.requests.{name} {_shown(value)}"
         if not _overcommitted(name):
             if name not in limits:
-                found.append(f"{what} has no limit (it cannot be overcommitted, so Kubernetes needs its limit; set "
-                             f"limits.{name} alone and the request follows it)")
+                found.append(
+                    f"{what} has no limit (it cannot be overcommitted, so Kubernetes needs its limit; set "
+                    f"limits.{name} alone and the request follows it)"
+                )
             elif ("limits", name) in read and _compared(value, read["limits", name]) != 0:
-                found.append(f"{what} is not its limit {_shown(limits[name])} (it cannot be overcommitted: the two must be equal)")
+                found.append(
+                    f"{what} is not its limit {_shown(limits[name])} (it cannot be overcommitted: the two must be "
+                    f"equal)"
+                )
         elif ("limits", name) in read and _compared(value, read["limits", name]) > 0:
             found.append(f"{what} is above its limit {_shown(limits[name])} (a request must be at most its limit)")
     named = {name for _, name in read}
     if any(n.startswith("hugepages-") for n in named) and not named & {CPU, MEMORY}:
-        found.append(f"{where}: resources ask for hugepages without cpu or memory (Kubernetes needs one of them beside it)")
+        found.append(
+            f"{where}: resources ask for hugepages without cpu or memory (Kubernetes needs one of them beside it)"
+        )
     return found
 
 

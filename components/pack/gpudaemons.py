@@ -18,10 +18,17 @@ from .wording import requirement_words, well_known_reason
 GPU_DAEMON_IMAGES = ("k8s-device-plugin", "dcgm-exporter")
 """Image names of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``) and dcgm-exporter
 (``nvcr.io/nvidia/k8s/dcgm-exporter``), whatever registry or tag."""
-GPU_NODE_KEYS = (contract.GPU_VENDOR_LABEL, bootfacts.GPU_PRESENT_LABEL, "feature.node.kubernetes.io/pci-10de.present",
-                 "feature.node.kubernetes.io/cpu-model.vendor_id",
-                 *(prefix + label for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
-                   for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")))
+GPU_NODE_KEYS = (
+    contract.GPU_VENDOR_LABEL,
+    bootfacts.GPU_PRESENT_LABEL,
+    "feature.node.kubernetes.io/pci-10de.present",
+    "feature.node.kubernetes.io/cpu-model.vendor_id",
+    *(
+        prefix + label
+        for prefix in (wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX)
+        for label in ("instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-name")
+    ),
+)
 """Node labels a DaemonSet selects GPU nodes by (ours, NVIDIA's and NFD's, Karpenter's and EKS Auto Mode's)."""
 
 
@@ -46,8 +53,9 @@ def serves_gpus(workload: Workload) -> str:
         if program in GPU_DAEMON_PROGRAMS:
             return f"it runs {program}"
     if any(path.rstrip("/") == DEVICE_PLUGIN_DIR for path in workload.host_paths) and (
-            any("nvidia" in program.lower() for program in workload.programs)
-            or any(name.startswith("NVIDIA_") for name in workload.env_names)):
+        any("nvidia" in program.lower() for program in workload.programs)
+        or any(name.startswith("NVIDIA_") for name in workload.env_names)
+    ):
         return f"a device plugin for NVIDIA GPUs (it mounts {DEVICE_PLUGIN_DIR})"
     for req in workload.selection.requirements:
         if req.key in GPU_NODE_KEYS and req.operator in SELECTING:
@@ -55,8 +63,14 @@ def serves_gpus(workload: Workload) -> str:
     return ""
 
 
-GPU_MODE_LABELS = ("nvidia.com/mps.", "nvidia.com/mig.", "nvidia.com/gpu.sharing-strategy", "nvidia.com/gpu.replicas",
-                   "nvidia.com/gpu.deploy.", "nvidia.com/device-plugin.config")
+GPU_MODE_LABELS = (
+    "nvidia.com/mps.",
+    "nvidia.com/mig.",
+    "nvidia.com/gpu.sharing-strategy",
+    "nvidia.com/gpu.replicas",
+    "nvidia.com/gpu.deploy.",
+    "nvidia.com/device-plugin.config",
+)
 """Node labels that say how a GPU node is set up rather than what it has: NVIDIA's gpu-feature-discovery writes
 ``nvidia.com/mps.capable: true`` only on nodes set up for MPS sharing, ``nvidia.com/mig.*`` and the sharing labels
 by the node's MIG and sharing config (NVIDIA/k8s-device-plugin ``internal/lm``); the GPU operator's
@@ -86,7 +100,9 @@ def node_agent_labels(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, 
         grew = False
         for agent, prefixes in agents:
             for lane in lanes.lanes:
-                new = tuple(p for p in prefixes if p not in found[id(lane)] and (lane.gpu or not p.startswith("nvidia.com/")))
+                new = tuple(
+                    p for p in prefixes if p not in found[id(lane)] and (lane.gpu or not p.startswith("nvidia.com/"))
+                )
                 if not new or (agent.kind == "DaemonSet" and not _runs_on(agent, lane, known, found[id(lane)])):
                     continue
                 found[id(lane)] += new
@@ -104,6 +120,7 @@ def _agent_judged_keys(workload: Workload, known: frozenset[str], labelled: tupl
     that may be there: one an agent of the stack writes on the lane's nodes (``labelled``: NFD's
     ``pci-10de.present``), and a GPU mode label (``GPU_MODE_LABELS``: ``nvidia.com/mps.capable``), which narrows
     the DaemonSet to the nodes set up for that mode, by design, whoever writes it."""
+
     def judged(key: str) -> bool:
         return not key.startswith(labelled) and not key.startswith(GPU_MODE_LABELS)
 
@@ -122,8 +139,10 @@ def misses_gpu_lane(workload: Workload, lane: LaneView, known: frozenset[str], l
         if lane.labels.get(contract.GPU_VENDOR_LABEL) == contract.GPU_VENDOR_NVIDIA:
             fix = f"select {contract.GPU_VENDOR_LABEL}: {contract.GPU_VENDOR_NVIDIA}, which the rack's GPU lanes carry"
         else:  # a lane from elsewhere (a pool of another program, the policy config) carries no such label
-            fix = f"select a label its nodes carry ({lane.selector()}), or give the lane {contract.GPU_VENDOR_LABEL}: " \
-                  f"{contract.GPU_VENDOR_NVIDIA}"
+            fix = (
+                f"select a label its nodes carry ({lane.selector()}), or give the lane {contract.GPU_VENDOR_LABEL}: "
+                f"{contract.GPU_VENDOR_NVIDIA}"
+            )
         return f"its node selection ({wanted}) does not match the lane's node labels ({labels}) ({fix})"
     if not lane.admits(on):
         return well_known_reason(on, lane)
@@ -134,8 +153,12 @@ def misses_gpu_lane(workload: Workload, lane: LaneView, known: frozenset[str], l
     return ""
 
 
-def gpu_daemonsets(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
-                   whole: Optional[Survey] = None) -> list[Finding]:
+def gpu_daemonsets(
+    resources: Sequence[checks.StackResource],
+    config: Mapping[str, Any],
+    unknown: Unknown = (),
+    whole: Optional[Survey] = None,
+) -> list[Finding]:
     """Policy ``gpu-daemonsets-reach-gpu-lanes``: every DaemonSet that serves GPUs runs on every GPU lane."""
     problems = config_findings(config)
     if problems:
@@ -152,13 +175,25 @@ def gpu_daemonsets(resources: Sequence[checks.StackResource], config: Mapping[st
         for lane in lanes.gpu_lanes:
             miss = misses_gpu_lane(workload, lane, known, labelled[id(lane)])
             if miss:
-                found.extend(findings(workload, [f"{workload.subject} serves GPUs ({why}) but never runs on "
-                                                  f"{lane.subject}, a GPU lane: {miss}"], lanes))
+                found.extend(
+                    findings(
+                        workload,
+                        [
+                            f"{workload.subject} serves GPUs ({why}) but never runs on "
+                            f"{lane.subject}, a GPU lane: {miss}"
+                        ],
+                        lanes,
+                    )
+                )
     return found
 
 
-def squatting(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
-              whole: Optional[Survey] = None) -> list[Finding]:
+def squatting(
+    resources: Sequence[checks.StackResource],
+    config: Mapping[str, Any],
+    unknown: Unknown = (),
+    whole: Optional[Survey] = None,
+) -> list[Finding]:
     """Policy ``gpu-lanes-for-gpu-workloads`` (advisory): no workload without GPUs can take a GPU node."""
     problems = config_findings(config)
     if problems:

@@ -20,11 +20,14 @@ from . import bootfacts, fit
 from .scheduling import Selection
 from .lanemodel import Finding, LaneView, number_text, read_labels, read_taints
 
+
 def configured_lanes(config: Mapping[str, Any]) -> list[LaneView]:
     """The policy config's ``lanes`` (a stack whose rack is elsewhere), each read into the pack's view of a lane
     (``lane_view``)."""
-    return [lane_view(cast(lane_contract.ConfiguredLane, bootfacts.as_map(entry)))
-            for entry in bootfacts.as_list(config.get("lanes"))]
+    return [
+        lane_view(cast(lane_contract.ConfiguredLane, bootfacts.as_map(entry)))
+        for entry in bootfacts.as_list(config.get("lanes"))
+    ]
 
 
 def lane_view(entry: lane_contract.ConfiguredLane) -> LaneView:
@@ -34,26 +37,52 @@ def lane_view(entry: lane_contract.ConfiguredLane) -> LaneView:
     ``allocatable``). Read leniently (a value of the wrong kind is none): ``lanes_config_problems`` says what is
     wrong with a config before a policy judges by it."""
     labels, taints = read_labels(entry.get("labels")), read_taints(entry.get("taints"))
-    requirements = [wellknown.Requirement(key, "In", values) for key, values in (
-        (wellknown.TYPE_KEY, _names(entry.get("instanceTypes"))),
-        (wellknown.KARPENTER_PREFIX + "instance-family", _names(entry.get("instanceFamilies"))),
-        (wellknown.KARPENTER_PREFIX + "instance-size", _names(entry.get("instanceSizes"))),
-        (wellknown.ARCH_KEY, _names(entry.get("arch")))) if values]
+    requirements = [
+        wellknown.Requirement(key, "In", values)
+        for key, values in (
+            (wellknown.TYPE_KEY, _names(entry.get("instanceTypes"))),
+            (wellknown.KARPENTER_PREFIX + "instance-family", _names(entry.get("instanceFamilies"))),
+            (wellknown.KARPENTER_PREFIX + "instance-size", _names(entry.get("instanceSizes"))),
+            (wellknown.ARCH_KEY, _names(entry.get("arch"))),
+        )
+        if values
+    ]
     capacity = _names(entry.get("capacityTypes"))
-    offered = ((wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
-               (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity))) if capacity else ()
-    stated = {lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in bootfacts.as_map(entry.get("allocatable")).items()}
+    offered = (
+        (
+            (wellknown.CAPACITY_TYPE_KEY, tuple(v.lower().replace("_", "-") for v in capacity)),
+            (wellknown.EKS_CAPACITY_TYPE_KEY, tuple(v.upper().replace("-", "_") for v in capacity)),
+        )
+        if capacity
+        else ()
+    )
+    stated = {
+        lane_contract.ALLOCATABLE_ALIASES.get(k, k): v for k, v in bootfacts.as_map(entry.get("allocatable")).items()
+    }
     allocatable = None
     if stated:
         amounts = {r: fit.quantity(stated.get(r)) for r in fit.SIZED}
-        allocatable = fit.Allocatable(round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
-                                      *(int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
-                                        for r in (fit.MEMORY, fit.EPHEMERAL)))
+        allocatable = fit.Allocatable(
+            round((amounts[fit.CPU] or 0) * 1000) if amounts[fit.CPU] is not None else 10**9,
+            *(
+                int(amount / fit.MIB) if (amount := amounts[r]) is not None else 10**12
+                for r in (fit.MEMORY, fit.EPHEMERAL)
+            ),
+        )
     most = bootfacts.number(entry.get("maxGpusPerNode"))
     most = most if most is not None and math.isfinite(most) else None
     kind = CONFIG_KINDS.get(bootfacts.text(entry.get("kind")), "lane")
-    return LaneView(bootfacts.text(entry.get("name")), kind, labels, taints, entry.get("gpu") is True,
-                    tuple(requirements), offered, stated=allocatable, max_gpus=int(most) if most is not None else None)
+    return LaneView(
+        bootfacts.text(entry.get("name")),
+        kind,
+        labels,
+        taints,
+        entry.get("gpu") is True,
+        tuple(requirements),
+        offered,
+        stated=allocatable,
+        max_gpus=int(most) if most is not None else None,
+    )
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -65,21 +94,27 @@ CONFIG_KINDS = {"nodepool": "pool", "nodegroup": "node group"}
 """The rack's ``lanes`` output's ``kind`` -> how messages name the lane."""
 
 
-def size_facts(requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {},
-               root_gib: Optional[float] = None) -> lane_contract.Lane:
+def size_facts(
+    requirements: Sequence[wellknown.Requirement], limits: Mapping[str, float] = {}, root_gib: Optional[float] = None
+) -> lane_contract.Lane:
     """What the fit check needs of a lane, for the rack's ``lanes`` output (and so the policy config):
     ``arch``, ``maxGpusPerNode`` and the ``allocatable`` of its largest instance type (``largestInstanceType``),
     the fields of a ``lane.Lane`` that size its nodes."""
     lane = LaneView("", "lane", requirements=tuple(requirements), limits=tuple(limits.items()), root_gib=root_gib)
     types, _, _ = lane.launchable(Selection())
-    found = lane_contract.Lane(arch=[lane_contract.Arch(a) for a in sorted({wellknown.K8S_ARCH[t.arch] for t in types})])
+    found = lane_contract.Lane(
+        arch=[lane_contract.Arch(a) for a in sorted({wellknown.K8S_ARCH[t.arch] for t in types})]
+    )
     if types:
         largest = max(types, key=lambda t: (t.vcpus, t.memory_mib, t.gpus))
         free = fit.allocatable(largest, root_gib)
         found["maxGpusPerNode"] = max(t.gpus for t in types)
         found["largestInstanceType"] = largest.name
-        found["allocatable"] = {"cpu": f"{free.cpu_m}m", "memory": f"{free.memory_mib}Mi",
-                                "ephemeral-storage": f"{free.ephemeral_mib}Mi"}
+        found["allocatable"] = {
+            "cpu": f"{free.cpu_m}m",
+            "memory": f"{free.memory_mib}Mi",
+            "ephemeral-storage": f"{free.ephemeral_mib}Mi",
+        }
     return found
 
 
@@ -93,7 +128,8 @@ LANES_SCHEMA: dict[str, Any] = lane_contract.config_schema(
     "Lanes this stack's workloads may land on when the stack itself declares none (the rack is "
     "another stack): [{name, labels, taints: [{key, value, effect}], gpu, arch, instanceTypes, "
     "instanceFamilies, instanceSizes, capacityTypes, maxGpusPerNode, allocatable}], e.g. the rack "
-    "stack's lanes output.")
+    "stack's lanes output."
+)
 """The ``lanes`` property of both workload policies' config (what the CLI checks before ``Configure``)."""
 
 
@@ -103,7 +139,9 @@ def lanes_config_problems(lanes: Any) -> list[str]:
     then the rules no schema states (names, label and instance-type syntax, quantities, lanes that launch nothing)."""
     if lanes is None:
         return []
-    said: dict[tuple[Any, ...], str] = {}  # where a problem is (the lane's index, then its path in the lane) -> its words
+    said: dict[
+        tuple[Any, ...], str
+    ] = {}  # where a problem is (the lane's index, then its path in the lane) -> its words
     for path, keyword, value, expected in _schema_errors(lanes):
         for where, words in _schema_words(lanes, path, keyword, value, expected):
             said.setdefault(where, words)
@@ -126,8 +164,20 @@ _LIST_FIELDS = ("arch", "instanceTypes", "instanceFamilies", "instanceSizes", "c
 _TAINT_FIELDS = ("key", "value", "effect")
 _LAUNCHES, _UNKNOWN = object(), object()
 """Where a lane that launches nothing is said, and a taint's unknown keys (no key of a config is either)."""
-LENIENT = frozenset({"gpu", "kind", "os", "ami", "largestInstanceType", "capacityReservationIds", "reservedNodes",
-                     "worstCaseHourlyUsd", "worstCaseRolloutHourlyUsd", "canaryOf"})
+LENIENT = frozenset(
+    {
+        "gpu",
+        "kind",
+        "os",
+        "ami",
+        "largestInstanceType",
+        "capacityReservationIds",
+        "reservedNodes",
+        "worstCaseHourlyUsd",
+        "worstCaseRolloutHourlyUsd",
+        "canaryOf",
+    }
+)
 """A lane's fields whose values the schema's errors are not said of: the pack reads ``gpu`` only when it is true and
 ``kind`` only when it names a kind, and the rest are the rack's output passing as it is (not read). A config file
 has them checked against ``LANES_SCHEMA`` before ``Configure`` all the same: by the Pulumi CLI, which validates each
@@ -139,8 +189,9 @@ same way."""
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "array": lambda value: isinstance(value, abc.Sequence) and not isinstance(value, str),
     "object": lambda value: isinstance(value, abc.Mapping),
-    "integer": lambda value: not isinstance(value, bool) and (
-        isinstance(value, int) or isinstance(value, float) and value.is_integer()),
+    "integer": lambda value: (
+        not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+    ),
     "number": lambda value: not isinstance(value, bool) and isinstance(value, numbers.Number),
     "string": lambda value: isinstance(value, str),
     "boolean": lambda value: isinstance(value, bool),
@@ -175,8 +226,11 @@ def _schema_errors(lanes: Any) -> Iterator[tuple[tuple[Any, ...], str, Any, Any]
         if _LANE_CONFORMS(entry):
             continue
         if _TYPES["object"](entry):  # the fields it refuses (and the name, which is required): the others have no error
-            entry = {key: value for key, value in entry.items()
-                     if key == "name" or not _FIELD_CONFORMS.get(key, _never)(value)}
+            entry = {
+                key: value
+                for key, value in entry.items()
+                if key == "name" or not _FIELD_CONFORMS.get(key, _never)(value)
+            }
         errors = _validators()[1].iter_errors(entry)
         yield from (((i, *e.absolute_path), e.validator, e.instance, e.validator_value) for e in errors)
 
@@ -188,7 +242,8 @@ def _validators() -> tuple[Any, Any]:
     import jsonschema  # here: the pack starts without it, and a config of sound lanes never needs it
 
     checker = jsonschema.Draft7Validator.TYPE_CHECKER.redefine_many(
-        {name: (lambda _, value, test=test: test(value)) for name, test in _TYPES.items()})
+        {name: (lambda _, value, test=test: test(value)) for name, test in _TYPES.items()}
+    )
     kind = jsonschema.validators.extend(jsonschema.Draft7Validator, type_checker=checker)
     return kind(_CLOSED_SCHEMA), kind(_CLOSED_SCHEMA["items"])
 
@@ -205,7 +260,14 @@ def _conforming(schema: Any) -> Callable[[Any], bool]:
     if schema is True:
         return _always
     if not isinstance(schema, dict) or set(schema) - _ANNOTATIONS - {
-            "type", "enum", "minimum", "properties", "additionalProperties", "required", "items"}:
+        "type",
+        "enum",
+        "minimum",
+        "properties",
+        "additionalProperties",
+        "required",
+        "items",
+    }:
         return _never
     tests: list[Callable[[Any], bool]] = []
     if "type" in schema:
@@ -290,8 +352,9 @@ _FIELD_CONFORMS = {key: _conforming(sub) for key, sub in _CLOSED_SCHEMA["items"]
 """Whether the value of a lane's field meets the contract's schema, quickly, by field."""
 
 
-def _schema_words(lanes: Any, path: tuple[Any, ...], validator: str, value: Any,
-                  expected: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+def _schema_words(
+    lanes: Any, path: tuple[Any, ...], validator: str, value: Any, expected: Any
+) -> Iterator[tuple[tuple[Any, ...], str]]:
     """The words of one schema error (the path of the value it refuses, the schema keyword it fails, that value, the
     keyword's own value), each with where it is said (``lanes_config_problems``); none for a value the pack reads
     leniently (``LENIENT``; a list, map or number that is null: none given)."""
@@ -328,14 +391,19 @@ def _schema_words(lanes: Any, path: tuple[Any, ...], validator: str, value: Any,
     elif field == "allocatable" and not rest and validator == "additionalProperties":
         for key in value:
             if lane_contract.ALLOCATABLE_ALIASES.get(key, key) not in fit.SIZED:
-                yield ((i, field, key), f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})")
+                yield (
+                    (i, field, key),
+                    f"{where}.allocatable.{key}: unknown resource (expected {', '.join(fit.SIZED)})",
+                )
     elif field == "allocatable" and not rest:
         yield (i, field), f"{where}.allocatable: expected {{cpu, memory, ephemeral-storage}}, got {value!r}"
     elif field == "allocatable":
         yield (i, *path[1:]), _invalid_quantity(where, rest[0], value)
 
 
-def _taint_words(path: tuple[Any, ...], validator: str, value: Any, expected: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+def _taint_words(
+    path: tuple[Any, ...], validator: str, value: Any, expected: Any
+) -> Iterator[tuple[tuple[Any, ...], str]]:
     """The words of a schema error in a lane's ``taints`` (``_schema_words``)."""
     i, rest = path[0], path[2:]
     if not rest:
@@ -356,7 +424,8 @@ def _taint_words(path: tuple[Any, ...], validator: str, value: Any, expected: An
 def _taint_field_words(at: str, name: str, value: Any) -> str:
     """What is wrong with a taint's ``key``, ``value`` or ``effect``."""
     if name == "effect":
-        return f"{at}.effect: invalid taint effect {value!r} (expected {', '.join(contract.BLOCKING_EFFECTS)} or PreferNoSchedule)"
+        expected = ", ".join(contract.BLOCKING_EFFECTS)
+        return f"{at}.effect: invalid taint effect {value!r} (expected {expected} or PreferNoSchedule)"
     return f"{at}.{name}: invalid taint {name} {value!r}"
 
 
@@ -391,15 +460,22 @@ def _rule_words(i: int, entry: Mapping[str, Any], seen: dict[str, int]) -> Itera
     types = entry.get("instanceTypes")
     for k, t in enumerate(types if isinstance(types, Sequence) and not isinstance(types, str) else ()):
         if isinstance(t, str) and syntax.instance_type_problem(t):
-            yield (i, "instanceTypes", k), f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)"
+            yield (
+                (i, "instanceTypes", k),
+                f"{where}.instanceTypes: invalid instance type '{t}' (must look like g4dn.xlarge)",
+            )
         elif isinstance(t, str) and (unmade := syntax.unmade_instance_type(t)):
             yield (i, "instanceTypes", k), f"{where}.instanceTypes: {unmade}"
     for key, value in bootfacts.as_map(entry.get("allocatable")).items():
         # a number with no digits ("m") is a quantity Kubernetes reads as 0, but no size a config means
-        amount = (fit.quantity(value) if not isinstance(value, bool)
-                  and (not isinstance(value, str) or any(c.isdigit() for c in value)) else None)
+        amount = (
+            fit.quantity(value)
+            if not isinstance(value, bool) and (not isinstance(value, str) or any(c.isdigit() for c in value))
+            else None
+        )
         if lane_contract.ALLOCATABLE_ALIASES.get(key, key) in fit.SIZED and (
-                amount is None or not math.isfinite(amount) or amount < 0):
+            amount is None or not math.isfinite(amount) or amount < 0
+        ):
             yield (i, "allocatable", key), _invalid_quantity(where, key, value)
 
 
@@ -421,15 +497,22 @@ def _said_order(lanes: Sequence[Any], where: tuple[Any, ...]) -> tuple[int, ...]
         keys = list(bootfacts.as_map(entry.get(field)))
         return (i, 2 if field == "labels" else 8, keys.index(rest[0]) if rest else -1)
     if field == "taints":
-        return (i, 3, *((rest[0], (None, *_TAINT_FIELDS, _UNKNOWN).index(rest[1]) if len(rest) > 1 else 0)
-                        if rest else (-1,)))
+        return (
+            i,
+            3,
+            *((rest[0], (None, *_TAINT_FIELDS, _UNKNOWN).index(rest[1]) if len(rest) > 1 else 0) if rest else (-1,)),
+        )
     if field in _LIST_FIELDS and not rest:
         return (i, 4, _LIST_FIELDS.index(field))
     return (i, {"name": 1, "instanceTypes": 5, "maxGpusPerNode": 7}[field], *rest)
 
 
-_SHAPE_FIELDS = (("instanceTypes", wellknown.TYPE_KEY), ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),
-                 ("instanceSizes", wellknown.KARPENTER_PREFIX + "instance-size"), ("arch", wellknown.ARCH_KEY))
+_SHAPE_FIELDS = (
+    ("instanceTypes", wellknown.TYPE_KEY),
+    ("instanceFamilies", wellknown.KARPENTER_PREFIX + "instance-family"),
+    ("instanceSizes", wellknown.KARPENTER_PREFIX + "instance-size"),
+    ("arch", wellknown.ARCH_KEY),
+)
 """A configured lane's fields that say which instances it launches, and the label each one sets."""
 
 
@@ -444,8 +527,7 @@ def _launches_nothing(entry: Mapping[str, Any]) -> list[str]:
     if types or unsized:
         return []
     said = " and ".join(f"{name} {', '.join(values)}" for name, _, values in given)
-    return [f"{said} leave no instance type it could launch (they contradict each other: "
-            f"{_each_alone(given)})"]
+    return [f"{said} leave no instance type it could launch (they contradict each other: {_each_alone(given)})"]
 
 
 def _each_alone(given: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
@@ -458,8 +540,10 @@ def _each_alone(given: Sequence[tuple[str, str, tuple[str, ...]]]) -> str:
         arches = sorted({wellknown.K8S_ARCH[t.arch] for t in types})
         sizes = sorted({t.size for t in types}, key=lambda size: next(t.vcpus for t in types if t.size == size))
         if types:
-            found.append(f"{name} {', '.join(values)} {'is' if len(values) == 1 else 'are'} {'/'.join(arches)}, "
-                         f"sizes {', '.join(sizes[:8])}{', ...' if len(sizes) > 8 else ''}")
+            found.append(
+                f"{name} {', '.join(values)} {'is' if len(values) == 1 else 'are'} {'/'.join(arches)}, "
+                f"sizes {', '.join(sizes[:8])}{', ...' if len(sizes) > 8 else ''}"
+            )
     return "; ".join(found) or "no instance type has them all"
 
 

@@ -1,7 +1,8 @@
 """The pack's view of a lane (``LaneView``): somewhere pods can land (its labels, taints, GPUs, and what sizes
 its nodes), and the lanes of a stack. The lane contract a rack's ``lanes`` output and the policy config write is
-``lane.Lane``; ``laneconfig`` reads that into this view, ``lanesource`` reads a stack's resources into it. How a pod's selection lands on a lane follows Kubernetes' own rules (``scheduling``) and
-what the lane can launch (``wellknown``, the instance table). Pure: the standard library and the pack's modules."""
+``lane.Lane``; ``laneconfig`` reads that into this view, ``lanesource`` reads a stack's resources into it. How a
+pod's selection lands on a lane follows Kubernetes' own rules (``scheduling``) and what the lane can launch
+(``wellknown``, the instance table). Pure: the standard library and the pack's modules."""
 
 from __future__ import annotations
 
@@ -149,7 +150,8 @@ class LaneView:
         def holds(term: tuple[scheduling.Requirement, ...]) -> bool:
             requirements = selection.node_selector + term
             return self._capacity_holds(requirements) and (
-                not self.requirements or bool(wellknown.candidates(self.requirements + as_wellknown(requirements))))
+                not self.requirements or bool(wellknown.candidates(self.requirements + as_wellknown(requirements)))
+            )
 
         return selection.keeping(holds)
 
@@ -162,7 +164,9 @@ class LaneView:
         on = selection.on(self.labels, known)
         return None if on is None else self.admitted(on)
 
-    def launchable(self, selection: Selection) -> tuple[list[instances.InstanceType], list[str], list[instances.InstanceType]]:
+    def launchable(
+        self, selection: Selection
+    ) -> tuple[list[instances.InstanceType], list[str], list[instances.InstanceType]]:
         """The instance types a pod with ``selection`` can get here (within the pool's limits), the
         families the table cannot size, and the types the limits rule out."""
         found: dict[str, instances.InstanceType] = {}
@@ -170,8 +174,9 @@ class LaneView:
         labels = tuple(sorted(self.labels.items()))
         for reqs in self._alternatives(selection) if self.requirements else []:
             types, families = wellknown.launchable(reqs)
-            found.update((t.name, overlays_.overlaid(t, self.overlays, self.name, labels) if self.overlays else t)
-                         for t in types)
+            found.update(
+                (t.name, overlays_.overlaid(t, self.overlays, self.name, labels) if self.overlays else t) for t in types
+            )
             unsized += [f for f in families if f not in unsized]
         within = self._within_limits()
         kept: list[instances.InstanceType] = []
@@ -191,7 +196,8 @@ class LaneView:
             return self.gpu
         return (self.gpu or self.launches_gpus) and any(
             any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in families)
-            for families in self._families(selection))
+            for families in self._families(selection)
+        )
 
     def mig_for(self, selection: Selection, profiles: Sequence[str]) -> bool:
         """Whether a pod with ``selection`` can get an instance here whose GPUs have every MIG profile in
@@ -199,8 +205,13 @@ class LaneView:
         if not self.requirements:
             return True
         wanted = {p for p in profiles if p}
-        return any(any(f != wellknown.OTHER_X86 and instances.mig_profiles(f) and wanted <= set(instances.mig_profiles(f))
-                       for f in families) for families in self._families(selection))
+        return any(
+            any(
+                f != wellknown.OTHER_X86 and instances.mig_profiles(f) and wanted <= set(instances.mig_profiles(f))
+                for f in families
+            )
+            for families in self._families(selection)
+        )
 
     @property
     def subject(self) -> str:
@@ -241,7 +252,9 @@ RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aw
 
 
 def as_wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellknown.Requirement, ...]:
-    return tuple(wellknown.Requirement(r.key, r.operator, r.values) for r in requirements if r.operator in wellknown.OPERATORS)
+    return tuple(
+        wellknown.Requirement(r.key, r.operator, r.values) for r in requirements if r.operator in wellknown.OPERATORS
+    )
 
 
 OS_KEY = wellknown.OS_KEY
@@ -292,8 +305,14 @@ def read_labels(value: Any) -> dict[str, str]:
 
 def read_taints(value: Any) -> tuple[NodeTaint, ...]:
     if isinstance(value, Mapping):  # pulumi-eks NodeGroupV2: {key: {value, effect}}
-        return tuple(NodeTaint(str(k), bootfacts.text(bootfacts.as_map(v).get("value")),
-                               scheduling.effect(bootfacts.as_map(v).get("effect"))) for k, v in value.items())
+        return tuple(
+            NodeTaint(
+                str(k),
+                bootfacts.text(bootfacts.as_map(v).get("value")),
+                scheduling.effect(bootfacts.as_map(v).get("effect")),
+            )
+            for k, v in value.items()
+        )
     return tuple(NodeTaint.read(t) for t in bootfacts.as_list(value))
 
 

@@ -15,8 +15,21 @@ from ..facts import instances, osfamily, wellknown
 from . import bootfacts, checks, overlays, reservedlanes
 from .scheduling import NodeTaint
 from .laneconfig import configured_lanes
-from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, LINUX, LaneView, Lanes, ON_DEMAND, OS_KEY,
-                        RESERVED_DOMAINS, Reservations, Unknown, kubernetes_os, read_labels, read_taints)
+from .lanemodel import (
+    ANY_INSTANCE,
+    EKS_DEFAULT_INSTANCE_TYPE,
+    LINUX,
+    LaneView,
+    Lanes,
+    ON_DEMAND,
+    OS_KEY,
+    RESERVED_DOMAINS,
+    Reservations,
+    Unknown,
+    kubernetes_os,
+    read_labels,
+    read_taints,
+)
 
 EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 """The label EKS gives every node of a managed node group: the group's name."""
@@ -26,6 +39,7 @@ def _requirement_labels(requirements: Sequence[wellknown.Requirement]) -> dict[s
     """Labels a NodePool's requirements put on its nodes: Karpenter labels a node with every requirement
     that allows one value (Karpenter docs, NodePools: labels come from the template's labels and its
     requirements). Only custom keys: well-known ones are judged against the instance table."""
+
     def custom(key: str) -> bool:
         domain, slash, _ = key.partition("/")
         return not (slash and domain.endswith(RESERVED_DOMAINS))
@@ -64,21 +78,30 @@ def _launches_gpus(requirements: Sequence[wellknown.Requirement], node_class: Op
     image gets no GPU requirements from Karpenter: it is not taken to drive a GPU."""
     if node_class is not None and node_class.pins():
         return False
-    return any(f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements))
+    return any(
+        f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f) for f in wellknown.candidates(requirements)
+    )
 
 
 ZONE_KEY = "topology.kubernetes.io/zone"
 
 
-def _reservations(node_class: Optional[bootfacts.NodeClass], requirements: Sequence[wellknown.Requirement],
-                  unknown: Unknown, pool: Mapping[str, Any]) -> Optional[Reservations]:
+def _reservations(
+    node_class: Optional[bootfacts.NodeClass],
+    requirements: Sequence[wellknown.Requirement],
+    unknown: Unknown,
+    pool: Mapping[str, Any],
+) -> Optional[Reservations]:
     """The reservations a pool's EC2NodeClass selects by id (``capacityReservationSelectorTerms``), with its
     subnets and the zones its requirements allow; None: none. Terms that select by tags or owner are not
     read (only EC2 knows what they match). Subnets not known until apply are left unknown, not the lane."""
     if node_class is None:
         return None
     try:
-        terms = [bootfacts.as_map(t) for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "capacityReservationSelectorTerms"))]
+        terms = [
+            bootfacts.as_map(t)
+            for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "capacityReservationSelectorTerms"))
+        ]
         ids = tuple(dict.fromkeys(t["id"] for t in terms if isinstance(t.get("id"), str) and t["id"]))
     except unknown:  # ids not known until apply: nothing to judge yet
         return None
@@ -86,24 +109,36 @@ def _reservations(node_class: Optional[bootfacts.NodeClass], requirements: Seque
         return None
     zones = tuple(next((r.values for r in requirements if r.key == ZONE_KEY and r.operator == "In"), ()))
     try:
-        canary_of = bootfacts.text(bootfacts.as_map(bootfacts.dig(pool, "metadata", "annotations")).get(contract.CANARY_OF))
+        canary_of = bootfacts.text(
+            bootfacts.as_map(bootfacts.dig(pool, "metadata", "annotations")).get(contract.CANARY_OF)
+        )
     except unknown:
         canary_of = ""
     try:
-        subnet_terms = [bootfacts.as_map(t) for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "subnetSelectorTerms"))]
+        subnet_terms = [
+            bootfacts.as_map(t)
+            for t in bootfacts.as_list(bootfacts.dig(node_class.props, "spec", "subnetSelectorTerms"))
+        ]
         subnet_ids = tuple(t["id"] for t in subnet_terms if isinstance(t.get("id"), str))
         if len(subnet_ids) < len(subnet_terms):  # a term by tags: only EC2 knows its subnets
-            tagged = [",".join(f"{k}={v}" for k, v in sorted(bootfacts.as_map(t.get("tags")).items())) for t in subnet_terms
-                      if not isinstance(t.get("id"), str)]
+            tagged = [
+                ",".join(f"{k}={v}" for k, v in sorted(bootfacts.as_map(t.get("tags")).items()))
+                for t in subnet_terms
+                if not isinstance(t.get("id"), str)
+            ]
             return Reservations(ids, (), "by tags " + "; ".join(t for t in tagged if t), zones, canary_of)
     except unknown:
         return Reservations(ids, (), "by ids not known until apply", zones, canary_of)
     return Reservations(ids, subnet_ids, "", zones, canary_of)
 
 
-def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneResource],
-             classes: Mapping[str, bootfacts.NodeClass], lane: Optional[bootfacts.LaneResource] = None,
-             unknown: Unknown = ()) -> Optional[LaneView]:
+def _lane_of(
+    res: checks.StackResource,
+    templates: Mapping[str, bootfacts.LaneResource],
+    classes: Mapping[str, bootfacts.NodeClass],
+    lane: Optional[bootfacts.LaneResource] = None,
+    unknown: Unknown = (),
+) -> Optional[LaneView]:
     """The lane one resource of the stack describes, or None."""
     props = res.props
     if res.type in contract.POOL_TYPES and "labels" in props:  # KarpenterPool's registered outputs
@@ -118,21 +153,38 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
         name = lane.subject_name
         template = bootfacts.dig(props, "spec", "template")
         requirements = tuple(lane.requirements())  # read once per pool: ``_pool_offers_gpus`` reads them too
-        labels = {**_requirement_labels(requirements), **read_labels(bootfacts.dig(template, "metadata", "labels")),
-                  contract.KARPENTER_POOL_LABEL: name}
-        capacity = next((r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
-                        (ON_DEMAND,))
+        labels = {
+            **_requirement_labels(requirements),
+            **read_labels(bootfacts.dig(template, "metadata", "labels")),
+            contract.KARPENTER_POOL_LABEL: name,
+        }
+        capacity = next(
+            (r.values for r in requirements if r.key == wellknown.CAPACITY_TYPE_KEY and r.operator == "In"),
+            (ON_DEMAND,),
+        )
         node_class = classes.get(lane.node_class_name) if lane.node_class_ref[:2] == bootfacts.KARPENTER_CLASS else None
         systems = next((r.values for r in requirements if r.key == OS_KEY and r.operator == "In"), None)
         if systems is None:
             systems = () if node_class is None else kubernetes_os(node_class.os())
         gpu = _pool_offers_gpus(lane)
-        limits, never, _ = bootfacts.node_pool_limits(bootfacts.dig(props, "spec", "limits"))  # as the worst case reads them
-        return LaneView(name, "pool", labels, read_taints(bootfacts.dig(template, "spec", "taints")), gpu,
-                    requirements or ANY_INSTANCE, ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
-                    _pool_disk(node_class), tuple(limits.items()), os=tuple(systems),
-                    launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class), never=never,
-                    reservations=_reservations(node_class, requirements, unknown, props))
+        limits, never, _ = bootfacts.node_pool_limits(
+            bootfacts.dig(props, "spec", "limits")
+        )  # as the worst case reads them
+        return LaneView(
+            name,
+            "pool",
+            labels,
+            read_taints(bootfacts.dig(template, "spec", "taints")),
+            gpu,
+            requirements or ANY_INSTANCE,
+            ((wellknown.CAPACITY_TYPE_KEY, tuple(capacity)),),
+            _pool_disk(node_class),
+            tuple(limits.items()),
+            os=tuple(systems),
+            launches_gpus=not gpu and _launches_gpus(requirements or ANY_INSTANCE, node_class),
+            never=never,
+            reservations=_reservations(node_class, requirements, unknown, props),
+        )
     if isinstance(lane, (bootfacts.EksNodeGroup, bootfacts.PulumiEksNodeGroup)):
         gpu = checks.gpu_reason(lane) is not None
         types, disk, reservations = lane.instance_types(), None, None
@@ -149,17 +201,29 @@ def _lane_of(res: checks.StackResource, templates: Mapping[str, bootfacts.LaneRe
         if isinstance(lane, bootfacts.EksNodeGroup):
             disk = disk or bootfacts.number(props.get("diskSize"))
             offered: tuple[tuple[str, tuple[str, ...]], ...] = (
-                (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),)
+                (wellknown.EKS_CAPACITY_TYPE_KEY, (bootfacts.text(props.get("capacityType")) or "ON_DEMAND",)),
+            )
         else:
             found = lane.root_disk(osfamily.AL2023.os_device)
             disk, offered = found.gib if found else bootfacts.PULUMI_EKS_DEFAULT_DISK_GIB, ()
-        return LaneView(lane.subject_name, "node group", read_labels(props.get("labels")), read_taints(props.get("taints")), gpu,
-                    group_requirements(types, bootfacts.text(props.get("amiType"))), offered, disk, os=kubernetes_os(lane.os()),
-                    reservations=reservations)
+        return LaneView(
+            lane.subject_name,
+            "node group",
+            read_labels(props.get("labels")),
+            read_taints(props.get("taints")),
+            gpu,
+            group_requirements(types, bootfacts.text(props.get("amiType"))),
+            offered,
+            disk,
+            os=kubernetes_os(lane.os()),
+            reservations=reservations,
+        )
     return None
 
 
-def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, Any], unknown: Unknown) -> Optional[Reservations]:
+def _group_reservations(
+    template: bootfacts.LaunchTemplate, group: Mapping[str, Any], unknown: Unknown
+) -> Optional[Reservations]:
     """The reservation an EKS managed node group launches into: the one its launch template targets
     (``capacityReservationSpecification.capacityReservationTarget.capacityReservationId``), with the group's subnets
     (``subnetIds``: EKS launches its nodes into those only); None: none, or an id not known until apply."""
@@ -191,7 +255,11 @@ def _group_reservations(template: bootfacts.LaunchTemplate, group: Mapping[str, 
 def _other_reservations(seen: LaneView, lane: LaneView) -> bool:
     """Whether two lanes with one key are two lanes: both name reservations, not the same ones (a component's outputs
     name none, and its child is the same lane)."""
-    return seen.reservations is not None and lane.reservations is not None and seen.reservations.ids != lane.reservations.ids
+    return (
+        seen.reservations is not None
+        and lane.reservations is not None
+        and seen.reservations.ids != lane.reservations.ids
+    )
 
 
 X86_STANDARD_AMI_TYPES = frozenset(f.ami_types[("x86_64", osfamily.STANDARD)].upper() for f in osfamily.FAMILIES)
@@ -258,9 +326,14 @@ def read_lanes(resources: Sequence[checks.StackResource], config: Mapping[str, A
         found.setdefault(lane._key(), lane)
     given = overlays.applied(resources, unknown)
     if given:  # the NodeOverlay gate is on: the pools' instance types are what the overlays make them
-        found = {key: replace(lane, overlays=given) if lane.kind == "pool" and lane.requirements else lane
-                 for key, lane in found.items()}
+        found = {
+            key: replace(lane, overlays=given) if lane.kind == "pool" and lane.requirements else lane
+            for key, lane in found.items()
+        }
     kinds = ("pool", "node group", "lane")
     ordered = sorted(found.values(), key=lambda lane: (kinds.index(lane.kind), lane.name))  # messages in one order
-    return Lanes(tuple(lane for lane in ordered if not lane.never), tuple(not_known),
-                 tuple(lane for lane in ordered if lane.never))
+    return Lanes(
+        tuple(lane for lane in ordered if not lane.never),
+        tuple(not_known),
+        tuple(lane for lane in ordered if lane.never),
+    )

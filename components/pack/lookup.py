@@ -213,7 +213,10 @@ def _fetch_reservation(reservation_id: str) -> "reservation.CapacityReservation 
     try:
         found = _client_for("ec2").describe_capacity_reservations(CapacityReservationIds=[reservation_id])
     except botocore.exceptions.ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in (NOT_FOUND_CODES["reservation"], "InvalidCapacityReservationId.Malformed"):
+        if exc.response.get("Error", {}).get("Code") in (
+            NOT_FOUND_CODES["reservation"],
+            "InvalidCapacityReservationId.Malformed",
+        ):
             return None
         return _failure("EC2 DescribeCapacityReservations", exc)
     except botocore.exceptions.BotoCoreError as exc:

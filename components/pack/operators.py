@@ -19,8 +19,14 @@ Related = Mapping[tuple[str, str], Mapping[str, Any]]
 """Custom resources of the stack an operator reads beside the one it reconciles, by ``(kind, metadata.name)``:
 the ``NIMCache`` a ``NIMService`` mounts, the ``ServingRuntime`` or ``ClusterServingRuntime`` an OME
 ``InferenceService`` runs, Kueue's queues and flavors."""
-RELATED_KINDS = {("apps.nvidia.com", "NIMCache"), ("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime"),
-                 ("kueue.x-k8s.io", "LocalQueue"), ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor")}
+RELATED_KINDS = {
+    ("apps.nvidia.com", "NIMCache"),
+    ("ome.io", "ServingRuntime"),
+    ("ome.io", "ClusterServingRuntime"),
+    ("kueue.x-k8s.io", "LocalQueue"),
+    ("kueue.x-k8s.io", "ClusterQueue"),
+    ("kueue.x-k8s.io", "ResourceFlavor"),
+}
 
 _PLACEMENT = ("nodeSelector", "tolerations", "affinity", "runtimeClassName", "schedulerName")
 
@@ -51,12 +57,22 @@ def nim_service(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     written = {str(k) for part in ("requests", "limits") for k in bootfacts.as_map(resources.get(part))}
     cache = bootfacts.text(bootfacts.dig(spec, "storage", "nimCache", "name"))
     cached = related.get(("NIMCache", cache)) if cache else None
-    optimized = cached is not None and isinstance(bootfacts.dig(cached, "spec", "source", "ngc"), Mapping) \
+    optimized = (
+        cached is not None
+        and isinstance(bootfacts.dig(cached, "spec", "source", "ngc"), Mapping)
         and bootfacts.dig(cached, "spec", "source", "ngc", "modelEndpoint") is None
+    )
     if optimized and contract.NVIDIA_GPU not in written and not bootfacts.as_list(spec.get("draResources")):
-        tensor = bootfacts.number(bootfacts.dig(spec, "multiNode", "parallelism", "tensor")) if spec.get("multiNode") else None
+        tensor = (
+            bootfacts.number(bootfacts.dig(spec, "multiNode", "parallelism", "tensor"))
+            if spec.get("multiNode")
+            else None
+        )
         count = str(int(tensor)) if tensor and math.isfinite(tensor) and tensor >= 1 and tensor == int(tensor) else "1"
-        resources = {part: {**bootfacts.as_map(resources.get(part)), contract.NVIDIA_GPU: count} for part in ("requests", "limits")}
+        resources = {
+            part: {**bootfacts.as_map(resources.get(part)), contract.NVIDIA_GPU: count}
+            for part in ("requests", "limits")
+        }
     container = {"name": f"{name}-ctr", "resources": resources}
     return [("", "spec", _pod(spec, [container]), {})]
 
@@ -67,7 +83,11 @@ def nim_cache(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     requests and limits (no GPU), ``spec.tolerations``, and ``spec.nodeSelector``, or without one NFD's
     ``feature.node.kubernetes.io/pci-10de.present: "true"``: the Job runs on NVIDIA GPU nodes."""
     spec = bootfacts.as_map(props.get("spec"))
-    sized = {k: v for k, v in bootfacts.as_map(spec.get("resources")).items() if k in ("cpu", "memory") and v not in (None, "")}
+    sized = {
+        k: v
+        for k, v in bootfacts.as_map(spec.get("resources")).items()
+        if k in ("cpu", "memory") and v not in (None, "")
+    }
     pod = _pod(spec, [{"name": "nim-cache-ctr", "resources": {"requests": sized, "limits": sized}}])
     pod["nodeSelector"] = spec.get("nodeSelector") or {NFD_NVIDIA_PCI: "true"}
     return [("", "spec", pod, {})]
@@ -104,16 +124,25 @@ def dynamo_graph(props: Mapping[str, Any], related: Related) -> list[PodAt]:
         component = bootfacts.as_map(component)
         pod = bootfacts.dig(component, "podTemplate", "spec")
         if isinstance(pod, Mapping) and pod:
-            found.append((f"component '{bootfacts.text(component.get('name')) or i}'", f"spec.components[{i}].podTemplate.spec",
-                          pod, {}))
+            found.append(
+                (
+                    f"component '{bootfacts.text(component.get('name')) or i}'",
+                    f"spec.components[{i}].podTemplate.spec",
+                    pod,
+                    {},
+                )
+            )
     for name, service in bootfacts.as_map(spec.get("services")).items():
         service = bootfacts.as_map(service)
         extra = bootfacts.as_map(service.get("extraPodSpec"))
         main = dict(bootfacts.as_map(extra.get("mainContainer")))
         own = bootfacts.as_map(main.get("resources"))
         given = _dynamo_resources(bootfacts.as_map(service.get("resources")))
-        main["resources"] = {part: {**bootfacts.as_map(own.get(part)), **given.get(part, {})}
-                             for part in ("requests", "limits") if own.get(part) or part in given}
+        main["resources"] = {
+            part: {**bootfacts.as_map(own.get(part)), **given.get(part, {})}
+            for part in ("requests", "limits")
+            if own.get(part) or part in given
+        }
         main.setdefault("name", "main")
         pod = {k: v for k, v in extra.items() if k != "mainContainer"}
         pod["containers"] = [main, *bootfacts.as_list(extra.get("containers"))]
@@ -134,8 +163,10 @@ def slurm_node_set(props: Mapping[str, Any], related: Related) -> list[PodAt]:
     slurmd = {**bootfacts.as_map(spec.get("slurmd")), "name": "slurmd"}
     logfile = {**bootfacts.as_map(spec.get("logfile")), "name": "logfile", "restartPolicy": "Always"}
     pod = dict(template)
-    pod["containers"] = [slurmd, *(c for c in bootfacts.as_list(template.get("containers"))
-                                   if bootfacts.as_map(c).get("name") != "slurmd")]
+    pod["containers"] = [
+        slurmd,
+        *(c for c in bootfacts.as_list(template.get("containers")) if bootfacts.as_map(c).get("name") != "slurmd"),
+    ]
     pod["initContainers"] = [logfile, *bootfacts.as_list(template.get("initContainers"))]
     return [("", "spec.template.spec", pod, {})]
 
@@ -202,10 +233,16 @@ def ome_inference_service(props: Mapping[str, Any], related: Related) -> list[Po
         component = bootfacts.as_map(_overlay(bootfacts.as_map(runtime.get(config)), written))
         # the engine's and decoder's every pod: the runtime's nodeSelector, then the InferenceService's component's,
         # over the pod's own (MergeNodeSelector, UpdatePodSpecNodeSelector)
-        merged = {} if part == "router" else {**bootfacts.as_map(runtime.get("nodeSelector")),
-                                              **bootfacts.as_map(written.get("nodeSelector"))}
-        roles = [(role, bootfacts.as_map(component.get(role))) for role in ("leader", "worker")
-                 if isinstance(component.get(role), Mapping)]
+        merged = (
+            {}
+            if part == "router"
+            else {**bootfacts.as_map(runtime.get("nodeSelector")), **bootfacts.as_map(written.get("nodeSelector"))}
+        )
+        roles = [
+            (role, bootfacts.as_map(component.get(role)))
+            for role in ("leader", "worker")
+            if isinstance(component.get(role), Mapping)
+        ]
         if not roles:
             found.append((part, f"spec.{part}", _ome_pod(component, merged), {}))
         for role, pod in roles:
@@ -250,8 +287,12 @@ def embedded_pods(props: Mapping[str, Any]) -> list[PodAt]:
             return
         if isinstance(value, Mapping):
             containers = value.get("containers")
-            if isinstance(containers, Sequence) and not isinstance(containers, str) and containers and all(
-                    isinstance(c, Mapping) and ("image" in c or "name" in c) for c in containers):
+            if (
+                isinstance(containers, Sequence)
+                and not isinstance(containers, str)
+                and containers
+                and all(isinstance(c, Mapping) and ("image" in c or "name" in c) for c in containers)
+            ):
                 found.append((at, at, value, {}))
                 return
             for key, child in value.items():
@@ -276,21 +317,32 @@ def kueue_flavors(metadata: Sequence[Mapping[str, Any]], related: Related) -> tu
     ``tolerations`` added): the queue named by the ``kueue.x-k8s.io/queue-name`` label of the workload (or of its pod
     template), its LocalQueue's ``spec.clusterQueue``, and that ClusterQueue's flavors (``spec.resourceGroups[].
     flavors[].name``). ('', []) unless the stack holds the queue, its ClusterQueue and every flavor."""
-    queue = next((bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL)) for m in metadata
-                  if bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL))), "")
+    queue = next(
+        (
+            bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL))
+            for m in metadata
+            if bootfacts.text(bootfacts.dig(m, "labels", KUEUE_QUEUE_LABEL))
+        ),
+        "",
+    )
     local = related.get(("LocalQueue", queue)) if queue else None
     cluster_name = bootfacts.text(bootfacts.dig(local, "spec", "clusterQueue"))
     cluster = related.get(("ClusterQueue", cluster_name)) if cluster_name else None
     if cluster is None:
         return "", []
-    names = list(dict.fromkeys(bootfacts.text(bootfacts.as_map(f).get("name"))
-                               for group in bootfacts.as_list(bootfacts.dig(cluster, "spec", "resourceGroups"))
-                               for f in bootfacts.as_list(bootfacts.as_map(group).get("flavors"))))
+    names = list(
+        dict.fromkeys(
+            bootfacts.text(bootfacts.as_map(f).get("name"))
+            for group in bootfacts.as_list(bootfacts.dig(cluster, "spec", "resourceGroups"))
+            for f in bootfacts.as_list(bootfacts.as_map(group).get("flavors"))
+        )
+    )
     flavors = [related.get(("ResourceFlavor", name)) for name in names if name]
     if not flavors or any(f is None for f in flavors):
         return "", []
-    return f"Kueue's queue '{queue}' (ClusterQueue '{cluster_name}', flavors {', '.join(names)})", \
-        [bootfacts.as_map(f.get("spec")) for f in flavors if f is not None]
+    return f"Kueue's queue '{queue}' (ClusterQueue '{cluster_name}', flavors {', '.join(names)})", [
+        bootfacts.as_map(f.get("spec")) for f in flavors if f is not None
+    ]
 
 
 def with_flavors(pod: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -308,13 +360,26 @@ def with_flavors(pod: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]]) -
         merged["nodeSelector"] = {**bootfacts.as_map(pod.get("nodeSelector")), **labels[0]}
         return merged
     required = bootfacts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    terms = bootfacts.as_list(bootfacts.as_map(required).get("nodeSelectorTerms")) if isinstance(required, Mapping) else [{}]
-    alternatives = [{**bootfacts.as_map(term), "matchExpressions": [
-        *bootfacts.as_list(bootfacts.as_map(term).get("matchExpressions")),
-        *({"key": k, "operator": "In", "values": [v]} for k, v in flavor.items())]}
-        for term in terms for flavor in labels]
+    terms = (
+        bootfacts.as_list(bootfacts.as_map(required).get("nodeSelectorTerms"))
+        if isinstance(required, Mapping)
+        else [{}]
+    )
+    alternatives = [
+        {
+            **bootfacts.as_map(term),
+            "matchExpressions": [
+                *bootfacts.as_list(bootfacts.as_map(term).get("matchExpressions")),
+                *({"key": k, "operator": "In", "values": [v]} for k, v in flavor.items()),
+            ],
+        }
+        for term in terms
+        for flavor in labels
+    ]
     affinity = dict(bootfacts.as_map(pod.get("affinity")))
-    affinity["nodeAffinity"] = {**bootfacts.as_map(affinity.get("nodeAffinity")),
-                                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": alternatives}}
+    affinity["nodeAffinity"] = {
+        **bootfacts.as_map(affinity.get("nodeAffinity")),
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": alternatives},
+    }
     merged["affinity"] = affinity
     return merged

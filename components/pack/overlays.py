@@ -18,7 +18,7 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from .. import contract
 from ..facts import instances, wellknown
@@ -51,8 +51,10 @@ class Overlay:
                     continue
                 if not _zone(req.key) and not wellknown.holds(req.operator, req.values, carried.get(req.key)):
                     return False
-            elif not (wellknown.satisfies(req, itype.family, wellknown.family_labels(itype.family))
-                      and wellknown.type_satisfies(req, itype)):
+            elif not (
+                wellknown.satisfies(req, itype.family, wellknown.family_labels(itype.family))
+                and wellknown.type_satisfies(req, itype)
+            ):
                 return False
         return True
 
@@ -73,18 +75,33 @@ def read(resources: Sequence[checks.StackResource]) -> tuple[Overlay, ...]:
             continue
         spec = bootfacts.as_map(bootfacts.dig(res.props, "spec"))
         name = bootfacts.text(bootfacts.dig(res.props, "metadata", "name")) or res.name
-        requirements = tuple(wellknown.Requirement(bootfacts.text(bootfacts.as_map(r).get("key")),
-                                                   bootfacts.text(bootfacts.as_map(r).get("operator")),
-                                                   tuple(str(v) for v in bootfacts.as_list(bootfacts.as_map(r).get("values"))))
-                             for r in bootfacts.as_list(spec.get("requirements")))
+        requirements = tuple(
+            wellknown.Requirement(
+                bootfacts.text(bootfacts.as_map(r).get("key")),
+                bootfacts.text(bootfacts.as_map(r).get("operator")),
+                tuple(str(v) for v in bootfacts.as_list(bootfacts.as_map(r).get("values"))),
+            )
+            for r in bootfacts.as_list(spec.get("requirements"))
+        )
         weight = bootfacts.number(spec.get("weight"))
         price = bootfacts.number(spec.get("price")) if isinstance(spec.get("price"), str) else None
-        capacity = tuple((str(k), q) for k, v in bootfacts.as_map(spec.get("capacity")).items()
-                         if str(k) in (contract.NVIDIA_GPU, contract.AMD_GPU) and (q := fit.quantity(v)) is not None
-                         and math.isfinite(q))
-        found.append(Overlay(name, requirements, int(weight) if weight is not None and math.isfinite(weight) else 0,
-                             price if price is not None and 0 <= price < math.inf else None,
-                             bootfacts.text(spec.get("priceAdjustment")), capacity))
+        capacity = tuple(
+            (str(k), q)
+            for k, v in bootfacts.as_map(spec.get("capacity")).items()
+            if str(k) in (contract.NVIDIA_GPU, contract.AMD_GPU)
+            and (q := fit.quantity(v)) is not None
+            and math.isfinite(q)
+        )
+        found.append(
+            Overlay(
+                name,
+                requirements,
+                int(weight) if weight is not None and math.isfinite(weight) else 0,
+                price if price is not None and 0 <= price < math.inf else None,
+                bootfacts.text(spec.get("priceAdjustment")),
+                capacity,
+            )
+        )
     return tuple(sorted(found, key=lambda o: (-o.weight, o.name)))
 
 
@@ -98,10 +115,16 @@ def gate(resources: Sequence[checks.StackResource]) -> Optional[bool]:
             continue
         for container in bootfacts.as_list(bootfacts.dig(res.props, "spec", "template", "spec", "containers")):
             container = bootfacts.as_map(container)
-            gates = [bootfacts.text(bootfacts.as_map(e).get("value")) for e in bootfacts.as_list(container.get("env"))
-                     if bootfacts.as_map(e).get("name") == "FEATURE_GATES"]
-            gates += [bootfacts.text(a).split("=", 1)[1] for a in bootfacts.as_list(container.get("args"))
-                      if bootfacts.text(a).startswith("--feature-gates=")]
+            gates = [
+                bootfacts.text(bootfacts.as_map(e).get("value"))
+                for e in bootfacts.as_list(container.get("env"))
+                if bootfacts.as_map(e).get("name") == "FEATURE_GATES"
+            ]
+            gates += [
+                bootfacts.text(a).split("=", 1)[1]
+                for a in bootfacts.as_list(container.get("args"))
+                if bootfacts.text(a).startswith("--feature-gates=")
+            ]
             for text in gates:
                 named = dict(part.strip().split("=", 1) for part in text.split(",") if "=" in part)
                 on = named.get(GATE, "false").strip().lower() == "true"
@@ -109,8 +132,9 @@ def gate(resources: Sequence[checks.StackResource]) -> Optional[bool]:
     return said
 
 
-def overlaid(itype: instances.InstanceType, overlays: Sequence[Overlay], pool: str,
-             labels: tuple[tuple[str, str], ...]) -> instances.InstanceType:
+def overlaid(
+    itype: instances.InstanceType, overlays: Sequence[Overlay], pool: str, labels: tuple[tuple[str, str], ...]
+) -> instances.InstanceType:
     """``itype`` as the pool's overlays leave its GPUs: the first overlay (by weight) that gives the type's vendor
     resource sets it (a type without GPUs takes NVIDIA's)."""
     vendor = instances.facts(itype.name).gpu
@@ -122,8 +146,9 @@ def overlaid(itype: instances.InstanceType, overlays: Sequence[Overlay], pool: s
     return itype
 
 
-def price(name: str, base: Optional[float], overlays: Sequence[Overlay], pool: str,
-          labels: tuple[tuple[str, str], ...]) -> Optional[float]:
+def price(
+    name: str, base: Optional[float], overlays: Sequence[Overlay], pool: str, labels: tuple[tuple[str, str], ...]
+) -> Optional[float]:
     """What the pool's overlays make a type's on-demand price: the first overlay (by weight) that sets a price or
     an adjustment decides; a price adjusted below zero is zero."""
     itype = next((t for t in instances.sizes(instances.family_of(name)) if t.name == name), None)
@@ -153,7 +178,9 @@ def applied(resources: Sequence[checks.StackResource], unknown: checks.Unknown =
 
 
 def words(overlays: Sequence[Overlay]) -> str:
-    return ", ".join(f"'{o.name}'" for o in overlays[:5]) + (f" and {len(overlays) - 5} more" if len(overlays) > 5 else "")
+    return ", ".join(f"'{o.name}'" for o in overlays[:5]) + (
+        f" and {len(overlays) - 5} more" if len(overlays) > 5 else ""
+    )
 
 
 def unapplied(resources: Sequence[checks.StackResource], unknown: checks.Unknown = ()) -> str:
@@ -168,9 +195,14 @@ def unapplied(resources: Sequence[checks.StackResource], unknown: checks.Unknown
         return ""
     which = f"karpenter nodeoverlay{'s' if len(overlays) > 1 else ''} {words(overlays)}"
     if on is None:
-        return (f"{which}: not applied to the fit or the worst case: whether Karpenter's {GATE} feature gate is on is not "
-                f"known (this stack holds no Karpenter controller that sets FEATURE_GATES); with it off Karpenter ignores "
-                f"them (set {GATE_SETTING}: true where Karpenter is installed)")
-    return (f"{which}: Karpenter's {GATE} feature gate is off, so Karpenter ignores {'them' if len(overlays) > 1 else 'it'}, "
-            f"and so do the fit and the worst case (set {GATE_SETTING}: true in Karpenter's chart values, or drop "
-            f"{'them' if len(overlays) > 1 else 'it'})")
+        return (
+            f"{which}: not applied to the fit or the worst case: whether Karpenter's {GATE} feature gate is on is not "
+            f"known (this stack holds no Karpenter controller that sets FEATURE_GATES); with it off Karpenter ignores "
+            f"them (set {GATE_SETTING}: true where Karpenter is installed)"
+        )
+    return (
+        f"{which}: Karpenter's {GATE} feature gate is off, so Karpenter ignores "
+        f"{'them' if len(overlays) > 1 else 'it'}, "
+        f"and so do the fit and the worst case (set {GATE_SETTING}: true in Karpenter's chart values, or drop "
+        f"{'them' if len(overlays) > 1 else 'it'})"
+    )

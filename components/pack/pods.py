@@ -33,9 +33,16 @@ POD_SPEC = {
 ``LeaderWorkerSet``'s workers, whose template is its leader's too unless it has a ``leaderTemplate``:
 ``_leader_and_workers``)."""
 GROUPS = {
-    "Deployment": ("apps", "extensions"), "StatefulSet": ("apps",), "DaemonSet": ("apps", "extensions"),
-    "ReplicaSet": ("apps", "extensions"), "ReplicationController": ("core",), "Job": ("batch",),
-    "CronJob": ("batch",), "Pod": ("core",), "Rollout": ("argoproj.io",), "LeaderWorkerSet": ("leaderworkerset.x-k8s.io",),
+    "Deployment": ("apps", "extensions"),
+    "StatefulSet": ("apps",),
+    "DaemonSet": ("apps", "extensions"),
+    "ReplicaSet": ("apps", "extensions"),
+    "ReplicationController": ("core",),
+    "Job": ("batch",),
+    "CronJob": ("batch",),
+    "Pod": ("core",),
+    "Rollout": ("argoproj.io",),
+    "LeaderWorkerSet": ("leaderworkerset.x-k8s.io",),
 }
 """The API groups each kind comes in, any version (``kubernetes:apps/v1:Deployment``,
 ``kubernetes:batch/v1beta1:CronJob``)."""
@@ -105,7 +112,9 @@ class Workload:
     def wants_gpu(self) -> bool:
         """It asks for NVIDIA GPUs (the device plugin's resources, a DRA claim, a share a GPU-sharing scheduler
         gives), or selects nodes only NVIDIA GPU nodes are."""
-        return self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices) or bool(self.shares) or bool(self.gpu_nodes)
+        return (
+            self.nvidia_gpus > 0 or bool(self.claims) or bool(self.slices) or bool(self.shares) or bool(self.gpu_nodes)
+        )
 
     def asks(self) -> dict[str, float]:
         """What one node must have room for: cpu, memory, ephemeral storage and GPUs (claims as ``nvidia.com/gpu``)."""
@@ -118,7 +127,9 @@ class Workload:
 
 
 def _gpus(requests: Mapping[str, float]) -> dict[str, float]:
-    return {resource: requests[resource] for resource in (contract.NVIDIA_GPU, contract.AMD_GPU) if requests.get(resource)}
+    return {
+        resource: requests[resource] for resource in (contract.NVIDIA_GPU, contract.AMD_GPU) if requests.get(resource)
+    }
 
 
 GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
@@ -156,7 +167,9 @@ def gpu_classes(resources: Sequence[checks.StackResource]) -> dict[str, DeviceCl
             if "gpu.nvidia.com" in cel:
                 profile = _CEL_PROFILE_RE.search(cel)
                 found[bootfacts.text(bootfacts.dig(res.props, "metadata", "name")) or res.name] = DeviceClass(
-                    bool(_CEL_MIG_RE.search(cel) or profile), instances.mig_profile(profile.group(1)) or "" if profile else "")
+                    bool(_CEL_MIG_RE.search(cel) or profile),
+                    instances.mig_profile(profile.group(1)) or "" if profile else "",
+                )
     return found
 
 
@@ -190,13 +203,17 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
             continue
         gpus, mig, nvidia, refused = 0.0, [], False, []
         at = ".".join(CLAIM_KINDS[kind]) + ".devices.requests"
-        for i, request in enumerate(bootfacts.as_list(bootfacts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))):
+        for i, request in enumerate(
+            bootfacts.as_list(bootfacts.dig(res.props, *CLAIM_KINDS[kind], "devices", "requests"))
+        ):
             request = bootfacts.as_map(request)
             if "exactly" in request:
                 options = [(f"{at}[{i}].exactly", bootfacts.as_map(request.get("exactly")))]
             elif "firstAvailable" in request:
-                options = [(f"{at}[{i}].firstAvailable[{j}]", bootfacts.as_map(o))
-                           for j, o in enumerate(bootfacts.as_list(request.get("firstAvailable")))]
+                options = [
+                    (f"{at}[{i}].firstAvailable[{j}]", bootfacts.as_map(o))
+                    for j, o in enumerate(bootfacts.as_list(request.get("firstAvailable")))
+                ]
             else:  # resource.k8s.io/v1beta1: the request names its device class itself
                 options = [(f"{at}[{i}]", request)]
             asked = []
@@ -207,7 +224,11 @@ def claimed(resources: Sequence[checks.StackResource]) -> dict[tuple[str, str], 
                 device_class = classes.get(bootfacts.text(option.get("deviceClassName")))
                 if device_class is not None:
                     profile = _CEL_PROFILE_RE.search(_cel(option.get("selectors")))
-                    profile_name = (instances.mig_profile(profile.group(1)) or profile.group(1)) if profile else device_class.profile
+                    profile_name = (
+                        (instances.mig_profile(profile.group(1)) or profile.group(1))
+                        if profile
+                        else device_class.profile
+                    )
                     asked.append((count, device_class.mig or bool(profile), profile_name))
             if asked and len(asked) == len(options):  # every alternative is NVIDIA's
                 nvidia = True
@@ -261,16 +282,21 @@ def _claims(pod: Any, claims: Mapping[tuple[str, str], Claim]) -> PodClaims:
     gpus = 0.0
     for claim in bootfacts.as_list(pod.get("resourceClaims")):
         claim = bootfacts.as_map(claim)
-        ref = (("ResourceClaimTemplate", bootfacts.text(claim.get("resourceClaimTemplateName"))) if claim.get("resourceClaimTemplateName")
-               else ("ResourceClaim", bootfacts.text(claim.get("resourceClaimName"))))
+        ref = (
+            ("ResourceClaimTemplate", bootfacts.text(claim.get("resourceClaimTemplateName")))
+            if claim.get("resourceClaimTemplateName")
+            else ("ResourceClaim", bootfacts.text(claim.get("resourceClaimName")))
+        )
         found = claims.get(ref)
         if not ref[1]:
             continue
         if found is None:
             unheld.append(f"{ref[0]} '{ref[1]}'")
         elif found.refused:
-            refused.append(f"its claim '{bootfacts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
-                           f"refuses ({found.refused}), so no pod of it ever starts")
+            refused.append(
+                f"its claim '{bootfacts.text(claim.get('name')) or ref[1]}' is {ref[0]} '{ref[1]}', which Kubernetes "
+                f"refuses ({found.refused}), so no pod of it ever starts"
+            )
         elif found.nvidia:
             names.append(bootfacts.text(claim.get("name")) or ref[1])
             gpus += found.gpus
@@ -337,17 +363,23 @@ def _overhead_refused(pod: Mapping[str, Any], runtimes: Mapping[str, Mapping[str
         return []
     name = bootfacts.text(pod.get("runtimeClassName"))
     if not name:
-        return ["spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
-                "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"]
+        return [
+            "spec.overhead is set without a runtimeClassName (the RuntimeClass admission controller refuses a pod "
+            "overhead no RuntimeClass defines: drop overhead, and name a RuntimeClass whose overhead.podFixed gives it)"
+        ]
     if name not in runtimes:
         return []
     fixed = bootfacts.as_map(bootfacts.dig(runtimes[name], "overhead", "podFixed"))
     if not fixed:
-        return [f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
-                f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"]
+        return [
+            f"spec.overhead is set, but RuntimeClass '{name}' defines no overhead (the RuntimeClass admission "
+            f"controller refuses it: drop overhead, or give the RuntimeClass overhead.podFixed)"
+        ]
     if {str(k): fit.quantity(v) for k, v in overhead.items()} != {str(k): fit.quantity(v) for k, v in fixed.items()}:
-        return [f"spec.overhead is not RuntimeClass '{name}''s overhead.podFixed (the RuntimeClass admission controller "
-                f"refuses a pod overhead other than its class's: drop overhead, and the class sets it)"]
+        return [
+            f"spec.overhead is not RuntimeClass '{name}''s overhead.podFixed (the RuntimeClass admission controller "
+            f"refuses a pod overhead other than its class's: drop overhead, and the class sets it)"
+        ]
     return []
 
 
@@ -371,8 +403,14 @@ def _ray(cluster: Any, at: str) -> list[PodAt]:
     return found
 
 
-KUBEFLOW_REPLICAS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs",
-                     "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+KUBEFLOW_REPLICAS = {
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "TFJob": "tfReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+}
 """Kubeflow's training jobs (kubeflow/trainer v1 ``pkg/apis/kubeflow.org/v1/*_types.go``; an MPIJob also as
 kubeflow/mpi-operator ``v2beta1`` writes it, in the same group) and the field of each that maps a replica type
 (``Master``, ``Worker``, ``PS``, ``Chief``, ``Launcher`` ...) to a replica spec whose ``template`` is a pod template."""
@@ -380,9 +418,14 @@ kubeflow/mpi-operator ``v2beta1`` writes it, in the same group) and the field of
 
 def _replicas(field: str) -> Callable[[Mapping[str, Any]], list[PodAt]]:
     """The pods of a Kubeflow job that keeps its replica specs under ``spec.<field>``: one per replica type."""
+
     def read(props: Mapping[str, Any]) -> list[PodAt]:
-        return [pod for role, replicas in bootfacts.as_map(bootfacts.dig(props, "spec", field)).items()
-                for pod in _template(replicas, f"spec.{field}.{role}", f"replica {role}", "template", "spec")]
+        return [
+            pod
+            for role, replicas in bootfacts.as_map(bootfacts.dig(props, "spec", field)).items()
+            for pod in _template(replicas, f"spec.{field}.{role}", f"replica {role}", "template", "spec")
+        ]
+
     return read
 
 
@@ -403,22 +446,49 @@ def _leader_and_workers(props: Any, workers: PodAt) -> list[PodAt]:
 def _volcano(props: Any) -> list[PodAt]:
     """A Volcano Job (volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``): each of ``spec.tasks[]`` has a pod
     ``template``."""
-    return [pod for i, task in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "tasks")))
-            for pod in _template(task, f"spec.tasks[{i}]", f"task '{bootfacts.text(bootfacts.as_map(task).get('name')) or i}'",
-                                 "template", "spec")]
+    return [
+        pod
+        for i, task in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "tasks")))
+        for pod in _template(
+            task,
+            f"spec.tasks[{i}]",
+            f"task '{bootfacts.text(bootfacts.as_map(task).get('name')) or i}'",
+            "template",
+            "spec",
+        )
+    ]
 
 
 def _jobset(props: Any) -> list[PodAt]:
     """A JobSet (kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``): each ``spec.replicatedJobs[]``
     holds a Job template, whose pod template is ``template.spec.template``."""
-    return [pod for i, job in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "replicatedJobs")))
-            for pod in _template(job, f"spec.replicatedJobs[{i}]",
-                                 f"replicated job '{bootfacts.text(bootfacts.as_map(job).get('name')) or i}'",
-                                 "template", "spec", "template", "spec")]
+    return [
+        pod
+        for i, job in enumerate(bootfacts.as_list(bootfacts.dig(props, "spec", "replicatedJobs")))
+        for pod in _template(
+            job,
+            f"spec.replicatedJobs[{i}]",
+            f"replicated job '{bootfacts.text(bootfacts.as_map(job).get('name')) or i}'",
+            "template",
+            "spec",
+            "template",
+            "spec",
+        )
+    ]
 
 
-KSERVE_FRAMEWORKS = ("sklearn", "tensorflow", "xgboost", "pytorch", "triton", "onnx", "huggingface", "pmml",
-                     "lightgbm", "paddle")
+KSERVE_FRAMEWORKS = (
+    "sklearn",
+    "tensorflow",
+    "xgboost",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
 """A KServe predictor's framework keys (kserve/kserve ``pkg/apis/serving/v1beta1/predictor.go``), in the order its
 defaulting webhook looks for them (``inference_service_defaults.go``, ``setPredictorModelDefaults``): the first one
 set becomes the predictor's ``model``, its container fields unchanged, in place of any ``model`` written beside it."""
@@ -441,14 +511,20 @@ def _kserve(props: Any) -> list[PodAt]:
     container; a transformer is a pod spec."""
     spec = bootfacts.as_map(props.get("spec"))
     found: list[PodAt] = []
-    for part, keys in (("predictor", (*KSERVE_FRAMEWORKS, "model")), ("transformer", ()), ("explainer", KSERVE_EXPLAINERS)):
+    for part, keys in (
+        ("predictor", (*KSERVE_FRAMEWORKS, "model")),
+        ("transformer", ()),
+        ("explainer", KSERVE_EXPLAINERS),
+    ):
         component = bootfacts.as_map(spec.get(part))
         container = _kserve_container(component, keys)
         containers = bootfacts.as_list(component.get("containers"))
         if container is not None:
             pod = {k: v for k, v in component.items() if k not in keys}
-            pod["containers"] = [{"name": "kserve-container", **container},
-                                 *(containers if part == "predictor" else containers[1:])]
+            pod["containers"] = [
+                {"name": "kserve-container", **container},
+                *(containers if part == "predictor" else containers[1:]),
+            ]
         elif containers:
             pod = dict(component)
         else:
@@ -475,7 +551,10 @@ def _kserve_worker(worker: Mapping[str, Any]) -> dict[str, Any]:
     container = {**bootfacts.as_map(containers[0] if containers else None), "name": "worker-container"}
     if not any(fit.pod_requests({"containers": [container]}).get(r) for r in GPU_RESOURCES):
         resources = bootfacts.as_map(container.get("resources"))
-        container["resources"] = {**resources, "limits": {**bootfacts.as_map(resources.get("limits")), contract.NVIDIA_GPU: "1"}}
+        container["resources"] = {
+            **resources,
+            "limits": {**bootfacts.as_map(resources.get("limits")), contract.NVIDIA_GPU: "1"},
+        }
     pod["containers"] = [container]
     return pod
 
@@ -518,19 +597,29 @@ def _argo_spec(props: Any) -> list[PodAt]:
 
 CUSTOM: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[PodAt]]]] = {
     ("ray.io", "RayCluster"): ("raycluster", lambda props: _ray(props.get("spec"), "spec")),
-    ("ray.io", "RayJob"): ("rayjob", lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec")),
-    ("ray.io", "RayService"): ("rayservice", lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterConfig"),
-                                                              "spec.rayClusterConfig")),
+    ("ray.io", "RayJob"): (
+        "rayjob",
+        lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterSpec"), "spec.rayClusterSpec"),
+    ),
+    ("ray.io", "RayService"): (
+        "rayservice",
+        lambda props: _ray(bootfacts.dig(props, "spec", "rayClusterConfig"), "spec.rayClusterConfig"),
+    ),
     **{("kubeflow.org", kind): (kind.lower(), _replicas(field)) for kind, field in KUBEFLOW_REPLICAS.items()},
     ("batch.volcano.sh", "Job"): ("volcano job", _volcano),
     ("jobset.x-k8s.io", "JobSet"): ("jobset", _jobset),
-    ("serving.knative.dev", "Service"): ("knative service", lambda props: _template(props.get("spec"), "spec", "", "template", "spec")),
+    ("serving.knative.dev", "Service"): (
+        "knative service",
+        lambda props: _template(props.get("spec"), "spec", "", "template", "spec"),
+    ),
     ("serving.kserve.io", "InferenceService"): ("inferenceservice", _kserve),
     ("argoproj.io", "Workflow"): ("workflow", _argo_spec),
     ("argoproj.io", "WorkflowTemplate"): ("workflowtemplate", _argo_spec),
     ("argoproj.io", "ClusterWorkflowTemplate"): ("clusterworkflowtemplate", _argo_spec),
-    ("argoproj.io", "CronWorkflow"): ("cronworkflow", lambda props: _argo(bootfacts.dig(props, "spec", "workflowSpec"),
-                                                                        "spec.workflowSpec")),
+    ("argoproj.io", "CronWorkflow"): (
+        "cronworkflow",
+        lambda props: _argo(bootfacts.dig(props, "spec", "workflowSpec"), "spec.workflowSpec"),
+    ),
 }
 """Custom resources whose pods are judged as a Deployment's, by API group and kind (any version): what each
 calls itself in a verdict, and its pod templates. Operators' resources are in ``OPERATORS``; another custom
@@ -546,15 +635,26 @@ OPERATORS: Mapping[tuple[str, str], tuple[str, Callable[[Mapping[str, Any], oper
 }
 """Operators' custom resources whose pods are read as each operator builds them (``operators``), with the stack's
 resources it reads beside them (``operators.Related``)."""
-NO_PODS = {("ome.io", "ServingRuntime"), ("ome.io", "ClusterServingRuntime"),
-           ("serving.kserve.io", "ServingRuntime"), ("serving.kserve.io", "ClusterServingRuntime")}
+NO_PODS = {
+    ("ome.io", "ServingRuntime"),
+    ("ome.io", "ClusterServingRuntime"),
+    ("serving.kserve.io", "ServingRuntime"),
+    ("serving.kserve.io", "ClusterServingRuntime"),
+}
 """Custom resources whose pod specs are another's defaults, judged in the pods of what uses them: OME's serving
 runtimes, in each InferenceService that names one; KServe's, whose containers a predictor's are merged over (what
 they add to a predictor is not read)."""
 ARGO_CD = {("argoproj.io", "Application"), ("argoproj.io", "ApplicationSet"), ("argoproj.io", "AppProject")}
 """Argo CD's resources: they deploy manifests (a chart's values among them), and run no pods of their own."""
-NOT_WORKLOADS = ("karpenter.sh", "karpenter.k8s.aws", "eks.amazonaws.com", "helm.toolkit.fluxcd.io",
-                 "source.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "helm.cattle.io")
+NOT_WORKLOADS = (
+    "karpenter.sh",
+    "karpenter.k8s.aws",
+    "eks.amazonaws.com",
+    "helm.toolkit.fluxcd.io",
+    "source.toolkit.fluxcd.io",
+    "kustomize.toolkit.fluxcd.io",
+    "helm.cattle.io",
+)
 """API groups whose custom resources run no pods of their own: Karpenter's and EKS Auto Mode's node resources, and
 releases of charts (Flux, k3s's HelmChart), whose values are a chart's inputs; their CRDs' schemas prune any other
 field, so a pod spec's shape in them is not a pod."""
@@ -575,8 +675,13 @@ def _embedding_kind(type_: str) -> Optional[tuple[str, str]]:
     if match is None or "." not in match["group"] or workload_kind(type_) is not None:
         return None
     group = match["group"]
-    if group.endswith(BUILT_IN_SUFFIX) and not group.endswith(".x-k8s.io") or (group, match["kind"]) in NO_PODS \
-            or group in NOT_WORKLOADS or (group, match["kind"]) in ARGO_CD:
+    if (
+        group.endswith(BUILT_IN_SUFFIX)
+        and not group.endswith(".x-k8s.io")
+        or (group, match["kind"]) in NO_PODS
+        or group in NOT_WORKLOADS
+        or (group, match["kind"]) in ARGO_CD
+    ):
         return None
     return group, match["kind"]
 
@@ -588,7 +693,9 @@ def related_objects(resources: Sequence[checks.StackResource]) -> dict[tuple[str
         match = _TYPE_RE.fullmatch(res.type)
         if match and (match["group"], match["kind"]) in operators.RELATED_KINDS:
             name = bootfacts.dig(res.props, "metadata", "name")
-            found.setdefault((match["kind"], name if isinstance(name, str) and name else res.name), bootfacts.as_map(res.props))
+            found.setdefault(
+                (match["kind"], name if isinstance(name, str) and name else res.name), bootfacts.as_map(res.props)
+            )
     return found
 
 
@@ -612,8 +719,12 @@ def pod_templates(res: checks.StackResource, related: operators.Related = {}) ->
     return embedding[1].lower(), operators.embedded_pods(bootfacts.as_map(res.props))
 
 
-def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
-                   runtimes: Mapping[str, Mapping[str, Any]] = {}, related: operators.Related = {}) -> list[Workload]:
+def read_workloads(
+    res: checks.StackResource,
+    claims: Mapping[tuple[str, str], Claim] = {},
+    runtimes: Mapping[str, Mapping[str, Any]] = {},
+    related: operators.Related = {},
+) -> list[Workload]:
     """A resource's workloads: one for each of its pod templates (a RayCluster's head and worker groups)."""
     word, pods = pod_templates(res, related)
     kind = workload_kind(res.type) or res.type.rsplit(":", 1)[-1]
@@ -621,8 +732,9 @@ def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], C
         kind = operators.slurm_node_set_kind(bootfacts.as_map(res.props))
     found = []
     for part, at, pod, where in pods:
-        queued, flavors = operators.kueue_flavors((bootfacts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)),
-                                                  related)
+        queued, flavors = operators.kueue_flavors(
+            (bootfacts.as_map(res.props.get("metadata")), _pod_metadata(res.props, at)), related
+        )
         if flavors:
             pod = operators.with_flavors(pod, flavors)
         workload = _workload(res, kind, word, part, at, pod, where, claims, runtimes)
@@ -633,15 +745,26 @@ def read_workloads(res: checks.StackResource, claims: Mapping[tuple[str, str], C
     return found
 
 
-def read_workload(res: checks.StackResource, claims: Mapping[tuple[str, str], Claim] = {},
-                  runtimes: Mapping[str, Mapping[str, Any]] = {}) -> Optional[Workload]:
+def read_workload(
+    res: checks.StackResource,
+    claims: Mapping[tuple[str, str], Claim] = {},
+    runtimes: Mapping[str, Mapping[str, Any]] = {},
+) -> Optional[Workload]:
     found = read_workloads(res, claims, runtimes)
     return found[0] if found else None
 
 
-def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: str, pod: Mapping[str, Any],
-              where: Mapping[str, str], claims: Mapping[tuple[str, str], Claim],
-              runtimes: Mapping[str, Mapping[str, Any]]) -> Optional[Workload]:
+def _workload(
+    res: checks.StackResource,
+    kind: str,
+    word: str,
+    part: str,
+    at: str,
+    pod: Mapping[str, Any],
+    where: Mapping[str, str],
+    claims: Mapping[tuple[str, str], Claim],
+    runtimes: Mapping[str, Mapping[str, Any]],
+) -> Optional[Workload]:
     if bootfacts.text(pod.get("nodeName")):  # bound to one node by name: no scheduler, no lane, taints not checked
         return None
     refused = scheduling.refusals(pod, at, where)
@@ -656,27 +779,65 @@ def _workload(res: checks.StackResource, kind: str, word: str, part: str, at: st
     # EKS runs the ExtendedResourceToleration admission controller (EKS user guide, platform versions):
     # a pod that requests an extended resource (a domain-qualified name outside kubernetes.io: GPUs,
     # aws.amazon.com/neuron, vpc.amazonaws.com/efa) tolerates the NoSchedule taint keyed by it (not DRA claims)
-    admitted = tuple(Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource))
+    admitted = tuple(
+        Toleration(resource, "Exists", "", "NoSchedule") for resource in requests if fit.extended(resource)
+    )
     asked = _claims(pod, claims)
-    images = tuple(bootfacts.text(bootfacts.as_map(c).get("image")) for group in ("initContainers", "containers")
-                   for c in bootfacts.as_list(pod.get(group)))
+    images = tuple(
+        bootfacts.text(bootfacts.as_map(c).get("image"))
+        for group in ("initContainers", "containers")
+        for c in bootfacts.as_list(pod.get(group))
+    )
     slices = tuple(r for r, amount in requests.items() if r.startswith(NVIDIA_SLICES) and amount)
     # the device plugin's MIG resources (its "mixed" strategy): nvidia.com/mig-<profile>, '+' written '.'
     mig = tuple(instances.mig_profile(r.removeprefix(MIG_RESOURCE)) or "" for r in slices if r.startswith(MIG_RESOURCE))
     programs = tuple(_program(bootfacts.as_map(c)) for c in bootfacts.as_list(pod.get("containers")))
     selection = scheduling.selection_of(pod)
     shares = () if any(requests.get(r) for r in GPU_RESOURCES) else _gpu_shares(pod, _pod_metadata(res.props, at))
-    gpu_nodes = () if kind == "DaemonSet" else tuple(
-        dict.fromkeys(f"{r.key}={r.values[0]}" if r.operator == "In" and len(r.values) == 1 else f"{r.key} {r.operator}"
-                      for r in selection.requirements if _nvidia_node_label(r)))
-    host_paths = tuple(bootfacts.text(bootfacts.dig(v, "hostPath", "path")) for v in bootfacts.as_list(pod.get("volumes"))
-                       if bootfacts.text(bootfacts.dig(v, "hostPath", "path")))
-    env_names = tuple(bootfacts.text(bootfacts.as_map(e).get("name")) for group in ("initContainers", "containers")
-                      for c in bootfacts.as_list(pod.get(group)) for e in bootfacts.as_list(bootfacts.as_map(c).get("env")))
-    return Workload(subject, kind, res.urn, selection, scheduling.tolerations_of(pod) + admitted, gpus,
-                    requests, asked.names, asked.gpus, images, programs, slices,
-                    (*refused, *fit.refusals(pod), *overhead), mig + asked.mig, asked.unheld, asked.refused,
-                    shares, gpu_nodes, host_paths, env_names)
+    gpu_nodes = (
+        ()
+        if kind == "DaemonSet"
+        else tuple(
+            dict.fromkeys(
+                f"{r.key}={r.values[0]}" if r.operator == "In" and len(r.values) == 1 else f"{r.key} {r.operator}"
+                for r in selection.requirements
+                if _nvidia_node_label(r)
+            )
+        )
+    )
+    host_paths = tuple(
+        bootfacts.text(bootfacts.dig(v, "hostPath", "path"))
+        for v in bootfacts.as_list(pod.get("volumes"))
+        if bootfacts.text(bootfacts.dig(v, "hostPath", "path"))
+    )
+    env_names = tuple(
+        bootfacts.text(bootfacts.as_map(e).get("name"))
+        for group in ("initContainers", "containers")
+        for c in bootfacts.as_list(pod.get(group))
+        for e in bootfacts.as_list(bootfacts.as_map(c).get("env"))
+    )
+    return Workload(
+        subject,
+        kind,
+        res.urn,
+        selection,
+        scheduling.tolerations_of(pod) + admitted,
+        gpus,
+        requests,
+        asked.names,
+        asked.gpus,
+        images,
+        programs,
+        slices,
+        (*refused, *fit.refusals(pod), *overhead),
+        mig + asked.mig,
+        asked.unheld,
+        asked.refused,
+        shares,
+        gpu_nodes,
+        host_paths,
+        env_names,
+    )
 
 
 GPU_SHARE_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
@@ -691,8 +852,11 @@ def _gpu_shares(pod: Mapping[str, Any], metadata: Mapping[str, Any]) -> tuple[st
     if not scheduler or scheduler == "default-scheduler":
         return ()
     annotations = bootfacts.as_map(metadata.get("annotations"))
-    return tuple(f"{key} {bootfacts.text(annotations[key]) or number_text(annotations[key])}" for key in GPU_SHARE_ANNOTATIONS
-                 if annotations.get(key) not in (None, ""))
+    return tuple(
+        f"{key} {bootfacts.text(annotations[key]) or number_text(annotations[key])}"
+        for key in GPU_SHARE_ANNOTATIONS
+        if annotations.get(key) not in (None, "")
+    )
 
 
 def _nvidia_node_label(req: scheduling.Requirement) -> bool:
@@ -701,7 +865,9 @@ def _nvidia_node_label(req: scheduling.Requirement) -> bool:
     false."""
     if req.field or not (req.key.startswith("nvidia.com/") or _NFD_NVIDIA_PCI_RE.fullmatch(req.key)):
         return False
-    return req.operator in ("Exists", "Gt", "Lt") or (req.operator == "In" and all(v.lower() != "false" for v in req.values))
+    return req.operator in ("Exists", "Gt", "Lt") or (
+        req.operator == "In" and all(v.lower() != "false" for v in req.values)
+    )
 
 
 _PATH_STEP_RE = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -714,8 +880,11 @@ def _pod_metadata(props: Mapping[str, Any], at: str) -> Mapping[str, Any]:
         return {}
     value: Any = props
     for step in steps[:-1]:
-        value = bootfacts.as_list(value)[step] if isinstance(step, int) and step < len(bootfacts.as_list(value)) else (
-            None if isinstance(step, int) else bootfacts.as_map(value).get(step))
+        value = (
+            bootfacts.as_list(value)[step]
+            if isinstance(step, int) and step < len(bootfacts.as_list(value))
+            else (None if isinstance(step, int) else bootfacts.as_map(value).get(step))
+        )
     return bootfacts.as_map(bootfacts.as_map(value).get("metadata"))
 
 

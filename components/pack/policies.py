@@ -34,8 +34,21 @@ from pulumi_policy.proxy import UnknownValueError
 
 from .. import clock
 from ..facts import prices
-from . import (bootfacts, checks, cost, gpudaemons, laneconfig, lanesource, lookup, reach, reserved, reservedlanes,
-               scope, soak, speedups)
+from . import (
+    bootfacts,
+    checks,
+    cost,
+    gpudaemons,
+    laneconfig,
+    lanesource,
+    lookup,
+    reach,
+    reserved,
+    reservedlanes,
+    scope,
+    soak,
+    speedups,
+)
 
 MANDATORY, ADVISORY = EnforcementLevel.MANDATORY, EnforcementLevel.ADVISORY
 
@@ -94,16 +107,22 @@ def knowledge(policy: str, config: Any) -> checks.AmiKnowledge:
     return checks.AmiKnowledge(config or {}, lookup.describe_image, lookup.encryption_by_default, lookup.select, policy)
 
 
-def resource_policy(name: str, description: str, level: EnforcementLevel, check: Callable[..., Any],
-                    schema: Optional[PolicyConfigSchema] = None) -> ResourceValidationPolicy:
+def resource_policy(
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    check: Callable[..., Any],
+    schema: Optional[PolicyConfigSchema] = None,
+) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         parent = getattr(args.opts, "parent", None) or ""
         lane = bootfacts.read(args.resource_type, args.name, args.props, args.urn, parent)
         if lane is not None:
             report_all(name, check(lane, knowledge(name, args.get_config())), report)
 
-    return ResourceValidationPolicy(name=name, description=description, enforcement_level=level,
-                                    config_schema=schema, validate=validate)
+    return ResourceValidationPolicy(
+        name=name, description=description, enforcement_level=level, config_schema=schema, validate=validate
+    )
 
 
 def stack_of(args: StackValidationArgs) -> checks.Stack:
@@ -112,34 +131,49 @@ def stack_of(args: StackValidationArgs) -> checks.Stack:
     key = tuple(r.urn for r in args.resources)
     found = STACKS.values.get(key) if scope.installed() else None
     if found is None:
-        found = checks.Stack([
-            checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies),
-                                 getattr(r.opts, "parent", None) or "")
-            for r in args.resources
-        ], UnknownValueError)
+        found = checks.Stack(
+            [
+                checks.StackResource(
+                    r.resource_type,
+                    r.name,
+                    r.urn,
+                    r.props,
+                    UrnDependencies(r.property_dependencies),
+                    getattr(r.opts, "parent", None) or "",
+                )
+                for r in args.resources
+            ],
+            UnknownValueError,
+        )
         if scope.installed():
             STACKS.values[key] = found
     return found
 
 
-def stack_policy(name: str, description: str, check: checks.StackCheck,
-                 schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
+def stack_policy(
+    name: str, description: str, check: checks.StackCheck, schema: Optional[PolicyConfigSchema] = None
+) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         stack = stack_of(args)
-        report_all(name, checks.judge_stack(check, stack, knowledge(name, args.get_config()), UnknownValueError), report)
+        report_all(
+            name, checks.judge_stack(check, stack, knowledge(name, args.get_config()), UnknownValueError), report
+        )
 
-    return StackValidationPolicy(name=name, description=description, enforcement_level=MANDATORY,
-                                 config_schema=schema, validate=validate)
+    return StackValidationPolicy(
+        name=name, description=description, enforcement_level=MANDATORY, config_schema=schema, validate=validate
+    )
 
 
 LANE_POLICIES: set[str] = set()
 """The policies whose config holds ``lanes`` (made by ``workload_policy``): checked when the pack is configured."""
 
 
-def workload_policy(name: str, description: str, level: EnforcementLevel,
-                    judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
+def workload_policy(
+    name: str, description: str, level: EnforcementLevel, judge: Callable[..., list[checks.Finding]]
+) -> StackValidationPolicy:
     """A policy over the stack's workloads and lanes (``reach``, ``gpudaemons``); config: ``lanes``."""
     LANE_POLICIES.add(name)
+
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         urns = tuple(r.urn for r in args.resources)
         resources = SURVEYS.values.get(urns) if scope.installed() else None
@@ -160,14 +194,24 @@ def workload_policy(name: str, description: str, level: EnforcementLevel,
                 whole = SURVEYS.values[key] = reach.survey(resources, config, UnknownValueError)
         report_all(name, judge(resources, config, UnknownValueError, whole), report)
 
-    return StackValidationPolicy(name=name, description=description, enforcement_level=level,
-                                 config_schema=PolicyConfigSchema(properties={"lanes": laneconfig.LANES_SCHEMA}),
-                                 validate=validate)
+    return StackValidationPolicy(
+        name=name,
+        description=description,
+        enforcement_level=level,
+        config_schema=PolicyConfigSchema(properties={"lanes": laneconfig.LANES_SCHEMA}),
+        validate=validate,
+    )
 
 
-def cost_policy(name: str, description: str, level: EnforcementLevel,
-                judge: Callable[[cost.Costs], Iterable[checks.Finding]], schema: Optional[PolicyConfigSchema] = None) -> StackValidationPolicy:
+def cost_policy(
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    judge: Callable[[cost.Costs], Iterable[checks.Finding]],
+    schema: Optional[PolicyConfigSchema] = None,
+) -> StackValidationPolicy:
     """A policy over every lane's worst case per hour (``cost``), in the stack's region."""
+
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         stack, config = stack_of(args), args.get_config() or {}
         priced = prices.for_region(cost.stack_region(), cost.config_prices(config))
@@ -177,36 +221,58 @@ def cost_policy(name: str, description: str, level: EnforcementLevel,
             found = cost.lanes_of(stack, priced, UnknownValueError)
             if scope.installed():
                 COSTS.values[key] = found
-        known = (reserved.Knowledge(config, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
-                 if name == cost.CEILING else None)  # what a reserved lane has already paid, for its budgets
-        report_all(name, judge(cost.survey(stack, config, priced, found, UnknownValueError, known, clock.now())), report)
+        known = (
+            reserved.Knowledge(config, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
+            if name == cost.CEILING
+            else None
+        )  # what a reserved lane has already paid, for its budgets
+        report_all(
+            name, judge(cost.survey(stack, config, priced, found, UnknownValueError, known, clock.now())), report
+        )
 
-    return StackValidationPolicy(name=name, description=description, enforcement_level=level, config_schema=schema,
-                                 validate=validate)
+    return StackValidationPolicy(
+        name=name, description=description, enforcement_level=level, config_schema=schema, validate=validate
+    )
 
 
 RESERVED_LANES = scope.RequestLocal()
 """Per request: the stack's lanes, read once for both reservation policies."""
 
 
-def reservation_policy(name: str, description: str, level: EnforcementLevel,
-                       judge: Callable[..., list[checks.Finding]]) -> StackValidationPolicy:
+def reservation_policy(
+    name: str, description: str, level: EnforcementLevel, judge: Callable[..., list[checks.Finding]]
+) -> StackValidationPolicy:
     """A policy over the lanes' capacity reservations (``reserved``); config: ``lookup``, ``reservations``,
     ``subnets``."""
+
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         urns = tuple(r.urn for r in args.resources)
         lanes = RESERVED_LANES.values.get(urns) if scope.installed() else None
         if lanes is None:
-            lanes = lanesource.read_lanes([
-                checks.StackResource(r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies))
-                for r in args.resources], {}, UnknownValueError)
+            lanes = lanesource.read_lanes(
+                [
+                    checks.StackResource(
+                        r.resource_type, r.name, r.urn, r.props, UrnDependencies(r.property_dependencies)
+                    )
+                    for r in args.resources
+                ],
+                {},
+                UnknownValueError,
+            )
             if scope.installed():
                 RESERVED_LANES.values[urns] = lanes
-        known = reserved.Knowledge(args.get_config() or {}, lookup.describe_capacity_reservation, lookup.subnet_zone, name)
+        known = reserved.Knowledge(
+            args.get_config() or {}, lookup.describe_capacity_reservation, lookup.subnet_zone, name
+        )
         report_all(name, judge(lanes, known, clock.now()), report)
 
-    return StackValidationPolicy(name=name, description=description, enforcement_level=level,
-                                 config_schema=PolicyConfigSchema(properties=reserved.SCHEMA), validate=validate)
+    return StackValidationPolicy(
+        name=name,
+        description=description,
+        enforcement_level=level,
+        config_schema=PolicyConfigSchema(properties=reserved.SCHEMA),
+        validate=validate,
+    )
 
 
 def unverified_policy() -> StackValidationPolicy:
@@ -219,91 +285,197 @@ def unverified_policy() -> StackValidationPolicy:
                 report(finding.message, finding.urn or None)
 
     return StackValidationPolicy(
-        name=checks.UNVERIFIED, enforcement_level=ADVISORY, validate=validate,
+        name=checks.UNVERIFIED,
+        enforcement_level=ADVISORY,
+        validate=validate,
         description="A check that needs an AMI's facts could not run: it says which, for which AMI or selector, "
-                    "and what would make it verifiable.")
+        "and what would make it verifiable.",
+    )
 
 
 def schema(**extra: dict[str, Any]) -> PolicyConfigSchema:
     """Every AMI-facts policy: ``lookup`` (EC2, ambient credentials) and ``amis`` (facts by id)."""
-    return PolicyConfigSchema(properties={
-        "lookup": {"type": "boolean", "default": False,
-                   "description": "Read AMI facts with EC2 DescribeImages and resolve selectors (names, tags, SSM "
-                                  "parameters) as Karpenter and EC2 do, with the ambient AWS credentials."},
-        "amis": {"type": "object", "default": {},
-                 "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
-                                "rootSnapshotEncrypted, creationDate, nvidiaDriverBranch.",
-                 "additionalProperties": {"type": "object", "properties": {
-                     "name": {"type": "string"}, "description": {"type": "string"},
-                     "architecture": {"type": "string", "enum": ["x86_64", "arm64"]},
-                     "rootDeviceName": {"type": "string"}, "rootSnapshotGiB": {"type": "number"},
-                     "rootSnapshotEncrypted": {"type": "boolean"}, "creationDate": {"type": "string"},
-                     "nvidiaDriverBranch": {"type": "integer", "minimum": 1}}}},
-        **extra,
-    })
+    return PolicyConfigSchema(
+        properties={
+            "lookup": {
+                "type": "boolean",
+                "default": False,
+                "description": "Read AMI facts with EC2 DescribeImages and resolve selectors (names, tags, SSM "
+                "parameters) as Karpenter and EC2 do, with the ambient AWS credentials.",
+            },
+            "amis": {
+                "type": "object",
+                "default": {},
+                "description": "AMI facts by id: name, description, architecture, rootDeviceName, rootSnapshotGiB, "
+                "rootSnapshotEncrypted, creationDate, nvidiaDriverBranch.",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "description": {"type": "string"},
+                        "architecture": {"type": "string", "enum": ["x86_64", "arm64"]},
+                        "rootDeviceName": {"type": "string"},
+                        "rootSnapshotGiB": {"type": "number"},
+                        "rootSnapshotEncrypted": {"type": "boolean"},
+                        "creationDate": {"type": "string"},
+                        "nvidiaDriverBranch": {"type": "integer", "minimum": 1},
+                    },
+                },
+            },
+            **extra,
+        }
+    )
 
 
 def policies() -> list[Policy]:
     """The rack's policies (new objects on each call), ``ami-facts-unknown`` last."""
     return [
-        resource_policy("ami-id-format", "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits, and every "
-                        "EC2NodeClass alias one family@version Karpenter's controller can parse.", MANDATORY,
-                        lambda lane, _: checks.ami_id_format(lane)),
-        stack_policy("al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.",
-                     checks.al2023_family, schema()),
-        stack_policy("disk-fits-ami-snapshot", "The root volume is at least the AMI's root snapshot.",
-                     checks.disk_fits_ami_snapshot, schema(amiRootSnapshotGiB={
-                         "type": "object", "default": {}, "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
-                         "description": "Root snapshot GiB by AMI id, e.g. {\"ami-0123456789abcdef0\": 20}."})),
+        resource_policy(
+            "ami-id-format",
+            "Every AMI id is 'ami-' and 8 or 17 lowercase hex digits, and every "
+            "EC2NodeClass alias one family@version Karpenter's controller can parse.",
+            MANDATORY,
+            lambda lane, _: checks.ami_id_format(lane),
+        ),
+        stack_policy(
+            "al2023-family", "A lane pinned to a custom AMI declares Amazon Linux 2023.", checks.al2023_family, schema()
+        ),
+        stack_policy(
+            "disk-fits-ami-snapshot",
+            "The root volume is at least the AMI's root snapshot.",
+            checks.disk_fits_ami_snapshot,
+            schema(
+                amiRootSnapshotGiB={
+                    "type": "object",
+                    "default": {},
+                    "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+                    "description": 'Root snapshot GiB by AMI id, e.g. {"ami-0123456789abcdef0": 20}.',
+                }
+            ),
+        ),
         stack_policy("gpu-lane-os", "GPU lanes run Amazon Linux 2023, never Bottlerocket.", checks.gpu_lane_os),
-        stack_policy("arch-matches-ami", "A lane's architecture matches its pinned AMI's.", checks.arch_matches_ami, schema()),
-        stack_policy("root-volume-encrypted", "Every node's root volume is encrypted.", checks.root_volume_encrypted,
-                     schema(ebsEncryptionByDefault={
-                         "type": "boolean",
-                         "description": "Whether the account encrypts new EBS volumes by default (EC2 GetEbsEncryptionByDefault)."})),
-        resource_policy("pinned-ami-age", "A pinned AMI is recent enough to carry OS patches.", ADVISORY,
-                        checks.pinned_ami_age, schema(maxAgeDays={
-                            "type": "number", "minimum": 1, "default": 90,
-                            "description": "Days after its creation a pinned AMI is considered stale."})),
-        resource_policy("ami-k8s-version", "A pinned AMI is built for the cluster's Kubernetes minor.", ADVISORY,
-                        checks.ami_k8s_version, schema(kubernetesVersion={
-                            "type": "string", "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
-                            "description": "The cluster's Kubernetes version, when the resources do not say it."})),
-        stack_policy(checks.DRIVER, "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU "
-                     "family the lane can launch.", checks.gpu_driver_supports_lane, schema()),
-        stack_policy(soak.POLICY, "An AMI a lane would newly run has run on a lane of the same name in the "
-                     "environment before for soakDays (its evidence: `mixed-os-racks soak`).", soak.ami_soaked,
-                     PolicyConfigSchema(properties=soak.SCHEMA)),
-        stack_policy(reservedlanes.POLICY, "A lane that names a capacity reservation can launch into it: a "
-                     "CAPACITY_BLOCK node group's launch template targets the block with market type capacity-block, "
-                     "and a NodePool launches capacity type reserved exactly when its EC2NodeClass selects "
-                     "reservations.", reservedlanes.reserved_capacity_targeted),
-        workload_policy("workloads-reach-their-lane", "Every workload can land on the lane it selects, and a GPU "
-                        "workload on a GPU lane.", MANDATORY, reach.reach),
-        workload_policy("gpu-daemonsets-reach-gpu-lanes", "Every DaemonSet that serves GPUs (the NVIDIA device plugin, "
-                        "dcgm-exporter) reaches every GPU lane.", MANDATORY, gpudaemons.gpu_daemonsets),
-        workload_policy("gpu-lanes-for-gpu-workloads", "A workload that requests no GPU cannot take a GPU node.",
-                        ADVISORY, gpudaemons.squatting),
-        cost_policy(cost.CEILING, "A lane's worst case per hour (and a rack's, the stack's) is within its budget.", MANDATORY,
-                    cost.ceiling, PolicyConfigSchema(properties=cost.CEILING_SCHEMA)),
-        reservation_policy(reserved.FITS, "Every capacity reservation a lane names is the account's, of an instance type "
-                           "the lane can launch, in a zone of its subnets, within its limits, and not ended for a lane "
-                           "of reservations only.", MANDATORY, reserved.fits),
-        reservation_policy(reserved.ENDING, "A capacity reservation a lane names has not ended, does not end within a "
-                           "week, and has started (with its date).", ADVISORY, reserved.ending),
-        cost_policy(cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded),
+        stack_policy(
+            "arch-matches-ami", "A lane's architecture matches its pinned AMI's.", checks.arch_matches_ami, schema()
+        ),
+        stack_policy(
+            "root-volume-encrypted",
+            "Every node's root volume is encrypted.",
+            checks.root_volume_encrypted,
+            schema(
+                ebsEncryptionByDefault={
+                    "type": "boolean",
+                    "description": "Whether the account encrypts new EBS volumes by default (EC2 "
+                    "GetEbsEncryptionByDefault).",
+                }
+            ),
+        ),
+        resource_policy(
+            "pinned-ami-age",
+            "A pinned AMI is recent enough to carry OS patches.",
+            ADVISORY,
+            checks.pinned_ami_age,
+            schema(
+                maxAgeDays={
+                    "type": "number",
+                    "minimum": 1,
+                    "default": 90,
+                    "description": "Days after its creation a pinned AMI is considered stale.",
+                }
+            ),
+        ),
+        resource_policy(
+            "ami-k8s-version",
+            "A pinned AMI is built for the cluster's Kubernetes minor.",
+            ADVISORY,
+            checks.ami_k8s_version,
+            schema(
+                kubernetesVersion={
+                    "type": "string",
+                    "pattern": "^v?1\\.[0-9]+(\\.[0-9]+)?$",
+                    "description": "The cluster's Kubernetes version, when the resources do not say it.",
+                }
+            ),
+        ),
+        stack_policy(
+            checks.DRIVER,
+            "A GPU lane's pinned AMI runs an NVIDIA driver branch that drives every GPU family the lane can launch.",
+            checks.gpu_driver_supports_lane,
+            schema(),
+        ),
+        stack_policy(
+            soak.POLICY,
+            "An AMI a lane would newly run has run on a lane of the same name in the "
+            "environment before for soakDays (its evidence: `mixed-os-racks soak`).",
+            soak.ami_soaked,
+            PolicyConfigSchema(properties=soak.SCHEMA),
+        ),
+        stack_policy(
+            reservedlanes.POLICY,
+            "A lane that names a capacity reservation can launch into it: a "
+            "CAPACITY_BLOCK node group's launch template targets the block with market type capacity-block, "
+            "and a NodePool launches capacity type reserved exactly when its EC2NodeClass selects "
+            "reservations.",
+            reservedlanes.reserved_capacity_targeted,
+        ),
+        workload_policy(
+            "workloads-reach-their-lane",
+            "Every workload can land on the lane it selects, and a GPU workload on a GPU lane.",
+            MANDATORY,
+            reach.reach,
+        ),
+        workload_policy(
+            "gpu-daemonsets-reach-gpu-lanes",
+            "Every DaemonSet that serves GPUs (the NVIDIA device plugin, dcgm-exporter) reaches every GPU lane.",
+            MANDATORY,
+            gpudaemons.gpu_daemonsets,
+        ),
+        workload_policy(
+            "gpu-lanes-for-gpu-workloads",
+            "A workload that requests no GPU cannot take a GPU node.",
+            ADVISORY,
+            gpudaemons.squatting,
+        ),
+        cost_policy(
+            cost.CEILING,
+            "A lane's worst case per hour (and a rack's, the stack's) is within its budget.",
+            MANDATORY,
+            cost.ceiling,
+            PolicyConfigSchema(properties=cost.CEILING_SCHEMA),
+        ),
+        reservation_policy(
+            reserved.FITS,
+            "Every capacity reservation a lane names is the account's, of an instance type "
+            "the lane can launch, in a zone of its subnets, within its limits, and not ended for a lane "
+            "of reservations only.",
+            MANDATORY,
+            reserved.fits,
+        ),
+        reservation_policy(
+            reserved.ENDING,
+            "A capacity reservation a lane names has not ended, does not end within a "
+            "week, and has started (with its date).",
+            ADVISORY,
+            reserved.ending,
+        ),
+        cost_policy(
+            cost.UNBOUNDED, "A GPU lane has limits that bound what it can cost an hour.", ADVISORY, cost.unbounded
+        ),
         unverified_policy(),
     ]
 
 
 NAME = "mixed-os-racks"
-DESCRIPTION = ("Refuses what breaks a mixed-OS rack: malformed AMI ids, custom AMIs off AL2023, root disks below "
-               "the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes, workloads that select a "
-               "lane the rack does not have.")
+DESCRIPTION = (
+    "Refuses what breaks a mixed-OS rack: malformed AMI ids, custom AMIs off AL2023, root disks below "
+    "the AMI's snapshot, GPU lanes on Bottlerocket, unencrypted root volumes, workloads that select a "
+    "lane the rack does not have."
+)
 
 
 OWN_CONFIG_PROBLEMS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
-    soak.POLICY: soak.config_problems, cost.CEILING: cost.config_problems}
+    soak.POLICY: soak.config_problems,
+    cost.CEILING: cost.config_problems,
+}
 """The policies whose properties have rules their schema cannot state, and what finds their problems."""
 
 
@@ -320,7 +492,8 @@ def config_problems(pack: str, config: Mapping[str, Mapping[str, Any]]) -> Optio
     if not problems:
         return None
     return f"invalid policy pack config for '{pack}':\n  " + "\n  ".join(
-        f"{', '.join(names)}: {problem}" for problem, names in problems.items())
+        f"{', '.join(names)}: {problem}" for problem, names in problems.items()
+    )
 
 
 def _refusing_malformed_config(pack: str) -> bool:
@@ -338,7 +511,9 @@ def _refusing_malformed_config(pack: str) -> bool:
         return False
 
     def checked(self: Any, request: Any, context: Any) -> Any:
-        given = {name: json_format.MessageToDict(request.policyConfig[name].properties) for name in request.policyConfig}
+        given = {
+            name: json_format.MessageToDict(request.policyConfig[name].properties) for name in request.policyConfig
+        }
         problem = config_problems(pack, given)
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)

@@ -13,13 +13,32 @@ from ..facts import instances, wellknown
 from . import checks, fit, overlays, scheduling
 from .scheduling import Selection
 from .laneconfig import config_findings, configured_lanes
-from .lanemodel import (Finding, GPU_RESOURCES, LaneView, Lanes, NFD_PREFIX, OS_KEY, SELECTING, Unknown, is_well_known,
-                        named_lanes)
+from .lanemodel import (
+    Finding,
+    GPU_RESOURCES,
+    LaneView,
+    Lanes,
+    NFD_PREFIX,
+    OS_KEY,
+    SELECTING,
+    Unknown,
+    is_well_known,
+    named_lanes,
+)
 from .lanesource import EKS_NODEGROUP_LABEL, read_lanes
 from .pods import Claim, Workload, claimed, read_workload, read_workloads, related_objects, runtime_classes
-from .wording import (injected, missing_lane, never_runs, no_gpu_lane, no_mig, requirement_words, untolerated_gpu_lane,
-                      untolerated_lane,
-                      well_known_reason)
+from .wording import (
+    injected,
+    missing_lane,
+    never_runs,
+    no_gpu_lane,
+    no_mig,
+    requirement_words,
+    untolerated_gpu_lane,
+    untolerated_lane,
+    well_known_reason,
+)
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -38,8 +57,11 @@ GiB = 2**30
 
 
 def _short_words(asks: Mapping[str, float], has: Mapping[str, float]) -> list[str]:
-    return [f"{fit.words(r, has.get(r, 0))} allocatable < {fit.words(r, asks[r]).split(' ', 1)[1]} requested" for r in asks
-            if asks[r] > has.get(r, 0) + 1e-9]
+    return [
+        f"{fit.words(r, has.get(r, 0))} allocatable < {fit.words(r, asks[r]).split(' ', 1)[1]} requested"
+        for r in asks
+        if asks[r] > has.get(r, 0) + 1e-9
+    ]
 
 
 def _gpus_of(itype: instances.InstanceType, resource: str) -> int:
@@ -69,15 +91,22 @@ def fit_on(workload: Workload, lane: LaneView, overhead: Mapping[str, float], se
         missing = _short_words({r: v for r, v in asks.items() if r in has}, has)
         if not missing:
             return Fit(True)
-        return Fit(False, short=f"its largest node (as the policy config states it) has {', '.join(missing)}",
-                   rank=(len(missing),))
+        return Fit(
+            False,
+            short=f"its largest node (as the policy config states it) has {', '.join(missing)}",
+            rank=(len(missing),),
+        )
     types, unsized, capped = lane.launchable(selection)
     best: Optional[tuple[tuple[float, ...], instances.InstanceType, list[str]]] = None
     for itype in types:
         free = fit.allocatable(itype, lane.root_gib).less(overhead)
         has = {r: float(free.get(r)) for r in fit.SIZED}
-        has.update({r: float(_gpus_of(itype, r) if lane.max_gpus is None else min(_gpus_of(itype, r), lane.max_gpus))
-                    for r in GPU_RESOURCES})  # the policy config's maxGpusPerNode caps what its types have
+        has.update(
+            {
+                r: float(_gpus_of(itype, r) if lane.max_gpus is None else min(_gpus_of(itype, r), lane.max_gpus))
+                for r in GPU_RESOURCES
+            }
+        )  # the policy config's maxGpusPerNode caps what its types have
         missing = _short_words(asks, has)
         if not missing:
             return Fit(True)
@@ -90,13 +119,19 @@ def fit_on(workload: Workload, lane: LaneView, overhead: Mapping[str, float], se
         if capped:
             return _no_type_within_limits(lane)
         # its families admit the pod, but no type of them meets its per-type labels (type, size, cpu, memory, GPUs)
-        return Fit(False, short="no instance type it can launch meets the pod's node selection "
-                                f"({'; '.join(requirement_words(r) for r in _type_requirements(selection)) or 'its instance labels'})",
-                   rank=(8,), fix="select instance types the lane launches")
+        return Fit(
+            False,
+            short="no instance type it can launch meets the pod's node selection "
+            f"({'; '.join(requirement_words(r) for r in _type_requirements(selection)) or 'its instance labels'})",
+            rank=(8,),
+            fix="select instance types the lane launches",
+        )
     rank, itype, missing = best
-    why = (f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
-           f"(after kube-reserved{',' if any(overhead.get(r) for r in fit.SIZED) else ' and'} eviction thresholds"
-           f"{_overhead_words(overhead)})")
+    why = (
+        f"the nearest instance type it can launch for this pod, {itype.name}, has {', '.join(missing)} "
+        f"(after kube-reserved{',' if any(overhead.get(r) for r in fit.SIZED) else ' and'} eviction thresholds"
+        f"{_overhead_words(overhead)})"
+    )
     if capped:
         why += f"; its limits ({_limit_words(lane)}) rule out {', '.join(t.name for t in capped[:3])}"
     if lane.max_gpus is not None and any(r in asks and _gpus_of(itype, r) > lane.max_gpus for r in GPU_RESOURCES):
@@ -107,8 +142,12 @@ def fit_on(workload: Workload, lane: LaneView, overhead: Mapping[str, float], se
 def _no_type_within_limits(lane: LaneView) -> Fit:
     """A pool whose limits leave no instance type it can launch (``nodes: 0``, or every type adds more than a limit
     allows): Karpenter launches no node of it, whatever a pod requests."""
-    return Fit(False, short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch", rank=(9,),
-               fix="raise the pool's limits, or select another lane")
+    return Fit(
+        False,
+        short=f"its limits ({_limit_words(lane)}) leave no instance type it can launch",
+        rank=(9,),
+        fix="raise the pool's limits, or select another lane",
+    )
 
 
 def _type_requirements(selection: Selection) -> list[scheduling.Requirement]:
@@ -117,8 +156,10 @@ def _type_requirements(selection: Selection) -> list[scheduling.Requirement]:
     terms = selection.terms if selection.terms is not None else ((),)
     found = []
     for req in selection.node_selector + tuple(r for term in terms for r in term):
-        if (req.key == wellknown.TYPE_KEY or req.key.startswith((wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX))) \
-                and req not in found:
+        if (
+            req.key == wellknown.TYPE_KEY
+            or req.key.startswith((wellknown.KARPENTER_PREFIX, wellknown.AUTO_MODE_PREFIX))
+        ) and req not in found:
             found.append(req)
     return found
 
@@ -138,7 +179,9 @@ def _fit_fix(workload: Workload) -> str:
     return "lower the pod's requests, or select (or give the lane) larger instance types"
 
 
-def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping[int, Mapping[str, float]]] = None) -> list[str]:
+def reach_problems(
+    workload: Workload, lanes: Lanes, overheads: Optional[Mapping[int, Mapping[str, float]]] = None
+) -> list[str]:
     """What keeps ``workload`` from ever landing where it asks to (empty: it can). Fit problems that
     cannot be decided are left to ``fit_findings``. A pool of the stack whose nodes never run (``Lanes.never``)
     is judged as a pool the stack lacks; a workload that selects one is told why it never runs, and one that
@@ -150,10 +193,13 @@ def reach_problems(workload: Workload, lanes: Lanes, overheads: Optional[Mapping
     if problems:
         return [f"{problem}; {never_runs(never)}" for problem in problems]
     known = lanes.known_keys
-    if workload.kind != "DaemonSet" and not any(workload.selection.on(lane.labels, known) is not None
-                                                   for lane in lanes.lanes):
+    if workload.kind != "DaemonSet" and not any(
+        workload.selection.on(lane.labels, known) is not None for lane in lanes.lanes
+    ):
         # (a DaemonSet that selects no node runs no pod: nothing waits)
-        return [f"{workload.subject} selects no lane that runs: {never_runs(never)} (fix the pool, or select another lane)"]
+        return [
+            f"{workload.subject} selects no lane that runs: {never_runs(never)} (fix the pool, or select another lane)"
+        ]
     return problems
 
 
@@ -161,32 +207,48 @@ def _selects(workload: Workload, lane: LaneView, known: frozenset[str]) -> bool:
     """Whether the workload picks ``lane`` by a label the lane declares (not only by labels every lane meets)."""
     return workload.selection.on(lane.labels, known) is not None and any(
         r.operator in SELECTING and not r.field and r.key in lane.labels and r.holds(lane.labels)
-        for r in workload.selection.requirements)
+        for r in workload.selection.requirements
+    )
 
 
 def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if workload.selection.terms is not None and not any(workload.selection.terms):
         # an empty term matches no node (the scheduler's nodeaffinity helpers), so no term of it matches any
-        return [f"{workload.subject} never schedules: every term of its required node affinity is empty, and an "
-                f"empty term matches no node (give each term matchExpressions, or drop the required node affinity)"]
+        return [
+            f"{workload.subject} never schedules: every term of its required node affinity is empty, and an "
+            f"empty term matches no node (give each term matchExpressions, or drop the required node affinity)"
+        ]
     named = named_lanes(workload.selection)
     pools = {lane.name for lane in lanes.lanes if lane.kind == "pool"}
     known = lanes.known_keys
     # per lane, the affinity terms that select it by its labels, then those its nodes meet
     by_labels = [(lane, on) for lane in lanes.lanes if (on := workload.selection.on(lane.labels, known)) is not None]
-    problems = [missing_lane(workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools)
-                for key, value in named if value not in lanes.existing(key)]
-    if problems and not by_labels:  # a lane it names is missing, and no other it offers (terms and values are ORed) exists
+    problems = [
+        missing_lane(
+            workload.subject, key, value, lanes.existing(key), key == contract.NODEPOOL_LABEL and value in pools
+        )
+        for key, value in named
+        if value not in lanes.existing(key)
+    ]
+    if (
+        problems and not by_labels
+    ):  # a lane it names is missing, and no other it offers (terms and values are ORed) exists
         return problems
     if _names_other_node_group(workload, lanes):
         return []
     picks = [r for r in workload.selection.requirements if r.key in known and r.operator == "In" and not r.field]
-    if not by_labels and len(picks) > 1 and workload.kind != "DaemonSet" \
-            and all(any(r.holds(lane.labels) for lane in lanes.lanes) for r in picks):
+    if (
+        not by_labels
+        and len(picks) > 1
+        and workload.kind != "DaemonSet"
+        and all(any(r.holds(lane.labels) for lane in lanes.lanes) for r in picks)
+    ):
         # each label it picks is some lane's of this stack (not another stack's), but no lane has them all
         wanted = "; ".join(requirement_words(r) for r in picks)
-        return [f"{workload.subject} selects no lane: no lane of this rack carries all of its node selection "
-                f"({wanted}), and the node selector and affinity must all hold (select one lane)"]
+        return [
+            f"{workload.subject} selects no lane: no lane of this rack carries all of its node selection "
+            f"({wanted}), and the node selector and affinity must all hold (select one lane)"
+        ]
     landing = [(lane, chosen) for lane, on in by_labels if (chosen := lane.admitted(on)) is not None]
     selected = [lane for lane, _ in landing]
     # a lane it names (by convox.io/nodepool or convox.io/label) must take it, one of them when it names several ...
@@ -201,8 +263,13 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if workload.wants_gpu and not any(lane.gpu_for(chosen) for lane, chosen in reachable):
         # a GPU lane would take it but for its GPU taint, which ExtendedResourceToleration does not cover for how it
         # asks (a MIG slice, a DRA claim, a share, NVIDIA node labels): tolerating that taint is the fix
-        tainted = [lane for lane, chosen in landing if lane.gpu_for(chosen) and (taints := lane.untolerated(workload.tolerations))
-                   and all(t.key in GPU_RESOURCES for t in taints)]
+        tainted = [
+            lane
+            for lane, chosen in landing
+            if lane.gpu_for(chosen)
+            and (taints := lane.untolerated(workload.tolerations))
+            and all(t.key in GPU_RESOURCES for t in taints)
+        ]
         if tainted:
             return [untolerated_gpu_lane(workload, tainted)]
         return [no_gpu_lane(workload, [lane for lane, chosen in landing if not lane.gpu_for(chosen)], lanes)]
@@ -213,10 +280,17 @@ def _reach_problems(workload: Workload, lanes: Lanes) -> list[str]:
     if not selected and by_labels and workload.kind != "DaemonSet":  # the labels match, the nodes' do not
         # (a DaemonSet that selects no node runs no pod: nothing waits, e.g. an arm64 or Windows agent)
         # the nearest: a lane it names, else one whose taints it tolerates (not a dedicated lane it never aimed at)
-        lane, on = min(by_labels, key=lambda pair: (not any(pair[0].labels.get(k) == v for k, v in named),
-                                                    bool(pair[0].untolerated(workload.tolerations))))
-        return [f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
-                f"{well_known_reason(on, lane)}{injected(workload)} (select a lane that offers it, or add one)"]
+        lane, on = min(
+            by_labels,
+            key=lambda pair: (
+                not any(pair[0].labels.get(k) == v for k, v in named),
+                bool(pair[0].untolerated(workload.tolerations)),
+            ),
+        )
+        return [
+            f"{workload.subject} fits no lane: the nearest, {lane.subject}, cannot take it: "
+            f"{well_known_reason(on, lane)}{injected(workload)} (select a lane that offers it, or add one)"
+        ]
     return []
 
 
@@ -225,25 +299,42 @@ def _aims_at(workload: Workload, known: frozenset[str]) -> bool:
     lane label or a well-known label their instances decide), rather than only ruling lanes out (``DoesNotExist``,
     ``NotIn``), asking for labels no lane declares, or for Linux (every lane's): such a selection, like the
     Karpenter chart's own (``karpenter.sh/nodepool DoesNotExist``), aims at nodes the stack may not hold."""
-    return any(r.operator in SELECTING + ("Lt",) and not r.field and r.key != OS_KEY
-               and (r.key in known or is_well_known(r.key)) for r in workload.selection.requirements)
+    return any(
+        r.operator in SELECTING + ("Lt",)
+        and not r.field
+        and r.key != OS_KEY
+        and (r.key in known or is_well_known(r.key))
+        for r in workload.selection.requirements
+    )
 
 
 def _names_other_node_group(workload: Workload, lanes: Lanes) -> bool:
     """Whether it requires nodes of an EKS node group by name (EKS labels every node with its group's name)
     that is none of the stack's: its nodes come from elsewhere (``eks.amazonaws.com/nodegroup: system``)."""
     groups = {lane.name for lane in lanes.lanes if lane.kind == "node group"}
-    return any(r.key == EKS_NODEGROUP_LABEL and r.operator == "In" and not r.field and not set(r.values) & groups
-               for r in workload.selection.requirements)
+    return any(
+        r.key == EKS_NODEGROUP_LABEL and r.operator == "In" and not r.field and not set(r.values) & groups
+        for r in workload.selection.requirements
+    )
 
 
-def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mapping[str, float]]) -> tuple[list[str], list[str]]:
+def fit_problems(
+    workload: Workload, lanes: Lanes, overheads: Mapping[int, Mapping[str, float]]
+) -> tuple[list[str], list[str]]:
     """(refusals, cannot-tell) for a workload that reaches lanes: does one node of one of them hold it?"""
     known = lanes.known_keys
-    candidates = [(lane, chosen) for lane in lanes.lanes
-                  if (chosen := lane.reached_by(workload.selection, _overhead_keys(workload, lane, known)
-                                                if workload.kind == "DaemonSet" else known)) is not None
-                  and not lane.untolerated(workload.tolerations) and (not workload.wants_gpu or lane.gpu_for(chosen))]
+    candidates = [
+        (lane, chosen)
+        for lane in lanes.lanes
+        if (
+            chosen := lane.reached_by(
+                workload.selection, _overhead_keys(workload, lane, known) if workload.kind == "DaemonSet" else known
+            )
+        )
+        is not None
+        and not lane.untolerated(workload.tolerations)
+        and (not workload.wants_gpu or lane.gpu_for(chosen))
+    ]
     if not candidates:
         return [], []
     if workload.kind == "DaemonSet" and not workload.asks():  # its pods take no room, and launch no node
@@ -251,19 +342,34 @@ def fit_problems(workload: Workload, lanes: Lanes, overheads: Mapping[int, Mappi
     verdicts = [(lane, fit_on(workload, lane, overheads.get(id(lane), {}), chosen)) for lane, chosen in candidates]
     if workload.kind == "DaemonSet":  # one pod on every node of every lane it lands on: each lane must hold it
         asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items())
-        return ([f"{workload.subject} runs a pod on every node of {lane.subject} and fits none: it requests {asks}; "
-                 f"{verdict.short} (lower its requests, or keep it off the lane with a node selector)"
-                 for lane, verdict in verdicts if not verdict.fits and not verdict.unknown],
-                [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown])
+        return (
+            [
+                f"{workload.subject} runs a pod on every node of {lane.subject} and fits none: it requests {asks}; "
+                f"{verdict.short} (lower its requests, or keep it off the lane with a node selector)"
+                for lane, verdict in verdicts
+                if not verdict.fits and not verdict.unknown
+            ],
+            [
+                f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}"
+                for lane, v in verdicts
+                if v.unknown
+            ],
+        )
     if any(v.fits for _, v in verdicts):
         return [], []
-    unsure = [f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}" for lane, v in verdicts if v.unknown]
+    unsure = [
+        f"{workload.subject}: cannot verify that it fits {lane.subject}: {v.unknown}"
+        for lane, v in verdicts
+        if v.unknown
+    ]
     if unsure:
         return [], unsure
     lane, verdict = min(verdicts, key=lambda pair: pair[1].rank)
     asks = ", ".join(fit.words(r, v) for r, v in workload.asks().items()) or "nothing"
-    return [f"{workload.subject} fits no lane: it requests {asks}; the nearest, {lane.subject}: {verdict.short} "
-            f"({verdict.fix or _fit_fix(workload)})"], []
+    return [
+        f"{workload.subject} fits no lane: it requests {asks}; the nearest, {lane.subject}: {verdict.short} "
+        f"({verdict.fix or _fit_fix(workload)})"
+    ], []
 
 
 def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dict[str, float]]:
@@ -274,7 +380,9 @@ def lane_overheads(workloads: Sequence[Workload], lanes: Lanes) -> dict[int, dic
     for lane in lanes.lanes:
         total: dict[str, float] = {}
         for ds in daemonsets:
-            if lane.reached_by(ds.selection, _overhead_keys(ds, lane, known)) is not None and not lane.untolerated(ds.tolerations):
+            if lane.reached_by(ds.selection, _overhead_keys(ds, lane, known)) is not None and not lane.untolerated(
+                ds.tolerations
+            ):
                 for r, v in ds.requests.items():
                     total[r] = total.get(r, 0) + v
         found[id(lane)] = total
@@ -298,27 +406,45 @@ def strict_keys(workload: Workload, known: frozenset[str]) -> frozenset[str]:
 def squats(workload: Workload, lanes: Lanes) -> list[str]:
     """Advisory: a workload that requests no GPU but tolerates a GPU lane's GPU taint, and can land
     there, can take an expensive node. DaemonSets run one pod per node and take none (the device plugin)."""
-    if workload.kind == "DaemonSet" or workload.gpus or workload.claims or workload.slices or workload.unheld \
-            or workload.shares or workload.gpu_nodes:
+    if (
+        workload.kind == "DaemonSet"
+        or workload.gpus
+        or workload.claims
+        or workload.slices
+        or workload.unheld
+        or workload.shares
+        or workload.gpu_nodes
+    ):
         return []  # (a claim the stack does not hold may be a GPU's)
     if workload.refused or workload.broken_claims:  # the API server refuses it: no pod of it takes any node
         return []
     known = lanes.known_keys
-    reached = [lane for lane in lanes.gpu_lanes if lane.gpu_taints
-               and (chosen := lane.reached_by(workload.selection, known)) is not None
-               and lane.gpu_for(chosen) and not lane.untolerated(workload.tolerations)]
+    reached = [
+        lane
+        for lane in lanes.gpu_lanes
+        if lane.gpu_taints
+        and (chosen := lane.reached_by(workload.selection, known)) is not None
+        and lane.gpu_for(chosen)
+        and not lane.untolerated(workload.tolerations)
+    ]
     if not reached:
         return []
     key = reached[0].gpu_taints[0].key
-    return [f"{workload.subject} requests no GPU but tolerates the {key} taint of "
-            f"{', '.join(lane.subject for lane in reached)}, so it can take a GPU node "
-            f"(drop the toleration, or request {key})"]
+    return [
+        f"{workload.subject} requests no GPU but tolerates the {key} taint of "
+        f"{', '.join(lane.subject for lane in reached)}, so it can take a GPU node "
+        f"(drop the toleration, or request {key})"
+    ]
 
 
 def _judged(workload: Workload) -> bool:
     """Workloads the rack's lanes decide something about: they select, tolerate, ask for GPUs or for room."""
-    return (not workload.selection.empty or bool(workload.tolerations) or workload.wants_gpu
-            or any(r in workload.requests for r in fit.SIZED))
+    return (
+        not workload.selection.empty
+        or bool(workload.tolerations)
+        or workload.wants_gpu
+        or any(r in workload.requests for r in fit.SIZED)
+    )
 
 
 def _refused(subject: str, problem: str) -> str:
@@ -326,9 +452,11 @@ def _refused(subject: str, problem: str) -> str:
 
 
 def _no_lanes(workload: Workload) -> str:
-    return (f"{workload.subject}: cannot verify that it can land where it asks: this stack declares no lanes "
-            f"(Karpenter NodePools, EKS node groups) and the policy config names none (set lanes: "
-            f"[{{name, labels, taints, gpu}}], e.g. from the rack stack's lanes output)")
+    return (
+        f"{workload.subject}: cannot verify that it can land where it asks: this stack declares no lanes "
+        f"(Karpenter NodePools, EKS node groups) and the policy config names none (set lanes: "
+        f"[{{name, labels, taints, gpu}}], e.g. from the rack stack's lanes output)"
+    )
 
 
 @dataclass
@@ -352,15 +480,24 @@ def survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
         try:
             found = read_workloads(res, claims, runtimes, related)
         except unknown as exc:
-            unsure.append(Finding(f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
-                                  res.urn, certain=False))
+            unsure.append(
+                Finding(
+                    f"{res.type.rsplit(':', 1)[-1].lower()} '{res.name}': {getattr(exc, 'message', exc)}",
+                    res.urn,
+                    certain=False,
+                )
+            )
             continue
         workloads += found
     return Survey(lanes, workloads, unsure, lane_overheads(workloads, lanes), claims)
 
 
-def judged_survey(resources: Sequence[checks.StackResource], config: Mapping[str, Any],
-            unknown: Unknown, whole: Optional[Survey] = None) -> tuple[Lanes, list[Workload], list[Finding]]:
+def judged_survey(
+    resources: Sequence[checks.StackResource],
+    config: Mapping[str, Any],
+    unknown: Unknown,
+    whole: Optional[Survey] = None,
+) -> tuple[Lanes, list[Workload], list[Finding]]:
     found = whole or survey(resources, config, unknown)
     return found.lanes, [w for w in found.workloads if _judged(w)], list(found.unsure)
 
@@ -368,21 +505,30 @@ def judged_survey(resources: Sequence[checks.StackResource], config: Mapping[str
 def findings(workload: Workload, problems: Iterable[str], lanes: Lanes) -> Iterator[Finding]:
     for problem in problems:
         if lanes.unknown:  # a lane not known yet could be the one that fits
-            yield Finding(f"{problem} (not certain: {', '.join(lanes.unknown)} not known during preview)",
-                          workload.urn, certain=False)
+            yield Finding(
+                f"{problem} (not certain: {', '.join(lanes.unknown)} not known during preview)",
+                workload.urn,
+                certain=False,
+            )
         else:
             yield Finding(problem, workload.urn)
 
 
-def _own_overheads(workload: Workload, overheads: Mapping[int, Mapping[str, float]]) -> Mapping[int, Mapping[str, float]]:
+def _own_overheads(
+    workload: Workload, overheads: Mapping[int, Mapping[str, float]]
+) -> Mapping[int, Mapping[str, float]]:
     """A DaemonSet is judged against what the other DaemonSets leave."""
     if workload.kind != "DaemonSet":
         return overheads
     return {lane: {r: v - workload.requests.get(r, 0) for r, v in used.items()} for lane, used in overheads.items()}
 
 
-def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], unknown: Unknown = (),
-          whole: Optional[Survey] = None) -> list[Finding]:
+def reach(
+    resources: Sequence[checks.StackResource],
+    config: Mapping[str, Any],
+    unknown: Unknown = (),
+    whole: Optional[Survey] = None,
+) -> list[Finding]:
     """Policy ``workloads-reach-their-lane``: every pod template can land on a lane it selects, a GPU
     workload on a GPU lane, and one node of that lane has room for it. Config: ``lanes``."""
     found = config_findings(config)
@@ -393,19 +539,30 @@ def reach(resources: Sequence[checks.StackResource], config: Mapping[str, Any], 
     found = list(whole.unsure)
     ignored = overlays.unapplied(resources, unknown)
     if ignored:  # said once, by the policy whose fit the overlays would change
-        found.append(Finding(ignored, next(r.urn for r in resources if overlays.OVERLAY_TYPE.fullmatch(r.type)), certain=False))
-    found += [Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
-              for (kind, name), claim in whole.claims.items() if claim.refused]
+        found.append(
+            Finding(ignored, next(r.urn for r in resources if overlays.OVERLAY_TYPE.fullmatch(r.type)), certain=False)
+        )
+    found += [
+        Finding(f"{kind.lower()} '{name}': {claim.refused}; Kubernetes refuses it", claim.urn)
+        for (kind, name), claim in whole.claims.items()
+        if claim.refused
+    ]
     for workload in whole.workloads:
         if workload.refused or workload.broken_claims:  # no pod of it ever runs: where it would land is moot
             found.extend(Finding(_refused(workload.subject, problem), workload.urn) for problem in workload.refused)
             found.extend(Finding(f"{workload.subject}: {problem}", workload.urn) for problem in workload.broken_claims)
             continue
         if workload.unheld:  # what it claims is not known: judged as far as the rest of it goes
-            found.append(Finding(f"{workload.subject}: cannot verify what its DRA claims ask for: {', '.join(workload.unheld)} "
-                                 f"{'is' if len(workload.unheld) == 1 else 'are'} not in this stack (declare "
-                                 f"{'it' if len(workload.unheld) == 1 else 'them'} in this stack to have "
-                                 f"{'it' if len(workload.unheld) == 1 else 'them'} judged)", workload.urn, certain=False))
+            found.append(
+                Finding(
+                    f"{workload.subject}: cannot verify what its DRA claims ask for: {', '.join(workload.unheld)} "
+                    f"{'is' if len(workload.unheld) == 1 else 'are'} not in this stack (declare "
+                    f"{'it' if len(workload.unheld) == 1 else 'them'} in this stack to have "
+                    f"{'it' if len(workload.unheld) == 1 else 'them'} judged)",
+                    workload.urn,
+                    certain=False,
+                )
+            )
         if not _judged(workload):
             continue
         if not lanes.lanes and not lanes.unknown and not lanes.never:
@@ -433,8 +590,15 @@ def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
     known = lanes.known_keys
 
     def undeclared(requirements: Iterable[scheduling.Requirement]) -> list[scheduling.Requirement]:
-        return [r for r in requirements if r.operator in SELECTING and not r.field and r.key not in known
-                and not is_well_known(r.key) and not r.key.startswith((NFD_PREFIX, "nvidia.com/"))]
+        return [
+            r
+            for r in requirements
+            if r.operator in SELECTING
+            and not r.field
+            and r.key not in known
+            and not is_well_known(r.key)
+            and not r.key.startswith((NFD_PREFIX, "nvidia.com/"))
+        ]
 
     terms = workload.selection.terms if workload.selection.terms is not None else ((),)
     per_term = [undeclared(workload.selection.node_selector) + undeclared(term) for term in terms]
@@ -442,10 +606,13 @@ def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
         return ""
     said = "; ".join(dict.fromkeys(requirement_words(r) for reqs in per_term for r in reqs))
     selectors = ", ".join(list(dict.fromkeys(lane.selector() for lane in lanes.lanes))[:5])
-    return (f"{workload.subject} selects {said}{injected(workload)}, which no lane of this rack declares, so it can land only "
-            f"on nodes from "
-            f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
-            f"{selectors})")
+    return (
+        f"{workload.subject} selects {said}{injected(workload)}, which no lane of this rack declares, so it can land "
+        f"only "
+        f"on nodes from "
+        f"outside the rack (name them in the policy config's lanes to have it judged, or select a lane of the rack: "
+        f"{selectors})"
+    )
 
 
 def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -456,8 +623,9 @@ def pod_problems(subject: str, pod: Mapping[str, Any], lanes: Sequence[Mapping[s
     assert workload is not None
     if workload.refused:
         return [_refused(subject, problem) for problem in workload.refused]
-    workload = Workload(subject, workload.kind, "", workload.selection, workload.tolerations, workload.gpus,
-                        workload.requests)
+    workload = Workload(
+        subject, workload.kind, "", workload.selection, workload.tolerations, workload.gpus, workload.requests
+    )
     problems = reach_problems(workload, known)
     if not problems:
         problems, _ = fit_problems(workload, known, {})

@@ -118,8 +118,11 @@ def decode(reservation_id: str, raw: Any) -> CapacityReservation:
 def as_config(reservation: CapacityReservation) -> dict[str, Any]:
     """A reservation as the policy config's ``reservations`` entry gives it (what the offline preview hands the
     pack)."""
-    entry: dict[str, Any] = {"instanceType": reservation.instance_type, "availabilityZone": reservation.zone,
-                             "type": reservation.kind or DEFAULT}
+    entry: dict[str, Any] = {
+        "instanceType": reservation.instance_type,
+        "availabilityZone": reservation.zone,
+        "type": reservation.kind or DEFAULT,
+    }
     if reservation.count is not None:
         entry["instanceCount"] = reservation.count
     for key, when in (("startDate", reservation.start), ("endDate", reservation.end)):

@@ -42,24 +42,39 @@ Describe = Callable[[str], Optional[CapacityReservation]]
 """A reservation id -> EC2's answer, None when EC2 has no such reservation (``lookup.describe_capacity_reservation``);
 raises ``LookupError`` when it cannot tell."""
 SubnetZone = Callable[[str], Optional[str]]
-"""A subnet id -> its Availability Zone, None when EC2 has no such subnet (``lookup.subnet_zone``); raises ``LookupError``."""
+"""A subnet id -> its Availability Zone, None when EC2 has no such subnet (``lookup.subnet_zone``); raises
+``LookupError``."""
 
 SCHEMA: dict[str, Any] = {
-    "lookup": {"type": "boolean", "default": False,
-               "description": "Read each reservation with EC2 DescribeCapacityReservations, and a subnet's zone with "
-                              "DescribeSubnets, with the ambient AWS credentials."},
+    "lookup": {
+        "type": "boolean",
+        "default": False,
+        "description": "Read each reservation with EC2 DescribeCapacityReservations, and a subnet's zone with "
+        "DescribeSubnets, with the ambient AWS credentials.",
+    },
     "reservations": {
         "type": "object",
         "description": "The account's capacity reservations by id (given: an id the lanes use that is not listed, and "
-                       "that the look-up does not find, is one the account does not have): instanceType, "
-                       "availabilityZone, instanceCount, type (default or capacity-block), startDate, endDate, state.",
-        "additionalProperties": {"type": "object", "properties": {
-            "instanceType": {"type": "string"}, "availabilityZone": {"type": "string"},
-            "instanceCount": {"type": "integer", "minimum": 1},
-            "type": {"type": "string", "enum": ["default", "capacity-block"]},
-            "startDate": {"type": "string"}, "endDate": {"type": "string"}, "state": {"type": "string"}}}},
-    "subnets": {"type": "object", "additionalProperties": {"type": "string"},
-                "description": "Availability Zone by subnet id, e.g. {\"subnet-0123456789abcdef0\": \"us-east-1a\"}."},
+        "that the look-up does not find, is one the account does not have): instanceType, "
+        "availabilityZone, instanceCount, type (default or capacity-block), startDate, endDate, state.",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "instanceType": {"type": "string"},
+                "availabilityZone": {"type": "string"},
+                "instanceCount": {"type": "integer", "minimum": 1},
+                "type": {"type": "string", "enum": ["default", "capacity-block"]},
+                "startDate": {"type": "string"},
+                "endDate": {"type": "string"},
+                "state": {"type": "string"},
+            },
+        },
+    },
+    "subnets": {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "description": 'Availability Zone by subnet id, e.g. {"subnet-0123456789abcdef0": "us-east-1a"}.',
+    },
 }
 """Both policies' config."""
 
@@ -67,8 +82,13 @@ SCHEMA: dict[str, Any] = {
 class Knowledge:
     """What one policy knows of reservations and subnets: its config, then EC2 when it sets ``lookup: true``."""
 
-    def __init__(self, config: Mapping[str, Any], describe: Optional[Describe] = None,
-                 subnet_zone: Optional[SubnetZone] = None, policy: str = FITS) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        describe: Optional[Describe] = None,
+        subnet_zone: Optional[SubnetZone] = None,
+        policy: str = FITS,
+    ) -> None:
         self.config = config
         looks = config.get("lookup") is True
         self.describe = describe if looks else None
@@ -89,8 +109,10 @@ class Knowledge:
             return (found, "") if found is not None else (None, NOT_FOUND)
         if "reservations" in self.config:
             return None, NOT_FOUND
-        return None, (f"give its facts in {self.policy}'s reservations, or set lookup: true on {self.policy} "
-                      f"(EC2 DescribeCapacityReservations)")
+        return None, (
+            f"give its facts in {self.policy}'s reservations, or set lookup: true on {self.policy} "
+            f"(EC2 DescribeCapacityReservations)"
+        )
 
     def zone(self, subnet_id: str) -> Optional[str]:
         """A subnet's Availability Zone, or None when not known."""
@@ -139,8 +161,9 @@ def reserved_only(lane: LaneView) -> bool:
     """Whether the lane launches into reservations and nothing else (Karpenter ``reserved`` alone, an EKS node
     group of capacity type ``CAPACITY_BLOCK``)."""
     offered = dict(lane.capacity)
-    return (offered.get(wellknown.CAPACITY_TYPE_KEY) == (RESERVED,)
-            or offered.get(wellknown.EKS_CAPACITY_TYPE_KEY) == (CAPACITY_BLOCK,))
+    return offered.get(wellknown.CAPACITY_TYPE_KEY) == (RESERVED,) or offered.get(wellknown.EKS_CAPACITY_TYPE_KEY) == (
+        CAPACITY_BLOCK,
+    )
 
 
 def fallback(lane: LaneView) -> str:
@@ -153,15 +176,23 @@ def _launchable(lane: LaneView, instance_type: str) -> Optional[bool]:
     """Whether the lane's requirements let it launch ``instance_type``; None when the lane names none (not known)."""
     if not lane.requirements:
         return None
-    types, unsized = wellknown.launchable(lane.requirements + (wellknown.Requirement(wellknown.TYPE_KEY, "In", (instance_type,)),))
+    types, unsized = wellknown.launchable(
+        lane.requirements + (wellknown.Requirement(wellknown.TYPE_KEY, "In", (instance_type,)),)
+    )
     return bool(types) or bool(unsized)
 
 
 def held(lane: LaneView, itype: instances.InstanceType) -> float:
     """How many nodes of ``itype`` the lane's limits hold at once (infinite: no limit bounds them)."""
     room = fit.counted_limits(dict(lane.limits))
-    return min((max(0, math.floor(left / adds)) for adds, left in zip(fit.limit_capacity(itype), room)
-                if adds > 0 and left < math.inf), default=math.inf)
+    return min(
+        (
+            max(0, math.floor(left / adds))
+            for adds, left in zip(fit.limit_capacity(itype), room)
+            if adds > 0 and left < math.inf
+        ),
+        default=math.inf,
+    )
 
 
 def _limits_words(lane: LaneView) -> str:
@@ -181,16 +212,23 @@ def _resolved(lane: LaneView, knowledge: Knowledge) -> Iterator[tuple[str, Optio
         yield reservation_id, found, why
 
 
-def _zone_findings(lane: LaneView, where: Reservations, found: CapacityReservation, knowledge: Knowledge) -> Iterator[Finding]:
+def _zone_findings(
+    lane: LaneView, where: Reservations, found: CapacityReservation, knowledge: Knowledge
+) -> Iterator[Finding]:
     subject, (noun, launcher) = lane.subject, _who(lane)
     if where.zones and found.zone not in where.zones:
-        yield Finding(f"{subject}: {found.word} is in {found.zone}, which the pool's topology.kubernetes.io/zone "
-                      f"requirement leaves out ({', '.join(where.zones)}): {launcher} launches nothing into it")
+        yield Finding(
+            f"{subject}: {found.word} is in {found.zone}, which the pool's topology.kubernetes.io/zone "
+            f"requirement leaves out ({', '.join(where.zones)}): {launcher} launches nothing into it"
+        )
         return
     if where.subnets:
-        yield Finding(f"{subject}: cannot tell whether a subnet of the {noun} (selected {where.subnets}) is in {found.zone}, "
-                      f"where {found.word} is: select its subnets by id, and give their zones in {FITS}'s subnets "
-                      f"or set lookup: true (EC2 DescribeSubnets)", certain=False)
+        yield Finding(
+            f"{subject}: cannot tell whether a subnet of the {noun} (selected {where.subnets}) is in {found.zone}, "
+            f"where {found.word} is: select its subnets by id, and give their zones in {FITS}'s subnets "
+            f"or set lookup: true (EC2 DescribeSubnets)",
+            certain=False,
+        )
         return
     zones = {subnet: knowledge.zone(subnet) for subnet in where.subnet_ids}
     if not zones or found.zone in zones.values():
@@ -198,12 +236,17 @@ def _zone_findings(lane: LaneView, where: Reservations, found: CapacityReservati
     unknown = [s for s, z in zones.items() if z is None]
     shown = ", ".join(f"{s} in {z}" for s, z in zones.items() if z is not None)
     if unknown:
-        yield Finding(f"{subject}: cannot tell whether a subnet of the {noun} is in {found.zone}, where {found.word} "
-                      f"is ({', '.join(unknown)}: zone not known{'; ' + shown if shown else ''}): give their zones in "
-                      f"{FITS}'s subnets or set lookup: true (EC2 DescribeSubnets)", certain=False)
+        yield Finding(
+            f"{subject}: cannot tell whether a subnet of the {noun} is in {found.zone}, where {found.word} "
+            f"is ({', '.join(unknown)}: zone not known{'; ' + shown if shown else ''}): give their zones in "
+            f"{FITS}'s subnets or set lookup: true (EC2 DescribeSubnets)",
+            certain=False,
+        )
         return
-    yield Finding(f"{subject}: {found.word} is in {found.zone}, and none of the {noun}'s subnets is ({shown}): "
-                  f"{launcher} launches nothing into it (add a subnet in {found.zone})")
+    yield Finding(
+        f"{subject}: {found.word} is in {found.zone}, and none of the {noun}'s subnets is ({shown}): "
+        f"{launcher} launches nothing into it (add a subnet in {found.zone})"
+    )
 
 
 def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
@@ -216,32 +259,51 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
             continue
         subject, (noun, launcher) = lane.subject, _who(lane)
         if not launches_reserved(lane):
-            out.append(Finding(f"{subject}: its capacity types ({', '.join(v for _, vs in lane.capacity for v in vs)}) "
-                               f"leave out {RESERVED}: it launches nothing into {', '.join(where.ids)}, billed all the "
-                               f"same (add {RESERVED})"))
+            out.append(
+                Finding(
+                    f"{subject}: its capacity types ({', '.join(v for _, vs in lane.capacity for v in vs)}) "
+                    f"leave out {RESERVED}: it launches nothing into {', '.join(where.ids)}, billed all the "
+                    f"same (add {RESERVED})"
+                )
+            )
             continue
         total: dict[str, int] = {}
         sized: dict[str, instances.InstanceType] = {}
         for reservation_id, found, why in _resolved(lane, knowledge):
             if found is None:
                 if why == NOT_FOUND:
-                    out.append(Finding(f"{subject}: capacity reservation {reservation_id} is not one the account has "
-                                       f"(EC2 DescribeCapacityReservations does not find it in the stack's region): "
-                                       f"check the id, the account and the region"))
+                    out.append(
+                        Finding(
+                            f"{subject}: capacity reservation {reservation_id} is not one the account has "
+                            f"(EC2 DescribeCapacityReservations does not find it in the stack's region): "
+                            f"check the id, the account and the region"
+                        )
+                    )
                 else:
-                    out.append(Finding(f"{subject}: capacity reservation {reservation_id} cannot be checked: {why}",
-                                       certain=False))
+                    out.append(
+                        Finding(
+                            f"{subject}: capacity reservation {reservation_id} cannot be checked: {why}", certain=False
+                        )
+                    )
                 continue
             if found.ended(now):
                 if reserved_only(lane):
-                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
-                                       f"and the {noun} launches only into reservations, so it gets no node from it (remove it, "
-                                       f"or add {ON_DEMAND})"))
+                    out.append(
+                        Finding(
+                            f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
+                            f"and the {noun} launches only into reservations, so it gets no node from it (remove it, "
+                            f"or add {ON_DEMAND})"
+                        )
+                    )
                 continue  # capacity-reservation-ending says it, for a lane that falls back
             if found.instance_type and _launchable(lane, found.instance_type) is False:
                 what = "requirements" if noun == "pool" else "instance types"
-                out.append(Finding(f"{subject}: {found.word} is of {found.instance_type}, which the {noun}'s "
-                                   f"{what} do not let it launch: {launcher} launches nothing into it"))
+                out.append(
+                    Finding(
+                        f"{subject}: {found.word} is of {found.instance_type}, which the {noun}'s "
+                        f"{what} do not let it launch: {launcher} launches nothing into it"
+                    )
+                )
                 continue
             if found.zone:
                 out += _zone_findings(lane, where, found, knowledge)
@@ -249,14 +311,22 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
             if itype is not None and found.count is not None and not where.canary_of:  # a canary's lane holds them
                 room = held(lane, itype)
                 if where.max_nodes is not None and where.max_nodes < min(room, found.count):
-                    out.append(Finding(f"{subject}: its max_size ({where.max_nodes}) holds {where.max_nodes} of the "
-                                       f"{found.count} {itype.name} of {found.word}: the other "
-                                       f"{found.count - where.max_nodes} stay idle, billed all the same (raise max_size)"))
+                    out.append(
+                        Finding(
+                            f"{subject}: its max_size ({where.max_nodes}) holds {where.max_nodes} of the "
+                            f"{found.count} {itype.name} of {found.word}: the other "
+                            f"{found.count - where.max_nodes} stay idle, billed all the same (raise max_size)"
+                        )
+                    )
                     continue
                 if room < found.count:
-                    out.append(Finding(f"{subject}: its limits ({_limits_words(lane)}) hold {int(room)} of the "
-                                       f"{found.count} {itype.name} of {found.word}: the other {found.count - int(room)} "
-                                       f"stay idle, billed all the same (raise the limits)"))
+                    out.append(
+                        Finding(
+                            f"{subject}: its limits ({_limits_words(lane)}) hold {int(room)} of the "
+                            f"{found.count} {itype.name} of {found.word}: the other {found.count - int(room)} "
+                            f"stay idle, billed all the same (raise the limits)"
+                        )
+                    )
                     continue
                 total[reservation_id] = found.count
                 sized[reservation_id] = itype
@@ -265,16 +335,21 @@ def fits(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
     return out
 
 
-def _together(lane: LaneView, counts: Mapping[str, int], types: Mapping[str, instances.InstanceType]) -> Iterator[Finding]:
+def _together(
+    lane: LaneView, counts: Mapping[str, int], types: Mapping[str, instances.InstanceType]
+) -> Iterator[Finding]:
     """Reservations that each fit the lane's limits but not all at once."""
     room = fit.counted_limits(dict(lane.limits))
-    needed = [sum(counts[i] * adds for i in counts for adds in [fit.limit_capacity(types[i])[n]])
-              for n in range(len(room))]
+    needed = [
+        sum(counts[i] * adds for i in counts for adds in [fit.limit_capacity(types[i])[n]]) for n in range(len(room))
+    ]
     if all(need <= left for need, left in zip(needed, room)):
         return
-    yield Finding(f"{lane.subject}: its limits ({_limits_words(lane)}) do not hold all the instances of "
-                  f"{', '.join(f'{i} ({counts[i]} {types[i].name})' for i in counts)} at once: part of them stays idle, "
-                  f"billed all the same (raise the limits)")
+    yield Finding(
+        f"{lane.subject}: its limits ({_limits_words(lane)}) do not hold all the instances of "
+        f"{', '.join(f'{i} ({counts[i]} {types[i].name})' for i in counts)} at once: part of them stays idle, "
+        f"billed all the same (raise the limits)"
+    )
 
 
 def ending(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
@@ -291,13 +366,24 @@ def ending(lanes: Lanes, knowledge: Knowledge, now: datetime) -> list[Finding]:
             stops = found.stops()
             if found.ended(now):
                 if not reserved_only(lane):
-                    out.append(Finding(f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
-                                       f"and the {noun} launches {fallback(lane)} instead (remove it from the {noun})"))
+                    out.append(
+                        Finding(
+                            f"{subject}: {found.word} {_ended(found, now, launcher)}: it takes no new nodes, "
+                            f"and the {noun} launches {fallback(lane)} instead (remove it from the {noun})"
+                        )
+                    )
             elif found.not_started(now):
-                out.append(Finding(f"{subject}: {found.word} starts on {_when(found.start)}: until then the {noun} "
-                                   f"launches none into it"))
+                out.append(
+                    Finding(
+                        f"{subject}: {found.word} starts on {_when(found.start)}: until then the {noun} "
+                        f"launches none into it"
+                    )
+                )
             elif stops is not None and stops - now <= ENDING_SOON:
-                then = (f"{launcher} stops launching into it 40 minutes before, and its nodes are terminated"
-                        if found.block else "its nodes then run as On-Demand instances")
+                then = (
+                    f"{launcher} stops launching into it 40 minutes before, and its nodes are terminated"
+                    if found.block
+                    else "its nodes then run as On-Demand instances"
+                )
                 out.append(Finding(f"{subject}: {found.word} ends on {_when(found.end)}, within a week: {then}"))
     return out

@@ -38,8 +38,11 @@ ID_SHAPE = "must look like cr-0123456789abcdef0"
 
 def template_reservation(template: bootfacts.LaunchTemplate) -> str:
     """The capacity reservation a launch template targets by id; '' when none."""
-    return bootfacts.text(bootfacts.dig(template.props, "capacityReservationSpecification", "capacityReservationTarget",
-                                "capacityReservationId"))
+    return bootfacts.text(
+        bootfacts.dig(
+            template.props, "capacityReservationSpecification", "capacityReservationTarget", "capacityReservationId"
+        )
+    )
 
 
 def template_market(template: bootfacts.LaunchTemplate) -> str:
@@ -77,8 +80,9 @@ OTHER_TYPES = ("on-demand", "spot")
 """Karpenter's capacity types beside ``reserved``."""
 
 
-def reserved_capacity_targeted(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource,
-                               knowledge: checks.AmiKnowledge) -> Iterator[checks.Finding]:
+def reserved_capacity_targeted(
+    stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource, knowledge: checks.AmiKnowledge
+) -> Iterator[checks.Finding]:
     """A reserved lane can launch into its reservation: a node group's launch template as EKS requires it for the
     group's capacity type, a NodePool's capacity types and its class's reservations in agreement."""
     if isinstance(lane, bootfacts.EksNodeGroup):
@@ -93,32 +97,47 @@ def _group_problems(stack: checks.Stack, res: checks.StackResource, group: bootf
     template = stack.launch_template(res)
     if template is None:
         if capacity == CAPACITY_BLOCK and "launchTemplate" not in list(group.props):  # keys: no value read
-            yield (f"{subject}: capacity type {CAPACITY_BLOCK} needs a launch template that targets the Capacity Block "
-                   f"(EKS creates a {CAPACITY_BLOCK} group from a custom launch template only)")
+            yield (
+                f"{subject}: capacity type {CAPACITY_BLOCK} needs a launch template that targets the Capacity Block "
+                f"(EKS creates a {CAPACITY_BLOCK} group from a custom launch template only)"
+            )
         return
     named = f"its launch template '{template.subject_name}'"
     reservation, market = template_reservation(template), template_market(template)
     if reservation and not syntax.EC2_ID_RES["capacity reservation"].fullmatch(reservation):
         yield f"{subject}: {named} targets invalid capacity reservation id '{reservation}' ({ID_SHAPE})"
     if capacity == CAPACITY_BLOCK:
-        missing = [what for what, ok in (
-            (f"{TARGET_PATH} (the block's id)", bool(reservation)),
-            (f"{MARKET_PATH} {BLOCK_MARKET}", market == BLOCK_MARKET),
-            ("instanceType (the block's instance type)", bool(template.instance_types()))) if not ok]
+        missing = [
+            what
+            for what, ok in (
+                (f"{TARGET_PATH} (the block's id)", bool(reservation)),
+                (f"{MARKET_PATH} {BLOCK_MARKET}", market == BLOCK_MARKET),
+                ("instanceType (the block's instance type)", bool(template.instance_types())),
+            )
+            if not ok
+        ]
         if missing:
-            yield (f"{subject}: capacity type {CAPACITY_BLOCK} needs {named} to set {'; '.join(missing)} "
-                   f"(EKS rejects the group otherwise)")
+            yield (
+                f"{subject}: capacity type {CAPACITY_BLOCK} needs {named} to set {'; '.join(missing)} "
+                f"(EKS rejects the group otherwise)"
+            )
         if template.instance_types() and group.instance_types():
-            yield (f"{subject}: instanceTypes {','.join(group.instance_types())} beside {named}'s instanceType "
-                   f"{template.instance_types()[0]} (EKS takes the instance type in one place: remove instanceTypes)")
+            yield (
+                f"{subject}: instanceTypes {','.join(group.instance_types())} beside {named}'s instanceType "
+                f"{template.instance_types()[0]} (EKS takes the instance type in one place: remove instanceTypes)"
+            )
         return
     if market == BLOCK_MARKET:
-        yield (f"{subject}: {named} sets {MARKET_PATH} {BLOCK_MARKET}, which needs the group's capacityType "
-               f"{CAPACITY_BLOCK} (it is {capacity})")
+        yield (
+            f"{subject}: {named} sets {MARKET_PATH} {BLOCK_MARKET}, which needs the group's capacityType "
+            f"{CAPACITY_BLOCK} (it is {capacity})"
+        )
     elif reservation and capacity == "SPOT":
-        yield (f"{subject}: capacity type SPOT cannot launch into capacity reservation '{reservation}' that {named} "
-               f"targets (ON_DEMAND launches into an On-Demand Capacity Reservation, {CAPACITY_BLOCK} into a Capacity "
-               f"Block)")
+        yield (
+            f"{subject}: capacity type SPOT cannot launch into capacity reservation '{reservation}' that {named} "
+            f"targets (ON_DEMAND launches into an On-Demand Capacity Reservation, {CAPACITY_BLOCK} into a Capacity "
+            f"Block)"
+        )
 
 
 def _pool_problems(stack: checks.Stack, pool: bootfacts.NodePool) -> Iterator[str]:
@@ -128,10 +147,14 @@ def _pool_problems(stack: checks.Stack, pool: bootfacts.NodePool) -> Iterator[st
     subject = checks.subject(pool)
     terms = class_terms(node_class)
     if terms and not allows_reserved(pool):
-        yield (f"{subject}: its EC2NodeClass '{node_class.subject_name}' selects capacity reservations "
-               f"(capacityReservationSelectorTerms), but its karpenter.sh/capacity-type requirement does not allow "
-               f"'{RESERVED}', so Karpenter launches nothing into them (add '{RESERVED}': with on-demand beside it, "
-               f"Karpenter falls back to On-Demand when they are full)")
+        yield (
+            f"{subject}: its EC2NodeClass '{node_class.subject_name}' selects capacity reservations "
+            f"(capacityReservationSelectorTerms), but its karpenter.sh/capacity-type requirement does not allow "
+            f"'{RESERVED}', so Karpenter launches nothing into them (add '{RESERVED}': with on-demand beside it, "
+            f"Karpenter falls back to On-Demand when they are full)"
+        )
     elif not terms and only_reserved(pool):
-        yield (f"{subject}: capacity type '{RESERVED}' only, but its EC2NodeClass '{node_class.subject_name}' selects no "
-               f"capacity reservations (capacityReservationSelectorTerms), so Karpenter launches nothing for it")
+        yield (
+            f"{subject}: capacity type '{RESERVED}' only, but its EC2NodeClass '{node_class.subject_name}' selects no "
+            f"capacity reservations (capacityReservationSelectorTerms), so Karpenter launches nothing for it"
+        )

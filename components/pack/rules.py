@@ -49,7 +49,9 @@ def invalid_ami_id(subject: str, ami_id: object) -> Optional[str]:
     return f"{subject}: {problem}" if problem else None
 
 
-def alias_problem(alias: object, families: tuple[str, ...], latest_only: tuple[str, ...], max_length: int) -> Optional[str]:
+def alias_problem(
+    alias: object, families: tuple[str, ...], latest_only: tuple[str, ...], max_length: int
+) -> Optional[str]:
     """Rule ``ami-id-format`` for an EC2NodeClass alias, without a subject: ``family@version`` as Karpenter's
     controller parses it (exactly one ``@``, a known lowercase family, a version; ``latest`` only where the family
     cannot be pinned), within the CRD's length. The facts (``families``, ...) come from ``upstream``."""
@@ -57,8 +59,10 @@ def alias_problem(alias: object, families: tuple[str, ...], latest_only: tuple[s
         return f"invalid alias '{alias}' (must be family@version, like al2023@latest)"
     parts = alias.split("@")
     if len(parts) != 2:
-        return (f"invalid alias '{alias}' (must be family@version with one '@': Karpenter's controller cannot parse "
-                f"it and exits, which stops every NodePool)")
+        return (
+            f"invalid alias '{alias}' (must be family@version with one '@': Karpenter's controller cannot parse "
+            f"it and exits, which stops every NodePool)"
+        )
     family, version = parts
     if family not in families:
         return f"invalid alias '{alias}' (family '{family}' must be one of {', '.join(families)})"
@@ -99,7 +103,7 @@ def no_ami_for_arch(subject: str, arches: Iterable[str], amis: Mapping[str, str]
     if not wanted or set(wanted) & set(have):
         return None
     if len(amis) == 1:
-        (ami_id, ami_arch), = amis.items()
+        ((ami_id, ami_arch),) = amis.items()
         found = f"{ami_id}, which is {ami_arch}"
     else:
         found = "any of its AMIs: " + ", ".join(f"{ami_id} is {arch}" for ami_id, arch in amis.items())
@@ -109,8 +113,9 @@ def no_ami_for_arch(subject: str, arches: Iterable[str], amis: Mapping[str, str]
     )
 
 
-def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str,
-                             fix: str = "move them to an AL2023 pool or node group") -> Optional[str]:
+def gpu_lane_on_bottlerocket(
+    subject: str, os_name: str, why: str, fix: str = "move them to an AL2023 pool or node group"
+) -> Optional[str]:
     """Rule ``gpu-lane-os``: GPU lanes run Amazon Linux 2023, never Bottlerocket.
 
     ``why`` says what makes the lane a GPU lane, e.g. ``instance families g5,g6``; ``fix`` what to change.
@@ -118,10 +123,7 @@ def gpu_lane_on_bottlerocket(subject: str, os_name: str, why: str,
     family = osfamily.named(os_name)
     if family is None or family.gpu_lanes:
         return None
-    return (
-        f"{subject}: {why} make this a GPU lane, and GPU lanes must run Amazon Linux 2023, "
-        f"not Bottlerocket ({fix})"
-    )
+    return f"{subject}: {why} make this a GPU lane, and GPU lanes must run Amazon Linux 2023, not Bottlerocket ({fix})"
 
 
 # ---- subjects: how a message names a lane -------------------------------------------------------
@@ -206,8 +208,10 @@ def pinned_ami_not_al2023(subject: str, os_name: str, lane: str = "pool", fix: s
 def ami_type_beside_image(subject: str, ami_type: str, image: str) -> str:
     """Rule ``al2023-family``: EKS's CreateNodegroup takes no AMI type but ``CUSTOM`` beside a launch
     template that names an image ("don't specify amiType, or the node group deployment will fail")."""
-    return (f"{subject}: its launch template pins {image}, and EKS refuses ami_type {ami_type} beside a launch "
-            f"template image (set ami_type CUSTOM, or leave it out)")
+    return (
+        f"{subject}: its launch template pins {image}, and EKS refuses ami_type {ami_type} beside a launch "
+        f"template image (set ami_type CUSTOM, or leave it out)"
+    )
 
 
 def ami_names_other_os(subject: str, ami_id: str, ami_name: str, os_name: str) -> Optional[str]:
@@ -284,16 +288,23 @@ def root_device_not_sized(subject: str, ami_id: str, device: str, sized: str) ->
 
 # ---- NVIDIA driver branches ----------------------------------------------------------------------------
 
+
 def driver_cannot_drive(subject: str, ami: str, branch: int, where: str, problems: Iterable[str]) -> str:
-    fix = ("pin an AMI whose NVIDIA driver drives them, or keep these families in a lane of their own "
-           "(amazon-eks-ami doc/usage/g7-ami.md: a dedicated EC2NodeClass and NodePool per driver branch)")
-    return (f"{subject}: its AMI {ami} runs NVIDIA driver {branch} ({where}), which cannot drive instances the lane "
-            f"can launch: {'; '.join(problems)} ({fix})")
+    fix = (
+        "pin an AMI whose NVIDIA driver drives them, or keep these families in a lane of their own "
+        "(amazon-eks-ami doc/usage/g7-ami.md: a dedicated EC2NodeClass and NodePool per driver branch)"
+    )
+    return (
+        f"{subject}: its AMI {ami} runs NVIDIA driver {branch} ({where}), which cannot drive instances the lane "
+        f"can launch: {'; '.join(problems)} ({fix})"
+    )
 
 
 def driver_unverified(subject: str, ami: str, families: Iterable[str], how: str) -> str:
-    return (f"{subject}: cannot verify that the NVIDIA driver of {ami} drives {', '.join(families)}: its driver branch "
-            f"is unknown ({how})")
+    return (
+        f"{subject}: cannot verify that the NVIDIA driver of {ami} drives {', '.join(families)}: its driver branch "
+        f"is unknown ({how})"
+    )
 
 
 # ---- AMI promotion: the soak gate (ami-soaked) -----------------------------------------------------------
@@ -306,42 +317,67 @@ def days(count: float) -> str:
 def ami_not_run(subject: str, lane: str, ami: str, environment: str, needed: float, there: Iterable[str]) -> str:
     """Policy ``ami-soaked``: the environment before never ran the AMI on a lane of this name."""
     seen = list(there)
-    found = f"its state has {', '.join(seen)} on that lane" if seen else "its state has no AMI pinned on a lane of that name"
-    return (f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} has not run it there ({found}): run it "
-            f"there first, on the lane or its canary (canary_ami_id), for {days(needed)}, then promote it")
+    found = (
+        f"its state has {', '.join(seen)} on that lane"
+        if seen
+        else "its state has no AMI pinned on a lane of that name"
+    )
+    return (
+        f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} has not run it there ({found}): run it "
+        f"there first, on the lane or its canary (canary_ami_id), for {days(needed)}, then promote it"
+    )
 
 
-def ami_not_reached(subject: str, lane: str, ami: str, environment: str, group: str, at: str, holding: str,
-                    needed: float, failure: str = "") -> str:
+def ami_not_reached(
+    subject: str,
+    lane: str,
+    ami: str,
+    environment: str,
+    group: str,
+    at: str,
+    holding: str,
+    needed: float,
+    failure: str = "",
+) -> str:
     """Policy ``ami-soaked``: the environment before pins the AMI in a managed node group's launch template, but the
     group's own state has not reached the template version holding it (a failed or unfinished rollout)."""
-    where = (f"its state has the group at launch template version {at}" if at else
-             "its state records no launch template version for the group") + (
-        f", the image in version {holding}" if holding else ", and no latestVersion for the template")
+    where = (
+        f"its state has the group at launch template version {at}"
+        if at
+        else "its state records no launch template version for the group"
+    ) + (f", the image in version {holding}" if holding else ", and no latestVersion for the template")
     if failure:
         where = f"its state records the group's last update as failed: {failure}"
-    return (f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} pins it there, but its node group "
-            f"'{group}' has not reached it ({where}: its rollout failed or has not finished), so it has not run there: "
-            f"finish the rollout there (pulumi up, or pulumi refresh once EKS has finished it), let it run "
-            f"{days(needed)}, then promote it")
+    return (
+        f"{subject}: AMI {ami} is new on lane '{lane}', and {environment} pins it there, but its node group "
+        f"'{group}' has not reached it ({where}: its rollout failed or has not finished), so it has not run there: "
+        f"finish the rollout there (pulumi up, or pulumi refresh once EKS has finished it), let it run "
+        f"{days(needed)}, then promote it"
+    )
 
 
 def ami_not_soaked(subject: str, lane: str, ami: str, environment: str, soaked: int, needed: float, since: str) -> str:
     """Policy ``ami-soaked``: the environment before has run the AMI on the lane for less than ``needed`` days."""
-    return (f"{subject}: AMI {ami} is new on lane '{lane}', and has run there in {environment} for {soaked} of "
-            f"{days(needed)} (since {since}, when its state last changed the resource holding it): promote it once "
-            f"it has run there {days(needed)}")
+    return (
+        f"{subject}: AMI {ami} is new on lane '{lane}', and has run there in {environment} for {soaked} of "
+        f"{days(needed)} (since {since}, when its state last changed the resource holding it): promote it once "
+        f"it has run there {days(needed)}"
+    )
 
 
 def ami_soak_future(subject: str, lane: str, ami: str, environment: str, since: str) -> str:
     """Policy ``ami-soaked``: the state says the resource holding the AMI last changed after now."""
-    return (f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state says the "
-            f"resource holding it last changed at {since}, which is in the future (a wrong clock where the state was "
-            f"written, or an edited state), so it proves no soak: the AMI counts as not soaked")
+    return (
+        f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state says the "
+        f"resource holding it last changed at {since}, which is in the future (a wrong clock where the state was "
+        f"written, or an edited state), so it proves no soak: the AMI counts as not soaked"
+    )
 
 
 def ami_soak_unproven(subject: str, lane: str, ami: str, environment: str) -> str:
     """Policy ``ami-soaked``: the environment before runs the AMI, but its state records no time for it."""
-    return (f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state records no "
-            f"time the resource holding it last changed (no `modified`: Pulumi writes it from early 2023 on), so "
-            f"its soak cannot be proven (run `pulumi up` there with a current Pulumi CLI and let it soak)")
+    return (
+        f"{subject}: AMI {ami} is new on lane '{lane}'; {environment} runs it there, but its state records no "
+        f"time the resource holding it last changed (no `modified`: Pulumi writes it from early 2023 on), so "
+        f"its soak cannot be proven (run `pulumi up` there with a current Pulumi CLI and let it soak)"
+    )

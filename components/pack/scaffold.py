@@ -122,24 +122,33 @@ def installed_requirement(version: str) -> InstallLine:
     if not isinstance(direct, dict) or not isinstance(direct.get("url"), str):
         return pinned
     url: str = direct["url"]
-    vcs, archive, folder = (direct.get(k) if isinstance(direct.get(k), dict) else None
-                            for k in ("vcs_info", "archive_info", "dir_info"))
+    vcs, archive, folder = (
+        direct.get(k) if isinstance(direct.get(k), dict) else None for k in ("vcs_info", "archive_info", "dir_info")
+    )
     fragment = f"#subdirectory={direct['subdirectory']}" if isinstance(direct.get("subdirectory"), str) else ""
     if vcs is not None and isinstance(vcs.get("vcs"), str) and isinstance(vcs.get("commit_id"), str):
         asked = vcs.get("requested_revision")
         line = f"{DIST} @ {vcs['vcs']}+{url}@{vcs['commit_id']}{fragment}"
-        source = f"the {vcs['vcs']} repository {url} at commit {vcs['commit_id']}" + (f" ({asked})" if isinstance(asked, str) else "")
+        source = f"the {vcs['vcs']} repository {url} at commit {vcs['commit_id']}" + (
+            f" ({asked})" if isinstance(asked, str) else ""
+        )
     elif archive is not None:
         hashes = archive.get("hashes") if isinstance(archive.get("hashes"), dict) else {}
         digest = next((f"#{algo}={value}" for algo, value in sorted(hashes.items()) if algo == "sha256"), "")
         line, source = f"{DIST} @ {url}{digest}", f"the archive {url}"
     elif folder is not None:
-        line, source = f"{DIST} @ {url}", f"the folder {url}" + (" (installed editable)" if folder.get("editable") else "")
+        line, source = (
+            f"{DIST} @ {url}",
+            f"the folder {url}" + (" (installed editable)" if folder.get("editable") else ""),
+        )
     else:
         return pinned
     problem = requirement_problem(line)
     if problem:  # a record no requirement line can repeat: say what we pinned instead
-        return InstallLine(pinned.line, f"version {version} (pip's record of its source, {url!r}, is not a requirement line: {problem})")
+        return InstallLine(
+            pinned.line,
+            f"version {version} (pip's record of its source, {url!r}, is not a requirement line: {problem})",
+        )
     return InstallLine(line, source, portable=not _on_this_machine(line))
 
 
@@ -168,8 +177,10 @@ def requirement_problem(line: str) -> Optional[str]:
         # one line of requirements.txt: a line break would add lines of its own (an index URL, another package)
         return "must be one requirements.txt line"
     if line.lstrip().startswith("-"):
-        return ("is a pip option, not a requirement: the pack's requirements.txt holds no options (an index URL would "
-                "send pip elsewhere for every package)")
+        return (
+            "is a pip option, not a requirement: the pack's requirements.txt holds no options (an index URL would "
+            "send pip elsewhere for every package)"
+        )
     try:
         parsed = Parsed(line)
     except InvalidRequirement as exc:
@@ -195,8 +206,10 @@ def requirement_line(given: str) -> str:
     if given and given.isprintable() and not given.startswith("-") and path.exists():
         name = _package_at(path)
         if name is None or _canonical(name) != DIST:
-            raise ScaffoldError(f"--requirement {given!r}: {path} is not this package ({DIST}: a folder with its "
-                                f"pyproject.toml, or its wheel or sdist)")
+            raise ScaffoldError(
+                f"--requirement {given!r}: {path} is not this package ({DIST}: a folder with its "
+                f"pyproject.toml, or its wheel or sdist)"
+            )
         return f"{DIST} @ {path.resolve().as_uri()}"
     problem = requirement_problem(given)
     if problem:
@@ -252,8 +265,10 @@ def _name_too_long(directory: Path) -> None:
             most = 255
         if size > most:
             shown_part = part if len(part) <= 60 else f"{part[:40]}...{part[-10:]}"
-            raise ScaffoldError(f"the folder name '{shown_part}' is {size} bytes long, more than the file system takes "
-                                f"in one name ({most} bytes, its NAME_MAX); give a shorter name")
+            raise ScaffoldError(
+                f"the folder name '{shown_part}' is {size} bytes long, more than the file system takes "
+                f"in one name ({most} bytes, its NAME_MAX); give a shorter name"
+            )
 
 
 def _empty_or_new(directory: Path, force: bool) -> None:
@@ -268,9 +283,13 @@ def _empty_or_new(directory: Path, force: bool) -> None:
         raise ScaffoldError(f"{directory}: cannot be read: {exc.strerror or exc}") from None
     if entries:
         ours = [name for name in FILES if name in entries]
-        has = ", ".join(ours or entries[:5]) + (f" and {len(entries) - 5} more" if not ours and len(entries) > 5 else "")
-        raise ScaffoldError(f"{directory}: is not empty (it has {has}); write the pack into a new or empty folder, "
-                            f"or pass --force to write its files there (replacing {', '.join(FILES)})")
+        has = ", ".join(ours or entries[:5]) + (
+            f" and {len(entries) - 5} more" if not ours and len(entries) > 5 else ""
+        )
+        raise ScaffoldError(
+            f"{directory}: is not empty (it has {has}); write the pack into a new or empty folder, "
+            f"or pass --force to write its files there (replacing {', '.join(FILES)})"
+        )
 
 
 def _write(path: Path, text: str) -> None:
@@ -286,7 +305,9 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_pack(directory: Path, version: str, force: bool = False, package: Optional[str] = None) -> tuple[list[Path], InstallLine]:
+def write_pack(
+    directory: Path, version: str, force: bool = False, package: Optional[str] = None
+) -> tuple[list[Path], InstallLine]:
     """Write the pack's files into ``directory`` (created if missing), which must be new or empty unless
     ``force``. Returns the files written and the requirement ``requirements.txt`` holds."""
     from .policies import DESCRIPTION

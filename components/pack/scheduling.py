@@ -71,8 +71,12 @@ class Toleration:
     @classmethod
     def read(cls, value: Any) -> "Toleration":
         t = bootfacts.as_map(value)
-        return cls(bootfacts.text(t.get("key")), bootfacts.text(t.get("operator")), label_text(t.get("value")),
-                   bootfacts.text(t.get("effect")))
+        return cls(
+            bootfacts.text(t.get("key")),
+            bootfacts.text(t.get("operator")),
+            label_text(t.get("value")),
+            bootfacts.text(t.get("effect")),
+        )
 
     def tolerates(self, taint: NodeTaint) -> bool:
         if self.effect and self.effect != taint.effect:
@@ -185,20 +189,27 @@ class Selection:
 
 def _requirement(value: Any, field: bool = False) -> Requirement:
     req = bootfacts.as_map(value)
-    return Requirement(bootfacts.text(req.get("key")), bootfacts.text(req.get("operator")),
-                       tuple(label_text(v) for v in bootfacts.as_list(req.get("values"))), field)
+    return Requirement(
+        bootfacts.text(req.get("key")),
+        bootfacts.text(req.get("operator")),
+        tuple(label_text(v) for v in bootfacts.as_list(req.get("values"))),
+        field,
+    )
 
 
 def selection_of(pod: Any) -> Selection:
     """A pod spec's ``nodeSelector`` and required node affinity."""
-    node_selector = tuple(Requirement(str(k), "In", (label_text(v),))
-                          for k, v in bootfacts.as_map(pod.get("nodeSelector")).items())
+    node_selector = tuple(
+        Requirement(str(k), "In", (label_text(v),)) for k, v in bootfacts.as_map(pod.get("nodeSelector")).items()
+    )
     required = bootfacts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     terms = None
     if isinstance(required, Mapping):
-        terms = tuple(tuple(_requirement(r) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchExpressions")))
-                      + tuple(_requirement(r, field=True) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchFields")))
-                      for t in bootfacts.as_list(required.get("nodeSelectorTerms")))
+        terms = tuple(
+            tuple(_requirement(r) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchExpressions")))
+            + tuple(_requirement(r, field=True) for r in bootfacts.as_list(bootfacts.as_map(t).get("matchFields")))
+            for t in bootfacts.as_list(required.get("nodeSelectorTerms"))
+        )
     return Selection(node_selector, terms)
 
 
@@ -221,27 +232,36 @@ def refusals(pod: Any, at: str, where: Mapping[str, str] = {}) -> list[str]:
     is not judged. Tolerations with ``Lt``/``Gt`` (newer clusters) are taken with a whole-number value.
     ``where`` names the path of a field the pod took from elsewhere (an Argo workflow's defaults)."""
     found = []
-    selector_at, tolerations_at, affinity_at = (where.get(name, at) for name in ("nodeSelector", "tolerations", "affinity"))
+    selector_at, tolerations_at, affinity_at = (
+        where.get(name, at) for name in ("nodeSelector", "tolerations", "affinity")
+    )
     for key, value in bootfacts.as_map(pod.get("nodeSelector")).items():
         problem = syntax.qualified_name_problem(str(key)) or syntax.label_value_problem(label_text(value))
         if problem:
             found.append(f"{selector_at}.nodeSelector: label '{key}': '{label_text(value)}': {problem}")
     for n, toleration in enumerate(bootfacts.as_list(pod.get("tolerations"))):
-        found += [f"{tolerations_at}.tolerations[{n}].{problem}" for problem in _toleration_problems(bootfacts.as_map(toleration))]
+        found += [
+            f"{tolerations_at}.tolerations[{n}].{problem}"
+            for problem in _toleration_problems(bootfacts.as_map(toleration))
+        ]
     node_affinity = bootfacts.dig(pod, *_AFFINITY)
     required = bootfacts.dig(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution")
     terms_at = f"{affinity_at}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
     if isinstance(required, Mapping):
         terms = bootfacts.as_list(required.get("nodeSelectorTerms"))
         if not terms:
-            found.append(f"{terms_at}: empty, and a required node affinity must have at least one term (an empty "
-                         f"term list would match no node)")
+            found.append(
+                f"{terms_at}: empty, and a required node affinity must have at least one term (an empty "
+                f"term list would match no node)"
+            )
         for n, term in enumerate(terms):
             found += _term_problems(bootfacts.as_map(term), f"{terms_at}[{n}]")
     preferred = "preferredDuringSchedulingIgnoredDuringExecution"
     for n, term in enumerate(bootfacts.as_list(bootfacts.dig(node_affinity, preferred))):
-        found += _term_problems(bootfacts.as_map(bootfacts.as_map(term).get("preference")),
-                                f"{affinity_at}.affinity.nodeAffinity.{preferred}[{n}].preference")
+        found += _term_problems(
+            bootfacts.as_map(bootfacts.as_map(term).get("preference")),
+            f"{affinity_at}.affinity.nodeAffinity.{preferred}[{n}].preference",
+        )
     return found
 
 
@@ -252,7 +272,9 @@ def _toleration_problems(toleration: Mapping[str, Any]) -> list[str]:
     if key and (problem := syntax.qualified_name_problem(key)):
         found.append(f"key: '{key}': {problem}")
     if not key and operator != "Exists":
-        found.append(f"operator: '{operator}' with no key (only Exists may leave the key empty, to tolerate every taint)")
+        found.append(
+            f"operator: '{operator}' with no key (only Exists may leave the key empty, to tolerate every taint)"
+        )
     if operator not in _TOLERATION_OPERATORS:
         found.append(f"operator: '{operator}' is not Equal or Exists")
     elif operator == "Exists" and value:

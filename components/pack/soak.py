@@ -48,24 +48,45 @@ HOLDERS = (bootfacts.NodeClass, bootfacts.LaunchTemplate, bootfacts.PulumiEksNod
 
 TIME_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"
 SCHEMA: dict[str, Any] = {
-    "soakDays": {"type": "number", "minimum": 0, "default": DEFAULT_DAYS,
-                 "description": "Days an AMI must have run on a lane of the same name in the environment before."},
+    "soakDays": {
+        "type": "number",
+        "minimum": 0,
+        "default": DEFAULT_DAYS,
+        "description": "Days an AMI must have run on a lane of the same name in the environment before.",
+    },
     "environment": {"type": "string", "description": "The stack whose state ranSince comes from (for messages)."},
-    "ranSince": {"type": "object", "description": "Lane -> AMI id -> since when that environment's state shows "
-                 "the AMI on the lane (RFC 3339), or null when it records no time. `mixed-os-racks soak` writes it.",
-                 "additionalProperties": {"type": "object", "additionalProperties": {
-                     "anyOf": [{"type": "string", "pattern": TIME_PATTERN}, {"type": "null"}]}}},
-    "unreached": {"type": "object", "description": "Lane -> AMI id -> the managed node group whose launch template "
-                  "holds the AMI in a version its own state says it has not reached (a failed or unfinished "
-                  "rollout): such an AMI has not run there. `mixed-os-racks soak` writes it.",
-                  "additionalProperties": {"type": "object", "additionalProperties": {
-                      "type": "object", "properties": {
-                          "group": {"type": "string"},
-                          "groupVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                          "templateVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                          "failure": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}}},
-    "running": {"type": "array", "items": {"type": "string"},
-                "description": "AMI ids this stack's own state already runs: never refused."},
+    "ranSince": {
+        "type": "object",
+        "description": "Lane -> AMI id -> since when that environment's state shows "
+        "the AMI on the lane (RFC 3339), or null when it records no time. `mixed-os-racks soak` writes it.",
+        "additionalProperties": {
+            "type": "object",
+            "additionalProperties": {"anyOf": [{"type": "string", "pattern": TIME_PATTERN}, {"type": "null"}]},
+        },
+    },
+    "unreached": {
+        "type": "object",
+        "description": "Lane -> AMI id -> the managed node group whose launch template "
+        "holds the AMI in a version its own state says it has not reached (a failed or unfinished "
+        "rollout): such an AMI has not run there. `mixed-os-racks soak` writes it.",
+        "additionalProperties": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {
+                    "group": {"type": "string"},
+                    "groupVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "templateVersion": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "failure": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                },
+            },
+        },
+    },
+    "running": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "AMI ids this stack's own state already runs: never refused.",
+    },
 }
 
 
@@ -84,8 +105,11 @@ class Held:
 
 def canary_mark(lane: bootfacts.LaneResource) -> str:
     """The lane a canary belongs to (its ``mixed-os-racks/canary-of``), '' for a lane that is no canary."""
-    where = bootfacts.dig(lane.props, "metadata", "annotations") if isinstance(lane, (bootfacts.NodeClass, bootfacts.NodePool)) \
+    where = (
+        bootfacts.dig(lane.props, "metadata", "annotations")
+        if isinstance(lane, (bootfacts.NodeClass, bootfacts.NodePool))
         else lane.props.get("tags")
+    )
     return bootfacts.text(bootfacts.as_map(where).get(contract.CANARY_OF))
 
 
@@ -140,7 +164,9 @@ def time_problem(value: str) -> Optional[str]:
     match = re.fullmatch(TIME_PATTERN, value)
     if match is None:
         return None  # the schema names it
-    year, month, day, hour, minute, second = (int(value[a:b]) for a, b in ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19)))
+    year, month, day, hour, minute, second = (
+        int(value[a:b]) for a, b in ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))
+    )
     zone = match.group(2)
     if not 1 <= month <= 12:
         return f"month {month:02d} is no month (01-12)"
@@ -203,11 +229,13 @@ class Evidence:
         if config.get("ranSince") is None:
             return None
         days = bootfacts.number(config.get("soakDays"))
-        return cls(bootfacts.text(config.get("environment")) or "the environment before",
-                   {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("ranSince")).items()},
-                   DEFAULT_DAYS if days is None else days,
-                   frozenset(a for a in bootfacts.as_list(config.get("running")) if isinstance(a, str)),
-                   {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("unreached")).items()})
+        return cls(
+            bootfacts.text(config.get("environment")) or "the environment before",
+            {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("ranSince")).items()},
+            DEFAULT_DAYS if days is None else days,
+            frozenset(a for a in bootfacts.as_list(config.get("running")) if isinstance(a, str)),
+            {lane: bootfacts.as_map(amis) for lane, amis in bootfacts.as_map(config.get("unreached")).items()},
+        )
 
     def soaked_days(self, lane: str, ami: str, now: datetime) -> Optional[int]:
         """Whole days the lane has run the AMI, as far as the state proves it; None when it proves nothing."""
@@ -221,9 +249,17 @@ class Evidence:
         there = self.ran.get(lane, {})
         group = bootfacts.as_map(self.unreached.get(lane, {}).get(ami))
         if ami not in there and group:
-            return rules.ami_not_reached(subject, lane, ami, self.environment, bootfacts.text(group.get("group")),
-                                         bootfacts.text(group.get("groupVersion")), bootfacts.text(group.get("templateVersion")),
-                                         self.needed, bootfacts.text(group.get("failure")))
+            return rules.ami_not_reached(
+                subject,
+                lane,
+                ami,
+                self.environment,
+                bootfacts.text(group.get("group")),
+                bootfacts.text(group.get("groupVersion")),
+                bootfacts.text(group.get("templateVersion")),
+                self.needed,
+                bootfacts.text(group.get("failure")),
+            )
         if ami not in there:
             others = sorted(a for a in there if isinstance(a, str))
             return rules.ami_not_run(subject, lane, ami, self.environment, self.needed, others)
@@ -231,16 +267,21 @@ class Evidence:
         if since is None:
             return rules.ami_soak_unproven(subject, lane, ami, self.environment)
         if since > now:  # a time to come proves nothing has run
-            return rules.ami_soak_future(subject, lane, ami, self.environment,
-                                         utc_text(since))
+            return rules.ami_soak_future(subject, lane, ami, self.environment, utc_text(since))
         if (now - since).total_seconds() >= self.needed * DAY_SECONDS:
             return None
-        return rules.ami_not_soaked(subject, lane, ami, self.environment, self.soaked_days(lane, ami, now) or 0,
-                                    self.needed, utc_text(since))
+        return rules.ami_not_soaked(
+            subject, lane, ami, self.environment, self.soaked_days(lane, ami, now) or 0, self.needed, utc_text(since)
+        )
 
 
-def ami_soaked(stack: checks.Stack, res: checks.StackResource, lane: bootfacts.LaneResource,
-               knowledge: checks.AmiKnowledge, now: Optional[datetime] = None) -> Iterator[checks.Finding]:
+def ami_soaked(
+    stack: checks.Stack,
+    res: checks.StackResource,
+    lane: bootfacts.LaneResource,
+    knowledge: checks.AmiKnowledge,
+    now: Optional[datetime] = None,
+) -> Iterator[checks.Finding]:
     """Every AMI ``res`` pins, against the environment before's evidence (none given: nothing is judged)."""
     evidence = Evidence.of(knowledge.config)
     if evidence is None:

@@ -72,8 +72,9 @@ KEPT_LIMIT = 65_536
 resources, each answered for its properties and its proxy."""
 
 
-def _answered(table: dict[Any, tuple[Any, Any]], step: Any, value: Any, compute: Callable[[], Any],
-              limit: Optional[int] = None) -> Any:
+def _answered(
+    table: dict[Any, tuple[Any, Any]], step: Any, value: Any, compute: Callable[[], Any], limit: Optional[int] = None
+) -> Any:
     """``compute()``, remembered in ``table`` under ``step`` and the identity of ``value``. The value is
     held with its answer, so its id is not reused meanwhile; with a ``limit``, a full table is emptied."""
     key = (step, id(value))
@@ -182,17 +183,29 @@ def _stack_resources(servicer: Any, request: Any, sdk: Any) -> list[Any]:
     read = []
     by_urn: dict[str, Any] = {}
     for message in request.resources:
-        props = sdk.unknown_checking_proxy(sdk.deserialize_properties(sdk.json_format.MessageToDict(message.properties)))
-        resource = sdk.PolicyResource(message.type, props, message.urn, message.name,
-                                      servicer._get_resource_options(message), servicer._get_provider_resource(message),
-                                      None, [], {})
+        props = sdk.unknown_checking_proxy(
+            sdk.deserialize_properties(sdk.json_format.MessageToDict(message.properties))
+        )
+        resource = sdk.PolicyResource(
+            message.type,
+            props,
+            message.urn,
+            message.name,
+            servicer._get_resource_options(message),
+            servicer._get_provider_resource(message),
+            None,
+            [],
+            {},
+        )
         by_urn[message.urn] = resource
         read.append((resource, message))
     for resource, message in read:
         resource.parent = by_urn.get(message.parent)
         resource.dependencies = [by_urn[urn] for urn in message.dependencies if urn in by_urn]
-        resource.property_dependencies = {key: [by_urn[urn] for urn in deps.urns if urn in by_urn]
-                                          for key, deps in message.propertyDependencies.items()}
+        resource.property_dependencies = {
+            key: [by_urn[urn] for urn in deps.urns if urn in by_urn]
+            for key, deps in message.propertyDependencies.items()
+        }
     return [resource for resource, _ in read]
 
 
@@ -270,7 +283,9 @@ def _quick_reads(proxy: Any) -> bool:
     about 100,000 of them. A read gives what it gave before and raises the same ``UnknownValueError``
     for a value unknown at preview (same sentinels, same property path)."""
     names = ("_DictProxy", "_ListProxy", "UnknownValueError", "_append_prop")
-    sentinels = [value for name, value in vars(proxy).items() if name.startswith("UNKNOWN_") and name.endswith("_VALUE")]
+    sentinels = [
+        value for name, value in vars(proxy).items() if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
+    ]
     if not all(hasattr(proxy, name) for name in names) or not sentinels:
         return False
     unknown_values = frozenset(sentinels)
@@ -328,7 +343,8 @@ def install() -> bool:
     sdk.signature = functools.lru_cache(maxsize=None)(inspect.signature)  # type: ignore[attr-defined]  # replaces the SDK module's own import, which its servicer reads
     built = ("_get_resource_options", "_get_provider_resource")
     reads_once = all(callable(getattr(servicer, name, None)) for name in built) and all(
-        isinstance(getattr(sdk, name, None), type) for name in ("PolicyResource", "StackValidationArgs"))
+        isinstance(getattr(sdk, name, None), type) for name in ("PolicyResource", "StackValidationArgs")
+    )
     for name in built:
         if callable(getattr(servicer, name, None)):
             setattr(servicer, name, _remembering_method(getattr(servicer, name)))

@@ -30,12 +30,20 @@ def missing_lane(subject: str, key: str, value: str, existing: Sequence[str], un
     line. Like the seeds, a pool exists for a workload by the label its nodes carry, not by its name:
     ``unlabelled`` says a NodePool of that name exists whose nodes do not carry it."""
     what = "pools" if key == contract.NODEPOOL_LABEL else "labels"
-    hint = (f"; NodePool '{value}' exists, but its nodes carry no {key}={value} label: add it to its "
-            f"spec.template.metadata.labels") if unlabelled else ""
+    hint = (
+        (
+            f"; NodePool '{value}' exists, but its nodes carry no {key}={value} label: add it to its "
+            f"spec.template.metadata.labels"
+        )
+        if unlabelled
+        else ""
+    )
     meant = None if unlabelled else closest(value, existing)
     guess = f"did you mean '{meant}'? " if meant else ""
-    return (f"{subject} targets {_named(key, value)}, which does not exist on this rack "
-            f"({guess}existing {what}: {', '.join(existing) or 'none'}{hint})")
+    return (
+        f"{subject} targets {_named(key, value)}, which does not exist on this rack "
+        f"({guess}existing {what}: {', '.join(existing) or 'none'}{hint})"
+    )
 
 
 def never_runs(pools: Sequence[LaneView]) -> str:
@@ -46,30 +54,42 @@ def never_runs(pools: Sequence[LaneView]) -> str:
 
 def _fix(taint: NodeTaint, workload: Workload) -> str:
     if taint.key == contract.DEDICATED_TAINT_KEY:
-        return (f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "
-                f"the Service component adds it for nodeSelectorLabels {' and '.join(contract.LANE_KEYS)}")
+        return (
+            f"add the toleration {{key: {taint.key}, operator: Equal, value: {taint.value}, effect: {taint.effect}}}; "
+            f"the Service component adds it for nodeSelectorLabels {' and '.join(contract.LANE_KEYS)}"
+        )
     if taint.key in (contract.NVIDIA_GPU, contract.AMD_GPU):
         toleration = f"{{key: {taint.key}, operator: Exists, effect: {taint.effect}}}"
         if workload.gpus.get(taint.key):
             return f"add the toleration {toleration}; the Service component adds it for scale.gpu"
         if workload.claims and taint.key == contract.NVIDIA_GPU:
-            return (f"it claims GPUs through DRA ({', '.join(workload.claims)}), which EKS's ExtendedResourceToleration "
-                    f"does not cover: add the toleration {toleration}")
+            return (
+                f"it claims GPUs through DRA ({', '.join(workload.claims)}), which EKS's ExtendedResourceToleration "
+                f"does not cover: add the toleration {toleration}"
+            )
         if workload.shares and taint.key == contract.NVIDIA_GPU:
-            return (f"a GPU share ({', '.join(workload.shares)}) requests no {taint.key}, so EKS's "
-                    f"ExtendedResourceToleration adds no toleration: add the toleration {toleration}")
+            return (
+                f"a GPU share ({', '.join(workload.shares)}) requests no {taint.key}, so EKS's "
+                f"ExtendedResourceToleration adds no toleration: add the toleration {toleration}"
+            )
         if workload.gpu_nodes and not workload.slices and taint.key == contract.NVIDIA_GPU:
-            return (f"it requests no {taint.key}, so EKS's ExtendedResourceToleration adds no toleration: "
-                    f"add the toleration {toleration}")
+            return (
+                f"it requests no {taint.key}, so EKS's ExtendedResourceToleration adds no toleration: "
+                f"add the toleration {toleration}"
+            )
         if workload.slices and taint.key == contract.NVIDIA_GPU:
-            return (f"it requests {', '.join(workload.slices)}, whose taints EKS's ExtendedResourceToleration names after "
-                    f"them, not {taint.key}: add the toleration {toleration}")
+            return (
+                f"it requests {', '.join(workload.slices)}, whose taints EKS's ExtendedResourceToleration names after "
+                f"them, not {taint.key}: add the toleration {toleration}"
+            )
         other = [r for r in workload.gpus if r != taint.key]
         if other:
             return f"it requests {other[0]}, not {taint.key}: select a lane with {other[0]}, or request {taint.key}"
         if workload.unheld:
-            return (f"it claims devices through DRA from {', '.join(workload.unheld)}, which this stack does not hold, and "
-                    f"EKS's ExtendedResourceToleration does not cover DRA claims: add the toleration {toleration}")
+            return (
+                f"it claims devices through DRA from {', '.join(workload.unheld)}, which this stack does not hold, and "
+                f"EKS's ExtendedResourceToleration does not cover DRA claims: add the toleration {toleration}"
+            )
         return f"it requests no GPU: select a lane without GPUs, or request {taint.key}"
     return "add a toleration for it: custom taints are not tolerated automatically"
 
@@ -77,8 +97,10 @@ def _fix(taint: NodeTaint, workload: Workload) -> str:
 def untolerated_lane(workload: Workload, lane: LaneView, taints: Sequence[NodeTaint]) -> str:
     which = "its taint" if len(taints) == 1 else "its taints"
     fixes = "; ".join(dict.fromkeys(_fix(t, workload) for t in taints))
-    return (f"{workload.subject} selects {lane.subject} but does not tolerate {which} "
-            f"{', '.join(str(t) for t in taints)} ({fixes})")
+    return (
+        f"{workload.subject} selects {lane.subject} but does not tolerate {which} "
+        f"{', '.join(str(t) for t in taints)} ({fixes})"
+    )
 
 
 def untolerated_gpu_lane(workload: Workload, lanes: Sequence[LaneView]) -> str:
@@ -86,9 +108,13 @@ def untolerated_gpu_lane(workload: Workload, lanes: Sequence[LaneView]) -> str:
     the toleration (selecting a GPU lane would not land it)."""
     taints = list(dict.fromkeys(t for lane in lanes for t in lane.untolerated(workload.tolerations)))
     fixes = "; ".join(dict.fromkeys(_fix(t, workload) for t in taints))
-    named = "; ".join(f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}" for lane in lanes)
-    return (f"{_gpu_asks(workload)}, but does not tolerate the taints of the GPU {'lane' if len(lanes) == 1 else 'lanes'} "
-            f"it can land on ({named}) ({fixes})")
+    named = "; ".join(
+        f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}" for lane in lanes
+    )
+    return (
+        f"{_gpu_asks(workload)}, but does not tolerate the taints of the GPU {'lane' if len(lanes) == 1 else 'lanes'} "
+        f"it can land on ({named}) ({fixes})"
+    )
 
 
 def _select_gpu_lane(lanes: Lanes) -> str:
@@ -102,27 +128,42 @@ def no_gpu_lane(workload: Workload, selected: Sequence[LaneView], lanes: Lanes) 
         return f"{asks}, but this rack has no GPU lane (add a Karpenter pool or node group with GPU instance types)"
     tainted = [lane for lane in lanes.gpu_lanes if lane.untolerated(workload.tolerations)]
     if workload.gpu_nodes and tainted:  # its NVIDIA node labels aim it at GPU nodes, whose taints keep it off
-        named = "; ".join(f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}"
-                          for lane in tainted)
-        return (f"{asks}, but tolerates the taints of no GPU lane ({named}) (select a GPU lane: "
-                f"{_select_gpu_lane(lanes)}, and tolerate its taints)")
+        named = "; ".join(
+            f"{lane.subject}: {', '.join(str(t) for t in lane.untolerated(workload.tolerations))}" for lane in tainted
+        )
+        return (
+            f"{asks}, but tolerates the taints of no GPU lane ({named}) (select a GPU lane: "
+            f"{_select_gpu_lane(lanes)}, and tolerate its taints)"
+        )
     if workload.selection.empty:
-        return (f"{asks} but selects no lane, and the default lane has no GPUs "
-                f"(select a GPU lane in nodeSelectorLabels: {_select_gpu_lane(lanes)})")
+        return (
+            f"{asks} but selects no lane, and the default lane has no GPUs "
+            f"(select a GPU lane in nodeSelectorLabels: {_select_gpu_lane(lanes)})"
+        )
     fix = f"select a GPU lane: {_select_gpu_lane(lanes)}"
     if not selected:
         return f"{asks}, but no lane of this rack matches its node selection{injected(workload)} ({fix})"
     known = lanes.known_keys
-    undeclared = [r for r in workload.selection.requirements  # (NVIDIA node labels are on GPU nodes: not these)
-                  if r.key not in known and not is_well_known(r.key) and r.operator in SELECTING
-                  and not any(r.key == label.split("=", 1)[0].split(" ", 1)[0] for label in workload.gpu_nodes)]
+    undeclared = [
+        r
+        for r in workload.selection.requirements  # (NVIDIA node labels are on GPU nodes: not these)
+        if r.key not in known
+        and not is_well_known(r.key)
+        and r.operator in SELECTING
+        and not any(r.key == label.split("=", 1)[0].split(" ", 1)[0] for label in workload.gpu_nodes)
+    ]
     if undeclared:
         names = ", ".join(lane.subject for lane in selected)
-        return (f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}{injected(workload)}, which "
-                f"no lane of this rack declares (were its nodes to carry it, it could land on {names}, without GPUs) ({fix})")
+        return (
+            f"{asks}, but it selects {'; '.join(requirement_words(r) for r in undeclared)}{injected(workload)}, which "
+            f"no lane of this rack declares (were its nodes to carry it, it could land on {names}, without GPUs) "
+            f"({fix})"
+        )
     names = ", ".join(lane.subject for lane in selected)
-    return (f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} "
-            f"no GPUs ({fix})")
+    return (
+        f"{asks}, but it selects {names}{injected(workload)}, which {'has' if len(selected) == 1 else 'have'} "
+        f"no GPUs ({fix})"
+    )
 
 
 def injected(workload: Workload) -> str:
@@ -141,9 +182,13 @@ def _gpu_asks(workload: Workload) -> str:
     if workload.gpu_nodes and not workload.claims:
         return f"{workload.subject} selects NVIDIA GPU nodes ({', '.join(workload.gpu_nodes)})"
     if workload.mig and not workload.claimed_gpus:
-        return (f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA "
-                f"({', '.join(workload.claims)})")
-    return f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+        return (
+            f"{workload.subject} claims MIG devices {_mig_words(workload.mig)} through DRA "
+            f"({', '.join(workload.claims)})"
+        )
+    return (
+        f"{workload.subject} claims {_gpu_words(workload.claimed_gpus or 1)} through DRA ({', '.join(workload.claims)})"
+    )
 
 
 def _mig_words(profiles: Sequence[str]) -> str:
@@ -159,18 +204,31 @@ def no_mig(workload: Workload, lanes: Sequence[tuple[LaneView, Selection]]) -> s
     wanted = [p for p in dict.fromkeys(workload.mig)]
     said = []
     for lane, chosen in lanes:
-        families = sorted({f for alternative in lane._families(chosen) for f in alternative
-                           if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)})
-        gpus = ", ".join(f"{f} ({instances.facts(f).gpu_model}: "
-                         f"{'MIG ' + ', '.join(instances.mig_profiles(f)) if instances.mig_profiles(f) else 'no MIG'})"
-                         for f in families[:6])
+        families = sorted(
+            {
+                f
+                for alternative in lane._families(chosen)
+                for f in alternative
+                if f != wellknown.OTHER_X86 and instances.is_nvidia_gpu_family(f)
+            }
+        )
+        gpus = ", ".join(
+            f"{f} ({instances.facts(f).gpu_model}: "
+            f"{'MIG ' + ', '.join(instances.mig_profiles(f)) if instances.mig_profiles(f) else 'no MIG'})"
+            for f in families[:6]
+        )
         said.append(f"{lane.subject} launches {gpus}")
     specific = [p for p in wanted if p]
-    fix = (f"select a lane of a family whose GPU has {', '.join(specific)}, or ask for a profile its GPUs have"
-           if specific else f"select a lane of a MIG family ({', '.join(MIG_FAMILIES)})")
-    return (f"{_gpu_asks(workload)}, but no GPU the lanes it reaches launch has {'them' if len(wanted) > 1 else 'it'}: "
-            f"{'; '.join(said)} (MIG exists on A100, H100, H200, B200, B300, GB200, GB300 and RTX PRO Blackwell GPUs, "
-            f"each with its own profiles; {fix})")
+    fix = (
+        f"select a lane of a family whose GPU has {', '.join(specific)}, or ask for a profile its GPUs have"
+        if specific
+        else f"select a lane of a MIG family ({', '.join(MIG_FAMILIES)})"
+    )
+    return (
+        f"{_gpu_asks(workload)}, but no GPU the lanes it reaches launch has {'them' if len(wanted) > 1 else 'it'}: "
+        f"{'; '.join(said)} (MIG exists on A100, H100, H200, B200, B300, GB200, GB300 and RTX PRO Blackwell GPUs, "
+        f"each with its own profiles; {fix})"
+    )
 
 
 def well_known_reason(selection: Selection, lane: LaneView) -> str:

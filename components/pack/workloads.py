@@ -31,19 +31,96 @@ not the judge.
 
 from __future__ import annotations
 
-from .lanemodel import (ANY_INSTANCE, EKS_DEFAULT_INSTANCE_TYPE, Finding, GPU_RESOURCES, LINUX, LaneView, Lanes,
-                        NFD_PREFIX, ON_DEMAND, OS_KEY, RESERVED_DOMAINS, SELECTING, Unknown, as_wellknown,
-                        is_well_known, kubernetes_os, named_lanes, number_text, read_labels, read_taints)  # noqa: F401
-from .laneconfig import (CONFIG_KINDS, EFFECT_NAMES, LANES_SCHEMA, LANE_FIELDS, config_findings, configured_lanes,
-                         lanes_config_problems, size_facts)  # noqa: F401
-from .lanesource import (EKS_NODEGROUP_LABEL, GPU_REQUIREMENTS, group_requirements, read_lanes)  # noqa: F401
-from .pods import (CLAIM_KINDS, GPU_DEVICE_CLASSES, GROUPS, MIG_RESOURCE, NVIDIA_SLICES, POD_SPEC, RUNTIME_CLASS_TYPES,
-                   CUSTOM, Claim, DeviceClass, PodClaims, Workload, claimed, custom_kind, gpu_classes, image_name, pod_templates,
-                   read_workload, read_workloads,
-                   runtime_classes, workload_kind)  # noqa: F401
-from .wording import (MIG_FAMILIES, missing_lane, no_gpu_lane, no_mig, requirement_words, untolerated_lane,
-                      well_known_reason)  # noqa: F401
-from .reach import (Fit, GiB, Survey, findings, fit_on, fit_problems, judged_survey, lane_overheads, pod_problems,
-                    outside_the_rack, reach, reach_problems, squats, strict_keys, survey)  # noqa: F401
-from .gpudaemons import (GPU_DAEMON_IMAGES, GPU_MODE_LABELS, GPU_NODE_KEYS, NODE_AGENTS, gpu_daemonsets, misses_gpu_lane,
-                         node_agent_labels, serves_gpus, squatting)  # noqa: F401
+from .lanemodel import (
+    ANY_INSTANCE,
+    EKS_DEFAULT_INSTANCE_TYPE,
+    Finding,
+    GPU_RESOURCES,
+    LINUX,
+    LaneView,
+    Lanes,
+    NFD_PREFIX,
+    ON_DEMAND,
+    OS_KEY,
+    RESERVED_DOMAINS,
+    SELECTING,
+    Unknown,
+    as_wellknown,
+    is_well_known,
+    kubernetes_os,
+    named_lanes,
+    number_text,
+    read_labels,
+    read_taints,
+)  # noqa: F401
+from .laneconfig import (
+    CONFIG_KINDS,
+    EFFECT_NAMES,
+    LANES_SCHEMA,
+    LANE_FIELDS,
+    config_findings,
+    configured_lanes,
+    lanes_config_problems,
+    size_facts,
+)  # noqa: F401
+from .lanesource import EKS_NODEGROUP_LABEL, GPU_REQUIREMENTS, group_requirements, read_lanes  # noqa: F401
+from .pods import (
+    CLAIM_KINDS,
+    GPU_DEVICE_CLASSES,
+    GROUPS,
+    MIG_RESOURCE,
+    NVIDIA_SLICES,
+    POD_SPEC,
+    RUNTIME_CLASS_TYPES,
+    CUSTOM,
+    Claim,
+    DeviceClass,
+    PodClaims,
+    Workload,
+    claimed,
+    custom_kind,
+    gpu_classes,
+    image_name,
+    pod_templates,
+    read_workload,
+    read_workloads,
+    runtime_classes,
+    workload_kind,
+)  # noqa: F401
+from .wording import (
+    MIG_FAMILIES,
+    missing_lane,
+    no_gpu_lane,
+    no_mig,
+    requirement_words,
+    untolerated_lane,
+    well_known_reason,
+)  # noqa: F401
+from .reach import (
+    Fit,
+    GiB,
+    Survey,
+    findings,
+    fit_on,
+    fit_problems,
+    judged_survey,
+    lane_overheads,
+    pod_problems,
+    outside_the_rack,
+    reach,
+    reach_problems,
+    squats,
+    strict_keys,
+    survey,
+)  # noqa: F401
+from .gpudaemons import (
+    GPU_DAEMON_IMAGES,
+    GPU_MODE_LABELS,
+    GPU_NODE_KEYS,
+    NODE_AGENTS,
+    gpu_daemonsets,
+    misses_gpu_lane,
+    node_agent_labels,
+    serves_gpus,
+    squatting,
+)  # noqa: F401

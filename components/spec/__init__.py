@@ -14,5 +14,16 @@ from .nodegroup import NodeGroupSpec
 from .pool import PoolSpec, Taint
 from .rack import ClusterSpec, DevicePluginSpec, GpuObservabilitySpec, KarpenterSpec, RackSpec
 
-__all__ = ["ClusterSpec", "DevicePluginSpec", "FieldProblem", "GpuObservabilitySpec", "KarpenterSpec", "NodeGroupSpec",
-           "PoolSpec", "RackSpec", "Spec", "SpecError", "Taint"]
+__all__ = [
+    "ClusterSpec",
+    "DevicePluginSpec",
+    "FieldProblem",
+    "GpuObservabilitySpec",
+    "KarpenterSpec",
+    "NodeGroupSpec",
+    "PoolSpec",
+    "RackSpec",
+    "Spec",
+    "SpecError",
+    "Taint",
+]

@@ -16,7 +16,15 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence, get_ar
 
 import pulumi
 from pulumi.output import Unknown
-from pydantic import AfterValidator, BaseModel, ConfigDict, PrivateAttr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..errors import ConfigError
 from ..inputs import closest
@@ -152,8 +160,11 @@ def pointed(message: str, value: Any) -> str:
     """``message`` shown (``shown``), followed by where ``value`` (the value it is about, or any
     structure of them) has characters a reader cannot see or tell apart, so an id with a zero-width
     space or a Cyrillic letter does not read like a valid one."""
-    notes = [f"'{_cut(shown(s))}' has {where[:SHOWN_MAX]}" for s in dict.fromkeys(_strings(value))
-             if (where := unusual_characters(s))]
+    notes = [
+        f"'{_cut(shown(s))}' has {where[:SHOWN_MAX]}"
+        for s in dict.fromkeys(_strings(value))
+        if (where := unusual_characters(s))
+    ]
     text = _LONG_QUOTED.sub(lambda m: f"'{_cut(m.group(1))}'", shown(message))
     return f"{text} [{'; '.join(notes[:3])}; use plain ASCII]" if notes else text
 
@@ -163,7 +174,7 @@ _LONG_QUOTED = re.compile(r"'([^']{%d,})'" % (SHOWN_MAX + 1))
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX - 3] + "..."
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 3] + "..."
 
 
 _CLASS_NAMES = re.compile(r" or instance of \w+| of \w+Spec\b")
@@ -211,7 +222,11 @@ def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> Optional[type[BaseM
         field = model.model_fields.get(str(part))
         if field is None:
             return None
-        nested = [t for t in (field.annotation, *get_args(field.annotation)) if isinstance(t, type) and issubclass(t, BaseModel)]
+        nested = [
+            t
+            for t in (field.annotation, *get_args(field.annotation))
+            if isinstance(t, type) and issubclass(t, BaseModel)
+        ]
         if not nested:
             return None
         model = nested[0]
@@ -227,8 +242,13 @@ def did_you_mean(model: type[BaseModel], loc: Sequence[Any]) -> str:
     wrong = str(loc[-1])
     from ..config.keys import TABLES  # the stack config's keys (config imports the specs, so only here)
 
-    by_key = {key: field for table in TABLES if table.spec is holder
-              for field, key in table.keys.items() if field in holder.model_fields}
+    by_key = {
+        key: field
+        for table in TABLES
+        if table.spec is holder
+        for field, key in table.keys.items()
+        if field in holder.model_fields
+    }
     if wrong in by_key:
         return f" (did you mean {by_key[wrong]}? '{wrong}' is its stack-config key)"
     close = closest(wrong, holder.model_fields)
@@ -244,8 +264,10 @@ def _flat(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         if isinstance(cause, SpecError):
             found += [{**inner, "loc": (*error["loc"], *inner["loc"])} for inner in cause.errors]
         elif isinstance(cause, FieldProblems):  # a rule over the whole spec, for each field it found
-            found += [{**error, "msg": f"Value error, {problem}", "ctx": {**error["ctx"], "error": problem}}
-                      for problem in cause.problems]
+            found += [
+                {**error, "msg": f"Value error, {problem}", "ctx": {**error["ctx"], "error": problem}}
+                for problem in cause.problems
+            ]
         else:
             found.append(error)
     return found
@@ -257,13 +279,18 @@ class SpecError(ConfigError, ValueError):
     def __init__(self, spec: str, exc: ValidationError, model: Optional[type[BaseModel]] = None) -> None:
         self.errors = _flat(exc.errors())
         """pydantic's errors, for callers that name the paths in their own terms (the stack config)."""
-        lines = [(key_path(error_loc(e)), error_message(e) + (did_you_mean(model, e["loc"]) if model and
-                                                               e["type"] == "extra_forbidden" else ""))
-                 for e in self.errors]
+        lines = [
+            (
+                key_path(error_loc(e)),
+                error_message(e) + (did_you_mean(model, e["loc"]) if model and e["type"] == "extra_forbidden" else ""),
+            )
+            for e in self.errors
+        ]
         self.problems = lines
         """``(field path, problem)`` of each line (a component names the paths under its argument's name)."""
-        super().__init__("\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}"
-                                    for path, message in lines))
+        super().__init__(
+            "\n".join(f"{spec}.{path}: {message}" if path else f"{spec}: {message}" for path, message in lines)
+        )
 
 
 def cluster_name(name: str) -> str:
@@ -368,8 +395,10 @@ for another language's program (``camel_case``); None for a Python program. A sp
 field by its path there (``Spec.named_at``)."""
 
 
-PLAIN_ONLY = "spec fields take plain values, checked when the spec is built (pass Outputs to the component " \
-             "arguments that take them)"
+PLAIN_ONLY = (
+    "spec fields take plain values, checked when the spec is built (pass Outputs to the component "
+    "arguments that take them)"
+)
 """Why a spec refuses an Output, whether the Python SDK's or one another language's program sends."""
 
 
@@ -378,9 +407,9 @@ def plain_value(value: Any) -> Any:
     would change from one run to the next) and a Pulumi ``Output`` or awaitable (a spec is checked when
     it is built, before any Output is known)."""
     if isinstance(value, (set, frozenset)):
-        raise ValueError("a set has no order, so the objects it renders would change from one run to the next "
-                         "(give a list)")
+        raise ValueError(
+            "a set has no order, so the objects it renders would change from one run to the next (give a list)"
+        )
     if isinstance(value, (pulumi.Output, Unknown)) or inspect.isawaitable(value):
         raise ValueError(f"a pulumi Output: {PLAIN_ONLY}")
     return value
-

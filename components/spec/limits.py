@@ -55,5 +55,7 @@ def duration_too_long(text: str) -> bool:
     """Whether a CRD-pattern duration (``1h30m``, ``Never``) is past what Go's time.ParseDuration takes."""
     if text == "Never":
         return False
-    return sum(syntax.whole_number(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)([hms])", text)) > GO_MAX_DURATION_S
-
+    return (
+        sum(syntax.whole_number(n) * _UNIT_S[unit] for n, unit in re.findall(r"([0-9]+)([hms])", text))
+        > GO_MAX_DURATION_S
+    )

@@ -129,12 +129,23 @@ class NodeGroupSpec(Spec):
     def canary(self, name: str) -> "NodeGroupSpec":
         """The canary group of the group named ``name``: ``<name>-canary``, on ``canary_ami_id``, ``canary_size``
         nodes, the group's label, taints and tags, and the tag that marks it a canary of ``name``."""
-        canary = self.model_copy(update={
-            "name": name + contract.CANARY_SUFFIX, "ami_id": self.canary_ami_id, "canary_ami_id": None,
-            "min_size": self.canary_size, "max_size": self.canary_size, "tags": {**self.tags, contract.CANARY_OF: name}})
+        canary = self.model_copy(
+            update={
+                "name": name + contract.CANARY_SUFFIX,
+                "ami_id": self.canary_ami_id,
+                "canary_ami_id": None,
+                "min_size": self.canary_size,
+                "max_size": self.canary_size,
+                "tags": {**self.tags, contract.CANARY_OF: name},
+            }
+        )
         # a problem of the canary's AMI (its facts, at preview) is one of the field that set it
-        canary._keys = {**self._keys, "ami_id": self.where("canary_ami_id"), "min_size": self.where("canary_size"),
-                        "max_size": self.where("canary_size")}
+        canary._keys = {
+            **self._keys,
+            "ami_id": self.where("canary_ami_id"),
+            "min_size": self.where("canary_size"),
+            "max_size": self.where("canary_size"),
+        }
         return canary
 
     @field_validator("name")
@@ -155,8 +166,10 @@ class NodeGroupSpec(Spec):
         elif unmade := syntax.unmade_instance_type(self.instance_type):
             found.add("instance_type", unmade, keyed=True)
         if self.capacity_type not in CAPACITY_TYPES:
-            found.add("capacity_type", f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND, SPOT or "
-                                       f"{CAPACITY_BLOCK})")
+            found.add(
+                "capacity_type",
+                f"invalid capacity_type '{self.capacity_type}' (must be ON_DEMAND, SPOT or {CAPACITY_BLOCK})",
+            )
         if self.min_size < 0:
             found.add("min_size", f"invalid min size: '{self.min_size}'")
         if self.max_size < 1:
@@ -168,7 +181,9 @@ class NodeGroupSpec(Spec):
         if self.dedicated and not self.label:
             found.add("label", "label is required when dedicated option is set")
         elif self.label is not None and not LABEL_VALUE_RE.fullmatch(self.label):
-            found.add("label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes")
+            found.add(
+                "label", f"label value '{self.label}' invalid, must contain only lowercase alphanumeric and dashes"
+            )
         if problem := usd_problem(self.max_hourly_usd, "its"):
             found.add("max_hourly_usd", f"{self.subject}: {problem}")
         problem = node_disk_problem(self.disk)
@@ -199,25 +214,49 @@ class NodeGroupSpec(Spec):
         s, given = self.subject, self.capacity_reservation_id
         if given is None:
             if self.capacity_type == CAPACITY_BLOCK:
-                raise FieldProblem("capacity_type", f"{s}: capacity_type {CAPACITY_BLOCK} needs capacity_reservation_id "
-                                                    f"(the Capacity Block the group launches into)", keyed=True)
+                raise FieldProblem(
+                    "capacity_type",
+                    f"{s}: capacity_type {CAPACITY_BLOCK} needs capacity_reservation_id "
+                    f"(the Capacity Block the group launches into)",
+                    keyed=True,
+                )
             return
         if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(given):
-            raise FieldProblem("capacity_reservation_id", f"{s}: invalid capacity reservation id '{given}' "
-                                                          f"(must look like cr-0123456789abcdef0)", keyed=True)
+            raise FieldProblem(
+                "capacity_reservation_id",
+                f"{s}: invalid capacity reservation id '{given}' (must look like cr-0123456789abcdef0)",
+                keyed=True,
+            )
         if self.capacity_type == "SPOT":
-            raise FieldProblem("capacity_reservation_id", (
-                f"{s}: capacity_reservation_id needs capacity_type {CAPACITY_BLOCK} (a Capacity Block) or ON_DEMAND "
-                f"(an On-Demand Capacity Reservation), not SPOT"), keyed=True)
+            raise FieldProblem(
+                "capacity_reservation_id",
+                (
+                    f"{s}: capacity_reservation_id needs capacity_type {CAPACITY_BLOCK} (a Capacity Block) or "
+                    f"ON_DEMAND "
+                    f"(an On-Demand Capacity Reservation), not SPOT"
+                ),
+                keyed=True,
+            )
         for pinned in ("ami_id", "canary_ami_id"):
             if getattr(self, pinned) is not None:
-                raise FieldProblem("capacity_reservation_id", (
-                    f"{s}: capacity_reservation_id cannot be used with {pinned} (pulumi-eks builds a pinned AMI's "
-                    f"launch template and gives it no capacity reservation)"), keyed=True)
+                raise FieldProblem(
+                    "capacity_reservation_id",
+                    (
+                        f"{s}: capacity_reservation_id cannot be used with {pinned} (pulumi-eks builds a pinned AMI's "
+                        f"launch template and gives it no capacity reservation)"
+                    ),
+                    keyed=True,
+                )
         if self.capacity_type == CAPACITY_BLOCK and self.min_size != 0:
-            raise FieldProblem("min_size", (
-                f"{s}: a {CAPACITY_BLOCK} group needs min_size 0 (got '{self.min_size}'): EKS scales it to 0 before "
-                f"the block ends, and an upgrade needs its desired size at 0"), keyed=True)
+            raise FieldProblem(
+                "min_size",
+                (
+                    f"{s}: a {CAPACITY_BLOCK} group needs min_size 0 (got '{self.min_size}'): EKS scales it to 0 "
+                    f"before "
+                    f"the block ends, and an upgrade needs its desired size at 0"
+                ),
+                keyed=True,
+            )
 
     @property
     def capacity_block(self) -> bool:
@@ -229,20 +268,29 @@ class NodeGroupSpec(Spec):
         candidate = self.canary_ami_id
         if candidate is None:
             if "canary_size" in self.model_fields_set:
-                raise FieldProblem("canary_size", f"{self.subject}: canary_size needs canary_ami_id (the AMI its canary tries)")
+                raise FieldProblem(
+                    "canary_size", f"{self.subject}: canary_size needs canary_ami_id (the AMI its canary tries)"
+                )
             return
         canary = rules.node_group_subject(self.name + contract.CANARY_SUFFIX) if self.name else "canary node group"
         problem = rules.invalid_ami_id(canary, candidate)
         if problem:
             raise FieldProblem("canary_ami_id", problem)
         if candidate == self.ami_id:
-            raise FieldProblem("canary_ami_id", f"{self.subject}: canary_ami_id '{candidate}' is the group's own ami_id, so "
-                                                f"its canary would try nothing new (remove canary_ami_id once the group runs it)")
+            raise FieldProblem(
+                "canary_ami_id",
+                f"{self.subject}: canary_ami_id '{candidate}' is the group's own ami_id, so "
+                f"its canary would try nothing new (remove canary_ami_id once the group runs it)",
+            )
         problem = self.name and syntax.node_group_name_problem(self.name + contract.CANARY_SUFFIX)
         if problem:
-            raise FieldProblem("canary_ami_id", f"{self.subject}: its canary's name '{self.name}{contract.CANARY_SUFFIX}' {problem}")
+            raise FieldProblem(
+                "canary_ami_id", f"{self.subject}: its canary's name '{self.name}{contract.CANARY_SUFFIX}' {problem}"
+            )
         if not 1 <= self.canary_size <= EKS_SCALING_MAX:
-            raise FieldProblem("canary_size", f"{self.subject}: canary_size must be 1-{EKS_SCALING_MAX} (got '{self.canary_size}')")
+            raise FieldProblem(
+                "canary_size", f"{self.subject}: canary_size must be 1-{EKS_SCALING_MAX} (got '{self.canary_size}')"
+            )
         problem = tags_problem(self.tags, RACK_TAGS + 1, "the rack, with the canary's own tag,")
         if problem:
             raise FieldProblem("tags", f"{canary}: {problem}")
@@ -277,11 +325,11 @@ class NodeGroupSpec(Spec):
         if self.system:
             taints.append({"key": contract.SYSTEM_NODE_LABEL, "value": "true", "effect": "NO_SCHEDULE"})
         if self.build:
-            taints.append({"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NO_SCHEDULE"})
+            taints.append(
+                {"key": contract.BUILD_TAINT_KEY, "value": contract.BUILD_TAINT_VALUE, "effect": "NO_SCHEDULE"}
+            )
         if self.dedicated and self.label:
             taints.append({"key": contract.DEDICATED_TAINT_KEY, "value": self.label, "effect": "NO_SCHEDULE"})
         if self.is_gpu:
             taints.append({"key": contract.GPU_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"})
         return taints
-
-

@@ -62,7 +62,6 @@ class Taint(Spec):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-
 FAMILY_FIELDS = ("instance_families", "instance_types", "instance_sizes")
 """The fields that say what a pool launches: rules reading what it launches wait for them to be valid."""
 
@@ -206,28 +205,42 @@ class PoolSpec(Spec):
         if not (self.instance_families or self.instance_types or self.instance_sizes):
             return None
         requirements = [wellknown.Requirement(wellknown.ARCH_KEY, "In", tuple(self.arch))]
-        for key, values in ((wellknown.FAMILY_KEY, self.instance_families),
-                            (wellknown.KARPENTER_PREFIX + "instance-size", self.instance_sizes),
-                            (wellknown.TYPE_KEY, self.instance_types)):
+        for key, values in (
+            (wellknown.FAMILY_KEY, self.instance_families),
+            (wellknown.KARPENTER_PREFIX + "instance-size", self.instance_sizes),
+            (wellknown.TYPE_KEY, self.instance_types),
+        ):
             if values:
                 requirements.append(wellknown.Requirement(key, "In", tuple(values)))
         types, unsized = wellknown.launchable(tuple(requirements))
         if unsized or not types:
             return None
         gpus = self.gpu_limit if self.gpu_limit is not None else float("inf")
-        fits = [t for t in types if t.vcpus <= self.cpu_limit
-                and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024 and t.gpus <= gpus]
+        fits = [
+            t
+            for t in types
+            if t.vcpus <= self.cpu_limit
+            and fit.memory_capacity_mib(t) <= self.memory_limit_gb * 1024
+            and t.gpus <= gpus
+        ]
         if fits:
             return None
         smallest = min(types, key=lambda t: (t.vcpus, t.memory_mib))
-        field = ("cpu_limit" if smallest.vcpus > self.cpu_limit else "memory_limit_gb"
-                 if fit.memory_capacity_mib(smallest) > self.memory_limit_gb * 1024 else "gpu_limit")
+        field = (
+            "cpu_limit"
+            if smallest.vcpus > self.cpu_limit
+            else "memory_limit_gb"
+            if fit.memory_capacity_mib(smallest) > self.memory_limit_gb * 1024
+            else "gpu_limit"
+        )
         given = f", gpu_limit {self.gpu_limit}" if self.gpu_limit is not None else ""
         has = f" and {min(t.gpus for t in types)} GPUs" if self.gpu_limit is not None else ""
-        return field, (f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}{given}) "
-                       f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs"
-                       f"{',' if has else ' and'} {smallest.memory_mib / 1024:g} GiB{has}, and Karpenter launches no type "
-                       f"beyond the limits (the pool could launch nothing)")
+        return field, (
+            f"{self.subject}: its limits (cpu_limit {self.cpu_limit}, memory_limit_gb {self.memory_limit_gb}{given}) "
+            f"hold none of its instance types: the smallest, {smallest.name}, has {smallest.vcpus} vCPUs"
+            f"{',' if has else ' and'} {smallest.memory_mib / 1024:g} GiB{has}, and Karpenter launches no type "
+            f"beyond the limits (the pool could launch nothing)"
+        )
 
     @model_validator(mode="after")
     def _rules(self) -> "PoolSpec":
@@ -260,16 +273,23 @@ class PoolSpec(Spec):
         problem = mac_problem(s, self.instance_families)
         if problem:
             raise FieldProblem("instance_families", problem)
-        for spec_field, what in (("instance_families", "instance family"), ("instance_sizes", "instance size"),
-                                 ("capacity_types", "capacity type"), ("arch", "arch")):
+        for spec_field, what in (
+            ("instance_families", "instance family"),
+            ("instance_sizes", "instance size"),
+            ("capacity_types", "capacity type"),
+            ("arch", "arch"),
+        ):
             values: list[str] = getattr(self, spec_field)
             twice = sorted({v for v in values if values.count(v) > 1})
             if twice:  # a list given twice is a typo, not a weight: said, not passed on to the NodePool
                 raise FieldProblem(spec_field, f"{s}: duplicate {what} '{twice[0]}'")
         for index, instance_type in enumerate(self.instance_types):
             if syntax.instance_type_problem(instance_type):
-                raise FieldProblem("instance_types", f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)",
-                                   index)
+                raise FieldProblem(
+                    "instance_types",
+                    f"{s}: invalid instance type '{instance_type}' (must look like c7i.2xlarge)",
+                    index,
+                )
             if unmade := syntax.unmade_instance_type(instance_type):
                 raise FieldProblem("instance_types", f"{s}: {unmade}", index)
         twice = sorted({t for t in self.instance_types if self.instance_types.count(t) > 1})
@@ -279,13 +299,19 @@ class PoolSpec(Spec):
         if problem:
             raise FieldProblem("instance_types", problem)
         if self.instance_types and self.instance_families and not self.families:
-            raise FieldProblem("instance_types", f"{s}: no instance type is of the instance families "
-                                                 f"{','.join(self.instance_families)} (the pool could launch nothing)")
+            raise FieldProblem(
+                "instance_types",
+                f"{s}: no instance type is of the instance families "
+                f"{','.join(self.instance_families)} (the pool could launch nothing)",
+            )
         families_field = "instance_types" if self.instance_types else "instance_families"
         arches = sorted({wellknown.K8S_ARCH[instances.facts(f).arch] for f in self.families})
         if arches and not set(arches) & set(self.arch):  # Karpenter intersects the two: no instance type is left
-            raise FieldProblem(families_field, f"{s}: instance families {','.join(self.families)} are {','.join(arches)}, "
-                                               f"and the pool's arch is {','.join(self.arch)} (the pool could launch nothing)")
+            raise FieldProblem(
+                families_field,
+                f"{s}: instance families {','.join(self.families)} are {','.join(arches)}, "
+                f"and the pool's arch is {','.join(self.arch)} (the pool could launch nothing)",
+            )
         for index, size in enumerate(self.instance_sizes):
             problem = syntax.instance_size_problem(size)
             if problem:
@@ -299,7 +325,9 @@ class PoolSpec(Spec):
         s = self.subject
         for ct in self.capacity_types:
             if ct not in CAPACITY_TYPES:
-                raise FieldProblem("capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand, spot or reserved)")
+                raise FieldProblem(
+                    "capacity_types", f"{s}: invalid capacity type '{ct}' (must be on-demand, spot or reserved)"
+                )
         if not self.capacity_types:
             raise FieldProblem("capacity_types", f"{s}: capacity_types must not be empty")
 
@@ -309,23 +337,39 @@ class PoolSpec(Spec):
         s, ids = self.subject, self.capacity_reservation_ids
         for index, given in enumerate(ids):
             if not syntax.EC2_ID_RES["capacity reservation"].fullmatch(given):
-                raise FieldProblem("capacity_reservation_ids", f"{s}: invalid capacity reservation id '{given}' "
-                                                               f"(must look like cr-0123456789abcdef0)", index)
+                raise FieldProblem(
+                    "capacity_reservation_ids",
+                    f"{s}: invalid capacity reservation id '{given}' (must look like cr-0123456789abcdef0)",
+                    index,
+                )
         twice = sorted({i for i in ids if ids.count(i) > 1})
         if twice:
             raise FieldProblem("capacity_reservation_ids", f"{s}: duplicate capacity reservation id '{twice[0]}'")
         if len(ids) > syntax.EC2_SELECTOR_TERMS_MAX:
-            raise FieldProblem("capacity_reservation_ids", (
-                f"{s}: {len(ids)} capacity reservation ids (at most {syntax.EC2_SELECTOR_TERMS_MAX}, the EC2NodeClass's "
-                f"capacityReservationSelectorTerms)"))
+            raise FieldProblem(
+                "capacity_reservation_ids",
+                (
+                    f"{s}: {len(ids)} capacity reservation ids (at most {syntax.EC2_SELECTOR_TERMS_MAX}, the "
+                    f"EC2NodeClass's "
+                    f"capacityReservationSelectorTerms)"
+                ),
+            )
         if RESERVED in self.capacity_types and not ids:
-            raise FieldProblem("capacity_types", f"{s}: capacity type 'reserved' needs capacity_reservation_ids "
-                                                 f"(the reservations the pool launches into)")
+            raise FieldProblem(
+                "capacity_types",
+                f"{s}: capacity type 'reserved' needs capacity_reservation_ids "
+                f"(the reservations the pool launches into)",
+            )
         if ids and RESERVED not in self.capacity_types:
-            raise FieldProblem("capacity_reservation_ids", (
-                f"{s}: capacity_reservation_ids need capacity type 'reserved' in capacity_types, or Karpenter launches "
-                f"nothing into them (reserved,on-demand falls back to On-Demand when they are full; reserved alone "
-                f"launches only into them)"))
+            raise FieldProblem(
+                "capacity_reservation_ids",
+                (
+                    f"{s}: capacity_reservation_ids need capacity type 'reserved' in capacity_types, or Karpenter "
+                    f"launches "
+                    f"nothing into them (reserved,on-demand falls back to On-Demand when they are full; reserved alone "
+                    f"launches only into them)"
+                ),
+            )
 
     def _arch_rules(self) -> None:
         s = self.subject
@@ -340,13 +384,18 @@ class PoolSpec(Spec):
         if self.cpu_limit <= 0:
             raise FieldProblem("cpu_limit", f"{s}: cpu_limit must be positive (got '{self.cpu_limit}')")
         if self.memory_limit_gb <= 0:
-            raise FieldProblem("memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')")
+            raise FieldProblem(
+                "memory_limit_gb", f"{s}: memory_limit_gb must be positive (got '{self.memory_limit_gb}')"
+            )
         if self.gpu_limit is not None:
             if self.gpu_limit <= 0:
                 raise FieldProblem("gpu_limit", f"{s}: gpu_limit must be positive (got '{self.gpu_limit}')")
             if not self.families or not all(instances.is_gpu_family(f) for f in self.families):
-                raise FieldProblem("gpu_limit", f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
-                                                f"such as g6; this pool's: {','.join(self.families) or 'any'})")
+                raise FieldProblem(
+                    "gpu_limit",
+                    f"{s}: gpu_limit needs a GPU pool (instance families that all have GPUs, "
+                    f"such as g6; this pool's: {','.join(self.families) or 'any'})",
+                )
         problem = usd_problem(self.max_hourly_usd, "its")
         if problem:
             raise FieldProblem("max_hourly_usd", f"{s}: {problem}")
@@ -357,20 +406,28 @@ class PoolSpec(Spec):
     def _consolidation_rules(self) -> None:
         s = self.subject
         if not DURATION_RE.fullmatch(self.consolidate_after) or duration_too_long(self.consolidate_after):
-            raise FieldProblem("consolidate_after", f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)")
+            raise FieldProblem(
+                "consolidate_after",
+                f"{s}: invalid consolidate_after '{self.consolidate_after}' (use a duration like 30s, 5m or 1h)",
+            )
 
     def _expiry_rules(self) -> None:
         s = self.subject
         if not DURATION_RE.fullmatch(self.node_expiry) or duration_too_long(self.node_expiry):
-            raise FieldProblem("node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)")
+            raise FieldProblem(
+                "node_expiry", f"{s}: invalid node_expiry '{self.node_expiry}' (use hours like 720h, or Never)"
+            )
 
     def _budget_rules(self) -> None:
         s = self.subject
         budget = self.disruption_budget_nodes
-        if not BUDGET_RE.fullmatch(budget) or (not budget.endswith("%") and syntax.whole_number(budget) > BUDGET_NODES_MAX):
+        if not BUDGET_RE.fullmatch(budget) or (
+            not budget.endswith("%") and syntax.whole_number(budget) > BUDGET_NODES_MAX
+        ):
             raise FieldProblem(
                 "disruption_budget_nodes",
-                f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or a count)",
+                f"{s}: invalid disruption_budget_nodes '{self.disruption_budget_nodes}' (use a percentage like 10% or "
+                f"a count)",
             )
 
     def _weight_rules(self) -> None:
@@ -381,14 +438,21 @@ class PoolSpec(Spec):
     def _alias_rules(self) -> None:
         alias = osfamily.AL2023.alias_pattern.fullmatch(self.ami_alias)
         if not alias:
-            raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)")
+            raise FieldProblem(
+                "ami_alias", f"invalid ami_alias '{self.ami_alias}' (must be al2023@latest or al2023@vYYYYMMDD)"
+            )
         if alias.group(1) != "latest" and not _is_date(alias.group(1)[1:]):
-            raise FieldProblem("ami_alias", f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
-                                            f"an EKS AMI release is named by the day it was built, vYYYYMMDD)")
+            raise FieldProblem(
+                "ami_alias",
+                f"invalid ami_alias '{self.ami_alias}' ({alias.group(1)[1:]} is no date: "
+                f"an EKS AMI release is named by the day it was built, vYYYYMMDD)",
+            )
 
     def _ami_rules(self) -> None:
         if self.ami_id is not None:
-            problem = rules.invalid_ami_id(self.subject, self.ami_id) or rules.pinned_ami_not_al2023(self.subject, self.os)
+            problem = rules.invalid_ami_id(self.subject, self.ami_id) or rules.pinned_ami_not_al2023(
+                self.subject, self.os
+            )
             if problem:
                 raise FieldProblem("ami_id", problem)
 
@@ -397,8 +461,16 @@ class PoolSpec(Spec):
         families_field = "instance_types" if self.instance_types else "instance_families"
         gpu = instances.nvidia_families(self.families)
         # the pool's OS is what to change (a GPU lane's families are its purpose): the problem is os's
-        problem = rules.gpu_lane_on_bottlerocket(s, self.os, f"instance families {','.join(gpu)}",
-                                                 "set os 'al2023', or move them to an AL2023 pool or node group") if gpu else None
+        problem = (
+            rules.gpu_lane_on_bottlerocket(
+                s,
+                self.os,
+                f"instance families {','.join(gpu)}",
+                "set os 'al2023', or move them to an AL2023 pool or node group",
+            )
+            if gpu
+            else None
+        )
         if problem:
             raise FieldProblem("os", problem)
         gpus = [f for f in self.families if instances.is_gpu_family(f)]
@@ -406,17 +478,25 @@ class PoolSpec(Spec):
             # a pool is a GPU lane only when every family is a GPU family: a mixed pool's GPU nodes would
             # get no GPU label or taint, so the device plugin skips them and CPU pods land on them
             others = [f for f in self.families if not instances.is_gpu_family(f)]
-            raise FieldProblem(families_field, (
-                f"{s}: instance families mix GPU families ({','.join(gpus)}) with others ({','.join(others)}): "
-                f"its GPU nodes would get no GPU label or taint, so the device plugin would skip them and CPU pods "
-                f"would land on them (split it into two pools, one of GPU families and one of the others)"))
+            raise FieldProblem(
+                families_field,
+                (
+                    f"{s}: instance families mix GPU families ({','.join(gpus)}) with others ({','.join(others)}): "
+                    f"its GPU nodes would get no GPU label or taint, so the device plugin would skip them and CPU pods "
+                    f"would land on them (split it into two pools, one of GPU families and one of the others)"
+                ),
+            )
         vendors = sorted({instances.facts(f).gpu for f in gpus})
         if len(vendors) > 1:
             # one lane, one GPU vendor: its label (convox.io/gpu-vendor) and device plugin are the vendor's
             named = "; ".join(f"{v}: {','.join(f for f in gpus if instances.facts(f).gpu == v)}" for v in vendors)
-            raise FieldProblem(families_field, (
-                f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
-                f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"))
+            raise FieldProblem(
+                families_field,
+                (
+                    f"{s}: instance families mix GPU vendors ({named}): a lane's GPU label, taint and device plugin "
+                    f"are one vendor's, so the other's nodes would get none (split it into a pool per vendor)"
+                ),
+            )
         alias = osfamily.AL2023.alias_pattern.fullmatch(self.ami_alias)
         if self.ami_id is None and alias and (alias.group(1) == "latest" or _is_date(alias.group(1)[1:])):
             # the release an alias pins (a malformed alias is ami_alias's problem, and pins no release to judge)
@@ -432,19 +512,29 @@ class PoolSpec(Spec):
             if "canary_nodes" in self.model_fields_set:
                 raise FieldProblem("canary_nodes", f"{s}: canary_nodes needs canary_ami_id (the AMI its canary tries)")
             return
-        problem = (rules.invalid_ami_id(rules.pool_subject(self.canary_name), candidate)
-                   or rules.pinned_ami_not_al2023(rules.pool_subject(self.canary_name), self.os))
+        problem = rules.invalid_ami_id(rules.pool_subject(self.canary_name), candidate) or rules.pinned_ami_not_al2023(
+            rules.pool_subject(self.canary_name), self.os
+        )
         if problem:
             raise FieldProblem("canary_ami_id", problem)
         if candidate == self.ami_id:
-            raise FieldProblem("canary_ami_id", f"{s}: canary_ami_id '{candidate}' is the pool's own ami_id, so its canary "
-                                                f"would try nothing new (remove canary_ami_id once the pool runs it)")
+            raise FieldProblem(
+                "canary_ami_id",
+                f"{s}: canary_ami_id '{candidate}' is the pool's own ami_id, so its canary "
+                f"would try nothing new (remove canary_ami_id once the pool runs it)",
+            )
         if not NAME_RE.fullmatch(self.canary_name):
-            raise FieldProblem("name", f"{s}: its canary's name '{self.canary_name}' is longer than 63 characters (the "
-                                       f"EC2NodeClass and NodePool name): shorten the pool's name")
+            raise FieldProblem(
+                "name",
+                f"{s}: its canary's name '{self.canary_name}' is longer than 63 characters (the "
+                f"EC2NodeClass and NodePool name): shorten the pool's name",
+            )
         if self.weight is not None and self.weight >= WEIGHT_RANGE[1]:
-            raise FieldProblem("weight", f"{s}: weight {self.weight} leaves its canary no higher weight (Karpenter tries "
-                                         f"the highest first; at most {WEIGHT_RANGE[1] - 1} with canary_ami_id)")
+            raise FieldProblem(
+                "weight",
+                f"{s}: weight {self.weight} leaves its canary no higher weight (Karpenter tries "
+                f"the highest first; at most {WEIGHT_RANGE[1] - 1} with canary_ami_id)",
+            )
         if self.canary_nodes < 1:
             raise FieldProblem("canary_nodes", f"{s}: canary_nodes must be 1 or more (got '{self.canary_nodes}')")
 
@@ -463,14 +553,21 @@ class PoolSpec(Spec):
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
             snapshot, family = upstream.EKS_AMI_ROOT_SNAPSHOT_GIB, self.os_family.family
-            raise FieldProblem("disk", f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
-                                       f"EKS-optimized {family} AMI ({snapshot} GiB); give it a disk of {snapshot} GiB or more")
+            raise FieldProblem(
+                "disk",
+                f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
+                f"EKS-optimized {family} AMI ({snapshot} GiB); give it a disk of {snapshot} GiB or more",
+            )
         iops = self.volume_iops
         if iops is not None:
             if limits.iops is None:
-                raise FieldProblem("volume_iops", f"{s}: volume_iops requires volume_type gp3, io1 or io2 (currently {kind})")
+                raise FieldProblem(
+                    "volume_iops", f"{s}: volume_iops requires volume_type gp3, io1 or io2 (currently {kind})"
+                )
             if not limits.iops[0] <= iops <= limits.iops[1]:
-                raise FieldProblem("volume_iops", f"{s}: invalid volume_iops '{iops}' (must be {limits.iops[0]}-{limits.iops[1]})")
+                raise FieldProblem(
+                    "volume_iops", f"{s}: invalid volume_iops '{iops}' (must be {limits.iops[0]}-{limits.iops[1]})"
+                )
             most = max(limits.baseline_iops, (limits.iops_per_gib or 0) * self.disk)
             if iops > most:
                 raise FieldProblem(
@@ -487,10 +584,14 @@ class PoolSpec(Spec):
         throughput = self.volume_throughput
         if throughput is not None:
             if limits.throughput_mibs is None:
-                raise FieldProblem("volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {kind})")
+                raise FieldProblem(
+                    "volume_throughput", f"{s}: volume_throughput requires volume_type gp3 (currently {kind})"
+                )
             low, high = limits.throughput_mibs
             if not low <= throughput <= high:
-                raise FieldProblem("volume_throughput", f"{s}: invalid volume_throughput '{throughput}' (must be {low}-{high})")
+                raise FieldProblem(
+                    "volume_throughput", f"{s}: invalid volume_throughput '{throughput}' (must be {low}-{high})"
+                )
             provisioned = iops if iops is not None else limits.baseline_iops
             most = max(limits.baseline_throughput_mibs, int(provisioned * (limits.throughput_per_iops or 0)))
             if throughput > most:
@@ -511,12 +612,18 @@ class PoolSpec(Spec):
                 raise FieldProblem("labels", f"{s}: invalid label key '{key}' ({problem})")
             domain = syntax.restricted_label_domain(key)
             if domain:
-                raise FieldProblem("labels", f"{s}: label '{key}' is in the restricted domain {domain} (Karpenter and the kubelet refuse it)")
+                raise FieldProblem(
+                    "labels",
+                    f"{s}: label '{key}' is in the restricted domain {domain} (Karpenter and the kubelet refuse it)",
+                )
             problem = syntax.label_value_problem(value)
             if problem:
                 raise FieldProblem("labels", f"{s}: invalid value '{value}' of label '{key}' ({problem})")
         if len(self.node_labels()) > NODEPOOL_LABELS_MAX:
-            raise FieldProblem("labels", f"{s}: at most {NODEPOOL_LABELS_MAX} node labels (the NodePool's limit, the rack's own included)")
+            raise FieldProblem(
+                "labels",
+                f"{s}: at most {NODEPOOL_LABELS_MAX} node labels (the NodePool's limit, the rack's own included)",
+            )
 
     def _taint_rules(self) -> None:
         s = self.subject
@@ -524,13 +631,17 @@ class PoolSpec(Spec):
         for taint in self.node_taints():
             key, effect = taint["key"], taint["effect"]
             if effect not in TAINT_EFFECTS:
-                raise FieldProblem("taints", f"{s}: invalid taint effect '{effect}' (must be one of {', '.join(TAINT_EFFECTS)})")
+                raise FieldProblem(
+                    "taints", f"{s}: invalid taint effect '{effect}' (must be one of {', '.join(TAINT_EFFECTS)})"
+                )
             problem = syntax.qualified_name_problem(key)
             if problem:
                 raise FieldProblem("taints", f"{s}: invalid taint key '{key}' ({problem})")
             value = taint.get("value")
             if value == "":  # the NodePool CRD's pattern for a taint value needs a character
-                raise FieldProblem("taints", f"{s}: taint '{key}' has an empty value (write {key}:{effect} for a taint without one)")
+                raise FieldProblem(
+                    "taints", f"{s}: taint '{key}' has an empty value (write {key}:{effect} for a taint without one)"
+                )
             problem = syntax.label_value_problem(value) if value else None
             if problem:
                 raise FieldProblem("taints", f"{s}: invalid value '{value}' of taint '{key}' ({problem})")
@@ -562,7 +673,11 @@ class PoolSpec(Spec):
 
     def node_taints(self) -> list[dict[str, str]]:
         """``dedicated-node=<name>:NoSchedule`` first when dedicated, then the user's."""
-        taints = [{"key": contract.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}] if self.dedicated else []
+        taints = (
+            [{"key": contract.DEDICATED_TAINT_KEY, "value": self.name, "effect": "NoSchedule"}]
+            if self.dedicated
+            else []
+        )
         return taints + [t.as_dict() for t in self.taints]
 
 
@@ -580,7 +695,9 @@ def mac_problem(subject: str, instance_types: list[str]) -> Optional[str]:
     macs = sorted({instances.family_of(t) for t in instance_types if instances.family_of(t).startswith("mac")})
     if not macs:
         return None
-    return f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
+    return (
+        f"{subject}: instance family {macs[0]} runs only on EC2 Dedicated Hosts with macOS, which EKS nodes cannot use"
+    )
 
 
 def needs_custom_nvidia_ami(subject: str, instance_types: list[str], release: Optional[str] = None) -> Optional[str]:
@@ -591,6 +708,9 @@ def needs_custom_nvidia_ami(subject: str, instance_types: list[str], release: Op
     problem = instances.stock_ami_problem(instance_types, release, minors)
     if not problem:
         return None
-    fix = "use a later release or al2023@latest, or pin an ami_id built for them" if release else \
-        "pin an ami_id built for it"
+    fix = (
+        "use a later release or al2023@latest, or pin an ami_id built for them"
+        if release
+        else "pin an ami_id built for it"
+    )
     return f"{subject}: {problem} ({fix})"

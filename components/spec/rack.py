@@ -45,8 +45,11 @@ def karpenter_pair_problem(k8s_version: str, karpenter_version: str) -> Optional
     verdict = upstream.karpenter_compatibility(k8s_version, karpenter_version)
     if verdict.supported:
         return None
-    fix = (f"set karpenter_version: {verdict.serving}" if verdict.serving else
-           "no Karpenter release the rack installs supports it: use another Kubernetes minor")
+    fix = (
+        f"set karpenter_version: {verdict.serving}"
+        if verdict.serving
+        else "no Karpenter release the rack installs supports it: use another Kubernetes minor"
+    )
     return f"karpenter_version '{karpenter_version}' with Kubernetes {k8s_version}: {verdict.reason} ({fix})"
 
 
@@ -54,7 +57,10 @@ PUBLIC_ACCESS_CIDRS_MAX = 40
 """EKS's fixed quota of CIDR blocks for a cluster's public endpoint (``publicAccessCidrs``)."""
 
 _NOT_PUBLIC = (
-    ("private", lambda n: any(n.subnet_of(ipaddress.ip_network(r)) for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))),
+    (
+        "private",
+        lambda n: any(n.subnet_of(ipaddress.ip_network(r)) for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")),
+    ),
     ("loopback", lambda n: n.is_loopback),
     ("link-local", lambda n: n.is_link_local),
     ("shared address space (carrier-grade NAT)", lambda n: n.subnet_of(ipaddress.ip_network("100.64.0.0/10"))),
@@ -80,15 +86,19 @@ def public_cidr_problem(cidr: str) -> Optional[str]:
     if network.version != 4 or not CIDR_RE.fullmatch(cidr):
         return f"invalid CIDR '{cidr}' (must be an IPv4 CIDR like 203.0.113.0/24)"
     if str(network) != cidr:
-        return (f"invalid CIDR '{cidr}': host bits are set (the address must be the first of its /{network.prefixlen} "
-                f"range); did you mean {network}?")
+        return (
+            f"invalid CIDR '{cidr}': host bits are set (the address must be the first of its /{network.prefixlen} "
+            f"range); did you mean {network}?"
+        )
     if network.prefixlen == 0:
         return None
     kind = next((name for name, test in _NOT_PUBLIC if test(network)), None)
     if kind:
-        return (f"CIDR '{cidr}' is {kind}, not a public range: EKS refuses it for the public endpoint and no caller on "
-                f"the internet comes from it; give the public addresses your callers come from (e.g. 203.0.113.0/24), "
-                f"or 0.0.0.0/0 for anyone")
+        return (
+            f"CIDR '{cidr}' is {kind}, not a public range: EKS refuses it for the public endpoint and no caller on "
+            f"the internet comes from it; give the public addresses your callers come from (e.g. 203.0.113.0/24), "
+            f"or 0.0.0.0/0 for anyone"
+        )
     return None
 
 
@@ -108,15 +118,19 @@ def version_support(version: str, when: Optional[str] = None) -> tuple[str, str]
     creatable = next((v for v in listed if upstream.eks_support(v, when)[0] != "ended"), after)
     standard = next((v for v in listed if upstream.eks_support(v, when)[0] == "standard"), after)
     if status == "ended":
-        return status, (f"Kubernetes {version} reached the end of EKS extended support on {since} "
-                        f"({upstream.EKS_VERSION_SOURCE}): EKS creates no cluster on it and upgrades existing "
-                        f"control planes itself (use {creatable} or newer)")
+        return status, (
+            f"Kubernetes {version} reached the end of EKS extended support on {since} "
+            f"({upstream.EKS_VERSION_SOURCE}): EKS creates no cluster on it and upgrades existing "
+            f"control planes itself (use {creatable} or newer)"
+        )
     if status == "extended":
         price = upstream.EKS_PRICE_PER_CLUSTER_HOUR
-        return status, (f"Kubernetes {version} is in EKS extended support since {since} ({upstream.EKS_VERSION_SOURCE}), "
-                        f"billed ${price['extended']:.2f} an hour per cluster instead of standard support's "
-                        f"${price['standard']:.2f} until {upstream.EKS_VERSION_SUPPORT[version][1]} "
-                        f"(upgrade to {standard} or newer)")
+        return status, (
+            f"Kubernetes {version} is in EKS extended support since {since} ({upstream.EKS_VERSION_SOURCE}), "
+            f"billed ${price['extended']:.2f} an hour per cluster instead of standard support's "
+            f"${price['standard']:.2f} until {upstream.EKS_VERSION_SUPPORT[version][1]} "
+            f"(upgrade to {standard} or newer)"
+        )
     return status, ""
 
 
@@ -127,10 +141,12 @@ def access_entries_problem(cluster_name: str, mode: str) -> Optional[str]:
     and never back (the EKS user guide, Change authentication mode to use access entries)."""
     if mode != "CONFIG_MAP":
         return None
-    return (f"cluster '{cluster_name}' authenticates with CONFIG_MAP (the aws-auth ConfigMap only), and EKS refuses "
-            f"access entries there, through which Karpenter's nodes join: switch it to API_AND_CONFIG_MAP first "
-            f"(aws eks update-cluster-config --name {cluster_name} --access-config "
-            f"authenticationMode=API_AND_CONFIG_MAP; one way, and the aws-auth ConfigMap keeps working)")
+    return (
+        f"cluster '{cluster_name}' authenticates with CONFIG_MAP (the aws-auth ConfigMap only), and EKS refuses "
+        f"access entries there, through which Karpenter's nodes join: switch it to API_AND_CONFIG_MAP first "
+        f"(aws eks update-cluster-config --name {cluster_name} --access-config "
+        f"authenticationMode=API_AND_CONFIG_MAP; one way, and the aws-auth ConfigMap keeps working)"
+    )
 
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute", "NO_SCHEDULE", "NO_EXECUTE")
@@ -141,8 +157,11 @@ NEURON_RESOURCE = "aws.amazon.com/neuron"
 
 def extended_resources(families: list[str]) -> list[str]:
     """The extended resources nodes of these instance types or families advertise (their GPU vendor's, Neuron's)."""
-    found = [contract.gpu_resource(instances.facts(f).gpu) if instances.facts(f).gpu else NEURON_RESOURCE
-             for f in families if instances.facts(f).gpu or instances.facts(f).neuron]
+    found = [
+        contract.gpu_resource(instances.facts(f).gpu) if instances.facts(f).gpu else NEURON_RESOURCE
+        for f in families
+        if instances.facts(f).gpu or instances.facts(f).neuron
+    ]
     return list(dict.fromkeys(found))
 
 
@@ -151,9 +170,11 @@ def tolerated(taints: list[dict[str, str]], resource: str = "") -> bool:
     resource ``resource`` tolerates its NoSchedule taint all the same: EKS runs the ExtendedResourceToleration
     admission plugin (EKS user guide, platform versions), which adds ``<resource>:NoSchedule`` (operator Exists) to
     every pod requesting it (kubernetes ``plugin/pkg/admission/extendedresourcetoleration``)."""
-    return all(t.get("effect") not in SCHEDULING_EFFECTS
-               or (resource and t.get("key") == resource and t.get("effect") in ("NoSchedule", "NO_SCHEDULE"))
-               for t in taints)
+    return all(
+        t.get("effect") not in SCHEDULING_EFFECTS
+        or (resource and t.get("key") == resource and t.get("effect") in ("NoSchedule", "NO_SCHEDULE"))
+        for t in taints
+    )
 
 
 def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tuple[NodeGroupSpec, PoolSpec, str]]:
@@ -167,8 +188,15 @@ def doubly_scaled(groups: list[NodeGroupSpec], pools: list[PoolSpec]) -> list[tu
     for group in (g for g in groups if not g.fixed_size):
         offered = [""] + extended_resources([group.instance_type])
         for resource in offered:
-            pool = next((p for p in pools if tolerated(p.node_taints(), resource) and (
-                not resource or p.offers_accelerators and resource in extended_resources(p.families))), None)
+            pool = next(
+                (
+                    p
+                    for p in pools
+                    if tolerated(p.node_taints(), resource)
+                    and (not resource or p.offers_accelerators and resource in extended_resources(p.families))
+                ),
+                None,
+            )
             if pool is not None and tolerated(group.node_taints(), resource):
                 found.append((group, pool, resource))
                 break
@@ -186,8 +214,10 @@ def admin_role_problem(admin_arns: list[str], entries: dict[str, str]) -> Option
         if found is None or found["kind"] != "role" or found["name"].lower() not in taken:
             continue
         name, why = taken[found["name"].lower()]
-        return (f"ARN '{arn}' is the role {name}, which {why}; EKS keeps one access entry per IAM principal and "
-                f"refuses a second (ResourceInUseException): remove it from the list (nodes need no admin access)")
+        return (
+            f"ARN '{arn}' is the role {name}, which {why}; EKS keeps one access entry per IAM principal and "
+            f"refuses a second (ResourceInUseException): remove it from the list (nodes need no admin access)"
+        )
     return None
 
 
@@ -238,9 +268,11 @@ def outside_availability_zones(zones: dict[str, str]) -> Optional[str]:
     if not local:
         return None
     listed = ", ".join(f"{subnet} ({zone})" for subnet, zone in local.items())
-    return (f"{listed} {'is' if len(local) == 1 else 'are'} in a Local Zone or Wavelength Zone, not an Availability "
-            f"Zone: EKS places no cluster network interfaces and no managed node groups there (leave "
-            f"{'it' if len(local) == 1 else 'them'} out; add Local Zone nodes after the cluster exists)")
+    return (
+        f"{listed} {'is' if len(local) == 1 else 'are'} in a Local Zone or Wavelength Zone, not an Availability "
+        f"Zone: EKS places no cluster network interfaces and no managed node groups there (leave "
+        f"{'it' if len(local) == 1 else 'them'} out; add Local Zone nodes after the cluster exists)"
+    )
 
 
 def subnet_zones_problem(zones: dict[str, str]) -> Optional[str]:
@@ -254,8 +286,10 @@ def subnet_zones_problem(zones: dict[str, str]) -> Optional[str]:
     if len(distinct) >= 2:
         return None
     where = distinct[0] if distinct else "no zone"
-    return (f"subnets {', '.join(zones)} are all in {where}: EKS needs the cluster's subnets in at least two "
-            f"Availability Zones (add a subnet of another zone)")
+    return (
+        f"subnets {', '.join(zones)} are all in {where}: EKS needs the cluster's subnets in at least two "
+        f"Availability Zones (add a subnet of another zone)"
+    )
 
 
 def system_node_fit_problem(instance_type: str) -> Optional[str]:
@@ -267,16 +301,24 @@ def system_node_fit_problem(instance_type: str) -> Optional[str]:
     if itype is None:
         return None
     room = fit.allocatable(itype)
-    need_cpu = (upstream.KARPENTER_CONTROLLER_REQUESTS[0] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[0]
-                + upstream.SYSTEM_DAEMONSETS_MARGIN[0])
-    need_memory = (upstream.KARPENTER_CONTROLLER_REQUESTS[1] + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[1]
-                   + upstream.SYSTEM_DAEMONSETS_MARGIN[1])
+    need_cpu = (
+        upstream.KARPENTER_CONTROLLER_REQUESTS[0]
+        + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[0]
+        + upstream.SYSTEM_DAEMONSETS_MARGIN[0]
+    )
+    need_memory = (
+        upstream.KARPENTER_CONTROLLER_REQUESTS[1]
+        + upstream.COREDNS_REPLICAS * upstream.COREDNS_REQUESTS[1]
+        + upstream.SYSTEM_DAEMONSETS_MARGIN[1]
+    )
     if room.cpu_m >= need_cpu and room.memory_mib >= need_memory:
         return None
-    return (f"node type '{instance_type}' is too small for the system lane: a system node must hold a Karpenter "
-            f"controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, {need_cpu}m CPU and "
-            f"{need_memory}Mi, and a {instance_type} ({itype.vcpus} vCPU, {itype.memory_mib / 1024:g} GiB) has about "
-            f"{room.cpu_m}m and {room.memory_mib}Mi allocatable (use a larger type, e.g. t3.large)")
+    return (
+        f"node type '{instance_type}' is too small for the system lane: a system node must hold a Karpenter "
+        f"controller (1 CPU, 1Gi), CoreDNS (2 x 100m, 70Mi) and the node's DaemonSets, {need_cpu}m CPU and "
+        f"{need_memory}Mi, and a {instance_type} ({itype.vcpus} vCPU, {itype.memory_mib / 1024:g} GiB) has about "
+        f"{room.cpu_m}m and {room.memory_mib}Mi allocatable (use a larger type, e.g. t3.large)"
+    )
 
 
 class ClusterSpec(Spec):
@@ -287,7 +329,8 @@ class ClusterSpec(Spec):
     vpc_id: str
     """The VPC."""
     private_subnet_ids: list[str]
-    """Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by id)."""
+    """Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by
+    id)."""
     public_subnet_ids: list[str] = []
     """Subnets for public load balancers. Default none."""
     version: str = "1.34"
@@ -341,13 +384,16 @@ class ClusterSpec(Spec):
         if status == "ended":  # EKS would refuse the cluster after the KMS key was made
             raise ValueError(f"version '{v}': {message}")
         if int(v.split(".")[1]) < upstream.KARPENTER_MIN_K8S_MINOR:
-            raise ValueError(f"version '{v}' is older than Karpenter supports "
-                             f"(1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)")
+            raise ValueError(
+                f"version '{v}' is older than Karpenter supports (1.{upstream.KARPENTER_MIN_K8S_MINOR} or later)"
+            )
         if int(v.split(".")[1]) > upstream.KARPENTER_MAX_K8S_MINOR:
             newest = f"1.{upstream.KARPENTER_MAX_K8S_MINOR}"
             serving = upstream.karpenter_compatibility(newest, upstream.KARPENTER_CHART.version).serving
-            raise ValueError(f"version '{v}' is newer than any Karpenter release the rack installs supports "
-                             f"({newest} at most, with Karpenter {serving}; use {newest} or an older minor)")
+            raise ValueError(
+                f"version '{v}' is newer than any Karpenter release the rack installs supports "
+                f"({newest} at most, with Karpenter {serving}; use {newest} or an older minor)"
+            )
         return v
 
     @field_validator("vpc_id")
@@ -369,11 +415,14 @@ class ClusterSpec(Spec):
         if info.field_name == "private_subnet_ids":
             if len(v) < 2:
                 # EKS: "Subnets specified must be in at least two different AZs"; one subnet is one zone
-                raise ValueError(f"at least two subnets, in two Availability Zones (EKS refuses a cluster in one "
-                                 f"zone; got {len(v)})")
+                raise ValueError(
+                    f"at least two subnets, in two Availability Zones (EKS refuses a cluster in one zone; got {len(v)})"
+                )
             if len(v) > upstream.KARPENTER_SELECTOR_TERMS_MAX:
-                raise ValueError(f"at most {upstream.KARPENTER_SELECTOR_TERMS_MAX} subnets (Karpenter's EC2NodeClass "
-                                 f"selects them by id, one term each; got {len(v)})")
+                raise ValueError(
+                    f"at most {upstream.KARPENTER_SELECTOR_TERMS_MAX} subnets (Karpenter's EC2NodeClass "
+                    f"selects them by id, one term each; got {len(v)})"
+                )
         return v
 
     @field_validator("public_access_cidrs")
@@ -386,8 +435,10 @@ class ClusterSpec(Spec):
         if not v:
             raise ValueError("at least one CIDR (the public endpoint is on)")
         if len(v) > PUBLIC_ACCESS_CIDRS_MAX:
-            raise ValueError(f"{len(v)} CIDRs, and EKS takes at most {PUBLIC_ACCESS_CIDRS_MAX} for the public endpoint "
-                             f"(a fixed quota): merge neighbouring ranges into wider ones")
+            raise ValueError(
+                f"{len(v)} CIDRs, and EKS takes at most {PUBLIC_ACCESS_CIDRS_MAX} for the public endpoint "
+                f"(a fixed quota): merge neighbouring ranges into wider ones"
+            )
         twice = sorted({cidr for cidr in v if v.count(cidr) > 1})
         if twice:
             raise ValueError(f"CIDR '{twice[0]}' is listed twice; keep one")
@@ -401,7 +452,9 @@ class ClusterSpec(Spec):
         if problem:
             raise FieldProblem("tags", problem)
         if syntax.instance_type_problem(self.system_node_type):
-            raise FieldProblem("system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)")
+            raise FieldProblem(
+                "system_node_type", f"invalid node type '{self.system_node_type}' (must look like t3.large)"
+            )
         try:  # the system lane is a node group: its rules apply to the type and disk given here
             self.system_lane("system")
         except SpecError as exc:
@@ -411,10 +464,15 @@ class ClusterSpec(Spec):
             field = {"disk": "system_node_disk", "tags": "tags"}.get(where, "system_node_type")
             raise FieldProblem(field, error_message(error)) from None
         if instances.is_accelerated_family(self.system_node_type):
-            raise FieldProblem("system_node_type", (
-                f"node type '{self.system_node_type}' is accelerated (GPU, Neuron): the system lane would be tainted "
-                f"and labelled as a GPU lane, which the rack's add-ons (Karpenter, CoreDNS, metrics-server) do not "
-                f"tolerate, and would pay for accelerators nothing uses (use a general-purpose type, e.g. t3.large)"))
+            raise FieldProblem(
+                "system_node_type",
+                (
+                    f"node type '{self.system_node_type}' is accelerated (GPU, Neuron): the system lane would be "
+                    f"tainted "
+                    f"and labelled as a GPU lane, which the rack's add-ons (Karpenter, CoreDNS, metrics-server) do not "
+                    f"tolerate, and would pay for accelerators nothing uses (use a general-purpose type, e.g. t3.large)"
+                ),
+            )
         problem = system_node_fit_problem(self.system_node_type)
         if problem:
             raise FieldProblem("system_node_type", problem)
@@ -423,8 +481,16 @@ class ClusterSpec(Spec):
     def system_lane(self, name: str) -> NodeGroupSpec:
         """The system lane: AL2023, labelled and tainted ``convox.io/system-node=true``, 3 nodes (1 without HA)."""
         size = 3 if self.high_availability else 1
-        return NodeGroupSpec(instance_type=self.system_node_type, name=name, system=True, label=None,
-                             disk=self.system_node_disk, min_size=size, max_size=size, tags=self.tags)
+        return NodeGroupSpec(
+            instance_type=self.system_node_type,
+            name=name,
+            system=True,
+            label=None,
+            disk=self.system_node_disk,
+            min_size=size,
+            max_size=size,
+            tags=self.tags,
+        )
 
 
 class KarpenterSpec(Spec):
@@ -525,8 +591,10 @@ class RackSpec(Spec):
             problem = tags_problem(self.group_tags(group), RACK_TAGS + (1 if group.canary_ami_id else 0))
             if problem:
                 raise FieldProblem("tags", f"node group '{group.name}' with the rack's tags: {problem}")
-        for spec_field, what, names in (("pools", "karpenter nodepool name", [p.name for p in self.pools]),
-                                        ("node_groups", "node group name", [g.name for g in self.node_groups])):
+        for spec_field, what, names in (
+            ("pools", "karpenter nodepool name", [p.name for p in self.pools]),
+            ("node_groups", "node group name", [g.name for g in self.node_groups]),
+        ):
             seen: set[Optional[str]] = set()
             for name in names:
                 if name in seen:
@@ -537,24 +605,44 @@ class RackSpec(Spec):
         groups = {g.name for g in self.node_groups}
         for pool in self.pools:  # one namespace: the rack's lanes output and --allow-lane-removal name both
             if pool.name in groups:
-                raise FieldProblem("pools", f"{pool.subject}: name '{pool.name}' is also a node group's: the rack's "
-                                            f"lanes are named alike, so one would hide the other (rename the pool)")
+                raise FieldProblem(
+                    "pools",
+                    f"{pool.subject}: name '{pool.name}' is also a node group's: the rack's "
+                    f"lanes are named alike, so one would hide the other (rename the pool)",
+                )
         lanes = [*(p.name for p in self.pools), *groups]
         for spec_field, lane, canary in (
-                *(("pools", p.subject, p.canary_name) for p in self.pools if p.canary_ami_id),
-                *(("node_groups", g.subject, f"{g.name}{contract.CANARY_SUFFIX}") for g in self.node_groups if g.canary_ami_id)):
+            *(("pools", p.subject, p.canary_name) for p in self.pools if p.canary_ami_id),
+            *(
+                ("node_groups", g.subject, f"{g.name}{contract.CANARY_SUFFIX}")
+                for g in self.node_groups
+                if g.canary_ami_id
+            ),
+        ):
             if canary in lanes:
-                raise FieldProblem(spec_field, f"{lane}: its canary '{canary}' has the name of another lane of the rack, "
-                                               f"so one would hide the other (rename that lane)")
+                raise FieldProblem(
+                    spec_field,
+                    f"{lane}: its canary '{canary}' has the name of another lane of the rack, "
+                    f"so one would hide the other (rename that lane)",
+                )
         if self.gpu_observability is not None and self.device_plugin is None:
-            raise FieldProblem("gpu_observability", "gpu_observability requires device_plugin (dcgm-exporter reads the "
-                                                    "GPUs the device plugin exposes)")
-        if self.cluster_autoscaler and self.cluster is not None \
-                and upstream.cluster_autoscaler_release(self.cluster.version) is None:
-            raise FieldProblem("cluster_autoscaler", (
-                f"no Cluster Autoscaler release is known for Kubernetes {self.cluster.version} (the rack knows "
-                f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)}): set k8s_version to one of them, or "
-                f"cluster_autoscaler_enable: false"))
+            raise FieldProblem(
+                "gpu_observability",
+                "gpu_observability requires device_plugin (dcgm-exporter reads the GPUs the device plugin exposes)",
+            )
+        if (
+            self.cluster_autoscaler
+            and self.cluster is not None
+            and upstream.cluster_autoscaler_release(self.cluster.version) is None
+        ):
+            raise FieldProblem(
+                "cluster_autoscaler",
+                (
+                    f"no Cluster Autoscaler release is known for Kubernetes {self.cluster.version} (the rack knows "
+                    f"{', '.join(upstream.CLUSTER_AUTOSCALER_RELEASES)}): set k8s_version to one of them, or "
+                    f"cluster_autoscaler_enable: false"
+                ),
+            )
         if self.cluster is not None and self.karpenter is not None:
             problem = karpenter_pair_problem(self.cluster.version, self.karpenter.version)
             if problem:
@@ -566,8 +654,10 @@ class RackSpec(Spec):
             if self.karpenter is not None:
                 entries[self.node_role_name] = "the rack creates for Karpenter's nodes with an EC2_LINUX access entry"
             if self.node_group_role and self.node_groups:
-                entries[self.node_group_role] = ("the rack's managed node groups use, and EKS gives a managed node "
-                                                 "group's role an access entry itself")
+                entries[self.node_group_role] = (
+                    "the rack's managed node groups use, and EKS gives a managed node "
+                    "group's role an access entry itself"
+                )
             problem = admin_role_problem(self.cluster.admin_arns, entries)
             if problem:
                 raise FieldProblem("cluster_admin_arns", problem)

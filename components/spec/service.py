@@ -50,8 +50,10 @@ def dns1035_problem(value: str, what: str) -> Optional[str]:
     """A Service's name: lowercase letters, digits and '-', starting with a letter, at most 63."""
     if len(value) <= 63 and DNS1035_LABEL.fullmatch(value):
         return None
-    return (f"invalid {what} '{value}' (lowercase letters, digits and '-', starting with a letter and ending "
-            f"with a letter or digit, at most 63 characters)")
+    return (
+        f"invalid {what} '{value}' (lowercase letters, digits and '-', starting with a letter and ending "
+        f"with a letter or digit, at most 63 characters)"
+    )
 
 
 def dns1123_label_problem(value: str, what: str) -> Optional[str]:
@@ -67,21 +69,24 @@ def label_key_problem(key: str) -> Optional[str]:
     if "/" in key and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return f"invalid label key '{key}' (its prefix must be a lowercase DNS subdomain, e.g. convox.io)"
     if not name or len(name) > 63 or not QUALIFIED_NAME.fullmatch(name):
-        return (f"invalid label key '{key}' (the name is at most 63 letters, digits, '-', '_' or '.', "
-                f"starting and ending alphanumeric)")
+        return (
+            f"invalid label key '{key}' (the name is at most 63 letters, digits, '-', '_' or '.', "
+            f"starting and ending alphanumeric)"
+        )
     return None
 
 
 def label_value_problem(key: str, value: str) -> Optional[str]:
     if value == "" or (len(value) <= 63 and QUALIFIED_NAME.fullmatch(value)):
         return None
-    return (f"invalid value '{value}' for '{key}' (at most 63 letters, digits, '-', '_' or '.', "
-            f"starting and ending alphanumeric)")
+    return (
+        f"invalid value '{value}' for '{key}' (at most 63 letters, digits, '-', '_' or '.', "
+        f"starting and ending alphanumeric)"
+    )
 
 
 class Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True,
-                              alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -105,16 +110,20 @@ class GpuSpec(Part):
         if isinstance(value, float) and value.is_integer():  # YAML's 1.0
             return {"count": int(value)}
         if not isinstance(value, (dict, GpuSpec)):
-            raise ValueError(f"invalid gpu {_json(value)} (a whole number of GPUs per replica like 1, or "
-                             f"{{count: 1, vendor: nvidia}})")
+            raise ValueError(
+                f"invalid gpu {_json(value)} (a whole number of GPUs per replica like 1, or "
+                f"{{count: 1, vendor: nvidia}})"
+            )
         return value
 
     @field_validator("count", mode="before")
     @classmethod
     def _whole(cls, v: Any) -> Any:
         if isinstance(v, float) and not v.is_integer():
-            raise ValueError(f"invalid count {_json(v)} (a whole number of GPUs per replica: GPUs are not shared "
-                             f"between pods this way; use 1, or time-slicing on the lane)")
+            raise ValueError(
+                f"invalid count {_json(v)} (a whole number of GPUs per replica: GPUs are not shared "
+                f"between pods this way; use 1, or time-slicing on the lane)"
+            )
         return v
 
     @field_validator("count")
@@ -157,9 +166,11 @@ class TargetsSpec(Part):
     @classmethod
     def _cpu(cls, v: int) -> int:
         if not 1 <= v <= MAX_CPU_TARGET:
-            raise ValueError(f"invalid cpu target '{v}' (percent of the CPU request, 1-{MAX_CPU_TARGET}; a target "
-                             f"over {MAX_CPU_TARGET}% means the pods use more than ten times what they request: "
-                             f"raise scale.cpu instead)")
+            raise ValueError(
+                f"invalid cpu target '{v}' (percent of the CPU request, 1-{MAX_CPU_TARGET}; a target "
+                f"over {MAX_CPU_TARGET}% means the pods use more than ten times what they request: "
+                f"raise scale.cpu instead)"
+            )
         return v
 
 
@@ -171,8 +182,11 @@ def parse_count(value: Any) -> tuple[int, int]:
         value = int(value)
     if isinstance(value, int):
         low = high = value
-    elif isinstance(value, (list, tuple)) and len(value) == 2 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in value):
+    elif (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in value)
+    ):
         low, high = int(value[0]), int(value[1])  # [min, max]; numbers arrive as floats over the provider protocol
         value = f"{low}-{high}"
     else:
@@ -242,8 +256,11 @@ class ScaleSpec(Part):
     @model_validator(mode="after")
     def _autoscaled_needs_cpu(self) -> "ScaleSpec":
         if self.autoscaled and self.cpu_request is None:
-            raise FieldProblem("count", f"range '{self.count[0]}-{self.count[1]}' autoscales on CPU, which needs "
-                                        f"scale.cpu (a GPU service requests no CPU by default)")
+            raise FieldProblem(
+                "count",
+                f"range '{self.count[0]}-{self.count[1]}' autoscales on CPU, which needs "
+                f"scale.cpu (a GPU service requests no CPU by default)",
+            )
         return self
 
 
@@ -409,8 +426,12 @@ class ServiceError(ConfigError, ValueError):
         self.problems = lines
         """``(field path, problem)`` of each line (a component names the paths under its argument's name)."""
         name = shown(name)
-        super().__init__("\n".join(f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
-                                   for path, message in lines))
+        super().__init__(
+            "\n".join(
+                f"Service '{name}': {path}: {message}" if path else f"Service '{name}': {message}"
+                for path, message in lines
+            )
+        )
 
 
 def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSpec]:
@@ -444,9 +465,13 @@ def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSp
             lines.append(f"{where}: expected the service's fields, a mapping (got {_json(fields)})")
             continue
         if "name" in fields and fields["name"] != name:
-            lines.append(pointed(f"{where}.name: '{fields['name']}' is not the service's key '{name}': the key names "
-                                 f"the service; drop name:, or rename the key to '{fields['name']}'",
-                                 [fields["name"], name]))
+            lines.append(
+                pointed(
+                    f"{where}.name: '{fields['name']}' is not the service's key '{name}': the key names "
+                    f"the service; drop name:, or rename the key to '{fields['name']}'",
+                    [fields["name"], name],
+                )
+            )
             continue
         try:
             specs[name] = ServiceSpec(**{**fields, "name": name})
@@ -457,4 +482,3 @@ def parse_services(value: Any, key: str = "app:services") -> dict[str, ServiceSp
     if lines:
         raise ConfigError("\n".join(lines))
     return specs
-

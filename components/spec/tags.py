@@ -10,8 +10,13 @@ from .. import syntax
 from .limits import RACK_TAGS, RESERVED_TAG_KEYS, TAGS_MAX
 
 
-KARPENTER_RESTRICTED_TAGS = ("eks:eks-cluster-name", "kubernetes.io/cluster", "karpenter.sh/nodepool",
-                             "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass")
+KARPENTER_RESTRICTED_TAGS = (
+    "eks:eks-cluster-name",
+    "kubernetes.io/cluster",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/nodeclaim",
+    "karpenter.k8s.aws/ec2nodeclass",
+)
 """Tag keys (and, for ``kubernetes.io/cluster``, prefixes) the EC2NodeClass CRD refuses in ``spec.tags``:
 Karpenter sets them on what it launches (its CEL rules, ``tag contains a restricted tag matching ...``)."""
 
@@ -50,8 +55,9 @@ RACK_OWN_TAG_KEYS = (upstream.DISCOVERY_TAG, contract.NODEPOOL_LABEL)
 def pool_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
     """What a pool's EC2NodeClass ``tags`` may not hold: anything AWS refuses, more than fit on an
     instance Karpenter launches beside its own and the pool's tags, Karpenter's keys, the rack's keys."""
-    problem = (tags_problem(tags, KARPENTER_INSTANCE_TAGS + POOL_TAGS, "Karpenter with the pool")
-               or karpenter_tags_problem(tags))
+    problem = tags_problem(
+        tags, KARPENTER_INSTANCE_TAGS + POOL_TAGS, "Karpenter with the pool"
+    ) or karpenter_tags_problem(tags)
     if problem:
         return problem
     for key in tags:
@@ -69,4 +75,3 @@ def rack_tags_problem(tags: Mapping[str, str]) -> Optional[str]:
         if key.strip().lower() in RESERVED_TAG_KEYS:
             return f"reserved tag key '{key}' is not allowed"
     return None
-

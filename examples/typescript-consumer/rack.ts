@@ -247,7 +247,8 @@ export namespace types {
              */
             vpcId: string;
             /**
-             * Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by id).
+             * Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by
+             * id).
              */
             privateSubnetIds: string[];
             /**
@@ -999,7 +1000,8 @@ export namespace types {
              */
             readonly vpcId: string;
             /**
-             * Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by id).
+             * Subnets for the nodes and the cluster, 2-30, in at least two Availability Zones (Karpenter's pools select them by
+             * id).
              */
             readonly privateSubnetIds: string[];
             /**
@@ -1963,7 +1965,8 @@ export interface KarpenterControllerArgs {
      */
     namespace?: string;
     /**
-     * Labels of the nodes the controller runs on (e.g. the rack's system lane). Default: any Linux node Karpenter does not manage.
+     * Labels of the nodes the controller runs on (e.g. the rack's system lane). Default: any Linux node Karpenter does
+     * not manage.
      */
     nodeSelector?: {[key: string]: string};
     /**
@@ -2077,6 +2080,7 @@ export interface KarpenterPoolArgs {
     subnetIds?: pulumi.Input<pulumi.Input<string>[]>;
     /**
      * The nodes' security groups, selected by id (1-30). Default: the one tagged `karpenter.sh/discovery: <cluster>`.
+     *
      */
     securityGroupIds?: pulumi.Input<pulumi.Input<string>[]>;
     /**

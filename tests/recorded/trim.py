@@ -20,8 +20,23 @@ import sys
 from pathlib import Path
 
 LONG = 20000
-REQUEST_KEYS = ("type", "name", "parent", "custom", "remote", "object", "protect", "dependencies", "provider",
-                "propertyDependencies", "version", "ignoreChanges", "replaceOnChanges", "retainOnDelete", "deletedWith")
+REQUEST_KEYS = (
+    "type",
+    "name",
+    "parent",
+    "custom",
+    "remote",
+    "object",
+    "protect",
+    "dependencies",
+    "provider",
+    "propertyDependencies",
+    "version",
+    "ignoreChanges",
+    "replaceOnChanges",
+    "retainOnDelete",
+    "deletedWith",
+)
 
 
 def short(value):
@@ -63,8 +78,14 @@ def trim(source: Path, target: Path) -> None:
     resources = (doc.get("deployment") or (doc.get("checkpoint") or {}).get("latest") or {}).get("resources") or []
     stack = resources[0]["urn"].split("::")[0].removeprefix("urn:pulumi:") if resources else ""
     run = last_up(entries)
-    recorded = next((e["response"]["urn"].split("::")[0].removeprefix("urn:pulumi:") for e in run
-                     if e["method"] == "/pulumirpc.ResourceMonitor/RegisterResource" and (e.get("response") or {}).get("urn")), "")
+    recorded = next(
+        (
+            e["response"]["urn"].split("::")[0].removeprefix("urn:pulumi:")
+            for e in run
+            if e["method"] == "/pulumirpc.ResourceMonitor/RegisterResource" and (e.get("response") or {}).get("urn")
+        ),
+        "",
+    )
     if stack and recorded and recorded != stack:
         # pulumi-awsx's harness exports the stack it ran (a generated name) as ``test``: the log follows the state
         run = [renamed(e, recorded, stack) for e in run]
@@ -72,11 +93,21 @@ def trim(source: Path, target: Path) -> None:
     for entry in run:
         method, request, response = entry["method"], entry.get("request") or {}, entry.get("response") or {}
         if method == "/pulumirpc.ResourceMonitor/RegisterResource":
-            kept.append({"method": method, "request": {k: request[k] for k in REQUEST_KEYS if k in request},
-                         "response": {k: response[k] for k in ("urn", "id") if k in response}})
+            kept.append(
+                {
+                    "method": method,
+                    "request": {k: request[k] for k in REQUEST_KEYS if k in request},
+                    "response": {k: response[k] for k in ("urn", "id") if k in response},
+                }
+            )
         elif method == "/pulumirpc.ResourceProvider/Check":
-            kept.append({"method": method, "request": {k: request[k] for k in ("urn", "olds", "news") if k in request},
-                         "response": {k: response[k] for k in ("inputs", "failures") if k in response}})
+            kept.append(
+                {
+                    "method": method,
+                    "request": {k: request[k] for k in ("urn", "olds", "news") if k in request},
+                    "response": {k: response[k] for k in ("inputs", "failures") if k in response},
+                }
+            )
     target.mkdir(parents=True, exist_ok=True)
     write(target / "grpc.jsonl.gz", "".join(json.dumps(short(e), sort_keys=True) + "\n" for e in kept))
     write(target / f"{state.name}.gz", json.dumps(short(doc), indent=1) + "\n")
