@@ -44,13 +44,13 @@ preview: python
 	$(PY) -m mixed_os_racks.offline preview --stack $(STACK)
 
 # HYPOTHESIS_PROFILE=wide make test: new property-test draws each run, and more of them (tests/conftest.py)
-test: compiled  # the type check (mypy, strict, over components/: configured in pyproject.toml), then the tests
+test: compiled lint  # the format and lint check, the type check (mypy, strict, over components/: configured in pyproject.toml), then the tests
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope
 
 # The inner loop: the type check and every test but the end-to-end ones marked slow (pip, git and Node.js
 # installs, wheels, pyright, tsc, npm programs); `make test` runs them all.
-test-fast: compiled
+test-fast: compiled lint
 	$(PY) -m mypy
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -q -n auto --dist loadscope -m "not slow"
 
