@@ -192,3 +192,17 @@ def test_each_familys_user_data_format():
         ("bottlerocket", osfamily.BOTTLEROCKET_TOML),
         ("al2", osfamily.BOOTSTRAP_SH),
     ]
+
+
+def test_each_familys_eks_root_snapshot_is_the_volume_amazon_eks_ami_builds_it_on():
+    """awslabs/amazon-eks-ami builds each family's EKS-optimized AMIs on a root volume of
+    ``launch_block_device_mappings_volume_size`` GiB (``templates/<family>/variables-default.json``, trimmed in
+    ``fixtures/amazon-eks-ami/``), so that is its root snapshot: a lane whose data is on the root is held to it.
+    Bottlerocket's pods write to a data volume of their own, so none is judged there."""
+    built = Path(__file__).parent / "fixtures" / "amazon-eks-ami"
+    for family in (osfamily.AL2023, osfamily.AL2):
+        variables = json.loads((built / f"{family.name}-variables-default.trimmed.json").read_text())
+        assert family.data_is_root and family.eks_root_snapshot_gib == int(
+            variables["launch_block_device_mappings_volume_size"]
+        ), family.name
+    assert not osfamily.BOTTLEROCKET.data_is_root and osfamily.BOTTLEROCKET.eks_root_snapshot_gib is None

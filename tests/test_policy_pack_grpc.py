@@ -424,6 +424,24 @@ def test_a_disk_below_the_eks_amis_twenty_gib_snapshot_is_refused_without_a_pin(
     ]
 
 
+def test_an_al2_lanes_disk_is_held_to_al2s_four_gib_snapshot(pack):
+    # amazon-eks-ami builds its AL2 AMIs on a 4 GiB volume (templates/al2/variables-default.json,
+    # launch_block_device_mappings_volume_size "4", commit 09eea9e8), AL2023's on 20 GiB: EC2 refuses only a root
+    # volume smaller than the snapshot, so 10 GiB boots AL2 and 2 GiB does not
+    def program():
+        node_class("al2-small", [{"alias": "al2@latest"}], volumes=root_volume("2Gi"))
+        node_class("al2-enough", [{"alias": "al2@latest"}], volumes=root_volume("10Gi"))
+        eks_node_group("al2-ng", None, ami_type="AL2_x86_64", disk_size=10, instance_types=["m6i.large"])
+        eks_node_group("al2-tiny-ng", None, ami_type="AL2_x86_64", disk_size=3, instance_types=["m6i.large"])
+
+    assert sorted(messages(judge(pack, program), "disk-fits-ami-snapshot")) == [
+        "EC2NodeClass 'al2-small': disk 2 GiB is smaller than the root snapshot of the EKS-optimized AMI it selects (4 "
+        "GiB); give it a disk of 4 GiB or more",
+        "node group 'al2-tiny-ng': disk 3 GiB is smaller than the root snapshot of EKS's AL2_x86_64 AMI (4 GiB); "
+        "give it a disk of 4 GiB or more",
+    ]
+
+
 def test_the_snapshot_size_our_node_groups_tag(pack):
     """Our NodeGroup component tags its ManagedNodeGroup with the size it read; a launch template can carry it too."""
 

@@ -70,6 +70,10 @@ class OsFamily:
     ``diskSize``)."""
     block_devices: tuple[tuple[str, int], ...]
     """Karpenter's default block device mappings for the family: (device, GiB), the OS volume first."""
+    eks_root_snapshot_gib: Optional[int]
+    """The root snapshot of the family's EKS-optimized AMIs (the volume awslabs/amazon-eks-ami builds them on,
+    ``launch_block_device_mappings_volume_size``), which a lane's disk must hold when its data is on the root; None
+    where it is not (Bottlerocket's pods write to a data volume of their own)."""
     ami_type_prefix: str
     """How the family's EKS AMI types begin."""
     ami_types: Mapping[tuple[str, str], str]
@@ -108,6 +112,7 @@ AL2023 = OsFamily(
     os_device=_ROOT,
     data_device=_ROOT,
     block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
+    eks_root_snapshot_gib=20,
     ami_type_prefix="AL2023_",
     ami_types={
         ("x86_64", STANDARD): "AL2023_x86_64_STANDARD",
@@ -132,6 +137,7 @@ BOTTLEROCKET = OsFamily(
     os_device=_ROOT,
     data_device="/dev/xvdb",
     block_devices=((_ROOT, 4), ("/dev/xvdb", _DEFAULT_EBS_GIB)),
+    eks_root_snapshot_gib=None,
     ami_type_prefix="BOTTLEROCKET_",
     ami_types={
         ("x86_64", STANDARD): "BOTTLEROCKET_x86_64",
@@ -155,6 +161,7 @@ AL2 = OsFamily(
     os_device=_ROOT,
     data_device=_ROOT,
     block_devices=((_ROOT, _DEFAULT_EBS_GIB),),
+    eks_root_snapshot_gib=4,
     ami_type_prefix="AL2_",
     ami_types={
         ("x86_64", STANDARD): "AL2_x86_64",

@@ -21,8 +21,6 @@ KARPENTER_VOLUME_MAX_GIB = 59000
 """Karpenter's default block device mappings set ``encrypted: true``."""
 PULUMI_EKS_DEFAULT_DISK_GIB = 20.0
 """pulumi-eks's default ``diskSize``/``nodeRootVolumeSize``."""
-EKS_AMI_ROOT_SNAPSHOT_GIB = 20
-"""AMIs built with awslabs/amazon-eks-ami have a 20 GiB root snapshot unless the build changes it."""
 SEEDS_NODE_DISK_GIB = 20
 """The seeds' ``node_disk`` default and minimum for managed node groups."""
 PUBLIC_AMI_SNAPSHOTS_ENCRYPTED = False

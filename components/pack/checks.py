@@ -553,31 +553,35 @@ def disk_fits_ami_snapshot(
     stack: Stack, res: StackResource, lane: bootfacts.LaneResource, knowledge: AmiKnowledge
 ) -> Iterator[Finding]:
     """Every image a lane boots (each of a class's, per architecture) against the root volume it asks for;
-    an EKS-optimized AMI (an ``al2023`` alias, an AL2023 or AL2 ``amiType``) against its 20 GiB root snapshot."""
+    an EKS-optimized AMI (an ``al2023`` or ``al2`` alias, an AL2023 or AL2 ``amiType``) against its family's root
+    snapshot (``osfamily.OsFamily.eks_root_snapshot_gib``)."""
     if isinstance(lane, bootfacts.NodePool):
         return  # a pool's disk is its class's
     if isinstance(lane, bootfacts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
         template = stack.launch_template(res)
         family = osfamily.named(lane.os())
-        if family is not None and family.data_is_root and (template is None or not template.amis()):
+        snapshot = family.eks_root_snapshot_gib if family is not None and family.data_is_root else None
+        if family is not None and snapshot is not None and (template is None or not template.amis()):
             disk = template.root_disk(family.os_device) if template is not None else None
             # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
             size = disk.gib if disk is not None else (bootfacts.number(lane.props.get("diskSize")) or None)
             problem = size is not None and rules.disk_below_snapshot(
-                subject(lane), size, f"EKS's {lane.ami_type()} AMI", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB
+                subject(lane), size, f"EKS's {lane.ami_type()} AMI", snapshot
             )
             if problem:
                 yield Finding(problem, urn=res.urn)
         return
+    selected = osfamily.named(lane.os()) if isinstance(lane, bootfacts.NodeClass) else None
+    snapshot = selected.eks_root_snapshot_gib if selected is not None and selected.data_is_root else None
     if (
-        isinstance(lane, bootfacts.NodeClass)
-        and lane.os() == osfamily.AL2023.name
+        selected is not None
+        and snapshot is not None
         and not lane.amis()
         and "blockDeviceMappings" in bootfacts.as_map(bootfacts.dig(lane.props, "spec"))
     ):
-        disk = lane.root_disk(osfamily.AL2023.os_device)
+        disk = lane.root_disk(selected.os_device)
         problem = disk is not None and rules.disk_below_snapshot(
-            subject(lane), disk.gib, "the EKS-optimized AMI it selects", upstream.EKS_AMI_ROOT_SNAPSHOT_GIB
+            subject(lane), disk.gib, "the EKS-optimized AMI it selects", snapshot
         )
         if problem:
             yield Finding(problem, urn=res.urn)

@@ -549,10 +549,11 @@ class PoolSpec(Spec):
             if self.disk <= 0:
                 raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
             raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
-        if self.os_family.data_is_root and not self.ami_id and self.disk < upstream.EKS_AMI_ROOT_SNAPSHOT_GIB:
+        snapshot = self.os_family.eks_root_snapshot_gib
+        if self.os_family.data_is_root and not self.ami_id and snapshot is not None and self.disk < snapshot:
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
-            snapshot, family = upstream.EKS_AMI_ROOT_SNAPSHOT_GIB, self.os_family.family
+            family = self.os_family.family
             raise FieldProblem(
                 "disk",
                 f"{s}: disk {self.disk} GiB is smaller than the root snapshot of the "
