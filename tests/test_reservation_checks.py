@@ -721,10 +721,10 @@ def test_a_subnets_zone_is_what_ec2_says(stubbed_ec2):
 def test_a_pod_selecting_a_reservation_id_lands_only_where_nodes_carry_it():
     """Karpenter labels a node launched into a reservation ``karpenter.k8s.aws/capacity-reservation-id: <id>``
     (karpenter-provider-aws v1.14.1 ``pkg/apis/v1/labels.go``), and no other node."""
-    from mixed_os_racks.pack.scheduling import Requirement, Selection
+    from mixed_os_racks.pack.scheduling import PodRequirement, Selection
 
     def selecting(*ids: str, operator: str = "In") -> Selection:
-        return Selection((Requirement(lanemodel.RESERVATION_ID_KEY, operator, ids),))
+        return Selection((PodRequirement(lanemodel.RESERVATION_ID_KEY, operator, ids),))
 
     with_fallback, reserved_only = pool(), pool(capacity=("reserved",))
     on_demand = pool(ids=(), capacity=("on-demand",))

@@ -64,7 +64,7 @@ def test_a_toleration_tolerates_by_effect_key_then_operator(toleration, taint):
     operator=st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
 )
 def test_requirements_match_labels_as_label_selectors_do(labels, values, operator):
-    requirement = scheduling.Requirement("a", operator, tuple(values))
+    requirement = scheduling.PodRequirement("a", operator, tuple(values))
     present = "a" in labels
     expected = {
         "In": present and labels.get("a") in values,
@@ -80,7 +80,7 @@ def test_requirements_match_labels_as_label_selectors_do(labels, values, operato
 
 LABEL_VALUES = st.sampled_from(["1", "2"])
 REQUIREMENTS = st.builds(
-    scheduling.Requirement,
+    scheduling.PodRequirement,
     st.sampled_from(["a", "b", "c"]),
     st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
     st.lists(LABEL_VALUES, min_size=1, max_size=2).map(tuple),
@@ -135,9 +135,9 @@ def test_a_pod_spec_is_its_node_selector_and_any_of_its_affinity_terms():
 
 
 def test_gt_and_lt_compare_integer_label_values():
-    more = scheduling.Requirement("gpus", "Gt", ("1",))
+    more = scheduling.PodRequirement("gpus", "Gt", ("1",))
     assert more.holds({"gpus": "2"}) and not more.holds({"gpus": "1"}) and not more.holds({"gpus": "many"})
-    assert not more.holds({}) and scheduling.Requirement("gpus", "Lt", ("4",)).holds({"gpus": "2"})
+    assert not more.holds({}) and scheduling.PodRequirement("gpus", "Lt", ("4",)).holds({"gpus": "2"})
 
 
 def test_eks_effect_spellings_read_as_kubernetes_and_only_two_effects_block():

@@ -109,7 +109,7 @@ class LaneView:
             return []
         return [wellknown.candidates(reqs) for reqs in self._alternatives(selection)]
 
-    def _capacity_holds(self, requirements: Sequence[scheduling.Requirement]) -> bool:
+    def _capacity_holds(self, requirements: Sequence[scheduling.PodRequirement]) -> bool:
         """Whether the pod's requirements on the capacity type and the OS hold for some node of the lane."""
         offered = dict(self.capacity)
         for req in requirements:
@@ -147,7 +147,7 @@ class LaneView:
         capacity type, ``kubernetes.io/os``); lanes without requirements satisfy all but the last two.
         None: no term is satisfied."""
 
-        def holds(term: tuple[scheduling.Requirement, ...]) -> bool:
+        def holds(term: tuple[scheduling.PodRequirement, ...]) -> bool:
             requirements = selection.node_selector + term
             return self._capacity_holds(requirements) and (
                 not self.requirements or bool(wellknown.candidates(self.requirements + as_wellknown(requirements)))
@@ -251,7 +251,7 @@ RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aw
 """Label domains Kubernetes, Karpenter and EKS reserve: their labels are well-known, not a lane's own."""
 
 
-def as_wellknown(requirements: Iterable[scheduling.Requirement]) -> tuple[wellknown.Requirement, ...]:
+def as_wellknown(requirements: Iterable[scheduling.PodRequirement]) -> tuple[wellknown.Requirement, ...]:
     return tuple(
         wellknown.Requirement(r.key, r.operator, r.values) for r in requirements if r.operator in wellknown.OPERATORS
     )

@@ -859,7 +859,7 @@ def _gpu_shares(pod: Mapping[str, Any], metadata: Mapping[str, Any]) -> tuple[st
     )
 
 
-def _nvidia_node_label(req: scheduling.Requirement) -> bool:
+def _nvidia_node_label(req: scheduling.PodRequirement) -> bool:
     """A requirement that holds only on NVIDIA GPU nodes: NFD's NVIDIA PCI label, or a label NVIDIA's agents write
     (``nvidia.com/gpu.present``, ``nvidia.com/gpu.product`` ...) required to exist or to have a value other than
     false."""

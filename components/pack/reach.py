@@ -150,7 +150,7 @@ def _no_type_within_limits(lane: LaneView) -> Fit:
     )
 
 
-def _type_requirements(selection: Selection) -> list[scheduling.Requirement]:
+def _type_requirements(selection: Selection) -> list[scheduling.PodRequirement]:
     """The pod's requirements on well-known instance labels (``node.kubernetes.io/instance-type``,
     ``karpenter.k8s.aws/instance-*``), as it wrote them."""
     terms = selection.terms if selection.terms is not None else ((),)
@@ -589,7 +589,7 @@ def outside_the_rack(workload: Workload, lanes: Lanes) -> str:
         return ""
     known = lanes.known_keys
 
-    def undeclared(requirements: Iterable[scheduling.Requirement]) -> list[scheduling.Requirement]:
+    def undeclared(requirements: Iterable[scheduling.PodRequirement]) -> list[scheduling.PodRequirement]:
         return [
             r
             for r in requirements

@@ -109,8 +109,10 @@ def label_text(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Requirement:
-    """One ``matchExpressions`` entry (a ``nodeSelector`` pair is ``In`` with one value)."""
+class PodRequirement:
+    """What a pod asks of a node's labels: one ``matchExpressions`` entry of its node affinity (a ``nodeSelector``
+    pair is ``In`` with one value), held against a node's labels (``holds``). A NodePool's requirement, what a lane
+    offers, is ``facts.wellknown.Requirement``."""
 
     key: str
     operator: str
@@ -143,12 +145,12 @@ class Requirement:
 class Selection:
     """Where a pod may go by labels: its ``nodeSelector`` AND any of its required affinity terms."""
 
-    node_selector: tuple[Requirement, ...] = ()
-    terms: Optional[tuple[tuple[Requirement, ...], ...]] = None
+    node_selector: tuple[PodRequirement, ...] = ()
+    terms: Optional[tuple[tuple[PodRequirement, ...], ...]] = None
     """None: no required node affinity (every node passes it)."""
 
     @property
-    def requirements(self) -> Iterator[Requirement]:
+    def requirements(self) -> Iterator[PodRequirement]:
         yield from self.node_selector
         for term in self.terms or ():
             yield from term
@@ -166,7 +168,7 @@ class Selection:
         requirements that lane passes (None: it passes none of them, or not the ``nodeSelector``).
         The terms are ORed, so a term's other requirements bind only the nodes it selects."""
 
-        def holds(req: Requirement) -> bool:
+        def holds(req: PodRequirement) -> bool:
             return req.key not in known or req.holds(labels)
 
         if not all(holds(r) for r in self.node_selector):
@@ -175,7 +177,7 @@ class Selection:
             return self
         return self.keeping(lambda term: bool(term) and all(holds(r) for r in term))
 
-    def keeping(self, keep: Callable[[tuple[Requirement, ...]], bool]) -> Optional["Selection"]:
+    def keeping(self, keep: Callable[[tuple[PodRequirement, ...]], bool]) -> Optional["Selection"]:
         """This selection with only the affinity terms ``keep`` accepts (None: none is left). Without
         required affinity, the one implicit term is the ``nodeSelector`` alone."""
         terms = self.terms if self.terms is not None else ((),)
@@ -187,9 +189,9 @@ class Selection:
         return Selection(self.node_selector, kept)
 
 
-def _requirement(value: Any, field: bool = False) -> Requirement:
+def _requirement(value: Any, field: bool = False) -> PodRequirement:
     req = bootfacts.as_map(value)
-    return Requirement(
+    return PodRequirement(
         bootfacts.text(req.get("key")),
         bootfacts.text(req.get("operator")),
         tuple(label_text(v) for v in bootfacts.as_list(req.get("values"))),
@@ -200,7 +202,7 @@ def _requirement(value: Any, field: bool = False) -> Requirement:
 def selection_of(pod: Any) -> Selection:
     """A pod spec's ``nodeSelector`` and required node affinity."""
     node_selector = tuple(
-        Requirement(str(k), "In", (label_text(v),)) for k, v in bootfacts.as_map(pod.get("nodeSelector")).items()
+        PodRequirement(str(k), "In", (label_text(v),)) for k, v in bootfacts.as_map(pod.get("nodeSelector")).items()
     )
     required = bootfacts.dig(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     terms = None
@@ -308,7 +310,7 @@ def _term_problems(term: Mapping[str, Any], at: str) -> list[str]:
     return found
 
 
-def _operator_problems(req: Requirement) -> list[str]:
+def _operator_problems(req: PodRequirement) -> list[str]:
     values = ", ".join(f"'{v}'" for v in req.values)
     if req.operator in ("In", "NotIn") and not req.values:
         return [f"values: none, and operator {req.operator} needs at least one"]

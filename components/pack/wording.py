@@ -260,7 +260,7 @@ def _launches_words(lane: LaneView) -> str:
     return f"{'/'.join(arches)} instances of other kinds"
 
 
-def requirement_words(req: scheduling.Requirement) -> str:
+def requirement_words(req: scheduling.PodRequirement) -> str:
     if req.operator == "In" and len(req.values) == 1:
         return f"{req.key}={req.values[0]}"
     return str(wellknown.Requirement(req.key, req.operator, req.values))
