@@ -206,3 +206,4 @@ def test_each_familys_eks_root_snapshot_is_the_volume_amazon_eks_ami_builds_it_o
             variables["launch_block_device_mappings_volume_size"]
         ), family.name
     assert not osfamily.BOTTLEROCKET.data_is_root and osfamily.BOTTLEROCKET.eks_root_snapshot_gib is None
+    assert all((family.eks_root_snapshot_gib is None) == (not family.data_is_root) for family in osfamily.FAMILIES)

@@ -73,7 +73,7 @@ class OsFamily:
     eks_root_snapshot_gib: Optional[int]
     """The root snapshot of the family's EKS-optimized AMIs (the volume awslabs/amazon-eks-ami builds them on,
     ``launch_block_device_mappings_volume_size``), which a lane's disk must hold when its data is on the root; None
-    where it is not (Bottlerocket's pods write to a data volume of their own)."""
+    exactly where it is not (``data_is_root``: Bottlerocket's pods write to a data volume of their own)."""
     ami_type_prefix: str
     """How the family's EKS AMI types begin."""
     ami_types: Mapping[tuple[str, str], str]

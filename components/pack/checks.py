@@ -560,7 +560,7 @@ def disk_fits_ami_snapshot(
     if isinstance(lane, bootfacts.EksNodeGroup):  # its disk is its launch template's, or its diskSize
         template = stack.launch_template(res)
         family = osfamily.named(lane.os())
-        snapshot = family.eks_root_snapshot_gib if family is not None and family.data_is_root else None
+        snapshot = family.eks_root_snapshot_gib if family is not None else None
         if family is not None and snapshot is not None and (template is None or not template.amis()):
             disk = template.root_disk(family.os_device) if template is not None else None
             # a deployed group's outputs say diskSize 0 when it has none of its own (terraform's unset number)
@@ -572,7 +572,7 @@ def disk_fits_ami_snapshot(
                 yield Finding(problem, urn=res.urn)
         return
     selected = osfamily.named(lane.os()) if isinstance(lane, bootfacts.NodeClass) else None
-    snapshot = selected.eks_root_snapshot_gib if selected is not None and selected.data_is_root else None
+    snapshot = selected.eks_root_snapshot_gib if selected is not None else None
     if (
         selected is not None
         and snapshot is not None

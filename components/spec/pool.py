@@ -550,7 +550,7 @@ class PoolSpec(Spec):
                 raise FieldProblem("disk", f"{s}: disk must be positive (got '{self.disk}')")
             raise FieldProblem("disk", f"{s}: disk must be {low}-{high} GiB for a {kind} volume (got '{self.disk}')")
         snapshot = self.os_family.eks_root_snapshot_gib
-        if self.os_family.data_is_root and not self.ami_id and snapshot is not None and self.disk < snapshot:
+        if not self.ami_id and snapshot is not None and self.disk < snapshot:
             # EC2 refuses a root volume below its snapshot (InvalidBlockDeviceMapping); a pinned AMI's
             # snapshot is read at preview instead. Bottlerocket's data volume starts from a 1 GiB image.
             family = self.os_family.family
